@@ -1,0 +1,20 @@
+package dev.vigilo.storage;
+
+import java.util.Objects;
+
+/**
+ * A create-only write found different bytes already stored at its key. Immutable objects are never replaced,
+ * so this is final: the caller's data disagrees with what was durably written before.
+ */
+public final class ObjectConflictException extends StorageException {
+    private final ObjectKey key;
+
+    public ObjectConflictException(ObjectKey key, String detail) {
+        super("object " + Objects.requireNonNull(key, "key") + " already exists with different bytes: " + detail);
+        this.key = key;
+    }
+
+    public ObjectKey key() {
+        return key;
+    }
+}

@@ -1,0 +1,17 @@
+package dev.vigilo.storage;
+
+import java.util.Objects;
+
+/** The bytes read from a key do not match the expected length or SHA-256: the object is damaged or replaced. */
+public final class ObjectIntegrityException extends StorageException {
+    private final ObjectKey key;
+
+    public ObjectIntegrityException(ObjectKey key, String detail) {
+        super("object " + Objects.requireNonNull(key, "key") + " failed verification: " + detail);
+        this.key = key;
+    }
+
+    public ObjectKey key() {
+        return key;
+    }
+}

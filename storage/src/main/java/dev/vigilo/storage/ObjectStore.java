@@ -1,0 +1,70 @@
+package dev.vigilo.storage;
+
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * A store of immutable objects, the one storage interface every Vigilo pillar uses. Implementations: the local
+ * filesystem and S3 (see {@link ObjectStores}).
+ *
+ * <p>Guarantees:
+ * <ul>
+ *   <li>Objects are create-only: once {@link #create} returns, the key holds exactly those bytes forever
+ *       (no call of this interface deletes or replaces them).</li>
+ *   <li>{@link #create} is atomic and durable when it returns: readers see all the bytes or no object; after a
+ *       crash of the writer, the object is either absent or complete.</li>
+ *   <li>Creating identical bytes at an existing key succeeds (idempotent replay); different bytes fail with
+ *       {@link ObjectConflictException}. Under concurrent creates of one key, exactly one content wins.</li>
+ *   <li>{@link #read} returns bytes only after checking the exact length and SHA-256 of the reference.</li>
+ * </ul>
+ *
+ * <p>Every call takes a {@link Deadline} and honours thread interruption: it throws
+ * {@link StorageTimeoutException} or {@link StorageCancelledException} instead of blocking past either.
+ * Implementations are thread-safe.
+ */
+public interface ObjectStore extends AutoCloseable {
+
+    /**
+     * The physical identity of this store: where its bytes live, independent of the name a configuration gives
+     * it, for example {@code local:/var/lib/vigilo/objects} or {@code s3:http://host:9000/bucket/prefix}. Two
+     * stores with the same binding read and write the same objects.
+     */
+    StoreBinding binding();
+
+    /**
+     * Creates the object {@code key} holding {@code bytes}, durably, unless it exists.
+     *
+     * @return the reference of the stored object (key, length, SHA-256 of {@code bytes})
+     * @throws ObjectConflictException when the key already holds different bytes
+     * @throws StorageException        on timeout, cancellation or an unavailable store; the object may or may not
+     *                                 exist afterwards, and repeating the same call is safe
+     */
+    ObjectRef create(ObjectKey key, byte[] bytes, Deadline deadline);
+
+    /**
+     * Reads the object {@code ref} names and verifies it.
+     *
+     * @return the object's bytes, whose length and SHA-256 equal {@code ref}'s
+     * @throws ObjectNotFoundException  when no object exists at the key
+     * @throws ObjectIntegrityException when the length or digest differ
+     * @throws StorageException         on timeout, cancellation or an unavailable store
+     */
+    byte[] read(ObjectRef ref, Deadline deadline);
+
+    /**
+     * Describes the object at {@code key} without reading its bytes.
+     *
+     * @return the object's info, or empty when it does not exist
+     */
+    Optional<ObjectInfo> head(ObjectKey key, Deadline deadline);
+
+    /**
+     * Lists the objects whose keys start with {@code prefix} (plain text prefix, may be empty), in ascending key
+     * order. Temporary files of unfinished creates are never listed.
+     */
+    List<ObjectInfo> list(String prefix, Deadline deadline);
+
+    /** Releases connections; safe to call twice. Calls after close fail. */
+    @Override
+    void close();
+}

@@ -1,0 +1,446 @@
+package dev.vigilo.storage;
+
+import java.io.IOException;
+import java.nio.channels.ClosedByInterruptException;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
+import software.amazon.awssdk.awscore.AwsRequestOverrideConfiguration;
+import software.amazon.awssdk.awscore.exception.AwsServiceException;
+import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
+import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
+import software.amazon.awssdk.core.exception.AbortedException;
+import software.amazon.awssdk.core.exception.ApiCallTimeoutException;
+import software.amazon.awssdk.core.exception.SdkException;
+import software.amazon.awssdk.core.sync.RequestBody;
+import software.amazon.awssdk.core.sync.ResponseTransformer;
+import software.amazon.awssdk.http.AbortableInputStream;
+import software.amazon.awssdk.http.apache5.Apache5HttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.S3ClientBuilder;
+import software.amazon.awssdk.services.s3.model.ChecksumMode;
+import software.amazon.awssdk.services.s3.model.ChecksumType;
+import software.amazon.awssdk.services.s3.model.GetObjectResponse;
+import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
+import software.amazon.awssdk.services.s3.model.ListObjectsV2Response;
+import software.amazon.awssdk.services.s3.model.NoSuchKeyException;
+import software.amazon.awssdk.services.s3.model.S3Exception;
+import software.amazon.awssdk.services.s3.model.S3Object;
+
+/**
+ * An {@link ObjectStore} in an S3 bucket, under an optional key prefix: key {@code k} is the S3 key
+ * {@code prefix/k}.
+ *
+ * <p>A create is one conditional PUT ({@code If-None-Match: *}) carrying the SHA-256 of the bytes, so S3 rejects
+ * corrupted uploads and never replaces an existing object. When the key is taken (412), the existing object is
+ * read and compared: identical bytes make the create an idempotent success. Credentials come from the AWS SDK's
+ * default provider chain, never from configuration.
+ *
+ * <p>Every request carries the time left on the caller's {@link Deadline} as its SDK call timeout, and runs on a
+ * worker thread of this store while the caller waits, because a sync SDK call blocked on the network does not
+ * notice interrupts. Thread-safe (the SDK client is).
+ */
+final class S3ObjectStore implements ObjectStore {
+    /** Largest byte array the JVM reliably allocates. */
+    private static final long MAX_ARRAY = Integer.MAX_VALUE - 8;
+    /** The SDK rejects a zero timeout; a deadline checked a moment ago may have only nanoseconds left. */
+    private static final Duration MIN_CALL_TIMEOUT = Duration.ofMillis(1);
+    private static final Duration MAX_CONFLICT_BACKOFF = Duration.ofSeconds(1);
+    /** How long past the deadline to wait for an SDK call before giving up on its own call timeout. */
+    private static final Duration CALL_GRACE = Duration.ofSeconds(2);
+    /** Bounds the PUT retries caused by concurrent writers (409) even under a generous deadline. */
+    private static final int MAX_CREATE_ATTEMPTS = 10;
+
+    private final StoreSpec.S3 spec;
+    private final DefaultCredentialsProvider credentials;
+    private final S3Client client;
+    /** Runs each SDK call, so that the caller can stop waiting when interrupted; see {@link #call}. */
+    private final ExecutorService calls;
+    private volatile boolean closed;
+
+    S3ObjectStore(StoreSpec.S3 spec) {
+        this.spec = Objects.requireNonNull(spec, "spec");
+        this.credentials = DefaultCredentialsProvider.builder().build();
+        S3ClientBuilder builder = S3Client.builder()
+                // The SDK ships several HTTP clients; naming one avoids its classpath-order-dependent choice.
+                .httpClientBuilder(Apache5HttpClient.builder())
+                .credentialsProvider(credentials)
+                .region(Region.of(spec.region()))
+                .forcePathStyle(spec.pathStyle())
+                // We send our own SHA-256 with every PUT and verify every read ourselves; the SDK's default
+                // CRC32 trailers add nothing and some S3-compatible services reject them.
+                .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
+                .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED);
+        spec.endpoint().ifPresent(builder::endpointOverride);
+        this.client = builder.build();
+        AtomicInteger threads = new AtomicInteger();
+        String threadName = "vigilo-s3-" + spec.bucket() + "-";
+        this.calls = Executors.newCachedThreadPool(task -> {
+            Thread thread = new Thread(task, threadName + threads.incrementAndGet());
+            thread.setDaemon(true); // an abandoned call must not keep the JVM alive
+            return thread;
+        });
+    }
+
+    @Override
+    public StoreBinding binding() {
+        return spec.binding();
+    }
+
+    @Override
+    public ObjectRef create(ObjectKey key, byte[] bytes, Deadline deadline) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(bytes, "bytes");
+        Objects.requireNonNull(deadline, "deadline");
+        checkOpen();
+        String what = "create " + key + " in " + binding();
+        ObjectRef ref = ObjectRef.of(key, bytes);
+        String checksum = ref.sha256().toBase64();
+        for (int attempt = 1; ; attempt++) {
+            deadline.check(what);
+            if (attempt > MAX_CREATE_ATTEMPTS) {
+                throw new StorageUnavailableException(what + " failed: the key stayed contended for "
+                        + MAX_CREATE_ATTEMPTS + " attempts", null);
+            }
+            try {
+                call(what, deadline, () -> client.putObject(b -> b.bucket(spec.bucket())
+                                .key(s3Key(key))
+                                .ifNoneMatch("*")
+                                .checksumSHA256(checksum)
+                                .contentLength((long) bytes.length)
+                                .overrideConfiguration(timeout(deadline)),
+                        RequestBody.fromBytes(bytes)));
+                return ref;
+            } catch (S3Exception e) {
+                if (e.statusCode() == 412) {
+                    Optional<ObjectRef> settled = compareExisting(ref, bytes, deadline);
+                    if (settled.isPresent()) {
+                        return settled.get();
+                    }
+                    continue; // the object vanished between the PUT and the GET: try again
+                }
+                if (e.statusCode() == 409) {
+                    // ConditionalRequestConflict: a concurrent conditional write of this key is in flight. Wait
+                    // for it to land; the next attempt then gets 412 and compares.
+                    backOff(attempt, deadline, what);
+                    continue;
+                }
+                if ("BadDigest".equals(errorCode(e))) {
+                    throw new StorageUnavailableException(what + " failed: the bytes S3 received do not match"
+                            + " their SHA-256 (corrupted in transit); nothing was stored, retrying may help", e);
+                }
+                throw failure(what, e);
+            } catch (SdkException e) {
+                throw failure(what, e);
+            }
+        }
+    }
+
+    @Override
+    public byte[] read(ObjectRef ref, Deadline deadline) {
+        Objects.requireNonNull(ref, "ref");
+        Objects.requireNonNull(deadline, "deadline");
+        checkOpen();
+        Body body = get(ref.key(), ref.length(), deadline, "read " + ref.key() + " from " + binding())
+                .orElseThrow(() -> new ObjectNotFoundException(ref.key()));
+        if (body.bytes().isEmpty()) {
+            throw new ObjectIntegrityException(ref.key(), "length is " + body.length() + ", expected "
+                    + ref.length());
+        }
+        byte[] bytes = body.bytes().get();
+        Sha256 actual = Sha256.of(bytes);
+        if (!actual.equals(ref.sha256())) {
+            throw new ObjectIntegrityException(ref.key(), "SHA-256 is " + actual + ", expected " + ref.sha256());
+        }
+        return bytes;
+    }
+
+    @Override
+    public Optional<ObjectInfo> head(ObjectKey key, Deadline deadline) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(deadline, "deadline");
+        checkOpen();
+        String what = "head " + key + " in " + binding();
+        deadline.check(what);
+        try {
+            HeadObjectResponse response = call(what, deadline, () -> client.headObject(b -> b.bucket(spec.bucket())
+                    .key(s3Key(key))
+                    .checksumMode(ChecksumMode.ENABLED)
+                    .overrideConfiguration(timeout(deadline))));
+            return Optional.of(new ObjectInfo(key, response.contentLength(), fullObjectSha256(response)));
+        } catch (NoSuchKeyException e) {
+            return Optional.empty();
+        } catch (S3Exception e) {
+            if (e.statusCode() == 404) {
+                return Optional.empty();
+            }
+            throw failure(what, e);
+        } catch (SdkException e) {
+            throw failure(what, e);
+        }
+    }
+
+    @Override
+    public List<ObjectInfo> list(String prefix, Deadline deadline) {
+        Objects.requireNonNull(prefix, "prefix");
+        Objects.requireNonNull(deadline, "deadline");
+        checkOpen();
+        String what = "list " + binding() + " prefix \"" + prefix + "\"";
+        String storePrefix = spec.prefix().isEmpty() ? "" : spec.prefix() + "/";
+        List<ObjectInfo> found = new ArrayList<>();
+        // Pages are fetched one by one rather than through the SDK paginator so that each request gets the
+        // time left on the deadline, not the time left when the listing started.
+        String token = null;
+        do {
+            deadline.check(what);
+            String continuation = token;
+            ListObjectsV2Response page;
+            try {
+                page = call(what, deadline, () -> client.listObjectsV2(b -> b.bucket(spec.bucket())
+                        .prefix(storePrefix + prefix)
+                        .continuationToken(continuation)
+                        .overrideConfiguration(timeout(deadline))));
+            } catch (SdkException e) {
+                throw failure(what, e);
+            }
+            for (S3Object object : page.contents()) {
+                if (object.key().startsWith(storePrefix)) {
+                    keyOf(object.key().substring(storePrefix.length()))
+                            .ifPresent(key -> found.add(new ObjectInfo(key, object.size(), Optional.empty())));
+                }
+            }
+            token = Boolean.TRUE.equals(page.isTruncated()) ? page.nextContinuationToken() : null;
+        } while (token != null);
+        // S3 sorts by UTF-8 bytes; keys are ASCII so that is key order already, but do not rely on every
+        // S3-compatible service getting it right.
+        found.sort(Comparator.comparing(ObjectInfo::key));
+        return List.copyOf(found);
+    }
+
+    @Override
+    public void close() {
+        if (!closed) {
+            closed = true;
+            calls.shutdownNow();
+            client.close();
+            credentials.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "S3ObjectStore[" + binding() + "]";
+    }
+
+    /** What a GET found: the body when its length was the expected one, otherwise only the length. */
+    private record Body(long length, Optional<byte[]> bytes) {
+    }
+
+    /**
+     * GETs {@code key}, reading the body only when its length is {@code expectedLength}.
+     *
+     * @return empty when the object does not exist
+     */
+    private Optional<Body> get(ObjectKey key, long expectedLength, Deadline deadline, String what) {
+        deadline.check(what);
+        if (expectedLength > MAX_ARRAY) {
+            throw new StorageException("object " + key + " has " + expectedLength
+                    + " bytes, too many to read into memory");
+        }
+        // The transformer runs inside the API call, so the call timeout also bounds reading the body.
+        ResponseTransformer<GetObjectResponse, Body> readIfExpected = (response, in) -> readBody(response, in,
+                expectedLength);
+        try {
+            return Optional.of(call(what, deadline, () -> client.getObject(b -> b.bucket(spec.bucket())
+                    .key(s3Key(key))
+                    .overrideConfiguration(timeout(deadline)), readIfExpected)));
+        } catch (NoSuchKeyException e) {
+            return Optional.empty();
+        } catch (S3Exception e) {
+            if ("NoSuchKey".equals(errorCode(e))) {
+                return Optional.empty();
+            }
+            throw failure(what, e);
+        } catch (SdkException e) {
+            throw failure(what, e);
+        }
+    }
+
+    private static Body readBody(GetObjectResponse response, AbortableInputStream in, long expectedLength)
+            throws IOException {
+        Long contentLength = response.contentLength();
+        if (contentLength != null && contentLength != expectedLength) {
+            // Abort rather than close: closing would drain a possibly huge body to reuse the connection.
+            in.abort();
+            return new Body(contentLength, Optional.empty());
+        }
+        // One byte more than expected tells a longer body apart when the service sent no Content-Length.
+        byte[] bytes = in.readNBytes((int) Math.min(expectedLength + 1, MAX_ARRAY));
+        if (bytes.length != expectedLength) {
+            in.abort();
+            return new Body(bytes.length, Optional.empty());
+        }
+        return new Body(bytes.length, Optional.of(bytes));
+    }
+
+    /**
+     * Resolves a create whose key was taken: identical bytes settle it as an idempotent success, different bytes
+     * as a conflict.
+     *
+     * @return the reference, or empty when the object no longer exists
+     */
+    private Optional<ObjectRef> compareExisting(ObjectRef ref, byte[] bytes, Deadline deadline) {
+        Optional<Body> existing = get(ref.key(), bytes.length, deadline, "compare " + ref.key() + " in "
+                + binding());
+        if (existing.isEmpty()) {
+            return Optional.empty();
+        }
+        Body body = existing.get();
+        if (body.bytes().isEmpty()) {
+            throw new ObjectConflictException(ref.key(), "stored length " + body.length() + ", new length "
+                    + bytes.length);
+        }
+        byte[] stored = body.bytes().get();
+        if (!MessageDigest.isEqual(stored, bytes)) {
+            throw new ObjectConflictException(ref.key(), "stored SHA-256 " + Sha256.of(stored) + ", new SHA-256 "
+                    + ref.sha256());
+        }
+        return Optional.of(ref);
+    }
+
+    /**
+     * The SHA-256 S3 reports for the whole object. Multipart uploads report a composite checksum (a digest of
+     * part digests, rendered {@code <base64>-<parts>}), which is not the digest of the bytes, so it is ignored.
+     */
+    private static Optional<Sha256> fullObjectSha256(HeadObjectResponse response) {
+        String value = response.checksumSHA256();
+        if (value == null || value.contains("-") || response.checksumType() == ChecksumType.COMPOSITE) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(Sha256.ofDigest(Base64.getDecoder().decode(value)));
+        } catch (IllegalArgumentException e) {
+            return Optional.empty();
+        }
+    }
+
+    private static Optional<ObjectKey> keyOf(String text) {
+        try {
+            return Optional.of(new ObjectKey(text));
+        } catch (IllegalArgumentException e) {
+            return Optional.empty(); // not written through an ObjectStore
+        }
+    }
+
+    private String s3Key(ObjectKey key) {
+        return spec.prefix().isEmpty() ? key.value() : spec.prefix() + "/" + key.value();
+    }
+
+    /**
+     * Runs one SDK call on a worker thread and waits for it. A sync SDK call blocked in socket I/O ignores
+     * {@link Thread#interrupt()}; waiting on a future does not, so an interrupted caller returns at once. The
+     * abandoned request then ends by itself at the deadline, through the call timeout every request carries.
+     * SDK exceptions are rethrown as they are, for the caller to map.
+     */
+    private <T> T call(String what, Deadline deadline, Supplier<T> request) {
+        deadline.check(what);
+        Future<T> future;
+        try {
+            future = calls.submit(request::get);
+        } catch (RejectedExecutionException e) {
+            throw new IllegalStateException("object store " + binding() + " is closed", e);
+        }
+        try {
+            return future.get(deadline.remaining().plus(CALL_GRACE).toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            future.cancel(true);
+            Thread.currentThread().interrupt();
+            throw new StorageCancelledException(what + " was cancelled", e);
+        } catch (TimeoutException e) {
+            // Only reached when the SDK overran its own call timeout.
+            future.cancel(true);
+            throw new StorageTimeoutException(what + " ran past its deadline", e);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof RuntimeException runtime) {
+                runtime.addSuppressed(new StorageException("rethrown by the thread that called " + what));
+                throw runtime;
+            }
+            if (cause instanceof Error error) {
+                throw error;
+            }
+            throw new StorageUnavailableException(what + " failed: " + cause, cause);
+        }
+    }
+
+    private static AwsRequestOverrideConfiguration timeout(Deadline deadline) {
+        Duration left = deadline.remaining();
+        return AwsRequestOverrideConfiguration.builder()
+                .apiCallTimeout(left.compareTo(MIN_CALL_TIMEOUT) < 0 ? MIN_CALL_TIMEOUT : left)
+                .build();
+    }
+
+    private static void backOff(int attempt, Deadline deadline, String what) {
+        long capMillis = Math.min(MAX_CONFLICT_BACKOFF.toMillis(), 20L << Math.min(attempt, 10));
+        long sleepMillis = Math.min(ThreadLocalRandom.current().nextLong(capMillis / 2, capMillis + 1),
+                deadline.remaining().toMillis());
+        try {
+            Thread.sleep(sleepMillis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StorageCancelledException(what + " was cancelled", e);
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("object store " + binding() + " is closed");
+        }
+    }
+
+    private static String errorCode(AwsServiceException e) {
+        return e.awsErrorDetails() == null ? null : e.awsErrorDetails().errorCode();
+    }
+
+    private static StorageException failure(String what, SdkException e) {
+        if (e instanceof ApiCallTimeoutException) {
+            return new StorageTimeoutException(what + " ran past its deadline", e);
+        }
+        if (e instanceof AbortedException || Thread.currentThread().isInterrupted() || interruptedCause(e)) {
+            // The SDK may have consumed the interrupt while aborting the request; the caller must still see it.
+            Thread.currentThread().interrupt();
+            return new StorageCancelledException(what + " was cancelled", e);
+        }
+        if (e instanceof AwsServiceException service) {
+            return new StorageUnavailableException(what + " failed: HTTP " + service.statusCode() + " "
+                    + errorCode(service) + ": " + service.getMessage(), e);
+        }
+        return new StorageUnavailableException(what + " failed: " + e.getMessage(), e);
+    }
+
+    private static boolean interruptedCause(Throwable e) {
+        for (Throwable t = e.getCause(); t != null; t = t.getCause()) {
+            if (t instanceof InterruptedException || t instanceof ClosedByInterruptException) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

@@ -1,0 +1,282 @@
+package dev.vigilo.storage;
+
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.dataformat.toml.TomlMapper;
+import java.io.IOException;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * Turns one {@code storage.toml} file into a {@link StorageConfig}, or a {@link StorageConfigException} whose
+ * message names the file and the key path of the first problem ({@code stores.shared.bucket: ...}).
+ */
+final class StorageConfigParser {
+    private static final String KIND_LOCAL = "local";
+    private static final String KIND_S3 = "s3";
+    private static final List<String> TOP_KEYS = List.of("default", "stores");
+    private static final List<String> LOCAL_KEYS = List.of("kind", "root");
+    private static final List<String> S3_KEYS = List.of("kind", "endpoint", "region", "bucket", "prefix",
+            "path_style");
+    /** Keys people put in configs to carry secrets; rejected with a pointer to where credentials belong. */
+    private static final Set<String> CREDENTIAL_KEYS = Set.of("access_key", "secret_key", "access_key_id",
+            "secret_access_key", "aws_access_key_id", "aws_secret_access_key", "session_token",
+            "aws_session_token", "credentials", "password", "secret", "token");
+    /** Store names appear on command lines and in logs; keep them to TOML's bare-key characters. */
+    private static final Pattern STORE_NAME = Pattern.compile("[A-Za-z0-9_-]+");
+    private static final Pattern BARE_KEY = STORE_NAME;
+
+    private final Path file;
+
+    private StorageConfigParser(Path file) {
+        this.file = file.toAbsolutePath().normalize();
+    }
+
+    static StorageConfig parse(Path file) {
+        return new StorageConfigParser(file).parse();
+    }
+
+    private StorageConfig parse() {
+        JsonNode root = readToml();
+        checkKeys(root, "", TOP_KEYS);
+        Map<String, StoreSpec> stores = stores(root.get("stores"));
+        String defaultName = defaultName(root.get("default"), stores);
+        return new StorageConfig(file.toString(), stores, defaultName);
+    }
+
+    private JsonNode readToml() {
+        byte[] content;
+        try {
+            content = Files.readAllBytes(file);
+        } catch (NoSuchFileException e) {
+            throw new StorageConfigException("storage config " + file + " does not exist", e);
+        } catch (IOException e) {
+            throw new StorageConfigException("storage config " + file + " cannot be read: " + e, e);
+        }
+        JsonNode root;
+        try {
+            root = new TomlMapper().readTree(content);
+        } catch (JsonProcessingException e) {
+            JsonLocation at = e.getLocation();
+            String where = at == null ? "" : " at line " + at.getLineNr() + ", column " + at.getColumnNr();
+            throw new StorageConfigException("storage config " + file + " is not valid TOML" + where + ": "
+                    + e.getOriginalMessage(), e);
+        } catch (IOException e) {
+            throw new StorageConfigException("storage config " + file + " cannot be read: " + e, e);
+        }
+        // An empty document parses to nothing rather than to an empty table.
+        return root == null || root.isMissingNode() ? new TomlMapper().createObjectNode() : root;
+    }
+
+    private Map<String, StoreSpec> stores(JsonNode stores) {
+        if (stores != null && !stores.isObject()) {
+            throw error("stores", "expected a table of stores, got " + typeOf(stores));
+        }
+        if (stores == null || stores.isEmpty()) {
+            throw error("stores", "no stores configured; add a [stores.NAME] table with kind = \"local\" or"
+                    + " kind = \"s3\"");
+        }
+        Map<String, StoreSpec> specs = new LinkedHashMap<>();
+        for (Map.Entry<String, JsonNode> entry : stores.properties()) {
+            String name = entry.getKey();
+            String path = "stores." + keyText(name);
+            if (CREDENTIAL_KEYS.contains(name.toLowerCase(Locale.ROOT))) {
+                throw credentials(path);
+            }
+            if (!STORE_NAME.matcher(name).matches()) {
+                throw error(path, "store names use only letters, digits, '_' and '-'");
+            }
+            if (!entry.getValue().isObject()) {
+                throw error(path, "expected a table, got " + typeOf(entry.getValue()));
+            }
+            specs.put(name, store(name, path, entry.getValue()));
+        }
+        return specs;
+    }
+
+    private StoreSpec store(String name, String path, JsonNode table) {
+        checkCredentials(table, path);
+        JsonNode kind = table.get("kind");
+        if (kind == null) {
+            throw error(path, "missing \"kind\" (expected \"local\" or \"s3\")");
+        }
+        String kindText = string(kind, path + ".kind");
+        switch (kindText) {
+            case KIND_LOCAL:
+                checkKeys(table, path, LOCAL_KEYS);
+                return new StoreSpec.Local(name, localRoot(requiredString(table, path, "root"), path + ".root"));
+            case KIND_S3:
+                checkKeys(table, path, S3_KEYS);
+                return s3(name, path, table);
+            default:
+                throw error(path + ".kind", "unknown kind \"" + kindText + "\" (expected \"local\" or \"s3\")");
+        }
+    }
+
+    private StoreSpec.S3 s3(String name, String path, JsonNode table) {
+        Optional<URI> endpoint = optionalString(table, path, "endpoint").map(text -> endpoint(text,
+                path + ".endpoint"));
+        String region = requiredString(table, path, "region");
+        String bucket = requiredString(table, path, "bucket");
+        if (bucket.contains("/")) {
+            throw error(path + ".bucket", "a bucket name cannot contain '/' (put key prefixes in \"prefix\")");
+        }
+        // Leading and trailing slashes are a common way of writing a "directory"; they add nothing to keys.
+        String prefix = optionalString(table, path, "prefix").orElse("").replaceAll("^/+|/+$", "");
+        boolean pathStyle = false;
+        JsonNode style = table.get("path_style");
+        if (style != null) {
+            if (!style.isBoolean()) {
+                throw error(path + ".path_style", "expected true or false, got " + typeOf(style));
+            }
+            pathStyle = style.booleanValue();
+        }
+        return new StoreSpec.S3(name, endpoint, region, bucket, prefix, pathStyle);
+    }
+
+    private Path localRoot(String text, String path) {
+        Path root;
+        try {
+            root = Path.of(text);
+        } catch (InvalidPathException e) {
+            throw error(path, "not a valid path: " + e.getMessage());
+        }
+        return root.isAbsolute() ? root.normalize() : file.getParent().resolve(root).normalize();
+    }
+
+    /**
+     * Parses an endpoint and normalizes it (lower-case scheme and host, no trailing {@code /}) so that equal
+     * endpoints produce equal {@link StoreBinding}s.
+     */
+    private URI endpoint(String text, String path) {
+        URI uri;
+        try {
+            uri = new URI(text);
+        } catch (URISyntaxException e) {
+            throw error(path, "not a valid URI: " + e.getMessage());
+        }
+        String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
+        if (!scheme.equals("http") && !scheme.equals("https") || uri.getHost() == null) {
+            throw error(path, "expected http://HOST[:PORT] or https://HOST[:PORT], got \"" + text + "\"");
+        }
+        if (uri.getRawUserInfo() != null) {
+            throw credentials(path);
+        }
+        if (uri.getRawQuery() != null || uri.getRawFragment() != null) {
+            throw error(path, "an endpoint has no query or fragment, got \"" + text + "\"");
+        }
+        String endpointPath = uri.getPath() == null ? "" : uri.getPath().replaceAll("/+$", "");
+        try {
+            return new URI(scheme, null, uri.getHost().toLowerCase(Locale.ROOT), uri.getPort(),
+                    endpointPath.isEmpty() ? null : endpointPath, null, null);
+        } catch (URISyntaxException e) {
+            throw error(path, "not a valid URI: " + e.getMessage());
+        }
+    }
+
+    private String defaultName(JsonNode node, Map<String, StoreSpec> stores) {
+        if (node == null) {
+            if (stores.size() == 1) {
+                return stores.keySet().iterator().next();
+            }
+            throw error("default", "missing; with " + stores.size() + " stores (" + String.join(", ",
+                    stores.keySet()) + ") set default = \"NAME\" to choose one");
+        }
+        String name = string(node, "default");
+        if (!stores.containsKey(name)) {
+            throw error("default", "no store named \"" + name + "\" (configured: " + String.join(", ",
+                    stores.keySet()) + ")");
+        }
+        return name;
+    }
+
+    /** Rejects keys outside {@code allowed}, pointing credentials to where they belong. */
+    private void checkKeys(JsonNode table, String path, List<String> allowed) {
+        checkCredentials(table, path);
+        for (Map.Entry<String, JsonNode> entry : table.properties()) {
+            String key = entry.getKey();
+            if (!allowed.contains(key)) {
+                throw error(join(path, key), "unknown key (expected one of " + String.join(", ", allowed) + ")");
+            }
+        }
+    }
+
+    private void checkCredentials(JsonNode table, String path) {
+        for (Map.Entry<String, JsonNode> entry : table.properties()) {
+            String key = entry.getKey();
+            if (CREDENTIAL_KEYS.contains(key.toLowerCase(Locale.ROOT))) {
+                throw credentials(join(path, key));
+            }
+        }
+    }
+
+    private String requiredString(JsonNode table, String path, String key) {
+        return optionalString(table, path, key).orElseThrow(() -> error(path, "missing \"" + key + "\""));
+    }
+
+    private Optional<String> optionalString(JsonNode table, String path, String key) {
+        JsonNode node = table.get(key);
+        if (node == null) {
+            return Optional.empty();
+        }
+        String text = string(node, join(path, key));
+        if (text.isBlank()) {
+            throw error(join(path, key), "must not be empty");
+        }
+        return Optional.of(text);
+    }
+
+    private String string(JsonNode node, String path) {
+        if (!node.isTextual()) {
+            throw error(path, "expected a string, got " + typeOf(node));
+        }
+        return node.textValue();
+    }
+
+    private StorageConfigException credentials(String path) {
+        return error(path, "credentials do not belong in the storage config; S3 credentials come from the AWS"
+                + " SDK default provider chain (environment AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY,"
+                + " ~/.aws/credentials, or an instance or container role)");
+    }
+
+    private StorageConfigException error(String path, String message) {
+        return new StorageConfigException("storage config " + file + ": " + path + ": " + message);
+    }
+
+    private static String join(String path, String key) {
+        return path.isEmpty() ? keyText(key) : path + "." + keyText(key);
+    }
+
+    /** A key as TOML would need it written: bare when possible, quoted otherwise. */
+    private static String keyText(String key) {
+        return BARE_KEY.matcher(key).matches() ? key : "\"" + key.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
+    }
+
+    private static String typeOf(JsonNode node) {
+        if (node.isObject()) {
+            return "a table";
+        }
+        if (node.isArray()) {
+            return "an array";
+        }
+        if (node.isBoolean()) {
+            return "a boolean";
+        }
+        if (node.isNumber()) {
+            return "a number";
+        }
+        return node.isTextual() ? "a string" : node.getNodeType().name().toLowerCase(Locale.ROOT);
+    }
+}

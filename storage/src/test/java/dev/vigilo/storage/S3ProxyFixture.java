@@ -1,0 +1,114 @@
+package dev.vigilo.storage;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import org.gaul.s3proxy.S3Proxy;
+import org.gaul.s3proxy.auth.AuthenticationType;
+import org.gaul.s3proxy.blobstore.BlobStore;
+import org.gaul.s3proxy.nio2blob.TransientNio2BlobStore;
+
+/**
+ * An S3-compatible service for tests: s3proxy running in this JVM on {@code 127.0.0.1} at a free port, keeping
+ * objects in memory, with one bucket ({@link #BUCKET}) and signature checking on.
+ *
+ * <p>{@link #start()} also sets the JVM system properties {@code aws.accessKeyId}, {@code aws.secretAccessKey}
+ * and {@code aws.region}, so that stores opened in this JVM find the fixture's credentials through the AWS SDK's
+ * default provider chain, exactly as production code does. The credentials are fixed test values, the same for
+ * every fixture, so several fixtures can run at once; the properties stay set after {@link #close()}. A child
+ * process does not inherit system properties: give it the environment variables {@code AWS_ACCESS_KEY_ID},
+ * {@code AWS_SECRET_ACCESS_KEY} and {@code AWS_REGION} with {@link #accessKey()}, {@link #secretKey()} and
+ * {@link #REGION}.
+ *
+ * <p>Starting takes one to two seconds; share one fixture per test class (start it in {@code @BeforeAll}) and
+ * give each test its own key prefix. Users outside this module need {@code org.gaul:s3proxy} on their test
+ * classpath.
+ */
+public final class S3ProxyFixture implements AutoCloseable {
+    /** The bucket every fixture creates. */
+    public static final String BUCKET = "vigilo-test";
+    /** The signing region the fixture's specs and system properties name. */
+    public static final String REGION = "us-east-1";
+    private static final String ACCESS_KEY = "vigilo-test-access-key";
+    private static final String SECRET_KEY = "vigilo-test-secret-key";
+    private static final Duration START_TIMEOUT = Duration.ofSeconds(30);
+
+    private final S3Proxy proxy;
+    private final BlobStore blobStore;
+    private final URI endpoint;
+
+    private S3ProxyFixture(S3Proxy proxy, BlobStore blobStore, URI endpoint) {
+        this.proxy = proxy;
+        this.blobStore = blobStore;
+        this.endpoint = endpoint;
+    }
+
+    /** Starts s3proxy, creates {@link #BUCKET} and publishes the credentials as system properties. */
+    public static S3ProxyFixture start() {
+        BlobStore blobStore = new TransientNio2BlobStore();
+        blobStore.createContainer(BUCKET);
+        S3Proxy proxy = S3Proxy.builder()
+                .blobStore(blobStore)
+                .endpoint(URI.create("http://127.0.0.1:0"))
+                .awsAuthentication(AuthenticationType.AWS_V2_OR_V4, ACCESS_KEY, SECRET_KEY)
+                // Tests finish their requests before closing; do not wait for idle keep-alive connections.
+                .stopTimeout(0)
+                .build();
+        try {
+            proxy.start();
+            long giveUp = System.nanoTime() + START_TIMEOUT.toNanos();
+            while (!"STARTED".equals(proxy.getState())) {
+                if (System.nanoTime() - giveUp > 0) {
+                    throw new IllegalStateException("s3proxy did not start within " + START_TIMEOUT);
+                }
+                Thread.sleep(10);
+            }
+        } catch (Exception e) {
+            stopQuietly(proxy);
+            blobStore.close();
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            throw new IllegalStateException("cannot start s3proxy", e);
+        }
+        System.setProperty("aws.accessKeyId", ACCESS_KEY);
+        System.setProperty("aws.secretAccessKey", SECRET_KEY);
+        System.setProperty("aws.region", REGION);
+        return new S3ProxyFixture(proxy, blobStore, URI.create("http://127.0.0.1:" + proxy.getPort()));
+    }
+
+    /** A spec for {@link #BUCKET} under {@code prefix} (empty for the bucket root), path-style, named {@code s3}. */
+    public StoreSpec.S3 spec(String prefix) {
+        Objects.requireNonNull(prefix, "prefix");
+        return new StoreSpec.S3("s3", Optional.of(endpoint), REGION, BUCKET, prefix, true);
+    }
+
+    /** The service endpoint, {@code http://127.0.0.1:<port>}. */
+    public URI endpoint() {
+        return endpoint;
+    }
+
+    public String accessKey() {
+        return ACCESS_KEY;
+    }
+
+    public String secretKey() {
+        return SECRET_KEY;
+    }
+
+    /** Stops the service and drops every object it held. */
+    @Override
+    public void close() {
+        stopQuietly(proxy);
+        blobStore.close();
+    }
+
+    private static void stopQuietly(S3Proxy proxy) {
+        try {
+            proxy.stop();
+        } catch (Exception e) {
+            // Stopping a test server that failed is best-effort; the JVM exits soon.
+        }
+    }
+}
