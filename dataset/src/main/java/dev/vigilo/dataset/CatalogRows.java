@@ -1,0 +1,78 @@
+package dev.vigilo.dataset;
+
+import dev.vigilo.storage.ObjectKey;
+import dev.vigilo.storage.ObjectRef;
+import dev.vigilo.storage.Sha256;
+import dev.vigilo.storage.StoreBinding;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.mapper.RowMapper;
+
+import java.sql.Timestamp;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+
+/** SQL access to {@code dataset_uploads}: one insert per finalized upload, reads, never an update. */
+final class CatalogRows {
+    private static final String COLUMNS = "upload_id, name, source_sha256, source_bytes, membership_uuid, case_count, "
+            + "index_root_key, index_root_length, index_root_sha256, index_levels, storage_binding, created_at";
+
+    private static final RowMapper<DatasetEntry> MAPPER = (rs, ctx) -> new DatasetEntry(
+            rs.getObject("upload_id", UUID.class),
+            rs.getString("name"),
+            Sha256.parseHex(rs.getString("source_sha256")),
+            rs.getLong("source_bytes"),
+            rs.getObject("membership_uuid", UUID.class),
+            rs.getLong("case_count"),
+            new ObjectRef(ObjectKey.of(rs.getString("index_root_key")), rs.getLong("index_root_length"),
+                    Sha256.parseHex(rs.getString("index_root_sha256"))),
+            rs.getInt("index_levels"),
+            new StoreBinding(rs.getString("storage_binding")),
+            rs.getTimestamp("created_at").toInstant());
+
+    private final Jdbi jdbi;
+
+    CatalogRows(Jdbi jdbi) {
+        this.jdbi = Objects.requireNonNull(jdbi, "jdbi");
+    }
+
+    /**
+     * Inserts the entry unless its upload id exists.
+     *
+     * @return true when this call inserted it
+     */
+    boolean insert(DatasetEntry e, int formatVersion) {
+        return jdbi.withHandle(h -> h.createUpdate("INSERT INTO dataset_uploads (" + COLUMNS + ", format_version) "
+                        + "VALUES (:id, :name, :src, :srcBytes, :membership, :count, :rootKey, :rootLen, :rootSha, "
+                        + ":levels, :binding, :created, :version) ON CONFLICT (upload_id) DO NOTHING")
+                .bind("id", e.uploadId())
+                .bind("name", e.name())
+                .bind("src", e.sourceSha256().toHex())
+                .bind("srcBytes", e.sourceBytes())
+                .bind("membership", e.membershipUuid())
+                .bind("count", e.caseCount())
+                .bind("rootKey", e.indexRoot().key().value())
+                .bind("rootLen", e.indexRoot().length())
+                .bind("rootSha", e.indexRoot().sha256().toHex())
+                .bind("levels", e.indexLevels())
+                .bind("binding", e.storage().value())
+                .bind("created", Timestamp.from(e.createdAt()))
+                .bind("version", formatVersion)
+                .execute()) == 1;
+    }
+
+    Optional<DatasetEntry> find(UUID uploadId) {
+        return jdbi.withHandle(h -> h.createQuery("SELECT " + COLUMNS + " FROM dataset_uploads WHERE upload_id = :id")
+                .bind("id", uploadId)
+                .map(MAPPER)
+                .findOne());
+    }
+
+    List<DatasetEntry> list() {
+        return jdbi.withHandle(h -> h.createQuery("SELECT " + COLUMNS + " FROM dataset_uploads "
+                        + "ORDER BY created_at DESC, upload_id")
+                .map(MAPPER)
+                .list());
+    }
+}

@@ -1,0 +1,52 @@
+package dev.vigilo.dataset;
+
+import dev.vigilo.storage.ObjectStore;
+import org.jdbi.v3.core.Jdbi;
+
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * The finalized dataset catalog: uploads JSONL files into an object store and records each finished upload as one
+ * immutable {@link DatasetEntry} in the control database.
+ *
+ * <p>Guarantees: an entry exists only after every file it references was durably created and verified; a failed
+ * or killed upload leaves no entry (only unreferenced content-addressed files, reused by a re-run); invalid input
+ * is rejected with {@link InvalidDatasetException} before anything is stored; entries are never updated.
+ * Thread-safe.
+ */
+public final class DatasetCatalog {
+    private final CatalogRows rows;
+
+    public DatasetCatalog(Jdbi jdbi) {
+        this.rows = new CatalogRows(Objects.requireNonNull(jdbi, "jdbi"));
+    }
+
+    /**
+     * Uploads {@code request.file()} into {@code store} and finalizes it.
+     *
+     * @throws InvalidDatasetException when the file is missing or not a valid dataset (nothing stored)
+     * @throws DatasetException        when a caller-chosen upload id already names different content
+     * @throws dev.vigilo.storage.StorageException when the store fails; no entry is created and a re-run is safe
+     */
+    public DatasetEntry upload(UploadRequest request, ObjectStore store, UploadProgress progress) {
+        Objects.requireNonNull(request, "request");
+        return new DatasetUploader(store, rows, progress, UploadLayout.DEFAULT).upload(request);
+    }
+
+    public Optional<DatasetEntry> find(UUID uploadId) {
+        return rows.find(Objects.requireNonNull(uploadId, "uploadId"));
+    }
+
+    /** @throws DatasetNotFoundException when no entry has that id */
+    public DatasetEntry get(UUID uploadId) {
+        return find(uploadId).orElseThrow(() -> new DatasetNotFoundException(uploadId.toString()));
+    }
+
+    /** Every entry, newest first. */
+    public List<DatasetEntry> list() {
+        return rows.list();
+    }
+}

@@ -1,0 +1,267 @@
+package dev.vigilo.dataset;
+
+import dev.vigilo.storage.Deadline;
+import dev.vigilo.storage.ObjectRef;
+import dev.vigilo.storage.ObjectStore;
+import dev.vigilo.storage.Sha256;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * Uploads one JSONL file as a finalized dataset, streaming, in two passes over the file:
+ * <ol>
+ *   <li><b>validate</b>: every line is checked (UTF-8, JSON, case shape, unique ids via a bounded-memory
+ *       external sort) and the source SHA-256 computed. Bad input fails here, before anything is stored.</li>
+ *   <li><b>store</b>: cases go into content-addressed case files and the index is built bottom-up; the source hash
+ *       is recomputed and must match pass 1 (the file must not change during the upload).</li>
+ * </ol>
+ * Then the root is read back and verified, and the catalog row is inserted: the one commit point. A crash
+ * before it leaves only unreferenced, content-addressed files, which a re-run recreates idempotently.
+ */
+final class DatasetUploader {
+    private static final Logger LOG = LoggerFactory.getLogger(DatasetUploader.class);
+    private static final int ID_BUFFER_ENTRIES = 1 << 18;
+    private static final int WRITES_IN_FLIGHT = 4;
+
+    private final ObjectStore store;
+    private final CatalogRows catalog;
+    private final UploadProgress progress;
+    private final UploadLayout layout;
+
+    DatasetUploader(ObjectStore store, CatalogRows catalog, UploadProgress progress, UploadLayout layout) {
+        this.layout = Objects.requireNonNull(layout, "layout");
+        this.store = Objects.requireNonNull(store, "store");
+        this.catalog = Objects.requireNonNull(catalog, "catalog");
+        this.progress = Objects.requireNonNull(progress, "progress");
+    }
+
+    DatasetEntry upload(UploadRequest request) {
+        Path file = request.file();
+        String name = request.effectiveName();
+        if (name.isEmpty() || name.length() > 256) {
+            throw new InvalidDatasetException(file, 0, 0, "the dataset name must be 1..256 characters");
+        }
+        Optional<UUID> requestedId = request.uploadId();
+        if (requestedId.isPresent()) {
+            Optional<DatasetEntry> existing = catalog.find(requestedId.get());
+            if (existing.isPresent()) {
+                return sameUploadOrConflict(existing.get(), file, name);
+            }
+        }
+        long size = sizeOf(file);
+        Validated validated = validate(file, size);
+        Stored stored = store(file, size, validated);
+        DatasetEntry entry = new DatasetEntry(requestedId.orElseGet(UUID::randomUUID), name, validated.sourceSha256,
+                size, MembershipFold.membershipUuid(stored.fold), validated.cases, stored.root.ref(),
+                stored.root.levels(), store.binding(), Instant.now());
+        if (!catalog.insert(entry, IndexDocument.VERSION)) {
+            // A concurrent upload with the same caller-chosen id committed first.
+            DatasetEntry winner = catalog.find(entry.uploadId()).orElseThrow();
+            return sameUploadOrConflict(winner, file, name);
+        }
+        LOG.info("finalized dataset {} ({} cases, root {})", entry.uploadId(), entry.caseCount(), entry.indexRoot().key());
+        return catalog.find(entry.uploadId()).orElseThrow();
+    }
+
+    private DatasetEntry sameUploadOrConflict(DatasetEntry existing, Path file, String name) {
+        Sha256 source = hashFile(file);
+        if (existing.sourceSha256().equals(source) && existing.name().equals(name)) {
+            return existing;
+        }
+        throw new DatasetConflictException("upload id " + existing.uploadId() + " already names dataset \"" + existing.name()
+                + "\" with source hash " + existing.sourceSha256() + "; " + file + " differs (source hash " + source
+                + ", name \"" + name + "\"). Choose another --upload-id or omit it.");
+    }
+
+    private record Validated(long cases, Sha256 sourceSha256) {
+    }
+
+    private record Stored(IndexBuilder.Root root, Sha256 fold) {
+    }
+
+    private Validated validate(Path file, long size) {
+        CaseLineParser parser = new CaseLineParser(DatasetLimits.MAX_CASE_BYTES);
+        long cases = 0;
+        Sha256 source;
+        try (DuplicateIdDetector ids = new DuplicateIdDetector(ID_BUFFER_ENTRIES);
+             SourceLines lines = open(file)) {
+            while (nextLine(lines, file)) {
+                if (lines.lineIsBlank()) {
+                    continue;
+                }
+                CaseFields fields = parse(parser, lines, file);
+                ids.add(fields.id(), lines.lineNumber());
+                cases++;
+                if ((cases & 0x3FF) == 0) {
+                    progress.update(UploadProgress.Phase.VALIDATE, lines.bytesRead(), size, cases);
+                }
+            }
+            progress.update(UploadProgress.Phase.VALIDATE, lines.bytesRead(), size, cases);
+            source = lines.sourceSha256();
+            if (cases == 0) {
+                throw new InvalidDatasetException(file, 0, 0,
+                        "the file holds no cases (it is empty or blank); put one JSON case per line");
+            }
+            Optional<DuplicateIdDetector.Candidate> duplicate = ids.firstDuplicate();
+            if (duplicate.isPresent()) {
+                throw duplicateError(file, duplicate.get());
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + file + ": " + e.getMessage(), e);
+        }
+        return new Validated(cases, source);
+    }
+
+    private Stored store(Path file, long size, Validated validated) {
+        CaseLineParser parser = new CaseLineParser(DatasetLimits.MAX_CASE_BYTES);
+        MembershipFold fold = new MembershipFold();
+        CaseFileFormat.Builder caseFile = new CaseFileFormat.Builder();
+        try (ObjectWriter writer = new ObjectWriter(store, WRITES_IN_FLIGHT);
+             SourceLines lines = open(file)) {
+            IndexBuilder index = new IndexBuilder(writer, layout.indexMaxEntries());
+            long ordinal = 0;
+            while (nextLine(lines, file)) {
+                if (lines.lineIsBlank()) {
+                    continue;
+                }
+                CaseFields fields = parseAgain(parser, lines, file);
+                Sha256 caseSha = Sha256.of(lines.lineBytes(), 0, lines.lineLength());
+                int recordOverhead = 160 + fields.id().length() * 6;
+                if (!caseFile.isEmpty() && (caseFile.count() == layout.caseFileMaxCases()
+                        || caseFile.recordBytes() + lines.lineLength() + recordOverhead > layout.caseFileTargetBytes())) {
+                    flushCaseFile(caseFile, writer, index);
+                }
+                caseFile.add(ordinal, fields.id(), caseSha, lines.lineBytes(), lines.lineLength());
+                fold.add(ordinal, fields.id(), caseSha);
+                ordinal++;
+                if ((ordinal & 0x3FF) == 0) {
+                    progress.update(UploadProgress.Phase.STORE, lines.bytesRead(), size, ordinal);
+                }
+            }
+            progress.update(UploadProgress.Phase.STORE, lines.bytesRead(), size, ordinal);
+            if (ordinal != validated.cases || !lines.sourceSha256().equals(validated.sourceSha256)) {
+                throw new InvalidDatasetException(file, 0, 0, "the file changed while it was being uploaded; "
+                        + "upload a file that is not being written to");
+            }
+            flushCaseFile(caseFile, writer, index);
+            IndexBuilder.Root root = index.finish();
+            writer.awaitAll();
+            // Read the root back through its reference: the store must return exactly the bytes we indexed.
+            store.read(root.ref(), Deadline.after(ObjectWriter.TRANSFER_TIMEOUT));
+            LOG.debug("stored {} objects, {} bytes", writer.objectsWritten(), writer.bytesWritten());
+            return new Stored(root, fold.finish());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static void flushCaseFile(CaseFileFormat.Builder caseFile, ObjectWriter writer, IndexBuilder index) {
+        if (caseFile.isEmpty()) {
+            return;
+        }
+        byte[] bytes = caseFile.encode();
+        Sha256 sha = Sha256.of(bytes);
+        ObjectRef ref = new ObjectRef(DatasetKeys.caseFile(sha), bytes.length, sha);
+        writer.submit(ref.key(), bytes);
+        index.addCaseFile(ref, caseFile.firstOrdinal(), caseFile.count());
+        caseFile.reset();
+    }
+
+    private static CaseFields parse(CaseLineParser parser, SourceLines lines, Path file) {
+        try {
+            return parser.parse(lines.lineBytes(), lines.lineLength());
+        } catch (CaseLineParser.CaseSyntaxException e) {
+            throw new InvalidDatasetException(file, lines.lineNumber(), e.column, e.getMessage());
+        }
+    }
+
+    private static CaseFields parseAgain(CaseLineParser parser, SourceLines lines, Path file) {
+        try {
+            return parser.parse(lines.lineBytes(), lines.lineLength());
+        } catch (CaseLineParser.CaseSyntaxException e) {
+            throw new InvalidDatasetException(file, lines.lineNumber(), e.column,
+                    "the file changed while it was being uploaded (" + e.getMessage() + ")");
+        }
+    }
+
+    private static boolean nextLine(SourceLines lines, Path file) throws IOException {
+        try {
+            return lines.next();
+        } catch (SourceLines.LineTooLongException e) {
+            throw new InvalidDatasetException(file, e.line, 0, "the case is longer than "
+                    + DatasetLimits.MAX_CASE_BYTES + " bytes, the largest case Vigilo stores");
+        }
+    }
+
+    private InvalidDatasetException duplicateError(Path file, DuplicateIdDetector.Candidate candidate) {
+        CaseLineParser parser = new CaseLineParser(DatasetLimits.MAX_CASE_BYTES);
+        String firstId = null;
+        String secondId = null;
+        try (SourceLines lines = open(file)) {
+            while (lines.next() && lines.lineNumber() <= candidate.secondLine()) {
+                if (lines.lineNumber() == candidate.firstLine()) {
+                    firstId = parse(parser, lines, file).id();
+                } else if (lines.lineNumber() == candidate.secondLine()) {
+                    secondId = parse(parser, lines, file).id();
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot re-read " + file, e);
+        }
+        if (firstId == null || !firstId.equals(secondId)) {
+            throw new IllegalStateException("id hash collision between lines " + candidate.firstLine() + " and "
+                    + candidate.secondLine() + " of " + file + " without equal ids; please report this");
+        }
+        return new InvalidDatasetException(file, candidate.secondLine(), 0, "duplicate case id \"" + secondId
+                + "\": line " + candidate.secondLine() + " repeats the id of line " + candidate.firstLine()
+                + "; case ids must be unique within a dataset");
+    }
+
+    private static SourceLines open(Path file) throws IOException {
+        InputStream in = Files.newInputStream(file);
+        return new SourceLines(in, DatasetLimits.MAX_CASE_BYTES);
+    }
+
+    private static long sizeOf(Path file) {
+        try {
+            if (Files.isDirectory(file)) {
+                throw new InvalidDatasetException(file, 0, 0, "is a directory; give a JSONL file");
+            }
+            return Files.size(file);
+        } catch (NoSuchFileException e) {
+            throw new InvalidDatasetException(file, 0, 0, "no such file; check the path");
+        } catch (AccessDeniedException e) {
+            throw new InvalidDatasetException(file, 0, 0, "permission denied; check the file's permissions");
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static Sha256 hashFile(Path file) {
+        java.security.MessageDigest digest = Sha256.newDigest();
+        try (InputStream in = Files.newInputStream(file)) {
+            byte[] buffer = new byte[1 << 16];
+            int n;
+            while ((n = in.read(buffer)) > 0) {
+                digest.update(buffer, 0, n);
+            }
+            return Sha256.ofDigest(digest.digest());
+        } catch (NoSuchFileException e) {
+            throw new InvalidDatasetException(file, 0, 0, "no such file; check the path");
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + file + ": " + e.getMessage(), e);
+        }
+    }
+}

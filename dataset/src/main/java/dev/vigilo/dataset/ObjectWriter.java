@@ -1,0 +1,100 @@
+package dev.vigilo.dataset;
+
+import dev.vigilo.storage.Deadline;
+import dev.vigilo.storage.ObjectKey;
+import dev.vigilo.storage.ObjectRef;
+import dev.vigilo.storage.ObjectStore;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.Objects;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * Creates objects with a bounded number in flight, so uploads to a remote store overlap network round trips while
+ * memory stays bounded by {@code maxInFlight} buffers. {@link #awaitAll()} is the barrier that keeps dependency
+ * order: a parent document is written only after every child submitted before it is durable. Not thread-safe
+ * (one uploader drives it).
+ */
+final class ObjectWriter implements AutoCloseable {
+    /** Per-transfer allowance, as run preparation uses for its writes. */
+    static final Duration TRANSFER_TIMEOUT = Duration.ofSeconds(120);
+
+    private final ObjectStore store;
+    private final int maxInFlight;
+    private final ExecutorService pool;
+    private final Deque<Future<ObjectRef>> inFlight = new ArrayDeque<>();
+    private long objectsWritten;
+    private long bytesWritten;
+
+    ObjectWriter(ObjectStore store, int maxInFlight) {
+        this.store = Objects.requireNonNull(store, "store");
+        this.maxInFlight = maxInFlight;
+        this.pool = Executors.newFixedThreadPool(maxInFlight, r -> {
+            Thread t = new Thread(r, "vigilo-dataset-writer");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** Starts creating {@code key}; blocks while {@code maxInFlight} creates are pending. */
+    void submit(ObjectKey key, byte[] bytes) {
+        while (inFlight.size() >= maxInFlight) {
+            join(inFlight.removeFirst());
+        }
+        inFlight.addLast(pool.submit(() -> store.create(key, bytes, Deadline.after(TRANSFER_TIMEOUT))));
+        objectsWritten++;
+        bytesWritten += bytes.length;
+    }
+
+    /** Creates {@code key} and returns once it is durable. */
+    ObjectRef createNow(ObjectKey key, byte[] bytes) {
+        awaitAll();
+        objectsWritten++;
+        bytesWritten += bytes.length;
+        return store.create(key, bytes, Deadline.after(TRANSFER_TIMEOUT));
+    }
+
+    /** Waits until every submitted create is durable; rethrows the first failure. */
+    void awaitAll() {
+        while (!inFlight.isEmpty()) {
+            join(inFlight.removeFirst());
+        }
+    }
+
+    long objectsWritten() {
+        return objectsWritten;
+    }
+
+    long bytesWritten() {
+        return bytesWritten;
+    }
+
+    private static void join(Future<ObjectRef> f) {
+        try {
+            f.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new dev.vigilo.storage.StorageCancelledException("upload interrupted while writing", e);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof RuntimeException re) {
+                throw re;
+            }
+            throw new IllegalStateException(cause);
+        }
+    }
+
+    @Override
+    public void close() {
+        for (Future<ObjectRef> f : inFlight) {
+            f.cancel(true);
+        }
+        inFlight.clear();
+        pool.shutdownNow();
+    }
+}
