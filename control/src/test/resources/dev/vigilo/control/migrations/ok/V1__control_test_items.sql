@@ -1,0 +1,1 @@
+CREATE TABLE test_items (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, name text NOT NULL UNIQUE, tags jsonb NOT NULL DEFAULT '{}');
