@@ -15,7 +15,10 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -32,7 +35,7 @@ import java.util.UUID;
  */
 final class DatasetUploader {
     private static final Logger LOG = LoggerFactory.getLogger(DatasetUploader.class);
-    private static final int ID_BUFFER_ENTRIES = 1 << 18;
+    private static final int ID_BUFFER_ENTRIES = 1 << 20;
     private static final int WRITES_IN_FLIGHT = 4;
 
     private final ObjectStore store;
@@ -102,7 +105,7 @@ final class DatasetUploader {
                     continue;
                 }
                 CaseFields fields = parse(parser, lines, file);
-                ids.add(fields.id(), lines.lineNumber());
+                ids.add(fields.id());
                 cases++;
                 if ((cases & 0x3FF) == 0) {
                     progress.update(UploadProgress.Phase.VALIDATE, lines.bytesRead(), size, cases);
@@ -114,9 +117,12 @@ final class DatasetUploader {
                 throw new InvalidDatasetException(file, 0, 0,
                         "the file holds no cases (it is empty or blank); put one JSON case per line");
             }
-            Optional<DuplicateIdDetector.Candidate> duplicate = ids.firstDuplicate();
-            if (duplicate.isPresent()) {
-                throw duplicateError(file, duplicate.get());
+            Set<Long> repeated = ids.repeatedFingerprints();
+            if (!repeated.isEmpty()) {
+                Optional<InvalidDatasetException> duplicate = findDuplicate(file, repeated);
+                if (duplicate.isPresent()) {
+                    throw duplicate.get();
+                }
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read " + file + ": " + e.getMessage(), e);
@@ -136,15 +142,15 @@ final class DatasetUploader {
                 if (lines.lineIsBlank()) {
                     continue;
                 }
-                CaseFields fields = parseAgain(parser, lines, file);
+                String id = idAgain(parser, lines, file);
                 Sha256 caseSha = Sha256.of(lines.lineBytes(), 0, lines.lineLength());
-                int recordOverhead = 160 + fields.id().length() * 6;
+                int recordOverhead = 160 + id.length() * 6;
                 if (!caseFile.isEmpty() && (caseFile.count() == layout.caseFileMaxCases()
                         || caseFile.recordBytes() + lines.lineLength() + recordOverhead > layout.caseFileTargetBytes())) {
                     flushCaseFile(caseFile, writer, index);
                 }
-                caseFile.add(ordinal, fields.id(), caseSha, lines.lineBytes(), lines.lineLength());
-                fold.add(ordinal, fields.id(), caseSha);
+                caseFile.add(ordinal, id, caseSha, lines.lineBytes(), lines.lineLength());
+                fold.add(ordinal, id, caseSha);
                 ordinal++;
                 if ((ordinal & 0x3FF) == 0) {
                     progress.update(UploadProgress.Phase.STORE, lines.bytesRead(), size, ordinal);
@@ -187,9 +193,9 @@ final class DatasetUploader {
         }
     }
 
-    private static CaseFields parseAgain(CaseLineParser parser, SourceLines lines, Path file) {
+    private static String idAgain(CaseLineParser parser, SourceLines lines, Path file) {
         try {
-            return parser.parse(lines.lineBytes(), lines.lineLength());
+            return parser.idOf(lines.lineBytes(), lines.lineLength());
         } catch (CaseLineParser.CaseSyntaxException e) {
             throw new InvalidDatasetException(file, lines.lineNumber(), e.column,
                     "the file changed while it was being uploaded (" + e.getMessage() + ")");
@@ -205,28 +211,35 @@ final class DatasetUploader {
         }
     }
 
-    private InvalidDatasetException duplicateError(Path file, DuplicateIdDetector.Candidate candidate) {
+    /**
+     * Re-reads the file to turn repeated fingerprints into the first real duplicate: the line whose id already
+     * occurred, and the line where it first did. Only ids with a repeated fingerprint are remembered.
+     */
+    private static Optional<InvalidDatasetException> findDuplicate(Path file, Set<Long> repeated) {
         CaseLineParser parser = new CaseLineParser(DatasetLimits.MAX_CASE_BYTES);
-        String firstId = null;
-        String secondId = null;
+        java.security.MessageDigest digest = Sha256.newDigest();
+        Map<String, Long> firstLineOfId = new HashMap<>();
         try (SourceLines lines = open(file)) {
-            while (lines.next() && lines.lineNumber() <= candidate.secondLine()) {
-                if (lines.lineNumber() == candidate.firstLine()) {
-                    firstId = parse(parser, lines, file).id();
-                } else if (lines.lineNumber() == candidate.secondLine()) {
-                    secondId = parse(parser, lines, file).id();
+            while (nextLine(lines, file)) {
+                if (lines.lineIsBlank()) {
+                    continue;
+                }
+                String id = parse(parser, lines, file).id();
+                if (!repeated.contains(DuplicateIdDetector.fingerprint(digest, id))) {
+                    continue;
+                }
+                Long first = firstLineOfId.putIfAbsent(id, lines.lineNumber());
+                if (first != null) {
+                    return Optional.of(new InvalidDatasetException(file, lines.lineNumber(), 0, "duplicate case id \""
+                            + id + "\": line " + lines.lineNumber() + " repeats the id of line " + first
+                            + "; case ids must be unique within a dataset"));
                 }
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot re-read " + file, e);
         }
-        if (firstId == null || !firstId.equals(secondId)) {
-            throw new IllegalStateException("id hash collision between lines " + candidate.firstLine() + " and "
-                    + candidate.secondLine() + " of " + file + " without equal ids; please report this");
-        }
-        return new InvalidDatasetException(file, candidate.secondLine(), 0, "duplicate case id \"" + secondId
-                + "\": line " + candidate.secondLine() + " repeats the id of line " + candidate.firstLine()
-                + "; case ids must be unique within a dataset");
+        // Fingerprints collided for different ids: no duplicate after all.
+        return Optional.empty();
     }
 
     private static SourceLines open(Path file) throws IOException {

@@ -47,7 +47,7 @@ class CaseLineParserTest {
         rejects("{\"id\":\"a\",\"input\":1,\"metadata\":3}", 21, "\"metadata\" must be an object");
         rejects("{\"id\":\"a\",\"input\":1,\"expcted\":3}", 21, "unknown field \"expcted\"");
         rejects("{\"id\":\"a\",\"input\":1} {\"id\":\"b\"}", 22, "after the case object");
-        rejects("{\"id\":\"a\",\"id\":\"b\",\"input\":1}", 15, "Duplicate field 'id'");
+        rejects("{\"id\":\"a\",\"id\":\"b\",\"input\":1}", 11, "duplicate field \"id\"");
     }
 
     @Test

@@ -1,0 +1,94 @@
+package dev.vigilo.cli;
+
+import dev.vigilo.control.ControlDatabase;
+import dev.vigilo.control.ControlSettings;
+import dev.vigilo.storage.ObjectStore;
+import dev.vigilo.storage.ObjectStores;
+import dev.vigilo.storage.StorageConfig;
+import dev.vigilo.storage.StorageConfigException;
+import dev.vigilo.storage.StoreBinding;
+import dev.vigilo.storage.StoreSpec;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * Opens, lazily, what a command needs (the control database, the storage configuration, object stores) from the
+ * command line and the environment, and closes all of it when the command ends. Commands that need neither
+ * (help, version) start nothing.
+ */
+final class Connections implements AutoCloseable {
+    private final Environment environment;
+    private final Optional<String> controlDbOption;
+    private final Optional<Path> storageConfigOption;
+    private ControlDatabase controlDatabase;
+    private StorageConfig storageConfig;
+    private final List<ObjectStore> openStores = new ArrayList<>();
+
+    Connections(Environment environment, Optional<String> controlDbOption, Optional<Path> storageConfigOption) {
+        this.environment = Objects.requireNonNull(environment, "environment");
+        this.controlDbOption = Objects.requireNonNull(controlDbOption, "controlDbOption");
+        this.storageConfigOption = Objects.requireNonNull(storageConfigOption, "storageConfigOption");
+    }
+
+    /** {@code --control-db}, else {@code VIGILO_CONTROL_DB}, else the embedded server under Vigilo home. */
+    ControlDatabase control() {
+        if (controlDatabase == null) {
+            Optional<String> url = controlDbOption.or(() -> environment.get(Environment.CONTROL_DB_VARIABLE));
+            ControlSettings settings = url.<ControlSettings>map(ControlSettings.Jdbc::new)
+                    .orElseGet(() -> new ControlSettings.Embedded(environment.embeddedPostgresDirectory()));
+            controlDatabase = ControlDatabase.open(settings);
+        }
+        return controlDatabase;
+    }
+
+    /** {@code --storage-config}, else {@code VIGILO_STORAGE_CONFIG}, else a local store under Vigilo home. */
+    StorageConfig storage() {
+        if (storageConfig == null) {
+            Optional<Path> file = storageConfigOption
+                    .or(() -> environment.get(Environment.STORAGE_CONFIG_VARIABLE).map(Path::of));
+            storageConfig = file.map(StorageConfig::load)
+                    .orElseGet(() -> StorageConfig.localDefault(environment.defaultObjectStore()));
+        }
+        return storageConfig;
+    }
+
+    /** Opens the named store, or the configuration's default. */
+    ObjectStore openStore(Optional<String> name) {
+        StorageConfig config = storage();
+        StoreSpec spec = name.map(n -> config.store(n).orElseThrow(() -> new StorageConfigException(
+                        "storage config " + config.source() + " has no store named \"" + n + "\"")))
+                .orElseGet(config::defaultStore);
+        return track(ObjectStores.open(spec));
+    }
+
+    /** Opens the configured store bound to {@code binding}, or explains that none is. */
+    ObjectStore openStore(StoreBinding binding) {
+        StorageConfig config = storage();
+        StoreSpec spec = config.resolve(binding).orElseThrow(() -> new StorageConfigException(
+                "storage config " + config.source() + " has no store bound to " + binding
+                        + "; pass --storage-config (or set " + Environment.STORAGE_CONFIG_VARIABLE
+                        + ") with a store whose location is " + binding));
+        return track(ObjectStores.open(spec));
+    }
+
+    private ObjectStore track(ObjectStore store) {
+        openStores.add(store);
+        return store;
+    }
+
+    @Override
+    public void close() {
+        for (ObjectStore store : openStores) {
+            store.close();
+        }
+        openStores.clear();
+        if (controlDatabase != null) {
+            controlDatabase.close();
+            controlDatabase = null;
+        }
+    }
+}

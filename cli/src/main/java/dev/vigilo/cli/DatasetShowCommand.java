@@ -1,0 +1,47 @@
+package dev.vigilo.cli;
+
+import dev.vigilo.dataset.DatasetCatalog;
+import dev.vigilo.dataset.DatasetEntry;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.util.concurrent.Callable;
+
+/** {@code vigilo dataset show ID}. */
+@Command(name = "show", mixinStandardHelpOptions = true, description = "Show one finalized dataset's catalog entry.")
+final class DatasetShowCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(index = "0", paramLabel = "UPLOAD_ID", description = "The dataset's upload id.")
+    String uploadId;
+
+    @Option(names = "--json", description = "Print one JSON object.")
+    boolean json;
+
+    @Override
+    public Integer call() {
+        try (Connections connections = CommandSupport.root(spec).connections()) {
+            DatasetEntry e = new DatasetCatalog(connections.control().jdbi()).get(CommandSupport.uploadId(uploadId));
+            PrintWriter out = CommandSupport.out(spec);
+            if (json) {
+                out.println(Json.write(Json.dataset(e)));
+            } else {
+                out.printf("upload id:        %s%n", e.uploadId());
+                out.printf("name:             %s%n", e.name());
+                out.printf("cases:            %d%n", e.caseCount());
+                out.printf("source hash:      %s (%d bytes)%n", e.sourceSha256(), e.sourceBytes());
+                out.printf("membership uuid:  %s%n", e.membershipUuid());
+                out.printf("storage:          %s%n", e.storage());
+                out.printf("index root:       %s (%d bytes, %d levels)%n", e.indexRoot().key(), e.indexRoot().length(),
+                        e.indexLevels());
+                out.printf("created:          %s%n", e.createdAt());
+            }
+        }
+        return ExitCode.OK;
+    }
+}

@@ -1,0 +1,67 @@
+package dev.vigilo.cli;
+
+import dev.vigilo.dataset.DatasetCatalog;
+import dev.vigilo.dataset.DatasetEntry;
+import dev.vigilo.dataset.UploadRequest;
+import dev.vigilo.storage.ObjectStore;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+
+/** {@code vigilo dataset upload FILE}. */
+@Command(name = "upload",
+        mixinStandardHelpOptions = true,
+        description = {"Upload a JSONL file (one case per line) as a finalized dataset and print its upload id.",
+                "",
+                "A case: {\"id\": string, \"input\": any JSON, \"expected\": any JSON (optional), "
+                        + "\"group\": string (optional), \"tags\": [string] (optional), \"metadata\": object (optional)}.",
+                "The file is validated completely before anything is stored; the catalog entry appears only after "
+                        + "every file is stored and verified."})
+final class DatasetUploadCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(index = "0", paramLabel = "FILE", description = "The JSONL file to upload.")
+    Path file;
+
+    @Option(names = "--name", description = "A label for the dataset (default: the file name without .jsonl).")
+    String name;
+
+    @Option(names = "--upload-id", paramLabel = "UUID",
+            description = "Choose the upload id, for idempotent retries: the same file under the same id "
+                    + "returns the existing entry.")
+    String uploadId;
+
+    @Option(names = "--store", paramLabel = "NAME",
+            description = "The store of the storage config to upload into (default: its default store).")
+    String store;
+
+    @Option(names = "--json", description = "Print one JSON object instead of the upload id.")
+    boolean json;
+
+    @Override
+    public Integer call() {
+        VigiloCommand root = CommandSupport.root(spec);
+        UploadRequest request = new UploadRequest(file, Optional.ofNullable(name),
+                Optional.ofNullable(uploadId).map(CommandSupport::uploadId));
+        try (Connections connections = root.connections();
+             ProgressDisplay progress = ProgressDisplay.forTerminal(CommandSupport.err(spec), file)) {
+            ObjectStore objectStore = connections.openStore(Optional.ofNullable(store));
+            DatasetCatalog catalog = new DatasetCatalog(connections.control().jdbi());
+            DatasetEntry entry = catalog.upload(request, objectStore, progress);
+            progress.close();
+            if (json) {
+                CommandSupport.out(spec).println(Json.write(Json.dataset(entry)));
+            } else {
+                CommandSupport.out(spec).println(entry.uploadId());
+            }
+        }
+        return ExitCode.OK;
+    }
+}

@@ -1,0 +1,72 @@
+package dev.vigilo.cli;
+
+import dev.vigilo.dataset.DatasetCatalog;
+import dev.vigilo.dataset.DatasetDamagedException;
+import dev.vigilo.dataset.DatasetEntry;
+import dev.vigilo.dataset.DatasetReader;
+import dev.vigilo.dataset.VerifyReport;
+import dev.vigilo.storage.ObjectStore;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/** {@code vigilo dataset verify ID}: exit 0 when intact, 1 with the damaged key otherwise. */
+@Command(name = "verify", mixinStandardHelpOptions = true,
+        description = {"Re-read every file of a dataset and check every digest, the index structure and the "
+                + "ordered case id/hash fold.", "Exit 0 when intact, 1 when damaged (the damaged key is printed)."})
+final class DatasetVerifyCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(index = "0", paramLabel = "UPLOAD_ID", description = "The dataset's upload id.")
+    String uploadId;
+
+    @Option(names = "--json", description = "Print one JSON object with the verdict.")
+    boolean json;
+
+    @Override
+    public Integer call() {
+        PrintWriter out = CommandSupport.out(spec);
+        try (Connections connections = CommandSupport.root(spec).connections()) {
+            DatasetEntry entry = new DatasetCatalog(connections.control().jdbi()).get(CommandSupport.uploadId(uploadId));
+            ObjectStore store = connections.openStore(entry.storage());
+            Map<String, Object> result = new LinkedHashMap<>();
+            result.put("upload_id", entry.uploadId().toString());
+            try {
+                VerifyReport report = DatasetReader.open(entry, store).verify();
+                result.put("intact", true);
+                result.put("case_count", report.caseCount());
+                result.put("case_files", report.caseFiles());
+                result.put("index_documents", report.indexDocuments());
+                result.put("bytes_read", report.bytesRead());
+                result.put("damaged_key", null);
+                result.put("error", null);
+                if (json) {
+                    out.println(Json.write(result));
+                } else {
+                    out.printf("intact: %d cases in %d case files and %d index documents (%d bytes) verified%n",
+                            report.caseCount(), report.caseFiles(), report.indexDocuments(), report.bytesRead());
+                }
+                return ExitCode.OK;
+            } catch (DatasetDamagedException e) {
+                result.put("intact", false);
+                result.put("damaged_key", e.key().value());
+                result.put("error", e.getMessage());
+                if (json) {
+                    out.println(Json.write(result));
+                } else {
+                    out.println("DAMAGED: " + e.key());
+                }
+                CommandSupport.err(spec).println("vigilo: error: " + e.getMessage());
+                return ExitCode.FAILED;
+            }
+        }
+    }
+}

@@ -1,0 +1,72 @@
+package dev.vigilo.cli;
+
+import dev.vigilo.control.ControlDatabaseException;
+import dev.vigilo.dataset.DatasetConflictException;
+import dev.vigilo.dataset.DatasetDamagedException;
+import dev.vigilo.dataset.DatasetException;
+import dev.vigilo.dataset.DatasetNotFoundException;
+import dev.vigilo.dataset.InvalidDatasetException;
+import dev.vigilo.storage.ObjectConflictException;
+import dev.vigilo.storage.StorageCancelledException;
+import dev.vigilo.storage.StorageConfigException;
+import dev.vigilo.storage.StorageException;
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+
+/**
+ * The one place that turns an exception into a message on stderr and an {@link ExitCode}. Known errors print
+ * their message (which says what, where and what to do); unknown ones are bugs and print a stack trace only with
+ * {@code --verbose}.
+ */
+final class ErrorReporter implements CommandLine.IExecutionExceptionHandler {
+    private final VigiloCommand root;
+
+    ErrorReporter(VigiloCommand root) {
+        this.root = root;
+    }
+
+    @Override
+    public int handleExecutionException(Exception ex, CommandLine cmd, CommandLine.ParseResult parseResult) {
+        PrintWriter err = cmd.getErr();
+        int code = exitCode(ex);
+        String prefix = code == ExitCode.INTERNAL ? "vigilo: internal error: " : "vigilo: error: ";
+        err.println(prefix + (ex.getMessage() == null ? ex.getClass().getName() : ex.getMessage()));
+        if (root.verbose() || code == ExitCode.INTERNAL) {
+            if (root.verbose()) {
+                ex.printStackTrace(err);
+            } else {
+                err.println("Run again with --verbose for details, and please report it.");
+            }
+        }
+        return code;
+    }
+
+    static int exitCode(Throwable ex) {
+        if (ex instanceof InvalidDatasetException || ex instanceof DatasetNotFoundException
+                || ex instanceof StorageConfigException || ex instanceof InvalidArgumentException) {
+            return ExitCode.INVALID_INPUT;
+        }
+        if (ex instanceof DatasetDamagedException) {
+            return ExitCode.FAILED;
+        }
+        if (ex instanceof ObjectConflictException) {
+            return ExitCode.CONFLICT;
+        }
+        if (ex instanceof StorageCancelledException) {
+            return ExitCode.INTERRUPTED;
+        }
+        if (ex instanceof DatasetConflictException) {
+            return ExitCode.CONFLICT;
+        }
+        if (ex instanceof DatasetException) {
+            return ExitCode.INVALID_INPUT;
+        }
+        if (ex instanceof StorageException || ex instanceof ControlDatabaseException
+                || ex instanceof UncheckedIOException) {
+            return ExitCode.UNAVAILABLE;
+        }
+        return ExitCode.INTERNAL;
+    }
+}

@@ -1,0 +1,27 @@
+package dev.vigilo.cli;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.LoggerContext;
+import org.slf4j.LoggerFactory;
+import org.slf4j.bridge.SLF4JBridgeHandler;
+
+/**
+ * Logging is quiet by default (warnings and errors to stderr, see logback.xml); {@code --verbose} turns on
+ * Vigilo's info and debug messages. java.util.logging is routed to SLF4J so every library logs through one
+ * backend.
+ */
+final class Logging {
+    private Logging() {
+    }
+
+    static void configure(boolean verbose) {
+        if (!SLF4JBridgeHandler.isInstalled()) {
+            SLF4JBridgeHandler.removeHandlersForRootLogger();
+            SLF4JBridgeHandler.install();
+        }
+        if (LoggerFactory.getILoggerFactory() instanceof LoggerContext context) {
+            context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME).setLevel(verbose ? Level.INFO : Level.WARN);
+            context.getLogger("dev.vigilo").setLevel(verbose ? Level.DEBUG : Level.WARN);
+        }
+    }
+}

@@ -1,0 +1,131 @@
+package dev.vigilo.dataset;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.storage.ObjectKey;
+import dev.vigilo.storage.Sha256;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.constraints.Size;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Properties of the pieces an upload is made of, over generated inputs. */
+class DatasetFormatPropertiesTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** Valid case lines with arbitrary unicode ids and nested inputs. */
+    @Provide
+    Arbitrary<List<String>> caseLines() {
+        Arbitrary<String> text = Arbitraries.strings().all().ofMinLength(1).ofMaxLength(30)
+                .filter(DatasetFormatPropertiesTest::isWellFormed);
+        return text.set().ofMinSize(1).ofMaxSize(40).flatMap(ids -> text.list().ofSize(ids.size()).map(inputs -> {
+            List<String> lines = new ArrayList<>();
+            int i = 0;
+            for (String id : ids) {
+                ObjectNode c = JSON.createObjectNode();
+                c.put("id", id);
+                c.putObject("input").put("text", inputs.get(i)).putArray("n").add(i).add(-i * 0.5);
+                if (i % 2 == 0) {
+                    c.put("group", inputs.get(i));
+                    c.putArray("tags").add(id).add("t");
+                }
+                lines.add(c.toString());
+                i++;
+            }
+            return lines;
+        }));
+    }
+
+    private static boolean isWellFormed(String s) {
+        return StandardCharsets.UTF_8.newEncoder().canEncode(s);
+    }
+
+    @Property(tries = 200)
+    void caseFilesRoundTripWithVerifiedHashes(@ForAll("caseLines") List<String> lines,
+                                              @ForAll @IntRange(min = 0, max = 1000) int firstOrdinal) {
+        CaseLineParser parser = new CaseLineParser(DatasetLimits.MAX_CASE_BYTES);
+        CaseFileFormat.Builder builder = new CaseFileFormat.Builder();
+        for (int i = 0; i < lines.size(); i++) {
+            byte[] bytes = lines.get(i).getBytes(StandardCharsets.UTF_8);
+            String id = parse(parser, bytes).id();
+            builder.add(firstOrdinal + i, id, Sha256.of(bytes), bytes, bytes.length);
+        }
+        byte[] file = builder.encode();
+        List<StoredCase> decoded = CaseFileFormat.decode(ObjectKey.of("k"), file, firstOrdinal, lines.size(), parser);
+        assertThat(decoded).hasSize(lines.size());
+        for (int i = 0; i < lines.size(); i++) {
+            StoredCase c = decoded.get(i);
+            assertThat(c.ordinal()).isEqualTo(firstOrdinal + i);
+            assertThat(new String(c.caseJson(), StandardCharsets.UTF_8)).isEqualTo(lines.get(i));
+            assertThat(c.id()).isEqualTo(parse(parser, lines.get(i).getBytes(StandardCharsets.UTF_8)).id());
+        }
+    }
+
+    @Property(tries = 200)
+    void sourceLinesSplitLikeAReferenceAndHashEveryByte(@ForAll @Size(max = 30) List<@net.jqwik.api.constraints.StringLength(max = 70000) String> parts,
+                                                        @ForAll boolean crlf, @ForAll boolean bom,
+                                                        @ForAll boolean trailingNewline) throws IOException {
+        ByteArrayOutputStream raw = new ByteArrayOutputStream();
+        if (bom) {
+            raw.writeBytes(new byte[] {(byte) 0xEF, (byte) 0xBB, (byte) 0xBF});
+        }
+        for (int i = 0; i < parts.size(); i++) {
+            raw.writeBytes(parts.get(i).getBytes(StandardCharsets.UTF_8));
+            if (i < parts.size() - 1 || trailingNewline) {
+                raw.writeBytes((crlf ? "\r\n" : "\n").getBytes(StandardCharsets.US_ASCII));
+            }
+        }
+        byte[] bytes = raw.toByteArray();
+        List<String> actual = new ArrayList<>();
+        try (SourceLines lines = new SourceLines(new ByteArrayInputStream(bytes), 1 << 20)) {
+            while (lines.next()) {
+                actual.add(new String(lines.lineBytes(), 0, lines.lineLength(), StandardCharsets.UTF_8));
+                assertThat(lines.lineNumber()).isEqualTo(actual.size());
+            }
+            assertThat(lines.sourceSha256()).isEqualTo(Sha256.of(bytes));
+            assertThat(lines.bytesRead()).isEqualTo(bytes.length);
+        }
+        assertThat(actual).isEqualTo(referenceSplit(bytes));
+    }
+
+    /** Lines as defined in docs/formats/dataset.md: split on LF, drop one CR before it, strip a leading BOM. */
+    private static List<String> referenceSplit(byte[] bytes) {
+        String text = new String(bytes, StandardCharsets.UTF_8);
+        List<String> lines = new ArrayList<>(List.of(text.split("\n", -1)));
+        if (text.isEmpty() || text.endsWith("\n")) {
+            lines.remove(lines.size() - 1);
+        }
+        for (int i = 0; i < lines.size(); i++) {
+            String line = lines.get(i);
+            if (line.endsWith("\r")) {
+                line = line.substring(0, line.length() - 1);
+            }
+            if (i == 0 && line.startsWith("\uFEFF")) {
+                line = line.substring(1);
+            }
+            lines.set(i, line);
+        }
+        return lines;
+    }
+
+    private static CaseFields parse(CaseLineParser parser, byte[] bytes) {
+        try {
+            return parser.parse(bytes, bytes.length);
+        } catch (CaseLineParser.CaseSyntaxException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+}
