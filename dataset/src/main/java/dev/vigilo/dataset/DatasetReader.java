@@ -89,8 +89,24 @@ public final class DatasetReader {
      * @throws DatasetDamagedException naming the first damaged object (or the root, for a fold mismatch)
      */
     public VerifyReport verify() {
+        return readVerified(c -> { });
+    }
+
+    /**
+     * Passes every case to {@code consumer} in ordinal order, like {@link #forEachCase}, while folding the ordered
+     * case id/hash identity; at the end checks the case count and the membership UUID against the catalog entry.
+     * This is the running identity check a complete pass (such as run preparation) binds itself to: a consumer that
+     * saw every case is only valid if this method returns normally.
+     *
+     * @throws DatasetDamagedException on the first damaged object, or at the end when the count or fold differ
+     */
+    public VerifyReport readVerified(Consumer<StoredCase> consumer) {
+        Objects.requireNonNull(consumer, "consumer");
         MembershipFold fold = new MembershipFold();
-        forEachCase(c -> fold.add(c.ordinal(), c.id(), c.sha256()));
+        forEachCase(c -> {
+            fold.add(c.ordinal(), c.id(), c.sha256());
+            consumer.accept(c);
+        });
         if (fold.cases() != entry.caseCount()) {
             throw new DatasetDamagedException(entry.indexRoot().key(), "the index reaches " + fold.cases()
                     + " cases, the catalog records " + entry.caseCount());
