@@ -51,7 +51,7 @@ final class DatasetUploadCommand implements Callable<Integer> {
         UploadRequest request = new UploadRequest(file, Optional.ofNullable(name),
                 Optional.ofNullable(uploadId).map(CommandSupport::uploadId));
         try (Connections connections = root.connections();
-             ProgressDisplay progress = ProgressDisplay.forTerminal(CommandSupport.err(spec), file)) {
+             ProgressDisplay progress = ProgressDisplay.forTerminal(file)) {
             ObjectStore objectStore = connections.openStore(Optional.ofNullable(store));
             DatasetCatalog catalog = new DatasetCatalog(connections.control().jdbi());
             DatasetEntry entry = catalog.upload(request, objectStore, progress);

@@ -6,7 +6,6 @@ import me.tongfei.progressbar.ProgressBarBuilder;
 import me.tongfei.progressbar.ProgressBarStyle;
 
 import java.io.PrintStream;
-import java.io.PrintWriter;
 import java.nio.file.Path;
 
 /**
@@ -24,7 +23,7 @@ final class ProgressDisplay implements UploadProgress, AutoCloseable {
         this.label = label;
     }
 
-    static ProgressDisplay forTerminal(PrintWriter err, Path file) {
+    static ProgressDisplay forTerminal(Path file) {
         return new ProgressDisplay(System.console() != null, String.valueOf(file.getFileName()));
     }
 

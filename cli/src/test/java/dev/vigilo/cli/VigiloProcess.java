@@ -1,6 +1,5 @@
 package dev.vigilo.cli;
 
-import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -56,9 +55,5 @@ final class VigiloProcess {
             Files.deleteIfExists(out);
             Files.deleteIfExists(err);
         }
-    }
-
-    static String classpathSeparator() {
-        return File.pathSeparator;
     }
 }
