@@ -1,0 +1,56 @@
+package dev.vigilo.plan;
+
+import dev.vigilo.storage.ObjectKey;
+
+import java.util.UUID;
+
+/**
+ * Object keys and fixed shape constants of a plan (docs/formats/plan-layout.md). Keys are fixed names under the
+ * run's prefix rather than content addresses: a replay that produces different bytes for the same logical file then
+ * hits the store's create-only conflict instead of silently writing a second version.
+ */
+final class PlanLayout {
+    /** Cases per execution chunk, at most. */
+    static final int CHUNK_CASES = 100;
+    /** Logical shards; chunk i lives on shard i mod SHARDS. */
+    static final int SHARDS = 128;
+    /** Entries per chunk index document, at most. */
+    static final int INDEX_MAX_ENTRIES = 512;
+    /** Bytes per chunk index document, at most. */
+    static final int INDEX_MAX_BYTES = 256 * 1024;
+    /** Chunk index levels, at most. */
+    static final int INDEX_MAX_LEVELS = 8;
+    /** Version of every plan format written by this build. */
+    static final int FORMAT_VERSION = 1;
+
+    private PlanLayout() {
+    }
+
+    static String prefix(UUID runId) {
+        return "plans/" + runId + "/";
+    }
+
+    static ObjectKey chunk(UUID runId, long chunkIndex) {
+        return ObjectKey.of(prefix(runId) + "chunks/" + String.format("%010d", chunkIndex) + ".json");
+    }
+
+    static ObjectKey index(UUID runId, int level, long seq) {
+        return ObjectKey.of(prefix(runId) + "index/" + level + "-" + String.format("%010d", seq) + ".json");
+    }
+
+    static ObjectKey gate(UUID runId, int gateIndex) {
+        return ObjectKey.of(prefix(runId) + "gates/" + String.format("%02d", gateIndex) + ".json");
+    }
+
+    static ObjectKey configuration(UUID runId) {
+        return ObjectKey.of(prefix(runId) + "configuration.json");
+    }
+
+    static ObjectKey manifest(UUID runId) {
+        return ObjectKey.of(prefix(runId) + "manifest.json");
+    }
+
+    static int shardOf(long chunkIndex) {
+        return (int) (chunkIndex % SHARDS);
+    }
+}

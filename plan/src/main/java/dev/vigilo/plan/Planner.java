@@ -1,0 +1,271 @@
+package dev.vigilo.plan;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import dev.vigilo.dataset.CaseFields;
+import dev.vigilo.dataset.DatasetEntry;
+import dev.vigilo.dataset.StoredCase;
+import dev.vigilo.storage.ObjectRef;
+import dev.vigilo.storage.Sha256;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * The deterministic planner: consumes cases in ordinal order and emits plan files to a {@link GroupWriter} in
+ * dependency order. Retains one chunk page (at most 100 cases), one chunk index path (at most 8 levels of 512
+ * entries) and 128 shard accumulators; never a dataset-wide list. Output bytes depend only on the run id, the profile
+ * and the dataset's cases, so a replay reproduces them exactly. Not thread-safe.
+ */
+final class Planner {
+    private final UUID runId;
+    private final Profile profile;
+    private final DatasetEntry dataset;
+    private final GroupWriter writer;
+    private final long[] requiredMask;
+    private final Shard[] shards = new Shard[PlanLayout.SHARDS];
+    private final long[] evaluatorCases;
+    private final long[] gateCases;
+    private long unselected;
+    private final List<ChunkFile.Entry> page = new ArrayList<>(PlanLayout.CHUNK_CASES);
+    private long pageFirstOrdinal;
+    private long nextChunk;
+    private long cases;
+    private final List<List<ChunkIndexDocument.Entry>> levels = new ArrayList<>();
+    private final List<Long> levelSeq = new ArrayList<>();
+
+    /** Per-shard accumulator. */
+    private static final class Shard {
+        long cases;
+        long chunks;
+        final Fold projection = new Fold();
+        final Fold settlement = new Fold();
+        final long[] gates;
+
+        Shard(int gateCount) {
+            gates = new long[gateCount];
+        }
+    }
+
+    /** What the finished planner hands to publication. */
+    record Result(ObjectRef root, PlanManifest manifest, List<Authority.ShardRow> shardRows, long[] gateCases) {
+    }
+
+    Planner(UUID runId, Profile profile, DatasetEntry dataset, GroupWriter writer) {
+        this.runId = runId;
+        this.profile = profile;
+        this.dataset = dataset;
+        this.writer = writer;
+        this.requiredMask = new long[profile.gates().size()];
+        for (int g = 0; g < requiredMask.length; g++) {
+            for (String name : profile.gates().get(g).requiredEvaluators()) {
+                requiredMask[g] |= 1L << indexOf(name);
+            }
+        }
+        this.evaluatorCases = new long[profile.evaluators().size()];
+        this.gateCases = new long[profile.gates().size()];
+    }
+
+    private int indexOf(String evaluator) {
+        for (int i = 0; i < profile.evaluators().size(); i++) {
+            if (profile.evaluators().get(i).name().equals(evaluator)) {
+                return i;
+            }
+        }
+        throw new IllegalStateException("unknown evaluator " + evaluator);
+    }
+
+    void accept(StoredCase c) {
+        if (c.ordinal() != cases) {
+            throw new IllegalStateException("case ordinal " + c.ordinal() + " out of order, expected " + cases);
+        }
+        CaseFields fields = c.fields();
+        long eval = 0;
+        for (int i = 0; i < evaluatorCases.length; i++) {
+            if (Selection.applies(profile.evaluators().get(i), fields)) {
+                eval |= 1L << i;
+                evaluatorCases[i]++;
+            }
+        }
+        long gates = 0;
+        for (int g = 0; g < gateCases.length; g++) {
+            if ((eval & requiredMask[g]) == requiredMask[g] && Selection.matches(profile.gates().get(g).selector(), fields)) {
+                gates |= 1L << g;
+            }
+        }
+        if (gates == 0) {
+            unselected++;
+        }
+        if (page.isEmpty()) {
+            pageFirstOrdinal = c.ordinal();
+        }
+        page.add(new ChunkFile.Entry(c.ordinal(), c.id(), c.sha256(), eval, gates));
+        cases++;
+        if (page.size() == PlanLayout.CHUNK_CASES) {
+            emitChunk();
+        }
+    }
+
+    private void emitChunk() {
+        long index = nextChunk++;
+        int shardNo = PlanLayout.shardOf(index);
+        Shard shard = shards[shardNo];
+        if (shard == null) {
+            shard = shards[shardNo] = new Shard(gateCases.length);
+        }
+        Sha256 membership = ChunkFile.membershipOf(page);
+        for (ChunkFile.Entry e : page) {
+            shard.projection.addCase(e.ordinal(), e.id(), e.sha256());
+            for (int g = 0; g < gateCases.length; g++) {
+                if ((e.gates() & (1L << g)) != 0) {
+                    shard.gates[g]++;
+                    gateCases[g]++;
+                }
+            }
+        }
+        UUID chunkId = Fold.chunkId(runId, index);
+        shard.settlement.addChunk(index, chunkId, page.size(), membership);
+        shard.cases += page.size();
+        shard.chunks++;
+        ChunkFile file = new ChunkFile(runId, index, chunkId, shardNo, pageFirstOrdinal, page, membership);
+        byte[] bytes = file.encode();
+        ObjectRef ref = ObjectRef.of(PlanLayout.chunk(runId, index), bytes);
+        writer.add(new GroupWriter.Pending(ref, bytes, "chunk", index));
+        addIndexEntry(0, new ChunkIndexDocument.Entry(ref, index, 1, pageFirstOrdinal, page.size()));
+        page.clear();
+    }
+
+    private void addIndexEntry(int level, ChunkIndexDocument.Entry e) {
+        while (levels.size() <= level) {
+            levels.add(new ArrayList<>());
+            levelSeq.add(0L);
+        }
+        levels.get(level).add(e);
+        if (levels.get(level).size() == PlanLayout.INDEX_MAX_ENTRIES) {
+            emitIndex(level);
+        }
+    }
+
+    private void emitIndex(int level) {
+        List<ChunkIndexDocument.Entry> entries = levels.get(level);
+        ChunkIndexDocument.Entry first = entries.get(0);
+        long chunkCount = 0;
+        long caseCount = 0;
+        for (ChunkIndexDocument.Entry e : entries) {
+            chunkCount += e.chunkCount();
+            caseCount += e.caseCount();
+        }
+        if (level + 1 >= PlanLayout.INDEX_MAX_LEVELS) {
+            throw new IllegalStateException("chunk index would exceed " + PlanLayout.INDEX_MAX_LEVELS + " levels");
+        }
+        ChunkIndexDocument doc = new ChunkIndexDocument(level, first.firstChunk(), chunkCount, first.firstOrdinal(),
+                caseCount, entries);
+        byte[] bytes = doc.encode();
+        long seq = levelSeq.get(level);
+        levelSeq.set(level, seq + 1);
+        ObjectRef ref = ObjectRef.of(PlanLayout.index(runId, level, seq), bytes);
+        writer.add(new GroupWriter.Pending(ref, bytes, "index", null));
+        levels.set(level, new ArrayList<>());
+        addIndexEntry(level + 1, new ChunkIndexDocument.Entry(ref, first.firstChunk(), chunkCount,
+                first.firstOrdinal(), caseCount));
+    }
+
+    /** Emits the last, partial chunk page; call once after the last case was accepted. */
+    void completeCases() {
+        if (!page.isEmpty()) {
+            emitChunk();
+        }
+    }
+
+    /** Index of the first gate that selects no case, if any (valid after {@link #completeCases()}). */
+    Optional<Integer> emptyGate() {
+        for (int g = 0; g < gateCases.length; g++) {
+            if (gateCases[g] == 0) {
+                return Optional.of(g);
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * Emits the remaining index levels, the gate chain (tail to head), the configuration and the manifest, and
+     * flushes. Call only after {@link #completeCases()}, once the dataset pass passed its identity check and
+     * {@link #emptyGate()} is empty.
+     */
+    Result finish() {
+        if (!page.isEmpty()) {
+            throw new IllegalStateException("completeCases() was not called");
+        }
+        ObjectRef indexRoot = null;
+        int indexLevels = 0;
+        for (int level = 0; ; level++) {
+            boolean top = level == levels.size() - 1;
+            List<ChunkIndexDocument.Entry> cur = levels.get(level);
+            if (top && cur.size() == 1 && level > 0) {
+                indexRoot = cur.get(0).ref();
+                indexLevels = level;
+                break;
+            }
+            if (!cur.isEmpty()) {
+                emitIndex(level);
+            }
+        }
+        // Gate chain, tail to head: each file links the next one, so the next must exist first.
+        int gateCount = profile.gates().size();
+        Optional<ObjectRef> next = Optional.empty();
+        for (int g = gateCount - 1; g >= 0; g--) {
+            List<GateFile.ShardCount> counts = new ArrayList<>();
+            for (int s = 0; s < PlanLayout.SHARDS; s++) {
+                if (shards[s] != null) {
+                    counts.add(new GateFile.ShardCount(s, shards[s].gates[g]));
+                }
+            }
+            GateFile gf = new GateFile(runId, g, gateCount, profile.gates().get(g), gateCases[g], counts, next);
+            byte[] bytes = gf.encode();
+            ObjectRef ref = ObjectRef.of(PlanLayout.gate(runId, g), bytes);
+            writer.add(new GroupWriter.Pending(ref, bytes, "gate", null));
+            next = Optional.of(ref);
+        }
+        int used = 0;
+        List<PlanManifest.Shard> manifestShards = new ArrayList<>();
+        List<Authority.ShardRow> rows = new ArrayList<>();
+        for (int s = 0; s < PlanLayout.SHARDS; s++) {
+            Shard sh = shards[s];
+            if (sh == null) {
+                continue;
+            }
+            used++;
+            Sha256 projection = sh.projection.finish();
+            Sha256 settlement = sh.settlement.finish();
+            manifestShards.add(new PlanManifest.Shard(s, sh.cases, sh.chunks, projection, settlement));
+            ArrayNode gates = JsonNodeFactory.instance.arrayNode();
+            for (int g = 0; g < gateCount; g++) {
+                gates.addArray().add(profile.gates().get(g).name()).add(sh.gates[g]);
+            }
+            rows.add(new Authority.ShardRow(s, sh.cases, sh.chunks, projection.toHex(), settlement.toHex(),
+                    new String(ProfileJson.bytes(gates), java.nio.charset.StandardCharsets.UTF_8)));
+        }
+        byte[] config = PlanConfiguration.encode(runId, profile, dataset, nextChunk, used, evaluatorCases, gateCases,
+                unselected);
+        ObjectRef configRef = ObjectRef.of(PlanLayout.configuration(runId), config);
+        writer.add(new GroupWriter.Pending(configRef, config, "configuration", null));
+        PlanManifest manifest = new PlanManifest(runId, dataset.uploadId(), dataset.membershipUuid(),
+                dataset.sourceSha256(), cases, nextChunk, configRef, indexRoot, indexLevels, next.orElseThrow(),
+                gateCount, manifestShards);
+        byte[] mbytes = manifest.encode();
+        ObjectRef root = ObjectRef.of(PlanLayout.manifest(runId), mbytes);
+        writer.add(new GroupWriter.Pending(root, mbytes, "manifest", null));
+        writer.flush();
+        return new Result(root, manifest, rows, gateCases.clone());
+    }
+
+    long cases() {
+        return cases;
+    }
+
+    static long expectedChunks(long caseCount) {
+        return (caseCount + PlanLayout.CHUNK_CASES - 1) / PlanLayout.CHUNK_CASES;
+    }
+}

@@ -1,0 +1,162 @@
+package dev.vigilo.plan;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * A validated run profile (docs/formats/plan-profile.md): what agent to run, which evaluators score it, which gates
+ * decide the run, and limits. Immutable; produced only by {@link ProfileParser}, which has already checked every
+ * cross-reference (gate evaluators exist, names are unique, counts within bounds).
+ *
+ * @param version the profile format version (1)
+ * @param name    the profile's name, 1..256 characters
+ * @param agent   the agent under evaluation
+ * @param evaluators evaluators in document order, 1..{@link #MAX_EVALUATORS}, unique names
+ * @param gates   gates in document order, 1..{@link #MAX_GATES}, unique names
+ * @param limits  preparation limits
+ */
+public record Profile(int version, String name, Agent agent, List<Evaluator> evaluators, List<Gate> gates,
+                      Limits limits) {
+
+    /** The newest profile format version this build understands. */
+    public static final int VERSION = 1;
+    /** Upper bound on the number of gates (the spec's "at most 64 gates"). */
+    public static final int MAX_GATES = 64;
+    /** Upper bound on the number of evaluators. */
+    public static final int MAX_EVALUATORS = 64;
+    /** Both the input limit and the canonical encoded limit of a profile, in bytes. */
+    public static final int MAX_BYTES = 8 * 1024 * 1024;
+
+    public Profile {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(agent, "agent");
+        evaluators = List.copyOf(evaluators);
+        gates = List.copyOf(gates);
+        Objects.requireNonNull(limits, "limits");
+    }
+
+    /** The evaluator with this name. */
+    public Optional<Evaluator> evaluator(String evaluatorName) {
+        return evaluators.stream().filter(e -> e.name().equals(evaluatorName)).findFirst();
+    }
+
+    /** Agent kinds. */
+    public enum AgentKind {
+        /** A local program: the case on stdin as JSON, the output on stdout. */
+        COMMAND("command"),
+        /** An OpenAI-compatible chat completions endpoint. */
+        HTTP("http");
+
+        private final String wire;
+
+        AgentKind(String wire) {
+            this.wire = wire;
+        }
+
+        public String wire() {
+            return wire;
+        }
+    }
+
+    /** Evaluator kinds. */
+    public enum EvaluatorKind {
+        /** The agent's output equals the case's {@code expected}. */
+        EXACT_MATCH("exact_match"),
+        /** The agent's output contains the case's {@code expected}. */
+        CONTAINS("contains"),
+        /** The agent's output matches the regular expression in the case's {@code expected} (or {@code pattern}). */
+        REGEX("regex"),
+        /** A program reads {"case":..., "output":...} on stdin and prints a score in [0, 1]. */
+        COMMAND("command");
+
+        private final String wire;
+
+        EvaluatorKind(String wire) {
+            this.wire = wire;
+        }
+
+        public String wire() {
+            return wire;
+        }
+    }
+
+    /**
+     * The agent.
+     *
+     * @param kind       command or http
+     * @param parameters the validated parameters as canonical JSON (an object node; treat as read-only)
+     */
+    public record Agent(AgentKind kind, JsonNode parameters) {
+        public Agent {
+            Objects.requireNonNull(kind, "kind");
+            Objects.requireNonNull(parameters, "parameters");
+        }
+    }
+
+    /**
+     * An evaluator.
+     *
+     * @param name       unique within the profile
+     * @param kind       what it computes
+     * @param parameters validated parameters as canonical JSON (an object node; treat as read-only)
+     * @param appliesTo  the cases it applies to; empty means every case
+     */
+    public record Evaluator(String name, EvaluatorKind kind, JsonNode parameters, Optional<Selector> appliesTo) {
+        public Evaluator {
+            Objects.requireNonNull(name, "name");
+            Objects.requireNonNull(kind, "kind");
+            Objects.requireNonNull(parameters, "parameters");
+            Objects.requireNonNull(appliesTo, "appliesTo");
+        }
+    }
+
+    /**
+     * A gate.
+     *
+     * @param name               unique within the profile
+     * @param requiredEvaluators evaluator names, at least one, no duplicates, each defined
+     * @param selector           group and tag rules
+     * @param minPassRate        pass threshold in [0, 1]
+     */
+    public record Gate(String name, List<String> requiredEvaluators, Selector selector, double minPassRate) {
+        public Gate {
+            Objects.requireNonNull(name, "name");
+            requiredEvaluators = List.copyOf(requiredEvaluators);
+            Objects.requireNonNull(selector, "selector");
+        }
+    }
+
+    /**
+     * Group and tag rules shared by gates and {@code applies_to}. Each list is empty when the rule was not given;
+     * a given rule is never empty (the parser rejects {@code groups: []}).
+     *
+     * @param groups  the case's group must be one of these (when given)
+     * @param tagsAll the case must carry every one of these tags (when given)
+     * @param tagsAny the case must carry at least one of these tags (when given)
+     */
+    public record Selector(List<String> groups, List<String> tagsAll, List<String> tagsAny) {
+        /** A selector with no rules: matches every case. */
+        public static final Selector ALL = new Selector(List.of(), List.of(), List.of());
+
+        public Selector {
+            groups = List.copyOf(groups);
+            tagsAll = List.copyOf(tagsAll);
+            tagsAny = List.copyOf(tagsAny);
+        }
+    }
+
+    /**
+     * Preparation limits.
+     *
+     * @param maxCases the largest dataset (in cases) this profile may be prepared against
+     */
+    public record Limits(long maxCases) {
+        /** Default for {@code limits.max_cases}. */
+        public static final long DEFAULT_MAX_CASES = 10_000_000L;
+        /** Largest accepted {@code limits.max_cases}. */
+        public static final long MAX_MAX_CASES = 1_000_000_000L;
+    }
+}

@@ -1,0 +1,89 @@
+package dev.vigilo.plan;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.storage.Sha256;
+
+import java.io.UncheckedIOException;
+import java.util.List;
+
+/**
+ * The canonical JSON form of a {@link Profile}: fixed key order, defaults filled in, no whitespace. Two profiles that
+ * mean the same thing (YAML or JSON, any key order, defaults explicit or not) encode to the same bytes, so the
+ * SHA-256 of this encoding is the profile identity a repeated {@code run create} is compared by.
+ */
+final class ProfileJson {
+    static final ObjectMapper MAPPER = new ObjectMapper();
+
+    private ProfileJson() {
+    }
+
+    static ObjectNode tree(Profile p) {
+        JsonNodeFactory f = JsonNodeFactory.instance;
+        ObjectNode root = f.objectNode();
+        root.put("version", p.version());
+        root.put("name", p.name());
+        ObjectNode agent = root.putObject("agent");
+        agent.put("kind", p.agent().kind().wire());
+        agent.setAll((ObjectNode) p.agent().parameters());
+        ArrayNode evaluators = root.putArray("evaluators");
+        for (Profile.Evaluator e : p.evaluators()) {
+            evaluators.add(evaluator(e));
+        }
+        ArrayNode gates = root.putArray("gates");
+        for (Profile.Gate g : p.gates()) {
+            ObjectNode n = gates.addObject();
+            n.put("name", g.name());
+            strings(n.putArray("required_evaluators"), g.requiredEvaluators());
+            selector(n, g.selector());
+            n.put("min_pass_rate", g.minPassRate());
+        }
+        root.putObject("limits").put("max_cases", p.limits().maxCases());
+        return root;
+    }
+
+    static ObjectNode evaluator(Profile.Evaluator e) {
+        ObjectNode n = JsonNodeFactory.instance.objectNode();
+        n.put("name", e.name());
+        n.put("kind", e.kind().wire());
+        n.setAll((ObjectNode) e.parameters());
+        e.appliesTo().ifPresent(s -> selector(n.putObject("applies_to"), s));
+        return n;
+    }
+
+    static void selector(ObjectNode n, Profile.Selector s) {
+        if (!s.groups().isEmpty()) {
+            strings(n.putArray("groups"), s.groups());
+        }
+        if (!s.tagsAll().isEmpty()) {
+            strings(n.putArray("tags_all"), s.tagsAll());
+        }
+        if (!s.tagsAny().isEmpty()) {
+            strings(n.putArray("tags_any"), s.tagsAny());
+        }
+    }
+
+    static void strings(ArrayNode a, List<String> values) {
+        values.forEach(a::add);
+    }
+
+    static byte[] encode(Profile p) {
+        return bytes(tree(p));
+    }
+
+    static Sha256 sha256(Profile p) {
+        return Sha256.of(encode(p));
+    }
+
+    static byte[] bytes(JsonNode n) {
+        try {
+            return MAPPER.writeValueAsBytes(n);
+        } catch (JsonProcessingException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,181 @@
+package dev.vigilo.plan;
+
+import dev.vigilo.dataset.DatasetCatalog;
+import dev.vigilo.dataset.DatasetDamagedException;
+import dev.vigilo.dataset.DatasetEntry;
+import dev.vigilo.dataset.DatasetException;
+import dev.vigilo.dataset.DatasetReader;
+import dev.vigilo.storage.Deadline;
+import dev.vigilo.storage.ObjectIntegrityException;
+import dev.vigilo.storage.ObjectNotFoundException;
+import dev.vigilo.storage.ObjectStore;
+import dev.vigilo.storage.ObjectStores;
+import dev.vigilo.storage.StorageCancelledException;
+import dev.vigilo.storage.StorageConfig;
+import dev.vigilo.storage.StorageException;
+import dev.vigilo.storage.StoreSpec;
+import org.jdbi.v3.core.Jdbi;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * {@code vigilo run create}: prepares and publishes a run's immutable, verified execution plan
+ * (docs/run-preparation.md).
+ *
+ * <p>Contract: {@link #create} either returns after one SQL transaction recorded the verified manifest reference and
+ * shard metadata (the only commit point), or throws a {@link PlanException} naming the run. Plan files written before
+ * a failure stay owned by the run; repeating the same request (same run id, profile, dataset, storage) resumes,
+ * verifies what exists and reproduces identical bytes. Cancellation: interrupt the calling thread (the CLI does so on
+ * Ctrl-C); the call then throws {@link PlanCancelledException} after yielding the lease. Thread-safe: each call
+ * uses its own lease owner.
+ */
+public final class RunPreparation {
+    private final Jdbi jdbi;
+    private final StorageConfig storage;
+    private final PreparationOptions options;
+
+    public RunPreparation(Jdbi jdbi, StorageConfig storage) {
+        this(jdbi, storage, PreparationOptions.DEFAULTS);
+    }
+
+    public RunPreparation(Jdbi jdbi, StorageConfig storage, PreparationOptions options) {
+        this.jdbi = Objects.requireNonNull(jdbi, "jdbi");
+        this.storage = Objects.requireNonNull(storage, "storage");
+        this.options = Objects.requireNonNull(options, "options");
+    }
+
+    /**
+     * Creates (or resumes) the run and publishes its plan.
+     *
+     * @throws PlanValidationException bad profile, unknown dataset, too many cases, unresolvable storage, inputs that
+     *                                 differ from the run's, or a gate selecting no case
+     * @throws LeaseConflictException  another creator holds the run
+     * @throws LeaseFencedException    authority was lost mid-way (repeat to resume)
+     * @throws PlanDamagedException    a dataset or plan object is missing or altered
+     * @throws PlanCancelledException  the thread was interrupted
+     * @throws PlanStateUnknownException the publication commit's outcome is unknown (repeat; never clean up)
+     */
+    public CreateResult create(CreateRequest request) {
+        Objects.requireNonNull(request, "request");
+        UUID runId = request.runId().orElseGet(UUID::randomUUID);
+        Profile profile;
+        try {
+            profile = request.profile().parse();
+        } catch (ProfileException e) {
+            throw new PlanValidationException(runId, e.problems());
+        }
+        DatasetEntry dataset = new DatasetCatalog(jdbi).find(request.datasetUploadId())
+                .orElseThrow(() -> new PlanValidationException(runId, "dataset-upload-id: no finalized dataset "
+                        + request.datasetUploadId() + "; list datasets with vigilo dataset list"));
+        if (dataset.caseCount() > profile.limits().maxCases()) {
+            throw new PlanValidationException(runId, "limits.max_cases: the dataset has " + dataset.caseCount()
+                    + " cases, the profile allows " + profile.limits().maxCases() + "; raise limits.max_cases or use a"
+                    + " smaller dataset");
+        }
+        StoreSpec spec = storage.resolve(dataset.storage()).orElseThrow(() -> new PlanValidationException(runId,
+                "storage: dataset " + dataset.uploadId() + " is stored in " + dataset.storage() + ", which the storage"
+                        + " configuration (" + storage.source() + ") does not resolve; pass --storage-config or set"
+                        + " VIGILO_STORAGE_CONFIG to a configuration with that store"));
+        long expectedChunks = Planner.expectedChunks(dataset.caseCount());
+        Authority authority = new Authority(jdbi, runId, options.lease());
+        Authority.Frozen frozen = new Authority.Frozen(dataset.uploadId(), dataset.sourceSha256().toHex(),
+                dataset.membershipUuid(), dataset.caseCount(), dataset.storage().value(),
+                ProfileJson.sha256(profile).toHex(), "{\"max_cases\":" + profile.limits().maxCases() + "}",
+                evaluatorArtifacts(profile), "round-robin:" + PlanLayout.SHARDS, expectedChunks);
+        // Claim before opening the storage adapter or reading anything of the plan.
+        Authority.Claimed claimed = authority.claim(frozen);
+        try {
+            return run(request, runId, profile, dataset, spec, authority, claimed, expectedChunks);
+        } catch (StorageCancelledException e) {
+            throw new PlanCancelledException(runId, "cancelled; the lease was yielded, repeat the command to resume", e);
+        } catch (DatasetDamagedException e) {
+            throw new PlanDamagedException(runId, "dataset " + dataset.uploadId() + " failed verification: "
+                    + e.getMessage(), e);
+        } catch (DatasetException e) {
+            throw new PlanValidationException(runId, "dataset " + dataset.uploadId() + ": " + e.getMessage());
+        } catch (StorageException e) {
+            throw new PlanException(runId, "storage failed: " + e.getMessage()
+                    + "; repeat the command with the same --run-id to resume", e);
+        } catch (org.jdbi.v3.core.JdbiException e) {
+            if (Thread.currentThread().isInterrupted()) {
+                throw new PlanCancelledException(runId, "cancelled; repeat the command to resume", e);
+            }
+            throw new PlanException(runId, "control database failed: " + e.getMessage()
+                    + "; repeat the command with the same --run-id to resume", e);
+        } finally {
+            boolean interrupted = Thread.interrupted();
+            try {
+                authority.release();
+            } catch (RuntimeException ignored) {
+                // Control storage unreachable: the lease expires on its own.
+            } finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+    }
+
+    private CreateResult run(CreateRequest request, UUID runId, Profile profile, DatasetEntry dataset, StoreSpec spec,
+                             Authority authority, Authority.Claimed claimed, long expectedChunks) {
+        if ("rejected".equals(claimed.planStatus())) {
+            throw new PlanValidationException(runId, claimed.rejection().orElse("preparation was rejected"));
+        }
+        boolean execute = !request.prepareOnly() || claimed.executionRequested();
+        try (ObjectStore store = ObjectStores.open(spec)) {
+            if ("ready".equals(claimed.planStatus())) {
+                // Published earlier: re-verify the root (not the whole tree) and request execution if asked.
+                var root = claimed.root().orElseThrow();
+                try {
+                    PlanManifest.decode(store.read(root, Deadline.after(Duration.ofSeconds(120))));
+                } catch (ObjectNotFoundException | ObjectIntegrityException | PlanJson.FormatException e) {
+                    throw new PlanDamagedException(runId, "published manifest " + root.key() + " failed verification: "
+                            + e.getMessage(), e);
+                }
+                String status = claimed.runStatus();
+                if (execute && "creating".equals(status)) {
+                    authority.requestExecution();
+                    status = "pending";
+                }
+                return new CreateResult(runId, status, "ready", "pending".equals(status), expectedChunks,
+                        dataset.caseCount(), root, authority.generation(), 0, 0);
+            }
+            GroupWriter writer = new GroupWriter(store, authority, options);
+            Planner planner = new Planner(runId, profile, dataset, writer);
+            DatasetReader reader = DatasetReader.open(dataset, store);
+            reader.readVerified(c -> {
+                if (Thread.currentThread().isInterrupted()) {
+                    throw new StorageCancelledException("preparation of run " + runId + " was cancelled");
+                }
+                authority.renewIfDue(options.renewInterval());
+                planner.accept(c);
+            });
+            planner.completeCases();
+            Optional<Integer> empty = planner.emptyGate();
+            if (empty.isPresent()) {
+                String reason = "gates[" + empty.get() + "]: gate \"" + profile.gates().get(empty.get()).name()
+                        + "\" selects no case of dataset " + dataset.uploadId() + "; fix its required_evaluators,"
+                        + " groups or tags and create a new run";
+                writer.flush();
+                authority.reject(reason);
+                throw new PlanValidationException(runId, reason);
+            }
+            Planner.Result result = planner.finish();
+            options.hooks().beforePublication();
+            long files = new PlanVerifier(store, runId).verify(result.root(), dataset, profile);
+            authority.publish(result.root(), expectedChunks, files, result.shardRows(), execute);
+            return new CreateResult(runId, execute ? "pending" : "creating", "ready", execute, expectedChunks,
+                    planner.cases(), result.root(), authority.generation(), writer.filesWritten(),
+                    writer.filesReverified());
+        }
+    }
+
+    private static String evaluatorArtifacts(Profile profile) {
+        var a = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.arrayNode();
+        profile.evaluators().forEach(e -> a.add(ProfileJson.evaluator(e)));
+        return dev.vigilo.storage.Sha256.of(ProfileJson.bytes(a)).toHex();
+    }
+}

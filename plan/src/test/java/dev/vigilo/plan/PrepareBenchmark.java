@@ -1,0 +1,173 @@
+package dev.vigilo.plan;
+
+import dev.vigilo.control.ControlDatabase;
+import dev.vigilo.control.ControlSettings;
+import dev.vigilo.dataset.DatasetCatalog;
+import dev.vigilo.dataset.DatasetEntry;
+import dev.vigilo.dataset.UploadProgress;
+import dev.vigilo.dataset.UploadRequest;
+import dev.vigilo.storage.Deadline;
+import dev.vigilo.storage.ObjectInfo;
+import dev.vigilo.storage.ObjectStore;
+import dev.vigilo.storage.ObjectStores;
+import dev.vigilo.storage.Sha256;
+import dev.vigilo.storage.StorageConfig;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
+import java.lang.management.MemoryUsage;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Run preparation throughput against a raw baseline, in one run, plus heap flatness.
+ *
+ * <p>Workload: generated datasets of {@code SMALL} (default 100,000) and {@code LARGE} (default 1,000,000) cases
+ * (~120 bytes each, groups and tags so gates select subsets), uploaded once into a local store and an embedded
+ * PostgreSQL. Vigilo: a full {@code run create} (verified traversal with the identity check, chunk files, index,
+ * gate chain, configuration, manifest, grouped ownership rows, byte verification after each write, the publication
+ * verification pass). Baseline: reading every case file of the same dataset from disk and hashing it with SHA-256
+ * (what any traversal must at least do). Heap: the largest heap in use after a GC while preparing, sampled every
+ * 20 ms, for the small and the large dataset.
+ *
+ * <p>Run (from /work/main, after {@code mvn -B -q -pl plan install -DskipTests}):
+ * {@code java -Xmx256m -cp "$(cat plan/target/bench.classpath):plan/target/classes:plan/target/test-classes"
+ * dev.vigilo.plan.PrepareBenchmark [SMALL LARGE]}, where bench.classpath comes from
+ * {@code mvn -B -q -pl plan dependency:build-classpath -Dmdep.outputFile=target/bench.classpath -Dmdep.includeScope=test}.
+ */
+public final class PrepareBenchmark {
+    private PrepareBenchmark() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int small = args.length > 0 ? Integer.parseInt(args[0]) : 100_000;
+        int large = args.length > 1 ? Integer.parseInt(args[1]) : 1_000_000;
+        Path work = Files.createTempDirectory("vigilo-bench-prepare-");
+        System.out.printf("max heap %d MiB, work dir %s%n", Runtime.getRuntime().maxMemory() >> 20, work);
+        Path smallRoot = work.resolve("objects-small");
+        Path largeRoot = work.resolve("objects-large");
+        try (ControlDatabase control = ControlDatabase.open(new ControlSettings.Embedded(work.resolve("postgres")));
+             ObjectStore smallStore = ObjectStores.open(StorageConfig.localDefault(smallRoot).defaultStore());
+             ObjectStore largeStore = ObjectStores.open(StorageConfig.localDefault(largeRoot).defaultStore())) {
+            DatasetEntry smallSet = upload(control, smallStore, work, "small", small);
+            DatasetEntry largeSet = upload(control, largeStore, work, "large", large);
+            String profile = PlanFixture.PROFILE + "limits: {max_cases: 100000000}\n";
+            RunPreparation smallPrep = new RunPreparation(control.jdbi(), StorageConfig.localDefault(smallRoot));
+            RunPreparation largePrep = new RunPreparation(control.jdbi(), StorageConfig.localDefault(largeRoot));
+            // Warm-up on the small dataset, then measured runs.
+            baseline(smallStore, smallRoot);
+            prepare(smallPrep, smallSet, profile);
+            Result s = prepare(smallPrep, smallSet, profile);
+            double b1 = baseline(largeStore, largeRoot);
+            Result l = prepare(largePrep, largeSet, profile);
+            double b2 = baseline(largeStore, largeRoot);
+            double base = (b1 + b2) / 2;
+            long t0 = System.nanoTime();
+            dev.vigilo.dataset.DatasetReader.open(largeSet, largeStore).readVerified(c -> { });
+            double traversal = largeSet.caseCount() / ((System.nanoTime() - t0) / 1e9);
+            System.out.printf("verified dataset traversal alone (DatasetReader.readVerified): %,.0f cases/s%n", traversal);
+            System.out.printf("baseline (read + SHA-256 of the case files): %,.0f cases/s (%,.0f and %,.0f)%n", base, b1, b2);
+            System.out.printf("run create, %,d cases: %,.0f cases/s, %.1f s, peak heap after GC %.1f MiB%n",
+                    small, s.casesPerSecond, s.seconds, s.peakHeapMiB);
+            System.out.printf("run create, %,d cases: %,.0f cases/s, %.1f s, peak heap after GC %.1f MiB%n",
+                    large, l.casesPerSecond, l.seconds, l.peakHeapMiB);
+            System.out.printf("ratio run create / baseline: %.3f%n", l.casesPerSecond / base);
+            System.out.printf("heap ratio %,d vs %,d cases: %.2f%n", large, small, l.peakHeapMiB / s.peakHeapMiB);
+        } finally {
+            try (var paths = Files.walk(work)) {
+                paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    private record Result(double casesPerSecond, double seconds, double peakHeapMiB) {
+    }
+
+    private static DatasetEntry upload(ControlDatabase control, ObjectStore store, Path work, String name, int cases)
+            throws Exception {
+        Path file = work.resolve(name + ".jsonl");
+        PlanFixture.writeCases(file, cases);
+        long t0 = System.nanoTime();
+        DatasetEntry e = new DatasetCatalog(control.jdbi()).upload(new UploadRequest(file, Optional.of(name),
+                Optional.empty()), store, UploadProgress.NONE);
+        System.out.printf("uploaded %s: %,d cases in %.1f s%n", name, cases, (System.nanoTime() - t0) / 1e9);
+        Files.delete(file);
+        return e;
+    }
+
+    private static Result prepare(RunPreparation prep, DatasetEntry dataset, String profile) throws Exception {
+        System.gc();
+        HeapSampler sampler = new HeapSampler();
+        sampler.start();
+        long t0 = System.nanoTime();
+        CreateResult r = prep.create(new CreateRequest(ProfileInput.inline(profile), dataset.uploadId(),
+                Optional.of(UUID.randomUUID()), false));
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        sampler.stopAndJoin();
+        if (r.cases() != dataset.caseCount()) {
+            throw new IllegalStateException("prepared " + r.cases() + " of " + dataset.caseCount());
+        }
+        return new Result(dataset.caseCount() / seconds, seconds, sampler.peak.get() / 1048576.0);
+    }
+
+    /** Reads and hashes every case file of the store (each store holds one dataset). */
+    private static double baseline(ObjectStore store, Path root) throws Exception {
+        long t0 = System.nanoTime();
+        List<ObjectInfo> files = store.list("datasets/cases/", Deadline.after(Duration.ofMinutes(5)));
+        long bytes = 0;
+        long lines = 0;
+        for (ObjectInfo f : files) {
+            byte[] b = Files.readAllBytes(root.resolve(f.key().value()));
+            Sha256.of(b);
+            bytes += b.length;
+            for (byte x : b) {
+                if (x == '\n') {
+                    lines++;
+                }
+            }
+        }
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        long cases = lines - files.size(); // minus one header line per file
+        return cases / seconds;
+    }
+
+    /** Samples the heap in use after the most recent GC of every heap pool. */
+    private static final class HeapSampler extends Thread {
+        final AtomicLong peak = new AtomicLong();
+        private volatile boolean stop;
+
+        HeapSampler() {
+            setDaemon(true);
+        }
+
+        @Override
+        public void run() {
+            List<MemoryPoolMXBean> pools = ManagementFactory.getMemoryPoolMXBeans().stream()
+                    .filter(p -> p.getType() == MemoryType.HEAP && p.isCollectionUsageThresholdSupported()).toList();
+            while (!stop) {
+                long used = 0;
+                for (MemoryPoolMXBean p : pools) {
+                    MemoryUsage u = p.getCollectionUsage();
+                    used += u == null ? 0 : u.getUsed();
+                }
+                peak.accumulateAndGet(used, Math::max);
+                try {
+                    Thread.sleep(20);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }
+
+        void stopAndJoin() throws InterruptedException {
+            stop = true;
+            join();
+        }
+    }
+}
