@@ -6,6 +6,13 @@ import dev.vigilo.dataset.DatasetDamagedException;
 import dev.vigilo.dataset.DatasetException;
 import dev.vigilo.dataset.DatasetNotFoundException;
 import dev.vigilo.dataset.InvalidDatasetException;
+import dev.vigilo.plan.LeaseConflictException;
+import dev.vigilo.plan.LeaseFencedException;
+import dev.vigilo.plan.PlanCancelledException;
+import dev.vigilo.plan.PlanDamagedException;
+import dev.vigilo.plan.PlanException;
+import dev.vigilo.plan.PlanValidationException;
+import dev.vigilo.plan.RunNotFoundException;
 import dev.vigilo.storage.ObjectConflictException;
 import dev.vigilo.storage.StorageCancelledException;
 import dev.vigilo.storage.StorageConfigException;
@@ -44,6 +51,9 @@ final class ErrorReporter implements CommandLine.IExecutionExceptionHandler {
     }
 
     static int exitCode(Throwable ex) {
+        if (ex instanceof PlanException) {
+            return planExitCode((PlanException) ex);
+        }
         if (ex instanceof InvalidDatasetException || ex instanceof DatasetNotFoundException
                 || ex instanceof StorageConfigException || ex instanceof InvalidArgumentException) {
             return ExitCode.INVALID_INPUT;
@@ -68,5 +78,22 @@ final class ErrorReporter implements CommandLine.IExecutionExceptionHandler {
             return ExitCode.UNAVAILABLE;
         }
         return ExitCode.INTERNAL;
+    }
+
+    private static int planExitCode(PlanException ex) {
+        if (ex instanceof PlanValidationException || ex instanceof RunNotFoundException) {
+            return ExitCode.INVALID_INPUT;
+        }
+        if (ex instanceof LeaseConflictException || ex instanceof LeaseFencedException) {
+            return ExitCode.CONFLICT;
+        }
+        if (ex instanceof PlanDamagedException) {
+            return ExitCode.FAILED;
+        }
+        if (ex instanceof PlanCancelledException) {
+            return ExitCode.INTERRUPTED;
+        }
+        // PlanStateUnknownException and plain PlanException: the control database or storage failed; repeat.
+        return ExitCode.UNAVAILABLE;
     }
 }

@@ -1,0 +1,20 @@
+package dev.vigilo.cli;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+/** {@code vigilo run}: runs of an agent over a finalized dataset. */
+@Command(name = "run",
+        mixinStandardHelpOptions = true,
+        description = "Prepare runs as immutable, verified execution plans and follow their progress.",
+        subcommands = {RunCreateCommand.class, RunStatusCommand.class, RunWatchCommand.class})
+final class RunCommand implements Runnable {
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(spec.commandLine().getOut());
+    }
+}

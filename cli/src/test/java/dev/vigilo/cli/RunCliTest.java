@@ -1,0 +1,123 @@
+package dev.vigilo.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.vigilo.control.TestPostgres;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** {@code vigilo run create/status/watch} end to end, in-process, on real PostgreSQL and a local store. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class RunCliTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    static Path home;
+    private CliRunner cli;
+    private String uploadId;
+
+    private static final String PROFILE = """
+            name: quick
+            agent:
+              kind: command
+              command: ["cat"]
+            evaluators:
+              - name: exact
+                kind: exact_match
+              - name: math_only
+                kind: contains
+                applies_to:
+                  tags_any: [math]
+            gates:
+              - name: all
+                required_evaluators: [exact]
+                min_pass_rate: 0.8
+              - name: math
+                required_evaluators: [exact, math_only]
+                min_pass_rate: 0.5
+            limits:
+              max_cases: 1000
+            """;
+
+    @BeforeAll
+    void setUp() throws Exception {
+        cli = new CliRunner(home, Map.of(), List.of("--control-db", TestPostgres.newDatabaseUrl()));
+        StringBuilder cases = new StringBuilder();
+        for (int i = 0; i < 250; i++) {
+            cases.append("{\"id\":\"c").append(i).append("\",\"input\":").append(i).append(",\"expected\":\"")
+                    .append(i).append("\",\"tags\":[\"").append(i % 5 == 0 ? "math" : "text").append("\"]}\n");
+        }
+        Path file = home.resolve("cases.jsonl");
+        Files.writeString(file, cases.toString());
+        CliRunner.Result up = cli.run("dataset", "upload", file.toString());
+        assertThat(up.exitCode()).as(up.err()).isZero();
+        uploadId = up.out().trim();
+    }
+
+    @Test
+    void prepareOnlyHoldsTheRunThenRepeatingRequestsExecution() throws Exception {
+        Path profile = home.resolve("profile.yaml");
+        Files.writeString(profile, PROFILE);
+        String runId = UUID.randomUUID().toString();
+
+        CliRunner.Result held = cli.run("run", "create", "--profile-file", profile.toString(), "--dataset-upload-id",
+                uploadId, "--run-id", runId, "--prepare-only", "--json");
+        assertThat(held.exitCode()).as(held.err()).isZero();
+        JsonNode h = JSON.readTree(held.out());
+        assertThat(h.get("status").asText()).isEqualTo("creating");
+        assertThat(h.get("dispatchable").asBoolean()).isFalse();
+        assertThat(h.at("/creation_progress/plan_status").asText()).isEqualTo("ready");
+        assertThat(h.get("expected_chunks").asLong()).isEqualTo(3);
+
+        CliRunner.Result status = cli.run("run", "status", runId, "--json");
+        assertThat(status.exitCode()).as(status.err()).isZero();
+        JsonNode s = JSON.readTree(status.out());
+        assertThat(s.at("/creation_progress/plan_chunk_cursor").asLong()).isEqualTo(3);
+        assertThat(s.get("shards")).hasSize(3);
+        long allCases = 0;
+        long mathCases = 0;
+        for (JsonNode shard : s.get("shards")) {
+            assertThat(shard.has("shard")).isTrue();
+            allCases += shard.at("/gates/all").asLong();
+            mathCases += shard.at("/gates/math").asLong();
+        }
+        assertThat(allCases).isEqualTo(250);
+        assertThat(mathCases).isEqualTo(50);
+        assertThat(cli.run("run", "status", runId).out()).contains("plan: ready, 3 of 3 chunks");
+
+        CliRunner.Result pending = cli.run("run", "create", "--profile", PROFILE, "--dataset-upload-id", uploadId,
+                "--run-id", runId);
+        assertThat(pending.exitCode()).as(pending.err()).isZero();
+        assertThat(pending.out()).contains("run " + runId + " pending");
+
+        CliRunner.Result watch = cli.run("run", "watch", runId);
+        assertThat(watch.exitCode()).isZero();
+        assertThat(watch.out()).contains("\"plan_status\":\"ready\"");
+    }
+
+    @Test
+    void errorsNameTheRunAndThePathInTheProfile() {
+        String runId = UUID.randomUUID().toString();
+        CliRunner.Result bad = cli.run("run", "create", "--profile", PROFILE.replace("[exact, math_only]", "[judge]"),
+                "--dataset-upload-id", uploadId, "--run-id", runId);
+        assertThat(bad.exitCode()).isEqualTo(ExitCode.INVALID_INPUT);
+        assertThat(bad.err()).contains("run " + runId, "gates[1].required_evaluators[0]", "judge");
+
+        CliRunner.Result both = cli.run("run", "create", "--profile", PROFILE, "--profile-file", "x.yaml",
+                "--dataset-upload-id", uploadId);
+        assertThat(both.exitCode()).isEqualTo(ExitCode.USAGE);
+
+        CliRunner.Result unknown = cli.run("run", "status", UUID.randomUUID().toString());
+        assertThat(unknown.exitCode()).isEqualTo(ExitCode.INVALID_INPUT);
+    }
+}
