@@ -6,6 +6,12 @@ import dev.vigilo.dataset.DatasetReader;
 import dev.vigilo.dataset.UploadProgress;
 import dev.vigilo.dataset.UploadRequest;
 import dev.vigilo.dataset.VerifyReport;
+import dev.vigilo.plan.CreateRequest;
+import dev.vigilo.plan.CreateResult;
+import dev.vigilo.plan.ProfileInput;
+import dev.vigilo.plan.RunPreparation;
+import dev.vigilo.plan.RunStatus;
+import dev.vigilo.plan.RunStatusReader;
 import dev.vigilo.storage.ObjectStore;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -24,13 +30,16 @@ import java.util.concurrent.Callable;
 
 /**
  * {@code vigilo quickstart}: the main job on the embedded defaults. Today it uploads the bundled example dataset,
- * verifies it and prints what it stored. Re-running it is idempotent (the upload id derives from the content).
+ * verifies it, prepares a run plan from the bundled example profile (held with --prepare-only until workers
+ * exist) and prints what it stored. Re-running it is idempotent (upload and run ids derive from the content).
  */
 @Command(name = "quickstart", mixinStandardHelpOptions = true,
-        description = {"Upload the bundled example dataset into the default store, verify it and show what was stored.",
+        description = {"Upload the bundled example dataset into the default store, verify it, prepare a run plan with "
+                + "the bundled example profile, and show what was stored.",
                 "Needs nothing but Java: the control database defaults to an embedded PostgreSQL under VIGILO_HOME."})
 final class QuickstartCommand implements Callable<Integer> {
     static final String EXAMPLE = "examples/quickstart.jsonl";
+    static final String PROFILE = "examples/quickstart-profile.yaml";
 
     @Spec
     CommandSpec spec;
@@ -43,7 +52,7 @@ final class QuickstartCommand implements Callable<Integer> {
         try (Connections connections = root.connections()) {
             out.println("Vigilo home:       " + root.environment().vigiloHome());
             DatasetCatalog catalog = new DatasetCatalog(connections.control().jdbi());
-            out.println("control database: " + connections.control().description());
+            out.println("control database:  " + connections.control().description());
             ObjectStore store = connections.openStore(Optional.empty());
             out.println("object store:      " + store.binding());
             UUID uploadId = UUID.nameUUIDFromBytes(("vigilo-quickstart:" + sha256Hex(example))
@@ -60,8 +69,27 @@ final class QuickstartCommand implements Callable<Integer> {
             out.println("  index root:      " + entry.indexRoot().key());
             out.println("  verified:        " + report.caseCount() + " cases, " + report.caseFiles() + " case file(s), "
                     + report.indexDocuments() + " index document(s), " + report.bytesRead() + " bytes");
+
+            String profile = readResource(PROFILE);
+            UUID runId = UUID.nameUUIDFromBytes(("vigilo-quickstart-run:" + entry.uploadId() + ":"
+                    + dev.vigilo.storage.Sha256.of(profile.getBytes(StandardCharsets.UTF_8)).toHex())
+                    .getBytes(StandardCharsets.UTF_8));
+            CreateResult run = Interruptible.run(() -> new RunPreparation(connections.control().jdbi(),
+                    connections.storage()).create(new CreateRequest(ProfileInput.inline(profile), entry.uploadId(),
+                    Optional.of(runId), true)));
+            RunStatus status = new RunStatusReader(connections.control().jdbi()).status(runId);
             out.println();
-            out.println("Next: `./vigilo dataset show " + entry.uploadId() + "` or `./vigilo dataset upload YOUR.jsonl`.");
+            out.println("Prepared a run plan with the example profile (" + PROFILE + "), held by --prepare-only:");
+            out.println("  run id:          " + run.runId());
+            out.println("  status:          " + run.status() + ", plan " + run.planStatus() + ", "
+                    + run.expectedChunks() + " chunk(s), " + run.cases() + " cases");
+            java.util.Map<String, Long> gates = new java.util.LinkedHashMap<>();
+            status.shards().forEach(sh -> sh.gates().forEach((g, n) -> gates.merge(g, n, Long::sum)));
+            out.println("  planned cases:   " + gates);
+            out.println("  plan manifest:   " + run.root().key());
+            out.println();
+            out.println("Next: `./vigilo run status " + run.runId() + "`, `./vigilo dataset show " + entry.uploadId()
+                    + "`, or `./vigilo dataset upload YOUR.jsonl`.");
         } finally {
             try {
                 Files.deleteIfExists(example);
@@ -82,6 +110,17 @@ final class QuickstartCommand implements Callable<Integer> {
             return tmp;
         } catch (IOException e) {
             throw new UncheckedIOException("cannot extract the example dataset", e);
+        }
+    }
+
+    private static String readResource(String name) {
+        try (InputStream in = QuickstartCommand.class.getClassLoader().getResourceAsStream(name)) {
+            if (in == null) {
+                throw new IllegalStateException("the bundled " + name + " is missing from this build");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the bundled " + name, e);
         }
     }
 

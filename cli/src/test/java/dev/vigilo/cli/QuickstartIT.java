@@ -27,13 +27,15 @@ class QuickstartIT {
         VigiloProcess.Result first = VigiloProcess.run(home, Map.of(), JVM, 180, "quickstart");
         assertThat(first.exitCode()).as(first.err()).isZero();
         assertThat(first.out()).contains("Uploaded the example dataset", "cases:           12", "verified:        12 cases",
-                "embedded PostgreSQL");
+                "embedded PostgreSQL", "Prepared a run plan", "plan ready, 1 chunk(s), 12 cases",
+                "{overall=12, math=6, geography=4}");
         assertThat(home.resolve("postgres")).isDirectory();
         assertThat(home.resolve("objects/datasets")).isDirectory();
 
         VigiloProcess.Result second = VigiloProcess.run(home, Map.of(), JVM, 180, "quickstart");
         assertThat(second.exitCode()).as(second.err()).isZero();
         assertThat(uploadId(second.out())).isEqualTo(uploadId(first.out()));
+        assertThat(runId(second.out())).isEqualTo(runId(first.out()));
 
         VigiloProcess.Result list = VigiloProcess.run(home, Map.of(), JVM, 120, "dataset", "list", "--json");
         assertThat(list.exitCode()).as(list.err()).isZero();
@@ -59,6 +61,11 @@ class QuickstartIT {
         String output = new String(p.getInputStream().readAllBytes());
         assertThat(p.exitValue()).as(output).isZero();
         assertThat(output).startsWith("vigilo 0.1.0-SNAPSHOT");
+    }
+
+    private static String runId(String quickstartOutput) {
+        return quickstartOutput.lines().filter(l -> l.contains("run id:")).findFirst().orElseThrow()
+                .replaceAll(".*run id:\\s*", "").trim();
     }
 
     private static String uploadId(String quickstartOutput) {
