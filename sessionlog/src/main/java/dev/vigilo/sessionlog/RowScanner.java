@@ -1,0 +1,144 @@
+package dev.vigilo.sessionlog;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.List;
+
+/**
+ * Streaming form of the published SessionLogScanner plus the coordinator's per-event checks: splits plaintext
+ * into newline-terminated records (a record may span frames), expands packed rows, enforces seq contiguity
+ * from 0, keeps the first issue (later rows are discarded, but a later turn/end throws it), validates each
+ * stored event and tracks closer state. Memory: the current partial line only.
+ */
+final class RowScanner {
+    /** Receives each stored row that survives (raw bytes plus its expanded events, possibly cut). */
+    interface RowSink {
+        void row(byte[] buf, int off, int len, List<JsonNode> kept, boolean whole);
+    }
+
+    private final RowSink sink;
+    private final Closers closers = new Closers();
+    private byte[] frag = new byte[256];
+    private int fragLen = 0;
+    long inputBytes;
+    long committedBytes;
+    long expected; // next seq == number of stored events
+    long lastSeq = -1;
+    long eventLine;
+    CorruptSessionLogException issue;
+    long frameStart;
+    /** rows whose first seq is >= this are dropped (epoch-switch truncation); Long.MAX_VALUE = no cut */
+    long keepBelow = Long.MAX_VALUE;
+    private boolean cutActive;
+    long droppedByCut;
+    boolean skipCommitRecordsInSink;
+
+    RowScanner(RowSink sink) {
+        this.sink = sink;
+    }
+
+    Closers closers() {
+        return closers;
+    }
+
+    /** Marks the start of a new frame: resets the per-frame cut. */
+    void beginFrame(long start, long keepBelow) {
+        this.frameStart = start;
+        this.keepBelow = keepBelow;
+        this.cutActive = false;
+    }
+
+    void write(byte[] b, int off, int len) {
+        long chunkStart = inputBytes;
+        inputBytes += len;
+        int lineStart = off;
+        int end = off + len;
+        for (int i = off; i < end; i++) {
+            if (b[i] != '\n') continue;
+            long endByte = chunkStart + (i - off) + 1;
+            if (fragLen > 0) {
+                append(b, lineStart, i - lineStart);
+                byte[] line = java.util.Arrays.copyOf(frag, fragLen);
+                fragLen = 0;
+                consume(line, 0, line.length, endByte);
+            } else {
+                consume(b, lineStart, i - lineStart, endByte);
+            }
+            lineStart = i + 1;
+        }
+        if (lineStart < end) append(b, lineStart, end - lineStart);
+    }
+
+    boolean hasFragment() {
+        return fragLen > 0;
+    }
+
+    private void append(byte[] b, int off, int len) {
+        if (fragLen + len > frag.length) frag = java.util.Arrays.copyOf(frag, Math.max(frag.length * 2, fragLen + len));
+        System.arraycopy(b, off, frag, fragLen, len);
+        fragLen += len;
+    }
+
+    private void consume(byte[] b, int off, int len, long endByte) {
+        eventLine++;
+        JsonNode v = Json.parseLine(b, off, len);
+        List<JsonNode> decoded = null;
+        if (v != null) {
+            if (v.isNull()) // JS: reading .seq/.type of null throws a TypeError -> the whole read fails
+                throw new CorruptSessionLogException("corrupt session log: record at line " + eventLine + " is null (frame at byte " + frameStart + ")", frameStart);
+            try {
+                decoded = EventRules.decodeStorageRecord(v);
+            } catch (EventRules.MalformedRow e) {
+                decoded = null;
+            }
+        }
+        if (decoded == null) {
+            if (issue == null) issue = new CorruptSessionLogException("corrupt session log: unparsable committed event at line " + eventLine + " (frame at byte " + frameStart + ")", frameStart);
+            return;
+        }
+        if (issue != null) {
+            if (hasTurnEnd(decoded)) throw issue;
+            return;
+        }
+        int keep = decoded.size();
+        if (keepBelow != Long.MAX_VALUE) {
+            if (cutActive) keep = 0;
+            else for (int k = 0; k < decoded.size(); k++) {
+                JsonNode s = decoded.get(k).get("seq");
+                if (Json.isSafeInteger(s) && Json.safeLong(s) >= keepBelow) {
+                    keep = k;
+                    cutActive = true;
+                    break;
+                }
+            }
+            droppedByCut += decoded.size() - keep;
+        }
+        for (int k = 0; k < keep; k++) {
+            JsonNode e = decoded.get(k);
+            JsonNode s = e.isObject() ? e.get("seq") : null;
+            if (!Json.numberEquals(s, expected + k)) {
+                issue = new CorruptSessionLogException("corrupt session log: seq gap in committed region at line " + eventLine + " (expected "
+                        + (expected + k) + ", got " + (s == null ? "undefined" : s.toString()) + ") in frame at byte " + frameStart, frameStart);
+                if (hasTurnEnd(decoded)) throw issue;
+                return;
+            }
+        }
+        if (keep == 0) {
+            committedBytes = endByte;
+            return;
+        }
+        List<JsonNode> kept = keep == decoded.size() ? decoded : decoded.subList(0, keep);
+        for (JsonNode e : kept) {
+            EventRules.validateStored(e, frameStart);
+            closers.accept(e);
+        }
+        expected += keep;
+        lastSeq = expected - 1;
+        committedBytes = endByte;
+        if (sink != null) sink.row(b, off, len, kept, keep == decoded.size());
+    }
+
+    private static boolean hasTurnEnd(List<JsonNode> decoded) {
+        for (JsonNode e : decoded) if (e.isObject() && "turn/end".equals(e.path("type").textValue())) return true;
+        return false;
+    }
+}

@@ -1,0 +1,347 @@
+package dev.vigilo.sessionlog;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Appends batches to one session log as a write-ahead log. Every append returns only when its batch is durable
+ * (frame written and fsynced; then, with P2, the manifest replaced). With group commit, appenders that arrive
+ * while a batch is being written share the next frame and its single fsync (leader/follower). Seqs are assigned
+ * here, contiguous across appenders; each caller's events are contiguous.
+ * <p>Thread-safe. A failed write is truncated back; an {@link SessionLogIOException} leaves durability
+ * unknown. After {@link FencedWriterException} the writer is unusable.
+ */
+public final class SessionLogWriter implements AutoCloseable {
+    private final Path log;
+    private final WriterOptions options;
+    private final WriterLease lease;
+    private final FileChannel ch;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    private List<Pending> queue = new ArrayList<>();
+    private boolean flushing;
+    private boolean closed;
+    private RuntimeException broken;
+    // owned by the flushing thread
+    private long nextSeq;
+    private long frames;
+    private long size;
+    private final List<Manifest.EpochStart> history;
+    private volatile HighWatermark hw;
+
+    private static final class Pending {
+        final List<ObjectNode> events;
+        boolean done;
+        Throwable error;
+        AppendResult result;
+
+        Pending(List<ObjectNode> events) {
+            this.events = events;
+        }
+    }
+
+    private SessionLogWriter(Path log, WriterOptions options, WriterLease lease, FileChannel ch, long nextSeq, long frames,
+                             List<Manifest.EpochStart> history) throws IOException {
+        this.log = log;
+        this.options = options;
+        this.lease = lease;
+        this.ch = ch;
+        this.nextSeq = nextSeq;
+        this.frames = frames;
+        this.size = ch.size();
+        this.history = new ArrayList<>(history);
+        this.hw = new HighWatermark(nextSeq - 1, size);
+    }
+
+    /**
+     * Creates a new log holding only the header frame (published without overwriting: temp file, fsync, link,
+     * fsync directory) and opens it for appending.
+     *
+     * @throws SessionLogIOException when the file exists or cannot be written
+     */
+    public static SessionLogWriter create(Path log, SessionHeader header, EpochSource epochs, WriterOptions options) {
+        Objects.requireNonNull(log, "log");
+        Objects.requireNonNull(header, "header");
+        Objects.requireNonNull(epochs, "epochs");
+        Objects.requireNonNull(options, "options");
+        WriterLease lease = epochs.acquire(log, new Epoch(0));
+        try {
+            if (Files.exists(log)) throw new IOException(log + " already exists; open it instead");
+            byte[] h = (header.toJsonLine() + "\n").getBytes(StandardCharsets.UTF_8);
+            byte[] frame = FrameCodec.encode(h, 0, h.length);
+            Path tmp = AtomicFiles.tempBeside(log);
+            try (FileChannel t = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                AtomicFiles.writeFully(t, frame);
+                t.force(true);
+            }
+            AtomicFiles.publish(tmp, log, false);
+            if (options.manifest())
+                AtomicFiles.replace(Manifest.pathFor(log), ManifestCodec.write(new Manifest(lease.epoch(), -1, 1, frame.length, checksumTrailer(frame), List.of())));
+            FileChannel ch = FileChannel.open(log, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+            return new SessionLogWriter(log, options, lease, ch, 0, 1, List.of());
+        } catch (IOException e) {
+            lease.close();
+            throw new SessionLogIOException("cannot create session log " + log, e);
+        } catch (RuntimeException e) {
+            lease.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Opens an existing log for appending: verifies it, acquires an epoch above every epoch in it, and with
+     * protocol metadata truncates the uncommitted tail after the high watermark.
+     *
+     * @throws CorruptSessionLogException when the log is rejected, or has a torn tail without protocol metadata
+     *                                    (run {@code vigilo session repair} first)
+     * @throws FencedWriterException      when the epoch source cannot grant an epoch above the log's
+     */
+    public static SessionLogWriter open(Path log, EpochSource epochs, WriterOptions options) {
+        Objects.requireNonNull(log, "log");
+        Objects.requireNonNull(epochs, "epochs");
+        Objects.requireNonNull(options, "options");
+        LogReader.Outcome o = LogReader.read(log, null);
+        VerifyReport r = o.report();
+        if (!r.accepted())
+            throw new CorruptSessionLogException("cannot append to " + log + ": " + r.error(), r.errorOffset() == null ? -1 : r.errorOffset());
+        Epoch atLeast = o.maxEpoch() == null ? new Epoch(0) : o.maxEpoch().next();
+        if (o.manifest() != null && o.manifest().epoch().compareTo(atLeast) >= 0) atLeast = o.manifest().epoch().next();
+        WriterLease lease = epochs.acquire(log, atLeast);
+        try {
+            removeStaleTemps(log);
+            long fileSize = Files.size(log);
+            if (r.channel() == Channel.NONE && r.tornOffset() != null)
+                throw new CorruptSessionLogException(log + " ends in a torn frame at byte " + r.tornOffset()
+                        + "; run `vigilo session repair` first (it keeps the recovered events and adds closers)", r.tornOffset());
+            FileChannel ch = FileChannel.open(log, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+            if (r.channel() != Channel.NONE && r.hwOffset() < fileSize) {
+                ch.truncate(r.hwOffset()); // rule 1: everything after HW is uncommitted
+                ch.force(true);
+            }
+            List<Manifest.EpochStart> hist = r.channel() == Channel.P2 ? o.manifest().epochs() : List.of();
+            long frames = countFrames(log, r.hwOffset());
+            return new SessionLogWriter(log, options, lease, ch, o.nextSeq(), frames, hist);
+        } catch (IOException e) {
+            lease.close();
+            throw new SessionLogIOException("cannot open session log " + log, e);
+        } catch (RuntimeException e) {
+            lease.close();
+            throw e;
+        }
+    }
+
+    /** Temp files of a crashed manifest replace or create (".<name>.tmp-*"); safe to delete while holding the lease. */
+    private static void removeStaleTemps(Path log) throws IOException {
+        Path dir = log.toAbsolutePath().getParent();
+        String prefix = "." + log.getFileName() + ".tmp-", mprefix = "." + Manifest.pathFor(log).getFileName() + ".tmp-";
+        try (var s = Files.list(dir)) {
+            for (Path p : (Iterable<Path>) s::iterator) {
+                String n = p.getFileName().toString();
+                if (n.startsWith(prefix) || n.startsWith(mprefix)) Files.deleteIfExists(p);
+            }
+        }
+    }
+
+    private static long countFrames(Path log, long end) throws IOException {
+        try (FileChannel c = FileChannel.open(log, StandardOpenOption.READ)) {
+            FrameScanner sc = new FrameScanner(c, end, 0);
+            long n = 0;
+            while (sc.next() != null) n++;
+            return n;
+        }
+    }
+
+    /** @return the epoch this writer appends under */
+    public Epoch epoch() {
+        return lease.epoch();
+    }
+
+    /** @return the high watermark after the last durable batch of this writer */
+    public HighWatermark highWatermark() {
+        return hw;
+    }
+
+    /**
+     * Appends events durably. Each event is a JSON object with {@code type} and {@code data} (and optionally
+     * {@code time}, {@code surfaceOp}, {@code sourceEventSeqs}, {@code ignorable}); the writer sets {@code seq}
+     * (and {@code time} when absent). Blocks until the shared batch is fsynced.
+     *
+     * @throws IllegalArgumentException when an event violates the published envelope or vocabulary
+     * @throws FencedWriterException    when this writer's lease or epoch is no longer current
+     * @throws SessionLogIOException    when the write or fsync failed (durability unknown)
+     */
+    public AppendResult append(List<? extends JsonNode> events) {
+        Objects.requireNonNull(events, "events");
+        if (events.isEmpty()) throw new IllegalArgumentException("append needs at least one event");
+        List<ObjectNode> copies = new ArrayList<>(events.size());
+        for (JsonNode e : events) copies.add(normalize(e));
+        Pending p = new Pending(copies);
+        lock.lock();
+        try {
+            if (closed) throw new IllegalStateException("writer for " + log + " is closed");
+            if (broken != null) throw broken;
+            queue.add(p);
+            while (!p.done) {
+                if (!flushing) {
+                    flushing = true;
+                    List<Pending> batch;
+                    if (options.groupCommit()) {
+                        batch = queue;
+                        queue = new ArrayList<>();
+                    } else {
+                        queue.remove(p);
+                        batch = List.of(p);
+                    }
+                    lock.unlock();
+                    Throwable err = null;
+                    try {
+                        writeBatch(batch);
+                    } catch (Throwable t) {
+                        err = t;
+                    } finally {
+                        lock.lock();
+                    }
+                    flushing = false;
+                    if (err instanceof FencedWriterException f) broken = f;
+                    for (Pending q : batch) {
+                        q.error = err;
+                        q.done = true;
+                    }
+                    changed.signalAll();
+                } else {
+                    changed.awaitUninterruptibly();
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+        if (p.error instanceof RuntimeException re) throw re;
+        if (p.error instanceof Error er) throw er;
+        if (p.error instanceof IOException io) throw new SessionLogIOException("append to " + log + " failed; durability unknown, re-open the log", io);
+        if (p.error != null) throw new IllegalStateException(p.error);
+        return p.result;
+    }
+
+    private static ObjectNode normalize(JsonNode e) {
+        if (e == null || !e.isObject()) throw new IllegalArgumentException("an event must be a JSON object, got " + e);
+        ObjectNode out = Json.MAPPER.createObjectNode();
+        out.set("type", e.get("type"));
+        out.put("seq", 0);
+        if (e.has("time")) out.set("time", e.get("time"));
+        else out.put("time", System.currentTimeMillis());
+        out.set("data", e.get("data"));
+        for (var it = e.fields(); it.hasNext(); ) {
+            var f = it.next();
+            if (!out.has(f.getKey())) out.set(f.getKey(), f.getValue());
+        }
+        try {
+            EventRules.validateStored(out, -1);
+        } catch (SessionLogException x) {
+            throw new IllegalArgumentException("cannot append event " + e + ": " + x.getMessage(), x);
+        }
+        if (CommitRecord.TYPE.equals(out.path("type").textValue()))
+            throw new IllegalArgumentException("type " + CommitRecord.TYPE + " is reserved for the writer's commit records");
+        return out;
+    }
+
+    private void writeBatch(List<Pending> batch) throws IOException {
+        lease.checkCurrent();
+        ByteArrayOutputStream plain = new ByteArrayOutputStream();
+        long seq = nextSeq;
+        long lastTime = 0;
+        for (Pending p : batch) {
+            long first = seq;
+            for (ObjectNode e : p.events) {
+                e.put("seq", seq++);
+                lastTime = Json.safeLong(e.get("time"));
+                plain.write(Json.MAPPER.writeValueAsBytes(e));
+                plain.write('\n');
+            }
+            p.result = new AppendResult(new Seq(first), new Seq(seq - 1), new HighWatermark(0, 0));
+        }
+        if (options.commitRecords()) {
+            ObjectNode c = Json.MAPPER.createObjectNode();
+            c.put("type", CommitRecord.TYPE).put("seq", seq).put("time", lastTime);
+            c.putObject("data").put("v", CommitRecord.VERSION).put("epoch", lease.epoch().value()).put("endSeq", seq);
+            c.put("ignorable", true);
+            plain.write(Json.MAPPER.writeValueAsBytes(c));
+            plain.write('\n');
+            seq++;
+        }
+        byte[] pb = plain.toByteArray();
+        byte[] frame = FrameCodec.encode(pb, 0, pb.length);
+        long start = ch.size();
+        if (start != size) frames = countFrames(log, start); // another process appended: recount (rare)
+        try {
+            AtomicFiles.writeFully(ch, frame);
+            ch.force(false);
+        } catch (IOException e) {
+            try {
+                ch.truncate(start); // like the official writer: a failed write is truncated back
+            } catch (IOException ignored) {
+                // durability unknown; reported below
+            }
+            throw e;
+        }
+        long end = start + frame.length;
+        long firstSeqOfBatch = nextSeq;
+        nextSeq = seq;
+        frames++;
+        size = end;
+        if (options.manifest()) {
+            if (history.isEmpty() || !history.get(history.size() - 1).epoch().equals(lease.epoch()))
+                history.add(new Manifest.EpochStart(lease.epoch(), start, firstSeqOfBatch));
+            Manifest current = null;
+            try {
+                current = ManifestCodec.read(log);
+            } catch (SessionLogException ignored) {
+                // an unreadable manifest is replaced
+            }
+            if (current != null && current.epoch().compareTo(lease.epoch()) > 0)
+                throw new FencedWriterException("manifest of " + log + " is owned by epoch " + current.epoch().value() + " > ours " + lease.epoch().value()
+                        + "; the batch at byte " + start + " stays uncommitted");
+            AtomicFiles.replace(Manifest.pathFor(log), ManifestCodec.write(new Manifest(lease.epoch(), seq - 1, frames, end, checksumTrailer(frame), history)));
+        }
+        HighWatermark now = new HighWatermark(seq - 1, end);
+        hw = now;
+        for (Pending p : batch) p.result = new AppendResult(p.result.firstSeq(), p.result.lastSeq(), now);
+    }
+
+    static long checksumTrailer(byte[] frame) {
+        return Integer.toUnsignedLong(ByteBuffer.wrap(frame, frame.length - 4, 4).order(ByteOrder.LITTLE_ENDIAN).getInt());
+    }
+
+    /** Waits for an in-flight batch, then releases the file and the lease. Idempotent. */
+    @Override
+    public void close() {
+        lock.lock();
+        try {
+            if (closed) return;
+            closed = true;
+            while (flushing) changed.awaitUninterruptibly();
+        } finally {
+            lock.unlock();
+        }
+        try {
+            ch.close();
+        } catch (IOException e) {
+            throw new SessionLogIOException("cannot close " + log, e);
+        } finally {
+            lease.close();
+        }
+    }
+}

@@ -1,0 +1,115 @@
+package dev.vigilo.sessionlog;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.util.HexFormat;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Test fixture: the official reader (shared/tools/dsh-referee), installed on first use with its own
+ * setup.sh into ~/.cache/vigilo/dsh-referee/HASH (keyed by a hash of the referee files, guarded by a file
+ * lock for parallel forks). Never skips: if it cannot be installed, the test fails with the reason.
+ */
+final class Referee {
+    private static Referee instance;
+    final Path dir;
+
+    private Referee(Path dir) {
+        this.dir = dir;
+    }
+
+    static synchronized Referee get() {
+        if (instance == null) instance = install();
+        return instance;
+    }
+
+    static Path sourceDir() {
+        Path start = Path.of(System.getProperty("user.dir")).toAbsolutePath();
+        for (Path p = start; p != null; p = p.getParent()) {
+            for (Path c : new Path[] {p.resolve("shared/tools/dsh-referee"), p.resolveSibling("shared/tools/dsh-referee")}) {
+                if (c != null && Files.isRegularFile(c.resolve("referee.mjs")) && Files.isRegularFile(c.resolve("setup.sh"))) return c;
+            }
+        }
+        throw new AssertionError("cannot find shared/tools/dsh-referee (looked upward from " + start
+                + " for <dir>/shared/tools/dsh-referee and <repo-root>/../shared/tools/dsh-referee); put a copy of shared/ beside the clone");
+    }
+
+    private static Referee install() {
+        try {
+            Path src = sourceDir();
+            MessageDigest md = MessageDigest.getInstance("SHA-256");
+            for (String f : new String[] {"setup.sh", "referee.mjs", "package.json"}) {
+                Path p = src.resolve(f);
+                if (Files.exists(p)) md.update(Files.readAllBytes(p));
+            }
+            String hash = HexFormat.of().formatHex(md.digest()).substring(0, 16);
+            Path cache = Path.of(System.getProperty("user.home"), ".cache", "vigilo", "dsh-referee");
+            Files.createDirectories(cache);
+            Path dir = cache.resolve(hash);
+            try (FileChannel lockCh = FileChannel.open(cache.resolve(hash + ".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+                 FileLock ignored = lockCh.lock()) {
+                Path ready = dir.resolve(".ready");
+                if (!Files.exists(ready)) {
+                    Path log = cache.resolve(hash + ".setup.log");
+                    Process pr = new ProcessBuilder("bash", src.resolve("setup.sh").toString(), dir.toString())
+                            .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+                    if (!pr.waitFor(15, TimeUnit.MINUTES)) {
+                        pr.destroyForcibly();
+                        throw new AssertionError("referee setup timed out after 15 min; see " + log);
+                    }
+                    if (pr.exitValue() != 0 || !Files.isExecutable(dir.resolve("node_modules/.bin/node")))
+                        throw new AssertionError("referee setup failed (exit " + pr.exitValue() + "): bash " + src.resolve("setup.sh") + " " + dir
+                                + " needs npm and the npm registry; output:\n" + Files.readString(log));
+                    Files.writeString(ready, "ok\n");
+                }
+            }
+            return new Referee(dir);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (Exception e) {
+            throw new AssertionError("referee setup failed: " + e, e);
+        }
+    }
+
+    /** Runs the referee with --json on {@code file}; returns its JSON object. */
+    JsonNode judge(Path file) {
+        try {
+            Path stage = Files.createTempDirectory("referee-stage");
+            ProcessBuilder pb = new ProcessBuilder(dir.resolve("node_modules/.bin/node").toString(), dir.resolve("referee.mjs").toString(),
+                    "--json", file.toAbsolutePath().toString());
+            pb.environment().put("REFEREE_STAGE", stage.toString());
+            // stdout to a file: node writes to files synchronously, while a large line to a pipe can be cut by process.exit()
+            Path outFile = stage.resolve("out.json");
+            Path errFile = stage.resolve("err.txt");
+            pb.redirectOutput(outFile.toFile()).redirectError(errFile.toFile());
+            Process pr = pb.start();
+            boolean done = pr.waitFor(120, TimeUnit.SECONDS);
+            byte[] out = Files.readAllBytes(outFile);
+            String err = Files.readString(errFile);
+            Files.delete(outFile);
+            Files.delete(errFile);
+            Files.deleteIfExists(stage);
+            if (!done) {
+                pr.destroyForcibly();
+                throw new AssertionError("referee timed out on " + file);
+            }
+            int rc = pr.exitValue();
+            if (rc == 2) throw new AssertionError("referee environment problem on " + file + ": " + err);
+            String s = new String(out, StandardCharsets.UTF_8).trim();
+            return Json.MAPPER.readTree(s);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+}
