@@ -13,6 +13,10 @@ import dev.vigilo.plan.PlanDamagedException;
 import dev.vigilo.plan.PlanException;
 import dev.vigilo.plan.PlanValidationException;
 import dev.vigilo.plan.RunNotFoundException;
+import dev.vigilo.sessionlog.CorruptSessionLogException;
+import dev.vigilo.sessionlog.FencedWriterException;
+import dev.vigilo.sessionlog.SessionLogIOException;
+import dev.vigilo.sessionlog.UnsupportedSessionFormatException;
 import dev.vigilo.storage.ObjectConflictException;
 import dev.vigilo.storage.StorageCancelledException;
 import dev.vigilo.storage.StorageConfigException;
@@ -53,6 +57,15 @@ final class ErrorReporter implements CommandLine.IExecutionExceptionHandler {
     static int exitCode(Throwable ex) {
         if (ex instanceof PlanException) {
             return planExitCode((PlanException) ex);
+        }
+        if (ex instanceof CorruptSessionLogException || ex instanceof UnsupportedSessionFormatException) {
+            return ExitCode.FAILED;
+        }
+        if (ex instanceof FencedWriterException) {
+            return ExitCode.CONFLICT;
+        }
+        if (ex instanceof SessionLogIOException) {
+            return ExitCode.UNAVAILABLE;
         }
         if (ex instanceof InvalidDatasetException || ex instanceof DatasetNotFoundException
                 || ex instanceof StorageConfigException || ex instanceof InvalidArgumentException) {

@@ -1,0 +1,30 @@
+package dev.vigilo.cli;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+/** {@code vigilo session}: agent session logs ({@code session.jsonl.zstd}) as small write-ahead logs. */
+@Command(name = "session",
+        mixinStandardHelpOptions = true,
+        description = {"Verify, read, repair and compact agent session logs (session.jsonl.zstd).",
+                "Compatible with the published DeepSeek Harness format; see docs/formats/session-log.md."},
+        subcommands = {SessionVerifyCommand.class, SessionCatCommand.class, SessionRepairCommand.class,
+                SessionCompactCommand.class})
+final class SessionCommand implements Runnable {
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(spec.commandLine().getOut());
+    }
+
+    /** A missing or unreadable log is invalid input (exit 3), said before anything is read. */
+    static java.nio.file.Path existingLog(java.nio.file.Path file) {
+        if (!java.nio.file.Files.isRegularFile(file)) {
+            throw new InvalidArgumentException(file + ": no such session log file; check the path");
+        }
+        return file;
+    }
+}

@@ -1,0 +1,49 @@
+package dev.vigilo.cli;
+
+import dev.vigilo.sessionlog.CompactReport;
+import dev.vigilo.sessionlog.SessionCompactor;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+
+/** {@code vigilo session compact FILE}: merges small frames into larger ones. */
+@Command(name = "compact", mixinStandardHelpOptions = true,
+        description = {"Merge a log's small frames into larger ones (faster to read, smaller to store); the result "
+                + "reads identically.",
+                "Without --out the log is replaced in place under its writer lock, keeping FILE.bak-<millis>."})
+final class SessionCompactCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(index = "0", paramLabel = "FILE", description = "The session log.")
+    Path file;
+
+    @Option(names = "--out", paramLabel = "F", description = "Write the compacted log here instead (must not exist).")
+    Path out;
+
+    @Option(names = "--frame-bytes", paramLabel = "N",
+            description = "Target uncompressed bytes per frame (default 262144).")
+    Long frameBytes;
+
+    @Override
+    public Integer call() {
+        if (out != null && Files.exists(out)) {
+            throw new InvalidArgumentException(out + " already exists; choose another --out or remove it");
+        }
+        long target = frameBytes == null ? SessionCompactor.DEFAULT_FRAME_BYTES : frameBytes;
+        if (target < 1) {
+            throw new InvalidArgumentException("--frame-bytes must be positive, got " + target);
+        }
+        CompactReport r = SessionCompactor.compact(SessionCommand.existingLog(file), out, target);
+        CommandSupport.out(spec).printf("compacted %s -> %s: %d -> %d frames, %d -> %d bytes, %d events%s%n",
+                file, r.output(), r.framesBefore(), r.framesAfter(), r.bytesBefore(), r.bytesAfter(), r.events(),
+                r.backup() == null ? "" : " (original kept as " + r.backup() + ")");
+        return ExitCode.OK;
+    }
+}
