@@ -1,6 +1,12 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.checkpoint.CheckpointException;
+import dev.vigilo.checkpoint.FencingViolationException;
+import dev.vigilo.checkpoint.LogFormatException;
+import dev.vigilo.checkpoint.LogNotFoundException;
+import dev.vigilo.checkpoint.WriterFencedException;
 import dev.vigilo.control.ControlDatabaseException;
+import dev.vigilo.datagen.PipelineDefinitionException;
 import dev.vigilo.dataset.DatasetConflictException;
 import dev.vigilo.dataset.DatasetDamagedException;
 import dev.vigilo.dataset.DatasetException;
@@ -65,6 +71,18 @@ final class ErrorReporter implements CommandLine.IExecutionExceptionHandler {
             return ExitCode.CONFLICT;
         }
         if (ex instanceof SessionLogIOException) {
+            return ExitCode.UNAVAILABLE;
+        }
+        if (ex instanceof PipelineDefinitionException || ex instanceof LogNotFoundException) {
+            return ExitCode.INVALID_INPUT;
+        }
+        if (ex instanceof WriterFencedException || ex instanceof FencingViolationException) {
+            return ExitCode.CONFLICT;
+        }
+        if (ex instanceof LogFormatException) {
+            return ExitCode.FAILED;
+        }
+        if (ex instanceof CheckpointException) {
             return ExitCode.UNAVAILABLE;
         }
         if (ex instanceof InvalidDatasetException || ex instanceof DatasetNotFoundException

@@ -23,6 +23,7 @@ import java.util.Optional;
                 "", "Exit codes: 0 ok, 1 check failed, 2 usage, 3 invalid input, 4 conflict, 5 service unavailable,",
                 "  70 internal error, 130 interrupted."},
         subcommands = {QuickstartCommand.class, DatasetCommand.class, RunCommand.class, SessionCommand.class,
+                DatagenCommand.class,
                 picocli.CommandLine.HelpCommand.class})
 final class VigiloCommand implements Runnable {
     private final Environment environment;
