@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -181,6 +182,9 @@ final class EventRules {
             case "request/header" -> {
                 JsonNode cfg = data.path("header").path("config");
                 if (!hasProviderModel(cfg)) throw bad("request/header lacks provider/model", e, offset);
+                JsonNode effort = cfg.get("reasoningEffort");
+                if (effort != null && !Json.isNonEmptyString(effort)) throw bad("request/header has an invalid reasoningEffort", e, offset);
+                checkAdapterDefaults(data.path("header").get("adapterDefaults"), cfg, e, offset);
             }
             default -> {
             }
@@ -190,14 +194,22 @@ final class EventRules {
             JsonNode op = e.get("surfaceOp");
             if (op == null) throw bad(type + " requires a surfaceOp marker", e, offset);
             boolean ok = (op.isTextual() && op.textValue().equals("append"))
-                    || (op.isObject() && "replace".equals(text(op, "op")) && Json.isSafeInteger(op.get("start")) && Json.isSafeInteger(op.get("end")));
+                    || (op.isObject() && exactKeys(op, "op", "start", "end") && "replace".equals(text(op, "op"))
+                        && isEventSeq(op.get("start")) && isEventSeq(op.get("end")));
             if (!ok) throw bad(type + " carries an invalid surfaceOp", e, offset);
         } else if (e.has("surfaceOp")) {
             throw bad(type + " is not surface-eligible and cannot carry surfaceOp", e, offset);
+        } else if (e.has("sourceEventSeqs")) {
+            throw bad(type + " is not surface-eligible and cannot carry sourceEventSeqs", e, offset);
         }
         if (!KNOWN_TYPES.contains(type) && !e.has("ignorable"))
             throw new UnsupportedSessionFormatException("unknown session event type \"" + type + "\" at seq " + e.get("seq")
                     + " (frame at byte " + offset + "): likely written by a newer writer; it is not marked ignorable", offset);
+    }
+
+    /** isEventSeq: a non-negative safe integer. */
+    static boolean isEventSeq(JsonNode n) {
+        return Json.isSafeInteger(n) && Json.safeLong(n) >= 0;
     }
 
     private static boolean exactKeysSubset(JsonNode n, String... keys) {
@@ -221,9 +233,39 @@ final class EventRules {
             case "aborted" -> {
                 if (!reason.has("reason") && reason.size() != 1) throw bad("malformed turn/end", e, offset);
             }
+            case "error" -> {
+                if (!reason.has("error") && !isLegacyError(reason)) throw bad("malformed turn/end", e, offset);
+            }
             default -> {
             }
         }
+    }
+
+    /** assertAdapterDefaults: optional object of {reasoningEffort, maxTokens} markers, each exactly true and backed by config. */
+    private static void checkAdapterDefaults(JsonNode d, JsonNode cfg, JsonNode e, long offset) {
+        if (d == null) return;
+        boolean ok = d.isObject();
+        if (ok) for (Iterator<Map.Entry<String, JsonNode>> it = d.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> f = it.next();
+            if (!(f.getKey().equals("reasoningEffort") || f.getKey().equals("maxTokens")) || !f.getValue().isBoolean() || !f.getValue().booleanValue()) ok = false;
+        }
+        if (ok && d.has("reasoningEffort") && !cfg.has("reasoningEffort")) ok = false;
+        if (ok && d.has("maxTokens") && !cfg.has("maxTokens")) ok = false;
+        if (!ok) throw bad("request/header has invalid adapterDefaults", e, offset);
+    }
+
+    /** A pre-react-loop turn/end error reason: {kind, step, failure{message, code, [status, providerRetryAfterMs, requestId]}} or {kind, step, message, [code]}. */
+    private static boolean isLegacyError(JsonNode reason) {
+        if (!isEventSeq(reason.get("step"))) return false;
+        JsonNode f = reason.get("failure");
+        if (f != null && f.isObject() && exactKeysSubset(reason, "kind", "step", "failure")
+                && onlyKeys(f, Set.of("message", "code", "status", "providerRetryAfterMs", "requestId"))
+                && f.path("message").isTextual() && f.path("code").isTextual()
+                && (!f.has("status") || f.get("status").isNumber()) && (!f.has("providerRetryAfterMs") || f.get("providerRetryAfterMs").isNumber())
+                && (!f.has("requestId") || f.get("requestId").isTextual()))
+            return true;
+        boolean keys = reason.has("code") ? exactKeysSubset(reason, "kind", "step", "message", "code") : exactKeysSubset(reason, "kind", "step", "message");
+        return keys && reason.get("message").isTextual() && (!reason.has("code") || reason.get("code").isTextual());
     }
 
     private static boolean hasProviderModel(JsonNode n) {

@@ -15,7 +15,7 @@ import java.nio.charset.StandardCharsets;
  */
 final class Json {
     static final long MAX_SAFE = 9007199254740991L;
-    static final ObjectMapper MAPPER = JsonMapper.builder(JsonFactory.builder()
+    static final ObjectMapper MAPPER = JsonMapper.builder(new com.fasterxml.jackson.core.JsonFactoryBuilder()
                     .streamReadConstraints(StreamReadConstraints.builder()
                             .maxStringLength(Integer.MAX_VALUE)
                             .maxNumberLength(Integer.MAX_VALUE)
@@ -23,12 +23,44 @@ final class Json {
                             .maxNameLength(Integer.MAX_VALUE)
                             .maxDocumentLength(-1)
                             .build())
+                    .characterEscapes(new JsEscapes())
+                    // JSON.stringify writes a surrogate pair as the 4-byte UTF-8 character, Jackson by default as two escapes
+                    .enable(com.fasterxml.jackson.core.json.JsonWriteFeature.COMBINE_UNICODE_SURROGATES_IN_UTF8)
                     .build())
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .disable(StreamReadFeature.INCLUDE_SOURCE_IN_LOCATION)
             .build();
 
     private Json() {
+    }
+
+    /**
+     * Output escaping of JSON.stringify: the short escapes for \b \t \n \f \r, a backslash-u-00xx escape in LOWER-case hex
+     * for the other control characters (Jackson's default is upper-case), nothing else escaped. Needed for the
+     * writer's bytes to equal the official writer's (ANSI escapes in tool output are common).
+     */
+    private static final class JsEscapes extends com.fasterxml.jackson.core.io.CharacterEscapes {
+        private static final int[] ASCII = standardAsciiEscapesForJSON();
+        private static final com.fasterxml.jackson.core.SerializableString[] LOWER = new com.fasterxml.jackson.core.SerializableString[0x20];
+
+        static {
+            for (int c = 0; c < 0x20; c++) {
+                if (ASCII[c] == ESCAPE_STANDARD && "\b\t\n\f\r".indexOf(c) < 0) {
+                    ASCII[c] = ESCAPE_CUSTOM;
+                    LOWER[c] = new com.fasterxml.jackson.core.io.SerializedString(String.format("\\u%04x", c));
+                }
+            }
+        }
+
+        @Override
+        public int[] getEscapeCodesForAscii() {
+            return ASCII;
+        }
+
+        @Override
+        public com.fasterxml.jackson.core.SerializableString getEscapeSequence(int ch) {
+            return ch < 0x20 ? LOWER[ch] : null;
+        }
     }
 
     /** Parses one line like JSON.parse(buffer.toString('utf8')); returns null when JSON.parse would throw. */

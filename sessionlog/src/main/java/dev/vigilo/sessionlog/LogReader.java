@@ -47,7 +47,7 @@ final class LogReader {
 
     /** Everything a caller (verify, cat, repair, compact, writer) needs from one read. */
     record Outcome(VerifyReport report, long headerEnd, List<ObjectNode> closers, Epoch maxEpoch, Manifest manifest,
-                   long nextSeq, long lastTime) {
+                   long nextSeq, long lastTime, SurfaceFold surface) {
     }
 
     private LogReader() {
@@ -60,6 +60,7 @@ final class LogReader {
         SessionLogException structural;
         long tornStart = -1;
         long headerEnd;
+        String sessionId;
         long completeEnd;
     }
 
@@ -130,7 +131,7 @@ final class LogReader {
             VerifyReport r = new VerifyReport(VerifyReport.ACCEPT, stored + cl.size(), stored, cl.size(), Channel.NONE,
                     stored == 0 ? null : out.rows.lastSeq, p1.tornStart >= 0 ? p1.tornStart : p1.completeEnd, 0, 0,
                     p1.tornStart >= 0 ? p1.tornStart : null, manifestState, null, fr.size() + 1L, null, null);
-            return new Outcome(r, p1.headerEnd, cl, null, manifest, stored, out.rows.closers().lastTime());
+            return new Outcome(r, p1.headerEnd, cl, null, manifest, stored, out.rows.closers().lastTime(), out.rows.surface());
         }
         // ---- protocol plan (rules 1-3); rule 4 is pass 2's contiguity check
         Epoch maxEpoch = null;
@@ -171,7 +172,7 @@ final class LogReader {
         for (int i = hw + 1; i < fr.size(); i++) truncated += fr.get(i).intact ? fr.get(i).rows() : 0;
         long hwOffset = hw >= 0 ? fr.get(hw).end : p1.headerEnd;
         // ---- pass 2
-        RowScanner rows = new RowScanner(sink);
+        RowScanner rows = new RowScanner(sink, p1.sessionId);
         byte[] buf = new byte[1 << 16];
         Growable plain = new Growable();
         try {
@@ -195,7 +196,7 @@ final class LogReader {
         VerifyReport r = new VerifyReport(VerifyReport.ACCEPT, stored + cl.size(), stored, cl.size(), channel,
                 stored == 0 ? null : rows.lastSeq, hwOffset, fenced, truncated, p1.tornStart >= 0 ? p1.tornStart : null,
                 manifestState, maxEpoch == null ? null : maxEpoch.value(), fr.size() + 1L, null, null);
-        return new Outcome(r, p1.headerEnd, cl, maxEpoch, manifest, stored, rows.closers().lastTime());
+        return new Outcome(r, p1.headerEnd, cl, maxEpoch, manifest, stored, rows.closers().lastTime(), rows.surface());
     }
 
     private static Outcome reject(SessionLogException e, long frames) {
@@ -213,7 +214,7 @@ final class LogReader {
         String name = e instanceof UnsupportedSessionFormatException ? "SessionFormatUnsupportedError: " : "Error: ";
         VerifyReport r = new VerifyReport(VerifyReport.REJECT, 0, 0, 0, channel, null, null, 0, 0, null, manifestState, null,
                 frames, name + e.getMessage(), off);
-        return new Outcome(r, 0, List.of(), null, null, 0, 0);
+        return new Outcome(r, 0, List.of(), null, null, 0, 0, null);
     }
 
     /** A growable byte buffer for one frame's plaintext. */
@@ -254,10 +255,10 @@ final class LogReader {
         int nl = indexOf(plain.buf, 0, plain.len, (byte) '\n');
         if (plain.len == 0 || nl != plain.len - 1)
             throw new CorruptSessionLogException("corrupt Zstandard session log: first frame is not exactly one header line", 0);
-        EventRules.parseHeader(plain.buf, 0, plain.len - 1);
+        p.sessionId = EventRules.parseHeader(plain.buf, 0, plain.len - 1).id();
         p.headerEnd = f0.end();
         p.completeEnd = f0.end();
-        p.rows = new RowScanner(sink);
+        p.rows = new RowScanner(sink, p.sessionId);
         for (;;) {
             FrameScanner.Frame f;
             try {

@@ -6,8 +6,9 @@ import java.util.List;
 /**
  * Streaming form of the published SessionLogScanner plus the coordinator's per-event checks: splits plaintext
  * into newline-terminated records (a record may span frames), expands packed rows, enforces seq contiguity
- * from 0, keeps the first issue (later rows are discarded, but a later turn/end throws it), validates each
- * stored event and tracks closer state. Memory: the current partial line only.
+ * from 0, keeps the first issue (later rows are discarded, but a later turn/end throws it), upgrades legacy
+ * event shapes, validates each stored event, folds it into the surface (Session.fromRestore's semantic checks) and
+ * tracks closer state. Memory: the current partial line plus the {@link SurfaceFold}'s current surface.
  */
 final class RowScanner {
     /** Receives each stored row that survives (raw bytes plus its expanded events, possibly cut). */
@@ -17,6 +18,7 @@ final class RowScanner {
 
     private final RowSink sink;
     private final Closers closers = new Closers();
+    private final SurfaceFold surface = new SurfaceFold();
     private byte[] frag = new byte[256];
     private int fragLen = 0;
     long inputBytes;
@@ -32,8 +34,17 @@ final class RowScanner {
     long droppedByCut;
     boolean skipCommitRecordsInSink;
 
-    RowScanner(RowSink sink) {
+    private final String sessionId;
+
+    /** @param sessionId the header's id (legacy upgrades derive message ids from it) */
+    RowScanner(RowSink sink, String sessionId) {
         this.sink = sink;
+        this.sessionId = sessionId;
+    }
+
+    /** @return the surface fold after the rows read so far (the writer continues from it) */
+    SurfaceFold surface() {
+        return surface;
     }
 
     Closers closers() {
@@ -127,8 +138,16 @@ final class RowScanner {
             return;
         }
         List<JsonNode> kept = keep == decoded.size() ? decoded : decoded.subList(0, keep);
-        for (JsonNode e : kept) {
+        boolean upgraded = false;
+        for (int k = 0; k < kept.size(); k++) {
+            JsonNode e = LegacyUpgrade.apply(kept.get(k), sessionId, surface, frameStart);
+            if (e != kept.get(k)) {
+                if (!upgraded) kept = new java.util.ArrayList<>(kept);
+                upgraded = true;
+                kept.set(k, e); // the reader reports the upgraded event, like the coordinator
+            }
             EventRules.validateStored(e, frameStart);
+            surface.accept(e, frameStart);
             closers.accept(e);
         }
         expected += keep;

@@ -42,6 +42,8 @@ public final class SessionLogWriter implements AutoCloseable {
     private long size;
     private final List<Manifest.EpochStart> history;
     private volatile HighWatermark hw;
+    /** the log's current surface, so an append that the readers would reject is refused instead of written */
+    private final SurfaceFold surface;
 
     private static final class Pending {
         final List<ObjectNode> events;
@@ -55,8 +57,9 @@ public final class SessionLogWriter implements AutoCloseable {
     }
 
     private SessionLogWriter(Path log, WriterOptions options, WriterLease lease, FileChannel ch, long nextSeq, long frames,
-                             List<Manifest.EpochStart> history) throws IOException {
+                             List<Manifest.EpochStart> history, SurfaceFold surface) throws IOException {
         this.log = log;
+        this.surface = surface;
         this.options = options;
         this.lease = lease;
         this.ch = ch;
@@ -92,7 +95,7 @@ public final class SessionLogWriter implements AutoCloseable {
             if (options.manifest())
                 AtomicFiles.replace(Manifest.pathFor(log), ManifestCodec.write(new Manifest(lease.epoch(), -1, 1, frame.length, checksumTrailer(frame), List.of())));
             FileChannel ch = FileChannel.open(log, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
-            return new SessionLogWriter(log, options, lease, ch, 0, 1, List.of());
+            return new SessionLogWriter(log, options, lease, ch, 0, 1, List.of(), new SurfaceFold());
         } catch (IOException e) {
             lease.close();
             throw new SessionLogIOException("cannot create session log " + log, e);
@@ -134,7 +137,7 @@ public final class SessionLogWriter implements AutoCloseable {
             }
             List<Manifest.EpochStart> hist = r.channel() == Channel.P2 ? o.manifest().epochs() : List.of();
             long frames = countFrames(log, r.hwOffset());
-            return new SessionLogWriter(log, options, lease, ch, o.nextSeq(), frames, hist);
+            return new SessionLogWriter(log, options, lease, ch, o.nextSeq(), frames, hist, o.surface());
         } catch (IOException e) {
             lease.close();
             throw new SessionLogIOException("cannot open session log " + log, e);
@@ -180,7 +183,9 @@ public final class SessionLogWriter implements AutoCloseable {
      * {@code time}, {@code surfaceOp}, {@code sourceEventSeqs}, {@code ignorable}); the writer sets {@code seq}
      * (and {@code time} when absent). Blocks until the shared batch is fsynced.
      *
-     * @throws IllegalArgumentException when an event violates the published envelope or vocabulary
+     * @throws IllegalArgumentException when an event violates the published envelope or vocabulary, or the surface
+     *                                  rules against the log so far (replace range, sourceEventSeqs, tool/result
+     *                                  rewrite); nothing of this append is written then
      * @throws FencedWriterException    when this writer's lease or epoch is no longer current
      * @throws SessionLogIOException    when the write or fsync failed (durability unknown)
      */
@@ -218,7 +223,7 @@ public final class SessionLogWriter implements AutoCloseable {
                     flushing = false;
                     if (err instanceof FencedWriterException f) broken = f;
                     for (Pending q : batch) {
-                        q.error = err;
+                        if (err != null) q.error = err; // else q.error may hold its own refusal (see writeBatch)
                         q.done = true;
                     }
                     changed.signalAll();
@@ -263,15 +268,50 @@ public final class SessionLogWriter implements AutoCloseable {
         ByteArrayOutputStream plain = new ByteArrayOutputStream();
         long seq = nextSeq;
         long lastTime = 0;
+        List<ObjectNode> all = new ArrayList<>();
+        List<Pending> accepted = new ArrayList<>(batch.size());
+        surface.begin();
         for (Pending p : batch) {
             long first = seq;
-            for (ObjectNode e : p.events) {
-                e.put("seq", seq++);
-                lastTime = Json.safeLong(e.get("time"));
-                plain.write(Json.MAPPER.writeValueAsBytes(e));
-                plain.write('\n');
+            int mark = surface.mark();
+            try {
+                for (ObjectNode e : p.events) {
+                    e.put("seq", seq++);
+                    surface.accept(e, -1); // the surface rules need the final seq and every earlier event
+                }
+            } catch (CorruptSessionLogException x) {
+                // refuse this append only: its events would make the whole log unreadable for both readers
+                surface.rollbackTo(mark);
+                seq = first;
+                p.error = new IllegalArgumentException("cannot append: " + x.getMessage(), x);
+                continue;
             }
+            for (ObjectNode e : p.events) {
+                lastTime = Json.safeLong(e.get("time"));
+                all.add(e);
+            }
+            accepted.add(p);
             p.result = new AppendResult(new Seq(first), new Seq(seq - 1), new HighWatermark(0, 0));
+        }
+        if (accepted.isEmpty()) {
+            surface.commit();
+            return;
+        }
+        try {
+            writeFrame(accepted, all, seq, lastTime, plain);
+            surface.commit();
+        } catch (IOException | RuntimeException x) {
+            surface.rollbackTo(0); // nothing of this batch is in the log
+            surface.commit();
+            throw x;
+        }
+    }
+
+    private void writeFrame(List<Pending> batch, List<ObjectNode> all, long seq, long lastTime, ByteArrayOutputStream plain) throws IOException {
+        // like the published writer, runs are packed per written batch (a run split by a flush packs per part)
+        for (ObjectNode r : options.packChunks() ? ChunkPacker.pack(all) : all) {
+            plain.write(Json.MAPPER.writeValueAsBytes(r));
+            plain.write('\n');
         }
         if (options.commitRecords()) {
             ObjectNode c = Json.MAPPER.createObjectNode();

@@ -113,6 +113,12 @@ final class LogBuilder {
             return this;
         }
 
+        /** An event with extra envelope members ({@code extra} is raw JSON members, e.g. {@code "surfaceOp":"append"}). */
+        Events with(String type, String data, String extra) {
+            out.add(ev(type, data, extra));
+            return this;
+        }
+
         Events ignorable(String type, String data) {
             out.add(ev(type, data, "\"ignorable\":true"));
             return this;
@@ -162,10 +168,13 @@ final class LogBuilder {
         }
 
         Events toolResult(int turn, int step, String id, long callSeq, String text) {
-            out.add(ev("tool/result", "{\"turn\":" + turn + ",\"step\":" + step + ",\"message\":{\"id\":\"msg-t-" + id + "\",\"role\":\"user\",\"source\":{\"kind\":\"tool\",\"callId\":\""
-                    + id + "\"},\"content\":[{\"type\":\"tool-result\",\"toolCallId\":\"" + id + "\",\"content\":[{\"type\":\"text\",\"text\":\"" + text + "\"}]}]}}",
-                    "\"surfaceOp\":\"append\",\"sourceEventSeqs\":[" + callSeq + "]"));
+            out.add(ev("tool/result", toolResultData(turn, step, id, text), "\"surfaceOp\":\"append\",\"sourceEventSeqs\":[" + callSeq + "]"));
             return this;
+        }
+
+        static String toolResultData(int turn, int step, String id, String text) {
+            return "{\"turn\":" + turn + ",\"step\":" + step + ",\"message\":{\"id\":\"msg-t-" + id + "\",\"role\":\"user\",\"source\":{\"kind\":\"tool\",\"callId\":\""
+                    + id + "\"},\"content\":[{\"type\":\"tool-result\",\"toolCallId\":\"" + id + "\",\"content\":[{\"type\":\"text\",\"text\":\"" + text + "\"}]}]}}";
         }
 
         Events turnEnd(int turn) {

@@ -115,6 +115,26 @@ class RefereeDifferentialTest {
         report(rows);
     }
 
+    /** Each semantic rule of Session.fromRestore, exercised by cases the referee accepts and cases it rejects. */
+    @Test
+    void semanticRuleCasesMatchTheReferee() throws Exception {
+        List<Row> rows = judgeAll(dir, SemanticCorpus.shapes());
+        assertThat(rows.stream().filter(r -> r.referee.startsWith("ACCEPT"))).hasSizeGreaterThanOrEqualTo(10);
+        assertThat(rows.stream().filter(r -> r.referee.startsWith("REJECT"))).hasSizeGreaterThanOrEqualTo(20);
+        report(rows);
+    }
+
+    /** Content-level mutations (swapped/altered event fields) of a log that contains valid surface replacements. */
+    @Test
+    void seededContentMutationsMatchTheReferee() throws Exception {
+        long[] seeds = new long[Integer.getInteger("vigilo.contentMutations", 72)];
+        for (int i = 0; i < seeds.length; i++) seeds[i] = 5000 + i;
+        List<Row> rows = judgeAll(dir, SemanticCorpus.mutations(seeds));
+        // the mutations must not be trivially all-reject: some keep the log valid
+        assertThat(rows.stream().filter(r -> r.referee.startsWith("ACCEPT"))).isNotEmpty();
+        report(rows);
+    }
+
     @Test
     void seededMutationsMatchTheReferee() throws Exception {
         long[] seeds = new long[Integer.getInteger("vigilo.mutations", 96)];
