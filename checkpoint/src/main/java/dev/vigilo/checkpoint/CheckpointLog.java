@@ -105,11 +105,17 @@ public final class CheckpointLog implements AutoCloseable {
   }
 
   /**
-   * Tries to become this experiment's maintenance worker. Empty if another live process holds the role; the role
-   * is released by {@link Maintenance#close()} or by the holder's death (an OS file lock), so it survives crashes.
+   * Tries to become this experiment's maintenance worker. Empty if another live process holds the role. The role
+   * is released by {@link Maintenance#close()} or by the holder's death: on a local root it is an OS file lock, on
+   * S3 a lease object that another worker can take over once it expired (10 minutes without renewal).
    */
   public Optional<Maintenance> tryElectMaintenance() {
     return Maintenance.tryElect(this);
+  }
+
+  /** As {@link #tryElectMaintenance()} with an S3 lease duration of {@code leaseTtl} (ignored on local roots). */
+  public Optional<Maintenance> tryElectMaintenance(java.time.Duration leaseTtl) {
+    return Maintenance.tryElect(this, leaseTtl);
   }
 
   LogFiles files() {

@@ -17,6 +17,8 @@ import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.model.CommonPrefix;
+import software.amazon.awssdk.services.s3.model.DeleteObjectsResponse;
+import software.amazon.awssdk.services.s3.model.ObjectIdentifier;
 import software.amazon.awssdk.services.s3.model.ListObjectsV2Request;
 import software.amazon.awssdk.services.s3.model.ListObjectsV2Response;
 import software.amazon.awssdk.services.s3.model.NoSuchKeyException;
@@ -33,6 +35,15 @@ interface LogFiles extends AutoCloseable {
 
   /** Bytes of {@code path}, empty if it does not exist. */
   Optional<byte[]> read(String path);
+
+  /** Deletes the file {@code path}; a missing file is not an error (a crashed earlier pass may have removed it). */
+  void delete(String path);
+
+  /**
+   * Deletes {@code dir} and everything under it, calling {@code afterEach} with each removed file's path. Not atomic:
+   * a crash leaves part of the tree, so callers only delete trees nobody reads any more.
+   */
+  void deleteTree(String dir, java.util.function.Consumer<String> afterEach);
 
   @Override
   void close();
@@ -72,6 +83,40 @@ interface LogFiles extends AutoCloseable {
     }
 
     @Override
+    public void delete(String path) {
+      try {
+        Files.deleteIfExists(root.resolve(path));
+      } catch (IOException e) {
+        throw new LogIoException("cannot delete " + root.resolve(path), e);
+      }
+    }
+
+    @Override
+    public void deleteTree(String dir, java.util.function.Consumer<String> afterEach) {
+      Path d = root.resolve(dir);
+      if (!Files.isDirectory(d)) return;
+      List<Path> all;
+      try (Stream<Path> s = Files.walk(d)) {
+        all = new ArrayList<>(s.toList());
+      } catch (NoSuchFileException gone) {
+        return;
+      } catch (IOException e) {
+        throw new LogIoException("cannot list " + d, e);
+      }
+      // Deepest first, so every directory is empty when its turn comes.
+      all.sort(java.util.Comparator.comparingInt(Path::getNameCount).reversed());
+      for (Path p : all) {
+        try {
+          boolean file = !Files.isDirectory(p);
+          Files.deleteIfExists(p);
+          if (file) afterEach.accept(root.relativize(p).toString().replace('\\', '/'));
+        } catch (IOException e) {
+          throw new LogIoException("cannot delete " + p, e);
+        }
+      }
+    }
+
+    @Override
     public void close() {}
   }
 
@@ -89,6 +134,12 @@ interface LogFiles extends AutoCloseable {
 
     static S3 open(LogLocation loc) {
       URI u = URI.create(loc.uri());
+      String key = u.getPath().startsWith("/") ? u.getPath().substring(1) : u.getPath();
+      return new S3(client(loc), u.getHost(), key);
+    }
+
+    /** An S3 client configured from the location's storage options (the same settings Lance gets). */
+    static S3Client client(LogLocation loc) {
       Map<String, String> so = loc.storageOptions();
       var b = S3Client.builder().region(Region.of(so.getOrDefault("aws_region", "us-east-1")));
       if (so.containsKey("aws_endpoint")) b.endpointOverride(URI.create(so.get("aws_endpoint"))).forcePathStyle(true);
@@ -98,8 +149,7 @@ interface LogFiles extends AutoCloseable {
       } else {
         b.credentialsProvider(DefaultCredentialsProvider.builder().build());
       }
-      String key = u.getPath().startsWith("/") ? u.getPath().substring(1) : u.getPath();
-      return new S3(b.build(), u.getHost(), key);
+      return b.build();
     }
 
     @Override
@@ -133,6 +183,40 @@ interface LogFiles extends AutoCloseable {
         return Optional.empty();
       } catch (SdkException e) {
         throw new LogIoException("cannot read s3://" + bucket + "/" + prefix + "/" + path + ": " + e.getMessage(), e);
+      }
+    }
+
+    @Override
+    public void delete(String path) {
+      try {
+        client.deleteObject(b -> b.bucket(bucket).key(prefix + "/" + path)); // S3 deletes are idempotent
+      } catch (SdkException e) {
+        throw new LogIoException("cannot delete s3://" + bucket + "/" + prefix + "/" + path + ": " + e.getMessage(), e);
+      }
+    }
+
+    @Override
+    public void deleteTree(String dir, java.util.function.Consumer<String> afterEach) {
+      String p = prefix + "/" + dir + "/";
+      String token = null;
+      try {
+        do {
+          // Without a delimiter the listing is recursive: every object of the tree, up to 1000 per page (the
+          // DeleteObjects limit too).
+          ListObjectsV2Response r = client.listObjectsV2(ListObjectsV2Request.builder().bucket(bucket).prefix(p)
+              .continuationToken(token).build());
+          List<ObjectIdentifier> ids = r.contents().stream().map(o -> ObjectIdentifier.builder().key(o.key()).build()).toList();
+          if (!ids.isEmpty()) {
+            DeleteObjectsResponse d = client.deleteObjects(b -> b.bucket(bucket).delete(x -> x.objects(ids).quiet(true)));
+            if (d.hasErrors() && !d.errors().isEmpty()) {
+              throw new LogIoException("cannot delete under s3://" + bucket + "/" + p + ": " + d.errors().get(0).message(), null);
+            }
+            for (ObjectIdentifier id : ids) afterEach.accept(id.key().substring(prefix.length() + 1));
+          }
+          token = r.isTruncated() ? r.nextContinuationToken() : null;
+        } while (token != null);
+      } catch (SdkException e) {
+        throw new LogIoException("cannot delete under s3://" + bucket + "/" + p + ": " + e.getMessage(), e);
       }
     }
 

@@ -162,10 +162,14 @@ public final class LogWriter implements AutoCloseable {
       put.get(options.putTimeout().toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
     } catch (java.util.concurrent.TimeoutException e) {
       // Fenced between our check and the put (the put then hangs in Lance), or storage is stuck. Either way the
-      // ShardWriter is unusable: leave the stuck native call alone and refuse further writes.
+      // ShardWriter is unusable: leave the stuck native call alone and refuse further writes (the single put thread
+      // is occupied by it anyway).
       stuck = true;
-      checkNotFenced();
-      fenced = true;
+      try {
+        checkNotFenced();
+      } catch (LogIoException storageDown) {
+        // The manifest is unreadable too (storage unreachable): report the timeout, the more useful fact.
+      }
       throw new LogIoException("checkpoint batch " + batch.id() + " did not complete within " + options.putTimeout()
           + "; its durability is unknown, reopen the writer", e);
     } catch (InterruptedException e) {
@@ -192,6 +196,7 @@ public final class LogWriter implements AutoCloseable {
   private void checkUsable() {
     if (closed) throw new IllegalStateException("writer " + name + " is closed");
     if (fenced) throw new WriterFencedException("writer " + epoch + " was fenced earlier");
+    if (stuck) throw new LogIoException("writer " + epoch + " is unusable after a put that did not complete; reopen it", null);
   }
 
   private void checkNotFenced() {

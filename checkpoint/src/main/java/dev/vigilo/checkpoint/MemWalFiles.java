@@ -33,6 +33,57 @@ final class MemWalFiles {
     }
   }
 
+  /** One stored manifest version of a shard, as needed by cleanup. */
+  record ManifestFile(String name, long version, long replayAfterWalPosition, long maxFlushedGeneration) {}
+
+  /**
+   * Every manifest version stored for {@code shard}, oldest first. A version that disappears between list and read
+   * (removed by a concurrent cleanup) is left out.
+   */
+  static List<ManifestFile> manifestFiles(LogFiles files, ShardId shard) {
+    String dir = "_mem_wal/" + shard + "/manifest";
+    List<ManifestFile> out = new ArrayList<>();
+    for (String n : files.list(dir)) {
+      if (!n.endsWith(".binpb") || n.length() != 64 + 6) continue;
+      Optional<byte[]> bytes = files.read(dir + "/" + n);
+      if (bytes.isEmpty()) continue;
+      long replayAfter = 0, maxGen = 0;
+      for (Protobuf.Entry e : Protobuf.parse(bytes.get())) {
+        if (e.wireType() == 0 && e.field() == 3) replayAfter = e.varint();
+        else if (e.wireType() == 2 && e.field() == 8) {
+          for (Protobuf.Entry f : Protobuf.parse(e.bytes())) {
+            if (f.wireType() == 0 && f.field() == 1) maxGen = Math.max(maxGen, f.varint());
+          }
+        }
+      }
+      out.add(new ManifestFile(n, bitReversed(n.substring(0, 64)), replayAfter, maxGen));
+    }
+    out.sort(java.util.Comparator.comparingLong(ManifestFile::version));
+    return out;
+  }
+
+  /** A WAL file name's position, or -1 if the name is not a WAL entry. */
+  static long walPosition(String fileName) {
+    if (!fileName.endsWith(".arrow") || fileName.length() != 64 + 6) return -1;
+    try {
+      return bitReversed(fileName.substring(0, 64));
+    } catch (NumberFormatException e) {
+      return -1;
+    }
+  }
+
+  /** Generation number of a generation folder name {@code <8 hex>_gen_<N>}, or -1 for any other name. */
+  static long generationOfFolder(String name) {
+    java.util.regex.Matcher m = GEN_FOLDER.matcher(name);
+    return m.matches() ? Long.parseLong(m.group(1)) : -1;
+  }
+
+  private static final java.util.regex.Pattern GEN_FOLDER = java.util.regex.Pattern.compile("[0-9a-f]{8}_gen_([0-9]{1,18})");
+
+  private static long bitReversed(String digits) {
+    return Long.parseUnsignedLong(new StringBuilder(digits).reverse().toString(), 2);
+  }
+
   static List<ShardId> shards(LogFiles files) {
     List<ShardId> out = new ArrayList<>();
     for (String name : files.list("_mem_wal")) {

@@ -15,7 +15,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The log on s3proxy through Lance's own object store. Lance's MemWAL ShardWriter ignores the dataset's storage
- * options and reads AWS_* environment variables, so the log is driven from a child JVM started with them.
+ * options and reads AWS_* environment variables, so the log is driven from a child JVM started with them. The
+ * maintenance phase runs the S3 lease election and the cleanup of merged generations through the AWS SDK.
  */
 class S3LogTest {
   @org.junit.jupiter.api.io.TempDir static Path tmp;
@@ -37,12 +38,29 @@ class S3LogTest {
           w.write(b.build());
         }
         System.out.println("WROTE");
+      } else if (args[0].equals("maintain")) {
+        // Elected through the S3 lease; merged generations go at once (zero grace), old versions stay an hour.
+        try (Maintenance m = log.tryElectMaintenance().orElseThrow()) {
+          System.out.println("SECOND " + log.tryElectMaintenance().isPresent());
+          Maintenance.Report rep = m.runOnce(3_600_000, 0);
+          System.out.println("REMOVED " + rep.generationFoldersRemoved() + " " + (rep.walFilesRemoved() > 0)
+              + " " + (rep.manifestsRemoved() > 0));
+        }
+        ShardId shard = ShardId.forWriter("pipe", "s3exp", "s3w");
+        long merged;
+        try (org.lance.Dataset ds = log.openDataset()) {
+          merged = MemWalFiles.mergedGenerations(ds).get(shard);
+        }
+        long left = log.files().list("_mem_wal/" + shard).stream()
+            .filter(n -> MemWalFiles.generationOfFolder(n) > 0 && MemWalFiles.generationOfFolder(n) <= merged).count();
+        System.out.println("MERGED_LEFT " + left);
       } else {
         log.openWriter("s3w", WriterOptions.DEFAULTS).close();
         try (LogReader r = log.reader()) {
           Map<String, ItemState> all = r.foldAll();
           System.out.println("ITEMS " + all.size());
           System.out.println("EVENTS " + r.allEvents().size());
+          System.out.println("DISTINCT " + r.allEvents().stream().map(e -> e.eventId().value()).distinct().count());
           ItemState s0 = all.get("s3-0");
           System.out.println("S0 " + s0.eventCount() + " " + s0.cursor().orElseThrow().stepName());
           byte[] blob = r.loadBlob((FieldValue.BlobRef) s0.fields().get("bin").last());
@@ -57,8 +75,13 @@ class S3LogTest {
     // 20 items x 4 events (one batch retried: still 4) + a 2-event blob batch; the verify child replays and reads.
     try (S3ProxyFixture s3 = S3ProxyFixture.start()) {
       assertThat(child(s3, "write")).contains("WROTE");
+      // Cleanup on S3 (AWS SDK list + delete), elected by the S3 lease; then the restarted writer and the reader
+      // still see every event exactly once.
+      List<String> maint = child(s3, "maintain");
+      assertThat(maint).contains("SECOND false", "MERGED_LEFT 0");
+      assertThat(maint).anySatisfy(l -> assertThat(l).matches("REMOVED [1-9][0-9]* true true"));
       List<String> out = child(s3, "verify");
-      assertThat(out).contains("ITEMS 20", "EVENTS 82", "S0 6 blob", "BLOB [1, 2, 3]");
+      assertThat(out).contains("ITEMS 20", "EVENTS 82", "DISTINCT 82", "S0 6 blob", "BLOB [1, 2, 3]");
     }
   }
 

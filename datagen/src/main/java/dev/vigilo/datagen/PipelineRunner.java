@@ -123,6 +123,7 @@ public final class PipelineRunner {
       } finally {
         writer.close();
       }
+      EndOfRunMaintenance.run(log);
       return Experiments.status(log, spec.name(), opts.experiment());
     }
   }

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpServer;
 import dev.vigilo.checkpoint.CheckpointLog;
 import dev.vigilo.checkpoint.LogLocation;
+import dev.vigilo.checkpoint.Maintenance;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
@@ -130,6 +131,17 @@ class PipelineRunnerTest {
     try (CheckpointLog log = CheckpointLog.open(new LogLocation(dir.resolve("root"), "kinds", "e1"));
          var r = log.reader()) {
       assertThat(r.allEvents()).hasSize((int) events);
+    }
+
+    // Each run ended with the elected maintenance pass: the item_id index exists. While another worker holds the
+    // role, a run's pass is skipped.
+    LogLocation loc = new LogLocation(dir.resolve("root"), "kinds", "e1");
+    try (var alloc = new org.apache.arrow.memory.RootAllocator();
+         org.lance.Dataset ds = org.lance.Dataset.open().allocator(alloc).uri(loc.uri()).build()) {
+      assertThat(ds.listIndexes()).contains(Maintenance.ITEM_INDEX);
+    }
+    try (CheckpointLog log = CheckpointLog.open(loc); Maintenance held = log.tryElectMaintenance().orElseThrow()) {
+      assertThat(EndOfRunMaintenance.run(log)).isFalse();
     }
   }
 
