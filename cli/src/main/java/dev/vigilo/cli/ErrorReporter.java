@@ -31,6 +31,7 @@ import picocli.CommandLine;
 
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
+import java.util.List;
 
 /**
  * The one place that turns an exception into a message on stderr and an {@link ExitCode}. Known errors print
@@ -60,71 +61,54 @@ final class ErrorReporter implements CommandLine.IExecutionExceptionHandler {
         return code;
     }
 
+    /**
+     * Exception types and their exit codes, most specific first: the first rule whose type matches wins, so a
+     * module's specific errors come before the base class that catches the rest of that module.
+     */
+    private static final List<Rule> RULES = List.of(
+            // run preparation
+            new Rule(ExitCode.INVALID_INPUT, PlanValidationException.class, RunNotFoundException.class),
+            new Rule(ExitCode.CONFLICT, LeaseConflictException.class, LeaseFencedException.class),
+            new Rule(ExitCode.FAILED, PlanDamagedException.class),
+            new Rule(ExitCode.INTERRUPTED, PlanCancelledException.class),
+            // PlanStateUnknownException and plain PlanException: the database or store failed; repeat the command.
+            new Rule(ExitCode.UNAVAILABLE, PlanException.class),
+            // session logs
+            new Rule(ExitCode.FAILED, CorruptSessionLogException.class, UnsupportedSessionFormatException.class),
+            new Rule(ExitCode.CONFLICT, FencedWriterException.class),
+            new Rule(ExitCode.UNAVAILABLE, SessionLogIOException.class),
+            // data generation and its checkpoint log
+            new Rule(ExitCode.INVALID_INPUT, PipelineDefinitionException.class, LogNotFoundException.class),
+            new Rule(ExitCode.CONFLICT, WriterFencedException.class, FencingViolationException.class),
+            new Rule(ExitCode.FAILED, LogFormatException.class),
+            new Rule(ExitCode.UNAVAILABLE, CheckpointException.class),
+            // datasets, storage, control database, command arguments
+            new Rule(ExitCode.INVALID_INPUT, InvalidDatasetException.class, DatasetNotFoundException.class,
+                    StorageConfigException.class, InvalidArgumentException.class),
+            new Rule(ExitCode.FAILED, DatasetDamagedException.class),
+            new Rule(ExitCode.CONFLICT, ObjectConflictException.class, DatasetConflictException.class),
+            new Rule(ExitCode.INTERRUPTED, StorageCancelledException.class),
+            new Rule(ExitCode.INVALID_INPUT, DatasetException.class),
+            new Rule(ExitCode.UNAVAILABLE, StorageException.class, ControlDatabaseException.class,
+                    UncheckedIOException.class));
+
     static int exitCode(Throwable ex) {
-        if (ex instanceof PlanException) {
-            return planExitCode((PlanException) ex);
-        }
-        if (ex instanceof CorruptSessionLogException || ex instanceof UnsupportedSessionFormatException) {
-            return ExitCode.FAILED;
-        }
-        if (ex instanceof FencedWriterException) {
-            return ExitCode.CONFLICT;
-        }
-        if (ex instanceof SessionLogIOException) {
-            return ExitCode.UNAVAILABLE;
-        }
-        if (ex instanceof PipelineDefinitionException || ex instanceof LogNotFoundException) {
-            return ExitCode.INVALID_INPUT;
-        }
-        if (ex instanceof WriterFencedException || ex instanceof FencingViolationException) {
-            return ExitCode.CONFLICT;
-        }
-        if (ex instanceof LogFormatException) {
-            return ExitCode.FAILED;
-        }
-        if (ex instanceof CheckpointException) {
-            return ExitCode.UNAVAILABLE;
-        }
-        if (ex instanceof InvalidDatasetException || ex instanceof DatasetNotFoundException
-                || ex instanceof StorageConfigException || ex instanceof InvalidArgumentException) {
-            return ExitCode.INVALID_INPUT;
-        }
-        if (ex instanceof DatasetDamagedException) {
-            return ExitCode.FAILED;
-        }
-        if (ex instanceof ObjectConflictException) {
-            return ExitCode.CONFLICT;
-        }
-        if (ex instanceof StorageCancelledException) {
-            return ExitCode.INTERRUPTED;
-        }
-        if (ex instanceof DatasetConflictException) {
-            return ExitCode.CONFLICT;
-        }
-        if (ex instanceof DatasetException) {
-            return ExitCode.INVALID_INPUT;
-        }
-        if (ex instanceof StorageException || ex instanceof ControlDatabaseException
-                || ex instanceof UncheckedIOException) {
-            return ExitCode.UNAVAILABLE;
+        for (Rule rule : RULES) {
+            if (rule.matches(ex)) {
+                return rule.code();
+            }
         }
         return ExitCode.INTERNAL;
     }
 
-    private static int planExitCode(PlanException ex) {
-        if (ex instanceof PlanValidationException || ex instanceof RunNotFoundException) {
-            return ExitCode.INVALID_INPUT;
+    private record Rule(int code, List<Class<? extends Throwable>> types) {
+        @SafeVarargs
+        Rule(int code, Class<? extends Throwable>... types) {
+            this(code, List.of(types));
         }
-        if (ex instanceof LeaseConflictException || ex instanceof LeaseFencedException) {
-            return ExitCode.CONFLICT;
+
+        boolean matches(Throwable ex) {
+            return types.stream().anyMatch(t -> t.isInstance(ex));
         }
-        if (ex instanceof PlanDamagedException) {
-            return ExitCode.FAILED;
-        }
-        if (ex instanceof PlanCancelledException) {
-            return ExitCode.INTERRUPTED;
-        }
-        // PlanStateUnknownException and plain PlanException: the control database or storage failed; repeat.
-        return ExitCode.UNAVAILABLE;
     }
 }
