@@ -16,176 +16,229 @@ import org.lance.WriteParams;
 import org.lance.memwal.InitializeMemWalParams;
 
 /**
- * One experiment's checkpoint log: a Lance dataset (stable row ids on, MemWAL initialized) whose rows are
- * immutable events. Entry point to {@link LogWriter writers}, {@link LogReader readers} and {@link Maintenance}.
- * Thread-safe; close it after every writer and reader it handed out.
+ * One experiment's checkpoint log: a Lance dataset (stable row ids on, MemWAL initialized) whose
+ * rows are immutable events. Entry point to {@link LogWriter writers}, {@link LogReader readers}
+ * and {@link Maintenance}. Thread-safe; close it after every writer and reader it handed out.
  */
 public final class CheckpointLog implements AutoCloseable {
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(CheckpointLog.class);
+    private static final org.slf4j.Logger LOG =
+            org.slf4j.LoggerFactory.getLogger(CheckpointLog.class);
 
-  private final LogLocation location;
-  private final BufferAllocator allocator;
-  private final LogFiles files;
+    private final LogLocation location;
+    private final BufferAllocator allocator;
+    private final LogFiles files;
 
-  private CheckpointLog(LogLocation location) {
-    this.location = location;
-    this.allocator = new RootAllocator();
-    this.files = LogFiles.open(location);
-  }
-
-  /** Opens the log, creating it (empty, MemWAL initialized) if it does not exist. Safe against a concurrent create. */
-  public static CheckpointLog openOrCreate(LogLocation location) {
-    Objects.requireNonNull(location, "location");
-    LanceRuntime.prepare();
-    CheckpointLog log = new CheckpointLog(location);
-    try {
-      log.ensureCreated();
-      log.checkSchema();
-      return log;
-    } catch (RuntimeException e) {
-      log.close();
-      throw e;
+    private CheckpointLog(LogLocation location) {
+        this.location = location;
+        this.allocator = new RootAllocator();
+        this.files = LogFiles.open(location);
     }
-  }
 
-  /** Opens an existing log; {@link LogNotFoundException} if there is none. */
-  public static CheckpointLog open(LogLocation location) {
-    Objects.requireNonNull(location, "location");
-    if (!exists(location)) {
-      throw new LogNotFoundException("no checkpoint log for pipeline '" + location.pipeline() + "' experiment '"
-          + location.experiment() + "' at " + location.uri());
-    }
-    LanceRuntime.prepare();
-    CheckpointLog log = new CheckpointLog(location);
-    try {
-      log.checkSchema();
-      return log;
-    } catch (RuntimeException e) {
-      log.close();
-      throw e;
-    }
-  }
-
-  /** Whether a log exists at {@code location}. */
-  public static boolean exists(LogLocation location) {
-    if (location.isLocal()) return Files.isDirectory(location.logDir().resolve("_versions"));
-    try (LogFiles f = LogFiles.open(location)) {
-      return !f.list("_versions").isEmpty();
-    }
-  }
-
-  /** Names of the experiments of {@code pipeline} under {@code durableRoot}, sorted. */
-  public static List<String> experiments(Path durableRoot, String pipeline) {
-    Path d = durableRoot.resolve("datagen_checkpoints").resolve(pipeline);
-    if (!Files.isDirectory(d)) return List.of();
-    try (Stream<Path> s = Files.list(d)) {
-      return s.filter(p -> Files.isDirectory(p.resolve("log.lance"))).map(p -> p.getFileName().toString()).sorted().toList();
-    } catch (IOException e) {
-      throw new LogIoException("cannot list " + d, e);
-    }
-  }
-
-  /** Where this log lives. */
-  public LogLocation location() {
-    return location;
-  }
-
-  /**
-   * Opens writer {@code writerName}'s shard (replaying its WAL if a previous incarnation crashed) with a new
-   * writer epoch. At most one live writer per name: a second incarnation fences the first, which then fails
-   * with {@link WriterFencedException} on its next write.
-   */
-  public LogWriter openWriter(String writerName, WriterOptions options) {
-    return LogWriter.open(this, writerName, options);
-  }
-
-  /** A read snapshot: the base table plus every flushed, not yet merged generation of every shard, as of now. */
-  public LogReader reader() {
-    return LogReader.open(this);
-  }
-
-  /**
-   * Tries to become this experiment's maintenance worker. Empty if another live process holds the role. The role
-   * is released by {@link Maintenance#close()} or by the holder's death: on a local root it is an OS file lock, on
-   * S3 a lease object that another worker can take over once it expired (10 minutes without renewal).
-   */
-  public Optional<Maintenance> tryElectMaintenance() {
-    return Maintenance.tryElect(this);
-  }
-
-  /** As {@link #tryElectMaintenance()} with an S3 lease duration of {@code leaseTtl} (ignored on local roots). */
-  public Optional<Maintenance> tryElectMaintenance(java.time.Duration leaseTtl) {
-    return Maintenance.tryElect(this, leaseTtl);
-  }
-
-  LogFiles files() {
-    return files;
-  }
-
-  BufferAllocator allocator() {
-    return allocator;
-  }
-
-  Dataset openDataset() {
-    try {
-      return Dataset.open().allocator(allocator).uri(location.uri())
-          .readOptions(new ReadOptions.Builder().setStorageOptions(location.storageOptions()).build()).build();
-    } catch (RuntimeException e) {
-      throw new LogIoException("cannot open checkpoint log " + location.uri() + ": " + e.getMessage(), e);
-    }
-  }
-
-  Dataset openGeneration(ShardId shard, MemWalFiles.Generation g) {
-    String uri = location.uri() + "/_mem_wal/" + shard + "/" + g.folder();
-    return Dataset.open().allocator(allocator).uri(uri)
-        .readOptions(new ReadOptions.Builder().setStorageOptions(location.storageOptions()).build()).build();
-  }
-
-  private void ensureCreated() {
-    if (!exists(location)) {
-      try {
-        if (location.isLocal()) Files.createDirectories(location.experimentDir());
-        {
-          try (ArrowReader r = EventSchema.reader(allocator, List.of());
-               Dataset ds = Dataset.write().allocator(allocator).reader(r).uri(location.uri())
-                   .storageOptions(location.storageOptions()).mode(WriteParams.WriteMode.CREATE)
-                   // Stable row ids: without them compaction of a MemWAL dataset aborted the JVM (FINDINGS).
-                   .enableStableRowIds(true).execute()) {
-            LOG.info("created checkpoint log {} (version {})", location.uri(), ds.version());
-          }
-        }
-      } catch (IOException e) {
-        throw new LogIoException("cannot create " + location.experimentUri(), e);
-      } catch (RuntimeException e) {
-        // A concurrent creator won the race: fine if the dataset now exists.
-        if (!exists(location)) throw new LogIoException("cannot create checkpoint log " + location.uri() + ": " + e.getMessage(), e);
-      }
-    }
-    try (Dataset ds = openDataset()) {
-      if (ds.memWalIndexDetails().isEmpty()) {
+    /**
+     * Opens the log, creating it (empty, MemWAL initialized) if it does not exist. Safe against a
+     * concurrent create.
+     */
+    public static CheckpointLog openOrCreate(LogLocation location) {
+        Objects.requireNonNull(location, "location");
+        LanceRuntime.prepare();
+        CheckpointLog log = new CheckpointLog(location);
         try {
-          ds.initializeMemWal(new InitializeMemWalParams());
+            log.ensureCreated();
+            log.checkSchema();
+            return log;
         } catch (RuntimeException e) {
-          if (!String.valueOf(e.getMessage()).contains("already")) {
-            throw new LogIoException("cannot initialize MemWAL on " + location.uri() + ": " + e.getMessage(), e);
-          }
+            log.close();
+            throw e;
         }
-      }
     }
-  }
 
-  private void checkSchema() {
-    try (Dataset ds = openDataset()) {
-      EventSchema.check(ds.getSchema());
+    /** Opens an existing log; {@link LogNotFoundException} if there is none. */
+    public static CheckpointLog open(LogLocation location) {
+        Objects.requireNonNull(location, "location");
+        if (!exists(location)) {
+            throw new LogNotFoundException(
+                    "no checkpoint log for pipeline '"
+                            + location.pipeline()
+                            + "' experiment '"
+                            + location.experiment()
+                            + "' at "
+                            + location.uri());
+        }
+        LanceRuntime.prepare();
+        CheckpointLog log = new CheckpointLog(location);
+        try {
+            log.checkSchema();
+            return log;
+        } catch (RuntimeException e) {
+            log.close();
+            throw e;
+        }
     }
-  }
 
-  @Override
-  public void close() {
-    try {
-      files.close();
-    } finally {
-      allocator.close();
+    /** Whether a log exists at {@code location}. */
+    public static boolean exists(LogLocation location) {
+        if (location.isLocal()) return Files.isDirectory(location.logDir().resolve("_versions"));
+        try (LogFiles f = LogFiles.open(location)) {
+            return !f.list("_versions").isEmpty();
+        }
     }
-  }
+
+    /** Names of the experiments of {@code pipeline} under {@code durableRoot}, sorted. */
+    public static List<String> experiments(Path durableRoot, String pipeline) {
+        Path d = durableRoot.resolve("datagen_checkpoints").resolve(pipeline);
+        if (!Files.isDirectory(d)) return List.of();
+        try (Stream<Path> s = Files.list(d)) {
+            return s.filter(p -> Files.isDirectory(p.resolve("log.lance")))
+                    .map(p -> p.getFileName().toString())
+                    .sorted()
+                    .toList();
+        } catch (IOException e) {
+            throw new LogIoException("cannot list " + d, e);
+        }
+    }
+
+    /** Where this log lives. */
+    public LogLocation location() {
+        return location;
+    }
+
+    /**
+     * Opens writer {@code writerName}'s shard (replaying its WAL if a previous incarnation crashed)
+     * with a new writer epoch. At most one live writer per name: a second incarnation fences the
+     * first, which then fails with {@link WriterFencedException} on its next write.
+     */
+    public LogWriter openWriter(String writerName, WriterOptions options) {
+        return LogWriter.open(this, writerName, options);
+    }
+
+    /**
+     * A read snapshot: the base table plus every flushed, not yet merged generation of every shard,
+     * as of now.
+     */
+    public LogReader reader() {
+        return LogReader.open(this);
+    }
+
+    /**
+     * Tries to become this experiment's maintenance worker. Empty if another live process holds the
+     * role. The role is released by {@link Maintenance#close()} or by the holder's death: on a
+     * local root it is an OS file lock, on S3 a lease object that another worker can take over once
+     * it expired (10 minutes without renewal).
+     */
+    public Optional<Maintenance> tryElectMaintenance() {
+        return Maintenance.tryElect(this);
+    }
+
+    /**
+     * As {@link #tryElectMaintenance()} with an S3 lease duration of {@code leaseTtl} (ignored on
+     * local roots).
+     */
+    public Optional<Maintenance> tryElectMaintenance(java.time.Duration leaseTtl) {
+        return Maintenance.tryElect(this, leaseTtl);
+    }
+
+    LogFiles files() {
+        return files;
+    }
+
+    BufferAllocator allocator() {
+        return allocator;
+    }
+
+    Dataset openDataset() {
+        try {
+            return Dataset.open()
+                    .allocator(allocator)
+                    .uri(location.uri())
+                    .readOptions(
+                            new ReadOptions.Builder()
+                                    .setStorageOptions(location.storageOptions())
+                                    .build())
+                    .build();
+        } catch (RuntimeException e) {
+            throw new LogIoException(
+                    "cannot open checkpoint log " + location.uri() + ": " + e.getMessage(), e);
+        }
+    }
+
+    Dataset openGeneration(ShardId shard, MemWalFiles.Generation g) {
+        String uri = location.uri() + "/_mem_wal/" + shard + "/" + g.folder();
+        return Dataset.open()
+                .allocator(allocator)
+                .uri(uri)
+                .readOptions(
+                        new ReadOptions.Builder()
+                                .setStorageOptions(location.storageOptions())
+                                .build())
+                .build();
+    }
+
+    private void ensureCreated() {
+        if (!exists(location)) {
+            try {
+                if (location.isLocal()) Files.createDirectories(location.experimentDir());
+                {
+                    try (ArrowReader r = EventSchema.reader(allocator, List.of());
+                            Dataset ds =
+                                    Dataset.write()
+                                            .allocator(allocator)
+                                            .reader(r)
+                                            .uri(location.uri())
+                                            .storageOptions(location.storageOptions())
+                                            .mode(WriteParams.WriteMode.CREATE)
+                                            // Stable row ids: without them compaction of a MemWAL
+                                            // dataset aborted the JVM (FINDINGS).
+                                            .enableStableRowIds(true)
+                                            .execute()) {
+                        LOG.info(
+                                "created checkpoint log {} (version {})",
+                                location.uri(),
+                                ds.version());
+                    }
+                }
+            } catch (IOException e) {
+                throw new LogIoException("cannot create " + location.experimentUri(), e);
+            } catch (RuntimeException e) {
+                // A concurrent creator won the race: fine if the dataset now exists.
+                if (!exists(location))
+                    throw new LogIoException(
+                            "cannot create checkpoint log "
+                                    + location.uri()
+                                    + ": "
+                                    + e.getMessage(),
+                            e);
+            }
+        }
+        try (Dataset ds = openDataset()) {
+            if (ds.memWalIndexDetails().isEmpty()) {
+                try {
+                    ds.initializeMemWal(new InitializeMemWalParams());
+                } catch (RuntimeException e) {
+                    if (!String.valueOf(e.getMessage()).contains("already")) {
+                        throw new LogIoException(
+                                "cannot initialize MemWAL on "
+                                        + location.uri()
+                                        + ": "
+                                        + e.getMessage(),
+                                e);
+                    }
+                }
+            }
+        }
+    }
+
+    private void checkSchema() {
+        try (Dataset ds = openDataset()) {
+            EventSchema.check(ds.getSchema());
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            files.close();
+        } finally {
+            allocator.close();
+        }
+    }
 }

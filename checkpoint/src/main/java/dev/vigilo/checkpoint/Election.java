@@ -2,9 +2,12 @@ package dev.vigilo.checkpoint;
 
 /** A held maintenance role: an OS file lock (local roots) or an S3 lease ({@link S3Lease}). */
 interface Election {
-  /** Confirms (and for a lease, renews) the role before a maintenance step; {@link MaintenanceRoleLostException} if lost. */
-  void confirm();
+    /**
+     * Confirms (and for a lease, renews) the role before a maintenance step; {@link
+     * MaintenanceRoleLostException} if lost.
+     */
+    void confirm();
 
-  /** Gives the role up so that another worker can take it at once. */
-  void release();
+    /** Gives the role up so that another worker can take it at once. */
+    void release();
 }

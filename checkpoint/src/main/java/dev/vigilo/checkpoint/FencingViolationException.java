@@ -1,22 +1,27 @@
 package dev.vigilo.checkpoint;
 
 /**
- * Two different events were found at one (item_id, item_seq): two writers believed they owned the item. Reported,
- * never folded silently; the item's state cannot be trusted until an operator decides.
+ * Two different events were found at one (item_id, item_seq): two writers believed they owned the
+ * item. Reported, never folded silently; the item's state cannot be trusted until an operator
+ * decides.
  */
 public class FencingViolationException extends CheckpointException {
-  private final String itemId;
-  private final ItemSeq itemSeq;
+    private final String itemId;
+    private final ItemSeq itemSeq;
 
-  public FencingViolationException(String itemId, ItemSeq itemSeq, String message) {
-    super(message);
-    this.itemId = itemId;
-    this.itemSeq = itemSeq;
-  }
+    public FencingViolationException(String itemId, ItemSeq itemSeq, String message) {
+        super(message);
+        this.itemId = itemId;
+        this.itemSeq = itemSeq;
+    }
 
-  /** The item with two histories. */
-  public String itemId() { return itemId; }
+    /** The item with two histories. */
+    public String itemId() {
+        return itemId;
+    }
 
-  /** The contested sequence number. */
-  public ItemSeq itemSeq() { return itemSeq; }
+    /** The contested sequence number. */
+    public ItemSeq itemSeq() {
+        return itemSeq;
+    }
 }

@@ -9,60 +9,64 @@ import java.nio.file.StandardOpenOption;
 import java.util.Optional;
 
 /**
- * Election on a local root: an exclusive OS lock on {@code <experiment>/maintenance.lock}. The OS releases it when the
- * holder's process dies, so the role survives the holder's death without any expiry.
+ * Election on a local root: an exclusive OS lock on {@code <experiment>/maintenance.lock}. The OS
+ * releases it when the holder's process dies, so the role survives the holder's death without any
+ * expiry.
  */
 final class FileLockElection implements Election {
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(FileLockElection.class);
+    private static final org.slf4j.Logger LOG =
+            org.slf4j.LoggerFactory.getLogger(FileLockElection.class);
 
-  private final FileChannel channel;
-  private final FileLock lock;
+    private final FileChannel channel;
+    private final FileLock lock;
 
-  private FileLockElection(FileChannel channel, FileLock lock) {
-    this.channel = channel;
-    this.lock = lock;
-  }
-
-  static Optional<Election> tryAcquire(LogLocation loc) {
-    Path p = loc.experimentDir().resolve("maintenance.lock");
-    FileChannel ch = null;
-    try {
-      ch = FileChannel.open(p, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-      FileLock l = ch.tryLock();
-      if (l == null) {
-        ch.close();
-        return Optional.empty();
-      }
-      return Optional.of(new FileLockElection(ch, l));
-    } catch (OverlappingFileLockException sameJvm) {
-      closeQuietly(ch);
-      return Optional.empty();
-    } catch (IOException e) {
-      closeQuietly(ch);
-      throw new LogIoException("maintenance election on " + p + " failed: " + e.getMessage(), e);
+    private FileLockElection(FileChannel channel, FileLock lock) {
+        this.channel = channel;
+        this.lock = lock;
     }
-  }
 
-  private static void closeQuietly(FileChannel ch) {
-    try {
-      if (ch != null) ch.close();
-    } catch (IOException ignored) {
-      // Nothing held yet.
+    static Optional<Election> tryAcquire(LogLocation loc) {
+        Path p = loc.experimentDir().resolve("maintenance.lock");
+        FileChannel ch = null;
+        try {
+            ch = FileChannel.open(p, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            FileLock l = ch.tryLock();
+            if (l == null) {
+                ch.close();
+                return Optional.empty();
+            }
+            return Optional.of(new FileLockElection(ch, l));
+        } catch (OverlappingFileLockException sameJvm) {
+            closeQuietly(ch);
+            return Optional.empty();
+        } catch (IOException e) {
+            closeQuietly(ch);
+            throw new LogIoException(
+                    "maintenance election on " + p + " failed: " + e.getMessage(), e);
+        }
     }
-  }
 
-  @Override
-  public void confirm() {
-    if (!lock.isValid()) throw new MaintenanceRoleLostException("maintenance lock was released");
-  }
-
-  @Override
-  public void release() {
-    try {
-      lock.release();
-      channel.close();
-    } catch (IOException e) {
-      LOG.warn("releasing maintenance lock failed: {}", e.getMessage());
+    private static void closeQuietly(FileChannel ch) {
+        try {
+            if (ch != null) ch.close();
+        } catch (IOException ignored) {
+            // Nothing held yet.
+        }
     }
-  }
+
+    @Override
+    public void confirm() {
+        if (!lock.isValid())
+            throw new MaintenanceRoleLostException("maintenance lock was released");
+    }
+
+    @Override
+    public void release() {
+        try {
+            lock.release();
+            channel.close();
+        } catch (IOException e) {
+            LOG.warn("releasing maintenance lock failed: {}", e.getMessage());
+        }
+    }
 }

@@ -25,204 +25,271 @@ import software.amazon.awssdk.services.s3.model.NoSuchKeyException;
 import software.amazon.awssdk.services.s3.model.S3Object;
 
 /**
- * Raw read access to files inside the log dataset that Lance's Java API does not expose (MemWAL shard manifests):
- * the local file system, or S3 through the AWS SDK configured from the same storage options Lance gets.
- * Paths are relative to the dataset root, '/'-separated.
+ * Raw read access to files inside the log dataset that Lance's Java API does not expose (MemWAL
+ * shard manifests): the local file system, or S3 through the AWS SDK configured from the same
+ * storage options Lance gets. Paths are relative to the dataset root, '/'-separated.
  */
 interface LogFiles extends AutoCloseable {
-  /** Names of the direct children (files and folders) of {@code dir}; empty if it does not exist. */
-  List<String> list(String dir);
+    /**
+     * Names of the direct children (files and folders) of {@code dir}; empty if it does not exist.
+     */
+    List<String> list(String dir);
 
-  /** Bytes of {@code path}, empty if it does not exist. */
-  Optional<byte[]> read(String path);
+    /** Bytes of {@code path}, empty if it does not exist. */
+    Optional<byte[]> read(String path);
 
-  /** Deletes the file {@code path}; a missing file is not an error (a crashed earlier pass may have removed it). */
-  void delete(String path);
+    /**
+     * Deletes the file {@code path}; a missing file is not an error (a crashed earlier pass may
+     * have removed it).
+     */
+    void delete(String path);
 
-  /**
-   * Deletes {@code dir} and everything under it, calling {@code afterEach} with each removed file's path. Not atomic:
-   * a crash leaves part of the tree, so callers only delete trees nobody reads any more.
-   */
-  void deleteTree(String dir, java.util.function.Consumer<String> afterEach);
-
-  @Override
-  void close();
-
-  static LogFiles open(LogLocation loc) {
-    return loc.isLocal() ? new Local(loc.logDir()) : S3.open(loc);
-  }
-
-  /** Local directory. */
-  final class Local implements LogFiles {
-    private final Path root;
-
-    Local(Path root) {
-      this.root = root;
-    }
+    /**
+     * Deletes {@code dir} and everything under it, calling {@code afterEach} with each removed
+     * file's path. Not atomic: a crash leaves part of the tree, so callers only delete trees nobody
+     * reads any more.
+     */
+    void deleteTree(String dir, java.util.function.Consumer<String> afterEach);
 
     @Override
-    public List<String> list(String dir) {
-      Path d = root.resolve(dir);
-      if (!Files.isDirectory(d)) return List.of();
-      try (Stream<Path> s = Files.list(d)) {
-        return s.map(p -> p.getFileName().toString()).sorted().toList();
-      } catch (IOException e) {
-        throw new LogIoException("cannot list " + d, e);
-      }
+    void close();
+
+    static LogFiles open(LogLocation loc) {
+        return loc.isLocal() ? new Local(loc.logDir()) : S3.open(loc);
     }
 
-    @Override
-    public Optional<byte[]> read(String path) {
-      try {
-        return Optional.of(Files.readAllBytes(root.resolve(path)));
-      } catch (NoSuchFileException e) {
-        return Optional.empty();
-      } catch (IOException e) {
-        throw new LogIoException("cannot read " + root.resolve(path), e);
-      }
-    }
+    /** Local directory. */
+    final class Local implements LogFiles {
+        private final Path root;
 
-    @Override
-    public void delete(String path) {
-      try {
-        Files.deleteIfExists(root.resolve(path));
-      } catch (IOException e) {
-        throw new LogIoException("cannot delete " + root.resolve(path), e);
-      }
-    }
-
-    @Override
-    public void deleteTree(String dir, java.util.function.Consumer<String> afterEach) {
-      Path d = root.resolve(dir);
-      if (!Files.isDirectory(d)) return;
-      List<Path> all;
-      try (Stream<Path> s = Files.walk(d)) {
-        all = new ArrayList<>(s.toList());
-      } catch (NoSuchFileException gone) {
-        return;
-      } catch (IOException e) {
-        throw new LogIoException("cannot list " + d, e);
-      }
-      // Deepest first, so every directory is empty when its turn comes.
-      all.sort(java.util.Comparator.comparingInt(Path::getNameCount).reversed());
-      for (Path p : all) {
-        try {
-          boolean file = !Files.isDirectory(p);
-          Files.deleteIfExists(p);
-          if (file) afterEach.accept(root.relativize(p).toString().replace('\\', '/'));
-        } catch (IOException e) {
-          throw new LogIoException("cannot delete " + p, e);
+        Local(Path root) {
+            this.root = root;
         }
-      }
-    }
 
-    @Override
-    public void close() {}
-  }
-
-  /** An S3 prefix. */
-  final class S3 implements LogFiles {
-    private final S3Client client;
-    private final String bucket;
-    private final String prefix;
-
-    private S3(S3Client client, String bucket, String prefix) {
-      this.client = client;
-      this.bucket = bucket;
-      this.prefix = prefix;
-    }
-
-    static S3 open(LogLocation loc) {
-      URI u = URI.create(loc.uri());
-      String key = u.getPath().startsWith("/") ? u.getPath().substring(1) : u.getPath();
-      return new S3(client(loc), u.getHost(), key);
-    }
-
-    /** An S3 client configured from the location's storage options (the same settings Lance gets). */
-    static S3Client client(LogLocation loc) {
-      Map<String, String> so = loc.storageOptions();
-      var b = S3Client.builder().region(Region.of(so.getOrDefault("aws_region", "us-east-1")));
-      if (so.containsKey("aws_endpoint")) b.endpointOverride(URI.create(so.get("aws_endpoint"))).forcePathStyle(true);
-      if (so.containsKey("aws_access_key_id")) {
-        b.credentialsProvider(StaticCredentialsProvider.create(
-            AwsBasicCredentials.create(so.get("aws_access_key_id"), so.get("aws_secret_access_key"))));
-      } else {
-        b.credentialsProvider(DefaultCredentialsProvider.builder().build());
-      }
-      return b.build();
-    }
-
-    @Override
-    public List<String> list(String dir) {
-      String p = prefix + "/" + dir + "/";
-      List<String> out = new ArrayList<>();
-      String token = null;
-      try {
-        do {
-          ListObjectsV2Response r = client.listObjectsV2(ListObjectsV2Request.builder().bucket(bucket).prefix(p)
-              .delimiter("/").continuationToken(token).build());
-          for (CommonPrefix cp : r.commonPrefixes()) {
-            String s = cp.prefix().substring(p.length());
-            out.add(s.endsWith("/") ? s.substring(0, s.length() - 1) : s);
-          }
-          for (S3Object o : r.contents()) out.add(o.key().substring(p.length()));
-          token = r.isTruncated() ? r.nextContinuationToken() : null;
-        } while (token != null);
-      } catch (SdkException e) {
-        throw new LogIoException("cannot list s3://" + bucket + "/" + p + ": " + e.getMessage(), e);
-      }
-      out.sort(null);
-      return out;
-    }
-
-    @Override
-    public Optional<byte[]> read(String path) {
-      try {
-        return Optional.of(client.getObjectAsBytes(b -> b.bucket(bucket).key(prefix + "/" + path)).asByteArray());
-      } catch (NoSuchKeyException e) {
-        return Optional.empty();
-      } catch (SdkException e) {
-        throw new LogIoException("cannot read s3://" + bucket + "/" + prefix + "/" + path + ": " + e.getMessage(), e);
-      }
-    }
-
-    @Override
-    public void delete(String path) {
-      try {
-        client.deleteObject(b -> b.bucket(bucket).key(prefix + "/" + path)); // S3 deletes are idempotent
-      } catch (SdkException e) {
-        throw new LogIoException("cannot delete s3://" + bucket + "/" + prefix + "/" + path + ": " + e.getMessage(), e);
-      }
-    }
-
-    @Override
-    public void deleteTree(String dir, java.util.function.Consumer<String> afterEach) {
-      String p = prefix + "/" + dir + "/";
-      String token = null;
-      try {
-        do {
-          // Without a delimiter the listing is recursive: every object of the tree, up to 1000 per page (the
-          // DeleteObjects limit too).
-          ListObjectsV2Response r = client.listObjectsV2(ListObjectsV2Request.builder().bucket(bucket).prefix(p)
-              .continuationToken(token).build());
-          List<ObjectIdentifier> ids = r.contents().stream().map(o -> ObjectIdentifier.builder().key(o.key()).build()).toList();
-          if (!ids.isEmpty()) {
-            DeleteObjectsResponse d = client.deleteObjects(b -> b.bucket(bucket).delete(x -> x.objects(ids).quiet(true)));
-            if (d.hasErrors() && !d.errors().isEmpty()) {
-              throw new LogIoException("cannot delete under s3://" + bucket + "/" + p + ": " + d.errors().get(0).message(), null);
+        @Override
+        public List<String> list(String dir) {
+            Path d = root.resolve(dir);
+            if (!Files.isDirectory(d)) return List.of();
+            try (Stream<Path> s = Files.list(d)) {
+                return s.map(p -> p.getFileName().toString()).sorted().toList();
+            } catch (IOException e) {
+                throw new LogIoException("cannot list " + d, e);
             }
-            for (ObjectIdentifier id : ids) afterEach.accept(id.key().substring(prefix.length() + 1));
-          }
-          token = r.isTruncated() ? r.nextContinuationToken() : null;
-        } while (token != null);
-      } catch (SdkException e) {
-        throw new LogIoException("cannot delete under s3://" + bucket + "/" + p + ": " + e.getMessage(), e);
-      }
+        }
+
+        @Override
+        public Optional<byte[]> read(String path) {
+            try {
+                return Optional.of(Files.readAllBytes(root.resolve(path)));
+            } catch (NoSuchFileException e) {
+                return Optional.empty();
+            } catch (IOException e) {
+                throw new LogIoException("cannot read " + root.resolve(path), e);
+            }
+        }
+
+        @Override
+        public void delete(String path) {
+            try {
+                Files.deleteIfExists(root.resolve(path));
+            } catch (IOException e) {
+                throw new LogIoException("cannot delete " + root.resolve(path), e);
+            }
+        }
+
+        @Override
+        public void deleteTree(String dir, java.util.function.Consumer<String> afterEach) {
+            Path d = root.resolve(dir);
+            if (!Files.isDirectory(d)) return;
+            List<Path> all;
+            try (Stream<Path> s = Files.walk(d)) {
+                all = new ArrayList<>(s.toList());
+            } catch (NoSuchFileException gone) {
+                return;
+            } catch (IOException e) {
+                throw new LogIoException("cannot list " + d, e);
+            }
+            // Deepest first, so every directory is empty when its turn comes.
+            all.sort(java.util.Comparator.comparingInt(Path::getNameCount).reversed());
+            for (Path p : all) {
+                try {
+                    boolean file = !Files.isDirectory(p);
+                    Files.deleteIfExists(p);
+                    if (file) afterEach.accept(root.relativize(p).toString().replace('\\', '/'));
+                } catch (IOException e) {
+                    throw new LogIoException("cannot delete " + p, e);
+                }
+            }
+        }
+
+        @Override
+        public void close() {}
     }
 
-    @Override
-    public void close() {
-      client.close();
+    /** An S3 prefix. */
+    final class S3 implements LogFiles {
+        private final S3Client client;
+        private final String bucket;
+        private final String prefix;
+
+        private S3(S3Client client, String bucket, String prefix) {
+            this.client = client;
+            this.bucket = bucket;
+            this.prefix = prefix;
+        }
+
+        static S3 open(LogLocation loc) {
+            URI u = URI.create(loc.uri());
+            String key = u.getPath().startsWith("/") ? u.getPath().substring(1) : u.getPath();
+            return new S3(client(loc), u.getHost(), key);
+        }
+
+        /**
+         * An S3 client configured from the location's storage options (the same settings Lance
+         * gets).
+         */
+        static S3Client client(LogLocation loc) {
+            Map<String, String> so = loc.storageOptions();
+            var b =
+                    S3Client.builder()
+                            .region(Region.of(so.getOrDefault("aws_region", "us-east-1")));
+            if (so.containsKey("aws_endpoint"))
+                b.endpointOverride(URI.create(so.get("aws_endpoint"))).forcePathStyle(true);
+            if (so.containsKey("aws_access_key_id")) {
+                b.credentialsProvider(
+                        StaticCredentialsProvider.create(
+                                AwsBasicCredentials.create(
+                                        so.get("aws_access_key_id"),
+                                        so.get("aws_secret_access_key"))));
+            } else {
+                b.credentialsProvider(DefaultCredentialsProvider.builder().build());
+            }
+            return b.build();
+        }
+
+        @Override
+        public List<String> list(String dir) {
+            String p = prefix + "/" + dir + "/";
+            List<String> out = new ArrayList<>();
+            String token = null;
+            try {
+                do {
+                    ListObjectsV2Response r =
+                            client.listObjectsV2(
+                                    ListObjectsV2Request.builder()
+                                            .bucket(bucket)
+                                            .prefix(p)
+                                            .delimiter("/")
+                                            .continuationToken(token)
+                                            .build());
+                    for (CommonPrefix cp : r.commonPrefixes()) {
+                        String s = cp.prefix().substring(p.length());
+                        out.add(s.endsWith("/") ? s.substring(0, s.length() - 1) : s);
+                    }
+                    for (S3Object o : r.contents()) out.add(o.key().substring(p.length()));
+                    token = r.isTruncated() ? r.nextContinuationToken() : null;
+                } while (token != null);
+            } catch (SdkException e) {
+                throw new LogIoException(
+                        "cannot list s3://" + bucket + "/" + p + ": " + e.getMessage(), e);
+            }
+            out.sort(null);
+            return out;
+        }
+
+        @Override
+        public Optional<byte[]> read(String path) {
+            try {
+                return Optional.of(
+                        client.getObjectAsBytes(b -> b.bucket(bucket).key(prefix + "/" + path))
+                                .asByteArray());
+            } catch (NoSuchKeyException e) {
+                return Optional.empty();
+            } catch (SdkException e) {
+                throw new LogIoException(
+                        "cannot read s3://"
+                                + bucket
+                                + "/"
+                                + prefix
+                                + "/"
+                                + path
+                                + ": "
+                                + e.getMessage(),
+                        e);
+            }
+        }
+
+        @Override
+        public void delete(String path) {
+            try {
+                client.deleteObject(
+                        b ->
+                                b.bucket(bucket)
+                                        .key(prefix + "/" + path)); // S3 deletes are idempotent
+            } catch (SdkException e) {
+                throw new LogIoException(
+                        "cannot delete s3://"
+                                + bucket
+                                + "/"
+                                + prefix
+                                + "/"
+                                + path
+                                + ": "
+                                + e.getMessage(),
+                        e);
+            }
+        }
+
+        @Override
+        public void deleteTree(String dir, java.util.function.Consumer<String> afterEach) {
+            String p = prefix + "/" + dir + "/";
+            String token = null;
+            try {
+                do {
+                    // Without a delimiter the listing is recursive: every object of the tree, up to
+                    // 1000 per page (the
+                    // DeleteObjects limit too).
+                    ListObjectsV2Response r =
+                            client.listObjectsV2(
+                                    ListObjectsV2Request.builder()
+                                            .bucket(bucket)
+                                            .prefix(p)
+                                            .continuationToken(token)
+                                            .build());
+                    List<ObjectIdentifier> ids =
+                            r.contents().stream()
+                                    .map(o -> ObjectIdentifier.builder().key(o.key()).build())
+                                    .toList();
+                    if (!ids.isEmpty()) {
+                        DeleteObjectsResponse d =
+                                client.deleteObjects(
+                                        b ->
+                                                b.bucket(bucket)
+                                                        .delete(x -> x.objects(ids).quiet(true)));
+                        if (d.hasErrors() && !d.errors().isEmpty()) {
+                            throw new LogIoException(
+                                    "cannot delete under s3://"
+                                            + bucket
+                                            + "/"
+                                            + p
+                                            + ": "
+                                            + d.errors().get(0).message(),
+                                    null);
+                        }
+                        for (ObjectIdentifier id : ids)
+                            afterEach.accept(id.key().substring(prefix.length() + 1));
+                    }
+                    token = r.isTruncated() ? r.nextContinuationToken() : null;
+                } while (token != null);
+            } catch (SdkException e) {
+                throw new LogIoException(
+                        "cannot delete under s3://" + bucket + "/" + p + ": " + e.getMessage(), e);
+            }
+        }
+
+        @Override
+        public void close() {
+            client.close();
+        }
     }
-  }
 }

@@ -2,5 +2,7 @@ package dev.vigilo.checkpoint;
 
 /** No checkpoint log exists at the requested location. */
 public class LogNotFoundException extends CheckpointException {
-  public LogNotFoundException(String message) { super(message); }
+    public LogNotFoundException(String message) {
+        super(message);
+    }
 }

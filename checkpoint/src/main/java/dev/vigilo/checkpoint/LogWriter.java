@@ -18,295 +18,411 @@ import org.lance.merge.MergeInsertParams;
 import org.lance.merge.MergeInsertResult;
 
 /**
- * Writes checkpoint batches into this writer's own MemWAL shard. Each {@link #write} is one durable put: when it
- * returns, every event of the batch is in the WAL and survives a crash (a restarted writer with the same name
- * replays it); if the process dies during the call, the batch is visible entirely or not at all.
+ * Writes checkpoint batches into this writer's own MemWAL shard. Each {@link #write} is one durable
+ * put: when it returns, every event of the batch is in the WAL and survives a crash (a restarted
+ * writer with the same name replays it); if the process dies during the call, the batch is visible
+ * entirely or not at all.
  *
- * <p>Fencing: Lance silently discards the puts of a writer whose shard was reopened by a newer incarnation. After
- * every put this writer re-reads its shard manifest; a newer shard epoch raises {@link WriterFencedException} and
- * the batch is not acknowledged. Thread-safe (writes are serialized).
+ * <p>Fencing: Lance silently discards the puts of a writer whose shard was reopened by a newer
+ * incarnation. After every put this writer re-reads its shard manifest; a newer shard epoch raises
+ * {@link WriterFencedException} and the batch is not acknowledged. Thread-safe (writes are
+ * serialized).
  */
 public final class LogWriter implements AutoCloseable {
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(LogWriter.class);
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(LogWriter.class);
 
-  private final CheckpointLog log;
-  private final String name;
-  private final ShardId shard;
-  private final WriterOptions options;
-  private final Dataset dataset;
-  private ShardWriter writer;
-  private long shardEpoch;
-  private int batchesSinceFlush;
-  private int flushesSinceMerge;
-  private final WriterEpoch epoch;
-  private boolean fenced;
-  private boolean stuck;
-  private boolean closed;
-  private final java.util.concurrent.ExecutorService putThread = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
-    Thread t = new Thread(r, "checkpoint-put");
-    t.setDaemon(true);
-    return t;
-  });
+    private final CheckpointLog log;
+    private final String name;
+    private final ShardId shard;
+    private final WriterOptions options;
+    private final Dataset dataset;
+    private ShardWriter writer;
+    private long shardEpoch;
+    private int batchesSinceFlush;
+    private int flushesSinceMerge;
+    private final WriterEpoch epoch;
+    private boolean fenced;
+    private boolean stuck;
+    private boolean closed;
+    private final java.util.concurrent.ExecutorService putThread =
+            java.util.concurrent.Executors.newSingleThreadExecutor(
+                    r -> {
+                        Thread t = new Thread(r, "checkpoint-put");
+                        t.setDaemon(true);
+                        return t;
+                    });
 
-  private LogWriter(CheckpointLog log, String name, ShardId shard, WriterOptions options, Dataset dataset,
-      ShardWriter writer, long shardEpoch) {
-    // The WriterEpoch names the first shard epoch of this object; later rotations keep it (same owner).
-    this.log = log;
-    this.name = name;
-    this.shard = shard;
-    this.options = options;
-    this.dataset = dataset;
-    this.writer = writer;
-    this.shardEpoch = shardEpoch;
-    this.epoch = new WriterEpoch(name + "@" + shard + "#" + shardEpoch);
-  }
-
-  static LogWriter open(CheckpointLog log, String name, WriterOptions options) {
-    Objects.requireNonNull(name, "writerName");
-    Objects.requireNonNull(options, "options");
-    if (name.isBlank()) throw new IllegalArgumentException("writer name must not be blank");
-    LogLocation loc = log.location();
-    ShardId shard = ShardId.forWriter(loc.pipeline(), loc.experiment(), name);
-    ShardWriterConfig cfg = config();
-    Dataset ds = log.openDataset();
-    try {
-      // First open replays the WAL of a crashed predecessor into the memtable; closing flushes it into a
-      // generation so that every reader (not only this writer) sees the replayed batches before we go on.
-      if (MemWalFiles.manifest(log.files(), shard).version() >= 0) {
-        ds.memWalWriter(shard.toString(), cfg).close();
-      }
-      long[] after = new long[1];
-      ShardWriter w = openChecked(log, ds, shard, name, after);
-      LOG.debug("writer {} opened shard {} at epoch {}", name, shard, after[0]);
-      return new LogWriter(log, name, shard, options, ds, w, after[0]);
-    } catch (RuntimeException e) {
-      ds.close();
-      if (e instanceof CheckpointException) throw e;
-      throw new LogIoException("cannot open writer '" + name + "' on " + loc.uri() + ": " + e.getMessage(), e);
+    private LogWriter(
+            CheckpointLog log,
+            String name,
+            ShardId shard,
+            WriterOptions options,
+            Dataset dataset,
+            ShardWriter writer,
+            long shardEpoch) {
+        // The WriterEpoch names the first shard epoch of this object; later rotations keep it (same
+        // owner).
+        this.log = log;
+        this.name = name;
+        this.shard = shard;
+        this.options = options;
+        this.dataset = dataset;
+        this.writer = writer;
+        this.shardEpoch = shardEpoch;
+        this.epoch = new WriterEpoch(name + "@" + shard + "#" + shardEpoch);
     }
-  }
 
-  private static ShardWriterConfig config() {
-    // Lance flushes a memtable by itself only when these limits are hit; we never let that happen (see
-    // WriterOptions.MEMTABLE_BATCHES: a batch put right after such an automatic flush was lost on WAL replay after
-    // kill -9). Flushes are done by close() instead, which is synchronous: see rotate().
-    return new ShardWriterConfig().withDurableWrite(true).withMaxMemtableBatches(1_000_000)
-        .withMaxMemtableSize(512L << 20);
-  }
-
-  /** Opens the shard and checks that nobody else opened it concurrently (the epoch must grow by exactly one). */
-  private static ShardWriter openChecked(CheckpointLog log, Dataset ds, ShardId shard, String name, long[] epochOut) {
-    long before = MemWalFiles.manifest(log.files(), shard).epoch();
-    ShardWriter w = ds.memWalWriter(shard.toString(), config());
-    long after = MemWalFiles.manifest(log.files(), shard).epoch();
-    if (after != before + 1) {
-      w.close();
-      throw new WriterFencedException("writer '" + name + "' (shard " + shard + ") was opened concurrently by "
-          + "another process (shard epoch " + before + " -> " + after + "); run one writer per name");
-    }
-    epochOut[0] = after;
-    return w;
-  }
-
-  /**
-   * Flushes the memtable into a new generation by closing the ShardWriter and reopening the shard (same
-   * {@link WriterEpoch} for callers; the shard epoch moves on and fencing checks follow it).
-   */
-  private void rotate() {
-    writer.close();
-    long[] after = new long[1];
-    writer = openChecked(log, dataset, shard, name, after);
-    shardEpoch = after[0];
-    batchesSinceFlush = 0;
-    flushesSinceMerge++;
-    if (options.mergeEveryFlushes() > 0 && flushesSinceMerge >= options.mergeEveryFlushes()) {
-      flushesSinceMerge = 0;
-      mergeGenerations(log, shard);
-    }
-  }
-
-  /** This writer's shard. */
-  public ShardId shard() { return shard; }
-
-  /** This incarnation's writer epoch (stored in every event it writes via batches built with it). */
-  public WriterEpoch epoch() { return epoch; }
-
-  /** The writer's name. */
-  public String name() { return name; }
-
-  /**
-   * Durably writes {@code batch} (one MemWAL put). Idempotent per batch: retrying after a {@link LogIoException}
-   * writes the same event ids and readers see each event once.
-   *
-   * @throws WriterFencedException a newer incarnation owns the shard; the batch may have been dropped by Lance
-   * @throws LogIoException the outcome is unknown; retry with the same batch
-   */
-  public synchronized void write(CheckpointBatch batch) {
-    Objects.requireNonNull(batch, "batch");
-    checkUsable();
-    for (CheckpointEvent e : batch.events()) {
-      if (!e.writerEpoch().equals(epoch)) {
-        throw new IllegalArgumentException("batch was built for writer epoch " + e.writerEpoch() + " but this writer is " + epoch);
-      }
-    }
-    // Check before the put as well: a fenced ShardWriter's put() was seen to block forever (not only to drop rows).
-    checkNotFenced();
-    java.util.concurrent.Future<?> put = putThread.submit(() -> {
-      try (ArrowReader r = EventSchema.reader(log.allocator(), batch.events())) {
-        writer.put(r);
-      } catch (java.io.IOException e) {
-        throw new java.io.UncheckedIOException(e);
-      }
-    });
-    try {
-      put.get(options.putTimeout().toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-    } catch (java.util.concurrent.TimeoutException e) {
-      // Fenced between our check and the put (the put then hangs in Lance), or storage is stuck. Either way the
-      // ShardWriter is unusable: leave the stuck native call alone and refuse further writes (the single put thread
-      // is occupied by it anyway).
-      stuck = true;
-      try {
-        checkNotFenced();
-      } catch (LogIoException storageDown) {
-        // The manifest is unreadable too (storage unreachable): report the timeout, the more useful fact.
-      }
-      throw new LogIoException("checkpoint batch " + batch.id() + " did not complete within " + options.putTimeout()
-          + "; its durability is unknown, reopen the writer", e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      stuck = true;
-      fenced = true;
-      throw new LogIoException("interrupted while writing checkpoint batch " + batch.id(), e);
-    } catch (java.util.concurrent.ExecutionException e) {
-      throw new LogIoException("checkpoint batch " + batch.id() + " may not be durable: " + e.getCause().getMessage(), e.getCause());
-    }
-    checkNotFenced();
-    if (++batchesSinceFlush >= WriterOptions.MEMTABLE_BATCHES) {
-      try {
-        rotate();
-      } catch (RuntimeException e) {
-        // The batch is durable already; a failed flush only delays visibility. The writer is unusable though.
-        fenced = e instanceof WriterFencedException;
-        stuck = !fenced;
-        LOG.warn("writer {}: memtable flush failed after a durable batch: {}", epoch, e.getMessage());
-      }
-    }
-  }
-
-  private void checkUsable() {
-    if (closed) throw new IllegalStateException("writer " + name + " is closed");
-    if (fenced) throw new WriterFencedException("writer " + epoch + " was fenced earlier");
-    if (stuck) throw new LogIoException("writer " + epoch + " is unusable after a put that did not complete; reopen it", null);
-  }
-
-  private void checkNotFenced() {
-    long stored = MemWalFiles.manifest(log.files(), shard).epoch();
-    if (stored != shardEpoch) {
-      fenced = true;
-      throw new WriterFencedException("writer " + epoch + " is fenced: shard " + shard + " was reopened (stored epoch "
-          + stored + " > ours " + shardEpoch + "); Lance silently dropped this put, so the batch is NOT durable");
-    }
-  }
-
-  /**
-   * Merges this writer's flushed, not yet merged generations into the base table (de-duplicated by event id,
-   * existing events untouched) and marks them merged, in one commit. Other writers' generations are never touched.
-   *
-   * @return the number of generations merged
-   */
-  public synchronized int mergeOwnGenerations() {
-    checkUsable();
-    flushesSinceMerge = 0;
-    return mergeGenerations(log, shard);
-  }
-
-  static int mergeGenerations(CheckpointLog log, ShardId shard) {
-    MemWalFiles.ShardManifest m = MemWalFiles.manifest(log.files(), shard);
-    if (m.flushed().isEmpty()) return 0;
-    try (Dataset base = log.openDataset()) {
-      long merged = MemWalFiles.mergedGenerations(base).getOrDefault(shard, 0L);
-      List<MergedGeneration> marks = new ArrayList<>();
-      Map<String, CheckpointEvent> byId = new LinkedHashMap<>();
-      Map<String, byte[]> blobs = new java.util.HashMap<>();
-      for (MemWalFiles.Generation g : m.flushed()) {
-        if (g.number() <= merged) continue;
-        marks.add(new MergedGeneration(shard.toString(), g.number()));
-        try (Dataset gen = log.openGeneration(shard, g);
-             LanceScanner sc = gen.newScan(new ScanOptions.Builder().build());
-             ArrowReader r = sc.scanBatches()) {
-          while (r.loadNextBatch()) {
-            var root = r.getVectorSchemaRoot();
-            List<CheckpointEvent> evs = EventSchema.decode(root);
-            var blobVec = (org.apache.arrow.vector.LargeVarBinaryVector) root.getVector("value_blob");
-            for (int i = 0; i < evs.size(); i++) {
-              CheckpointEvent e = evs.get(i);
-              // A retried batch may sit in one generation twice: keep one copy (ids are identical by construction);
-              // mergeInsert would otherwise fail with "Ambiguous merge inserts".
-              if (byId.putIfAbsent(e.eventId().value(), e) == null && !blobVec.isNull(i)) {
-                blobs.put(e.eventId().value(), blobVec.get(i));
-              }
-            }
-          }
-        }
-      }
-      if (marks.isEmpty()) return 0;
-      List<CheckpointEvent> rows = new ArrayList<>(byId.size());
-      for (CheckpointEvent e : byId.values()) {
-        byte[] b = blobs.get(e.eventId().value());
-        rows.add(b == null ? e : withBlob(e, b));
-      }
-      ArrowReader src = EventSchema.reader(log.allocator(), rows);
-      try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(log.allocator())) {
-        // The exported stream owns src from here on (closing it ourselves NPEs, FINDINGS).
-        Data.exportArrayStream(log.allocator(), src, stream);
-        MergeInsertResult res = base.mergeInsert(new MergeInsertParams(List.of("event_id")).withMatchedDoNothing()
-            .markGenerationsAsMerged(marks), stream);
-        res.dataset().close();
-      }
-      return marks.size();
-    } catch (CheckpointException e) {
-      throw e;
-    } catch (Exception e) {
-      throw new LogIoException("merge of shard " + shard + " failed: " + e.getMessage(), e);
-    }
-  }
-
-  private static CheckpointEvent withBlob(CheckpointEvent e, byte[] bytes) {
-    return new CheckpointEvent(e.eventId(), e.itemId(), e.rootItemId(), e.parentItemId(), e.itemSeq(), e.checkpointId(),
-        e.eventType(), e.stepName(), e.stepIndex(), e.stepInstanceId(), e.iteration(), e.attempt(), e.runId(),
-        e.writerEpoch(), e.fieldName(), e.fieldType(), e.codecVersion(), new FieldValue.BlobValue(bytes),
-        e.queryTagsJson(), e.terminal(), e.errorType(), e.errorDump(), e.traceback(), e.eventTs(), e.schemaVersion());
-  }
-
-  /** Makes everything written so far visible to every reader (a memtable flush into a new generation). */
-  public synchronized void flush() {
-    checkUsable();
-    if (batchesSinceFlush > 0) rotate();
-  }
-
-  /** Flushes the memtable into a generation (making it visible to every reader), merges own generations, closes. */
-  @Override
-  public synchronized void close() {
-    if (closed) return;
-    closed = true;
-    putThread.shutdown();
-    if (stuck) {
-      // The ShardWriter is blocked inside Lance; close() would wait for it forever. Its native memory is leaked.
-      LOG.warn("writer {} abandoned with a blocked put; not closing its ShardWriter", epoch);
-      return;
-    }
-    try {
-      writer.close();
-      if (!fenced && options.mergeEveryFlushes() > 0) {
+    static LogWriter open(CheckpointLog log, String name, WriterOptions options) {
+        Objects.requireNonNull(name, "writerName");
+        Objects.requireNonNull(options, "options");
+        if (name.isBlank()) throw new IllegalArgumentException("writer name must not be blank");
+        LogLocation loc = log.location();
+        ShardId shard = ShardId.forWriter(loc.pipeline(), loc.experiment(), name);
+        ShardWriterConfig cfg = config();
+        Dataset ds = log.openDataset();
         try {
-          mergeGenerations(log, shard);
-        } catch (CheckpointException e) {
-          // Merging is an optimization; the generations stay readable and the next incarnation merges them.
-          LOG.warn("merge on close of writer {} failed: {}", name, e.getMessage());
+            // First open replays the WAL of a crashed predecessor into the memtable; closing
+            // flushes it into a
+            // generation so that every reader (not only this writer) sees the replayed batches
+            // before we go on.
+            if (MemWalFiles.manifest(log.files(), shard).version() >= 0) {
+                ds.memWalWriter(shard.toString(), cfg).close();
+            }
+            long[] after = new long[1];
+            ShardWriter w = openChecked(log, ds, shard, name, after);
+            LOG.debug("writer {} opened shard {} at epoch {}", name, shard, after[0]);
+            return new LogWriter(log, name, shard, options, ds, w, after[0]);
+        } catch (RuntimeException e) {
+            ds.close();
+            if (e instanceof CheckpointException) throw e;
+            throw new LogIoException(
+                    "cannot open writer '" + name + "' on " + loc.uri() + ": " + e.getMessage(), e);
         }
-      }
-    } finally {
-      dataset.close();
     }
-  }
+
+    private static ShardWriterConfig config() {
+        // Lance flushes a memtable by itself only when these limits are hit; we never let that
+        // happen (see
+        // WriterOptions.MEMTABLE_BATCHES: a batch put right after such an automatic flush was lost
+        // on WAL replay after
+        // kill -9). Flushes are done by close() instead, which is synchronous: see rotate().
+        return new ShardWriterConfig()
+                .withDurableWrite(true)
+                .withMaxMemtableBatches(1_000_000)
+                .withMaxMemtableSize(512L << 20);
+    }
+
+    /**
+     * Opens the shard and checks that nobody else opened it concurrently (the epoch must grow by
+     * exactly one).
+     */
+    private static ShardWriter openChecked(
+            CheckpointLog log, Dataset ds, ShardId shard, String name, long[] epochOut) {
+        long before = MemWalFiles.manifest(log.files(), shard).epoch();
+        ShardWriter w = ds.memWalWriter(shard.toString(), config());
+        long after = MemWalFiles.manifest(log.files(), shard).epoch();
+        if (after != before + 1) {
+            w.close();
+            throw new WriterFencedException(
+                    "writer '"
+                            + name
+                            + "' (shard "
+                            + shard
+                            + ") was opened concurrently by "
+                            + "another process (shard epoch "
+                            + before
+                            + " -> "
+                            + after
+                            + "); run one writer per name");
+        }
+        epochOut[0] = after;
+        return w;
+    }
+
+    /**
+     * Flushes the memtable into a new generation by closing the ShardWriter and reopening the shard
+     * (same {@link WriterEpoch} for callers; the shard epoch moves on and fencing checks follow
+     * it).
+     */
+    private void rotate() {
+        writer.close();
+        long[] after = new long[1];
+        writer = openChecked(log, dataset, shard, name, after);
+        shardEpoch = after[0];
+        batchesSinceFlush = 0;
+        flushesSinceMerge++;
+        if (options.mergeEveryFlushes() > 0 && flushesSinceMerge >= options.mergeEveryFlushes()) {
+            flushesSinceMerge = 0;
+            mergeGenerations(log, shard);
+        }
+    }
+
+    /** This writer's shard. */
+    public ShardId shard() {
+        return shard;
+    }
+
+    /**
+     * This incarnation's writer epoch (stored in every event it writes via batches built with it).
+     */
+    public WriterEpoch epoch() {
+        return epoch;
+    }
+
+    /** The writer's name. */
+    public String name() {
+        return name;
+    }
+
+    /**
+     * Durably writes {@code batch} (one MemWAL put). Idempotent per batch: retrying after a {@link
+     * LogIoException} writes the same event ids and readers see each event once.
+     *
+     * @throws WriterFencedException a newer incarnation owns the shard; the batch may have been
+     *     dropped by Lance
+     * @throws LogIoException the outcome is unknown; retry with the same batch
+     */
+    public synchronized void write(CheckpointBatch batch) {
+        Objects.requireNonNull(batch, "batch");
+        checkUsable();
+        for (CheckpointEvent e : batch.events()) {
+            if (!e.writerEpoch().equals(epoch)) {
+                throw new IllegalArgumentException(
+                        "batch was built for writer epoch "
+                                + e.writerEpoch()
+                                + " but this writer is "
+                                + epoch);
+            }
+        }
+        // Check before the put as well: a fenced ShardWriter's put() was seen to block forever (not
+        // only to drop rows).
+        checkNotFenced();
+        java.util.concurrent.Future<?> put =
+                putThread.submit(
+                        () -> {
+                            try (ArrowReader r =
+                                    EventSchema.reader(log.allocator(), batch.events())) {
+                                writer.put(r);
+                            } catch (java.io.IOException e) {
+                                throw new java.io.UncheckedIOException(e);
+                            }
+                        });
+        try {
+            put.get(options.putTimeout().toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            // Fenced between our check and the put (the put then hangs in Lance), or storage is
+            // stuck. Either way the
+            // ShardWriter is unusable: leave the stuck native call alone and refuse further writes
+            // (the single put thread
+            // is occupied by it anyway).
+            stuck = true;
+            try {
+                checkNotFenced();
+            } catch (LogIoException storageDown) {
+                // The manifest is unreadable too (storage unreachable): report the timeout, the
+                // more useful fact.
+            }
+            throw new LogIoException(
+                    "checkpoint batch "
+                            + batch.id()
+                            + " did not complete within "
+                            + options.putTimeout()
+                            + "; its durability is unknown, reopen the writer",
+                    e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            stuck = true;
+            fenced = true;
+            throw new LogIoException("interrupted while writing checkpoint batch " + batch.id(), e);
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new LogIoException(
+                    "checkpoint batch "
+                            + batch.id()
+                            + " may not be durable: "
+                            + e.getCause().getMessage(),
+                    e.getCause());
+        }
+        checkNotFenced();
+        if (++batchesSinceFlush >= WriterOptions.MEMTABLE_BATCHES) {
+            try {
+                rotate();
+            } catch (RuntimeException e) {
+                // The batch is durable already; a failed flush only delays visibility. The writer
+                // is unusable though.
+                fenced = e instanceof WriterFencedException;
+                stuck = !fenced;
+                LOG.warn(
+                        "writer {}: memtable flush failed after a durable batch: {}",
+                        epoch,
+                        e.getMessage());
+            }
+        }
+    }
+
+    private void checkUsable() {
+        if (closed) throw new IllegalStateException("writer " + name + " is closed");
+        if (fenced) throw new WriterFencedException("writer " + epoch + " was fenced earlier");
+        if (stuck)
+            throw new LogIoException(
+                    "writer " + epoch + " is unusable after a put that did not complete; reopen it",
+                    null);
+    }
+
+    private void checkNotFenced() {
+        long stored = MemWalFiles.manifest(log.files(), shard).epoch();
+        if (stored != shardEpoch) {
+            fenced = true;
+            throw new WriterFencedException(
+                    "writer "
+                            + epoch
+                            + " is fenced: shard "
+                            + shard
+                            + " was reopened (stored epoch "
+                            + stored
+                            + " > ours "
+                            + shardEpoch
+                            + "); Lance silently dropped this put, so the batch is NOT durable");
+        }
+    }
+
+    /**
+     * Merges this writer's flushed, not yet merged generations into the base table (de-duplicated
+     * by event id, existing events untouched) and marks them merged, in one commit. Other writers'
+     * generations are never touched.
+     *
+     * @return the number of generations merged
+     */
+    public synchronized int mergeOwnGenerations() {
+        checkUsable();
+        flushesSinceMerge = 0;
+        return mergeGenerations(log, shard);
+    }
+
+    static int mergeGenerations(CheckpointLog log, ShardId shard) {
+        MemWalFiles.ShardManifest m = MemWalFiles.manifest(log.files(), shard);
+        if (m.flushed().isEmpty()) return 0;
+        try (Dataset base = log.openDataset()) {
+            long merged = MemWalFiles.mergedGenerations(base).getOrDefault(shard, 0L);
+            List<MergedGeneration> marks = new ArrayList<>();
+            Map<String, CheckpointEvent> byId = new LinkedHashMap<>();
+            Map<String, byte[]> blobs = new java.util.HashMap<>();
+            for (MemWalFiles.Generation g : m.flushed()) {
+                if (g.number() <= merged) continue;
+                marks.add(new MergedGeneration(shard.toString(), g.number()));
+                try (Dataset gen = log.openGeneration(shard, g);
+                        LanceScanner sc = gen.newScan(new ScanOptions.Builder().build());
+                        ArrowReader r = sc.scanBatches()) {
+                    while (r.loadNextBatch()) {
+                        var root = r.getVectorSchemaRoot();
+                        List<CheckpointEvent> evs = EventSchema.decode(root);
+                        var blobVec =
+                                (org.apache.arrow.vector.LargeVarBinaryVector)
+                                        root.getVector("value_blob");
+                        for (int i = 0; i < evs.size(); i++) {
+                            CheckpointEvent e = evs.get(i);
+                            // A retried batch may sit in one generation twice: keep one copy (ids
+                            // are identical by construction);
+                            // mergeInsert would otherwise fail with "Ambiguous merge inserts".
+                            if (byId.putIfAbsent(e.eventId().value(), e) == null
+                                    && !blobVec.isNull(i)) {
+                                blobs.put(e.eventId().value(), blobVec.get(i));
+                            }
+                        }
+                    }
+                }
+            }
+            if (marks.isEmpty()) return 0;
+            List<CheckpointEvent> rows = new ArrayList<>(byId.size());
+            for (CheckpointEvent e : byId.values()) {
+                byte[] b = blobs.get(e.eventId().value());
+                rows.add(b == null ? e : withBlob(e, b));
+            }
+            ArrowReader src = EventSchema.reader(log.allocator(), rows);
+            try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(log.allocator())) {
+                // The exported stream owns src from here on (closing it ourselves NPEs, FINDINGS).
+                Data.exportArrayStream(log.allocator(), src, stream);
+                MergeInsertResult res =
+                        base.mergeInsert(
+                                new MergeInsertParams(List.of("event_id"))
+                                        .withMatchedDoNothing()
+                                        .markGenerationsAsMerged(marks),
+                                stream);
+                res.dataset().close();
+            }
+            return marks.size();
+        } catch (CheckpointException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new LogIoException("merge of shard " + shard + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    private static CheckpointEvent withBlob(CheckpointEvent e, byte[] bytes) {
+        return new CheckpointEvent(
+                e.eventId(),
+                e.itemId(),
+                e.rootItemId(),
+                e.parentItemId(),
+                e.itemSeq(),
+                e.checkpointId(),
+                e.eventType(),
+                e.stepName(),
+                e.stepIndex(),
+                e.stepInstanceId(),
+                e.iteration(),
+                e.attempt(),
+                e.runId(),
+                e.writerEpoch(),
+                e.fieldName(),
+                e.fieldType(),
+                e.codecVersion(),
+                new FieldValue.BlobValue(bytes),
+                e.queryTagsJson(),
+                e.terminal(),
+                e.errorType(),
+                e.errorDump(),
+                e.traceback(),
+                e.eventTs(),
+                e.schemaVersion());
+    }
+
+    /**
+     * Makes everything written so far visible to every reader (a memtable flush into a new
+     * generation).
+     */
+    public synchronized void flush() {
+        checkUsable();
+        if (batchesSinceFlush > 0) rotate();
+    }
+
+    /**
+     * Flushes the memtable into a generation (making it visible to every reader), merges own
+     * generations, closes.
+     */
+    @Override
+    public synchronized void close() {
+        if (closed) return;
+        closed = true;
+        putThread.shutdown();
+        if (stuck) {
+            // The ShardWriter is blocked inside Lance; close() would wait for it forever. Its
+            // native memory is leaked.
+            LOG.warn("writer {} abandoned with a blocked put; not closing its ShardWriter", epoch);
+            return;
+        }
+        try {
+            writer.close();
+            if (!fenced && options.mergeEveryFlushes() > 0) {
+                try {
+                    mergeGenerations(log, shard);
+                } catch (CheckpointException e) {
+                    // Merging is an optimization; the generations stay readable and the next
+                    // incarnation merges them.
+                    LOG.warn("merge on close of writer {} failed: {}", name, e.getMessage());
+                }
+            }
+        } finally {
+            dataset.close();
+        }
+    }
 }

@@ -15,125 +15,193 @@ import software.amazon.awssdk.services.s3.model.NoSuchKeyException;
 import software.amazon.awssdk.services.s3.model.S3Exception;
 
 /**
- * Election on an S3 root: a lease object {@code <experiment>/maintenance.lease} holding {@code {"holder", "expires_at_ms"}}.
- * Acquire = create-only PUT ({@code If-None-Match: *}); renew = overwrite conditional on the ETag we wrote
- * ({@code If-Match}); takeover = conditional overwrite of an expired lease, conditional on the ETag read, so two
- * contenders cannot both win. A holder that dies stops renewing and the role passes on after the expiry; a holder
- * whose lease was taken over fails its next {@link #confirm()}. Expiry is compared with the contender's wall clock:
+ * Election on an S3 root: a lease object {@code <experiment>/maintenance.lease} holding {@code
+ * {"holder", "expires_at_ms"}}. Acquire = create-only PUT ({@code If-None-Match: *}); renew =
+ * overwrite conditional on the ETag we wrote ({@code If-Match}); takeover = conditional overwrite
+ * of an expired lease, conditional on the ETag read, so two contenders cannot both win. A holder
+ * that dies stops renewing and the role passes on after the expiry; a holder whose lease was taken
+ * over fails its next {@link #confirm()}. Expiry is compared with the contender's wall clock:
  * clocks must agree to well within the lease duration.
  */
 final class S3Lease implements Election {
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(S3Lease.class);
-  private static final ObjectMapper JSON = new ObjectMapper();
-  /** Default lease duration; each maintenance step renews it, so it must exceed the longest single step. */
-  static final Duration DEFAULT_TTL = Duration.ofMinutes(10);
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(S3Lease.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
 
-  /** A stored lease and the ETag of the object holding it. */
-  record Stored(String holder, long expiresAtMs, String etag) {}
+    /**
+     * Default lease duration; each maintenance step renews it, so it must exceed the longest single
+     * step.
+     */
+    static final Duration DEFAULT_TTL = Duration.ofMinutes(10);
 
-  private final S3Client client;
-  private final String bucket;
-  private final String key;
-  private final String holder;
-  private final Duration ttl;
-  private String etag;
+    /** A stored lease and the ETag of the object holding it. */
+    record Stored(String holder, long expiresAtMs, String etag) {}
 
-  private S3Lease(S3Client client, String bucket, String key, String holder, Duration ttl, String etag) {
-    this.client = client;
-    this.bucket = bucket;
-    this.key = key;
-    this.holder = holder;
-    this.ttl = ttl;
-    this.etag = etag;
-  }
+    private final S3Client client;
+    private final String bucket;
+    private final String key;
+    private final String holder;
+    private final Duration ttl;
+    private String etag;
 
-  static Optional<Election> tryAcquire(LogLocation loc, String holder, Duration ttl) {
-    URI u = URI.create(loc.experimentUri());
-    String prefix = u.getPath().startsWith("/") ? u.getPath().substring(1) : u.getPath();
-    S3Client client = LogFiles.S3.client(loc);
-    try {
-      Optional<Election> e = tryAcquire(client, u.getHost(), prefix + "/maintenance.lease", holder, ttl);
-      if (e.isEmpty()) client.close();
-      return e;
-    } catch (RuntimeException e) {
-      client.close();
-      throw e;
+    private S3Lease(
+            S3Client client, String bucket, String key, String holder, Duration ttl, String etag) {
+        this.client = client;
+        this.bucket = bucket;
+        this.key = key;
+        this.holder = holder;
+        this.ttl = ttl;
+        this.etag = etag;
     }
-  }
 
-  static Optional<Election> tryAcquire(S3Client client, String bucket, String key, String holder, Duration ttl) {
-    S3Lease lease = new S3Lease(client, bucket, key, holder, ttl, null);
-    Optional<Stored> cur = lease.read();
-    long now = System.currentTimeMillis();
-    if (cur.isPresent() && cur.get().expiresAtMs() > now) return Optional.empty();
-    // Absent: create-only. Expired: overwrite exactly the version we judged expired (a concurrent renewal or
-    // takeover changes the ETag and makes this PUT fail with 412).
-    Optional<String> won = lease.put(cur.isEmpty() ? null : cur.get().etag(), now + ttl.toMillis());
-    if (won.isEmpty()) return Optional.empty();
-    lease.etag = won.get();
-    if (cur.isPresent()) LOG.info("took over expired maintenance lease s3://{}/{} from {}", bucket, key, cur.get().holder());
-    return Optional.of(lease);
-  }
-
-  Optional<Stored> read() {
-    try {
-      ResponseBytes<GetObjectResponse> r = client.getObjectAsBytes(b -> b.bucket(bucket).key(key));
-      JsonNode n = JSON.readTree(r.asUtf8String());
-      return Optional.of(new Stored(n.path("holder").asText(), n.path("expires_at_ms").asLong(), r.response().eTag()));
-    } catch (NoSuchKeyException e) {
-      return Optional.empty();
-    } catch (java.io.IOException e) {
-      // S3 PUTs are atomic, so this is a foreign object at our key: refuse rather than guess.
-      throw new LogFormatException("maintenance lease s3://" + bucket + "/" + key + " is not a lease record: " + e.getMessage());
-    } catch (SdkException e) {
-      throw new LogIoException("cannot read maintenance lease s3://" + bucket + "/" + key + ": " + e.getMessage(), e);
+    static Optional<Election> tryAcquire(LogLocation loc, String holder, Duration ttl) {
+        URI u = URI.create(loc.experimentUri());
+        String prefix = u.getPath().startsWith("/") ? u.getPath().substring(1) : u.getPath();
+        S3Client client = LogFiles.S3.client(loc);
+        try {
+            Optional<Election> e =
+                    tryAcquire(client, u.getHost(), prefix + "/maintenance.lease", holder, ttl);
+            if (e.isEmpty()) client.close();
+            return e;
+        } catch (RuntimeException e) {
+            client.close();
+            throw e;
+        }
     }
-  }
 
-  /** Conditional PUT (If-Match {@code ifMatch}, or If-None-Match * when null); the new ETag, empty on 412/409. */
-  private Optional<String> put(String ifMatch, long expiresAtMs) {
-    byte[] body = JSON.createObjectNode().put("holder", holder).put("expires_at_ms", expiresAtMs).toString()
-        .getBytes(StandardCharsets.UTF_8);
-    try {
-      String tag = client.putObject(b -> {
-        b.bucket(bucket).key(key).contentType("application/json");
-        if (ifMatch == null) b.ifNoneMatch("*");
-        else b.ifMatch(ifMatch);
-      }, RequestBody.fromBytes(body)).eTag();
-      return Optional.of(tag);
-    } catch (S3Exception e) {
-      // 412: the condition failed (someone else holds or changed the lease); 409: a concurrent conditional write.
-      if (e.statusCode() == 412 || e.statusCode() == 409) return Optional.empty();
-      throw new LogIoException("cannot write maintenance lease s3://" + bucket + "/" + key + ": " + e.getMessage(), e);
-    } catch (SdkException e) {
-      throw new LogIoException("cannot write maintenance lease s3://" + bucket + "/" + key + ": " + e.getMessage(), e);
+    static Optional<Election> tryAcquire(
+            S3Client client, String bucket, String key, String holder, Duration ttl) {
+        S3Lease lease = new S3Lease(client, bucket, key, holder, ttl, null);
+        Optional<Stored> cur = lease.read();
+        long now = System.currentTimeMillis();
+        if (cur.isPresent() && cur.get().expiresAtMs() > now) return Optional.empty();
+        // Absent: create-only. Expired: overwrite exactly the version we judged expired (a
+        // concurrent renewal or
+        // takeover changes the ETag and makes this PUT fail with 412).
+        Optional<String> won =
+                lease.put(cur.isEmpty() ? null : cur.get().etag(), now + ttl.toMillis());
+        if (won.isEmpty()) return Optional.empty();
+        lease.etag = won.get();
+        if (cur.isPresent())
+            LOG.info(
+                    "took over expired maintenance lease s3://{}/{} from {}",
+                    bucket,
+                    key,
+                    cur.get().holder());
+        return Optional.of(lease);
     }
-  }
 
-  /** The holder id written into the lease. */
-  String holder() {
-    return holder;
-  }
-
-  @Override
-  public void confirm() {
-    Optional<String> renewed = put(etag, System.currentTimeMillis() + ttl.toMillis());
-    if (renewed.isEmpty()) {
-      throw new MaintenanceRoleLostException("maintenance lease s3://" + bucket + "/" + key + " of " + holder
-          + " was taken over (it expired without renewal)");
+    Optional<Stored> read() {
+        try {
+            ResponseBytes<GetObjectResponse> r =
+                    client.getObjectAsBytes(b -> b.bucket(bucket).key(key));
+            JsonNode n = JSON.readTree(r.asUtf8String());
+            return Optional.of(
+                    new Stored(
+                            n.path("holder").asText(),
+                            n.path("expires_at_ms").asLong(),
+                            r.response().eTag()));
+        } catch (NoSuchKeyException e) {
+            return Optional.empty();
+        } catch (java.io.IOException e) {
+            // S3 PUTs are atomic, so this is a foreign object at our key: refuse rather than guess.
+            throw new LogFormatException(
+                    "maintenance lease s3://"
+                            + bucket
+                            + "/"
+                            + key
+                            + " is not a lease record: "
+                            + e.getMessage());
+        } catch (SdkException e) {
+            throw new LogIoException(
+                    "cannot read maintenance lease s3://"
+                            + bucket
+                            + "/"
+                            + key
+                            + ": "
+                            + e.getMessage(),
+                    e);
+        }
     }
-    etag = renewed.get();
-  }
 
-  @Override
-  public void release() {
-    try {
-      // Expire it rather than delete it: the overwrite is conditional on our ETag, a delete would not be everywhere.
-      put(etag, 0);
-    } catch (CheckpointException e) {
-      LOG.warn("releasing maintenance lease failed (it expires by itself): {}", e.getMessage());
-    } finally {
-      client.close();
+    /**
+     * Conditional PUT (If-Match {@code ifMatch}, or If-None-Match * when null); the new ETag, empty
+     * on 412/409.
+     */
+    private Optional<String> put(String ifMatch, long expiresAtMs) {
+        byte[] body =
+                JSON.createObjectNode()
+                        .put("holder", holder)
+                        .put("expires_at_ms", expiresAtMs)
+                        .toString()
+                        .getBytes(StandardCharsets.UTF_8);
+        try {
+            String tag =
+                    client.putObject(
+                                    b -> {
+                                        b.bucket(bucket).key(key).contentType("application/json");
+                                        if (ifMatch == null) b.ifNoneMatch("*");
+                                        else b.ifMatch(ifMatch);
+                                    },
+                                    RequestBody.fromBytes(body))
+                            .eTag();
+            return Optional.of(tag);
+        } catch (S3Exception e) {
+            // 412: the condition failed (someone else holds or changed the lease); 409: a
+            // concurrent conditional write.
+            if (e.statusCode() == 412 || e.statusCode() == 409) return Optional.empty();
+            throw new LogIoException(
+                    "cannot write maintenance lease s3://"
+                            + bucket
+                            + "/"
+                            + key
+                            + ": "
+                            + e.getMessage(),
+                    e);
+        } catch (SdkException e) {
+            throw new LogIoException(
+                    "cannot write maintenance lease s3://"
+                            + bucket
+                            + "/"
+                            + key
+                            + ": "
+                            + e.getMessage(),
+                    e);
+        }
     }
-  }
+
+    /** The holder id written into the lease. */
+    String holder() {
+        return holder;
+    }
+
+    @Override
+    public void confirm() {
+        Optional<String> renewed = put(etag, System.currentTimeMillis() + ttl.toMillis());
+        if (renewed.isEmpty()) {
+            throw new MaintenanceRoleLostException(
+                    "maintenance lease s3://"
+                            + bucket
+                            + "/"
+                            + key
+                            + " of "
+                            + holder
+                            + " was taken over (it expired without renewal)");
+        }
+        etag = renewed.get();
+    }
+
+    @Override
+    public void release() {
+        try {
+            // Expire it rather than delete it: the overwrite is conditional on our ETag, a delete
+            // would not be everywhere.
+            put(etag, 0);
+        } catch (CheckpointException e) {
+            LOG.warn(
+                    "releasing maintenance lease failed (it expires by itself): {}",
+                    e.getMessage());
+        } finally {
+            client.close();
+        }
+    }
 }

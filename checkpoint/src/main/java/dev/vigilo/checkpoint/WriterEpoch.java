@@ -3,18 +3,18 @@ package dev.vigilo.checkpoint;
 import java.util.Objects;
 
 /**
- * Ownership identity of one writer incarnation, stored in {@code writer_epoch}. A new incarnation (a restart, or a
- * takeover of an item) always has a new epoch: {@code <writer name>@<shard id>#<MemWAL shard epoch>}; the MemWAL
- * shard epoch grows by one each time the shard is opened.
+ * Ownership identity of one writer incarnation, stored in {@code writer_epoch}. A new incarnation
+ * (a restart, or a takeover of an item) always has a new epoch: {@code <writer name>@<shard
+ * id>#<MemWAL shard epoch>}; the MemWAL shard epoch grows by one each time the shard is opened.
  */
 public record WriterEpoch(String value) {
-  public WriterEpoch {
-    Objects.requireNonNull(value, "value");
-    if (value.isEmpty()) throw new IllegalArgumentException("writer epoch must not be empty");
-  }
+    public WriterEpoch {
+        Objects.requireNonNull(value, "value");
+        if (value.isEmpty()) throw new IllegalArgumentException("writer epoch must not be empty");
+    }
 
-  @Override
-  public String toString() {
-    return value;
-  }
+    @Override
+    public String toString() {
+        return value;
+    }
 }

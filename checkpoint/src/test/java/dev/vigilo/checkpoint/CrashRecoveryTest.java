@@ -15,49 +15,73 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** kill -9 a real writer process mid-stream, repeatedly: every acknowledged batch survives, every batch is all-or-none. */
+/**
+ * kill -9 a real writer process mid-stream, repeatedly: every acknowledged batch survives, every
+ * batch is all-or-none.
+ */
 class CrashRecoveryTest {
-  @TempDir Path root;
+    @TempDir Path root;
 
-  @Test
-  void killedWriterLosesNoAcknowledgedBatchAndNeverLeavesHalfABatch() throws Exception {
-    Set<Integer> acked = new HashSet<>();
-    for (int round = 0; round < 3; round++) {
-      Process p = new ProcessBuilder(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-          "--add-opens=java.base/java.nio=ALL-UNNAMED", "-Djava.io.tmpdir=" + ChildTmp.of(root),
-          "-cp", System.getProperty("java.class.path"), CrashWriterMain.class.getName(), root.toString(), "pipe", "crash",
-          "crasher", Integer.toString(round * 100_000))).redirectErrorStream(false).start();
-      List<Integer> mine = new ArrayList<>();
-      try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-        String line;
-        int target = new int[] {5, 9, 17}[round]; // 9 and 17 leave one batch in the WAL tail
-        while ((line = out.readLine()) != null) {
-          if (line.startsWith("ACK ")) {
-            mine.add(Integer.parseInt(line.substring(4)));
-            if (mine.size() >= target) break;
-          }
+    @Test
+    void killedWriterLosesNoAcknowledgedBatchAndNeverLeavesHalfABatch() throws Exception {
+        Set<Integer> acked = new HashSet<>();
+        for (int round = 0; round < 3; round++) {
+            Process p =
+                    new ProcessBuilder(
+                                    List.of(
+                                            Path.of(System.getProperty("java.home"), "bin", "java")
+                                                    .toString(),
+                                            "--add-opens=java.base/java.nio=ALL-UNNAMED",
+                                            "-Djava.io.tmpdir=" + ChildTmp.of(root),
+                                            "-cp",
+                                            System.getProperty("java.class.path"),
+                                            CrashWriterMain.class.getName(),
+                                            root.toString(),
+                                            "pipe",
+                                            "crash",
+                                            "crasher",
+                                            Integer.toString(round * 100_000)))
+                            .redirectErrorStream(false)
+                            .start();
+            List<Integer> mine = new ArrayList<>();
+            try (BufferedReader out =
+                    new BufferedReader(
+                            new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                String line;
+                int target =
+                        new int[] {5, 9, 17}[round]; // 9 and 17 leave one batch in the WAL tail
+                while ((line = out.readLine()) != null) {
+                    if (line.startsWith("ACK ")) {
+                        mine.add(Integer.parseInt(line.substring(4)));
+                        if (mine.size() >= target) break;
+                    }
+                }
+                p.destroyForcibly(); // SIGKILL while the writer is in the middle of further puts
+                p.waitFor(30, TimeUnit.SECONDS);
+            }
+            assertThat(mine).as("round %d acknowledged batches", round).isNotEmpty();
+            acked.addAll(mine);
         }
-        p.destroyForcibly(); // SIGKILL while the writer is in the middle of further puts
-        p.waitFor(30, TimeUnit.SECONDS);
-      }
-      assertThat(mine).as("round %d acknowledged batches", round).isNotEmpty();
-      acked.addAll(mine);
-    }
-    LogLocation loc = new LogLocation(root, "pipe", "crash");
-    try (CheckpointLog log = CheckpointLog.open(loc)) {
-      log.openWriter("crasher", WriterOptions.mergingEvery(2)).close(); // the restarted writer replays its WAL
-      try (LogReader r = log.reader()) {
-        Map<String, ItemState> all = r.foldAll();
-        for (int n : acked) {
-          assertThat(all).as("acknowledged batch %d", n).containsKey("crash-" + n);
+        LogLocation loc = new LogLocation(root, "pipe", "crash");
+        try (CheckpointLog log = CheckpointLog.open(loc)) {
+            log.openWriter("crasher", WriterOptions.mergingEvery(2))
+                    .close(); // the restarted writer replays its WAL
+            try (LogReader r = log.reader()) {
+                Map<String, ItemState> all = r.foldAll();
+                for (int n : acked) {
+                    assertThat(all).as("acknowledged batch %d", n).containsKey("crash-" + n);
+                }
+                assertThat(all.values())
+                        .allSatisfy(
+                                s -> {
+                                    assertThat(s.eventCount())
+                                            .as("events of %s", s.item().itemId())
+                                            .isEqualTo(5);
+                                    assertThat(s.fields()).hasSize(3);
+                                    assertThat(s.completedSteps()).hasSize(1);
+                                });
+                assertThat(r.allEvents()).hasSize(all.size() * 5);
+            }
         }
-        assertThat(all.values()).allSatisfy(s -> {
-          assertThat(s.eventCount()).as("events of %s", s.item().itemId()).isEqualTo(5);
-          assertThat(s.fields()).hasSize(3);
-          assertThat(s.completedSteps()).hasSize(1);
-        });
-        assertThat(r.allEvents()).hasSize(all.size() * 5);
-      }
     }
-  }
 }

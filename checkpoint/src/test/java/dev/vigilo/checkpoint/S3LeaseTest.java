@@ -21,100 +21,187 @@ import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.model.S3Exception;
 
-/** The S3 maintenance lease on s3proxy: conditional PUTs, exclusivity, renewal, takeover after the holder's death. */
+/**
+ * The S3 maintenance lease on s3proxy: conditional PUTs, exclusivity, renewal, takeover after the
+ * holder's death.
+ */
 class S3LeaseTest {
-  @TempDir static Path tmp;
-  static S3ProxyFixture s3;
-  static S3Client client;
+    @TempDir static Path tmp;
+    static S3ProxyFixture s3;
+    static S3Client client;
 
-  @BeforeAll
-  static void start() {
-    s3 = S3ProxyFixture.start();
-    client = LogFiles.S3.client(location("any"));
-  }
-
-  @AfterAll
-  static void stop() {
-    client.close();
-    s3.close();
-  }
-
-  static LogLocation location(String experiment) {
-    return LogLocation.of("s3://" + S3ProxyFixture.BUCKET + "/lease", "pipe", experiment, Map.of(
-        "AWS_ENDPOINT", s3.endpoint().toString(), "AWS_REGION", S3ProxyFixture.REGION,
-        "AWS_ACCESS_KEY_ID", s3.accessKey(), "AWS_SECRET_ACCESS_KEY", s3.secretKey(), "AWS_ALLOW_HTTP", "true"));
-  }
-
-  /** Child: args = endpoint accessKey secretKey experiment; acquires a 3 s lease, prints ELECTED, never renews. */
-  public static void main(String[] args) throws Exception {
-    LogLocation loc = LogLocation.of("s3://" + S3ProxyFixture.BUCKET + "/lease", "pipe", args[3], Map.of(
-        "AWS_ENDPOINT", args[0], "AWS_REGION", S3ProxyFixture.REGION, "AWS_ACCESS_KEY_ID", args[1],
-        "AWS_SECRET_ACCESS_KEY", args[2], "AWS_ALLOW_HTTP", "true"));
-    Optional<Election> e = S3Lease.tryAcquire(loc, "child", Duration.ofSeconds(3));
-    System.out.println(e.isPresent() ? "ELECTED" : "NOT_ELECTED");
-    System.out.flush();
-    Thread.sleep(120_000);
-  }
-
-  @Test
-  void s3proxyHonoursIfNoneMatchAndIfMatchOnPut() {
-    String key = "probe/conditional";
-    String etag = client.putObject(b -> b.bucket(S3ProxyFixture.BUCKET).key(key).ifNoneMatch("*"),
-        RequestBody.fromString("one")).eTag();
-    assertThatThrownBy(() -> client.putObject(b -> b.bucket(S3ProxyFixture.BUCKET).key(key).ifNoneMatch("*"),
-        RequestBody.fromString("two"))).isInstanceOfSatisfying(S3Exception.class, e -> assertThat(e.statusCode()).isEqualTo(412));
-    assertThatThrownBy(() -> client.putObject(b -> b.bucket(S3ProxyFixture.BUCKET).key(key).ifMatch("\"0123456789abcdef0123456789abcdef\""),
-        RequestBody.fromString("three"))).isInstanceOfSatisfying(S3Exception.class, e -> assertThat(e.statusCode()).isEqualTo(412));
-    String etag2 = client.putObject(b -> b.bucket(S3ProxyFixture.BUCKET).key(key).ifMatch(etag), RequestBody.fromString("four")).eTag();
-    assertThat(etag2).isNotEqualTo(etag);
-    assertThat(client.getObjectAsBytes(b -> b.bucket(S3ProxyFixture.BUCKET).key(key)).asUtf8String()).isEqualTo("four");
-  }
-
-  @Test
-  void leaseIsExclusiveAndPassesOnOnlyAfterTheKilledHoldersLeaseExpired() throws Exception {
-    LogLocation loc = location("killed");
-    Process holder = new ProcessBuilder(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Djava.io.tmpdir=" + ChildTmp.of(tmp), "-cp", System.getProperty("java.class.path"),
-        S3LeaseTest.class.getName(), s3.endpoint().toString(), s3.accessKey(), s3.secretKey(), "killed"))
-        .redirectError(ProcessBuilder.Redirect.DISCARD).start();
-    try (BufferedReader out = new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8))) {
-      assertThat(out.readLine()).isEqualTo("ELECTED");
-      long electedAt = System.currentTimeMillis();
-      String stored = client.getObjectAsBytes(b -> b.bucket(S3ProxyFixture.BUCKET)
-          .key("lease/datagen_checkpoints/pipe/killed/maintenance.lease")).asUtf8String();
-      long expiresAt = new com.fasterxml.jackson.databind.ObjectMapper().readTree(stored).get("expires_at_ms").asLong();
-      assertThat(new com.fasterxml.jackson.databind.ObjectMapper().readTree(stored).get("holder").asText()).isEqualTo("child");
-      assertThat(S3Lease.tryAcquire(loc, "me", Duration.ofSeconds(30))).isEmpty();
-      holder.destroyForcibly(); // kill -9: the lease is neither renewed nor released
-      assertThat(holder.waitFor(30, TimeUnit.SECONDS)).isTrue();
-      assertThat(S3Lease.tryAcquire(loc, "me", Duration.ofSeconds(30))).isEmpty(); // not expired yet
-      Optional<Election> mine = Optional.empty();
-      while (mine.isEmpty() && System.currentTimeMillis() - electedAt < 15_000) {
-        Thread.sleep(200);
-        mine = S3Lease.tryAcquire(loc, "me", Duration.ofSeconds(30));
-      }
-      assertThat(mine).as("takeover after expiry").isPresent();
-      assertThat(System.currentTimeMillis()).isGreaterThanOrEqualTo(expiresAt);
-      mine.get().confirm();
-      assertThat(S3Lease.tryAcquire(loc, "other", Duration.ofSeconds(30))).isEmpty();
-      mine.get().release();
-      assertThat(S3Lease.tryAcquire(loc, "other", Duration.ofSeconds(30))).isPresent(); // released: at once
-    } finally {
-      holder.destroyForcibly();
+    @BeforeAll
+    static void start() {
+        s3 = S3ProxyFixture.start();
+        client = LogFiles.S3.client(location("any"));
     }
-  }
 
-  @Test
-  void aHolderWhoseExpiredLeaseWasTakenOverLosesTheRoleOnItsNextStep() throws Exception {
-    LogLocation loc = location("stale");
-    Election slow = S3Lease.tryAcquire(loc, "slow", Duration.ofMillis(500)).orElseThrow();
-    slow.confirm(); // renewal by If-Match on its own ETag works
-    Thread.sleep(700);
-    Election fresh = S3Lease.tryAcquire(loc, "fresh", Duration.ofSeconds(30)).orElseThrow();
-    assertThatThrownBy(slow::confirm).isInstanceOf(MaintenanceRoleLostException.class);
-    fresh.confirm();
-    slow.release(); // must not release the new holder's lease
-    assertThat(S3Lease.tryAcquire(loc, "third", Duration.ofSeconds(30))).isEmpty();
-    fresh.release();
-  }
+    @AfterAll
+    static void stop() {
+        client.close();
+        s3.close();
+    }
+
+    static LogLocation location(String experiment) {
+        return LogLocation.of(
+                "s3://" + S3ProxyFixture.BUCKET + "/lease",
+                "pipe",
+                experiment,
+                Map.of(
+                        "AWS_ENDPOINT",
+                        s3.endpoint().toString(),
+                        "AWS_REGION",
+                        S3ProxyFixture.REGION,
+                        "AWS_ACCESS_KEY_ID",
+                        s3.accessKey(),
+                        "AWS_SECRET_ACCESS_KEY",
+                        s3.secretKey(),
+                        "AWS_ALLOW_HTTP",
+                        "true"));
+    }
+
+    /**
+     * Child: args = endpoint accessKey secretKey experiment; acquires a 3 s lease, prints ELECTED,
+     * never renews.
+     */
+    public static void main(String[] args) throws Exception {
+        LogLocation loc =
+                LogLocation.of(
+                        "s3://" + S3ProxyFixture.BUCKET + "/lease",
+                        "pipe",
+                        args[3],
+                        Map.of(
+                                "AWS_ENDPOINT",
+                                args[0],
+                                "AWS_REGION",
+                                S3ProxyFixture.REGION,
+                                "AWS_ACCESS_KEY_ID",
+                                args[1],
+                                "AWS_SECRET_ACCESS_KEY",
+                                args[2],
+                                "AWS_ALLOW_HTTP",
+                                "true"));
+        Optional<Election> e = S3Lease.tryAcquire(loc, "child", Duration.ofSeconds(3));
+        System.out.println(e.isPresent() ? "ELECTED" : "NOT_ELECTED");
+        System.out.flush();
+        Thread.sleep(120_000);
+    }
+
+    @Test
+    void s3proxyHonoursIfNoneMatchAndIfMatchOnPut() {
+        String key = "probe/conditional";
+        String etag =
+                client.putObject(
+                                b -> b.bucket(S3ProxyFixture.BUCKET).key(key).ifNoneMatch("*"),
+                                RequestBody.fromString("one"))
+                        .eTag();
+        assertThatThrownBy(
+                        () ->
+                                client.putObject(
+                                        b ->
+                                                b.bucket(S3ProxyFixture.BUCKET)
+                                                        .key(key)
+                                                        .ifNoneMatch("*"),
+                                        RequestBody.fromString("two")))
+                .isInstanceOfSatisfying(
+                        S3Exception.class, e -> assertThat(e.statusCode()).isEqualTo(412));
+        assertThatThrownBy(
+                        () ->
+                                client.putObject(
+                                        b ->
+                                                b.bucket(S3ProxyFixture.BUCKET)
+                                                        .key(key)
+                                                        .ifMatch(
+                                                                "\"0123456789abcdef0123456789abcdef\""),
+                                        RequestBody.fromString("three")))
+                .isInstanceOfSatisfying(
+                        S3Exception.class, e -> assertThat(e.statusCode()).isEqualTo(412));
+        String etag2 =
+                client.putObject(
+                                b -> b.bucket(S3ProxyFixture.BUCKET).key(key).ifMatch(etag),
+                                RequestBody.fromString("four"))
+                        .eTag();
+        assertThat(etag2).isNotEqualTo(etag);
+        assertThat(
+                        client.getObjectAsBytes(b -> b.bucket(S3ProxyFixture.BUCKET).key(key))
+                                .asUtf8String())
+                .isEqualTo("four");
+    }
+
+    @Test
+    void leaseIsExclusiveAndPassesOnOnlyAfterTheKilledHoldersLeaseExpired() throws Exception {
+        LogLocation loc = location("killed");
+        Process holder =
+                new ProcessBuilder(
+                                List.of(
+                                        Path.of(System.getProperty("java.home"), "bin", "java")
+                                                .toString(),
+                                        "-Djava.io.tmpdir=" + ChildTmp.of(tmp),
+                                        "-cp",
+                                        System.getProperty("java.class.path"),
+                                        S3LeaseTest.class.getName(),
+                                        s3.endpoint().toString(),
+                                        s3.accessKey(),
+                                        s3.secretKey(),
+                                        "killed"))
+                        .redirectError(ProcessBuilder.Redirect.DISCARD)
+                        .start();
+        try (BufferedReader out =
+                new BufferedReader(
+                        new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8))) {
+            assertThat(out.readLine()).isEqualTo("ELECTED");
+            long electedAt = System.currentTimeMillis();
+            String stored =
+                    client.getObjectAsBytes(
+                                    b ->
+                                            b.bucket(S3ProxyFixture.BUCKET)
+                                                    .key(
+                                                            "lease/datagen_checkpoints/pipe/killed/maintenance.lease"))
+                            .asUtf8String();
+            long expiresAt =
+                    new com.fasterxml.jackson.databind.ObjectMapper()
+                            .readTree(stored)
+                            .get("expires_at_ms")
+                            .asLong();
+            assertThat(
+                            new com.fasterxml.jackson.databind.ObjectMapper()
+                                    .readTree(stored)
+                                    .get("holder")
+                                    .asText())
+                    .isEqualTo("child");
+            assertThat(S3Lease.tryAcquire(loc, "me", Duration.ofSeconds(30))).isEmpty();
+            holder.destroyForcibly(); // kill -9: the lease is neither renewed nor released
+            assertThat(holder.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            assertThat(S3Lease.tryAcquire(loc, "me", Duration.ofSeconds(30)))
+                    .isEmpty(); // not expired yet
+            Optional<Election> mine = Optional.empty();
+            while (mine.isEmpty() && System.currentTimeMillis() - electedAt < 15_000) {
+                Thread.sleep(200);
+                mine = S3Lease.tryAcquire(loc, "me", Duration.ofSeconds(30));
+            }
+            assertThat(mine).as("takeover after expiry").isPresent();
+            assertThat(System.currentTimeMillis()).isGreaterThanOrEqualTo(expiresAt);
+            mine.get().confirm();
+            assertThat(S3Lease.tryAcquire(loc, "other", Duration.ofSeconds(30))).isEmpty();
+            mine.get().release();
+            assertThat(S3Lease.tryAcquire(loc, "other", Duration.ofSeconds(30)))
+                    .isPresent(); // released: at once
+        } finally {
+            holder.destroyForcibly();
+        }
+    }
+
+    @Test
+    void aHolderWhoseExpiredLeaseWasTakenOverLosesTheRoleOnItsNextStep() throws Exception {
+        LogLocation loc = location("stale");
+        Election slow = S3Lease.tryAcquire(loc, "slow", Duration.ofMillis(500)).orElseThrow();
+        slow.confirm(); // renewal by If-Match on its own ETag works
+        Thread.sleep(700);
+        Election fresh = S3Lease.tryAcquire(loc, "fresh", Duration.ofSeconds(30)).orElseThrow();
+        assertThatThrownBy(slow::confirm).isInstanceOf(MaintenanceRoleLostException.class);
+        fresh.confirm();
+        slow.release(); // must not release the new holder's lease
+        assertThat(S3Lease.tryAcquire(loc, "third", Duration.ofSeconds(30))).isEmpty();
+        fresh.release();
+    }
 }

@@ -3,25 +3,46 @@ package dev.vigilo.datagen;
 import java.util.Map;
 
 /**
- * Counts of one experiment, folded from its checkpoint log. Component names map 1:1 onto the {@code --json} keys
- * (snake_case): {@code pipeline, experiment, items, completed, filtered, failed, running, failures_by_type,
- * progress}. {@code running} counts items neither terminal nor failed (in flight or not started yet);
- * {@code failed} counts items whose current step exhausted its attempts; {@code failures_by_type} counts FAILED
- * events (attempts) by error type; {@code progress} is (completed + filtered + failed) / items, 0 when empty.
+ * Counts of one experiment, folded from its checkpoint log. Component names map 1:1 onto the {@code
+ * --json} keys (snake_case): {@code pipeline, experiment, items, completed, filtered, failed,
+ * running, failures_by_type, progress}. {@code running} counts items neither terminal nor failed
+ * (in flight or not started yet); {@code failed} counts items whose current step exhausted its
+ * attempts; {@code failures_by_type} counts FAILED events (attempts) by error type; {@code
+ * progress} is (completed + filtered + failed) / items, 0 when empty.
  */
-public record ExperimentStatus(String pipeline, String experiment, long items, long completed, long filtered,
-    long failed, long running, Map<String, Long> failuresByType, double progress) {
-  public ExperimentStatus {
-    failuresByType = java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(failuresByType));
-  }
+public record ExperimentStatus(
+        String pipeline,
+        String experiment,
+        long items,
+        long completed,
+        long filtered,
+        long failed,
+        long running,
+        Map<String, Long> failuresByType,
+        double progress) {
+    public ExperimentStatus {
+        failuresByType =
+                java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(failuresByType));
+    }
 
-  /** The {@code --json} rendering: one object with the snake_case keys listed above, failure types sorted. */
-  public String toJson() {
-    com.fasterxml.jackson.databind.node.ObjectNode o = Json.MAPPER.createObjectNode().put("pipeline", pipeline)
-        .put("experiment", experiment).put("items", items).put("completed", completed).put("filtered", filtered)
-        .put("failed", failed).put("running", running).put("progress", progress);
-    com.fasterxml.jackson.databind.node.ObjectNode f = o.putObject("failures_by_type");
-    failuresByType.forEach(f::put);
-    return Json.canonical(o);
-  }
+    /**
+     * The {@code --json} rendering: one object with the snake_case keys listed above, failure types
+     * sorted.
+     */
+    public String toJson() {
+        com.fasterxml.jackson.databind.node.ObjectNode o =
+                Json.MAPPER
+                        .createObjectNode()
+                        .put("pipeline", pipeline)
+                        .put("experiment", experiment)
+                        .put("items", items)
+                        .put("completed", completed)
+                        .put("filtered", filtered)
+                        .put("failed", failed)
+                        .put("running", running)
+                        .put("progress", progress);
+        com.fasterxml.jackson.databind.node.ObjectNode f = o.putObject("failures_by_type");
+        failuresByType.forEach(f::put);
+        return Json.canonical(o);
+    }
 }

@@ -21,128 +21,185 @@ import java.util.Optional;
 import java.util.TreeMap;
 
 /**
- * {@code durableRoot} everywhere: a local directory or {@code s3://bucket/prefix} (see
- * {@link LogLocation#of}).
+ * {@code durableRoot} everywhere: a local directory or {@code s3://bucket/prefix} (see {@link
+ * LogLocation#of}).
  *
- * <p>Read-side API for {@code vigilo datagen status | item | export}. Every method folds the experiment's checkpoint
- * log (base table plus flushed generations); nothing is written to the log.
+ * <p>Read-side API for {@code vigilo datagen status | item | export}. Every method folds the
+ * experiment's checkpoint log (base table plus flushed generations); nothing is written to the log.
  */
 public final class Experiments {
-  private Experiments() {}
+    private Experiments() {}
 
-  /** Status of an experiment; {@link dev.vigilo.checkpoint.LogNotFoundException} if it has no log. */
-  public static ExperimentStatus status(String durableRoot, String pipeline, String experiment) {
-    java.util.Objects.requireNonNull(durableRoot, "durableRoot");
-    try (CheckpointLog log = CheckpointLog.open(LogLocation.of(durableRoot, pipeline, experiment, System.getenv()))) {
-      return status(log, pipeline, experiment);
-    }
-  }
-
-  static ExperimentStatus status(CheckpointLog log, String pipeline, String experiment) {
-    long items = 0, completed = 0, filtered = 0, failed = 0, running = 0;
-    Map<String, Long> byType = new TreeMap<>();
-    try (LogReader r = log.reader()) {
-      for (ItemState s : r.foldAll().values()) {
-        items++;
-        for (Failure f : s.failures()) byType.merge(f.errorType(), 1L, Long::sum);
-        switch (statusOf(s)) {
-          case COMPLETED -> completed++;
-          case FILTERED -> filtered++;
-          case FAILED -> failed++;
-          case RUNNING -> running++;
+    /**
+     * Status of an experiment; {@link dev.vigilo.checkpoint.LogNotFoundException} if it has no log.
+     */
+    public static ExperimentStatus status(String durableRoot, String pipeline, String experiment) {
+        java.util.Objects.requireNonNull(durableRoot, "durableRoot");
+        try (CheckpointLog log =
+                CheckpointLog.open(
+                        LogLocation.of(durableRoot, pipeline, experiment, System.getenv()))) {
+            return status(log, pipeline, experiment);
         }
-      }
     }
-    double progress = items == 0 ? 0 : (double) (completed + filtered + failed) / items;
-    return new ExperimentStatus(pipeline, experiment, items, completed, filtered, failed, running, byType, progress);
-  }
 
-  /** An item's status. */
-  public static ItemStatus statusOf(ItemState s) {
-    if (s.terminal().isPresent()) return s.terminal().get() == Terminal.COMPLETED ? ItemStatus.COMPLETED : ItemStatus.FILTERED;
-    return s.failedPermanently() ? ItemStatus.FAILED : ItemStatus.RUNNING;
-  }
-
-  /**
-   * The item's folded state and trajectory as JSON: {@code item_id, root_item_id, parent_item_id, status, fields,
-   * completed_steps, failures, history (events without blob bytes), children (same shape, recursively)}.
-   * Empty if the item does not exist.
-   */
-  public static Optional<ObjectNode> item(String durableRoot, String pipeline, String experiment, String itemId) {
-    java.util.Objects.requireNonNull(durableRoot, "durableRoot");
-    java.util.Objects.requireNonNull(itemId, "itemId");
-    try (CheckpointLog log = CheckpointLog.open(LogLocation.of(durableRoot, pipeline, experiment, System.getenv()));
-         LogReader r = log.reader()) {
-      return r.trajectory(itemId).map(Experiments::toJson);
-    }
-  }
-
-  private static ObjectNode toJson(Trajectory t) {
-    ItemState s = t.state();
-    ObjectNode o = Json.MAPPER.createObjectNode();
-    o.put("item_id", s.item().itemId()).put("root_item_id", s.item().rootItemId()).put("parent_item_id", s.item().parentItemId());
-    o.put("status", statusOf(s).name().toLowerCase(java.util.Locale.ROOT));
-    o.set("fields", Json.fields(s.fields()));
-    ArrayNode steps = o.putArray("completed_steps");
-    s.completedSteps().forEach(c -> steps.addObject().put("step", c.stepName()).put("step_index", c.stepIndex())
-        .put("iteration", c.iteration()).put("attempt", c.attempt()).put("item_seq", c.itemSeq().value()));
-    ArrayNode fails = o.putArray("failures");
-    s.failures().forEach(f -> fails.addObject().put("step", f.stepName()).put("attempt", f.attempt())
-        .put("iteration", f.iteration()).put("error_type", f.errorType()).put("error_dump", f.errorDump())
-        .put("traceback", f.traceback()).put("final_attempt", f.finalAttempt()).put("at", f.at().toString()));
-    ArrayNode hist = o.putArray("history");
-    for (CheckpointEvent e : t.history()) {
-      ObjectNode h = hist.addObject().put("item_seq", e.itemSeq().value()).put("event_type", e.eventType().name())
-          .put("event_id", e.eventId().value()).put("checkpoint_id", e.checkpointId().value())
-          .put("step", e.stepName()).put("iteration", e.iteration()).put("attempt", e.attempt())
-          .put("writer_epoch", e.writerEpoch().value()).put("event_ts", e.eventTs().toString());
-      if (e.fieldName() != null) h.put("field", e.fieldName());
-      if (e.value() != null) h.set("value", Json.fromValue(e.value()));
-      if (e.terminal() != null) h.put("terminal", e.terminal());
-      if (e.errorType() != null) h.put("error_type", e.errorType());
-    }
-    ArrayNode kids = o.putArray("children");
-    t.children().forEach(c -> kids.add(toJson(c)));
-    return o;
-  }
-
-  /**
-   * Writes the completed leaf items (completed, no children) as JSONL in the dataset upload format
-   * ({@code {"id", "input", "metadata"}}: input = the folded fields, metadata = pipeline, experiment, root and
-   * parent ids), sorted by id, through a temporary file moved into place. Returns the number of lines.
-   */
-  public static long export(String durableRoot, String pipeline, String experiment, Path out) {
-    java.util.Objects.requireNonNull(durableRoot, "durableRoot");
-    java.util.Objects.requireNonNull(out, "out");
-    Map<String, ItemState> all;
-    try (CheckpointLog log = CheckpointLog.open(LogLocation.of(durableRoot, pipeline, experiment, System.getenv()));
-         LogReader r = log.reader()) {
-      all = new TreeMap<>(r.foldAll());
-    }
-    java.util.Set<String> parents = new java.util.HashSet<>();
-    all.values().forEach(s -> {
-      if (s.item().parentItemId() != null) parents.add(s.item().parentItemId());
-    });
-    Path abs = out.toAbsolutePath();
-    Path tmp = abs.resolveSibling(abs.getFileName() + ".tmp");
-    long n = 0;
-    try {
-      try (Writer w = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8)) {
-        for (ItemState s : all.values()) {
-          if (statusOf(s) != ItemStatus.COMPLETED || parents.contains(s.item().itemId())) continue;
-          ObjectNode line = Json.MAPPER.createObjectNode().put("id", s.item().itemId());
-          line.set("input", Json.fields(s.fields()));
-          line.putObject("metadata").put("pipeline", pipeline).put("experiment", experiment)
-              .put("root_item_id", s.item().rootItemId()).put("parent_item_id", s.item().parentItemId());
-          w.write(Json.canonical(line));
-          w.write('\n');
-          n++;
+    static ExperimentStatus status(CheckpointLog log, String pipeline, String experiment) {
+        long items = 0, completed = 0, filtered = 0, failed = 0, running = 0;
+        Map<String, Long> byType = new TreeMap<>();
+        try (LogReader r = log.reader()) {
+            for (ItemState s : r.foldAll().values()) {
+                items++;
+                for (Failure f : s.failures()) byType.merge(f.errorType(), 1L, Long::sum);
+                switch (statusOf(s)) {
+                    case COMPLETED -> completed++;
+                    case FILTERED -> filtered++;
+                    case FAILED -> failed++;
+                    case RUNNING -> running++;
+                }
+            }
         }
-      }
-      Files.move(tmp, abs, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-      return n;
-    } catch (IOException e) {
-      throw new DatagenException("cannot write " + out + ": " + e.getMessage(), e);
+        double progress = items == 0 ? 0 : (double) (completed + filtered + failed) / items;
+        return new ExperimentStatus(
+                pipeline,
+                experiment,
+                items,
+                completed,
+                filtered,
+                failed,
+                running,
+                byType,
+                progress);
     }
-  }
+
+    /** An item's status. */
+    public static ItemStatus statusOf(ItemState s) {
+        if (s.terminal().isPresent())
+            return s.terminal().get() == Terminal.COMPLETED
+                    ? ItemStatus.COMPLETED
+                    : ItemStatus.FILTERED;
+        return s.failedPermanently() ? ItemStatus.FAILED : ItemStatus.RUNNING;
+    }
+
+    /**
+     * The item's folded state and trajectory as JSON: {@code item_id, root_item_id, parent_item_id,
+     * status, fields, completed_steps, failures, history (events without blob bytes), children
+     * (same shape, recursively)}. Empty if the item does not exist.
+     */
+    public static Optional<ObjectNode> item(
+            String durableRoot, String pipeline, String experiment, String itemId) {
+        java.util.Objects.requireNonNull(durableRoot, "durableRoot");
+        java.util.Objects.requireNonNull(itemId, "itemId");
+        try (CheckpointLog log =
+                        CheckpointLog.open(
+                                LogLocation.of(
+                                        durableRoot, pipeline, experiment, System.getenv()));
+                LogReader r = log.reader()) {
+            return r.trajectory(itemId).map(Experiments::toJson);
+        }
+    }
+
+    private static ObjectNode toJson(Trajectory t) {
+        ItemState s = t.state();
+        ObjectNode o = Json.MAPPER.createObjectNode();
+        o.put("item_id", s.item().itemId())
+                .put("root_item_id", s.item().rootItemId())
+                .put("parent_item_id", s.item().parentItemId());
+        o.put("status", statusOf(s).name().toLowerCase(java.util.Locale.ROOT));
+        o.set("fields", Json.fields(s.fields()));
+        ArrayNode steps = o.putArray("completed_steps");
+        s.completedSteps()
+                .forEach(
+                        c ->
+                                steps.addObject()
+                                        .put("step", c.stepName())
+                                        .put("step_index", c.stepIndex())
+                                        .put("iteration", c.iteration())
+                                        .put("attempt", c.attempt())
+                                        .put("item_seq", c.itemSeq().value()));
+        ArrayNode fails = o.putArray("failures");
+        s.failures()
+                .forEach(
+                        f ->
+                                fails.addObject()
+                                        .put("step", f.stepName())
+                                        .put("attempt", f.attempt())
+                                        .put("iteration", f.iteration())
+                                        .put("error_type", f.errorType())
+                                        .put("error_dump", f.errorDump())
+                                        .put("traceback", f.traceback())
+                                        .put("final_attempt", f.finalAttempt())
+                                        .put("at", f.at().toString()));
+        ArrayNode hist = o.putArray("history");
+        for (CheckpointEvent e : t.history()) {
+            ObjectNode h =
+                    hist.addObject()
+                            .put("item_seq", e.itemSeq().value())
+                            .put("event_type", e.eventType().name())
+                            .put("event_id", e.eventId().value())
+                            .put("checkpoint_id", e.checkpointId().value())
+                            .put("step", e.stepName())
+                            .put("iteration", e.iteration())
+                            .put("attempt", e.attempt())
+                            .put("writer_epoch", e.writerEpoch().value())
+                            .put("event_ts", e.eventTs().toString());
+            if (e.fieldName() != null) h.put("field", e.fieldName());
+            if (e.value() != null) h.set("value", Json.fromValue(e.value()));
+            if (e.terminal() != null) h.put("terminal", e.terminal());
+            if (e.errorType() != null) h.put("error_type", e.errorType());
+        }
+        ArrayNode kids = o.putArray("children");
+        t.children().forEach(c -> kids.add(toJson(c)));
+        return o;
+    }
+
+    /**
+     * Writes the completed leaf items (completed, no children) as JSONL in the dataset upload
+     * format ({@code {"id", "input", "metadata"}}: input = the folded fields, metadata = pipeline,
+     * experiment, root and parent ids), sorted by id, through a temporary file moved into place.
+     * Returns the number of lines.
+     */
+    public static long export(String durableRoot, String pipeline, String experiment, Path out) {
+        java.util.Objects.requireNonNull(durableRoot, "durableRoot");
+        java.util.Objects.requireNonNull(out, "out");
+        Map<String, ItemState> all;
+        try (CheckpointLog log =
+                        CheckpointLog.open(
+                                LogLocation.of(
+                                        durableRoot, pipeline, experiment, System.getenv()));
+                LogReader r = log.reader()) {
+            all = new TreeMap<>(r.foldAll());
+        }
+        java.util.Set<String> parents = new java.util.HashSet<>();
+        all.values()
+                .forEach(
+                        s -> {
+                            if (s.item().parentItemId() != null)
+                                parents.add(s.item().parentItemId());
+                        });
+        Path abs = out.toAbsolutePath();
+        Path tmp = abs.resolveSibling(abs.getFileName() + ".tmp");
+        long n = 0;
+        try {
+            try (Writer w = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8)) {
+                for (ItemState s : all.values()) {
+                    if (statusOf(s) != ItemStatus.COMPLETED || parents.contains(s.item().itemId()))
+                        continue;
+                    ObjectNode line = Json.MAPPER.createObjectNode().put("id", s.item().itemId());
+                    line.set("input", Json.fields(s.fields()));
+                    line.putObject("metadata")
+                            .put("pipeline", pipeline)
+                            .put("experiment", experiment)
+                            .put("root_item_id", s.item().rootItemId())
+                            .put("parent_item_id", s.item().parentItemId());
+                    w.write(Json.canonical(line));
+                    w.write('\n');
+                    n++;
+                }
+            }
+            Files.move(
+                    tmp, abs, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            return n;
+        } catch (IOException e) {
+            throw new DatagenException("cannot write " + out + ": " + e.getMessage(), e);
+        }
+    }
 }

@@ -17,143 +17,216 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** Executes one attempt of a command, http or template step against an item's fields; returns field updates. */
+/**
+ * Executes one attempt of a command, http or template step against an item's fields; returns field
+ * updates.
+ */
 final class StepExecutor {
-  private static final Pattern PLACEHOLDER = Pattern.compile("\\{\\{\\s*([A-Za-z0-9_.-]+)\\s*}}");
-  private static final int MAX_DUMP = 16 * 1024;
+    private static final Pattern PLACEHOLDER = Pattern.compile("\\{\\{\\s*([A-Za-z0-9_.-]+)\\s*}}");
+    private static final int MAX_DUMP = 16 * 1024;
 
-  private final HttpClient http = HttpClient.newHttpClient();
+    private final HttpClient http = HttpClient.newHttpClient();
 
-  /** Field updates produced by the step (a JSON object). */
-  ObjectNode run(StepSpec step, String itemId, ObjectNode fields, int attempt) throws StepFailure, InterruptedException {
-    return switch (step.kind()) {
-      case COMMAND -> command(step, itemId, fields, attempt);
-      case HTTP -> http(step, fields);
-      case TEMPLATE -> Json.MAPPER.createObjectNode().put(step.outputField(), render(step.template(), fields));
-      default -> throw new IllegalArgumentException("not an executable step kind: " + step.kind());
-    };
-  }
-
-  static String render(String template, ObjectNode fields) {
-    Matcher m = PLACEHOLDER.matcher(template);
-    StringBuilder sb = new StringBuilder();
-    while (m.find()) {
-      JsonNode v = fields.get(m.group(1));
-      String s = v == null || v.isNull() ? "" : v.isTextual() ? v.textValue() : Json.canonical(v);
-      m.appendReplacement(sb, Matcher.quoteReplacement(s));
+    /** Field updates produced by the step (a JSON object). */
+    ObjectNode run(StepSpec step, String itemId, ObjectNode fields, int attempt)
+            throws StepFailure, InterruptedException {
+        return switch (step.kind()) {
+            case COMMAND -> command(step, itemId, fields, attempt);
+            case HTTP -> http(step, fields);
+            case TEMPLATE ->
+                    Json.MAPPER
+                            .createObjectNode()
+                            .put(step.outputField(), render(step.template(), fields));
+            default ->
+                    throw new IllegalArgumentException(
+                            "not an executable step kind: " + step.kind());
+        };
     }
-    m.appendTail(sb);
-    return sb.toString();
-  }
 
-  private ObjectNode command(StepSpec step, String itemId, ObjectNode fields, int attempt)
-      throws StepFailure, InterruptedException {
-    ProcessBuilder pb = new ProcessBuilder(step.command());
-    Map<String, String> env = pb.environment();
-    env.put("VIGILO_ITEM_ID", itemId);
-    env.put("VIGILO_STEP", step.name());
-    env.put("VIGILO_ATTEMPT", Integer.toString(attempt));
-    Process p;
-    try {
-      p = pb.start();
-    } catch (IOException e) {
-      throw new StepFailure("CommandStartError", "cannot start " + step.command() + ": " + e.getMessage(), trace(e));
-    }
-    try {
-      // stdin, stdout and stderr are drained on their own threads so a chatty command cannot deadlock on a pipe.
-      Thread in = daemon(() -> {
-        try (OutputStream os = p.getOutputStream()) {
-          os.write(Json.canonical(fields).getBytes(StandardCharsets.UTF_8));
-        } catch (IOException ignored) {
-          // The command may exit without reading its input; that is its business.
+    static String render(String template, ObjectNode fields) {
+        Matcher m = PLACEHOLDER.matcher(template);
+        StringBuilder sb = new StringBuilder();
+        while (m.find()) {
+            JsonNode v = fields.get(m.group(1));
+            String s =
+                    v == null || v.isNull()
+                            ? ""
+                            : v.isTextual() ? v.textValue() : Json.canonical(v);
+            m.appendReplacement(sb, Matcher.quoteReplacement(s));
         }
-      });
-      var out = new java.util.concurrent.CompletableFuture<byte[]>();
-      var err = new java.util.concurrent.CompletableFuture<byte[]>();
-      daemon(() -> drain(p.getInputStream(), out));
-      daemon(() -> drain(p.getErrorStream(), err));
-      if (!p.waitFor(step.timeout().toMillis(), TimeUnit.MILLISECONDS)) {
-        p.descendants().forEach(ProcessHandle::destroyForcibly);
-        p.destroyForcibly();
-        throw new StepFailure("StepTimeout", "command " + step.command() + " did not finish within "
-            + step.timeout().toSeconds() + " s and was killed", tail(err.getNow(new byte[0])));
-      }
-      in.join(1000);
-      String stdout = new String(out.join(), StandardCharsets.UTF_8);
-      String stderr = new String(err.join(), StandardCharsets.UTF_8);
-      if (p.exitValue() != 0) {
-        throw new StepFailure("CommandExitError", "command " + step.command() + " exited with status " + p.exitValue()
-            + "; stdout: " + tail(stdout.getBytes(StandardCharsets.UTF_8)), tail(stderr.getBytes(StandardCharsets.UTF_8)));
-      }
-      JsonNode parsed;
-      try {
-        parsed = Json.parse(stdout);
-      } catch (JsonProcessingException e) {
-        throw new StepFailure("InvalidJsonOutput", "command " + step.command() + " printed invalid JSON ("
-            + e.getOriginalMessage() + "); stdout: " + tail(stdout.getBytes(StandardCharsets.UTF_8)), trace(e));
-      }
-      if (parsed == null || !parsed.isObject()) {
-        throw new StepFailure("InvalidJsonOutput", "command " + step.command()
-            + " must print one JSON object of field updates; got: " + tail(stdout.getBytes(StandardCharsets.UTF_8)),
-            tail(stderr.getBytes(StandardCharsets.UTF_8)));
-      }
-      return (ObjectNode) parsed;
-    } finally {
-      if (p.isAlive()) p.destroyForcibly();
+        m.appendTail(sb);
+        return sb.toString();
     }
-  }
 
-  private static void drain(java.io.InputStream in, java.util.concurrent.CompletableFuture<byte[]> sink) {
-    try (in) {
-      sink.complete(in.readAllBytes());
-    } catch (IOException e) {
-      sink.complete(new byte[0]);
+    private ObjectNode command(StepSpec step, String itemId, ObjectNode fields, int attempt)
+            throws StepFailure, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(step.command());
+        Map<String, String> env = pb.environment();
+        env.put("VIGILO_ITEM_ID", itemId);
+        env.put("VIGILO_STEP", step.name());
+        env.put("VIGILO_ATTEMPT", Integer.toString(attempt));
+        Process p;
+        try {
+            p = pb.start();
+        } catch (IOException e) {
+            throw new StepFailure(
+                    "CommandStartError",
+                    "cannot start " + step.command() + ": " + e.getMessage(),
+                    trace(e));
+        }
+        try {
+            // stdin, stdout and stderr are drained on their own threads so a chatty command cannot
+            // deadlock on a pipe.
+            Thread in =
+                    daemon(
+                            () -> {
+                                try (OutputStream os = p.getOutputStream()) {
+                                    os.write(
+                                            Json.canonical(fields)
+                                                    .getBytes(StandardCharsets.UTF_8));
+                                } catch (IOException ignored) {
+                                    // The command may exit without reading its input; that is its
+                                    // business.
+                                }
+                            });
+            var out = new java.util.concurrent.CompletableFuture<byte[]>();
+            var err = new java.util.concurrent.CompletableFuture<byte[]>();
+            daemon(() -> drain(p.getInputStream(), out));
+            daemon(() -> drain(p.getErrorStream(), err));
+            if (!p.waitFor(step.timeout().toMillis(), TimeUnit.MILLISECONDS)) {
+                p.descendants().forEach(ProcessHandle::destroyForcibly);
+                p.destroyForcibly();
+                throw new StepFailure(
+                        "StepTimeout",
+                        "command "
+                                + step.command()
+                                + " did not finish within "
+                                + step.timeout().toSeconds()
+                                + " s and was killed",
+                        tail(err.getNow(new byte[0])));
+            }
+            in.join(1000);
+            String stdout = new String(out.join(), StandardCharsets.UTF_8);
+            String stderr = new String(err.join(), StandardCharsets.UTF_8);
+            if (p.exitValue() != 0) {
+                throw new StepFailure(
+                        "CommandExitError",
+                        "command "
+                                + step.command()
+                                + " exited with status "
+                                + p.exitValue()
+                                + "; stdout: "
+                                + tail(stdout.getBytes(StandardCharsets.UTF_8)),
+                        tail(stderr.getBytes(StandardCharsets.UTF_8)));
+            }
+            JsonNode parsed;
+            try {
+                parsed = Json.parse(stdout);
+            } catch (JsonProcessingException e) {
+                throw new StepFailure(
+                        "InvalidJsonOutput",
+                        "command "
+                                + step.command()
+                                + " printed invalid JSON ("
+                                + e.getOriginalMessage()
+                                + "); stdout: "
+                                + tail(stdout.getBytes(StandardCharsets.UTF_8)),
+                        trace(e));
+            }
+            if (parsed == null || !parsed.isObject()) {
+                throw new StepFailure(
+                        "InvalidJsonOutput",
+                        "command "
+                                + step.command()
+                                + " must print one JSON object of field updates; got: "
+                                + tail(stdout.getBytes(StandardCharsets.UTF_8)),
+                        tail(stderr.getBytes(StandardCharsets.UTF_8)));
+            }
+            return (ObjectNode) parsed;
+        } finally {
+            if (p.isAlive()) p.destroyForcibly();
+        }
     }
-  }
 
-  private ObjectNode http(StepSpec step, ObjectNode fields) throws StepFailure, InterruptedException {
-    ObjectNode body = Json.MAPPER.createObjectNode().put("model", step.model());
-    body.putArray("messages").addObject().put("role", "user").put("content", render(step.template(), fields));
-    HttpResponse<String> resp;
-    try {
-      resp = http.send(HttpRequest.newBuilder(URI.create(step.url())).timeout(step.timeout())
-          .header("Content-Type", "application/json")
-          .POST(HttpRequest.BodyPublishers.ofString(Json.canonical(body))).build(), HttpResponse.BodyHandlers.ofString());
-    } catch (java.net.http.HttpTimeoutException e) {
-      throw new StepFailure("StepTimeout", "POST " + step.url() + " timed out after " + step.timeout().toSeconds() + " s", trace(e));
-    } catch (IOException | IllegalArgumentException e) {
-      throw new StepFailure("HttpError", "POST " + step.url() + " failed: " + e.getMessage(), trace(e));
+    private static void drain(
+            java.io.InputStream in, java.util.concurrent.CompletableFuture<byte[]> sink) {
+        try (in) {
+            sink.complete(in.readAllBytes());
+        } catch (IOException e) {
+            sink.complete(new byte[0]);
+        }
     }
-    if (resp.statusCode() / 100 != 2) {
-      throw new StepFailure("HttpStatusError", "POST " + step.url() + " returned HTTP " + resp.statusCode() + ": "
-          + tail(resp.body().getBytes(StandardCharsets.UTF_8)), null);
+
+    private ObjectNode http(StepSpec step, ObjectNode fields)
+            throws StepFailure, InterruptedException {
+        ObjectNode body = Json.MAPPER.createObjectNode().put("model", step.model());
+        body.putArray("messages")
+                .addObject()
+                .put("role", "user")
+                .put("content", render(step.template(), fields));
+        HttpResponse<String> resp;
+        try {
+            resp =
+                    http.send(
+                            HttpRequest.newBuilder(URI.create(step.url()))
+                                    .timeout(step.timeout())
+                                    .header("Content-Type", "application/json")
+                                    .POST(HttpRequest.BodyPublishers.ofString(Json.canonical(body)))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString());
+        } catch (java.net.http.HttpTimeoutException e) {
+            throw new StepFailure(
+                    "StepTimeout",
+                    "POST " + step.url() + " timed out after " + step.timeout().toSeconds() + " s",
+                    trace(e));
+        } catch (IOException | IllegalArgumentException e) {
+            throw new StepFailure(
+                    "HttpError", "POST " + step.url() + " failed: " + e.getMessage(), trace(e));
+        }
+        if (resp.statusCode() / 100 != 2) {
+            throw new StepFailure(
+                    "HttpStatusError",
+                    "POST "
+                            + step.url()
+                            + " returned HTTP "
+                            + resp.statusCode()
+                            + ": "
+                            + tail(resp.body().getBytes(StandardCharsets.UTF_8)),
+                    null);
+        }
+        try {
+            JsonNode r = Json.parse(resp.body());
+            JsonNode content = r.path("choices").path(0).path("message").path("content");
+            if (!content.isTextual())
+                throw new StepFailure(
+                        "InvalidHttpResponse",
+                        "no choices[0].message.content in: "
+                                + tail(resp.body().getBytes(StandardCharsets.UTF_8)),
+                        null);
+            return Json.MAPPER.createObjectNode().put(step.outputField(), content.textValue());
+        } catch (JsonProcessingException e) {
+            throw new StepFailure(
+                    "InvalidHttpResponse",
+                    "response is not JSON: " + e.getOriginalMessage(),
+                    trace(e));
+        }
     }
-    try {
-      JsonNode r = Json.parse(resp.body());
-      JsonNode content = r.path("choices").path(0).path("message").path("content");
-      if (!content.isTextual()) throw new StepFailure("InvalidHttpResponse", "no choices[0].message.content in: "
-          + tail(resp.body().getBytes(StandardCharsets.UTF_8)), null);
-      return Json.MAPPER.createObjectNode().put(step.outputField(), content.textValue());
-    } catch (JsonProcessingException e) {
-      throw new StepFailure("InvalidHttpResponse", "response is not JSON: " + e.getOriginalMessage(), trace(e));
+
+    private static String tail(byte[] b) {
+        String s = new String(b, StandardCharsets.UTF_8);
+        return s.length() <= MAX_DUMP ? s : "..." + s.substring(s.length() - MAX_DUMP);
     }
-  }
 
-  private static String tail(byte[] b) {
-    String s = new String(b, StandardCharsets.UTF_8);
-    return s.length() <= MAX_DUMP ? s : "..." + s.substring(s.length() - MAX_DUMP);
-  }
+    static String trace(Throwable t) {
+        StringWriter w = new StringWriter();
+        t.printStackTrace(new PrintWriter(w));
+        return w.toString();
+    }
 
-  static String trace(Throwable t) {
-    StringWriter w = new StringWriter();
-    t.printStackTrace(new PrintWriter(w));
-    return w.toString();
-  }
-
-  private static Thread daemon(Runnable r) {
-    Thread t = new Thread(r, "step-io");
-    t.setDaemon(true);
-    t.start();
-    return t;
-  }
+    private static Thread daemon(Runnable r) {
+        Thread t = new Thread(r, "step-io");
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
 }

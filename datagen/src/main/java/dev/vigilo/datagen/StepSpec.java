@@ -12,7 +12,8 @@ import java.util.Objects;
  * @param command argv of a command step
  * @param url endpoint of an http step ({@code .../v1/chat/completions})
  * @param model model name of an http step
- * @param template template of a template step, or prompt of an http step ({@code {{field}}} placeholders)
+ * @param template template of a template step, or prompt of an http step ({@code {{field}}}
+ *     placeholders)
  * @param outputField field written by template/http steps
  * @param condition filter's keep condition, loop's until condition
  * @param listField expand's list field
@@ -23,18 +24,31 @@ import java.util.Objects;
  * @param timeout per-attempt timeout
  * @param concurrency at most this many concurrent executions of this step (0 = unlimited)
  */
-public record StepSpec(String name, StepKind kind, List<String> command, String url, String model, String template,
-    String outputField, Condition condition, String listField, String childField, StepSpec body, int maxIterations,
-    int retries, Duration timeout, int concurrency) {
-  public StepSpec {
-    Objects.requireNonNull(name, "name");
-    Objects.requireNonNull(kind, "kind");
-    Objects.requireNonNull(timeout, "timeout");
-    command = command == null ? null : List.copyOf(command);
-  }
+public record StepSpec(
+        String name,
+        StepKind kind,
+        List<String> command,
+        String url,
+        String model,
+        String template,
+        String outputField,
+        Condition condition,
+        String listField,
+        String childField,
+        StepSpec body,
+        int maxIterations,
+        int retries,
+        Duration timeout,
+        int concurrency) {
+    public StepSpec {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(kind, "kind");
+        Objects.requireNonNull(timeout, "timeout");
+        command = command == null ? null : List.copyOf(command);
+    }
 
-  /** Attempts allowed in total. */
-  public int maxAttempts() {
-    return retries + 1;
-  }
+    /** Attempts allowed in total. */
+    public int maxAttempts() {
+        return retries + 1;
+    }
 }

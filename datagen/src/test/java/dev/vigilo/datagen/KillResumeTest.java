@@ -19,20 +19,23 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * kill -9 a real `datagen run` process repeatedly while it works, then let the same command finish: every item is
- * completed, no step has two STEP_COMPLETED events, nothing is duplicated or lost.
+ * kill -9 a real `datagen run` process repeatedly while it works, then let the same command finish:
+ * every item is completed, no step has two STEP_COMPLETED events, nothing is duplicated or lost.
  */
 class KillResumeTest {
-  @TempDir Path dir;
+    @TempDir Path dir;
 
-  @Test
-  void repeatedKillMinusNineThenResumeCompletesEverythingExactlyOnce() throws Exception {
-    StringBuilder seeds = new StringBuilder();
-    for (int i = 0; i < 16; i++) seeds.append("{\"id\": \"s").append(i).append("\", \"n\": ").append(i).append("}\n");
-    Files.writeString(dir.resolve("seeds.jsonl"), seeds);
-    Path runs = dir.resolve("runs.txt");
-    Path yaml = dir.resolve("kill.yaml");
-    Files.writeString(yaml, """
+    @Test
+    void repeatedKillMinusNineThenResumeCompletesEverythingExactlyOnce() throws Exception {
+        StringBuilder seeds = new StringBuilder();
+        for (int i = 0; i < 16; i++)
+            seeds.append("{\"id\": \"s").append(i).append("\", \"n\": ").append(i).append("}\n");
+        Files.writeString(dir.resolve("seeds.jsonl"), seeds);
+        Path runs = dir.resolve("runs.txt");
+        Path yaml = dir.resolve("kill.yaml");
+        Files.writeString(
+                yaml,
+                """
         name: killme
         input: seeds.jsonl
         id_field: id
@@ -44,56 +47,83 @@ class KillResumeTest {
             kind: command
             command: 'cat > /dev/null; echo "$VIGILO_ITEM_ID two" >> %1$s; sleep 0.05; echo "{\\"b\\": 2}"'
           - {name: three, kind: template, template: "{{a}}-{{b}}", output_field: c}
-        """.formatted(runs));
-    Path root = dir.resolve("root");
-    Random rnd = new Random(42);
-    int kills = 0;
-    boolean done = false;
-    ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
-    try {
-      for (int round = 0; round < 12 && !done; round++) {
-        Process p = new ProcessBuilder(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "--add-opens=java.base/java.nio=ALL-UNNAMED", "-Djava.io.tmpdir=" + ChildTmp.of(dir),
-            "-cp", System.getProperty("java.class.path"), RunMain.class.getName(), yaml.toString(), root.toString(),
-            "exp", "2")).redirectError(ProcessBuilder.Redirect.DISCARD).start();
-        boolean scheduled = false;
-        try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-          String line;
-          while ((line = out.readLine()) != null) {
-            if (line.startsWith("DONE")) done = true;
-            if (!scheduled && line.contains("item_finished") && round < 5) {
-              scheduled = true;
-              timer.schedule(p::destroyForcibly, 50 + rnd.nextInt(300), TimeUnit.MILLISECONDS); // SIGKILL mid-work
+        """
+                        .formatted(runs));
+        Path root = dir.resolve("root");
+        Random rnd = new Random(42);
+        int kills = 0;
+        boolean done = false;
+        ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
+        try {
+            for (int round = 0; round < 12 && !done; round++) {
+                Process p =
+                        new ProcessBuilder(
+                                        List.of(
+                                                Path.of(
+                                                                System.getProperty("java.home"),
+                                                                "bin",
+                                                                "java")
+                                                        .toString(),
+                                                "--add-opens=java.base/java.nio=ALL-UNNAMED",
+                                                "-Djava.io.tmpdir=" + ChildTmp.of(dir),
+                                                "-cp",
+                                                System.getProperty("java.class.path"),
+                                                RunMain.class.getName(),
+                                                yaml.toString(),
+                                                root.toString(),
+                                                "exp",
+                                                "2"))
+                                .redirectError(ProcessBuilder.Redirect.DISCARD)
+                                .start();
+                boolean scheduled = false;
+                try (BufferedReader out =
+                        new BufferedReader(
+                                new InputStreamReader(
+                                        p.getInputStream(), StandardCharsets.UTF_8))) {
+                    String line;
+                    while ((line = out.readLine()) != null) {
+                        if (line.startsWith("DONE")) done = true;
+                        if (!scheduled && line.contains("item_finished") && round < 5) {
+                            scheduled = true;
+                            timer.schedule(
+                                    p::destroyForcibly,
+                                    50 + rnd.nextInt(300),
+                                    TimeUnit.MILLISECONDS); // SIGKILL mid-work
+                        }
+                    }
+                }
+                p.waitFor(60, TimeUnit.SECONDS);
+                if (!done) kills++;
             }
-          }
+        } finally {
+            timer.shutdownNow();
         }
-        p.waitFor(60, TimeUnit.SECONDS);
-        if (!done) kills++;
-      }
-    } finally {
-      timer.shutdownNow();
-    }
-    assertThat(done).as("a run finished").isTrue();
-    assertThat(kills).as("runs killed").isGreaterThanOrEqualTo(3);
+        assertThat(done).as("a run finished").isTrue();
+        assertThat(kills).as("runs killed").isGreaterThanOrEqualTo(3);
 
-    ExperimentStatus s = Experiments.status(root.toString(), "killme", "exp");
-    assertThat(s.items()).isEqualTo(16);
-    assertThat(s.completed()).isEqualTo(16);
-    assertThat(s.failed()).isZero();
-    for (int i = 0; i < 16; i++) {
-      JsonNode item = Experiments.item(root.toString(), "killme", "exp", "s" + i).orElseThrow();
-      assertThat(item.path("completed_steps")).extracting(n -> n.path("step").asText())
-          .as("steps of s%d", i).containsExactly("one", "two", "three");
-      // created + 2 seed fields, then per step its field + STEP_COMPLETED, then TERMINAL: 10 events, no more.
-      assertThat(item.path("history")).as("history of s%d", i).hasSize(10);
-      assertThat(item.path("fields").path("c").asText()).isEqualTo("1-2");
+        ExperimentStatus s = Experiments.status(root.toString(), "killme", "exp");
+        assertThat(s.items()).isEqualTo(16);
+        assertThat(s.completed()).isEqualTo(16);
+        assertThat(s.failed()).isZero();
+        for (int i = 0; i < 16; i++) {
+            JsonNode item =
+                    Experiments.item(root.toString(), "killme", "exp", "s" + i).orElseThrow();
+            assertThat(item.path("completed_steps"))
+                    .extracting(n -> n.path("step").asText())
+                    .as("steps of s%d", i)
+                    .containsExactly("one", "two", "three");
+            // created + 2 seed fields, then per step its field + STEP_COMPLETED, then TERMINAL: 10
+            // events, no more.
+            assertThat(item.path("history")).as("history of s%d", i).hasSize(10);
+            assertThat(item.path("fields").path("c").asText()).isEqualTo("1-2");
+        }
+        // A step may re-run only if it was killed after running but before its batch was durable:
+        // at most one per
+        // worker per kill.
+        Map<String, Integer> counts = new HashMap<>();
+        Files.readAllLines(runs).forEach(l -> counts.merge(l, 1, Integer::sum));
+        assertThat(counts).hasSize(32);
+        int reruns = counts.values().stream().mapToInt(c -> c - 1).sum();
+        assertThat(reruns).isLessThanOrEqualTo(kills * 2);
     }
-    // A step may re-run only if it was killed after running but before its batch was durable: at most one per
-    // worker per kill.
-    Map<String, Integer> counts = new HashMap<>();
-    Files.readAllLines(runs).forEach(l -> counts.merge(l, 1, Integer::sum));
-    assertThat(counts).hasSize(32);
-    int reruns = counts.values().stream().mapToInt(c -> c - 1).sum();
-    assertThat(reruns).isLessThanOrEqualTo(kills * 2);
-  }
 }

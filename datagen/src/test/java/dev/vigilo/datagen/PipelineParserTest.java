@@ -7,13 +7,15 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
 class PipelineParserTest {
-  static PipelineSpec parse(String yaml) {
-    return PipelineParser.parse("p.yaml", yaml, Path.of("/base"));
-  }
+    static PipelineSpec parse(String yaml) {
+        return PipelineParser.parse("p.yaml", yaml, Path.of("/base"));
+    }
 
-  @Test
-  void parsesEveryStepKind() {
-    PipelineSpec p = parse("""
+    @Test
+    void parsesEveryStepKind() {
+        PipelineSpec p =
+                parse(
+                        """
         name: demo
         input: seeds.jsonl
         id_field: id
@@ -29,35 +31,55 @@ class PipelineParserTest {
             until: {field: done}
             body: {name: lb, kind: command, command: "echo '{}'"}
         """);
-    assertThat(p.name()).isEqualTo("demo");
-    assertThat(p.input()).isEqualTo(Path.of("/base/seeds.jsonl"));
-    assertThat(p.steps()).extracting(StepSpec::kind).containsExactly(StepKind.COMMAND, StepKind.HTTP,
-        StepKind.TEMPLATE, StepKind.FILTER, StepKind.EXPAND, StepKind.LOOP);
-    assertThat(p.steps().get(0).maxAttempts()).isEqualTo(3);
-    assertThat(p.steps().get(5).body().command()).containsExactly("sh", "-c", "echo '{}'");
-  }
+        assertThat(p.name()).isEqualTo("demo");
+        assertThat(p.input()).isEqualTo(Path.of("/base/seeds.jsonl"));
+        assertThat(p.steps())
+                .extracting(StepSpec::kind)
+                .containsExactly(
+                        StepKind.COMMAND,
+                        StepKind.HTTP,
+                        StepKind.TEMPLATE,
+                        StepKind.FILTER,
+                        StepKind.EXPAND,
+                        StepKind.LOOP);
+        assertThat(p.steps().get(0).maxAttempts()).isEqualTo(3);
+        assertThat(p.steps().get(5).body().command()).containsExactly("sh", "-c", "echo '{}'");
+    }
 
-  @Test
-  void invalidYamlReportsLineAndColumn() {
-    assertThatThrownBy(() -> parse("input: a\nsteps:\n  - name: x\n    kind: [unclosed\n"))
-        .isInstanceOf(PipelineDefinitionException.class)
-        .hasMessageStartingWith("p.yaml:4:20: invalid YAML");
-  }
+    @Test
+    void invalidYamlReportsLineAndColumn() {
+        assertThatThrownBy(() -> parse("input: a\nsteps:\n  - name: x\n    kind: [unclosed\n"))
+                .isInstanceOf(PipelineDefinitionException.class)
+                .hasMessageStartingWith("p.yaml:4:20: invalid YAML");
+    }
 
-  @Test
-  void unknownStepKindPointsAtTheKind() {
-    assertThatThrownBy(() -> parse("input: a\nsteps:\n  - name: x\n    kind: teleport\n"))
-        .isInstanceOf(PipelineDefinitionException.class)
-        .hasMessage("p.yaml:4:11: unknown step kind 'teleport'; use one of command, http, template, filter, expand, loop");
-  }
+    @Test
+    void unknownStepKindPointsAtTheKind() {
+        assertThatThrownBy(() -> parse("input: a\nsteps:\n  - name: x\n    kind: teleport\n"))
+                .isInstanceOf(PipelineDefinitionException.class)
+                .hasMessage(
+                        "p.yaml:4:11: unknown step kind 'teleport'; use one of command, http, template, filter, expand, loop");
+    }
 
-  @Test
-  void unknownKeysAndMissingKeysAreErrors() {
-    assertThatThrownBy(() -> parse("input: a\nsteps:\n  - name: x\n    kind: template\n    templat: y\n    output_field: o\n"))
-        .hasMessageStartingWith("p.yaml:5:").hasMessageContaining("unknown key 'templat'");
-    assertThatThrownBy(() -> parse("steps:\n  - {name: x, kind: template, template: y, output_field: o}\n"))
-        .hasMessageStartingWith("p.yaml:1:1").hasMessageContaining("missing required key 'input'");
-    assertThatThrownBy(() -> parse("input: a\nsteps:\n  - {name: x, kind: command, command: [cat], retries: -1}\n"))
-        .hasMessageStartingWith("p.yaml:3:").hasMessageContaining("'retries' must be an integer");
-  }
+    @Test
+    void unknownKeysAndMissingKeysAreErrors() {
+        assertThatThrownBy(
+                        () ->
+                                parse(
+                                        "input: a\nsteps:\n  - name: x\n    kind: template\n    templat: y\n    output_field: o\n"))
+                .hasMessageStartingWith("p.yaml:5:")
+                .hasMessageContaining("unknown key 'templat'");
+        assertThatThrownBy(
+                        () ->
+                                parse(
+                                        "steps:\n  - {name: x, kind: template, template: y, output_field: o}\n"))
+                .hasMessageStartingWith("p.yaml:1:1")
+                .hasMessageContaining("missing required key 'input'");
+        assertThatThrownBy(
+                        () ->
+                                parse(
+                                        "input: a\nsteps:\n  - {name: x, kind: command, command: [cat], retries: -1}\n"))
+                .hasMessageStartingWith("p.yaml:3:")
+                .hasMessageContaining("'retries' must be an integer");
+    }
 }

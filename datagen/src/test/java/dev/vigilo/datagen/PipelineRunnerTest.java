@@ -22,54 +22,74 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Real pipelines over real Lance logs: every step kind, an OpenAI-compatible server, failures, status, export. */
+/**
+ * Real pipelines over real Lance logs: every step kind, an OpenAI-compatible server, failures,
+ * status, export.
+ */
 class PipelineRunnerTest {
-  @TempDir static Path dir;
-  static HttpServer server;
-  static final AtomicInteger calls = new AtomicInteger();
+    @TempDir static Path dir;
+    static HttpServer server;
+    static final AtomicInteger calls = new AtomicInteger();
 
-  @BeforeAll
-  static void startServer() {
-    try {
-      server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
-    } catch (java.io.IOException e) {
-      throw new IllegalStateException(e);
+    @BeforeAll
+    static void startServer() {
+        try {
+            server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException(e);
+        }
+        server.createContext(
+                "/v1/chat/completions",
+                ex -> {
+                    calls.incrementAndGet();
+                    JsonNode req = Json.MAPPER.readTree(ex.getRequestBody());
+                    String prompt = req.path("messages").path(0).path("content").asText();
+                    ObjectNode resp = Json.MAPPER.createObjectNode();
+                    resp.putArray("choices")
+                            .addObject()
+                            .putObject("message")
+                            .put("role", "assistant")
+                            .put(
+                                    "content",
+                                    req.path("model").asText() + ":" + prompt.toUpperCase());
+                    byte[] b = Json.canonical(resp).getBytes(StandardCharsets.UTF_8);
+                    ex.getResponseHeaders().add("Content-Type", "application/json");
+                    ex.sendResponseHeaders(200, b.length);
+                    ex.getResponseBody().write(b);
+                    ex.close();
+                });
+        server.start();
     }
-    server.createContext("/v1/chat/completions", ex -> {
-      calls.incrementAndGet();
-      JsonNode req = Json.MAPPER.readTree(ex.getRequestBody());
-      String prompt = req.path("messages").path(0).path("content").asText();
-      ObjectNode resp = Json.MAPPER.createObjectNode();
-      resp.putArray("choices").addObject().putObject("message").put("role", "assistant")
-          .put("content", req.path("model").asText() + ":" + prompt.toUpperCase());
-      byte[] b = Json.canonical(resp).getBytes(StandardCharsets.UTF_8);
-      ex.getResponseHeaders().add("Content-Type", "application/json");
-      ex.sendResponseHeaders(200, b.length);
-      ex.getResponseBody().write(b);
-      ex.close();
-    });
-    server.start();
-  }
 
-  @AfterAll
-  static void stop() {
-    server.stop(0);
-  }
+    @AfterAll
+    static void stop() {
+        server.stop(0);
+    }
 
-  static ExperimentStatus run(Path yaml, String experiment, ByteArrayOutputStream progress) {
-    return PipelineRunner.run(PipelineParser.parse(yaml), new PipelineRunner.Options(dir.resolve("root").toString(), experiment, 2,
-        new PrintStream(progress, true, StandardCharsets.UTF_8), false));
-  }
+    static ExperimentStatus run(Path yaml, String experiment, ByteArrayOutputStream progress) {
+        return PipelineRunner.run(
+                PipelineParser.parse(yaml),
+                new PipelineRunner.Options(
+                        dir.resolve("root").toString(),
+                        experiment,
+                        2,
+                        new PrintStream(progress, true, StandardCharsets.UTF_8),
+                        false));
+    }
 
-  @Test
-  void runsEveryStepKindAndExportsCompletedLeaves() throws Exception {
-    Files.writeString(dir.resolve("seeds.jsonl"), """
+    @Test
+    void runsEveryStepKindAndExportsCompletedLeaves() throws Exception {
+        Files.writeString(
+                dir.resolve("seeds.jsonl"),
+                """
         {"id": "a", "topic": "cats", "keep": true}
         {"id": "b", "topic": "dogs", "keep": false}
         {"id": "c", "topic": "owls", "keep": true}
         """);
-    Path yaml = dir.resolve("kinds.yaml");
-    Files.writeString(yaml, """
+        Path yaml = dir.resolve("kinds.yaml");
+        Files.writeString(
+                yaml,
+                """
         name: kinds
         input: seeds.jsonl
         id_field: id
@@ -90,70 +110,88 @@ class PipelineRunnerTest {
               kind: command
               command: |
                 n=$(sed -n 's/.*"n":\\([0-9]*\\).*/\\1/p'); echo "{\\"n\\": $(( ${n:-0} + 1 ))}"
-        """.formatted(server.getAddress().getPort()));
-    ByteArrayOutputStream progress = new ByteArrayOutputStream();
-    ExperimentStatus s = run(yaml, "e1", progress);
-    assertThat(s.items()).isEqualTo(7); // a, b, c, a.0, a.1, c.0, c.1
-    assertThat(s.completed()).isEqualTo(6);
-    assertThat(s.filtered()).isEqualTo(1);
-    assertThat(s.failed()).isZero();
-    assertThat(s.running()).isZero();
-    assertThat(s.progress()).isEqualTo(1.0);
-    assertThat(progress.toString(StandardCharsets.UTF_8).lines().toList()).allSatisfy(l ->
-        assertThat(Json.parse(l).path("event").asText()).isEqualTo("item_finished"));
+        """
+                        .formatted(server.getAddress().getPort()));
+        ByteArrayOutputStream progress = new ByteArrayOutputStream();
+        ExperimentStatus s = run(yaml, "e1", progress);
+        assertThat(s.items()).isEqualTo(7); // a, b, c, a.0, a.1, c.0, c.1
+        assertThat(s.completed()).isEqualTo(6);
+        assertThat(s.filtered()).isEqualTo(1);
+        assertThat(s.failed()).isZero();
+        assertThat(s.running()).isZero();
+        assertThat(s.progress()).isEqualTo(1.0);
+        assertThat(progress.toString(StandardCharsets.UTF_8).lines().toList())
+                .allSatisfy(
+                        l ->
+                                assertThat(Json.parse(l).path("event").asText())
+                                        .isEqualTo("item_finished"));
 
-    ObjectNode item = Experiments.item(dir.resolve("root").toString(), "kinds", "e1", "a").orElseThrow();
-    assertThat(item.path("fields").path("answer").asText()).isEqualTo("tiny:ABOUT CATS");
-    assertThat(item.path("children")).hasSize(2);
-    JsonNode child = item.path("children").path(0);
-    assertThat(child.path("item_id").asText()).isEqualTo("a.0");
-    assertThat(child.path("fields").path("n").asInt()).isEqualTo(3);
-    assertThat(child.path("fields").path("part").asInt()).isEqualTo(1);
-    assertThat(child.path("completed_steps")).extracting(n -> n.path("step").asText())
-        .containsExactly("bump", "bump", "bump", "refine");
+        ObjectNode item =
+                Experiments.item(dir.resolve("root").toString(), "kinds", "e1", "a").orElseThrow();
+        assertThat(item.path("fields").path("answer").asText()).isEqualTo("tiny:ABOUT CATS");
+        assertThat(item.path("children")).hasSize(2);
+        JsonNode child = item.path("children").path(0);
+        assertThat(child.path("item_id").asText()).isEqualTo("a.0");
+        assertThat(child.path("fields").path("n").asInt()).isEqualTo(3);
+        assertThat(child.path("fields").path("part").asInt()).isEqualTo(1);
+        assertThat(child.path("completed_steps"))
+                .extracting(n -> n.path("step").asText())
+                .containsExactly("bump", "bump", "bump", "refine");
 
-    Path out = dir.resolve("out.jsonl");
-    assertThat(Experiments.export(dir.resolve("root").toString(), "kinds", "e1", out)).isEqualTo(4);
-    List<String> lines = Files.readAllLines(out);
-    assertThat(lines).extracting(l -> Json.parse(l).path("id").asText()).containsExactly("a.0", "a.1", "c.0", "c.1");
-    assertThat(Json.parse(lines.get(0)).path("input").path("topic").asText()).isEqualTo("cats");
+        Path out = dir.resolve("out.jsonl");
+        assertThat(Experiments.export(dir.resolve("root").toString(), "kinds", "e1", out))
+                .isEqualTo(4);
+        List<String> lines = Files.readAllLines(out);
+        assertThat(lines)
+                .extracting(l -> Json.parse(l).path("id").asText())
+                .containsExactly("a.0", "a.1", "c.0", "c.1");
+        assertThat(Json.parse(lines.get(0)).path("input").path("topic").asText()).isEqualTo("cats");
 
-    // A second run finds nothing to do: no step re-runs, no event is added.
-    int before = calls.get();
-    long events;
-    try (CheckpointLog log = CheckpointLog.open(new LogLocation(dir.resolve("root"), "kinds", "e1"));
-         var r = log.reader()) {
-      events = r.allEvents().size();
+        // A second run finds nothing to do: no step re-runs, no event is added.
+        int before = calls.get();
+        long events;
+        try (CheckpointLog log =
+                        CheckpointLog.open(new LogLocation(dir.resolve("root"), "kinds", "e1"));
+                var r = log.reader()) {
+            events = r.allEvents().size();
+        }
+        ExperimentStatus again = run(yaml, "e1", new ByteArrayOutputStream());
+        assertThat(again).isEqualTo(s);
+        assertThat(calls.get()).isEqualTo(before);
+        try (CheckpointLog log =
+                        CheckpointLog.open(new LogLocation(dir.resolve("root"), "kinds", "e1"));
+                var r = log.reader()) {
+            assertThat(r.allEvents()).hasSize((int) events);
+        }
+
+        // Each run ended with the elected maintenance pass: the item_id index exists. While another
+        // worker holds the
+        // role, a run's pass is skipped.
+        LogLocation loc = new LogLocation(dir.resolve("root"), "kinds", "e1");
+        try (var alloc = new org.apache.arrow.memory.RootAllocator();
+                org.lance.Dataset ds =
+                        org.lance.Dataset.open().allocator(alloc).uri(loc.uri()).build()) {
+            assertThat(ds.listIndexes()).contains(Maintenance.ITEM_INDEX);
+        }
+        try (CheckpointLog log = CheckpointLog.open(loc);
+                Maintenance held = log.tryElectMaintenance().orElseThrow()) {
+            assertThat(EndOfRunMaintenance.run(log)).isFalse();
+        }
     }
-    ExperimentStatus again = run(yaml, "e1", new ByteArrayOutputStream());
-    assertThat(again).isEqualTo(s);
-    assertThat(calls.get()).isEqualTo(before);
-    try (CheckpointLog log = CheckpointLog.open(new LogLocation(dir.resolve("root"), "kinds", "e1"));
-         var r = log.reader()) {
-      assertThat(r.allEvents()).hasSize((int) events);
-    }
 
-    // Each run ended with the elected maintenance pass: the item_id index exists. While another worker holds the
-    // role, a run's pass is skipped.
-    LogLocation loc = new LogLocation(dir.resolve("root"), "kinds", "e1");
-    try (var alloc = new org.apache.arrow.memory.RootAllocator();
-         org.lance.Dataset ds = org.lance.Dataset.open().allocator(alloc).uri(loc.uri()).build()) {
-      assertThat(ds.listIndexes()).contains(Maintenance.ITEM_INDEX);
-    }
-    try (CheckpointLog log = CheckpointLog.open(loc); Maintenance held = log.tryElectMaintenance().orElseThrow()) {
-      assertThat(EndOfRunMaintenance.run(log)).isFalse();
-    }
-  }
-
-  @Test
-  void failingCommandsAreRecordedRetriedAndDoNotStopOtherItems() throws Exception {
-    Files.writeString(dir.resolve("fail-seeds.jsonl"), """
+    @Test
+    void failingCommandsAreRecordedRetriedAndDoNotStopOtherItems() throws Exception {
+        Files.writeString(
+                dir.resolve("fail-seeds.jsonl"),
+                """
         {"id": "ok", "mode": "good"}
         {"id": "exit", "mode": "exit"}
         {"id": "junk", "mode": "junk"}
         """);
-    Path yaml = dir.resolve("fail.yaml");
-    Files.writeString(yaml, """
+        Path yaml = dir.resolve("fail.yaml");
+        Files.writeString(
+                yaml,
+                """
         name: failing
         input: fail-seeds.jsonl
         id_field: id
@@ -168,32 +206,44 @@ class PipelineRunnerTest {
                 *) echo '{"done": true}' ;;
               esac
         """);
-    ExperimentStatus s = run(yaml, "f1", new ByteArrayOutputStream());
-    assertThat(s.items()).isEqualTo(3);
-    assertThat(s.completed()).isEqualTo(1);
-    assertThat(s.failed()).isEqualTo(2);
-    assertThat(s.failuresByType()).containsEntry("CommandExitError", 2L).containsEntry("InvalidJsonOutput", 2L);
-    assertThat(Json.parse(s.toJson())).isEqualTo(Json.parse(
-        "{\"pipeline\":\"failing\",\"experiment\":\"f1\",\"items\":3,\"completed\":1,\"filtered\":0,\"failed\":2,"
-            + "\"running\":0,\"progress\":1.0,\"failures_by_type\":{\"CommandExitError\":2,\"InvalidJsonOutput\":2}}"));
-    JsonNode exit = Experiments.item(dir.resolve("root").toString(), "failing", "f1", "exit").orElseThrow();
-    assertThat(exit.path("status").asText()).isEqualTo("failed");
-    assertThat(exit.path("failures")).hasSize(2);
-    assertThat(exit.path("failures").path(0).path("attempt").asInt()).isEqualTo(1);
-    assertThat(exit.path("failures").path(1).path("attempt").asInt()).isEqualTo(2);
-    assertThat(exit.path("failures").path(1).path("traceback").asText()).contains("boom on attempt 2");
-    assertThat(exit.path("failures").path(1).path("final_attempt").asBoolean()).isTrue();
-    // A failed item is not retried by a later run.
-    assertThat(run(yaml, "f1", new ByteArrayOutputStream()).failuresByType()).isEqualTo(s.failuresByType());
-  }
+        ExperimentStatus s = run(yaml, "f1", new ByteArrayOutputStream());
+        assertThat(s.items()).isEqualTo(3);
+        assertThat(s.completed()).isEqualTo(1);
+        assertThat(s.failed()).isEqualTo(2);
+        assertThat(s.failuresByType())
+                .containsEntry("CommandExitError", 2L)
+                .containsEntry("InvalidJsonOutput", 2L);
+        assertThat(Json.parse(s.toJson()))
+                .isEqualTo(
+                        Json.parse(
+                                "{\"pipeline\":\"failing\",\"experiment\":\"f1\",\"items\":3,\"completed\":1,\"filtered\":0,\"failed\":2,"
+                                        + "\"running\":0,\"progress\":1.0,\"failures_by_type\":{\"CommandExitError\":2,\"InvalidJsonOutput\":2}}"));
+        JsonNode exit =
+                Experiments.item(dir.resolve("root").toString(), "failing", "f1", "exit")
+                        .orElseThrow();
+        assertThat(exit.path("status").asText()).isEqualTo("failed");
+        assertThat(exit.path("failures")).hasSize(2);
+        assertThat(exit.path("failures").path(0).path("attempt").asInt()).isEqualTo(1);
+        assertThat(exit.path("failures").path(1).path("attempt").asInt()).isEqualTo(2);
+        assertThat(exit.path("failures").path(1).path("traceback").asText())
+                .contains("boom on attempt 2");
+        assertThat(exit.path("failures").path(1).path("final_attempt").asBoolean()).isTrue();
+        // A failed item is not retried by a later run.
+        assertThat(run(yaml, "f1", new ByteArrayOutputStream()).failuresByType())
+                .isEqualTo(s.failuresByType());
+    }
 
-  @Test
-  void invalidSeedInputChangesNothing() throws Exception {
-    Files.writeString(dir.resolve("bad-seeds.jsonl"), "{\"id\": \"x\"}\n{\"id\": \n");
-    Path yaml = dir.resolve("bad.yaml");
-    Files.writeString(yaml, "name: bad\ninput: bad-seeds.jsonl\nid_field: id\nsteps:\n  - {name: t, kind: template, template: a, output_field: b}\n");
-    assertThatThrownBy(() -> run(yaml, "b1", new ByteArrayOutputStream()))
-        .isInstanceOf(PipelineDefinitionException.class).hasMessageContaining("bad-seeds.jsonl:2:");
-    assertThat(CheckpointLog.exists(new LogLocation(dir.resolve("root"), "bad", "b1"))).isFalse();
-  }
+    @Test
+    void invalidSeedInputChangesNothing() throws Exception {
+        Files.writeString(dir.resolve("bad-seeds.jsonl"), "{\"id\": \"x\"}\n{\"id\": \n");
+        Path yaml = dir.resolve("bad.yaml");
+        Files.writeString(
+                yaml,
+                "name: bad\ninput: bad-seeds.jsonl\nid_field: id\nsteps:\n  - {name: t, kind: template, template: a, output_field: b}\n");
+        assertThatThrownBy(() -> run(yaml, "b1", new ByteArrayOutputStream()))
+                .isInstanceOf(PipelineDefinitionException.class)
+                .hasMessageContaining("bad-seeds.jsonl:2:");
+        assertThat(CheckpointLog.exists(new LogLocation(dir.resolve("root"), "bad", "b1")))
+                .isFalse();
+    }
 }
