@@ -95,22 +95,33 @@ final class DatasetUploader {
     }
 
     private Validated validate(Path file, long size) {
-        CaseLineParser parser = new CaseLineParser(DatasetLimits.MAX_CASE_BYTES);
-        long cases = 0;
+        long cases;
         Sha256 source;
         try (DuplicateIdDetector ids = new DuplicateIdDetector(ID_BUFFER_ENTRIES);
+             ParallelValidator validator = new ParallelValidator(file, ids::add);
              SourceLines lines = open(file)) {
-            while (nextLine(lines, file)) {
+            while (true) {
+                boolean more;
+                try {
+                    more = nextLine(lines, file);
+                } catch (InvalidDatasetException tooLong) {
+                    // An earlier line may be invalid too: the first error of the file wins.
+                    validator.finish();
+                    throw tooLong;
+                }
+                if (!more) {
+                    break;
+                }
                 if (lines.lineIsBlank()) {
                     continue;
                 }
-                CaseFields fields = parse(parser, lines, file);
-                ids.add(fields.id());
-                cases++;
-                if ((cases & 0x3FF) == 0) {
-                    progress.update(UploadProgress.Phase.VALIDATE, lines.bytesRead(), size, cases);
+                validator.add(lines.lineNumber(), lines.lineBytes(), lines.lineLength());
+                if ((lines.lineNumber() & 0x3FF) == 0) {
+                    progress.update(UploadProgress.Phase.VALIDATE, lines.bytesRead(), size, validator.cases());
                 }
             }
+            validator.finish();
+            cases = validator.cases();
             progress.update(UploadProgress.Phase.VALIDATE, lines.bytesRead(), size, cases);
             source = lines.sourceSha256();
             if (cases == 0) {

@@ -268,6 +268,20 @@ abstract class DatasetCatalogContract {
     }
 
     @Test
+    void theFirstInvalidLineOfTheFileIsReportedAcrossValidationBatches() throws IOException {
+        List<String> lines = new ArrayList<>();
+        for (int i = 0; i < 9000; i++) {
+            lines.add(caseLine(i));
+        }
+        lines.set(99, "{\"id\":\"x\"}");                  // line 100: no input
+        lines.set(7999, "not json");                          // line 8000, in a later batch
+        rejected("two-errors.jsonl", lines(lines.toArray(String[]::new)), 100, 1, "has no \"input\"");
+
+        lines.set(7999, "{\"id\":\"big\",\"input\":\"" + "x".repeat(DatasetLimits.MAX_CASE_BYTES) + "\"}");
+        rejected("error-then-huge.jsonl", lines(lines.toArray(String[]::new)), 100, 1, "has no \"input\"");
+    }
+
+    @Test
     void missingFile() {
         rejectedFile(dir.resolve("does-not-exist.jsonl"), 0, 0, "no such file");
     }
