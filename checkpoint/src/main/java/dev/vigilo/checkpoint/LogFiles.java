@@ -167,9 +167,18 @@ interface LogFiles extends AutoCloseable {
             return b.build();
         }
 
+        /** The object key of {@code path} below this log's prefix. */
+        private String key(String path) {
+            return prefix + "/" + path;
+        }
+
+        private LogIoException failure(String verb, String key, String detail, Exception cause) {
+            return new LogIoException("cannot " + verb + " s3://" + bucket + "/" + key + ": " + detail, cause);
+        }
+
         @Override
         public List<String> list(String dir) {
-            String p = prefix + "/" + dir + "/";
+            String p = key(dir) + "/";
             List<String> out = new ArrayList<>();
             String token = null;
             try {
@@ -190,8 +199,7 @@ interface LogFiles extends AutoCloseable {
                     token = r.isTruncated() ? r.nextContinuationToken() : null;
                 } while (token != null);
             } catch (SdkException e) {
-                throw new LogIoException(
-                        "cannot list s3://" + bucket + "/" + p + ": " + e.getMessage(), e);
+                throw failure("list", p, e.getMessage(), e);
             }
             out.sort(null);
             return out;
@@ -201,48 +209,28 @@ interface LogFiles extends AutoCloseable {
         public Optional<byte[]> read(String path) {
             try {
                 return Optional.of(
-                        client.getObjectAsBytes(b -> b.bucket(bucket).key(prefix + "/" + path))
+                        client.getObjectAsBytes(b -> b.bucket(bucket).key(key(path)))
                                 .asByteArray());
             } catch (NoSuchKeyException e) {
                 return Optional.empty();
             } catch (SdkException e) {
-                throw new LogIoException(
-                        "cannot read s3://"
-                                + bucket
-                                + "/"
-                                + prefix
-                                + "/"
-                                + path
-                                + ": "
-                                + e.getMessage(),
-                        e);
+                throw failure("read", key(path), e.getMessage(), e);
             }
         }
 
         @Override
         public void delete(String path) {
             try {
-                client.deleteObject(
-                        b ->
-                                b.bucket(bucket)
-                                        .key(prefix + "/" + path)); // S3 deletes are idempotent
+                // S3 deletes are idempotent.
+                client.deleteObject(b -> b.bucket(bucket).key(key(path)));
             } catch (SdkException e) {
-                throw new LogIoException(
-                        "cannot delete s3://"
-                                + bucket
-                                + "/"
-                                + prefix
-                                + "/"
-                                + path
-                                + ": "
-                                + e.getMessage(),
-                        e);
+                throw failure("delete", key(path), e.getMessage(), e);
             }
         }
 
         @Override
         public void deleteTree(String dir, java.util.function.Consumer<String> afterEach) {
-            String p = prefix + "/" + dir + "/";
+            String p = key(dir) + "/";
             String token = null;
             try {
                 do {
@@ -267,14 +255,7 @@ interface LogFiles extends AutoCloseable {
                                                 b.bucket(bucket)
                                                         .delete(x -> x.objects(ids).quiet(true)));
                         if (d.hasErrors() && !d.errors().isEmpty()) {
-                            throw new LogIoException(
-                                    "cannot delete under s3://"
-                                            + bucket
-                                            + "/"
-                                            + p
-                                            + ": "
-                                            + d.errors().get(0).message(),
-                                    null);
+                            throw failure("delete under", p, d.errors().get(0).message(), null);
                         }
                         for (ObjectIdentifier id : ids)
                             afterEach.accept(id.key().substring(prefix.length() + 1));
@@ -282,8 +263,7 @@ interface LogFiles extends AutoCloseable {
                     token = r.isTruncated() ? r.nextContinuationToken() : null;
                 } while (token != null);
             } catch (SdkException e) {
-                throw new LogIoException(
-                        "cannot delete under s3://" + bucket + "/" + p + ": " + e.getMessage(), e);
+                throw failure("delete under", p, e.getMessage(), e);
             }
         }
 
