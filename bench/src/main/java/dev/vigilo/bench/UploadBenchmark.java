@@ -10,7 +10,6 @@ import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.ObjectStores;
 import dev.vigilo.storage.Sha256;
 import dev.vigilo.storage.StoreSpec;
-
 import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -39,8 +38,7 @@ import java.util.stream.Stream;
  * <p>Run: {@code bench/run upload [CASES]}.
  */
 public final class UploadBenchmark {
-    private UploadBenchmark() {
-    }
+    private UploadBenchmark() {}
 
     public static void main(String[] args) throws Exception {
         long cases = args.length > 0 ? Long.parseLong(args[0]) : 1_000_000L;
@@ -49,7 +47,8 @@ public final class UploadBenchmark {
             Path source = work.resolve("cases.jsonl");
             long bytes = generate(source, cases);
             System.out.printf("workload: %,d cases, %.1f MB (%s)%n", cases, bytes / 1e6, source);
-            try (ControlDatabase control = ControlDatabase.open(new ControlSettings.Embedded(work.resolve("postgres")))) {
+            try (ControlDatabase control =
+                    ControlDatabase.open(new ControlSettings.Embedded(work.resolve("postgres")))) {
                 DatasetCatalog catalog = new DatasetCatalog(control.jdbi());
                 List<Long> vigilo = new ArrayList<>();
                 List<Long> raw = new ArrayList<>();
@@ -60,7 +59,8 @@ public final class UploadBenchmark {
                     try (ObjectStore store = ObjectStores.open(new StoreSpec.Local("bench", storeRoot))) {
                         DatasetEntry entry = catalog.upload(UploadRequest.of(source), store, UploadProgress.NONE);
                         if (entry.caseCount() != cases) {
-                            throw new IllegalStateException("uploaded " + entry.caseCount() + " cases, expected " + cases);
+                            throw new IllegalStateException(
+                                    "uploaded " + entry.caseCount() + " cases, expected " + cases);
                         }
                     }
                     long t1 = System.nanoTime();
@@ -72,14 +72,21 @@ public final class UploadBenchmark {
                         vigilo.add(t1 - t0);
                         raw.add(t2 - t1);
                     }
-                    System.out.printf("round %d%s: vigilo %.2f s, raw %.2f s%n", round, round == 0 ? " (warm-up)" : "",
-                            (t1 - t0) / 1e9, (t2 - t1) / 1e9);
+                    System.out.printf(
+                            "round %d%s: vigilo %.2f s, raw %.2f s%n",
+                            round, round == 0 ? " (warm-up)" : "", (t1 - t0) / 1e9, (t2 - t1) / 1e9);
                 }
                 double v = median(vigilo) / 1e9;
                 double r = median(raw) / 1e9;
-                System.out.printf("%nvigilo dataset upload : %8.2f s  %,12.0f cases/s  %7.1f MB/s%n", v, cases / v, bytes / 1e6 / v);
-                System.out.printf("raw hash+write        : %8.2f s  %,12.0f cases/s  %7.1f MB/s%n", r, cases / r, bytes / 1e6 / r);
-                System.out.printf("ratio vigilo/raw time : %8.2fx  (vigilo reaches %.0f%% of the raw throughput)%n", v / r, 100 * r / v);
+                System.out.printf(
+                        "%nvigilo dataset upload : %8.2f s  %,12.0f cases/s  %7.1f MB/s%n",
+                        v, cases / v, bytes / 1e6 / v);
+                System.out.printf(
+                        "raw hash+write        : %8.2f s  %,12.0f cases/s  %7.1f MB/s%n",
+                        r, cases / r, bytes / 1e6 / r);
+                System.out.printf(
+                        "ratio vigilo/raw time : %8.2fx  (vigilo reaches %.0f%% of the raw throughput)%n",
+                        v / r, 100 * r / v);
             }
         } finally {
             deleteTree(work);
@@ -91,9 +98,11 @@ public final class UploadBenchmark {
         try (OutputStream out = new BufferedOutputStream(Files.newOutputStream(file), 1 << 20)) {
             for (long i = 0; i < cases; i++) {
                 byte[] line = ("{\"id\":\"case-" + i + "\",\"input\":{\"prompt\":\"Summarize ticket " + i
-                        + ": the customer reports intermittent failures after the upgrade.\",\"n\":" + i
-                        + "},\"expected\":\"" + (i % 97) + "\",\"group\":\"g" + (i % 7) + "\",\"tags\":[\"t" + (i % 3)
-                        + "\",\"bench\"],\"metadata\":{\"source\":\"bench\"}}\n").getBytes(StandardCharsets.UTF_8);
+                                + ": the customer reports intermittent failures after the upgrade.\",\"n\":" + i
+                                + "},\"expected\":\"" + (i % 97) + "\",\"group\":\"g" + (i % 7) + "\",\"tags\":[\"t"
+                                + (i % 3)
+                                + "\",\"bench\"],\"metadata\":{\"source\":\"bench\"}}\n")
+                        .getBytes(StandardCharsets.UTF_8);
                 out.write(line);
                 written += line.length;
             }
@@ -111,8 +120,8 @@ public final class UploadBenchmark {
             int n;
             while ((n = in.readNBytes(chunk, 0, chunk.length)) > 0) {
                 sha.update(chunk, 0, n);
-                try (FileChannel ch = FileChannel.open(root.resolve("chunk-" + file++),
-                        StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                try (FileChannel ch = FileChannel.open(
+                        root.resolve("chunk-" + file++), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
                     ch.write(ByteBuffer.wrap(chunk, 0, n));
                     ch.force(true);
                 }

@@ -80,45 +80,39 @@ public final class CheckpointBatch {
             if (drafts.isEmpty()) throw new IllegalStateException("empty checkpoint batch");
             Draft first = drafts.get(0);
             CheckpointId cid =
-                    EventIds.checkpointId(
-                            epoch,
-                            first.item.itemId(),
-                            first.seq,
-                            step.stepInstanceId(),
-                            step.attempt());
+                    EventIds.checkpointId(epoch, first.item.itemId(), first.seq, step.stepInstanceId(), step.attempt());
             // One timestamp for the whole batch: it is the batch's commit time, and a retry must
             // not change the rows.
             Instant ts = Instant.now().truncatedTo(ChronoUnit.MICROS);
             List<CheckpointEvent> out = new ArrayList<>(drafts.size());
             for (Draft d : drafts) {
                 FieldValue v = d.value;
-                out.add(
-                        new CheckpointEvent(
-                                EventIds.eventId(cid, d.item.itemId(), d.seq),
-                                d.item.itemId(),
-                                d.item.rootItemId(),
-                                d.item.parentItemId(),
-                                d.seq,
-                                cid,
-                                d.type,
-                                step.stepName(),
-                                step.stepIndex(),
-                                step.stepInstanceId(),
-                                step.iteration(),
-                                step.attempt(),
-                                runId,
-                                epoch,
-                                d.field,
-                                v == null ? null : fieldType(v),
-                                v == null ? null : CODEC_VERSION,
-                                v,
-                                d.tags,
-                                d.terminal,
-                                d.errorType,
-                                d.errorDump,
-                                d.traceback,
-                                ts,
-                                SCHEMA_VERSION));
+                out.add(new CheckpointEvent(
+                        EventIds.eventId(cid, d.item.itemId(), d.seq),
+                        d.item.itemId(),
+                        d.item.rootItemId(),
+                        d.item.parentItemId(),
+                        d.seq,
+                        cid,
+                        d.type,
+                        step.stepName(),
+                        step.stepIndex(),
+                        step.stepInstanceId(),
+                        step.iteration(),
+                        step.attempt(),
+                        runId,
+                        epoch,
+                        d.field,
+                        v == null ? null : fieldType(v),
+                        v == null ? null : CODEC_VERSION,
+                        v,
+                        d.tags,
+                        d.terminal,
+                        d.errorType,
+                        d.errorDump,
+                        d.traceback,
+                        ts,
+                        SCHEMA_VERSION));
             }
             return new CheckpointBatch(cid, out);
         }
@@ -153,10 +147,7 @@ public final class CheckpointBatch {
                     String errorDump,
                     String traceback,
                     String tags) {
-                drafts.add(
-                        new Draft(
-                                item, next, type, field, value, terminal, errorType, errorDump,
-                                traceback, tags));
+                drafts.add(new Draft(item, next, type, field, value, terminal, errorType, errorDump, traceback, tags));
                 next = next.next();
                 return this;
             }
@@ -166,10 +157,8 @@ public final class CheckpointBatch {
              * null.
              */
             public ItemEvents created(String queryTagsJson) {
-                if (next.value() != 0)
-                    throw new IllegalStateException("ITEM_CREATED must be at item_seq 0");
-                return add(
-                        EventType.ITEM_CREATED, null, null, null, null, null, null, queryTagsJson);
+                if (next.value() != 0) throw new IllegalStateException("ITEM_CREATED must be at item_seq 0");
+                return add(EventType.ITEM_CREATED, null, null, null, null, null, null, queryTagsJson);
             }
 
             /** FIELD_SET: {@code field} becomes {@code value}. */
@@ -200,8 +189,7 @@ public final class CheckpointBatch {
 
             /** STEP_COMPLETED for the batch's step. */
             public ItemEvents stepCompleted() {
-                if (step.stepName() == null)
-                    throw new IllegalStateException("STEP_COMPLETED needs a step");
+                if (step.stepName() == null) throw new IllegalStateException("STEP_COMPLETED needs a step");
                 return add(EventType.STEP_COMPLETED, null, null, null, null, null, null, null);
             }
 
@@ -215,8 +203,7 @@ public final class CheckpointBatch {
              * left), recorded as the query tag {@code {"final_attempt":true}} and folded into
              * {@link Failure#finalAttempt()}.
              */
-            public ItemEvents failed(
-                    String errorType, String errorDump, String traceback, boolean finalAttempt) {
+            public ItemEvents failed(String errorType, String errorDump, String traceback, boolean finalAttempt) {
                 return add(
                         EventType.FAILED,
                         null,
@@ -230,8 +217,7 @@ public final class CheckpointBatch {
 
             /** TERMINAL in state {@code terminal}. */
             public ItemEvents terminal(Terminal terminal) {
-                return add(
-                        EventType.TERMINAL, null, null, terminal.column(), null, null, null, null);
+                return add(EventType.TERMINAL, null, null, terminal.column(), null, null, null, null);
             }
 
             /** The sequence number the next event of this item would get. */

@@ -21,8 +21,7 @@ import org.lance.memwal.InitializeMemWalParams;
  * and {@link Maintenance}. Thread-safe; close it after every writer and reader it handed out.
  */
 public final class CheckpointLog implements AutoCloseable {
-    private static final org.slf4j.Logger LOG =
-            org.slf4j.LoggerFactory.getLogger(CheckpointLog.class);
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(CheckpointLog.class);
 
     private final LogLocation location;
     private final BufferAllocator allocator;
@@ -56,13 +55,12 @@ public final class CheckpointLog implements AutoCloseable {
     public static CheckpointLog open(LogLocation location) {
         Objects.requireNonNull(location, "location");
         if (!exists(location)) {
-            throw new LogNotFoundException(
-                    "no checkpoint log for pipeline '"
-                            + location.pipeline()
-                            + "' experiment '"
-                            + location.experiment()
-                            + "' at "
-                            + location.uri());
+            throw new LogNotFoundException("no checkpoint log for pipeline '"
+                    + location.pipeline()
+                    + "' experiment '"
+                    + location.experiment()
+                    + "' at "
+                    + location.uri());
         }
         LanceRuntime.prepare();
         CheckpointLog log = new CheckpointLog(location);
@@ -150,14 +148,12 @@ public final class CheckpointLog implements AutoCloseable {
             return Dataset.open()
                     .allocator(allocator)
                     .uri(location.uri())
-                    .readOptions(
-                            new ReadOptions.Builder()
-                                    .setStorageOptions(location.storageOptions())
-                                    .build())
+                    .readOptions(new ReadOptions.Builder()
+                            .setStorageOptions(location.storageOptions())
+                            .build())
                     .build();
         } catch (RuntimeException e) {
-            throw new LogIoException(
-                    "cannot open checkpoint log " + location.uri() + ": " + e.getMessage(), e);
+            throw new LogIoException("cannot open checkpoint log " + location.uri() + ": " + e.getMessage(), e);
         }
     }
 
@@ -166,10 +162,9 @@ public final class CheckpointLog implements AutoCloseable {
         return Dataset.open()
                 .allocator(allocator)
                 .uri(uri)
-                .readOptions(
-                        new ReadOptions.Builder()
-                                .setStorageOptions(location.storageOptions())
-                                .build())
+                .readOptions(new ReadOptions.Builder()
+                        .setStorageOptions(location.storageOptions())
+                        .build())
                 .build();
     }
 
@@ -179,21 +174,17 @@ public final class CheckpointLog implements AutoCloseable {
                 if (location.isLocal()) Files.createDirectories(location.experimentDir());
                 {
                     try (ArrowReader r = EventSchema.reader(allocator, List.of());
-                            Dataset ds =
-                                    Dataset.write()
-                                            .allocator(allocator)
-                                            .reader(r)
-                                            .uri(location.uri())
-                                            .storageOptions(location.storageOptions())
-                                            .mode(WriteParams.WriteMode.CREATE)
-                                            // Stable row ids: without them compaction of a MemWAL
-                                            // dataset aborted the JVM (FINDINGS).
-                                            .enableStableRowIds(true)
-                                            .execute()) {
-                        LOG.info(
-                                "created checkpoint log {} (version {})",
-                                location.uri(),
-                                ds.version());
+                            Dataset ds = Dataset.write()
+                                    .allocator(allocator)
+                                    .reader(r)
+                                    .uri(location.uri())
+                                    .storageOptions(location.storageOptions())
+                                    .mode(WriteParams.WriteMode.CREATE)
+                                    // Stable row ids: without them compaction of a MemWAL
+                                    // dataset aborted the JVM (FINDINGS).
+                                    .enableStableRowIds(true)
+                                    .execute()) {
+                        LOG.info("created checkpoint log {} (version {})", location.uri(), ds.version());
                     }
                 }
             } catch (IOException e) {
@@ -202,11 +193,7 @@ public final class CheckpointLog implements AutoCloseable {
                 // A concurrent creator won the race: fine if the dataset now exists.
                 if (!exists(location))
                     throw new LogIoException(
-                            "cannot create checkpoint log "
-                                    + location.uri()
-                                    + ": "
-                                    + e.getMessage(),
-                            e);
+                            "cannot create checkpoint log " + location.uri() + ": " + e.getMessage(), e);
             }
         }
         try (Dataset ds = openDataset()) {
@@ -216,11 +203,7 @@ public final class CheckpointLog implements AutoCloseable {
                 } catch (RuntimeException e) {
                     if (!String.valueOf(e.getMessage()).contains("already")) {
                         throw new LogIoException(
-                                "cannot initialize MemWAL on "
-                                        + location.uri()
-                                        + ": "
-                                        + e.getMessage(),
-                                e);
+                                "cannot initialize MemWAL on " + location.uri() + ": " + e.getMessage(), e);
                     }
                 }
             }

@@ -23,25 +23,19 @@ final class EventIds {
     private EventIds() {}
 
     static CheckpointId checkpointId(
-            WriterEpoch epoch,
-            String itemId,
-            ItemSeq firstSeq,
-            String stepInstanceId,
-            int attempt) {
-        return new CheckpointId(
-                "ck-"
-                        + hash(
-                                "ck",
-                                epoch.value(),
-                                itemId,
-                                Long.toString(firstSeq.value()),
-                                stepInstanceId == null ? "" : stepInstanceId,
-                                Integer.toString(attempt)));
+            WriterEpoch epoch, String itemId, ItemSeq firstSeq, String stepInstanceId, int attempt) {
+        return new CheckpointId("ck-"
+                + hash(
+                        "ck",
+                        epoch.value(),
+                        itemId,
+                        Long.toString(firstSeq.value()),
+                        stepInstanceId == null ? "" : stepInstanceId,
+                        Integer.toString(attempt)));
     }
 
     static EventId eventId(CheckpointId checkpointId, String itemId, ItemSeq seq) {
-        return new EventId(
-                "ev-" + hash("ev", checkpointId.value(), itemId, Long.toString(seq.value())));
+        return new EventId("ev-" + hash("ev", checkpointId.value(), itemId, Long.toString(seq.value())));
     }
 
     static String sha256Hex(byte[] bytes) {

@@ -39,58 +39,46 @@ final class EventSchema {
      */
     static final String PK_META = "lance-schema:unenforced-primary-key";
 
-    static final Schema SCHEMA =
-            new Schema(
-                    List.of(
-                            new Field(
-                                    "event_id",
-                                    new FieldType(
-                                            false,
-                                            ArrowType.Utf8.INSTANCE,
-                                            null,
-                                            Map.of(PK_META, "true")),
-                                    null),
-                            req("item_id", ArrowType.Utf8.INSTANCE),
-                            req("root_item_id", ArrowType.Utf8.INSTANCE),
-                            opt("parent_item_id", ArrowType.Utf8.INSTANCE),
-                            req("item_seq", new ArrowType.Int(64, true)),
-                            req("checkpoint_id", ArrowType.Utf8.INSTANCE),
-                            req("event_type", ArrowType.Utf8.INSTANCE),
-                            opt("step_name", ArrowType.Utf8.INSTANCE),
-                            opt("step_index", new ArrowType.Int(64, true)),
-                            opt("step_instance_id", ArrowType.Utf8.INSTANCE),
-                            opt("iteration", new ArrowType.Int(64, true)),
-                            req("attempt", new ArrowType.Int(32, true)),
-                            req("run_id", ArrowType.Utf8.INSTANCE),
-                            req("writer_epoch", ArrowType.Utf8.INSTANCE),
-                            opt("field_name", ArrowType.Utf8.INSTANCE),
-                            opt("field_type", ArrowType.Utf8.INSTANCE),
-                            opt("codec_version", new ArrowType.Int(32, true)),
-                            opt("value_kind", ArrowType.Utf8.INSTANCE),
-                            opt("value_i64", new ArrowType.Int(64, true)),
-                            opt(
-                                    "value_f64",
-                                    new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)),
-                            opt("value_bool", ArrowType.Bool.INSTANCE),
-                            opt("value_str", ArrowType.LargeUtf8.INSTANCE),
-                            opt("value_json", ArrowType.LargeUtf8.INSTANCE),
-                            opt("value_blob", ArrowType.LargeBinary.INSTANCE),
-                            opt("payload_size", new ArrowType.Int(64, true)),
-                            opt("payload_checksum", ArrowType.Utf8.INSTANCE),
-                            opt("query_tags_json", ArrowType.LargeUtf8.INSTANCE),
-                            opt("terminal", ArrowType.Utf8.INSTANCE),
-                            opt("error_type", ArrowType.Utf8.INSTANCE),
-                            opt("error_dump", ArrowType.LargeUtf8.INSTANCE),
-                            opt("traceback", ArrowType.LargeUtf8.INSTANCE),
-                            req("event_ts", new ArrowType.Timestamp(TimeUnit.MICROSECOND, "UTC")),
-                            req("schema_version", new ArrowType.Int(32, true))));
+    static final Schema SCHEMA = new Schema(List.of(
+            new Field("event_id", new FieldType(false, ArrowType.Utf8.INSTANCE, null, Map.of(PK_META, "true")), null),
+            req("item_id", ArrowType.Utf8.INSTANCE),
+            req("root_item_id", ArrowType.Utf8.INSTANCE),
+            opt("parent_item_id", ArrowType.Utf8.INSTANCE),
+            req("item_seq", new ArrowType.Int(64, true)),
+            req("checkpoint_id", ArrowType.Utf8.INSTANCE),
+            req("event_type", ArrowType.Utf8.INSTANCE),
+            opt("step_name", ArrowType.Utf8.INSTANCE),
+            opt("step_index", new ArrowType.Int(64, true)),
+            opt("step_instance_id", ArrowType.Utf8.INSTANCE),
+            opt("iteration", new ArrowType.Int(64, true)),
+            req("attempt", new ArrowType.Int(32, true)),
+            req("run_id", ArrowType.Utf8.INSTANCE),
+            req("writer_epoch", ArrowType.Utf8.INSTANCE),
+            opt("field_name", ArrowType.Utf8.INSTANCE),
+            opt("field_type", ArrowType.Utf8.INSTANCE),
+            opt("codec_version", new ArrowType.Int(32, true)),
+            opt("value_kind", ArrowType.Utf8.INSTANCE),
+            opt("value_i64", new ArrowType.Int(64, true)),
+            opt("value_f64", new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)),
+            opt("value_bool", ArrowType.Bool.INSTANCE),
+            opt("value_str", ArrowType.LargeUtf8.INSTANCE),
+            opt("value_json", ArrowType.LargeUtf8.INSTANCE),
+            opt("value_blob", ArrowType.LargeBinary.INSTANCE),
+            opt("payload_size", new ArrowType.Int(64, true)),
+            opt("payload_checksum", ArrowType.Utf8.INSTANCE),
+            opt("query_tags_json", ArrowType.LargeUtf8.INSTANCE),
+            opt("terminal", ArrowType.Utf8.INSTANCE),
+            opt("error_type", ArrowType.Utf8.INSTANCE),
+            opt("error_dump", ArrowType.LargeUtf8.INSTANCE),
+            opt("traceback", ArrowType.LargeUtf8.INSTANCE),
+            req("event_ts", new ArrowType.Timestamp(TimeUnit.MICROSECOND, "UTC")),
+            req("schema_version", new ArrowType.Int(32, true))));
 
     /** Every column except value_blob: what normal fold and trajectory reads project. */
-    static final List<String> LIGHT_COLUMNS =
-            SCHEMA.getFields().stream()
-                    .map(Field::getName)
-                    .filter(n -> !n.equals("value_blob"))
-                    .toList();
+    static final List<String> LIGHT_COLUMNS = SCHEMA.getFields().stream()
+            .map(Field::getName)
+            .filter(n -> !n.equals("value_blob"))
+            .toList();
 
     private static Field req(String name, ArrowType t) {
         return new Field(name, new FieldType(false, t, null), null);
@@ -110,13 +98,12 @@ final class EventSchema {
                 throw new LogFormatException("checkpoint log is missing column " + f.getName());
             }
             if (!a.getType().equals(f.getType())) {
-                throw new LogFormatException(
-                        "checkpoint log column "
-                                + f.getName()
-                                + " has type "
-                                + a.getType()
-                                + ", expected "
-                                + f.getType());
+                throw new LogFormatException("checkpoint log column "
+                        + f.getName()
+                        + " has type "
+                        + a.getType()
+                        + ", expected "
+                        + f.getType());
             }
         }
     }
@@ -178,8 +165,7 @@ final class EventSchema {
                 i64(root, "payload_size", i, (long) bytes.length);
                 str(root, "payload_checksum", i, "sha256:" + EventIds.sha256Hex(bytes));
             } else if (v instanceof FieldValue.BlobRef) {
-                throw new IllegalArgumentException(
-                        "a BlobRef cannot be written; load the bytes first");
+                throw new IllegalArgumentException("a BlobRef cannot be written; load the bytes first");
             } else {
                 blob.setNull(i);
                 i64(root, "payload_size", i, null);
@@ -210,68 +196,54 @@ final class EventSchema {
         for (int i = 0; i < root.getRowCount(); i++) {
             int sv = (Integer) get(root, "schema_version", i);
             if (sv > CheckpointBatch.SCHEMA_VERSION) {
-                throw new LogFormatException(
-                        "event written with schema_version "
-                                + sv
-                                + " but this Vigilo reads up to "
-                                + CheckpointBatch.SCHEMA_VERSION
-                                + "; upgrade Vigilo");
+                throw new LogFormatException("event written with schema_version "
+                        + sv
+                        + " but this Vigilo reads up to "
+                        + CheckpointBatch.SCHEMA_VERSION
+                        + "; upgrade Vigilo");
             }
             EventId id = new EventId(s(root, "event_id", i));
             String kind = s(root, "value_kind", i);
-            FieldValue v =
-                    kind == null
-                            ? null
-                            : switch (kind) {
-                                case "int" ->
-                                        new FieldValue.IntValue((Long) get(root, "value_i64", i));
-                                case "float" ->
-                                        new FieldValue.FloatValue(
-                                                (Double) get(root, "value_f64", i));
-                                case "bool" ->
-                                        new FieldValue.BoolValue(
-                                                (Boolean) get(root, "value_bool", i));
-                                case "str" -> new FieldValue.StrValue(s(root, "value_str", i));
-                                case "json" -> new FieldValue.JsonValue(s(root, "value_json", i));
-                                case "blob" ->
-                                        new FieldValue.BlobRef(
-                                                id,
-                                                (Long) get(root, "payload_size", i),
-                                                s(root, "payload_checksum", i));
-                                default ->
-                                        throw new LogFormatException(
-                                                "unknown value_kind '" + kind + "' in event " + id);
-                            };
+            FieldValue v = kind == null
+                    ? null
+                    : switch (kind) {
+                        case "int" -> new FieldValue.IntValue((Long) get(root, "value_i64", i));
+                        case "float" -> new FieldValue.FloatValue((Double) get(root, "value_f64", i));
+                        case "bool" -> new FieldValue.BoolValue((Boolean) get(root, "value_bool", i));
+                        case "str" -> new FieldValue.StrValue(s(root, "value_str", i));
+                        case "json" -> new FieldValue.JsonValue(s(root, "value_json", i));
+                        case "blob" ->
+                            new FieldValue.BlobRef(
+                                    id, (Long) get(root, "payload_size", i), s(root, "payload_checksum", i));
+                        default -> throw new LogFormatException("unknown value_kind '" + kind + "' in event " + id);
+                    };
             long micros = (Long) get(root, "event_ts", i);
-            out.add(
-                    new CheckpointEvent(
-                            id,
-                            s(root, "item_id", i),
-                            s(root, "root_item_id", i),
-                            s(root, "parent_item_id", i),
-                            new ItemSeq((Long) get(root, "item_seq", i)),
-                            new CheckpointId(s(root, "checkpoint_id", i)),
-                            EventType.valueOf(s(root, "event_type", i)),
-                            s(root, "step_name", i),
-                            (Long) get(root, "step_index", i),
-                            s(root, "step_instance_id", i),
-                            (Long) get(root, "iteration", i),
-                            (Integer) get(root, "attempt", i),
-                            s(root, "run_id", i),
-                            new WriterEpoch(s(root, "writer_epoch", i)),
-                            s(root, "field_name", i),
-                            s(root, "field_type", i),
-                            (Integer) get(root, "codec_version", i),
-                            v,
-                            s(root, "query_tags_json", i),
-                            s(root, "terminal", i),
-                            s(root, "error_type", i),
-                            s(root, "error_dump", i),
-                            s(root, "traceback", i),
-                            Instant.ofEpochSecond(
-                                    Math.floorDiv(micros, 1_000_000L),
-                                    Math.floorMod(micros, 1_000_000L) * 1000L),
-                            sv));
+            out.add(new CheckpointEvent(
+                    id,
+                    s(root, "item_id", i),
+                    s(root, "root_item_id", i),
+                    s(root, "parent_item_id", i),
+                    new ItemSeq((Long) get(root, "item_seq", i)),
+                    new CheckpointId(s(root, "checkpoint_id", i)),
+                    EventType.valueOf(s(root, "event_type", i)),
+                    s(root, "step_name", i),
+                    (Long) get(root, "step_index", i),
+                    s(root, "step_instance_id", i),
+                    (Long) get(root, "iteration", i),
+                    (Integer) get(root, "attempt", i),
+                    s(root, "run_id", i),
+                    new WriterEpoch(s(root, "writer_epoch", i)),
+                    s(root, "field_name", i),
+                    s(root, "field_type", i),
+                    (Integer) get(root, "codec_version", i),
+                    v,
+                    s(root, "query_tags_json", i),
+                    s(root, "terminal", i),
+                    s(root, "error_type", i),
+                    s(root, "error_dump", i),
+                    s(root, "traceback", i),
+                    Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1000L),
+                    sv));
         }
         return out;
     }

@@ -14,8 +14,7 @@ import java.util.Optional;
  * expiry.
  */
 final class FileLockElection implements Election {
-    private static final org.slf4j.Logger LOG =
-            org.slf4j.LoggerFactory.getLogger(FileLockElection.class);
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(FileLockElection.class);
 
     private final FileChannel channel;
     private final FileLock lock;
@@ -41,8 +40,7 @@ final class FileLockElection implements Election {
             return Optional.empty();
         } catch (IOException e) {
             closeQuietly(ch);
-            throw new LogIoException(
-                    "maintenance election on " + p + " failed: " + e.getMessage(), e);
+            throw new LogIoException("maintenance election on " + p + " failed: " + e.getMessage(), e);
         }
     }
 
@@ -56,8 +54,7 @@ final class FileLockElection implements Election {
 
     @Override
     public void confirm() {
-        if (!lock.isValid())
-            throw new MaintenanceRoleLostException("maintenance lock was released");
+        if (!lock.isValid()) throw new MaintenanceRoleLostException("maintenance lock was released");
     }
 
     @Override

@@ -67,8 +67,7 @@ final class Fold {
                     ref = new ItemRef(itemId, e.rootItemId(), e.parentItemId());
                     createdBy = e.stepIndex();
                 }
-                case FIELD_SET ->
-                        fields.put(e.fieldName(), new FieldState(List.of(e.value()), false));
+                case FIELD_SET -> fields.put(e.fieldName(), new FieldState(List.of(e.value()), false));
                 case FIELD_APPEND -> {
                     FieldState old = fields.get(e.fieldName());
                     List<FieldValue> vs = new ArrayList<>(old == null ? List.of() : old.values());
@@ -76,28 +75,25 @@ final class Fold {
                     fields.put(e.fieldName(), new FieldState(vs, true));
                 }
                 case STEP_COMPLETED ->
-                        steps.add(
-                                new CompletedStep(
-                                        e.stepName(),
-                                        e.stepIndex() == null ? -1 : e.stepIndex(),
-                                        e.stepInstanceId(),
-                                        e.iteration(),
-                                        e.attempt(),
-                                        e.itemSeq()));
+                    steps.add(new CompletedStep(
+                            e.stepName(),
+                            e.stepIndex() == null ? -1 : e.stepIndex(),
+                            e.stepInstanceId(),
+                            e.iteration(),
+                            e.attempt(),
+                            e.itemSeq()));
                 case FAILED ->
-                        failures.add(
-                                new Failure(
-                                        e.stepName(),
-                                        e.stepIndex(),
-                                        e.iteration(),
-                                        e.attempt(),
-                                        e.errorType(),
-                                        e.errorDump(),
-                                        e.traceback(),
-                                        e.eventTs(),
-                                        e.itemSeq(),
-                                        CheckpointBatch.FINAL_ATTEMPT_TAG.equals(
-                                                e.queryTagsJson())));
+                    failures.add(new Failure(
+                            e.stepName(),
+                            e.stepIndex(),
+                            e.iteration(),
+                            e.attempt(),
+                            e.errorType(),
+                            e.errorDump(),
+                            e.traceback(),
+                            e.eventTs(),
+                            e.itemSeq(),
+                            CheckpointBatch.FINAL_ATTEMPT_TAG.equals(e.queryTagsJson())));
                 case TERMINAL -> terminal = Terminal.fromColumn(e.terminal());
             }
         }

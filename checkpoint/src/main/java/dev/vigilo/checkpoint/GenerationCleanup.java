@@ -36,10 +36,7 @@ final class GenerationCleanup {
         static final Removed NONE = new Removed(0, 0, 0);
 
         Removed plus(Removed o) {
-            return new Removed(
-                    generationFolders + o.generationFolders,
-                    walFiles + o.walFiles,
-                    manifests + o.manifests);
+            return new Removed(generationFolders + o.generationFolders, walFiles + o.walFiles, manifests + o.manifests);
         }
     }
 
@@ -52,8 +49,7 @@ final class GenerationCleanup {
         Removed total = Removed.NONE;
         for (ShardId shard : MemWalFiles.shards(log.files())) {
             long watermark = merged.getOrDefault(shard, 0L);
-            if (watermark > 0)
-                total = total.plus(cleanShard(log.files(), shard, watermark, afterEachFile));
+            if (watermark > 0) total = total.plus(cleanShard(log.files(), shard, watermark, afterEachFile));
         }
         return total;
     }
@@ -64,10 +60,9 @@ final class GenerationCleanup {
      */
     private static Map<ShardId, Long> mergedAsOf(CheckpointLog log, Instant cutoff) {
         try (Dataset ds = log.openDataset()) {
-            Optional<Version> v =
-                    ds.listVersions().stream()
-                            .filter(x -> !x.getDataTime().toInstant().isAfter(cutoff))
-                            .max(Comparator.comparingLong(Version::getId));
+            Optional<Version> v = ds.listVersions().stream()
+                    .filter(x -> !x.getDataTime().toInstant().isAfter(cutoff))
+                    .max(Comparator.comparingLong(Version::getId));
             if (v.isEmpty()) return Map.of();
             if (v.get().getId() == ds.version()) return MemWalFiles.mergedGenerations(ds);
             try (Dataset old = ds.checkoutVersion(v.get().getId())) {
@@ -77,26 +72,20 @@ final class GenerationCleanup {
             throw e;
         } catch (RuntimeException e) {
             throw new LogIoException(
-                    "cannot read merged generations of "
-                            + log.location().uri()
-                            + ": "
-                            + e.getMessage(),
-                    e);
+                    "cannot read merged generations of " + log.location().uri() + ": " + e.getMessage(), e);
         }
     }
 
-    private static Removed cleanShard(
-            LogFiles files, ShardId shard, long watermark, Consumer<String> afterEachFile) {
+    private static Removed cleanShard(LogFiles files, ShardId shard, long watermark, Consumer<String> afterEachFile) {
         String dir = "_mem_wal/" + shard;
         // Computed before anything is deleted, from the manifests: the WAL position covered by
         // generations <= watermark.
         List<MemWalFiles.ManifestFile> manifests = MemWalFiles.manifestFiles(files, shard);
-        long walBound =
-                manifests.stream()
-                        .filter(m -> m.maxFlushedGeneration() <= watermark)
-                        .mapToLong(MemWalFiles.ManifestFile::replayAfterWalPosition)
-                        .max()
-                        .orElse(0);
+        long walBound = manifests.stream()
+                .filter(m -> m.maxFlushedGeneration() <= watermark)
+                .mapToLong(MemWalFiles.ManifestFile::replayAfterWalPosition)
+                .max()
+                .orElse(0);
 
         int gens = 0;
         for (String name : files.list(dir)) {
@@ -109,7 +98,8 @@ final class GenerationCleanup {
 
         int wals = 0;
         List<String> walNames = files.list(dir + "/wal");
-        long newestWal = walNames.stream().mapToLong(MemWalFiles::walPosition).max().orElse(-1);
+        long newestWal =
+                walNames.stream().mapToLong(MemWalFiles::walPosition).max().orElse(-1);
         for (String name : walNames) {
             long pos = MemWalFiles.walPosition(name);
             if (pos > 0 && pos <= walBound && pos < newestWal) {

@@ -12,8 +12,7 @@ public record ItemRef(String itemId, String rootItemId, String parentItemId) {
         Objects.requireNonNull(rootItemId, "rootItemId");
         if (itemId.isEmpty()) throw new IllegalArgumentException("item id must not be empty");
         if (parentItemId == null && !rootItemId.equals(itemId)) {
-            throw new IllegalArgumentException(
-                    "a root item must be its own root: " + itemId + " vs " + rootItemId);
+            throw new IllegalArgumentException("a root item must be its own root: " + itemId + " vs " + rootItemId);
         }
     }
 

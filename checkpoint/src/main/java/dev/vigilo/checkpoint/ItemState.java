@@ -39,9 +39,7 @@ public record ItemState(
 
     /** The resume cursor: the newest completed step, empty if no step completed yet. */
     public Optional<CompletedStep> cursor() {
-        return completedSteps.isEmpty()
-                ? Optional.empty()
-                : Optional.of(completedSteps.get(completedSteps.size() - 1));
+        return completedSteps.isEmpty() ? Optional.empty() : Optional.of(completedSteps.get(completedSteps.size() - 1));
     }
 
     /** Whether a STEP_COMPLETED exists for this step instance (step name + index + iteration). */
@@ -63,12 +61,10 @@ public record ItemState(
     /** Failures recorded for one step instance (name, index, iteration), oldest first. */
     public List<Failure> failuresOf(String stepName, long stepIndex, Long iteration) {
         return failures.stream()
-                .filter(
-                        f ->
-                                stepName.equals(f.stepName())
-                                        && f.stepIndex() != null
-                                        && f.stepIndex() == stepIndex
-                                        && java.util.Objects.equals(iteration, f.iteration()))
+                .filter(f -> stepName.equals(f.stepName())
+                        && f.stepIndex() != null
+                        && f.stepIndex() == stepIndex
+                        && java.util.Objects.equals(iteration, f.iteration()))
                 .toList();
     }
 }

@@ -26,16 +26,13 @@ final class LanceRuntime {
         }
         Instant cutoff = Instant.now().minus(STALE);
         try (Stream<Path> s = Files.list(tmp)) {
-            s.filter(p -> p.getFileName().toString().contains("lance_jni"))
-                    .forEach(
-                            p -> {
-                                try {
-                                    if (Files.getLastModifiedTime(p).toInstant().isBefore(cutoff))
-                                        Files.deleteIfExists(p);
-                                } catch (IOException ignored) {
-                                    // Best effort: a copy we cannot delete only costs disk space.
-                                }
-                            });
+            s.filter(p -> p.getFileName().toString().contains("lance_jni")).forEach(p -> {
+                try {
+                    if (Files.getLastModifiedTime(p).toInstant().isBefore(cutoff)) Files.deleteIfExists(p);
+                } catch (IOException ignored) {
+                    // Best effort: a copy we cannot delete only costs disk space.
+                }
+            });
         } catch (IOException ignored) {
             // Best effort, as above.
         }

@@ -18,10 +18,10 @@ import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.model.CommonPrefix;
 import software.amazon.awssdk.services.s3.model.DeleteObjectsResponse;
-import software.amazon.awssdk.services.s3.model.ObjectIdentifier;
 import software.amazon.awssdk.services.s3.model.ListObjectsV2Request;
 import software.amazon.awssdk.services.s3.model.ListObjectsV2Response;
 import software.amazon.awssdk.services.s3.model.NoSuchKeyException;
+import software.amazon.awssdk.services.s3.model.ObjectIdentifier;
 import software.amazon.awssdk.services.s3.model.S3Object;
 
 /**
@@ -150,17 +150,12 @@ interface LogFiles extends AutoCloseable {
          */
         static S3Client client(LogLocation loc) {
             Map<String, String> so = loc.storageOptions();
-            var b =
-                    S3Client.builder()
-                            .region(Region.of(so.getOrDefault("aws_region", "us-east-1")));
+            var b = S3Client.builder().region(Region.of(so.getOrDefault("aws_region", "us-east-1")));
             if (so.containsKey("aws_endpoint"))
                 b.endpointOverride(URI.create(so.get("aws_endpoint"))).forcePathStyle(true);
             if (so.containsKey("aws_access_key_id")) {
-                b.credentialsProvider(
-                        StaticCredentialsProvider.create(
-                                AwsBasicCredentials.create(
-                                        so.get("aws_access_key_id"),
-                                        so.get("aws_secret_access_key"))));
+                b.credentialsProvider(StaticCredentialsProvider.create(
+                        AwsBasicCredentials.create(so.get("aws_access_key_id"), so.get("aws_secret_access_key"))));
             } else {
                 b.credentialsProvider(DefaultCredentialsProvider.builder().build());
             }
@@ -183,14 +178,12 @@ interface LogFiles extends AutoCloseable {
             String token = null;
             try {
                 do {
-                    ListObjectsV2Response r =
-                            client.listObjectsV2(
-                                    ListObjectsV2Request.builder()
-                                            .bucket(bucket)
-                                            .prefix(p)
-                                            .delimiter("/")
-                                            .continuationToken(token)
-                                            .build());
+                    ListObjectsV2Response r = client.listObjectsV2(ListObjectsV2Request.builder()
+                            .bucket(bucket)
+                            .prefix(p)
+                            .delimiter("/")
+                            .continuationToken(token)
+                            .build());
                     for (CommonPrefix cp : r.commonPrefixes()) {
                         String s = cp.prefix().substring(p.length());
                         out.add(s.endsWith("/") ? s.substring(0, s.length() - 1) : s);
@@ -208,9 +201,8 @@ interface LogFiles extends AutoCloseable {
         @Override
         public Optional<byte[]> read(String path) {
             try {
-                return Optional.of(
-                        client.getObjectAsBytes(b -> b.bucket(bucket).key(key(path)))
-                                .asByteArray());
+                return Optional.of(client.getObjectAsBytes(b -> b.bucket(bucket).key(key(path)))
+                        .asByteArray());
             } catch (NoSuchKeyException e) {
                 return Optional.empty();
             } catch (SdkException e) {
@@ -237,23 +229,17 @@ interface LogFiles extends AutoCloseable {
                     // Without a delimiter the listing is recursive: every object of the tree, up to
                     // 1000 per page (the
                     // DeleteObjects limit too).
-                    ListObjectsV2Response r =
-                            client.listObjectsV2(
-                                    ListObjectsV2Request.builder()
-                                            .bucket(bucket)
-                                            .prefix(p)
-                                            .continuationToken(token)
-                                            .build());
-                    List<ObjectIdentifier> ids =
-                            r.contents().stream()
-                                    .map(o -> ObjectIdentifier.builder().key(o.key()).build())
-                                    .toList();
+                    ListObjectsV2Response r = client.listObjectsV2(ListObjectsV2Request.builder()
+                            .bucket(bucket)
+                            .prefix(p)
+                            .continuationToken(token)
+                            .build());
+                    List<ObjectIdentifier> ids = r.contents().stream()
+                            .map(o -> ObjectIdentifier.builder().key(o.key()).build())
+                            .toList();
                     if (!ids.isEmpty()) {
-                        DeleteObjectsResponse d =
-                                client.deleteObjects(
-                                        b ->
-                                                b.bucket(bucket)
-                                                        .delete(x -> x.objects(ids).quiet(true)));
+                        DeleteObjectsResponse d = client.deleteObjects(
+                                b -> b.bucket(bucket).delete(x -> x.objects(ids).quiet(true)));
                         if (d.hasErrors() && !d.errors().isEmpty()) {
                             throw failure("delete under", p, d.errors().get(0).message(), null);
                         }

@@ -15,8 +15,7 @@ import java.util.regex.Pattern;
  * experiment names are path segments: 1-128 characters of {@code [A-Za-z0-9._-]}, not starting with
  * a dot.
  */
-public record LogLocation(
-        String root, String pipeline, String experiment, Map<String, String> storageOptions) {
+public record LogLocation(String root, String pipeline, String experiment, Map<String, String> storageOptions) {
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}");
 
     public LogLocation {
@@ -30,9 +29,7 @@ public record LogLocation(
                 throw new IllegalArgumentException("durable root '" + root + "' names no bucket");
         } else if (root.contains("://")) {
             throw new IllegalArgumentException(
-                    "durable root '"
-                            + root
-                            + "' is neither a local directory nor s3://bucket/prefix");
+                    "durable root '" + root + "' is neither a local directory nor s3://bucket/prefix");
         } else {
             root = Path.of(root).toAbsolutePath().normalize().toString();
         }
@@ -49,8 +46,7 @@ public record LogLocation(
      * AWS_REGION}, {@code AWS_ACCESS_KEY_ID}, {@code AWS_SECRET_ACCESS_KEY}, {@code
      * AWS_ALLOW_HTTP}). Lance's MemWAL writer reads those variables itself.
      */
-    public static LogLocation of(
-            String root, String pipeline, String experiment, Map<String, String> env) {
+    public static LogLocation of(String root, String pipeline, String experiment, Map<String, String> env) {
         Map<String, String> so = new LinkedHashMap<>();
         if (root.startsWith("s3://")) {
             String ep = env.getOrDefault("AWS_ENDPOINT_URL", env.get("AWS_ENDPOINT"));
@@ -73,12 +69,11 @@ public record LogLocation(
     private static void checkName(String what, String name) {
         Objects.requireNonNull(name, what);
         if (!NAME.matcher(name).matches()) {
-            throw new IllegalArgumentException(
-                    what
-                            + " name '"
-                            + name
-                            + "' is invalid: use 1-128 characters of "
-                            + "letters, digits, '.', '_' or '-', not starting with '.'");
+            throw new IllegalArgumentException(what
+                    + " name '"
+                    + name
+                    + "' is invalid: use 1-128 characters of "
+                    + "letters, digits, '.', '_' or '-', not starting with '.'");
         }
     }
 
@@ -102,8 +97,7 @@ public record LogLocation(
 
     /** The experiment directory of a local root. */
     public Path experimentDir() {
-        if (!isLocal())
-            throw new UnsupportedOperationException("not a local durable root: " + root);
+        if (!isLocal()) throw new UnsupportedOperationException("not a local durable root: " + root);
         return Path.of(experimentUri());
     }
 

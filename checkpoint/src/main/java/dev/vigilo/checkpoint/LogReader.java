@@ -46,9 +46,7 @@ public final class LogReader implements AutoCloseable {
             for (ShardId shard : MemWalFiles.shards(log.files())) {
                 MemWalFiles.ShardManifest m = MemWalFiles.manifest(log.files(), shard);
                 long done = merged.getOrDefault(shard, 0L);
-                ShardSnapshot snap =
-                        new ShardSnapshot(shard.toString())
-                                .withCurrentGeneration(m.currentGeneration());
+                ShardSnapshot snap = new ShardSnapshot(shard.toString()).withCurrentGeneration(m.currentGeneration());
                 for (MemWalFiles.Generation g : m.flushed()) {
                     if (g.number() <= done) continue;
                     snap.withFlushedGeneration(g.number(), g.folder());
@@ -120,15 +118,11 @@ public final class LogReader implements AutoCloseable {
     private Trajectory build(String itemId, Map<String, List<CheckpointEvent>> tree) {
         List<CheckpointEvent> history = Fold.ordered(itemId, tree.get(itemId));
         ItemState state = Fold.fold(itemId, history);
-        List<String> kids =
-                tree.entrySet().stream()
-                        .filter(
-                                en ->
-                                        en.getValue().stream()
-                                                .anyMatch(e -> itemId.equals(e.parentItemId())))
-                        .map(Map.Entry::getKey)
-                        .sorted()
-                        .toList();
+        List<String> kids = tree.entrySet().stream()
+                .filter(en -> en.getValue().stream().anyMatch(e -> itemId.equals(e.parentItemId())))
+                .map(Map.Entry::getKey)
+                .sorted()
+                .toList();
         List<Trajectory> children = new ArrayList<>();
         for (String k : kids) children.add(build(k, tree));
         return new Trajectory(state, history, children);
@@ -150,36 +144,31 @@ public final class LogReader implements AutoCloseable {
             }
         }
         if (bytes == null)
-            throw new CheckpointException(
-                    "blob of event " + ref.eventId() + " not found in this snapshot");
-        if (bytes.length != ref.size()
-                || !ref.sha256().equals("sha256:" + EventIds.sha256Hex(bytes))) {
-            throw new LogFormatException(
-                    "blob of event " + ref.eventId() + " fails its size/checksum check");
+            throw new CheckpointException("blob of event " + ref.eventId() + " not found in this snapshot");
+        if (bytes.length != ref.size() || !ref.sha256().equals("sha256:" + EventIds.sha256Hex(bytes))) {
+            throw new LogFormatException("blob of event " + ref.eventId() + " fails its size/checksum check");
         }
         return bytes;
     }
 
     private byte[] take(Dataset ds, String filter) {
-        try (LanceScanner sc =
-                        ds.newScan(
-                                new ScanOptions.Builder()
-                                        .filter(filter)
-                                        .columns(List.of("event_id"))
-                                        .withRowId(true)
-                                        .build());
+        try (LanceScanner sc = ds.newScan(new ScanOptions.Builder()
+                        .filter(filter)
+                        .columns(List.of("event_id"))
+                        .withRowId(true)
+                        .build());
                 ArrowReader r = sc.scanBatches()) {
             Long rowId = null;
             while (rowId == null && r.loadNextBatch()) {
                 VectorSchemaRoot root = r.getVectorSchemaRoot();
-                if (root.getRowCount() > 0) rowId = (Long) root.getVector("_rowid").getObject(0);
+                if (root.getRowCount() > 0)
+                    rowId = (Long) root.getVector("_rowid").getObject(0);
             }
             if (rowId == null) return null;
             try (ArrowReader t = ds.takeRows(List.of(rowId), List.of("value_blob"))) {
                 while (t.loadNextBatch()) {
                     VectorSchemaRoot root = t.getVectorSchemaRoot();
-                    if (root.getRowCount() > 0)
-                        return ((LargeVarBinaryVector) root.getVector("value_blob")).get(0);
+                    if (root.getRowCount() > 0) return ((LargeVarBinaryVector) root.getVector("value_blob")).get(0);
                 }
             }
             return null;
@@ -189,8 +178,7 @@ public final class LogReader implements AutoCloseable {
     }
 
     private List<CheckpointEvent> scan(String filter) {
-        LsmScanner sc =
-                LsmScanner.fromSnapshots(base, snapshots).project(EventSchema.LIGHT_COLUMNS);
+        LsmScanner sc = LsmScanner.fromSnapshots(base, snapshots).project(EventSchema.LIGHT_COLUMNS);
         if (filter != null) sc.filter(filter);
         Map<String, CheckpointEvent> byId = new LinkedHashMap<>();
         try (sc;
@@ -200,17 +188,13 @@ public final class LogReader implements AutoCloseable {
                     byId.putIfAbsent(e.eventId().value(), e);
             }
         } catch (IOException e) {
-            throw new LogIoException(
-                    "scan of " + log.location().uri() + " failed: " + e.getMessage(), e);
+            throw new LogIoException("scan of " + log.location().uri() + " failed: " + e.getMessage(), e);
         } catch (RuntimeException e) {
             if (e instanceof CheckpointException) throw e;
-            throw new LogIoException(
-                    "scan of " + log.location().uri() + " failed: " + e.getMessage(), e);
+            throw new LogIoException("scan of " + log.location().uri() + " failed: " + e.getMessage(), e);
         }
         List<CheckpointEvent> out = new ArrayList<>(byId.values());
-        out.sort(
-                Comparator.comparing(CheckpointEvent::itemId)
-                        .thenComparing(CheckpointEvent::itemSeq));
+        out.sort(Comparator.comparing(CheckpointEvent::itemId).thenComparing(CheckpointEvent::itemSeq));
         return out;
     }
 

@@ -45,12 +45,11 @@ public final class LogWriter implements AutoCloseable {
     private boolean stuck;
     private boolean closed;
     private final java.util.concurrent.ExecutorService putThread =
-            java.util.concurrent.Executors.newSingleThreadExecutor(
-                    r -> {
-                        Thread t = new Thread(r, "checkpoint-put");
-                        t.setDaemon(true);
-                        return t;
-                    });
+            java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+                Thread t = new Thread(r, "checkpoint-put");
+                t.setDaemon(true);
+                return t;
+            });
 
     private LogWriter(
             CheckpointLog log,
@@ -95,8 +94,7 @@ public final class LogWriter implements AutoCloseable {
         } catch (RuntimeException e) {
             ds.close();
             if (e instanceof CheckpointException) throw e;
-            throw new LogIoException(
-                    "cannot open writer '" + name + "' on " + loc.uri() + ": " + e.getMessage(), e);
+            throw new LogIoException("cannot open writer '" + name + "' on " + loc.uri() + ": " + e.getMessage(), e);
         }
     }
 
@@ -116,24 +114,22 @@ public final class LogWriter implements AutoCloseable {
      * Opens the shard and checks that nobody else opened it concurrently (the epoch must grow by
      * exactly one).
      */
-    private static ShardWriter openChecked(
-            CheckpointLog log, Dataset ds, ShardId shard, String name, long[] epochOut) {
+    private static ShardWriter openChecked(CheckpointLog log, Dataset ds, ShardId shard, String name, long[] epochOut) {
         long before = MemWalFiles.manifest(log.files(), shard).epoch();
         ShardWriter w = ds.memWalWriter(shard.toString(), config());
         long after = MemWalFiles.manifest(log.files(), shard).epoch();
         if (after != before + 1) {
             w.close();
-            throw new WriterFencedException(
-                    "writer '"
-                            + name
-                            + "' (shard "
-                            + shard
-                            + ") was opened concurrently by "
-                            + "another process (shard epoch "
-                            + before
-                            + " -> "
-                            + after
-                            + "); run one writer per name");
+            throw new WriterFencedException("writer '"
+                    + name
+                    + "' (shard "
+                    + shard
+                    + ") was opened concurrently by "
+                    + "another process (shard epoch "
+                    + before
+                    + " -> "
+                    + after
+                    + "); run one writer per name");
         }
         epochOut[0] = after;
         return w;
@@ -188,25 +184,19 @@ public final class LogWriter implements AutoCloseable {
         for (CheckpointEvent e : batch.events()) {
             if (!e.writerEpoch().equals(epoch)) {
                 throw new IllegalArgumentException(
-                        "batch was built for writer epoch "
-                                + e.writerEpoch()
-                                + " but this writer is "
-                                + epoch);
+                        "batch was built for writer epoch " + e.writerEpoch() + " but this writer is " + epoch);
             }
         }
         // Check before the put as well: a fenced ShardWriter's put() was seen to block forever (not
         // only to drop rows).
         checkNotFenced();
-        java.util.concurrent.Future<?> put =
-                putThread.submit(
-                        () -> {
-                            try (ArrowReader r =
-                                    EventSchema.reader(log.allocator(), batch.events())) {
-                                writer.put(r);
-                            } catch (java.io.IOException e) {
-                                throw new java.io.UncheckedIOException(e);
-                            }
-                        });
+        java.util.concurrent.Future<?> put = putThread.submit(() -> {
+            try (ArrowReader r = EventSchema.reader(log.allocator(), batch.events())) {
+                writer.put(r);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
         try {
             put.get(options.putTimeout().toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
         } catch (java.util.concurrent.TimeoutException e) {
@@ -251,10 +241,7 @@ public final class LogWriter implements AutoCloseable {
                 // is unusable though.
                 fenced = e instanceof WriterFencedException;
                 stuck = !fenced;
-                LOG.warn(
-                        "writer {}: memtable flush failed after a durable batch: {}",
-                        epoch,
-                        e.getMessage());
+                LOG.warn("writer {}: memtable flush failed after a durable batch: {}", epoch, e.getMessage());
             }
         }
     }
@@ -264,24 +251,22 @@ public final class LogWriter implements AutoCloseable {
         if (fenced) throw new WriterFencedException("writer " + epoch + " was fenced earlier");
         if (stuck)
             throw new LogIoException(
-                    "writer " + epoch + " is unusable after a put that did not complete; reopen it",
-                    null);
+                    "writer " + epoch + " is unusable after a put that did not complete; reopen it", null);
     }
 
     private void checkNotFenced() {
         long stored = MemWalFiles.manifest(log.files(), shard).epoch();
         if (stored != shardEpoch) {
             fenced = true;
-            throw new WriterFencedException(
-                    "writer "
-                            + epoch
-                            + " is fenced: shard "
-                            + shard
-                            + " was reopened (stored epoch "
-                            + stored
-                            + " > ours "
-                            + shardEpoch
-                            + "); Lance silently dropped this put, so the batch is NOT durable");
+            throw new WriterFencedException("writer "
+                    + epoch
+                    + " is fenced: shard "
+                    + shard
+                    + " was reopened (stored epoch "
+                    + stored
+                    + " > ours "
+                    + shardEpoch
+                    + "); Lance silently dropped this put, so the batch is NOT durable");
         }
     }
 
@@ -315,16 +300,13 @@ public final class LogWriter implements AutoCloseable {
                     while (r.loadNextBatch()) {
                         var root = r.getVectorSchemaRoot();
                         List<CheckpointEvent> evs = EventSchema.decode(root);
-                        var blobVec =
-                                (org.apache.arrow.vector.LargeVarBinaryVector)
-                                        root.getVector("value_blob");
+                        var blobVec = (org.apache.arrow.vector.LargeVarBinaryVector) root.getVector("value_blob");
                         for (int i = 0; i < evs.size(); i++) {
                             CheckpointEvent e = evs.get(i);
                             // A retried batch may sit in one generation twice: keep one copy (ids
                             // are identical by construction);
                             // mergeInsert would otherwise fail with "Ambiguous merge inserts".
-                            if (byId.putIfAbsent(e.eventId().value(), e) == null
-                                    && !blobVec.isNull(i)) {
+                            if (byId.putIfAbsent(e.eventId().value(), e) == null && !blobVec.isNull(i)) {
                                 blobs.put(e.eventId().value(), blobVec.get(i));
                             }
                         }
@@ -341,12 +323,11 @@ public final class LogWriter implements AutoCloseable {
             try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(log.allocator())) {
                 // The exported stream owns src from here on (closing it ourselves NPEs, FINDINGS).
                 Data.exportArrayStream(log.allocator(), src, stream);
-                MergeInsertResult res =
-                        base.mergeInsert(
-                                new MergeInsertParams(List.of("event_id"))
-                                        .withMatchedDoNothing()
-                                        .markGenerationsAsMerged(marks),
-                                stream);
+                MergeInsertResult res = base.mergeInsert(
+                        new MergeInsertParams(List.of("event_id"))
+                                .withMatchedDoNothing()
+                                .markGenerationsAsMerged(marks),
+                        stream);
                 res.dataset().close();
             }
             return marks.size();

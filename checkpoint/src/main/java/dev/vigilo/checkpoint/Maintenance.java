@@ -22,8 +22,7 @@ import org.lance.index.scalar.ScalarIndexParams;
  * holder's death). At most one holder at a time. Not thread-safe.
  */
 public final class Maintenance implements AutoCloseable {
-    private static final org.slf4j.Logger LOG =
-            org.slf4j.LoggerFactory.getLogger(Maintenance.class);
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Maintenance.class);
 
     /**
      * Name of the scalar index on item_id (a rebuildable accelerator, never needed for
@@ -48,9 +47,7 @@ public final class Maintenance implements AutoCloseable {
     static Optional<Maintenance> tryElect(CheckpointLog log, Duration leaseTtl) {
         LogLocation loc = log.location();
         Optional<Election> e =
-                loc.isLocal()
-                        ? FileLockElection.tryAcquire(loc)
-                        : S3Lease.tryAcquire(loc, holderId(), leaseTtl);
+                loc.isLocal() ? FileLockElection.tryAcquire(loc) : S3Lease.tryAcquire(loc, holderId(), leaseTtl);
         return e.map(el -> new Maintenance(log, el));
     }
 
@@ -115,17 +112,15 @@ public final class Maintenance implements AutoCloseable {
             boolean indexed = false;
             if (ds.countRows() > 0) {
                 election.confirm();
-                ds.createIndex(
-                        IndexOptions.builder(
-                                        List.of("item_id"),
-                                        IndexType.BTREE,
-                                        IndexParams.builder()
-                                                .setScalarIndexParams(
-                                                        ScalarIndexParams.create("btree"))
-                                                .build())
-                                .replace(true)
-                                .withIndexName(ITEM_INDEX)
-                                .build());
+                ds.createIndex(IndexOptions.builder(
+                                List.of("item_id"),
+                                IndexType.BTREE,
+                                IndexParams.builder()
+                                        .setScalarIndexParams(ScalarIndexParams.create("btree"))
+                                        .build())
+                        .replace(true)
+                        .withIndexName(ITEM_INDEX)
+                        .build());
                 indexed = true;
             }
             ds.checkoutLatest();
@@ -133,23 +128,18 @@ public final class Maintenance implements AutoCloseable {
             // Before the version cleanup: the grace rule reads the merged watermark of an older
             // base version.
             election.confirm();
-            GenerationCleanup.Removed gone =
-                    GenerationCleanup.run(log, keepGenerationsMs, onFileRemoved);
+            GenerationCleanup.Removed gone = GenerationCleanup.run(log, keepGenerationsMs, onFileRemoved);
             // Keep at least the two newest versions whatever the age. Observed in Lance 7.0.0:
             // after a cleanup with a
             // zero-age window, the next compaction failed with "_versions/N.manifest was not found"
             // (see the format doc);
             // callers should keep a window of minutes, not zero.
             election.confirm();
-            long removed =
-                    ds.cleanupWithPolicy(
-                                    CleanupPolicy.builder()
-                                            .withBeforeTimestampMillis(
-                                                    System.currentTimeMillis()
-                                                            - keepVersionsNewerThanMs)
-                                            .withBeforeVersion(Math.max(1, ds.latestVersion() - 1))
-                                            .build())
-                            .getOldVersions();
+            long removed = ds.cleanupWithPolicy(CleanupPolicy.builder()
+                            .withBeforeTimestampMillis(System.currentTimeMillis() - keepVersionsNewerThanMs)
+                            .withBeforeVersion(Math.max(1, ds.latestVersion() - 1))
+                            .build())
+                    .getOldVersions();
             LOG.info(
                     "maintenance of {}: fragments {} -> {}, index refreshed {}, old versions removed {}, merged "
                             + "generations removed {} (WAL files {}, manifests {})",
@@ -162,17 +152,10 @@ public final class Maintenance implements AutoCloseable {
                     gone.walFiles(),
                     gone.manifests());
             return new Report(
-                    before,
-                    after,
-                    indexed,
-                    removed,
-                    gone.generationFolders(),
-                    gone.walFiles(),
-                    gone.manifests());
+                    before, after, indexed, removed, gone.generationFolders(), gone.walFiles(), gone.manifests());
         } catch (RuntimeException e) {
             if (e instanceof CheckpointException) throw e;
-            throw new LogIoException(
-                    "maintenance of " + log.location().uri() + " failed: " + e.getMessage(), e);
+            throw new LogIoException("maintenance of " + log.location().uri() + " failed: " + e.getMessage(), e);
         }
     }
 

@@ -33,20 +33,14 @@ final class MemWalFiles {
     record Generation(long number, String folder) {}
 
     /** The current manifest of one shard. */
-    record ShardManifest(
-            ShardId shard,
-            long version,
-            long epoch,
-            long currentGeneration,
-            List<Generation> flushed) {
+    record ShardManifest(ShardId shard, long version, long epoch, long currentGeneration, List<Generation> flushed) {
         static ShardManifest empty(ShardId shard) {
             return new ShardManifest(shard, -1, 0, 0, List.of());
         }
     }
 
     /** One stored manifest version of a shard, as needed by cleanup. */
-    record ManifestFile(
-            String name, long version, long replayAfterWalPosition, long maxFlushedGeneration) {}
+    record ManifestFile(String name, long version, long replayAfterWalPosition, long maxFlushedGeneration) {}
 
     /**
      * Every manifest version stored for {@code shard}, oldest first. A version that disappears
@@ -64,8 +58,7 @@ final class MemWalFiles {
                 if (e.wireType() == 0 && e.field() == 3) replayAfter = e.varint();
                 else if (e.wireType() == 2 && e.field() == 8) {
                     for (Protobuf.Entry f : Protobuf.parse(e.bytes())) {
-                        if (f.wireType() == 0 && f.field() == 1)
-                            maxGen = Math.max(maxGen, f.varint());
+                        if (f.wireType() == 0 && f.field() == 1) maxGen = Math.max(maxGen, f.varint());
                     }
                 }
             }
@@ -122,9 +115,8 @@ final class MemWalFiles {
             String bestName = null;
             for (String n : files.list(dir)) {
                 if (!n.endsWith(".binpb") || n.length() != 64 + 6) continue;
-                long v =
-                        Long.parseUnsignedLong(
-                                new StringBuilder(n.substring(0, 64)).reverse().toString(), 2);
+                long v = Long.parseUnsignedLong(
+                        new StringBuilder(n.substring(0, 64)).reverse().toString(), 2);
                 if (bestName == null || Long.compareUnsigned(v, best) > 0) {
                     best = v;
                     bestName = n;
@@ -135,8 +127,7 @@ final class MemWalFiles {
             if (bytes.isEmpty()) {
                 // A newer manifest superseded and removed it between list and read: list again.
                 if (attempt < 10) continue;
-                throw new LogIoException(
-                        "MemWAL manifest of shard " + shard + " keeps disappearing", null);
+                throw new LogIoException("MemWAL manifest of shard " + shard + " keeps disappearing", null);
             }
             long epoch = 0, current = 0;
             List<Generation> gens = new ArrayList<>();
@@ -152,8 +143,7 @@ final class MemWalFiles {
                             folder = new String(f.bytes(), java.nio.charset.StandardCharsets.UTF_8);
                     }
                     if (g < 0 || folder == null)
-                        throw new LogFormatException(
-                                "malformed flushed generation in " + dir + "/" + bestName);
+                        throw new LogFormatException("malformed flushed generation in " + dir + "/" + bestName);
                     gens.add(new Generation(g, folder));
                 }
             }

@@ -27,8 +27,7 @@ final class Protobuf {
                 case 1 -> pos[0] += 8;
                 case 2 -> {
                     int len = Math.toIntExact(varint(b, pos));
-                    if (pos[0] + len > b.length)
-                        throw new LogFormatException("truncated protobuf message");
+                    if (pos[0] + len > b.length) throw new LogFormatException("truncated protobuf message");
                     out.add(new Entry(field, wt, 0, Arrays.copyOfRange(b, pos[0], pos[0] + len)));
                     pos[0] += len;
                 }

@@ -43,8 +43,7 @@ final class S3Lease implements Election {
     private final Duration ttl;
     private String etag;
 
-    private S3Lease(
-            S3Client client, String bucket, String key, String holder, Duration ttl, String etag) {
+    private S3Lease(S3Client client, String bucket, String key, String holder, Duration ttl, String etag) {
         this.client = client;
         this.bucket = bucket;
         this.key = key;
@@ -58,8 +57,7 @@ final class S3Lease implements Election {
         String prefix = u.getPath().startsWith("/") ? u.getPath().substring(1) : u.getPath();
         S3Client client = LogFiles.S3.client(loc);
         try {
-            Optional<Election> e =
-                    tryAcquire(client, u.getHost(), prefix + "/maintenance.lease", holder, ttl);
+            Optional<Election> e = tryAcquire(client, u.getHost(), prefix + "/maintenance.lease", holder, ttl);
             if (e.isEmpty()) client.close();
             return e;
         } catch (RuntimeException e) {
@@ -68,8 +66,7 @@ final class S3Lease implements Election {
         }
     }
 
-    static Optional<Election> tryAcquire(
-            S3Client client, String bucket, String key, String holder, Duration ttl) {
+    static Optional<Election> tryAcquire(S3Client client, String bucket, String key, String holder, Duration ttl) {
         S3Lease lease = new S3Lease(client, bucket, key, holder, ttl, null);
         Optional<Stored> cur = lease.read();
         long now = System.currentTimeMillis();
@@ -77,8 +74,7 @@ final class S3Lease implements Election {
         // Absent: create-only. Expired: overwrite exactly the version we judged expired (a
         // concurrent renewal or
         // takeover changes the ETag and makes this PUT fail with 412).
-        Optional<String> won =
-                lease.put(cur.isEmpty() ? null : cur.get().etag(), now + ttl.toMillis());
+        Optional<String> won = lease.put(cur.isEmpty() ? null : cur.get().etag(), now + ttl.toMillis());
         if (won.isEmpty()) return Optional.empty();
         lease.etag = won.get();
         if (cur.isPresent())
@@ -95,31 +91,19 @@ final class S3Lease implements Election {
             ResponseBytes<GetObjectResponse> r =
                     client.getObjectAsBytes(b -> b.bucket(bucket).key(key));
             JsonNode n = JSON.readTree(r.asUtf8String());
-            return Optional.of(
-                    new Stored(
-                            n.path("holder").asText(),
-                            n.path("expires_at_ms").asLong(),
-                            r.response().eTag()));
+            return Optional.of(new Stored(
+                    n.path("holder").asText(),
+                    n.path("expires_at_ms").asLong(),
+                    r.response().eTag()));
         } catch (NoSuchKeyException e) {
             return Optional.empty();
         } catch (java.io.IOException e) {
             // S3 PUTs are atomic, so this is a foreign object at our key: refuse rather than guess.
             throw new LogFormatException(
-                    "maintenance lease s3://"
-                            + bucket
-                            + "/"
-                            + key
-                            + " is not a lease record: "
-                            + e.getMessage());
+                    "maintenance lease s3://" + bucket + "/" + key + " is not a lease record: " + e.getMessage());
         } catch (SdkException e) {
             throw new LogIoException(
-                    "cannot read maintenance lease s3://"
-                            + bucket
-                            + "/"
-                            + key
-                            + ": "
-                            + e.getMessage(),
-                    e);
+                    "cannot read maintenance lease s3://" + bucket + "/" + key + ": " + e.getMessage(), e);
         }
     }
 
@@ -128,44 +112,30 @@ final class S3Lease implements Election {
      * on 412/409.
      */
     private Optional<String> put(String ifMatch, long expiresAtMs) {
-        byte[] body =
-                JSON.createObjectNode()
-                        .put("holder", holder)
-                        .put("expires_at_ms", expiresAtMs)
-                        .toString()
-                        .getBytes(StandardCharsets.UTF_8);
+        byte[] body = JSON.createObjectNode()
+                .put("holder", holder)
+                .put("expires_at_ms", expiresAtMs)
+                .toString()
+                .getBytes(StandardCharsets.UTF_8);
         try {
-            String tag =
-                    client.putObject(
-                                    b -> {
-                                        b.bucket(bucket).key(key).contentType("application/json");
-                                        if (ifMatch == null) b.ifNoneMatch("*");
-                                        else b.ifMatch(ifMatch);
-                                    },
-                                    RequestBody.fromBytes(body))
-                            .eTag();
+            String tag = client.putObject(
+                            b -> {
+                                b.bucket(bucket).key(key).contentType("application/json");
+                                if (ifMatch == null) b.ifNoneMatch("*");
+                                else b.ifMatch(ifMatch);
+                            },
+                            RequestBody.fromBytes(body))
+                    .eTag();
             return Optional.of(tag);
         } catch (S3Exception e) {
             // 412: the condition failed (someone else holds or changed the lease); 409: a
             // concurrent conditional write.
             if (e.statusCode() == 412 || e.statusCode() == 409) return Optional.empty();
             throw new LogIoException(
-                    "cannot write maintenance lease s3://"
-                            + bucket
-                            + "/"
-                            + key
-                            + ": "
-                            + e.getMessage(),
-                    e);
+                    "cannot write maintenance lease s3://" + bucket + "/" + key + ": " + e.getMessage(), e);
         } catch (SdkException e) {
             throw new LogIoException(
-                    "cannot write maintenance lease s3://"
-                            + bucket
-                            + "/"
-                            + key
-                            + ": "
-                            + e.getMessage(),
-                    e);
+                    "cannot write maintenance lease s3://" + bucket + "/" + key + ": " + e.getMessage(), e);
         }
     }
 
@@ -178,14 +148,13 @@ final class S3Lease implements Election {
     public void confirm() {
         Optional<String> renewed = put(etag, System.currentTimeMillis() + ttl.toMillis());
         if (renewed.isEmpty()) {
-            throw new MaintenanceRoleLostException(
-                    "maintenance lease s3://"
-                            + bucket
-                            + "/"
-                            + key
-                            + " of "
-                            + holder
-                            + " was taken over (it expired without renewal)");
+            throw new MaintenanceRoleLostException("maintenance lease s3://"
+                    + bucket
+                    + "/"
+                    + key
+                    + " of "
+                    + holder
+                    + " was taken over (it expired without renewal)");
         }
         etag = renewed.get();
     }
@@ -197,9 +166,7 @@ final class S3Lease implements Election {
             // would not be everywhere.
             put(etag, 0);
         } catch (CheckpointException e) {
-            LOG.warn(
-                    "releasing maintenance lease failed (it expires by itself): {}",
-                    e.getMessage());
+            LOG.warn("releasing maintenance lease failed (it expires by itself): {}", e.getMessage());
         } finally {
             client.close();
         }

@@ -8,15 +8,13 @@ import java.util.Objects;
  * batches not produced by a step (item creation from the seed input). Nullable components map to
  * the spec's nullable columns.
  */
-public record StepRef(
-        String stepName, Long stepIndex, String stepInstanceId, Long iteration, int attempt) {
+public record StepRef(String stepName, Long stepIndex, String stepInstanceId, Long iteration, int attempt) {
     /** Not produced by a step (attempt 1, everything else null). */
     public static final StepRef NONE = new StepRef(null, null, null, null, 1);
 
     public StepRef {
         if (attempt < 1) throw new IllegalArgumentException("attempt is 1-based, got " + attempt);
-        if (stepIndex != null && stepIndex < 0)
-            throw new IllegalArgumentException("step_index must be >= 0");
+        if (stepIndex != null && stepIndex < 0) throw new IllegalArgumentException("step_index must be >= 0");
     }
 
     /**

@@ -7,8 +7,7 @@ import java.util.List;
  * state, and the trajectories of its children (items whose parent_item_id is this item),
  * recursively.
  */
-public record Trajectory(
-        ItemState state, List<CheckpointEvent> history, List<Trajectory> children) {
+public record Trajectory(ItemState state, List<CheckpointEvent> history, List<Trajectory> children) {
     public Trajectory {
         history = List.copyOf(history);
         children = List.copyOf(children);

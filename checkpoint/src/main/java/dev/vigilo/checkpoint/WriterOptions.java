@@ -29,8 +29,7 @@ public record WriterOptions(int mergeEveryFlushes, Duration putTimeout) {
         Objects.requireNonNull(putTimeout, "putTimeout");
         if (putTimeout.isNegative() || putTimeout.isZero())
             throw new IllegalArgumentException("putTimeout must be > 0");
-        if (mergeEveryFlushes < 0)
-            throw new IllegalArgumentException("mergeEveryFlushes must be >= 0");
+        if (mergeEveryFlushes < 0) throw new IllegalArgumentException("mergeEveryFlushes must be >= 0");
     }
 
     /** With the default put timeout. */

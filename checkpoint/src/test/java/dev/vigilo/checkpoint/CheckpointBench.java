@@ -31,16 +31,14 @@ public final class CheckpointBench {
         int batches = args.length > 0 ? Integer.parseInt(args[0]) : 400;
         int total = args.length > 1 ? Integer.parseInt(args[1]) : 1_000_000;
         Path root = Files.createTempDirectory(Path.of("target"), "bench");
-        try (CheckpointLog log =
-                CheckpointLog.openOrCreate(new LogLocation(root, "bench", "write"))) {
+        try (CheckpointLog log = CheckpointLog.openOrCreate(new LogLocation(root, "bench", "write"))) {
             List<CheckpointBatch> work = new ArrayList<>();
             WriterEpoch ep;
             long t0;
             double memwal;
             try (LogWriter w = log.openWriter("bench", WriterOptions.mergingEvery(0))) {
                 ep = w.epoch();
-                for (int i = 0; i < batches; i++)
-                    work.add(TestBatches.itemWithStep(ep, "w-" + i, 3));
+                for (int i = 0; i < batches; i++) work.add(TestBatches.itemWithStep(ep, "w-" + i, 3));
                 for (int i = 0; i < 20; i++) w.write(TestBatches.itemWithStep(ep, "warm-" + i, 3));
                 t0 = System.nanoTime();
                 for (CheckpointBatch b : work) w.write(b);
@@ -48,18 +46,20 @@ public final class CheckpointBench {
             }
             String plainUri = root.resolve("plain.lance").toString();
             try (ArrowReader r = EventSchema.reader(log.allocator(), List.of());
-                    Dataset ds =
-                            Dataset.write()
-                                    .allocator(log.allocator())
-                                    .reader(r)
-                                    .uri(plainUri)
-                                    .mode(WriteParams.WriteMode.CREATE)
-                                    .enableStableRowIds(true)
-                                    .execute()) {
+                    Dataset ds = Dataset.write()
+                            .allocator(log.allocator())
+                            .reader(r)
+                            .uri(plainUri)
+                            .mode(WriteParams.WriteMode.CREATE)
+                            .enableStableRowIds(true)
+                            .execute()) {
                 // empty base for the append baseline
             }
             for (int i = 0; i < 20; i++)
-                append(log, plainUri, TestBatches.itemWithStep(ep, "warm-" + i, 3).events());
+                append(
+                        log,
+                        plainUri,
+                        TestBatches.itemWithStep(ep, "warm-" + i, 3).events());
             t0 = System.nanoTime();
             for (CheckpointBatch b : work) append(log, plainUri, b.events());
             double plain = batches * 5 / ((System.nanoTime() - t0) / 1e9);
@@ -76,8 +76,7 @@ public final class CheckpointBench {
             long t0 = System.nanoTime();
             List<CheckpointEvent> chunk = new ArrayList<>();
             for (int i = 0; i < itemsN; i++) {
-                CheckpointBatch.Builder b =
-                        CheckpointBatch.builder("bench", ep, StepRef.of("gen", 0, null, 1));
+                CheckpointBatch.Builder b = CheckpointBatch.builder("bench", ep, StepRef.of("gen", 0, null, 1));
                 var ie = b.item(ItemRef.root("item-" + i), ItemSeq.FIRST).created(null);
                 for (int f = 0; f < perItem - 2; f++) ie.set("f" + f, new FieldValue.IntValue(f));
                 ie.stepCompleted();
@@ -97,8 +96,7 @@ public final class CheckpointBench {
                 t0 = System.nanoTime();
                 m.runOnce(3_600_000);
                 System.out.printf(
-                        "INDEX  compaction + item_id BTREE index in %.1f s%n",
-                        (System.nanoTime() - t0) / 1e9);
+                        "INDEX  compaction + item_id BTREE index in %.1f s%n", (System.nanoTime() - t0) / 1e9);
             }
             double withIndex = foldLatency(log, itemsN, rnd, perItem);
             System.out.printf(
@@ -124,16 +122,14 @@ public final class CheckpointBench {
         return ms[ms.length / 2];
     }
 
-    private static void append(CheckpointLog log, String uri, List<CheckpointEvent> events)
-            throws Exception {
+    private static void append(CheckpointLog log, String uri, List<CheckpointEvent> events) throws Exception {
         try (ArrowReader r = EventSchema.reader(log.allocator(), events);
-                Dataset ds =
-                        Dataset.write()
-                                .allocator(log.allocator())
-                                .reader(r)
-                                .uri(uri)
-                                .mode(WriteParams.WriteMode.APPEND)
-                                .execute()) {
+                Dataset ds = Dataset.write()
+                        .allocator(log.allocator())
+                        .reader(r)
+                        .uri(uri)
+                        .mode(WriteParams.WriteMode.APPEND)
+                        .execute()) {
             // appended
         }
     }

@@ -20,7 +20,9 @@ import org.lance.Dataset;
  * maintenance.
  */
 class CheckpointLogTest {
-    @TempDir static Path root;
+    @TempDir
+    static Path root;
+
     static CheckpointLog log;
 
     @BeforeAll
@@ -35,13 +37,11 @@ class CheckpointLogTest {
 
     @Test
     void datasetHasTheSpecSchemaColumnForColumn() {
-        assertThat(log.location().logDir())
-                .isEqualTo(root.resolve("datagen_checkpoints/pipe/exp/log.lance"));
+        assertThat(log.location().logDir()).isEqualTo(root.resolve("datagen_checkpoints/pipe/exp/log.lance"));
         try (Dataset ds = log.openDataset()) {
-            List<String> cols =
-                    ds.getSchema().getFields().stream()
-                            .map(f -> f.getName() + ":" + f.getType() + ":" + f.isNullable())
-                            .toList();
+            List<String> cols = ds.getSchema().getFields().stream()
+                    .map(f -> f.getName() + ":" + f.getType() + ":" + f.isNullable())
+                    .toList();
             assertThat(cols)
                     .containsExactly(
                             "event_id:Utf8:false",
@@ -78,8 +78,7 @@ class CheckpointLogTest {
                             "event_ts:Timestamp(MICROSECOND, UTC):false",
                             "schema_version:Int(32, true):false");
             Field pk = ds.getSchema().findField("event_id");
-            assertThat(pk.getMetadata())
-                    .containsEntry("lance-schema:unenforced-primary-key", "true");
+            assertThat(pk.getMetadata()).containsEntry("lance-schema:unenforced-primary-key", "true");
         }
     }
 
@@ -92,8 +91,7 @@ class CheckpointLogTest {
             CheckpointBatch.Builder b0 = CheckpointBatch.builder("r", ep, StepRef.NONE);
             b0.item(item, ItemSeq.FIRST).created("{\"t\":1}").set("n", new FieldValue.IntValue(1));
             w.write(b0.build());
-            CheckpointBatch.Builder b1 =
-                    CheckpointBatch.builder("r", ep, StepRef.of("s1", 0, null, 1));
+            CheckpointBatch.Builder b1 = CheckpointBatch.builder("r", ep, StepRef.of("s1", 0, null, 1));
             b1.item(item, new ItemSeq(2))
                     .set("n", new FieldValue.IntValue(7))
                     .append("log", new FieldValue.StrValue("a"))
@@ -103,16 +101,12 @@ class CheckpointLogTest {
                     .set("j", new FieldValue.JsonValue("{\"k\":[1,2]}"))
                     .set("bin", new FieldValue.BlobValue(blob))
                     .stepCompleted();
-            b1.item(item.child("fold-1.c0"), ItemSeq.FIRST)
-                    .created(null)
-                    .set("n", new FieldValue.IntValue(100));
+            b1.item(item.child("fold-1.c0"), ItemSeq.FIRST).created(null).set("n", new FieldValue.IntValue(100));
             w.write(b1.build());
-            CheckpointBatch.Builder b2 =
-                    CheckpointBatch.builder("r", ep, StepRef.of("s2", 1, null, 1));
+            CheckpointBatch.Builder b2 = CheckpointBatch.builder("r", ep, StepRef.of("s2", 1, null, 1));
             b2.item(item, new ItemSeq(10)).failed("ValueError", "{\"msg\":\"bad\"}", "trace...");
             w.write(b2.build());
-            CheckpointBatch.Builder b3 =
-                    CheckpointBatch.builder("r", ep, StepRef.of("s2", 1, null, 2));
+            CheckpointBatch.Builder b3 = CheckpointBatch.builder("r", ep, StepRef.of("s2", 1, null, 2));
             b3.item(item, new ItemSeq(11)).stepCompleted().terminal(Terminal.COMPLETED);
             w.write(b3.build());
         }
@@ -124,20 +118,14 @@ class CheckpointLogTest {
             assertThat(s.fields().get("log").appended()).isTrue();
             assertThat(s.fields().get("x").last()).isEqualTo(new FieldValue.FloatValue(1.5));
             assertThat(s.fields().get("ok").last()).isEqualTo(new FieldValue.BoolValue(true));
-            assertThat(s.fields().get("j").last())
-                    .isEqualTo(new FieldValue.JsonValue("{\"k\":[1,2]}"));
+            assertThat(s.fields().get("j").last()).isEqualTo(new FieldValue.JsonValue("{\"k\":[1,2]}"));
             assertThat(s.cursor().orElseThrow().stepName()).isEqualTo("s2");
-            assertThat(s.completedSteps())
-                    .extracting(CompletedStep::stepName)
-                    .containsExactly("s1", "s2");
-            assertThat(s.failures())
-                    .singleElement()
-                    .satisfies(
-                            f -> {
-                                assertThat(f.errorType()).isEqualTo("ValueError");
-                                assertThat(f.traceback()).isEqualTo("trace...");
-                                assertThat(f.attempt()).isEqualTo(1);
-                            });
+            assertThat(s.completedSteps()).extracting(CompletedStep::stepName).containsExactly("s1", "s2");
+            assertThat(s.failures()).singleElement().satisfies(f -> {
+                assertThat(f.errorType()).isEqualTo("ValueError");
+                assertThat(f.traceback()).isEqualTo("trace...");
+                assertThat(f.attempt()).isEqualTo(1);
+            });
             assertThat(s.terminal()).contains(Terminal.COMPLETED);
             assertThat(s.nextSeq()).isEqualTo(new ItemSeq(13));
             FieldValue.BlobRef ref = (FieldValue.BlobRef) s.fields().get("bin").last();
@@ -148,15 +136,10 @@ class CheckpointLogTest {
                     .extracting(CheckpointEvent::eventType)
                     .startsWith(EventType.ITEM_CREATED, EventType.FIELD_SET, EventType.FIELD_SET);
             assertThat(t.history()).noneMatch(e -> e.value() instanceof FieldValue.BlobValue);
-            assertThat(t.children())
-                    .singleElement()
-                    .satisfies(
-                            c -> {
-                                assertThat(c.state().item())
-                                        .isEqualTo(new ItemRef("fold-1.c0", "fold-1", "fold-1"));
-                                assertThat(c.state().fields().get("n").last())
-                                        .isEqualTo(new FieldValue.IntValue(100));
-                            });
+            assertThat(t.children()).singleElement().satisfies(c -> {
+                assertThat(c.state().item()).isEqualTo(new ItemRef("fold-1.c0", "fold-1", "fold-1"));
+                assertThat(c.state().fields().get("n").last()).isEqualTo(new FieldValue.IntValue(100));
+            });
             assertThat(r.fold("no-such-item")).isEmpty();
         }
     }
@@ -198,24 +181,17 @@ class CheckpointLogTest {
         try (LogWriter second = log.openWriter("fenced", WriterOptions.DEFAULTS)) {
             assertThat(second.epoch()).isNotEqualTo(first.epoch());
             assertThat(second.shard()).isEqualTo(first.shard());
-            assertThatThrownBy(
-                            () ->
-                                    first.write(
-                                            TestBatches.itemWithStep(first.epoch(), "fence-b", 1)))
+            assertThatThrownBy(() -> first.write(TestBatches.itemWithStep(first.epoch(), "fence-b", 1)))
                     .isInstanceOf(WriterFencedException.class)
                     .hasMessageContaining("NOT durable");
-            assertThatThrownBy(
-                            () ->
-                                    first.write(
-                                            TestBatches.itemWithStep(first.epoch(), "fence-c", 1)))
+            assertThatThrownBy(() -> first.write(TestBatches.itemWithStep(first.epoch(), "fence-c", 1)))
                     .isInstanceOf(WriterFencedException.class);
             second.write(TestBatches.itemWithStep(second.epoch(), "fence-d", 1));
         } finally {
             first.close();
         }
         try (LogReader r = log.reader()) {
-            assertThat(r.fold("fence-a"))
-                    .isPresent(); // acknowledged before the takeover: replayed by the second
+            assertThat(r.fold("fence-a")).isPresent(); // acknowledged before the takeover: replayed by the second
             assertThat(r.fold("fence-d")).isPresent();
             assertThat(r.fold("fence-b")).isEmpty(); // never acknowledged
         }
@@ -251,8 +227,7 @@ class CheckpointLogTest {
         try (CheckpointLog m = CheckpointLog.openOrCreate(loc)) {
             for (int round = 0; round < 3; round++) {
                 try (LogWriter w = m.openWriter("mw", WriterOptions.mergingEvery(1))) {
-                    for (int i = 0; i < 4; i++)
-                        w.write(TestBatches.itemWithStep(w.epoch(), "m-" + round + "-" + i, 2));
+                    for (int i = 0; i < 4; i++) w.write(TestBatches.itemWithStep(w.epoch(), "m-" + round + "-" + i, 2));
                 }
             }
             Map<String, ItemState> before;
@@ -280,10 +255,7 @@ class CheckpointLogTest {
                 assertThat(ds.listIndexes()).contains(Maintenance.ITEM_INDEX);
                 Map<String, ItemState> after = r.foldAll();
                 assertThat(after.keySet()).isEqualTo(before.keySet());
-                assertThat(
-                                after.values().stream()
-                                        .map(ItemState::eventCount)
-                                        .collect(Collectors.toList()))
+                assertThat(after.values().stream().map(ItemState::eventCount).collect(Collectors.toList()))
                         .containsOnly(4);
                 assertThat(ds.countRows()).isEqualTo(48);
             }

@@ -10,23 +10,21 @@ import java.nio.file.Path;
  */
 public final class CleanupCrashMain {
     public static void main(String[] args) throws Exception {
-        try (CheckpointLog log =
-                        CheckpointLog.open(new LogLocation(Path.of(args[0]), args[1], args[2]));
+        try (CheckpointLog log = CheckpointLog.open(new LogLocation(Path.of(args[0]), args[1], args[2]));
                 Maintenance m = log.tryElectMaintenance().orElseThrow()) {
             int[] n = {0};
-            m.onFileRemoved(
-                    p -> {
-                        System.out.println("REMOVED " + p);
-                        if (++n[0] == 3) {
-                            System.out.println("PAUSE");
-                            System.out.flush();
-                            try {
-                                Thread.sleep(120_000);
-                            } catch (InterruptedException e) {
-                                Thread.currentThread().interrupt();
-                            }
-                        }
-                    });
+            m.onFileRemoved(p -> {
+                System.out.println("REMOVED " + p);
+                if (++n[0] == 3) {
+                    System.out.println("PAUSE");
+                    System.out.flush();
+                    try {
+                        Thread.sleep(120_000);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            });
             m.runOnce(3_600_000, 0);
             System.out.println("DONE");
         }

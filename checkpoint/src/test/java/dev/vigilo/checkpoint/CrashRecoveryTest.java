@@ -20,36 +20,33 @@ import org.junit.jupiter.api.io.TempDir;
  * batch is all-or-none.
  */
 class CrashRecoveryTest {
-    @TempDir Path root;
+    @TempDir
+    Path root;
 
     @Test
     void killedWriterLosesNoAcknowledgedBatchAndNeverLeavesHalfABatch() throws Exception {
         Set<Integer> acked = new HashSet<>();
         for (int round = 0; round < 3; round++) {
-            Process p =
-                    new ProcessBuilder(
-                                    List.of(
-                                            Path.of(System.getProperty("java.home"), "bin", "java")
-                                                    .toString(),
-                                            "--add-opens=java.base/java.nio=ALL-UNNAMED",
-                                            "-Djava.io.tmpdir=" + ChildTmp.of(root),
-                                            "-cp",
-                                            System.getProperty("java.class.path"),
-                                            CrashWriterMain.class.getName(),
-                                            root.toString(),
-                                            "pipe",
-                                            "crash",
-                                            "crasher",
-                                            Integer.toString(round * 100_000)))
-                            .redirectErrorStream(false)
-                            .start();
+            Process p = new ProcessBuilder(List.of(
+                            Path.of(System.getProperty("java.home"), "bin", "java")
+                                    .toString(),
+                            "--add-opens=java.base/java.nio=ALL-UNNAMED",
+                            "-Djava.io.tmpdir=" + ChildTmp.of(root),
+                            "-cp",
+                            System.getProperty("java.class.path"),
+                            CrashWriterMain.class.getName(),
+                            root.toString(),
+                            "pipe",
+                            "crash",
+                            "crasher",
+                            Integer.toString(round * 100_000)))
+                    .redirectErrorStream(false)
+                    .start();
             List<Integer> mine = new ArrayList<>();
             try (BufferedReader out =
-                    new BufferedReader(
-                            new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                    new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
                 String line;
-                int target =
-                        new int[] {5, 9, 17}[round]; // 9 and 17 leave one batch in the WAL tail
+                int target = new int[] {5, 9, 17}[round]; // 9 and 17 leave one batch in the WAL tail
                 while ((line = out.readLine()) != null) {
                     if (line.startsWith("ACK ")) {
                         mine.add(Integer.parseInt(line.substring(4)));
@@ -64,22 +61,19 @@ class CrashRecoveryTest {
         }
         LogLocation loc = new LogLocation(root, "pipe", "crash");
         try (CheckpointLog log = CheckpointLog.open(loc)) {
-            log.openWriter("crasher", WriterOptions.mergingEvery(2))
-                    .close(); // the restarted writer replays its WAL
+            log.openWriter("crasher", WriterOptions.mergingEvery(2)).close(); // the restarted writer replays its WAL
             try (LogReader r = log.reader()) {
                 Map<String, ItemState> all = r.foldAll();
                 for (int n : acked) {
                     assertThat(all).as("acknowledged batch %d", n).containsKey("crash-" + n);
                 }
-                assertThat(all.values())
-                        .allSatisfy(
-                                s -> {
-                                    assertThat(s.eventCount())
-                                            .as("events of %s", s.item().itemId())
-                                            .isEqualTo(5);
-                                    assertThat(s.fields()).hasSize(3);
-                                    assertThat(s.completedSteps()).hasSize(1);
-                                });
+                assertThat(all.values()).allSatisfy(s -> {
+                    assertThat(s.eventCount())
+                            .as("events of %s", s.item().itemId())
+                            .isEqualTo(5);
+                    assertThat(s.fields()).hasSize(3);
+                    assertThat(s.completedSteps()).hasSize(1);
+                });
                 assertThat(r.allEvents()).hasSize(all.size() * 5);
             }
         }

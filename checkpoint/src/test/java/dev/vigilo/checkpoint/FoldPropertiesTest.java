@@ -21,15 +21,11 @@ class FoldPropertiesTest {
         Random r = new Random(seed);
         List<CheckpointEvent> out = new ArrayList<>();
         CheckpointBatch.Builder b0 = CheckpointBatch.builder("r", ep, StepRef.NONE);
-        var ie =
-                b0.item(ItemRef.root("x"), ItemSeq.FIRST)
-                        .created(null)
-                        .set("v", new FieldValue.IntValue(0));
+        var ie = b0.item(ItemRef.root("x"), ItemSeq.FIRST).created(null).set("v", new FieldValue.IntValue(0));
         out.addAll(b0.build().events());
         ItemSeq next = ie.nextSeq();
         for (int s = 0; s < steps; s++) {
-            CheckpointBatch.Builder b =
-                    CheckpointBatch.builder("r", ep, StepRef.of("s" + s, s, null, 1));
+            CheckpointBatch.Builder b = CheckpointBatch.builder("r", ep, StepRef.of("s" + s, s, null, 1));
             var e = b.item(ItemRef.root("x"), next);
             if (r.nextBoolean()) e.set("v", new FieldValue.IntValue(r.nextInt(100)));
             else e.append("log", new FieldValue.StrValue("s" + s));
@@ -41,8 +37,7 @@ class FoldPropertiesTest {
     }
 
     @Property(tries = 200)
-    void foldIgnoresOrderAndRedeliveries(
-            @ForAll @IntRange(min = 0, max = 12) int steps, @ForAll long seed) {
+    void foldIgnoresOrderAndRedeliveries(@ForAll @IntRange(min = 0, max = 12) int steps, @ForAll long seed) {
         List<CheckpointEvent> h = history(steps, seed);
         ItemState expected = Fold.fold("x", h);
         List<CheckpointEvent> shuffled = new ArrayList<>(h);
@@ -57,12 +52,10 @@ class FoldPropertiesTest {
     }
 
     @Property(tries = 100)
-    void twoHistoriesAtOneSeqAreAViolation(
-            @ForAll @IntRange(min = 1, max = 8) int steps, @ForAll long seed) {
+    void twoHistoriesAtOneSeqAreAViolation(@ForAll @IntRange(min = 1, max = 8) int steps, @ForAll long seed) {
         List<CheckpointEvent> h = new ArrayList<>(history(steps, seed));
         CheckpointBatch.Builder other =
-                CheckpointBatch.builder(
-                        "r", new WriterEpoch("w2@s#2"), StepRef.of("s0", 0, null, 1));
+                CheckpointBatch.builder("r", new WriterEpoch("w2@s#2"), StepRef.of("s0", 0, null, 1));
         other.item(ItemRef.root("x"), new ItemSeq(2)).stepCompleted();
         h.addAll(other.build().events());
         assertThatThrownBy(() -> Fold.fold("x", h)).isInstanceOf(FencingViolationException.class);

@@ -24,7 +24,8 @@ import org.junit.jupiter.api.io.TempDir;
  * middle of cleanup leaves a readable log.
  */
 class GenerationCleanupTest {
-    @TempDir Path root;
+    @TempDir
+    Path root;
 
     @Test
     void mergedGenerationsGoAfterTheGracePeriodAndTheLogStaysExact() throws Exception {
@@ -34,18 +35,15 @@ class GenerationCleanupTest {
         try (CheckpointLog log = CheckpointLog.openOrCreate(loc)) {
             LogReader early;
             try (LogWriter w = log.openWriter("cw", WriterOptions.mergingEvery(0))) {
-                for (int i = 0; i < 16; i++)
-                    w.write(TestBatches.itemWithStep(w.epoch(), "c-" + i, 2)); // 2 flushes
+                for (int i = 0; i < 16; i++) w.write(TestBatches.itemWithStep(w.epoch(), "c-" + i, 2)); // 2 flushes
                 early = log.reader(); // sees the two generations unmerged
                 assertThat(early.unmergedGenerations()).isEqualTo(2);
                 assertThat(w.mergeOwnGenerations()).isEqualTo(2);
-                for (int i = 16; i < 32; i++)
-                    w.write(TestBatches.itemWithStep(w.epoch(), "c-" + i, 2));
+                for (int i = 16; i < 32; i++) w.write(TestBatches.itemWithStep(w.epoch(), "c-" + i, 2));
                 assertThat(w.mergeOwnGenerations()).isEqualTo(2);
             }
             try (LogWriter o = log.openWriter("other", WriterOptions.mergingEvery(0))) {
-                for (int i = 0; i < 8; i++)
-                    o.write(TestBatches.itemWithStep(o.epoch(), "o-" + i, 2)); // never merged
+                for (int i = 0; i < 8; i++) o.write(TestBatches.itemWithStep(o.epoch(), "o-" + i, 2)); // never merged
             }
             int walBefore = log.files().list("_mem_wal/" + cw + "/wal").size();
             assertThat(genFolders(loc, cw)).hasSizeGreaterThanOrEqualTo(4);
@@ -72,11 +70,8 @@ class GenerationCleanupTest {
             }
             assertThat(genFolders(loc, cw))
                     .allSatisfy(
-                            f ->
-                                    assertThat(MemWalFiles.generationOfFolder(f))
-                                            .isGreaterThan(watermark));
-            assertThat(genFolders(loc, other))
-                    .containsExactlyElementsOf(otherGens); // not merged: untouched
+                            f -> assertThat(MemWalFiles.generationOfFolder(f)).isGreaterThan(watermark));
+            assertThat(genFolders(loc, other)).containsExactlyElementsOf(otherGens); // not merged: untouched
             assertThat(log.files().list("_mem_wal/" + cw + "/wal"))
                     .hasSizeLessThan(walBefore)
                     .isNotEmpty();
@@ -92,10 +87,13 @@ class GenerationCleanupTest {
                 Map<String, ItemState> all = r.foldAll();
                 for (int n : acked)
                     assertThat(all).as("acknowledged batch %d", n).containsKey("crash-" + n);
-                long crashItems = all.keySet().stream().filter(k -> k.startsWith("crash-")).count();
+                long crashItems = all.keySet().stream()
+                        .filter(k -> k.startsWith("crash-"))
+                        .count();
                 assertThat(r.allEvents()).hasSize((int) (40 * 4 + crashItems * 5));
                 try (Maintenance m = log.tryElectMaintenance().orElseThrow()) {
-                    assertThat(m.runOnce(3_600_000, 0).generationFoldersRemoved()).isGreaterThan(0);
+                    assertThat(m.runOnce(3_600_000, 0).generationFoldersRemoved())
+                            .isGreaterThan(0);
                 }
                 assertExactlyOnce(log, (int) (40 * 4 + crashItems * 5));
             }
@@ -115,8 +113,7 @@ class GenerationCleanupTest {
         Process p = child(CleanupCrashMain.class, loc.root(), "pipe", "cleancrash");
         List<String> removed = new ArrayList<>();
         try (BufferedReader out =
-                new BufferedReader(
-                        new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
             while ((line = out.readLine()) != null && !line.equals("PAUSE")) {
                 if (line.startsWith("REMOVED ")) removed.add(line.substring(8));
@@ -127,16 +124,13 @@ class GenerationCleanupTest {
             p.waitFor(30, TimeUnit.SECONDS);
         }
         assertThat(removed).hasSize(3).allSatisfy(f -> assertThat(f).contains("_gen_"));
-        assertThat(genFolders(loc, shard))
-                .hasSize(gensBefore.size()); // the first folder is only partly deleted
+        assertThat(genFolders(loc, shard)).hasSize(gensBefore.size()); // the first folder is only partly deleted
         try (CheckpointLog log = CheckpointLog.open(loc)) {
             assertExactlyOnce(log, 32 * 4);
             try (LogWriter w = log.openWriter("w", WriterOptions.mergingEvery(1))) {
                 w.write(TestBatches.itemWithStep(w.epoch(), "k-after", 2));
             }
-            try (Maintenance m =
-                    log.tryElectMaintenance()
-                            .orElseThrow()) { // the killed holder's lock went with it
+            try (Maintenance m = log.tryElectMaintenance().orElseThrow()) { // the killed holder's lock went with it
                 assertThat(m.runOnce(3_600_000, 0).generationFoldersRemoved())
                         .isGreaterThanOrEqualTo(gensBefore.size());
             }
@@ -156,8 +150,7 @@ class GenerationCleanupTest {
     }
 
     private static List<String> genFolders(LogLocation loc, ShardId shard) throws Exception {
-        try (Stream<Path> s =
-                Files.list(loc.logDir().resolve("_mem_wal").resolve(shard.toString()))) {
+        try (Stream<Path> s = Files.list(loc.logDir().resolve("_mem_wal").resolve(shard.toString()))) {
             return s.map(p -> p.getFileName().toString())
                     .filter(n -> MemWalFiles.generationOfFolder(n) > 0)
                     .sorted()
@@ -165,20 +158,11 @@ class GenerationCleanupTest {
         }
     }
 
-    private Set<Integer> killWriterAfter(LogLocation loc, String writer, int acks)
-            throws Exception {
-        Process p =
-                child(
-                        CrashWriterMain.class,
-                        loc.root(),
-                        loc.pipeline(),
-                        loc.experiment(),
-                        writer,
-                        "0");
+    private Set<Integer> killWriterAfter(LogLocation loc, String writer, int acks) throws Exception {
+        Process p = child(CrashWriterMain.class, loc.root(), loc.pipeline(), loc.experiment(), writer, "0");
         Set<Integer> acked = new HashSet<>();
         try (BufferedReader out =
-                new BufferedReader(
-                        new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
             while (acked.size() < acks && (line = out.readLine()) != null) {
                 if (line.startsWith("ACK ")) acked.add(Integer.parseInt(line.substring(4)));
@@ -192,16 +176,16 @@ class GenerationCleanupTest {
     }
 
     private Process child(Class<?> main, String... args) throws Exception {
-        List<String> cmd =
-                new ArrayList<>(
-                        List.of(
-                                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                                "--add-opens=java.base/java.nio=ALL-UNNAMED",
-                                "-Djava.io.tmpdir=" + ChildTmp.of(root),
-                                "-cp",
-                                System.getProperty("java.class.path"),
-                                main.getName()));
+        List<String> cmd = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-opens=java.base/java.nio=ALL-UNNAMED",
+                "-Djava.io.tmpdir=" + ChildTmp.of(root),
+                "-cp",
+                System.getProperty("java.class.path"),
+                main.getName()));
         cmd.addAll(List.of(args));
-        return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        return new ProcessBuilder(cmd)
+                .redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start();
     }
 }

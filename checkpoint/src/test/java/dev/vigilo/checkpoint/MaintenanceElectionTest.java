@@ -16,12 +16,12 @@ import org.junit.jupiter.api.io.TempDir;
  * kill -9.
  */
 class MaintenanceElectionTest {
-    @TempDir Path root;
+    @TempDir
+    Path root;
 
     /** Child: elect, print ELECTED (or NOT_ELECTED), then hold the role until killed. */
     public static void main(String[] args) throws Exception {
-        try (CheckpointLog log =
-                CheckpointLog.openOrCreate(new LogLocation(Path.of(args[0]), "pipe", "elect"))) {
+        try (CheckpointLog log = CheckpointLog.openOrCreate(new LogLocation(Path.of(args[0]), "pipe", "elect"))) {
             var m = log.tryElectMaintenance();
             System.out.println(m.isPresent() ? "ELECTED" : "NOT_ELECTED");
             System.out.flush();
@@ -31,30 +31,25 @@ class MaintenanceElectionTest {
 
     @Test
     void roleIsExclusiveAndSurvivesTheHoldersDeath() throws Exception {
-        Process holder =
-                new ProcessBuilder(
-                                List.of(
-                                        Path.of(System.getProperty("java.home"), "bin", "java")
-                                                .toString(),
-                                        "--add-opens=java.base/java.nio=ALL-UNNAMED",
-                                        "-Djava.io.tmpdir=" + ChildTmp.of(root),
-                                        "-cp",
-                                        System.getProperty("java.class.path"),
-                                        MaintenanceElectionTest.class.getName(),
-                                        root.toString()))
-                        .redirectError(ProcessBuilder.Redirect.DISCARD)
-                        .start();
+        Process holder = new ProcessBuilder(List.of(
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "--add-opens=java.base/java.nio=ALL-UNNAMED",
+                        "-Djava.io.tmpdir=" + ChildTmp.of(root),
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        MaintenanceElectionTest.class.getName(),
+                        root.toString()))
+                .redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start();
         try (BufferedReader out =
-                new BufferedReader(
-                        new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8))) {
+                new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8))) {
             assertThat(out.readLine()).isEqualTo("ELECTED");
             try (CheckpointLog log = CheckpointLog.open(new LogLocation(root, "pipe", "elect"))) {
                 assertThat(log.tryElectMaintenance()).isEmpty();
                 holder.destroyForcibly();
                 assertThat(holder.waitFor(30, TimeUnit.SECONDS)).isTrue();
                 try (Maintenance m = log.tryElectMaintenance().orElseThrow()) {
-                    assertThat(m.runOnce(3_600_000).indexRefreshed())
-                            .isFalse(); // empty log: nothing to index
+                    assertThat(m.runOnce(3_600_000).indexRefreshed()).isFalse(); // empty log: nothing to index
                 }
             }
         } finally {

@@ -25,7 +25,8 @@ import org.junit.jupiter.api.io.TempDir;
  * catches; see docs/formats/checkpoint-log.md.)
  */
 class PutTimeoutTest {
-    @TempDir Path tmp;
+    @TempDir
+    Path tmp;
 
     /**
      * Child: writes one batch, waits for a line on stdin, writes again with a 2 s put timeout and
@@ -37,10 +38,8 @@ class PutTimeoutTest {
         // object store directly (args[0]), so only the WAL put hangs.
         Map<String, String> env = new java.util.HashMap<>(System.getenv());
         env.put("AWS_ENDPOINT", args[0]);
-        LogLocation loc =
-                LogLocation.of("s3://" + S3ProxyFixture.BUCKET + "/timeout", "pipe", "t", env);
-        BufferedReader in =
-                new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        LogLocation loc = LogLocation.of("s3://" + S3ProxyFixture.BUCKET + "/timeout", "pipe", "t", env);
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         CheckpointLog log = CheckpointLog.openOrCreate(loc);
         LogWriter w = log.openWriter("tw", new WriterOptions(0, Duration.ofSeconds(2)));
         w.write(TestBatches.itemWithStep(w.epoch(), "t-0", 1));
@@ -52,13 +51,12 @@ class PutTimeoutTest {
             w.write(TestBatches.itemWithStep(w.epoch(), "t-1", 1));
             System.out.println("UNEXPECTED success");
         } catch (CheckpointException e) {
-            System.out.println(
-                    "FAILED "
-                            + e.getClass().getSimpleName()
-                            + " "
-                            + (System.nanoTime() - t0) / 1_000_000
-                            + " "
-                            + e.getMessage().contains("did not complete within"));
+            System.out.println("FAILED "
+                    + e.getClass().getSimpleName()
+                    + " "
+                    + (System.nanoTime() - t0) / 1_000_000
+                    + " "
+                    + e.getMessage().contains("did not complete within"));
         }
         try {
             w.write(TestBatches.itemWithStep(w.epoch(), "t-2", 1));
@@ -69,8 +67,7 @@ class PutTimeoutTest {
         w.close();
         System.out.println("CLOSED");
         System.out.flush();
-        Runtime.getRuntime()
-                .halt(0); // Lance's native retry threads are still busy with the dead endpoint
+        Runtime.getRuntime().halt(0); // Lance's native retry threads are still busy with the dead endpoint
     }
 
     @Test
@@ -82,18 +79,15 @@ class PutTimeoutTest {
     }
 
     private void run(S3ProxyFixture s3, StallingTcpProxy proxy) throws Exception {
-        ProcessBuilder pb =
-                new ProcessBuilder(
-                                List.of(
-                                        Path.of(System.getProperty("java.home"), "bin", "java")
-                                                .toString(),
-                                        "--add-opens=java.base/java.nio=ALL-UNNAMED",
-                                        "-Djava.io.tmpdir=" + ChildTmp.of(tmp),
-                                        "-cp",
-                                        System.getProperty("java.class.path"),
-                                        PutTimeoutTest.class.getName(),
-                                        s3.endpoint().toString()))
-                        .redirectError(ProcessBuilder.Redirect.DISCARD);
+        ProcessBuilder pb = new ProcessBuilder(List.of(
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "--add-opens=java.base/java.nio=ALL-UNNAMED",
+                        "-Djava.io.tmpdir=" + ChildTmp.of(tmp),
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        PutTimeoutTest.class.getName(),
+                        s3.endpoint().toString()))
+                .redirectError(ProcessBuilder.Redirect.DISCARD);
         Map<String, String> env = pb.environment();
         env.put("AWS_ENDPOINT", "http://127.0.0.1:" + proxy.port());
         env.put("AWS_REGION", S3ProxyFixture.REGION);
@@ -104,8 +98,7 @@ class PutTimeoutTest {
         Process p = pb.start();
         List<String> lines = new ArrayList<>();
         try (BufferedReader out =
-                new BufferedReader(
-                        new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             assertThat(out.readLine()).isEqualTo("WROTE");
             proxy.stall(); // Lance's next WAL request hangs
             p.getOutputStream().write('\n');

@@ -26,7 +26,9 @@ import software.amazon.awssdk.services.s3.model.S3Exception;
  * holder's death.
  */
 class S3LeaseTest {
-    @TempDir static Path tmp;
+    @TempDir
+    static Path tmp;
+
     static S3ProxyFixture s3;
     static S3Client client;
 
@@ -65,22 +67,21 @@ class S3LeaseTest {
      * never renews.
      */
     public static void main(String[] args) throws Exception {
-        LogLocation loc =
-                LogLocation.of(
-                        "s3://" + S3ProxyFixture.BUCKET + "/lease",
-                        "pipe",
-                        args[3],
-                        Map.of(
-                                "AWS_ENDPOINT",
-                                args[0],
-                                "AWS_REGION",
-                                S3ProxyFixture.REGION,
-                                "AWS_ACCESS_KEY_ID",
-                                args[1],
-                                "AWS_SECRET_ACCESS_KEY",
-                                args[2],
-                                "AWS_ALLOW_HTTP",
-                                "true"));
+        LogLocation loc = LogLocation.of(
+                "s3://" + S3ProxyFixture.BUCKET + "/lease",
+                "pipe",
+                args[3],
+                Map.of(
+                        "AWS_ENDPOINT",
+                        args[0],
+                        "AWS_REGION",
+                        S3ProxyFixture.REGION,
+                        "AWS_ACCESS_KEY_ID",
+                        args[1],
+                        "AWS_SECRET_ACCESS_KEY",
+                        args[2],
+                        "AWS_ALLOW_HTTP",
+                        "true"));
         Optional<Election> e = S3Lease.tryAcquire(loc, "child", Duration.ofSeconds(3));
         System.out.println(e.isPresent() ? "ELECTED" : "NOT_ELECTED");
         System.out.flush();
@@ -90,90 +91,62 @@ class S3LeaseTest {
     @Test
     void s3proxyHonoursIfNoneMatchAndIfMatchOnPut() {
         String key = "probe/conditional";
-        String etag =
-                client.putObject(
-                                b -> b.bucket(S3ProxyFixture.BUCKET).key(key).ifNoneMatch("*"),
-                                RequestBody.fromString("one"))
-                        .eTag();
-        assertThatThrownBy(
-                        () ->
-                                client.putObject(
-                                        b ->
-                                                b.bucket(S3ProxyFixture.BUCKET)
-                                                        .key(key)
-                                                        .ifNoneMatch("*"),
-                                        RequestBody.fromString("two")))
+        String etag = client.putObject(
+                        b -> b.bucket(S3ProxyFixture.BUCKET).key(key).ifNoneMatch("*"), RequestBody.fromString("one"))
+                .eTag();
+        assertThatThrownBy(() -> client.putObject(
+                        b -> b.bucket(S3ProxyFixture.BUCKET).key(key).ifNoneMatch("*"), RequestBody.fromString("two")))
                 .isInstanceOfSatisfying(
                         S3Exception.class, e -> assertThat(e.statusCode()).isEqualTo(412));
-        assertThatThrownBy(
-                        () ->
-                                client.putObject(
-                                        b ->
-                                                b.bucket(S3ProxyFixture.BUCKET)
-                                                        .key(key)
-                                                        .ifMatch(
-                                                                "\"0123456789abcdef0123456789abcdef\""),
-                                        RequestBody.fromString("three")))
+        assertThatThrownBy(() -> client.putObject(
+                        b -> b.bucket(S3ProxyFixture.BUCKET).key(key).ifMatch("\"0123456789abcdef0123456789abcdef\""),
+                        RequestBody.fromString("three")))
                 .isInstanceOfSatisfying(
                         S3Exception.class, e -> assertThat(e.statusCode()).isEqualTo(412));
-        String etag2 =
-                client.putObject(
-                                b -> b.bucket(S3ProxyFixture.BUCKET).key(key).ifMatch(etag),
-                                RequestBody.fromString("four"))
-                        .eTag();
+        String etag2 = client.putObject(
+                        b -> b.bucket(S3ProxyFixture.BUCKET).key(key).ifMatch(etag), RequestBody.fromString("four"))
+                .eTag();
         assertThat(etag2).isNotEqualTo(etag);
-        assertThat(
-                        client.getObjectAsBytes(b -> b.bucket(S3ProxyFixture.BUCKET).key(key))
-                                .asUtf8String())
+        assertThat(client.getObjectAsBytes(b -> b.bucket(S3ProxyFixture.BUCKET).key(key))
+                        .asUtf8String())
                 .isEqualTo("four");
     }
 
     @Test
     void leaseIsExclusiveAndPassesOnOnlyAfterTheKilledHoldersLeaseExpired() throws Exception {
         LogLocation loc = location("killed");
-        Process holder =
-                new ProcessBuilder(
-                                List.of(
-                                        Path.of(System.getProperty("java.home"), "bin", "java")
-                                                .toString(),
-                                        "-Djava.io.tmpdir=" + ChildTmp.of(tmp),
-                                        "-cp",
-                                        System.getProperty("java.class.path"),
-                                        S3LeaseTest.class.getName(),
-                                        s3.endpoint().toString(),
-                                        s3.accessKey(),
-                                        s3.secretKey(),
-                                        "killed"))
-                        .redirectError(ProcessBuilder.Redirect.DISCARD)
-                        .start();
+        Process holder = new ProcessBuilder(List.of(
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "-Djava.io.tmpdir=" + ChildTmp.of(tmp),
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        S3LeaseTest.class.getName(),
+                        s3.endpoint().toString(),
+                        s3.accessKey(),
+                        s3.secretKey(),
+                        "killed"))
+                .redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start();
         try (BufferedReader out =
-                new BufferedReader(
-                        new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8))) {
+                new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8))) {
             assertThat(out.readLine()).isEqualTo("ELECTED");
             long electedAt = System.currentTimeMillis();
-            String stored =
-                    client.getObjectAsBytes(
-                                    b ->
-                                            b.bucket(S3ProxyFixture.BUCKET)
-                                                    .key(
-                                                            "lease/datagen_checkpoints/pipe/killed/maintenance.lease"))
-                            .asUtf8String();
-            long expiresAt =
-                    new com.fasterxml.jackson.databind.ObjectMapper()
+            String stored = client.getObjectAsBytes(b -> b.bucket(S3ProxyFixture.BUCKET)
+                            .key("lease/datagen_checkpoints/pipe/killed/maintenance.lease"))
+                    .asUtf8String();
+            long expiresAt = new com.fasterxml.jackson.databind.ObjectMapper()
+                    .readTree(stored)
+                    .get("expires_at_ms")
+                    .asLong();
+            assertThat(new com.fasterxml.jackson.databind.ObjectMapper()
                             .readTree(stored)
-                            .get("expires_at_ms")
-                            .asLong();
-            assertThat(
-                            new com.fasterxml.jackson.databind.ObjectMapper()
-                                    .readTree(stored)
-                                    .get("holder")
-                                    .asText())
+                            .get("holder")
+                            .asText())
                     .isEqualTo("child");
             assertThat(S3Lease.tryAcquire(loc, "me", Duration.ofSeconds(30))).isEmpty();
             holder.destroyForcibly(); // kill -9: the lease is neither renewed nor released
             assertThat(holder.waitFor(30, TimeUnit.SECONDS)).isTrue();
-            assertThat(S3Lease.tryAcquire(loc, "me", Duration.ofSeconds(30)))
-                    .isEmpty(); // not expired yet
+            assertThat(S3Lease.tryAcquire(loc, "me", Duration.ofSeconds(30))).isEmpty(); // not expired yet
             Optional<Election> mine = Optional.empty();
             while (mine.isEmpty() && System.currentTimeMillis() - electedAt < 15_000) {
                 Thread.sleep(200);
@@ -184,8 +157,7 @@ class S3LeaseTest {
             mine.get().confirm();
             assertThat(S3Lease.tryAcquire(loc, "other", Duration.ofSeconds(30))).isEmpty();
             mine.get().release();
-            assertThat(S3Lease.tryAcquire(loc, "other", Duration.ofSeconds(30)))
-                    .isPresent(); // released: at once
+            assertThat(S3Lease.tryAcquire(loc, "other", Duration.ofSeconds(30))).isPresent(); // released: at once
         } finally {
             holder.destroyForcibly();
         }
@@ -197,7 +169,8 @@ class S3LeaseTest {
         Election slow = S3Lease.tryAcquire(loc, "slow", Duration.ofMillis(500)).orElseThrow();
         slow.confirm(); // renewal by If-Match on its own ETag works
         Thread.sleep(700);
-        Election fresh = S3Lease.tryAcquire(loc, "fresh", Duration.ofSeconds(30)).orElseThrow();
+        Election fresh =
+                S3Lease.tryAcquire(loc, "fresh", Duration.ofSeconds(30)).orElseThrow();
         assertThatThrownBy(slow::confirm).isInstanceOf(MaintenanceRoleLostException.class);
         fresh.confirm();
         slow.release(); // must not release the new holder's lease

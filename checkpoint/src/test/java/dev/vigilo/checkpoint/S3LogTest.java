@@ -20,16 +20,13 @@ import org.junit.jupiter.api.Test;
  * merged generations through the AWS SDK.
  */
 class S3LogTest {
-    @org.junit.jupiter.api.io.TempDir static Path tmp;
+    @org.junit.jupiter.api.io.TempDir
+    static Path tmp;
 
     /** Child: args = phase ("write" | "verify"). */
     public static void main(String[] args) throws Exception {
         LogLocation loc =
-                LogLocation.of(
-                        "s3://" + S3ProxyFixture.BUCKET + "/roots/r1",
-                        "pipe",
-                        "s3exp",
-                        System.getenv());
+                LogLocation.of("s3://" + S3ProxyFixture.BUCKET + "/roots/r1", "pipe", "s3exp", System.getenv());
         try (CheckpointLog log = CheckpointLog.openOrCreate(loc)) {
             if (args[0].equals("write")) {
                 try (LogWriter w = log.openWriter("s3w", WriterOptions.mergingEvery(1))) {
@@ -38,8 +35,7 @@ class S3LogTest {
                         w.write(b);
                         if (i == 3) w.write(b); // a retried batch: same ids
                     }
-                    CheckpointBatch.Builder b =
-                            CheckpointBatch.builder("r", w.epoch(), StepRef.of("blob", 1, null, 1));
+                    CheckpointBatch.Builder b = CheckpointBatch.builder("r", w.epoch(), StepRef.of("blob", 1, null, 1));
                     b.item(ItemRef.root("s3-0"), new ItemSeq(4))
                             .set("bin", new FieldValue.BlobValue(new byte[] {1, 2, 3}))
                             .stepCompleted();
@@ -52,27 +48,22 @@ class S3LogTest {
                 try (Maintenance m = log.tryElectMaintenance().orElseThrow()) {
                     System.out.println("SECOND " + log.tryElectMaintenance().isPresent());
                     Maintenance.Report rep = m.runOnce(3_600_000, 0);
-                    System.out.println(
-                            "REMOVED "
-                                    + rep.generationFoldersRemoved()
-                                    + " "
-                                    + (rep.walFilesRemoved() > 0)
-                                    + " "
-                                    + (rep.manifestsRemoved() > 0));
+                    System.out.println("REMOVED "
+                            + rep.generationFoldersRemoved()
+                            + " "
+                            + (rep.walFilesRemoved() > 0)
+                            + " "
+                            + (rep.manifestsRemoved() > 0));
                 }
                 ShardId shard = ShardId.forWriter("pipe", "s3exp", "s3w");
                 long merged;
                 try (org.lance.Dataset ds = log.openDataset()) {
                     merged = MemWalFiles.mergedGenerations(ds).get(shard);
                 }
-                long left =
-                        log.files().list("_mem_wal/" + shard).stream()
-                                .filter(
-                                        n ->
-                                                MemWalFiles.generationOfFolder(n) > 0
-                                                        && MemWalFiles.generationOfFolder(n)
-                                                                <= merged)
-                                .count();
+                long left = log.files().list("_mem_wal/" + shard).stream()
+                        .filter(n ->
+                                MemWalFiles.generationOfFolder(n) > 0 && MemWalFiles.generationOfFolder(n) <= merged)
+                        .count();
                 System.out.println("MERGED_LEFT " + left);
             } else {
                 log.openWriter("s3w", WriterOptions.DEFAULTS).close();
@@ -80,16 +71,16 @@ class S3LogTest {
                     Map<String, ItemState> all = r.foldAll();
                     System.out.println("ITEMS " + all.size());
                     System.out.println("EVENTS " + r.allEvents().size());
-                    System.out.println(
-                            "DISTINCT "
-                                    + r.allEvents().stream()
-                                            .map(e -> e.eventId().value())
-                                            .distinct()
-                                            .count());
+                    System.out.println("DISTINCT "
+                            + r.allEvents().stream()
+                                    .map(e -> e.eventId().value())
+                                    .distinct()
+                                    .count());
                     ItemState s0 = all.get("s3-0");
-                    System.out.println(
-                            "S0 " + s0.eventCount() + " " + s0.cursor().orElseThrow().stepName());
-                    byte[] blob = r.loadBlob((FieldValue.BlobRef) s0.fields().get("bin").last());
+                    System.out.println("S0 " + s0.eventCount() + " "
+                            + s0.cursor().orElseThrow().stepName());
+                    byte[] blob = r.loadBlob(
+                            (FieldValue.BlobRef) s0.fields().get("bin").last());
                     System.out.println("BLOB " + java.util.Arrays.toString(blob));
                 }
             }
@@ -107,28 +98,22 @@ class S3LogTest {
             // still see every event exactly once.
             List<String> maint = child(s3, "maintain");
             assertThat(maint).contains("SECOND false", "MERGED_LEFT 0");
-            assertThat(maint)
-                    .anySatisfy(l -> assertThat(l).matches("REMOVED [1-9][0-9]* true true"));
+            assertThat(maint).anySatisfy(l -> assertThat(l).matches("REMOVED [1-9][0-9]* true true"));
             List<String> out = child(s3, "verify");
-            assertThat(out)
-                    .contains(
-                            "ITEMS 20", "EVENTS 82", "DISTINCT 82", "S0 6 blob", "BLOB [1, 2, 3]");
+            assertThat(out).contains("ITEMS 20", "EVENTS 82", "DISTINCT 82", "S0 6 blob", "BLOB [1, 2, 3]");
         }
     }
 
     private static List<String> child(S3ProxyFixture s3, String phase) throws Exception {
-        ProcessBuilder pb =
-                new ProcessBuilder(
-                                List.of(
-                                        Path.of(System.getProperty("java.home"), "bin", "java")
-                                                .toString(),
-                                        "--add-opens=java.base/java.nio=ALL-UNNAMED",
-                                        "-Djava.io.tmpdir=" + ChildTmp.of(tmp),
-                                        "-cp",
-                                        System.getProperty("java.class.path"),
-                                        S3LogTest.class.getName(),
-                                        phase))
-                        .redirectErrorStream(true);
+        ProcessBuilder pb = new ProcessBuilder(List.of(
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "--add-opens=java.base/java.nio=ALL-UNNAMED",
+                        "-Djava.io.tmpdir=" + ChildTmp.of(tmp),
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        S3LogTest.class.getName(),
+                        phase))
+                .redirectErrorStream(true);
         Map<String, String> env = pb.environment();
         env.put("AWS_ENDPOINT", s3.endpoint().toString());
         env.put("AWS_REGION", S3ProxyFixture.REGION);
@@ -138,9 +123,7 @@ class S3LogTest {
         env.put("AWS_VIRTUAL_HOSTED_STYLE_REQUEST", "false");
         Process p = pb.start();
         List<String> lines = new ArrayList<>();
-        try (BufferedReader r =
-                new BufferedReader(
-                        new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             String l;
             while ((l = r.readLine()) != null) lines.add(l);
         }

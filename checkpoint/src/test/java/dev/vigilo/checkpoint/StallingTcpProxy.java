@@ -53,24 +53,22 @@ final class StallingTcpProxy implements AutoCloseable {
     }
 
     private void pump(Socket from, Socket to) {
-        Thread t =
-                new Thread(
-                        () -> {
-                            byte[] buf = new byte[16384];
-                            try (InputStream i = from.getInputStream();
-                                    OutputStream o = to.getOutputStream()) {
-                                int n;
-                                while ((n = i.read(buf)) >= 0) {
-                                    while (stalled)
-                                        Thread.sleep(50); // hold the bytes: the peer waits for ever
-                                    o.write(buf, 0, n);
-                                    o.flush();
-                                }
-                            } catch (IOException | InterruptedException e) {
-                                // Connection closed.
-                            }
-                        },
-                        "stalling-proxy-pump");
+        Thread t = new Thread(
+                () -> {
+                    byte[] buf = new byte[16384];
+                    try (InputStream i = from.getInputStream();
+                            OutputStream o = to.getOutputStream()) {
+                        int n;
+                        while ((n = i.read(buf)) >= 0) {
+                            while (stalled) Thread.sleep(50); // hold the bytes: the peer waits for ever
+                            o.write(buf, 0, n);
+                            o.flush();
+                        }
+                    } catch (IOException | InterruptedException e) {
+                        // Connection closed.
+                    }
+                },
+                "stalling-proxy-pump");
         t.setDaemon(true);
         t.start();
     }

@@ -9,8 +9,7 @@ final class TestBatches {
      * item.
      */
     static CheckpointBatch itemWithStep(WriterEpoch epoch, String itemId, int fields) {
-        CheckpointBatch.Builder b =
-                CheckpointBatch.builder("run-1", epoch, StepRef.of("gen", 0, null, 1));
+        CheckpointBatch.Builder b = CheckpointBatch.builder("run-1", epoch, StepRef.of("gen", 0, null, 1));
         var ie = b.item(ItemRef.root(itemId), ItemSeq.FIRST).created(null);
         for (int f = 0; f < fields; f++) ie.set("f" + f, new FieldValue.StrValue(itemId + "/" + f));
         ie.stepCompleted();

@@ -1,17 +1,15 @@
 package dev.vigilo.cli;
 
-import picocli.CommandLine;
-
 import java.io.PrintWriter;
 import java.util.Objects;
+import picocli.CommandLine;
 
 /**
  * Builds the picocli command tree and runs one command line. Output streams and the environment are injected so
  * tests run the real CLI in-process; {@link Main} passes the process's own.
  */
 public final class Cli {
-    private Cli() {
-    }
+    private Cli() {}
 
     /**
      * Runs {@code args} and returns the exit code (see {@link ExitCode}); never calls {@link System#exit}.

@@ -1,14 +1,12 @@
 package dev.vigilo.cli;
 
-import picocli.CommandLine.Model.CommandSpec;
-
 import java.io.PrintWriter;
 import java.util.UUID;
+import picocli.CommandLine.Model.CommandSpec;
 
 /** Small helpers shared by the leaf commands. */
 final class CommandSupport {
-    private CommandSupport() {
-    }
+    private CommandSupport() {}
 
     static VigiloCommand root(CommandSpec spec) {
         return (VigiloCommand) spec.root().userObject();

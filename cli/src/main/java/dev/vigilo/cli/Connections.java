@@ -8,7 +8,6 @@ import dev.vigilo.storage.StorageConfig;
 import dev.vigilo.storage.StorageConfigException;
 import dev.vigilo.storage.StoreBinding;
 import dev.vigilo.storage.StoreSpec;
-
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -48,8 +47,8 @@ final class Connections implements AutoCloseable {
     /** {@code --storage-config}, else {@code VIGILO_STORAGE_CONFIG}, else a local store under Vigilo home. */
     StorageConfig storage() {
         if (storageConfig == null) {
-            Optional<Path> file = storageConfigOption
-                    .or(() -> environment.get(Environment.STORAGE_CONFIG_VARIABLE).map(Path::of));
+            Optional<Path> file = storageConfigOption.or(
+                    () -> environment.get(Environment.STORAGE_CONFIG_VARIABLE).map(Path::of));
             storageConfig = file.map(StorageConfig::load)
                     .orElseGet(() -> StorageConfig.localDefault(environment.defaultObjectStore()));
         }
@@ -59,8 +58,9 @@ final class Connections implements AutoCloseable {
     /** Opens the named store, or the configuration's default. */
     ObjectStore openStore(Optional<String> name) {
         StorageConfig config = storage();
-        StoreSpec spec = name.map(n -> config.store(n).orElseThrow(() -> new StorageConfigException(
-                        "storage config " + config.source() + " has no store named \"" + n + "\"")))
+        StoreSpec spec = name.map(n -> config.store(n)
+                        .orElseThrow(() -> new StorageConfigException(
+                                "storage config " + config.source() + " has no store named \"" + n + "\"")))
                 .orElseGet(config::defaultStore);
         return track(ObjectStores.open(spec));
     }
@@ -68,10 +68,11 @@ final class Connections implements AutoCloseable {
     /** Opens the configured store bound to {@code binding}, or explains that none is. */
     ObjectStore openStore(StoreBinding binding) {
         StorageConfig config = storage();
-        StoreSpec spec = config.resolve(binding).orElseThrow(() -> new StorageConfigException(
-                "storage config " + config.source() + " has no store bound to " + binding
-                        + "; pass --storage-config (or set " + Environment.STORAGE_CONFIG_VARIABLE
-                        + ") with a store whose location is " + binding));
+        StoreSpec spec = config.resolve(binding)
+                .orElseThrow(() -> new StorageConfigException(
+                        "storage config " + config.source() + " has no store bound to " + binding
+                                + "; pass --storage-config (or set " + Environment.STORAGE_CONFIG_VARIABLE
+                                + ") with a store whose location is " + binding));
         return track(ObjectStores.open(spec));
     }
 

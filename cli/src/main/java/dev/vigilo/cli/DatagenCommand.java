@@ -6,13 +6,20 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /** {@code vigilo datagen}: resumable data-generation pipelines over the checkpoint log. */
-@Command(name = "datagen",
+@Command(
+        name = "datagen",
         mixinStandardHelpOptions = true,
-        description = {"Run data-generation pipelines that survive kill -9, and inspect and export their experiments.",
-                "Each experiment's checkpoint log is a Lance dataset under "
-                        + "<durable-root>/datagen_checkpoints/<pipeline>/<experiment>/log.lance (docs/datagen.md)."},
-        subcommands = {DatagenRunCommand.class, DatagenStatusCommand.class, DatagenItemCommand.class,
-                DatagenExportCommand.class})
+        description = {
+            "Run data-generation pipelines that survive kill -9, and inspect and export their experiments.",
+            "Each experiment's checkpoint log is a Lance dataset under "
+                    + "<durable-root>/datagen_checkpoints/<pipeline>/<experiment>/log.lance (docs/datagen.md)."
+        },
+        subcommands = {
+            DatagenRunCommand.class,
+            DatagenStatusCommand.class,
+            DatagenItemCommand.class,
+            DatagenExportCommand.class
+        })
 final class DatagenCommand implements Runnable {
     @Spec
     CommandSpec spec;
@@ -30,7 +37,9 @@ final class DatagenCommand implements Runnable {
         @Option(names = "--experiment", required = true, paramLabel = "E", description = "The experiment's name.")
         String experiment;
 
-        @Option(names = "--durable-root", paramLabel = "R",
+        @Option(
+                names = "--durable-root",
+                paramLabel = "R",
                 description = "A local directory or s3://bucket/prefix (S3 settings from AWS_* variables). "
                         + "Default: VIGILO_HOME.")
         String durableRoot;

@@ -1,17 +1,18 @@
 package dev.vigilo.cli;
 
 import dev.vigilo.datagen.Experiments;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-import java.nio.file.Path;
-import java.util.concurrent.Callable;
-
 /** {@code vigilo datagen export --out FILE.jsonl}: completed items, ready for {@code vigilo dataset upload}. */
-@Command(name = "export", mixinStandardHelpOptions = true,
+@Command(
+        name = "export",
+        mixinStandardHelpOptions = true,
         description = "Write an experiment's completed items as JSONL cases, ready for `vigilo dataset upload`.")
 final class DatagenExportCommand implements Callable<Integer> {
     @Spec
@@ -25,8 +26,11 @@ final class DatagenExportCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        long n = Experiments.export(DatagenCommand.durableRoot(experiment.durableRoot, CommandSupport.root(spec)),
-                experiment.pipeline, experiment.experiment, out);
+        long n = Experiments.export(
+                DatagenCommand.durableRoot(experiment.durableRoot, CommandSupport.root(spec)),
+                experiment.pipeline,
+                experiment.experiment,
+                out);
         CommandSupport.out(spec).printf("exported %d items to %s%n", n, out);
         return ExitCode.OK;
     }

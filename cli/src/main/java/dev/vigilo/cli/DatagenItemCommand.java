@@ -1,16 +1,17 @@
 package dev.vigilo.cli;
 
 import dev.vigilo.datagen.Experiments;
+import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-import java.util.concurrent.Callable;
-
 /** {@code vigilo datagen item ITEM_ID}: one item's folded state and trajectory as JSON. */
-@Command(name = "item", mixinStandardHelpOptions = true,
+@Command(
+        name = "item",
+        mixinStandardHelpOptions = true,
         description = "Print one item's folded state and trajectory (its steps, and its descendants) as JSON.")
 final class DatagenItemCommand implements Callable<Integer> {
     @Spec
@@ -24,8 +25,11 @@ final class DatagenItemCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        var item = Experiments.item(DatagenCommand.durableRoot(experiment.durableRoot, CommandSupport.root(spec)),
-                experiment.pipeline, experiment.experiment, itemId);
+        var item = Experiments.item(
+                DatagenCommand.durableRoot(experiment.durableRoot, CommandSupport.root(spec)),
+                experiment.pipeline,
+                experiment.experiment,
+                itemId);
         if (item.isEmpty()) {
             throw new InvalidArgumentException("experiment " + experiment.experiment + " of pipeline "
                     + experiment.pipeline + " has no item \"" + itemId + "\"; see `vigilo datagen status`");

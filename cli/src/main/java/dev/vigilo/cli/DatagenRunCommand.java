@@ -4,25 +4,28 @@ import dev.vigilo.datagen.ExperimentStatus;
 import dev.vigilo.datagen.PipelineParser;
 import dev.vigilo.datagen.PipelineRunner;
 import dev.vigilo.datagen.PipelineSpec;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
-
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
 /** {@code vigilo datagen run PIPELINE.yaml --experiment NAME}: runs or resumes an experiment. */
-@Command(name = "run", mixinStandardHelpOptions = true,
-        description = {"Run a pipeline as an experiment, or resume it: steps already completed in the checkpoint log "
-                + "never run again. Safe to kill at any point; run the same command again to resume.",
-                "A progress bar on a terminal, one JSON line per finished item otherwise; the final status as one "
-                        + "JSON line. Exit 0 when every item completed or was filtered, 1 when some failed."})
+@Command(
+        name = "run",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Run a pipeline as an experiment, or resume it: steps already completed in the checkpoint log "
+                    + "never run again. Safe to kill at any point; run the same command again to resume.",
+            "A progress bar on a terminal, one JSON line per finished item otherwise; the final status as one "
+                    + "JSON line. Exit 0 when every item completed or was filtered, 1 when some failed."
+        })
 final class DatagenRunCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -33,11 +36,16 @@ final class DatagenRunCommand implements Callable<Integer> {
     @Option(names = "--experiment", required = true, paramLabel = "NAME", description = "The experiment's name.")
     String experiment;
 
-    @Option(names = "--durable-root", paramLabel = "R",
+    @Option(
+            names = "--durable-root",
+            paramLabel = "R",
             description = "A local directory or s3://bucket/prefix. Default: VIGILO_HOME.")
     String durableRoot;
 
-    @Option(names = "--workers", paramLabel = "N", defaultValue = "4",
+    @Option(
+            names = "--workers",
+            paramLabel = "N",
+            defaultValue = "4",
             description = "Items processed at once (default ${DEFAULT-VALUE}).")
     int workers;
 
@@ -50,9 +58,14 @@ final class DatagenRunCommand implements Callable<Integer> {
         PrintWriter out = CommandSupport.out(this.spec);
         boolean terminal = System.console() != null;
         PrintStream progress = new PrintStream(new WriterStream(out), true, StandardCharsets.UTF_8);
-        ExperimentStatus status = PipelineRunner.run(spec, new PipelineRunner.Options(
-                DatagenCommand.durableRoot(durableRoot, CommandSupport.root(this.spec)), experiment, workers, progress,
-                terminal));
+        ExperimentStatus status = PipelineRunner.run(
+                spec,
+                new PipelineRunner.Options(
+                        DatagenCommand.durableRoot(durableRoot, CommandSupport.root(this.spec)),
+                        experiment,
+                        workers,
+                        progress,
+                        terminal));
         progress.flush();
         out.println(status.toJson());
         return status.failed() > 0 ? ExitCode.FAILED : ExitCode.OK;

@@ -2,17 +2,18 @@ package dev.vigilo.cli;
 
 import dev.vigilo.datagen.ExperimentStatus;
 import dev.vigilo.datagen.Experiments;
+import java.io.PrintWriter;
+import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-import java.io.PrintWriter;
-import java.util.concurrent.Callable;
-
 /** {@code vigilo datagen status}: counts by state, failures by error type, progress. */
-@Command(name = "status", mixinStandardHelpOptions = true,
+@Command(
+        name = "status",
+        mixinStandardHelpOptions = true,
         description = "Show an experiment's items by state, its failures by error type and its progress.")
 final class DatagenStatusCommand implements Callable<Integer> {
     @Spec
@@ -21,21 +22,25 @@ final class DatagenStatusCommand implements Callable<Integer> {
     @ArgGroup(exclusive = false, multiplicity = "1")
     DatagenCommand.Experiment experiment;
 
-    @Option(names = "--json", description = "Print one JSON object (items, completed, filtered, failed, running, "
-            + "failures_by_type, progress, pipeline, experiment).")
+    @Option(
+            names = "--json",
+            description = "Print one JSON object (items, completed, filtered, failed, running, "
+                    + "failures_by_type, progress, pipeline, experiment).")
     boolean json;
 
     @Override
     public Integer call() {
         ExperimentStatus s = Experiments.status(
                 DatagenCommand.durableRoot(experiment.durableRoot, CommandSupport.root(spec)),
-                experiment.pipeline, experiment.experiment);
+                experiment.pipeline,
+                experiment.experiment);
         PrintWriter out = CommandSupport.out(spec);
         if (json) {
             out.println(s.toJson());
         } else {
-            out.printf("items %d  completed %d  filtered %d  failed %d  running %d  progress %.0f%%%n", s.items(),
-                    s.completed(), s.filtered(), s.failed(), s.running(), 100 * s.progress());
+            out.printf(
+                    "items %d  completed %d  filtered %d  failed %d  running %d  progress %.0f%%%n",
+                    s.items(), s.completed(), s.filtered(), s.failed(), s.running(), 100 * s.progress());
             s.failuresByType().forEach((type, n) -> out.printf("failed[%s] %d%n", type, n));
         }
         return ExitCode.OK;

@@ -5,11 +5,16 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
 /** {@code vigilo dataset}: the finalized dataset catalog. */
-@Command(name = "dataset",
+@Command(
+        name = "dataset",
         mixinStandardHelpOptions = true,
         description = "Upload, inspect and verify finalized datasets.",
-        subcommands = {DatasetUploadCommand.class, DatasetShowCommand.class, DatasetListCommand.class,
-                DatasetVerifyCommand.class})
+        subcommands = {
+            DatasetUploadCommand.class,
+            DatasetShowCommand.class,
+            DatasetListCommand.class,
+            DatasetVerifyCommand.class
+        })
 final class DatasetCommand implements Runnable {
     @Spec
     CommandSpec spec;

@@ -2,14 +2,13 @@ package dev.vigilo.cli;
 
 import dev.vigilo.dataset.DatasetCatalog;
 import dev.vigilo.dataset.DatasetEntry;
+import java.io.PrintWriter;
+import java.util.List;
+import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-
-import java.io.PrintWriter;
-import java.util.List;
-import java.util.concurrent.Callable;
 
 /** {@code vigilo dataset list}. */
 @Command(name = "list", mixinStandardHelpOptions = true, description = "List finalized datasets, newest first.")
@@ -23,7 +22,8 @@ final class DatasetListCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         try (Connections connections = CommandSupport.root(spec).connections()) {
-            List<DatasetEntry> entries = new DatasetCatalog(connections.control().jdbi()).list();
+            List<DatasetEntry> entries =
+                    new DatasetCatalog(connections.control().jdbi()).list();
             PrintWriter out = CommandSupport.out(spec);
             if (json) {
                 out.println(Json.write(entries.stream().map(Json::dataset).toList()));
@@ -32,8 +32,12 @@ final class DatasetListCommand implements Callable<Integer> {
             } else {
                 out.printf("%-36s  %10s  %-20s  %s%n", "UPLOAD ID", "CASES", "CREATED", "NAME");
                 for (DatasetEntry e : entries) {
-                    out.printf("%-36s  %10d  %-20s  %s%n", e.uploadId(), e.caseCount(),
-                            e.createdAt().toString().substring(0, 19).replace('T', ' '), e.name());
+                    out.printf(
+                            "%-36s  %10d  %-20s  %s%n",
+                            e.uploadId(),
+                            e.caseCount(),
+                            e.createdAt().toString().substring(0, 19).replace('T', ' '),
+                            e.name());
                 }
             }
         }

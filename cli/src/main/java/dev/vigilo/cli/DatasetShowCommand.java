@@ -2,14 +2,13 @@ package dev.vigilo.cli;
 
 import dev.vigilo.dataset.DatasetCatalog;
 import dev.vigilo.dataset.DatasetEntry;
+import java.io.PrintWriter;
+import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
-
-import java.io.PrintWriter;
-import java.util.concurrent.Callable;
 
 /** {@code vigilo dataset show ID}. */
 @Command(name = "show", mixinStandardHelpOptions = true, description = "Show one finalized dataset's catalog entry.")
@@ -37,8 +36,9 @@ final class DatasetShowCommand implements Callable<Integer> {
                 out.printf("source hash:      %s (%d bytes)%n", e.sourceSha256(), e.sourceBytes());
                 out.printf("membership uuid:  %s%n", e.membershipUuid());
                 out.printf("storage:          %s%n", e.storage());
-                out.printf("index root:       %s (%d bytes, %d levels)%n", e.indexRoot().key(), e.indexRoot().length(),
-                        e.indexLevels());
+                out.printf(
+                        "index root:       %s (%d bytes, %d levels)%n",
+                        e.indexRoot().key(), e.indexRoot().length(), e.indexLevels());
                 out.printf("created:          %s%n", e.createdAt());
             }
         }

@@ -4,25 +4,27 @@ import dev.vigilo.dataset.DatasetCatalog;
 import dev.vigilo.dataset.DatasetEntry;
 import dev.vigilo.dataset.UploadRequest;
 import dev.vigilo.storage.ObjectStore;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-import java.nio.file.Path;
-import java.util.Optional;
-import java.util.concurrent.Callable;
-
 /** {@code vigilo dataset upload FILE}. */
-@Command(name = "upload",
+@Command(
+        name = "upload",
         mixinStandardHelpOptions = true,
-        description = {"Upload a JSONL file (one case per line) as a finalized dataset and print its upload id.",
-                "",
-                "A case: {\"id\": string, \"input\": any JSON, \"expected\": any JSON (optional), "
-                        + "\"group\": string (optional), \"tags\": [string] (optional), \"metadata\": object (optional)}.",
-                "The file is validated completely before anything is stored; the catalog entry appears only after "
-                        + "every file is stored and verified."})
+        description = {
+            "Upload a JSONL file (one case per line) as a finalized dataset and print its upload id.",
+            "",
+            "A case: {\"id\": string, \"input\": any JSON, \"expected\": any JSON (optional), "
+                    + "\"group\": string (optional), \"tags\": [string] (optional), \"metadata\": object (optional)}.",
+            "The file is validated completely before anything is stored; the catalog entry appears only after "
+                    + "every file is stored and verified."
+        })
 final class DatasetUploadCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -33,12 +35,16 @@ final class DatasetUploadCommand implements Callable<Integer> {
     @Option(names = "--name", description = "A label for the dataset (default: the file name without .jsonl).")
     String name;
 
-    @Option(names = "--upload-id", paramLabel = "UUID",
+    @Option(
+            names = "--upload-id",
+            paramLabel = "UUID",
             description = "Choose the upload id, for idempotent retries: the same file under the same id "
                     + "returns the existing entry.")
     String uploadId;
 
-    @Option(names = "--store", paramLabel = "NAME",
+    @Option(
+            names = "--store",
+            paramLabel = "NAME",
             description = "The store of the storage config to upload into (default: its default store).")
     String store;
 
@@ -48,10 +54,10 @@ final class DatasetUploadCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         VigiloCommand root = CommandSupport.root(spec);
-        UploadRequest request = new UploadRequest(file, Optional.ofNullable(name),
-                Optional.ofNullable(uploadId).map(CommandSupport::uploadId));
+        UploadRequest request = new UploadRequest(
+                file, Optional.ofNullable(name), Optional.ofNullable(uploadId).map(CommandSupport::uploadId));
         try (Connections connections = root.connections();
-             ProgressDisplay progress = ProgressDisplay.forTerminal(file)) {
+                ProgressDisplay progress = ProgressDisplay.forTerminal(file)) {
             ObjectStore objectStore = connections.openStore(Optional.ofNullable(store));
             DatasetCatalog catalog = new DatasetCatalog(connections.control().jdbi());
             DatasetEntry entry = catalog.upload(request, objectStore, progress);

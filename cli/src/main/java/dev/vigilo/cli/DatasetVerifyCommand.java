@@ -6,21 +6,25 @@ import dev.vigilo.dataset.DatasetEntry;
 import dev.vigilo.dataset.DatasetReader;
 import dev.vigilo.dataset.VerifyReport;
 import dev.vigilo.storage.ObjectStore;
+import java.io.PrintWriter;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-import java.io.PrintWriter;
-import java.util.LinkedHashMap;
-import java.util.Map;
-import java.util.concurrent.Callable;
-
 /** {@code vigilo dataset verify ID}: exit 0 when intact, 1 with the damaged key otherwise. */
-@Command(name = "verify", mixinStandardHelpOptions = true,
-        description = {"Re-read every file of a dataset and check every digest, the index structure and the "
-                + "ordered case id/hash fold.", "Exit 0 when intact, 1 when damaged (the damaged key is printed)."})
+@Command(
+        name = "verify",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Re-read every file of a dataset and check every digest, the index structure and the "
+                    + "ordered case id/hash fold.",
+            "Exit 0 when intact, 1 when damaged (the damaged key is printed)."
+        })
 final class DatasetVerifyCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -35,7 +39,8 @@ final class DatasetVerifyCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = CommandSupport.out(spec);
         try (Connections connections = CommandSupport.root(spec).connections()) {
-            DatasetEntry entry = new DatasetCatalog(connections.control().jdbi()).get(CommandSupport.uploadId(uploadId));
+            DatasetEntry entry =
+                    new DatasetCatalog(connections.control().jdbi()).get(CommandSupport.uploadId(uploadId));
             ObjectStore store = connections.openStore(entry.storage());
             Map<String, Object> result = new LinkedHashMap<>();
             result.put("upload_id", entry.uploadId().toString());
@@ -51,7 +56,8 @@ final class DatasetVerifyCommand implements Callable<Integer> {
                 if (json) {
                     out.println(Json.write(result));
                 } else {
-                    out.printf("intact: %d cases in %d case files and %d index documents (%d bytes) verified%n",
+                    out.printf(
+                            "intact: %d cases in %d case files and %d index documents (%d bytes) verified%n",
                             report.caseCount(), report.caseFiles(), report.indexDocuments(), report.bytesRead());
                 }
                 return ExitCode.OK;

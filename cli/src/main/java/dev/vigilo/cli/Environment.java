@@ -32,7 +32,11 @@ public record Environment(Map<String, String> variables, Path userHome) {
 
     /** {@code VIGILO_HOME}, default {@code ~/.vigilo}. */
     public Path vigiloHome() {
-        return get(HOME_VARIABLE).map(Path::of).orElse(userHome.resolve(".vigilo")).toAbsolutePath().normalize();
+        return get(HOME_VARIABLE)
+                .map(Path::of)
+                .orElse(userHome.resolve(".vigilo"))
+                .toAbsolutePath()
+                .normalize();
     }
 
     /** Where the embedded PostgreSQL keeps its data and coordination files. */

@@ -27,11 +27,10 @@ import dev.vigilo.storage.ObjectConflictException;
 import dev.vigilo.storage.StorageCancelledException;
 import dev.vigilo.storage.StorageConfigException;
 import dev.vigilo.storage.StorageException;
-import picocli.CommandLine;
-
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.util.List;
+import picocli.CommandLine;
 
 /**
  * The one place that turns an exception into a message on stderr and an {@link ExitCode}. Known errors print
@@ -83,13 +82,20 @@ final class ErrorReporter implements CommandLine.IExecutionExceptionHandler {
             new Rule(ExitCode.FAILED, LogFormatException.class),
             new Rule(ExitCode.UNAVAILABLE, CheckpointException.class),
             // datasets, storage, control database, command arguments
-            new Rule(ExitCode.INVALID_INPUT, InvalidDatasetException.class, DatasetNotFoundException.class,
-                    StorageConfigException.class, InvalidArgumentException.class),
+            new Rule(
+                    ExitCode.INVALID_INPUT,
+                    InvalidDatasetException.class,
+                    DatasetNotFoundException.class,
+                    StorageConfigException.class,
+                    InvalidArgumentException.class),
             new Rule(ExitCode.FAILED, DatasetDamagedException.class),
             new Rule(ExitCode.CONFLICT, ObjectConflictException.class, DatasetConflictException.class),
             new Rule(ExitCode.INTERRUPTED, StorageCancelledException.class),
             new Rule(ExitCode.INVALID_INPUT, DatasetException.class),
-            new Rule(ExitCode.UNAVAILABLE, StorageException.class, ControlDatabaseException.class,
+            new Rule(
+                    ExitCode.UNAVAILABLE,
+                    StorageException.class,
+                    ControlDatabaseException.class,
                     UncheckedIOException.class));
 
     static int exitCode(Throwable ex) {

@@ -19,6 +19,5 @@ public final class ExitCode {
     /** Interrupted by the user (Ctrl-C). */
     public static final int INTERRUPTED = 130;
 
-    private ExitCode() {
-    }
+    private ExitCode() {}
 }

@@ -11,26 +11,27 @@ import java.util.function.Supplier;
 final class Interruptible {
     private static final Duration YIELD_WAIT = Duration.ofSeconds(10);
 
-    private Interruptible() {
-    }
+    private Interruptible() {}
 
     static <T> T run(Supplier<T> work) {
         Thread worker = Thread.currentThread();
         Object done = new Object();
         boolean[] finished = {false};
-        Thread hook = new Thread(() -> {
-            synchronized (done) {
-                if (finished[0]) {
-                    return;
-                }
-                worker.interrupt();
-                try {
-                    done.wait(YIELD_WAIT.toMillis());
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        }, "vigilo-cancel");
+        Thread hook = new Thread(
+                () -> {
+                    synchronized (done) {
+                        if (finished[0]) {
+                            return;
+                        }
+                        worker.interrupt();
+                        try {
+                            done.wait(YIELD_WAIT.toMillis());
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
+                },
+                "vigilo-cancel");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             return work.get();

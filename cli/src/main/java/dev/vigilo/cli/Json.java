@@ -4,7 +4,6 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.vigilo.dataset.DatasetEntry;
-
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -12,8 +11,7 @@ import java.util.Map;
 final class Json {
     private static final ObjectMapper MAPPER = new ObjectMapper().disable(SerializationFeature.INDENT_OUTPUT);
 
-    private Json() {
-    }
+    private Json() {}
 
     static String write(Object value) {
         try {

@@ -11,8 +11,7 @@ import org.slf4j.bridge.SLF4JBridgeHandler;
  * backend.
  */
 final class Logging {
-    private Logging() {
-    }
+    private Logging() {}
 
     static void configure(boolean verbose) {
         if (!SLF4JBridgeHandler.isInstalled()) {

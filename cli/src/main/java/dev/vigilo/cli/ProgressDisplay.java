@@ -1,12 +1,11 @@
 package dev.vigilo.cli;
 
 import dev.vigilo.dataset.UploadProgress;
+import java.io.PrintStream;
+import java.nio.file.Path;
 import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
 import me.tongfei.progressbar.ProgressBarStyle;
-
-import java.io.PrintStream;
-import java.nio.file.Path;
 
 /**
  * Shows upload progress as a progress bar when stderr is a terminal; prints nothing otherwise, so scripted runs
@@ -40,7 +39,8 @@ final class ProgressDisplay implements UploadProgress, AutoCloseable {
                     .setInitialMax(Math.max(1, bytesTotal))
                     .setUnit(" MiB", 1024 * 1024)
                     .setStyle(ProgressBarStyle.ASCII)
-                    .setConsumer(new me.tongfei.progressbar.ConsoleProgressBarConsumer(new PrintStream(System.err, true)))
+                    .setConsumer(
+                            new me.tongfei.progressbar.ConsoleProgressBarConsumer(new PrintStream(System.err, true)))
                     .showSpeed()
                     .build();
         }

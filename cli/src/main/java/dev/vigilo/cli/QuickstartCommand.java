@@ -13,10 +13,6 @@ import dev.vigilo.plan.RunPreparation;
 import dev.vigilo.plan.RunStatus;
 import dev.vigilo.plan.RunStatusReader;
 import dev.vigilo.storage.ObjectStore;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Spec;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
@@ -27,16 +23,23 @@ import java.nio.file.Path;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code vigilo quickstart}: the main job on the embedded defaults. Today it uploads the bundled example dataset,
  * verifies it, prepares a run plan from the bundled example profile (held with --prepare-only until workers
  * exist) and prints what it stored. Re-running it is idempotent (upload and run ids derive from the content).
  */
-@Command(name = "quickstart", mixinStandardHelpOptions = true,
-        description = {"Upload the bundled example dataset into the default store, verify it, prepare a run plan with "
-                + "the bundled example profile, and show what was stored.",
-                "Needs nothing but Java: the control database defaults to an embedded PostgreSQL under VIGILO_HOME."})
+@Command(
+        name = "quickstart",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Upload the bundled example dataset into the default store, verify it, prepare a run plan with "
+                    + "the bundled example profile, and show what was stored.",
+            "Needs nothing but Java: the control database defaults to an embedded PostgreSQL under VIGILO_HOME."
+        })
 final class QuickstartCommand implements Callable<Integer> {
     static final String EXAMPLE = "examples/quickstart.jsonl";
     static final String PROFILE = "examples/quickstart-profile.yaml";
@@ -55,10 +58,12 @@ final class QuickstartCommand implements Callable<Integer> {
             out.println("control database:  " + connections.control().description());
             ObjectStore store = connections.openStore(Optional.empty());
             out.println("object store:      " + store.binding());
-            UUID uploadId = UUID.nameUUIDFromBytes(("vigilo-quickstart:" + sha256Hex(example))
-                    .getBytes(StandardCharsets.UTF_8));
-            DatasetEntry entry = catalog.upload(new UploadRequest(example, Optional.of("quickstart-example"),
-                    Optional.of(uploadId)), store, UploadProgress.NONE);
+            UUID uploadId = UUID.nameUUIDFromBytes(
+                    ("vigilo-quickstart:" + sha256Hex(example)).getBytes(StandardCharsets.UTF_8));
+            DatasetEntry entry = catalog.upload(
+                    new UploadRequest(example, Optional.of("quickstart-example"), Optional.of(uploadId)),
+                    store,
+                    UploadProgress.NONE);
             VerifyReport report = DatasetReader.open(entry, store).verify();
             out.println();
             out.println("Uploaded the example dataset (" + EXAMPLE + "):");
@@ -72,11 +77,13 @@ final class QuickstartCommand implements Callable<Integer> {
 
             String profile = readResource(PROFILE);
             UUID runId = UUID.nameUUIDFromBytes(("vigilo-quickstart-run:" + entry.uploadId() + ":"
-                    + dev.vigilo.storage.Sha256.of(profile.getBytes(StandardCharsets.UTF_8)).toHex())
+                            + dev.vigilo.storage.Sha256.of(profile.getBytes(StandardCharsets.UTF_8))
+                                    .toHex())
                     .getBytes(StandardCharsets.UTF_8));
-            CreateResult run = Interruptible.run(() -> new RunPreparation(connections.control().jdbi(),
-                    connections.storage()).create(new CreateRequest(ProfileInput.inline(profile), entry.uploadId(),
-                    Optional.of(runId), true)));
+            CreateResult run = Interruptible.run(
+                    () -> new RunPreparation(connections.control().jdbi(), connections.storage())
+                            .create(new CreateRequest(
+                                    ProfileInput.inline(profile), entry.uploadId(), Optional.of(runId), true)));
             RunStatus status = new RunStatusReader(connections.control().jdbi()).status(runId);
             out.println();
             out.println("Prepared a run plan with the example profile (" + PROFILE + "), held by --prepare-only:");

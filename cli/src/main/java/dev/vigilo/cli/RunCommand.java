@@ -5,7 +5,8 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
 /** {@code vigilo run}: runs of an agent over a finalized dataset. */
-@Command(name = "run",
+@Command(
+        name = "run",
         mixinStandardHelpOptions = true,
         description = "Prepare runs as immutable, verified execution plans and follow their progress.",
         subcommands = {RunCreateCommand.class, RunStatusCommand.class, RunWatchCommand.class})

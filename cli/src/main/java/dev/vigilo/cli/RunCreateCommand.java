@@ -4,26 +4,29 @@ import dev.vigilo.plan.CreateRequest;
 import dev.vigilo.plan.CreateResult;
 import dev.vigilo.plan.ProfileInput;
 import dev.vigilo.plan.RunPreparation;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-import java.io.PrintWriter;
-import java.nio.file.Path;
-import java.util.Optional;
-import java.util.UUID;
-import java.util.concurrent.Callable;
-
 /** {@code vigilo run create}: publishes an immutable, verified execution plan. */
-@Command(name = "create", mixinStandardHelpOptions = true,
-        description = {"Turn a finalized dataset and a profile into an immutable, verified execution plan.",
-                "",
-                "Returns `pending` once the plan is published and verified; with --prepare-only the run is held in "
-                        + "`creating` (plan_status ready, dispatchable false) until the same command is repeated "
-                        + "without the flag. After an interruption, repeat the command with the same --run-id, "
-                        + "profile, dataset and storage configuration: it resumes."})
+@Command(
+        name = "create",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Turn a finalized dataset and a profile into an immutable, verified execution plan.",
+            "",
+            "Returns `pending` once the plan is published and verified; with --prepare-only the run is held in "
+                    + "`creating` (plan_status ready, dispatchable false) until the same command is repeated "
+                    + "without the flag. After an interruption, repeat the command with the same --run-id, "
+                    + "profile, dataset and storage configuration: it resumes."
+        })
 final class RunCreateCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -39,11 +42,16 @@ final class RunCreateCommand implements Callable<Integer> {
         String text;
     }
 
-    @Option(names = "--dataset-upload-id", required = true, paramLabel = "ID",
+    @Option(
+            names = "--dataset-upload-id",
+            required = true,
+            paramLabel = "ID",
             description = "The finalized dataset to run on (see `vigilo dataset list`).")
     String datasetUploadId;
 
-    @Option(names = "--run-id", paramLabel = "UUID",
+    @Option(
+            names = "--run-id",
+            paramLabel = "UUID",
             description = "Choose the run id (keep it to resume after an interruption). Default: a new one.")
     String runId;
 
@@ -56,21 +64,27 @@ final class RunCreateCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         ProfileInput input = profile.file != null ? ProfileInput.file(profile.file) : ProfileInput.inline(profile.text);
-        CreateRequest request = new CreateRequest(input, CommandSupport.uploadId(datasetUploadId),
-                Optional.ofNullable(runId).map(RunCreateCommand::runId), prepareOnly);
+        CreateRequest request = new CreateRequest(
+                input,
+                CommandSupport.uploadId(datasetUploadId),
+                Optional.ofNullable(runId).map(RunCreateCommand::runId),
+                prepareOnly);
         try (Connections connections = CommandSupport.root(spec).connections()) {
-            RunPreparation preparation = new RunPreparation(connections.control().jdbi(), connections.storage());
+            RunPreparation preparation =
+                    new RunPreparation(connections.control().jdbi(), connections.storage());
             CreateResult result = Interruptible.run(() -> preparation.create(request));
             PrintWriter out = CommandSupport.out(spec);
             if (json) {
                 out.println(result.toJson());
             } else if ("pending".equals(result.status())) {
-                out.printf("run %s pending: plan ready, %d chunks, %d cases%n", result.runId(), result.expectedChunks(),
-                        result.cases());
+                out.printf(
+                        "run %s pending: plan ready, %d chunks, %d cases%n",
+                        result.runId(), result.expectedChunks(), result.cases());
             } else {
-                out.printf("run %s %s: plan %s, %d chunks, %d cases; held by --prepare-only, repeat without it to "
-                        + "request execution%n", result.runId(), result.status(), result.planStatus(),
-                        result.expectedChunks(), result.cases());
+                out.printf(
+                        "run %s %s: plan %s, %d chunks, %d cases; held by --prepare-only, repeat without it to "
+                                + "request execution%n",
+                        result.runId(), result.status(), result.planStatus(), result.expectedChunks(), result.cases());
             }
         }
         return ExitCode.OK;

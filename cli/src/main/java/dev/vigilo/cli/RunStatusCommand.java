@@ -2,17 +2,18 @@ package dev.vigilo.cli;
 
 import dev.vigilo.plan.RunStatus;
 import dev.vigilo.plan.RunStatusReader;
+import java.io.PrintWriter;
+import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-import java.io.PrintWriter;
-import java.util.concurrent.Callable;
-
 /** {@code vigilo run status UUID}. */
-@Command(name = "status", mixinStandardHelpOptions = true,
+@Command(
+        name = "status",
+        mixinStandardHelpOptions = true,
         description = "Show a run's status, creation progress and, once published, its planned shards.")
 final class RunStatusCommand implements Callable<Integer> {
     @Spec
@@ -40,8 +41,9 @@ final class RunStatusCommand implements Callable<Integer> {
 
     static void print(PrintWriter out, RunStatus s) {
         out.printf("run %s: %s%s%n", s.runId(), s.status(), s.dispatchable() ? " (dispatchable)" : "");
-        out.printf("plan: %s, %d of %d chunks acknowledged%n", s.creationProgress().planStatus(),
-                s.creationProgress().planChunkCursor(), s.expectedChunks());
+        out.printf(
+                "plan: %s, %d of %d chunks acknowledged%n",
+                s.creationProgress().planStatus(), s.creationProgress().planChunkCursor(), s.expectedChunks());
         s.rejection().ifPresent(r -> out.println("rejected: " + r));
         if (!s.shards().isEmpty()) {
             out.printf("%5s  %10s  %8s  %s%n", "SHARD", "CASES", "CHUNKS", "GATES (planned cases)");

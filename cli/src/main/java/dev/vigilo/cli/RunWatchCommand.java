@@ -2,23 +2,26 @@ package dev.vigilo.cli;
 
 import dev.vigilo.plan.RunStatus;
 import dev.vigilo.plan.RunStatusReader;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-import java.io.PrintWriter;
-import java.time.Duration;
-import java.util.concurrent.Callable;
-
 /**
  * {@code vigilo run watch UUID}: follows creation progress until the plan is ready (exit 0) or rejected (exit 3).
  * On a terminal the view is redrawn in place; otherwise each change is printed as one JSON line.
  */
-@Command(name = "watch", mixinStandardHelpOptions = true,
-        description = {"Follow a run's creation progress live until its plan is ready (exit 0) or rejected (exit 3).",
-                "On a terminal the view redraws in place; otherwise every change prints one JSON line."})
+@Command(
+        name = "watch",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Follow a run's creation progress live until its plan is ready (exit 0) or rejected (exit 3).",
+            "On a terminal the view redraws in place; otherwise every change prints one JSON line."
+        })
 final class RunWatchCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -26,7 +29,10 @@ final class RunWatchCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "RUN_ID", description = "The run id.")
     String runId;
 
-    @Option(names = "--interval", paramLabel = "SECONDS", defaultValue = "1",
+    @Option(
+            names = "--interval",
+            paramLabel = "SECONDS",
+            defaultValue = "1",
             description = "Seconds between polls (default ${DEFAULT-VALUE}).")
     double intervalSeconds;
 
@@ -39,20 +45,21 @@ final class RunWatchCommand implements Callable<Integer> {
             RunStatusReader reader = new RunStatusReader(connections.control().jdbi());
             RunStatus end;
             try {
-                end = reader.watch(RunCreateCommand.runId(runId), Duration.ofMillis((long) (intervalSeconds * 1000)), s -> {
-                        String json = s.toJson();
-                        if (json.equals(last[0])) {
-                            return;
-                        }
-                        last[0] = json;
-                        if (terminal) {
-                            out.print("\033[H\033[2J");
-                            RunStatusCommand.print(out, s);
-                        } else {
-                            out.println(json);
-                        }
-                        out.flush();
-                    });
+                end = reader.watch(
+                        RunCreateCommand.runId(runId), Duration.ofMillis((long) (intervalSeconds * 1000)), s -> {
+                            String json = s.toJson();
+                            if (json.equals(last[0])) {
+                                return;
+                            }
+                            last[0] = json;
+                            if (terminal) {
+                                out.print("\033[H\033[2J");
+                                RunStatusCommand.print(out, s);
+                            } else {
+                                out.println(json);
+                            }
+                            out.flush();
+                        });
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return ExitCode.INTERRUPTED;

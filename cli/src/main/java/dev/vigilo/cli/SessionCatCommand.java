@@ -1,24 +1,27 @@
 package dev.vigilo.cli;
 
 import dev.vigilo.sessionlog.SessionCat;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
-
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
 /** {@code vigilo session cat FILE}: committed events as JSONL, streaming. */
-@Command(name = "cat", mixinStandardHelpOptions = true,
-        description = {"Print the committed events of a session log as JSON lines, streaming (packed rows expanded; "
-                + "commit records and synthesized closers omitted).",
-                "Exit 1 (after the events read so far) when the log is rejected."})
+@Command(
+        name = "cat",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Print the committed events of a session log as JSON lines, streaming (packed rows expanded; "
+                    + "commit records and synthesized closers omitted).",
+            "Exit 1 (after the events read so far) when the log is rejected."
+        })
 final class SessionCatCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -40,8 +43,10 @@ final class SessionCatCommand implements Callable<Integer> {
             report = SessionCat.cat(SessionCommand.existingLog(file), fromSeq, lines);
         }
         if (!report.report().accepted()) {
-            CommandSupport.err(spec).println("vigilo: error: " + file + " is rejected: " + report.report().error()
-                    + " (at byte " + report.report().errorOffset() + "); output stopped there");
+            CommandSupport.err(spec)
+                    .println("vigilo: error: " + file + " is rejected: "
+                            + report.report().error() + " (at byte "
+                            + report.report().errorOffset() + "); output stopped there");
             return ExitCode.FAILED;
         }
         return ExitCode.OK;

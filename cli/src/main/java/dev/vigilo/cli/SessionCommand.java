@@ -5,12 +5,19 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
 /** {@code vigilo session}: agent session logs ({@code session.jsonl.zstd}) as small write-ahead logs. */
-@Command(name = "session",
+@Command(
+        name = "session",
         mixinStandardHelpOptions = true,
-        description = {"Verify, read, repair and compact agent session logs (session.jsonl.zstd).",
-                "Compatible with the published DeepSeek Harness format; see docs/formats/session-log.md."},
-        subcommands = {SessionVerifyCommand.class, SessionCatCommand.class, SessionRepairCommand.class,
-                SessionCompactCommand.class})
+        description = {
+            "Verify, read, repair and compact agent session logs (session.jsonl.zstd).",
+            "Compatible with the published DeepSeek Harness format; see docs/formats/session-log.md."
+        },
+        subcommands = {
+            SessionVerifyCommand.class,
+            SessionCatCommand.class,
+            SessionRepairCommand.class,
+            SessionCompactCommand.class
+        })
 final class SessionCommand implements Runnable {
     @Spec
     CommandSpec spec;

@@ -2,21 +2,24 @@ package dev.vigilo.cli;
 
 import dev.vigilo.sessionlog.CompactReport;
 import dev.vigilo.sessionlog.SessionCompactor;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.concurrent.Callable;
-
 /** {@code vigilo session compact FILE}: merges small frames into larger ones. */
-@Command(name = "compact", mixinStandardHelpOptions = true,
-        description = {"Merge a log's small frames into larger ones (faster to read, smaller to store); the result "
-                + "reads identically.",
-                "Without --out the log is replaced in place under its writer lock, keeping FILE.bak-<millis>."})
+@Command(
+        name = "compact",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Merge a log's small frames into larger ones (faster to read, smaller to store); the result "
+                    + "reads identically.",
+            "Without --out the log is replaced in place under its writer lock, keeping FILE.bak-<millis>."
+        })
 final class SessionCompactCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -27,7 +30,9 @@ final class SessionCompactCommand implements Callable<Integer> {
     @Option(names = "--out", paramLabel = "F", description = "Write the compacted log here instead (must not exist).")
     Path out;
 
-    @Option(names = "--frame-bytes", paramLabel = "N",
+    @Option(
+            names = "--frame-bytes",
+            paramLabel = "N",
             description = "Target uncompressed bytes per frame (default 262144).")
     Long frameBytes;
 
@@ -41,9 +46,17 @@ final class SessionCompactCommand implements Callable<Integer> {
             throw new InvalidArgumentException("--frame-bytes must be positive, got " + target);
         }
         CompactReport r = SessionCompactor.compact(SessionCommand.existingLog(file), out, target);
-        CommandSupport.out(spec).printf("compacted %s -> %s: %d -> %d frames, %d -> %d bytes, %d events%s%n",
-                file, r.output(), r.framesBefore(), r.framesAfter(), r.bytesBefore(), r.bytesAfter(), r.events(),
-                r.backup() == null ? "" : " (original kept as " + r.backup() + ")");
+        CommandSupport.out(spec)
+                .printf(
+                        "compacted %s -> %s: %d -> %d frames, %d -> %d bytes, %d events%s%n",
+                        file,
+                        r.output(),
+                        r.framesBefore(),
+                        r.framesAfter(),
+                        r.bytesBefore(),
+                        r.bytesAfter(),
+                        r.events(),
+                        r.backup() == null ? "" : " (original kept as " + r.backup() + ")");
         return ExitCode.OK;
     }
 }

@@ -2,6 +2,9 @@ package dev.vigilo.cli;
 
 import dev.vigilo.sessionlog.RepairReport;
 import dev.vigilo.sessionlog.SessionRepair;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -9,15 +12,15 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.concurrent.Callable;
-
 /** {@code vigilo session repair FILE}: a log truncated to its high watermark, with closers, written atomically. */
-@Command(name = "repair", mixinStandardHelpOptions = true,
-        description = {"Write the log truncated to its high watermark, with closers for an interrupted turn, "
-                + "atomically; the original is kept.",
-                "Default output: FILE.repaired. --in-place replaces FILE and keeps FILE.bak-<millis>."})
+@Command(
+        name = "repair",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Write the log truncated to its high watermark, with closers for an interrupted turn, "
+                    + "atomically; the original is kept.",
+            "Default output: FILE.repaired. --in-place replaces FILE and keeps FILE.bak-<millis>."
+        })
 final class SessionRepairCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -39,15 +42,25 @@ final class SessionRepairCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         boolean inPlace = target != null && target.inPlace;
-        Path out = inPlace ? null : target != null && target.out != null ? target.out
-                : file.resolveSibling(file.getFileName() + ".repaired");
+        Path out = inPlace
+                ? null
+                : target != null && target.out != null
+                        ? target.out
+                        : file.resolveSibling(file.getFileName() + ".repaired");
         if (out != null && Files.exists(out)) {
             throw new InvalidArgumentException(out + " already exists; choose another --out or remove it");
         }
         RepairReport r = SessionRepair.repair(SessionCommand.existingLog(file), out, inPlace);
-        CommandSupport.out(spec).printf("repaired %s -> %s: %d events kept, %d closers added, %d frames, %d bytes%s%n",
-                file, r.output(), r.stored(), r.closers(), r.frames(), r.bytes(),
-                r.backup() == null ? "" : " (original kept as " + r.backup() + ")");
+        CommandSupport.out(spec)
+                .printf(
+                        "repaired %s -> %s: %d events kept, %d closers added, %d frames, %d bytes%s%n",
+                        file,
+                        r.output(),
+                        r.stored(),
+                        r.closers(),
+                        r.frames(),
+                        r.bytes(),
+                        r.backup() == null ? "" : " (original kept as " + r.backup() + ")");
         return ExitCode.OK;
     }
 }

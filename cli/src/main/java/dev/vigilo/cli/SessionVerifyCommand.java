@@ -2,20 +2,23 @@ package dev.vigilo.cli;
 
 import dev.vigilo.sessionlog.SessionVerifier;
 import dev.vigilo.sessionlog.VerifyReport;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-import java.nio.file.Path;
-import java.util.concurrent.Callable;
-
 /** {@code vigilo session verify FILE}: exit 0 ACCEPT, 1 REJECT. */
-@Command(name = "verify", mixinStandardHelpOptions = true,
-        description = {"Read a session log as the published reader does, plus Vigilo's commit protocol "
-                + "(P1 commit records, P2 manifest): ACCEPT (exit 0) or REJECT (exit 1).",
-                "Streams: memory stays bounded whatever the log's size."})
+@Command(
+        name = "verify",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Read a session log as the published reader does, plus Vigilo's commit protocol "
+                    + "(P1 commit records, P2 manifest): ACCEPT (exit 0) or REJECT (exit 1).",
+            "Streams: memory stays bounded whatever the log's size."
+        })
 final class SessionVerifyCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -23,8 +26,10 @@ final class SessionVerifyCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "FILE", description = "The session log (session.jsonl.zstd).")
     Path file;
 
-    @Option(names = "--json", description = "Print one JSON object (verdict, events, stored, closers, channel, "
-            + "hw_seq, hw_offset, fenced, truncated, error, error_offset, ...).")
+    @Option(
+            names = "--json",
+            description = "Print one JSON object (verdict, events, stored, closers, channel, "
+                    + "hw_seq, hw_offset, fenced, truncated, error, error_offset, ...).")
     boolean json;
 
     @Override

@@ -8,8 +8,8 @@ final class VersionProvider implements CommandLine.IVersionProvider {
     public String[] getVersion() {
         String version = Cli.class.getPackage().getImplementationVersion();
         return new String[] {
-                "vigilo " + (version == null ? "development build" : version),
-                "Java " + System.getProperty("java.version") + " (" + System.getProperty("java.vendor") + ")"
+            "vigilo " + (version == null ? "development build" : version),
+            "Java " + System.getProperty("java.version") + " (" + System.getProperty("java.vendor") + ")"
         };
     }
 }

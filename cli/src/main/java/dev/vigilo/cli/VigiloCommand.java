@@ -1,30 +1,39 @@
 package dev.vigilo.cli;
 
+import java.nio.file.Path;
+import java.util.Objects;
+import java.util.Optional;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ScopeType;
 import picocli.CommandLine.Spec;
 
-import java.nio.file.Path;
-import java.util.Objects;
-import java.util.Optional;
-
 /** {@code vigilo}: the root command and the options every sub-command inherits. */
-@Command(name = "vigilo",
+@Command(
+        name = "vigilo",
         mixinStandardHelpOptions = true,
         versionProvider = VersionProvider.class,
         description = {"Durable infrastructure for generating synthetic data with LLM agents and evaluating them.", ""},
-        footer = {"", "Environment:",
-                "  VIGILO_HOME            Vigilo's home directory (default ~/.vigilo): embedded PostgreSQL data and the",
-                "                         default local object store.",
-                "  VIGILO_CONTROL_DB      JDBC URL of the control database (default: embedded PostgreSQL).",
-                "  VIGILO_STORAGE_CONFIG  storage.toml naming the object stores (default: a local store in VIGILO_HOME).",
-                "", "Exit codes: 0 ok, 1 check failed, 2 usage, 3 invalid input, 4 conflict, 5 service unavailable,",
-                "  70 internal error, 130 interrupted."},
-        subcommands = {QuickstartCommand.class, DatasetCommand.class, RunCommand.class, SessionCommand.class,
-                DatagenCommand.class,
-                picocli.CommandLine.HelpCommand.class})
+        footer = {
+            "",
+            "Environment:",
+            "  VIGILO_HOME            Vigilo's home directory (default ~/.vigilo): embedded PostgreSQL data and the",
+            "                         default local object store.",
+            "  VIGILO_CONTROL_DB      JDBC URL of the control database (default: embedded PostgreSQL).",
+            "  VIGILO_STORAGE_CONFIG  storage.toml naming the object stores (default: a local store in VIGILO_HOME).",
+            "",
+            "Exit codes: 0 ok, 1 check failed, 2 usage, 3 invalid input, 4 conflict, 5 service unavailable,",
+            "  70 internal error, 130 interrupted."
+        },
+        subcommands = {
+            QuickstartCommand.class,
+            DatasetCommand.class,
+            RunCommand.class,
+            SessionCommand.class,
+            DatagenCommand.class,
+            picocli.CommandLine.HelpCommand.class
+        })
 final class VigiloCommand implements Runnable {
     private final Environment environment;
 
@@ -34,11 +43,17 @@ final class VigiloCommand implements Runnable {
     @Option(names = "--verbose", scope = ScopeType.INHERIT, description = "Log what Vigilo does (to stderr).")
     boolean verbose;
 
-    @Option(names = "--control-db", scope = ScopeType.INHERIT, paramLabel = "JDBC_URL",
+    @Option(
+            names = "--control-db",
+            scope = ScopeType.INHERIT,
+            paramLabel = "JDBC_URL",
             description = "Control database JDBC URL; overrides VIGILO_CONTROL_DB. Default: embedded PostgreSQL.")
     String controlDb;
 
-    @Option(names = "--storage-config", scope = ScopeType.INHERIT, paramLabel = "FILE",
+    @Option(
+            names = "--storage-config",
+            scope = ScopeType.INHERIT,
+            paramLabel = "FILE",
             description = "storage.toml naming the object stores; overrides VIGILO_STORAGE_CONFIG.")
     Path storageConfig;
 

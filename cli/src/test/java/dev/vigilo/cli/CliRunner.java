@@ -9,8 +9,7 @@ import java.util.Map;
 
 /** Runs the real CLI in-process with captured output. */
 final class CliRunner {
-    record Result(int exitCode, String out, String err) {
-    }
+    record Result(int exitCode, String out, String err) {}
 
     private final Environment environment;
     private final List<String> leadingArgs;

@@ -1,22 +1,21 @@
 package dev.vigilo.cli;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.vigilo.control.TestPostgres;
 import dev.vigilo.storage.S3ProxyFixture;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The real CLI, in-process, against a real PostgreSQL and real object stores. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -25,6 +24,7 @@ class CliTest {
 
     @TempDir
     static Path home;
+
     private CliRunner cli;
     private String dbUrl;
 
@@ -87,7 +87,8 @@ class CliTest {
         String id = uploaded.get("upload_id").asText();
         assertThat(uploaded.get("case_count").asLong()).isEqualTo(5);
         assertThat(uploaded.get("source_hash").asText())
-                .isEqualTo(dev.vigilo.storage.Sha256.of(Files.readAllBytes(file)).toHex());
+                .isEqualTo(
+                        dev.vigilo.storage.Sha256.of(Files.readAllBytes(file)).toHex());
 
         CliRunner.Result plain = cli.run("dataset", "upload", file.toString());
         assertThat(plain.exitCode()).isZero();
@@ -102,7 +103,8 @@ class CliTest {
         assertThat(cli.run("dataset", "show", id).out()).contains("membership uuid:", id);
 
         JsonNode listed = JSON.readTree(cli.run("dataset", "list", "--json").out());
-        assertThat(listed.findValuesAsText("upload_id")).contains(id, plain.out().trim());
+        assertThat(listed.findValuesAsText("upload_id"))
+                .contains(id, plain.out().trim());
         assertThat(cli.run("dataset", "list").out()).contains(id, "round");
 
         CliRunner.Result verified = cli.run("dataset", "verify", id, "--json");
@@ -121,7 +123,8 @@ class CliTest {
         assertThat(r.err()).contains(bad + ":2:", "duplicate case id \"a\"", "line 1");
         assertThat(r.out()).isEmpty();
 
-        CliRunner.Result missing = cli.run("dataset", "upload", home.resolve("nope.jsonl").toString());
+        CliRunner.Result missing =
+                cli.run("dataset", "upload", home.resolve("nope.jsonl").toString());
         assertThat(missing.exitCode()).isEqualTo(ExitCode.INVALID_INPUT);
         assertThat(missing.err()).contains("nope.jsonl", "no such file");
 
@@ -140,13 +143,19 @@ class CliTest {
 
     @Test
     void verifyReportsTheDamagedKeyAndExitsOne() throws Exception {
-        String id = cli.run("dataset", "upload", write("damage.jsonl", cases(50).replace("\"c", "\"damage-"))
-                .toString()).out().trim();
+        String id = cli.run(
+                        "dataset",
+                        "upload",
+                        write("damage.jsonl", cases(50).replace("\"c", "\"damage-"))
+                                .toString())
+                .out()
+                .trim();
         Path caseFile;
         try (Stream<Path> files = Files.walk(home.resolve("objects/datasets/cases"))) {
             caseFile = files.filter(Files::isRegularFile)
                     .filter(f -> readString(f).contains("\"damage-49\""))
-                    .findFirst().orElseThrow();
+                    .findFirst()
+                    .orElseThrow();
         }
         byte[] bytes = Files.readAllBytes(caseFile);
         bytes[bytes.length - 3] ^= 0x20;
@@ -174,16 +183,25 @@ class CliTest {
                     path_style = true
                     """.formatted(s3.endpoint(), S3ProxyFixture.BUCKET));
             Path file = write("s3.jsonl", cases(30));
-            CliRunner.Result up = cli.run("--storage-config", config.toString(), "dataset", "upload", file.toString(),
-                    "--json");
+            CliRunner.Result up =
+                    cli.run("--storage-config", config.toString(), "dataset", "upload", file.toString(), "--json");
             assertThat(up.exitCode()).as(up.err()).isZero();
             JsonNode entry = JSON.readTree(up.out());
-            assertThat(entry.get("storage").asText()).isEqualTo("s3:" + s3.endpoint() + "/" + S3ProxyFixture.BUCKET + "/cli-test");
+            assertThat(entry.get("storage").asText())
+                    .isEqualTo("s3:" + s3.endpoint() + "/" + S3ProxyFixture.BUCKET + "/cli-test");
             String id = entry.get("upload_id").asText();
 
-            assertThat(cli.run("dataset", "verify", id, "--storage-config", config.toString()).exitCode()).isZero();
-            CliRunner viaEnv = new CliRunner(home, Map.of(Environment.STORAGE_CONFIG_VARIABLE, config.toString(),
-                    Environment.CONTROL_DB_VARIABLE, dbUrl), List.of());
+            assertThat(cli.run("dataset", "verify", id, "--storage-config", config.toString())
+                            .exitCode())
+                    .isZero();
+            CliRunner viaEnv = new CliRunner(
+                    home,
+                    Map.of(
+                            Environment.STORAGE_CONFIG_VARIABLE,
+                            config.toString(),
+                            Environment.CONTROL_DB_VARIABLE,
+                            dbUrl),
+                    List.of());
             CliRunner.Result envVerify = viaEnv.run("dataset", "verify", id, "--json");
             assertThat(envVerify.exitCode()).as(envVerify.err()).isZero();
             assertThat(JSON.readTree(envVerify.out()).get("intact").asBoolean()).isTrue();
@@ -197,7 +215,11 @@ class CliTest {
     @Test
     void invalidStorageConfigIsAClearError() throws Exception {
         Path config = write("broken.toml", "[stores.x]\nkind = \"ftp\"\n");
-        CliRunner.Result r = cli.run("--storage-config", config.toString(), "dataset", "upload",
+        CliRunner.Result r = cli.run(
+                "--storage-config",
+                config.toString(),
+                "dataset",
+                "upload",
                 write("any.jsonl", cases(1)).toString());
         assertThat(r.exitCode()).isEqualTo(ExitCode.INVALID_INPUT);
         assertThat(r.err()).contains("broken.toml", "ftp");

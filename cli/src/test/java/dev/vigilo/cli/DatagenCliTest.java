@@ -1,17 +1,16 @@
 package dev.vigilo.cli;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.vigilo.control.TestPostgres;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code vigilo datagen run/status/item/export} on the bundled offline example, then the export uploaded as a
@@ -26,20 +25,39 @@ class DatagenCliTest {
     @Test
     void exampleRunsResumesExportsAndUploads() throws Exception {
         CliRunner cli = new CliRunner(home, Map.of(), List.of("--control-db", TestPostgres.newDatabaseUrl()));
-        Path pipeline = Path.of("..", "examples", "datagen", "pipeline.yaml").toAbsolutePath().normalize();
+        Path pipeline = Path.of("..", "examples", "datagen", "pipeline.yaml")
+                .toAbsolutePath()
+                .normalize();
         Path root = home.resolve("durable");
 
-        CliRunner.Result run = cli.run("datagen", "run", pipeline.toString(), "--experiment", "demo",
-                "--durable-root", root.toString(), "--workers", "2");
+        CliRunner.Result run = cli.run(
+                "datagen",
+                "run",
+                pipeline.toString(),
+                "--experiment",
+                "demo",
+                "--durable-root",
+                root.toString(),
+                "--workers",
+                "2");
         assertThat(run.exitCode()).as(run.err() + run.out()).isZero();
         String[] lines = run.out().trim().split("\n");
         JsonNode last = JSON.readTree(lines[lines.length - 1]);
         assertThat(last.get("failed").asLong()).isZero();
         assertThat(last.get("filtered").asLong()).isEqualTo(1);
-        assertThat(Files.isDirectory(root.resolve("datagen_checkpoints/quiz/demo/log.lance"))).isTrue();
+        assertThat(Files.isDirectory(root.resolve("datagen_checkpoints/quiz/demo/log.lance")))
+                .isTrue();
 
-        CliRunner.Result status = cli.run("datagen", "status", "--pipeline", "quiz", "--experiment", "demo",
-                "--durable-root", root.toString(), "--json");
+        CliRunner.Result status = cli.run(
+                "datagen",
+                "status",
+                "--pipeline",
+                "quiz",
+                "--experiment",
+                "demo",
+                "--durable-root",
+                root.toString(),
+                "--json");
         assertThat(status.exitCode()).as(status.err()).isZero();
         JsonNode s = JSON.readTree(status.out());
         for (String key : List.of("items", "completed", "filtered", "failed", "running")) {
@@ -48,22 +66,59 @@ class DatagenCliTest {
         assertThat(s.get("running").asLong()).isZero();
 
         // Running again resumes a finished experiment: nothing re-runs, the counts stay.
-        CliRunner.Result again = cli.run("datagen", "run", pipeline.toString(), "--experiment", "demo",
-                "--durable-root", root.toString());
+        CliRunner.Result again = cli.run(
+                "datagen", "run", pipeline.toString(), "--experiment", "demo", "--durable-root", root.toString());
         assertThat(again.exitCode()).as(again.err()).isZero();
-        assertThat(JSON.readTree(cli.run("datagen", "status", "--pipeline", "quiz", "--experiment", "demo",
-                "--durable-root", root.toString(), "--json").out())).isEqualTo(s);
+        assertThat(JSON.readTree(cli.run(
+                                "datagen",
+                                "status",
+                                "--pipeline",
+                                "quiz",
+                                "--experiment",
+                                "demo",
+                                "--durable-root",
+                                root.toString(),
+                                "--json")
+                        .out()))
+                .isEqualTo(s);
 
-        CliRunner.Result item = cli.run("datagen", "item", "q1", "--pipeline", "quiz", "--experiment", "demo",
-                "--durable-root", root.toString());
+        CliRunner.Result item = cli.run(
+                "datagen",
+                "item",
+                "q1",
+                "--pipeline",
+                "quiz",
+                "--experiment",
+                "demo",
+                "--durable-root",
+                root.toString());
         assertThat(item.exitCode()).as(item.err()).isZero();
         assertThat(item.out()).contains("q1");
-        assertThat(cli.run("datagen", "item", "nope", "--pipeline", "quiz", "--experiment", "demo",
-                "--durable-root", root.toString()).exitCode()).isEqualTo(ExitCode.INVALID_INPUT);
+        assertThat(cli.run(
+                                "datagen",
+                                "item",
+                                "nope",
+                                "--pipeline",
+                                "quiz",
+                                "--experiment",
+                                "demo",
+                                "--durable-root",
+                                root.toString())
+                        .exitCode())
+                .isEqualTo(ExitCode.INVALID_INPUT);
 
         Path export = home.resolve("export.jsonl");
-        CliRunner.Result exported = cli.run("datagen", "export", "--pipeline", "quiz", "--experiment", "demo",
-                "--durable-root", root.toString(), "--out", export.toString());
+        CliRunner.Result exported = cli.run(
+                "datagen",
+                "export",
+                "--pipeline",
+                "quiz",
+                "--experiment",
+                "demo",
+                "--durable-root",
+                root.toString(),
+                "--out",
+                export.toString());
         assertThat(exported.exitCode()).as(exported.err()).isZero();
         long exportedItems = Files.readAllLines(export).size();
         assertThat(exportedItems).isPositive();
@@ -78,13 +133,26 @@ class DatagenCliTest {
         CliRunner cli = new CliRunner(home, Map.of(), List.of());
         Path bad = home.resolve("bad.yaml");
         Files.writeString(bad, "name: x\nsteps:\n  - name: a\n    kind: teleport\n");
-        CliRunner.Result r = cli.run("datagen", "run", bad.toString(), "--experiment", "e",
-                "--durable-root", home.resolve("d").toString());
+        CliRunner.Result r = cli.run(
+                "datagen",
+                "run",
+                bad.toString(),
+                "--experiment",
+                "e",
+                "--durable-root",
+                home.resolve("d").toString());
         assertThat(r.exitCode()).isEqualTo(ExitCode.INVALID_INPUT);
         assertThat(r.err()).contains("bad.yaml:");
 
-        CliRunner.Result missing = cli.run("datagen", "status", "--pipeline", "p", "--experiment", "none",
-                "--durable-root", home.resolve("d").toString());
+        CliRunner.Result missing = cli.run(
+                "datagen",
+                "status",
+                "--pipeline",
+                "p",
+                "--experiment",
+                "none",
+                "--durable-root",
+                home.resolve("d").toString());
         assertThat(missing.exitCode()).isEqualTo(ExitCode.INVALID_INPUT);
     }
 }

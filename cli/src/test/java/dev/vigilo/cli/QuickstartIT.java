@@ -1,15 +1,14 @@
 package dev.vigilo.cli;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The README's first command on zero-setup defaults, as real processes: embedded PostgreSQL under VIGILO_HOME,
@@ -26,9 +25,15 @@ class QuickstartIT {
     void quickstartRunsOnEmbeddedDefaultsAndIsIdempotent() throws Exception {
         VigiloProcess.Result first = VigiloProcess.run(home, Map.of(), JVM, 180, "quickstart");
         assertThat(first.exitCode()).as(first.err()).isZero();
-        assertThat(first.out()).contains("Uploaded the example dataset", "cases:           12", "verified:        12 cases",
-                "embedded PostgreSQL", "Prepared a run plan", "plan ready, 1 chunk(s), 12 cases",
-                "{overall=12, math=6, geography=4}");
+        assertThat(first.out())
+                .contains(
+                        "Uploaded the example dataset",
+                        "cases:           12",
+                        "verified:        12 cases",
+                        "embedded PostgreSQL",
+                        "Prepared a run plan",
+                        "plan ready, 1 chunk(s), 12 cases",
+                        "{overall=12, math=6, geography=4}");
         assertThat(home.resolve("postgres")).isDirectory();
         assertThat(home.resolve("objects/datasets")).isDirectory();
 
@@ -56,7 +61,9 @@ class QuickstartIT {
         assertThat(launcher).isExecutable();
         // The jar was just packaged by this build: mark it fresh so the launcher runs it instead of rebuilding.
         Files.writeString(Path.of("target", ".vigilo-build-stamp"), "");
-        Process p = new ProcessBuilder(launcher.toString(), "--version").redirectErrorStream(true).start();
+        Process p = new ProcessBuilder(launcher.toString(), "--version")
+                .redirectErrorStream(true)
+                .start();
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
         String output = new String(p.getInputStream().readAllBytes());
         assertThat(p.exitValue()).as(output).isZero();
@@ -64,12 +71,22 @@ class QuickstartIT {
     }
 
     private static String runId(String quickstartOutput) {
-        return quickstartOutput.lines().filter(l -> l.contains("run id:")).findFirst().orElseThrow()
-                .replaceAll(".*run id:\\s*", "").trim();
+        return quickstartOutput
+                .lines()
+                .filter(l -> l.contains("run id:"))
+                .findFirst()
+                .orElseThrow()
+                .replaceAll(".*run id:\\s*", "")
+                .trim();
     }
 
     private static String uploadId(String quickstartOutput) {
-        return quickstartOutput.lines().filter(l -> l.contains("upload id:")).findFirst().orElseThrow()
-                .replaceAll(".*upload id:\\s*", "").trim();
+        return quickstartOutput
+                .lines()
+                .filter(l -> l.contains("upload id:"))
+                .findFirst()
+                .orElseThrow()
+                .replaceAll(".*upload id:\\s*", "")
+                .trim();
     }
 }

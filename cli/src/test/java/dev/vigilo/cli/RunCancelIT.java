@@ -1,19 +1,18 @@
 package dev.vigilo.cli;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.vigilo.control.TestPostgres;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Ctrl-C (here SIGTERM, which runs the same shutdown path) of a real {@code vigilo run create} process yields the
@@ -30,8 +29,8 @@ class RunCancelIT {
         String db = TestPostgres.newDatabaseUrl();
         Path cases = home.resolve("cases.jsonl");
         CaseFiles.write(cases, 60L << 20, 200);
-        VigiloProcess.Result up = VigiloProcess.run(home, Map.of(), List.of(), 300,
-                "--control-db", db, "dataset", "upload", cases.toString());
+        VigiloProcess.Result up = VigiloProcess.run(
+                home, Map.of(), List.of(), 300, "--control-db", db, "dataset", "upload", cases.toString());
         assertThat(up.exitCode()).as(up.err()).isZero();
         String uploadId = up.out().trim();
         Path profile = home.resolve("profile.yaml");
@@ -43,8 +42,19 @@ class RunCancelIT {
                 limits: {max_cases: 10000000}
                 """);
         String runId = UUID.randomUUID().toString();
-        String[] create = {"--control-db", db, "run", "create", "--profile-file", profile.toString(),
-                "--dataset-upload-id", uploadId, "--run-id", runId, "--json"};
+        String[] create = {
+            "--control-db",
+            db,
+            "run",
+            "create",
+            "--profile-file",
+            profile.toString(),
+            "--dataset-upload-id",
+            uploadId,
+            "--run-id",
+            runId,
+            "--json"
+        };
 
         Process p = VigiloProcess.builder(home, Map.of(), List.of(), create)
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
@@ -54,10 +64,12 @@ class RunCancelIT {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
         long cursor = 0;
         while (System.nanoTime() < deadline && p.isAlive()) {
-            VigiloProcess.Result status = VigiloProcess.run(home, Map.of(), List.of(), 60,
-                    "--control-db", db, "run", "status", runId, "--json");
+            VigiloProcess.Result status = VigiloProcess.run(
+                    home, Map.of(), List.of(), 60, "--control-db", db, "run", "status", runId, "--json");
             if (status.exitCode() == 0) {
-                cursor = JSON.readTree(status.out()).at("/creation_progress/plan_chunk_cursor").asLong();
+                cursor = JSON.readTree(status.out())
+                        .at("/creation_progress/plan_chunk_cursor")
+                        .asLong();
                 if (cursor > 0) {
                     break;
                 }
@@ -66,7 +78,7 @@ class RunCancelIT {
         }
         assertThat(p.isAlive()).as("preparation still running when interrupted").isTrue();
         assertThat(cursor).isPositive();
-        p.destroy();   // SIGTERM: shutdown hooks run, as on Ctrl-C
+        p.destroy(); // SIGTERM: shutdown hooks run, as on Ctrl-C
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
 
         // The lease was yielded: a repeat is not rejected as a competing caller and completes the plan.

@@ -1,20 +1,19 @@
 package dev.vigilo.cli;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.vigilo.control.TestPostgres;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
 
 /** {@code vigilo run create/status/watch} end to end, in-process, on real PostgreSQL and a local store. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -23,6 +22,7 @@ class RunCliTest {
 
     @TempDir
     static Path home;
+
     private CliRunner cli;
     private String uploadId;
 
@@ -54,8 +54,15 @@ class RunCliTest {
         cli = new CliRunner(home, Map.of(), List.of("--control-db", TestPostgres.newDatabaseUrl()));
         StringBuilder cases = new StringBuilder();
         for (int i = 0; i < 250; i++) {
-            cases.append("{\"id\":\"c").append(i).append("\",\"input\":").append(i).append(",\"expected\":\"")
-                    .append(i).append("\",\"tags\":[\"").append(i % 5 == 0 ? "math" : "text").append("\"]}\n");
+            cases.append("{\"id\":\"c")
+                    .append(i)
+                    .append("\",\"input\":")
+                    .append(i)
+                    .append(",\"expected\":\"")
+                    .append(i)
+                    .append("\",\"tags\":[\"")
+                    .append(i % 5 == 0 ? "math" : "text")
+                    .append("\"]}\n");
         }
         Path file = home.resolve("cases.jsonl");
         Files.writeString(file, cases.toString());
@@ -70,8 +77,17 @@ class RunCliTest {
         Files.writeString(profile, PROFILE);
         String runId = UUID.randomUUID().toString();
 
-        CliRunner.Result held = cli.run("run", "create", "--profile-file", profile.toString(), "--dataset-upload-id",
-                uploadId, "--run-id", runId, "--prepare-only", "--json");
+        CliRunner.Result held = cli.run(
+                "run",
+                "create",
+                "--profile-file",
+                profile.toString(),
+                "--dataset-upload-id",
+                uploadId,
+                "--run-id",
+                runId,
+                "--prepare-only",
+                "--json");
         assertThat(held.exitCode()).as(held.err()).isZero();
         JsonNode h = JSON.readTree(held.out());
         assertThat(h.get("status").asText()).isEqualTo("creating");
@@ -95,8 +111,8 @@ class RunCliTest {
         assertThat(mathCases).isEqualTo(50);
         assertThat(cli.run("run", "status", runId).out()).contains("plan: ready, 3 of 3 chunks");
 
-        CliRunner.Result pending = cli.run("run", "create", "--profile", PROFILE, "--dataset-upload-id", uploadId,
-                "--run-id", runId);
+        CliRunner.Result pending =
+                cli.run("run", "create", "--profile", PROFILE, "--dataset-upload-id", uploadId, "--run-id", runId);
         assertThat(pending.exitCode()).as(pending.err()).isZero();
         assertThat(pending.out()).contains("run " + runId + " pending");
 
@@ -108,13 +124,20 @@ class RunCliTest {
     @Test
     void errorsNameTheRunAndThePathInTheProfile() {
         String runId = UUID.randomUUID().toString();
-        CliRunner.Result bad = cli.run("run", "create", "--profile", PROFILE.replace("[exact, math_only]", "[judge]"),
-                "--dataset-upload-id", uploadId, "--run-id", runId);
+        CliRunner.Result bad = cli.run(
+                "run",
+                "create",
+                "--profile",
+                PROFILE.replace("[exact, math_only]", "[judge]"),
+                "--dataset-upload-id",
+                uploadId,
+                "--run-id",
+                runId);
         assertThat(bad.exitCode()).isEqualTo(ExitCode.INVALID_INPUT);
         assertThat(bad.err()).contains("run " + runId, "gates[1].required_evaluators[0]", "judge");
 
-        CliRunner.Result both = cli.run("run", "create", "--profile", PROFILE, "--profile-file", "x.yaml",
-                "--dataset-upload-id", uploadId);
+        CliRunner.Result both = cli.run(
+                "run", "create", "--profile", PROFILE, "--profile-file", "x.yaml", "--dataset-upload-id", uploadId);
         assertThat(both.exitCode()).isEqualTo(ExitCode.USAGE);
 
         CliRunner.Result unknown = cli.run("run", "status", UUID.randomUUID().toString());

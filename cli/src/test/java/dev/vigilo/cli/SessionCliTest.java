@@ -1,5 +1,7 @@
 package dev.vigilo.cli;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -7,16 +9,13 @@ import dev.vigilo.sessionlog.LockFileEpochSource;
 import dev.vigilo.sessionlog.SessionHeader;
 import dev.vigilo.sessionlog.SessionLogWriter;
 import dev.vigilo.sessionlog.WriterOptions;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** {@code vigilo session verify/cat/repair/compact} on logs written by Vigilo's own writer. */
 class SessionCliTest {
@@ -33,12 +32,16 @@ class SessionCliTest {
         Path log = dir.resolve(name).resolve("session.jsonl.zstd");
         Files.createDirectories(log.getParent());
         SessionHeader header = new SessionHeader("session-cli-test", "/tmp", 1760000000000L, 0);
-        try (SessionLogWriter w = SessionLogWriter.create(log, header, new LockFileEpochSource(), WriterOptions.defaults())) {
+        try (SessionLogWriter w =
+                SessionLogWriter.create(log, header, new LockFileEpochSource(), WriterOptions.defaults())) {
             for (int b = 0; b < batches; b++) {
                 List<ObjectNode> batch = new ArrayList<>();
                 for (int i = 0; i < 3; i++) {
                     ObjectNode n = JSON.createObjectNode();
-                    n.put("type", "todo/write").put("time", 1000 + b * 3 + i).putObject("data").putArray("todos")
+                    n.put("type", "todo/write")
+                            .put("time", 1000 + b * 3 + i)
+                            .putObject("data")
+                            .putArray("todos")
                             .add("t" + (b * 3 + i));
                     batch.add(n);
                 }
@@ -56,20 +59,21 @@ class SessionCliTest {
         JsonNode report = JSON.readTree(ok.out());
         assertThat(report.get("verdict").asText()).isEqualTo("ACCEPT");
         assertThat(report.get("channel").asText()).isIn("p1", "p2");
-        for (String key : List.of("events", "stored", "closers", "hw_seq", "hw_offset", "fenced", "truncated", "error",
-                "error_offset")) {
+        for (String key : List.of(
+                "events", "stored", "closers", "hw_seq", "hw_offset", "fenced", "truncated", "error", "error_offset")) {
             assertThat(report.has(key)).as(key).isTrue();
         }
         assertThat(report.get("error").isNull()).isTrue();
 
         byte[] bytes = Files.readAllBytes(log);
-        bytes[bytes.length / 3] ^= 0x40;   // damage a committed frame
+        bytes[bytes.length / 3] ^= 0x40; // damage a committed frame
         Files.write(log, bytes);
         CliRunner.Result bad = cli().run("session", "verify", log.toString(), "--json");
         assertThat(bad.exitCode()).isEqualTo(ExitCode.FAILED);
         assertThat(JSON.readTree(bad.out()).get("verdict").asText()).isEqualTo("REJECT");
 
-        assertThat(cli().run("session", "verify", dir.resolve("missing.zstd").toString()).exitCode())
+        assertThat(cli().run("session", "verify", dir.resolve("missing.zstd").toString())
+                        .exitCode())
                 .isEqualTo(ExitCode.INVALID_INPUT);
         assertThat(cli().run("session", "verify").exitCode()).isEqualTo(ExitCode.USAGE);
     }
@@ -99,14 +103,17 @@ class SessionCliTest {
         assertThat(out).exists();
         assertThat(cli().run("session", "verify", out.toString()).exitCode()).isZero();
         assertThat(cli().run("session", "repair", log.toString()).exitCode())
-                .as("an existing output is never overwritten").isEqualTo(ExitCode.INVALID_INPUT);
+                .as("an existing output is never overwritten")
+                .isEqualTo(ExitCode.INVALID_INPUT);
 
         Path compacted = dir.resolve("compacted.zstd");
         CliRunner.Result compact = cli().run("session", "compact", log.toString(), "--out", compacted.toString());
         assertThat(compact.exitCode()).as(compact.err()).isZero();
         assertThat(compact.out()).contains("frames");
-        JsonNode before = JSON.readTree(cli().run("session", "verify", log.toString(), "--json").out());
-        JsonNode after = JSON.readTree(cli().run("session", "verify", compacted.toString(), "--json").out());
+        JsonNode before = JSON.readTree(
+                cli().run("session", "verify", log.toString(), "--json").out());
+        JsonNode after = JSON.readTree(
+                cli().run("session", "verify", compacted.toString(), "--json").out());
         assertThat(after.get("verdict").asText()).isEqualTo("ACCEPT");
         assertThat(after.get("frames").asLong()).isLessThan(before.get("frames").asLong());
         assertThat(cli().run("session", "cat", compacted.toString()).out())

@@ -11,13 +11,11 @@ import java.util.concurrent.TimeUnit;
 
 /** Runs the packaged CLI ({@code target/vigilo-cli.jar}) as a real child process. */
 final class VigiloProcess {
-    record Result(int exitCode, String out, String err) {
-    }
+    record Result(int exitCode, String out, String err) {}
 
     static final Path JAR = Path.of("target", "vigilo-cli.jar").toAbsolutePath();
 
-    private VigiloProcess() {
-    }
+    private VigiloProcess() {}
 
     static ProcessBuilder builder(Path home, Map<String, String> env, List<String> jvmOptions, String... args) {
         List<String> command = new ArrayList<>();
@@ -49,7 +47,9 @@ final class VigiloProcess {
                 throw new AssertionError("vigilo " + String.join(" ", args) + " did not finish in " + timeoutSeconds
                         + " s; stderr: " + Files.readString(err));
             }
-            return new Result(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8),
+            return new Result(
+                    p.exitValue(),
+                    Files.readString(out, StandardCharsets.UTF_8),
                     Files.readString(err, StandardCharsets.UTF_8));
         } finally {
             Files.deleteIfExists(out);

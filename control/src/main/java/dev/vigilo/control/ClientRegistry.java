@@ -30,9 +30,11 @@ final class ClientRegistry {
     Path register(ProcessRef client) {
         byte[] nonce = new byte[6];
         random.nextBytes(nonce);
-        Path file = directory.resolve(client.pid() + "." + client.startEpochMilli() + "." + HexFormat.of().formatHex(nonce));
+        Path file = directory.resolve(client.pid() + "." + client.startEpochMilli() + "."
+                + HexFormat.of().formatHex(nonce));
         // For a human looking at the directory; the host reads only the name.
-        String description = "pid=" + client.pid() + "\ncommand=" + ProcessHandle.current().info().command().orElse("?") + "\n";
+        String description = "pid=" + client.pid() + "\ncommand="
+                + ProcessHandle.current().info().command().orElse("?") + "\n";
         try {
             Files.createDirectories(directory);
             Files.writeString(file, description, StandardCharsets.UTF_8);

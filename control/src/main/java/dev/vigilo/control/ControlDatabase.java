@@ -1,16 +1,15 @@
 package dev.vigilo.control;
 
 import com.zaxxer.hikari.HikariDataSource;
-import org.flywaydb.core.api.FlywayException;
-import org.jdbi.v3.core.Jdbi;
-import org.jdbi.v3.postgres.PostgresPlugin;
-
-import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
+import javax.sql.DataSource;
+import org.flywaydb.core.api.FlywayException;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.postgres.PostgresPlugin;
 
 /**
  * An open control database: migrated to the schema of every Vigilo module on the class path, pooled, and reachable
@@ -54,7 +53,7 @@ public final class ControlDatabase implements AutoCloseable {
         Objects.requireNonNull(migrationLocations, "migrationLocations");
         Objects.requireNonNull(options, "options");
         if (settings instanceof ControlSettings.Jdbc jdbc) {
-            return connect(jdbc.url(), Target.server(JdbcUrls.redact(jdbc.url())), migrationLocations, () -> { });
+            return connect(jdbc.url(), Target.server(JdbcUrls.redact(jdbc.url())), migrationLocations, () -> {});
         }
         ControlSettings.Embedded embedded = (ControlSettings.Embedded) settings;
         EmbeddedServer.Lease lease = EmbeddedServer.acquire(embedded.directory(), options);
@@ -67,13 +66,17 @@ public final class ControlDatabase implements AutoCloseable {
         }
     }
 
-    private static ControlDatabase connect(String url, Target target, List<String> locations, AutoCloseable serverHold) {
+    private static ControlDatabase connect(
+            String url, Target target, List<String> locations, AutoCloseable serverHold) {
         HikariDataSource pool;
         try {
             pool = Pools.create(url);
         } catch (RuntimeException e) {
-            throw new ControlDatabaseException(target.where(), "Cannot connect to the " + target.noun() + " at " + target.where()
-                    + ": " + rootMessage(e) + ". " + target.advice(), e);
+            throw new ControlDatabaseException(
+                    target.where(),
+                    "Cannot connect to the " + target.noun() + " at " + target.where() + ": " + rootMessage(e) + ". "
+                            + target.advice(),
+                    e);
         }
         try {
             String version = serverVersion(pool);
@@ -81,13 +84,20 @@ public final class ControlDatabase implements AutoCloseable {
             return new ControlDatabase(pool, target.describe(version), serverHold);
         } catch (FlywayException e) {
             pool.close();
-            throw new ControlDatabaseException(target.where(), "Migrating the " + target.noun() + " at " + target.where()
-                    + " failed: " + e.getMessage() + "\nEach migration runs in its own transaction, so the failing one left no partial"
-                    + " changes (unless it opted out of transactions); fix the migration or the database and retry.", e);
+            throw new ControlDatabaseException(
+                    target.where(),
+                    "Migrating the " + target.noun() + " at " + target.where()
+                            + " failed: " + e.getMessage()
+                            + "\nEach migration runs in its own transaction, so the failing one left no partial"
+                            + " changes (unless it opted out of transactions); fix the migration or the database and retry.",
+                    e);
         } catch (SQLException | RuntimeException e) {
             pool.close();
-            throw new ControlDatabaseException(target.where(), "Cannot use the " + target.noun() + " at " + target.where()
-                    + ": " + rootMessage(e) + ". " + target.advice(), e);
+            throw new ControlDatabaseException(
+                    target.where(),
+                    "Cannot use the " + target.noun() + " at " + target.where() + ": " + rootMessage(e) + ". "
+                            + target.advice(),
+                    e);
         }
     }
 

@@ -44,7 +44,9 @@ public sealed interface ControlSettings {
      */
     record Embedded(Path directory) implements ControlSettings {
         public Embedded {
-            directory = Objects.requireNonNull(directory, "directory").toAbsolutePath().normalize();
+            directory = Objects.requireNonNull(directory, "directory")
+                    .toAbsolutePath()
+                    .normalize();
         }
     }
 }

@@ -26,7 +26,8 @@ record EmbeddedOptions(Duration idleGrace, Duration startTimeout) {
         Objects.requireNonNull(idleGrace, "idleGrace");
         Objects.requireNonNull(startTimeout, "startTimeout");
         if (idleGrace.isNegative() || startTimeout.isNegative() || startTimeout.isZero()) {
-            throw new IllegalArgumentException("idleGrace must be >= 0 and startTimeout > 0: " + idleGrace + ", " + startTimeout);
+            throw new IllegalArgumentException(
+                    "idleGrace must be >= 0 and startTimeout > 0: " + idleGrace + ", " + startTimeout);
         }
     }
 
@@ -43,7 +44,8 @@ record EmbeddedOptions(Duration idleGrace, Duration startTimeout) {
                     ? Duration.ofMillis(Long.parseLong(trimmed))
                     : Duration.parse(trimmed);
         } catch (DateTimeParseException | NumberFormatException e) {
-            throw new IllegalArgumentException("not a duration (ISO-8601 like PT10S, or milliseconds): '" + text + "'", e);
+            throw new IllegalArgumentException(
+                    "not a duration (ISO-8601 like PT10S, or milliseconds): '" + text + "'", e);
         }
     }
 

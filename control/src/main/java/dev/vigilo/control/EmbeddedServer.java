@@ -32,8 +32,7 @@ final class EmbeddedServer {
     private static final Duration REACHABLE_GRACE = Duration.ofSeconds(5);
     private static final int LOG_TAIL_LINES = 20;
 
-    private EmbeddedServer() {
-    }
+    private EmbeddedServer() {}
 
     /**
      * Joins (or starts) the server in {@code directory}.
@@ -47,8 +46,11 @@ final class EmbeddedServer {
         try {
             Files.createDirectories(layout.clientsDirectory());
         } catch (IOException e) {
-            throw new ControlDatabaseException(where, "Cannot create the embedded PostgreSQL directory " + where + ": " + e
-                    + ". Check the permissions of the Vigilo home, or use an existing server with --control-db / VIGILO_CONTROL_DB.", e);
+            throw new ControlDatabaseException(
+                    where,
+                    "Cannot create the embedded PostgreSQL directory " + where + ": " + e
+                            + ". Check the permissions of the Vigilo home, or use an existing server with --control-db / VIGILO_CONTROL_DB.",
+                    e);
         }
         // A client may hold the lock for a whole host start; wait a little longer than that.
         Duration lockTimeout = options.startTimeout().plus(ORPHAN_STOP_TIMEOUT).plus(HOST_EXIT_TIMEOUT);
@@ -66,17 +68,27 @@ final class EmbeddedServer {
                 lock.close();
             }
         } catch (ServerLock.LockTimeoutException e) {
-            throw new ControlDatabaseException(where, "Another Vigilo process has held " + layout.lockFile() + " for over "
-                    + lockTimeout.toSeconds() + " s while starting the embedded PostgreSQL server; see " + layout.logFile() + ".", e);
+            throw new ControlDatabaseException(
+                    where,
+                    "Another Vigilo process has held " + layout.lockFile() + " for over " + lockTimeout.toSeconds()
+                            + " s while starting the embedded PostgreSQL server; see " + layout.logFile() + ".",
+                    e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new ControlDatabaseException(where, "Interrupted while joining the embedded PostgreSQL server in " + where + ".", e);
+            throw new ControlDatabaseException(
+                    where, "Interrupted while joining the embedded PostgreSQL server in " + where + ".", e);
         } catch (IOException | UncheckedIOException e) {
-            throw new ControlDatabaseException(where, "Cannot use the embedded PostgreSQL directory " + where + ": " + e.getMessage()
-                    + ". Check its permissions and free space.", e);
+            throw new ControlDatabaseException(
+                    where,
+                    "Cannot use the embedded PostgreSQL directory " + where + ": " + e.getMessage()
+                            + ". Check its permissions and free space.",
+                    e);
         } catch (IllegalStateException e) {
-            throw new ControlDatabaseException(where, "Cannot start the embedded PostgreSQL server in " + where + ": " + e.getMessage()
-                    + ". See " + layout.logFile() + ".", e);
+            throw new ControlDatabaseException(
+                    where,
+                    "Cannot start the embedded PostgreSQL server in " + where + ": " + e.getMessage() + ". See "
+                            + layout.logFile() + ".",
+                    e);
         }
     }
 
@@ -104,25 +116,34 @@ final class EmbeddedServer {
         Process host = HostLauncher.launch(layout, token, options.idleGrace(), preferredPort);
         long deadline = System.nanoTime() + options.startTimeout().toNanos();
         while (true) {
-            Optional<ServerState> state = ServerState.readFrom(layout.stateFile()).filter(s -> s.token().equals(token));
+            Optional<ServerState> state = ServerState.readFrom(layout.stateFile())
+                    .filter(s -> s.token().equals(token));
             if (state.isPresent() && isReachable(state.get().port())) {
                 return state.get();
             }
             if (!host.isAlive() && state.isEmpty()) {
-                throw new ControlDatabaseException(layout.root().toString(), "The embedded PostgreSQL server in " + layout.root()
-                        + " failed to start (server host exited with status " + host.exitValue() + "). See " + layout.logFile()
-                        + "; its last lines:\n" + tail(layout.logFile())
-                        + "\nTo use an existing PostgreSQL server instead, set --control-db / VIGILO_CONTROL_DB.", null);
+                throw new ControlDatabaseException(
+                        layout.root().toString(),
+                        "The embedded PostgreSQL server in " + layout.root()
+                                + " failed to start (server host exited with status " + host.exitValue() + "). See "
+                                + layout.logFile()
+                                + "; its last lines:\n" + tail(layout.logFile())
+                                + "\nTo use an existing PostgreSQL server instead, set --control-db / VIGILO_CONTROL_DB.",
+                        null);
             }
             if (System.nanoTime() - deadline >= 0) {
                 host.destroy();
                 if (!host.waitFor(HOST_EXIT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
                     host.destroyForcibly();
                 }
-                throw new ControlDatabaseException(layout.root().toString(), "The embedded PostgreSQL server in " + layout.root()
-                        + " did not start within " + options.startTimeout().toSeconds() + " s. See " + layout.logFile()
-                        + "; its last lines:\n" + tail(layout.logFile())
-                        + "\nTo use an existing PostgreSQL server instead, set --control-db / VIGILO_CONTROL_DB.", null);
+                throw new ControlDatabaseException(
+                        layout.root().toString(),
+                        "The embedded PostgreSQL server in " + layout.root()
+                                + " did not start within "
+                                + options.startTimeout().toSeconds() + " s. See " + layout.logFile()
+                                + "; its last lines:\n" + tail(layout.logFile())
+                                + "\nTo use an existing PostgreSQL server instead, set --control-db / VIGILO_CONTROL_DB.",
+                        null);
             }
             Thread.sleep(50);
         }
@@ -198,7 +219,8 @@ final class EmbeddedServer {
         }
 
         String jdbcUrl() {
-            return "jdbc:postgresql://localhost:" + state.port() + "/" + EmbeddedServerHost.DATABASE + "?user=" + EmbeddedServerHost.USER;
+            return "jdbc:postgresql://localhost:" + state.port() + "/" + EmbeddedServerHost.DATABASE + "?user="
+                    + EmbeddedServerHost.USER;
         }
 
         @Override

@@ -1,7 +1,6 @@
 package dev.vigilo.control;
 
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -42,6 +41,7 @@ final class EmbeddedServerHost {
 
     /** The database Vigilo uses inside the embedded server (the {@code postgres} database stays for maintenance). */
     static final String DATABASE = "vigilo";
+
     static final String USER = "postgres";
 
     private final EmbeddedLayout layout;
@@ -66,8 +66,11 @@ final class EmbeddedServerHost {
         }
         EmbeddedServerHost host;
         try {
-            host = new EmbeddedServerHost(new EmbeddedLayout(Path.of(args[0])), args[1],
-                    Duration.ofMillis(Long.parseLong(args[2])), Integer.parseInt(args[3]));
+            host = new EmbeddedServerHost(
+                    new EmbeddedLayout(Path.of(args[0])),
+                    args[1],
+                    Duration.ofMillis(Long.parseLong(args[2])),
+                    Integer.parseInt(args[3]));
         } catch (RuntimeException e) {
             log("bad arguments: " + e);
             System.exit(2);
@@ -107,8 +110,7 @@ final class EmbeddedServerHost {
     }
 
     /** A started PostgreSQL and its postmaster's pid, which outlives pg_ctl's view of it if the data directory goes. */
-    private record Server(EmbeddedPostgres postgres, long postmasterPid) {
-    }
+    private record Server(EmbeddedPostgres postgres, long postmasterPid) {}
 
     private Server start() throws IOException {
         EmbeddedPostgres postgres = startPostgres();
@@ -164,9 +166,10 @@ final class EmbeddedServerHost {
 
     private static void ensureDatabase(EmbeddedPostgres postgres) throws SQLException {
         try (Connection connection = postgres.getPostgresDatabase().getConnection();
-             Statement statement = connection.createStatement()) {
+                Statement statement = connection.createStatement()) {
             boolean exists;
-            try (ResultSet rows = statement.executeQuery("SELECT 1 FROM pg_database WHERE datname = '" + DATABASE + "'")) {
+            try (ResultSet rows =
+                    statement.executeQuery("SELECT 1 FROM pg_database WHERE datname = '" + DATABASE + "'")) {
                 exists = rows.next();
             }
             if (!exists) {
@@ -234,7 +237,8 @@ final class EmbeddedServerHost {
         }
         // pg_ctl finds the server through postmaster.pid; without it (data directory removed) signal it directly.
         try {
-            Optional<ProcessHandle> postmaster = ProcessHandle.of(server.postmasterPid()).filter(ProcessRef::isRunning);
+            Optional<ProcessHandle> postmaster =
+                    ProcessHandle.of(server.postmasterPid()).filter(ProcessRef::isRunning);
             if (postmaster.isPresent()) {
                 log("PostgreSQL still running after pg_ctl stop; signalling pid " + server.postmasterPid());
                 Postmaster.stop(postmaster.get(), Duration.ofSeconds(20));

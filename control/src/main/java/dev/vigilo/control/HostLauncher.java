@@ -30,14 +30,16 @@ final class HostLauncher {
     // System properties the host must share with its client for both to find the same PostgreSQL binaries.
     private static final List<String> INHERITED_PROPERTIES = List.of("java.io.tmpdir", "ot.epg.working-dir");
 
-    private HostLauncher() {
-    }
+    private HostLauncher() {}
 
     static Process launch(EmbeddedLayout layout, String token, Duration idleGrace, int preferredPort) {
         Objects.requireNonNull(layout, "layout");
         rotateLog(layout.logFile());
         List<String> command = new ArrayList<>();
-        SETSID_CANDIDATES.stream().filter(path -> Files.isExecutable(Path.of(path))).findFirst().ifPresent(command::add);
+        SETSID_CANDIDATES.stream()
+                .filter(path -> Files.isExecutable(Path.of(path)))
+                .findFirst()
+                .ifPresent(command::add);
         command.add(javaBinary());
         command.addAll(List.of("-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
         for (String property : INHERITED_PROPERTIES) {
@@ -46,13 +48,20 @@ final class HostLauncher {
                 command.add("-D" + property + "=" + value);
             }
         }
-        command.addAll(List.of("-cp", absoluteClassPath(), EmbeddedServerHost.class.getName(),
-                layout.root().toString(), token, Long.toString(idleGrace.toMillis()), Integer.toString(preferredPort)));
+        command.addAll(List.of(
+                "-cp",
+                absoluteClassPath(),
+                EmbeddedServerHost.class.getName(),
+                layout.root().toString(),
+                token,
+                Long.toString(idleGrace.toMillis()),
+                Integer.toString(preferredPort)));
         try {
             return new ProcessBuilder(command)
                     .directory(layout.root().toFile())
                     .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(layout.logFile().toFile()))
+                    .redirectOutput(
+                            ProcessBuilder.Redirect.appendTo(layout.logFile().toFile()))
                     .redirectErrorStream(true)
                     .start();
         } catch (IOException e) {
@@ -65,7 +74,9 @@ final class HostLauncher {
         if (Files.isExecutable(java)) {
             return java.toString();
         }
-        return ProcessHandle.current().info().command()
+        return ProcessHandle.current()
+                .info()
+                .command()
                 .orElseThrow(() -> new IllegalStateException(
                         "cannot find the java binary (java.home=" + System.getProperty("java.home") + ")"));
     }

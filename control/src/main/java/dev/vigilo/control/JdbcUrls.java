@@ -8,8 +8,7 @@ final class JdbcUrls {
     // Matches password, sslpassword, sslkeypassword... in both '?'/'&' query syntax and ';' property syntax.
     private static final Pattern SECRET = Pattern.compile("(?i)([a-z]*password=)[^&;]*");
 
-    private JdbcUrls() {
-    }
+    private JdbcUrls() {}
 
     static String redact(String url) {
         return SECRET.matcher(url).replaceAll("$1***");

@@ -1,11 +1,10 @@
 package dev.vigilo.control;
 
-import org.flywaydb.core.Flyway;
-import org.flywaydb.core.api.output.MigrateResult;
-
-import javax.sql.DataSource;
 import java.util.List;
 import java.util.Objects;
+import javax.sql.DataSource;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.output.MigrateResult;
 
 /**
  * Applies the Flyway migrations of every Vigilo module.
@@ -22,8 +21,7 @@ final class Migrations {
     /** Where every module's migrations live. */
     static final String DEFAULT_LOCATION = "classpath:db/migration";
 
-    private Migrations() {
-    }
+    private Migrations() {}
 
     /**
      * @return the number of migrations applied now (0 if the schema was current)
@@ -38,7 +36,8 @@ final class Migrations {
                 .outOfOrder(true)
                 .ignoreMigrationPatterns("*:missing", "*:future")
                 .validateMigrationNaming(true)
-                // Through slf4j like the rest of Vigilo; Flyway would otherwise fall back to java.util.logging on stderr
+                // Through slf4j like the rest of Vigilo; Flyway would otherwise fall back to java.util.logging on
+                // stderr
                 // whenever no slf4j provider is bound.
                 .loggers("slf4j")
                 .load()

@@ -13,8 +13,7 @@ final class Pools {
     static final int MAX_POOL_SIZE = 4;
     static final int CONNECT_TIMEOUT_SECONDS = 5;
 
-    private Pools() {
-    }
+    private Pools() {}
 
     /**
      * Creates a pool and opens its first connection.

@@ -18,8 +18,7 @@ import java.util.stream.Stream;
  */
 final class Postmaster {
 
-    private Postmaster() {
-    }
+    private Postmaster() {}
 
     /** @return the pid on the first line of {@code <dataDirectory>/postmaster.pid}, if the file exists and parses */
     static OptionalLong recordedPid(Path dataDirectory) {
@@ -29,7 +28,9 @@ final class Postmaster {
         }
         try {
             List<String> lines = Files.readAllLines(file);
-            return lines.isEmpty() ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(lines.get(0).trim()));
+            return lines.isEmpty()
+                    ? OptionalLong.empty()
+                    : OptionalLong.of(Long.parseLong(lines.get(0).trim()));
         } catch (NoSuchFileException e) {
             return OptionalLong.empty();
         } catch (IOException e) {
@@ -72,7 +73,10 @@ final class Postmaster {
         }
         // After a clean stop PostgreSQL has removed the file; what is left names a process that is not a postmaster.
         OptionalLong left = recordedPid(dataDirectory);
-        if (left.isPresent() && ProcessHandle.of(left.getAsLong()).map(ProcessHandle::isAlive).orElse(false)) {
+        if (left.isPresent()
+                && ProcessHandle.of(left.getAsLong())
+                        .map(ProcessHandle::isAlive)
+                        .orElse(false)) {
             awaitNoProcessIn(dataDirectory, deadline);
             deleteQuietly(dataDirectory.resolve("postmaster.pid"));
         }
@@ -106,8 +110,8 @@ final class Postmaster {
                 return;
             }
             if (System.nanoTime() - deadline >= 0) {
-                throw new IllegalStateException("processes " + working + " of an earlier PostgreSQL still run in " + dataDirectory
-                        + "; stop them and retry");
+                throw new IllegalStateException("processes " + working + " of an earlier PostgreSQL still run in "
+                        + dataDirectory + "; stop them and retry");
             }
             Thread.sleep(50);
         }
@@ -134,7 +138,8 @@ final class Postmaster {
 
     private static boolean isWorkingIn(long pid, Path directory) {
         try {
-            return Files.readSymbolicLink(Path.of("/proc", Long.toString(pid), "cwd")).equals(directory);
+            return Files.readSymbolicLink(Path.of("/proc", Long.toString(pid), "cwd"))
+                    .equals(directory);
         } catch (IOException | UnsupportedOperationException e) {
             return false; // gone, or another user's process
         }
@@ -143,7 +148,9 @@ final class Postmaster {
     private static boolean looksLikePostgres(ProcessHandle handle) {
         // When the command is not visible (another user's process), assume it is the postmaster: stopping is
         // attempted, and PostgreSQL itself refuses to start over a live postmaster, so nothing is corrupted.
-        return handle.info().command().map(command -> command.endsWith("/postgres") || command.endsWith("postgres.exe"))
+        return handle.info()
+                .command()
+                .map(command -> command.endsWith("/postgres") || command.endsWith("postgres.exe"))
                 .orElse(true);
     }
 

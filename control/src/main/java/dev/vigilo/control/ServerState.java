@@ -73,7 +73,8 @@ record ServerState(String token, int port, ProcessRef host, long postmasterPid) 
             return Optional.of(new ServerState(
                     Objects.requireNonNull(properties.getProperty("token")),
                     Integer.parseInt(properties.getProperty("port")),
-                    new ProcessRef(Long.parseLong(properties.getProperty("hostPid")),
+                    new ProcessRef(
+                            Long.parseLong(properties.getProperty("hostPid")),
                             Long.parseLong(properties.getProperty("hostStart"))),
                     Long.parseLong(properties.getProperty("postmasterPid"))));
         } catch (RuntimeException e) {

@@ -30,18 +30,23 @@ final class ClientProcess implements AutoCloseable {
     static ClientProcess start(Path directory, Duration idleGrace, String... command) throws IOException {
         List<String> arguments = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
                 "-D" + EmbeddedOptions.IDLE_GRACE_PROPERTY + "=" + idleGrace.toMillis(),
                 // Same place for the unpacked PostgreSQL binaries as this JVM (and its own servers) uses.
                 "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"),
-                "-cp", System.getProperty("java.class.path"),
-                EmbeddedClientMain.class.getName(), directory.toString()));
+                "-cp",
+                System.getProperty("java.class.path"),
+                EmbeddedClientMain.class.getName(),
+                directory.toString()));
         arguments.addAll(List.of(command));
-        return new ClientProcess(new ProcessBuilder(arguments).redirectErrorStream(true).start());
+        return new ClientProcess(
+                new ProcessBuilder(arguments).redirectErrorStream(true).start());
     }
 
     private void pump() {
-        try (BufferedReader reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader reader =
+                new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
             while ((line = reader.readLine()) != null) {
                 synchronized (transcript) {
@@ -62,7 +67,8 @@ final class ClientProcess implements AutoCloseable {
         while (true) {
             String line = lines.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             if (line == null) {
-                throw new AssertionError("no line starting with '" + prefix + "' within " + timeout + "; output:\n" + transcript());
+                throw new AssertionError(
+                        "no line starting with '" + prefix + "' within " + timeout + "; output:\n" + transcript());
             }
             if (line.startsWith(prefix)) {
                 return line;

@@ -1,9 +1,9 @@
 package dev.vigilo.control;
 
-import com.zaxxer.hikari.HikariDataSource;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -17,9 +17,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** {@link ControlDatabase} on an existing server (a fresh database of {@link TestPostgres} per test). */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
@@ -40,14 +39,18 @@ class ControlDatabaseJdbcTest {
     }
 
     private static String appliedVersions(ControlDatabase database) {
-        return scalar(database, "SELECT string_agg(version, ',' ORDER BY installed_rank)"
-                + " FROM flyway_schema_history WHERE success", String.class);
+        return scalar(
+                database,
+                "SELECT string_agg(version, ',' ORDER BY installed_rank)" + " FROM flyway_schema_history WHERE success",
+                String.class);
     }
 
     @Test
     void migratesAndServesJdbi() {
         try (ControlDatabase database = open(TestPostgres.newDatabaseUrl(), OK)) {
-            database.jdbi().useHandle(h -> h.execute("INSERT INTO test_items (name, tags) VALUES (?, ?::jsonb)", "a", "{\"k\": 1}"));
+            database.jdbi()
+                    .useHandle(h ->
+                            h.execute("INSERT INTO test_items (name, tags) VALUES (?, ?::jsonb)", "a", "{\"k\": 1}"));
             String tags = scalar(database, "SELECT tags::text FROM test_items WHERE name = 'a'", String.class);
             assertThat(tags).isEqualTo("{\"k\": 1}");
             assertThat(appliedVersions(database)).isEqualTo("1,3");
@@ -94,9 +97,13 @@ class ControlDatabaseJdbcTest {
             for (Future<ControlDatabase> future : futures) {
                 databases.add(future.get(30, TimeUnit.SECONDS));
             }
-            assertThat(scalar(databases.get(0), "SELECT count(*) FROM test_slow", Integer.class)).isEqualTo(1);
-            assertThat(scalar(databases.get(0),
-                    "SELECT count(*) FROM flyway_schema_history WHERE version = '1'", Integer.class)).isEqualTo(1);
+            assertThat(scalar(databases.get(0), "SELECT count(*) FROM test_slow", Integer.class))
+                    .isEqualTo(1);
+            assertThat(scalar(
+                            databases.get(0),
+                            "SELECT count(*) FROM flyway_schema_history WHERE version = '1'",
+                            Integer.class))
+                    .isEqualTo(1);
             databases.forEach(ControlDatabase::close);
         } finally {
             executor.shutdownNow();
@@ -111,10 +118,12 @@ class ControlDatabaseJdbcTest {
                 .hasMessageContaining("Migrating the control database at jdbc:postgresql://localhost:")
                 .hasMessageContaining("V1__control_test_broken.sql")
                 .hasMessageContaining("no_such_column")
-                .satisfies(e -> assertThat(((ControlDatabaseException) e).target()).startsWith("jdbc:postgresql://localhost:"));
+                .satisfies(e ->
+                        assertThat(((ControlDatabaseException) e).target()).startsWith("jdbc:postgresql://localhost:"));
         // PostgreSQL has transactional DDL: the half-applied script left nothing behind.
         try (ControlDatabase database = open(url)) {
-            assertThat(scalar(database, "SELECT to_regclass('test_broken') IS NULL", Boolean.class)).isTrue();
+            assertThat(scalar(database, "SELECT to_regclass('test_broken') IS NULL", Boolean.class))
+                    .isTrue();
         }
     }
 
@@ -123,7 +132,8 @@ class ControlDatabaseJdbcTest {
         long started = System.nanoTime();
         assertThatThrownBy(() -> open("jdbc:postgresql://127.0.0.1:1/vigilo?user=v&password=hunter2", OK))
                 .isInstanceOf(ControlDatabaseException.class)
-                .hasMessageContaining("Cannot connect to the control database at jdbc:postgresql://127.0.0.1:1/vigilo?user=v&password=***")
+                .hasMessageContaining(
+                        "Cannot connect to the control database at jdbc:postgresql://127.0.0.1:1/vigilo?user=v&password=***")
                 .hasMessageContaining("--control-db / VIGILO_CONTROL_DB")
                 .hasMessageNotContaining("hunter2");
         assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(10));
@@ -162,15 +172,16 @@ class ControlDatabaseJdbcTest {
     @Test
     void poolIsSmallAndCloseIsIdempotent() throws Exception {
         ControlDatabase database = open(TestPostgres.newDatabaseUrl());
-        assertThat(((HikariDataSource) database.dataSource()).getMaximumPoolSize()).isEqualTo(Pools.MAX_POOL_SIZE);
+        assertThat(((HikariDataSource) database.dataSource()).getMaximumPoolSize())
+                .isEqualTo(Pools.MAX_POOL_SIZE);
         List<Connection> held = new ArrayList<>();
         try {
             for (int i = 0; i < Pools.MAX_POOL_SIZE; i++) {
                 held.add(database.dataSource().getConnection());
             }
             try (Statement statement = held.get(0).createStatement();
-                 ResultSet rows = statement.executeQuery("SELECT count(*) FROM pg_stat_activity"
-                         + " WHERE application_name = 'vigilo' AND datname = current_database()")) {
+                    ResultSet rows = statement.executeQuery("SELECT count(*) FROM pg_stat_activity"
+                            + " WHERE application_name = 'vigilo' AND datname = current_database()")) {
                 rows.next();
                 assertThat(rows.getInt(1)).isEqualTo(Pools.MAX_POOL_SIZE);
             }

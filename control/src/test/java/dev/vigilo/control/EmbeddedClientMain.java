@@ -13,16 +13,21 @@ import java.nio.file.Path;
  */
 final class EmbeddedClientMain {
 
-    private EmbeddedClientMain() {
-    }
+    private EmbeddedClientMain() {}
 
     public static void main(String[] args) throws Exception {
         Path directory = Path.of(args[0]);
         String command = args[1];
         try (ControlDatabase database = ControlDatabase.open(new ControlSettings.Embedded(directory))) {
-            int port = database.jdbi().withHandle(h -> h.createQuery("SELECT inet_server_port()").mapTo(Integer.class).one());
-            long started = database.jdbi().withHandle(h -> h.createQuery(
-                    "SELECT (extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint").mapTo(Long.class).one());
+            int port = database.jdbi()
+                    .withHandle(h -> h.createQuery("SELECT inet_server_port()")
+                            .mapTo(Integer.class)
+                            .one());
+            long started = database.jdbi()
+                    .withHandle(
+                            h -> h.createQuery("SELECT (extract(epoch FROM pg_postmaster_start_time()) * 1000)::bigint")
+                                    .mapTo(Long.class)
+                                    .one());
             System.out.println("READY port=" + port + " postmasterStart=" + started);
             switch (command) {
                 case "hold" -> {
@@ -31,12 +36,18 @@ final class EmbeddedClientMain {
                         // wait for EOF
                     }
                 }
-                case "write" -> database.jdbi().useHandle(h -> {
-                    h.execute("CREATE TABLE IF NOT EXISTS persisted (v text NOT NULL)");
-                    h.execute("INSERT INTO persisted (v) VALUES (?)", args[2]);
-                });
-                case "read" -> System.out.println("ROWS=" + database.jdbi().withHandle(h -> h.createQuery(
-                        "SELECT coalesce(string_agg(v, ',' ORDER BY v), '') FROM persisted").mapTo(String.class).one()));
+                case "write" ->
+                    database.jdbi().useHandle(h -> {
+                        h.execute("CREATE TABLE IF NOT EXISTS persisted (v text NOT NULL)");
+                        h.execute("INSERT INTO persisted (v) VALUES (?)", args[2]);
+                    });
+                case "read" ->
+                    System.out.println("ROWS="
+                            + database.jdbi()
+                                    .withHandle(h -> h.createQuery(
+                                                    "SELECT coalesce(string_agg(v, ',' ORDER BY v), '') FROM persisted")
+                                            .mapTo(String.class)
+                                            .one()));
                 default -> throw new IllegalArgumentException("unknown command " + command);
             }
         } catch (RuntimeException e) {

@@ -1,10 +1,7 @@
 package dev.vigilo.control;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -20,9 +17,11 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The shared embedded server, exercised with real processes: clients are separate JVMs ({@link ClientProcess}), the
@@ -40,6 +39,7 @@ class EmbeddedServerTest {
 
     @TempDir
     Path directory;
+
     private EmbeddedLayout layout;
 
     @BeforeEach
@@ -53,29 +53,37 @@ class EmbeddedServerTest {
         // Clean up even when the test failed half-way: leave no server running on the machine.
         leftovers.forEach(ProcessHandle::destroyForcibly);
         Postmaster.clearOrphan(layout.dataDirectory(), Duration.ofSeconds(20));
-        assertThat(leftovers).as("processes still running for %s", layout.root())
-                .extracting(p -> p.pid() + " " + p.info().commandLine().orElse("?")).isEmpty();
+        assertThat(leftovers)
+                .as("processes still running for %s", layout.root())
+                .extracting(p -> p.pid() + " " + p.info().commandLine().orElse("?"))
+                .isEmpty();
     }
 
     /** Hosts and postmasters name the directory on their command line. */
     private static List<ProcessHandle> processesOf(Path root) {
         return ProcessHandle.allProcesses()
                 .filter(ProcessRef::isRunning)
-                .filter(p -> p.info().commandLine().map(line -> line.contains(root.toString())).orElse(false))
+                .filter(p -> p.info()
+                        .commandLine()
+                        .map(line -> line.contains(root.toString()))
+                        .orElse(false))
                 .filter(p -> !p.info().commandLine().orElse("").contains(EmbeddedClientMain.class.getSimpleName()))
                 .toList();
     }
 
     @Test
     void processesShareOneServerThatOutlivesEachClientButNotTheLast() throws Exception {
-        try (ClientProcess a = hold(); ClientProcess b = hold(); ClientProcess c = hold()) {
+        try (ClientProcess a = hold();
+                ClientProcess b = hold();
+                ClientProcess c = hold()) {
             String readyA = a.awaitLine("READY", READY);
             String readyB = b.awaitLine("READY", READY);
             String readyC = c.awaitLine("READY", READY);
             // One server: the same port and the same postmaster (its start time identifies it).
             assertThat(Stream.of(readyB, readyC)).allSatisfy(line -> {
                 assertThat(ClientProcess.field(line, "port")).isEqualTo(ClientProcess.field(readyA, "port"));
-                assertThat(ClientProcess.field(line, "postmasterStart")).isEqualTo(ClientProcess.field(readyA, "postmasterStart"));
+                assertThat(ClientProcess.field(line, "postmasterStart"))
+                        .isEqualTo(ClientProcess.field(readyA, "postmasterStart"));
             });
             ServerState state = currentState();
             assertThat(state.port()).isEqualTo(ClientProcess.field(readyA, "port"));
@@ -93,7 +101,8 @@ class EmbeddedServerTest {
 
             try (ClientProcess d = hold()) {
                 String readyD = d.awaitLine("READY", READY);
-                assertThat(ClientProcess.field(readyD, "postmasterStart")).isEqualTo(ClientProcess.field(readyA, "postmasterStart"));
+                assertThat(ClientProcess.field(readyD, "postmasterStart"))
+                        .isEqualTo(ClientProcess.field(readyA, "postmasterStart"));
                 assertThat(d.finish(EXIT)).isZero();
             }
             assertThat(a.finish(EXIT)).isZero();
@@ -164,7 +173,7 @@ class EmbeddedServerTest {
             client.awaitLine("READY", READY);
             ServerState crashed = currentState();
             try (Connection connection = DriverManager.getConnection(jdbcUrl(crashed.port()));
-                 Statement statement = connection.createStatement()) {
+                    Statement statement = connection.createStatement()) {
                 statement.execute("CREATE TABLE persisted (v text NOT NULL)");
                 statement.execute("INSERT INTO persisted (v) VALUES ('committed before the crash')");
             }
@@ -213,7 +222,9 @@ class EmbeddedServerTest {
             first.close();
             Thread.sleep(GRACE.multipliedBy(3).toMillis());
             assertThat(currentState()).isEqualTo(state);
-            int one = second.jdbi().withHandle(h -> h.createQuery("SELECT 1").mapTo(Integer.class).one());
+            int one = second.jdbi()
+                    .withHandle(
+                            h -> h.createQuery("SELECT 1").mapTo(Integer.class).one());
             assertThat(one).isEqualTo(1);
         }
         awaitStopped(state);
@@ -230,7 +241,8 @@ class EmbeddedServerTest {
                 .hasMessageContaining("failed to start")
                 .hasMessageContaining(layout.logFile().toString())
                 .hasMessageContaining("--control-db / VIGILO_CONTROL_DB")
-                .satisfies(e -> assertThat(((ControlDatabaseException) e).target()).isEqualTo(layout.root().toString()));
+                .satisfies(e -> assertThat(((ControlDatabaseException) e).target())
+                        .isEqualTo(layout.root().toString()));
         assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(READY);
         assertThat(listClients()).isEmpty();
         assertThat(layout.stateFile()).doesNotExist();
@@ -245,7 +257,8 @@ class EmbeddedServerTest {
     }
 
     private ServerState currentState() {
-        return ServerState.readFrom(layout.stateFile()).orElseThrow(() -> new AssertionError("no " + layout.stateFile()));
+        return ServerState.readFrom(layout.stateFile())
+                .orElseThrow(() -> new AssertionError("no " + layout.stateFile()));
     }
 
     private List<Path> listClients() throws Exception {
@@ -255,13 +268,15 @@ class EmbeddedServerTest {
     }
 
     private static String jdbcUrl(int port) {
-        return "jdbc:postgresql://localhost:" + port + "/" + EmbeddedServerHost.DATABASE + "?user=" + EmbeddedServerHost.USER;
+        return "jdbc:postgresql://localhost:" + port + "/" + EmbeddedServerHost.DATABASE + "?user="
+                + EmbeddedServerHost.USER;
     }
 
     private void assertDurableSettings(int port) throws SQLException {
         try (Connection connection = DriverManager.getConnection(jdbcUrl(port));
-             Statement statement = connection.createStatement();
-             ResultSet rows = statement.executeQuery("SELECT current_setting('fsync'), current_setting('synchronous_commit')")) {
+                Statement statement = connection.createStatement();
+                ResultSet rows = statement.executeQuery(
+                        "SELECT current_setting('fsync'), current_setting('synchronous_commit')")) {
             rows.next();
             assertThat(rows.getString(1)).isEqualTo("on");
             assertThat(rows.getString(2)).isEqualTo("on");
@@ -270,11 +285,15 @@ class EmbeddedServerTest {
 
     private void awaitStopped(ServerState state) throws Exception {
         long deadline = System.nanoTime() + STOPPED.toNanos();
-        while (Files.exists(layout.stateFile()) || alive(state.postmasterPid()) || state.host().isAlive()) {
+        while (Files.exists(layout.stateFile())
+                || alive(state.postmasterPid())
+                || state.host().isAlive()) {
             if (System.nanoTime() - deadline >= 0) {
-                throw new AssertionError("server not stopped within " + STOPPED + " (state file " + Files.exists(layout.stateFile())
-                        + ", postmaster " + alive(state.postmasterPid()) + ", host " + state.host().isAlive() + "); log:\n"
-                        + Files.readString(layout.logFile()));
+                throw new AssertionError(
+                        "server not stopped within " + STOPPED + " (state file " + Files.exists(layout.stateFile())
+                                + ", postmaster " + alive(state.postmasterPid()) + ", host "
+                                + state.host().isAlive() + "); log:\n"
+                                + Files.readString(layout.logFile()));
             }
             Thread.sleep(50);
         }
@@ -284,7 +303,8 @@ class EmbeddedServerTest {
         // PostgreSQL may create files while we delete; retry until the tree is gone.
         for (int attempt = 0; Files.exists(root); attempt++) {
             try (Stream<Path> paths = Files.walk(root)) {
-                paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+                paths.sorted(Comparator.reverseOrder())
+                        .forEach(path -> path.toFile().delete());
             } catch (UncheckedIOException | IOException e) {
                 if (attempt > 50) {
                     throw e;

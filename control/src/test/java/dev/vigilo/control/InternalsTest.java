@@ -1,14 +1,13 @@
 package dev.vigilo.control;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The embedded server's small parts, without PostgreSQL. */
 class InternalsTest {
@@ -20,7 +19,8 @@ class InternalsTest {
     void redactsEveryKindOfPassword() {
         assertThat(JdbcUrls.redact("jdbc:postgresql://h/db?user=u&password=p%40ss&sslpassword=k&ssl=true"))
                 .isEqualTo("jdbc:postgresql://h/db?user=u&password=***&sslpassword=***&ssl=true");
-        assertThat(JdbcUrls.redact("jdbc:postgresql://h/db;PASSWORD=x;user=u")).isEqualTo("jdbc:postgresql://h/db;PASSWORD=***;user=u");
+        assertThat(JdbcUrls.redact("jdbc:postgresql://h/db;PASSWORD=x;user=u"))
+                .isEqualTo("jdbc:postgresql://h/db;PASSWORD=***;user=u");
         assertThat(JdbcUrls.redact("jdbc:postgresql://h/db?user=u")).isEqualTo("jdbc:postgresql://h/db?user=u");
     }
 
@@ -28,7 +28,8 @@ class InternalsTest {
     void parsesDurationsAsIsoOrMilliseconds() {
         assertThat(EmbeddedOptions.parseDuration("PT1.5S")).isEqualTo(Duration.ofMillis(1500));
         assertThat(EmbeddedOptions.parseDuration(" 250 ")).isEqualTo(Duration.ofMillis(250));
-        assertThatThrownBy(() -> EmbeddedOptions.parseDuration("10 seconds")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> EmbeddedOptions.parseDuration("10 seconds"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("10 seconds");
         assertThatThrownBy(() -> new EmbeddedOptions(Duration.ofSeconds(-1), Duration.ofSeconds(1)))
                 .isInstanceOf(IllegalArgumentException.class);
@@ -87,7 +88,8 @@ class InternalsTest {
 
     @Test
     void settingsValidateAndNormalize() {
-        assertThat(new ControlSettings.Embedded(Path.of("a/../b")).directory()).isEqualTo(Path.of("b").toAbsolutePath());
+        assertThat(new ControlSettings.Embedded(Path.of("a/../b")).directory())
+                .isEqualTo(Path.of("b").toAbsolutePath());
         assertThatThrownBy(() -> new ControlSettings.Embedded(null)).isInstanceOf(NullPointerException.class);
     }
 }

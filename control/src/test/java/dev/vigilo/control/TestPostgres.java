@@ -1,7 +1,6 @@
 package dev.vigilo.control;
 
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.sql.Connection;
@@ -19,8 +18,7 @@ import java.util.UUID;
  */
 public final class TestPostgres {
 
-    private TestPostgres() {
-    }
+    private TestPostgres() {}
 
     /**
      * Creates an empty database with a unique name and returns its JDBC URL (user {@code postgres}, trust
@@ -32,10 +30,11 @@ public final class TestPostgres {
         EmbeddedPostgres postgres = Holder.POSTGRES;
         String name = "test_" + UUID.randomUUID().toString().replace("-", "");
         try (Connection connection = postgres.getPostgresDatabase().getConnection();
-             Statement statement = connection.createStatement()) {
+                Statement statement = connection.createStatement()) {
             statement.execute("CREATE DATABASE " + name);
         } catch (SQLException e) {
-            throw new IllegalStateException("cannot create test database " + name + " on port " + postgres.getPort(), e);
+            throw new IllegalStateException(
+                    "cannot create test database " + name + " on port " + postgres.getPort(), e);
         }
         return postgres.getJdbcUrl("postgres", name);
     }

@@ -14,8 +14,7 @@ import java.util.Optional;
  * run's result stands.
  */
 final class EndOfRunMaintenance {
-    private static final org.slf4j.Logger LOG =
-            org.slf4j.LoggerFactory.getLogger(EndOfRunMaintenance.class);
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(EndOfRunMaintenance.class);
 
     /**
      * Grace period for old versions and merged generations: a concurrent `status`/`item`/`export`
@@ -30,8 +29,7 @@ final class EndOfRunMaintenance {
     static boolean run(CheckpointLog log) {
         try {
             Optional<Maintenance> elected = log.tryElectMaintenance();
-            if (elected.isEmpty())
-                return false; // another worker maintains this experiment right now
+            if (elected.isEmpty()) return false; // another worker maintains this experiment right now
             try (Maintenance m = elected.get()) {
                 m.runOnce(KEEP.toMillis());
             }

@@ -21,8 +21,7 @@ public record ExperimentStatus(
         Map<String, Long> failuresByType,
         double progress) {
     public ExperimentStatus {
-        failuresByType =
-                java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(failuresByType));
+        failuresByType = java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(failuresByType));
     }
 
     /**
@@ -30,17 +29,16 @@ public record ExperimentStatus(
      * sorted.
      */
     public String toJson() {
-        com.fasterxml.jackson.databind.node.ObjectNode o =
-                Json.MAPPER
-                        .createObjectNode()
-                        .put("pipeline", pipeline)
-                        .put("experiment", experiment)
-                        .put("items", items)
-                        .put("completed", completed)
-                        .put("filtered", filtered)
-                        .put("failed", failed)
-                        .put("running", running)
-                        .put("progress", progress);
+        com.fasterxml.jackson.databind.node.ObjectNode o = Json.MAPPER
+                .createObjectNode()
+                .put("pipeline", pipeline)
+                .put("experiment", experiment)
+                .put("items", items)
+                .put("completed", completed)
+                .put("filtered", filtered)
+                .put("failed", failed)
+                .put("running", running)
+                .put("progress", progress);
         com.fasterxml.jackson.databind.node.ObjectNode f = o.putObject("failures_by_type");
         failuresByType.forEach(f::put);
         return Json.canonical(o);

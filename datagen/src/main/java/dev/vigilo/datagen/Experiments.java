@@ -36,8 +36,7 @@ public final class Experiments {
     public static ExperimentStatus status(String durableRoot, String pipeline, String experiment) {
         java.util.Objects.requireNonNull(durableRoot, "durableRoot");
         try (CheckpointLog log =
-                CheckpointLog.open(
-                        LogLocation.of(durableRoot, pipeline, experiment, System.getenv()))) {
+                CheckpointLog.open(LogLocation.of(durableRoot, pipeline, experiment, System.getenv()))) {
             return status(log, pipeline, experiment);
         }
     }
@@ -59,23 +58,13 @@ public final class Experiments {
         }
         double progress = items == 0 ? 0 : (double) (completed + filtered + failed) / items;
         return new ExperimentStatus(
-                pipeline,
-                experiment,
-                items,
-                completed,
-                filtered,
-                failed,
-                running,
-                byType,
-                progress);
+                pipeline, experiment, items, completed, filtered, failed, running, byType, progress);
     }
 
     /** An item's status. */
     public static ItemStatus statusOf(ItemState s) {
         if (s.terminal().isPresent())
-            return s.terminal().get() == Terminal.COMPLETED
-                    ? ItemStatus.COMPLETED
-                    : ItemStatus.FILTERED;
+            return s.terminal().get() == Terminal.COMPLETED ? ItemStatus.COMPLETED : ItemStatus.FILTERED;
         return s.failedPermanently() ? ItemStatus.FAILED : ItemStatus.RUNNING;
     }
 
@@ -84,14 +73,11 @@ public final class Experiments {
      * status, fields, completed_steps, failures, history (events without blob bytes), children
      * (same shape, recursively)}. Empty if the item does not exist.
      */
-    public static Optional<ObjectNode> item(
-            String durableRoot, String pipeline, String experiment, String itemId) {
+    public static Optional<ObjectNode> item(String durableRoot, String pipeline, String experiment, String itemId) {
         java.util.Objects.requireNonNull(durableRoot, "durableRoot");
         java.util.Objects.requireNonNull(itemId, "itemId");
         try (CheckpointLog log =
-                        CheckpointLog.open(
-                                LogLocation.of(
-                                        durableRoot, pipeline, experiment, System.getenv()));
+                        CheckpointLog.open(LogLocation.of(durableRoot, pipeline, experiment, System.getenv()));
                 LogReader r = log.reader()) {
             return r.trajectory(itemId).map(Experiments::toJson);
         }
@@ -107,40 +93,35 @@ public final class Experiments {
         o.set("fields", Json.fields(s.fields()));
         ArrayNode steps = o.putArray("completed_steps");
         s.completedSteps()
-                .forEach(
-                        c ->
-                                steps.addObject()
-                                        .put("step", c.stepName())
-                                        .put("step_index", c.stepIndex())
-                                        .put("iteration", c.iteration())
-                                        .put("attempt", c.attempt())
-                                        .put("item_seq", c.itemSeq().value()));
+                .forEach(c -> steps.addObject()
+                        .put("step", c.stepName())
+                        .put("step_index", c.stepIndex())
+                        .put("iteration", c.iteration())
+                        .put("attempt", c.attempt())
+                        .put("item_seq", c.itemSeq().value()));
         ArrayNode fails = o.putArray("failures");
         s.failures()
-                .forEach(
-                        f ->
-                                fails.addObject()
-                                        .put("step", f.stepName())
-                                        .put("attempt", f.attempt())
-                                        .put("iteration", f.iteration())
-                                        .put("error_type", f.errorType())
-                                        .put("error_dump", f.errorDump())
-                                        .put("traceback", f.traceback())
-                                        .put("final_attempt", f.finalAttempt())
-                                        .put("at", f.at().toString()));
+                .forEach(f -> fails.addObject()
+                        .put("step", f.stepName())
+                        .put("attempt", f.attempt())
+                        .put("iteration", f.iteration())
+                        .put("error_type", f.errorType())
+                        .put("error_dump", f.errorDump())
+                        .put("traceback", f.traceback())
+                        .put("final_attempt", f.finalAttempt())
+                        .put("at", f.at().toString()));
         ArrayNode hist = o.putArray("history");
         for (CheckpointEvent e : t.history()) {
-            ObjectNode h =
-                    hist.addObject()
-                            .put("item_seq", e.itemSeq().value())
-                            .put("event_type", e.eventType().name())
-                            .put("event_id", e.eventId().value())
-                            .put("checkpoint_id", e.checkpointId().value())
-                            .put("step", e.stepName())
-                            .put("iteration", e.iteration())
-                            .put("attempt", e.attempt())
-                            .put("writer_epoch", e.writerEpoch().value())
-                            .put("event_ts", e.eventTs().toString());
+            ObjectNode h = hist.addObject()
+                    .put("item_seq", e.itemSeq().value())
+                    .put("event_type", e.eventType().name())
+                    .put("event_id", e.eventId().value())
+                    .put("checkpoint_id", e.checkpointId().value())
+                    .put("step", e.stepName())
+                    .put("iteration", e.iteration())
+                    .put("attempt", e.attempt())
+                    .put("writer_epoch", e.writerEpoch().value())
+                    .put("event_ts", e.eventTs().toString());
             if (e.fieldName() != null) h.put("field", e.fieldName());
             if (e.value() != null) h.set("value", Json.fromValue(e.value()));
             if (e.terminal() != null) h.put("terminal", e.terminal());
@@ -162,28 +143,24 @@ public final class Experiments {
         java.util.Objects.requireNonNull(out, "out");
         Map<String, ItemState> all;
         try (CheckpointLog log =
-                        CheckpointLog.open(
-                                LogLocation.of(
-                                        durableRoot, pipeline, experiment, System.getenv()));
+                        CheckpointLog.open(LogLocation.of(durableRoot, pipeline, experiment, System.getenv()));
                 LogReader r = log.reader()) {
             all = new TreeMap<>(r.foldAll());
         }
         java.util.Set<String> parents = new java.util.HashSet<>();
-        all.values()
-                .forEach(
-                        s -> {
-                            if (s.item().parentItemId() != null)
-                                parents.add(s.item().parentItemId());
-                        });
+        all.values().forEach(s -> {
+            if (s.item().parentItemId() != null) parents.add(s.item().parentItemId());
+        });
         Path abs = out.toAbsolutePath();
         Path tmp = abs.resolveSibling(abs.getFileName() + ".tmp");
         long n = 0;
         try {
             try (Writer w = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8)) {
                 for (ItemState s : all.values()) {
-                    if (statusOf(s) != ItemStatus.COMPLETED || parents.contains(s.item().itemId()))
-                        continue;
-                    ObjectNode line = Json.MAPPER.createObjectNode().put("id", s.item().itemId());
+                    if (statusOf(s) != ItemStatus.COMPLETED
+                            || parents.contains(s.item().itemId())) continue;
+                    ObjectNode line =
+                            Json.MAPPER.createObjectNode().put("id", s.item().itemId());
                     line.set("input", Json.fields(s.fields()));
                     line.putObject("metadata")
                             .put("pipeline", pipeline)
@@ -195,8 +172,7 @@ public final class Experiments {
                     n++;
                 }
             }
-            Files.move(
-                    tmp, abs, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            Files.move(tmp, abs, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
             return n;
         } catch (IOException e) {
             throw new DatagenException("cannot write " + out + ": " + e.getMessage(), e);

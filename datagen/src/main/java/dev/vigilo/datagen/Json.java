@@ -14,8 +14,7 @@ import java.util.Map;
 final class Json {
     private Json() {}
 
-    static final ObjectMapper MAPPER =
-            new ObjectMapper().configure(JsonNodeFeature.WRITE_PROPERTIES_SORTED, true);
+    static final ObjectMapper MAPPER = new ObjectMapper().configure(JsonNodeFeature.WRITE_PROPERTIES_SORTED, true);
 
     static String canonical(JsonNode n) {
         try {
@@ -34,8 +33,7 @@ final class Json {
      * canonical json.
      */
     static FieldValue toValue(JsonNode n) {
-        if (n.isIntegralNumber() && n.canConvertToLong())
-            return new FieldValue.IntValue(n.longValue());
+        if (n.isIntegralNumber() && n.canConvertToLong()) return new FieldValue.IntValue(n.longValue());
         if (n.isNumber()) return new FieldValue.FloatValue(n.doubleValue());
         if (n.isBoolean()) return new FieldValue.BoolValue(n.booleanValue());
         if (n.isTextual()) return new FieldValue.StrValue(n.textValue());
@@ -52,8 +50,7 @@ final class Json {
             try {
                 return parse(x.json());
             } catch (JsonProcessingException e) {
-                throw new DatagenException(
-                        "stored JSON value is corrupt: " + e.getOriginalMessage(), e);
+                throw new DatagenException("stored JSON value is corrupt: " + e.getOriginalMessage(), e);
             }
         }
         if (v instanceof FieldValue.BlobRef x) {
@@ -68,15 +65,14 @@ final class Json {
     /** An item's folded fields as a JSON object (appended fields become arrays). */
     static ObjectNode fields(Map<String, FieldState> fields) {
         ObjectNode o = MAPPER.createObjectNode();
-        fields.forEach(
-                (k, st) -> {
-                    if (st.appended()) {
-                        var arr = o.putArray(k);
-                        st.values().forEach(v -> arr.add(fromValue(v)));
-                    } else {
-                        o.set(k, fromValue(st.last()));
-                    }
-                });
+        fields.forEach((k, st) -> {
+            if (st.appended()) {
+                var arr = o.putArray(k);
+                st.values().forEach(v -> arr.add(fromValue(v)));
+            } else {
+                o.set(k, fromValue(st.last()));
+            }
+        });
         return o;
     }
 }

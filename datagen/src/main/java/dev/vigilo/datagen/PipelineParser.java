@@ -29,16 +29,14 @@ import java.util.regex.Pattern;
 public final class PipelineParser {
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}");
     private static final Set<String> TOP_KEYS = Set.of("name", "input", "id_field", "steps");
-    private static final Set<String> COMMON =
-            Set.of("name", "kind", "retries", "timeout_seconds", "concurrency");
-    private static final Map<StepKind, Set<String>> KIND_KEYS =
-            Map.of(
-                    StepKind.COMMAND, Set.of("command"),
-                    StepKind.HTTP, Set.of("url", "model", "prompt", "output_field"),
-                    StepKind.TEMPLATE, Set.of("template", "output_field"),
-                    StepKind.FILTER, Set.of("keep_if"),
-                    StepKind.EXPAND, Set.of("field", "as"),
-                    StepKind.LOOP, Set.of("body", "until", "max_iterations"));
+    private static final Set<String> COMMON = Set.of("name", "kind", "retries", "timeout_seconds", "concurrency");
+    private static final Map<StepKind, Set<String>> KIND_KEYS = Map.of(
+            StepKind.COMMAND, Set.of("command"),
+            StepKind.HTTP, Set.of("url", "model", "prompt", "output_field"),
+            StepKind.TEMPLATE, Set.of("template", "output_field"),
+            StepKind.FILTER, Set.of("keep_if"),
+            StepKind.EXPAND, Set.of("field", "as"),
+            StepKind.LOOP, Set.of("body", "until", "max_iterations"));
 
     private final String file;
     private final Map<String, JsonLocation> locations = new HashMap<>();
@@ -56,7 +54,8 @@ public final class PipelineParser {
             throw new PipelineDefinitionException(
                     path.toString(), 0, 0, "cannot read pipeline file: " + e.getMessage());
         }
-        return new PipelineParser(path.toString()).parse(text, path.toAbsolutePath().getParent());
+        return new PipelineParser(path.toString())
+                .parse(text, path.toAbsolutePath().getParent());
     }
 
     /** Parses YAML text; {@code baseDir} resolves a relative input path. */
@@ -78,9 +77,7 @@ public final class PipelineParser {
                     // a container start it is
                     // the new container itself: either way the pointer names the node starting
                     // here.
-                    locations.putIfAbsent(
-                            p.getParsingContext().pathAsPointer().toString(),
-                            p.currentTokenLocation());
+                    locations.putIfAbsent(p.getParsingContext().pathAsPointer().toString(), p.currentTokenLocation());
                 }
             }
             root = mapper.readTree(yaml);
@@ -92,8 +89,7 @@ public final class PipelineParser {
                     l == null ? 0 : l.getColumnNr(),
                     "invalid YAML: " + e.getOriginalMessage() + "; fix the syntax");
         } catch (IOException e) {
-            throw new PipelineDefinitionException(
-                    file, 0, 0, "cannot read YAML: " + e.getMessage());
+            throw new PipelineDefinitionException(file, 0, 0, "cannot read YAML: " + e.getMessage());
         }
         if (root == null || !root.isObject())
             throw err("", "the pipeline must be a YAML mapping with 'input' and 'steps'");
@@ -104,11 +100,7 @@ public final class PipelineParser {
             name = f.replaceFirst("\\.ya?ml$", "");
         }
         if (!NAME.matcher(name).matches()) {
-            throw err(
-                    "/name",
-                    "pipeline name '"
-                            + name
-                            + "' is invalid: use letters, digits, '.', '_' or '-'");
+            throw err("/name", "pipeline name '" + name + "' is invalid: use letters, digits, '.', '_' or '-'");
         }
         String input = text(root, "", "input", true);
         String idField = text(root, "", "id_field", false);
@@ -120,16 +112,11 @@ public final class PipelineParser {
         for (int i = 0; i < steps.size(); i++) {
             StepSpec s = step(steps.get(i), "/steps/" + i);
             if (!names.add(s.name()))
-                throw err(
-                        "/steps/" + i + "/name",
-                        "duplicate step name '" + s.name() + "'; step names must be unique");
+                throw err("/steps/" + i + "/name", "duplicate step name '" + s.name() + "'; step names must be unique");
             out.add(s);
         }
         return new PipelineSpec(
-                name,
-                baseDir == null ? Path.of(input) : baseDir.resolve(input).normalize(),
-                idField,
-                out);
+                name, baseDir == null ? Path.of(input) : baseDir.resolve(input).normalize(), idField, out);
     }
 
     private StepSpec step(JsonNode n, String ptr) {
@@ -142,9 +129,7 @@ public final class PipelineParser {
         } catch (IllegalArgumentException e) {
             throw err(
                     ptr + "/kind",
-                    "unknown step kind '"
-                            + kindText
-                            + "'; use one of command, http, template, filter, expand, loop");
+                    "unknown step kind '" + kindText + "'; use one of command, http, template, filter, expand, loop");
         }
         Set<String> allowed = new HashSet<>(COMMON);
         allowed.addAll(KIND_KEYS.get(kind));
@@ -153,22 +138,14 @@ public final class PipelineParser {
         Duration timeout = Duration.ofSeconds(integer(n, ptr, "timeout_seconds", 60, 1, 86_400));
         int concurrency = integer(n, ptr, "concurrency", 0, 0, 10_000);
         List<String> command = null;
-        String url = null,
-                model = null,
-                template = null,
-                output = null,
-                listField = null,
-                childField = null;
+        String url = null, model = null, template = null, output = null, listField = null, childField = null;
         Condition cond = null;
         StepSpec body = null;
         int maxIter = 0;
         switch (kind) {
             case COMMAND -> {
                 JsonNode c = n.get("command");
-                if (c == null)
-                    throw err(
-                            ptr,
-                            "a command step needs 'command' (a list of arguments or a shell string)");
+                if (c == null) throw err(ptr, "a command step needs 'command' (a list of arguments or a shell string)");
                 command = new ArrayList<>();
                 if (c.isTextual()) {
                     command = List.of("sh", "-c", c.textValue());
@@ -179,9 +156,7 @@ public final class PipelineParser {
                         command.add(c.get(i).textValue());
                     }
                 } else {
-                    throw err(
-                            ptr + "/command",
-                            "'command' must be a non-empty list of strings or a shell string");
+                    throw err(ptr + "/command", "'command' must be a non-empty list of strings or a shell string");
                 }
             }
             case HTTP -> {
@@ -204,12 +179,8 @@ public final class PipelineParser {
                 JsonNode b = n.get("body");
                 if (b == null) throw err(ptr, "a loop step needs 'body' (one step mapping)");
                 body = step(b, ptr + "/body");
-                if (body.kind() == StepKind.LOOP
-                        || body.kind() == StepKind.EXPAND
-                        || body.kind() == StepKind.FILTER) {
-                    throw err(
-                            ptr + "/body/kind",
-                            "a loop body must be a command, http or template step");
+                if (body.kind() == StepKind.LOOP || body.kind() == StepKind.EXPAND || body.kind() == StepKind.FILTER) {
+                    throw err(ptr + "/body/kind", "a loop body must be a command, http or template step");
                 }
                 cond = condition(n, ptr, "until");
                 maxIter = integer(n, ptr, "max_iterations", 0, 1, 10_000);
@@ -237,9 +208,7 @@ public final class PipelineParser {
     private Condition condition(JsonNode n, String ptr, String key) {
         JsonNode c = n.get(key);
         if (c == null || !c.isObject())
-            throw err(
-                    c == null ? ptr : ptr + "/" + key,
-                    "'" + key + "' must be a mapping {field: F[, equals: V]}");
+            throw err(c == null ? ptr : ptr + "/" + key, "'" + key + "' must be a mapping {field: F[, equals: V]}");
         checkKeys(c, ptr + "/" + key, Set.of("field", "equals"));
         return new Condition(text(c, ptr + "/" + key, "field", true), c.get("equals"));
     }
@@ -248,12 +217,7 @@ public final class PipelineParser {
         for (Iterator<String> it = n.fieldNames(); it.hasNext(); ) {
             String k = it.next();
             if (!allowed.contains(k)) {
-                throw err(
-                        ptr + "/" + k,
-                        "unknown key '"
-                                + k
-                                + "'; allowed here: "
-                                + new java.util.TreeSet<>(allowed));
+                throw err(ptr + "/" + k, "unknown key '" + k + "'; allowed here: " + new java.util.TreeSet<>(allowed));
             }
         }
     }
@@ -272,21 +236,15 @@ public final class PipelineParser {
     private int integer(JsonNode n, String ptr, String key, int dflt, int min, int max) {
         JsonNode v = n.get(key);
         if (v == null) return dflt;
-        if (!v.canConvertToInt()
-                || !v.isIntegralNumber()
-                || v.intValue() < min
-                || v.intValue() > max) {
-            throw err(
-                    ptr + "/" + key, "'" + key + "' must be an integer from " + min + " to " + max);
+        if (!v.canConvertToInt() || !v.isIntegralNumber() || v.intValue() < min || v.intValue() > max) {
+            throw err(ptr + "/" + key, "'" + key + "' must be an integer from " + min + " to " + max);
         }
         return v.intValue();
     }
 
     private PipelineDefinitionException err(String ptr, String problem) {
         JsonLocation l = null;
-        for (String p = ptr;
-                l == null;
-                p = p.contains("/") ? p.substring(0, p.lastIndexOf('/')) : null) {
+        for (String p = ptr; l == null; p = p.contains("/") ? p.substring(0, p.lastIndexOf('/')) : null) {
             if (p == null) break;
             l = locations.get(p);
             if (p.isEmpty()) break;

@@ -60,18 +60,12 @@ public final class PipelineRunner {
      *     object per line
      * @param terminal whether {@code progress} is an interactive terminal
      */
-    public record Options(
-            String durableRoot,
-            String experiment,
-            int workers,
-            PrintStream progress,
-            boolean terminal) {
+    public record Options(String durableRoot, String experiment, int workers, PrintStream progress, boolean terminal) {
         public Options {
             Objects.requireNonNull(durableRoot, "durableRoot");
             Objects.requireNonNull(experiment, "experiment");
             Objects.requireNonNull(progress, "progress");
-            if (workers < 1)
-                throw new IllegalArgumentException("--workers must be >= 1, got " + workers);
+            if (workers < 1) throw new IllegalArgumentException("--workers must be >= 1, got " + workers);
         }
     }
 
@@ -123,10 +117,8 @@ public final class PipelineRunner {
     }
 
     private ExperimentStatus run() {
-        List<ObjectNode> seeds =
-                readSeeds(); // validates the whole input before anything is written
-        LogLocation loc =
-                LogLocation.of(opts.durableRoot(), spec.name(), opts.experiment(), System.getenv());
+        List<ObjectNode> seeds = readSeeds(); // validates the whole input before anything is written
+        LogLocation loc = LogLocation.of(opts.durableRoot(), spec.name(), opts.experiment(), System.getenv());
         try (CheckpointLog log = CheckpointLog.openOrCreate(loc)) {
             writer = log.openWriter(WRITER, WriterOptions.DEFAULTS);
             try {
@@ -151,24 +143,14 @@ public final class PipelineRunner {
         c.next = st.nextSeq();
         st.completedSteps().forEach(s -> c.completed.add(s.stepInstanceId()));
         st.failures()
-                .forEach(
-                        f ->
-                                c.failures.merge(
-                                        instanceId(
-                                                f.stepName(),
-                                                f.stepIndex() == null ? -1 : f.stepIndex(),
-                                                f.iteration()),
-                                        1,
-                                        Integer::sum));
+                .forEach(f -> c.failures.merge(
+                        instanceId(f.stepName(), f.stepIndex() == null ? -1 : f.stepIndex(), f.iteration()),
+                        1,
+                        Integer::sum));
         c.createdBy = st.createdByStepIndex().orElse(null);
-        c.status =
-                st.terminal()
-                        .map(
-                                t ->
-                                        t == Terminal.COMPLETED
-                                                ? ItemStatus.COMPLETED
-                                                : ItemStatus.FILTERED)
-                        .orElse(st.failedPermanently() ? ItemStatus.FAILED : ItemStatus.RUNNING);
+        c.status = st.terminal()
+                .map(t -> t == Terminal.COMPLETED ? ItemStatus.COMPLETED : ItemStatus.FILTERED)
+                .orElse(st.failedPermanently() ? ItemStatus.FAILED : ItemStatus.RUNNING);
         return c;
     }
 
@@ -195,13 +177,10 @@ public final class PipelineRunner {
                             file,
                             n,
                             l == null ? 1 : l.getColumnNr(),
-                            "invalid JSON: "
-                                    + e.getOriginalMessage()
-                                    + "; each line must be one JSON object");
+                            "invalid JSON: " + e.getOriginalMessage() + "; each line must be one JSON object");
                 }
                 if (!node.isObject())
-                    throw new PipelineDefinitionException(
-                            file, n, 1, "each line must be one JSON object");
+                    throw new PipelineDefinitionException(file, n, 1, "each line must be one JSON object");
                 ObjectNode o = (ObjectNode) node;
                 String id;
                 if (spec.idField() != null) {
@@ -213,9 +192,7 @@ public final class PipelineRunner {
                                 file,
                                 n,
                                 1,
-                                "seed has no string or integer '"
-                                        + spec.idField()
-                                        + "' (the pipeline's id_field)");
+                                "seed has no string or integer '" + spec.idField() + "' (the pipeline's id_field)");
                     }
                     id = v.asText();
                 } else {
@@ -224,16 +201,12 @@ public final class PipelineRunner {
                 Integer prev = ids.putIfAbsent(id, n);
                 if (prev != null)
                     throw new PipelineDefinitionException(
-                            file,
-                            n,
-                            1,
-                            "duplicate item id '" + id + "' (first on line " + prev + ")");
+                            file, n, 1, "duplicate item id '" + id + "' (first on line " + prev + ")");
                 o.put("__id", id);
                 out.add(o);
             }
         } catch (IOException e) {
-            throw new PipelineDefinitionException(
-                    file, 0, 0, "cannot read seed input: " + e.getMessage());
+            throw new PipelineDefinitionException(file, 0, 0, "cannot read seed input: " + e.getMessage());
         }
         return out;
     }
@@ -274,20 +247,14 @@ public final class PipelineRunner {
     }
 
     private void process() {
-        ExecutorService pool =
-                Executors.newFixedThreadPool(
-                        opts.workers(),
-                        r -> {
-                            Thread t = new Thread(r, "datagen-worker");
-                            t.setDaemon(true);
-                            return t;
-                        });
+        ExecutorService pool = Executors.newFixedThreadPool(opts.workers(), r -> {
+            Thread t = new Thread(r, "datagen-worker");
+            t.setDaemon(true);
+            return t;
+        });
         AtomicInteger pending = new AtomicInteger();
         Object done = new Object();
-        bar =
-                opts.terminal()
-                        ? new ProgressBar("datagen " + opts.experiment(), items.size())
-                        : null;
+        bar = opts.terminal() ? new ProgressBar("datagen " + opts.experiment(), items.size()) : null;
         try {
             List<Ctx> initial = new ArrayList<>(items.values());
             for (Ctx c : initial) {
@@ -318,29 +285,28 @@ public final class PipelineRunner {
 
     private void submit(ExecutorService pool, Ctx c, AtomicInteger pending, Object done) {
         pending.incrementAndGet();
-        pool.execute(
-                () -> {
-                    try {
-                        if (fatal.get() == null) {
-                            List<Ctx> children = runItem(c);
-                            for (Ctx child : children) {
-                                if (bar != null) bar.maxHint(items.size());
-                                submit(pool, child, pending, done);
-                            }
-                            report(c);
-                        }
-                    } catch (RuntimeException e) {
-                        fatal.compareAndSet(null, e);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    } finally {
-                        if (pending.decrementAndGet() == 0 || fatal.get() != null) {
-                            synchronized (done) {
-                                done.notifyAll();
-                            }
-                        }
+        pool.execute(() -> {
+            try {
+                if (fatal.get() == null) {
+                    List<Ctx> children = runItem(c);
+                    for (Ctx child : children) {
+                        if (bar != null) bar.maxHint(items.size());
+                        submit(pool, child, pending, done);
                     }
-                });
+                    report(c);
+                }
+            } catch (RuntimeException e) {
+                fatal.compareAndSet(null, e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                if (pending.decrementAndGet() == 0 || fatal.get() != null) {
+                    synchronized (done) {
+                        done.notifyAll();
+                    }
+                }
+            }
+        });
     }
 
     private void report(Ctx c) {
@@ -348,14 +314,13 @@ public final class PipelineRunner {
         if (bar != null) {
             bar.stepTo(n);
         } else {
-            ObjectNode o =
-                    Json.MAPPER
-                            .createObjectNode()
-                            .put("event", "item_finished")
-                            .put("item_id", c.ref.itemId())
-                            .put("status", c.status.name().toLowerCase(java.util.Locale.ROOT))
-                            .put("finished", n)
-                            .put("items", items.size());
+            ObjectNode o = Json.MAPPER
+                    .createObjectNode()
+                    .put("event", "item_finished")
+                    .put("item_id", c.ref.itemId())
+                    .put("status", c.status.name().toLowerCase(java.util.Locale.ROOT))
+                    .put("finished", n)
+                    .put("items", items.size());
             synchronized (opts.progress()) {
                 opts.progress().println(Json.canonical(o));
                 opts.progress().flush();
@@ -376,8 +341,7 @@ public final class PipelineRunner {
                 case FILTER -> {
                     boolean keep = step.condition().test(c.fields);
                     CheckpointBatch.Builder b =
-                            CheckpointBatch.builder(
-                                    runId, writer.epoch(), StepRef.of(step.name(), i, null, 1));
+                            CheckpointBatch.builder(runId, writer.epoch(), StepRef.of(step.name(), i, null, 1));
                     var ie = b.item(c.ref, c.next).stepCompleted();
                     if (!keep) ie.terminal(Terminal.FILTERED);
                     else if (last) ie.terminal(Terminal.COMPLETED);
@@ -386,9 +350,7 @@ public final class PipelineRunner {
                             b,
                             ie.nextSeq(),
                             inst,
-                            keep
-                                    ? (last ? ItemStatus.COMPLETED : ItemStatus.RUNNING)
-                                    : ItemStatus.FILTERED);
+                            keep ? (last ? ItemStatus.COMPLETED : ItemStatus.RUNNING) : ItemStatus.FILTERED);
                 }
                 case EXPAND -> {
                     return expand(c, step, i, inst);
@@ -399,20 +361,14 @@ public final class PipelineRunner {
         }
         if (c.status == ItemStatus.RUNNING && start >= steps.size()) {
             // A child created by the last step: nothing left to do but complete it.
-            CheckpointBatch.Builder b =
-                    CheckpointBatch.builder(runId, writer.epoch(), StepRef.NONE);
+            CheckpointBatch.Builder b = CheckpointBatch.builder(runId, writer.epoch(), StepRef.NONE);
             var ie = b.item(c.ref, c.next).terminal(Terminal.COMPLETED);
             commit(c, b, ie.nextSeq(), null, ItemStatus.COMPLETED);
         }
         return List.of();
     }
 
-    private void commit(
-            Ctx c,
-            CheckpointBatch.Builder b,
-            ItemSeq next,
-            String completedInstance,
-            ItemStatus status) {
+    private void commit(Ctx c, CheckpointBatch.Builder b, ItemSeq next, String completedInstance, ItemStatus status) {
         writer.write(b.build()); // durable before we move on: the resume point
         c.next = next;
         if (completedInstance != null) c.completed.add(completedInstance);
@@ -423,8 +379,7 @@ public final class PipelineRunner {
      * Runs one executable step (or loop iteration) with retries; false if the item failed
      * permanently.
      */
-    private boolean runAttempts(
-            Ctx c, StepSpec step, int index, Long iteration, String inst, boolean completesItem)
+    private boolean runAttempts(Ctx c, StepSpec step, int index, Long iteration, String inst, boolean completesItem)
             throws InterruptedException {
         while (true) {
             int attempt = c.failures.getOrDefault(inst, 0) + 1;
@@ -441,15 +396,8 @@ public final class PipelineRunner {
             } catch (StepFailure f) {
                 boolean finalAttempt = attempt >= step.maxAttempts();
                 CheckpointBatch.Builder b = CheckpointBatch.builder(runId, writer.epoch(), ref);
-                var ie =
-                        b.item(c.ref, c.next)
-                                .failed(f.errorType, f.dump, f.traceback, finalAttempt);
-                commit(
-                        c,
-                        b,
-                        ie.nextSeq(),
-                        null,
-                        finalAttempt ? ItemStatus.FAILED : ItemStatus.RUNNING);
+                var ie = b.item(c.ref, c.next).failed(f.errorType, f.dump, f.traceback, finalAttempt);
+                commit(c, b, ie.nextSeq(), null, finalAttempt ? ItemStatus.FAILED : ItemStatus.RUNNING);
                 c.failures.merge(inst, 1, Integer::sum);
                 if (finalAttempt) return false;
                 continue;
@@ -462,39 +410,28 @@ public final class PipelineRunner {
             }
             ie.stepCompleted();
             if (completesItem) ie.terminal(Terminal.COMPLETED);
-            commit(
-                    c,
-                    b,
-                    ie.nextSeq(),
-                    inst,
-                    completesItem ? ItemStatus.COMPLETED : ItemStatus.RUNNING);
+            commit(c, b, ie.nextSeq(), inst, completesItem ? ItemStatus.COMPLETED : ItemStatus.RUNNING);
             c.fields.setAll(updates);
             return true;
         }
     }
 
-    private void runLoop(Ctx c, StepSpec loop, int index, boolean last)
-            throws InterruptedException {
+    private void runLoop(Ctx c, StepSpec loop, int index, boolean last) throws InterruptedException {
         String loopInst = instanceId(loop.name(), index, null);
         long k = 1;
         while (c.completed.contains(instanceId(loop.body().name(), index, k))) k++;
         boolean satisfied = k > 1 && loop.condition().test(c.fields);
         for (; !satisfied && k <= loop.maxIterations(); k++) {
-            if (!runAttempts(
-                    c, loop.body(), index, k, instanceId(loop.body().name(), index, k), false))
-                return;
+            if (!runAttempts(c, loop.body(), index, k, instanceId(loop.body().name(), index, k), false)) return;
             satisfied = loop.condition().test(c.fields);
         }
         CheckpointBatch.Builder b =
-                CheckpointBatch.builder(
-                        runId, writer.epoch(), StepRef.of(loop.name(), index, null, 1));
-        var ie =
-                b.item(c.ref, c.next)
-                        .set(
-                                "__" + loop.name() + "_iterations",
-                                new dev.vigilo.checkpoint.FieldValue.IntValue(
-                                        Math.min(k - 1, loop.maxIterations())))
-                        .stepCompleted();
+                CheckpointBatch.builder(runId, writer.epoch(), StepRef.of(loop.name(), index, null, 1));
+        var ie = b.item(c.ref, c.next)
+                .set(
+                        "__" + loop.name() + "_iterations",
+                        new dev.vigilo.checkpoint.FieldValue.IntValue(Math.min(k - 1, loop.maxIterations())))
+                .stepCompleted();
         if (last) ie.terminal(Terminal.COMPLETED);
         commit(c, b, ie.nextSeq(), loopInst, last ? ItemStatus.COMPLETED : ItemStatus.RUNNING);
     }
@@ -504,18 +441,15 @@ public final class PipelineRunner {
         StepRef ref = StepRef.of(step.name(), index, null, 1);
         CheckpointBatch.Builder b = CheckpointBatch.builder(runId, writer.epoch(), ref);
         if (list == null || !list.isArray()) {
-            var ie =
-                    b.item(c.ref, c.next)
-                            .failed(
-                                    "ExpandError",
-                                    "field '"
-                                            + step.listField()
-                                            + "' is "
-                                            + (list == null
-                                                    ? "missing"
-                                                    : "not a list: " + Json.canonical(list)),
-                                    null,
-                                    true);
+            var ie = b.item(c.ref, c.next)
+                    .failed(
+                            "ExpandError",
+                            "field '"
+                                    + step.listField()
+                                    + "' is "
+                                    + (list == null ? "missing" : "not a list: " + Json.canonical(list)),
+                            null,
+                            true);
             commit(c, b, ie.nextSeq(), null, ItemStatus.FAILED);
             return List.of();
         }

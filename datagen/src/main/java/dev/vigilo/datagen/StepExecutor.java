@@ -33,13 +33,8 @@ final class StepExecutor {
         return switch (step.kind()) {
             case COMMAND -> command(step, itemId, fields, attempt);
             case HTTP -> http(step, fields);
-            case TEMPLATE ->
-                    Json.MAPPER
-                            .createObjectNode()
-                            .put(step.outputField(), render(step.template(), fields));
-            default ->
-                    throw new IllegalArgumentException(
-                            "not an executable step kind: " + step.kind());
+            case TEMPLATE -> Json.MAPPER.createObjectNode().put(step.outputField(), render(step.template(), fields));
+            default -> throw new IllegalArgumentException("not an executable step kind: " + step.kind());
         };
     }
 
@@ -48,10 +43,7 @@ final class StepExecutor {
         StringBuilder sb = new StringBuilder();
         while (m.find()) {
             JsonNode v = fields.get(m.group(1));
-            String s =
-                    v == null || v.isNull()
-                            ? ""
-                            : v.isTextual() ? v.textValue() : Json.canonical(v);
+            String s = v == null || v.isNull() ? "" : v.isTextual() ? v.textValue() : Json.canonical(v);
             m.appendReplacement(sb, Matcher.quoteReplacement(s));
         }
         m.appendTail(sb);
@@ -70,25 +62,19 @@ final class StepExecutor {
             p = pb.start();
         } catch (IOException e) {
             throw new StepFailure(
-                    "CommandStartError",
-                    "cannot start " + step.command() + ": " + e.getMessage(),
-                    trace(e));
+                    "CommandStartError", "cannot start " + step.command() + ": " + e.getMessage(), trace(e));
         }
         try {
             // stdin, stdout and stderr are drained on their own threads so a chatty command cannot
             // deadlock on a pipe.
-            Thread in =
-                    daemon(
-                            () -> {
-                                try (OutputStream os = p.getOutputStream()) {
-                                    os.write(
-                                            Json.canonical(fields)
-                                                    .getBytes(StandardCharsets.UTF_8));
-                                } catch (IOException ignored) {
-                                    // The command may exit without reading its input; that is its
-                                    // business.
-                                }
-                            });
+            Thread in = daemon(() -> {
+                try (OutputStream os = p.getOutputStream()) {
+                    os.write(Json.canonical(fields).getBytes(StandardCharsets.UTF_8));
+                } catch (IOException ignored) {
+                    // The command may exit without reading its input; that is its
+                    // business.
+                }
+            });
             var out = new java.util.concurrent.CompletableFuture<byte[]>();
             var err = new java.util.concurrent.CompletableFuture<byte[]>();
             daemon(() -> drain(p.getInputStream(), out));
@@ -148,8 +134,7 @@ final class StepExecutor {
         }
     }
 
-    private static void drain(
-            java.io.InputStream in, java.util.concurrent.CompletableFuture<byte[]> sink) {
+    private static void drain(java.io.InputStream in, java.util.concurrent.CompletableFuture<byte[]> sink) {
         try (in) {
             sink.complete(in.readAllBytes());
         } catch (IOException e) {
@@ -157,31 +142,25 @@ final class StepExecutor {
         }
     }
 
-    private ObjectNode http(StepSpec step, ObjectNode fields)
-            throws StepFailure, InterruptedException {
+    private ObjectNode http(StepSpec step, ObjectNode fields) throws StepFailure, InterruptedException {
         ObjectNode body = Json.MAPPER.createObjectNode().put("model", step.model());
-        body.putArray("messages")
-                .addObject()
-                .put("role", "user")
-                .put("content", render(step.template(), fields));
+        body.putArray("messages").addObject().put("role", "user").put("content", render(step.template(), fields));
         HttpResponse<String> resp;
         try {
-            resp =
-                    http.send(
-                            HttpRequest.newBuilder(URI.create(step.url()))
-                                    .timeout(step.timeout())
-                                    .header("Content-Type", "application/json")
-                                    .POST(HttpRequest.BodyPublishers.ofString(Json.canonical(body)))
-                                    .build(),
-                            HttpResponse.BodyHandlers.ofString());
+            resp = http.send(
+                    HttpRequest.newBuilder(URI.create(step.url()))
+                            .timeout(step.timeout())
+                            .header("Content-Type", "application/json")
+                            .POST(HttpRequest.BodyPublishers.ofString(Json.canonical(body)))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
         } catch (java.net.http.HttpTimeoutException e) {
             throw new StepFailure(
                     "StepTimeout",
                     "POST " + step.url() + " timed out after " + step.timeout().toSeconds() + " s",
                     trace(e));
         } catch (IOException | IllegalArgumentException e) {
-            throw new StepFailure(
-                    "HttpError", "POST " + step.url() + " failed: " + e.getMessage(), trace(e));
+            throw new StepFailure("HttpError", "POST " + step.url() + " failed: " + e.getMessage(), trace(e));
         }
         if (resp.statusCode() / 100 != 2) {
             throw new StepFailure(
@@ -200,15 +179,11 @@ final class StepExecutor {
             if (!content.isTextual())
                 throw new StepFailure(
                         "InvalidHttpResponse",
-                        "no choices[0].message.content in: "
-                                + tail(resp.body().getBytes(StandardCharsets.UTF_8)),
+                        "no choices[0].message.content in: " + tail(resp.body().getBytes(StandardCharsets.UTF_8)),
                         null);
             return Json.MAPPER.createObjectNode().put(step.outputField(), content.textValue());
         } catch (JsonProcessingException e) {
-            throw new StepFailure(
-                    "InvalidHttpResponse",
-                    "response is not JSON: " + e.getOriginalMessage(),
-                    trace(e));
+            throw new StepFailure("InvalidHttpResponse", "response is not JSON: " + e.getOriginalMessage(), trace(e));
         }
     }
 

@@ -15,35 +15,31 @@ import org.junit.jupiter.api.io.TempDir;
  * leaves.
  */
 class ExamplePipelineTest {
-    @TempDir Path dir;
+    @TempDir
+    Path dir;
 
     @Test
     void examplePipelineRunsOffline() throws Exception {
         Path yaml = Path.of("..", "examples", "datagen", "pipeline.yaml");
         PipelineSpec spec = PipelineParser.parse(yaml);
-        ExperimentStatus s =
-                PipelineRunner.run(
-                        spec,
-                        new PipelineRunner.Options(
-                                dir.toString(),
-                                "demo",
-                                2,
-                                new PrintStream(
-                                        new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
-                                false));
+        ExperimentStatus s = PipelineRunner.run(
+                spec,
+                new PipelineRunner.Options(
+                        dir.toString(),
+                        "demo",
+                        2,
+                        new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                        false));
         assertThat(s.items()).isEqualTo(10); // 4 seeds + 2 variants of each of the 3 kept seeds
         assertThat(s.filtered()).isEqualTo(1);
         assertThat(s.completed()).isEqualTo(9);
         assertThat(s.failed()).isZero();
         Path out = dir.resolve("out.jsonl");
         assertThat(Experiments.export(dir.toString(), "quiz", "demo", out)).isEqualTo(6);
-        assertThat(Files.readAllLines(out))
-                .allSatisfy(
-                        l -> {
-                            var n = Json.parse(l);
-                            assertThat(n.path("input").path("rounds").asInt()).isEqualTo(2);
-                            assertThat(n.path("input").path("question").asText())
-                                    .startsWith("Explain ");
-                        });
+        assertThat(Files.readAllLines(out)).allSatisfy(l -> {
+            var n = Json.parse(l);
+            assertThat(n.path("input").path("rounds").asInt()).isEqualTo(2);
+            assertThat(n.path("input").path("question").asText()).startsWith("Explain ");
+        });
     }
 }

@@ -23,19 +23,22 @@ import org.junit.jupiter.api.io.TempDir;
  * every item is completed, no step has two STEP_COMPLETED events, nothing is duplicated or lost.
  */
 class KillResumeTest {
-    @TempDir Path dir;
+    @TempDir
+    Path dir;
 
     @Test
     void repeatedKillMinusNineThenResumeCompletesEverythingExactlyOnce() throws Exception {
         StringBuilder seeds = new StringBuilder();
         for (int i = 0; i < 16; i++)
-            seeds.append("{\"id\": \"s").append(i).append("\", \"n\": ").append(i).append("}\n");
+            seeds.append("{\"id\": \"s")
+                    .append(i)
+                    .append("\", \"n\": ")
+                    .append(i)
+                    .append("}\n");
         Files.writeString(dir.resolve("seeds.jsonl"), seeds);
         Path runs = dir.resolve("runs.txt");
         Path yaml = dir.resolve("kill.yaml");
-        Files.writeString(
-                yaml,
-                """
+        Files.writeString(yaml, """
         name: killme
         input: seeds.jsonl
         id_field: id
@@ -47,8 +50,7 @@ class KillResumeTest {
             kind: command
             command: 'cat > /dev/null; echo "$VIGILO_ITEM_ID two" >> %1$s; sleep 0.05; echo "{\\"b\\": 2}"'
           - {name: three, kind: template, template: "{{a}}-{{b}}", output_field: c}
-        """
-                        .formatted(runs));
+        """.formatted(runs));
         Path root = dir.resolve("root");
         Random rnd = new Random(42);
         int kills = 0;
@@ -56,30 +58,23 @@ class KillResumeTest {
         ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
         try {
             for (int round = 0; round < 12 && !done; round++) {
-                Process p =
-                        new ProcessBuilder(
-                                        List.of(
-                                                Path.of(
-                                                                System.getProperty("java.home"),
-                                                                "bin",
-                                                                "java")
-                                                        .toString(),
-                                                "--add-opens=java.base/java.nio=ALL-UNNAMED",
-                                                "-Djava.io.tmpdir=" + ChildTmp.of(dir),
-                                                "-cp",
-                                                System.getProperty("java.class.path"),
-                                                RunMain.class.getName(),
-                                                yaml.toString(),
-                                                root.toString(),
-                                                "exp",
-                                                "2"))
-                                .redirectError(ProcessBuilder.Redirect.DISCARD)
-                                .start();
+                Process p = new ProcessBuilder(List.of(
+                                Path.of(System.getProperty("java.home"), "bin", "java")
+                                        .toString(),
+                                "--add-opens=java.base/java.nio=ALL-UNNAMED",
+                                "-Djava.io.tmpdir=" + ChildTmp.of(dir),
+                                "-cp",
+                                System.getProperty("java.class.path"),
+                                RunMain.class.getName(),
+                                yaml.toString(),
+                                root.toString(),
+                                "exp",
+                                "2"))
+                        .redirectError(ProcessBuilder.Redirect.DISCARD)
+                        .start();
                 boolean scheduled = false;
                 try (BufferedReader out =
-                        new BufferedReader(
-                                new InputStreamReader(
-                                        p.getInputStream(), StandardCharsets.UTF_8))) {
+                        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
                     String line;
                     while ((line = out.readLine()) != null) {
                         if (line.startsWith("DONE")) done = true;

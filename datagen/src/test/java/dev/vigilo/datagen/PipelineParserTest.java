@@ -13,9 +13,7 @@ class PipelineParserTest {
 
     @Test
     void parsesEveryStepKind() {
-        PipelineSpec p =
-                parse(
-                        """
+        PipelineSpec p = parse("""
         name: demo
         input: seeds.jsonl
         id_field: id
@@ -63,22 +61,14 @@ class PipelineParserTest {
 
     @Test
     void unknownKeysAndMissingKeysAreErrors() {
-        assertThatThrownBy(
-                        () ->
-                                parse(
-                                        "input: a\nsteps:\n  - name: x\n    kind: template\n    templat: y\n    output_field: o\n"))
+        assertThatThrownBy(() -> parse(
+                        "input: a\nsteps:\n  - name: x\n    kind: template\n    templat: y\n    output_field: o\n"))
                 .hasMessageStartingWith("p.yaml:5:")
                 .hasMessageContaining("unknown key 'templat'");
-        assertThatThrownBy(
-                        () ->
-                                parse(
-                                        "steps:\n  - {name: x, kind: template, template: y, output_field: o}\n"))
+        assertThatThrownBy(() -> parse("steps:\n  - {name: x, kind: template, template: y, output_field: o}\n"))
                 .hasMessageStartingWith("p.yaml:1:1")
                 .hasMessageContaining("missing required key 'input'");
-        assertThatThrownBy(
-                        () ->
-                                parse(
-                                        "input: a\nsteps:\n  - {name: x, kind: command, command: [cat], retries: -1}\n"))
+        assertThatThrownBy(() -> parse("input: a\nsteps:\n  - {name: x, kind: command, command: [cat], retries: -1}\n"))
                 .hasMessageStartingWith("p.yaml:3:")
                 .hasMessageContaining("'retries' must be an integer");
     }

@@ -27,7 +27,9 @@ import org.junit.jupiter.api.io.TempDir;
  * status, export.
  */
 class PipelineRunnerTest {
-    @TempDir static Path dir;
+    @TempDir
+    static Path dir;
+
     static HttpServer server;
     static final AtomicInteger calls = new AtomicInteger();
 
@@ -38,26 +40,22 @@ class PipelineRunnerTest {
         } catch (java.io.IOException e) {
             throw new IllegalStateException(e);
         }
-        server.createContext(
-                "/v1/chat/completions",
-                ex -> {
-                    calls.incrementAndGet();
-                    JsonNode req = Json.MAPPER.readTree(ex.getRequestBody());
-                    String prompt = req.path("messages").path(0).path("content").asText();
-                    ObjectNode resp = Json.MAPPER.createObjectNode();
-                    resp.putArray("choices")
-                            .addObject()
-                            .putObject("message")
-                            .put("role", "assistant")
-                            .put(
-                                    "content",
-                                    req.path("model").asText() + ":" + prompt.toUpperCase());
-                    byte[] b = Json.canonical(resp).getBytes(StandardCharsets.UTF_8);
-                    ex.getResponseHeaders().add("Content-Type", "application/json");
-                    ex.sendResponseHeaders(200, b.length);
-                    ex.getResponseBody().write(b);
-                    ex.close();
-                });
+        server.createContext("/v1/chat/completions", ex -> {
+            calls.incrementAndGet();
+            JsonNode req = Json.MAPPER.readTree(ex.getRequestBody());
+            String prompt = req.path("messages").path(0).path("content").asText();
+            ObjectNode resp = Json.MAPPER.createObjectNode();
+            resp.putArray("choices")
+                    .addObject()
+                    .putObject("message")
+                    .put("role", "assistant")
+                    .put("content", req.path("model").asText() + ":" + prompt.toUpperCase());
+            byte[] b = Json.canonical(resp).getBytes(StandardCharsets.UTF_8);
+            ex.getResponseHeaders().add("Content-Type", "application/json");
+            ex.sendResponseHeaders(200, b.length);
+            ex.getResponseBody().write(b);
+            ex.close();
+        });
         server.start();
     }
 
@@ -79,17 +77,13 @@ class PipelineRunnerTest {
 
     @Test
     void runsEveryStepKindAndExportsCompletedLeaves() throws Exception {
-        Files.writeString(
-                dir.resolve("seeds.jsonl"),
-                """
+        Files.writeString(dir.resolve("seeds.jsonl"), """
         {"id": "a", "topic": "cats", "keep": true}
         {"id": "b", "topic": "dogs", "keep": false}
         {"id": "c", "topic": "owls", "keep": true}
         """);
         Path yaml = dir.resolve("kinds.yaml");
-        Files.writeString(
-                yaml,
-                """
+        Files.writeString(yaml, """
         name: kinds
         input: seeds.jsonl
         id_field: id
@@ -110,8 +104,7 @@ class PipelineRunnerTest {
               kind: command
               command: |
                 n=$(sed -n 's/.*"n":\\([0-9]*\\).*/\\1/p'); echo "{\\"n\\": $(( ${n:-0} + 1 ))}"
-        """
-                        .formatted(server.getAddress().getPort()));
+        """.formatted(server.getAddress().getPort()));
         ByteArrayOutputStream progress = new ByteArrayOutputStream();
         ExperimentStatus s = run(yaml, "e1", progress);
         assertThat(s.items()).isEqualTo(7); // a, b, c, a.0, a.1, c.0, c.1
@@ -122,12 +115,10 @@ class PipelineRunnerTest {
         assertThat(s.progress()).isEqualTo(1.0);
         assertThat(progress.toString(StandardCharsets.UTF_8).lines().toList())
                 .allSatisfy(
-                        l ->
-                                assertThat(Json.parse(l).path("event").asText())
-                                        .isEqualTo("item_finished"));
+                        l -> assertThat(Json.parse(l).path("event").asText()).isEqualTo("item_finished"));
 
-        ObjectNode item =
-                Experiments.item(dir.resolve("root").toString(), "kinds", "e1", "a").orElseThrow();
+        ObjectNode item = Experiments.item(dir.resolve("root").toString(), "kinds", "e1", "a")
+                .orElseThrow();
         assertThat(item.path("fields").path("answer").asText()).isEqualTo("tiny:ABOUT CATS");
         assertThat(item.path("children")).hasSize(2);
         JsonNode child = item.path("children").path(0);
@@ -145,21 +136,20 @@ class PipelineRunnerTest {
         assertThat(lines)
                 .extracting(l -> Json.parse(l).path("id").asText())
                 .containsExactly("a.0", "a.1", "c.0", "c.1");
-        assertThat(Json.parse(lines.get(0)).path("input").path("topic").asText()).isEqualTo("cats");
+        assertThat(Json.parse(lines.get(0)).path("input").path("topic").asText())
+                .isEqualTo("cats");
 
         // A second run finds nothing to do: no step re-runs, no event is added.
         int before = calls.get();
         long events;
-        try (CheckpointLog log =
-                        CheckpointLog.open(new LogLocation(dir.resolve("root"), "kinds", "e1"));
+        try (CheckpointLog log = CheckpointLog.open(new LogLocation(dir.resolve("root"), "kinds", "e1"));
                 var r = log.reader()) {
             events = r.allEvents().size();
         }
         ExperimentStatus again = run(yaml, "e1", new ByteArrayOutputStream());
         assertThat(again).isEqualTo(s);
         assertThat(calls.get()).isEqualTo(before);
-        try (CheckpointLog log =
-                        CheckpointLog.open(new LogLocation(dir.resolve("root"), "kinds", "e1"));
+        try (CheckpointLog log = CheckpointLog.open(new LogLocation(dir.resolve("root"), "kinds", "e1"));
                 var r = log.reader()) {
             assertThat(r.allEvents()).hasSize((int) events);
         }
@@ -181,17 +171,13 @@ class PipelineRunnerTest {
 
     @Test
     void failingCommandsAreRecordedRetriedAndDoNotStopOtherItems() throws Exception {
-        Files.writeString(
-                dir.resolve("fail-seeds.jsonl"),
-                """
+        Files.writeString(dir.resolve("fail-seeds.jsonl"), """
         {"id": "ok", "mode": "good"}
         {"id": "exit", "mode": "exit"}
         {"id": "junk", "mode": "junk"}
         """);
         Path yaml = dir.resolve("fail.yaml");
-        Files.writeString(
-                yaml,
-                """
+        Files.writeString(yaml, """
         name: failing
         input: fail-seeds.jsonl
         id_field: id
@@ -210,24 +196,21 @@ class PipelineRunnerTest {
         assertThat(s.items()).isEqualTo(3);
         assertThat(s.completed()).isEqualTo(1);
         assertThat(s.failed()).isEqualTo(2);
-        assertThat(s.failuresByType())
-                .containsEntry("CommandExitError", 2L)
-                .containsEntry("InvalidJsonOutput", 2L);
+        assertThat(s.failuresByType()).containsEntry("CommandExitError", 2L).containsEntry("InvalidJsonOutput", 2L);
         assertThat(Json.parse(s.toJson()))
                 .isEqualTo(
                         Json.parse(
                                 "{\"pipeline\":\"failing\",\"experiment\":\"f1\",\"items\":3,\"completed\":1,\"filtered\":0,\"failed\":2,"
                                         + "\"running\":0,\"progress\":1.0,\"failures_by_type\":{\"CommandExitError\":2,\"InvalidJsonOutput\":2}}"));
-        JsonNode exit =
-                Experiments.item(dir.resolve("root").toString(), "failing", "f1", "exit")
-                        .orElseThrow();
+        JsonNode exit = Experiments.item(dir.resolve("root").toString(), "failing", "f1", "exit")
+                .orElseThrow();
         assertThat(exit.path("status").asText()).isEqualTo("failed");
         assertThat(exit.path("failures")).hasSize(2);
         assertThat(exit.path("failures").path(0).path("attempt").asInt()).isEqualTo(1);
         assertThat(exit.path("failures").path(1).path("attempt").asInt()).isEqualTo(2);
-        assertThat(exit.path("failures").path(1).path("traceback").asText())
-                .contains("boom on attempt 2");
-        assertThat(exit.path("failures").path(1).path("final_attempt").asBoolean()).isTrue();
+        assertThat(exit.path("failures").path(1).path("traceback").asText()).contains("boom on attempt 2");
+        assertThat(exit.path("failures").path(1).path("final_attempt").asBoolean())
+                .isTrue();
         // A failed item is not retried by a later run.
         assertThat(run(yaml, "f1", new ByteArrayOutputStream()).failuresByType())
                 .isEqualTo(s.failuresByType());

@@ -21,17 +21,14 @@ import org.junit.jupiter.api.io.TempDir;
  * settings from the environment only.
  */
 class S3RunTest {
-    @TempDir Path dir;
+    @TempDir
+    Path dir;
 
     @Test
     void runsAndResumesOnS3() throws Exception {
-        Files.writeString(
-                dir.resolve("seeds.jsonl"),
-                "{\"id\": \"a\", \"x\": 1}\n{\"id\": \"b\", \"x\": 2}\n");
+        Files.writeString(dir.resolve("seeds.jsonl"), "{\"id\": \"a\", \"x\": 1}\n{\"id\": \"b\", \"x\": 2}\n");
         Path yaml = dir.resolve("s3p.yaml");
-        Files.writeString(
-                yaml,
-                """
+        Files.writeString(yaml, """
         name: s3p
         input: seeds.jsonl
         id_field: id
@@ -52,21 +49,18 @@ class S3RunTest {
     }
 
     private List<String> run(S3ProxyFixture s3, Path yaml, String root) throws Exception {
-        ProcessBuilder pb =
-                new ProcessBuilder(
-                                List.of(
-                                        Path.of(System.getProperty("java.home"), "bin", "java")
-                                                .toString(),
-                                        "--add-opens=java.base/java.nio=ALL-UNNAMED",
-                                        "-Djava.io.tmpdir=" + ChildTmp.of(dir),
-                                        "-cp",
-                                        System.getProperty("java.class.path"),
-                                        RunMain.class.getName(),
-                                        yaml.toString(),
-                                        root,
-                                        "e",
-                                        "2"))
-                        .redirectError(ProcessBuilder.Redirect.DISCARD);
+        ProcessBuilder pb = new ProcessBuilder(List.of(
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "--add-opens=java.base/java.nio=ALL-UNNAMED",
+                        "-Djava.io.tmpdir=" + ChildTmp.of(dir),
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        RunMain.class.getName(),
+                        yaml.toString(),
+                        root,
+                        "e",
+                        "2"))
+                .redirectError(ProcessBuilder.Redirect.DISCARD);
         Map<String, String> env = pb.environment();
         env.put("AWS_ENDPOINT", s3.endpoint().toString());
         env.put("AWS_REGION", S3ProxyFixture.REGION);
@@ -76,9 +70,7 @@ class S3RunTest {
         env.put("AWS_VIRTUAL_HOSTED_STYLE_REQUEST", "false");
         Process p = pb.start();
         List<String> lines = new ArrayList<>();
-        try (BufferedReader r =
-                new BufferedReader(
-                        new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             String l;
             while ((l = r.readLine()) != null) lines.add(l);
         }

@@ -7,7 +7,6 @@ import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.Sha256;
-
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -33,8 +32,7 @@ final class CaseFileFormat {
     private static final byte[] RECORD_CASE = "\",\"case\":".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] RECORD_END = "}\n".getBytes(StandardCharsets.US_ASCII);
 
-    private CaseFileFormat() {
-    }
+    private CaseFileFormat() {}
 
     /** Accumulates the records of one case file in memory (bounded by the caller's size and count limits). */
     static final class Builder {
@@ -46,7 +44,8 @@ final class CaseFileFormat {
             if (firstOrdinal < 0) {
                 firstOrdinal = ordinal;
             } else if (ordinal != firstOrdinal + count) {
-                throw new IllegalArgumentException("ordinal " + ordinal + " does not follow " + (firstOrdinal + count - 1));
+                throw new IllegalArgumentException(
+                        "ordinal " + ordinal + " does not follow " + (firstOrdinal + count - 1));
             }
             records.writeBytes(RECORD_ORDINAL);
             records.writeBytes(Long.toString(ordinal).getBytes(StandardCharsets.US_ASCII));
@@ -103,8 +102,8 @@ final class CaseFileFormat {
      * @param expectedCount       the case count the index gives
      * @throws DatasetDamagedException when anything disagrees
      */
-    static List<StoredCase> decode(ObjectKey key, byte[] bytes, long expectedFirstOrdinal, long expectedCount,
-                                   CaseLineParser caseParser) {
+    static List<StoredCase> decode(
+            ObjectKey key, byte[] bytes, long expectedFirstOrdinal, long expectedCount, CaseLineParser caseParser) {
         List<StoredCase> cases = new ArrayList<>((int) Math.min(expectedCount, 4096));
         JsonFactory factory = Json.factory(bytes.length);
         int pos = 0;
@@ -140,8 +139,15 @@ final class CaseFileFormat {
         return cases;
     }
 
-    private static void checkHeader(ObjectKey key, JsonFactory factory, byte[] bytes, int off, int len,
-                                    long expectedFirstOrdinal, long expectedCount) throws IOException {
+    private static void checkHeader(
+            ObjectKey key,
+            JsonFactory factory,
+            byte[] bytes,
+            int off,
+            int len,
+            long expectedFirstOrdinal,
+            long expectedCount)
+            throws IOException {
         try (JsonParser p = factory.createParser(bytes, off, len)) {
             expect(key, p.nextToken() == JsonToken.START_OBJECT, "the header is not an object");
             String format = null;
@@ -160,16 +166,30 @@ final class CaseFileFormat {
                 }
             }
             expect(key, FORMAT.equals(format), "the header's format is " + format + ", not " + FORMAT);
-            expect(key, version == VERSION, "case file version " + version + " is not supported (this build reads "
-                    + VERSION + ")");
-            expect(key, first == expectedFirstOrdinal,
+            expect(
+                    key,
+                    version == VERSION,
+                    "case file version " + version + " is not supported (this build reads " + VERSION + ")");
+            expect(
+                    key,
+                    first == expectedFirstOrdinal,
                     "starts at ordinal " + first + ", the index says " + expectedFirstOrdinal);
-            expect(key, count == expectedCount, "the header counts " + count + " cases, the index says " + expectedCount);
+            expect(
+                    key,
+                    count == expectedCount,
+                    "the header counts " + count + " cases, the index says " + expectedCount);
         }
     }
 
-    private static StoredCase decodeRecord(ObjectKey key, JsonFactory factory, byte[] bytes, int off, int len,
-                                           long expectedOrdinal, CaseLineParser caseParser) throws IOException {
+    private static StoredCase decodeRecord(
+            ObjectKey key,
+            JsonFactory factory,
+            byte[] bytes,
+            int off,
+            int len,
+            long expectedOrdinal,
+            CaseLineParser caseParser)
+            throws IOException {
         try (JsonParser p = factory.createParser(bytes, off, len)) {
             expect(key, p.nextToken() == JsonToken.START_OBJECT, "record " + expectedOrdinal + " is not an object");
             long ordinal = -1;
@@ -185,7 +205,10 @@ final class CaseFileFormat {
                     case "id" -> id = p.getValueAsString();
                     case "sha256" -> sha = p.getValueAsString();
                     case "case" -> {
-                        expect(key, value == JsonToken.START_OBJECT, "record " + expectedOrdinal + ": case is not an object");
+                        expect(
+                                key,
+                                value == JsonToken.START_OBJECT,
+                                "record " + expectedOrdinal + ": case is not an object");
                         caseStart = (int) p.currentTokenLocation().getByteOffset();
                         p.skipChildren();
                         caseEnd = (int) p.currentLocation().getByteOffset();
@@ -193,14 +216,19 @@ final class CaseFileFormat {
                     default -> p.skipChildren();
                 }
             }
-            expect(key, ordinal == expectedOrdinal, "record ordinal " + ordinal + " where " + expectedOrdinal + " belongs");
+            expect(
+                    key,
+                    ordinal == expectedOrdinal,
+                    "record ordinal " + ordinal + " where " + expectedOrdinal + " belongs");
             expect(key, id != null && sha != null && caseStart >= 0, "record " + ordinal + " lacks id, sha256 or case");
             // Parser offsets are relative to the slice start.
             int absStart = off + caseStart;
             int caseLength = caseEnd - caseStart;
             Sha256 actual = Sha256.of(bytes, absStart, caseLength);
-            expect(key, actual.toHex().equals(sha), "case " + ordinal + " (\"" + id + "\") has SHA-256 "
-                    + actual.toHex() + ", its record says " + sha);
+            expect(
+                    key,
+                    actual.toHex().equals(sha),
+                    "case " + ordinal + " (\"" + id + "\") has SHA-256 " + actual.toHex() + ", its record says " + sha);
             byte[] caseBytes = java.util.Arrays.copyOfRange(bytes, absStart, absStart + caseLength);
             CaseFields fields;
             try {
@@ -208,8 +236,10 @@ final class CaseFileFormat {
             } catch (CaseLineParser.CaseSyntaxException e) {
                 throw new DatasetDamagedException(key, "case " + ordinal + " is not a valid case: " + e.getMessage());
             }
-            expect(key, fields.id().equals(id), "record " + ordinal + " says id \"" + id + "\", the case says \""
-                    + fields.id() + "\"");
+            expect(
+                    key,
+                    fields.id().equals(id),
+                    "record " + ordinal + " says id \"" + id + "\", the case says \"" + fields.id() + "\"");
             return new StoredCase(ordinal, fields, actual, caseBytes);
         }
     }
@@ -222,8 +252,7 @@ final class CaseFileFormat {
 
     /** Shared parser settings for stored documents. */
     static final class Json {
-        private Json() {
-        }
+        private Json() {}
 
         static JsonFactory factory(int maxBytes) {
             return JsonFactory.builder()

@@ -6,7 +6,6 @@ import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
-
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
@@ -36,7 +35,8 @@ final class CaseLineParser {
             java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
 
     private final JsonFactory factory;
-    private final CharsetDecoder utf8 = StandardCharsets.UTF_8.newDecoder()
+    private final CharsetDecoder utf8 = StandardCharsets.UTF_8
+            .newDecoder()
             .onMalformedInput(CodingErrorAction.REPORT)
             .onUnmappableCharacter(CodingErrorAction.REPORT);
     private CharBuffer scratch = CharBuffer.allocate(1 << 12);
@@ -61,8 +61,8 @@ final class CaseLineParser {
         try (JsonParser p = factory.createParser(bytes, 0, length)) {
             JsonToken first = p.nextToken();
             if (first != JsonToken.START_OBJECT) {
-                throw new CaseSyntaxException(column(p.currentTokenLocation()),
-                        "a case must be a JSON object, found " + describe(first));
+                throw new CaseSyntaxException(
+                        column(p.currentTokenLocation()), "a case must be a JSON object, found " + describe(first));
             }
             String id = null;
             boolean sawInput = false;
@@ -82,8 +82,8 @@ final class CaseLineParser {
                 switch (field) {
                     case "id" -> {
                         if (value != JsonToken.VALUE_STRING) {
-                            throw new CaseSyntaxException(fieldColumn,
-                                    "\"id\" must be a string, found " + describe(value));
+                            throw new CaseSyntaxException(
+                                    fieldColumn, "\"id\" must be a string, found " + describe(value));
                         }
                         id = p.getText();
                         if (id.isEmpty()) {
@@ -97,21 +97,24 @@ final class CaseLineParser {
                     case "expected" -> p.skipChildren();
                     case "group" -> {
                         if (value != JsonToken.VALUE_STRING) {
-                            throw new CaseSyntaxException(fieldColumn,
-                                    "\"group\" must be a string, found " + describe(value));
+                            throw new CaseSyntaxException(
+                                    fieldColumn, "\"group\" must be a string, found " + describe(value));
                         }
                         group = Optional.of(p.getText());
                     }
                     case "tags" -> tags = readTags(p, fieldColumn, value);
                     case "metadata" -> {
                         if (value != JsonToken.START_OBJECT) {
-                            throw new CaseSyntaxException(fieldColumn,
-                                    "\"metadata\" must be an object, found " + describe(value));
+                            throw new CaseSyntaxException(
+                                    fieldColumn, "\"metadata\" must be an object, found " + describe(value));
                         }
                         p.skipChildren();
                     }
-                    default -> throw new CaseSyntaxException(fieldColumn, "unknown field \"" + field
-                            + "\" (a case has id, input, expected, group, tags, metadata)");
+                    default ->
+                        throw new CaseSyntaxException(
+                                fieldColumn,
+                                "unknown field \"" + field
+                                        + "\" (a case has id, input, expected, group, tags, metadata)");
                 }
             }
             if (t != JsonToken.END_OBJECT) {
@@ -125,7 +128,8 @@ final class CaseLineParser {
             }
             JsonToken trailing = p.nextToken();
             if (trailing != null) {
-                throw new CaseSyntaxException(column(p.currentTokenLocation()),
+                throw new CaseSyntaxException(
+                        column(p.currentTokenLocation()),
                         "unexpected " + describe(trailing) + " after the case object (one case per line)");
             }
             return new CaseFields(id, group, tags);
@@ -177,14 +181,15 @@ final class CaseLineParser {
     private static List<String> readTags(JsonParser p, int fieldColumn, JsonToken value)
             throws IOException, CaseSyntaxException {
         if (value != JsonToken.START_ARRAY) {
-            throw new CaseSyntaxException(fieldColumn, "\"tags\" must be an array of strings, found " + describe(value));
+            throw new CaseSyntaxException(
+                    fieldColumn, "\"tags\" must be an array of strings, found " + describe(value));
         }
         List<String> tags = new ArrayList<>();
         JsonToken t;
         while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
             if (t != JsonToken.VALUE_STRING) {
-                throw new CaseSyntaxException(column(p.currentTokenLocation()),
-                        "\"tags\" must contain only strings, found " + describe(t));
+                throw new CaseSyntaxException(
+                        column(p.currentTokenLocation()), "\"tags\" must contain only strings, found " + describe(t));
             }
             tags.add(p.getText());
         }
@@ -209,7 +214,8 @@ final class CaseLineParser {
             scratch.clear();
             CoderResult r = utf8.decode(in, scratch, true);
             if (r.isError()) {
-                throw new CaseSyntaxException(in.position() + 1,
+                throw new CaseSyntaxException(
+                        in.position() + 1,
                         "bytes are not valid UTF-8 (byte 0x" + Integer.toHexString(bytes[in.position()] & 0xFF)
                                 + " at byte offset " + in.position() + " of the line)");
             }
@@ -260,5 +266,4 @@ final class CaseLineParser {
             this.column = column;
         }
     }
-
 }

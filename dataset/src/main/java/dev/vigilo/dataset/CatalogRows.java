@@ -4,14 +4,13 @@ import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
 import dev.vigilo.storage.StoreBinding;
-import org.jdbi.v3.core.Jdbi;
-import org.jdbi.v3.core.mapper.RowMapper;
-
 import java.sql.Timestamp;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.mapper.RowMapper;
 
 /** SQL access to {@code dataset_uploads}: one insert per finalized upload, reads, never an update. */
 final class CatalogRows {
@@ -25,7 +24,9 @@ final class CatalogRows {
             rs.getLong("source_bytes"),
             rs.getObject("membership_uuid", UUID.class),
             rs.getLong("case_count"),
-            new ObjectRef(ObjectKey.of(rs.getString("index_root_key")), rs.getLong("index_root_length"),
+            new ObjectRef(
+                    ObjectKey.of(rs.getString("index_root_key")),
+                    rs.getLong("index_root_length"),
                     Sha256.parseHex(rs.getString("index_root_sha256"))),
             rs.getInt("index_levels"),
             new StoreBinding(rs.getString("storage_binding")),
@@ -44,22 +45,23 @@ final class CatalogRows {
      */
     boolean insert(DatasetEntry e, int formatVersion) {
         return jdbi.withHandle(h -> h.createUpdate("INSERT INTO dataset_uploads (" + COLUMNS + ", format_version) "
-                        + "VALUES (:id, :name, :src, :srcBytes, :membership, :count, :rootKey, :rootLen, :rootSha, "
-                        + ":levels, :binding, :created, :version) ON CONFLICT (upload_id) DO NOTHING")
-                .bind("id", e.uploadId())
-                .bind("name", e.name())
-                .bind("src", e.sourceSha256().toHex())
-                .bind("srcBytes", e.sourceBytes())
-                .bind("membership", e.membershipUuid())
-                .bind("count", e.caseCount())
-                .bind("rootKey", e.indexRoot().key().value())
-                .bind("rootLen", e.indexRoot().length())
-                .bind("rootSha", e.indexRoot().sha256().toHex())
-                .bind("levels", e.indexLevels())
-                .bind("binding", e.storage().value())
-                .bind("created", Timestamp.from(e.createdAt()))
-                .bind("version", formatVersion)
-                .execute()) == 1;
+                                + "VALUES (:id, :name, :src, :srcBytes, :membership, :count, :rootKey, :rootLen, :rootSha, "
+                                + ":levels, :binding, :created, :version) ON CONFLICT (upload_id) DO NOTHING")
+                        .bind("id", e.uploadId())
+                        .bind("name", e.name())
+                        .bind("src", e.sourceSha256().toHex())
+                        .bind("srcBytes", e.sourceBytes())
+                        .bind("membership", e.membershipUuid())
+                        .bind("count", e.caseCount())
+                        .bind("rootKey", e.indexRoot().key().value())
+                        .bind("rootLen", e.indexRoot().length())
+                        .bind("rootSha", e.indexRoot().sha256().toHex())
+                        .bind("levels", e.indexLevels())
+                        .bind("binding", e.storage().value())
+                        .bind("created", Timestamp.from(e.createdAt()))
+                        .bind("version", formatVersion)
+                        .execute())
+                == 1;
     }
 
     Optional<DatasetEntry> find(UUID uploadId) {
@@ -70,8 +72,8 @@ final class CatalogRows {
     }
 
     List<DatasetEntry> list() {
-        return jdbi.withHandle(h -> h.createQuery("SELECT " + COLUMNS + " FROM dataset_uploads "
-                        + "ORDER BY created_at DESC, upload_id")
+        return jdbi.withHandle(h -> h.createQuery(
+                        "SELECT " + COLUMNS + " FROM dataset_uploads " + "ORDER BY created_at DESC, upload_id")
                 .map(MAPPER)
                 .list());
     }

@@ -1,12 +1,11 @@
 package dev.vigilo.dataset;
 
 import dev.vigilo.storage.ObjectStore;
-import org.jdbi.v3.core.Jdbi;
-
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
+import org.jdbi.v3.core.Jdbi;
 
 /**
  * The finalized dataset catalog: uploads JSONL files into an object store and records each finished upload as one

@@ -3,7 +3,6 @@ package dev.vigilo.dataset;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
 import dev.vigilo.storage.StoreBinding;
-
 import java.time.Instant;
 import java.util.Objects;
 import java.util.UUID;
@@ -23,9 +22,17 @@ import java.util.UUID;
  * @param storage        the physical store holding every file of the dataset
  * @param createdAt      when the entry was finalized
  */
-public record DatasetEntry(UUID uploadId, String name, Sha256 sourceSha256, long sourceBytes, UUID membershipUuid,
-                           long caseCount, ObjectRef indexRoot, int indexLevels, StoreBinding storage,
-                           Instant createdAt) {
+public record DatasetEntry(
+        UUID uploadId,
+        String name,
+        Sha256 sourceSha256,
+        long sourceBytes,
+        UUID membershipUuid,
+        long caseCount,
+        ObjectRef indexRoot,
+        int indexLevels,
+        StoreBinding storage,
+        Instant createdAt) {
     public DatasetEntry {
         Objects.requireNonNull(uploadId, "uploadId");
         Objects.requireNonNull(name, "name");

@@ -9,8 +9,7 @@ import dev.vigilo.storage.Sha256;
  * accepts as idempotent; identical files shared by several uploads are stored once.
  */
 final class DatasetKeys {
-    private DatasetKeys() {
-    }
+    private DatasetKeys() {}
 
     static ObjectKey caseFile(Sha256 sha256) {
         String hex = sha256.toHex();

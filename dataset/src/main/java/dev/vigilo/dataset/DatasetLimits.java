@@ -18,6 +18,5 @@ public final class DatasetLimits {
     /** Most index levels: level 0 references case files, level 7 is the highest possible root. */
     public static final int MAX_INDEX_LEVELS = 8;
 
-    private DatasetLimits() {
-    }
+    private DatasetLimits() {}
 }

@@ -5,7 +5,6 @@ import dev.vigilo.storage.ObjectIntegrityException;
 import dev.vigilo.storage.ObjectNotFoundException;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.ObjectStore;
-
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
@@ -57,8 +56,9 @@ public final class DatasetReader {
         CaseLineParser caseParser = new CaseLineParser(DatasetLimits.MAX_CASE_BYTES);
         IndexDocument root = readIndex(entry.indexRoot(), -1, 0, entry.caseCount());
         if (root.level() + 1 != entry.indexLevels()) {
-            throw new DatasetDamagedException(entry.indexRoot().key(), "root is at level " + root.level()
-                    + ", the catalog records " + entry.indexLevels() + " levels");
+            throw new DatasetDamagedException(
+                    entry.indexRoot().key(),
+                    "root is at level " + root.level() + ", the catalog records " + entry.indexLevels() + " levels");
         }
         // Depth-first over index documents; each frame is one document and the position of its next entry.
         Deque<Frame> path = new ArrayDeque<>();
@@ -73,12 +73,13 @@ public final class DatasetReader {
             if (top.doc.level() == 0) {
                 byte[] bytes = read(child.ref());
                 caseFiles++;
-                for (StoredCase c : CaseFileFormat.decode(child.ref().key(), bytes, child.firstOrdinal(),
-                        child.caseCount(), caseParser)) {
+                for (StoredCase c : CaseFileFormat.decode(
+                        child.ref().key(), bytes, child.firstOrdinal(), child.caseCount(), caseParser)) {
                     consumer.accept(c);
                 }
             } else {
-                path.push(new Frame(readIndex(child.ref(), top.doc.level() - 1, child.firstOrdinal(), child.caseCount())));
+                path.push(new Frame(
+                        readIndex(child.ref(), top.doc.level() - 1, child.firstOrdinal(), child.caseCount())));
             }
         }
     }
@@ -89,7 +90,7 @@ public final class DatasetReader {
      * @throws DatasetDamagedException naming the first damaged object (or the root, for a fold mismatch)
      */
     public VerifyReport verify() {
-        return readVerified(c -> { });
+        return readVerified(c -> {});
     }
 
     /**
@@ -108,21 +109,26 @@ public final class DatasetReader {
             consumer.accept(c);
         });
         if (fold.cases() != entry.caseCount()) {
-            throw new DatasetDamagedException(entry.indexRoot().key(), "the index reaches " + fold.cases()
-                    + " cases, the catalog records " + entry.caseCount());
+            throw new DatasetDamagedException(
+                    entry.indexRoot().key(),
+                    "the index reaches " + fold.cases() + " cases, the catalog records " + entry.caseCount());
         }
         var membership = MembershipFold.membershipUuid(fold.finish());
         if (!membership.equals(entry.membershipUuid())) {
-            throw new DatasetDamagedException(entry.indexRoot().key(), "the case id/hash fold gives membership "
-                    + membership + ", the catalog records " + entry.membershipUuid());
+            throw new DatasetDamagedException(
+                    entry.indexRoot().key(),
+                    "the case id/hash fold gives membership " + membership + ", the catalog records "
+                            + entry.membershipUuid());
         }
         return new VerifyReport(fold.cases(), caseFiles, indexDocuments, bytesRead);
     }
 
     private IndexDocument readIndex(ObjectRef ref, int expectedLevel, long firstOrdinal, long count) {
         if (ref.length() > DatasetLimits.INDEX_MAX_BYTES) {
-            throw new DatasetDamagedException(ref.key(), "index document of " + ref.length()
-                    + " bytes exceeds the format's bound of " + DatasetLimits.INDEX_MAX_BYTES);
+            throw new DatasetDamagedException(
+                    ref.key(),
+                    "index document of " + ref.length() + " bytes exceeds the format's bound of "
+                            + DatasetLimits.INDEX_MAX_BYTES);
         }
         byte[] bytes = read(ref);
         indexDocuments++;

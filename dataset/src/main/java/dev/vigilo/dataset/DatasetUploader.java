@@ -4,9 +4,6 @@ import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.Sha256;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -18,9 +15,11 @@ import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Uploads one JSONL file as a finalized dataset, streaming, in two passes over the file:
@@ -66,15 +65,27 @@ final class DatasetUploader {
         long size = sizeOf(file);
         Validated validated = validate(file, size);
         Stored stored = store(file, size, validated);
-        DatasetEntry entry = new DatasetEntry(requestedId.orElseGet(UUID::randomUUID), name, validated.sourceSha256,
-                size, MembershipFold.membershipUuid(stored.fold), validated.cases, stored.root.ref(),
-                stored.root.levels(), store.binding(), Instant.now());
+        DatasetEntry entry = new DatasetEntry(
+                requestedId.orElseGet(UUID::randomUUID),
+                name,
+                validated.sourceSha256,
+                size,
+                MembershipFold.membershipUuid(stored.fold),
+                validated.cases,
+                stored.root.ref(),
+                stored.root.levels(),
+                store.binding(),
+                Instant.now());
         if (!catalog.insert(entry, IndexDocument.VERSION)) {
             // A concurrent upload with the same caller-chosen id committed first.
             DatasetEntry winner = catalog.find(entry.uploadId()).orElseThrow();
             return sameUploadOrConflict(winner, file, name);
         }
-        LOG.info("finalized dataset {} ({} cases, root {})", entry.uploadId(), entry.caseCount(), entry.indexRoot().key());
+        LOG.info(
+                "finalized dataset {} ({} cases, root {})",
+                entry.uploadId(),
+                entry.caseCount(),
+                entry.indexRoot().key());
         return catalog.find(entry.uploadId()).orElseThrow();
     }
 
@@ -83,23 +94,22 @@ final class DatasetUploader {
         if (existing.sourceSha256().equals(source) && existing.name().equals(name)) {
             return existing;
         }
-        throw new DatasetConflictException("upload id " + existing.uploadId() + " already names dataset \"" + existing.name()
+        throw new DatasetConflictException("upload id " + existing.uploadId() + " already names dataset \""
+                + existing.name()
                 + "\" with source hash " + existing.sourceSha256() + "; " + file + " differs (source hash " + source
                 + ", name \"" + name + "\"). Choose another --upload-id or omit it.");
     }
 
-    private record Validated(long cases, Sha256 sourceSha256) {
-    }
+    private record Validated(long cases, Sha256 sourceSha256) {}
 
-    private record Stored(IndexBuilder.Root root, Sha256 fold) {
-    }
+    private record Stored(IndexBuilder.Root root, Sha256 fold) {}
 
     private Validated validate(Path file, long size) {
         long cases;
         Sha256 source;
         try (DuplicateIdDetector ids = new DuplicateIdDetector(ID_BUFFER_ENTRIES);
-             ParallelValidator validator = new ParallelValidator(file, ids::add);
-             SourceLines lines = open(file)) {
+                ParallelValidator validator = new ParallelValidator(file, ids::add);
+                SourceLines lines = open(file)) {
             while (true) {
                 boolean more;
                 try {
@@ -125,8 +135,8 @@ final class DatasetUploader {
             progress.update(UploadProgress.Phase.VALIDATE, lines.bytesRead(), size, cases);
             source = lines.sourceSha256();
             if (cases == 0) {
-                throw new InvalidDatasetException(file, 0, 0,
-                        "the file holds no cases (it is empty or blank); put one JSON case per line");
+                throw new InvalidDatasetException(
+                        file, 0, 0, "the file holds no cases (it is empty or blank); put one JSON case per line");
             }
             Set<Long> repeated = ids.repeatedFingerprints();
             if (!repeated.isEmpty()) {
@@ -146,7 +156,7 @@ final class DatasetUploader {
         MembershipFold fold = new MembershipFold();
         CaseFileFormat.Builder caseFile = new CaseFileFormat.Builder();
         try (ObjectWriter writer = new ObjectWriter(store, WRITES_IN_FLIGHT);
-             SourceLines lines = open(file)) {
+                SourceLines lines = open(file)) {
             IndexBuilder index = new IndexBuilder(writer, layout.indexMaxEntries());
             long ordinal = 0;
             while (nextLine(lines, file)) {
@@ -156,8 +166,10 @@ final class DatasetUploader {
                 String id = idAgain(parser, lines, file);
                 Sha256 caseSha = Sha256.of(lines.lineBytes(), 0, lines.lineLength());
                 int recordOverhead = 160 + id.length() * 6;
-                if (!caseFile.isEmpty() && (caseFile.count() == layout.caseFileMaxCases()
-                        || caseFile.recordBytes() + lines.lineLength() + recordOverhead > layout.caseFileTargetBytes())) {
+                if (!caseFile.isEmpty()
+                        && (caseFile.count() == layout.caseFileMaxCases()
+                                || caseFile.recordBytes() + lines.lineLength() + recordOverhead
+                                        > layout.caseFileTargetBytes())) {
                     flushCaseFile(caseFile, writer, index);
                 }
                 caseFile.add(ordinal, id, caseSha, lines.lineBytes(), lines.lineLength());
@@ -169,8 +181,12 @@ final class DatasetUploader {
             }
             progress.update(UploadProgress.Phase.STORE, lines.bytesRead(), size, ordinal);
             if (ordinal != validated.cases || !lines.sourceSha256().equals(validated.sourceSha256)) {
-                throw new InvalidDatasetException(file, 0, 0, "the file changed while it was being uploaded; "
-                        + "upload a file that is not being written to");
+                throw new InvalidDatasetException(
+                        file,
+                        0,
+                        0,
+                        "the file changed while it was being uploaded; "
+                                + "upload a file that is not being written to");
             }
             flushCaseFile(caseFile, writer, index);
             IndexBuilder.Root root = index.finish();
@@ -208,7 +224,10 @@ final class DatasetUploader {
         try {
             return parser.idOf(lines.lineBytes(), lines.lineLength());
         } catch (CaseLineParser.CaseSyntaxException e) {
-            throw new InvalidDatasetException(file, lines.lineNumber(), e.column,
+            throw new InvalidDatasetException(
+                    file,
+                    lines.lineNumber(),
+                    e.column,
                     "the file changed while it was being uploaded (" + e.getMessage() + ")");
         }
     }
@@ -217,8 +236,12 @@ final class DatasetUploader {
         try {
             return lines.next();
         } catch (SourceLines.LineTooLongException e) {
-            throw new InvalidDatasetException(file, e.line, 0, "the case is longer than "
-                    + DatasetLimits.MAX_CASE_BYTES + " bytes, the largest case Vigilo stores");
+            throw new InvalidDatasetException(
+                    file,
+                    e.line,
+                    0,
+                    "the case is longer than " + DatasetLimits.MAX_CASE_BYTES
+                            + " bytes, the largest case Vigilo stores");
         }
     }
 
@@ -241,9 +264,13 @@ final class DatasetUploader {
                 }
                 Long first = firstLineOfId.putIfAbsent(id, lines.lineNumber());
                 if (first != null) {
-                    return Optional.of(new InvalidDatasetException(file, lines.lineNumber(), 0, "duplicate case id \""
-                            + id + "\": line " + lines.lineNumber() + " repeats the id of line " + first
-                            + "; case ids must be unique within a dataset"));
+                    return Optional.of(new InvalidDatasetException(
+                            file,
+                            lines.lineNumber(),
+                            0,
+                            "duplicate case id \""
+                                    + id + "\": line " + lines.lineNumber() + " repeats the id of line " + first
+                                    + "; case ids must be unique within a dataset"));
                 }
             }
         } catch (IOException e) {

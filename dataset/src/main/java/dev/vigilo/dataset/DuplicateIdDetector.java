@@ -1,7 +1,6 @@
 package dev.vigilo.dataset;
 
 import dev.vigilo.storage.Sha256;
-
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
@@ -45,7 +44,8 @@ final class DuplicateIdDetector implements AutoCloseable {
     }
 
     static long fingerprint(MessageDigest digest, String id) {
-        return ByteBuffer.wrap(digest.digest(id.getBytes(StandardCharsets.UTF_8))).getLong();
+        return ByteBuffer.wrap(digest.digest(id.getBytes(StandardCharsets.UTF_8)))
+                .getLong();
     }
 
     void add(String id) {
@@ -108,7 +108,8 @@ final class DuplicateIdDetector implements AutoCloseable {
                 spillDir = Files.createTempDirectory("vigilo-ids-");
             }
             Path run = spillDir.resolve("run-" + runs.size());
-            try (DataOutputStream out = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(run), 1 << 16))) {
+            try (DataOutputStream out =
+                    new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(run), 1 << 16))) {
                 for (int i = 0; i < size; i++) {
                     out.writeLong(buffer[i]);
                 }

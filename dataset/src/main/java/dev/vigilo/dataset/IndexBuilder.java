@@ -2,7 +2,6 @@ package dev.vigilo.dataset;
 
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -17,8 +16,7 @@ import java.util.Objects;
  */
 final class IndexBuilder {
     /** The finished index. */
-    record Root(ObjectRef ref, int levels, long caseCount) {
-    }
+    record Root(ObjectRef ref, int levels, long caseCount) {}
 
     private final ObjectWriter writer;
     private final int maxEntries;

@@ -7,7 +7,6 @@ import com.fasterxml.jackson.core.JsonToken;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
-
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -33,7 +32,8 @@ record IndexDocument(int level, long firstOrdinal, long caseCount, List<IndexEnt
     IndexDocument {
         entries = List.copyOf(entries);
         if (level < 0 || level >= DatasetLimits.MAX_INDEX_LEVELS) {
-            throw new IllegalArgumentException("index level " + level + " outside 0.." + (DatasetLimits.MAX_INDEX_LEVELS - 1));
+            throw new IllegalArgumentException(
+                    "index level " + level + " outside 0.." + (DatasetLimits.MAX_INDEX_LEVELS - 1));
         }
     }
 
@@ -82,8 +82,8 @@ record IndexDocument(int level, long firstOrdinal, long caseCount, List<IndexEnt
      * @param expectedLevel the level its parent implies, or -1 for the root (any level)
      * @throws DatasetDamagedException when the document is malformed or inconsistent
      */
-    static IndexDocument decode(ObjectKey key, byte[] bytes, int expectedLevel, long expectedFirstOrdinal,
-                                long expectedCount) {
+    static IndexDocument decode(
+            ObjectKey key, byte[] bytes, int expectedLevel, long expectedFirstOrdinal, long expectedCount) {
         Objects.requireNonNull(key, "key");
         JsonFactory factory = CaseFileFormat.Json.factory(bytes.length);
         String format = null;
@@ -107,7 +107,9 @@ record IndexDocument(int level, long firstOrdinal, long caseCount, List<IndexEnt
                         require(key, value == JsonToken.START_ARRAY, "entries is not an array");
                         while (p.nextToken() == JsonToken.START_OBJECT) {
                             entries.add(parseEntry(key, p));
-                            require(key, entries.size() <= DatasetLimits.INDEX_MAX_ENTRIES,
+                            require(
+                                    key,
+                                    entries.size() <= DatasetLimits.INDEX_MAX_ENTRIES,
                                     "more than " + DatasetLimits.INDEX_MAX_ENTRIES + " entries");
                         }
                     }
@@ -120,20 +122,33 @@ record IndexDocument(int level, long firstOrdinal, long caseCount, List<IndexEnt
             throw new DatasetDamagedException(key, "index document has an invalid entry: " + e.getMessage(), e);
         }
         require(key, FORMAT.equals(format), "format is " + format + ", not " + FORMAT);
-        require(key, version == VERSION, "index version " + version + " is not supported (this build reads " + VERSION + ")");
+        require(
+                key,
+                version == VERSION,
+                "index version " + version + " is not supported (this build reads " + VERSION + ")");
         require(key, level >= 0 && level < DatasetLimits.MAX_INDEX_LEVELS, "level " + level + " is out of range");
-        require(key, expectedLevel < 0 || level == expectedLevel, "level " + level + " where " + expectedLevel + " belongs");
+        require(
+                key,
+                expectedLevel < 0 || level == expectedLevel,
+                "level " + level + " where " + expectedLevel + " belongs");
         require(key, !entries.isEmpty(), "has no entries");
         long next = first;
         for (IndexEntry e : entries) {
-            require(key, e.firstOrdinal() == next, "entry " + e.ref().key() + " starts at ordinal " + e.firstOrdinal()
-                    + " where " + next + " belongs");
+            require(
+                    key,
+                    e.firstOrdinal() == next,
+                    "entry " + e.ref().key() + " starts at ordinal " + e.firstOrdinal() + " where " + next
+                            + " belongs");
             next += e.caseCount();
         }
         require(key, next - first == count, "entries cover " + (next - first) + " cases, the document says " + count);
-        require(key, expectedFirstOrdinal < 0 || first == expectedFirstOrdinal,
+        require(
+                key,
+                expectedFirstOrdinal < 0 || first == expectedFirstOrdinal,
                 "starts at ordinal " + first + ", its parent says " + expectedFirstOrdinal);
-        require(key, expectedCount < 0 || count == expectedCount,
+        require(
+                key,
+                expectedCount < 0 || count == expectedCount,
                 "covers " + count + " cases, its parent says " + expectedCount);
         return new IndexDocument(level, first, count, entries);
     }

@@ -1,7 +1,6 @@
 package dev.vigilo.dataset;
 
 import dev.vigilo.storage.ObjectRef;
-
 import java.util.Objects;
 
 /**

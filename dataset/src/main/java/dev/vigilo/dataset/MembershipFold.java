@@ -1,7 +1,6 @@
 package dev.vigilo.dataset;
 
 import dev.vigilo.storage.Sha256;
-
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -42,7 +41,7 @@ final class MembershipFold {
         ByteBuffer b = ByteBuffer.wrap(fold.toBytes());
         long msb = b.getLong();
         long lsb = b.getLong();
-        msb = (msb & ~0xF000L) | 0x8000L;              // version 8 (custom, RFC 9562)
+        msb = (msb & ~0xF000L) | 0x8000L; // version 8 (custom, RFC 9562)
         lsb = (lsb & 0x3FFFFFFFFFFFFFFFL) | 0x8000000000000000L; // IETF variant
         return new UUID(msb, lsb);
     }

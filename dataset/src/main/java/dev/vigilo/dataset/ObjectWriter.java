@@ -4,7 +4,6 @@ import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.ObjectStore;
-
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;

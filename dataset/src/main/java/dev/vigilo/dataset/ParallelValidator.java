@@ -96,7 +96,8 @@ final class ParallelValidator implements AutoCloseable {
             try {
                 batchIds[i] = parser.parse(line, line.length).id();
             } catch (CaseLineParser.CaseSyntaxException e) {
-                return new Result(null, new InvalidDatasetException(file, b.lineNumbers.get(i), e.column, e.getMessage()));
+                return new Result(
+                        null, new InvalidDatasetException(file, b.lineNumbers.get(i), e.column, e.getMessage()));
             }
         }
         return new Result(batchIds, null);
@@ -146,6 +147,5 @@ final class ParallelValidator implements AutoCloseable {
     }
 
     /** The ids of a valid batch, or the error of its first invalid line. */
-    private record Result(String[] ids, InvalidDatasetException error) {
-    }
+    private record Result(String[] ids, InvalidDatasetException error) {}
 }

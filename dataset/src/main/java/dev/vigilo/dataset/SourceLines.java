@@ -1,7 +1,6 @@
 package dev.vigilo.dataset;
 
 import dev.vigilo.storage.Sha256;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.security.MessageDigest;
@@ -64,8 +63,11 @@ final class SourceLines implements AutoCloseable {
         if (lineLength > 0 && line[lineLength - 1] == '\r') {
             lineLength--;
         }
-        if (lineNumber == 1 && lineLength >= 3
-                && (line[0] & 0xFF) == 0xEF && (line[1] & 0xFF) == 0xBB && (line[2] & 0xFF) == 0xBF) {
+        if (lineNumber == 1
+                && lineLength >= 3
+                && (line[0] & 0xFF) == 0xEF
+                && (line[1] & 0xFF) == 0xBB
+                && (line[2] & 0xFF) == 0xBF) {
             System.arraycopy(line, 3, line, 0, lineLength - 3);
             lineLength -= 3;
         }

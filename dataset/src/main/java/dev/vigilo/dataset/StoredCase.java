@@ -1,7 +1,6 @@
 package dev.vigilo.dataset;
 
 import dev.vigilo.storage.Sha256;
-
 import java.util.Objects;
 
 /**

@@ -9,8 +9,8 @@ package dev.vigilo.dataset;
  * @param indexMaxEntries     most entries per index document, 2..{@link DatasetLimits#INDEX_MAX_ENTRIES}
  */
 record UploadLayout(int caseFileMaxCases, int caseFileTargetBytes, int indexMaxEntries) {
-    static final UploadLayout DEFAULT = new UploadLayout(DatasetLimits.CASE_FILE_MAX_CASES,
-            DatasetLimits.CASE_FILE_TARGET_BYTES, DatasetLimits.INDEX_MAX_ENTRIES);
+    static final UploadLayout DEFAULT = new UploadLayout(
+            DatasetLimits.CASE_FILE_MAX_CASES, DatasetLimits.CASE_FILE_TARGET_BYTES, DatasetLimits.INDEX_MAX_ENTRIES);
 
     UploadLayout {
         if (caseFileMaxCases < 1 || caseFileMaxCases > DatasetLimits.CASE_FILE_MAX_CASES) {

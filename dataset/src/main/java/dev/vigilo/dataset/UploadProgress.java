@@ -6,7 +6,10 @@ package dev.vigilo.dataset;
  */
 @FunctionalInterface
 public interface UploadProgress {
-    enum Phase { VALIDATE, STORE }
+    enum Phase {
+        VALIDATE,
+        STORE
+    }
 
     /**
      * @param phase      the current pass
@@ -16,5 +19,5 @@ public interface UploadProgress {
      */
     void update(Phase phase, long bytesDone, long bytesTotal, long cases);
 
-    UploadProgress NONE = (phase, done, total, cases) -> { };
+    UploadProgress NONE = (phase, done, total, cases) -> {};
 }

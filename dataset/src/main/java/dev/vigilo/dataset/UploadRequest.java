@@ -26,7 +26,8 @@ public record UploadRequest(Path file, Optional<String> name, Optional<UUID> upl
 
     String effectiveName() {
         return name.orElseGet(() -> {
-            String fileName = file.getFileName() == null ? "dataset" : file.getFileName().toString();
+            String fileName =
+                    file.getFileName() == null ? "dataset" : file.getFileName().toString();
             return fileName.endsWith(".jsonl") ? fileName.substring(0, fileName.length() - 6) : fileName;
         });
     }

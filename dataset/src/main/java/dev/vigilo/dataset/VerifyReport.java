@@ -8,5 +8,4 @@ package dev.vigilo.dataset;
  * @param indexDocuments index documents read
  * @param bytesRead      total bytes read and hashed
  */
-public record VerifyReport(long caseCount, long caseFiles, long indexDocuments, long bytesRead) {
-}
+public record VerifyReport(long caseCount, long caseFiles, long indexDocuments, long bytesRead) {}

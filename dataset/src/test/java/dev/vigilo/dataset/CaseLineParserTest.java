@@ -1,13 +1,12 @@
 package dev.vigilo.dataset;
 
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Optional;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
 
 class CaseLineParserTest {
     private final CaseLineParser parser = new CaseLineParser(DatasetLimits.MAX_CASE_BYTES);
@@ -21,7 +20,8 @@ class CaseLineParserTest {
         assertThatThrownBy(() -> parse(line))
                 .isInstanceOf(CaseLineParser.CaseSyntaxException.class)
                 .hasMessageContaining(message)
-                .satisfies(e -> assertThat(((CaseLineParser.CaseSyntaxException) e).column).isEqualTo(column));
+                .satisfies(e -> assertThat(((CaseLineParser.CaseSyntaxException) e).column)
+                        .isEqualTo(column));
     }
 
     @Test
@@ -56,6 +56,7 @@ class CaseLineParserTest {
         b[20] = (byte) 0xC3; // a lead byte followed by an ASCII quote is malformed
         assertThatThrownBy(() -> parser.parse(b, b.length))
                 .hasMessageContaining("not valid UTF-8")
-                .satisfies(e -> assertThat(((CaseLineParser.CaseSyntaxException) e).column).isEqualTo(21));
+                .satisfies(e -> assertThat(((CaseLineParser.CaseSyntaxException) e).column)
+                        .isEqualTo(21));
     }
 }

@@ -1,5 +1,8 @@
 package dev.vigilo.dataset;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import dev.vigilo.control.ControlDatabase;
 import dev.vigilo.control.ControlSettings;
 import dev.vigilo.control.TestPostgres;
@@ -7,13 +10,6 @@ import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectInfo;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.Sha256;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -23,9 +19,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The dataset catalog against a real PostgreSQL and a real object store; subclasses choose the store.
@@ -140,8 +139,8 @@ abstract class DatasetCatalogContract {
         assertThat(first.uploadId()).isEqualTo(id);
 
         Path other = writeCases("chosen.jsonl.other", 11);
-        assertThatThrownBy(() -> catalog.upload(new UploadRequest(other, Optional.of("chosen"), Optional.of(id)),
-                store, UploadProgress.NONE))
+        assertThatThrownBy(() -> catalog.upload(
+                        new UploadRequest(other, Optional.of("chosen"), Optional.of(id)), store, UploadProgress.NONE))
                 .isInstanceOf(DatasetConflictException.class)
                 .hasMessageContaining(id.toString());
         assertThat(catalog.get(id)).isEqualTo(first);
@@ -150,7 +149,10 @@ abstract class DatasetCatalogContract {
     @Test
     void deepIndexesStayWithinEightLevelsAndVerify() throws IOException {
         Path file = writeCases("deep.jsonl", 200);
-        DatasetUploader uploader = new DatasetUploader(store, new CatalogRows(control.jdbi()), UploadProgress.NONE,
+        DatasetUploader uploader = new DatasetUploader(
+                store,
+                new CatalogRows(control.jdbi()),
+                UploadProgress.NONE,
                 new UploadLayout(1, DatasetLimits.CASE_FILE_TARGET_BYTES, 2));
         DatasetEntry entry = uploader.upload(UploadRequest.of(file));
         // 200 case files, fan-out 2: 100, 50, 25, 13, 7, 4, 2, 1 documents -> 8 levels.
@@ -161,7 +163,10 @@ abstract class DatasetCatalogContract {
         assertThat(readAll(entry)).extracting(StoredCase::id).first().isEqualTo("case-0");
 
         Path tooDeep = writeCases("too-deep.jsonl", 300);
-        DatasetUploader narrow = new DatasetUploader(store, new CatalogRows(control.jdbi()), UploadProgress.NONE,
+        DatasetUploader narrow = new DatasetUploader(
+                store,
+                new CatalogRows(control.jdbi()),
+                UploadProgress.NONE,
                 new UploadLayout(1, DatasetLimits.CASE_FILE_TARGET_BYTES, 2));
         assertThatThrownBy(() -> narrow.upload(UploadRequest.of(tooDeep)))
                 .isInstanceOf(DatasetException.class)
@@ -178,22 +183,39 @@ abstract class DatasetCatalogContract {
         DatasetEntry entry = catalog.upload(UploadRequest.of(file), store, UploadProgress.NONE);
         assertThat(entry.caseCount()).isEqualTo(2);
         assertThat(entry.sourceSha256()).isEqualTo(Sha256.of(bytes));
-        assertThat(readAll(entry)).extracting(c -> new String(c.caseJson(), StandardCharsets.UTF_8))
+        assertThat(readAll(entry))
+                .extracting(c -> new String(c.caseJson(), StandardCharsets.UTF_8))
                 .containsExactly(caseLine(1), caseLine(2));
     }
 
     @Test
     void aCatalogEntryThatDisagreesWithTheFilesFailsVerification() throws IOException {
         DatasetEntry entry = catalog.upload(UploadRequest.of(writeCases("fold.jsonl", 20)), store, UploadProgress.NONE);
-        DatasetEntry wrongMembership = new DatasetEntry(entry.uploadId(), entry.name(), entry.sourceSha256(),
-                entry.sourceBytes(), UUID.randomUUID(), entry.caseCount(), entry.indexRoot(), entry.indexLevels(),
-                entry.storage(), entry.createdAt());
+        DatasetEntry wrongMembership = new DatasetEntry(
+                entry.uploadId(),
+                entry.name(),
+                entry.sourceSha256(),
+                entry.sourceBytes(),
+                UUID.randomUUID(),
+                entry.caseCount(),
+                entry.indexRoot(),
+                entry.indexLevels(),
+                entry.storage(),
+                entry.createdAt());
         assertThatThrownBy(() -> DatasetReader.open(wrongMembership, store).verify())
                 .isInstanceOf(DatasetDamagedException.class)
                 .hasMessageContaining("membership");
-        DatasetEntry wrongCount = new DatasetEntry(entry.uploadId(), entry.name(), entry.sourceSha256(),
-                entry.sourceBytes(), entry.membershipUuid(), 21, entry.indexRoot(), entry.indexLevels(),
-                entry.storage(), entry.createdAt());
+        DatasetEntry wrongCount = new DatasetEntry(
+                entry.uploadId(),
+                entry.name(),
+                entry.sourceSha256(),
+                entry.sourceBytes(),
+                entry.membershipUuid(),
+                21,
+                entry.indexRoot(),
+                entry.indexLevels(),
+                entry.storage(),
+                entry.createdAt());
         assertThatThrownBy(() -> DatasetReader.open(wrongCount, store).verify())
                 .isInstanceOf(DatasetDamagedException.class)
                 .hasMessageContaining("21");
@@ -228,13 +250,21 @@ abstract class DatasetCatalogContract {
 
     @Test
     void invalidJsonNamesLineAndColumn() throws IOException {
-        rejected("bad-json.jsonl", lines(caseLine(0), caseLine(1), "{\"id\":\"x\",\"input\":[1,2}"), 3, 23,
+        rejected(
+                "bad-json.jsonl",
+                lines(caseLine(0), caseLine(1), "{\"id\":\"x\",\"input\":[1,2}"),
+                3,
+                23,
                 "invalid JSON");
     }
 
     @Test
     void duplicateIdNamesBothLines() throws IOException {
-        rejected("dup.jsonl", lines(caseLine(0), caseLine(1), caseLine(2), caseLine(1)), 4, 0,
+        rejected(
+                "dup.jsonl",
+                lines(caseLine(0), caseLine(1), caseLine(2), caseLine(1)),
+                4,
+                0,
                 "duplicate case id \"case-1\": line 4 repeats the id of line 2");
     }
 
@@ -273,8 +303,8 @@ abstract class DatasetCatalogContract {
         for (int i = 0; i < 9000; i++) {
             lines.add(caseLine(i));
         }
-        lines.set(99, "{\"id\":\"x\"}");                  // line 100: no input
-        lines.set(7999, "not json");                          // line 8000, in a later batch
+        lines.set(99, "{\"id\":\"x\"}"); // line 100: no input
+        lines.set(7999, "not json"); // line 8000, in a later batch
         rejected("two-errors.jsonl", lines(lines.toArray(String[]::new)), 100, 1, "has no \"input\"");
 
         lines.set(7999, "{\"id\":\"big\",\"input\":\"" + "x".repeat(DatasetLimits.MAX_CASE_BYTES) + "\"}");

@@ -1,9 +1,17 @@
 package dev.vigilo.dataset;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.Sha256;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
@@ -12,15 +20,6 @@ import net.jqwik.api.Provide;
 import net.jqwik.api.constraints.IntRange;
 import net.jqwik.api.constraints.Size;
 
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
-
 /** Properties of the pieces an upload is made of, over generated inputs. */
 class DatasetFormatPropertiesTest {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -28,24 +27,34 @@ class DatasetFormatPropertiesTest {
     /** Valid case lines with arbitrary unicode ids and nested inputs. */
     @Provide
     Arbitrary<List<String>> caseLines() {
-        Arbitrary<String> text = Arbitraries.strings().all().ofMinLength(1).ofMaxLength(30)
+        Arbitrary<String> text = Arbitraries.strings()
+                .all()
+                .ofMinLength(1)
+                .ofMaxLength(30)
                 .filter(DatasetFormatPropertiesTest::isWellFormed);
-        return text.set().ofMinSize(1).ofMaxSize(40).flatMap(ids -> text.list().ofSize(ids.size()).map(inputs -> {
-            List<String> lines = new ArrayList<>();
-            int i = 0;
-            for (String id : ids) {
-                ObjectNode c = JSON.createObjectNode();
-                c.put("id", id);
-                c.putObject("input").put("text", inputs.get(i)).putArray("n").add(i).add(-i * 0.5);
-                if (i % 2 == 0) {
-                    c.put("group", inputs.get(i));
-                    c.putArray("tags").add(id).add("t");
-                }
-                lines.add(c.toString());
-                i++;
-            }
-            return lines;
-        }));
+        return text.set()
+                .ofMinSize(1)
+                .ofMaxSize(40)
+                .flatMap(ids -> text.list().ofSize(ids.size()).map(inputs -> {
+                    List<String> lines = new ArrayList<>();
+                    int i = 0;
+                    for (String id : ids) {
+                        ObjectNode c = JSON.createObjectNode();
+                        c.put("id", id);
+                        c.putObject("input")
+                                .put("text", inputs.get(i))
+                                .putArray("n")
+                                .add(i)
+                                .add(-i * 0.5);
+                        if (i % 2 == 0) {
+                            c.put("group", inputs.get(i));
+                            c.putArray("tags").add(id).add("t");
+                        }
+                        lines.add(c.toString());
+                        i++;
+                    }
+                    return lines;
+                }));
     }
 
     private static boolean isWellFormed(String s) {
@@ -53,8 +62,8 @@ class DatasetFormatPropertiesTest {
     }
 
     @Property(tries = 200)
-    void caseFilesRoundTripWithVerifiedHashes(@ForAll("caseLines") List<String> lines,
-                                              @ForAll @IntRange(min = 0, max = 1000) int firstOrdinal) {
+    void caseFilesRoundTripWithVerifiedHashes(
+            @ForAll("caseLines") List<String> lines, @ForAll @IntRange(min = 0, max = 1000) int firstOrdinal) {
         CaseLineParser parser = new CaseLineParser(DatasetLimits.MAX_CASE_BYTES);
         CaseFileFormat.Builder builder = new CaseFileFormat.Builder();
         for (int i = 0; i < lines.size(); i++) {
@@ -69,14 +78,19 @@ class DatasetFormatPropertiesTest {
             StoredCase c = decoded.get(i);
             assertThat(c.ordinal()).isEqualTo(firstOrdinal + i);
             assertThat(new String(c.caseJson(), StandardCharsets.UTF_8)).isEqualTo(lines.get(i));
-            assertThat(c.id()).isEqualTo(parse(parser, lines.get(i).getBytes(StandardCharsets.UTF_8)).id());
+            assertThat(c.id())
+                    .isEqualTo(parse(parser, lines.get(i).getBytes(StandardCharsets.UTF_8))
+                            .id());
         }
     }
 
     @Property(tries = 200)
-    void sourceLinesSplitLikeAReferenceAndHashEveryByte(@ForAll @Size(max = 30) List<@net.jqwik.api.constraints.StringLength(max = 70000) String> parts,
-                                                        @ForAll boolean crlf, @ForAll boolean bom,
-                                                        @ForAll boolean trailingNewline) throws IOException {
+    void sourceLinesSplitLikeAReferenceAndHashEveryByte(
+            @ForAll @Size(max = 30) List<@net.jqwik.api.constraints.StringLength(max = 70000) String> parts,
+            @ForAll boolean crlf,
+            @ForAll boolean bom,
+            @ForAll boolean trailingNewline)
+            throws IOException {
         ByteArrayOutputStream raw = new ByteArrayOutputStream();
         if (bom) {
             raw.writeBytes(new byte[] {(byte) 0xEF, (byte) 0xBB, (byte) 0xBF});
@@ -127,5 +141,4 @@ class DatasetFormatPropertiesTest {
             throw new AssertionError(e);
         }
     }
-
 }

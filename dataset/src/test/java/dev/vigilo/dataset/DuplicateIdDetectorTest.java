@@ -1,16 +1,15 @@
 package dev.vigilo.dataset;
 
-import dev.vigilo.storage.Sha256;
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.vigilo.storage.Sha256;
 import java.security.MessageDigest;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 class DuplicateIdDetectorTest {
 

@@ -1,19 +1,18 @@
 package dev.vigilo.dataset;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import dev.vigilo.storage.ObjectInfo;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.ObjectStores;
 import dev.vigilo.storage.StoreSpec;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.UUID;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 class LocalDatasetCatalogTest extends DatasetCatalogContract {
     private Path root;
@@ -35,8 +34,8 @@ class LocalDatasetCatalogTest extends DatasetCatalogContract {
 
     @Test
     void aDamagedCaseFileIsReportedByKey() throws IOException {
-        DatasetEntry entry = catalog.upload(UploadRequest.of(writeCases("tamper.jsonl", 3000)), store,
-                UploadProgress.NONE);
+        DatasetEntry entry =
+                catalog.upload(UploadRequest.of(writeCases("tamper.jsonl", 3000)), store, UploadProgress.NONE);
         ObjectInfo victim = storedObjects("datasets/cases/").get(1);
         byte[] bytes = Files.readAllBytes(fileOf(victim));
         bytes[bytes.length / 2] ^= 0x01;
@@ -54,7 +53,8 @@ class LocalDatasetCatalogTest extends DatasetCatalogContract {
         assertThatThrownBy(() -> DatasetReader.open(entry, store).verify())
                 .isInstanceOf(DatasetDamagedException.class)
                 .hasMessageContaining("missing")
-                .satisfies(e -> assertThat(((DatasetDamagedException) e).key()).isEqualTo(entry.indexRoot().key()));
+                .satisfies(e -> assertThat(((DatasetDamagedException) e).key())
+                        .isEqualTo(entry.indexRoot().key()));
     }
 
     @Test

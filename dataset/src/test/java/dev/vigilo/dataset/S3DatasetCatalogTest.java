@@ -3,11 +3,10 @@ package dev.vigilo.dataset;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.ObjectStores;
 import dev.vigilo.storage.S3ProxyFixture;
+import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
-
-import java.util.UUID;
 
 class S3DatasetCatalogTest extends DatasetCatalogContract {
     private S3ProxyFixture s3;

@@ -3,10 +3,6 @@ package dev.vigilo.plan;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
-import org.jdbi.v3.core.Handle;
-import org.jdbi.v3.core.Jdbi;
-import org.jdbi.v3.core.statement.PreparedBatch;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,6 +10,9 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.statement.PreparedBatch;
 
 /**
  * One creator's authority over one run's preparation records: the five-minute creation lease plus the plan
@@ -23,19 +22,29 @@ import java.util.UUID;
  */
 final class Authority {
     /** Inputs frozen at the run's first claim; a repeat must present identical values. */
-    record Frozen(UUID datasetUploadId, String sourceSha256, UUID membershipUuid, long caseCount,
-                  String storageBinding, String profileSha256, String limits, String evaluatorArtifacts,
-                  String initialPlacement, long expectedChunks) {
-    }
+    record Frozen(
+            UUID datasetUploadId,
+            String sourceSha256,
+            UUID membershipUuid,
+            long caseCount,
+            String storageBinding,
+            String profileSha256,
+            String limits,
+            String evaluatorArtifacts,
+            String initialPlacement,
+            long expectedChunks) {}
 
     /** What the claim found. */
-    record Claimed(String planStatus, ChunkCursor cursor, Optional<ObjectRef> root, boolean executionRequested,
-                   Optional<String> rejection, String runStatus) {
-    }
+    record Claimed(
+            String planStatus,
+            ChunkCursor cursor,
+            Optional<ObjectRef> root,
+            boolean executionRequested,
+            Optional<String> rejection,
+            String runStatus) {}
 
     /** One plan file's registration. */
-    record FileRow(ObjectRef ref, String kind, Long chunkIndex) {
-    }
+    record FileRow(ObjectRef ref, String kind, Long chunkIndex) {}
 
     private final Jdbi jdbi;
     private final UUID runId;
@@ -68,27 +77,43 @@ final class Authority {
             int inserted = h.createUpdate("INSERT INTO runs (run_id, status, creation_owner, creation_lease_expires_at)"
                             + " VALUES (:r, 'creating', :o, clock_timestamp() + make_interval(secs => :s))"
                             + " ON CONFLICT (run_id) DO NOTHING")
-                    .bind("r", runId).bind("o", owner).bind("s", seconds()).execute();
+                    .bind("r", runId)
+                    .bind("o", owner)
+                    .bind("s", seconds())
+                    .execute();
             if (inserted == 1) {
                 h.createUpdate("INSERT INTO run_plans (run_id, dataset_upload_id, dataset_source_sha256,"
                                 + " dataset_membership_uuid, dataset_case_count, storage_binding, profile_sha256, limits,"
                                 + " evaluator_artifacts, initial_placement, plan_format_version, plan_generation,"
                                 + " plan_status, expected_chunks) VALUES (:r, :d, :src, :m, :n, :b, :p, :l, :e, :ip, :v,"
                                 + " 1, 'preparing', :x)")
-                        .bind("r", runId).bind("d", f.datasetUploadId()).bind("src", f.sourceSha256())
-                        .bind("m", f.membershipUuid()).bind("n", f.caseCount()).bind("b", f.storageBinding())
-                        .bind("p", f.profileSha256()).bind("l", f.limits()).bind("e", f.evaluatorArtifacts())
-                        .bind("ip", f.initialPlacement()).bind("v", PlanLayout.FORMAT_VERSION)
-                        .bind("x", f.expectedChunks()).execute();
+                        .bind("r", runId)
+                        .bind("d", f.datasetUploadId())
+                        .bind("src", f.sourceSha256())
+                        .bind("m", f.membershipUuid())
+                        .bind("n", f.caseCount())
+                        .bind("b", f.storageBinding())
+                        .bind("p", f.profileSha256())
+                        .bind("l", f.limits())
+                        .bind("e", f.evaluatorArtifacts())
+                        .bind("ip", f.initialPlacement())
+                        .bind("v", PlanLayout.FORMAT_VERSION)
+                        .bind("x", f.expectedChunks())
+                        .execute();
                 generation = new PlanGeneration(1);
-                return new Claimed("preparing", new ChunkCursor(0), Optional.empty(), false, Optional.empty(), "creating");
+                return new Claimed(
+                        "preparing", new ChunkCursor(0), Optional.empty(), false, Optional.empty(), "creating");
             }
             Optional<Map<String, Object>> run = h.createQuery("SELECT status, creation_owner,"
                             + " creation_lease_expires_at > clock_timestamp() AS live, creation_lease_expires_at"
                             + " FROM runs WHERE run_id = :r FOR UPDATE")
-                    .bind("r", runId).mapToMap().findOne();
-            Map<String, Object> p = h.createQuery("SELECT * FROM run_plans WHERE run_id = :r").bind("r", runId)
-                    .mapToMap().one();
+                    .bind("r", runId)
+                    .mapToMap()
+                    .findOne();
+            Map<String, Object> p = h.createQuery("SELECT * FROM run_plans WHERE run_id = :r")
+                    .bind("r", runId)
+                    .mapToMap()
+                    .one();
             compare(f, p);
             String status = (String) run.get().get("status");
             if ("cancelled".equals(status)) {
@@ -96,24 +121,39 @@ final class Authority {
             }
             Object currentOwner = run.get().get("creation_owner");
             if (currentOwner != null && Boolean.TRUE.equals(run.get().get("live"))) {
-                throw new LeaseConflictException(runId, "another creator holds the creation lease until "
-                        + run.get().get("creation_lease_expires_at") + "; wait for it to finish, or, if it crashed,"
-                        + " repeat the command after the lease expires (at most " + lease.toMinutes() + " minutes)");
+                throw new LeaseConflictException(
+                        runId,
+                        "another creator holds the creation lease until "
+                                + run.get().get("creation_lease_expires_at")
+                                + "; wait for it to finish, or, if it crashed,"
+                                + " repeat the command after the lease expires (at most " + lease.toMinutes()
+                                + " minutes)");
             }
             long gen = ((Number) p.get("plan_generation")).longValue() + 1;
             h.createUpdate("UPDATE runs SET creation_owner = :o, creation_lease_expires_at = clock_timestamp()"
                             + " + make_interval(secs => :s), updated_at = now() WHERE run_id = :r")
-                    .bind("o", owner).bind("s", seconds()).bind("r", runId).execute();
+                    .bind("o", owner)
+                    .bind("s", seconds())
+                    .bind("r", runId)
+                    .execute();
             h.createUpdate("UPDATE run_plans SET plan_generation = :g WHERE run_id = :r")
-                    .bind("g", gen).bind("r", runId).execute();
+                    .bind("g", gen)
+                    .bind("r", runId)
+                    .execute();
             generation = new PlanGeneration(gen);
-            Optional<ObjectRef> root = p.get("root_key") == null ? Optional.empty()
-                    : Optional.of(new ObjectRef(ObjectKey.of((String) p.get("root_key")),
-                    ((Number) p.get("root_length")).longValue(), Sha256.parseHex((String) p.get("root_sha256"))));
-            return new Claimed((String) p.get("plan_status"),
-                    new ChunkCursor(((Number) p.get("plan_chunk_cursor")).longValue()), root,
+            Optional<ObjectRef> root = p.get("root_key") == null
+                    ? Optional.empty()
+                    : Optional.of(new ObjectRef(
+                            ObjectKey.of((String) p.get("root_key")),
+                            ((Number) p.get("root_length")).longValue(),
+                            Sha256.parseHex((String) p.get("root_sha256"))));
+            return new Claimed(
+                    (String) p.get("plan_status"),
+                    new ChunkCursor(((Number) p.get("plan_chunk_cursor")).longValue()),
+                    root,
                     Boolean.TRUE.equals(p.get("execution_requested")),
-                    Optional.ofNullable((String) p.get("rejection")), status);
+                    Optional.ofNullable((String) p.get("rejection")),
+                    status);
         });
         lastRenewNanos = System.nanoTime();
         return c;
@@ -121,20 +161,48 @@ final class Authority {
 
     private void compare(Frozen f, Map<String, Object> p) {
         List<String> problems = new ArrayList<>();
-        diff(problems, "dataset upload id", p.get("dataset_upload_id").toString(), f.datasetUploadId().toString(),
+        diff(
+                problems,
+                "dataset upload id",
+                p.get("dataset_upload_id").toString(),
+                f.datasetUploadId().toString(),
                 "pass the same --dataset-upload-id");
-        diff(problems, "dataset source hash", (String) p.get("dataset_source_sha256"), f.sourceSha256(),
+        diff(
+                problems,
+                "dataset source hash",
+                (String) p.get("dataset_source_sha256"),
+                f.sourceSha256(),
                 "the dataset changed; create a new run");
-        diff(problems, "dataset membership", p.get("dataset_membership_uuid").toString(),
-                f.membershipUuid().toString(), "the dataset changed; create a new run");
-        diff(problems, "dataset case count", p.get("dataset_case_count").toString(), Long.toString(f.caseCount()),
+        diff(
+                problems,
+                "dataset membership",
+                p.get("dataset_membership_uuid").toString(),
+                f.membershipUuid().toString(),
                 "the dataset changed; create a new run");
-        diff(problems, "storage binding", (String) p.get("storage_binding"), f.storageBinding(),
+        diff(
+                problems,
+                "dataset case count",
+                p.get("dataset_case_count").toString(),
+                Long.toString(f.caseCount()),
+                "the dataset changed; create a new run");
+        diff(
+                problems,
+                "storage binding",
+                (String) p.get("storage_binding"),
+                f.storageBinding(),
                 "use a storage configuration that resolves the run's original store");
-        diff(problems, "profile", (String) p.get("profile_sha256"), f.profileSha256(),
+        diff(
+                problems,
+                "profile",
+                (String) p.get("profile_sha256"),
+                f.profileSha256(),
                 "pass the same profile (or create a new run)");
         diff(problems, "limits", (String) p.get("limits"), f.limits(), "pass the same limits (or create a new run)");
-        diff(problems, "evaluator artifacts", (String) p.get("evaluator_artifacts"), f.evaluatorArtifacts(),
+        diff(
+                problems,
+                "evaluator artifacts",
+                (String) p.get("evaluator_artifacts"),
+                f.evaluatorArtifacts(),
                 "pass the same profile (or create a new run)");
         if (!problems.isEmpty()) {
             throw new PlanValidationException(runId, problems);
@@ -160,24 +228,33 @@ final class Authority {
         Optional<Map<String, Object>> row = h.createQuery("SELECT r.status, r.creation_owner,"
                         + " r.creation_lease_expires_at > clock_timestamp() AS live, p.plan_generation, p.plan_status"
                         + " FROM runs r JOIN run_plans p USING (run_id) WHERE r.run_id = :r FOR UPDATE OF r")
-                .bind("r", runId).mapToMap().findOne();
+                .bind("r", runId)
+                .mapToMap()
+                .findOne();
         if (row.isEmpty()) {
             throw new LeaseFencedException(runId, "the run disappeared");
         }
         Map<String, Object> m = row.get();
-        if (!owner.equals(m.get("creation_owner")) || ((Number) m.get("plan_generation")).longValue() != generation.value()) {
-            throw new LeaseFencedException(runId, "another creator claimed the run (plan generation "
-                    + m.get("plan_generation") + ", ours " + generation.value() + "); this creator stopped");
+        if (!owner.equals(m.get("creation_owner"))
+                || ((Number) m.get("plan_generation")).longValue() != generation.value()) {
+            throw new LeaseFencedException(
+                    runId,
+                    "another creator claimed the run (plan generation " + m.get("plan_generation") + ", ours "
+                            + generation.value() + "); this creator stopped");
         }
         if (!Boolean.TRUE.equals(m.get("live"))) {
-            throw new LeaseFencedException(runId, "the creation lease expired before this creator renewed it;"
-                    + " repeat the command to resume");
+            throw new LeaseFencedException(
+                    runId,
+                    "the creation lease expired before this creator renewed it;" + " repeat the command to resume");
         }
         if (!"creating".equals(m.get("status"))) {
             throw new LeaseFencedException(runId, "the run is " + m.get("status") + ", no longer creating");
         }
         h.createUpdate("UPDATE runs SET creation_lease_expires_at = clock_timestamp() + make_interval(secs => :s)"
-                + " WHERE run_id = :r").bind("s", seconds()).bind("r", runId).execute();
+                        + " WHERE run_id = :r")
+                .bind("s", seconds())
+                .bind("r", runId)
+                .execute();
         lastRenewNanos = System.nanoTime();
     }
 
@@ -200,15 +277,23 @@ final class Authority {
                     + " length, sha256, registered_generation) VALUES (:r, :k, :kind, :c, :l, :s, :g)"
                     + " ON CONFLICT (run_id, object_key) DO NOTHING");
             for (FileRow f : files) {
-                b.bind("r", runId).bind("k", f.ref().key().value()).bind("kind", f.kind()).bind("c", f.chunkIndex())
-                        .bind("l", f.ref().length()).bind("s", f.ref().sha256().toHex())
-                        .bind("g", generation.value()).add();
+                b.bind("r", runId)
+                        .bind("k", f.ref().key().value())
+                        .bind("kind", f.kind())
+                        .bind("c", f.chunkIndex())
+                        .bind("l", f.ref().length())
+                        .bind("s", f.ref().sha256().toHex())
+                        .bind("g", generation.value())
+                        .add();
             }
             b.execute();
             List<String> keys = files.stream().map(f -> f.ref().key().value()).toList();
             List<Map<String, Object>> rows = h.createQuery("SELECT object_key, length, sha256, acknowledged"
                             + " FROM run_plan_objects WHERE run_id = :r AND object_key IN (<keys>)")
-                    .bind("r", runId).bindList("keys", keys).mapToMap().list();
+                    .bind("r", runId)
+                    .bindList("keys", keys)
+                    .mapToMap()
+                    .list();
             Map<String, Map<String, Object>> byKey = new java.util.HashMap<>();
             rows.forEach(r -> byKey.put((String) r.get("object_key"), r));
             List<ObjectKey> acked = new ArrayList<>();
@@ -216,9 +301,12 @@ final class Authority {
                 Map<String, Object> r = byKey.get(f.ref().key().value());
                 if (((Number) r.get("length")).longValue() != f.ref().length()
                         || !f.ref().sha256().toHex().equals(r.get("sha256"))) {
-                    throw new PlanDamagedException(runId, "replaying plan file " + f.ref().key()
-                            + " produced different bytes (sha256 " + f.ref().sha256().toHex() + ", recorded "
-                            + r.get("sha256") + "); the inputs changed under the run, create a new run");
+                    throw new PlanDamagedException(
+                            runId,
+                            "replaying plan file " + f.ref().key()
+                                    + " produced different bytes (sha256 "
+                                    + f.ref().sha256().toHex() + ", recorded "
+                                    + r.get("sha256") + "); the inputs changed under the run, create a new run");
                 }
                 if (Boolean.TRUE.equals(r.get("acknowledged"))) {
                     acked.add(f.ref().key());
@@ -235,11 +323,16 @@ final class Authority {
         }
         jdbi.useTransaction(h -> {
             recheck(h);
-            h.createUpdate("UPDATE run_plan_objects SET acknowledged = true WHERE run_id = :r AND object_key IN (<keys>)")
-                    .bind("r", runId).bindList("keys", keys.stream().map(ObjectKey::value).toList()).execute();
+            h.createUpdate(
+                            "UPDATE run_plan_objects SET acknowledged = true WHERE run_id = :r AND object_key IN (<keys>)")
+                    .bind("r", runId)
+                    .bindList("keys", keys.stream().map(ObjectKey::value).toList())
+                    .execute();
             cursor.ifPresent(c -> h.createUpdate("UPDATE run_plans SET plan_chunk_cursor ="
                             + " GREATEST(plan_chunk_cursor, :c) WHERE run_id = :r")
-                    .bind("c", c.value()).bind("r", runId).execute());
+                    .bind("c", c.value())
+                    .bind("r", runId)
+                    .execute());
         });
     }
 
@@ -247,7 +340,10 @@ final class Authority {
     long[] objectCounts() {
         return jdbi.withHandle(h -> {
             Map<String, Object> m = h.createQuery("SELECT count(*) AS n, count(*) FILTER (WHERE acknowledged) AS a"
-                    + " FROM run_plan_objects WHERE run_id = :r").bind("r", runId).mapToMap().one();
+                            + " FROM run_plan_objects WHERE run_id = :r")
+                    .bind("r", runId)
+                    .mapToMap()
+                    .one();
             return new long[] {((Number) m.get("n")).longValue(), ((Number) m.get("a")).longValue()};
         });
     }
@@ -261,12 +357,18 @@ final class Authority {
         try {
             publishTransaction(root, expectedChunks, filesWalked, shards, execute);
         } catch (org.jdbi.v3.core.transaction.TransactionException e) {
-            throw new PlanStateUnknownException(runId, "the publication commit failed (" + e.getMessage()
-                    + "); its outcome is unknown: repeat the command with the same run id", e);
+            throw new PlanStateUnknownException(
+                    runId,
+                    "the publication commit failed (" + e.getMessage()
+                            + "); its outcome is unknown: repeat the command with the same run id",
+                    e);
         } catch (org.jdbi.v3.core.JdbiException e) {
             if (connectionLost(e)) {
-                throw new PlanStateUnknownException(runId, "the control database connection failed during"
-                        + " publication; its outcome is unknown: repeat the command with the same run id", e);
+                throw new PlanStateUnknownException(
+                        runId,
+                        "the control database connection failed during"
+                                + " publication; its outcome is unknown: repeat the command with the same run id",
+                        e);
             }
             throw e;
         }
@@ -275,27 +377,35 @@ final class Authority {
     /** SQLState class 08 (connection exception) anywhere in the cause chain. */
     private static boolean connectionLost(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof java.sql.SQLException sql && sql.getSQLState() != null && sql.getSQLState().startsWith("08")) {
+            if (t instanceof java.sql.SQLException sql
+                    && sql.getSQLState() != null
+                    && sql.getSQLState().startsWith("08")) {
                 return true;
             }
         }
         return false;
     }
 
-    private void publishTransaction(ObjectRef root, long expectedChunks, long filesWalked, List<ShardRow> shards,
-                                    boolean execute) {
+    private void publishTransaction(
+            ObjectRef root, long expectedChunks, long filesWalked, List<ShardRow> shards, boolean execute) {
         jdbi.useTransaction(h -> {
             recheck(h);
             Map<String, Object> m = h.createQuery("SELECT p.plan_chunk_cursor, p.plan_status,"
                             + " (SELECT count(*) FROM run_plan_objects o WHERE o.run_id = p.run_id) AS n,"
                             + " (SELECT count(*) FROM run_plan_objects o WHERE o.run_id = p.run_id AND NOT o.acknowledged) AS u"
-                            + " FROM run_plans p WHERE p.run_id = :r").bind("r", runId).mapToMap().one();
+                            + " FROM run_plans p WHERE p.run_id = :r")
+                    .bind("r", runId)
+                    .mapToMap()
+                    .one();
             long cursor = ((Number) m.get("plan_chunk_cursor")).longValue();
-            if (cursor != expectedChunks || ((Number) m.get("u")).longValue() != 0
+            if (cursor != expectedChunks
+                    || ((Number) m.get("u")).longValue() != 0
                     || ((Number) m.get("n")).longValue() != filesWalked) {
-                throw new PlanDamagedException(runId, "incomplete coverage: chunk cursor " + cursor + " of "
-                        + expectedChunks + ", " + m.get("u") + " unacknowledged files, " + m.get("n")
-                        + " registered vs " + filesWalked + " reachable from the root; repeat the command");
+                throw new PlanDamagedException(
+                        runId,
+                        "incomplete coverage: chunk cursor " + cursor + " of "
+                                + expectedChunks + ", " + m.get("u") + " unacknowledged files, " + m.get("n")
+                                + " registered vs " + filesWalked + " reachable from the root; repeat the command");
             }
             if (!"preparing".equals(m.get("plan_status"))) {
                 throw new LeaseFencedException(runId, "plan is already " + m.get("plan_status"));
@@ -304,18 +414,30 @@ final class Authority {
                     + " projection_sha256, settlement_sha256, gate_counts, placement_alias)"
                     + " VALUES (:r, :s, :c, :k, :p, :t, :g, :a)");
             for (ShardRow s : shards) {
-                b.bind("r", runId).bind("s", s.shard()).bind("c", s.cases()).bind("k", s.chunks())
-                        .bind("p", s.projection()).bind("t", s.settlement()).bind("g", s.gateCountsJson())
-                        .bind("a", "shard-" + s.shard()).add();
+                b.bind("r", runId)
+                        .bind("s", s.shard())
+                        .bind("c", s.cases())
+                        .bind("k", s.chunks())
+                        .bind("p", s.projection())
+                        .bind("t", s.settlement())
+                        .bind("g", s.gateCountsJson())
+                        .bind("a", "shard-" + s.shard())
+                        .add();
             }
             b.execute();
             h.createUpdate("UPDATE run_plans SET plan_status = 'ready', root_key = :k, root_length = :l,"
                             + " root_sha256 = :s, published_at = now(), execution_requested = :e WHERE run_id = :r")
-                    .bind("k", root.key().value()).bind("l", root.length()).bind("s", root.sha256().toHex())
-                    .bind("e", execute).bind("r", runId).execute();
+                    .bind("k", root.key().value())
+                    .bind("l", root.length())
+                    .bind("s", root.sha256().toHex())
+                    .bind("e", execute)
+                    .bind("r", runId)
+                    .execute();
             if (execute) {
                 h.createUpdate("UPDATE runs SET status = 'pending', dispatchable = true, updated_at = now()"
-                        + " WHERE run_id = :r").bind("r", runId).execute();
+                                + " WHERE run_id = :r")
+                        .bind("r", runId)
+                        .execute();
             }
         });
     }
@@ -324,9 +446,13 @@ final class Authority {
     void requestExecution() {
         jdbi.useTransaction(h -> {
             recheck(h);
-            h.createUpdate("UPDATE run_plans SET execution_requested = true WHERE run_id = :r").bind("r", runId).execute();
+            h.createUpdate("UPDATE run_plans SET execution_requested = true WHERE run_id = :r")
+                    .bind("r", runId)
+                    .execute();
             h.createUpdate("UPDATE runs SET status = 'pending', dispatchable = true, updated_at = now()"
-                    + " WHERE run_id = :r").bind("r", runId).execute();
+                            + " WHERE run_id = :r")
+                    .bind("r", runId)
+                    .execute();
         });
     }
 
@@ -335,7 +461,9 @@ final class Authority {
         jdbi.useTransaction(h -> {
             recheck(h);
             h.createUpdate("UPDATE run_plans SET plan_status = 'rejected', rejection = :x WHERE run_id = :r")
-                    .bind("x", reason).bind("r", runId).execute();
+                    .bind("x", reason)
+                    .bind("r", runId)
+                    .execute();
         });
     }
 
@@ -346,10 +474,11 @@ final class Authority {
         }
         jdbi.useHandle(h -> h.createUpdate("UPDATE runs SET creation_owner = NULL, creation_lease_expires_at = NULL"
                         + " WHERE run_id = :r AND creation_owner = :o")
-                .bind("r", runId).bind("o", owner).execute());
+                .bind("r", runId)
+                .bind("o", owner)
+                .execute());
     }
 
     /** A shard row as published. */
-    record ShardRow(int shard, long cases, long chunks, String projection, String settlement, String gateCountsJson) {
-    }
+    record ShardRow(int shard, long cases, long chunks, String projection, String settlement, String gateCountsJson) {}
 }

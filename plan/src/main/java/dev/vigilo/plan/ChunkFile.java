@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.storage.Sha256;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -15,8 +14,8 @@ import java.util.UUID;
  * {@link PlanLayout#CHUNK_CASES} consecutive cases with their ids, hashes and per-case evaluator/gate selection
  * masks, and the chunk's membership digest. Immutable.
  */
-record ChunkFile(UUID runId, long chunkIndex, UUID chunkId, int shard, long firstOrdinal, List<Entry> cases,
-                 Sha256 membership) {
+record ChunkFile(
+        UUID runId, long chunkIndex, UUID chunkId, int shard, long firstOrdinal, List<Entry> cases, Sha256 membership) {
     static final String FORMAT = "vigilo.plan.chunk";
 
     ChunkFile {
@@ -24,8 +23,7 @@ record ChunkFile(UUID runId, long chunkIndex, UUID chunkId, int shard, long firs
     }
 
     /** One case: which evaluators apply to it and which gates select it, as bit masks (bit i = index i). */
-    record Entry(long ordinal, String id, Sha256 sha256, long evaluators, long gates) {
-    }
+    record Entry(long ordinal, String id, Sha256 sha256, long evaluators, long gates) {}
 
     static Sha256 membershipOf(List<Entry> cases) {
         Fold f = new Fold();
@@ -68,18 +66,24 @@ record ChunkFile(UUID runId, long chunkIndex, UUID chunkId, int shard, long firs
         long first = PlanJson.num(n, "first_ordinal");
         long count = PlanJson.num(n, "case_count");
         Sha256 membership = PlanJson.sha(n, "membership_sha256");
-        PlanJson.expect(index >= 0 && shard == PlanLayout.shardOf(index), "shard " + shard + " is not chunk index mod 128");
+        PlanJson.expect(
+                index >= 0 && shard == PlanLayout.shardOf(index), "shard " + shard + " is not chunk index mod 128");
         PlanJson.expect(chunkId.equals(Fold.chunkId(runId, index)), "chunk_id does not derive from run id and index");
         JsonNode a = PlanJson.array(n, "cases");
-        PlanJson.expect(count >= 1 && count <= PlanLayout.CHUNK_CASES && a.size() == count,
+        PlanJson.expect(
+                count >= 1 && count <= PlanLayout.CHUNK_CASES && a.size() == count,
                 "case_count " + count + " does not match " + a.size() + " entries (1.." + PlanLayout.CHUNK_CASES + ")");
         List<Entry> cases = new ArrayList<>(a.size());
         for (int i = 0; i < a.size(); i++) {
             JsonNode c = a.get(i);
             long ordinal = PlanJson.num(c, "ordinal");
-            PlanJson.expect(ordinal == first + i, "cases[" + i + "] has ordinal " + ordinal + ", expected " + (first + i));
+            PlanJson.expect(
+                    ordinal == first + i, "cases[" + i + "] has ordinal " + ordinal + ", expected " + (first + i));
             try {
-                cases.add(new Entry(ordinal, PlanJson.text(c, "id"), PlanJson.sha(c, "sha256"),
+                cases.add(new Entry(
+                        ordinal,
+                        PlanJson.text(c, "id"),
+                        PlanJson.sha(c, "sha256"),
                         Long.parseUnsignedLong(PlanJson.text(c, "evaluators"), 16),
                         Long.parseUnsignedLong(PlanJson.text(c, "gates"), 16)));
             } catch (NumberFormatException e) {

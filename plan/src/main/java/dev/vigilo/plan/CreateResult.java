@@ -1,7 +1,6 @@
 package dev.vigilo.plan;
 
 import dev.vigilo.storage.ObjectRef;
-
 import java.util.UUID;
 
 /**
@@ -18,9 +17,17 @@ import java.util.UUID;
  * @param filesWritten    plan files created by this call
  * @param filesReverified plan files found acknowledged by an earlier attempt and verified again without upload
  */
-public record CreateResult(UUID runId, String status, String planStatus, boolean dispatchable, long expectedChunks,
-                           long cases, ObjectRef root, PlanGeneration generation, long filesWritten,
-                           long filesReverified) {
+public record CreateResult(
+        UUID runId,
+        String status,
+        String planStatus,
+        boolean dispatchable,
+        long expectedChunks,
+        long cases,
+        ObjectRef root,
+        PlanGeneration generation,
+        long filesWritten,
+        long filesReverified) {
 
     /**
      * The {@code run create --json} form: {@code {"run_id","status","dispatchable","creation_progress":{"plan_status",

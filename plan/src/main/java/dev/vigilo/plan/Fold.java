@@ -1,7 +1,6 @@
 package dev.vigilo.plan;
 
 import dev.vigilo.storage.Sha256;
-
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -28,7 +27,9 @@ final class Fold {
     /** Adds one chunk: chunk index u64 || chunk id (16 bytes) || case count u32 || membership SHA-256. */
     void addChunk(long chunkIndex, UUID chunkId, int caseCount, Sha256 membership) {
         buf.clear();
-        buf.putLong(chunkIndex).putLong(chunkId.getMostSignificantBits()).putLong(chunkId.getLeastSignificantBits())
+        buf.putLong(chunkIndex)
+                .putLong(chunkId.getMostSignificantBits())
+                .putLong(chunkId.getLeastSignificantBits())
                 .putInt(caseCount);
         digest.update(buf.array(), 0, buf.position());
         digest.update(membership.toBytes());
@@ -52,7 +53,9 @@ final class Fold {
         d.update("vigilo.plan.chunk-id".getBytes(StandardCharsets.US_ASCII));
         d.update((byte) 0);
         ByteBuffer b = ByteBuffer.allocate(24);
-        b.putLong(runId.getMostSignificantBits()).putLong(runId.getLeastSignificantBits()).putLong(chunkIndex);
+        b.putLong(runId.getMostSignificantBits())
+                .putLong(runId.getLeastSignificantBits())
+                .putLong(chunkIndex);
         d.update(b.array());
         ByteBuffer h = ByteBuffer.wrap(d.digest());
         long msb = h.getLong();

@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.storage.ObjectRef;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -17,8 +16,14 @@ import java.util.UUID;
  * written from tail to head and the manifest references the head. Counts are sorted by shard and include a zero
  * entry for every used shard. Immutable.
  */
-record GateFile(UUID runId, int gateIndex, int gateCount, Profile.Gate gate, long selectedCases,
-                List<ShardCount> shards, Optional<ObjectRef> next) {
+record GateFile(
+        UUID runId,
+        int gateIndex,
+        int gateCount,
+        Profile.Gate gate,
+        long selectedCases,
+        List<ShardCount> shards,
+        Optional<ObjectRef> next) {
     static final String FORMAT = "vigilo.plan.gate";
 
     GateFile {
@@ -26,8 +31,7 @@ record GateFile(UUID runId, int gateIndex, int gateCount, Profile.Gate gate, lon
     }
 
     /** The planned number of cases of one shard selected by the gate. */
-    record ShardCount(int shard, long count) {
-    }
+    record ShardCount(int shard, long count) {}
 
     byte[] encode() {
         ObjectNode n = JsonNodeFactory.instance.objectNode();
@@ -60,14 +64,16 @@ record GateFile(UUID runId, int gateIndex, int gateCount, Profile.Gate gate, lon
         PlanJson.expect(runId.equals(PlanJson.uuid(n, "run_id")), "belongs to another run");
         int index = (int) PlanJson.num(n, "gate_index");
         int count = (int) PlanJson.num(n, "gate_count");
-        PlanJson.expect(index == expectedIndex && count >= 1 && count <= Profile.MAX_GATES && index < count,
+        PlanJson.expect(
+                index == expectedIndex && count >= 1 && count <= Profile.MAX_GATES && index < count,
                 "gate_index " + index + " is not the expected " + expectedIndex);
         String name = PlanJson.text(n, "name");
         List<String> required = new ArrayList<>();
         PlanJson.array(n, "required_evaluators").forEach(x -> required.add(x.asText()));
         JsonNode sel = n.get("selector");
         PlanJson.expect(sel != null && sel.isObject(), "selector is missing");
-        Profile.Selector selector = new Profile.Selector(list(sel, "groups"), list(sel, "tags_all"), list(sel, "tags_any"));
+        Profile.Selector selector =
+                new Profile.Selector(list(sel, "groups"), list(sel, "tags_all"), list(sel, "tags_any"));
         JsonNode rate = n.get("min_pass_rate");
         PlanJson.expect(rate != null && rate.isNumber(), "min_pass_rate is missing");
         long selected = PlanJson.num(n, "selected_cases");
@@ -77,18 +83,27 @@ record GateFile(UUID runId, int gateIndex, int gateCount, Profile.Gate gate, lon
         int prev = -1;
         for (JsonNode s : a) {
             ShardCount sc = new ShardCount((int) PlanJson.num(s, "shard"), PlanJson.num(s, "count"));
-            PlanJson.expect(sc.shard() > prev && sc.shard() < PlanLayout.SHARDS && sc.count() >= 0,
+            PlanJson.expect(
+                    sc.shard() > prev && sc.shard() < PlanLayout.SHARDS && sc.count() >= 0,
                     "shard entries are not sorted, unique and in 0..127");
             prev = sc.shard();
             sum += sc.count();
             shards.add(sc);
         }
-        PlanJson.expect(sum == selected && selected > 0, "shard counts sum to " + sum + ", selected_cases is " + selected);
+        PlanJson.expect(
+                sum == selected && selected > 0, "shard counts sum to " + sum + ", selected_cases is " + selected);
         JsonNode next = n.get("next");
-        Optional<ObjectRef> nextRef = next == null || next.isNull() ? Optional.empty() : Optional.of(PlanJson.ref(next));
+        Optional<ObjectRef> nextRef =
+                next == null || next.isNull() ? Optional.empty() : Optional.of(PlanJson.ref(next));
         PlanJson.expect(nextRef.isPresent() == (index + 1 < count), "chain link does not match the gate's position");
-        return new GateFile(runId, index, count, new Profile.Gate(name, required, selector, rate.asDouble()), selected,
-                shards, nextRef);
+        return new GateFile(
+                runId,
+                index,
+                count,
+                new Profile.Gate(name, required, selector, rate.asDouble()),
+                selected,
+                shards,
+                nextRef);
     }
 
     private static List<String> list(JsonNode n, String field) {

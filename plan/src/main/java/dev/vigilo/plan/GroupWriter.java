@@ -7,7 +7,6 @@ import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectNotFoundException;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.ObjectStore;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -27,11 +26,11 @@ final class GroupWriter {
     static final int MAX_PAYLOAD_BYTES = 8 * 1024 * 1024;
     /** Fixed per-reference metadata charge besides the key (length, digest, kind, chunk index). */
     private static final int REFERENCE_OVERHEAD = 96;
+
     private static final Duration TRANSFER = Duration.ofSeconds(120);
     private static final Duration WINDOW = Duration.ofSeconds(150);
 
-    record Pending(ObjectRef ref, byte[] bytes, String kind, Long chunkIndex) {
-    }
+    record Pending(ObjectRef ref, byte[] bytes, String kind, Long chunkIndex) {}
 
     private final ObjectStore store;
     private final Authority authority;
@@ -42,6 +41,7 @@ final class GroupWriter {
     private long payloadBytes;
     /** Chunks below this index are acknowledged (by this creator or an earlier one). */
     private long chunkPrefix;
+
     private long filesWritten;
     private long filesReverified;
 
@@ -56,7 +56,8 @@ final class GroupWriter {
 
     void add(Pending p) {
         int ref = p.ref().key().value().length() + REFERENCE_OVERHEAD;
-        boolean fits = group.size() < maxFiles && referenceBytes + ref <= MAX_REFERENCE_BYTES
+        boolean fits = group.size() < maxFiles
+                && referenceBytes + ref <= MAX_REFERENCE_BYTES
                 && payloadBytes + p.bytes().length <= MAX_PAYLOAD_BYTES;
         if (!fits && !group.isEmpty()) {
             flush();
@@ -89,8 +90,11 @@ final class GroupWriter {
                 try {
                     store.create(p.ref().key(), p.bytes(), transfer);
                 } catch (ObjectConflictException e) {
-                    throw new PlanDamagedException(authority.runId(), "plan file " + p.ref().key()
-                            + " already exists with different bytes; the run's inputs changed, create a new run", e);
+                    throw new PlanDamagedException(
+                            authority.runId(),
+                            "plan file " + p.ref().key()
+                                    + " already exists with different bytes; the run's inputs changed, create a new run",
+                            e);
                 }
                 filesWritten++;
             } else {
@@ -101,7 +105,8 @@ final class GroupWriter {
             if (p.chunkIndex() != null && p.chunkIndex() == prefix) {
                 prefix++;
             }
-            if (System.nanoTime() - started >= options.checkpointInterval().toNanos() && verified.size() < group.size()) {
+            if (System.nanoTime() - started >= options.checkpointInterval().toNanos()
+                    && verified.size() < group.size()) {
                 // Checkpoint only the verified prefix, and recheck authority before writing more.
                 authority.acknowledge(verified, cursorIfAdvanced(prefix));
                 chunkPrefix = prefix;
@@ -127,11 +132,16 @@ final class GroupWriter {
         try {
             store.read(ref, deadline);
         } catch (ObjectNotFoundException e) {
-            throw new PlanDamagedException(authority.runId(), "plan file " + ref.key() + " is missing from "
-                    + store.binding() + " although it was written", e);
+            throw new PlanDamagedException(
+                    authority.runId(),
+                    "plan file " + ref.key() + " is missing from " + store.binding() + " although it was written",
+                    e);
         } catch (ObjectIntegrityException e) {
-            throw new PlanDamagedException(authority.runId(), "plan file " + ref.key() + " failed verification: "
-                    + e.getMessage() + "; the stored copy was altered, create a new run", e);
+            throw new PlanDamagedException(
+                    authority.runId(),
+                    "plan file " + ref.key() + " failed verification: " + e.getMessage()
+                            + "; the stored copy was altered, create a new run",
+                    e);
         }
     }
 

@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.dataset.DatasetEntry;
 import dev.vigilo.storage.Sha256;
-
 import java.util.UUID;
 
 /**
@@ -18,11 +17,17 @@ import java.util.UUID;
 final class PlanConfiguration {
     static final String FORMAT = "vigilo.plan.configuration";
 
-    private PlanConfiguration() {
-    }
+    private PlanConfiguration() {}
 
-    static byte[] encode(UUID runId, Profile profile, DatasetEntry dataset, long chunks, int shardsUsed,
-                         long[] evaluatorCases, long[] gateCases, long unselectedCases) {
+    static byte[] encode(
+            UUID runId,
+            Profile profile,
+            DatasetEntry dataset,
+            long chunks,
+            int shardsUsed,
+            long[] evaluatorCases,
+            long[] gateCases,
+            long unselectedCases) {
         ObjectNode n = JsonNodeFactory.instance.objectNode();
         n.put("format", FORMAT);
         n.put("version", PlanLayout.FORMAT_VERSION);
@@ -67,7 +72,8 @@ final class PlanConfiguration {
         PlanJson.expect(runId.equals(PlanJson.uuid(n, "run_id")), "belongs to another run");
         PlanJson.expect(profileSha.equals(PlanJson.sha(n, "profile_sha256")), "freezes a different profile");
         JsonNode profile = n.get("profile");
-        PlanJson.expect(profile != null && Sha256.of(ProfileJson.bytes(profile)).equals(profileSha),
+        PlanJson.expect(
+                profile != null && Sha256.of(ProfileJson.bytes(profile)).equals(profileSha),
                 "profile body does not match profile_sha256");
         return n;
     }

@@ -5,14 +5,12 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
-
 import java.io.IOException;
 import java.util.UUID;
 
 /** Shared encoding and strict decoding helpers of the plan formats. Decoders throw {@link FormatException}. */
 final class PlanJson {
-    private PlanJson() {
-    }
+    private PlanJson() {}
 
     /** A plan file does not decode; the caller turns it into {@link PlanDamagedException} naming the key. */
     static final class FormatException extends RuntimeException {
@@ -45,7 +43,8 @@ final class PlanJson {
         }
         long v = num(n, "version");
         if (v > version) {
-            throw new FormatException("version " + v + " is newer than this Vigilo reads (" + version + "); upgrade Vigilo");
+            throw new FormatException(
+                    "version " + v + " is newer than this Vigilo reads (" + version + "); upgrade Vigilo");
         }
         if (v != version) {
             throw new FormatException("unsupported version " + v);

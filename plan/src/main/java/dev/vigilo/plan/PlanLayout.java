@@ -1,7 +1,6 @@
 package dev.vigilo.plan;
 
 import dev.vigilo.storage.ObjectKey;
-
 import java.util.UUID;
 
 /**
@@ -23,8 +22,7 @@ final class PlanLayout {
     /** Version of every plan format written by this build. */
     static final int FORMAT_VERSION = 1;
 
-    private PlanLayout() {
-    }
+    private PlanLayout() {}
 
     static String prefix(UUID runId) {
         return "plans/" + runId + "/";

@@ -7,7 +7,6 @@ import dev.vigilo.storage.ObjectNotFoundException;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.Sha256;
-
 import java.time.Duration;
 import java.util.UUID;
 
@@ -31,10 +30,16 @@ final class PlanVerifier {
     /** @return the number of files reachable from the root, the root included */
     long verify(ObjectRef root, DatasetEntry dataset, Profile profile) {
         PlanManifest m = decode(root, () -> PlanManifest.decode(read(root)));
-        check(root, m.runId().equals(runId) && m.datasetUploadId().equals(dataset.uploadId())
-                && m.membershipUuid().equals(dataset.membershipUuid()) && m.sourceSha256().equals(dataset.sourceSha256())
-                && m.cases() == dataset.caseCount() && m.chunks() == Planner.expectedChunks(dataset.caseCount())
-                && m.gateCount() == profile.gates().size(), "does not describe this run, dataset and profile");
+        check(
+                root,
+                m.runId().equals(runId)
+                        && m.datasetUploadId().equals(dataset.uploadId())
+                        && m.membershipUuid().equals(dataset.membershipUuid())
+                        && m.sourceSha256().equals(dataset.sourceSha256())
+                        && m.cases() == dataset.caseCount()
+                        && m.chunks() == Planner.expectedChunks(dataset.caseCount())
+                        && m.gateCount() == profile.gates().size(),
+                "does not describe this run, dataset and profile");
         Sha256 profileSha = ProfileJson.sha256(profile);
         decode(m.configuration(), () -> PlanConfiguration.decode(read(m.configuration()), runId, profileSha));
         ObjectRef gate = m.gateHead();
@@ -42,7 +47,9 @@ final class PlanVerifier {
             ObjectRef at = gate;
             int index = g;
             GateFile gf = decode(at, () -> GateFile.decode(read(at), runId, index));
-            check(at, gf.gate().name().equals(profile.gates().get(g).name()) && gf.gateCount() == m.gateCount(),
+            check(
+                    at,
+                    gf.gate().name().equals(profile.gates().get(g).name()) && gf.gateCount() == m.gateCount(),
                     "is not gate " + g + " of the profile");
             gate = gf.next().orElse(null);
         }
@@ -53,16 +60,22 @@ final class PlanVerifier {
     }
 
     private void walk(ObjectRef ref, int level, long firstChunk, long chunkCount, long firstOrdinal, long caseCount) {
-        ChunkIndexDocument doc = decode(ref, () -> ChunkIndexDocument.decode(read(ref), level, firstChunk, chunkCount,
-                firstOrdinal, caseCount));
+        ChunkIndexDocument doc = decode(
+                ref,
+                () -> ChunkIndexDocument.decode(read(ref), level, firstChunk, chunkCount, firstOrdinal, caseCount));
         for (ChunkIndexDocument.Entry e : doc.entries()) {
             if (level > 0) {
                 walk(e.ref(), level - 1, e.firstChunk(), e.chunkCount(), e.firstOrdinal(), e.caseCount());
             } else {
                 ChunkFile c = decode(e.ref(), () -> ChunkFile.decode(read(e.ref())));
-                check(e.ref(), c.runId().equals(runId) && c.chunkIndex() == nextChunk
-                        && c.firstOrdinal() == e.firstOrdinal() && c.cases().size() == e.caseCount()
-                        && e.ref().key().equals(PlanLayout.chunk(runId, nextChunk)), "is not chunk " + nextChunk);
+                check(
+                        e.ref(),
+                        c.runId().equals(runId)
+                                && c.chunkIndex() == nextChunk
+                                && c.firstOrdinal() == e.firstOrdinal()
+                                && c.cases().size() == e.caseCount()
+                                && e.ref().key().equals(PlanLayout.chunk(runId, nextChunk)),
+                        "is not chunk " + nextChunk);
                 nextChunk++;
             }
         }
@@ -73,11 +86,15 @@ final class PlanVerifier {
         try {
             return store.read(ref, Deadline.after(READ));
         } catch (ObjectNotFoundException e) {
-            throw new PlanDamagedException(runId, "plan file " + ref.key() + " is missing from " + store.binding()
-                    + "; the plan cannot be published", e);
+            throw new PlanDamagedException(
+                    runId,
+                    "plan file " + ref.key() + " is missing from " + store.binding() + "; the plan cannot be published",
+                    e);
         } catch (ObjectIntegrityException e) {
-            throw new PlanDamagedException(runId, "plan file " + ref.key() + " was altered (" + e.getMessage()
-                    + "); the plan cannot be published", e);
+            throw new PlanDamagedException(
+                    runId,
+                    "plan file " + ref.key() + " was altered (" + e.getMessage() + "); the plan cannot be published",
+                    e);
         }
     }
 

@@ -7,7 +7,6 @@ import dev.vigilo.dataset.DatasetEntry;
 import dev.vigilo.dataset.StoredCase;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -50,8 +49,7 @@ final class Planner {
     }
 
     /** What the finished planner hands to publication. */
-    record Result(ObjectRef root, PlanManifest manifest, List<Authority.ShardRow> shardRows, long[] gateCases) {
-    }
+    record Result(ObjectRef root, PlanManifest manifest, List<Authority.ShardRow> shardRows, long[] gateCases) {}
 
     Planner(UUID runId, Profile profile, DatasetEntry dataset, GroupWriter writer) {
         this.runId = runId;
@@ -91,7 +89,8 @@ final class Planner {
         }
         long gates = 0;
         for (int g = 0; g < gateCases.length; g++) {
-            if ((eval & requiredMask[g]) == requiredMask[g] && Selection.matches(profile.gates().get(g).selector(), fields)) {
+            if ((eval & requiredMask[g]) == requiredMask[g]
+                    && Selection.matches(profile.gates().get(g).selector(), fields)) {
                 gates |= 1L << g;
             }
         }
@@ -160,16 +159,17 @@ final class Planner {
         if (level + 1 >= PlanLayout.INDEX_MAX_LEVELS) {
             throw new IllegalStateException("chunk index would exceed " + PlanLayout.INDEX_MAX_LEVELS + " levels");
         }
-        ChunkIndexDocument doc = new ChunkIndexDocument(level, first.firstChunk(), chunkCount, first.firstOrdinal(),
-                caseCount, entries);
+        ChunkIndexDocument doc =
+                new ChunkIndexDocument(level, first.firstChunk(), chunkCount, first.firstOrdinal(), caseCount, entries);
         byte[] bytes = doc.encode();
         long seq = levelSeq.get(level);
         levelSeq.set(level, seq + 1);
         ObjectRef ref = ObjectRef.of(PlanLayout.index(runId, level, seq), bytes);
         writer.add(new GroupWriter.Pending(ref, bytes, "index", null));
         levels.set(level, new ArrayList<>());
-        addIndexEntry(level + 1, new ChunkIndexDocument.Entry(ref, first.firstChunk(), chunkCount,
-                first.firstOrdinal(), caseCount));
+        addIndexEntry(
+                level + 1,
+                new ChunkIndexDocument.Entry(ref, first.firstChunk(), chunkCount, first.firstOrdinal(), caseCount));
     }
 
     /** Emits the last, partial chunk page; call once after the last case was accepted. */
@@ -244,16 +244,31 @@ final class Planner {
             for (int g = 0; g < gateCount; g++) {
                 gates.addArray().add(profile.gates().get(g).name()).add(sh.gates[g]);
             }
-            rows.add(new Authority.ShardRow(s, sh.cases, sh.chunks, projection.toHex(), settlement.toHex(),
+            rows.add(new Authority.ShardRow(
+                    s,
+                    sh.cases,
+                    sh.chunks,
+                    projection.toHex(),
+                    settlement.toHex(),
                     new String(ProfileJson.bytes(gates), java.nio.charset.StandardCharsets.UTF_8)));
         }
-        byte[] config = PlanConfiguration.encode(runId, profile, dataset, nextChunk, used, evaluatorCases, gateCases,
-                unselected);
+        byte[] config = PlanConfiguration.encode(
+                runId, profile, dataset, nextChunk, used, evaluatorCases, gateCases, unselected);
         ObjectRef configRef = ObjectRef.of(PlanLayout.configuration(runId), config);
         writer.add(new GroupWriter.Pending(configRef, config, "configuration", null));
-        PlanManifest manifest = new PlanManifest(runId, dataset.uploadId(), dataset.membershipUuid(),
-                dataset.sourceSha256(), cases, nextChunk, configRef, indexRoot, indexLevels, next.orElseThrow(),
-                gateCount, manifestShards);
+        PlanManifest manifest = new PlanManifest(
+                runId,
+                dataset.uploadId(),
+                dataset.membershipUuid(),
+                dataset.sourceSha256(),
+                cases,
+                nextChunk,
+                configRef,
+                indexRoot,
+                indexLevels,
+                next.orElseThrow(),
+                gateCount,
+                manifestShards);
         byte[] mbytes = manifest.encode();
         ObjectRef root = ObjectRef.of(PlanLayout.manifest(runId), mbytes);
         writer.add(new GroupWriter.Pending(root, mbytes, "manifest", null));

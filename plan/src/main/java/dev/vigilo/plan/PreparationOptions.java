@@ -13,10 +13,10 @@ import java.util.Objects;
  * @param groupMaxFiles      files per write group, 1..64
  * @param hooks              observation points for tests; {@link Hooks#NONE} in production
  */
-public record PreparationOptions(Duration lease, Duration renewInterval, Duration checkpointInterval,
-                                 int groupMaxFiles, Hooks hooks) {
-    public static final PreparationOptions DEFAULTS = new PreparationOptions(Duration.ofMinutes(5),
-            Duration.ofSeconds(60), Duration.ofSeconds(30), GroupWriter.MAX_FILES, Hooks.NONE);
+public record PreparationOptions(
+        Duration lease, Duration renewInterval, Duration checkpointInterval, int groupMaxFiles, Hooks hooks) {
+    public static final PreparationOptions DEFAULTS = new PreparationOptions(
+            Duration.ofMinutes(5), Duration.ofSeconds(60), Duration.ofSeconds(30), GroupWriter.MAX_FILES, Hooks.NONE);
 
     public PreparationOptions {
         Objects.requireNonNull(lease, "lease");
@@ -30,23 +30,18 @@ public record PreparationOptions(Duration lease, Duration renewInterval, Duratio
 
     /** Observation points, called on the creator's thread. Implementations must not mutate plan state. */
     public interface Hooks {
-        Hooks NONE = new Hooks() {
-        };
+        Hooks NONE = new Hooks() {};
 
         /** After a group's ownership rows are committed, before any of its PUTs. */
-        default void afterRegister(int files) {
-        }
+        default void afterRegister(int files) {}
 
         /** After a group's acknowledgement committed; {@code chunkPrefix} chunks are acknowledged. */
-        default void afterAcknowledge(long chunkPrefix) {
-        }
+        default void afterAcknowledge(long chunkPrefix) {}
 
         /** After a mid-group checkpoint (the group ran past the checkpoint interval) committed. */
-        default void afterCheckpoint(long chunkPrefix) {
-        }
+        default void afterCheckpoint(long chunkPrefix) {}
 
         /** After all files are acknowledged and before the publication verification pass. */
-        default void beforePublication() {
-        }
+        default void beforePublication() {}
     }
 }

@@ -1,7 +1,6 @@
 package dev.vigilo.plan;
 
 import com.fasterxml.jackson.databind.JsonNode;
-
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -18,8 +17,8 @@ import java.util.Optional;
  * @param gates   gates in document order, 1..{@link #MAX_GATES}, unique names
  * @param limits  preparation limits
  */
-public record Profile(int version, String name, Agent agent, List<Evaluator> evaluators, List<Gate> gates,
-                      Limits limits) {
+public record Profile(
+        int version, String name, Agent agent, List<Evaluator> evaluators, List<Gate> gates, Limits limits) {
 
     /** The newest profile format version this build understands. */
     public static final int VERSION = 1;

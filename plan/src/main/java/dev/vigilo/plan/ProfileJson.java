@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.storage.Sha256;
-
 import java.io.UncheckedIOException;
 import java.util.List;
 
@@ -19,8 +18,7 @@ import java.util.List;
 final class ProfileJson {
     static final ObjectMapper MAPPER = new ObjectMapper();
 
-    private ProfileJson() {
-    }
+    private ProfileJson() {}
 
     static ObjectNode tree(Profile p) {
         JsonNodeFactory f = JsonNodeFactory.instance;

@@ -10,8 +10,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import org.yaml.snakeyaml.LoaderOptions;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -31,6 +29,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
+import org.yaml.snakeyaml.LoaderOptions;
 
 /**
  * The one ingestion path for profiles (docs/formats/plan-profile.md): {@code --profile TEXT} and
@@ -43,8 +42,7 @@ public final class ProfileParser {
     private static final int MAX_PROBLEMS = 50;
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}");
 
-    private ProfileParser() {
-    }
+    private ProfileParser() {}
 
     /** Reads a profile file (at most {@link Profile#MAX_BYTES}) and parses it like inline text. */
     public static Profile parseFile(Path file) {
@@ -74,15 +72,15 @@ public final class ProfileParser {
     public static Profile parse(byte[] input) {
         Objects.requireNonNull(input, "input");
         if (input.length > Profile.MAX_BYTES) {
-            throw new ProfileException(List.of("profile: input is larger than " + Profile.MAX_BYTES
-                    + " bytes (8 MiB); shrink the profile"));
+            throw new ProfileException(List.of(
+                    "profile: input is larger than " + Profile.MAX_BYTES + " bytes (8 MiB); shrink the profile"));
         }
         JsonNode root = read(input);
         Profile profile = new ProfileParser.Walk().profile(root);
         int encoded = ProfileJson.encode(profile).length;
         if (encoded > Profile.MAX_BYTES) {
-            throw new ProfileException(List.of("profile: canonical encoding is " + encoded
-                    + " bytes, over the 8 MiB limit; shrink the profile"));
+            throw new ProfileException(List.of(
+                    "profile: canonical encoding is " + encoded + " bytes, over the 8 MiB limit; shrink the profile"));
         }
         return profile;
     }
@@ -100,18 +98,25 @@ public final class ProfileParser {
         }
         boolean json = input[i] == '{';
         StreamReadConstraints limits = StreamReadConstraints.builder()
-                .maxStringLength(Profile.MAX_BYTES).maxNestingDepth(64).build();
+                .maxStringLength(Profile.MAX_BYTES)
+                .maxNestingDepth(64)
+                .build();
         JsonFactory factory;
         if (json) {
-            factory = JsonFactory.builder().streamReadConstraints(limits)
-                    .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
+            factory = JsonFactory.builder()
+                    .streamReadConstraints(limits)
+                    .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+                    .build();
         } else {
             LoaderOptions options = new LoaderOptions();
             options.setCodePointLimit(Profile.MAX_BYTES + 16);
             options.setAllowDuplicateKeys(false);
             options.setMaxAliasesForCollections(20);
-            factory = YAMLFactory.builder().loaderOptions(options).streamReadConstraints(limits)
-                    .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
+            factory = YAMLFactory.builder()
+                    .loaderOptions(options)
+                    .streamReadConstraints(limits)
+                    .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+                    .build();
         }
         ObjectMapper mapper = new ObjectMapper(factory)
                 .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
@@ -125,7 +130,9 @@ public final class ProfileParser {
         } catch (ProfileException e) {
             throw e;
         } catch (IOException | RuntimeException e) {
-            String msg = e.getMessage() == null ? e.toString() : e.getMessage().lines().findFirst().orElse("");
+            String msg = e.getMessage() == null
+                    ? e.toString()
+                    : e.getMessage().lines().findFirst().orElse("");
             throw new ProfileException(List.of("profile: not valid " + (json ? "JSON" : "YAML") + ": " + msg));
         }
     }
@@ -145,8 +152,10 @@ public final class ProfileParser {
                 if (!v.isIntegralNumber() || v.asLong() < 1) {
                     problem("version", "must be a positive integer");
                 } else if (v.asLong() > Profile.VERSION) {
-                    problem("version", "profile version " + v.asLong() + " is newer than this Vigilo supports ("
-                            + Profile.VERSION + "); upgrade Vigilo");
+                    problem(
+                            "version",
+                            "profile version " + v.asLong() + " is newer than this Vigilo supports (" + Profile.VERSION
+                                    + "); upgrade Vigilo");
                 } else {
                     version = v.asInt();
                 }
@@ -180,19 +189,34 @@ public final class ProfileParser {
                 case "command" -> {
                     allow(node, "agent", "kind", "command", "timeout_seconds", "env");
                     out.set("command", argv(node.get("command"), "agent.command"));
-                    out.put("timeout_seconds", intIn(node.get("timeout_seconds"), "agent.timeout_seconds", 1, 3600, 300));
+                    out.put(
+                            "timeout_seconds",
+                            intIn(node.get("timeout_seconds"), "agent.timeout_seconds", 1, 3600, 300));
                     out.set("env", env(node.get("env"), "agent.env"));
                     return new Profile.Agent(Profile.AgentKind.COMMAND, out);
                 }
                 case "http" -> {
-                    allow(node, "agent", "kind", "url", "model", "api_key_env", "timeout_seconds",
-                            "connect_timeout_seconds", "max_tokens", "temperature", "system_prompt");
+                    allow(
+                            node,
+                            "agent",
+                            "kind",
+                            "url",
+                            "model",
+                            "api_key_env",
+                            "timeout_seconds",
+                            "connect_timeout_seconds",
+                            "max_tokens",
+                            "temperature",
+                            "system_prompt");
                     String url = text(node.get("url"), "agent.url", true);
                     if (url != null) {
                         try {
                             URI uri = new URI(url);
-                            if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme()) || uri.getHost() == null) {
-                                problem("agent.url", "must be an http:// or https:// URL with a host, got \"" + url + "\"");
+                            if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme())
+                                    || uri.getHost() == null) {
+                                problem(
+                                        "agent.url",
+                                        "must be an http:// or https:// URL with a host, got \"" + url + "\"");
                             }
                         } catch (URISyntaxException e) {
                             problem("agent.url", "is not a URL: " + e.getMessage());
@@ -203,12 +227,17 @@ public final class ProfileParser {
                     out.put("model", model);
                     String keyEnv = text(node.get("api_key_env"), "agent.api_key_env", false);
                     if (keyEnv != null && !keyEnv.matches("[A-Za-z_][A-Za-z0-9_]*")) {
-                        problem("agent.api_key_env", "must name an environment variable (credentials never go in the profile)");
+                        problem(
+                                "agent.api_key_env",
+                                "must name an environment variable (credentials never go in the profile)");
                     }
                     out.put("api_key_env", keyEnv);
-                    out.put("timeout_seconds", intIn(node.get("timeout_seconds"), "agent.timeout_seconds", 1, 3600, 120));
-                    out.put("connect_timeout_seconds", intIn(node.get("connect_timeout_seconds"),
-                            "agent.connect_timeout_seconds", 1, 300, 10));
+                    out.put(
+                            "timeout_seconds",
+                            intIn(node.get("timeout_seconds"), "agent.timeout_seconds", 1, 3600, 120));
+                    out.put(
+                            "connect_timeout_seconds",
+                            intIn(node.get("connect_timeout_seconds"), "agent.connect_timeout_seconds", 1, 300, 10));
                     JsonNode mt = node.get("max_tokens");
                     if (mt != null) {
                         out.put("max_tokens", intIn(mt, "agent.max_tokens", 1, 1_000_000, 0));
@@ -248,7 +277,9 @@ public final class ProfileParser {
                 problem("evaluators", "is empty; give at least one evaluator");
             }
             if (node.size() > Profile.MAX_EVALUATORS) {
-                problem("evaluators", "has " + node.size() + " entries, at most " + Profile.MAX_EVALUATORS + " are allowed");
+                problem(
+                        "evaluators",
+                        "has " + node.size() + " entries, at most " + Profile.MAX_EVALUATORS + " are allowed");
                 return out;
             }
             Set<String> names = new HashSet<>();
@@ -287,17 +318,30 @@ public final class ProfileParser {
                                 try {
                                     Pattern.compile(p);
                                 } catch (PatternSyntaxException x) {
-                                    problem(at + ".pattern", "invalid regular expression: " + x.getDescription()
-                                            + " at index " + x.getIndex());
+                                    problem(
+                                            at + ".pattern",
+                                            "invalid regular expression: " + x.getDescription() + " at index "
+                                                    + x.getIndex());
                                 }
                             }
                             params.put("pattern", p);
                         }
                         case "command" -> {
                             k = Profile.EvaluatorKind.COMMAND;
-                            allow(e, at, "name", "kind", "applies_to", "command", "timeout_seconds", "pass_score", "env");
+                            allow(
+                                    e,
+                                    at,
+                                    "name",
+                                    "kind",
+                                    "applies_to",
+                                    "command",
+                                    "timeout_seconds",
+                                    "pass_score",
+                                    "env");
                             params.set("command", argv(e.get("command"), at + ".command"));
-                            params.put("timeout_seconds", intIn(e.get("timeout_seconds"), at + ".timeout_seconds", 1, 3600, 60));
+                            params.put(
+                                    "timeout_seconds",
+                                    intIn(e.get("timeout_seconds"), at + ".timeout_seconds", 1, 3600, 60));
                             JsonNode ps = e.get("pass_score");
                             double pass = 1.0;
                             if (ps != null) {
@@ -310,8 +354,11 @@ public final class ProfileParser {
                             params.put("pass_score", pass);
                             params.set("env", env(e.get("env"), at + ".env"));
                         }
-                        default -> problem(at + ".kind", "unknown evaluator kind \"" + kind
-                                + "\"; use exact_match, contains, regex or command");
+                        default ->
+                            problem(
+                                    at + ".kind",
+                                    "unknown evaluator kind \"" + kind
+                                            + "\"; use exact_match, contains, regex or command");
                     }
                 }
                 Optional<Profile.Selector> applies = Optional.empty();
@@ -371,7 +418,9 @@ public final class ProfileParser {
                             continue;
                         }
                         if (!evaluatorNames.contains(en)) {
-                            problem(rat, "unknown evaluator \"" + en + "\"; define it under evaluators or fix the name");
+                            problem(
+                                    rat,
+                                    "unknown evaluator \"" + en + "\"; define it under evaluators or fix the name");
                         } else if (required.contains(en)) {
                             problem(rat, "evaluator \"" + en + "\" is listed twice");
                         } else {
@@ -410,7 +459,9 @@ public final class ProfileParser {
                 return new Profile.Limits(Profile.Limits.DEFAULT_MAX_CASES);
             }
             if (!mc.isIntegralNumber() || mc.asLong() < 1 || mc.asLong() > Profile.Limits.MAX_MAX_CASES) {
-                problem("limits.max_cases", "must be an integer in [1, " + Profile.Limits.MAX_MAX_CASES + "], got " + mc);
+                problem(
+                        "limits.max_cases",
+                        "must be an integer in [1, " + Profile.Limits.MAX_MAX_CASES + "], got " + mc);
                 return new Profile.Limits(1);
             }
             return new Profile.Limits(mc.asLong());
@@ -428,8 +479,10 @@ public final class ProfileParser {
                     problem(at, "is empty; give groups, tags_all or tags_any, or drop applies_to");
                 }
             }
-            return new Profile.Selector(strings(node.get("groups"), at + ".groups"),
-                    strings(node.get("tags_all"), at + ".tags_all"), strings(node.get("tags_any"), at + ".tags_any"));
+            return new Profile.Selector(
+                    strings(node.get("groups"), at + ".groups"),
+                    strings(node.get("tags_all"), at + ".tags_all"),
+                    strings(node.get("tags_any"), at + ".tags_any"));
         }
 
         private List<String> strings(JsonNode node, String at) {
@@ -511,8 +564,10 @@ public final class ProfileParser {
         private String name(JsonNode node, String at, boolean required) {
             String s = text(node, at, required);
             if (s != null && !NAME.matcher(s).matches()) {
-                problem(at, "\"" + s + "\" is not a valid name: use 1..128 letters, digits, '_', '.', ':' or '-',"
-                        + " starting with a letter or digit");
+                problem(
+                        at,
+                        "\"" + s + "\" is not a valid name: use 1..128 letters, digits, '_', '.', ':' or '-',"
+                                + " starting with a letter or digit");
                 return null;
             }
             return s;
@@ -546,7 +601,8 @@ public final class ProfileParser {
             while (it.hasNext()) {
                 String k = it.next().getKey();
                 if (!allowed.contains(k)) {
-                    problem(at.equals("profile") ? k : at + "." + k,
+                    problem(
+                            at.equals("profile") ? k : at + "." + k,
                             "unknown key; allowed here: " + String.join(", ", keys));
                 }
             }

@@ -14,12 +14,11 @@ import dev.vigilo.storage.StorageCancelledException;
 import dev.vigilo.storage.StorageConfig;
 import dev.vigilo.storage.StorageException;
 import dev.vigilo.storage.StoreSpec;
-import org.jdbi.v3.core.Jdbi;
-
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
+import org.jdbi.v3.core.Jdbi;
 
 /**
  * {@code vigilo run create}: prepares and publishes a run's immutable, verified execution plan
@@ -67,44 +66,67 @@ public final class RunPreparation {
         } catch (ProfileException e) {
             throw new PlanValidationException(runId, e.problems());
         }
-        DatasetEntry dataset = new DatasetCatalog(jdbi).find(request.datasetUploadId())
-                .orElseThrow(() -> new PlanValidationException(runId, "dataset-upload-id: no finalized dataset "
-                        + request.datasetUploadId() + "; list datasets with vigilo dataset list"));
+        DatasetEntry dataset = new DatasetCatalog(jdbi)
+                .find(request.datasetUploadId())
+                .orElseThrow(() -> new PlanValidationException(
+                        runId,
+                        "dataset-upload-id: no finalized dataset " + request.datasetUploadId()
+                                + "; list datasets with vigilo dataset list"));
         if (dataset.caseCount() > profile.limits().maxCases()) {
-            throw new PlanValidationException(runId, "limits.max_cases: the dataset has " + dataset.caseCount()
-                    + " cases, the profile allows " + profile.limits().maxCases() + "; raise limits.max_cases or use a"
-                    + " smaller dataset");
+            throw new PlanValidationException(
+                    runId,
+                    "limits.max_cases: the dataset has " + dataset.caseCount()
+                            + " cases, the profile allows " + profile.limits().maxCases()
+                            + "; raise limits.max_cases or use a"
+                            + " smaller dataset");
         }
-        StoreSpec spec = storage.resolve(dataset.storage()).orElseThrow(() -> new PlanValidationException(runId,
-                "storage: dataset " + dataset.uploadId() + " is stored in " + dataset.storage() + ", which the storage"
-                        + " configuration (" + storage.source() + ") does not resolve; pass --storage-config or set"
-                        + " VIGILO_STORAGE_CONFIG to a configuration with that store"));
+        StoreSpec spec = storage.resolve(dataset.storage())
+                .orElseThrow(() -> new PlanValidationException(
+                        runId,
+                        "storage: dataset " + dataset.uploadId() + " is stored in " + dataset.storage()
+                                + ", which the storage"
+                                + " configuration (" + storage.source()
+                                + ") does not resolve; pass --storage-config or set"
+                                + " VIGILO_STORAGE_CONFIG to a configuration with that store"));
         long expectedChunks = Planner.expectedChunks(dataset.caseCount());
         Authority authority = new Authority(jdbi, runId, options.lease());
-        Authority.Frozen frozen = new Authority.Frozen(dataset.uploadId(), dataset.sourceSha256().toHex(),
-                dataset.membershipUuid(), dataset.caseCount(), dataset.storage().value(),
-                ProfileJson.sha256(profile).toHex(), "{\"max_cases\":" + profile.limits().maxCases() + "}",
-                evaluatorArtifacts(profile), "round-robin:" + PlanLayout.SHARDS, expectedChunks);
+        Authority.Frozen frozen = new Authority.Frozen(
+                dataset.uploadId(),
+                dataset.sourceSha256().toHex(),
+                dataset.membershipUuid(),
+                dataset.caseCount(),
+                dataset.storage().value(),
+                ProfileJson.sha256(profile).toHex(),
+                "{\"max_cases\":" + profile.limits().maxCases() + "}",
+                evaluatorArtifacts(profile),
+                "round-robin:" + PlanLayout.SHARDS,
+                expectedChunks);
         // Claim before opening the storage adapter or reading anything of the plan.
         Authority.Claimed claimed = authority.claim(frozen);
         try {
             return run(request, runId, profile, dataset, spec, authority, claimed, expectedChunks);
         } catch (StorageCancelledException e) {
-            throw new PlanCancelledException(runId, "cancelled; the lease was yielded, repeat the command to resume", e);
+            throw new PlanCancelledException(
+                    runId, "cancelled; the lease was yielded, repeat the command to resume", e);
         } catch (DatasetDamagedException e) {
-            throw new PlanDamagedException(runId, "dataset " + dataset.uploadId() + " failed verification: "
-                    + e.getMessage(), e);
+            throw new PlanDamagedException(
+                    runId, "dataset " + dataset.uploadId() + " failed verification: " + e.getMessage(), e);
         } catch (DatasetException e) {
             throw new PlanValidationException(runId, "dataset " + dataset.uploadId() + ": " + e.getMessage());
         } catch (StorageException e) {
-            throw new PlanException(runId, "storage failed: " + e.getMessage()
-                    + "; repeat the command with the same --run-id to resume", e);
+            throw new PlanException(
+                    runId,
+                    "storage failed: " + e.getMessage() + "; repeat the command with the same --run-id to resume",
+                    e);
         } catch (org.jdbi.v3.core.JdbiException e) {
             if (Thread.currentThread().isInterrupted()) {
                 throw new PlanCancelledException(runId, "cancelled; repeat the command to resume", e);
             }
-            throw new PlanException(runId, "control database failed: " + e.getMessage()
-                    + "; repeat the command with the same --run-id to resume", e);
+            throw new PlanException(
+                    runId,
+                    "control database failed: " + e.getMessage()
+                            + "; repeat the command with the same --run-id to resume",
+                    e);
         } finally {
             boolean interrupted = Thread.interrupted();
             try {
@@ -119,8 +141,15 @@ public final class RunPreparation {
         }
     }
 
-    private CreateResult run(CreateRequest request, UUID runId, Profile profile, DatasetEntry dataset, StoreSpec spec,
-                             Authority authority, Authority.Claimed claimed, long expectedChunks) {
+    private CreateResult run(
+            CreateRequest request,
+            UUID runId,
+            Profile profile,
+            DatasetEntry dataset,
+            StoreSpec spec,
+            Authority authority,
+            Authority.Claimed claimed,
+            long expectedChunks) {
         if ("rejected".equals(claimed.planStatus())) {
             throw new PlanValidationException(runId, claimed.rejection().orElse("preparation was rejected"));
         }
@@ -132,16 +161,25 @@ public final class RunPreparation {
                 try {
                     PlanManifest.decode(store.read(root, Deadline.after(Duration.ofSeconds(120))));
                 } catch (ObjectNotFoundException | ObjectIntegrityException | PlanJson.FormatException e) {
-                    throw new PlanDamagedException(runId, "published manifest " + root.key() + " failed verification: "
-                            + e.getMessage(), e);
+                    throw new PlanDamagedException(
+                            runId, "published manifest " + root.key() + " failed verification: " + e.getMessage(), e);
                 }
                 String status = claimed.runStatus();
                 if (execute && "creating".equals(status)) {
                     authority.requestExecution();
                     status = "pending";
                 }
-                return new CreateResult(runId, status, "ready", "pending".equals(status), expectedChunks,
-                        dataset.caseCount(), root, authority.generation(), 0, 0);
+                return new CreateResult(
+                        runId,
+                        status,
+                        "ready",
+                        "pending".equals(status),
+                        expectedChunks,
+                        dataset.caseCount(),
+                        root,
+                        authority.generation(),
+                        0,
+                        0);
             }
             GroupWriter writer = new GroupWriter(store, authority, options);
             Planner planner = new Planner(runId, profile, dataset, writer);
@@ -156,7 +194,8 @@ public final class RunPreparation {
             planner.completeCases();
             Optional<Integer> empty = planner.emptyGate();
             if (empty.isPresent()) {
-                String reason = "gates[" + empty.get() + "]: gate \"" + profile.gates().get(empty.get()).name()
+                String reason = "gates[" + empty.get() + "]: gate \""
+                        + profile.gates().get(empty.get()).name()
                         + "\" selects no case of dataset " + dataset.uploadId() + "; fix its required_evaluators,"
                         + " groups or tags and create a new run";
                 writer.flush();
@@ -167,8 +206,16 @@ public final class RunPreparation {
             options.hooks().beforePublication();
             long files = new PlanVerifier(store, runId).verify(result.root(), dataset, profile);
             authority.publish(result.root(), expectedChunks, files, result.shardRows(), execute);
-            return new CreateResult(runId, execute ? "pending" : "creating", "ready", execute, expectedChunks,
-                    planner.cases(), result.root(), authority.generation(), writer.filesWritten(),
+            return new CreateResult(
+                    runId,
+                    execute ? "pending" : "creating",
+                    "ready",
+                    execute,
+                    expectedChunks,
+                    planner.cases(),
+                    result.root(),
+                    authority.generation(),
+                    writer.filesWritten(),
                     writer.filesReverified());
         }
     }

@@ -19,8 +19,14 @@ import java.util.UUID;
  * @param shards           used shards in ascending order, each with gate name to planned count in gate order
  * @param rejection        why preparation was rejected, when plan_status is rejected
  */
-public record RunStatus(UUID runId, String status, boolean dispatchable, CreationProgress creationProgress,
-                        long expectedChunks, List<Shard> shards, Optional<String> rejection) {
+public record RunStatus(
+        UUID runId,
+        String status,
+        boolean dispatchable,
+        CreationProgress creationProgress,
+        long expectedChunks,
+        List<Shard> shards,
+        Optional<String> rejection) {
     public RunStatus {
         shards = List.copyOf(shards);
     }
@@ -36,12 +42,16 @@ public record RunStatus(UUID runId, String status, boolean dispatchable, Creatio
         n.put("run_id", runId.toString());
         n.put("status", status);
         n.put("dispatchable", dispatchable);
-        n.putObject("creation_progress").put("plan_status", creationProgress.planStatus())
+        n.putObject("creation_progress")
+                .put("plan_status", creationProgress.planStatus())
                 .put("plan_chunk_cursor", creationProgress.planChunkCursor());
         n.put("expected_chunks", expectedChunks);
         var a = n.putArray("shards");
         for (Shard s : shards) {
-            var o = a.addObject().put("shard", s.shard()).put("cases", s.cases()).put("chunks", s.chunks());
+            var o = a.addObject()
+                    .put("shard", s.shard())
+                    .put("cases", s.cases())
+                    .put("chunks", s.chunks());
             var g = o.putObject("gates");
             s.gates().forEach(g::put);
         }
@@ -50,8 +60,7 @@ public record RunStatus(UUID runId, String status, boolean dispatchable, Creatio
     }
 
     /** {@code creation_progress}: {@code plan_status} (preparing, ready, rejected) and {@code plan_chunk_cursor}. */
-    public record CreationProgress(String planStatus, long planChunkCursor) {
-    }
+    public record CreationProgress(String planStatus, long planChunkCursor) {}
 
     /** One shard: {@code shard}, {@code cases}, {@code chunks}, {@code gates} (an ordered map). */
     public record Shard(int shard, long cases, long chunks, Map<String, Long> gates) {

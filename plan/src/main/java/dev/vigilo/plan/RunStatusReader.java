@@ -1,8 +1,6 @@
 package dev.vigilo.plan;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import org.jdbi.v3.core.Jdbi;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
@@ -12,6 +10,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
+import org.jdbi.v3.core.Jdbi;
 
 /** Reads a run's status from the control database (no object-store reads). Thread-safe. */
 public final class RunStatusReader {
@@ -58,14 +57,20 @@ public final class RunStatusReader {
         return jdbi.inTransaction(h -> {
             Optional<Map<String, Object>> row = h.createQuery("SELECT r.status, r.dispatchable, p.plan_status,"
                             + " p.plan_chunk_cursor, p.expected_chunks, p.rejection FROM runs r JOIN run_plans p USING (run_id)"
-                            + " WHERE r.run_id = :r").bind("r", runId).mapToMap().findOne();
+                            + " WHERE r.run_id = :r")
+                    .bind("r", runId)
+                    .mapToMap()
+                    .findOne();
             if (row.isEmpty()) {
                 throw new RunNotFoundException(runId);
             }
             Map<String, Object> m = row.get();
             List<RunStatus.Shard> shards = new ArrayList<>();
             for (Map<String, Object> s : h.createQuery("SELECT shard, cases, chunks, gate_counts FROM run_plan_shards"
-                    + " WHERE run_id = :r ORDER BY shard").bind("r", runId).mapToMap().list()) {
+                            + " WHERE run_id = :r ORDER BY shard")
+                    .bind("r", runId)
+                    .mapToMap()
+                    .list()) {
                 Map<String, Long> gates = new LinkedHashMap<>();
                 try {
                     for (JsonNode pair : ProfileJson.MAPPER.readTree((String) s.get("gate_counts"))) {
@@ -74,13 +79,20 @@ public final class RunStatusReader {
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
                 }
-                shards.add(new RunStatus.Shard(((Number) s.get("shard")).intValue(),
-                        ((Number) s.get("cases")).longValue(), ((Number) s.get("chunks")).longValue(), gates));
+                shards.add(new RunStatus.Shard(
+                        ((Number) s.get("shard")).intValue(),
+                        ((Number) s.get("cases")).longValue(),
+                        ((Number) s.get("chunks")).longValue(),
+                        gates));
             }
-            return new RunStatus(runId, (String) m.get("status"), Boolean.TRUE.equals(m.get("dispatchable")),
-                    new RunStatus.CreationProgress((String) m.get("plan_status"),
-                            ((Number) m.get("plan_chunk_cursor")).longValue()),
-                    ((Number) m.get("expected_chunks")).longValue(), shards,
+            return new RunStatus(
+                    runId,
+                    (String) m.get("status"),
+                    Boolean.TRUE.equals(m.get("dispatchable")),
+                    new RunStatus.CreationProgress(
+                            (String) m.get("plan_status"), ((Number) m.get("plan_chunk_cursor")).longValue()),
+                    ((Number) m.get("expected_chunks")).longValue(),
+                    shards,
                     Optional.ofNullable((String) m.get("rejection")));
         });
     }

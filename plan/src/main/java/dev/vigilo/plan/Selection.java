@@ -1,7 +1,6 @@
 package dev.vigilo.plan;
 
 import dev.vigilo.dataset.CaseFields;
-
 import java.util.List;
 import java.util.Objects;
 
@@ -17,15 +16,15 @@ import java.util.Objects;
  * Stateless and thread-safe.
  */
 public final class Selection {
-    private Selection() {
-    }
+    private Selection() {}
 
     /** Whether {@code selector} matches a case with these fields. */
     public static boolean matches(Profile.Selector selector, CaseFields fields) {
         Objects.requireNonNull(selector, "selector");
         Objects.requireNonNull(fields, "fields");
         if (!selector.groups().isEmpty()
-                && (fields.group().isEmpty() || !selector.groups().contains(fields.group().get()))) {
+                && (fields.group().isEmpty()
+                        || !selector.groups().contains(fields.group().get()))) {
             return false;
         }
         List<String> tags = fields.tags();
@@ -54,7 +53,8 @@ public final class Selection {
     public static boolean selects(Profile profile, Profile.Gate gate, CaseFields fields) {
         for (String name : gate.requiredEvaluators()) {
             Profile.Evaluator e = profile.evaluator(name)
-                    .orElseThrow(() -> new IllegalArgumentException("gate " + gate.name() + " names unknown evaluator " + name));
+                    .orElseThrow(() ->
+                            new IllegalArgumentException("gate " + gate.name() + " names unknown evaluator " + name));
             if (!applies(e, fields)) {
                 return false;
             }

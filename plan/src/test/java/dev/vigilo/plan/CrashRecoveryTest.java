@@ -1,10 +1,7 @@
 package dev.vigilo.plan;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.File;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -14,8 +11,8 @@ import java.util.Random;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Kills a real {@code run create} process (SIGKILL via destroyForcibly) at random points, then repeats the command
@@ -35,7 +32,7 @@ class CrashRecoveryTest {
         Path profile = dir.resolve("profile.yaml");
         Files.writeString(profile, PlanFixture.PROFILE);
         try (PlanFixture crashed = new PlanFixture(dir.resolve("crashed"), CASES, UPLOAD);
-             PlanFixture clean = new PlanFixture(dir.resolve("clean"), CASES, UPLOAD)) {
+                PlanFixture clean = new PlanFixture(dir.resolve("clean"), CASES, UPLOAD)) {
             List<String> log = new ArrayList<>();
             int kills = 0;
             for (int attempt = 0; attempt < 8 && kills < 4; attempt++) {
@@ -74,13 +71,15 @@ class CrashRecoveryTest {
             assertThat(status.status()).isEqualTo("pending");
             assertThat(status.creationProgress().planChunkCursor()).isEqualTo(300);
 
-            clean.preparation(PlanFixture.fast()).create(new CreateRequest(ProfileInput.file(profile), UPLOAD,
-                    Optional.of(run), false));
+            clean.preparation(PlanFixture.fast())
+                    .create(new CreateRequest(ProfileInput.file(profile), UPLOAD, Optional.of(run), false));
             TreeMap<String, byte[]> expected = clean.planFiles(run);
             TreeMap<String, byte[]> actual = crashed.planFiles(run);
             PreparationTest.assertIdentical(expected, actual);
             assertThat(new RunStatusReader(crashed.control.jdbi()).status(run).shards())
-                    .isEqualTo(new RunStatusReader(clean.control.jdbi()).status(run).shards());
+                    .isEqualTo(new RunStatusReader(clean.control.jdbi())
+                            .status(run)
+                            .shards());
         }
     }
 
@@ -91,15 +90,31 @@ class CrashRecoveryTest {
 
     private static String cursor(PlanFixture fx, UUID run) {
         RunStatus s = new RunStatusReader(fx.control.jdbi()).statusOrNull(run);
-        return s == null ? "(no run yet)" : s.creationProgress().planStatus() + " " + s.creationProgress().planChunkCursor()
-                + "/" + s.expectedChunks();
+        return s == null
+                ? "(no run yet)"
+                : s.creationProgress().planStatus() + " " + s.creationProgress().planChunkCursor() + "/"
+                        + s.expectedChunks();
     }
 
     private static Process start(PlanFixture fx, UUID run, Path profile, Path out) throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = List.of(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
-                CreateMain.class.getName(), fx.url, fx.storeRoot.toString(), UPLOAD.toString(), run.toString(),
-                profile.toString(), Long.toString(LEASE_MILLIS), "4", "40");
-        return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+        List<String> cmd = List.of(
+                java,
+                "-Xmx256m",
+                "-cp",
+                System.getProperty("java.class.path"),
+                CreateMain.class.getName(),
+                fx.url,
+                fx.storeRoot.toString(),
+                UPLOAD.toString(),
+                run.toString(),
+                profile.toString(),
+                Long.toString(LEASE_MILLIS),
+                "4",
+                "40");
+        return new ProcessBuilder(cmd)
+                .redirectErrorStream(true)
+                .redirectOutput(out.toFile())
+                .start();
     }
 }

@@ -3,7 +3,6 @@ package dev.vigilo.plan;
 import dev.vigilo.control.ControlDatabase;
 import dev.vigilo.control.ControlSettings;
 import dev.vigilo.storage.StorageConfig;
-
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
@@ -15,8 +14,7 @@ import java.util.UUID;
  * stretches preparation so that kills land inside it (it changes no bytes). Exit 0 with the root on stdout, 3 on a lease conflict, 1 otherwise.
  */
 public final class CreateMain {
-    private CreateMain() {
-    }
+    private CreateMain() {}
 
     private record Slow(long millis) implements PreparationOptions.Hooks {
         @Override
@@ -40,14 +38,21 @@ public final class CreateMain {
 
     public static void main(String[] args) {
         try (ControlDatabase db = ControlDatabase.open(new ControlSettings.Jdbc(args[0]))) {
-            PreparationOptions o = new PreparationOptions(Duration.ofMillis(Long.parseLong(args[5])),
-                    Duration.ofMillis(Long.parseLong(args[5]) / 4), Duration.ofSeconds(30), Integer.parseInt(args[6]),
+            PreparationOptions o = new PreparationOptions(
+                    Duration.ofMillis(Long.parseLong(args[5])),
+                    Duration.ofMillis(Long.parseLong(args[5]) / 4),
+                    Duration.ofSeconds(30),
+                    Integer.parseInt(args[6]),
                     new Slow(Long.parseLong(args[7])));
             CreateResult r = new RunPreparation(db.jdbi(), StorageConfig.localDefault(Path.of(args[1])), o)
-                    .create(new CreateRequest(ProfileInput.file(Path.of(args[4])), UUID.fromString(args[2]),
-                            Optional.of(UUID.fromString(args[3])), false));
-            System.out.println("published " + r.root().key() + " " + r.root().sha256().toHex() + " written "
-                    + r.filesWritten() + " reverified " + r.filesReverified());
+                    .create(new CreateRequest(
+                            ProfileInput.file(Path.of(args[4])),
+                            UUID.fromString(args[2]),
+                            Optional.of(UUID.fromString(args[3])),
+                            false));
+            System.out.println(
+                    "published " + r.root().key() + " " + r.root().sha256().toHex() + " written " + r.filesWritten()
+                            + " reverified " + r.filesReverified());
             System.exit(0);
         } catch (LeaseConflictException e) {
             System.err.println(e.getMessage());

@@ -13,8 +13,6 @@ import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.ObjectStores;
 import dev.vigilo.storage.StorageConfig;
-import dev.vigilo.storage.StoreSpec;
-
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -54,8 +52,11 @@ final class PlanFixture implements AutoCloseable {
         Files.createDirectories(dir);
         Path source = dir.resolve("cases.jsonl");
         writeCases(source, cases);
-        dataset = new DatasetCatalog(control.jdbi()).upload(new UploadRequest(source, Optional.of("fixture"),
-                Optional.of(uploadId)), store, UploadProgress.NONE);
+        dataset = new DatasetCatalog(control.jdbi())
+                .upload(
+                        new UploadRequest(source, Optional.of("fixture"), Optional.of(uploadId)),
+                        store,
+                        UploadProgress.NONE);
     }
 
     static void writeCases(Path file, int cases) throws IOException {
@@ -75,7 +76,11 @@ final class PlanFixture implements AutoCloseable {
     }
 
     static PreparationOptions fast() {
-        return new PreparationOptions(Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(30), 8,
+        return new PreparationOptions(
+                Duration.ofSeconds(30),
+                Duration.ofSeconds(1),
+                Duration.ofSeconds(30),
+                8,
                 PreparationOptions.Hooks.NONE);
     }
 
@@ -84,7 +89,9 @@ final class PlanFixture implements AutoCloseable {
         TreeMap<String, byte[]> out = new TreeMap<>();
         for (ObjectInfo info : store.list(PlanLayout.prefix(runId), Deadline.after(Duration.ofSeconds(60)))) {
             try {
-                out.put(info.key().value(), Files.readAllBytes(storeRoot.resolve(info.key().value())));
+                out.put(
+                        info.key().value(),
+                        Files.readAllBytes(storeRoot.resolve(info.key().value())));
             } catch (IOException e) {
                 throw new IllegalStateException(e);
             }

@@ -1,17 +1,16 @@
 package dev.vigilo.plan;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
-import org.junit.jupiter.api.Test;
-
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
 
 /** Each plan format's parser: round trip, newer versions, counts, digests and links. */
 class PlanFormatsTest {
@@ -20,10 +19,16 @@ class PlanFormatsTest {
     static ChunkFile chunk(long index, long first, int n) {
         List<ChunkFile.Entry> cases = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            cases.add(new ChunkFile.Entry(first + i, "c-" + (first + i), Sha256.of(("case" + (first + i)).getBytes()),
-                    0b11, 0b101));
+            cases.add(new ChunkFile.Entry(
+                    first + i, "c-" + (first + i), Sha256.of(("case" + (first + i)).getBytes()), 0b11, 0b101));
         }
-        return new ChunkFile(RUN, index, Fold.chunkId(RUN, index), PlanLayout.shardOf(index), first, cases,
+        return new ChunkFile(
+                RUN,
+                index,
+                Fold.chunkId(RUN, index),
+                PlanLayout.shardOf(index),
+                first,
+                cases,
                 ChunkFile.membershipOf(cases));
     }
 
@@ -68,17 +73,27 @@ class PlanFormatsTest {
     void indexDocumentsCheckTheirTiling() {
         ObjectRef a = ObjectRef.of(PlanLayout.chunk(RUN, 0), chunk(0, 0, 100).encode());
         ObjectRef b = ObjectRef.of(PlanLayout.chunk(RUN, 1), chunk(1, 100, 40).encode());
-        ChunkIndexDocument doc = new ChunkIndexDocument(0, 0, 2, 0, 140, List.of(
-                new ChunkIndexDocument.Entry(a, 0, 1, 0, 100), new ChunkIndexDocument.Entry(b, 1, 1, 100, 40)));
+        ChunkIndexDocument doc = new ChunkIndexDocument(
+                0,
+                0,
+                2,
+                0,
+                140,
+                List.of(new ChunkIndexDocument.Entry(a, 0, 1, 0, 100), new ChunkIndexDocument.Entry(b, 1, 1, 100, 40)));
         byte[] bytes = doc.encode();
         assertThat(ChunkIndexDocument.decode(bytes, 0, 0, 2, 0, 140)).isEqualTo(doc);
         assertThatThrownBy(() -> ChunkIndexDocument.decode(bytes, 0, 0, 2, 0, 141))
                 .hasMessageContaining("range does not match");
-        assertThatThrownBy(() -> ChunkIndexDocument.decode(bytes, 1, 0, 2, 0, 140)).hasMessageContaining("level 0");
-        byte[] gap = edit(bytes, "\"first_chunk\":1,\"chunk_count\":1,\"first_ordinal\":100",
+        assertThatThrownBy(() -> ChunkIndexDocument.decode(bytes, 1, 0, 2, 0, 140))
+                .hasMessageContaining("level 0");
+        byte[] gap = edit(
+                bytes,
+                "\"first_chunk\":1,\"chunk_count\":1,\"first_ordinal\":100",
                 "\"first_chunk\":1,\"chunk_count\":1,\"first_ordinal\":101");
-        assertThatThrownBy(() -> ChunkIndexDocument.decode(gap, 0, 0, 2, 0, 140)).hasMessageContaining("entries[1]");
-        assertThatThrownBy(() -> ChunkIndexDocument.decode(edit(bytes, "\"version\":1", "\"version\":9"), 0, 0, 2, 0, 140))
+        assertThatThrownBy(() -> ChunkIndexDocument.decode(gap, 0, 0, 2, 0, 140))
+                .hasMessageContaining("entries[1]");
+        assertThatThrownBy(
+                        () -> ChunkIndexDocument.decode(edit(bytes, "\"version\":1", "\"version\":9"), 0, 0, 2, 0, 140))
                 .hasMessageContaining("newer");
     }
 
@@ -86,8 +101,14 @@ class PlanFormatsTest {
     void gateFilesCheckOrderSumsAndLinks() {
         Profile.Gate gate = new Profile.Gate("g", List.of("e"), Profile.Selector.ALL, 0.5);
         ObjectRef next = ObjectRef.of(PlanLayout.gate(RUN, 1), new byte[] {1});
-        GateFile g = new GateFile(RUN, 0, 2, gate, 7, List.of(new GateFile.ShardCount(0, 7),
-                new GateFile.ShardCount(1, 0)), Optional.of(next));
+        GateFile g = new GateFile(
+                RUN,
+                0,
+                2,
+                gate,
+                7,
+                List.of(new GateFile.ShardCount(0, 7), new GateFile.ShardCount(1, 0)),
+                Optional.of(next));
         byte[] bytes = g.encode();
         assertThat(GateFile.decode(bytes, RUN, 0)).isEqualTo(g);
         assertThatThrownBy(() -> GateFile.decode(bytes, RUN, 1)).hasMessageContaining("not the expected 1");
@@ -104,7 +125,18 @@ class PlanFormatsTest {
     void manifestsCheckTheirTotals() {
         ObjectRef r = ObjectRef.of(PlanLayout.configuration(RUN), new byte[] {1});
         Sha256 h = Sha256.of(new byte[] {2});
-        PlanManifest m = new PlanManifest(RUN, UUID.randomUUID(), UUID.randomUUID(), h, 140, 2, r, r, 1, r, 1,
+        PlanManifest m = new PlanManifest(
+                RUN,
+                UUID.randomUUID(),
+                UUID.randomUUID(),
+                h,
+                140,
+                2,
+                r,
+                r,
+                1,
+                r,
+                1,
                 List.of(new PlanManifest.Shard(0, 100, 1, h, h), new PlanManifest.Shard(1, 40, 1, h, h)));
         byte[] bytes = m.encode();
         assertThat(PlanManifest.decode(bytes)).isEqualTo(m);
@@ -117,15 +149,27 @@ class PlanFormatsTest {
     @Test
     void configurationsCheckTheFrozenProfile() throws Exception {
         Profile p = ProfileParser.parse(PlanFixture.PROFILE);
-        var entry = new dev.vigilo.dataset.DatasetEntry(UUID.randomUUID(), "d", Sha256.of(new byte[] {1}), 10,
-                UUID.randomUUID(), 140, ObjectRef.of(dev.vigilo.storage.ObjectKey.of("datasets/index/aa/x.json"),
-                new byte[] {1}), 1, new dev.vigilo.storage.StoreBinding("local:/x"), java.time.Instant.EPOCH);
+        var entry = new dev.vigilo.dataset.DatasetEntry(
+                UUID.randomUUID(),
+                "d",
+                Sha256.of(new byte[] {1}),
+                10,
+                UUID.randomUUID(),
+                140,
+                ObjectRef.of(dev.vigilo.storage.ObjectKey.of("datasets/index/aa/x.json"), new byte[] {1}),
+                1,
+                new dev.vigilo.storage.StoreBinding("local:/x"),
+                java.time.Instant.EPOCH);
         byte[] bytes = PlanConfiguration.encode(RUN, p, entry, 2, 2, new long[] {140, 47}, new long[] {140, 47, 20}, 0);
         Sha256 sha = ProfileJson.sha256(p);
-        assertThat(PlanConfiguration.decode(bytes, RUN, sha).at("/executability/chunks").asLong()).isEqualTo(2);
+        assertThat(PlanConfiguration.decode(bytes, RUN, sha)
+                        .at("/executability/chunks")
+                        .asLong())
+                .isEqualTo(2);
         assertThat(new String(bytes, StandardCharsets.UTF_8)).doesNotContain("local:/x");
-        assertThatThrownBy(() -> PlanConfiguration.decode(edit(bytes, "\"min_pass_rate\":0.9", "\"min_pass_rate\":0.1"),
-                RUN, sha)).hasMessageContaining("profile body does not match");
+        assertThatThrownBy(() -> PlanConfiguration.decode(
+                        edit(bytes, "\"min_pass_rate\":0.9", "\"min_pass_rate\":0.1"), RUN, sha))
+                .hasMessageContaining("profile body does not match");
         assertThatThrownBy(() -> PlanConfiguration.decode(bytes, RUN, Sha256.of(new byte[0])))
                 .hasMessageContaining("different profile");
     }

@@ -1,12 +1,10 @@
 package dev.vigilo.plan;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.StorageConfig;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,15 +16,18 @@ import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class PreparationTest {
     static final int CASES = 2_345;
     static final UUID UPLOAD = UUID.fromString("00000000-0000-4000-8000-000000000001");
+
     @TempDir
     static Path dir;
+
     static PlanFixture fx;
 
     @BeforeAll
@@ -65,9 +66,12 @@ class PreparationTest {
             math += i % 3 == 0 ? 1 : 0;
             hard += i % 7 == 0 ? 1 : 0;
         }
-        assertThat(s.shards().stream().mapToLong(x -> x.gates().get("all")).sum()).isEqualTo(CASES);
-        assertThat(s.shards().stream().mapToLong(x -> x.gates().get("math")).sum()).isEqualTo(math);
-        assertThat(s.shards().stream().mapToLong(x -> x.gates().get("hard")).sum()).isEqualTo(hard);
+        assertThat(s.shards().stream().mapToLong(x -> x.gates().get("all")).sum())
+                .isEqualTo(CASES);
+        assertThat(s.shards().stream().mapToLong(x -> x.gates().get("math")).sum())
+                .isEqualTo(math);
+        assertThat(s.shards().stream().mapToLong(x -> x.gates().get("hard")).sum())
+                .isEqualTo(hard);
         assertThat(s.shards().get(0).gates().keySet()).containsExactly("all", "math", "hard");
 
         CreateResult again = fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, false));
@@ -86,9 +90,13 @@ class PreparationTest {
         TreeMap<String, byte[]> files = fx.planFiles(run);
         // 24 chunks, 1 index document, 3 gates, configuration, manifest
         assertThat(files).hasSize(24 + 1 + 3 + 2);
-        long objects = fx.control.jdbi().withHandle(h -> h.createQuery(
-                "SELECT count(*) FROM run_plan_objects WHERE run_id = :r AND acknowledged").bind("r", run)
-                .mapTo(Long.class).one());
+        long objects = fx.control
+                .jdbi()
+                .withHandle(
+                        h -> h.createQuery("SELECT count(*) FROM run_plan_objects WHERE run_id = :r AND acknowledged")
+                                .bind("r", run)
+                                .mapTo(Long.class)
+                                .one());
         assertThat(objects).isEqualTo(files.size());
         long cases = 0;
         for (int i = 0; i < 24; i++) {
@@ -104,11 +112,15 @@ class PreparationTest {
         assertThat(m.shards()).hasSize(24);
         GateFile hard = GateFile.decode(files.get(PlanLayout.gate(run, 2).value()), run, 2);
         assertThat(hard.next()).isEmpty();
-        assertThat(hard.shards()).extracting(GateFile.ShardCount::shard).isSorted().hasSize(24);
+        assertThat(hard.shards())
+                .extracting(GateFile.ShardCount::shard)
+                .isSorted()
+                .hasSize(24);
         GateFile head = GateFile.decode(files.get(PlanLayout.gate(run, 0).value()), run, 0);
         assertThat(head.next()).isPresent();
         // A newer version is rejected by the parser.
-        String newer = new String(files.get(PlanLayout.manifest(run).value())).replace("\"version\":1", "\"version\":2");
+        String newer =
+                new String(files.get(PlanLayout.manifest(run).value())).replace("\"version\":1", "\"version\":2");
         assertThatThrownBy(() -> PlanManifest.decode(newer.getBytes())).hasMessageContaining("newer");
     }
 
@@ -135,15 +147,18 @@ class PreparationTest {
         fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, true));
         String changed = PlanFixture.PROFILE.replace("min_pass_rate: 0.9", "min_pass_rate: 0.8");
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, changed, false)))
-                .isInstanceOf(PlanValidationException.class).hasMessageContaining("run " + run)
+                .isInstanceOf(PlanValidationException.class)
+                .hasMessageContaining("run " + run)
                 .hasMessageContaining("profile differs");
         String limited = PlanFixture.PROFILE + "limits: {max_cases: 5000}\n";
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, limited, false)))
-                .isInstanceOf(PlanValidationException.class).hasMessageContaining("limits differs");
-        RunPreparation wrongStore = new RunPreparation(fx.control.jdbi(), StorageConfig.localDefault(elsewhere),
-                PlanFixture.fast());
+                .isInstanceOf(PlanValidationException.class)
+                .hasMessageContaining("limits differs");
+        RunPreparation wrongStore =
+                new RunPreparation(fx.control.jdbi(), StorageConfig.localDefault(elsewhere), PlanFixture.fast());
         assertThatThrownBy(() -> wrongStore.create(request(run, PlanFixture.PROFILE, false)))
-                .isInstanceOf(PlanValidationException.class).hasMessageContaining("does not resolve")
+                .isInstanceOf(PlanValidationException.class)
+                .hasMessageContaining("does not resolve")
                 .hasMessageContaining("run " + run);
         RunStatus s = new RunStatusReader(fx.control.jdbi()).status(run);
         assertThat(s.status()).isEqualTo("creating");
@@ -153,15 +168,19 @@ class PreparationTest {
     @Test
     void badBindingInputsChangeNothing() {
         UUID run = UUID.randomUUID();
-        assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(new CreateRequest(
-                ProfileInput.inline(PlanFixture.PROFILE), UUID.randomUUID(), Optional.of(run), false)))
-                .isInstanceOf(PlanValidationException.class).hasMessageContaining("run " + run)
+        assertThatThrownBy(() -> fx.preparation(PlanFixture.fast())
+                        .create(new CreateRequest(
+                                ProfileInput.inline(PlanFixture.PROFILE), UUID.randomUUID(), Optional.of(run), false)))
+                .isInstanceOf(PlanValidationException.class)
+                .hasMessageContaining("run " + run)
                 .hasMessageContaining("no finalized dataset");
         String small = PlanFixture.PROFILE + "limits: {max_cases: 100}\n";
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, small, false)))
-                .isInstanceOf(PlanValidationException.class).hasMessageContaining("limits.max_cases: the dataset has 2345");
+                .isInstanceOf(PlanValidationException.class)
+                .hasMessageContaining("limits.max_cases: the dataset has 2345");
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, "name: x\n", false)))
-                .isInstanceOf(PlanValidationException.class).hasMessageContaining("run " + run)
+                .isInstanceOf(PlanValidationException.class)
+                .hasMessageContaining("run " + run)
                 .hasMessageContaining("agent: is required");
         assertThatThrownBy(() -> new RunStatusReader(fx.control.jdbi()).status(run))
                 .isInstanceOf(RunNotFoundException.class);
@@ -198,17 +217,19 @@ class PreparationTest {
                 }
             }
         };
-        PreparationOptions o = new PreparationOptions(Duration.ofSeconds(30), Duration.ofSeconds(1),
-                Duration.ofSeconds(30), 8, tamper);
+        PreparationOptions o = new PreparationOptions(
+                Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(30), 8, tamper);
         assertThatThrownBy(() -> fx.preparation(o).create(request(run, PlanFixture.PROFILE, false)))
                 .isInstanceOf(PlanDamagedException.class)
-                .hasMessageContaining(PlanLayout.chunk(run, 5).value()).hasMessageContaining("altered");
+                .hasMessageContaining(PlanLayout.chunk(run, 5).value())
+                .hasMessageContaining("altered");
         RunStatus s = new RunStatusReader(fx.control.jdbi()).status(run);
         assertThat(s.creationProgress().planStatus()).isEqualTo("preparing");
         assertThat(s.shards()).isEmpty();
         // A repeat re-verifies acknowledged files and refuses too.
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, false)))
-                .isInstanceOf(PlanDamagedException.class).hasMessageContaining("failed verification");
+                .isInstanceOf(PlanDamagedException.class)
+                .hasMessageContaining("failed verification");
     }
 
     @Test
@@ -227,8 +248,8 @@ class PreparationTest {
                 }
             }
         };
-        PreparationOptions o = new PreparationOptions(Duration.ofSeconds(30), Duration.ofSeconds(1),
-                Duration.ofSeconds(30), 8, pause);
+        PreparationOptions o =
+                new PreparationOptions(Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(30), 8, pause);
         AtomicReference<Object> first = new AtomicReference<>();
         Thread t = new Thread(() -> {
             try {
@@ -240,7 +261,8 @@ class PreparationTest {
         t.start();
         registered.await();
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, false)))
-                .isInstanceOf(LeaseConflictException.class).hasMessageContaining("run " + run)
+                .isInstanceOf(LeaseConflictException.class)
+                .hasMessageContaining("run " + run)
                 .hasMessageContaining("another creator holds the creation lease");
         release.countDown();
         t.join();
@@ -260,8 +282,12 @@ class PreparationTest {
                 if (!done) {
                     done = true;
                     // Another creator claims after expiry: simulate by expiring the lease in SQL.
-                    fx.control.jdbi().useHandle(h -> h.execute("UPDATE runs SET creation_lease_expires_at ="
-                            + " clock_timestamp() - interval '1 second' WHERE run_id = ?", run));
+                    fx.control
+                            .jdbi()
+                            .useHandle(h -> h.execute(
+                                    "UPDATE runs SET creation_lease_expires_at ="
+                                            + " clock_timestamp() - interval '1 second' WHERE run_id = ?",
+                                    run));
                     try {
                         fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, true));
                     } catch (RuntimeException e) {
@@ -270,10 +296,11 @@ class PreparationTest {
                 }
             }
         };
-        PreparationOptions o = new PreparationOptions(Duration.ofSeconds(30), Duration.ofSeconds(1),
-                Duration.ofSeconds(30), 8, steal);
+        PreparationOptions o =
+                new PreparationOptions(Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(30), 8, steal);
         assertThatThrownBy(() -> fx.preparation(o).create(request(run, PlanFixture.PROFILE, true)))
-                .isInstanceOf(LeaseFencedException.class).hasMessageContaining("another creator claimed the run");
+                .isInstanceOf(LeaseFencedException.class)
+                .hasMessageContaining("another creator claimed the run");
         assertThat(seen).isEmpty();
         RunStatus s = new RunStatusReader(fx.control.jdbi()).status(run);
         assertThat(s.creationProgress().planStatus()).isEqualTo("ready");
@@ -291,8 +318,8 @@ class PreparationTest {
                 }
             }
         };
-        PreparationOptions o = new PreparationOptions(Duration.ofSeconds(30), Duration.ofSeconds(1),
-                Duration.ofSeconds(30), 4, interrupt);
+        PreparationOptions o = new PreparationOptions(
+                Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(30), 4, interrupt);
         AtomicReference<Object> outcome = new AtomicReference<>();
         Thread t = new Thread(() -> {
             try {
@@ -305,8 +332,13 @@ class PreparationTest {
         t.start();
         t.join();
         assertThat(outcome.get()).isInstanceOf(PlanCancelledException.class);
-        Object owner = fx.control.jdbi().withHandle(h -> h.createQuery("SELECT creation_owner FROM runs WHERE run_id = :r")
-                .bind("r", run).mapToMap().one().get("creation_owner"));
+        Object owner = fx.control
+                .jdbi()
+                .withHandle(h -> h.createQuery("SELECT creation_owner FROM runs WHERE run_id = :r")
+                        .bind("r", run)
+                        .mapToMap()
+                        .one()
+                        .get("creation_owner"));
         assertThat(owner).isNull();
         RunStatus mid = new RunStatusReader(fx.control.jdbi()).status(run);
         assertThat(mid.creationProgress().planChunkCursor()).isBetween(8L, 23L);
@@ -314,7 +346,8 @@ class PreparationTest {
         assertThat(r.status()).isEqualTo("pending");
         assertThat(r.filesReverified()).isGreaterThanOrEqualTo(8);
         assertThat(r.generation().value()).isEqualTo(2);
-        assertThat(fx.store.list(PlanLayout.prefix(run), Deadline.after(Duration.ofSeconds(10)))).hasSize(30);
+        assertThat(fx.store.list(PlanLayout.prefix(run), Deadline.after(Duration.ofSeconds(10))))
+                .hasSize(30);
     }
 
     @Test
@@ -323,7 +356,8 @@ class PreparationTest {
         String profile = PlanFixture.PROFILE + "  - {name: first, required_evaluators: [exact], tags_all: [first],"
                 + " min_pass_rate: 1}\n";
         fx.preparation(PlanFixture.fast()).create(request(run, profile, true));
-        GateFile first = GateFile.decode(fx.planFiles(run).get(PlanLayout.gate(run, 3).value()), run, 3);
+        GateFile first =
+                GateFile.decode(fx.planFiles(run).get(PlanLayout.gate(run, 3).value()), run, 3);
         assertThat(first.selectedCases()).isEqualTo(150);
         assertThat(first.shards()).hasSize(24);
         assertThat(first.shards().get(0).count()).isEqualTo(100);
@@ -338,24 +372,37 @@ class PreparationTest {
         UUID run = UUID.randomUUID();
         fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, true));
         // The catalog row is immutable, so a changed source can only show up as a run frozen against another one.
-        fx.control.jdbi().useHandle(h -> h.execute("UPDATE run_plans SET dataset_source_sha256 = repeat('0', 64),"
-                + " dataset_membership_uuid = gen_random_uuid() WHERE run_id = ?", run));
+        fx.control
+                .jdbi()
+                .useHandle(h -> h.execute(
+                        "UPDATE run_plans SET dataset_source_sha256 = repeat('0', 64),"
+                                + " dataset_membership_uuid = gen_random_uuid() WHERE run_id = ?",
+                        run));
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, false)))
-                .isInstanceOf(PlanValidationException.class).hasMessageContaining("dataset source hash differs")
+                .isInstanceOf(PlanValidationException.class)
+                .hasMessageContaining("dataset source hash differs")
                 .hasMessageContaining("dataset membership differs");
         assertThat(new RunStatusReader(fx.control.jdbi()).status(run).status()).isEqualTo("creating");
     }
 
     @Test
     void reusingADatasetNeverUpdatesItsCatalogRow() {
-        String before = fx.control.jdbi().withHandle(h -> h.createQuery(
-                "SELECT xmin::text || ':' || row(d.*)::text FROM dataset_uploads d WHERE upload_id = :u")
-                .bind("u", UPLOAD).mapTo(String.class).one());
+        String before = fx.control
+                .jdbi()
+                .withHandle(h -> h.createQuery(
+                                "SELECT xmin::text || ':' || row(d.*)::text FROM dataset_uploads d WHERE upload_id = :u")
+                        .bind("u", UPLOAD)
+                        .mapTo(String.class)
+                        .one());
         fx.preparation(PlanFixture.fast()).create(request(UUID.randomUUID(), PlanFixture.PROFILE, true));
         fx.preparation(PlanFixture.fast()).create(request(UUID.randomUUID(), PlanFixture.PROFILE, false));
-        String after = fx.control.jdbi().withHandle(h -> h.createQuery(
-                "SELECT xmin::text || ':' || row(d.*)::text FROM dataset_uploads d WHERE upload_id = :u")
-                .bind("u", UPLOAD).mapTo(String.class).one());
+        String after = fx.control
+                .jdbi()
+                .withHandle(h -> h.createQuery(
+                                "SELECT xmin::text || ':' || row(d.*)::text FROM dataset_uploads d WHERE upload_id = :u")
+                        .bind("u", UPLOAD)
+                        .mapTo(String.class)
+                        .one());
         assertThat(after).isEqualTo(before);
     }
 
@@ -369,9 +416,11 @@ class PreparationTest {
             b[b.length - 10] ^= 1;
             Files.write(victim, b);
             UUID run = UUID.randomUUID();
-            assertThatThrownBy(() -> damaged.preparation(PlanFixture.fast()).create(new CreateRequest(
-                    ProfileInput.inline(PlanFixture.PROFILE), upload, Optional.of(run), false)))
-                    .isInstanceOf(PlanDamagedException.class).hasMessageContaining("run " + run)
+            assertThatThrownBy(() -> damaged.preparation(PlanFixture.fast())
+                            .create(new CreateRequest(
+                                    ProfileInput.inline(PlanFixture.PROFILE), upload, Optional.of(run), false)))
+                    .isInstanceOf(PlanDamagedException.class)
+                    .hasMessageContaining("run " + run)
                     .hasMessageContaining(files.get(0).key().value());
             RunStatus s = new RunStatusReader(damaged.control.jdbi()).status(run);
             assertThat(s.creationProgress().planStatus()).isEqualTo("preparing");
@@ -386,12 +435,15 @@ class PreparationTest {
             @Override
             public void afterCheckpoint(long chunkPrefix) {
                 checkpoints.add(chunkPrefix);
-                long cursor = new RunStatusReader(fx.control.jdbi()).status(run).creationProgress().planChunkCursor();
+                long cursor = new RunStatusReader(fx.control.jdbi())
+                        .status(run)
+                        .creationProgress()
+                        .planChunkCursor();
                 assertThat(cursor).isEqualTo(chunkPrefix);
             }
         };
-        PreparationOptions o = new PreparationOptions(Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ZERO,
-                64, record);
+        PreparationOptions o =
+                new PreparationOptions(Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ZERO, 64, record);
         CreateResult r = fx.preparation(o).create(request(run, PlanFixture.PROFILE, false));
         assertThat(r.status()).isEqualTo("pending");
         // Interval zero: a checkpoint after every file but the last of each group; the prefix never moves back.
@@ -402,11 +454,12 @@ class PreparationTest {
     void statusJsonUsesExactlyTheDocumentedKeys() throws Exception {
         UUID run = UUID.randomUUID();
         CreateResult r = fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, true));
-        var json = ProfileJson.MAPPER.readTree(new RunStatusReader(fx.control.jdbi()).status(run).toJson());
+        var json = ProfileJson.MAPPER.readTree(
+                new RunStatusReader(fx.control.jdbi()).status(run).toJson());
         List<String> keys = new ArrayList<>();
         json.fieldNames().forEachRemaining(keys::add);
-        assertThat(keys).containsExactly("run_id", "status", "dispatchable", "creation_progress", "expected_chunks",
-                "shards");
+        assertThat(keys)
+                .containsExactly("run_id", "status", "dispatchable", "creation_progress", "expected_chunks", "shards");
         assertThat(json.at("/creation_progress/plan_status").asText()).isEqualTo("ready");
         assertThat(json.at("/creation_progress/plan_chunk_cursor").asLong()).isEqualTo(24);
         assertThat(json.at("/shards/3/shard").asInt()).isEqualTo(3);
@@ -416,7 +469,8 @@ class PreparationTest {
         var created = ProfileJson.MAPPER.readTree(r.toJson());
         assertThat(created.get("status").asText()).isEqualTo("creating");
         assertThat(created.get("dispatchable").asBoolean()).isFalse();
-        assertThat(created.at("/root/key").asText()).isEqualTo(PlanLayout.manifest(run).value());
+        assertThat(created.at("/root/key").asText())
+                .isEqualTo(PlanLayout.manifest(run).value());
     }
 
     @Test
@@ -426,14 +480,23 @@ class PreparationTest {
         Authority a = new Authority(fx.control.jdbi(), run, Duration.ofMinutes(5));
         a.claim(frozenOf(run));
         String sql = "SELECT xmin::text FROM runs WHERE run_id = :r";
-        String before = fx.control.jdbi().withHandle(h -> h.createQuery(sql).bind("r", run).mapTo(String.class).one());
+        String before = fx.control
+                .jdbi()
+                .withHandle(h ->
+                        h.createQuery(sql).bind("r", run).mapTo(String.class).one());
         for (int i = 0; i < 1000; i++) {
             a.renewIfDue(Duration.ofHours(1));
         }
-        String unchanged = fx.control.jdbi().withHandle(h -> h.createQuery(sql).bind("r", run).mapTo(String.class).one());
+        String unchanged = fx.control
+                .jdbi()
+                .withHandle(h ->
+                        h.createQuery(sql).bind("r", run).mapTo(String.class).one());
         assertThat(unchanged).as("no SQL write when renewal is not due").isEqualTo(before);
         a.renewIfDue(Duration.ZERO);
-        String renewed = fx.control.jdbi().withHandle(h -> h.createQuery(sql).bind("r", run).mapTo(String.class).one());
+        String renewed = fx.control
+                .jdbi()
+                .withHandle(h ->
+                        h.createQuery(sql).bind("r", run).mapTo(String.class).one());
         assertThat(renewed).isNotEqualTo(before);
         a.release();
     }
@@ -441,11 +504,21 @@ class PreparationTest {
     private static Authority.Frozen frozenOf(UUID run) {
         Profile p = ProfileParser.parse(PlanFixture.PROFILE);
         return fx.control.jdbi().withHandle(h -> {
-            var m = h.createQuery("SELECT * FROM run_plans WHERE run_id = :r").bind("r", run).mapToMap().one();
-            return new Authority.Frozen(UPLOAD, (String) m.get("dataset_source_sha256"),
-                    (UUID) m.get("dataset_membership_uuid"), ((Number) m.get("dataset_case_count")).longValue(),
-                    (String) m.get("storage_binding"), ProfileJson.sha256(p).toHex(), (String) m.get("limits"),
-                    (String) m.get("evaluator_artifacts"), (String) m.get("initial_placement"), 24);
+            var m = h.createQuery("SELECT * FROM run_plans WHERE run_id = :r")
+                    .bind("r", run)
+                    .mapToMap()
+                    .one();
+            return new Authority.Frozen(
+                    UPLOAD,
+                    (String) m.get("dataset_source_sha256"),
+                    (UUID) m.get("dataset_membership_uuid"),
+                    ((Number) m.get("dataset_case_count")).longValue(),
+                    (String) m.get("storage_binding"),
+                    ProfileJson.sha256(p).toHex(),
+                    (String) m.get("limits"),
+                    (String) m.get("evaluator_artifacts"),
+                    (String) m.get("initial_placement"),
+                    24);
         });
     }
 
@@ -472,13 +545,19 @@ class PreparationTest {
         for (Thread t : threads) {
             t.join();
         }
-        List<CreateResult> results = outcomes.stream().filter(CreateResult.class::isInstance)
-                .map(CreateResult.class::cast).toList();
+        List<CreateResult> results = outcomes.stream()
+                .filter(CreateResult.class::isInstance)
+                .map(CreateResult.class::cast)
+                .toList();
         assertThat(results).isNotEmpty();
         // Only one creator writes files: the other either met its live lease or found the plan published.
         assertThat(results.stream().filter(x -> x.filesWritten() > 0)).hasSize(1);
-        outcomes.stream().filter(o -> !(o instanceof CreateResult)).forEach(o -> assertThat(o)
-                .isInstanceOf(LeaseConflictException.class).asString().contains("run " + run));
+        outcomes.stream()
+                .filter(o -> !(o instanceof CreateResult))
+                .forEach(o -> assertThat(o)
+                        .isInstanceOf(LeaseConflictException.class)
+                        .asString()
+                        .contains("run " + run));
         assertThat(new RunStatusReader(fx.control.jdbi()).status(run).status()).isEqualTo("pending");
     }
 
@@ -488,18 +567,22 @@ class PreparationTest {
         PreparationOptions.Hooks cancel = new PreparationOptions.Hooks() {
             @Override
             public void beforePublication() {
-                fx.control.jdbi().useHandle(h -> h.execute("UPDATE runs SET status = 'cancelled' WHERE run_id = ?", run));
+                fx.control
+                        .jdbi()
+                        .useHandle(h -> h.execute("UPDATE runs SET status = 'cancelled' WHERE run_id = ?", run));
             }
         };
-        PreparationOptions o = new PreparationOptions(Duration.ofSeconds(30), Duration.ofSeconds(1),
-                Duration.ofSeconds(30), 8, cancel);
+        PreparationOptions o = new PreparationOptions(
+                Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(30), 8, cancel);
         assertThatThrownBy(() -> fx.preparation(o).create(request(run, PlanFixture.PROFILE, false)))
-                .isInstanceOf(LeaseFencedException.class).hasMessageContaining("no longer creating");
+                .isInstanceOf(LeaseFencedException.class)
+                .hasMessageContaining("no longer creating");
         RunStatus s = new RunStatusReader(fx.control.jdbi()).status(run);
         assertThat(s.creationProgress().planStatus()).isEqualTo("preparing");
         assertThat(s.shards()).isEmpty();
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, false)))
-                .isInstanceOf(LeaseFencedException.class).hasMessageContaining("cancelled");
+                .isInstanceOf(LeaseFencedException.class)
+                .hasMessageContaining("cancelled");
     }
 
     @Test
@@ -516,8 +599,8 @@ class PreparationTest {
                 }
             }
         };
-        PreparationOptions o = new PreparationOptions(Duration.ofSeconds(30), Duration.ofSeconds(1),
-                Duration.ofSeconds(30), 2, slow);
+        PreparationOptions o =
+                new PreparationOptions(Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(30), 2, slow);
         Thread creator = new Thread(() -> fx.preparation(o).create(request(run, PlanFixture.PROFILE, false)));
         creator.start();
         RunStatusReader reader = new RunStatusReader(fx.control.jdbi());

@@ -12,7 +12,6 @@ import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.ObjectStores;
 import dev.vigilo.storage.Sha256;
 import dev.vigilo.storage.StorageConfig;
-
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
@@ -42,8 +41,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code mvn -B -q -pl plan dependency:build-classpath -Dmdep.outputFile=target/bench.classpath -Dmdep.includeScope=test}.
  */
 public final class PrepareBenchmark {
-    private PrepareBenchmark() {
-    }
+    private PrepareBenchmark() {}
 
     public static void main(String[] args) throws Exception {
         int small = args.length > 0 ? Integer.parseInt(args[0]) : 100_000;
@@ -53,8 +51,10 @@ public final class PrepareBenchmark {
         Path smallRoot = work.resolve("objects-small");
         Path largeRoot = work.resolve("objects-large");
         try (ControlDatabase control = ControlDatabase.open(new ControlSettings.Embedded(work.resolve("postgres")));
-             ObjectStore smallStore = ObjectStores.open(StorageConfig.localDefault(smallRoot).defaultStore());
-             ObjectStore largeStore = ObjectStores.open(StorageConfig.localDefault(largeRoot).defaultStore())) {
+                ObjectStore smallStore =
+                        ObjectStores.open(StorageConfig.localDefault(smallRoot).defaultStore());
+                ObjectStore largeStore =
+                        ObjectStores.open(StorageConfig.localDefault(largeRoot).defaultStore())) {
             DatasetEntry smallSet = upload(control, smallStore, work, "small", small);
             DatasetEntry largeSet = upload(control, largeStore, work, "large", large);
             String profile = PlanFixture.PROFILE + "limits: {max_cases: 100000000}\n";
@@ -69,33 +69,37 @@ public final class PrepareBenchmark {
             double b2 = baseline(largeStore, largeRoot);
             double base = (b1 + b2) / 2;
             long t0 = System.nanoTime();
-            dev.vigilo.dataset.DatasetReader.open(largeSet, largeStore).readVerified(c -> { });
+            dev.vigilo.dataset.DatasetReader.open(largeSet, largeStore).readVerified(c -> {});
             double traversal = largeSet.caseCount() / ((System.nanoTime() - t0) / 1e9);
-            System.out.printf("verified dataset traversal alone (DatasetReader.readVerified): %,.0f cases/s%n", traversal);
-            System.out.printf("baseline (read + SHA-256 of the case files): %,.0f cases/s (%,.0f and %,.0f)%n", base, b1, b2);
-            System.out.printf("run create, %,d cases: %,.0f cases/s, %.1f s, peak heap after GC %.1f MiB%n",
+            System.out.printf(
+                    "verified dataset traversal alone (DatasetReader.readVerified): %,.0f cases/s%n", traversal);
+            System.out.printf(
+                    "baseline (read + SHA-256 of the case files): %,.0f cases/s (%,.0f and %,.0f)%n", base, b1, b2);
+            System.out.printf(
+                    "run create, %,d cases: %,.0f cases/s, %.1f s, peak heap after GC %.1f MiB%n",
                     small, s.casesPerSecond, s.seconds, s.peakHeapMiB);
-            System.out.printf("run create, %,d cases: %,.0f cases/s, %.1f s, peak heap after GC %.1f MiB%n",
+            System.out.printf(
+                    "run create, %,d cases: %,.0f cases/s, %.1f s, peak heap after GC %.1f MiB%n",
                     large, l.casesPerSecond, l.seconds, l.peakHeapMiB);
             System.out.printf("ratio run create / baseline: %.3f%n", l.casesPerSecond / base);
             System.out.printf("heap ratio %,d vs %,d cases: %.2f%n", large, small, l.peakHeapMiB / s.peakHeapMiB);
         } finally {
             try (var paths = Files.walk(work)) {
-                paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+                paths.sorted(java.util.Comparator.reverseOrder())
+                        .forEach(p -> p.toFile().delete());
             }
         }
     }
 
-    private record Result(double casesPerSecond, double seconds, double peakHeapMiB) {
-    }
+    private record Result(double casesPerSecond, double seconds, double peakHeapMiB) {}
 
     private static DatasetEntry upload(ControlDatabase control, ObjectStore store, Path work, String name, int cases)
             throws Exception {
         Path file = work.resolve(name + ".jsonl");
         PlanFixture.writeCases(file, cases);
         long t0 = System.nanoTime();
-        DatasetEntry e = new DatasetCatalog(control.jdbi()).upload(new UploadRequest(file, Optional.of(name),
-                Optional.empty()), store, UploadProgress.NONE);
+        DatasetEntry e = new DatasetCatalog(control.jdbi())
+                .upload(new UploadRequest(file, Optional.of(name), Optional.empty()), store, UploadProgress.NONE);
         System.out.printf("uploaded %s: %,d cases in %.1f s%n", name, cases, (System.nanoTime() - t0) / 1e9);
         Files.delete(file);
         return e;
@@ -106,8 +110,8 @@ public final class PrepareBenchmark {
         HeapSampler sampler = new HeapSampler();
         sampler.start();
         long t0 = System.nanoTime();
-        CreateResult r = prep.create(new CreateRequest(ProfileInput.inline(profile), dataset.uploadId(),
-                Optional.of(UUID.randomUUID()), false));
+        CreateResult r = prep.create(new CreateRequest(
+                ProfileInput.inline(profile), dataset.uploadId(), Optional.of(UUID.randomUUID()), false));
         double seconds = (System.nanoTime() - t0) / 1e9;
         sampler.stopAndJoin();
         if (r.cases() != dataset.caseCount()) {
@@ -149,7 +153,8 @@ public final class PrepareBenchmark {
         @Override
         public void run() {
             List<MemoryPoolMXBean> pools = ManagementFactory.getMemoryPoolMXBeans().stream()
-                    .filter(p -> p.getType() == MemoryType.HEAP && p.isCollectionUsageThresholdSupported()).toList();
+                    .filter(p -> p.getType() == MemoryType.HEAP && p.isCollectionUsageThresholdSupported())
+                    .toList();
             while (!stop) {
                 long used = 0;
                 for (MemoryPoolMXBean p : pools) {

@@ -1,18 +1,17 @@
 package dev.vigilo.plan;
 
-import dev.vigilo.dataset.CaseFields;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.vigilo.dataset.CaseFields;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 class ProfileParserTest {
     static final String YAML = """
@@ -58,66 +57,75 @@ class ProfileParserTest {
     }
 
     @ParameterizedTest
-    @CsvSource(delimiter = '|', value = {
-            "gates: [{name: g, required_evaluators: [judge], min_pass_rate: 1}]|gates[0].required_evaluators[0]: unknown evaluator \"judge\"",
-            "gates: [{name: g, required_evaluators: [e, e], min_pass_rate: 1}]|gates[0].required_evaluators[1]: evaluator \"e\" is listed twice",
-            "gates: [{name: g, required_evaluators: [], min_pass_rate: 1}]|gates[0].required_evaluators: must be a non-empty list",
-            "gates: [{name: g, required_evaluators: [e]}]|gates[0].min_pass_rate: is required",
-            "gates: [{name: g, required_evaluators: [e], min_pass_rate: 1.5}]|gates[0].min_pass_rate: must be a number in [0, 1]",
-            "gates: [{name: g, required_evaluators: [e], min_pass_rate: 1, groups: []}]|gates[0].groups: must be a non-empty list",
-            "gates: [{name: g, required_evaluators: [e], min_pass_rate: 1, tags_any: [a, a]}]|gates[0].tags_any[1]: \"a\" is listed twice",
-            "gates: [{name: g, required_evaluators: [e], min_pass_rate: 1, colour: red}]|gates[0].colour: unknown key",
-            "gates: [{name: g, required_evaluators: [e], min_pass_rate: 1}, {name: g, required_evaluators: [e], min_pass_rate: 1}]|gates[1].name: duplicate gate name \"g\"",
-            "gates: []|gates: is empty",
-            "gates: {}|gates: must be a list",
-    })
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "gates: [{name: g, required_evaluators: [judge], min_pass_rate: 1}]|gates[0].required_evaluators[0]: unknown evaluator \"judge\"",
+                "gates: [{name: g, required_evaluators: [e, e], min_pass_rate: 1}]|gates[0].required_evaluators[1]: evaluator \"e\" is listed twice",
+                "gates: [{name: g, required_evaluators: [], min_pass_rate: 1}]|gates[0].required_evaluators: must be a non-empty list",
+                "gates: [{name: g, required_evaluators: [e]}]|gates[0].min_pass_rate: is required",
+                "gates: [{name: g, required_evaluators: [e], min_pass_rate: 1.5}]|gates[0].min_pass_rate: must be a number in [0, 1]",
+                "gates: [{name: g, required_evaluators: [e], min_pass_rate: 1, groups: []}]|gates[0].groups: must be a non-empty list",
+                "gates: [{name: g, required_evaluators: [e], min_pass_rate: 1, tags_any: [a, a]}]|gates[0].tags_any[1]: \"a\" is listed twice",
+                "gates: [{name: g, required_evaluators: [e], min_pass_rate: 1, colour: red}]|gates[0].colour: unknown key",
+                "gates: [{name: g, required_evaluators: [e], min_pass_rate: 1}, {name: g, required_evaluators: [e], min_pass_rate: 1}]|gates[1].name: duplicate gate name \"g\"",
+                "gates: []|gates: is empty",
+                "gates: {}|gates: must be a list",
+            })
     void badGatesNameTheirPath(String gates, String expected) {
         String doc = """
                 name: p
                 agent: {kind: command, command: [a]}
                 evaluators: [{name: e, kind: exact_match}]
                 """ + gates + "\n";
-        assertThatThrownBy(() -> ProfileParser.parse(doc)).isInstanceOf(ProfileException.class)
+        assertThatThrownBy(() -> ProfileParser.parse(doc))
+                .isInstanceOf(ProfileException.class)
                 .hasMessageContaining(expected);
     }
 
     @ParameterizedTest
-    @CsvSource(delimiter = '|', value = {
-            "[{name: e, kind: judge}]|evaluators[0].kind: unknown evaluator kind \"judge\"",
-            "[{kind: exact_match}]|evaluators[0].name: is required",
-            "[{name: e, kind: exact_match}, {name: e, kind: contains}]|evaluators[1].name: duplicate evaluator name",
-            "[{name: e, kind: regex, pattern: '(' }]|evaluators[0].pattern: invalid regular expression",
-            "[{name: e, kind: command}]|evaluators[0].command: is required",
-            "[{name: e, kind: command, command: [x], pass_score: 2}]|evaluators[0].pass_score: must be a number in [0, 1]",
-            "[{name: e, kind: exact_match, applies_to: {}}]|evaluators[0].applies_to: is empty",
-            "[{name: e, kind: exact_match, applies_to: {group: [a]}}]|evaluators[0].applies_to.group: unknown key",
-            "[{name: e, kind: exact_match, trim: yes please}]|evaluators[0].trim: must be true or false",
-            "[{name: 'bad name', kind: exact_match}]|evaluators[0].name: \"bad name\" is not a valid name",
-            "[]|evaluators: is empty",
-    })
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "[{name: e, kind: judge}]|evaluators[0].kind: unknown evaluator kind \"judge\"",
+                "[{kind: exact_match}]|evaluators[0].name: is required",
+                "[{name: e, kind: exact_match}, {name: e, kind: contains}]|evaluators[1].name: duplicate evaluator name",
+                "[{name: e, kind: regex, pattern: '(' }]|evaluators[0].pattern: invalid regular expression",
+                "[{name: e, kind: command}]|evaluators[0].command: is required",
+                "[{name: e, kind: command, command: [x], pass_score: 2}]|evaluators[0].pass_score: must be a number in [0, 1]",
+                "[{name: e, kind: exact_match, applies_to: {}}]|evaluators[0].applies_to: is empty",
+                "[{name: e, kind: exact_match, applies_to: {group: [a]}}]|evaluators[0].applies_to.group: unknown key",
+                "[{name: e, kind: exact_match, trim: yes please}]|evaluators[0].trim: must be true or false",
+                "[{name: 'bad name', kind: exact_match}]|evaluators[0].name: \"bad name\" is not a valid name",
+                "[]|evaluators: is empty",
+            })
     void badEvaluatorsNameTheirPath(String evaluators, String expected) {
         String doc = "name: p\nagent: {kind: command, command: [a]}\nevaluators: " + evaluators
                 + "\ngates: [{name: g, required_evaluators: [e], min_pass_rate: 1}]\n";
-        assertThatThrownBy(() -> ProfileParser.parse(doc)).isInstanceOf(ProfileException.class)
+        assertThatThrownBy(() -> ProfileParser.parse(doc))
+                .isInstanceOf(ProfileException.class)
                 .hasMessageContaining(expected);
     }
 
     @ParameterizedTest
-    @CsvSource(delimiter = '|', value = {
-            "{kind: rpc}|agent.kind: unknown agent kind \"rpc\"",
-            "{kind: command}|agent.command: is required",
-            "{kind: command, command: [a], timeout_seconds: 0}|agent.timeout_seconds: must be an integer in [1, 3600]",
-            "{kind: http, model: m}|agent.url: is required",
-            "{kind: http, url: 'ftp://x/y', model: m}|agent.url: must be an http:// or https:// URL",
-            "{kind: http, url: 'https://x/y'}|agent.model: is required",
-            "{kind: http, url: 'https://x/y', model: m, api_key_env: 'sk-123'}|agent.api_key_env: must name an environment variable",
-            "{kind: http, url: 'https://x/y', model: m, temperature: 9}|agent.temperature: must be a number in [0, 2]",
-            "[a]|agent: must be a mapping",
-    })
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "{kind: rpc}|agent.kind: unknown agent kind \"rpc\"",
+                "{kind: command}|agent.command: is required",
+                "{kind: command, command: [a], timeout_seconds: 0}|agent.timeout_seconds: must be an integer in [1, 3600]",
+                "{kind: http, model: m}|agent.url: is required",
+                "{kind: http, url: 'ftp://x/y', model: m}|agent.url: must be an http:// or https:// URL",
+                "{kind: http, url: 'https://x/y'}|agent.model: is required",
+                "{kind: http, url: 'https://x/y', model: m, api_key_env: 'sk-123'}|agent.api_key_env: must name an environment variable",
+                "{kind: http, url: 'https://x/y', model: m, temperature: 9}|agent.temperature: must be a number in [0, 2]",
+                "[a]|agent: must be a mapping",
+            })
     void badAgentsNameTheirPath(String agent, String expected) {
         String doc = "name: p\nagent: " + agent + "\nevaluators: [{name: e, kind: exact_match}]\n"
                 + "gates: [{name: g, required_evaluators: [e], min_pass_rate: 1}]\n";
-        assertThatThrownBy(() -> ProfileParser.parse(doc)).isInstanceOf(ProfileException.class)
+        assertThatThrownBy(() -> ProfileParser.parse(doc))
+                .isInstanceOf(ProfileException.class)
                 .hasMessageContaining(expected);
     }
 
@@ -127,13 +135,15 @@ class ProfileParserTest {
         assertThatThrownBy(() -> ProfileParser.parse("[1, 2]")).hasMessageContaining("profile: must be a mapping");
         assertThatThrownBy(() -> ProfileParser.parse("{\"name\": \"a\", \"name\": \"b\"}"))
                 .hasMessageContaining("profile: not valid JSON");
-        assertThatThrownBy(() -> ProfileParser.parse("name: a\nname: b\n")).hasMessageContaining("profile: not valid YAML");
+        assertThatThrownBy(() -> ProfileParser.parse("name: a\nname: b\n"))
+                .hasMessageContaining("profile: not valid YAML");
         assertThatThrownBy(() -> ProfileParser.parse("{\"name\": ")).hasMessageContaining("profile: not valid JSON");
         assertThatThrownBy(() -> ProfileParser.parse("version: 2\nname: a\n"))
                 .hasMessageContaining("version: profile version 2 is newer");
         assertThatThrownBy(() -> ProfileParser.parse("name: a\nextra: 1\n")).hasMessageContaining("extra: unknown key");
         assertThatThrownBy(() -> ProfileParser.parse("name: a\n"))
-                .hasMessageContaining("agent: is required").hasMessageContaining("evaluators: is required")
+                .hasMessageContaining("agent: is required")
+                .hasMessageContaining("evaluators: is required")
                 .hasMessageContaining("gates: is required");
         assertThatThrownBy(() -> ProfileParser.parse("name: a\nlimits: {max_cases: 0}\n"))
                 .hasMessageContaining("limits.max_cases: must be an integer");
@@ -146,7 +156,8 @@ class ProfileParserTest {
         for (int i = 0; i < 65; i++) {
             b.append("  - {name: g").append(i).append(", required_evaluators: [e], min_pass_rate: 1}\n");
         }
-        assertThatThrownBy(() -> ProfileParser.parse(b.toString())).hasMessageContaining("gates: has 65 gates, at most 64");
+        assertThatThrownBy(() -> ProfileParser.parse(b.toString()))
+                .hasMessageContaining("gates: has 65 gates, at most 64");
     }
 
     @Test
@@ -157,7 +168,8 @@ class ProfileParserTest {
         Path f = dir.resolve("big.yaml");
         Files.write(f, big);
         assertThatThrownBy(() -> ProfileParser.parseFile(f)).hasMessageContaining("larger than 8388608 bytes");
-        assertThatThrownBy(() -> ProfileParser.parseFile(dir.resolve("none.yaml"))).hasMessageContaining("does not exist");
+        assertThatThrownBy(() -> ProfileParser.parseFile(dir.resolve("none.yaml")))
+                .hasMessageContaining("does not exist");
     }
 
     @Test
@@ -181,16 +193,24 @@ class ProfileParserTest {
         CaseFields otherCore = new CaseFields("d", Optional.of("prose"), List.of("core"));
         assertThat(Selection.selects(p, all, plain)).isTrue();
         assertThat(Selection.selects(p, math, mathCore)).isTrue();
-        assertThat(Selection.selects(p, math, mathOnly)).as("tags_all missing core").isFalse();
-        assertThat(Selection.selects(p, math, otherCore)).as("regex evaluator does not apply").isFalse();
+        assertThat(Selection.selects(p, math, mathOnly))
+                .as("tags_all missing core")
+                .isFalse();
+        assertThat(Selection.selects(p, math, otherCore))
+                .as("regex evaluator does not apply")
+                .isFalse();
         assertThat(Selection.applies(p.evaluators().get(3), new CaseFields("e", Optional.empty(), List.of("hard"))))
                 .isTrue();
         assertThat(Selection.applies(p.evaluators().get(3), plain)).isFalse();
         Profile.Selector any = new Profile.Selector(List.of(), List.of(), List.of("p", "q"));
-        assertThat(Selection.matches(any, new CaseFields("f", Optional.empty(), List.of("q")))).isTrue();
-        assertThat(Selection.matches(any, new CaseFields("f", Optional.empty(), List.of("r")))).isFalse();
+        assertThat(Selection.matches(any, new CaseFields("f", Optional.empty(), List.of("q"))))
+                .isTrue();
+        assertThat(Selection.matches(any, new CaseFields("f", Optional.empty(), List.of("r"))))
+                .isFalse();
         Profile.Selector groups = new Profile.Selector(List.of("g"), List.of(), List.of());
-        assertThat(Selection.matches(groups, plain)).as("no group never matches a groups rule").isFalse();
+        assertThat(Selection.matches(groups, plain))
+                .as("no group never matches a groups rule")
+                .isFalse();
         assertThat(Selection.matches(Profile.Selector.ALL, plain)).isTrue();
     }
 }

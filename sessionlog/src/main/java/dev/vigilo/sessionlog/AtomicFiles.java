@@ -12,11 +12,11 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /** The one crash-safe local write helper: temp file, write, fsync, atomic move (or link), fsync the directory. */
 final class AtomicFiles {
-    private AtomicFiles() {
-    }
+    private AtomicFiles() {}
 
     static Path tempBeside(Path target) {
-        return target.resolveSibling("." + target.getFileName() + ".tmp-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
+        return target.resolveSibling("." + target.getFileName() + ".tmp-"
+                + Long.toHexString(ThreadLocalRandom.current().nextLong()));
     }
 
     static void writeFully(FileChannel ch, byte[] b) throws IOException {
@@ -35,7 +35,10 @@ final class AtomicFiles {
             try {
                 Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             } catch (AtomicMoveNotSupportedException e) {
-                throw new IOException("the file system of " + target + " cannot rename atomically; session logs need a local POSIX file system", e);
+                throw new IOException(
+                        "the file system of " + target
+                                + " cannot rename atomically; session logs need a local POSIX file system",
+                        e);
             }
             fsyncDir(target.toAbsolutePath().getParent());
         } finally {

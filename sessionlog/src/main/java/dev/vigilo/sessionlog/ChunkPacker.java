@@ -16,8 +16,7 @@ final class ChunkPacker {
     /** The format constant of the published encoder: shorter runs are stored as plain events. */
     static final int MIN_RUN = 3;
 
-    private ChunkPacker() {
-    }
+    private ChunkPacker() {}
 
     /** @return the storage records for {@code events} (events with their final seqs), in log order */
     static List<ObjectNode> pack(List<ObjectNode> events) {
@@ -55,7 +54,8 @@ final class ChunkPacker {
      * seq/time) is whitelisted, else null (stored verbatim, so unknown fields are never lost).
      */
     static String classify(JsonNode e) {
-        if (!"assistant/chunk".equals(e.path("type").textValue()) || !EventRules.exactKeys(e, "type", "seq", "time", "data")) return null;
+        if (!"assistant/chunk".equals(e.path("type").textValue())
+                || !EventRules.exactKeys(e, "type", "seq", "time", "data")) return null;
         if (!EventRules.isEventSeq(e.get("seq")) || !Json.isSafeInteger(e.get("time"))) return null;
         JsonNode data = e.get("data");
         if (!data.isObject() || !EventRules.exactKeys(data, "turn", "step", "chunk")) return null;
@@ -65,10 +65,19 @@ final class ChunkPacker {
         String type = chunk.path("type").textValue();
         if (type == null) return null;
         return switch (type) {
-            case "text-delta", "reasoning-delta" -> EventRules.exactKeys(chunk, "type", "index", "text") && chunk.get("text").isTextual() ? type : null;
-            case "tool-call-delta" -> (EventRules.exactKeys(chunk, "type", "index", "id", "argumentsDelta")
-                    || (EventRules.exactKeys(chunk, "type", "index", "id", "name", "argumentsDelta") && chunk.get("name").isTextual()))
-                    && chunk.get("id").isTextual() && chunk.get("argumentsDelta").isTextual() ? type : null;
+            case "text-delta", "reasoning-delta" ->
+                EventRules.exactKeys(chunk, "type", "index", "text")
+                                && chunk.get("text").isTextual()
+                        ? type
+                        : null;
+            case "tool-call-delta" ->
+                (EventRules.exactKeys(chunk, "type", "index", "id", "argumentsDelta")
+                                        || (EventRules.exactKeys(chunk, "type", "index", "id", "name", "argumentsDelta")
+                                                && chunk.get("name").isTextual()))
+                                && chunk.get("id").isTextual()
+                                && chunk.get("argumentsDelta").isTextual()
+                        ? type
+                        : null;
             default -> null;
         };
     }
@@ -82,8 +91,10 @@ final class ChunkPacker {
         JsonNode ca = a.get("chunk"), cb = b.get("chunk");
         if (!sameNumber(ca.get("index"), cb.get("index"))) return false;
         if (!kind.equals("tool-call-delta")) return true;
-        return ca.get("id").textValue().equals(cb.get("id").textValue()) && ca.has("name") == cb.has("name")
-                && (!ca.has("name") || ca.get("name").textValue().equals(cb.get("name").textValue()));
+        return ca.get("id").textValue().equals(cb.get("id").textValue())
+                && ca.has("name") == cb.has("name")
+                && (!ca.has("name")
+                        || ca.get("name").textValue().equals(cb.get("name").textValue()));
     }
 
     /** JavaScript {@code ===} on two numbers (JSON.parse yields doubles). */
@@ -96,11 +107,13 @@ final class ChunkPacker {
         ObjectNode first = run.get(0);
         JsonNode fd = first.get("data"), fc = fd.get("chunk");
         ObjectNode row = Json.MAPPER.createObjectNode();
-        row.put("type", switch (kind) {
-            case "text-delta" -> "text-chunks";
-            case "reasoning-delta" -> "reasoning-chunks";
-            default -> "tool-call-chunks";
-        });
+        row.put(
+                "type",
+                switch (kind) {
+                    case "text-delta" -> "text-chunks";
+                    case "reasoning-delta" -> "reasoning-chunks";
+                    default -> "tool-call-chunks";
+                });
         row.set("seq0", first.get("seq"));
         row.set("time0", first.get("time"));
         ObjectNode data = row.putObject("data");
@@ -108,7 +121,9 @@ final class ChunkPacker {
         data.set("step", fd.get("step"));
         data.set("index", fc.get("index"));
         ArrayNode dt = data.putArray("dt");
-        for (int i = 1; i < run.size(); i++) dt.add(Json.safeLong(run.get(i).get("time")) - Json.safeLong(run.get(i - 1).get("time")));
+        for (int i = 1; i < run.size(); i++)
+            dt.add(Json.safeLong(run.get(i).get("time"))
+                    - Json.safeLong(run.get(i - 1).get("time")));
         boolean tool = kind.equals("tool-call-delta");
         if (tool) {
             data.set("id", fc.get("id"));

@@ -13,8 +13,10 @@ import java.util.Map;
  * continuing after the last event and its time. O(open calls) memory.
  */
 final class Closers {
-    static final String NOT_STARTED_TEXT = "The tool call was interrupted before the Harness recorded it as started. Retry it if it is still needed.";
-    static final String UNKNOWN_TEXT = "The tool call was interrupted after it was recorded, but no result was durably recorded. Its outcome is unknown. Decide whether to retry from the tool semantics: retry only if the operation is read-only or idempotent; if it may have side effects, first verify external state or ask the user. Do not retry blindly.";
+    static final String NOT_STARTED_TEXT =
+            "The tool call was interrupted before the Harness recorded it as started. Retry it if it is still needed.";
+    static final String UNKNOWN_TEXT =
+            "The tool call was interrupted after it was recorded, but no result was durably recorded. Its outcome is unknown. Decide whether to retry from the tool semantics: retry only if the operation is read-only or idempotent; if it may have side effects, first verify external state or ask the user. Do not retry blindly.";
 
     private JsonNode openTurn;
     private JsonNode openStep;
@@ -55,7 +57,10 @@ final class Closers {
             case "assistant/message" -> {
                 for (JsonNode block : data.get("message").get("content")) {
                     if (block != null && "tool-call".equals(block.path("type").textValue()) && block.has("id")) {
-                        String id = String.valueOf(block.get("id").isTextual() ? block.get("id").textValue() : block.get("id").toString());
+                        String id = String.valueOf(
+                                block.get("id").isTextual()
+                                        ? block.get("id").textValue()
+                                        : block.get("id").toString());
                         // Map.set keeps insertion order of the first set; re-setting resets the entry's value only
                         pending.put(id, new long[] {0, 0});
                         pendingStep.put(id, data.get("step"));
@@ -77,8 +82,7 @@ final class Closers {
                 pending.remove(cid);
                 pendingStep.remove(cid);
             }
-            default -> {
-            }
+            default -> {}
         }
     }
 
@@ -100,8 +104,12 @@ final class Closers {
             msg.putObject("source").put("kind", "tool").put("callId", callId);
             ObjectNode block = msg.putArray("content").addObject();
             block.put("type", "tool-result").put("toolCallId", callId).put("isError", true);
-            block.putArray("content").addObject().put("type", "text").put("text", started ? UNKNOWN_TEXT : NOT_STARTED_TEXT);
-            d.putObject("error").put("name", started ? "ToolOutcomeUnknownError" : "ToolNotStartedError")
+            block.putArray("content")
+                    .addObject()
+                    .put("type", "text")
+                    .put("text", started ? UNKNOWN_TEXT : NOT_STARTED_TEXT);
+            d.putObject("error")
+                    .put("name", started ? "ToolOutcomeUnknownError" : "ToolNotStartedError")
                     .put("code", started ? "TOOL_OUTCOME_UNKNOWN" : "TOOL_NOT_STARTED");
             ev.put("surfaceOp", "append");
             if (started) ev.putArray("sourceEventSeqs").add(p.getValue()[1]);

@@ -11,6 +11,11 @@ package dev.vigilo.sessionlog;
  * @param bytesAfter   size of the output
  * @param events       stored events kept
  */
-public record CompactReport(java.nio.file.Path output, java.nio.file.Path backup, long framesBefore, long framesAfter, long bytesBefore,
-                            long bytesAfter, long events) {
-}
+public record CompactReport(
+        java.nio.file.Path output,
+        java.nio.file.Path backup,
+        long framesBefore,
+        long framesAfter,
+        long bytesBefore,
+        long bytesAfter,
+        long events) {}

@@ -26,7 +26,8 @@ public interface EpochSource {
         Objects.requireNonNull(epoch, "epoch");
         return (log, atLeast) -> {
             if (epoch.compareTo(atLeast) < 0)
-                throw new FencedWriterException("epoch " + epoch.value() + " is fenced: " + log + " already holds batches of epoch " + (atLeast.value() - 1));
+                throw new FencedWriterException("epoch " + epoch.value() + " is fenced: " + log
+                        + " already holds batches of epoch " + (atLeast.value() - 1));
             return new WriterLease() {
                 @Override
                 public Epoch epoch() {
@@ -34,12 +35,10 @@ public interface EpochSource {
                 }
 
                 @Override
-                public void checkCurrent() {
-                }
+                public void checkCurrent() {}
 
                 @Override
-                public void close() {
-                }
+                public void close() {}
             };
         };
     }

@@ -13,17 +13,57 @@ import java.util.Set;
  * shapes, legacy refusals and the known-type vocabulary. Mirrors @deepseek-ai/dsh-session 0.1.0-rc.8.
  */
 final class EventRules {
-    static final Set<String> KNOWN_TYPES = Set.of("agent-preset/selected", "agent/inbox/spliced", "approval/asked",
-            "approval/decided", "approval/policy", "assistant/chunk", "assistant/message", "command/done", "command/run",
-            "compaction/end", "compaction/prune", "compaction/start", "compaction/summary", "feedback/record",
-            "goal/change", "hook/invoked", "hook/result", "llm/retry", "llm/retry-started", "permission/preset",
-            "plan/mode", "request/context", "request/header", "sandbox/mode", "schedule/change", "session/end-seed",
-            "session/title", "session/title-llm-request", "step/end", "step/start", "subagent/descriptor",
-            "team/member", "team/message/delivered", "team/message/queued", "team/task", "todo/write",
-            "tool-workflow/agent-end", "tool-workflow/agent-start", "tool-workflow/run-end", "tool-workflow/run-start",
-            "tool/call", "tool/code-dispatch", "tool/code-dispatch-start", "tool/result", "turn/end", "turn/start",
-            "user/message", "web/deepseek-search-llm-request");
-    private static final Set<String> ENVELOPE = Set.of("type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable");
+    static final Set<String> KNOWN_TYPES = Set.of(
+            "agent-preset/selected",
+            "agent/inbox/spliced",
+            "approval/asked",
+            "approval/decided",
+            "approval/policy",
+            "assistant/chunk",
+            "assistant/message",
+            "command/done",
+            "command/run",
+            "compaction/end",
+            "compaction/prune",
+            "compaction/start",
+            "compaction/summary",
+            "feedback/record",
+            "goal/change",
+            "hook/invoked",
+            "hook/result",
+            "llm/retry",
+            "llm/retry-started",
+            "permission/preset",
+            "plan/mode",
+            "request/context",
+            "request/header",
+            "sandbox/mode",
+            "schedule/change",
+            "session/end-seed",
+            "session/title",
+            "session/title-llm-request",
+            "step/end",
+            "step/start",
+            "subagent/descriptor",
+            "team/member",
+            "team/message/delivered",
+            "team/message/queued",
+            "team/task",
+            "todo/write",
+            "tool-workflow/agent-end",
+            "tool-workflow/agent-start",
+            "tool-workflow/run-end",
+            "tool-workflow/run-start",
+            "tool/call",
+            "tool/code-dispatch",
+            "tool/code-dispatch-start",
+            "tool/result",
+            "turn/end",
+            "turn/start",
+            "user/message",
+            "web/deepseek-search-llm-request");
+    private static final Set<String> ENVELOPE =
+            Set.of("type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable");
     private static final Set<String> SURFACE = Set.of("user/message", "assistant/message", "tool/result");
 
     /** Thrown for a malformed packed row; the scanner treats it like an unparsable line. */
@@ -33,8 +73,7 @@ final class EventRules {
         }
     }
 
-    private EventRules() {
-    }
+    private EventRules() {}
 
     // ---------------------------------------------------------------- header
 
@@ -44,16 +83,26 @@ final class EventRules {
         if (v == null) throw new CorruptSessionLogException("corrupt session log: header line is not valid JSON", 0);
         JsonNode version = v.isObject() ? v.get("version") : null;
         if (version != null && version.isNumber() && !Json.numberEquals(version, 0))
-            throw new UnsupportedSessionFormatException("session log format version " + version + " is not supported by this build (written by a newer writer?); upgrade Vigilo", 0);
-        if (!v.isObject() || !"session".equals(text(v, "type")) || version == null || !version.isNumber()
-                || !v.path("id").isTextual() || !safeNonNeg(v.get("createdAt")) || !safeNonNeg(v.get("delegationDepth"))
+            throw new UnsupportedSessionFormatException(
+                    "session log format version " + version
+                            + " is not supported by this build (written by a newer writer?); upgrade Vigilo",
+                    0);
+        if (!v.isObject()
+                || !"session".equals(text(v, "type"))
+                || version == null
+                || !version.isNumber()
+                || !v.path("id").isTextual()
+                || !safeNonNeg(v.get("createdAt"))
+                || !safeNonNeg(v.get("delegationDepth"))
                 || (v.has("origin") && !"subagent".equals(text(v, "origin")))
                 || (v.has("agentPreset") && !v.get("agentPreset").isTextual()))
             throw new CorruptSessionLogException("corrupt session log: first line is not a session header", 0);
         if (v.has("sandboxMode") || v.has("approvalPolicy"))
-            throw new CorruptSessionLogException("session header uses retired policy baseline fields (sandboxMode/approvalPolicy)", 0);
+            throw new CorruptSessionLogException(
+                    "session header uses retired policy baseline fields (sandboxMode/approvalPolicy)", 0);
         String id = v.get("id").textValue();
-        if (id.isEmpty()) throw new CorruptSessionLogException("session header id is empty and cannot name a storage path", 0);
+        if (id.isEmpty())
+            throw new CorruptSessionLogException("session header id is empty and cannot name a storage path", 0);
         String cwd = null;
         if (v.has("cwd")) {
             JsonNode c = v.get("cwd");
@@ -83,7 +132,8 @@ final class EventRules {
     static List<JsonNode> decodeStorageRecord(JsonNode v) throws MalformedRow {
         if (!v.isObject()) return List.of(v);
         String tag = text(v, "type");
-        if (!"text-chunks".equals(tag) && !"reasoning-chunks".equals(tag) && !"tool-call-chunks".equals(tag)) return List.of(v);
+        if (!"text-chunks".equals(tag) && !"reasoning-chunks".equals(tag) && !"tool-call-chunks".equals(tag))
+            return List.of(v);
         if (!exactKeys(v, "type", "seq0", "time0", "data")) throw new MalformedRow("envelope");
         if (!Json.isSafeInteger(v.get("seq0")) || Json.safeLong(v.get("seq0")) < 0) throw new MalformedRow("seq0");
         if (!Json.isSafeInteger(v.get("time0"))) throw new MalformedRow("time0");
@@ -93,10 +143,14 @@ final class EventRules {
         boolean withName = false;
         if (tool) {
             withName = exactKeys(data, "turn", "step", "index", "id", "name", "dt", "args");
-            if (!withName && !exactKeys(data, "turn", "step", "index", "id", "dt", "args")) throw new MalformedRow("data keys");
-            if (!data.get("id").isTextual() || (withName && !data.get("name").isTextual())) throw new MalformedRow("id/name");
+            if (!withName && !exactKeys(data, "turn", "step", "index", "id", "dt", "args"))
+                throw new MalformedRow("data keys");
+            if (!data.get("id").isTextual() || (withName && !data.get("name").isTextual()))
+                throw new MalformedRow("id/name");
         } else if (!exactKeys(data, "turn", "step", "index", "dt", "texts")) throw new MalformedRow("data keys");
-        if (!data.get("turn").isNumber() || !data.get("step").isNumber() || !data.get("index").isNumber()) throw new MalformedRow("numbers");
+        if (!data.get("turn").isNumber()
+                || !data.get("step").isNumber()
+                || !data.get("index").isNumber()) throw new MalformedRow("numbers");
         JsonNode payload = data.get(tool ? "args" : "texts");
         if (!payload.isArray() || payload.isEmpty()) throw new MalformedRow("payload");
         for (JsonNode p : payload) if (!p.isTextual()) throw new MalformedRow("payload");
@@ -161,9 +215,14 @@ final class EventRules {
         JsonNode data = e.get("data");
         if ("request/header".equals(type) && data != null && data.isObject() && "fallback".equals(text(data, "reason")))
             throw bad("unsupported legacy request/header reason \"fallback\"", e, offset);
-        if (!onlyKeys(e, ENVELOPE) || type == null || !Json.isSafeInteger(e.get("seq")) || Json.safeLong(e.get("seq")) < 0
-                || !Json.isSafeInteger(e.get("time")) || data == null
-                || (e.has("ignorable") && !e.get("ignorable").isBoolean()) || (e.has("ignorable") && !e.get("ignorable").booleanValue()))
+        if (!onlyKeys(e, ENVELOPE)
+                || type == null
+                || !Json.isSafeInteger(e.get("seq"))
+                || Json.safeLong(e.get("seq")) < 0
+                || !Json.isSafeInteger(e.get("time"))
+                || data == null
+                || (e.has("ignorable") && !e.get("ignorable").isBoolean())
+                || (e.has("ignorable") && !e.get("ignorable").booleanValue()))
             throw bad("invalid event envelope", e, offset);
         switch (type) {
             case "turn/end" -> checkTurnEnd(e, data, offset);
@@ -171,8 +230,11 @@ final class EventRules {
                 if (data.isNull()) throw bad("turn/start without data", e, offset);
                 if (data.isObject() && data.has("trigger")) {
                     JsonNode t = data.get("trigger");
-                    if (!Json.isSafeInteger(data.get("turn")) || Json.safeLong(data.get("turn")) < 1 || !exactKeysSubset(data, "turn", "trigger")
-                            || !t.isObject() || !Json.isNonEmptyString(t.get("kind")))
+                    if (!Json.isSafeInteger(data.get("turn"))
+                            || Json.safeLong(data.get("turn")) < 1
+                            || !exactKeysSubset(data, "turn", "trigger")
+                            || !t.isObject()
+                            || !Json.isNonEmptyString(t.get("kind")))
                         throw bad("malformed pre-react-loop turn/start", e, offset);
                 }
             }
@@ -183,19 +245,22 @@ final class EventRules {
                 JsonNode cfg = data.path("header").path("config");
                 if (!hasProviderModel(cfg)) throw bad("request/header lacks provider/model", e, offset);
                 JsonNode effort = cfg.get("reasoningEffort");
-                if (effort != null && !Json.isNonEmptyString(effort)) throw bad("request/header has an invalid reasoningEffort", e, offset);
+                if (effort != null && !Json.isNonEmptyString(effort))
+                    throw bad("request/header has an invalid reasoningEffort", e, offset);
                 checkAdapterDefaults(data.path("header").get("adapterDefaults"), cfg, e, offset);
             }
-            default -> {
-            }
+            default -> {}
         }
         if (SURFACE.contains(type)) {
             checkMessage(e, type, data, offset);
             JsonNode op = e.get("surfaceOp");
             if (op == null) throw bad(type + " requires a surfaceOp marker", e, offset);
             boolean ok = (op.isTextual() && op.textValue().equals("append"))
-                    || (op.isObject() && exactKeys(op, "op", "start", "end") && "replace".equals(text(op, "op"))
-                        && isEventSeq(op.get("start")) && isEventSeq(op.get("end")));
+                    || (op.isObject()
+                            && exactKeys(op, "op", "start", "end")
+                            && "replace".equals(text(op, "op"))
+                            && isEventSeq(op.get("start"))
+                            && isEventSeq(op.get("end")));
             if (!ok) throw bad(type + " carries an invalid surfaceOp", e, offset);
         } else if (e.has("surfaceOp")) {
             throw bad(type + " is not surface-eligible and cannot carry surfaceOp", e, offset);
@@ -203,8 +268,10 @@ final class EventRules {
             throw bad(type + " is not surface-eligible and cannot carry sourceEventSeqs", e, offset);
         }
         if (!KNOWN_TYPES.contains(type) && !e.has("ignorable"))
-            throw new UnsupportedSessionFormatException("unknown session event type \"" + type + "\" at seq " + e.get("seq")
-                    + " (frame at byte " + offset + "): likely written by a newer writer; it is not marked ignorable", offset);
+            throw new UnsupportedSessionFormatException(
+                    "unknown session event type \"" + type + "\" at seq " + e.get("seq") + " (frame at byte " + offset
+                            + "): likely written by a newer writer; it is not marked ignorable",
+                    offset);
     }
 
     /** isEventSeq: a non-negative safe integer. */
@@ -222,9 +289,12 @@ final class EventRules {
     private static void checkTurnEnd(JsonNode e, JsonNode data, long offset) {
         if (!data.isObject()) return;
         JsonNode reason = data.get("reason");
-        if (!Json.isSafeInteger(data.get("turn")) || Json.safeLong(data.get("turn")) < 1 || !exactKeysSubset(data, "turn", "reason")
-                || reason == null || !reason.isObject() || !reason.path("kind").isTextual())
-            throw bad("malformed turn/end", e, offset);
+        if (!Json.isSafeInteger(data.get("turn"))
+                || Json.safeLong(data.get("turn")) < 1
+                || !exactKeysSubset(data, "turn", "reason")
+                || reason == null
+                || !reason.isObject()
+                || !reason.path("kind").isTextual()) throw bad("malformed turn/end", e, offset);
         String kind = reason.get("kind").textValue();
         switch (kind) {
             case "completed", "blocked", "max-tokens", "interrupted", "disposed" -> {
@@ -236,8 +306,7 @@ final class EventRules {
             case "error" -> {
                 if (!reason.has("error") && !isLegacyError(reason)) throw bad("malformed turn/end", e, offset);
             }
-            default -> {
-            }
+            default -> {}
         }
     }
 
@@ -245,10 +314,13 @@ final class EventRules {
     private static void checkAdapterDefaults(JsonNode d, JsonNode cfg, JsonNode e, long offset) {
         if (d == null) return;
         boolean ok = d.isObject();
-        if (ok) for (Iterator<Map.Entry<String, JsonNode>> it = d.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> f = it.next();
-            if (!(f.getKey().equals("reasoningEffort") || f.getKey().equals("maxTokens")) || !f.getValue().isBoolean() || !f.getValue().booleanValue()) ok = false;
-        }
+        if (ok)
+            for (Iterator<Map.Entry<String, JsonNode>> it = d.fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> f = it.next();
+                if (!(f.getKey().equals("reasoningEffort") || f.getKey().equals("maxTokens"))
+                        || !f.getValue().isBoolean()
+                        || !f.getValue().booleanValue()) ok = false;
+            }
         if (ok && d.has("reasoningEffort") && !cfg.has("reasoningEffort")) ok = false;
         if (ok && d.has("maxTokens") && !cfg.has("maxTokens")) ok = false;
         if (!ok) throw bad("request/header has invalid adapterDefaults", e, offset);
@@ -258,18 +330,29 @@ final class EventRules {
     private static boolean isLegacyError(JsonNode reason) {
         if (!isEventSeq(reason.get("step"))) return false;
         JsonNode f = reason.get("failure");
-        if (f != null && f.isObject() && exactKeysSubset(reason, "kind", "step", "failure")
+        if (f != null
+                && f.isObject()
+                && exactKeysSubset(reason, "kind", "step", "failure")
                 && onlyKeys(f, Set.of("message", "code", "status", "providerRetryAfterMs", "requestId"))
-                && f.path("message").isTextual() && f.path("code").isTextual()
-                && (!f.has("status") || f.get("status").isNumber()) && (!f.has("providerRetryAfterMs") || f.get("providerRetryAfterMs").isNumber())
-                && (!f.has("requestId") || f.get("requestId").isTextual()))
-            return true;
-        boolean keys = reason.has("code") ? exactKeysSubset(reason, "kind", "step", "message", "code") : exactKeysSubset(reason, "kind", "step", "message");
-        return keys && reason.get("message").isTextual() && (!reason.has("code") || reason.get("code").isTextual());
+                && f.path("message").isTextual()
+                && f.path("code").isTextual()
+                && (!f.has("status") || f.get("status").isNumber())
+                && (!f.has("providerRetryAfterMs")
+                        || f.get("providerRetryAfterMs").isNumber())
+                && (!f.has("requestId") || f.get("requestId").isTextual())) return true;
+        boolean keys = reason.has("code")
+                ? exactKeysSubset(reason, "kind", "step", "message", "code")
+                : exactKeysSubset(reason, "kind", "step", "message");
+        return keys
+                && reason.get("message").isTextual()
+                && (!reason.has("code") || reason.get("code").isTextual());
     }
 
     private static boolean hasProviderModel(JsonNode n) {
-        return n != null && n.isObject() && Json.isNonEmptyString(n.get("provider")) && Json.isNonEmptyString(n.get("model"));
+        return n != null
+                && n.isObject()
+                && Json.isNonEmptyString(n.get("provider"))
+                && Json.isNonEmptyString(n.get("model"));
     }
 
     private static void checkMessage(JsonNode e, String type, JsonNode data, long offset) {
@@ -277,28 +360,35 @@ final class EventRules {
         if (message == null || !message.isObject() || !Json.isNonEmptyString(message.get("id")))
             throw bad(type + " lacks an identified message", e, offset);
         String role = type.equals("assistant/message") ? "assistant" : "user";
-        if (!role.equals(text(message, "role"))) throw bad(type + " message must have role \"" + role + "\"", e, offset);
+        if (!role.equals(text(message, "role")))
+            throw bad(type + " message must have role \"" + role + "\"", e, offset);
         JsonNode source = message.get("source");
         if (source == null || !source.isObject() || !Json.isNonEmptyString(source.get("kind")))
             throw bad(type + " message has invalid source", e, offset);
         JsonNode content = message.get("content");
         if (content == null || !content.isArray()) throw bad(type + " message has invalid content", e, offset);
         if (type.equals("assistant/message")) {
-            if (!"model".equals(text(source, "kind")) || !hasProviderModel(source)) throw bad(type + " message must have model source", e, offset);
+            if (!"model".equals(text(source, "kind")) || !hasProviderModel(source))
+                throw bad(type + " message must have model source", e, offset);
         } else if (type.equals("tool/result")) {
             if (!"tool".equals(text(source, "kind")) || !Json.isNonEmptyString(source.get("callId")))
                 throw bad(type + " message must have tool source", e, offset);
             JsonNode block = content.get(0);
-            if (content.size() != 1 || block == null || !block.isObject() || !"tool-result".equals(text(block, "type"))
+            if (content.size() != 1
+                    || block == null
+                    || !block.isObject()
+                    || !"tool-result".equals(text(block, "type"))
                     || !block.path("content").isArray())
                 throw bad(type + " message must contain one tool-result block", e, offset);
-            if (!source.get("callId").equals(block.get("toolCallId"))) throw bad(type + " message has mismatched tool call ids", e, offset);
+            if (!source.get("callId").equals(block.get("toolCallId")))
+                throw bad(type + " message has mismatched tool call ids", e, offset);
         }
     }
 
     private static CorruptSessionLogException bad(String what, JsonNode e, long offset) {
-        return new CorruptSessionLogException("invalid stored event at seq " + (e.isObject() ? e.get("seq") : "?") + " (frame at byte "
-                + offset + "): " + what, offset);
+        return new CorruptSessionLogException(
+                "invalid stored event at seq " + (e.isObject() ? e.get("seq") : "?") + " (frame at byte " + offset
+                        + "): " + what,
+                offset);
     }
-
 }

@@ -16,8 +16,7 @@ import java.nio.channels.FileChannel;
 final class FrameCodec {
     static final int LEVEL = 3;
 
-    private FrameCodec() {
-    }
+    private FrameCodec() {}
 
     /** Compresses {@code plain} into one frame the way the official writer does. */
     static byte[] encode(byte[] plain, int off, int len) {

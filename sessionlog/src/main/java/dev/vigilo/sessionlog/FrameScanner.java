@@ -76,13 +76,15 @@ final class FrameScanner {
         long off = pos;
         if (size - off < 4) return torn(start);
         if ((int) le(off, 4) != MAGIC)
-            throw new CorruptSessionLogException("corrupt Zstandard session log: invalid frame magic at byte " + off, off);
+            throw new CorruptSessionLogException(
+                    "corrupt Zstandard session log: invalid frame magic at byte " + off, off);
         off += 4;
         if (off == size) return torn(start);
         int descriptor = byteAt(off);
         off += 1;
         if ((descriptor & 0x18) != 0)
-            throw new CorruptSessionLogException("corrupt Zstandard session log: reserved frame-header bit at byte " + (off - 1), off - 1);
+            throw new CorruptSessionLogException(
+                    "corrupt Zstandard session log: reserved frame-header bit at byte " + (off - 1), off - 1);
         int contentSizeFlag = descriptor >>> 6;
         boolean singleSegment = (descriptor & 0x20) != 0;
         boolean checksum = (descriptor & 0x04) != 0;
@@ -92,7 +94,7 @@ final class FrameScanner {
         int rest = (singleSegment ? 0 : 1) + dictBytes + csBytes;
         if (size - off < rest) return torn(start);
         off += rest;
-        for (;;) {
+        for (; ; ) {
             if (size - off < 3) return torn(start);
             long bh = le(off, 3);
             off += 3;
@@ -100,7 +102,8 @@ final class FrameScanner {
             int type = (int) ((bh >>> 1) & 3);
             long blockSize = bh >>> 3;
             if (type == 3)
-                throw new CorruptSessionLogException("corrupt Zstandard session log: reserved block type at byte " + (off - 3), off - 3);
+                throw new CorruptSessionLogException(
+                        "corrupt Zstandard session log: reserved block type at byte " + (off - 3), off - 3);
             long payload = type == 1 ? 1 : blockSize;
             if (size - off < payload) return torn(start);
             off += payload;

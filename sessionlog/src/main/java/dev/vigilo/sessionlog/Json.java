@@ -1,6 +1,5 @@
 package dev.vigilo.sessionlog;
 
-import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.DeserializationFeature;
@@ -19,20 +18,21 @@ final class Json {
                     .streamReadConstraints(StreamReadConstraints.builder()
                             .maxStringLength(Integer.MAX_VALUE)
                             .maxNumberLength(Integer.MAX_VALUE)
-                            .maxNestingDepth(1_000_000) // tree building is iterative; JSON.parse has no small limit either
+                            .maxNestingDepth(
+                                    1_000_000) // tree building is iterative; JSON.parse has no small limit either
                             .maxNameLength(Integer.MAX_VALUE)
                             .maxDocumentLength(-1)
                             .build())
                     .characterEscapes(new JsEscapes())
-                    // JSON.stringify writes a surrogate pair as the 4-byte UTF-8 character, Jackson by default as two escapes
+                    // JSON.stringify writes a surrogate pair as the 4-byte UTF-8 character, Jackson by default as two
+                    // escapes
                     .enable(com.fasterxml.jackson.core.json.JsonWriteFeature.COMBINE_UNICODE_SURROGATES_IN_UTF8)
                     .build())
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
             .disable(StreamReadFeature.INCLUDE_SOURCE_IN_LOCATION)
             .build();
 
-    private Json() {
-    }
+    private Json() {}
 
     /**
      * Output escaping of JSON.stringify: the short escapes for \b \t \n \f \r, a backslash-u-00xx escape in LOWER-case hex
@@ -41,7 +41,8 @@ final class Json {
      */
     private static final class JsEscapes extends com.fasterxml.jackson.core.io.CharacterEscapes {
         private static final int[] ASCII = standardAsciiEscapesForJSON();
-        private static final com.fasterxml.jackson.core.SerializableString[] LOWER = new com.fasterxml.jackson.core.SerializableString[0x20];
+        private static final com.fasterxml.jackson.core.SerializableString[] LOWER =
+                new com.fasterxml.jackson.core.SerializableString[0x20];
 
         static {
             for (int c = 0; c < 0x20; c++) {

@@ -14,8 +14,7 @@ import java.util.Set;
  * checked, in {@link EventRules}: their upgrades change nothing the reader reports.)
  */
 final class LegacyUpgrade {
-    private LegacyUpgrade() {
-    }
+    private LegacyUpgrade() {}
 
     /** @return {@code e} upgraded, or {@code e} itself when it has no legacy shape */
     static JsonNode apply(JsonNode e, String sessionId, SurfaceFold surface, long offset) {
@@ -31,17 +30,24 @@ final class LegacyUpgrade {
     private static JsonNode steering(JsonNode e, String sessionId, long offset) {
         if (!"steering/message".equals(e.path("type").textValue())) return e;
         JsonNode data = e.get("data");
-        CorruptSessionLogException malformed = new CorruptSessionLogException("invalid stored event at seq " + e.get("seq")
-                + " (frame at byte " + offset + "): malformed pre-react-loop steering/message", offset);
+        CorruptSessionLogException malformed = new CorruptSessionLogException(
+                "invalid stored event at seq " + e.get("seq") + " (frame at byte " + offset
+                        + "): malformed pre-react-loop steering/message",
+                offset);
         if (data == null || !data.isObject()) throw malformed;
         JsonNode wrapped = data.get("message");
         ObjectNode out = ((ObjectNode) e).deepCopy();
         out.put("type", "user/message");
-        if (wrapped != null && wrapped.isObject() && Json.isSafeInteger(data.get("turn")) && onlyKeys(data, Set.of("turn", "message"), Set.of("turn", "message"))) {
+        if (wrapped != null
+                && wrapped.isObject()
+                && Json.isSafeInteger(data.get("turn"))
+                && onlyKeys(data, Set.of("turn", "message"), Set.of("turn", "message"))) {
             out.set("data", wrapped);
             return out;
         }
-        if (!Json.isSafeInteger(data.get("turn")) || !onlyKeys(data, Set.of("turn", "content", "source"), Set.of("turn", "content", "source"))) throw malformed;
+        if (!Json.isSafeInteger(data.get("turn"))
+                || !onlyKeys(data, Set.of("turn", "content", "source"), Set.of("turn", "content", "source")))
+            throw malformed;
         ObjectNode d = ((ObjectNode) data).deepCopy();
         d.remove("turn");
         d.put("id", legacyId(sessionId, e)).put("role", "user");
@@ -57,7 +63,11 @@ final class LegacyUpgrade {
         ObjectNode out;
         switch (type) {
             case "user/message" -> {
-                if (data.has("id") || data.has("role") || data.has("message") || !data.has("content") || !data.has("source")) return e;
+                if (data.has("id")
+                        || data.has("role")
+                        || data.has("message")
+                        || !data.has("content")
+                        || !data.has("source")) return e;
                 out = ((ObjectNode) e).deepCopy();
                 ((ObjectNode) out.get("data")).put("id", legacyId(sessionId, e)).put("role", "user");
             }
@@ -69,21 +79,28 @@ final class LegacyUpgrade {
                 ObjectNode m = d.putObject("message");
                 m.put("id", legacyId(sessionId, e)).put("role", "assistant").set("content", content);
                 ObjectNode source = m.putObject("source");
-                if (provenance.isObject()) source.setAll((ObjectNode) provenance); // {...asRecord(provenance), kind: "model"}
+                if (provenance.isObject())
+                    source.setAll((ObjectNode) provenance); // {...asRecord(provenance), kind: "model"}
                 source.put("kind", "model");
             }
             case "tool/result" -> {
-                if (data.has("message") || !data.has("callId") || !data.has("content") || !data.has("isError")) return e;
+                if (data.has("message") || !data.has("callId") || !data.has("content") || !data.has("isError"))
+                    return e;
                 out = ((ObjectNode) e).deepCopy();
                 ObjectNode d = (ObjectNode) out.get("data");
                 JsonNode callId = d.remove("callId"), content = d.remove("content"), isError = d.remove("isError");
                 ObjectNode m = d.putObject("message");
                 String id = legacyId(sessionId, e);
                 JsonNode op = e.get("surfaceOp");
-                if (op != null && op.isObject() && "replace".equals(op.path("op").textValue()) && op.path("start").isNumber()) {
+                if (op != null
+                        && op.isObject()
+                        && "replace".equals(op.path("op").textValue())
+                        && op.path("start").isNumber()) {
                     // the rewrite inherits its target's message id; a target that is not a current tool/result is
                     // rejected by the surface fold whatever the id is, so only those ids are kept
-                    id = Json.isSafeInteger(op.get("start")) ? surface.toolResultMessageId(Json.safeLong(op.get("start"))) : null;
+                    id = Json.isSafeInteger(op.get("start"))
+                            ? surface.toolResultMessageId(Json.safeLong(op.get("start")))
+                            : null;
                     if (id == null) id = "legacy-unresolved";
                 }
                 m.put("id", id).put("role", "user");

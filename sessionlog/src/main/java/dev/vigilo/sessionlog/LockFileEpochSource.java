@@ -35,7 +35,8 @@ public final class LockFileEpochSource implements EpochSource {
             }
             if (lock == null) {
                 ch.close();
-                throw new FencedWriterException("another writer holds " + p + "; close it first (one writer per session log)");
+                throw new FencedWriterException(
+                        "another writer holds " + p + "; close it first (one writer per session log)");
             }
             ByteBuffer b = ByteBuffer.allocate((int) Math.min(64, ch.size()));
             ch.read(b, 0);
@@ -46,7 +47,10 @@ public final class LockFileEpochSource implements EpochSource {
             } catch (NumberFormatException e) {
                 lock.release();
                 ch.close();
-                throw new CorruptSessionLogException("lock file " + p + " does not hold an epoch number (\"" + s + "\"); delete it only if no writer runs", -1);
+                throw new CorruptSessionLogException(
+                        "lock file " + p + " does not hold an epoch number (\"" + s
+                                + "\"); delete it only if no writer runs",
+                        -1);
             }
             Epoch granted = new Epoch(Math.max(stored + 1, atLeast.value()));
             ch.truncate(0);
@@ -62,7 +66,9 @@ public final class LockFileEpochSource implements EpochSource {
 
                 @Override
                 public void checkCurrent() {
-                    if (!heldLock.isValid()) throw new FencedWriterException("lease on " + p + " for epoch " + granted.value() + " was released");
+                    if (!heldLock.isValid())
+                        throw new FencedWriterException(
+                                "lease on " + p + " for epoch " + granted.value() + " was released");
                 }
 
                 @Override

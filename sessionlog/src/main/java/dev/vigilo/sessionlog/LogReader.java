@@ -28,7 +28,9 @@ final class LogReader {
      * One frame's plaintext is held in memory (a frame must decode completely before any of its records
      * count); cap it at a quarter of the heap so a decompression bomb is a clear error, not an OutOfMemoryError.
      */
-    static final long MAX_FRAME_PLAINTEXT = Math.min(Integer.MAX_VALUE - 16, Runtime.getRuntime().maxMemory() / 4);
+    static final long MAX_FRAME_PLAINTEXT =
+            Math.min(Integer.MAX_VALUE - 16, Runtime.getRuntime().maxMemory() / 4);
+
     static final long MAX_TORN_PLAINTEXT = MAX_FRAME_PLAINTEXT;
 
     static final class FrameMeta {
@@ -46,12 +48,17 @@ final class LogReader {
     }
 
     /** Everything a caller (verify, cat, repair, compact, writer) needs from one read. */
-    record Outcome(VerifyReport report, long headerEnd, List<ObjectNode> closers, Epoch maxEpoch, Manifest manifest,
-                   long nextSeq, long lastTime, SurfaceFold surface) {
-    }
+    record Outcome(
+            VerifyReport report,
+            long headerEnd,
+            List<ObjectNode> closers,
+            Epoch maxEpoch,
+            Manifest manifest,
+            long nextSeq,
+            long lastTime,
+            SurfaceFold surface) {}
 
-    private LogReader() {
-    }
+    private LogReader() {}
 
     private static final class Pass {
         final List<FrameMeta> frames = new ArrayList<>();
@@ -128,10 +135,31 @@ final class LogReader {
             if (sink != null) out = fallbackPass(ch, size, sink, false);
             List<ObjectNode> cl = out.rows.closers().closers();
             long stored = out.rows.expected;
-            VerifyReport r = new VerifyReport(VerifyReport.ACCEPT, stored + cl.size(), stored, cl.size(), Channel.NONE,
-                    stored == 0 ? null : out.rows.lastSeq, p1.tornStart >= 0 ? p1.tornStart : p1.completeEnd, 0, 0,
-                    p1.tornStart >= 0 ? p1.tornStart : null, manifestState, null, fr.size() + 1L, null, null);
-            return new Outcome(r, p1.headerEnd, cl, null, manifest, stored, out.rows.closers().lastTime(), out.rows.surface());
+            VerifyReport r = new VerifyReport(
+                    VerifyReport.ACCEPT,
+                    stored + cl.size(),
+                    stored,
+                    cl.size(),
+                    Channel.NONE,
+                    stored == 0 ? null : out.rows.lastSeq,
+                    p1.tornStart >= 0 ? p1.tornStart : p1.completeEnd,
+                    0,
+                    0,
+                    p1.tornStart >= 0 ? p1.tornStart : null,
+                    manifestState,
+                    null,
+                    fr.size() + 1L,
+                    null,
+                    null);
+            return new Outcome(
+                    r,
+                    p1.headerEnd,
+                    cl,
+                    null,
+                    manifest,
+                    stored,
+                    out.rows.closers().lastTime(),
+                    out.rows.surface());
         }
         // ---- protocol plan (rules 1-3); rule 4 is pass 2's contiguity check
         Epoch maxEpoch = null;
@@ -140,10 +168,16 @@ final class LogReader {
         for (int i = 0; i <= hw; i++) {
             FrameMeta f = fr.get(i);
             if (!f.intact)
-                return reject(new CorruptSessionLogException("corrupt session log: committed frame at byte " + f.start
-                        + " failed validation (it lies before the high watermark, so it cannot be dropped as an uncommitted tail)", f.start),
-                        fr.size() + 1, manifestState, channel);
-            Epoch e = f.commitEpoch != null ? f.commitEpoch : (channel == Channel.P2 ? manifest.epochAt(f.start) : null);
+                return reject(
+                        new CorruptSessionLogException(
+                                "corrupt session log: committed frame at byte " + f.start
+                                        + " failed validation (it lies before the high watermark, so it cannot be dropped as an uncommitted tail)",
+                                f.start),
+                        fr.size() + 1,
+                        manifestState,
+                        channel);
+            Epoch e =
+                    f.commitEpoch != null ? f.commitEpoch : (channel == Channel.P2 ? manifest.epochAt(f.start) : null);
             if (e != null && maxEpoch != null && e.compareTo(maxEpoch) < 0) {
                 f.fenced = true;
                 fenced += f.rows();
@@ -169,7 +203,8 @@ final class LogReader {
             if (e != null && (maxEpoch == null || e.compareTo(maxEpoch) > 0)) maxEpoch = e;
             kept.add(f);
         }
-        for (int i = hw + 1; i < fr.size(); i++) truncated += fr.get(i).intact ? fr.get(i).rows() : 0;
+        for (int i = hw + 1; i < fr.size(); i++)
+            truncated += fr.get(i).intact ? fr.get(i).rows() : 0;
         long hwOffset = hw >= 0 ? fr.get(hw).end : p1.headerEnd;
         // ---- pass 2
         RowScanner rows = new RowScanner(sink, p1.sessionId);
@@ -184,19 +219,40 @@ final class LogReader {
                 if (rows.issue != null) throw rows.issue;
             }
             if (rows.hasFragment() || rows.committedBytes != rows.inputBytes)
-                throw rows.issue != null ? rows.issue
-                        : new CorruptSessionLogException("corrupt session log: committed frame ends inside a JSONL record", hwOffset);
+                throw rows.issue != null
+                        ? rows.issue
+                        : new CorruptSessionLogException(
+                                "corrupt session log: committed frame ends inside a JSONL record", hwOffset);
         } catch (SessionLogException e) {
             return reject(e, fr.size() + 1, manifestState, channel);
         } catch (IOException e) {
-            return reject(new CorruptSessionLogException("corrupt Zstandard session log: frame failed validation in pass 2: " + e.getMessage(), -1), fr.size() + 1, manifestState, channel);
+            return reject(
+                    new CorruptSessionLogException(
+                            "corrupt Zstandard session log: frame failed validation in pass 2: " + e.getMessage(), -1),
+                    fr.size() + 1,
+                    manifestState,
+                    channel);
         }
         List<ObjectNode> cl = rows.closers().closers();
         long stored = rows.expected;
-        VerifyReport r = new VerifyReport(VerifyReport.ACCEPT, stored + cl.size(), stored, cl.size(), channel,
-                stored == 0 ? null : rows.lastSeq, hwOffset, fenced, truncated, p1.tornStart >= 0 ? p1.tornStart : null,
-                manifestState, maxEpoch == null ? null : maxEpoch.value(), fr.size() + 1L, null, null);
-        return new Outcome(r, p1.headerEnd, cl, maxEpoch, manifest, stored, rows.closers().lastTime(), rows.surface());
+        VerifyReport r = new VerifyReport(
+                VerifyReport.ACCEPT,
+                stored + cl.size(),
+                stored,
+                cl.size(),
+                channel,
+                stored == 0 ? null : rows.lastSeq,
+                hwOffset,
+                fenced,
+                truncated,
+                p1.tornStart >= 0 ? p1.tornStart : null,
+                manifestState,
+                maxEpoch == null ? null : maxEpoch.value(),
+                fr.size() + 1L,
+                null,
+                null);
+        return new Outcome(
+                r, p1.headerEnd, cl, maxEpoch, manifest, stored, rows.closers().lastTime(), rows.surface());
     }
 
     private static Outcome reject(SessionLogException e, long frames) {
@@ -212,8 +268,22 @@ final class LogReader {
         if (e instanceof CorruptSessionLogException c && c.offset() >= 0) off = c.offset();
         if (e instanceof UnsupportedSessionFormatException u && u.offset() >= 0) off = u.offset();
         String name = e instanceof UnsupportedSessionFormatException ? "SessionFormatUnsupportedError: " : "Error: ";
-        VerifyReport r = new VerifyReport(VerifyReport.REJECT, 0, 0, 0, channel, null, null, 0, 0, null, manifestState, null,
-                frames, name + e.getMessage(), off);
+        VerifyReport r = new VerifyReport(
+                VerifyReport.REJECT,
+                0,
+                0,
+                0,
+                channel,
+                null,
+                null,
+                0,
+                0,
+                null,
+                manifestState,
+                null,
+                frames,
+                name + e.getMessage(),
+                off);
         return new Outcome(r, 0, List.of(), null, null, 0, 0, null);
     }
 
@@ -226,8 +296,10 @@ final class LogReader {
             if (len + n > buf.length) {
                 long need = (long) len + n;
                 if (need > MAX_FRAME_PLAINTEXT)
-                    throw new CorruptSessionLogException("a frame decompresses to more than " + MAX_FRAME_PLAINTEXT
-                            + " bytes, a quarter of this JVM's heap; raise -Xmx to read it", -1);
+                    throw new CorruptSessionLogException(
+                            "a frame decompresses to more than " + MAX_FRAME_PLAINTEXT
+                                    + " bytes, a quarter of this JVM's heap; raise -Xmx to read it",
+                            -1);
                 long want = Math.min(MAX_FRAME_PLAINTEXT, Math.max((long) buf.length * 2, need));
                 buf = java.util.Arrays.copyOf(buf, (int) want);
             }
@@ -240,26 +312,31 @@ final class LogReader {
      * The published read path over the whole file. Header problems throw; everything else is recorded in
      * {@link Pass#error} so frame metadata is still collected for the protocol rules.
      */
-    private static Pass fallbackPass(FileChannel ch, long size, RowScanner.RowSink sink, boolean collect) throws IOException {
+    private static Pass fallbackPass(FileChannel ch, long size, RowScanner.RowSink sink, boolean collect)
+            throws IOException {
         Pass p = new Pass();
         FrameScanner sc = new FrameScanner(ch, size, 0);
         FrameScanner.Frame f0 = sc.next();
-        if (f0 == null) throw new CorruptSessionLogException("empty or header-less Zstandard session log (no complete zstd frame)", 0);
+        if (f0 == null)
+            throw new CorruptSessionLogException(
+                    "empty or header-less Zstandard session log (no complete zstd frame)", 0);
         byte[] buf = new byte[1 << 16];
         Growable plain = new Growable();
         try {
             FrameCodec.decodeComplete(FrameCodec.readRange(ch, f0.start(), f0.end()), plain::write, buf);
         } catch (IOException e) {
-            throw new CorruptSessionLogException("corrupt Zstandard session log: frame at byte 0 failed validation (" + e.getMessage() + ")", 0, e);
+            throw new CorruptSessionLogException(
+                    "corrupt Zstandard session log: frame at byte 0 failed validation (" + e.getMessage() + ")", 0, e);
         }
         int nl = indexOf(plain.buf, 0, plain.len, (byte) '\n');
         if (plain.len == 0 || nl != plain.len - 1)
-            throw new CorruptSessionLogException("corrupt Zstandard session log: first frame is not exactly one header line", 0);
+            throw new CorruptSessionLogException(
+                    "corrupt Zstandard session log: first frame is not exactly one header line", 0);
         p.sessionId = EventRules.parseHeader(plain.buf, 0, plain.len - 1).id();
         p.headerEnd = f0.end();
         p.completeEnd = f0.end();
         p.rows = new RowScanner(sink, p.sessionId);
-        for (;;) {
+        for (; ; ) {
             FrameScanner.Frame f;
             try {
                 f = sc.next();
@@ -280,11 +357,16 @@ final class LogReader {
                 m.intact = true;
             } catch (IOException | RuntimeException e) {
                 if (e instanceof CorruptSessionLogException c && c.getMessage().contains("raise -Xmx")) {
-                    if (p.error == null) p.error = new CorruptSessionLogException(c.getMessage() + " (frame at byte " + f.start() + ")", f.start());
+                    if (p.error == null)
+                        p.error = new CorruptSessionLogException(
+                                c.getMessage() + " (frame at byte " + f.start() + ")", f.start());
                     break;
                 }
                 if (p.error == null)
-                    p.error = new CorruptSessionLogException("corrupt Zstandard session log: frame at byte " + f.start() + " failed validation (" + e.getMessage() + ")", f.start());
+                    p.error = new CorruptSessionLogException(
+                            "corrupt Zstandard session log: frame at byte " + f.start() + " failed validation ("
+                                    + e.getMessage() + ")",
+                            f.start());
             }
             if (m.intact) {
                 if (p.error == null) {
@@ -301,8 +383,11 @@ final class LogReader {
         }
         if (p.structural == null) p.tornStart = sc.tornStart();
         if (p.error == null && p.rows.committedBytes != p.rows.inputBytes)
-            p.error = p.rows.issue != null ? p.rows.issue
-                    : new CorruptSessionLogException("corrupt Zstandard session log: complete frame contains a torn JSONL record", p.completeEnd);
+            p.error = p.rows.issue != null
+                    ? p.rows.issue
+                    : new CorruptSessionLogException(
+                            "corrupt Zstandard session log: complete frame contains a torn JSONL record",
+                            p.completeEnd);
         if (p.error == null && p.tornStart >= 0) {
             byte[] partial = FrameCodec.readRange(ch, p.tornStart, size);
             byte[] rec = FrameCodec.decodePrefix(partial, MAX_TORN_PLAINTEXT);
@@ -359,12 +444,18 @@ final class LogReader {
 
     /** @return the commit record carried by {@code v}, or null when {@code v} is not a well-formed one */
     static CommitRecord commitOf(JsonNode v) {
-        if (v == null || !v.isObject() || !CommitRecord.TYPE.equals(v.path("type").textValue()) || !v.path("ignorable").asBoolean(false))
-            return null;
+        if (v == null
+                || !v.isObject()
+                || !CommitRecord.TYPE.equals(v.path("type").textValue())
+                || !v.path("ignorable").asBoolean(false)) return null;
         JsonNode d = v.get("data");
-        if (d == null || !d.isObject() || !d.path("epoch").isIntegralNumber() || !Json.isSafeInteger(d.get("endSeq"))
-                || !Json.isSafeInteger(v.get("seq")) || d.path("epoch").longValue() < 0 || Json.safeLong(v.get("seq")) < 0)
-            return null;
+        if (d == null
+                || !d.isObject()
+                || !d.path("epoch").isIntegralNumber()
+                || !Json.isSafeInteger(d.get("endSeq"))
+                || !Json.isSafeInteger(v.get("seq"))
+                || d.path("epoch").longValue() < 0
+                || Json.safeLong(v.get("seq")) < 0) return null;
         if (Json.safeLong(d.get("endSeq")) != Json.safeLong(v.get("seq"))) return null;
         return new CommitRecord(new Epoch(d.get("epoch").longValue()), new Seq(Json.safeLong(v.get("seq"))));
     }

@@ -14,7 +14,8 @@ import java.util.Objects;
  * @param lastFrameChecksum the 4-byte content checksum trailer of the last committed frame (unsigned), or -1
  * @param epochs            epoch history, ascending: the byte offset and seq where each epoch's first batch starts
  */
-public record Manifest(Epoch epoch, long endSeq, long frames, long committedBytes, long lastFrameChecksum, List<EpochStart> epochs) {
+public record Manifest(
+        Epoch epoch, long endSeq, long frames, long committedBytes, long lastFrameChecksum, List<EpochStart> epochs) {
     /** Manifest format version written and read by this build. */
     public static final int VERSION = 1;
     /** Value of the manifest's "format" field. */
@@ -23,7 +24,8 @@ public record Manifest(Epoch epoch, long endSeq, long frames, long committedByte
     public Manifest {
         Objects.requireNonNull(epoch, "epoch");
         epochs = List.copyOf(Objects.requireNonNull(epochs, "epochs"));
-        if (frames < 1 || committedBytes < 0 || endSeq < -1) throw new IllegalArgumentException("invalid manifest counts");
+        if (frames < 1 || committedBytes < 0 || endSeq < -1)
+            throw new IllegalArgumentException("invalid manifest counts");
     }
 
     /**

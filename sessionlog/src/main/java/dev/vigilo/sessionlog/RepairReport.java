@@ -11,5 +11,11 @@ package dev.vigilo.sessionlog;
  * @param frames       frames in the output, header included
  * @param bytes        size of the output
  */
-public record RepairReport(VerifyReport before, java.nio.file.Path output, java.nio.file.Path backup, long stored, long closers, long frames, long bytes) {
-}
+public record RepairReport(
+        VerifyReport before,
+        java.nio.file.Path output,
+        java.nio.file.Path backup,
+        long stored,
+        long closers,
+        long frames,
+        long bytes) {}

@@ -18,11 +18,16 @@ import java.util.List;
  * (and a fresh manifest for P2). Written to a temp file, fsynced, then published atomically.
  */
 final class Rewriter {
-    record Result(VerifyReport before, Path output, long framesWritten, long bytesWritten, long rowsWritten, long closersWritten, Path backup) {
-    }
+    record Result(
+            VerifyReport before,
+            Path output,
+            long framesWritten,
+            long bytesWritten,
+            long rowsWritten,
+            long closersWritten,
+            Path backup) {}
 
-    private Rewriter() {
-    }
+    private Rewriter() {}
 
     static Result rewrite(Path in, Path out, boolean inPlace, long targetFrameBytes, boolean addClosers) {
         if (targetFrameBytes < 1) throw new IllegalArgumentException("target frame size must be >= 1 byte");
@@ -32,7 +37,9 @@ final class Rewriter {
             // hold the writer lock while rewriting in place, so no live writer appends to the old file meanwhile
             LogReader.Outcome pre = LogReader.read(in, null);
             if (!pre.report().accepted())
-                throw new CorruptSessionLogException("cannot rewrite " + in + ": it is rejected (" + pre.report().error() + ")",
+                throw new CorruptSessionLogException(
+                        "cannot rewrite " + in + ": it is rejected ("
+                                + pre.report().error() + ")",
                         pre.report().errorOffset() == null ? -1 : pre.report().errorOffset());
             Epoch epoch = pre.maxEpoch() == null ? new Epoch(0) : pre.maxEpoch();
             if (inPlace) {
@@ -49,7 +56,7 @@ final class Rewriter {
             long[] time = {0};
             LogReader.Outcome o;
             try (FileChannel src = FileChannel.open(in, StandardOpenOption.READ);
-                 FileChannel dst = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                    FileChannel dst = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
                 byte[] header = FrameCodec.readRange(src, 0, pre.headerEnd());
                 AtomicFiles.writeFully(dst, header);
                 counts[0] = 1;
@@ -81,7 +88,9 @@ final class Rewriter {
                     time[0] = Json.safeLong(last.get("time"));
                     if (pending.size() >= targetFrameBytes) flush.run();
                 });
-                if (!o.report().accepted()) throw new CorruptSessionLogException("log changed while rewriting: " + o.report().error(), -1);
+                if (!o.report().accepted())
+                    throw new CorruptSessionLogException(
+                            "log changed while rewriting: " + o.report().error(), -1);
                 long closers = 0;
                 if (addClosers) {
                     for (ObjectNode c : o.closers()) {
@@ -94,7 +103,10 @@ final class Rewriter {
                     long seq = counts[2] + 1;
                     ObjectNode c = Json.MAPPER.createObjectNode();
                     c.put("type", CommitRecord.TYPE).put("seq", seq).put("time", time[0]);
-                    c.putObject("data").put("v", CommitRecord.VERSION).put("epoch", epoch.value()).put("endSeq", seq);
+                    c.putObject("data")
+                            .put("v", CommitRecord.VERSION)
+                            .put("epoch", epoch.value())
+                            .put("endSeq", seq);
                     c.put("ignorable", true);
                     writeLine(pending, c);
                     counts[2] = seq;
@@ -103,8 +115,7 @@ final class Rewriter {
                 flush.run();
                 dst.force(true);
                 long size = dst.size();
-                if (pre.report().channel() == Channel.P2)
-                    hist.add(new Manifest.EpochStart(epoch, pre.headerEnd(), 0));
+                if (pre.report().channel() == Channel.P2) hist.add(new Manifest.EpochStart(epoch, pre.headerEnd(), 0));
                 Path backup = null;
                 if (inPlace) {
                     backup = in.resolveSibling(in.getFileName() + ".bak-" + System.currentTimeMillis());
@@ -113,10 +124,20 @@ final class Rewriter {
                 AtomicFiles.publish(tmp, target, inPlace);
                 Path manifestPath = Manifest.pathFor(target);
                 if (pre.report().channel() == Channel.P2) {
-                    AtomicFiles.replace(manifestPath, ManifestCodec.write(new Manifest(epoch, counts[2], counts[0], size,
-                            counts[0] == 1 ? SessionLogWriter.checksumTrailer(header) : lastChecksum[0], hist)));
+                    AtomicFiles.replace(
+                            manifestPath,
+                            ManifestCodec.write(new Manifest(
+                                    epoch,
+                                    counts[2],
+                                    counts[0],
+                                    size,
+                                    counts[0] == 1 ? SessionLogWriter.checksumTrailer(header) : lastChecksum[0],
+                                    hist)));
                 } else if (inPlace && Files.exists(manifestPath)) {
-                    Files.move(manifestPath, manifestPath.resolveSibling(manifestPath.getFileName() + ".bak-" + System.currentTimeMillis()));
+                    Files.move(
+                            manifestPath,
+                            manifestPath.resolveSibling(
+                                    manifestPath.getFileName() + ".bak-" + System.currentTimeMillis()));
                 }
                 return new Result(pre.report(), target, counts[0], size, counts[1], closers, backup);
             } finally {

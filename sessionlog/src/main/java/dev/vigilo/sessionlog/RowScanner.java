@@ -30,6 +30,7 @@ final class RowScanner {
     long frameStart;
     /** rows whose first seq is >= this are dropped (epoch-switch truncation); Long.MAX_VALUE = no cut */
     long keepBelow = Long.MAX_VALUE;
+
     private boolean cutActive;
     long droppedByCut;
     boolean skipCommitRecordsInSink;
@@ -95,7 +96,10 @@ final class RowScanner {
         List<JsonNode> decoded = null;
         if (v != null) {
             if (v.isNull()) // JS: reading .seq/.type of null throws a TypeError -> the whole read fails
-                throw new CorruptSessionLogException("corrupt session log: record at line " + eventLine + " is null (frame at byte " + frameStart + ")", frameStart);
+            throw new CorruptSessionLogException(
+                        "corrupt session log: record at line " + eventLine + " is null (frame at byte " + frameStart
+                                + ")",
+                        frameStart);
             try {
                 decoded = EventRules.decodeStorageRecord(v);
             } catch (EventRules.MalformedRow e) {
@@ -103,7 +107,11 @@ final class RowScanner {
             }
         }
         if (decoded == null) {
-            if (issue == null) issue = new CorruptSessionLogException("corrupt session log: unparsable committed event at line " + eventLine + " (frame at byte " + frameStart + ")", frameStart);
+            if (issue == null)
+                issue = new CorruptSessionLogException(
+                        "corrupt session log: unparsable committed event at line " + eventLine + " (frame at byte "
+                                + frameStart + ")",
+                        frameStart);
             return;
         }
         if (issue != null) {
@@ -113,22 +121,26 @@ final class RowScanner {
         int keep = decoded.size();
         if (keepBelow != Long.MAX_VALUE) {
             if (cutActive) keep = 0;
-            else for (int k = 0; k < decoded.size(); k++) {
-                JsonNode s = decoded.get(k).get("seq");
-                if (Json.isSafeInteger(s) && Json.safeLong(s) >= keepBelow) {
-                    keep = k;
-                    cutActive = true;
-                    break;
+            else
+                for (int k = 0; k < decoded.size(); k++) {
+                    JsonNode s = decoded.get(k).get("seq");
+                    if (Json.isSafeInteger(s) && Json.safeLong(s) >= keepBelow) {
+                        keep = k;
+                        cutActive = true;
+                        break;
+                    }
                 }
-            }
             droppedByCut += decoded.size() - keep;
         }
         for (int k = 0; k < keep; k++) {
             JsonNode e = decoded.get(k);
             JsonNode s = e.isObject() ? e.get("seq") : null;
             if (!Json.numberEquals(s, expected + k)) {
-                issue = new CorruptSessionLogException("corrupt session log: seq gap in committed region at line " + eventLine + " (expected "
-                        + (expected + k) + ", got " + (s == null ? "undefined" : s.toString()) + ") in frame at byte " + frameStart, frameStart);
+                issue = new CorruptSessionLogException(
+                        "corrupt session log: seq gap in committed region at line " + eventLine + " (expected "
+                                + (expected + k) + ", got " + (s == null ? "undefined" : s.toString())
+                                + ") in frame at byte " + frameStart,
+                        frameStart);
                 if (hasTurnEnd(decoded)) throw issue;
                 return;
             }
@@ -157,7 +169,8 @@ final class RowScanner {
     }
 
     private static boolean hasTurnEnd(List<JsonNode> decoded) {
-        for (JsonNode e : decoded) if (e.isObject() && "turn/end".equals(e.path("type").textValue())) return true;
+        for (JsonNode e : decoded)
+            if (e.isObject() && "turn/end".equals(e.path("type").textValue())) return true;
         return false;
     }
 }

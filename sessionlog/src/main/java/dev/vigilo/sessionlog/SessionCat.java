@@ -17,11 +17,9 @@ public final class SessionCat {
      * @param report  the verdict of the read
      * @param written events written
      */
-    public record CatReport(VerifyReport report, long written) {
-    }
+    public record CatReport(VerifyReport report, long written) {}
 
-    private SessionCat() {
-    }
+    private SessionCat() {}
 
     /**
      * @param log     the log
@@ -68,6 +66,7 @@ public final class SessionCat {
     }
 
     private static boolean skip(JsonNode e, long fromSeq) {
-        return Json.safeLong(e.get("seq")) < fromSeq || CommitRecord.TYPE.equals(e.path("type").textValue());
+        return Json.safeLong(e.get("seq")) < fromSeq
+                || CommitRecord.TYPE.equals(e.path("type").textValue());
     }
 }

@@ -12,10 +12,10 @@ import java.util.Objects;
  */
 public final class SessionCompactor {
     /** Default plaintext bytes per merged frame. */
-    public static final long DEFAULT_FRAME_BYTES = 256L << 10; // measured: the official reader slows down with frames >= 1 MiB
+    public static final long DEFAULT_FRAME_BYTES =
+            256L << 10; // measured: the official reader slows down with frames >= 1 MiB
 
-    private SessionCompactor() {
-    }
+    private SessionCompactor() {}
 
     /**
      * @param log        the log to compact
@@ -29,7 +29,14 @@ public final class SessionCompactor {
         Objects.requireNonNull(log, "log");
         long before = sizeOf(log);
         Rewriter.Result r = Rewriter.rewrite(log, out, out == null, frameBytes, false);
-        return new CompactReport(r.output(), r.backup(), r.before().frames(), r.framesWritten(), before, r.bytesWritten(), r.rowsWritten());
+        return new CompactReport(
+                r.output(),
+                r.backup(),
+                r.before().frames(),
+                r.framesWritten(),
+                before,
+                r.bytesWritten(),
+                r.rowsWritten());
     }
 
     private static long sizeOf(Path p) {

@@ -17,7 +17,8 @@ public record SessionHeader(String id, String cwd, long createdAt, long delegati
         Objects.requireNonNull(id, "id");
         if (id.isEmpty()) throw new IllegalArgumentException("session id must not be empty");
         if (cwd != null && !cwd.startsWith("/")) throw new IllegalArgumentException("cwd must be absolute, got " + cwd);
-        if (createdAt < 0 || delegationDepth < 0) throw new IllegalArgumentException("createdAt and delegationDepth must be >= 0");
+        if (createdAt < 0 || delegationDepth < 0)
+            throw new IllegalArgumentException("createdAt and delegationDepth must be >= 0");
     }
 
     /** @return the header line (without newline) in the official writer's key order */

@@ -56,8 +56,16 @@ public final class SessionLogWriter implements AutoCloseable {
         }
     }
 
-    private SessionLogWriter(Path log, WriterOptions options, WriterLease lease, FileChannel ch, long nextSeq, long frames,
-                             List<Manifest.EpochStart> history, SurfaceFold surface) throws IOException {
+    private SessionLogWriter(
+            Path log,
+            WriterOptions options,
+            WriterLease lease,
+            FileChannel ch,
+            long nextSeq,
+            long frames,
+            List<Manifest.EpochStart> history,
+            SurfaceFold surface)
+            throws IOException {
         this.log = log;
         this.surface = surface;
         this.options = options;
@@ -93,7 +101,10 @@ public final class SessionLogWriter implements AutoCloseable {
             }
             AtomicFiles.publish(tmp, log, false);
             if (options.manifest())
-                AtomicFiles.replace(Manifest.pathFor(log), ManifestCodec.write(new Manifest(lease.epoch(), -1, 1, frame.length, checksumTrailer(frame), List.of())));
+                AtomicFiles.replace(
+                        Manifest.pathFor(log),
+                        ManifestCodec.write(
+                                new Manifest(lease.epoch(), -1, 1, frame.length, checksumTrailer(frame), List.of())));
             FileChannel ch = FileChannel.open(log, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
             return new SessionLogWriter(log, options, lease, ch, 0, 1, List.of(), new SurfaceFold());
         } catch (IOException e) {
@@ -120,22 +131,27 @@ public final class SessionLogWriter implements AutoCloseable {
         LogReader.Outcome o = LogReader.read(log, null);
         VerifyReport r = o.report();
         if (!r.accepted())
-            throw new CorruptSessionLogException("cannot append to " + log + ": " + r.error(), r.errorOffset() == null ? -1 : r.errorOffset());
+            throw new CorruptSessionLogException(
+                    "cannot append to " + log + ": " + r.error(), r.errorOffset() == null ? -1 : r.errorOffset());
         Epoch atLeast = o.maxEpoch() == null ? new Epoch(0) : o.maxEpoch().next();
-        if (o.manifest() != null && o.manifest().epoch().compareTo(atLeast) >= 0) atLeast = o.manifest().epoch().next();
+        if (o.manifest() != null && o.manifest().epoch().compareTo(atLeast) >= 0)
+            atLeast = o.manifest().epoch().next();
         WriterLease lease = epochs.acquire(log, atLeast);
         try {
             removeStaleTemps(log);
             long fileSize = Files.size(log);
             if (r.channel() == Channel.NONE && r.tornOffset() != null)
-                throw new CorruptSessionLogException(log + " ends in a torn frame at byte " + r.tornOffset()
-                        + "; run `vigilo session repair` first (it keeps the recovered events and adds closers)", r.tornOffset());
+                throw new CorruptSessionLogException(
+                        log + " ends in a torn frame at byte " + r.tornOffset()
+                                + "; run `vigilo session repair` first (it keeps the recovered events and adds closers)",
+                        r.tornOffset());
             FileChannel ch = FileChannel.open(log, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
             if (r.channel() != Channel.NONE && r.hwOffset() < fileSize) {
                 ch.truncate(r.hwOffset()); // rule 1: everything after HW is uncommitted
                 ch.force(true);
             }
-            List<Manifest.EpochStart> hist = r.channel() == Channel.P2 ? o.manifest().epochs() : List.of();
+            List<Manifest.EpochStart> hist =
+                    r.channel() == Channel.P2 ? o.manifest().epochs() : List.of();
             long frames = countFrames(log, r.hwOffset());
             return new SessionLogWriter(log, options, lease, ch, o.nextSeq(), frames, hist, o.surface());
         } catch (IOException e) {
@@ -150,7 +166,8 @@ public final class SessionLogWriter implements AutoCloseable {
     /** Temp files of a crashed manifest replace or create (".<name>.tmp-*"); safe to delete while holding the lease. */
     private static void removeStaleTemps(Path log) throws IOException {
         Path dir = log.toAbsolutePath().getParent();
-        String prefix = "." + log.getFileName() + ".tmp-", mprefix = "." + Manifest.pathFor(log).getFileName() + ".tmp-";
+        String prefix = "." + log.getFileName() + ".tmp-",
+                mprefix = "." + Manifest.pathFor(log).getFileName() + ".tmp-";
         try (var s = Files.list(dir)) {
             for (Path p : (Iterable<Path>) s::iterator) {
                 String n = p.getFileName().toString();
@@ -236,7 +253,8 @@ public final class SessionLogWriter implements AutoCloseable {
         }
         if (p.error instanceof RuntimeException re) throw re;
         if (p.error instanceof Error er) throw er;
-        if (p.error instanceof IOException io) throw new SessionLogIOException("append to " + log + " failed; durability unknown, re-open the log", io);
+        if (p.error instanceof IOException io)
+            throw new SessionLogIOException("append to " + log + " failed; durability unknown, re-open the log", io);
         if (p.error != null) throw new IllegalStateException(p.error);
         return p.result;
     }
@@ -259,7 +277,8 @@ public final class SessionLogWriter implements AutoCloseable {
             throw new IllegalArgumentException("cannot append event " + e + ": " + x.getMessage(), x);
         }
         if (CommitRecord.TYPE.equals(out.path("type").textValue()))
-            throw new IllegalArgumentException("type " + CommitRecord.TYPE + " is reserved for the writer's commit records");
+            throw new IllegalArgumentException(
+                    "type " + CommitRecord.TYPE + " is reserved for the writer's commit records");
         return out;
     }
 
@@ -307,7 +326,9 @@ public final class SessionLogWriter implements AutoCloseable {
         }
     }
 
-    private void writeFrame(List<Pending> batch, List<ObjectNode> all, long seq, long lastTime, ByteArrayOutputStream plain) throws IOException {
+    private void writeFrame(
+            List<Pending> batch, List<ObjectNode> all, long seq, long lastTime, ByteArrayOutputStream plain)
+            throws IOException {
         // like the published writer, runs are packed per written batch (a run split by a flush packs per part)
         for (ObjectNode r : options.packChunks() ? ChunkPacker.pack(all) : all) {
             plain.write(Json.MAPPER.writeValueAsBytes(r));
@@ -316,7 +337,10 @@ public final class SessionLogWriter implements AutoCloseable {
         if (options.commitRecords()) {
             ObjectNode c = Json.MAPPER.createObjectNode();
             c.put("type", CommitRecord.TYPE).put("seq", seq).put("time", lastTime);
-            c.putObject("data").put("v", CommitRecord.VERSION).put("epoch", lease.epoch().value()).put("endSeq", seq);
+            c.putObject("data")
+                    .put("v", CommitRecord.VERSION)
+                    .put("epoch", lease.epoch().value())
+                    .put("endSeq", seq);
             c.put("ignorable", true);
             plain.write(Json.MAPPER.writeValueAsBytes(c));
             plain.write('\n');
@@ -352,9 +376,13 @@ public final class SessionLogWriter implements AutoCloseable {
                 // an unreadable manifest is replaced
             }
             if (current != null && current.epoch().compareTo(lease.epoch()) > 0)
-                throw new FencedWriterException("manifest of " + log + " is owned by epoch " + current.epoch().value() + " > ours " + lease.epoch().value()
-                        + "; the batch at byte " + start + " stays uncommitted");
-            AtomicFiles.replace(Manifest.pathFor(log), ManifestCodec.write(new Manifest(lease.epoch(), seq - 1, frames, end, checksumTrailer(frame), history)));
+                throw new FencedWriterException("manifest of " + log + " is owned by epoch "
+                        + current.epoch().value() + " > ours " + lease.epoch().value() + "; the batch at byte " + start
+                        + " stays uncommitted");
+            AtomicFiles.replace(
+                    Manifest.pathFor(log),
+                    ManifestCodec.write(
+                            new Manifest(lease.epoch(), seq - 1, frames, end, checksumTrailer(frame), history)));
         }
         HighWatermark now = new HighWatermark(seq - 1, end);
         hw = now;
@@ -362,7 +390,9 @@ public final class SessionLogWriter implements AutoCloseable {
     }
 
     static long checksumTrailer(byte[] frame) {
-        return Integer.toUnsignedLong(ByteBuffer.wrap(frame, frame.length - 4, 4).order(ByteOrder.LITTLE_ENDIAN).getInt());
+        return Integer.toUnsignedLong(ByteBuffer.wrap(frame, frame.length - 4, 4)
+                .order(ByteOrder.LITTLE_ENDIAN)
+                .getInt());
     }
 
     /** Waits for an in-flight batch, then releases the file and the lease. Idempotent. */

@@ -13,8 +13,7 @@ public final class SessionRepair {
     /** Plaintext bytes per frame in a repaired log. */
     public static final long FRAME_BYTES = 1 << 20;
 
-    private SessionRepair() {
-    }
+    private SessionRepair() {}
 
     /**
      * @param log     the log to repair
@@ -28,6 +27,13 @@ public final class SessionRepair {
         Objects.requireNonNull(log, "log");
         if (!inPlace) Objects.requireNonNull(out, "out");
         Rewriter.Result r = Rewriter.rewrite(log, out, inPlace, FRAME_BYTES, true);
-        return new RepairReport(r.before(), r.output(), r.backup(), r.rowsWritten(), r.closersWritten(), r.framesWritten(), r.bytesWritten());
+        return new RepairReport(
+                r.before(),
+                r.output(),
+                r.backup(),
+                r.rowsWritten(),
+                r.closersWritten(),
+                r.framesWritten(),
+                r.bytesWritten());
     }
 }

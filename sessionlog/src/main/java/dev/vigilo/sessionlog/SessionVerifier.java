@@ -10,8 +10,7 @@ import java.util.Objects;
  * Thread-safe (stateless).
  */
 public final class SessionVerifier {
-    private SessionVerifier() {
-    }
+    private SessionVerifier() {}
 
     /**
      * @param log the {@code session.jsonl.zstd} file; its sidecar manifest {@code <log>.meta} is read if present
@@ -21,7 +20,8 @@ public final class SessionVerifier {
     public static VerifyReport verify(Path log) {
         Objects.requireNonNull(log, "log");
         if (!Files.isRegularFile(log))
-            throw new SessionLogIOException("cannot verify " + log, new java.io.FileNotFoundException(log + " is not a regular file"));
+            throw new SessionLogIOException(
+                    "cannot verify " + log, new java.io.FileNotFoundException(log + " is not a regular file"));
         return LogReader.read(log, null).report();
     }
 }

@@ -31,8 +31,7 @@ final class SurfaceFold {
     private final Map<Long, String> toolMessageIds = new HashMap<>();
 
     /** How to take back one applied event (the writer refuses an append without disturbing the fold). */
-    private record Undo(int index, long seq, long[] removed, byte[][] digests, String[] ids) {
-    }
+    private record Undo(int index, long seq, long[] removed, byte[][] digests, String[] ids) {}
 
     /** non-null while the writer validates a batch: one entry per applied surface event */
     private List<Undo> undo;
@@ -110,18 +109,29 @@ final class SurfaceFold {
         if (startIdx < 0) throw bad("surface replace: start seq " + start + " not found in surface", seq, offset);
         if (endIdx < 0) throw bad("surface replace: end seq " + end + " not found in surface", seq, offset);
         if (startIdx > endIdx)
-            throw bad("surface replace: start seq " + start + " (index " + startIdx + ") is after end seq " + end + " (index " + endIdx + ")", seq, offset);
+            throw bad(
+                    "surface replace: start seq " + start + " (index " + startIdx + ") is after end seq " + end
+                            + " (index " + endIdx + ")",
+                    seq,
+                    offset);
         List<Long> missing = new ArrayList<>();
         for (int i = startIdx; i <= endIdx; i++) if (!sources.contains(nodes[i])) missing.add(nodes[i]);
         if (!missing.isEmpty())
-            throw bad("surface replace: sourceEventSeqs must include every shadowed surface node; missing " + join(missing), seq, offset);
+            throw bad(
+                    "surface replace: sourceEventSeqs must include every shadowed surface node; missing "
+                            + join(missing),
+                    seq,
+                    offset);
         byte[] rest = null;
         if (type.equals("tool/result")) {
-            if (endIdx != startIdx) throw bad("tool/result surface replacement must rewrite exactly one current node", seq, offset);
+            if (endIdx != startIdx)
+                throw bad("tool/result surface replacement must rewrite exactly one current node", seq, offset);
             byte[] original = toolResults.get(nodes[startIdx]);
-            if (original == null) throw bad("tool/result surface replacement must target a current tool/result", seq, offset);
+            if (original == null)
+                throw bad("tool/result surface replacement must target a current tool/result", seq, offset);
             rest = restDigest(e.get("data"));
-            if (!Arrays.equals(original, rest)) throw bad("tool/result surface replacement may change only content", seq, offset);
+            if (!Arrays.equals(original, rest))
+                throw bad("tool/result surface replacement may change only content", seq, offset);
         }
         record(startIdx, seq, startIdx, endIdx);
         for (int i = startIdx; i <= endIdx; i++) {
@@ -141,19 +151,29 @@ final class SurfaceFold {
     private static Set<Long> sources(JsonNode e, String type, long seq, long offset) {
         JsonNode raw = e.get("sourceEventSeqs");
         if (raw == null) return Set.of();
-        if (!raw.isArray()) throw bad("sourceEventSeqs on event at seq " + seq + " must be an array when present", seq, offset);
-        if (raw.isEmpty() && !type.equals("assistant/message")) throw bad("sourceEventSeqs must not be empty except on assistant/message", seq, offset);
+        if (!raw.isArray())
+            throw bad("sourceEventSeqs on event at seq " + seq + " must be an array when present", seq, offset);
+        if (raw.isEmpty() && !type.equals("assistant/message"))
+            throw bad("sourceEventSeqs must not be empty except on assistant/message", seq, offset);
         Set<Long> out = new HashSet<>();
         Long nonEarlier = null;
         for (JsonNode s : raw) {
             if (!Json.isSafeInteger(s) || Json.safeLong(s) < 0)
-                throw bad("session event \"" + type + "\" sourceEventSeqs must densely contain non-negative safe integers", seq, offset);
+                throw bad(
+                        "session event \"" + type
+                                + "\" sourceEventSeqs must densely contain non-negative safe integers",
+                        seq,
+                        offset);
             long v = Json.safeLong(s);
             out.add(v);
             if (nonEarlier == null && v >= seq) nonEarlier = v;
         }
         if (out.size() != raw.size()) throw bad("sourceEventSeqs must not contain duplicates", seq, offset);
-        if (nonEarlier != null) throw bad("sourceEventSeqs must reference earlier events: " + nonEarlier + " >= current seq " + seq, seq, offset);
+        if (nonEarlier != null)
+            throw bad(
+                    "sourceEventSeqs must reference earlier events: " + nonEarlier + " >= current seq " + seq,
+                    seq,
+                    offset);
         return out;
     }
 
@@ -200,7 +220,8 @@ final class SurfaceFold {
                 sb.append(Json.MAPPER.getNodeFactory().textNode(k)).append(':');
                 JsonNode v = n.get(k);
                 if (depth == 3 && k.equals("content")) sb.append("null");
-                else if ((depth == 0 && k.equals("message")) || (depth == 1 && k.equals("content"))) canonical(v, sb, depth + 1);
+                else if ((depth == 0 && k.equals("message")) || (depth == 1 && k.equals("content")))
+                    canonical(v, sb, depth + 1);
                 else canonical(v, sb, -1);
                 sb.append(',');
             }
@@ -227,6 +248,7 @@ final class SurfaceFold {
     }
 
     private static CorruptSessionLogException bad(String what, long seq, long offset) {
-        return new CorruptSessionLogException("invalid stored event at seq " + seq + " (frame at byte " + offset + "): " + what, offset);
+        return new CorruptSessionLogException(
+                "invalid stored event at seq " + seq + " (frame at byte " + offset + "): " + what, offset);
     }
 }

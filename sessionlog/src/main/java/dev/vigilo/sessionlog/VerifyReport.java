@@ -21,9 +21,22 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * @param error          why the log was rejected, or null
  * @param errorOffset    byte offset of the damage, or null (also null when no single offset applies)
  */
-public record VerifyReport(String verdict, long events, long stored, long closers, Channel channel, Long hwSeq, Long hwOffset,
-                           long fenced, long truncated, Long tornOffset, String manifestState, Long maxEpoch, long frames,
-                           String error, Long errorOffset) {
+public record VerifyReport(
+        String verdict,
+        long events,
+        long stored,
+        long closers,
+        Channel channel,
+        Long hwSeq,
+        Long hwOffset,
+        long fenced,
+        long truncated,
+        Long tornOffset,
+        String manifestState,
+        Long maxEpoch,
+        long frames,
+        String error,
+        Long errorOffset) {
     public static final String ACCEPT = "ACCEPT";
     public static final String REJECT = "REJECT";
 
@@ -35,18 +48,30 @@ public record VerifyReport(String verdict, long events, long stored, long closer
     /** @return the object {@code vigilo session verify --json} prints (snake_case keys, nulls kept) */
     public String toJson() {
         ObjectNode n = Json.MAPPER.createObjectNode();
-        n.put("verdict", verdict).put("events", events).put("stored", stored).put("closers", closers)
+        n.put("verdict", verdict)
+                .put("events", events)
+                .put("stored", stored)
+                .put("closers", closers)
                 .put("channel", channel.jsonName());
-        n.put("hw_seq", hwSeq).put("hw_offset", hwOffset).put("fenced", fenced).put("truncated", truncated)
-                .put("torn_offset", tornOffset).put("manifest", manifestState).put("max_epoch", maxEpoch).put("frames", frames)
-                .put("error", error).put("error_offset", errorOffset);
+        n.put("hw_seq", hwSeq)
+                .put("hw_offset", hwOffset)
+                .put("fenced", fenced)
+                .put("truncated", truncated)
+                .put("torn_offset", tornOffset)
+                .put("manifest", manifestState)
+                .put("max_epoch", maxEpoch)
+                .put("frames", frames)
+                .put("error", error)
+                .put("error_offset", errorOffset);
         return n.toString();
     }
 
     /** @return the one-line text form: {@code ACCEPT events=N stored=S closers=C channel=...} or {@code REJECT events=0 error=...} */
     public String toText() {
-        if (!accepted()) return "REJECT events=0 error=" + error + (errorOffset == null ? "" : " offset=" + errorOffset);
-        return "ACCEPT events=" + events + " stored=" + stored + " closers=" + closers + " channel=" + channel.jsonName()
+        if (!accepted())
+            return "REJECT events=0 error=" + error + (errorOffset == null ? "" : " offset=" + errorOffset);
+        return "ACCEPT events=" + events + " stored=" + stored + " closers=" + closers + " channel="
+                + channel.jsonName()
                 + " hw_seq=" + hwSeq + " hw_offset=" + hwOffset + " fenced=" + fenced + " truncated=" + truncated
                 + " torn=" + (tornOffset == null ? "no" : tornOffset);
     }

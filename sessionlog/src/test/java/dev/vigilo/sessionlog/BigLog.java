@@ -13,8 +13,7 @@ import java.util.SplittableRandom;
  * (compresses ~1.5x, so a 300 MB log holds ~450 MB of JSONL), one zstd frame per batch of 20..100 events.
  */
 final class BigLog {
-    private BigLog() {
-    }
+    private BigLog() {}
 
     /** @return number of stored events written */
     static long generate(Path out, long targetBytes, long seed) throws IOException {

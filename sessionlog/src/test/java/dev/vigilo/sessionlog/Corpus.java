@@ -12,8 +12,7 @@ import java.util.Random;
 
 /** The differential corpus: every shape named in the spec and the format notes, plus seeded mutations. */
 final class Corpus {
-    private Corpus() {
-    }
+    private Corpus() {}
 
     static byte[] clean(long seed, int turns, boolean chunks) {
         List<String> ev = turns(seed, turns, chunks);
@@ -151,7 +150,9 @@ final class Corpus {
         String h0 = header();
         m.put("header-version-1", concat(frames(h0.replace("\"version\":0", "\"version\":1"), b)));
         m.put("header-no-delegationDepth", concat(frames(h0.replace(",\"delegationDepth\":0", ""), b)));
-        m.put("header-origin-subagent", concat(frames(h0.replace("}", ",\"origin\":\"subagent\",\"parentSession\":\"p\"}"), b)));
+        m.put(
+                "header-origin-subagent",
+                concat(frames(h0.replace("}", ",\"origin\":\"subagent\",\"parentSession\":\"p\"}"), b)));
         m.put("header-origin-bad", concat(frames(h0.replace("}", ",\"origin\":\"human\"}"), b)));
         m.put("header-sandboxMode", concat(frames(h0.replace("}", ",\"sandboxMode\":\"x\"}"), b)));
         m.put("header-unknown-key", concat(frames(h0.replace("}", ",\"zzz\":1}"), b)));
@@ -203,7 +204,8 @@ final class Corpus {
             s3.add("[1,2]");
             m.put("array-record", concat(frames(h0, List.of(s3))));
         }
-        // JSON details: invalid UTF-8 inside a string, escaped lone surrogate, duplicate keys, number spellings, deep nesting
+        // JSON details: invalid UTF-8 inside a string, escaped lone surrogate, duplicate keys, number spellings, deep
+        // nesting
         {
             int n = ev.size();
             List<String> u = new ArrayList<>(ev);
@@ -212,7 +214,9 @@ final class Corpus {
             // turn the U+00FF (C3 BF) of the last frame into a lone 0xFF byte: invalid UTF-8 inside a string
             List<String> tail = u.subList(25, u.size());
             byte[] plain = lines(tail).getBytes(StandardCharsets.UTF_8);
-            byte[] bad = new String(plain, StandardCharsets.UTF_8).replace("\u00ff", "#").getBytes(StandardCharsets.UTF_8);
+            byte[] bad = new String(plain, StandardCharsets.UTF_8)
+                    .replace("\u00ff", "#")
+                    .getBytes(StandardCharsets.UTF_8);
             for (int i = 0; i < bad.length; i++) if (bad[i] == '#') bad[i] = (byte) 0xFF;
             uf.set(uf.size() - 1, com.github.luben.zstd.Zstd.compress(bad, 3));
             m.put("invalid-utf8-in-string", concat(uf));
@@ -226,7 +230,8 @@ final class Corpus {
             num.add("{\"type\":\"todo/write\",\"seq\":" + n + "0E-1,\"time\":1e3,\"data\":{}}");
             m.put("number-spellings", concat(frames(h0, batch(num, 7, 13, 5, 20))));
             List<String> deepRow = new ArrayList<>(ev);
-            deepRow.add("{\"type\":\"todo/write\",\"seq\":" + n + ",\"time\":1,\"data\":" + "[".repeat(20000) + "]".repeat(20000) + "}");
+            deepRow.add("{\"type\":\"todo/write\",\"seq\":" + n + ",\"time\":1,\"data\":" + "[".repeat(20000)
+                    + "]".repeat(20000) + "}");
             m.put("deep-nesting", concat(frames(h0, batch(deepRow, 7, 13, 5, 20))));
             List<String> big = new ArrayList<>(ev);
             big.add("{\"type\":\"todo/write\",\"seq\":9007199254740993,\"time\":1,\"data\":{}}");
@@ -275,13 +280,18 @@ final class Corpus {
                 case 2 -> {
                     int a = r.nextInt(base.length), len = 1 + r.nextInt(Math.min(2000, base.length - a));
                     int at = r.nextInt(base.length);
-                    out = concat(List.of(Arrays.copyOf(base, at), Arrays.copyOfRange(base, a, a + len), Arrays.copyOfRange(base, at, base.length)));
+                    out = concat(List.of(
+                            Arrays.copyOf(base, at),
+                            Arrays.copyOfRange(base, a, a + len),
+                            Arrays.copyOfRange(base, at, base.length)));
                 }
                 default -> {
                     List<long[]> fr = frameBounds(base);
                     long[] f = fr.get(1 + r.nextInt(fr.size() - 1));
                     long[] g = fr.get(r.nextInt(fr.size()));
-                    out = concat(List.of(Arrays.copyOf(base, (int) g[1]), Arrays.copyOfRange(base, (int) f[0], (int) f[1]),
+                    out = concat(List.of(
+                            Arrays.copyOf(base, (int) g[1]),
+                            Arrays.copyOfRange(base, (int) f[0], (int) f[1]),
                             Arrays.copyOfRange(base, (int) g[1], base.length)));
                 }
             }

@@ -18,9 +18,12 @@ class CrashTest {
 
     static Process spawn(Class<?> main, String... args) throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = new java.util.ArrayList<>(List.of(java, "-cp", System.getProperty("java.class.path"), main.getName()));
+        List<String> cmd =
+                new java.util.ArrayList<>(List.of(java, "-cp", System.getProperty("java.class.path"), main.getName()));
         cmd.addAll(List.of(args));
-        return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        return new ProcessBuilder(cmd)
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
     }
 
     private long runAndKill(Path log, int acks) throws Exception {

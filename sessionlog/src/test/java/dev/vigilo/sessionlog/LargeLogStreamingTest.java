@@ -35,11 +35,19 @@ class LargeLogStreamingTest {
     void aDecompressionBombIsAClearErrorWithASmallHeap() throws Exception {
         Path log = dir.resolve("bomb.jsonl.zstd");
         String line = "{\"type\":\"todo/write\",\"seq\":0,\"time\":1,\"data\":\"" + "A".repeat(40_000_000) + "\"}\n";
-        Files.write(log, LogBuilder.concat(List.of(LogBuilder.frame(LogBuilder.header() + "\n"), LogBuilder.frame(line))));
+        Files.write(
+                log, LogBuilder.concat(List.of(LogBuilder.frame(LogBuilder.header() + "\n"), LogBuilder.frame(line))));
         assertThat(Files.size(log)).isLessThan(100_000);
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process p = new ProcessBuilder(List.of(java, "-Xmx64m", "-cp", System.getProperty("java.class.path"), LargeVerifyMain.class.getName(),
-                log.toString())).redirectErrorStream(true).start();
+        Process p = new ProcessBuilder(List.of(
+                        java,
+                        "-Xmx64m",
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        LargeVerifyMain.class.getName(),
+                        log.toString()))
+                .redirectErrorStream(true)
+                .start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(2, TimeUnit.MINUTES)).isTrue();
         assertThat(p.exitValue()).as(out).isEqualTo(1);
@@ -54,8 +62,15 @@ class LargeLogStreamingTest {
         long events = BigLog.generate(log, mb * 1_000_000L, 42, p1);
         assertThat(Files.size(log)).isGreaterThanOrEqualTo(mb * 1_000_000L);
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process p = new ProcessBuilder(List.of(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"), LargeVerifyMain.class.getName(),
-                log.toString())).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        Process p = new ProcessBuilder(List.of(
+                        java,
+                        "-Xmx256m",
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        LargeVerifyMain.class.getName(),
+                        log.toString()))
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(10, TimeUnit.MINUTES)).isTrue();
         assertThat(p.exitValue()).as(out).isZero();
@@ -63,7 +78,11 @@ class LargeLogStreamingTest {
         assertThat(r.path("verdict").asText()).isEqualTo("ACCEPT");
         assertThat(r.path("stored").asLong()).isEqualTo(events);
         assertThat(r.path("channel").asText()).isEqualTo(channel);
-        long maxHeap = Long.parseLong(out.lines().filter(l -> l.startsWith("maxHeap=")).findFirst().orElseThrow().substring(8));
+        long maxHeap = Long.parseLong(out.lines()
+                .filter(l -> l.startsWith("maxHeap="))
+                .findFirst()
+                .orElseThrow()
+                .substring(8));
         assertThat(maxHeap).isLessThanOrEqualTo(256L * 1024 * 1024);
     }
 }

@@ -14,12 +14,11 @@ final class LogBuilder {
     static final String ID = "corpus-session";
     static final String CWD = "/home/user/project";
 
-    private LogBuilder() {
-    }
+    private LogBuilder() {}
 
     static String header(String id, String cwd) {
-        return "{\"type\":\"session\",\"version\":0,\"id\":\"" + id + "\",\"createdAt\":1760000000000" + (cwd == null ? "" : ",\"cwd\":\"" + cwd + "\"")
-                + ",\"delegationDepth\":0}";
+        return "{\"type\":\"session\",\"version\":0,\"id\":\"" + id + "\",\"createdAt\":1760000000000"
+                + (cwd == null ? "" : ",\"cwd\":\"" + cwd + "\"") + ",\"delegationDepth\":0}";
     }
 
     static String header() {
@@ -49,11 +48,16 @@ final class LogBuilder {
         byte[] b = text.getBytes(StandardCharsets.UTF_8);
         if (b.length >= 128 * 1024) throw new IllegalArgumentException("raw block too large");
         ByteArrayOutputStream o = new ByteArrayOutputStream();
-        o.write(0x28); o.write(0xB5); o.write(0x2F); o.write(0xFD);
+        o.write(0x28);
+        o.write(0xB5);
+        o.write(0x2F);
+        o.write(0xFD);
         o.write(0x00);
         o.write(0x58);
         int bh = (b.length << 3) | (0 << 1) | 1; // raw, last
-        o.write(bh & 0xff); o.write((bh >>> 8) & 0xff); o.write((bh >>> 16) & 0xff);
+        o.write(bh & 0xff);
+        o.write((bh >>> 8) & 0xff);
+        o.write((bh >>> 16) & 0xff);
         o.write(b, 0, b.length);
         return o.toByteArray();
     }
@@ -105,7 +109,8 @@ final class LogBuilder {
 
         private String ev(String type, String data, String extra) {
             time += 1 + rnd.nextInt(40);
-            return "{\"type\":\"" + type + "\",\"seq\":" + (seq++) + ",\"time\":" + time + ",\"data\":" + data + (extra == null ? "" : "," + extra) + "}";
+            return "{\"type\":\"" + type + "\",\"seq\":" + (seq++) + ",\"time\":" + time + ",\"data\":" + data
+                    + (extra == null ? "" : "," + extra) + "}";
         }
 
         Events add(String type, String data) {
@@ -130,7 +135,11 @@ final class LogBuilder {
         }
 
         Events user(int turn, String text) {
-            out.add(ev("user/message", "{\"id\":\"msg-u-" + turn + "\",\"role\":\"user\",\"source\":{\"kind\":\"user\"},\"content\":[{\"type\":\"text\",\"text\":\"" + text + "\"}]}",
+            out.add(ev(
+                    "user/message",
+                    "{\"id\":\"msg-u-" + turn
+                            + "\",\"role\":\"user\",\"source\":{\"kind\":\"user\"},\"content\":[{\"type\":\"text\",\"text\":\""
+                            + text + "\"}]}",
                     "\"surfaceOp\":\"append\""));
             return this;
         }
@@ -148,33 +157,49 @@ final class LogBuilder {
         /** assistant message with {@code calls} tool-call blocks; returns the call ids. */
         List<String> assistant(int turn, int step, int calls, String text) {
             List<String> ids = new ArrayList<>();
-            StringBuilder content = new StringBuilder("[{\"type\":\"reasoning\",\"text\":\"thinking " + rnd.nextInt(1000) + "\"},{\"type\":\"text\",\"text\":\"" + text + "\"}");
+            StringBuilder content = new StringBuilder("[{\"type\":\"reasoning\",\"text\":\"thinking "
+                    + rnd.nextInt(1000) + "\"},{\"type\":\"text\",\"text\":\"" + text + "\"}");
             for (int i = 0; i < calls; i++) {
                 String id = "call_" + (++callCounter) + "_" + rnd.nextInt(1_000_000);
                 ids.add(id);
-                content.append(",{\"type\":\"tool-call\",\"id\":\"").append(id).append("\",\"name\":\"bash\",\"arguments\":\"{\\\"command\\\":\\\"ls\\\"}\"}");
+                content.append(",{\"type\":\"tool-call\",\"id\":\"")
+                        .append(id)
+                        .append("\",\"name\":\"bash\",\"arguments\":\"{\\\"command\\\":\\\"ls\\\"}\"}");
             }
             content.append(']');
-            out.add(ev("assistant/message", "{\"turn\":" + turn + ",\"step\":" + step + ",\"message\":{\"id\":\"msg-a-" + turn + "-" + step
-                    + "\",\"role\":\"assistant\",\"source\":{\"kind\":\"model\",\"provider\":\"deepseek\",\"model\":\"deepseek-v4-pro\"},\"content\":" + content
-                    + "},\"usage\":{\"inputTokens\":1000,\"outputTokens\":50}}", "\"surfaceOp\":\"append\""));
+            out.add(ev(
+                    "assistant/message",
+                    "{\"turn\":" + turn + ",\"step\":" + step + ",\"message\":{\"id\":\"msg-a-" + turn + "-" + step
+                            + "\",\"role\":\"assistant\",\"source\":{\"kind\":\"model\",\"provider\":\"deepseek\",\"model\":\"deepseek-v4-pro\"},\"content\":"
+                            + content
+                            + "},\"usage\":{\"inputTokens\":1000,\"outputTokens\":50}}",
+                    "\"surfaceOp\":\"append\""));
             return ids;
         }
 
         long toolCall(int turn, int step, String id) {
             long s = seq;
-            out.add(ev("tool/call", "{\"turn\":" + turn + ",\"step\":" + step + ",\"callId\":\"" + id + "\",\"name\":\"bash\",\"arguments\":\"{}\"}", null));
+            out.add(ev(
+                    "tool/call",
+                    "{\"turn\":" + turn + ",\"step\":" + step + ",\"callId\":\"" + id
+                            + "\",\"name\":\"bash\",\"arguments\":\"{}\"}",
+                    null));
             return s;
         }
 
         Events toolResult(int turn, int step, String id, long callSeq, String text) {
-            out.add(ev("tool/result", toolResultData(turn, step, id, text), "\"surfaceOp\":\"append\",\"sourceEventSeqs\":[" + callSeq + "]"));
+            out.add(ev(
+                    "tool/result",
+                    toolResultData(turn, step, id, text),
+                    "\"surfaceOp\":\"append\",\"sourceEventSeqs\":[" + callSeq + "]"));
             return this;
         }
 
         static String toolResultData(int turn, int step, String id, String text) {
-            return "{\"turn\":" + turn + ",\"step\":" + step + ",\"message\":{\"id\":\"msg-t-" + id + "\",\"role\":\"user\",\"source\":{\"kind\":\"tool\",\"callId\":\""
-                    + id + "\"},\"content\":[{\"type\":\"tool-result\",\"toolCallId\":\"" + id + "\",\"content\":[{\"type\":\"text\",\"text\":\"" + text + "\"}]}]}}";
+            return "{\"turn\":" + turn + ",\"step\":" + step + ",\"message\":{\"id\":\"msg-t-" + id
+                    + "\",\"role\":\"user\",\"source\":{\"kind\":\"tool\",\"callId\":\"" + id
+                    + "\"},\"content\":[{\"type\":\"tool-result\",\"toolCallId\":\"" + id
+                    + "\",\"content\":[{\"type\":\"text\",\"text\":\"" + text + "\"}]}]}}";
         }
 
         Events turnEnd(int turn) {
@@ -197,8 +222,8 @@ final class LogBuilder {
             texts.append(']');
             dt.append(']');
             time += 3;
-            out.add("{\"type\":\"text-chunks\",\"seq0\":" + seq + ",\"time0\":" + time + ",\"data\":{\"turn\":" + turn + ",\"step\":" + step
-                    + ",\"index\":0,\"dt\":" + dt + ",\"texts\":" + texts + "}}");
+            out.add("{\"type\":\"text-chunks\",\"seq0\":" + seq + ",\"time0\":" + time + ",\"data\":{\"turn\":" + turn
+                    + ",\"step\":" + step + ",\"index\":0,\"dt\":" + dt + ",\"texts\":" + texts + "}}");
             seq += n;
             time += 50;
             return this;
@@ -212,7 +237,8 @@ final class LogBuilder {
                 stepStart(turn, step);
                 if (chunks) textChunks(turn, step, 3 + rnd.nextInt(6));
                 boolean last = step == steps;
-                List<String> ids = assistant(turn, step, last ? 0 : 1 + rnd.nextInt(2), "answer " + rnd.nextInt(100000));
+                List<String> ids =
+                        assistant(turn, step, last ? 0 : 1 + rnd.nextInt(2), "answer " + rnd.nextInt(100000));
                 for (String id : ids) {
                     long cs = toolCall(turn, step, id);
                     toolResult(turn, step, id, cs, "output " + "y".repeat(rnd.nextInt(300)));

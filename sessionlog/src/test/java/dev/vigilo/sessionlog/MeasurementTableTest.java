@@ -19,7 +19,11 @@ class MeasurementTableTest {
 
     @Test
     void p1PartialTailWithoutCommitFramesIsTodaysBehaviour() throws Exception {
-        ProtocolLogs l = new ProtocolLogs().plain(0, 2, null).plain(3, 4, null).plain(5, 7, null).tornLast(3);
+        ProtocolLogs l = new ProtocolLogs()
+                .plain(0, 2, null)
+                .plain(3, 4, null)
+                .plain(5, 7, null)
+                .tornLast(3);
         Path f = l.write(dir, "partial", null);
         VerifyReport v = SessionVerifier.verify(f);
         assertThat(v.channel()).isEqualTo(Channel.NONE);
@@ -64,7 +68,8 @@ class MeasurementTableTest {
 
     @Test
     void p1TornCommitFrameStepsBackToThePreviousCommit() throws Exception {
-        ProtocolLogs l = new ProtocolLogs().p1(0, 4, 0).p1(5, 9, 0).p1(10, 14, 0).tornLast(2);
+        ProtocolLogs l =
+                new ProtocolLogs().p1(0, 4, 0).p1(5, 9, 0).p1(10, 14, 0).tornLast(2);
         Path f = l.write(dir, "torn-commit", null);
         VerifyReport v = SessionVerifier.verify(f);
         assertThat(v.verdict()).isEqualTo("ACCEPT");

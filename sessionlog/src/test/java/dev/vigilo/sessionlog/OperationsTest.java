@@ -33,7 +33,8 @@ class OperationsTest {
         JsonNode refOut = Referee.get().judge(out);
         assertThat(refOut.path("verdict").asText()).isEqualTo("ACCEPT");
         assertThat(refOut.path("closers").asLong()).isZero();
-        assertThat(refOut.path("events").asLong()).isEqualTo(refIn.path("events").asLong());
+        assertThat(refOut.path("events").asLong())
+                .isEqualTo(refIn.path("events").asLong());
         assertThat(WriterTest.toList(refOut.path("types"))).isEqualTo(WriterTest.toList(refIn.path("types")));
         assertThat(Files.readAllBytes(in)).isEqualTo(Corpus.shapes().get("open-turn-torn")); // original untouched
         VerifyReport v = SessionVerifier.verify(out);
@@ -43,7 +44,12 @@ class OperationsTest {
 
     @Test
     void repairOfAProtocolLogResolvesFencingIntoALogTheRefereeAccepts() throws Exception {
-        Path in = new ProtocolLogs().p1(0, 9, 0).p1(10, 12, 0).p1(10, 19, 1).p1(4, 8, 0).write(dir, "recycled-and-stale", null);
+        Path in = new ProtocolLogs()
+                .p1(0, 9, 0)
+                .p1(10, 12, 0)
+                .p1(10, 19, 1)
+                .p1(4, 8, 0)
+                .write(dir, "recycled-and-stale", null);
         assertThat(Referee.get().judge(in).path("verdict").asText()).isEqualTo("REJECT");
         Path out = dir.resolve("resolved.jsonl.zstd");
         SessionRepair.repair(in, out, false);
@@ -65,7 +71,8 @@ class OperationsTest {
         assertThat(SessionVerifier.verify(in).closers()).isZero();
         Path bad = corpus("checksum-mismatch-middle");
         Path out = dir.resolve("never.jsonl.zstd");
-        assertThatThrownBy(() -> SessionRepair.repair(bad, out, false)).isInstanceOf(CorruptSessionLogException.class)
+        assertThatThrownBy(() -> SessionRepair.repair(bad, out, false))
+                .isInstanceOf(CorruptSessionLogException.class)
                 .hasMessageContaining("failed validation");
         assertThat(out).doesNotExist();
     }
@@ -77,10 +84,12 @@ class OperationsTest {
         SessionCat.CatReport r = SessionCat.cat(in, 0, out);
         List<String> lines = out.toString(StandardCharsets.UTF_8).lines().toList();
         assertThat(lines).hasSize((int) r.report().stored()).hasSize((int) r.written());
-        for (int i = 0; i < lines.size(); i++) assertThat(Json.MAPPER.readTree(lines.get(i)).get("seq").asLong()).isEqualTo(i);
+        for (int i = 0; i < lines.size(); i++)
+            assertThat(Json.MAPPER.readTree(lines.get(i)).get("seq").asLong()).isEqualTo(i);
         ByteArrayOutputStream tail = new ByteArrayOutputStream();
         assertThat(SessionCat.cat(in, 70, tail).written()).isEqualTo(r.report().stored() - 70);
-        assertThat(tail.toString(StandardCharsets.UTF_8).lines().findFirst().orElseThrow()).contains("\"seq\":70");
+        assertThat(tail.toString(StandardCharsets.UTF_8).lines().findFirst().orElseThrow())
+                .contains("\"seq\":70");
     }
 
     @Test
@@ -91,7 +100,8 @@ class OperationsTest {
         assertThat(r.written()).isEqualTo(9);
         assertThat(out.toString(StandardCharsets.UTF_8)).doesNotContain("vigilo/commit");
         ByteArrayOutputStream none = new ByteArrayOutputStream();
-        assertThat(SessionCat.cat(corpus("seq-gap-middle"), 0, none).report().accepted()).isFalse();
+        assertThat(SessionCat.cat(corpus("seq-gap-middle"), 0, none).report().accepted())
+                .isFalse();
         assertThat(none.size()).isZero();
     }
 
@@ -99,7 +109,8 @@ class OperationsTest {
     void compactMergesFramesAndTheRefereeStillAccepts() throws Exception {
         Path in = dir.resolve("many.jsonl.zstd");
         var events = WriterTest.parse(LogBuilder.turns(31, 30, false));
-        try (SessionLogWriter w = SessionLogWriter.create(in, WriterTest.HEADER, new LockFileEpochSource(), WriterOptions.defaults())) {
+        try (SessionLogWriter w =
+                SessionLogWriter.create(in, WriterTest.HEADER, new LockFileEpochSource(), WriterOptions.defaults())) {
             for (int i = 0; i < events.size(); i += 3) w.append(events.subList(i, Math.min(events.size(), i + 3)));
         }
         JsonNode refIn = Referee.get().judge(in);
@@ -109,7 +120,8 @@ class OperationsTest {
         assertThat(c.bytesAfter()).isLessThan(c.bytesBefore());
         JsonNode refOut = Referee.get().judge(out);
         assertThat(refOut.path("verdict").asText()).isEqualTo("ACCEPT");
-        assertThat(refOut.path("events").asLong()).isEqualTo(refIn.path("events").asLong());
+        assertThat(refOut.path("events").asLong())
+                .isEqualTo(refIn.path("events").asLong());
         VerifyReport v = SessionVerifier.verify(out);
         assertThat(v.channel()).isEqualTo(Channel.P2);
         assertThat(v.manifestState()).isEqualTo("consistent");

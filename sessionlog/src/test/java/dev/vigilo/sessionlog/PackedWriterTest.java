@@ -12,7 +12,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -76,16 +75,20 @@ class PackedWriterTest {
         for (int i = 0; i < 3; i++) b.add(chunk(t += 1, 1, 1, "reasoning-delta", 1, "r" + i)); // index break, run of 3
         for (int i = 0; i < 4; i++) b.add(chunk(t += 2, 1, 1, "tool-call-delta", 2, "a" + i)); // tool call with name
         for (int i = 0; i < 3; i++) b.add(chunk(t += 2, 1, 1, "tool-call-delta", 2, "b" + i)); // id break
-        for (int i = 0; i < 3; i++) b.add(chunk(t += 2, 1, 1, "tool-call-delta", 2, "a" + i + "!")); // name absent: breaks the run
+        for (int i = 0; i < 3; i++)
+            b.add(chunk(t += 2, 1, 1, "tool-call-delta", 2, "a" + i + "!")); // name absent: breaks the run
         batches.add(b);
         b = new ArrayList<>();
-        for (int i = 0; i < 3; i++) b.add(chunk(t += 1, 1, i < 2 ? 1 : 2, "text-delta", 0, "s" + i)); // step break at the third
+        for (int i = 0; i < 3; i++)
+            b.add(chunk(t += 1, 1, i < 2 ? 1 : 2, "text-delta", 0, "s" + i)); // step break at the third
         ObjectNode extra = chunk(t += 1, 1, 2, "text-delta", 0, "x");
-        ((ObjectNode) extra.get("data").get("chunk")).put("providerMeta", 1); // not whitelisted: verbatim, breaks the run
+        ((ObjectNode) extra.get("data").get("chunk"))
+                .put("providerMeta", 1); // not whitelisted: verbatim, breaks the run
         b.add(chunk(t += 1, 1, 2, "text-delta", 0, "y0"));
         b.add(extra);
         b.add(chunk(t += 1, 1, 2, "text-delta", 0, "y1"));
-        for (int i = 0; i < 2; i++) b.add(chunk(t -= 5, 1, 2, "text-delta", 0, "neg" + i)); // negative dt, run of 3 with y1
+        for (int i = 0; i < 2; i++)
+            b.add(chunk(t -= 5, 1, 2, "text-delta", 0, "neg" + i)); // negative dt, run of 3 with y1
         b.add(chunk(t += 1, 1, 2, "text-delta", 0, "split0")); // this run continues into the next batch
         b.add(chunk(t += 1, 1, 2, "text-delta", 0, "split1"));
         batches.add(b);
@@ -115,8 +118,15 @@ class PackedWriterTest {
         String script = "import {readFileSync} from 'node:fs'; import {pathToFileURL} from 'node:url';"
                 + "const {packChunkRuns} = await import(pathToFileURL(process.argv[1] + '/node_modules/@deepseek-ai/dsh-session/lib/index.js').href);"
                 + "process.stdout.write(packChunkRuns(JSON.parse(readFileSync(process.argv[2], 'utf8'))).map((r) => JSON.stringify(r)).join('\\n') + '\\n')";
-        Process p = new ProcessBuilder(ref.dir.resolve("node_modules/.bin/node").toString(), "--input-type=module", "-e", script,
-                ref.dir.toString(), in.toString()).redirectErrorStream(true).start();
+        Process p = new ProcessBuilder(
+                        ref.dir.resolve("node_modules/.bin/node").toString(),
+                        "--input-type=module",
+                        "-e",
+                        script,
+                        ref.dir.toString(),
+                        in.toString())
+                .redirectErrorStream(true)
+                .start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor()).as(out).isZero();
         return out;
@@ -127,7 +137,8 @@ class PackedWriterTest {
         Path f = dir.resolve("edge.jsonl.zstd");
         List<List<ObjectNode>> batches = edgeBatches();
         List<Long> starts = new ArrayList<>();
-        try (SessionLogWriter w = SessionLogWriter.create(f, WriterTest.HEADER, new LockFileEpochSource(), WriterOptions.plain())) {
+        try (SessionLogWriter w =
+                SessionLogWriter.create(f, WriterTest.HEADER, new LockFileEpochSource(), WriterOptions.plain())) {
             for (List<ObjectNode> b : batches) starts.add(w.append(b).firstSeq().value());
         }
         List<byte[]> frames = framePlaintexts(f);
@@ -139,14 +150,21 @@ class PackedWriterTest {
             all += ours;
         }
         // the batches really exercise all three row kinds and verbatim chunks
-        assertThat(all).contains("{\"type\":\"text-chunks\",\"seq0\":2,").contains("\\u001b").contains("\"reasoning-chunks\"").contains("\"tool-call-chunks\"")
-                .contains("\"name\":\"bash\"").contains("\"type\":\"assistant/chunk\"");
+        assertThat(all)
+                .contains("{\"type\":\"text-chunks\",\"seq0\":2,")
+                .contains("\\u001b")
+                .contains("\"reasoning-chunks\"")
+                .contains("\"tool-call-chunks\"")
+                .contains("\"name\":\"bash\"")
+                .contains("\"type\":\"assistant/chunk\"");
         JsonNode ref = Referee.get().judge(f);
         VerifyReport v = SessionVerifier.verify(f);
         assertThat(v.accepted()).as(v.error()).isTrue();
         assertThat(ref.path("verdict").asText()).isEqualTo("ACCEPT");
         assertThat(ref.path("events").asLong()).isEqualTo(v.events());
-        assertThat(ref.path("stored").asLong()).isEqualTo(v.stored()).isEqualTo(batches.stream().mapToLong(List::size).sum());
+        assertThat(ref.path("stored").asLong())
+                .isEqualTo(v.stored())
+                .isEqualTo(batches.stream().mapToLong(List::size).sum());
     }
 
     @Test
@@ -160,7 +178,8 @@ class PackedWriterTest {
                     input.addAll(b);
                 }
             }
-            assertThat(new String(LogBuilder.concat(framePlaintexts(f)), StandardCharsets.UTF_8)).contains("-chunks\"");
+            assertThat(new String(LogBuilder.concat(framePlaintexts(f)), StandardCharsets.UTF_8))
+                    .contains("-chunks\"");
             RefereeDifferentialTest.Row row = RefereeDifferentialTest.compare("packed", f);
             assertThat(row.same()).as(row.referee() + " / " + row.vigilo()).isTrue();
             assertThat(row.referee()).startsWith("ACCEPT");
@@ -184,10 +203,15 @@ class PackedWriterTest {
     @Test
     void packingCanBeSwitchedOff() throws Exception {
         Path f = dir.resolve("unpacked.jsonl.zstd");
-        try (SessionLogWriter w = SessionLogWriter.create(f, WriterTest.HEADER, new LockFileEpochSource(), WriterOptions.plain().withPackChunks(false))) {
+        try (SessionLogWriter w = SessionLogWriter.create(
+                f,
+                WriterTest.HEADER,
+                new LockFileEpochSource(),
+                WriterOptions.plain().withPackChunks(false))) {
             for (List<ObjectNode> b : edgeBatches()) w.append(b);
         }
-        assertThat(new String(LogBuilder.concat(framePlaintexts(f)), StandardCharsets.UTF_8)).doesNotContain("-chunks\"");
+        assertThat(new String(LogBuilder.concat(framePlaintexts(f)), StandardCharsets.UTF_8))
+                .doesNotContain("-chunks\"");
         assertThat(SessionVerifier.verify(f).accepted()).isTrue();
     }
 
@@ -196,17 +220,35 @@ class PackedWriterTest {
     void rewritingAnOfficialChunkedLogReproducesItsBytes() throws Exception {
         Referee ref = Referee.get();
         Path official = dir.resolve("official.jsonl.zstd");
-        ProcessBuilder pb = new ProcessBuilder(ref.dir.resolve("node_modules/.bin/node").toString(), Referee.sourceDir().resolve("gen-big.mjs").toString(),
-                official.toString(), "1", "--mode", "official", "--chunks", "--corpus", "synthetic", "--quiet", "--seed", "11", "--turns", "6");
+        ProcessBuilder pb = new ProcessBuilder(
+                ref.dir.resolve("node_modules/.bin/node").toString(),
+                Referee.sourceDir().resolve("gen-big.mjs").toString(),
+                official.toString(),
+                "1",
+                "--mode",
+                "official",
+                "--chunks",
+                "--corpus",
+                "synthetic",
+                "--quiet",
+                "--seed",
+                "11",
+                "--turns",
+                "6");
         pb.environment().put("DSH_REF", ref.dir.toString());
         Process p = pb.redirectErrorStream(true).start();
         String log = new String(p.getInputStream().readAllBytes());
         assertThat(p.waitFor()).as(log).isZero();
         List<byte[]> theirs = framePlaintexts(official);
         JsonNode h = Json.MAPPER.readTree(new String(theirs.get(0), StandardCharsets.UTF_8));
-        SessionHeader header = new SessionHeader(h.get("id").textValue(), h.path("cwd").textValue(), h.get("createdAt").longValue(), h.get("delegationDepth").longValue());
+        SessionHeader header = new SessionHeader(
+                h.get("id").textValue(),
+                h.path("cwd").textValue(),
+                h.get("createdAt").longValue(),
+                h.get("delegationDepth").longValue());
         Path ours = dir.resolve("ours.jsonl.zstd");
-        try (SessionLogWriter w = SessionLogWriter.create(ours, header, new LockFileEpochSource(), new WriterOptions(false, false, false, true))) {
+        try (SessionLogWriter w = SessionLogWriter.create(
+                ours, header, new LockFileEpochSource(), new WriterOptions(false, false, false, true))) {
             for (int i = 1; i < theirs.size(); i++) {
                 List<ObjectNode> batch = events(theirs.get(i));
                 batch.forEach(e -> e.remove("seq"));
@@ -218,10 +260,14 @@ class PackedWriterTest {
         int packed = 0;
         for (int i = 0; i < theirs.size(); i++) {
             String t = new String(theirs.get(i), StandardCharsets.UTF_8);
-            assertThat(new String(mine.get(i), StandardCharsets.UTF_8)).as("frame " + i).isEqualTo(t);
+            assertThat(new String(mine.get(i), StandardCharsets.UTF_8))
+                    .as("frame " + i)
+                    .isEqualTo(t);
             if (t.contains("\"text-chunks\"")) packed++;
         }
         assertThat(packed).as("batches with packed rows").isGreaterThan(0);
-        assertThat(Files.readAllBytes(ours)).as("compressed bytes (zstd level 3, checksum)").isEqualTo(Files.readAllBytes(official));
+        assertThat(Files.readAllBytes(ours))
+                .as("compressed bytes (zstd level 3, checksum)")
+                .isEqualTo(Files.readAllBytes(official));
     }
 }

@@ -21,7 +21,8 @@ final class ProtocolLogs {
     }
 
     static String commit(long seq, long epoch) {
-        return "{\"type\":\"vigilo/commit\",\"seq\":" + seq + ",\"time\":" + (1000 + seq) + ",\"data\":{\"v\":1,\"epoch\":" + epoch + ",\"endSeq\":" + seq + "},\"ignorable\":true}";
+        return "{\"type\":\"vigilo/commit\",\"seq\":" + seq + ",\"time\":" + (1000 + seq)
+                + ",\"data\":{\"v\":1,\"epoch\":" + epoch + ",\"endSeq\":" + seq + "},\"ignorable\":true}";
     }
 
     /** A P1 batch: fillers from..to-1 then the commit record at seq {@code to}. */
@@ -35,7 +36,8 @@ final class ProtocolLogs {
 
     /** A batch without commit record: fillers from..to inclusive; records its epoch in the P2 history. */
     ProtocolLogs plain(long from, long to, Long epoch) {
-        if (epoch != null && (history.isEmpty() || history.get(history.size() - 1).epoch().value() != epoch))
+        if (epoch != null
+                && (history.isEmpty() || history.get(history.size() - 1).epoch().value() != epoch))
             history.add(new Manifest.EpochStart(new Epoch(epoch), size(), from));
         List<String> rows = new ArrayList<>();
         for (long s = from; s <= to; s++) rows.add(filler(s));
@@ -62,8 +64,15 @@ final class ProtocolLogs {
     /** Manifest claiming the first {@code nFrames} frames (header included), written under {@code epoch}. */
     Manifest manifest(int nFrames, long epoch, long endSeq) {
         byte[] last = frames.get(nFrames - 1);
-        return new Manifest(new Epoch(epoch), endSeq, nFrames, endOfFrame(nFrames - 1), SessionLogWriter.checksumTrailer(last),
-                history.stream().filter(h -> h.startOffset() < endOfFrame(nFrames - 1)).toList());
+        return new Manifest(
+                new Epoch(epoch),
+                endSeq,
+                nFrames,
+                endOfFrame(nFrames - 1),
+                SessionLogWriter.checksumTrailer(last),
+                history.stream()
+                        .filter(h -> h.startOffset() < endOfFrame(nFrames - 1))
+                        .toList());
     }
 
     Path write(Path dir, String name, Manifest m) throws IOException {

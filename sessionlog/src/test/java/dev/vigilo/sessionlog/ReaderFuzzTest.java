@@ -7,10 +7,10 @@ import java.nio.file.Path;
 import java.util.List;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
-import net.jqwik.api.Combinators;
 
 /**
  * The reader never crashes on arbitrary bytes: every input yields a verdict (REJECT with an error and,
@@ -18,7 +18,8 @@ import net.jqwik.api.Combinators;
  */
 class ReaderFuzzTest {
     private static final byte[] BASE = Corpus.clean(5, 3, true);
-    private static final byte[] P1 = LogBuilder.concat(new ProtocolLogs().p1(0, 4, 0).p1(5, 9, 1).p1(3, 6, 0).frames);
+    private static final byte[] P1 =
+            LogBuilder.concat(new ProtocolLogs().p1(0, 4, 0).p1(5, 9, 1).p1(3, 6, 0).frames);
 
     private static VerifyReport verifyBytes(byte[] content, byte[] manifest) throws Exception {
         Path f = Files.createTempFile("fuzz", ".jsonl.zstd");
@@ -57,8 +58,14 @@ class ReaderFuzzTest {
 
     @Provide
     Arbitrary<List<int[]>> edits() {
-        return Combinators.combine(Arbitraries.integers().between(0, 3), Arbitraries.integers().between(0, Integer.MAX_VALUE),
-                Arbitraries.integers().between(0, 255)).as((k, pos, val) -> new int[] {k, pos, val}).list().ofMinSize(1).ofMaxSize(6);
+        return Combinators.combine(
+                        Arbitraries.integers().between(0, 3),
+                        Arbitraries.integers().between(0, Integer.MAX_VALUE),
+                        Arbitraries.integers().between(0, 255))
+                .as((k, pos, val) -> new int[] {k, pos, val})
+                .list()
+                .ofMinSize(1)
+                .ofMaxSize(6);
     }
 
     @Property(tries = 2000)
@@ -84,7 +91,8 @@ class ReaderFuzzTest {
     }
 
     @Property(tries = 500)
-    void arbitraryManifestsGetAVerdict(@ForAll byte[] manifest, @ForAll long committed, @ForAll int frames) throws Exception {
+    void arbitraryManifestsGetAVerdict(@ForAll byte[] manifest, @ForAll long committed, @ForAll int frames)
+            throws Exception {
         assertWellFormed(verifyBytes(P1, manifest));
         String m = "{\"format\":\"vigilo-session-manifest\",\"version\":1,\"epoch\":1,\"endSeq\":9,\"frames\":" + frames
                 + ",\"committedBytes\":" + committed + ",\"lastFrameChecksum\":\"00000000\",\"epochs\":[]}";

@@ -34,12 +34,16 @@ final class Referee {
     static Path sourceDir() {
         Path start = Path.of(System.getProperty("user.dir")).toAbsolutePath();
         for (Path p = start; p != null; p = p.getParent()) {
-            for (Path c : new Path[] {p.resolve("shared/tools/dsh-referee"), p.resolveSibling("shared/tools/dsh-referee")}) {
-                if (c != null && Files.isRegularFile(c.resolve("referee.mjs")) && Files.isRegularFile(c.resolve("setup.sh"))) return c;
+            for (Path c :
+                    new Path[] {p.resolve("shared/tools/dsh-referee"), p.resolveSibling("shared/tools/dsh-referee")}) {
+                if (c != null
+                        && Files.isRegularFile(c.resolve("referee.mjs"))
+                        && Files.isRegularFile(c.resolve("setup.sh"))) return c;
             }
         }
-        throw new AssertionError("cannot find shared/tools/dsh-referee (looked upward from " + start
-                + " for <dir>/shared/tools/dsh-referee and <repo-root>/../shared/tools/dsh-referee); put a copy of shared/ beside the clone");
+        throw new AssertionError(
+                "cannot find shared/tools/dsh-referee (looked upward from " + start
+                        + " for <dir>/shared/tools/dsh-referee and <repo-root>/../shared/tools/dsh-referee); put a copy of shared/ beside the clone");
     }
 
     private static Referee install() {
@@ -54,20 +58,25 @@ final class Referee {
             Path cache = Path.of(System.getProperty("user.home"), ".cache", "vigilo", "dsh-referee");
             Files.createDirectories(cache);
             Path dir = cache.resolve(hash);
-            try (FileChannel lockCh = FileChannel.open(cache.resolve(hash + ".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-                 FileLock ignored = lockCh.lock()) {
+            try (FileChannel lockCh = FileChannel.open(
+                            cache.resolve(hash + ".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+                    FileLock ignored = lockCh.lock()) {
                 Path ready = dir.resolve(".ready");
                 if (!Files.exists(ready)) {
                     Path log = cache.resolve(hash + ".setup.log");
-                    Process pr = new ProcessBuilder("bash", src.resolve("setup.sh").toString(), dir.toString())
-                            .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+                    Process pr = new ProcessBuilder(
+                                    "bash", src.resolve("setup.sh").toString(), dir.toString())
+                            .redirectErrorStream(true)
+                            .redirectOutput(log.toFile())
+                            .start();
                     if (!pr.waitFor(15, TimeUnit.MINUTES)) {
                         pr.destroyForcibly();
                         throw new AssertionError("referee setup timed out after 15 min; see " + log);
                     }
                     if (pr.exitValue() != 0 || !Files.isExecutable(dir.resolve("node_modules/.bin/node")))
-                        throw new AssertionError("referee setup failed (exit " + pr.exitValue() + "): bash " + src.resolve("setup.sh") + " " + dir
-                                + " needs npm and the npm registry; output:\n" + Files.readString(log));
+                        throw new AssertionError("referee setup failed (exit " + pr.exitValue() + "): bash "
+                                + src.resolve("setup.sh") + " " + dir + " needs npm and the npm registry; output:\n"
+                                + Files.readString(log));
                     Files.writeString(ready, "ok\n");
                 }
             }
@@ -83,10 +92,14 @@ final class Referee {
     JsonNode judge(Path file) {
         try {
             Path stage = Files.createTempDirectory("referee-stage");
-            ProcessBuilder pb = new ProcessBuilder(dir.resolve("node_modules/.bin/node").toString(), dir.resolve("referee.mjs").toString(),
-                    "--json", file.toAbsolutePath().toString());
+            ProcessBuilder pb = new ProcessBuilder(
+                    dir.resolve("node_modules/.bin/node").toString(),
+                    dir.resolve("referee.mjs").toString(),
+                    "--json",
+                    file.toAbsolutePath().toString());
             pb.environment().put("REFEREE_STAGE", stage.toString());
-            // stdout to a file: node writes to files synchronously, while a large line to a pipe can be cut by process.exit()
+            // stdout to a file: node writes to files synchronously, while a large line to a pipe can be cut by
+            // process.exit()
             Path outFile = stage.resolve("out.json");
             Path errFile = stage.resolve("err.txt");
             pb.redirectOutput(outFile.toFile()).redirectError(errFile.toFile());

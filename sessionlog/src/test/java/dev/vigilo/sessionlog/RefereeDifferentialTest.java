@@ -22,12 +22,14 @@ class RefereeDifferentialTest {
     @TempDir
     Path dir;
 
-    record Row(String name, String referee, String vigilo, boolean same) {
-    }
+    record Row(String name, String referee, String vigilo, boolean same) {}
 
     static List<String> vigiloTypes(Path f) {
         List<String> types = new ArrayList<>();
-        LogReader.Outcome o = LogReader.read(f, (buf, off, len, kept, whole) -> kept.forEach(e -> types.add(e.get("type").textValue())));
+        LogReader.Outcome o = LogReader.read(
+                f,
+                (buf, off, len, kept, whole) ->
+                        kept.forEach(e -> types.add(e.get("type").textValue())));
         if (!o.report().accepted()) return List.of();
         o.closers().forEach(c -> types.add(c.get("type").textValue()));
         return types;
@@ -37,7 +39,9 @@ class RefereeDifferentialTest {
         JsonNode ref = Referee.get().judge(f);
         VerifyReport v = SessionVerifier.verify(f);
         String rv = ref.path("verdict").asText();
-        String rs = rv + " events=" + ref.path("events").asLong() + " stored=" + ref.path("stored").asLong(0) + " closers=" + ref.path("closers").asLong(0);
+        String rs = rv + " events=" + ref.path("events").asLong() + " stored="
+                + ref.path("stored").asLong(0) + " closers="
+                + ref.path("closers").asLong(0);
         String vs = v.verdict() + " events=" + v.events() + " stored=" + v.stored() + " closers=" + v.closers();
         boolean same = rs.equals(vs);
         if (same && v.accepted()) {
@@ -76,8 +80,13 @@ class RefereeDifferentialTest {
     }
 
     private static void report(List<Row> rows) {
-        for (Row r : rows) System.out.println((r.same ? "same " : "DIFF ") + r.name + ": referee=" + r.referee + (r.same ? "" : " vigilo=" + r.vigilo));
-        assertThat(rows.stream().filter(r -> !r.same).map(r -> r.name + ": referee=" + r.referee + " vigilo=" + r.vigilo)).isEmpty();
+        for (Row r : rows)
+            System.out.println((r.same ? "same " : "DIFF ") + r.name + ": referee=" + r.referee
+                    + (r.same ? "" : " vigilo=" + r.vigilo));
+        assertThat(rows.stream()
+                        .filter(r -> !r.same)
+                        .map(r -> r.name + ": referee=" + r.referee + " vigilo=" + r.vigilo))
+                .isEmpty();
     }
 
     @Test
@@ -95,8 +104,19 @@ class RefereeDifferentialTest {
     void officialWriterLogsAndTheirTruncationsMatchTheReferee() throws Exception {
         Referee ref = Referee.get();
         Path log = dir.resolve("official.jsonl.zstd");
-        ProcessBuilder pb = new ProcessBuilder(ref.dir.resolve("node_modules/.bin/node").toString(), Referee.sourceDir().resolve("gen-big.mjs").toString(),
-                log.toString(), "0.3", "--mode", "official", "--chunks", "--corpus", "synthetic", "--quiet", "--seed", "7");
+        ProcessBuilder pb = new ProcessBuilder(
+                ref.dir.resolve("node_modules/.bin/node").toString(),
+                Referee.sourceDir().resolve("gen-big.mjs").toString(),
+                log.toString(),
+                "0.3",
+                "--mode",
+                "official",
+                "--chunks",
+                "--corpus",
+                "synthetic",
+                "--quiet",
+                "--seed",
+                "7");
         pb.environment().put("DSH_REF", ref.dir.toString());
         Process p = pb.redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes());
@@ -111,7 +131,8 @@ class RefereeDifferentialTest {
         }
         List<Row> rows = judgeAll(dir, cases);
         assertThat(rows.get(0).referee).startsWith("ACCEPT");
-        assertThat(Files.readString(dir.resolve("official.jsonl.zstd.meta.json"))).contains("\"mode\": \"official\"");
+        assertThat(Files.readString(dir.resolve("official.jsonl.zstd.meta.json")))
+                .contains("\"mode\": \"official\"");
         report(rows);
     }
 

@@ -22,8 +22,7 @@ import java.util.function.Consumer;
 final class SemanticCorpus {
     private static final Set<String> SURFACE = Set.of("user/message", "assistant/message", "tool/result");
 
-    private SemanticCorpus() {
-    }
+    private SemanticCorpus() {}
 
     /** The first step of turn 1: seqs 0 turn/start, 1 user, 2 step/start, 3 assistant (one call), 4 tool/call, 5 tool/result. */
     private static final class Prefix {
@@ -46,19 +45,23 @@ final class SemanticCorpus {
     }
 
     private static String userData(String id) {
-        return "{\"id\":\"" + id + "\",\"role\":\"user\",\"source\":{\"kind\":\"user\"},\"content\":[{\"type\":\"text\",\"text\":\"summary\"}]}";
+        return "{\"id\":\"" + id
+                + "\",\"role\":\"user\",\"source\":{\"kind\":\"user\"},\"content\":[{\"type\":\"text\",\"text\":\"summary\"}]}";
     }
 
     private static String assistantData(String id) {
-        return "{\"turn\":1,\"step\":1,\"message\":{\"id\":\"" + id + "\",\"role\":\"assistant\",\"source\":{\"kind\":\"model\",\"provider\":\"deepseek\",\"model\":\"m\"},\"content\":[]}}";
+        return "{\"turn\":1,\"step\":1,\"message\":{\"id\":\"" + id
+                + "\",\"role\":\"assistant\",\"source\":{\"kind\":\"model\",\"provider\":\"deepseek\",\"model\":\"m\"},\"content\":[]}}";
     }
 
     private static String replace(long start, long end, String sources) {
-        return "\"surfaceOp\":{\"op\":\"replace\",\"start\":" + start + ",\"end\":" + end + "}" + (sources == null ? "" : ",\"sourceEventSeqs\":" + sources);
+        return "\"surfaceOp\":{\"op\":\"replace\",\"start\":" + start + ",\"end\":" + end + "}"
+                + (sources == null ? "" : ",\"sourceEventSeqs\":" + sources);
     }
 
     private static String requestHeader(String config, String adapterDefaults) {
-        return "{\"header\":{\"config\":{\"provider\":\"deepseek\",\"model\":\"m\"" + config + "}" + (adapterDefaults == null ? "" : ",\"adapterDefaults\":" + adapterDefaults) + "}}";
+        return "{\"header\":{\"config\":{\"provider\":\"deepseek\",\"model\":\"m\"" + config + "}"
+                + (adapterDefaults == null ? "" : ",\"adapterDefaults\":" + adapterDefaults) + "}}";
     }
 
     /** Named cases; each rule has at least one case the referee ACCEPTs and one it REJECTs. */
@@ -66,84 +69,224 @@ final class SemanticCorpus {
         Map<String, byte[]> m = new LinkedHashMap<>();
         // surfaceOp replace shape
         m.put("sem-replace-range", log(p -> p.e.with("user/message", userData("c1"), replace(1, 3, "[1,3]"))));
-        m.put("sem-replace-whole-surface", log(p -> p.e.with("user/message", userData("c1"), replace(1, 5, "[1,3,5]"))));
-        m.put("sem-replace-extra-key", log(p -> p.e.with("user/message", userData("c1"), "\"surfaceOp\":{\"op\":\"replace\",\"start\":1,\"end\":3,\"x\":0},\"sourceEventSeqs\":[1,3]")));
-        m.put("sem-replace-negative-start", log(p -> p.e.with("user/message", userData("c1"), replace(-1, 3, "[1,3]"))));
+        m.put(
+                "sem-replace-whole-surface",
+                log(p -> p.e.with("user/message", userData("c1"), replace(1, 5, "[1,3,5]"))));
+        m.put(
+                "sem-replace-extra-key",
+                log(p -> p.e.with(
+                        "user/message",
+                        userData("c1"),
+                        "\"surfaceOp\":{\"op\":\"replace\",\"start\":1,\"end\":3,\"x\":0},\"sourceEventSeqs\":[1,3]")));
+        m.put(
+                "sem-replace-negative-start",
+                log(p -> p.e.with("user/message", userData("c1"), replace(-1, 3, "[1,3]"))));
         // replace range against the current surface
-        m.put("sem-replace-start-not-in-surface", log(p -> p.e.with("user/message", userData("c1"), replace(2, 3, "[2,3]"))));
-        m.put("sem-replace-end-not-in-surface", log(p -> p.e.with("user/message", userData("c1"), replace(1, 4, "[1,3,4]"))));
-        m.put("sem-replace-start-after-end", log(p -> p.e.with("user/message", userData("c1"), replace(5, 1, "[1,3,5]"))));
-        m.put("sem-replace-shadowed-node", log(p -> p.e.with("user/message", userData("c1"), replace(1, 3, "[1,3]"))
-                .with("assistant/message", assistantData("c2"), replace(1, 1, "[1]"))));
-        m.put("sem-replace-the-replacement", log(p -> p.e.with("user/message", userData("c1"), replace(1, 3, "[1,3]"))
-                .with("assistant/message", assistantData("c2"), replace(6, 6, "[6]"))));
+        m.put(
+                "sem-replace-start-not-in-surface",
+                log(p -> p.e.with("user/message", userData("c1"), replace(2, 3, "[2,3]"))));
+        m.put(
+                "sem-replace-end-not-in-surface",
+                log(p -> p.e.with("user/message", userData("c1"), replace(1, 4, "[1,3,4]"))));
+        m.put(
+                "sem-replace-start-after-end",
+                log(p -> p.e.with("user/message", userData("c1"), replace(5, 1, "[1,3,5]"))));
+        m.put(
+                "sem-replace-shadowed-node",
+                log(p -> p.e.with("user/message", userData("c1"), replace(1, 3, "[1,3]"))
+                        .with("assistant/message", assistantData("c2"), replace(1, 1, "[1]"))));
+        m.put(
+                "sem-replace-the-replacement",
+                log(p -> p.e.with("user/message", userData("c1"), replace(1, 3, "[1,3]"))
+                        .with("assistant/message", assistantData("c2"), replace(6, 6, "[6]"))));
         // provenance: sourceEventSeqs
         m.put("sem-sources-miss-shadowed", log(p -> p.e.with("user/message", userData("c1"), replace(1, 3, "[1]"))));
-        m.put("sem-sources-extra-earlier", log(p -> p.e.with("user/message", userData("c1"), replace(1, 3, "[0,1,2,3]"))));
-        m.put("sem-sources-not-array", log(p -> p.e.with("user/message", userData("c1"), "\"surfaceOp\":\"append\",\"sourceEventSeqs\":5")));
-        m.put("sem-sources-empty-user", log(p -> p.e.with("user/message", userData("c1"), "\"surfaceOp\":\"append\",\"sourceEventSeqs\":[]")));
-        m.put("sem-sources-empty-assistant", log(p -> p.e.with("assistant/message", assistantData("c1"), "\"surfaceOp\":\"append\",\"sourceEventSeqs\":[]")));
-        m.put("sem-sources-duplicate", log(p -> p.e.with("user/message", userData("c1"), "\"surfaceOp\":\"append\",\"sourceEventSeqs\":[1,1]")));
-        m.put("sem-sources-self", log(p -> p.e.with("user/message", userData("c1"), "\"surfaceOp\":\"append\",\"sourceEventSeqs\":[6]")));
-        m.put("sem-sources-fraction", log(p -> p.e.with("user/message", userData("c1"), "\"surfaceOp\":\"append\",\"sourceEventSeqs\":[1.5]")));
-        m.put("sem-sources-integral-float", log(p -> p.e.with("user/message", userData("c1"), "\"surfaceOp\":\"append\",\"sourceEventSeqs\":[1.0,2]")));
-        m.put("sem-sources-on-non-surface", log(p -> p.e.with("todo/write", "{\"todos\":[]}", "\"sourceEventSeqs\":[1]")));
-        m.put("sem-sources-null-on-non-surface", log(p -> p.e.with("todo/write", "{\"todos\":[]}", "\"sourceEventSeqs\":null")));
+        m.put(
+                "sem-sources-extra-earlier",
+                log(p -> p.e.with("user/message", userData("c1"), replace(1, 3, "[0,1,2,3]"))));
+        m.put(
+                "sem-sources-not-array",
+                log(p -> p.e.with("user/message", userData("c1"), "\"surfaceOp\":\"append\",\"sourceEventSeqs\":5")));
+        m.put(
+                "sem-sources-empty-user",
+                log(p -> p.e.with("user/message", userData("c1"), "\"surfaceOp\":\"append\",\"sourceEventSeqs\":[]")));
+        m.put(
+                "sem-sources-empty-assistant",
+                log(p -> p.e.with(
+                        "assistant/message", assistantData("c1"), "\"surfaceOp\":\"append\",\"sourceEventSeqs\":[]")));
+        m.put(
+                "sem-sources-duplicate",
+                log(p -> p.e.with(
+                        "user/message", userData("c1"), "\"surfaceOp\":\"append\",\"sourceEventSeqs\":[1,1]")));
+        m.put(
+                "sem-sources-self",
+                log(p -> p.e.with("user/message", userData("c1"), "\"surfaceOp\":\"append\",\"sourceEventSeqs\":[6]")));
+        m.put(
+                "sem-sources-fraction",
+                log(p -> p.e.with(
+                        "user/message", userData("c1"), "\"surfaceOp\":\"append\",\"sourceEventSeqs\":[1.5]")));
+        m.put(
+                "sem-sources-integral-float",
+                log(p -> p.e.with(
+                        "user/message", userData("c1"), "\"surfaceOp\":\"append\",\"sourceEventSeqs\":[1.0,2]")));
+        m.put(
+                "sem-sources-on-non-surface",
+                log(p -> p.e.with("todo/write", "{\"todos\":[]}", "\"sourceEventSeqs\":[1]")));
+        m.put(
+                "sem-sources-null-on-non-surface",
+                log(p -> p.e.with("todo/write", "{\"todos\":[]}", "\"sourceEventSeqs\":null")));
         // tool/result rewrites
-        m.put("sem-toolresult-rewrite-content", log(p -> p.e.with("tool/result", Events.toolResultData(1, 1, p.call, "short"), replace(5, 5, "[4,5]"))));
-        m.put("sem-toolresult-rewrite-reordered-keys", log(p -> p.e.with("tool/result",
-                Events.toolResultData(1, 1, p.call, "short").replace("{\"turn\":1,\"step\":1,", "{\"step\":1.0,\"turn\":1,"), replace(5, 5, "[5]"))));
-        m.put("sem-toolresult-rewrite-changes-turn", log(p -> p.e.with("tool/result", Events.toolResultData(2, 1, p.call, "short"), replace(5, 5, "[5]"))));
-        m.put("sem-toolresult-rewrite-changes-message-id", log(p -> p.e.with("tool/result",
-                Events.toolResultData(1, 1, p.call, "short").replace("\"msg-t-", "\"msg-x-"), replace(5, 5, "[5]"))));
-        m.put("sem-toolresult-rewrite-two-nodes", log(p -> p.e.with("tool/result", Events.toolResultData(1, 1, p.call, "short"), replace(3, 5, "[3,5]"))));
-        m.put("sem-toolresult-rewrite-targets-user", log(p -> p.e.with("tool/result", Events.toolResultData(1, 1, p.call, "short"), replace(1, 1, "[1]"))));
-        m.put("sem-toolresult-rewrite-twice", log(p -> p.e.with("tool/result", Events.toolResultData(1, 1, p.call, "short"), replace(5, 5, "[5]"))
-                .with("tool/result", Events.toolResultData(1, 1, p.call, "shorter"), replace(6, 6, "[6]"))));
-        m.put("sem-user-replaces-toolresult-then-rewrite", log(p -> p.e.with("user/message", userData("c1"), replace(5, 5, "[5]"))
-                .with("tool/result", Events.toolResultData(1, 1, p.call, "short"), replace(6, 6, "[6]"))));
+        m.put(
+                "sem-toolresult-rewrite-content",
+                log(p ->
+                        p.e.with("tool/result", Events.toolResultData(1, 1, p.call, "short"), replace(5, 5, "[4,5]"))));
+        m.put(
+                "sem-toolresult-rewrite-reordered-keys",
+                log(p -> p.e.with(
+                        "tool/result",
+                        Events.toolResultData(1, 1, p.call, "short")
+                                .replace("{\"turn\":1,\"step\":1,", "{\"step\":1.0,\"turn\":1,"),
+                        replace(5, 5, "[5]"))));
+        m.put(
+                "sem-toolresult-rewrite-changes-turn",
+                log(p -> p.e.with("tool/result", Events.toolResultData(2, 1, p.call, "short"), replace(5, 5, "[5]"))));
+        m.put(
+                "sem-toolresult-rewrite-changes-message-id",
+                log(p -> p.e.with(
+                        "tool/result",
+                        Events.toolResultData(1, 1, p.call, "short").replace("\"msg-t-", "\"msg-x-"),
+                        replace(5, 5, "[5]"))));
+        m.put(
+                "sem-toolresult-rewrite-two-nodes",
+                log(p ->
+                        p.e.with("tool/result", Events.toolResultData(1, 1, p.call, "short"), replace(3, 5, "[3,5]"))));
+        m.put(
+                "sem-toolresult-rewrite-targets-user",
+                log(p -> p.e.with("tool/result", Events.toolResultData(1, 1, p.call, "short"), replace(1, 1, "[1]"))));
+        m.put(
+                "sem-toolresult-rewrite-twice",
+                log(p -> p.e.with("tool/result", Events.toolResultData(1, 1, p.call, "short"), replace(5, 5, "[5]"))
+                        .with("tool/result", Events.toolResultData(1, 1, p.call, "shorter"), replace(6, 6, "[6]"))));
+        m.put(
+                "sem-user-replaces-toolresult-then-rewrite",
+                log(p -> p.e.with("user/message", userData("c1"), replace(5, 5, "[5]"))
+                        .with("tool/result", Events.toolResultData(1, 1, p.call, "short"), replace(6, 6, "[6]"))));
         // request/header details
-        m.put("sem-request-header-effort-defaults", log(p -> p.e.add("request/header", requestHeader(",\"reasoningEffort\":\"high\",\"maxTokens\":100", "{\"reasoningEffort\":true,\"maxTokens\":true}"))));
-        m.put("sem-request-header-empty-effort", log(p -> p.e.add("request/header", requestHeader(",\"reasoningEffort\":\"\"", null))));
-        m.put("sem-request-header-effort-not-string", log(p -> p.e.add("request/header", requestHeader(",\"reasoningEffort\":3", null))));
-        m.put("sem-request-header-defaults-unbacked", log(p -> p.e.add("request/header", requestHeader("", "{\"maxTokens\":true}"))));
-        m.put("sem-request-header-defaults-false", log(p -> p.e.add("request/header", requestHeader(",\"maxTokens\":5", "{\"maxTokens\":false}"))));
-        m.put("sem-request-header-defaults-unknown-key", log(p -> p.e.add("request/header", requestHeader("", "{\"temperature\":true}"))));
+        m.put(
+                "sem-request-header-effort-defaults",
+                log(p -> p.e.add(
+                        "request/header",
+                        requestHeader(
+                                ",\"reasoningEffort\":\"high\",\"maxTokens\":100",
+                                "{\"reasoningEffort\":true,\"maxTokens\":true}"))));
+        m.put(
+                "sem-request-header-empty-effort",
+                log(p -> p.e.add("request/header", requestHeader(",\"reasoningEffort\":\"\"", null))));
+        m.put(
+                "sem-request-header-effort-not-string",
+                log(p -> p.e.add("request/header", requestHeader(",\"reasoningEffort\":3", null))));
+        m.put(
+                "sem-request-header-defaults-unbacked",
+                log(p -> p.e.add("request/header", requestHeader("", "{\"maxTokens\":true}"))));
+        m.put(
+                "sem-request-header-defaults-false",
+                log(p -> p.e.add("request/header", requestHeader(",\"maxTokens\":5", "{\"maxTokens\":false}"))));
+        m.put(
+                "sem-request-header-defaults-unknown-key",
+                log(p -> p.e.add("request/header", requestHeader("", "{\"temperature\":true}"))));
         m.put("sem-request-header-defaults-array", log(p -> p.e.add("request/header", requestHeader("", "[]"))));
         m.put("sem-request-header-defaults-empty", log(p -> p.e.add("request/header", requestHeader("", "{}"))));
-        // pre-identity shapes the coordinator upgrades before validating (legacy user/assistant/tool messages, steering)
-        m.put("legacy-user-message", log(p -> p.e.with("user/message", "{\"content\":[{\"type\":\"text\",\"text\":\"old\"}],\"source\":{\"kind\":\"user\"}}", "\"surfaceOp\":\"append\"")));
-        m.put("legacy-user-message-bad-source", log(p -> p.e.with("user/message", "{\"content\":[],\"source\":{}}", "\"surfaceOp\":\"append\"")));
-        m.put("legacy-assistant-message", log(p -> p.e.with("assistant/message",
-                "{\"turn\":1,\"step\":1,\"content\":[{\"type\":\"text\",\"text\":\"old\"}],\"provenance\":{\"provider\":\"deepseek\",\"model\":\"m\"}}", "\"surfaceOp\":\"append\"")));
-        m.put("legacy-assistant-message-no-model", log(p -> p.e.with("assistant/message",
-                "{\"turn\":1,\"step\":1,\"content\":[],\"provenance\":{\"provider\":\"deepseek\"}}", "\"surfaceOp\":\"append\"")));
-        m.put("legacy-tool-result", log(p -> p.e.with("tool/result", legacyToolResult(p.call, "old", false), "\"surfaceOp\":\"append\",\"sourceEventSeqs\":[4]")));
-        m.put("legacy-tool-result-bad-content", log(p -> p.e.with("tool/result", legacyToolResult(p.call, "old", false).replace("\"content\":[", "\"content\":{\"x\":[").replace("],\"isError", "]},\"isError"), "\"surfaceOp\":\"append\"")));
-        m.put("legacy-tool-result-rewrite", log(p -> p.e.with("tool/result", legacyToolResult(p.call, "old", false), "\"surfaceOp\":\"append\"")
-                .with("tool/result", legacyToolResult(p.call, "new", false), replace(6, 6, "[6]"))));
-        m.put("legacy-tool-result-rewrite-changes-isError", log(p -> p.e.with("tool/result", legacyToolResult(p.call, "old", false), "\"surfaceOp\":\"append\"")
-                .with("tool/result", legacyToolResult(p.call, "new", true), replace(6, 6, "[6]"))));
-        m.put("legacy-tool-result-rewrite-of-current-shape", log(p -> p.e.with("tool/result", legacyToolResult(p.call, "new", false), replace(5, 5, "[5]"))));
-        m.put("legacy-tool-result-rewrite-of-user", log(p -> p.e.with("tool/result", legacyToolResult(p.call, "new", false), replace(1, 1, "[1]"))));
-        m.put("steering-wrapped", log(p -> p.e.with("steering/message", "{\"turn\":1,\"message\":" + userData("s1") + "}", "\"surfaceOp\":\"append\"")));
-        m.put("steering-flat", log(p -> p.e.with("steering/message", "{\"turn\":1,\"content\":[],\"source\":{\"kind\":\"user\"}}", "\"surfaceOp\":\"append\"")));
-        m.put("steering-malformed", log(p -> p.e.with("steering/message", "{\"turn\":1,\"content\":[]}", "\"surfaceOp\":\"append\"")));
+        // pre-identity shapes the coordinator upgrades before validating (legacy user/assistant/tool messages,
+        // steering)
+        m.put(
+                "legacy-user-message",
+                log(p -> p.e.with(
+                        "user/message",
+                        "{\"content\":[{\"type\":\"text\",\"text\":\"old\"}],\"source\":{\"kind\":\"user\"}}",
+                        "\"surfaceOp\":\"append\"")));
+        m.put(
+                "legacy-user-message-bad-source",
+                log(p -> p.e.with("user/message", "{\"content\":[],\"source\":{}}", "\"surfaceOp\":\"append\"")));
+        m.put(
+                "legacy-assistant-message",
+                log(p -> p.e.with(
+                        "assistant/message",
+                        "{\"turn\":1,\"step\":1,\"content\":[{\"type\":\"text\",\"text\":\"old\"}],\"provenance\":{\"provider\":\"deepseek\",\"model\":\"m\"}}",
+                        "\"surfaceOp\":\"append\"")));
+        m.put(
+                "legacy-assistant-message-no-model",
+                log(p -> p.e.with(
+                        "assistant/message",
+                        "{\"turn\":1,\"step\":1,\"content\":[],\"provenance\":{\"provider\":\"deepseek\"}}",
+                        "\"surfaceOp\":\"append\"")));
+        m.put(
+                "legacy-tool-result",
+                log(p -> p.e.with(
+                        "tool/result",
+                        legacyToolResult(p.call, "old", false),
+                        "\"surfaceOp\":\"append\",\"sourceEventSeqs\":[4]")));
+        m.put(
+                "legacy-tool-result-bad-content",
+                log(p -> p.e.with(
+                        "tool/result",
+                        legacyToolResult(p.call, "old", false)
+                                .replace("\"content\":[", "\"content\":{\"x\":[")
+                                .replace("],\"isError", "]},\"isError"),
+                        "\"surfaceOp\":\"append\"")));
+        m.put(
+                "legacy-tool-result-rewrite",
+                log(p -> p.e.with("tool/result", legacyToolResult(p.call, "old", false), "\"surfaceOp\":\"append\"")
+                        .with("tool/result", legacyToolResult(p.call, "new", false), replace(6, 6, "[6]"))));
+        m.put(
+                "legacy-tool-result-rewrite-changes-isError",
+                log(p -> p.e.with("tool/result", legacyToolResult(p.call, "old", false), "\"surfaceOp\":\"append\"")
+                        .with("tool/result", legacyToolResult(p.call, "new", true), replace(6, 6, "[6]"))));
+        m.put(
+                "legacy-tool-result-rewrite-of-current-shape",
+                log(p -> p.e.with("tool/result", legacyToolResult(p.call, "new", false), replace(5, 5, "[5]"))));
+        m.put(
+                "legacy-tool-result-rewrite-of-user",
+                log(p -> p.e.with("tool/result", legacyToolResult(p.call, "new", false), replace(1, 1, "[1]"))));
+        m.put(
+                "steering-wrapped",
+                log(p -> p.e.with(
+                        "steering/message",
+                        "{\"turn\":1,\"message\":" + userData("s1") + "}",
+                        "\"surfaceOp\":\"append\"")));
+        m.put(
+                "steering-flat",
+                log(p -> p.e.with(
+                        "steering/message",
+                        "{\"turn\":1,\"content\":[],\"source\":{\"kind\":\"user\"}}",
+                        "\"surfaceOp\":\"append\"")));
+        m.put(
+                "steering-malformed",
+                log(p -> p.e.with("steering/message", "{\"turn\":1,\"content\":[]}", "\"surfaceOp\":\"append\"")));
         m.put("steering-not-object", log(p -> p.e.with("steering/message", "\"hi\"", "\"surfaceOp\":\"append\"")));
         // legacy turn/end error reasons
         m.put("turn-end-error-message", turnEnd("{\"kind\":\"error\",\"step\":0,\"message\":\"boom\"}"));
-        m.put("turn-end-error-message-code", turnEnd("{\"kind\":\"error\",\"step\":1,\"message\":\"boom\",\"code\":\"E1\"}"));
-        m.put("turn-end-error-code-not-string", turnEnd("{\"kind\":\"error\",\"step\":1,\"message\":\"boom\",\"code\":5}"));
+        m.put(
+                "turn-end-error-message-code",
+                turnEnd("{\"kind\":\"error\",\"step\":1,\"message\":\"boom\",\"code\":\"E1\"}"));
+        m.put(
+                "turn-end-error-code-not-string",
+                turnEnd("{\"kind\":\"error\",\"step\":1,\"message\":\"boom\",\"code\":5}"));
         m.put("turn-end-error-negative-step", turnEnd("{\"kind\":\"error\",\"step\":-1,\"message\":\"boom\"}"));
-        m.put("turn-end-error-failure", turnEnd("{\"kind\":\"error\",\"step\":1,\"failure\":{\"message\":\"m\",\"code\":\"c\",\"status\":500}}"));
-        m.put("turn-end-error-failure-extra-key", turnEnd("{\"kind\":\"error\",\"step\":1,\"failure\":{\"message\":\"m\",\"code\":\"c\",\"x\":1}}"));
+        m.put(
+                "turn-end-error-failure",
+                turnEnd(
+                        "{\"kind\":\"error\",\"step\":1,\"failure\":{\"message\":\"m\",\"code\":\"c\",\"status\":500}}"));
+        m.put(
+                "turn-end-error-failure-extra-key",
+                turnEnd("{\"kind\":\"error\",\"step\":1,\"failure\":{\"message\":\"m\",\"code\":\"c\",\"x\":1}}"));
         m.put("turn-end-error-current", turnEnd("{\"kind\":\"error\",\"error\":{\"message\":\"m\",\"code\":\"c\"}}"));
         m.put("turn-end-error-bare", turnEnd("{\"kind\":\"error\"}"));
         return m;
     }
 
     private static String legacyToolResult(String call, String text, boolean isError) {
-        return "{\"turn\":1,\"step\":1,\"callId\":\"" + call + "\",\"content\":[{\"type\":\"text\",\"text\":\"" + text + "\"}],\"isError\":" + isError + "}";
+        return "{\"turn\":1,\"step\":1,\"callId\":\"" + call + "\",\"content\":[{\"type\":\"text\",\"text\":\"" + text
+                + "\"}],\"isError\":" + isError + "}";
     }
 
     private static byte[] turnEnd(String reason) {
@@ -158,7 +301,8 @@ final class SemanticCorpus {
         p.e.with("user/message", userData("c1"), replace(1, 3, "[1,3]"))
                 .with("tool/result", Events.toolResultData(1, 1, p.call, "short"), replace(5, 5, "[5]"))
                 .with("assistant/message", assistantData("c2"), "\"surfaceOp\":\"append\",\"sourceEventSeqs\":[]")
-                .stepEnd(1, 1).turnEnd(1);
+                .stepEnd(1, 1)
+                .turnEnd(1);
         List<String> rows = new ArrayList<>(p.e.rows());
         Events more = new Events(32, p.e.seq);
         more.turn(2, false).turn(3, true);
@@ -201,9 +345,13 @@ final class SemanticCorpus {
                     int si = sPos;
                     int j = r.nextInt(si), k = j + r.nextInt(si - j);
                     ObjectNode op = s.putObject("surfaceOp");
-                    op.put("op", "replace").put("start", rows.get(surface.get(j)).get("seq").longValue()).put("end", rows.get(surface.get(k)).get("seq").longValue());
+                    op.put("op", "replace")
+                            .put("start", rows.get(surface.get(j)).get("seq").longValue())
+                            .put("end", rows.get(surface.get(k)).get("seq").longValue());
                     ArrayNode src = s.putArray("sourceEventSeqs");
-                    for (int x = j; x <= k; x++) if (x != k || r.nextInt(4) > 0) src.add(rows.get(surface.get(x)).get("seq").longValue());
+                    for (int x = j; x <= k; x++)
+                        if (x != k || r.nextInt(4) > 0)
+                            src.add(rows.get(surface.get(x)).get("seq").longValue());
                 }
                 case 3 -> { // alter sourceEventSeqs
                     long seq = s.get("seq").longValue();
@@ -212,8 +360,7 @@ final class SemanticCorpus {
                         case 0 -> src.add(r.nextInt((int) seq + 2));
                         case 1 -> src.add(seq - 1).add(seq - 1);
                         case 2 -> src.add(r.nextInt((int) seq)).add(r.nextInt((int) seq));
-                        default -> {
-                        }
+                        default -> {}
                     }
                 }
                 case 4 -> { // alter one scalar inside data (turn/step, an id, a text)
@@ -223,7 +370,9 @@ final class SemanticCorpus {
                 default -> { // drop a key from data, or the surface metadata
                     String[] keys = {"surfaceOp", "sourceEventSeqs", "data"};
                     String key = keys[r.nextInt(keys.length)];
-                    if (key.equals("data") && a.get("data").isObject() && a.get("data").size() > 0) {
+                    if (key.equals("data")
+                            && a.get("data").isObject()
+                            && a.get("data").size() > 0) {
                         Iterator<String> it = a.get("data").fieldNames();
                         String first = it.next();
                         ((ObjectNode) a.get("data")).remove(first);
@@ -232,7 +381,9 @@ final class SemanticCorpus {
             }
             List<String> out = new ArrayList<>();
             for (JsonNode n : rows) out.add(n.toString());
-            String[] names = {"swap-data", "swap-types", "replace-range", "sources", "alter-scalar", "drop-key", "legacy-shape"};
+            String[] names = {
+                "swap-data", "swap-types", "replace-range", "sources", "alter-scalar", "drop-key", "legacy-shape"
+            };
             m.put("content-" + seed + "-" + names[kind], concat(frames(header(), batch(out, 7, 13, 5, 20))));
         }
         return m;
@@ -278,13 +429,14 @@ final class SemanticCorpus {
     }
 
     private static void collect(JsonNode n, List<ObjectNode> parents, List<String> keys) {
-        if (n.isObject()) for (Iterator<Map.Entry<String, JsonNode>> it = n.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> f = it.next();
-            if (f.getValue().isValueNode()) {
-                parents.add((ObjectNode) n);
-                keys.add(f.getKey());
-            } else collect(f.getValue(), parents, keys);
-        }
+        if (n.isObject())
+            for (Iterator<Map.Entry<String, JsonNode>> it = n.fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> f = it.next();
+                if (f.getValue().isValueNode()) {
+                    parents.add((ObjectNode) n);
+                    keys.add(f.getKey());
+                } else collect(f.getValue(), parents, keys);
+            }
         else if (n.isArray()) for (JsonNode c : n) collect(c, parents, keys);
     }
 }

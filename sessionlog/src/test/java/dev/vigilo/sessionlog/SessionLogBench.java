@@ -40,14 +40,22 @@ public final class SessionLogBench {
         Path log = work.resolve("bench-" + mb + "mb.jsonl.zstd");
         if (!Files.exists(log)) {
             System.out.println("generating " + mb + " MB with gen-big.mjs --mode hand ...");
-            ProcessBuilder pb = new ProcessBuilder(ref.dir.resolve("node_modules/.bin/node").toString(),
-                    Referee.sourceDir().resolve("gen-big.mjs").toString(), log.toString(), String.valueOf(mb), "--mode", "hand", "--quiet");
+            ProcessBuilder pb = new ProcessBuilder(
+                    ref.dir.resolve("node_modules/.bin/node").toString(),
+                    Referee.sourceDir().resolve("gen-big.mjs").toString(),
+                    log.toString(),
+                    String.valueOf(mb),
+                    "--mode",
+                    "hand",
+                    "--quiet");
             pb.environment().put("DSH_REF", ref.dir.toString());
             Process p = pb.inheritIO().start();
             if (p.waitFor() != 0) throw new IllegalStateException("gen-big.mjs failed");
         }
         double sizeMb = Files.size(log) / 1e6;
-        System.out.printf("log: %s (%.1f MB compressed, %d frames)%n", log, sizeMb, Corpus.frameBounds(Files.readAllBytes(log)).size());
+        System.out.printf(
+                "log: %s (%.1f MB compressed, %d frames)%n",
+                log, sizeMb, Corpus.frameBounds(Files.readAllBytes(log)).size());
 
         // 1. cold verify: fresh processes, 3 runs each, best of 3
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
@@ -55,21 +63,39 @@ public final class SessionLogBench {
         String vigiloOut = "", refOut = "";
         for (int i = 0; i < 3; i++) {
             long t0 = System.nanoTime();
-            Process p = new ProcessBuilder(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"), LargeVerifyMain.class.getName(), log.toString())
-                    .redirectErrorStream(true).start();
-            vigiloOut = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines().findFirst().orElse("");
+            Process p = new ProcessBuilder(
+                            java,
+                            "-Xmx256m",
+                            "-cp",
+                            System.getProperty("java.class.path"),
+                            LargeVerifyMain.class.getName(),
+                            log.toString())
+                    .redirectErrorStream(true)
+                    .start();
+            vigiloOut = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8)
+                    .lines()
+                    .findFirst()
+                    .orElse("");
             p.waitFor();
             vigiloBest = Math.min(vigiloBest, System.nanoTime() - t0);
             t0 = System.nanoTime();
-            Process q = new ProcessBuilder(ref.dir.resolve("node_modules/.bin/node").toString(), ref.dir.resolve("referee.mjs").toString(), log.toString())
-                    .redirectErrorStream(true).start();
-            refOut = new String(q.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines().findFirst().orElse("");
+            Process q = new ProcessBuilder(
+                            ref.dir.resolve("node_modules/.bin/node").toString(),
+                            ref.dir.resolve("referee.mjs").toString(),
+                            log.toString())
+                    .redirectErrorStream(true)
+                    .start();
+            refOut = new String(q.getInputStream().readAllBytes(), StandardCharsets.UTF_8)
+                    .lines()
+                    .findFirst()
+                    .orElse("");
             q.waitFor();
             refBest = Math.min(refBest, System.nanoTime() - t0);
         }
         System.out.println("referee: " + refOut);
         System.out.println("vigilo:  " + vigiloOut);
-        System.out.printf("COLD VERIFY  vigilo %.2f s (-Xmx256m)  referee %.2f s  ratio vigilo/referee = %.2f  (speedup %.2fx)%n",
+        System.out.printf(
+                "COLD VERIFY  vigilo %.2f s (-Xmx256m)  referee %.2f s  ratio vigilo/referee = %.2f  (speedup %.2fx)%n",
                 vigiloBest / 1e9, refBest / 1e9, (double) vigiloBest / refBest, (double) refBest / vigiloBest);
 
         // 2. in-process throughput vs raw zstd-jni decompression
@@ -94,7 +120,8 @@ public final class SessionLogBench {
             rawBest = Math.min(rawBest, (System.nanoTime() - t0) / 1e9);
             if (i == 0) System.out.printf("plaintext: %.1f MB%n", plain / 1e6);
         }
-        System.out.printf("THROUGHPUT   vigilo verify %.0f MB/s  raw zstd-jni decompression %.0f MB/s  (vigilo at %.0f%% of the ceiling)%n",
+        System.out.printf(
+                "THROUGHPUT   vigilo verify %.0f MB/s  raw zstd-jni decompression %.0f MB/s  (vigilo at %.0f%% of the ceiling)%n",
                 sizeMb / verifyBest, sizeMb / rawBest, 100 * rawBest / verifyBest);
 
         // 3. compaction: frame merging, storage and verify time before/after
@@ -107,14 +134,36 @@ public final class SessionLogBench {
             SessionVerifier.verify(log);
             before = Math.min(before, (System.nanoTime() - t0) / 1e9);
             t0 = System.nanoTime();
-            if (!SessionVerifier.verify(compacted).accepted()) throw new IllegalStateException("compacted log rejected");
+            if (!SessionVerifier.verify(compacted).accepted())
+                throw new IllegalStateException("compacted log rejected");
             after = Math.min(after, (System.nanoTime() - t0) / 1e9);
         }
-        String refCompacted = new String(new ProcessBuilder(ref.dir.resolve("node_modules/.bin/node").toString(), ref.dir.resolve("referee.mjs").toString(),
-                compacted.toString()).redirectErrorStream(true).start().getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines().findFirst().orElse("");
-        System.out.printf("COMPACT      frames %d -> %d, bytes %.1f MB -> %.1f MB (%.2fx smaller), verify %.2f s -> %.2f s (%.2fx), referee on result: %s%n",
-                c.framesBefore(), c.framesAfter(), c.bytesBefore() / 1e6, c.bytesAfter() / 1e6, (double) c.bytesBefore() / c.bytesAfter(), before, after,
-                before / after, refCompacted);
+        String refCompacted = new String(
+                        new ProcessBuilder(
+                                        ref.dir
+                                                .resolve("node_modules/.bin/node")
+                                                .toString(),
+                                        ref.dir.resolve("referee.mjs").toString(),
+                                        compacted.toString())
+                                .redirectErrorStream(true)
+                                .start()
+                                .getInputStream()
+                                .readAllBytes(),
+                        StandardCharsets.UTF_8)
+                .lines()
+                .findFirst()
+                .orElse("");
+        System.out.printf(
+                "COMPACT      frames %d -> %d, bytes %.1f MB -> %.1f MB (%.2fx smaller), verify %.2f s -> %.2f s (%.2fx), referee on result: %s%n",
+                c.framesBefore(),
+                c.framesAfter(),
+                c.bytesBefore() / 1e6,
+                c.bytesAfter() / 1e6,
+                (double) c.bytesBefore() / c.bytesAfter(),
+                before,
+                after,
+                before / after,
+                refCompacted);
         Files.deleteIfExists(compacted);
         smallFrames(work, ref);
 
@@ -129,7 +178,8 @@ public final class SessionLogBench {
             }
             Arrays.sort(g);
             Arrays.sort(one);
-            System.out.printf("APPENDS      %2d appenders: group commit %8.0f appends/s   fsync per append %8.0f appends/s   ratio %.2fx   (runs: %s vs %s)%n",
+            System.out.printf(
+                    "APPENDS      %2d appenders: group commit %8.0f appends/s   fsync per append %8.0f appends/s   ratio %.2fx   (runs: %s vs %s)%n",
                     threads, g[1], one[1], g[1] / one[1], Arrays.toString(round(g)), Arrays.toString(round(one)));
         }
     }
@@ -165,8 +215,12 @@ public final class SessionLogBench {
             ourTimes[k] = Double.MAX_VALUE;
             for (int i = 0; i < 3; i++) {
                 long t0 = System.nanoTime();
-                Process q = new ProcessBuilder(ref.dir.resolve("node_modules/.bin/node").toString(), ref.dir.resolve("referee.mjs").toString(), files[k].toString())
-                        .redirectErrorStream(true).start();
+                Process q = new ProcessBuilder(
+                                ref.dir.resolve("node_modules/.bin/node").toString(),
+                                ref.dir.resolve("referee.mjs").toString(),
+                                files[k].toString())
+                        .redirectErrorStream(true)
+                        .start();
                 String out = new String(q.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
                 q.waitFor();
                 if (!out.startsWith("ACCEPT")) throw new IllegalStateException(out);
@@ -176,16 +230,28 @@ public final class SessionLogBench {
                 ourTimes[k] = Math.min(ourTimes[k], (System.nanoTime() - t0) / 1e9);
             }
         }
-        System.out.printf("SMALL FRAMES %d events in %d frames -> %d frames: %.2f MB -> %.2f MB (%.2fx smaller); referee %.2f s -> %.2f s (%.2fx); vigilo %.3f s -> %.3f s (%.2fx)%n",
-                rows.size(), c.framesBefore(), c.framesAfter(), c.bytesBefore() / 1e6, c.bytesAfter() / 1e6, (double) c.bytesBefore() / c.bytesAfter(),
-                refTimes[0], refTimes[1], refTimes[0] / refTimes[1], ourTimes[0], ourTimes[1], ourTimes[0] / ourTimes[1]);
+        System.out.printf(
+                "SMALL FRAMES %d events in %d frames -> %d frames: %.2f MB -> %.2f MB (%.2fx smaller); referee %.2f s -> %.2f s (%.2fx); vigilo %.3f s -> %.3f s (%.2fx)%n",
+                rows.size(),
+                c.framesBefore(),
+                c.framesAfter(),
+                c.bytesBefore() / 1e6,
+                c.bytesAfter() / 1e6,
+                (double) c.bytesBefore() / c.bytesAfter(),
+                refTimes[0],
+                refTimes[1],
+                refTimes[0] / refTimes[1],
+                ourTimes[0],
+                ourTimes[1],
+                ourTimes[0] / ourTimes[1]);
     }
 
     private static double appends(Path work, int threads, boolean group, int secs) throws Exception {
         Path f = work.resolve("append-" + threads + "-" + group + "-" + System.nanoTime() + ".jsonl.zstd");
         AtomicLong count = new AtomicLong();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(secs);
-        try (SessionLogWriter w = SessionLogWriter.create(f, WriterTest.HEADER, new LockFileEpochSource(), new WriterOptions(true, true, group))) {
+        try (SessionLogWriter w = SessionLogWriter.create(
+                f, WriterTest.HEADER, new LockFileEpochSource(), new WriterOptions(true, true, group))) {
             List<Thread> ts = new ArrayList<>();
             long t0 = System.nanoTime();
             for (int t = 0; t < threads; t++) {
@@ -205,7 +271,8 @@ public final class SessionLogBench {
             if (!SessionVerifier.verify(f).accepted()) throw new IllegalStateException("bench log rejected");
             return count.get() / s;
         } finally {
-            for (Path p : new Path[] {f, Manifest.pathFor(f), LockFileEpochSource.lockPathFor(f)}) Files.deleteIfExists(p);
+            for (Path p : new Path[] {f, Manifest.pathFor(f), LockFileEpochSource.lockPathFor(f)})
+                Files.deleteIfExists(p);
         }
     }
 }

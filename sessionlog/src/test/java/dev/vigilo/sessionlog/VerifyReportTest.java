@@ -16,8 +16,22 @@ class VerifyReportTest {
     @TempDir
     Path dir;
 
-    static final List<String> KEYS = List.of("verdict", "events", "stored", "closers", "channel", "hw_seq", "hw_offset", "fenced", "truncated",
-            "torn_offset", "manifest", "max_epoch", "frames", "error", "error_offset");
+    static final List<String> KEYS = List.of(
+            "verdict",
+            "events",
+            "stored",
+            "closers",
+            "channel",
+            "hw_seq",
+            "hw_offset",
+            "fenced",
+            "truncated",
+            "torn_offset",
+            "manifest",
+            "max_epoch",
+            "frames",
+            "error",
+            "error_offset");
 
     @Test
     void acceptedJsonHasEveryKeyAndNullErrors() throws Exception {
@@ -28,7 +42,8 @@ class VerifyReportTest {
         n.fieldNames().forEachRemaining(keys::add);
         assertThat(keys).containsExactlyElementsOf(KEYS);
         assertThat(n.get("verdict").asText()).isEqualTo("ACCEPT");
-        assertThat(n.get("events").asLong()).isEqualTo(n.get("stored").asLong() + n.get("closers").asLong());
+        assertThat(n.get("events").asLong())
+                .isEqualTo(n.get("stored").asLong() + n.get("closers").asLong());
         assertThat(n.get("channel").asText()).isEqualTo("none");
         assertThat(n.get("error").isNull()).isTrue();
         assertThat(n.get("error_offset").isNull()).isTrue();
@@ -59,7 +74,8 @@ class VerifyReportTest {
 
     @Test
     void aMissingFileIsAnIoErrorNotAVerdict() {
-        assertThatThrownBy(() -> SessionVerifier.verify(dir.resolve("missing.jsonl.zstd"))).isInstanceOf(SessionLogIOException.class)
+        assertThatThrownBy(() -> SessionVerifier.verify(dir.resolve("missing.jsonl.zstd")))
+                .isInstanceOf(SessionLogIOException.class)
                 .hasMessageContaining("missing.jsonl.zstd");
     }
 

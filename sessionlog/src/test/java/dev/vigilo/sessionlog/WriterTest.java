@@ -39,7 +39,11 @@ class WriterTest {
 
     static ObjectNode todo(int i) {
         ObjectNode n = Json.MAPPER.createObjectNode();
-        n.put("type", "todo/write").put("time", 1000 + i).putObject("data").putArray("todos").add("t" + i);
+        n.put("type", "todo/write")
+                .put("time", 1000 + i)
+                .putObject("data")
+                .putArray("todos")
+                .add("t" + i);
         return n;
     }
 
@@ -91,7 +95,8 @@ class WriterTest {
         try (SessionLogWriter w = SessionLogWriter.create(f, HEADER, src, WriterOptions.defaults())) {
             assertThat(w.epoch()).isEqualTo(new Epoch(0));
             w.append(List.of(todo(0)));
-            assertThatThrownBy(() -> SessionLogWriter.open(f, src, WriterOptions.defaults())).isInstanceOf(FencedWriterException.class)
+            assertThatThrownBy(() -> SessionLogWriter.open(f, src, WriterOptions.defaults()))
+                    .isInstanceOf(FencedWriterException.class)
                     .hasMessageContaining("another writer holds");
         }
         try (SessionLogWriter w = SessionLogWriter.open(f, src, WriterOptions.defaults())) {
@@ -110,11 +115,15 @@ class WriterTest {
     @Test
     void aStaleWriterIsFencedByTheManifestAndByReaders() {
         Path f = dir.resolve("stale.jsonl.zstd");
-        SessionLogWriter stale = SessionLogWriter.create(f, HEADER, EpochSource.fixed(new Epoch(0)), WriterOptions.defaults());
+        SessionLogWriter stale =
+                SessionLogWriter.create(f, HEADER, EpochSource.fixed(new Epoch(0)), WriterOptions.defaults());
         stale.append(List.of(todo(0), todo(1)));
-        try (SessionLogWriter fresh = SessionLogWriter.open(f, EpochSource.fixed(new Epoch(1)), WriterOptions.defaults())) {
+        try (SessionLogWriter fresh =
+                SessionLogWriter.open(f, EpochSource.fixed(new Epoch(1)), WriterOptions.defaults())) {
             fresh.append(List.of(todo(2)));
-            assertThatThrownBy(() -> stale.append(List.of(todo(3)))).isInstanceOf(FencedWriterException.class).hasMessageContaining("epoch 1");
+            assertThatThrownBy(() -> stale.append(List.of(todo(3))))
+                    .isInstanceOf(FencedWriterException.class)
+                    .hasMessageContaining("epoch 1");
             assertThatThrownBy(() -> stale.append(List.of(todo(4)))).isInstanceOf(FencedWriterException.class);
             fresh.append(List.of(todo(5)));
         }
@@ -130,13 +139,19 @@ class WriterTest {
     @Test
     void invalidEventsAreRefusedBeforeAnythingIsWritten() {
         Path f = dir.resolve("bad.jsonl.zstd");
-        try (SessionLogWriter w = SessionLogWriter.create(f, HEADER, new LockFileEpochSource(), WriterOptions.defaults())) {
+        try (SessionLogWriter w =
+                SessionLogWriter.create(f, HEADER, new LockFileEpochSource(), WriterOptions.defaults())) {
             ObjectNode unknown = Json.MAPPER.createObjectNode().put("type", "plugin/x");
             unknown.putObject("data");
-            assertThatThrownBy(() -> w.append(List.of(unknown))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("newer writer");
-            ObjectNode commit = Json.MAPPER.createObjectNode().put("type", "vigilo/commit").put("ignorable", true);
+            assertThatThrownBy(() -> w.append(List.of(unknown)))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("newer writer");
+            ObjectNode commit =
+                    Json.MAPPER.createObjectNode().put("type", "vigilo/commit").put("ignorable", true);
             commit.putObject("data");
-            assertThatThrownBy(() -> w.append(List.of(commit))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("reserved");
+            assertThatThrownBy(() -> w.append(List.of(commit)))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("reserved");
         }
         assertThat(SessionVerifier.verify(f).stored()).isZero();
     }
@@ -146,7 +161,8 @@ class WriterTest {
         Path f = dir.resolve("group.jsonl.zstd");
         int threads = 16, per = 40;
         List<long[]> ranges = Collections.synchronizedList(new ArrayList<>());
-        try (SessionLogWriter w = SessionLogWriter.create(f, HEADER, new LockFileEpochSource(), WriterOptions.defaults())) {
+        try (SessionLogWriter w =
+                SessionLogWriter.create(f, HEADER, new LockFileEpochSource(), WriterOptions.defaults())) {
             ExecutorService pool = Executors.newFixedThreadPool(threads);
             CountDownLatch go = new CountDownLatch(1);
             List<Future<?>> fs = new ArrayList<>();
@@ -156,7 +172,8 @@ class WriterTest {
                     go.await();
                     for (int i = 0; i < per; i++) {
                         AppendResult r = w.append(List.of(todo(id * 1000 + i), todo(id * 1000 + i)));
-                        assertThat(r.hw().lastSeq()).isGreaterThanOrEqualTo(r.lastSeq().value());
+                        assertThat(r.hw().lastSeq())
+                                .isGreaterThanOrEqualTo(r.lastSeq().value());
                         ranges.add(new long[] {r.firstSeq().value(), r.lastSeq().value()});
                     }
                     return null;
@@ -179,13 +196,15 @@ class WriterTest {
     @Test
     void withoutGroupCommitEveryAppendIsItsOwnFrame() throws Exception {
         Path f = dir.resolve("single.jsonl.zstd");
-        try (SessionLogWriter w = SessionLogWriter.create(f, HEADER, new LockFileEpochSource(), new WriterOptions(true, false, false))) {
+        try (SessionLogWriter w =
+                SessionLogWriter.create(f, HEADER, new LockFileEpochSource(), new WriterOptions(true, false, false))) {
             ExecutorService pool = Executors.newFixedThreadPool(4);
             List<Future<?>> fs = new ArrayList<>();
-            for (int t = 0; t < 4; t++) fs.add(pool.submit(() -> {
-                for (int i = 0; i < 10; i++) w.append(List.of(todo(i)));
-                return null;
-            }));
+            for (int t = 0; t < 4; t++)
+                fs.add(pool.submit(() -> {
+                    for (int i = 0; i < 10; i++) w.append(List.of(todo(i)));
+                    return null;
+                }));
             for (Future<?> x : fs) x.get();
             pool.shutdown();
         }
@@ -197,7 +216,8 @@ class WriterTest {
     @Test
     void reopeningTruncatesTheUncommittedTail() throws Exception {
         Path f = dir.resolve("reopen.jsonl.zstd");
-        try (SessionLogWriter w = SessionLogWriter.create(f, HEADER, new LockFileEpochSource(), WriterOptions.defaults())) {
+        try (SessionLogWriter w =
+                SessionLogWriter.create(f, HEADER, new LockFileEpochSource(), WriterOptions.defaults())) {
             w.append(List.of(todo(0)));
         }
         long committed = Files.size(f);

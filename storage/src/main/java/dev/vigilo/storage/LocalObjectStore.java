@@ -141,7 +141,8 @@ final class LocalObjectStore implements ObjectStore {
         try {
             BasicFileAttributes attrs = Files.readAttributes(file, BasicFileAttributes.class);
             // A directory at the key's path holds other objects; it is not an object itself.
-            return attrs.isRegularFile() ? Optional.of(new ObjectInfo(key, attrs.size(), Optional.empty()))
+            return attrs.isRegularFile()
+                    ? Optional.of(new ObjectInfo(key, attrs.size(), Optional.empty()))
                     : Optional.empty();
         } catch (NoSuchFileException e) {
             return Optional.empty();
@@ -179,8 +180,8 @@ final class LocalObjectStore implements ObjectStore {
                     if (attrs.isRegularFile() && !isHidden(file)) {
                         String relative = relative(file);
                         if (relative.startsWith(prefix)) {
-                            keyOf(relative).ifPresent(key -> found.add(new ObjectInfo(key, attrs.size(),
-                                    Optional.empty())));
+                            keyOf(relative)
+                                    .ifPresent(key -> found.add(new ObjectInfo(key, attrs.size(), Optional.empty())));
                         }
                     }
                     return FileVisitResult.CONTINUE;
@@ -276,8 +277,8 @@ final class LocalObjectStore implements ObjectStore {
             }
             byte[] existing = readFully(channel, ref.key(), size, deadline, what);
             if (!MessageDigest.isEqual(existing, bytes)) {
-                throw new ObjectConflictException(ref.key(),
-                        "stored SHA-256 " + Sha256.of(existing) + ", new SHA-256 " + ref.sha256());
+                throw new ObjectConflictException(
+                        ref.key(), "stored SHA-256 " + Sha256.of(existing) + ", new SHA-256 " + ref.sha256());
             }
             // The first writer may have crashed between linking and forcing the directory; replaying the
             // create must leave the object as durable as a first create would.
@@ -298,8 +299,8 @@ final class LocalObjectStore implements ObjectStore {
             deadline.check(what);
             buffer.limit(Math.min(buffer.capacity(), buffer.position() + CHUNK));
             if (channel.read(buffer) < 0) {
-                throw new ObjectIntegrityException(key, "file ended after " + buffer.position() + " of " + size
-                        + " bytes");
+                throw new ObjectIntegrityException(
+                        key, "file ended after " + buffer.position() + " of " + size + " bytes");
             }
             buffer.limit(buffer.capacity());
         }
@@ -334,8 +335,10 @@ final class LocalObjectStore implements ObjectStore {
             if (Files.isDirectory(dir)) {
                 return; // created concurrently
             }
-            throw new StorageException("cannot create " + key + " in " + binding() + ": " + dir
-                    + " is an object, so it cannot hold other objects", e);
+            throw new StorageException(
+                    "cannot create " + key + " in " + binding() + ": " + dir
+                            + " is an object, so it cannot hold other objects",
+                    e);
         }
         if (parent != null) {
             fsyncDirectory(parent);

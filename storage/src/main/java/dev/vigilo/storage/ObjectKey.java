@@ -27,8 +27,8 @@ public record ObjectKey(String value) implements Comparable<ObjectKey> {
         }
         for (String segment : value.split("/", -1)) {
             if (!SEGMENT.matcher(segment).matches()) {
-                throw new IllegalArgumentException("object key \"" + value + "\" has an invalid segment \""
-                        + segment + "\" (segments are [A-Za-z0-9._-], non-empty, not starting with '.')");
+                throw new IllegalArgumentException("object key \"" + value + "\" has an invalid segment \"" + segment
+                        + "\" (segments are [A-Za-z0-9._-], non-empty, not starting with '.')");
             }
         }
     }

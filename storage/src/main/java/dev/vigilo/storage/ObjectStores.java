@@ -7,8 +7,7 @@ import java.util.Objects;
  * depend on the interface and configuration alone.
  */
 public final class ObjectStores {
-    private ObjectStores() {
-    }
+    private ObjectStores() {}
 
     /**
      * Opens the store {@code spec} describes. Opening contacts no service and writes nothing: a local root is

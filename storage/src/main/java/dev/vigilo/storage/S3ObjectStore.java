@@ -62,6 +62,7 @@ final class S3ObjectStore implements ObjectStore {
     private static final long MAX_ARRAY = Integer.MAX_VALUE - 8;
     /** The SDK rejects a zero timeout; a deadline checked a moment ago may have only nanoseconds left. */
     private static final Duration MIN_CALL_TIMEOUT = Duration.ofMillis(1);
+
     private static final Duration MAX_CONFLICT_BACKOFF = Duration.ofSeconds(1);
     /** How long past the deadline to wait for an SDK call before giving up on its own call timeout. */
     private static final Duration CALL_GRACE = Duration.ofSeconds(2);
@@ -73,6 +74,7 @@ final class S3ObjectStore implements ObjectStore {
     private final S3Client client;
     /** Runs each SDK call, so that the caller can stop waiting when interrupted; see {@link #call}. */
     private final ExecutorService calls;
+
     private volatile boolean closed;
 
     S3ObjectStore(StoreSpec.S3 spec) {
@@ -116,17 +118,21 @@ final class S3ObjectStore implements ObjectStore {
         for (int attempt = 1; ; attempt++) {
             deadline.check(what);
             if (attempt > MAX_CREATE_ATTEMPTS) {
-                throw new StorageUnavailableException(what + " failed: the key stayed contended for "
-                        + MAX_CREATE_ATTEMPTS + " attempts", null);
+                throw new StorageUnavailableException(
+                        what + " failed: the key stayed contended for " + MAX_CREATE_ATTEMPTS + " attempts", null);
             }
             try {
-                call(what, deadline, () -> client.putObject(b -> b.bucket(spec.bucket())
-                                .key(s3Key(key))
-                                .ifNoneMatch("*")
-                                .checksumSHA256(checksum)
-                                .contentLength((long) bytes.length)
-                                .overrideConfiguration(timeout(deadline)),
-                        RequestBody.fromBytes(bytes)));
+                call(
+                        what,
+                        deadline,
+                        () -> client.putObject(
+                                b -> b.bucket(spec.bucket())
+                                        .key(s3Key(key))
+                                        .ifNoneMatch("*")
+                                        .checksumSHA256(checksum)
+                                        .contentLength((long) bytes.length)
+                                        .overrideConfiguration(timeout(deadline)),
+                                RequestBody.fromBytes(bytes)));
                 return ref;
             } catch (S3Exception e) {
                 if (e.statusCode() == 412) {
@@ -143,8 +149,10 @@ final class S3ObjectStore implements ObjectStore {
                     continue;
                 }
                 if ("BadDigest".equals(errorCode(e))) {
-                    throw new StorageUnavailableException(what + " failed: the bytes S3 received do not match"
-                            + " their SHA-256 (corrupted in transit); nothing was stored, retrying may help", e);
+                    throw new StorageUnavailableException(
+                            what + " failed: the bytes S3 received do not match"
+                                    + " their SHA-256 (corrupted in transit); nothing was stored, retrying may help",
+                            e);
                 }
                 throw failure(what, e);
             } catch (SdkException e) {
@@ -161,8 +169,7 @@ final class S3ObjectStore implements ObjectStore {
         Body body = get(ref.key(), ref.length(), deadline, "read " + ref.key() + " from " + binding())
                 .orElseThrow(() -> new ObjectNotFoundException(ref.key()));
         if (body.bytes().isEmpty()) {
-            throw new ObjectIntegrityException(ref.key(), "length is " + body.length() + ", expected "
-                    + ref.length());
+            throw new ObjectIntegrityException(ref.key(), "length is " + body.length() + ", expected " + ref.length());
         }
         byte[] bytes = body.bytes().get();
         Sha256 actual = Sha256.of(bytes);
@@ -180,10 +187,13 @@ final class S3ObjectStore implements ObjectStore {
         String what = "head " + key + " in " + binding();
         deadline.check(what);
         try {
-            HeadObjectResponse response = call(what, deadline, () -> client.headObject(b -> b.bucket(spec.bucket())
-                    .key(s3Key(key))
-                    .checksumMode(ChecksumMode.ENABLED)
-                    .overrideConfiguration(timeout(deadline))));
+            HeadObjectResponse response = call(
+                    what,
+                    deadline,
+                    () -> client.headObject(b -> b.bucket(spec.bucket())
+                            .key(s3Key(key))
+                            .checksumMode(ChecksumMode.ENABLED)
+                            .overrideConfiguration(timeout(deadline))));
             return Optional.of(new ObjectInfo(key, response.contentLength(), fullObjectSha256(response)));
         } catch (NoSuchKeyException e) {
             return Optional.empty();
@@ -213,10 +223,13 @@ final class S3ObjectStore implements ObjectStore {
             String continuation = token;
             ListObjectsV2Response page;
             try {
-                page = call(what, deadline, () -> client.listObjectsV2(b -> b.bucket(spec.bucket())
-                        .prefix(storePrefix + prefix)
-                        .continuationToken(continuation)
-                        .overrideConfiguration(timeout(deadline))));
+                page = call(
+                        what,
+                        deadline,
+                        () -> client.listObjectsV2(b -> b.bucket(spec.bucket())
+                                .prefix(storePrefix + prefix)
+                                .continuationToken(continuation)
+                                .overrideConfiguration(timeout(deadline))));
             } catch (SdkException e) {
                 throw failure(what, e);
             }
@@ -250,8 +263,7 @@ final class S3ObjectStore implements ObjectStore {
     }
 
     /** What a GET found: the body when its length was the expected one, otherwise only the length. */
-    private record Body(long length, Optional<byte[]> bytes) {
-    }
+    private record Body(long length, Optional<byte[]> bytes) {}
 
     /**
      * GETs {@code key}, reading the body only when its length is {@code expectedLength}.
@@ -261,16 +273,19 @@ final class S3ObjectStore implements ObjectStore {
     private Optional<Body> get(ObjectKey key, long expectedLength, Deadline deadline, String what) {
         deadline.check(what);
         if (expectedLength > MAX_ARRAY) {
-            throw new StorageException("object " + key + " has " + expectedLength
-                    + " bytes, too many to read into memory");
+            throw new StorageException(
+                    "object " + key + " has " + expectedLength + " bytes, too many to read into memory");
         }
         // The transformer runs inside the API call, so the call timeout also bounds reading the body.
-        ResponseTransformer<GetObjectResponse, Body> readIfExpected = (response, in) -> readBody(response, in,
-                expectedLength);
+        ResponseTransformer<GetObjectResponse, Body> readIfExpected =
+                (response, in) -> readBody(response, in, expectedLength);
         try {
-            return Optional.of(call(what, deadline, () -> client.getObject(b -> b.bucket(spec.bucket())
-                    .key(s3Key(key))
-                    .overrideConfiguration(timeout(deadline)), readIfExpected)));
+            return Optional.of(call(
+                    what,
+                    deadline,
+                    () -> client.getObject(
+                            b -> b.bucket(spec.bucket()).key(s3Key(key)).overrideConfiguration(timeout(deadline)),
+                            readIfExpected)));
         } catch (NoSuchKeyException e) {
             return Optional.empty();
         } catch (S3Exception e) {
@@ -307,20 +322,19 @@ final class S3ObjectStore implements ObjectStore {
      * @return the reference, or empty when the object no longer exists
      */
     private Optional<ObjectRef> compareExisting(ObjectRef ref, byte[] bytes, Deadline deadline) {
-        Optional<Body> existing = get(ref.key(), bytes.length, deadline, "compare " + ref.key() + " in "
-                + binding());
+        Optional<Body> existing = get(ref.key(), bytes.length, deadline, "compare " + ref.key() + " in " + binding());
         if (existing.isEmpty()) {
             return Optional.empty();
         }
         Body body = existing.get();
         if (body.bytes().isEmpty()) {
-            throw new ObjectConflictException(ref.key(), "stored length " + body.length() + ", new length "
-                    + bytes.length);
+            throw new ObjectConflictException(
+                    ref.key(), "stored length " + body.length() + ", new length " + bytes.length);
         }
         byte[] stored = body.bytes().get();
         if (!MessageDigest.isEqual(stored, bytes)) {
-            throw new ObjectConflictException(ref.key(), "stored SHA-256 " + Sha256.of(stored) + ", new SHA-256 "
-                    + ref.sha256());
+            throw new ObjectConflictException(
+                    ref.key(), "stored SHA-256 " + Sha256.of(stored) + ", new SHA-256 " + ref.sha256());
         }
         return Optional.of(ref);
     }
@@ -399,7 +413,8 @@ final class S3ObjectStore implements ObjectStore {
 
     private static void backOff(int attempt, Deadline deadline, String what) {
         long capMillis = Math.min(MAX_CONFLICT_BACKOFF.toMillis(), 20L << Math.min(attempt, 10));
-        long sleepMillis = Math.min(ThreadLocalRandom.current().nextLong(capMillis / 2, capMillis + 1),
+        long sleepMillis = Math.min(
+                ThreadLocalRandom.current().nextLong(capMillis / 2, capMillis + 1),
                 deadline.remaining().toMillis());
         try {
             Thread.sleep(sleepMillis);
@@ -429,8 +444,10 @@ final class S3ObjectStore implements ObjectStore {
             return new StorageCancelledException(what + " was cancelled", e);
         }
         if (e instanceof AwsServiceException service) {
-            return new StorageUnavailableException(what + " failed: HTTP " + service.statusCode() + " "
-                    + errorCode(service) + ": " + service.getMessage(), e);
+            return new StorageUnavailableException(
+                    what + " failed: HTTP " + service.statusCode() + " " + errorCode(service) + ": "
+                            + service.getMessage(),
+                    e);
         }
         return new StorageUnavailableException(what + " failed: " + e.getMessage(), e);
     }

@@ -13,6 +13,7 @@ import java.util.Objects;
 public final class Sha256 implements Comparable<Sha256> {
     /** Digest length in bytes. */
     public static final int LENGTH = 32;
+
     private static final HexFormat HEX = HexFormat.of();
 
     private final byte[] bytes;

@@ -56,8 +56,7 @@ public final class StorageConfig {
     public static StorageConfig localDefault(Path root) {
         Objects.requireNonNull(root, "root");
         StoreSpec.Local local = new StoreSpec.Local("local", root);
-        return new StorageConfig("built-in default (" + local.root() + ")", Map.of(local.name(), local),
-                local.name());
+        return new StorageConfig("built-in default (" + local.root() + ")", Map.of(local.name(), local), local.name());
     }
 
     /** The store used when no name is given. */
@@ -82,7 +81,9 @@ public final class StorageConfig {
      */
     public Optional<StoreSpec> resolve(StoreBinding binding) {
         Objects.requireNonNull(binding, "binding");
-        return stores.values().stream().filter(spec -> spec.binding().equals(binding)).findFirst();
+        return stores.values().stream()
+                .filter(spec -> spec.binding().equals(binding))
+                .findFirst();
     }
 
     /** Where this configuration came from: the file's path, or {@code built-in default (<root>)}. */

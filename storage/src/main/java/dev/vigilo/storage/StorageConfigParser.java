@@ -28,14 +28,24 @@ final class StorageConfigParser {
     private static final String KIND_S3 = "s3";
     private static final List<String> TOP_KEYS = List.of("default", "stores");
     private static final List<String> LOCAL_KEYS = List.of("kind", "root");
-    private static final List<String> S3_KEYS = List.of("kind", "endpoint", "region", "bucket", "prefix",
-            "path_style");
+    private static final List<String> S3_KEYS = List.of("kind", "endpoint", "region", "bucket", "prefix", "path_style");
     /** Keys people put in configs to carry secrets; rejected with a pointer to where credentials belong. */
-    private static final Set<String> CREDENTIAL_KEYS = Set.of("access_key", "secret_key", "access_key_id",
-            "secret_access_key", "aws_access_key_id", "aws_secret_access_key", "session_token",
-            "aws_session_token", "credentials", "password", "secret", "token");
+    private static final Set<String> CREDENTIAL_KEYS = Set.of(
+            "access_key",
+            "secret_key",
+            "access_key_id",
+            "secret_access_key",
+            "aws_access_key_id",
+            "aws_secret_access_key",
+            "session_token",
+            "aws_session_token",
+            "credentials",
+            "password",
+            "secret",
+            "token");
     /** Store names appear on command lines and in logs; keep them to TOML's bare-key characters. */
     private static final Pattern STORE_NAME = Pattern.compile("[A-Za-z0-9_-]+");
+
     private static final Pattern BARE_KEY = STORE_NAME;
 
     private final Path file;
@@ -71,8 +81,8 @@ final class StorageConfigParser {
         } catch (JsonProcessingException e) {
             JsonLocation at = e.getLocation();
             String where = at == null ? "" : " at line " + at.getLineNr() + ", column " + at.getColumnNr();
-            throw new StorageConfigException("storage config " + file + " is not valid TOML" + where + ": "
-                    + e.getOriginalMessage(), e);
+            throw new StorageConfigException(
+                    "storage config " + file + " is not valid TOML" + where + ": " + e.getOriginalMessage(), e);
         } catch (IOException e) {
             throw new StorageConfigException("storage config " + file + " cannot be read: " + e, e);
         }
@@ -85,8 +95,9 @@ final class StorageConfigParser {
             throw error("stores", "expected a table of stores, got " + typeOf(stores));
         }
         if (stores == null || stores.isEmpty()) {
-            throw error("stores", "no stores configured; add a [stores.NAME] table with kind = \"local\" or"
-                    + " kind = \"s3\"");
+            throw error(
+                    "stores",
+                    "no stores configured; add a [stores.NAME] table with kind = \"local\" or" + " kind = \"s3\"");
         }
         Map<String, StoreSpec> specs = new LinkedHashMap<>();
         for (Map.Entry<String, JsonNode> entry : stores.properties()) {
@@ -126,8 +137,8 @@ final class StorageConfigParser {
     }
 
     private StoreSpec.S3 s3(String name, String path, JsonNode table) {
-        Optional<URI> endpoint = optionalString(table, path, "endpoint").map(text -> endpoint(text,
-                path + ".endpoint"));
+        Optional<URI> endpoint =
+                optionalString(table, path, "endpoint").map(text -> endpoint(text, path + ".endpoint"));
         String region = requiredString(table, path, "region");
         String bucket = requiredString(table, path, "bucket");
         if (bucket.contains("/")) {
@@ -153,7 +164,9 @@ final class StorageConfigParser {
         } catch (InvalidPathException e) {
             throw error(path, "not a valid path: " + e.getMessage());
         }
-        return root.isAbsolute() ? root.normalize() : file.getParent().resolve(root).normalize();
+        return root.isAbsolute()
+                ? root.normalize()
+                : file.getParent().resolve(root).normalize();
     }
 
     /**
@@ -179,8 +192,14 @@ final class StorageConfigParser {
         }
         String endpointPath = uri.getPath() == null ? "" : uri.getPath().replaceAll("/+$", "");
         try {
-            return new URI(scheme, null, uri.getHost().toLowerCase(Locale.ROOT), uri.getPort(),
-                    endpointPath.isEmpty() ? null : endpointPath, null, null);
+            return new URI(
+                    scheme,
+                    null,
+                    uri.getHost().toLowerCase(Locale.ROOT),
+                    uri.getPort(),
+                    endpointPath.isEmpty() ? null : endpointPath,
+                    null,
+                    null);
         } catch (URISyntaxException e) {
             throw error(path, "not a valid URI: " + e.getMessage());
         }
@@ -191,13 +210,16 @@ final class StorageConfigParser {
             if (stores.size() == 1) {
                 return stores.keySet().iterator().next();
             }
-            throw error("default", "missing; with " + stores.size() + " stores (" + String.join(", ",
-                    stores.keySet()) + ") set default = \"NAME\" to choose one");
+            throw error(
+                    "default",
+                    "missing; with " + stores.size() + " stores (" + String.join(", ", stores.keySet())
+                            + ") set default = \"NAME\" to choose one");
         }
         String name = string(node, "default");
         if (!stores.containsKey(name)) {
-            throw error("default", "no store named \"" + name + "\" (configured: " + String.join(", ",
-                    stores.keySet()) + ")");
+            throw error(
+                    "default",
+                    "no store named \"" + name + "\" (configured: " + String.join(", ", stores.keySet()) + ")");
         }
         return name;
     }
@@ -246,9 +268,11 @@ final class StorageConfigParser {
     }
 
     private StorageConfigException credentials(String path) {
-        return error(path, "credentials do not belong in the storage config; S3 credentials come from the AWS"
-                + " SDK default provider chain (environment AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY,"
-                + " ~/.aws/credentials, or an instance or container role)");
+        return error(
+                path,
+                "credentials do not belong in the storage config; S3 credentials come from the AWS"
+                        + " SDK default provider chain (environment AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY,"
+                        + " ~/.aws/credentials, or an instance or container role)");
     }
 
     private StorageConfigException error(String path, String message) {
@@ -261,7 +285,9 @@ final class StorageConfigParser {
 
     /** A key as TOML would need it written: bare when possible, quoted otherwise. */
     private static String keyText(String key) {
-        return BARE_KEY.matcher(key).matches() ? key : "\"" + key.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
+        return BARE_KEY.matcher(key).matches()
+                ? key
+                : "\"" + key.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
     }
 
     private static String typeOf(JsonNode node) {

@@ -28,7 +28,8 @@ class LocalObjectStoreTest extends ObjectStoreContract {
 
     @Test
     void bindingIsTheAbsoluteRoot() {
-        assertThat(store().binding()).isEqualTo(new StoreBinding("local:" + root().toAbsolutePath().normalize()));
+        assertThat(store().binding())
+                .isEqualTo(new StoreBinding("local:" + root().toAbsolutePath().normalize()));
     }
 
     @Test
@@ -36,7 +37,8 @@ class LocalObjectStoreTest extends ObjectStoreContract {
         byte[] bytes = "on disk".getBytes(UTF_8);
         store().create(key("a/b"), bytes, soon());
 
-        assertThat(Files.readAllBytes(root().resolve(namespace()).resolve("a").resolve("b"))).isEqualTo(bytes);
+        assertThat(Files.readAllBytes(root().resolve(namespace()).resolve("a").resolve("b")))
+                .isEqualTo(bytes);
     }
 
     @Test
@@ -61,7 +63,8 @@ class LocalObjectStoreTest extends ObjectStoreContract {
         Files.write(dir.resolve(".hidden-dir").resolve("z"), "hidden".getBytes(UTF_8));
 
         assertThat(store().list("", soon())).extracting(ObjectInfo::key).containsExactly(key("dir/real"));
-        assertThat(store().list(namespace() + "/dir/", soon())).extracting(ObjectInfo::key)
+        assertThat(store().list(namespace() + "/dir/", soon()))
+                .extracting(ObjectInfo::key)
                 .containsExactly(key("dir/real"));
     }
 

@@ -157,7 +157,9 @@ public abstract class ObjectStoreContract {
         info.get().sha256().ifPresent(sha -> assertThat(sha).isEqualTo(ref.sha256()));
 
         assertThat(store.head(key("dir/absent"), soon())).isEmpty();
-        assertThat(store.head(key("dir"), soon())).as("a key prefix is not an object").isEmpty();
+        assertThat(store.head(key("dir"), soon()))
+                .as("a key prefix is not an object")
+                .isEmpty();
     }
 
     @Test
@@ -170,8 +172,7 @@ public abstract class ObjectStoreContract {
 
         assertThat(keysAndLengths(store.list(ns + "/a", soon())))
                 .containsExactly(ns + "/a/1=1", ns + "/a/10=10", ns + "/ab=3");
-        assertThat(keysAndLengths(store.list(ns + "/a/", soon())))
-                .containsExactly(ns + "/a/1=1", ns + "/a/10=10");
+        assertThat(keysAndLengths(store.list(ns + "/a/", soon()))).containsExactly(ns + "/a/1=1", ns + "/a/10=10");
         assertThat(keysAndLengths(store.list(ns + "/", soon())))
                 .containsExactly(ns + "/a/1=1", ns + "/a/10=10", ns + "/ab=3", ns + "/b/2=2");
         assertThat(keysAndLengths(store.list(ns, soon())))
@@ -194,7 +195,10 @@ public abstract class ObjectStoreContract {
 
         assertThat(ref.length()).isZero();
         assertThat(store.read(ref, soon())).isEmpty();
-        assertThat(store.head(ref.key(), soon())).get().extracting(ObjectInfo::length).isEqualTo(0L);
+        assertThat(store.head(ref.key(), soon()))
+                .get()
+                .extracting(ObjectInfo::length)
+                .isEqualTo(0L);
         assertThat(store.create(key("empty"), new byte[0], soon())).isEqualTo(ref);
     }
 
@@ -204,7 +208,9 @@ public abstract class ObjectStoreContract {
         ObjectRef ref = store.create(key("large"), bytes, soon());
 
         assertThat(store.read(ref, soon())).isEqualTo(bytes);
-        assertThat(store.head(ref.key(), soon())).get().extracting(ObjectInfo::length)
+        assertThat(store.head(ref.key(), soon()))
+                .get()
+                .extracting(ObjectInfo::length)
                 .isEqualTo((long) bytes.length);
         assertThat(store.create(key("large"), bytes, soon())).isEqualTo(ref);
     }
@@ -253,13 +259,15 @@ public abstract class ObjectStoreContract {
                     if (outcome.error() == null) {
                         winners.add(racer);
                     } else {
-                        assertThat(outcome.error()).as("round %d racer %d", round, racer)
+                        assertThat(outcome.error())
+                                .as("round %d racer %d", round, racer)
                                 .isInstanceOf(ObjectConflictException.class);
                     }
                 }
                 assertThat(winners).as("winners of round %d", round).hasSize(1);
                 byte[] winnerBytes = contents.get(winners.get(0));
-                assertThat(store.read(outcomes.get(winners.get(0)).ref(), soon())).isEqualTo(winnerBytes);
+                assertThat(store.read(outcomes.get(winners.get(0)).ref(), soon()))
+                        .isEqualTo(winnerBytes);
             }
         } finally {
             shutdown(pool);
@@ -291,8 +299,7 @@ public abstract class ObjectStoreContract {
     }
 
     /** What one racer's create returned or threw. */
-    private record Outcome(ObjectRef ref, Throwable error) {
-    }
+    private record Outcome(ObjectRef ref, Throwable error) {}
 
     /** Starts every racer's create of {@code key} at once and waits for all of them. */
     private List<Outcome> race(ExecutorService pool, ObjectKey key, List<byte[]> contents) throws Exception {
@@ -323,7 +330,9 @@ public abstract class ObjectStoreContract {
         Thread.currentThread().interrupt();
         try {
             assertThatThrownBy(() -> call.accept(store)).isInstanceOf(StorageCancelledException.class);
-            assertThat(Thread.currentThread().isInterrupted()).as("interrupt flag after the call").isTrue();
+            assertThat(Thread.currentThread().isInterrupted())
+                    .as("interrupt flag after the call")
+                    .isTrue();
         } finally {
             Thread.interrupted();
         }

@@ -47,11 +47,10 @@ class S3ObjectStoreTest extends ObjectStoreContract {
     @Test
     void bindingNamesEndpointBucketAndPrefix() {
         assertThat(store().binding().value())
-                .isEqualTo("s3:http://127.0.0.1:" + s3.endpoint().getPort() + "/" + S3ProxyFixture.BUCKET + "/"
-                        + PREFIX);
+                .isEqualTo(
+                        "s3:http://127.0.0.1:" + s3.endpoint().getPort() + "/" + S3ProxyFixture.BUCKET + "/" + PREFIX);
         try (ObjectStore bucketRoot = ObjectStores.open(s3.spec(""))) {
-            assertThat(bucketRoot.binding().value())
-                    .isEqualTo("s3:" + s3.endpoint() + "/" + S3ProxyFixture.BUCKET);
+            assertThat(bucketRoot.binding().value()).isEqualTo("s3:" + s3.endpoint() + "/" + S3ProxyFixture.BUCKET);
         }
     }
 
@@ -63,8 +62,10 @@ class S3ObjectStoreTest extends ObjectStoreContract {
         try (ObjectStore bucketRoot = ObjectStores.open(s3.spec(""));
                 ObjectStore otherPrefix = ObjectStores.open(s3.spec("other"))) {
             ObjectKey full = ObjectKey.of(PREFIX + "/" + ref.key());
-            assertThat(bucketRoot.read(new ObjectRef(full, ref.length(), ref.sha256()), soon())).isEqualTo(bytes);
-            assertThat(bucketRoot.list(PREFIX + "/" + namespace(), soon())).extracting(ObjectInfo::key)
+            assertThat(bucketRoot.read(new ObjectRef(full, ref.length(), ref.sha256()), soon()))
+                    .isEqualTo(bytes);
+            assertThat(bucketRoot.list(PREFIX + "/" + namespace(), soon()))
+                    .extracting(ObjectInfo::key)
                     .containsExactly(full);
             assertThat(otherPrefix.head(ref.key(), soon())).isEmpty();
             assertThat(otherPrefix.list(namespace(), soon())).isEmpty();
@@ -86,12 +87,15 @@ class S3ObjectStoreTest extends ObjectStoreContract {
         store().create(key("good"), new byte[1], soon());
         try (S3Client raw = rawClient()) {
             for (String bad : new String[] {".hidden", "sub/.dot", "tilde~name", "trailing/"}) {
-                raw.putObject(b -> b.bucket(S3ProxyFixture.BUCKET).key(PREFIX + "/" + namespace() + "/" + bad),
+                raw.putObject(
+                        b -> b.bucket(S3ProxyFixture.BUCKET).key(PREFIX + "/" + namespace() + "/" + bad),
                         RequestBody.fromString("x"));
             }
         }
 
-        assertThat(store().list(namespace(), soon())).extracting(ObjectInfo::key).containsExactly(key("good"));
+        assertThat(store().list(namespace(), soon()))
+                .extracting(ObjectInfo::key)
+                .containsExactly(key("good"));
     }
 
     @Test
@@ -99,15 +103,15 @@ class S3ObjectStoreTest extends ObjectStoreContract {
         byte[] bytes = "original".getBytes(UTF_8);
         ObjectRef ref = ObjectRef.of(key("replaced"), bytes);
         try (S3Client raw = rawClient()) {
-            raw.putObject(b -> b.bucket(S3ProxyFixture.BUCKET).key(PREFIX + "/" + ref.key()),
+            raw.putObject(
+                    b -> b.bucket(S3ProxyFixture.BUCKET).key(PREFIX + "/" + ref.key()),
                     RequestBody.fromString("ORIGINAL"));
         }
 
         assertThatThrownBy(() -> store().read(ref, soon()))
                 .isInstanceOf(ObjectIntegrityException.class)
                 .hasMessageContaining("SHA-256");
-        assertThatThrownBy(() -> store().create(ref.key(), bytes, soon()))
-                .isInstanceOf(ObjectConflictException.class);
+        assertThatThrownBy(() -> store().create(ref.key(), bytes, soon())).isInstanceOf(ObjectConflictException.class);
     }
 
     @Test
@@ -116,8 +120,13 @@ class S3ObjectStoreTest extends ObjectStoreContract {
         try (ServerSocket socket = new ServerSocket(0)) {
             closedPort = socket.getLocalPort();
         }
-        StoreSpec.S3 spec = new StoreSpec.S3("down", Optional.of(URI.create("http://127.0.0.1:" + closedPort)),
-                S3ProxyFixture.REGION, S3ProxyFixture.BUCKET, "", true);
+        StoreSpec.S3 spec = new StoreSpec.S3(
+                "down",
+                Optional.of(URI.create("http://127.0.0.1:" + closedPort)),
+                S3ProxyFixture.REGION,
+                S3ProxyFixture.BUCKET,
+                "",
+                true);
 
         try (ObjectStore down = ObjectStores.open(spec)) {
             assertThatThrownBy(() -> down.head(ObjectKey.of("x"), Deadline.after(Duration.ofSeconds(20))))
@@ -128,10 +137,11 @@ class S3ObjectStoreTest extends ObjectStoreContract {
 
     @Test
     void deadlineBoundsACallTheServiceNeverAnswers() throws Exception {
-        try (SilentServer silent = new SilentServer(); ObjectStore store = ObjectStores.open(silent.spec())) {
+        try (SilentServer silent = new SilentServer();
+                ObjectStore store = ObjectStores.open(silent.spec())) {
             long start = System.nanoTime();
-            assertThatThrownBy(() -> store.create(ObjectKey.of("x"), new byte[10],
-                    Deadline.after(Duration.ofMillis(700))))
+            assertThatThrownBy(
+                            () -> store.create(ObjectKey.of("x"), new byte[10], Deadline.after(Duration.ofMillis(700))))
                     .isInstanceOf(StorageTimeoutException.class);
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
             assertThat(Thread.currentThread().isInterrupted()).isFalse();
@@ -140,7 +150,8 @@ class S3ObjectStoreTest extends ObjectStoreContract {
 
     @Test
     void interruptCancelsACallTheServiceNeverAnswers() throws Exception {
-        try (SilentServer silent = new SilentServer(); ObjectStore store = ObjectStores.open(silent.spec())) {
+        try (SilentServer silent = new SilentServer();
+                ObjectStore store = ObjectStores.open(silent.spec())) {
             Thread caller = Thread.currentThread();
             Thread interrupter = new Thread(() -> {
                 try {
@@ -154,7 +165,9 @@ class S3ObjectStoreTest extends ObjectStoreContract {
             try {
                 assertThatThrownBy(() -> store.head(ObjectKey.of("x"), Deadline.after(Duration.ofSeconds(20))))
                         .isInstanceOf(StorageCancelledException.class);
-                assertThat(Thread.currentThread().isInterrupted()).as("interrupt flag after the call").isTrue();
+                assertThat(Thread.currentThread().isInterrupted())
+                        .as("interrupt flag after the call")
+                        .isTrue();
             } finally {
                 Thread.interrupted();
                 interrupter.join();
@@ -164,14 +177,13 @@ class S3ObjectStoreTest extends ObjectStoreContract {
 
     @Test
     void missingBucketIsUnavailable() {
-        StoreSpec.S3 spec = new StoreSpec.S3("nobucket", Optional.of(s3.endpoint()), S3ProxyFixture.REGION,
-                "no-such-bucket", "", true);
+        StoreSpec.S3 spec = new StoreSpec.S3(
+                "nobucket", Optional.of(s3.endpoint()), S3ProxyFixture.REGION, "no-such-bucket", "", true);
 
         try (ObjectStore store = ObjectStores.open(spec)) {
             assertThatThrownBy(() -> store.create(ObjectKey.of("x"), new byte[1], soon()))
                     .isInstanceOf(StorageUnavailableException.class);
-            assertThatThrownBy(() -> store.list("", soon()))
-                    .isInstanceOf(StorageUnavailableException.class);
+            assertThatThrownBy(() -> store.list("", soon())).isInstanceOf(StorageUnavailableException.class);
         }
     }
 
@@ -187,8 +199,13 @@ class S3ObjectStoreTest extends ObjectStoreContract {
         }
 
         StoreSpec.S3 spec() {
-            return new StoreSpec.S3("silent", Optional.of(URI.create("http://127.0.0.1:" + socket.getLocalPort())),
-                    S3ProxyFixture.REGION, S3ProxyFixture.BUCKET, "", true);
+            return new StoreSpec.S3(
+                    "silent",
+                    Optional.of(URI.create("http://127.0.0.1:" + socket.getLocalPort())),
+                    S3ProxyFixture.REGION,
+                    S3ProxyFixture.BUCKET,
+                    "",
+                    true);
         }
 
         private void acceptForever() {
@@ -216,8 +233,8 @@ class S3ObjectStoreTest extends ObjectStoreContract {
                 .endpointOverride(s3.endpoint())
                 .region(Region.of(S3ProxyFixture.REGION))
                 .forcePathStyle(true)
-                .credentialsProvider(StaticCredentialsProvider.create(
-                        AwsBasicCredentials.create(s3.accessKey(), s3.secretKey())))
+                .credentialsProvider(
+                        StaticCredentialsProvider.create(AwsBasicCredentials.create(s3.accessKey(), s3.secretKey())))
                 .build();
     }
 }

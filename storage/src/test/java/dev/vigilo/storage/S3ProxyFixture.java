@@ -30,6 +30,7 @@ public final class S3ProxyFixture implements AutoCloseable {
     public static final String BUCKET = "vigilo-test";
     /** The signing region the fixture's specs and system properties name. */
     public static final String REGION = "us-east-1";
+
     private static final String ACCESS_KEY = "vigilo-test-access-key";
     private static final String SECRET_KEY = "vigilo-test-secret-key";
     private static final Duration START_TIMEOUT = Duration.ofSeconds(30);

@@ -40,10 +40,18 @@ class StorageConfigTest {
         assertThat(config.source()).isEqualTo(file.toAbsolutePath().normalize().toString());
         assertThat(config.stores()).extracting(StoreSpec::name).containsExactly("disk", "shared");
         assertThat(config.defaultStore().name()).isEqualTo("shared");
-        assertThat(config.store("disk")).get().isEqualTo(new StoreSpec.Local("disk",
-                Path.of("/var/lib/vigilo/objects")));
-        assertThat(config.store("shared")).get().isEqualTo(new StoreSpec.S3("shared",
-                Optional.of(URI.create("http://127.0.0.1:9000")), "us-east-1", "vigilo-data", "team-a", true));
+        assertThat(config.store("disk"))
+                .get()
+                .isEqualTo(new StoreSpec.Local("disk", Path.of("/var/lib/vigilo/objects")));
+        assertThat(config.store("shared"))
+                .get()
+                .isEqualTo(new StoreSpec.S3(
+                        "shared",
+                        Optional.of(URI.create("http://127.0.0.1:9000")),
+                        "us-east-1",
+                        "vigilo-data",
+                        "team-a",
+                        true));
         assertThat(config.store("nope")).isEmpty();
         assertThat(config.store("disk").get().binding().value()).isEqualTo("local:/var/lib/vigilo/objects");
         assertThat(config.store("shared").get().binding().value())
@@ -110,10 +118,14 @@ class StorageConfigTest {
                 prefix = "prefix"
                 """));
 
-        assertThat(config.resolve(new StoreBinding("local:/srv/a"))).map(StoreSpec::name).contains("a");
+        assertThat(config.resolve(new StoreBinding("local:/srv/a")))
+                .map(StoreSpec::name)
+                .contains("a");
         assertThat(config.resolve(new StoreBinding("s3:http://127.0.0.1:9000/bucket/prefix")))
-                .map(StoreSpec::name).contains("b");
-        assertThat(config.resolve(new StoreBinding("s3:http://127.0.0.1:9000/bucket"))).isEmpty();
+                .map(StoreSpec::name)
+                .contains("b");
+        assertThat(config.resolve(new StoreBinding("s3:http://127.0.0.1:9000/bucket")))
+                .isEmpty();
     }
 
     @Test
@@ -124,7 +136,8 @@ class StorageConfigTest {
         assertThat(config.stores()).hasSize(1);
         assertThat(config.store("local")).isPresent();
         assertThat(config.source()).isEqualTo("built-in default (/tmp/vigilo-objects)");
-        assertThat(config.resolve(new StoreBinding("local:/tmp/vigilo-objects"))).isPresent();
+        assertThat(config.resolve(new StoreBinding("local:/tmp/vigilo-objects")))
+                .isPresent();
     }
 
     @Test
@@ -290,8 +303,7 @@ class StorageConfigTest {
                 region = "us-east-1"
                 bucket = "b"
                 secret_key = "..."
-                """), "stores.shared.secret_key: credentials")
-                .hasMessageContaining("default provider chain");
+                """), "stores.shared.secret_key: credentials").hasMessageContaining("default provider chain");
         expectError(write("""
                 aws_secret_access_key = "..."
                 [stores.a]
@@ -315,7 +327,8 @@ class StorageConfigTest {
     private static AbstractThrowableAssert<?, ? extends Throwable> expectError(Path file, String expected) {
         return assertThatThrownBy(() -> StorageConfig.load(file))
                 .isInstanceOf(StorageConfigException.class)
-                .hasMessageStartingWith("storage config " + file.toAbsolutePath().normalize())
+                .hasMessageStartingWith(
+                        "storage config " + file.toAbsolutePath().normalize())
                 .hasMessageContaining(expected);
     }
 }
