@@ -14,16 +14,16 @@ import java.util.UUID;
  * {@link PlanLayout#CHUNK_CASES} consecutive cases with their ids, hashes and per-case evaluator/gate selection
  * masks, and the chunk's membership digest. Immutable.
  */
-record ChunkFile(
+public record ChunkFile(
         UUID runId, long chunkIndex, UUID chunkId, int shard, long firstOrdinal, List<Entry> cases, Sha256 membership) {
     static final String FORMAT = "vigilo.plan.chunk";
 
-    ChunkFile {
+    public ChunkFile {
         cases = List.copyOf(cases);
     }
 
     /** One case: which evaluators apply to it and which gates select it, as bit masks (bit i = index i). */
-    record Entry(long ordinal, String id, Sha256 sha256, long evaluators, long gates) {}
+    public record Entry(long ordinal, String id, Sha256 sha256, long evaluators, long gates) {}
 
     static Sha256 membershipOf(List<Entry> cases) {
         Fold f = new Fold();

@@ -16,7 +16,7 @@ import java.util.UUID;
  * written from tail to head and the manifest references the head. Counts are sorted by shard and include a zero
  * entry for every used shard. Immutable.
  */
-record GateFile(
+public record GateFile(
         UUID runId,
         int gateIndex,
         int gateCount,
@@ -26,12 +26,12 @@ record GateFile(
         Optional<ObjectRef> next) {
     static final String FORMAT = "vigilo.plan.gate";
 
-    GateFile {
+    public GateFile {
         shards = List.copyOf(shards);
     }
 
     /** The planned number of cases of one shard selected by the gate. */
-    record ShardCount(int shard, long count) {}
+    public record ShardCount(int shard, long count) {}
 
     byte[] encode() {
         ObjectNode n = JsonNodeFactory.instance.objectNode();

@@ -15,7 +15,7 @@ import java.util.UUID;
  * root. Links the configuration, the chunk index root and the gate chain head to the finalized dataset and records
  * per-shard totals and settlement hashes. Its reference is what publication records. Immutable.
  */
-record PlanManifest(
+public record PlanManifest(
         UUID runId,
         UUID datasetUploadId,
         UUID membershipUuid,
@@ -30,12 +30,12 @@ record PlanManifest(
         List<Shard> shards) {
     static final String FORMAT = "vigilo.plan.manifest";
 
-    PlanManifest {
+    public PlanManifest {
         shards = List.copyOf(shards);
     }
 
     /** Totals and hashes of one used shard. */
-    record Shard(int shard, long cases, long chunks, Sha256 projection, Sha256 settlement) {}
+    public record Shard(int shard, long cases, long chunks, Sha256 projection, Sha256 settlement) {}
 
     byte[] encode() {
         ObjectNode n = JsonNodeFactory.instance.objectNode();
