@@ -1,6 +1,14 @@
 -- An execution database (docs/execution.md, "Execution records"): the scheduling rows and results of the shards
 -- placed on it. One row per chunk (at most 100 cases), never one per case; no case payload.
 
+-- This database's identity, drawn once: the control database records it per placement alias, so an alias
+-- re-pointed at another database is noticed instead of splitting a run's records.
+CREATE TABLE exec_identity (
+    database_id uuid    NOT NULL DEFAULT gen_random_uuid(),
+    singleton   boolean PRIMARY KEY DEFAULT true CHECK (singleton)
+);
+INSERT INTO exec_identity DEFAULT VALUES;
+
 -- The common run snapshot: immutable plan references and frozen gate policy, identical in every placement.
 CREATE TABLE exec_runs (
     run_id              uuid    PRIMARY KEY,

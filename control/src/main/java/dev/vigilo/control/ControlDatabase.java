@@ -24,12 +24,14 @@ public final class ControlDatabase implements AutoCloseable {
 
     private final HikariDataSource pool;
     private final Jdbi jdbi;
+    private final String jdbcUrl;
     private final String description;
     private final AutoCloseable serverHold;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private ControlDatabase(HikariDataSource pool, String description, AutoCloseable serverHold) {
+    private ControlDatabase(HikariDataSource pool, String jdbcUrl, String description, AutoCloseable serverHold) {
         this.pool = pool;
+        this.jdbcUrl = jdbcUrl;
         this.jdbi = Jdbi.create(pool).installPlugin(new PostgresPlugin());
         this.description = description;
         this.serverHold = serverHold;
@@ -81,7 +83,7 @@ public final class ControlDatabase implements AutoCloseable {
         try {
             String version = serverVersion(pool);
             Migrations.migrate(pool, locations);
-            return new ControlDatabase(pool, target.describe(version), serverHold);
+            return new ControlDatabase(pool, url, target.describe(version), serverHold);
         } catch (FlywayException e) {
             pool.close();
             throw new ControlDatabaseException(
@@ -118,6 +120,16 @@ public final class ControlDatabase implements AutoCloseable {
     /** @return the shared Jdbi, with the PostgreSQL plugin installed */
     public Jdbi jdbi() {
         return jdbi;
+    }
+
+    /**
+     * Opens a module's own schema on this database's server (for example the default execution database, schema
+     * {@code vigilo_exec}), with its own pool and migration history. Close it before closing this database.
+     *
+     * @see SchemaDatabase#open
+     */
+    public SchemaDatabase openSchema(String name, String schema, String migrationLocation, int poolSize) {
+        return SchemaDatabase.open(name, jdbcUrl, null, schema, migrationLocation, poolSize);
     }
 
     /** @return the connection pool (at most {@value Pools#MAX_POOL_SIZE} connections) */

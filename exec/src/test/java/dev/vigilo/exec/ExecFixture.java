@@ -1,0 +1,97 @@
+package dev.vigilo.exec;
+
+import dev.vigilo.control.ControlDatabase;
+import dev.vigilo.control.ControlSettings;
+import dev.vigilo.control.TestPostgres;
+import dev.vigilo.dataset.DatasetCatalog;
+import dev.vigilo.dataset.DatasetEntry;
+import dev.vigilo.dataset.UploadProgress;
+import dev.vigilo.dataset.UploadRequest;
+import dev.vigilo.plan.CreateRequest;
+import dev.vigilo.plan.CreateResult;
+import dev.vigilo.plan.ProfileInput;
+import dev.vigilo.plan.RunPreparation;
+import dev.vigilo.storage.ObjectStore;
+import dev.vigilo.storage.ObjectStores;
+import dev.vigilo.storage.StorageConfig;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.UUID;
+
+/** A real control database, a local object store, an uploaded dataset and prepared runs over it. */
+final class ExecFixture implements AutoCloseable {
+    static final String PROFILE = """
+            name: exec-fixture
+            agent: {kind: command, command: [./agent]}
+            evaluators:
+              - {name: exact, kind: exact_match}
+              - {name: re, kind: regex, applies_to: {groups: [math]}}
+            gates:
+              - {name: all, required_evaluators: [exact], min_pass_rate: 0.9}
+              - {name: math, required_evaluators: [exact, re], min_pass_rate: 0.5}
+            """;
+
+    final ControlDatabase control;
+    final Path storeRoot;
+    final StorageConfig storage;
+    final ObjectStore store;
+    final DatasetEntry dataset;
+
+    ExecFixture(Path dir, int cases) throws IOException {
+        control = ControlDatabase.open(new ControlSettings.Jdbc(TestPostgres.newDatabaseUrl()));
+        storeRoot = dir.resolve("objects");
+        storage = StorageConfig.localDefault(storeRoot);
+        store = ObjectStores.open(storage.defaultStore());
+        Path source = dir.resolve("cases.jsonl");
+        writeCases(source, cases);
+        dataset = new DatasetCatalog(control.jdbi())
+                .upload(
+                        new UploadRequest(source, Optional.of("exec"), Optional.of(UUID.randomUUID())),
+                        store,
+                        UploadProgress.NONE);
+    }
+
+    static void writeCases(Path file, int cases) throws IOException {
+        Files.createDirectories(file.getParent());
+        try (BufferedWriter w = Files.newBufferedWriter(file)) {
+            for (int i = 0; i < cases; i++) {
+                String group = i % 3 == 0 ? ",\"group\":\"math\"" : "";
+                w.write("{\"id\":\"case-" + i + "\",\"input\":\"what is " + i + " * 2\",\"expected\":\"" + (i * 2)
+                        + "\"" + group + "}\n");
+            }
+        }
+    }
+
+    /** Prepares a run with execution requested (the run stays creating until admitted). */
+    UUID prepare(String profile) {
+        CreateResult r = new RunPreparation(control.jdbi(), storage)
+                .create(new CreateRequest(
+                        ProfileInput.inline(profile), dataset.uploadId(), Optional.of(UUID.randomUUID()), true));
+        control.jdbi()
+                .useHandle(h -> h.createUpdate("UPDATE run_plans SET execution_requested = true WHERE run_id = :r")
+                        .bind("r", r.runId())
+                        .execute());
+        return r.runId();
+    }
+
+    UUID prepare() {
+        return prepare(PROFILE);
+    }
+
+    String runStatus(UUID run) {
+        return control.jdbi()
+                .withHandle(h -> h.createQuery("SELECT status FROM runs WHERE run_id = :r")
+                        .bind("r", run)
+                        .mapTo(String.class)
+                        .one());
+    }
+
+    @Override
+    public void close() {
+        store.close();
+        control.close();
+    }
+}

@@ -1,0 +1,215 @@
+package dev.vigilo.plan;
+
+import dev.vigilo.storage.ObjectKey;
+import dev.vigilo.storage.ObjectRef;
+import dev.vigilo.storage.Sha256;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
+
+/**
+ * A run's five-minute creation lease taken for admission of an already published plan (docs/execution.md). Like the
+ * preparation's claim, it increments the plan generation; every later mutation locks the run row and rechecks owner,
+ * generation, status {@code creating} and expiry before changing anything, so a delayed holder writes nothing once
+ * another claim, a cancellation or an expiry intervened.
+ *
+ * <p>Not thread-safe: one admitting thread owns an instance. Only short SQL transactions; never storage I/O inside.
+ */
+public final class CreationLease {
+    /** The lease's length, as for preparation. */
+    public static final Duration DURATION = Duration.ofMinutes(5);
+
+    /**
+     * What the claim read of the run: everything admission needs besides the plan files.
+     *
+     * @param root             the published manifest's reference
+     * @param storageBinding   the physical store the plan and dataset live in
+     * @param initialPlacement the frozen placement rule, {@code round-robin:128:alias,...}
+     * @param expectedChunks   the plan's chunk count
+     * @param admissionCursor  contiguous chunks already admitted and acknowledged
+     * @param admissionFolds   the acknowledged per-shard admission folds (opaque JSON), if any
+     */
+    public record AdmissionClaim(
+            ObjectRef root,
+            String storageBinding,
+            String initialPlacement,
+            long expectedChunks,
+            long admissionCursor,
+            Optional<String> admissionFolds) {}
+
+    private final Jdbi jdbi;
+    private final UUID runId;
+    private final UUID owner;
+    private final PlanGeneration generation;
+    private long lastRenewNanos;
+
+    private CreationLease(Jdbi jdbi, UUID runId, UUID owner, PlanGeneration generation) {
+        this.jdbi = jdbi;
+        this.runId = runId;
+        this.owner = owner;
+        this.generation = generation;
+        this.lastRenewNanos = System.nanoTime();
+    }
+
+    /** The outcome of {@link #claimForAdmission}. */
+    public sealed interface Claim {}
+
+    /** The lease is held; admit. */
+    public record Claimed(CreationLease lease, AdmissionClaim run) implements Claim {}
+
+    /** Nothing to admit: the run already left {@code creating} (admitted, settled, cancelled or failed). */
+    public record NotCreating(String status) implements Claim {}
+
+    /**
+     * Claims the run for admission. The run must be {@code creating} with a ready plan and execution requested.
+     *
+     * @throws RunNotFoundException     when no run has this id
+     * @throws LeaseConflictException   when another process holds a live lease (preparation or admission), or when
+     *                                  the plan is not ready or execution was not requested (nothing to admit yet)
+     */
+    public static Claim claimForAdmission(Jdbi jdbi, UUID runId) {
+        Objects.requireNonNull(jdbi, "jdbi");
+        Objects.requireNonNull(runId, "runId");
+        UUID owner = UUID.randomUUID();
+        return jdbi.inTransaction(h -> {
+            Optional<Map<String, Object>> row = h.createQuery("SELECT r.status, r.creation_owner,"
+                            + " r.creation_lease_expires_at > clock_timestamp() AS live,"
+                            + " extract(epoch FROM r.creation_lease_expires_at - clock_timestamp()) AS remaining,"
+                            + " p.plan_status, p.execution_requested, p.plan_generation, p.root_key, p.root_length,"
+                            + " p.root_sha256, p.storage_binding, p.initial_placement, p.expected_chunks,"
+                            + " p.admission_cursor, p.admission_folds"
+                            + " FROM runs r JOIN run_plans p USING (run_id) WHERE r.run_id = :r FOR UPDATE OF r")
+                    .bind("r", runId)
+                    .mapToMap()
+                    .findOne();
+            if (row.isEmpty()) {
+                throw new RunNotFoundException(runId);
+            }
+            Map<String, Object> m = row.get();
+            String status = (String) m.get("status");
+            if (!"creating".equals(status)) {
+                return new NotCreating(status);
+            }
+            if (!"ready".equals(m.get("plan_status")) || !Boolean.TRUE.equals(m.get("execution_requested"))) {
+                throw new LeaseConflictException(
+                        runId,
+                        "the plan is " + m.get("plan_status")
+                                + (Boolean.TRUE.equals(m.get("execution_requested"))
+                                        ? ""
+                                        : " and execution was not requested")
+                                + "; repeat vigilo run create without --prepare-only to request it");
+            }
+            if (m.get("creation_owner") != null && Boolean.TRUE.equals(m.get("live"))) {
+                long seconds = (long) Math.ceil(((Number) m.get("remaining")).doubleValue());
+                throw new LeaseConflictException(
+                        runId,
+                        "another process holds the creation lease for " + seconds
+                                + " more seconds; it is admitting the run, or it crashed and the lease can be"
+                                + " reclaimed after that");
+            }
+            long gen = ((Number) m.get("plan_generation")).longValue() + 1;
+            h.createUpdate("UPDATE runs SET creation_owner = :o, creation_lease_expires_at = clock_timestamp()"
+                            + " + make_interval(secs => :s), updated_at = now() WHERE run_id = :r")
+                    .bind("o", owner)
+                    .bind("s", (double) DURATION.toSeconds())
+                    .bind("r", runId)
+                    .execute();
+            h.createUpdate("UPDATE run_plans SET plan_generation = :g WHERE run_id = :r")
+                    .bind("g", gen)
+                    .bind("r", runId)
+                    .execute();
+            CreationLease lease = new CreationLease(jdbi, runId, owner, new PlanGeneration(gen));
+            ObjectRef root = new ObjectRef(
+                    ObjectKey.of((String) m.get("root_key")),
+                    ((Number) m.get("root_length")).longValue(),
+                    Sha256.parseHex((String) m.get("root_sha256")));
+            return new Claimed(
+                    lease,
+                    new AdmissionClaim(
+                            root,
+                            (String) m.get("storage_binding"),
+                            (String) m.get("initial_placement"),
+                            ((Number) m.get("expected_chunks")).longValue(),
+                            ((Number) m.get("admission_cursor")).longValue(),
+                            Optional.ofNullable((String) m.get("admission_folds"))));
+        });
+    }
+
+    public UUID runId() {
+        return runId;
+    }
+
+    public PlanGeneration generation() {
+        return generation;
+    }
+
+    /**
+     * Locks the run row and rechecks this holder's authority, extending the lease: call first in every control
+     * transaction that mutates the run on the lease's behalf.
+     *
+     * @throws LeaseFencedException when the lease expired or was taken over, or the run left {@code creating}
+     *                              (cancelled, failed, admitted by another holder)
+     */
+    public void recheck(Handle h) {
+        Optional<Map<String, Object>> row = h.createQuery("SELECT r.status, r.creation_owner,"
+                        + " r.creation_lease_expires_at > clock_timestamp() AS live, p.plan_generation"
+                        + " FROM runs r JOIN run_plans p USING (run_id) WHERE r.run_id = :r FOR UPDATE OF r")
+                .bind("r", runId)
+                .mapToMap()
+                .findOne();
+        if (row.isEmpty()) {
+            throw new LeaseFencedException(runId, "the run disappeared");
+        }
+        Map<String, Object> m = row.get();
+        if (!"creating".equals(m.get("status"))) {
+            throw new LeaseFencedException(runId, "the run is " + m.get("status") + ", no longer creating");
+        }
+        if (!owner.equals(m.get("creation_owner"))
+                || ((Number) m.get("plan_generation")).longValue() != generation.value()) {
+            throw new LeaseFencedException(
+                    runId,
+                    "another process claimed the run (plan generation " + m.get("plan_generation") + ", ours "
+                            + generation.value() + "); this one stopped");
+        }
+        if (!Boolean.TRUE.equals(m.get("live"))) {
+            throw new LeaseFencedException(
+                    runId, "the creation lease expired before it was renewed; repeat the command to resume");
+        }
+        h.createUpdate("UPDATE runs SET creation_lease_expires_at = clock_timestamp() + make_interval(secs => :s)"
+                        + " WHERE run_id = :r")
+                .bind("s", (double) DURATION.toSeconds())
+                .bind("r", runId)
+                .execute();
+        lastRenewNanos = System.nanoTime();
+    }
+
+    /** Renews the lease (one short transaction) if {@code interval} passed since the last recheck. */
+    public void renewIfDue(Duration interval) {
+        if (System.nanoTime() - lastRenewNanos >= interval.toNanos()) {
+            jdbi.useTransaction(this::recheck);
+        }
+    }
+
+    /**
+     * Ends the run's creation in the same transaction as the caller's last mutation: clears the lease so nobody holds
+     * creation authority any more. Call inside a transaction that already ran {@link #recheck}.
+     */
+    public void clear(Handle h) {
+        h.createUpdate("UPDATE runs SET creation_owner = NULL, creation_lease_expires_at = NULL WHERE run_id = :r")
+                .bind("r", runId)
+                .execute();
+    }
+
+    /** Yields the lease if this holder still has it; best effort (it expires anyway). */
+    public void release() {
+        jdbi.useHandle(h -> h.createUpdate("UPDATE runs SET creation_owner = NULL, creation_lease_expires_at = NULL"
+                        + " WHERE run_id = :r AND creation_owner = :o")
+                .bind("r", runId)
+                .bind("o", owner)
+                .execute());
+    }
+}
