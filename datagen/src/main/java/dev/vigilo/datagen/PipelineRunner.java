@@ -1,20 +1,16 @@
 package dev.vigilo.datagen;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.checkpoint.CheckpointLog;
 import dev.vigilo.checkpoint.LogLocation;
 import dev.vigilo.checkpoint.LogReader;
 import dev.vigilo.checkpoint.LogWriter;
 import dev.vigilo.checkpoint.WriterOptions;
-import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
-import me.tongfei.progressbar.ProgressBar;
 
 /**
  * Runs a pipeline over its experiment's checkpoint log, resuming where the log says: a step whose
@@ -28,7 +24,7 @@ import me.tongfei.progressbar.ProgressBar;
  * on {@code workers} threads; the writer is flushed and closed; {@link EndOfRunMaintenance} runs.
  *
  * <p>Threads: the calling thread reads the seeds, folds the log, creates the seeds and coordinates
- * the scheduler; it alone reports progress and keeps the counts. Each item's mirror is
+ * the scheduler; it alone calls {@link DatagenProgress} and keeps the counts. Each item's mirror is
  * owned by that thread until the item is scheduled, then by the worker that runs it. Writes to the
  * log come from the calling thread (seeds) and from workers (steps), each for items it owns, through
  * the one {@link LogWriter}, which serializes them.
@@ -47,11 +43,10 @@ public final class PipelineRunner {
      *     and endpoint from the AWS_* environment variables, see {@link LogLocation#of})
      * @param experiment experiment name
      * @param workers items processed concurrently (>= 1)
-     * @param progress where progress goes: a progress bar when {@code terminal}, else one JSON
-     *     object per line
-     * @param terminal whether {@code progress} is an interactive terminal
+     * @param progress told the run's progress, from the calling thread ({@link DatagenProgress#NONE}:
+     *     nothing)
      */
-    public record Options(String durableRoot, String experiment, int workers, PrintStream progress, boolean terminal) {
+    public record Options(String durableRoot, String experiment, int workers, DatagenProgress progress) {
         public Options {
             Objects.requireNonNull(durableRoot, "durableRoot");
             Objects.requireNonNull(experiment, "experiment");
@@ -110,67 +105,44 @@ public final class PipelineRunner {
         for (SeedReader.Seed seed : seeds) if (!items.containsKey(seed.id())) newSeeds.add(seed);
         for (RunItem item : checkpointer.createSeeds(newSeeds)) items.put(item.id(), item);
 
-        Tally tally = new Tally(opts);
+        Tally tally = new Tally(opts.progress());
         List<RunItem> unfinished = new ArrayList<>();
         for (RunItem item : items.values()) {
             if (item.isRunning()) unfinished.add(item);
             else tally.count(item.status());
         }
+        tally.start(items.size());
         ItemRunner runner =
                 new ItemRunner(spec.steps(), new StepExecutor(), new StepLimits(spec.steps()), checkpointer);
-        tally.start(items.size());
-        try {
-            ItemScheduler.runAll(opts.workers(), unfinished, runner::run, tally::finished);
-        } finally {
-            tally.close();
-        }
+        ItemScheduler.runAll(opts.workers(), unfinished, runner::run, tally::finished);
     }
 
-    /** The run's counts and its progress display, kept on the calling thread only. */
+    /** The run's counts, kept and reported on the calling thread only. */
     private static final class Tally {
-        private final Options opts;
-        private ProgressBar bar;
+        private final DatagenProgress progress;
         private int items;
         private int finished;
+        private int failed;
 
-        Tally(Options opts) {
-            this.opts = opts;
+        Tally(DatagenProgress progress) {
+            this.progress = progress;
         }
 
         /** One more finished item. */
         void count(ItemStatus status) {
             finished++;
+            if (status == ItemStatus.FAILED) failed++;
         }
 
         void start(int known) {
             items = known;
-            if (opts.terminal()) {
-                bar = new ProgressBar("datagen " + opts.experiment(), items);
-                bar.stepTo(finished);
-            }
+            progress.started(finished, failed, items);
         }
 
         void finished(RunItem item, List<RunItem> spawned) {
             items += spawned.size();
             count(item.status());
-            if (bar != null) {
-                if (!spawned.isEmpty()) bar.maxHint(items);
-                bar.stepTo(finished);
-            } else {
-                ObjectNode o = Json.MAPPER
-                        .createObjectNode()
-                        .put("event", "item_finished")
-                        .put("item_id", item.id())
-                        .put("status", item.status().name().toLowerCase(Locale.ROOT))
-                        .put("finished", finished)
-                        .put("items", items);
-                opts.progress().println(Json.canonical(o));
-                opts.progress().flush();
-            }
-        }
-
-        void close() {
-            if (bar != null) bar.close();
+            progress.itemFinished(item.id(), item.status(), finished, failed, items);
         }
     }
 }
