@@ -4,10 +4,7 @@ import dev.vigilo.datagen.ExperimentStatus;
 import dev.vigilo.datagen.PipelineParser;
 import dev.vigilo.datagen.PipelineRunner;
 import dev.vigilo.datagen.PipelineSpec;
-import java.io.OutputStream;
-import java.io.PrintStream;
 import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -56,45 +53,17 @@ final class DatagenRunCommand implements Callable<Integer> {
         }
         PipelineSpec spec = PipelineParser.parse(pipeline);
         PrintWriter out = CommandSupport.out(this.spec);
-        boolean terminal = System.console() != null;
-        PrintStream progress = new PrintStream(new WriterStream(out), true, StandardCharsets.UTF_8);
-        ExperimentStatus status = PipelineRunner.run(
-                spec,
-                new PipelineRunner.Options(
-                        DatagenCommand.durableRoot(durableRoot, CommandSupport.root(this.spec)),
-                        experiment,
-                        workers,
-                        progress,
-                        terminal));
-        progress.flush();
+        ExperimentStatus status;
+        try (DatagenProgressDisplay progress = DatagenProgressDisplay.of(System.console() != null, experiment, out)) {
+            status = PipelineRunner.run(
+                    spec,
+                    new PipelineRunner.Options(
+                            DatagenCommand.durableRoot(durableRoot, CommandSupport.root(this.spec)),
+                            experiment,
+                            workers,
+                            progress));
+        }
         out.println(status.toJson());
         return status.failed() > 0 ? ExitCode.FAILED : ExitCode.OK;
-    }
-
-    /** Bridges the runner's PrintStream to the command's writer (UTF-8 text, flushed per line by PrintStream). */
-    private static final class WriterStream extends OutputStream {
-        private final PrintWriter out;
-        private final java.io.ByteArrayOutputStream pending = new java.io.ByteArrayOutputStream();
-
-        WriterStream(PrintWriter out) {
-            this.out = out;
-        }
-
-        @Override
-        public void write(int b) {
-            pending.write(b);
-        }
-
-        @Override
-        public void write(byte[] b, int off, int len) {
-            pending.write(b, off, len);
-        }
-
-        @Override
-        public void flush() {
-            out.write(pending.toString(StandardCharsets.UTF_8));
-            pending.reset();
-            out.flush();
-        }
     }
 }

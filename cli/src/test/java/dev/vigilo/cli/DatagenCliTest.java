@@ -45,6 +45,20 @@ class DatagenCliTest {
         JsonNode last = JSON.readTree(lines[lines.length - 1]);
         assertThat(last.get("failed").asLong()).isZero();
         assertThat(last.get("filtered").asLong()).isEqualTo(1);
+        // Not a terminal: one JSON line per finished item before the status, counting up to every item.
+        List<String> itemLines = List.of(lines).subList(0, lines.length - 1);
+        assertThat(itemLines).hasSize(last.get("items").asInt());
+        assertThat(itemLines)
+                .allSatisfy(l -> assertThat(l)
+                        .matches("\\{\"event\":\"item_finished\",\"finished\":\\d+,\"item_id\":\"[^\"]+\","
+                                + "\"items\":\\d+,\"status\":\"(completed|filtered)\"}"));
+        assertThat(itemLines)
+                .extracting(l -> JSON.readTree(l).get("finished").asInt())
+                .containsExactly(1, 2, 3, 4, 5, 6, 7, 8, 9, 10);
+        assertThat(JSON.readTree(itemLines.get(itemLines.size() - 1))
+                        .get("items")
+                        .asInt())
+                .isEqualTo(10);
         assertThat(Files.isDirectory(root.resolve("datagen_checkpoints/quiz/demo/log.lance")))
                 .isTrue();
 
@@ -69,6 +83,7 @@ class DatagenCliTest {
         CliRunner.Result again = cli.run(
                 "datagen", "run", pipeline.toString(), "--experiment", "demo", "--durable-root", root.toString());
         assertThat(again.exitCode()).as(again.err()).isZero();
+        assertThat(again.out().trim().lines()).as("no item runs again").hasSize(1);
         assertThat(JSON.readTree(cli.run(
                                 "datagen",
                                 "status",

@@ -2,9 +2,6 @@ package dev.vigilo.datagen;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -22,14 +19,8 @@ class ExamplePipelineTest {
     void examplePipelineRunsOffline() throws Exception {
         Path yaml = Path.of("..", "examples", "datagen", "pipeline.yaml");
         PipelineSpec spec = PipelineParser.parse(yaml);
-        ExperimentStatus s = PipelineRunner.run(
-                spec,
-                new PipelineRunner.Options(
-                        dir.toString(),
-                        "demo",
-                        2,
-                        new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
-                        false));
+        ExperimentStatus s =
+                PipelineRunner.run(spec, new PipelineRunner.Options(dir.toString(), "demo", 2, DatagenProgress.NONE));
         assertThat(s.items()).isEqualTo(10); // 4 seeds + 2 variants of each of the 3 kept seeds
         assertThat(s.filtered()).isEqualTo(1);
         assertThat(s.completed()).isEqualTo(9);

@@ -2,6 +2,7 @@ package dev.vigilo.datagen;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -9,8 +10,6 @@ import com.sun.net.httpserver.HttpServer;
 import dev.vigilo.checkpoint.CheckpointLog;
 import dev.vigilo.checkpoint.LogLocation;
 import dev.vigilo.checkpoint.Maintenance;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -64,15 +63,10 @@ class PipelineRunnerTest {
         server.stop(0);
     }
 
-    static ExperimentStatus run(Path yaml, String experiment, ByteArrayOutputStream progress) {
+    static ExperimentStatus run(Path yaml, String experiment, DatagenProgress progress) {
         return PipelineRunner.run(
                 PipelineParser.parse(yaml),
-                new PipelineRunner.Options(
-                        dir.resolve("root").toString(),
-                        experiment,
-                        2,
-                        new PrintStream(progress, true, StandardCharsets.UTF_8),
-                        false));
+                new PipelineRunner.Options(dir.resolve("root").toString(), experiment, 2, progress));
     }
 
     @Test
@@ -105,7 +99,7 @@ class PipelineRunnerTest {
               command: |
                 n=$(sed -n 's/.*"n":\\([0-9]*\\).*/\\1/p'); echo "{\\"n\\": $(( ${n:-0} + 1 ))}"
         """.formatted(server.getAddress().getPort()));
-        ByteArrayOutputStream progress = new ByteArrayOutputStream();
+        RecordingProgress progress = new RecordingProgress();
         ExperimentStatus s = run(yaml, "e1", progress);
         assertThat(s.items()).isEqualTo(7); // a, b, c, a.0, a.1, c.0, c.1
         assertThat(s.completed()).isEqualTo(6);
@@ -113,9 +107,21 @@ class PipelineRunnerTest {
         assertThat(s.failed()).isZero();
         assertThat(s.running()).isZero();
         assertThat(s.progress()).isEqualTo(1.0);
-        assertThat(progress.toString(StandardCharsets.UTF_8).lines().toList())
-                .allSatisfy(
-                        l -> assertThat(Json.parse(l).path("event").asText()).isEqualTo("item_finished"));
+        // Progress: the start, then each item once as it finishes, counting up; all on this thread.
+        assertThat(progress.calls.get(0))
+                .isEqualTo(new RecordingProgress.Call(null, null, 0, 0, 3, Thread.currentThread()));
+        assertThat(progress.calls).extracting(RecordingProgress.Call::thread).containsOnly(Thread.currentThread());
+        assertThat(progress.finishedItems())
+                .extracting(RecordingProgress.Call::itemId)
+                .containsExactlyInAnyOrder("a", "b", "c", "a.0", "a.1", "c.0", "c.1");
+        assertThat(progress.finishedItems())
+                .extracting(RecordingProgress.Call::finished)
+                .containsExactly(1, 2, 3, 4, 5, 6, 7);
+        assertThat(progress.finishedItems())
+                .filteredOn(c -> c.itemId().equals("b"))
+                .extracting(RecordingProgress.Call::status)
+                .containsExactly(ItemStatus.FILTERED);
+        assertThat(progress.finishedItems().get(6).items()).isEqualTo(7);
 
         ObjectNode item = Experiments.item(dir.resolve("root").toString(), "kinds", "e1", "a")
                 .orElseThrow();
@@ -146,8 +152,11 @@ class PipelineRunnerTest {
                 var r = log.reader()) {
             events = r.allEvents().size();
         }
-        ExperimentStatus again = run(yaml, "e1", new ByteArrayOutputStream());
+        RecordingProgress resumed = new RecordingProgress();
+        ExperimentStatus again = run(yaml, "e1", resumed);
         assertThat(again).isEqualTo(s);
+        assertThat(resumed.calls)
+                .containsExactly(new RecordingProgress.Call(null, null, 7, 0, 7, Thread.currentThread()));
         assertThat(calls.get()).isEqualTo(before);
         try (CheckpointLog log = CheckpointLog.open(new LogLocation(dir.resolve("root"), "kinds", "e1"));
                 var r = log.reader()) {
@@ -192,7 +201,8 @@ class PipelineRunnerTest {
                 *) echo '{"done": true}' ;;
               esac
         """);
-        ExperimentStatus s = run(yaml, "f1", new ByteArrayOutputStream());
+        RecordingProgress progress = new RecordingProgress();
+        ExperimentStatus s = run(yaml, "f1", progress);
         assertThat(s.items()).isEqualTo(3);
         assertThat(s.completed()).isEqualTo(1);
         assertThat(s.failed()).isEqualTo(2);
@@ -202,6 +212,13 @@ class PipelineRunnerTest {
                         Json.parse(
                                 "{\"pipeline\":\"failing\",\"experiment\":\"f1\",\"items\":3,\"completed\":1,\"filtered\":0,\"failed\":2,"
                                         + "\"running\":0,\"progress\":1.0,\"failures_by_type\":{\"CommandExitError\":2,\"InvalidJsonOutput\":2}}"));
+        assertThat(progress.finishedItems())
+                .extracting(RecordingProgress.Call::itemId, RecordingProgress.Call::status)
+                .containsExactlyInAnyOrder(
+                        tuple("ok", ItemStatus.COMPLETED),
+                        tuple("exit", ItemStatus.FAILED),
+                        tuple("junk", ItemStatus.FAILED));
+        assertThat(progress.finishedItems().get(2).failed()).isEqualTo(2);
         JsonNode exit = Experiments.item(dir.resolve("root").toString(), "failing", "f1", "exit")
                 .orElseThrow();
         assertThat(exit.path("status").asText()).isEqualTo("failed");
@@ -212,8 +229,10 @@ class PipelineRunnerTest {
         assertThat(exit.path("failures").path(1).path("final_attempt").asBoolean())
                 .isTrue();
         // A failed item is not retried by a later run.
-        assertThat(run(yaml, "f1", new ByteArrayOutputStream()).failuresByType())
-                .isEqualTo(s.failuresByType());
+        RecordingProgress resumed = new RecordingProgress();
+        assertThat(run(yaml, "f1", resumed).failuresByType()).isEqualTo(s.failuresByType());
+        assertThat(resumed.calls)
+                .containsExactly(new RecordingProgress.Call(null, null, 3, 2, 3, Thread.currentThread()));
     }
 
     @Test
@@ -223,7 +242,7 @@ class PipelineRunnerTest {
         Files.writeString(
                 yaml,
                 "name: bad\ninput: bad-seeds.jsonl\nid_field: id\nsteps:\n  - {name: t, kind: template, template: a, output_field: b}\n");
-        assertThatThrownBy(() -> run(yaml, "b1", new ByteArrayOutputStream()))
+        assertThatThrownBy(() -> run(yaml, "b1", DatagenProgress.NONE))
                 .isInstanceOf(PipelineDefinitionException.class)
                 .hasMessageContaining("bad-seeds.jsonl:2:");
         assertThat(CheckpointLog.exists(new LogLocation(dir.resolve("root"), "bad", "b1")))

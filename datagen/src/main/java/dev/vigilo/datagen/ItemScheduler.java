@@ -1,0 +1,105 @@
+package dev.vigilo.datagen;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.CompletionService;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorCompletionService;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs items on a fixed pool of worker threads, at most {@code workers} at once, until every item
+ * and every item they spawn has run.
+ *
+ * <p>Threads: the thread calling {@link #runAll} is the coordinator. It submits items, takes each
+ * finished one from a {@link CompletionService}, submits what it spawned and then calls the {@link
+ * Listener}, so listener calls never overlap and never come from a worker. A worker owns an item
+ * from submission until its task returns; the future hands the item (and its spawn) back to the
+ * coordinator with a happens-before edge, so items need no locks.
+ *
+ * <p>The first task that throws stops the run: queued items are dropped, running workers are
+ * interrupted (and awaited, bounded), and the exception is rethrown on the coordinator.
+ */
+final class ItemScheduler {
+    /** How long a stopping run waits for interrupted workers to return. */
+    private static final long STOP_WAIT_SECONDS = 30;
+
+    /** Runs one item on a worker; returns the items it spawned (to be run too). */
+    @FunctionalInterface
+    interface Task<T> {
+        List<T> run(T item) throws InterruptedException;
+    }
+
+    /** Told on the coordinator thread that an item's task returned, after its spawn was submitted. */
+    @FunctionalInterface
+    interface Listener<T> {
+        void finished(T item, List<T> spawned);
+    }
+
+    private record Done<T>(T item, List<T> spawned) {}
+
+    private ItemScheduler() {}
+
+    /**
+     * Runs {@code initial} and everything they spawn with {@code workers} threads; returns when all
+     * have run.
+     *
+     * @throws RuntimeException the first exception a task threw (as thrown)
+     * @throws DatagenException the coordinator (or a worker, outside a stop) was interrupted
+     */
+    static <T> void runAll(int workers, Collection<T> initial, Task<T> task, Listener<T> listener) {
+        if (workers < 1) throw new IllegalArgumentException("workers must be >= 1, got " + workers);
+        ExecutorService pool = Executors.newFixedThreadPool(workers, r -> {
+            Thread t = new Thread(r, "datagen-worker");
+            t.setDaemon(true);
+            return t;
+        });
+        CompletionService<Done<T>> done = new ExecutorCompletionService<>(pool);
+        int pending = 0; // submitted and not yet taken; touched by the coordinator only
+        try {
+            for (T item : initial) {
+                done.submit(() -> new Done<>(item, task.run(item)));
+                pending++;
+            }
+            while (pending > 0) {
+                Done<T> d = result(done.take());
+                pending--;
+                for (T child : d.spawned()) {
+                    done.submit(() -> new Done<>(child, task.run(child)));
+                    pending++;
+                }
+                listener.finished(d.item(), d.spawned());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new DatagenException("interrupted", e);
+        } finally {
+            stop(pool);
+        }
+    }
+
+    private static <T> Done<T> result(Future<Done<T>> f) throws InterruptedException {
+        try {
+            return f.get();
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof RuntimeException r) throw r;
+            if (cause instanceof Error err) throw err;
+            // Only InterruptedException is left: workers are interrupted only by stop(), so this is
+            // unexpected; the run stops rather than leave the item silently unfinished.
+            throw new DatagenException("interrupted", cause);
+        }
+    }
+
+    private static void stop(ExecutorService pool) {
+        pool.shutdownNow();
+        try {
+            pool.awaitTermination(STOP_WAIT_SECONDS, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
