@@ -1,0 +1,201 @@
+package dev.vigilo.exec;
+
+import dev.vigilo.storage.ObjectRef;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import org.jdbi.v3.core.Handle;
+
+/**
+ * The worker's SQL on an execution database: claiming a chunk lease, renewing it, and ending it by completion,
+ * requeue or failure. Every write after the claim matches the lease owner and generation, so a worker whose lease
+ * was taken over changes nothing; completion also holds the shard row {@code FOR SHARE} and requires it open, so a
+ * cancelled or moved shard takes no more results. Every method runs inside the caller's (bounded) transaction.
+ */
+final class ChunkTables {
+    /** Claims after this many attempts end the chunk failed instead (the bounded chunk retry path). */
+    static final int MAX_ATTEMPTS = 8;
+
+    private ChunkTables() {}
+
+    /** A held chunk lease: the row's identity plus the owner and generation every later write must match. */
+    record Lease(UUID runId, long chunkIndex, UUID owner, long generation, int attempts, ChunkSeed seed) {}
+
+    /** A route a worker may claim from: the shard's chunks below the dispatch cursor. */
+    record Claimable(UUID runId, int shard, long dispatchCursor) {}
+
+    /**
+     * Claims the next claimable chunk among {@code routes} (queued, or leased with an expired lease; past its
+     * backoff; below its shard's dispatch cursor; shard open), in run and chunk order, skipping rows other workers
+     * hold locked. The claim increments the lease generation and the attempt count.
+     */
+    static Optional<Lease> claim(Handle h, List<Claimable> routes, UUID owner, Duration lease) {
+        if (routes.isEmpty()) {
+            return Optional.empty();
+        }
+        return h.createQuery("WITH r AS (SELECT * FROM unnest(:runs::uuid[], :shards::int[], :cursors::bigint[])"
+                        + " AS r(run_id, shard, cursor)),"
+                        + " next AS (SELECT c.run_id, c.chunk_index FROM exec_chunks c"
+                        + " JOIN r ON r.run_id = c.run_id AND r.shard = c.shard AND c.shard_seq < r.cursor"
+                        + " JOIN exec_run_shards s ON s.run_id = c.run_id AND s.shard = c.shard AND s.state = 'open'"
+                        + " WHERE (c.state = 'queued' OR (c.state = 'leased' AND c.lease_expires_at < clock_timestamp()))"
+                        + " AND (c.not_before IS NULL OR c.not_before <= clock_timestamp())"
+                        + " AND c.attempts < :max"
+                        + " ORDER BY c.run_id, c.chunk_index LIMIT 1 FOR UPDATE OF c SKIP LOCKED)"
+                        + " UPDATE exec_chunks c SET state = 'leased', lease_owner = :o,"
+                        + " lease_generation = c.lease_generation + 1, attempts = c.attempts + 1,"
+                        + " lease_expires_at = clock_timestamp() + make_interval(secs => :s)"
+                        + " FROM next WHERE c.run_id = next.run_id AND c.chunk_index = next.chunk_index"
+                        + " RETURNING c.*")
+                .bindArray(
+                        "runs",
+                        UUID.class,
+                        routes.stream().map(Claimable::runId).toList())
+                .bindArray(
+                        "shards",
+                        Integer.class,
+                        routes.stream().map(Claimable::shard).toList())
+                .bindArray(
+                        "cursors",
+                        Long.class,
+                        routes.stream().map(Claimable::dispatchCursor).toList())
+                .bind("max", MAX_ATTEMPTS)
+                .bind("o", owner)
+                .bind("s", (double) lease.toMillis() / 1000.0)
+                .map((rs, ctx) -> new Lease(
+                        rs.getObject("run_id", UUID.class),
+                        rs.getLong("chunk_index"),
+                        owner,
+                        rs.getLong("lease_generation"),
+                        rs.getInt("attempts"),
+                        SeedTables.seed(rs)))
+                .findOne();
+    }
+
+    /**
+     * Ends, as failed, chunks of {@code runs} that used up their attempts and are not held by a live lease (a chunk
+     * whose workers keep dying, for example).
+     *
+     * @return the number of chunks failed now
+     */
+    static int failExhausted(Handle h, List<UUID> runs) {
+        if (runs.isEmpty()) {
+            return 0;
+        }
+        return h.createUpdate("UPDATE exec_chunks SET state = 'failed', lease_owner = NULL, lease_expires_at = NULL,"
+                        + " finished_at = now(), last_error = 'gave up after ' || attempts || ' attempts: '"
+                        + " || coalesce(last_error, 'every worker holding it stopped without finishing')"
+                        + " WHERE run_id = ANY(:runs) AND attempts >= :max"
+                        + " AND (state = 'queued' OR (state = 'leased' AND lease_expires_at < clock_timestamp()))")
+                .bindArray("runs", UUID.class, runs)
+                .bind("max", MAX_ATTEMPTS)
+                .execute();
+    }
+
+    /**
+     * Extends a held lease.
+     *
+     * @return false when the lease is no longer this worker's (taken over, or the chunk ended)
+     */
+    static boolean renew(Handle h, Lease l, Duration lease) {
+        return h.createUpdate("UPDATE exec_chunks SET lease_expires_at = clock_timestamp() + make_interval(secs => :s)"
+                                + " WHERE run_id = :r AND chunk_index = :c AND state = 'leased' AND lease_owner = :o"
+                                + " AND lease_generation = :g")
+                        .bind("s", (double) lease.toMillis() / 1000.0)
+                        .bind("r", l.runId())
+                        .bind("c", l.chunkIndex())
+                        .bind("o", l.owner())
+                        .bind("g", l.generation())
+                        .execute()
+                == 1;
+    }
+
+    /** The tallies a completion records, per gate in gate order. */
+    record Tallies(int casesExecuted, int casesErrored, long[] passed, long[] failed, long[] errored) {}
+
+    /** Why a completion did not count. */
+    enum Completion {
+        /** The chunk is done with this receipt. */
+        COMPLETED,
+        /** The lease was taken over or the chunk ended otherwise: this worker's result is dropped. */
+        FENCED,
+        /** The shard was cancelled or moved: no more results are taken. */
+        SHARD_CLOSED
+    }
+
+    /**
+     * Completes the chunk with its receipt, if the lease is still this worker's and the shard is open. The shard
+     * row is locked FOR SHARE first so a concurrent cancellation or move (FOR UPDATE) serializes with it.
+     */
+    static Completion complete(Handle h, Lease l, ObjectRef receipt, Tallies t) {
+        Optional<String> shard = h.createQuery(
+                        "SELECT state FROM exec_run_shards WHERE run_id = :r AND shard = :s" + " FOR SHARE")
+                .bind("r", l.runId())
+                .bind("s", l.seed().shard())
+                .mapTo(String.class)
+                .findOne();
+        if (shard.isEmpty() || !"open".equals(shard.get())) {
+            return Completion.SHARD_CLOSED;
+        }
+        int n = h.createUpdate("UPDATE exec_chunks SET state = 'done', lease_owner = NULL, lease_expires_at = NULL,"
+                        + " receipt_key = :k, receipt_length = :len, receipt_sha256 = :sha, cases_executed = :ce,"
+                        + " cases_errored = :cer, gate_passed = :gp, gate_failed = :gf, gate_errored = :ge,"
+                        + " last_error = NULL, finished_at = now()"
+                        + " WHERE run_id = :r AND chunk_index = :c AND state = 'leased' AND lease_owner = :o"
+                        + " AND lease_generation = :g")
+                .bind("k", receipt.key().value())
+                .bind("len", receipt.length())
+                .bind("sha", receipt.sha256().toHex())
+                .bind("ce", t.casesExecuted())
+                .bind("cer", t.casesErrored())
+                .bind("gp", t.passed())
+                .bind("gf", t.failed())
+                .bind("ge", t.errored())
+                .bind("r", l.runId())
+                .bind("c", l.chunkIndex())
+                .bind("o", l.owner())
+                .bind("g", l.generation())
+                .execute();
+        return n == 1 ? Completion.COMPLETED : Completion.FENCED;
+    }
+
+    /**
+     * Gives the chunk back for another attempt after {@code backoff}, recording why.
+     *
+     * @return false when the lease was no longer this worker's
+     */
+    static boolean requeue(Handle h, Lease l, Duration backoff, String error) {
+        return h.createUpdate("UPDATE exec_chunks SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL,"
+                                + " not_before = clock_timestamp() + make_interval(secs => :b), last_error = :e"
+                                + " WHERE run_id = :r AND chunk_index = :c AND state = 'leased' AND lease_owner = :o"
+                                + " AND lease_generation = :g")
+                        .bind("b", (double) backoff.toMillis() / 1000.0)
+                        .bind("e", error)
+                        .bind("r", l.runId())
+                        .bind("c", l.chunkIndex())
+                        .bind("o", l.owner())
+                        .bind("g", l.generation())
+                        .execute()
+                == 1;
+    }
+
+    /**
+     * Ends the chunk failed for a reason retrying cannot cure (damaged bytes), or because its attempts ran out.
+     *
+     * @return false when the lease was no longer this worker's
+     */
+    static boolean fail(Handle h, Lease l, String error) {
+        return h.createUpdate("UPDATE exec_chunks SET state = 'failed', lease_owner = NULL, lease_expires_at = NULL,"
+                                + " last_error = :e, finished_at = now()"
+                                + " WHERE run_id = :r AND chunk_index = :c AND state = 'leased' AND lease_owner = :o"
+                                + " AND lease_generation = :g")
+                        .bind("e", error)
+                        .bind("r", l.runId())
+                        .bind("c", l.chunkIndex())
+                        .bind("o", l.owner())
+                        .bind("g", l.generation())
+                        .execute()
+                == 1;
+    }
+}
