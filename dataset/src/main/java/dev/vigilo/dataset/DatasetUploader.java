@@ -70,7 +70,7 @@ final class DatasetUploader {
                 name,
                 validated.sourceSha256,
                 size,
-                MembershipFold.membershipUuid(stored.fold),
+                CaseFold.membershipUuid(stored.fold),
                 validated.cases,
                 stored.root.ref(),
                 stored.root.levels(),
@@ -153,7 +153,7 @@ final class DatasetUploader {
 
     private Stored store(Path file, long size, Validated validated) {
         CaseLineParser parser = new CaseLineParser(DatasetLimits.MAX_CASE_BYTES);
-        MembershipFold fold = new MembershipFold();
+        CaseFold fold = new CaseFold();
         CaseFileFormat.Builder caseFile = new CaseFileFormat.Builder();
         try (ObjectWriter writer = new ObjectWriter(store, WRITES_IN_FLIGHT);
                 SourceLines lines = open(file)) {

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.dataset.CaseFold;
 import dev.vigilo.storage.Sha256;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,9 +27,9 @@ public record ChunkFile(
     public record Entry(long ordinal, String id, Sha256 sha256, long evaluators, long gates) {}
 
     static Sha256 membershipOf(List<Entry> cases) {
-        Fold f = new Fold();
+        CaseFold f = new CaseFold();
         for (Entry e : cases) {
-            f.addCase(e.ordinal(), e.id(), e.sha256());
+            f.add(e.ordinal(), e.id(), e.sha256());
         }
         return f.finish();
     }

@@ -7,22 +7,13 @@ import java.security.MessageDigest;
 import java.util.UUID;
 
 /**
- * A running SHA-256 over fixed binary encodings (docs/formats/plan-chunk.md, "Folds"). One instance per fold;
- * not thread-safe. {@link #finish()} may be called once.
+ * The chunk fold and chunk ids (docs/formats/plan-layout.md, "Folds"). The case fold (chunk membership, shard
+ * projection) is the dataset's {@link dev.vigilo.dataset.CaseFold}. One instance per fold; not thread-safe.
+ * {@link #finish()} may be called once.
  */
 final class Fold {
     private final MessageDigest digest = Sha256.newDigest();
     private final ByteBuffer buf = ByteBuffer.allocate(64);
-
-    /** Adds one case: ordinal u64 || id length u32 || id UTF-8 || case SHA-256. */
-    void addCase(long ordinal, String id, Sha256 sha) {
-        byte[] idBytes = id.getBytes(StandardCharsets.UTF_8);
-        buf.clear();
-        buf.putLong(ordinal).putInt(idBytes.length);
-        digest.update(buf.array(), 0, buf.position());
-        digest.update(idBytes);
-        digest.update(sha.toBytes());
-    }
 
     /** Adds one chunk: chunk index u64 || chunk id (16 bytes) || case count u32 || membership SHA-256. */
     void addChunk(long chunkIndex, UUID chunkId, int caseCount, Sha256 membership) {

@@ -3,6 +3,7 @@ package dev.vigilo.plan;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.vigilo.dataset.CaseFields;
+import dev.vigilo.dataset.CaseFold;
 import dev.vigilo.dataset.DatasetEntry;
 import dev.vigilo.dataset.StoredCase;
 import dev.vigilo.storage.ObjectRef;
@@ -39,7 +40,7 @@ final class Planner {
     private static final class Shard {
         long cases;
         long chunks;
-        final Fold projection = new Fold();
+        final CaseFold projection = new CaseFold();
         final Fold settlement = new Fold();
         final long[] gates;
 
@@ -116,7 +117,7 @@ final class Planner {
         }
         Sha256 membership = ChunkFile.membershipOf(page);
         for (ChunkFile.Entry e : page) {
-            shard.projection.addCase(e.ordinal(), e.id(), e.sha256());
+            shard.projection.add(e.ordinal(), e.id(), e.sha256());
             for (int g = 0; g < gateCases.length; g++) {
                 if ((e.gates() & (1L << g)) != 0) {
                     shard.gates[g]++;

@@ -22,13 +22,13 @@ import java.util.Optional;
  * {@link StorageTimeoutException} or {@link StorageCancelledException} instead of blocking past either.
  * Implementations are thread-safe.
  */
-public interface ObjectStore extends AutoCloseable {
+public interface ObjectStore extends ObjectReader, AutoCloseable {
 
     /**
-     * The physical identity of this store: where its bytes live, independent of the name a configuration gives
-     * it, for example {@code local:/var/lib/vigilo/objects} or {@code s3:http://host:9000/bucket/prefix}. Two
-     * stores with the same binding read and write the same objects.
+     * The physical identity of this store (see {@link ObjectReader#binding()}). Two stores with the same binding
+     * read and write the same objects.
      */
+    @Override
     StoreBinding binding();
 
     /**
@@ -44,11 +44,12 @@ public interface ObjectStore extends AutoCloseable {
     /**
      * Reads the object {@code ref} names and verifies it.
      *
-     * @return the object's bytes, whose length and SHA-256 equal {@code ref}'s
+     * @return the object's bytes, whose length and SHA-256 equal {@code ref}'s; the caller owns the array
      * @throws ObjectNotFoundException  when no object exists at the key
      * @throws ObjectIntegrityException when the length or digest differ
      * @throws StorageException         on timeout, cancellation or an unavailable store
      */
+    @Override
     byte[] read(ObjectRef ref, Deadline deadline);
 
     /**

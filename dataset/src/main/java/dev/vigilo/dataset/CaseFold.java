@@ -1,0 +1,65 @@
+package dev.vigilo.dataset;
+
+import dev.vigilo.storage.Sha256;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.Objects;
+import java.util.UUID;
+
+/**
+ * The ordered case fold: one SHA-256 over cases in ordinal order, each contributing
+ * {@code ordinal (8 bytes, big-endian) || id length in bytes (4 bytes, big-endian) || id (UTF-8) || case SHA-256
+ * (32 bytes)}. Two sequences have equal folds exactly when they hold the same case ids with the same contents at the
+ * same ordinals. A dataset's membership UUID derives from the fold over all its cases (docs/formats/dataset.md); a
+ * plan's chunk membership digest and shard projection are the fold over their cases
+ * (docs/formats/plan-layout.md, "Folds").
+ *
+ * <p>Not thread-safe. {@link #finish()} completes the fold; the instance cannot be used afterwards.
+ */
+public final class CaseFold {
+    private final MessageDigest digest = Sha256.newDigest();
+    private final ByteBuffer header = ByteBuffer.allocate(12);
+    private long cases;
+    private boolean finished;
+
+    /** Adds the next case. */
+    public void add(long ordinal, String id, Sha256 caseSha256) {
+        Objects.requireNonNull(id, "id");
+        Objects.requireNonNull(caseSha256, "caseSha256");
+        if (finished) {
+            throw new IllegalStateException("the fold is finished");
+        }
+        byte[] idBytes = id.getBytes(StandardCharsets.UTF_8);
+        header.clear();
+        header.putLong(ordinal).putInt(idBytes.length);
+        digest.update(header.array(), 0, 12);
+        digest.update(idBytes);
+        digest.update(caseSha256.toBytes());
+        cases++;
+    }
+
+    /** How many cases were added. */
+    public long cases() {
+        return cases;
+    }
+
+    /** Completes the fold and returns its digest; called at most once. */
+    public Sha256 finish() {
+        if (finished) {
+            throw new IllegalStateException("the fold is finished");
+        }
+        finished = true;
+        return Sha256.ofDigest(digest.digest());
+    }
+
+    /** The membership UUID of a fold: its first 16 bytes with the RFC 9562 version-8 and variant bits set. */
+    static UUID membershipUuid(Sha256 fold) {
+        ByteBuffer b = ByteBuffer.wrap(fold.toBytes());
+        long msb = b.getLong();
+        long lsb = b.getLong();
+        msb = (msb & ~0xF000L) | 0x8000L; // version 8 (custom, RFC 9562)
+        lsb = (lsb & 0x3FFFFFFFFFFFFFFFL) | 0x8000000000000000L; // IETF variant
+        return new UUID(msb, lsb);
+    }
+}
