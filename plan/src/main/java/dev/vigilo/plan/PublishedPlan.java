@@ -5,7 +5,7 @@ import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectIntegrityException;
 import dev.vigilo.storage.ObjectNotFoundException;
 import dev.vigilo.storage.ObjectRef;
-import dev.vigilo.storage.ObjectStore;
+import dev.vigilo.storage.ObjectReader;
 import dev.vigilo.storage.Sha256;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,12 +23,12 @@ import java.util.function.Supplier;
  * (at most 8 documents of at most 256 KiB) at a time. Thread-safe after {@link #open}: the manifest is immutable.
  */
 public final class PublishedPlan {
-    private final ObjectStore store;
+    private final ObjectReader store;
     private final UUID runId;
     private final ObjectRef root;
     private final PlanManifest manifest;
 
-    private PublishedPlan(ObjectStore store, UUID runId, ObjectRef root, PlanManifest manifest) {
+    private PublishedPlan(ObjectReader store, UUID runId, ObjectRef root, PlanManifest manifest) {
         this.store = store;
         this.runId = runId;
         this.root = root;
@@ -40,7 +40,7 @@ public final class PublishedPlan {
      *
      * @throws PlanDamagedException when the manifest is missing, altered, invalid or another run's
      */
-    public static PublishedPlan open(UUID runId, ObjectRef root, ObjectStore store, Deadline deadline) {
+    public static PublishedPlan open(UUID runId, ObjectRef root, ObjectReader store, Deadline deadline) {
         Objects.requireNonNull(runId, "runId");
         Objects.requireNonNull(root, "root");
         Objects.requireNonNull(store, "store");
@@ -174,7 +174,7 @@ public final class PublishedPlan {
      *
      * @throws PlanDamagedException when the file is missing, altered, invalid, or not the chunk {@code chunk} names
      */
-    public static ChunkFile readChunk(UUID runId, ChunkRef chunk, ObjectStore store, Deadline deadline) {
+    public static ChunkFile readChunk(UUID runId, ChunkRef chunk, ObjectReader store, Deadline deadline) {
         ChunkFile c = decode(runId, chunk.ref(), () -> ChunkFile.decode(read(runId, store, chunk.ref(), deadline)));
         if (!c.runId().equals(runId)
                 || c.chunkIndex() != chunk.chunkIndex()
@@ -225,7 +225,7 @@ public final class PublishedPlan {
     /** The number of logical shards (128). */
     public static final int SHARDS = PlanLayout.SHARDS;
 
-    private static byte[] read(UUID runId, ObjectStore store, ObjectRef ref, Deadline deadline) {
+    private static byte[] read(UUID runId, ObjectReader store, ObjectRef ref, Deadline deadline) {
         try {
             return store.read(ref, deadline);
         } catch (ObjectNotFoundException e) {
