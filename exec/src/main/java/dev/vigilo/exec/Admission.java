@@ -6,7 +6,7 @@ import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.plan.ChunkFile;
-import dev.vigilo.plan.CreationLease;
+import dev.vigilo.plan.AdmissionLease;
 import dev.vigilo.plan.GateFile;
 import dev.vigilo.plan.LeaseFencedException;
 import dev.vigilo.plan.PlanDamagedException;
@@ -107,12 +107,12 @@ public final class Admission {
      */
     public Result admit(UUID runId) {
         Objects.requireNonNull(runId, "runId");
-        CreationLease.Claim claim = CreationLease.claimForAdmission(control, runId);
-        if (claim instanceof CreationLease.NotCreating nc) {
+        AdmissionLease.Claim claim = AdmissionLease.claimForAdmission(control, runId);
+        if (claim instanceof AdmissionLease.NotCreating nc) {
             return new Result(runId, Outcome.NOT_CREATING, nc.status(), 0);
         }
-        CreationLease.Claimed claimed = (CreationLease.Claimed) claim;
-        CreationLease lease = claimed.lease();
+        AdmissionLease.Claimed claimed = (AdmissionLease.Claimed) claim;
+        AdmissionLease lease = claimed.lease();
         try {
             return new Run(lease, claimed.run()).admit();
         } catch (LeaseFencedException e) {
@@ -141,11 +141,11 @@ public final class Admission {
 
     /** One admission attempt of one run; owned by the calling thread. */
     private final class Run {
-        private final CreationLease lease;
-        private final CreationLease.AdmissionClaim claim;
+        private final AdmissionLease lease;
+        private final AdmissionLease.AdmissionClaim claim;
         private final UUID runId;
 
-        Run(CreationLease lease, CreationLease.AdmissionClaim claim) {
+        Run(AdmissionLease lease, AdmissionLease.AdmissionClaim claim) {
             this.lease = lease;
             this.claim = claim;
             this.runId = lease.runId();

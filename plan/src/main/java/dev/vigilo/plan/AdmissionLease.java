@@ -19,7 +19,7 @@ import org.jdbi.v3.core.Jdbi;
  *
  * <p>Not thread-safe: one admitting thread owns an instance. Only short SQL transactions; never storage I/O inside.
  */
-public final class CreationLease {
+public final class AdmissionLease {
     /** The lease's length, as for preparation. */
     public static final Duration DURATION = Duration.ofMinutes(5);
 
@@ -47,7 +47,7 @@ public final class CreationLease {
     private final PlanGeneration generation;
     private long lastRenewNanos;
 
-    private CreationLease(Jdbi jdbi, UUID runId, UUID owner, PlanGeneration generation) {
+    private AdmissionLease(Jdbi jdbi, UUID runId, UUID owner, PlanGeneration generation) {
         this.jdbi = jdbi;
         this.runId = runId;
         this.owner = owner;
@@ -59,7 +59,7 @@ public final class CreationLease {
     public sealed interface Claim {}
 
     /** The lease is held; admit. */
-    public record Claimed(CreationLease lease, AdmissionClaim run) implements Claim {}
+    public record Claimed(AdmissionLease lease, AdmissionClaim run) implements Claim {}
 
     /** Nothing to admit: the run already left {@code creating} (admitted, settled, cancelled or failed). */
     public record NotCreating(String status) implements Claim {}
@@ -122,7 +122,7 @@ public final class CreationLease {
                     .bind("g", gen)
                     .bind("r", runId)
                     .execute();
-            CreationLease lease = new CreationLease(jdbi, runId, owner, new PlanGeneration(gen));
+            AdmissionLease lease = new AdmissionLease(jdbi, runId, owner, new PlanGeneration(gen));
             ObjectRef root = new ObjectRef(
                     ObjectKey.of((String) m.get("root_key")),
                     ((Number) m.get("root_length")).longValue(),
