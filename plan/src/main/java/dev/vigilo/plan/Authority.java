@@ -353,7 +353,7 @@ final class Authority {
      * chunk count, every registered file acknowledged, the file count the verifier walked), records the verified
      * root and the shard rows, and moves the plan to ready (and the run to pending when execution is requested).
      */
-    void publish(ObjectRef root, long expectedChunks, long filesWalked, List<ShardRow> shards, boolean execute) {
+    void publish(ObjectRef root, long expectedChunks, long filesWalked, List<ShardTotals> shards, boolean execute) {
         try {
             publishTransaction(root, expectedChunks, filesWalked, shards, execute);
         } catch (org.jdbi.v3.core.transaction.TransactionException e) {
@@ -387,7 +387,7 @@ final class Authority {
     }
 
     private void publishTransaction(
-            ObjectRef root, long expectedChunks, long filesWalked, List<ShardRow> shards, boolean execute) {
+            ObjectRef root, long expectedChunks, long filesWalked, List<ShardTotals> shards, boolean execute) {
         jdbi.useTransaction(h -> {
             recheck(h);
             Map<String, Object> m = h.createQuery("SELECT p.plan_chunk_cursor, p.plan_status,"
@@ -410,21 +410,7 @@ final class Authority {
             if (!"preparing".equals(m.get("plan_status"))) {
                 throw new LeaseFencedException(runId, "plan is already " + m.get("plan_status"));
             }
-            PreparedBatch b = h.prepareBatch("INSERT INTO run_plan_shards (run_id, shard, cases, chunks,"
-                    + " projection_sha256, settlement_sha256, gate_counts, placement_alias)"
-                    + " VALUES (:r, :s, :c, :k, :p, :t, :g, :a)");
-            for (ShardRow s : shards) {
-                b.bind("r", runId)
-                        .bind("s", s.shard())
-                        .bind("c", s.cases())
-                        .bind("k", s.chunks())
-                        .bind("p", s.projection())
-                        .bind("t", s.settlement())
-                        .bind("g", s.gateCountsJson())
-                        .bind("a", "shard-" + s.shard())
-                        .add();
-            }
-            b.execute();
+            ShardRows.insert(h, runId, shards);
             h.createUpdate("UPDATE run_plans SET plan_status = 'ready', root_key = :k, root_length = :l,"
                             + " root_sha256 = :s, published_at = now(), execution_requested = :e WHERE run_id = :r")
                     .bind("k", root.key().value())
@@ -478,7 +464,4 @@ final class Authority {
                 .bind("o", owner)
                 .execute());
     }
-
-    /** A shard row as published. */
-    record ShardRow(int shard, long cases, long chunks, String projection, String settlement, String gateCountsJson) {}
 }

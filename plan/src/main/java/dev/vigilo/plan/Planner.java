@@ -1,7 +1,5 @@
 package dev.vigilo.plan;
 
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.vigilo.dataset.CaseFields;
 import dev.vigilo.dataset.DatasetEntry;
 import dev.vigilo.dataset.IndexTreeBuilder;
@@ -50,8 +48,12 @@ final class Planner {
         }
     }
 
-    /** What the finished planner hands to publication. */
-    record Result(ObjectRef root, PlanManifest manifest, List<Authority.ShardRow> shardRows, long[] gateCases) {}
+    /** What the finished planner hands to publication: the manifest, its reference and every used shard's totals. */
+    record Result(ObjectRef root, PlanManifest manifest, List<ShardTotals> shards) {
+        Result {
+            shards = List.copyOf(shards);
+        }
+    }
 
     Planner(UUID runId, Profile profile, DatasetEntry dataset, GroupWriter writer) {
         this.runId = runId;
@@ -198,30 +200,19 @@ final class Planner {
             writer.add(new GroupWriter.Pending(ref, bytes, "gate", null));
             next = Optional.of(ref);
         }
-        int used = 0;
-        List<PlanManifest.Shard> manifestShards = new ArrayList<>();
-        List<Authority.ShardRow> rows = new ArrayList<>();
+        List<ShardTotals> totals = new ArrayList<>();
         for (int s = 0; s < PlanLayout.SHARDS; s++) {
             Shard sh = shards[s];
             if (sh == null) {
                 continue;
             }
-            used++;
-            Sha256 projection = sh.projection.finish();
-            Sha256 settlement = sh.settlement.finish();
-            manifestShards.add(new PlanManifest.Shard(s, sh.cases, sh.chunks, projection, settlement));
-            ArrayNode gates = JsonNodeFactory.instance.arrayNode();
+            List<ShardTotals.GateCount> gates = new ArrayList<>(gateCount);
             for (int g = 0; g < gateCount; g++) {
-                gates.addArray().add(profile.gates().get(g).name()).add(sh.gates[g]);
+                gates.add(new ShardTotals.GateCount(profile.gates().get(g).name(), sh.gates[g]));
             }
-            rows.add(new Authority.ShardRow(
-                    s,
-                    sh.cases,
-                    sh.chunks,
-                    projection.toHex(),
-                    settlement.toHex(),
-                    new String(ProfileJson.bytes(gates), java.nio.charset.StandardCharsets.UTF_8)));
+            totals.add(new ShardTotals(s, sh.cases, sh.chunks, sh.projection.finish(), sh.settlement.finish(), gates));
         }
+        int used = totals.size();
         byte[] config = PlanConfiguration.encode(
                 runId, profile, dataset, nextChunk, used, evaluatorCases, gateCases, unselected);
         ObjectRef configRef = ObjectRef.of(PlanLayout.configuration(runId), config);
@@ -238,12 +229,12 @@ final class Planner {
                 indexLevels,
                 next.orElseThrow(),
                 gateCount,
-                manifestShards);
+                totals.stream().map(ShardTotals::manifestShard).toList());
         byte[] mbytes = manifest.encode();
         ObjectRef root = ObjectRef.of(PlanLayout.manifest(runId), mbytes);
         writer.add(new GroupWriter.Pending(root, mbytes, "manifest", null));
         writer.flush();
-        return new Result(root, manifest, rows, gateCases.clone());
+        return new Result(root, manifest, totals);
     }
 
     long cases() {

@@ -205,7 +205,7 @@ public final class RunPreparation {
             Planner.Result result = planner.finish();
             options.hooks().beforePublication();
             long files = new PlanVerifier(store, runId).verify(result.root(), dataset, profile);
-            authority.publish(result.root(), expectedChunks, files, result.shardRows(), execute);
+            authority.publish(result.root(), expectedChunks, files, result.shards(), execute);
             return new CreateResult(
                     runId,
                     execute ? "pending" : "creating",

@@ -1,10 +1,5 @@
 package dev.vigilo.plan;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -65,26 +60,7 @@ public final class RunStatusReader {
                 throw new RunNotFoundException(runId);
             }
             Map<String, Object> m = row.get();
-            List<RunStatus.Shard> shards = new ArrayList<>();
-            for (Map<String, Object> s : h.createQuery("SELECT shard, cases, chunks, gate_counts FROM run_plan_shards"
-                            + " WHERE run_id = :r ORDER BY shard")
-                    .bind("r", runId)
-                    .mapToMap()
-                    .list()) {
-                Map<String, Long> gates = new LinkedHashMap<>();
-                try {
-                    for (JsonNode pair : ProfileJson.MAPPER.readTree((String) s.get("gate_counts"))) {
-                        gates.put(pair.get(0).asText(), pair.get(1).asLong());
-                    }
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-                shards.add(new RunStatus.Shard(
-                        ((Number) s.get("shard")).intValue(),
-                        ((Number) s.get("cases")).longValue(),
-                        ((Number) s.get("chunks")).longValue(),
-                        gates));
-            }
+            List<RunStatus.Shard> shards = ShardRows.read(h, runId);
             return new RunStatus(
                     runId,
                     (String) m.get("status"),
