@@ -40,10 +40,12 @@ final class RunStatusCommand implements Callable<Integer> {
     }
 
     static void print(PrintWriter out, RunStatus s) {
-        out.printf("run %s: %s%s%n", s.runId(), s.status(), s.dispatchable() ? " (dispatchable)" : "");
+        out.printf("run %s: %s%s%n", s.runId(), s.status().spelling(), s.dispatchable() ? " (dispatchable)" : "");
         out.printf(
                 "plan: %s, %d of %d chunks acknowledged%n",
-                s.creationProgress().planStatus(), s.creationProgress().planChunkCursor(), s.expectedChunks());
+                s.creationProgress().planStatus().spelling(),
+                s.creationProgress().planChunkCursor(),
+                s.expectedChunks());
         s.rejection().ifPresent(r -> out.println("rejected: " + r));
         if (!s.shards().isEmpty()) {
             out.printf("%5s  %10s  %8s  %s%n", "SHARD", "CASES", "CHUNKS", "GATES (planned cases)");

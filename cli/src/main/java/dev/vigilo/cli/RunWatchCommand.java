@@ -1,5 +1,6 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.plan.PlanStatus;
 import dev.vigilo.plan.RunStatus;
 import dev.vigilo.plan.RunStatusReader;
 import java.io.PrintWriter;
@@ -64,7 +65,7 @@ final class RunWatchCommand implements Callable<Integer> {
                 Thread.currentThread().interrupt();
                 return ExitCode.INTERRUPTED;
             }
-            return "rejected".equals(end.creationProgress().planStatus()) ? ExitCode.INVALID_INPUT : ExitCode.OK;
+            return end.creationProgress().planStatus() == PlanStatus.REJECTED ? ExitCode.INVALID_INPUT : ExitCode.OK;
         }
     }
 }

@@ -36,15 +36,15 @@ final class Authority {
 
     /** What the claim found. */
     record Claimed(
-            String planStatus,
+            PlanStatus planStatus,
             ChunkCursor cursor,
             Optional<ObjectRef> root,
             boolean executionRequested,
             Optional<String> rejection,
-            String runStatus) {}
+            RunState runStatus) {}
 
     /** One plan file's registration. */
-    record FileRow(ObjectRef ref, String kind, Long chunkIndex) {}
+    record FileRow(ObjectRef ref, PlanFileKind kind, Long chunkIndex) {}
 
     private final Jdbi jdbi;
     private final UUID runId;
@@ -75,9 +75,10 @@ final class Authority {
         Claimed c = jdbi.inTransaction(h -> {
             // Insert-or-lock: a concurrent first claim blocks on the insert until the other commits, then sees its row.
             int inserted = h.createUpdate("INSERT INTO runs (run_id, status, creation_owner, creation_lease_expires_at)"
-                            + " VALUES (:r, 'creating', :o, clock_timestamp() + make_interval(secs => :s))"
+                            + " VALUES (:r, :status, :o, clock_timestamp() + make_interval(secs => :s))"
                             + " ON CONFLICT (run_id) DO NOTHING")
                     .bind("r", runId)
+                    .bind("status", RunState.CREATING.spelling())
                     .bind("o", owner)
                     .bind("s", seconds())
                     .execute();
@@ -86,7 +87,7 @@ final class Authority {
                                 + " dataset_membership_uuid, dataset_case_count, storage_binding, profile_sha256, limits,"
                                 + " evaluator_artifacts, initial_placement, plan_format_version, plan_generation,"
                                 + " plan_status, expected_chunks) VALUES (:r, :d, :src, :m, :n, :b, :p, :l, :e, :ip, :v,"
-                                + " 1, 'preparing', :x)")
+                                + " 1, :ps, :x)")
                         .bind("r", runId)
                         .bind("d", f.datasetUploadId())
                         .bind("src", f.sourceSha256())
@@ -98,11 +99,17 @@ final class Authority {
                         .bind("e", f.evaluatorArtifacts())
                         .bind("ip", f.initialPlacement())
                         .bind("v", PlanLayout.FORMAT_VERSION)
+                        .bind("ps", PlanStatus.PREPARING.spelling())
                         .bind("x", f.expectedChunks())
                         .execute();
                 generation = new PlanGeneration(1);
                 return new Claimed(
-                        "preparing", new ChunkCursor(0), Optional.empty(), false, Optional.empty(), "creating");
+                        PlanStatus.PREPARING,
+                        new ChunkCursor(0),
+                        Optional.empty(),
+                        false,
+                        Optional.empty(),
+                        RunState.CREATING);
             }
             Optional<Map<String, Object>> run = h.createQuery("SELECT status, creation_owner,"
                             + " creation_lease_expires_at > clock_timestamp() AS live, creation_lease_expires_at"
@@ -115,8 +122,8 @@ final class Authority {
                     .mapToMap()
                     .one();
             compare(f, p);
-            String status = (String) run.get().get("status");
-            if ("cancelled".equals(status)) {
+            RunState status = RunState.fromSpelling((String) run.get().get("status"));
+            if (status == RunState.CANCELLED) {
                 throw new LeaseFencedException(runId, "the run was cancelled; create a new run");
             }
             Object currentOwner = run.get().get("creation_owner");
@@ -148,7 +155,7 @@ final class Authority {
                             ((Number) p.get("root_length")).longValue(),
                             Sha256.parseHex((String) p.get("root_sha256"))));
             return new Claimed(
-                    (String) p.get("plan_status"),
+                    PlanStatus.fromSpelling((String) p.get("plan_status")),
                     new ChunkCursor(((Number) p.get("plan_chunk_cursor")).longValue()),
                     root,
                     Boolean.TRUE.equals(p.get("execution_requested")),
@@ -247,8 +254,9 @@ final class Authority {
                     runId,
                     "the creation lease expired before this creator renewed it;" + " repeat the command to resume");
         }
-        if (!"creating".equals(m.get("status"))) {
-            throw new LeaseFencedException(runId, "the run is " + m.get("status") + ", no longer creating");
+        RunState status = RunState.fromSpelling((String) m.get("status"));
+        if (status != RunState.CREATING) {
+            throw new LeaseFencedException(runId, "the run is " + status + ", no longer " + RunState.CREATING);
         }
         h.createUpdate("UPDATE runs SET creation_lease_expires_at = clock_timestamp() + make_interval(secs => :s)"
                         + " WHERE run_id = :r")
@@ -279,7 +287,7 @@ final class Authority {
             for (FileRow f : files) {
                 b.bind("r", runId)
                         .bind("k", f.ref().key().value())
-                        .bind("kind", f.kind())
+                        .bind("kind", f.kind().spelling())
                         .bind("c", f.chunkIndex())
                         .bind("l", f.ref().length())
                         .bind("s", f.ref().sha256().toHex())
@@ -407,12 +415,14 @@ final class Authority {
                                 + expectedChunks + ", " + m.get("u") + " unacknowledged files, " + m.get("n")
                                 + " registered vs " + filesWalked + " reachable from the root; repeat the command");
             }
-            if (!"preparing".equals(m.get("plan_status"))) {
-                throw new LeaseFencedException(runId, "plan is already " + m.get("plan_status"));
+            PlanStatus planStatus = PlanStatus.fromSpelling((String) m.get("plan_status"));
+            if (planStatus != PlanStatus.PREPARING) {
+                throw new LeaseFencedException(runId, "plan is already " + planStatus);
             }
             ShardRows.insert(h, runId, shards);
-            h.createUpdate("UPDATE run_plans SET plan_status = 'ready', root_key = :k, root_length = :l,"
+            h.createUpdate("UPDATE run_plans SET plan_status = :ready, root_key = :k, root_length = :l,"
                             + " root_sha256 = :s, published_at = now(), execution_requested = :e WHERE run_id = :r")
+                    .bind("ready", PlanStatus.READY.spelling())
                     .bind("k", root.key().value())
                     .bind("l", root.length())
                     .bind("s", root.sha256().toHex())
@@ -420,10 +430,7 @@ final class Authority {
                     .bind("r", runId)
                     .execute();
             if (execute) {
-                h.createUpdate("UPDATE runs SET status = 'pending', dispatchable = true, updated_at = now()"
-                                + " WHERE run_id = :r")
-                        .bind("r", runId)
-                        .execute();
+                requestDispatch(h);
             }
         });
     }
@@ -435,18 +442,24 @@ final class Authority {
             h.createUpdate("UPDATE run_plans SET execution_requested = true WHERE run_id = :r")
                     .bind("r", runId)
                     .execute();
-            h.createUpdate("UPDATE runs SET status = 'pending', dispatchable = true, updated_at = now()"
-                            + " WHERE run_id = :r")
-                    .bind("r", runId)
-                    .execute();
+            requestDispatch(h);
         });
+    }
+
+    /** Moves the run to pending and dispatchable, inside the caller's rechecked transaction. */
+    private void requestDispatch(Handle h) {
+        h.createUpdate("UPDATE runs SET status = :pending, dispatchable = true, updated_at = now() WHERE run_id = :r")
+                .bind("pending", RunState.PENDING.spelling())
+                .bind("r", runId)
+                .execute();
     }
 
     /** Records that the plan can never be prepared with these inputs (e.g. a gate selecting no case). */
     void reject(String reason) {
         jdbi.useTransaction(h -> {
             recheck(h);
-            h.createUpdate("UPDATE run_plans SET plan_status = 'rejected', rejection = :x WHERE run_id = :r")
+            h.createUpdate("UPDATE run_plans SET plan_status = :rejected, rejection = :x WHERE run_id = :r")
+                    .bind("rejected", PlanStatus.REJECTED.spelling())
                     .bind("x", reason)
                     .bind("r", runId)
                     .execute();

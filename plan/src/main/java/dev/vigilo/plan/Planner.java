@@ -140,7 +140,7 @@ final class Planner {
         ChunkFile file = new ChunkFile(runId, index, chunkId, shardNo, pageFirstOrdinal, page, membership);
         byte[] bytes = file.encode();
         ObjectRef ref = ObjectRef.of(PlanLayout.chunk(runId, index), bytes);
-        writer.add(new GroupWriter.Pending(ref, bytes, "chunk", index));
+        writer.add(new GroupWriter.Pending(ref, bytes, PlanFileKind.CHUNK, index));
         chunkIndex.add(new ChunkIndexDocument.Entry(ref, index, 1, pageFirstOrdinal, page.size()));
         page.clear();
     }
@@ -150,7 +150,7 @@ final class Planner {
         ChunkIndexDocument doc = ChunkIndexDocument.of(level, entries);
         byte[] bytes = doc.encode();
         ObjectRef ref = ObjectRef.of(PlanLayout.index(runId, level, indexSeq[level]++), bytes);
-        writer.add(new GroupWriter.Pending(ref, bytes, "index", null));
+        writer.add(new GroupWriter.Pending(ref, bytes, PlanFileKind.INDEX, null));
         return new ChunkIndexDocument.Entry(
                 ref, doc.firstChunk(), doc.chunkCount(), doc.firstOrdinal(), doc.caseCount());
     }
@@ -197,7 +197,7 @@ final class Planner {
             GateFile gf = new GateFile(runId, g, gateCount, profile.gates().get(g), gateCases[g], counts, next);
             byte[] bytes = gf.encode();
             ObjectRef ref = ObjectRef.of(PlanLayout.gate(runId, g), bytes);
-            writer.add(new GroupWriter.Pending(ref, bytes, "gate", null));
+            writer.add(new GroupWriter.Pending(ref, bytes, PlanFileKind.GATE, null));
             next = Optional.of(ref);
         }
         List<ShardTotals> totals = new ArrayList<>();
@@ -216,7 +216,7 @@ final class Planner {
         byte[] config = PlanConfiguration.encode(
                 runId, profile, dataset, nextChunk, used, evaluatorCases, gateCases, unselected);
         ObjectRef configRef = ObjectRef.of(PlanLayout.configuration(runId), config);
-        writer.add(new GroupWriter.Pending(configRef, config, "configuration", null));
+        writer.add(new GroupWriter.Pending(configRef, config, PlanFileKind.CONFIGURATION, null));
         PlanManifest manifest = new PlanManifest(
                 runId,
                 dataset.uploadId(),
@@ -232,7 +232,7 @@ final class Planner {
                 totals.stream().map(ShardTotals::manifestShard).toList());
         byte[] mbytes = manifest.encode();
         ObjectRef root = ObjectRef.of(PlanLayout.manifest(runId), mbytes);
-        writer.add(new GroupWriter.Pending(root, mbytes, "manifest", null));
+        writer.add(new GroupWriter.Pending(root, mbytes, PlanFileKind.MANIFEST, null));
         writer.flush();
         return new Result(root, manifest, totals);
     }

@@ -12,7 +12,7 @@ import java.util.UUID;
  * Shards are listed only once the plan is published (before that only the cursor moves).
  *
  * @param runId            the run
- * @param status           creating, pending or cancelled
+ * @param status           the run's state
  * @param dispatchable     whether coordinators may dispatch it
  * @param creationProgress plan status and chunk cursor
  * @param expectedChunks   chunks the plan will have
@@ -21,7 +21,7 @@ import java.util.UUID;
  */
 public record RunStatus(
         UUID runId,
-        String status,
+        RunState status,
         boolean dispatchable,
         CreationProgress creationProgress,
         long expectedChunks,
@@ -40,10 +40,10 @@ public record RunStatus(
         com.fasterxml.jackson.databind.node.ObjectNode n =
                 com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
         n.put("run_id", runId.toString());
-        n.put("status", status);
+        n.put("status", status.spelling());
         n.put("dispatchable", dispatchable);
         n.putObject("creation_progress")
-                .put("plan_status", creationProgress.planStatus())
+                .put("plan_status", creationProgress.planStatus().spelling())
                 .put("plan_chunk_cursor", creationProgress.planChunkCursor());
         n.put("expected_chunks", expectedChunks);
         var a = n.putArray("shards");
@@ -59,8 +59,8 @@ public record RunStatus(
         return new String(ProfileJson.bytes(n), java.nio.charset.StandardCharsets.UTF_8);
     }
 
-    /** {@code creation_progress}: {@code plan_status} (preparing, ready, rejected) and {@code plan_chunk_cursor}. */
-    public record CreationProgress(String planStatus, long planChunkCursor) {}
+    /** {@code creation_progress}: {@code plan_status} and {@code plan_chunk_cursor}. */
+    public record CreationProgress(PlanStatus planStatus, long planChunkCursor) {}
 
     /** One shard: {@code shard}, {@code cases}, {@code chunks}, {@code gates} (an ordered map). */
     public record Shard(int shard, long cases, long chunks, Map<String, Long> gates) {

@@ -29,8 +29,7 @@ public final class RunStatusReader {
         while (true) {
             RunStatus s = status(runId);
             listener.accept(s);
-            String plan = s.creationProgress().planStatus();
-            if ("ready".equals(plan) || "rejected".equals(plan)) {
+            if (s.creationProgress().planStatus().isFinal()) {
                 return s;
             }
             Thread.sleep(interval.toMillis());
@@ -63,10 +62,11 @@ public final class RunStatusReader {
             List<RunStatus.Shard> shards = ShardRows.read(h, runId);
             return new RunStatus(
                     runId,
-                    (String) m.get("status"),
+                    RunState.fromSpelling((String) m.get("status")),
                     Boolean.TRUE.equals(m.get("dispatchable")),
                     new RunStatus.CreationProgress(
-                            (String) m.get("plan_status"), ((Number) m.get("plan_chunk_cursor")).longValue()),
+                            PlanStatus.fromSpelling((String) m.get("plan_status")),
+                            ((Number) m.get("plan_chunk_cursor")).longValue()),
                     ((Number) m.get("expected_chunks")).longValue(),
                     shards,
                     Optional.ofNullable((String) m.get("rejection")));

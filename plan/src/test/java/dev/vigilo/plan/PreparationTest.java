@@ -48,13 +48,13 @@ class PreparationTest {
     void prepareOnlyHoldsTheRunThenRepeatingRequestsExecution() {
         UUID run = UUID.randomUUID();
         CreateResult r = fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, true));
-        assertThat(r.status()).isEqualTo("creating");
-        assertThat(r.planStatus()).isEqualTo("ready");
+        assertThat(r.status()).isEqualTo(RunState.CREATING);
+        assertThat(r.planStatus()).isEqualTo(PlanStatus.READY);
         assertThat(r.dispatchable()).isFalse();
         assertThat(r.expectedChunks()).isEqualTo(24);
         RunStatus s = new RunStatusReader(fx.control.jdbi()).status(run);
-        assertThat(s.status()).isEqualTo("creating");
-        assertThat(s.creationProgress().planStatus()).isEqualTo("ready");
+        assertThat(s.status()).isEqualTo(RunState.CREATING);
+        assertThat(s.creationProgress().planStatus()).isEqualTo(PlanStatus.READY);
         assertThat(s.creationProgress().planChunkCursor()).isEqualTo(24);
         assertThat(s.expectedChunks()).isEqualTo(24);
         assertThat(s.shards()).hasSize(24);
@@ -75,10 +75,10 @@ class PreparationTest {
         assertThat(s.shards().get(0).gates().keySet()).containsExactly("all", "math", "hard");
 
         CreateResult again = fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, false));
-        assertThat(again.status()).isEqualTo("pending");
+        assertThat(again.status()).isEqualTo(RunState.PENDING);
         assertThat(again.root()).isEqualTo(r.root());
         RunStatus after = new RunStatusReader(fx.control.jdbi()).status(run);
-        assertThat(after.status()).isEqualTo("pending");
+        assertThat(after.status()).isEqualTo(RunState.PENDING);
         assertThat(after.dispatchable()).isTrue();
     }
 
@@ -86,7 +86,7 @@ class PreparationTest {
     void planFilesFollowTheirFormats() {
         UUID run = UUID.randomUUID();
         CreateResult r = fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, false));
-        assertThat(r.status()).isEqualTo("pending");
+        assertThat(r.status()).isEqualTo(RunState.PENDING);
         TreeMap<String, byte[]> files = fx.planFiles(run);
         // 24 chunks, 1 index document, 3 gates, configuration, manifest
         assertThat(files).hasSize(24 + 1 + 3 + 2);
@@ -161,7 +161,7 @@ class PreparationTest {
                 .hasMessageContaining("does not resolve")
                 .hasMessageContaining("run " + run);
         RunStatus s = new RunStatusReader(fx.control.jdbi()).status(run);
-        assertThat(s.status()).isEqualTo("creating");
+        assertThat(s.status()).isEqualTo(RunState.CREATING);
         assertThat(s.dispatchable()).isFalse();
     }
 
@@ -195,7 +195,7 @@ class PreparationTest {
                 .isInstanceOf(PlanValidationException.class)
                 .hasMessageContaining("gates[3]: gate \"none\" selects no case");
         RunStatus s = new RunStatusReader(fx.control.jdbi()).status(run);
-        assertThat(s.creationProgress().planStatus()).isEqualTo("rejected");
+        assertThat(s.creationProgress().planStatus()).isEqualTo(PlanStatus.REJECTED);
         assertThat(s.shards()).isEmpty();
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, profile, false)))
                 .hasMessageContaining("selects no case");
@@ -224,7 +224,7 @@ class PreparationTest {
                 .hasMessageContaining(PlanLayout.chunk(run, 5).value())
                 .hasMessageContaining("altered");
         RunStatus s = new RunStatusReader(fx.control.jdbi()).status(run);
-        assertThat(s.creationProgress().planStatus()).isEqualTo("preparing");
+        assertThat(s.creationProgress().planStatus()).isEqualTo(PlanStatus.PREPARING);
         assertThat(s.shards()).isEmpty();
         // A repeat re-verifies acknowledged files and refuses too.
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, false)))
@@ -267,7 +267,7 @@ class PreparationTest {
         release.countDown();
         t.join();
         assertThat(first.get()).isInstanceOf(CreateResult.class);
-        assertThat(((CreateResult) first.get()).status()).isEqualTo("pending");
+        assertThat(((CreateResult) first.get()).status()).isEqualTo(RunState.PENDING);
     }
 
     @Test
@@ -303,7 +303,7 @@ class PreparationTest {
                 .hasMessageContaining("another creator claimed the run");
         assertThat(seen).isEmpty();
         RunStatus s = new RunStatusReader(fx.control.jdbi()).status(run);
-        assertThat(s.creationProgress().planStatus()).isEqualTo("ready");
+        assertThat(s.creationProgress().planStatus()).isEqualTo(PlanStatus.READY);
     }
 
     @Test
@@ -343,7 +343,7 @@ class PreparationTest {
         RunStatus mid = new RunStatusReader(fx.control.jdbi()).status(run);
         assertThat(mid.creationProgress().planChunkCursor()).isBetween(8L, 23L);
         CreateResult r = fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, false));
-        assertThat(r.status()).isEqualTo("pending");
+        assertThat(r.status()).isEqualTo(RunState.PENDING);
         assertThat(r.filesReverified()).isGreaterThanOrEqualTo(8);
         assertThat(r.generation().value()).isEqualTo(2);
         assertThat(fx.store.list(PlanLayout.prefix(run), Deadline.after(Duration.ofSeconds(10))))
@@ -382,7 +382,7 @@ class PreparationTest {
                 .isInstanceOf(PlanValidationException.class)
                 .hasMessageContaining("dataset source hash differs")
                 .hasMessageContaining("dataset membership differs");
-        assertThat(new RunStatusReader(fx.control.jdbi()).status(run).status()).isEqualTo("creating");
+        assertThat(new RunStatusReader(fx.control.jdbi()).status(run).status()).isEqualTo(RunState.CREATING);
     }
 
     @Test
@@ -423,7 +423,7 @@ class PreparationTest {
                     .hasMessageContaining("run " + run)
                     .hasMessageContaining(files.get(0).key().value());
             RunStatus s = new RunStatusReader(damaged.control.jdbi()).status(run);
-            assertThat(s.creationProgress().planStatus()).isEqualTo("preparing");
+            assertThat(s.creationProgress().planStatus()).isEqualTo(PlanStatus.PREPARING);
         }
     }
 
@@ -445,7 +445,7 @@ class PreparationTest {
         PreparationOptions o =
                 new PreparationOptions(Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ZERO, 64, record);
         CreateResult r = fx.preparation(o).create(request(run, PlanFixture.PROFILE, false));
-        assertThat(r.status()).isEqualTo("pending");
+        assertThat(r.status()).isEqualTo(RunState.PENDING);
         // Interval zero: a checkpoint after every file but the last of each group; the prefix never moves back.
         assertThat(checkpoints).isSorted().contains(1L, 23L);
     }
@@ -558,7 +558,7 @@ class PreparationTest {
                         .isInstanceOf(LeaseConflictException.class)
                         .asString()
                         .contains("run " + run));
-        assertThat(new RunStatusReader(fx.control.jdbi()).status(run).status()).isEqualTo("pending");
+        assertThat(new RunStatusReader(fx.control.jdbi()).status(run).status()).isEqualTo(RunState.PENDING);
     }
 
     @Test
@@ -578,7 +578,7 @@ class PreparationTest {
                 .isInstanceOf(LeaseFencedException.class)
                 .hasMessageContaining("no longer creating");
         RunStatus s = new RunStatusReader(fx.control.jdbi()).status(run);
-        assertThat(s.creationProgress().planStatus()).isEqualTo("preparing");
+        assertThat(s.creationProgress().planStatus()).isEqualTo(PlanStatus.PREPARING);
         assertThat(s.shards()).isEmpty();
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, false)))
                 .isInstanceOf(LeaseFencedException.class)
@@ -609,7 +609,7 @@ class PreparationTest {
         }
         RunStatus last = reader.watch(run, Duration.ofMillis(20), seen::add);
         creator.join();
-        assertThat(last.creationProgress().planStatus()).isEqualTo("ready");
+        assertThat(last.creationProgress().planStatus()).isEqualTo(PlanStatus.READY);
         assertThat(last.shards()).hasSize(24);
         assertThat(seen.size()).isGreaterThan(2);
         assertThat(seen).extracting(x -> x.creationProgress().planChunkCursor()).isSorted();
