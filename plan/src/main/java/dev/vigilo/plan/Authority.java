@@ -111,9 +111,8 @@ final class Authority {
                         Optional.empty(),
                         RunState.CREATING);
             }
-            Optional<Map<String, Object>> run = h.createQuery("SELECT status, creation_owner,"
-                            + " creation_lease_expires_at > clock_timestamp() AS live, creation_lease_expires_at"
-                            + " FROM runs WHERE run_id = :r FOR UPDATE")
+            Optional<Map<String, Object>> run = h.createQuery(
+                            "SELECT status, " + CreationLease.COLUMNS + " FROM runs WHERE run_id = :r FOR UPDATE")
                     .bind("r", runId)
                     .mapToMap()
                     .findOne();
@@ -126,15 +125,13 @@ final class Authority {
             if (status == RunState.CANCELLED) {
                 throw new LeaseFencedException(runId, "the run was cancelled; create a new run");
             }
-            Object currentOwner = run.get().get("creation_owner");
-            if (currentOwner != null && Boolean.TRUE.equals(run.get().get("live"))) {
+            Optional<CreationLease> held = CreationLease.held(run.get());
+            if (held.isPresent()) {
                 throw new LeaseConflictException(
                         runId,
-                        "another creator holds the creation lease until "
-                                + run.get().get("creation_lease_expires_at")
-                                + "; wait for it to finish, or, if it crashed,"
-                                + " repeat the command after the lease expires (at most " + lease.toMinutes()
-                                + " minutes)");
+                        "another creator holds the creation lease ("
+                                + held.get().describe()
+                                + "); wait for that creator to finish or, if it crashed, repeat the command then");
             }
             long gen = ((Number) p.get("plan_generation")).longValue() + 1;
             h.createUpdate("UPDATE runs SET creation_owner = :o, creation_lease_expires_at = clock_timestamp()"

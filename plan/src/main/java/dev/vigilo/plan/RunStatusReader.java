@@ -50,8 +50,8 @@ public final class RunStatusReader {
         Objects.requireNonNull(runId, "runId");
         return jdbi.inTransaction(h -> {
             Optional<Map<String, Object>> row = h.createQuery("SELECT r.status, r.dispatchable, p.plan_status,"
-                            + " p.plan_chunk_cursor, p.expected_chunks, p.rejection FROM runs r JOIN run_plans p USING (run_id)"
-                            + " WHERE r.run_id = :r")
+                            + " p.plan_chunk_cursor, p.expected_chunks, p.rejection, " + CreationLease.COLUMNS
+                            + " FROM runs r JOIN run_plans p USING (run_id) WHERE r.run_id = :r")
                     .bind("r", runId)
                     .mapToMap()
                     .findOne();
@@ -67,6 +67,7 @@ public final class RunStatusReader {
                     new RunStatus.CreationProgress(
                             PlanStatus.fromSpelling((String) m.get("plan_status")),
                             ((Number) m.get("plan_chunk_cursor")).longValue()),
+                    CreationLease.held(m),
                     ((Number) m.get("expected_chunks")).longValue(),
                     shards,
                     Optional.ofNullable((String) m.get("rejection")));

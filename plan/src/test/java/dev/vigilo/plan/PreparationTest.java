@@ -271,6 +271,79 @@ class PreparationTest {
     }
 
     @Test
+    void aHeldLeaseSaysWhenItCanBeReclaimedInTheConflictAndInStatus() throws Exception {
+        UUID run = UUID.randomUUID();
+        // A creator dies mid-way; its lease is then held as a killed process leaves it (owner set, expiry ahead).
+        PreparationOptions.Hooks crash = new PreparationOptions.Hooks() {
+            @Override
+            public void afterAcknowledge(long prefix) {
+                throw new IllegalStateException("simulated crash");
+            }
+        };
+        PreparationOptions o =
+                new PreparationOptions(Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(30), 8, crash);
+        assertThatThrownBy(() -> fx.preparation(o).create(request(run, PlanFixture.PROFILE, false)))
+                .hasMessageContaining("simulated crash");
+        fx.control
+                .jdbi()
+                .useHandle(h -> h.execute(
+                        "UPDATE runs SET creation_owner = gen_random_uuid(),"
+                                + " creation_lease_expires_at = clock_timestamp() + interval '252 seconds' WHERE run_id = ?",
+                        run));
+        java.time.Instant now = java.time.Instant.now();
+
+        Throwable conflict = org.assertj.core.api.Assertions.catchThrowable(
+                () -> fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, false)));
+        assertThat(conflict).isInstanceOf(LeaseConflictException.class);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile(
+                        "another creator holds the creation lease \\(reclaimable in 4m (\\d+)s, at (\\S+Z)\\)")
+                .matcher(conflict.getMessage());
+        assertThat(m.find()).as(conflict.getMessage()).isTrue();
+        assertThat(Integer.parseInt(m.group(1))).isBetween(2, 12);
+        assertThat(java.time.Instant.parse(m.group(2)))
+                .isBetween(now.plusSeconds(240), now.plusSeconds(254))
+                .isEqualTo(java.time.Instant.parse(m.group(2)).truncatedTo(java.time.temporal.ChronoUnit.SECONDS));
+
+        RunStatus s = new RunStatusReader(fx.control.jdbi()).status(run);
+        assertThat(s.creationProgress().planStatus()).isEqualTo(PlanStatus.PREPARING);
+        CreationLease lease = s.creationLease().orElseThrow();
+        assertThat(lease.reclaimableInSeconds()).isBetween(242L, 252L);
+        assertThat(lease.expiresAt()).isEqualTo(java.time.Instant.parse(m.group(2)));
+        var json = ProfileJson.MAPPER.readTree(s.toJson());
+        List<String> keys = new ArrayList<>();
+        json.fieldNames().forEachRemaining(keys::add);
+        assertThat(keys)
+                .containsExactly(
+                        "run_id",
+                        "status",
+                        "dispatchable",
+                        "creation_progress",
+                        "creation_lease",
+                        "expected_chunks",
+                        "shards");
+        assertThat(json.at("/creation_lease/expires_at").asText()).isEqualTo(m.group(2));
+        assertThat(json.at("/creation_lease/reclaimable_in_seconds").asLong()).isEqualTo(lease.reclaimableInSeconds());
+
+        // Once the lease expired, status shows none and the same command reclaims the run and resumes.
+        fx.control
+                .jdbi()
+                .useHandle(h -> h.execute(
+                        "UPDATE runs SET creation_lease_expires_at = clock_timestamp() - interval '1 second'"
+                                + " WHERE run_id = ?",
+                        run));
+        RunStatus expired = new RunStatusReader(fx.control.jdbi()).status(run);
+        assertThat(expired.creationLease()).isEmpty();
+        assertThat(expired.toJson()).doesNotContain("creation_lease");
+        assertThat(fx.preparation(PlanFixture.fast())
+                        .create(request(run, PlanFixture.PROFILE, false))
+                        .status())
+                .isEqualTo(RunState.PENDING);
+        assertThat(new RunStatusReader(fx.control.jdbi()).status(run).creationLease())
+                .as("released on return")
+                .isEmpty();
+    }
+
+    @Test
     void anExpiredLeaseIsReclaimedAndTheOldCreatorIsFenced() {
         UUID run = UUID.randomUUID();
         List<RuntimeException> seen = new ArrayList<>();
