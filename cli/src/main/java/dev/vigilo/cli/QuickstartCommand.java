@@ -88,8 +88,9 @@ final class QuickstartCommand implements Callable<Integer> {
             out.println();
             out.println("Prepared a run plan with the example profile (" + PROFILE + "), held by --prepare-only:");
             out.println("  run id:          " + run.runId());
-            out.println("  status:          " + run.status() + ", plan " + run.planStatus() + ", "
-                    + run.expectedChunks() + " chunk(s), " + run.cases() + " cases");
+            out.println("  status:          " + run.status().spelling() + ", plan "
+                    + run.planStatus().spelling() + ", " + run.expectedChunks() + " chunk(s), " + run.cases()
+                    + " cases");
             java.util.Map<String, Long> gates = new java.util.LinkedHashMap<>();
             status.shards().forEach(sh -> sh.gates().forEach((g, n) -> gates.merge(g, n, Long::sum)));
             out.println("  planned cases:   " + gates);

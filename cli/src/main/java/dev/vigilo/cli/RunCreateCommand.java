@@ -4,6 +4,7 @@ import dev.vigilo.plan.CreateRequest;
 import dev.vigilo.plan.CreateResult;
 import dev.vigilo.plan.ProfileInput;
 import dev.vigilo.plan.RunPreparation;
+import dev.vigilo.plan.RunState;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Optional;
@@ -76,15 +77,23 @@ final class RunCreateCommand implements Callable<Integer> {
             PrintWriter out = CommandSupport.out(spec);
             if (json) {
                 out.println(result.toJson());
-            } else if ("pending".equals(result.status())) {
-                out.printf(
-                        "run %s pending: plan ready, %d chunks, %d cases%n",
-                        result.runId(), result.expectedChunks(), result.cases());
-            } else {
+            } else if (result.status() == RunState.CREATING) {
                 out.printf(
                         "run %s %s: plan %s, %d chunks, %d cases; held by --prepare-only, repeat without it to "
                                 + "request execution%n",
-                        result.runId(), result.status(), result.planStatus(), result.expectedChunks(), result.cases());
+                        result.runId(),
+                        result.status().spelling(),
+                        result.planStatus().spelling(),
+                        result.expectedChunks(),
+                        result.cases());
+            } else {
+                out.printf(
+                        "run %s %s: plan %s, %d chunks, %d cases%n",
+                        result.runId(),
+                        result.status().spelling(),
+                        result.planStatus().spelling(),
+                        result.expectedChunks(),
+                        result.cases());
             }
         }
         return ExitCode.OK;

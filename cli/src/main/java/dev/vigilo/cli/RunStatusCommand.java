@@ -1,5 +1,7 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.plan.PlanStatus;
+import dev.vigilo.plan.RunState;
 import dev.vigilo.plan.RunStatus;
 import dev.vigilo.plan.RunStatusReader;
 import java.io.PrintWriter;
@@ -40,10 +42,18 @@ final class RunStatusCommand implements Callable<Integer> {
     }
 
     static void print(PrintWriter out, RunStatus s) {
-        out.printf("run %s: %s%s%n", s.runId(), s.status(), s.dispatchable() ? " (dispatchable)" : "");
+        out.printf("run %s: %s%s%n", s.runId(), s.status().spelling(), s.dispatchable() ? " (dispatchable)" : "");
         out.printf(
                 "plan: %s, %d of %d chunks acknowledged%n",
-                s.creationProgress().planStatus(), s.creationProgress().planChunkCursor(), s.expectedChunks());
+                s.creationProgress().planStatus().spelling(),
+                s.creationProgress().planChunkCursor(),
+                s.expectedChunks());
+        if (s.creationLease().isPresent()) {
+            out.println("creation lease: held by a creator, "
+                    + s.creationLease().get().describe());
+        } else if (s.status() == RunState.CREATING && s.creationProgress().planStatus() == PlanStatus.PREPARING) {
+            out.println("creation lease: free; repeat `vigilo run create` with this run id to resume preparation");
+        }
         s.rejection().ifPresent(r -> out.println("rejected: " + r));
         if (!s.shards().isEmpty()) {
             out.printf("%5s  %10s  %8s  %s%n", "SHARD", "CASES", "CHUNKS", "GATES (planned cases)");

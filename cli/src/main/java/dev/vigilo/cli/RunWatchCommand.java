@@ -1,5 +1,7 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.plan.CreationLease;
+import dev.vigilo.plan.PlanStatus;
 import dev.vigilo.plan.RunStatus;
 import dev.vigilo.plan.RunStatusReader;
 import java.io.PrintWriter;
@@ -48,10 +50,13 @@ final class RunWatchCommand implements Callable<Integer> {
                 end = reader.watch(
                         RunCreateCommand.runId(runId), Duration.ofMillis((long) (intervalSeconds * 1000)), s -> {
                             String json = s.toJson();
-                            if (json.equals(last[0])) {
+                            // Off a terminal, the lease countdown alone (which moves on every poll) is no change.
+                            String change =
+                                    terminal ? json : withoutCountdown(s).toJson();
+                            if (change.equals(last[0])) {
                                 return;
                             }
-                            last[0] = json;
+                            last[0] = change;
                             if (terminal) {
                                 out.print("\033[H\033[2J");
                                 RunStatusCommand.print(out, s);
@@ -64,7 +69,20 @@ final class RunWatchCommand implements Callable<Integer> {
                 Thread.currentThread().interrupt();
                 return ExitCode.INTERRUPTED;
             }
-            return "rejected".equals(end.creationProgress().planStatus()) ? ExitCode.INVALID_INPUT : ExitCode.OK;
+            return end.creationProgress().planStatus() == PlanStatus.REJECTED ? ExitCode.INVALID_INPUT : ExitCode.OK;
         }
+    }
+
+    /** The status with the lease's countdown fixed, so that only its expiry (moved by renewals) counts as a change. */
+    static RunStatus withoutCountdown(RunStatus s) {
+        return new RunStatus(
+                s.runId(),
+                s.status(),
+                s.dispatchable(),
+                s.creationProgress(),
+                s.creationLease().map(l -> new CreationLease(l.expiresAt(), 1)),
+                s.expectedChunks(),
+                s.shards(),
+                s.rejection());
     }
 }

@@ -4,12 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.vigilo.control.ControlDatabase;
+import dev.vigilo.control.ControlSettings;
 import dev.vigilo.control.TestPostgres;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -24,6 +29,7 @@ class RunCliTest {
     static Path home;
 
     private CliRunner cli;
+    private String controlDb;
     private String uploadId;
 
     private static final String PROFILE = """
@@ -51,7 +57,8 @@ class RunCliTest {
 
     @BeforeAll
     void setUp() throws Exception {
-        cli = new CliRunner(home, Map.of(), List.of("--control-db", TestPostgres.newDatabaseUrl()));
+        controlDb = TestPostgres.newDatabaseUrl();
+        cli = new CliRunner(home, Map.of(), List.of("--control-db", controlDb));
         StringBuilder cases = new StringBuilder();
         for (int i = 0; i < 250; i++) {
             cases.append("{\"id\":\"c")
@@ -119,6 +126,55 @@ class RunCliTest {
         CliRunner.Result watch = cli.run("run", "watch", runId);
         assertThat(watch.exitCode()).isZero();
         assertThat(watch.out()).contains("\"plan_status\":\"ready\"");
+    }
+
+    @Test
+    void aHeldCreationLeaseSaysWhenItCanBeReclaimedInStatusAndInTheConflict() throws Exception {
+        String runId = UUID.randomUUID().toString();
+        CliRunner.Result held = cli.run(
+                "run",
+                "create",
+                "--profile",
+                PROFILE,
+                "--dataset-upload-id",
+                uploadId,
+                "--run-id",
+                runId,
+                "--prepare-only");
+        assertThat(held.exitCode()).as(held.err()).isZero();
+        assertThat(cli.run("run", "status", runId).out()).doesNotContain("creation lease");
+        // Another creator holds the lease, as one killed a moment ago leaves it.
+        try (ControlDatabase control = ControlDatabase.open(new ControlSettings.Jdbc(controlDb))) {
+            control.jdbi()
+                    .useHandle(h -> h.execute(
+                            "UPDATE runs SET creation_owner = gen_random_uuid(), creation_lease_expires_at ="
+                                    + " clock_timestamp() + interval '252 seconds' WHERE run_id = ?::uuid",
+                            runId));
+        }
+        Instant now = Instant.now();
+        Pattern lease = Pattern.compile("reclaimable in 4m (\\d+)s, at (\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ)");
+
+        CliRunner.Result text = cli.run("run", "status", runId);
+        assertThat(text.exitCode()).as(text.err()).isZero();
+        assertThat(text.out()).contains("creation lease: held by a creator, reclaimable in 4m ");
+        Matcher shown = lease.matcher(text.out());
+        assertThat(shown.find()).as(text.out()).isTrue();
+        Instant expiresAt = Instant.parse(shown.group(2));
+        assertThat(expiresAt).isBetween(now.plusSeconds(240), now.plusSeconds(254));
+
+        JsonNode json = JSON.readTree(cli.run("run", "status", runId, "--json").out());
+        assertThat(json.at("/creation_lease/expires_at").asText()).isEqualTo(shown.group(2));
+        assertThat(json.at("/creation_lease/reclaimable_in_seconds").asLong()).isBetween(240L, 252L);
+        assertThat(json.at("/creation_progress/plan_status").asText()).isEqualTo("ready");
+
+        CliRunner.Result conflict =
+                cli.run("run", "create", "--profile", PROFILE, "--dataset-upload-id", uploadId, "--run-id", runId);
+        assertThat(conflict.exitCode()).as(conflict.err()).isEqualTo(ExitCode.CONFLICT);
+        assertThat(conflict.err()).contains("run " + runId, "another creator holds the creation lease");
+        Matcher said = lease.matcher(conflict.err());
+        assertThat(said.find()).as(conflict.err()).isTrue();
+        assertThat(Instant.parse(said.group(2))).isEqualTo(expiresAt);
+        assertThat(conflict.err().strip()).doesNotContain("\n");
     }
 
     @Test

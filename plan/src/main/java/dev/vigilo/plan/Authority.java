@@ -36,15 +36,15 @@ final class Authority {
 
     /** What the claim found. */
     record Claimed(
-            String planStatus,
+            PlanStatus planStatus,
             ChunkCursor cursor,
             Optional<ObjectRef> root,
             boolean executionRequested,
             Optional<String> rejection,
-            String runStatus) {}
+            RunState runStatus) {}
 
     /** One plan file's registration. */
-    record FileRow(ObjectRef ref, String kind, Long chunkIndex) {}
+    record FileRow(ObjectRef ref, PlanFileKind kind, Long chunkIndex) {}
 
     private final Jdbi jdbi;
     private final UUID runId;
@@ -75,9 +75,10 @@ final class Authority {
         Claimed c = jdbi.inTransaction(h -> {
             // Insert-or-lock: a concurrent first claim blocks on the insert until the other commits, then sees its row.
             int inserted = h.createUpdate("INSERT INTO runs (run_id, status, creation_owner, creation_lease_expires_at)"
-                            + " VALUES (:r, 'creating', :o, clock_timestamp() + make_interval(secs => :s))"
+                            + " VALUES (:r, :status, :o, clock_timestamp() + make_interval(secs => :s))"
                             + " ON CONFLICT (run_id) DO NOTHING")
                     .bind("r", runId)
+                    .bind("status", RunState.CREATING.spelling())
                     .bind("o", owner)
                     .bind("s", seconds())
                     .execute();
@@ -86,7 +87,7 @@ final class Authority {
                                 + " dataset_membership_uuid, dataset_case_count, storage_binding, profile_sha256, limits,"
                                 + " evaluator_artifacts, initial_placement, plan_format_version, plan_generation,"
                                 + " plan_status, expected_chunks) VALUES (:r, :d, :src, :m, :n, :b, :p, :l, :e, :ip, :v,"
-                                + " 1, 'preparing', :x)")
+                                + " 1, :ps, :x)")
                         .bind("r", runId)
                         .bind("d", f.datasetUploadId())
                         .bind("src", f.sourceSha256())
@@ -98,15 +99,20 @@ final class Authority {
                         .bind("e", f.evaluatorArtifacts())
                         .bind("ip", f.initialPlacement())
                         .bind("v", PlanLayout.FORMAT_VERSION)
+                        .bind("ps", PlanStatus.PREPARING.spelling())
                         .bind("x", f.expectedChunks())
                         .execute();
                 generation = new PlanGeneration(1);
                 return new Claimed(
-                        "preparing", new ChunkCursor(0), Optional.empty(), false, Optional.empty(), "creating");
+                        PlanStatus.PREPARING,
+                        new ChunkCursor(0),
+                        Optional.empty(),
+                        false,
+                        Optional.empty(),
+                        RunState.CREATING);
             }
-            Optional<Map<String, Object>> run = h.createQuery("SELECT status, creation_owner,"
-                            + " creation_lease_expires_at > clock_timestamp() AS live, creation_lease_expires_at"
-                            + " FROM runs WHERE run_id = :r FOR UPDATE")
+            Optional<Map<String, Object>> run = h.createQuery(
+                            "SELECT status, " + CreationLease.COLUMNS + " FROM runs WHERE run_id = :r FOR UPDATE")
                     .bind("r", runId)
                     .mapToMap()
                     .findOne();
@@ -115,19 +121,17 @@ final class Authority {
                     .mapToMap()
                     .one();
             compare(f, p);
-            String status = (String) run.get().get("status");
-            if ("cancelled".equals(status)) {
+            RunState status = RunState.fromSpelling((String) run.get().get("status"));
+            if (status == RunState.CANCELLED) {
                 throw new LeaseFencedException(runId, "the run was cancelled; create a new run");
             }
-            Object currentOwner = run.get().get("creation_owner");
-            if (currentOwner != null && Boolean.TRUE.equals(run.get().get("live"))) {
+            Optional<CreationLease> held = CreationLease.held(run.get());
+            if (held.isPresent()) {
                 throw new LeaseConflictException(
                         runId,
-                        "another creator holds the creation lease until "
-                                + run.get().get("creation_lease_expires_at")
-                                + "; wait for it to finish, or, if it crashed,"
-                                + " repeat the command after the lease expires (at most " + lease.toMinutes()
-                                + " minutes)");
+                        "another creator holds the creation lease ("
+                                + held.get().describe()
+                                + "); wait for that creator to finish or, if it crashed, repeat the command then");
             }
             long gen = ((Number) p.get("plan_generation")).longValue() + 1;
             h.createUpdate("UPDATE runs SET creation_owner = :o, creation_lease_expires_at = clock_timestamp()"
@@ -148,7 +152,7 @@ final class Authority {
                             ((Number) p.get("root_length")).longValue(),
                             Sha256.parseHex((String) p.get("root_sha256"))));
             return new Claimed(
-                    (String) p.get("plan_status"),
+                    PlanStatus.fromSpelling((String) p.get("plan_status")),
                     new ChunkCursor(((Number) p.get("plan_chunk_cursor")).longValue()),
                     root,
                     Boolean.TRUE.equals(p.get("execution_requested")),
@@ -247,8 +251,9 @@ final class Authority {
                     runId,
                     "the creation lease expired before this creator renewed it;" + " repeat the command to resume");
         }
-        if (!"creating".equals(m.get("status"))) {
-            throw new LeaseFencedException(runId, "the run is " + m.get("status") + ", no longer creating");
+        RunState status = RunState.fromSpelling((String) m.get("status"));
+        if (status != RunState.CREATING) {
+            throw new LeaseFencedException(runId, "the run is " + status + ", no longer " + RunState.CREATING);
         }
         h.createUpdate("UPDATE runs SET creation_lease_expires_at = clock_timestamp() + make_interval(secs => :s)"
                         + " WHERE run_id = :r")
@@ -279,7 +284,7 @@ final class Authority {
             for (FileRow f : files) {
                 b.bind("r", runId)
                         .bind("k", f.ref().key().value())
-                        .bind("kind", f.kind())
+                        .bind("kind", f.kind().spelling())
                         .bind("c", f.chunkIndex())
                         .bind("l", f.ref().length())
                         .bind("s", f.ref().sha256().toHex())
@@ -353,7 +358,7 @@ final class Authority {
      * chunk count, every registered file acknowledged, the file count the verifier walked), records the verified
      * root and the shard rows, and moves the plan to ready (and the run to pending when execution is requested).
      */
-    void publish(ObjectRef root, long expectedChunks, long filesWalked, List<ShardRow> shards, boolean execute) {
+    void publish(ObjectRef root, long expectedChunks, long filesWalked, List<ShardTotals> shards, boolean execute) {
         try {
             publishTransaction(root, expectedChunks, filesWalked, shards, execute);
         } catch (org.jdbi.v3.core.transaction.TransactionException e) {
@@ -387,7 +392,7 @@ final class Authority {
     }
 
     private void publishTransaction(
-            ObjectRef root, long expectedChunks, long filesWalked, List<ShardRow> shards, boolean execute) {
+            ObjectRef root, long expectedChunks, long filesWalked, List<ShardTotals> shards, boolean execute) {
         jdbi.useTransaction(h -> {
             recheck(h);
             Map<String, Object> m = h.createQuery("SELECT p.plan_chunk_cursor, p.plan_status,"
@@ -407,26 +412,14 @@ final class Authority {
                                 + expectedChunks + ", " + m.get("u") + " unacknowledged files, " + m.get("n")
                                 + " registered vs " + filesWalked + " reachable from the root; repeat the command");
             }
-            if (!"preparing".equals(m.get("plan_status"))) {
-                throw new LeaseFencedException(runId, "plan is already " + m.get("plan_status"));
+            PlanStatus planStatus = PlanStatus.fromSpelling((String) m.get("plan_status"));
+            if (planStatus != PlanStatus.PREPARING) {
+                throw new LeaseFencedException(runId, "plan is already " + planStatus);
             }
-            PreparedBatch b = h.prepareBatch("INSERT INTO run_plan_shards (run_id, shard, cases, chunks,"
-                    + " projection_sha256, settlement_sha256, gate_counts, placement_alias)"
-                    + " VALUES (:r, :s, :c, :k, :p, :t, :g, :a)");
-            for (ShardRow s : shards) {
-                b.bind("r", runId)
-                        .bind("s", s.shard())
-                        .bind("c", s.cases())
-                        .bind("k", s.chunks())
-                        .bind("p", s.projection())
-                        .bind("t", s.settlement())
-                        .bind("g", s.gateCountsJson())
-                        .bind("a", "shard-" + s.shard())
-                        .add();
-            }
-            b.execute();
-            h.createUpdate("UPDATE run_plans SET plan_status = 'ready', root_key = :k, root_length = :l,"
+            ShardRows.insert(h, runId, shards);
+            h.createUpdate("UPDATE run_plans SET plan_status = :ready, root_key = :k, root_length = :l,"
                             + " root_sha256 = :s, published_at = now(), execution_requested = :e WHERE run_id = :r")
+                    .bind("ready", PlanStatus.READY.spelling())
                     .bind("k", root.key().value())
                     .bind("l", root.length())
                     .bind("s", root.sha256().toHex())
@@ -434,10 +427,7 @@ final class Authority {
                     .bind("r", runId)
                     .execute();
             if (execute) {
-                h.createUpdate("UPDATE runs SET status = 'pending', dispatchable = true, updated_at = now()"
-                                + " WHERE run_id = :r")
-                        .bind("r", runId)
-                        .execute();
+                requestDispatch(h);
             }
         });
     }
@@ -449,18 +439,24 @@ final class Authority {
             h.createUpdate("UPDATE run_plans SET execution_requested = true WHERE run_id = :r")
                     .bind("r", runId)
                     .execute();
-            h.createUpdate("UPDATE runs SET status = 'pending', dispatchable = true, updated_at = now()"
-                            + " WHERE run_id = :r")
-                    .bind("r", runId)
-                    .execute();
+            requestDispatch(h);
         });
+    }
+
+    /** Moves the run to pending and dispatchable, inside the caller's rechecked transaction. */
+    private void requestDispatch(Handle h) {
+        h.createUpdate("UPDATE runs SET status = :pending, dispatchable = true, updated_at = now() WHERE run_id = :r")
+                .bind("pending", RunState.PENDING.spelling())
+                .bind("r", runId)
+                .execute();
     }
 
     /** Records that the plan can never be prepared with these inputs (e.g. a gate selecting no case). */
     void reject(String reason) {
         jdbi.useTransaction(h -> {
             recheck(h);
-            h.createUpdate("UPDATE run_plans SET plan_status = 'rejected', rejection = :x WHERE run_id = :r")
+            h.createUpdate("UPDATE run_plans SET plan_status = :rejected, rejection = :x WHERE run_id = :r")
+                    .bind("rejected", PlanStatus.REJECTED.spelling())
                     .bind("x", reason)
                     .bind("r", runId)
                     .execute();
@@ -478,7 +474,4 @@ final class Authority {
                 .bind("o", owner)
                 .execute());
     }
-
-    /** A shard row as published. */
-    record ShardRow(int shard, long cases, long chunks, String projection, String settlement, String gateCountsJson) {}
 }

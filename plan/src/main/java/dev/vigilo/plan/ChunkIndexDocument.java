@@ -24,6 +24,21 @@ record ChunkIndexDocument(
     /** A child reference with the chunk and case range it covers. */
     record Entry(ObjectRef ref, long firstChunk, long chunkCount, long firstOrdinal, long caseCount) {}
 
+    /** The document of {@code level} holding {@code entries} (at least one, in order): its range is theirs. */
+    static ChunkIndexDocument of(int level, List<Entry> entries) {
+        if (entries.isEmpty()) {
+            throw new IllegalArgumentException("a chunk index document has at least one entry");
+        }
+        long chunkCount = 0;
+        long caseCount = 0;
+        for (Entry e : entries) {
+            chunkCount += e.chunkCount();
+            caseCount += e.caseCount();
+        }
+        Entry first = entries.get(0);
+        return new ChunkIndexDocument(level, first.firstChunk(), chunkCount, first.firstOrdinal(), caseCount, entries);
+    }
+
     byte[] encode() {
         ObjectNode n = JsonNodeFactory.instance.objectNode();
         n.put("format", FORMAT);

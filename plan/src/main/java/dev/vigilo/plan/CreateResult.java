@@ -7,8 +7,8 @@ import java.util.UUID;
  * The outcome of a successful {@link RunPreparation#create}.
  *
  * @param runId           the run
- * @param status          {@code pending} (execution requested) or {@code creating} (--prepare-only)
- * @param planStatus      {@code ready}
+ * @param status          {@link RunState#PENDING} (execution requested) or {@link RunState#CREATING} (--prepare-only)
+ * @param planStatus      {@link PlanStatus#READY}
  * @param dispatchable    false for --prepare-only
  * @param expectedChunks  chunks in the plan
  * @param cases           cases in the plan
@@ -19,8 +19,8 @@ import java.util.UUID;
  */
 public record CreateResult(
         UUID runId,
-        String status,
-        String planStatus,
+        RunState status,
+        PlanStatus planStatus,
         boolean dispatchable,
         long expectedChunks,
         long cases,
@@ -37,9 +37,11 @@ public record CreateResult(
         com.fasterxml.jackson.databind.node.ObjectNode n =
                 com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
         n.put("run_id", runId.toString());
-        n.put("status", status);
+        n.put("status", status.spelling());
         n.put("dispatchable", dispatchable);
-        n.putObject("creation_progress").put("plan_status", planStatus).put("plan_chunk_cursor", expectedChunks);
+        n.putObject("creation_progress")
+                .put("plan_status", planStatus.spelling())
+                .put("plan_chunk_cursor", expectedChunks);
         n.put("expected_chunks", expectedChunks);
         n.put("cases", cases);
         PlanJson.putRef(n.putObject("root"), root);

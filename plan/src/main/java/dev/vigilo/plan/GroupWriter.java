@@ -30,7 +30,7 @@ final class GroupWriter {
     private static final Duration TRANSFER = Duration.ofSeconds(120);
     private static final Duration WINDOW = Duration.ofSeconds(150);
 
-    record Pending(ObjectRef ref, byte[] bytes, String kind, Long chunkIndex) {}
+    record Pending(ObjectRef ref, byte[] bytes, PlanFileKind kind, Long chunkIndex) {}
 
     private final ObjectStore store;
     private final Authority authority;

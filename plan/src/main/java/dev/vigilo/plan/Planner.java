@@ -1,10 +1,9 @@
 package dev.vigilo.plan;
 
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.vigilo.dataset.CaseFields;
 import dev.vigilo.dataset.CaseFold;
 import dev.vigilo.dataset.DatasetEntry;
+import dev.vigilo.dataset.IndexTreeBuilder;
 import dev.vigilo.dataset.StoredCase;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
@@ -15,8 +14,8 @@ import java.util.UUID;
 
 /**
  * The deterministic planner: consumes cases in ordinal order and emits plan files to a {@link GroupWriter} in
- * dependency order. Retains one chunk page (at most 100 cases), one chunk index path (at most 8 levels of 512
- * entries) and 128 shard accumulators; never a dataset-wide list. Output bytes depend only on the run id, the profile
+ * dependency order. Retains one chunk page (at most 100 cases), one open chunk index document per level (the
+ * shared {@link IndexTreeBuilder}: at most 8 levels of 512 entries) and 128 shard accumulators; never a dataset-wide list. Output bytes depend only on the run id, the profile
  * and the dataset's cases, so a replay reproduces them exactly. Not thread-safe.
  */
 final class Planner {
@@ -33,8 +32,9 @@ final class Planner {
     private long pageFirstOrdinal;
     private long nextChunk;
     private long cases;
-    private final List<List<ChunkIndexDocument.Entry>> levels = new ArrayList<>();
-    private final List<Long> levelSeq = new ArrayList<>();
+    private final IndexTreeBuilder<ChunkIndexDocument.Entry> chunkIndex;
+    /** Next document sequence number per index level (the key of a level's n-th document). */
+    private final long[] indexSeq = new long[PlanLayout.INDEX_MAX_LEVELS];
 
     /** Per-shard accumulator. */
     private static final class Shard {
@@ -49,8 +49,12 @@ final class Planner {
         }
     }
 
-    /** What the finished planner hands to publication. */
-    record Result(ObjectRef root, PlanManifest manifest, List<Authority.ShardRow> shardRows, long[] gateCases) {}
+    /** What the finished planner hands to publication: the manifest, its reference and every used shard's totals. */
+    record Result(ObjectRef root, PlanManifest manifest, List<ShardTotals> shards) {
+        Result {
+            shards = List.copyOf(shards);
+        }
+    }
 
     Planner(UUID runId, Profile profile, DatasetEntry dataset, GroupWriter writer) {
         this.runId = runId;
@@ -65,6 +69,11 @@ final class Planner {
         }
         this.evaluatorCases = new long[profile.evaluators().size()];
         this.gateCases = new long[profile.gates().size()];
+        this.chunkIndex = new IndexTreeBuilder<>(
+                PlanLayout.INDEX_MAX_ENTRIES,
+                PlanLayout.INDEX_MAX_LEVELS,
+                this::writeIndex,
+                () -> new IllegalStateException("chunk index would exceed " + PlanLayout.INDEX_MAX_LEVELS + " levels"));
     }
 
     private int indexOf(String evaluator) {
@@ -132,45 +141,19 @@ final class Planner {
         ChunkFile file = new ChunkFile(runId, index, chunkId, shardNo, pageFirstOrdinal, page, membership);
         byte[] bytes = file.encode();
         ObjectRef ref = ObjectRef.of(PlanLayout.chunk(runId, index), bytes);
-        writer.add(new GroupWriter.Pending(ref, bytes, "chunk", index));
-        addIndexEntry(0, new ChunkIndexDocument.Entry(ref, index, 1, pageFirstOrdinal, page.size()));
+        writer.add(new GroupWriter.Pending(ref, bytes, PlanFileKind.CHUNK, index));
+        chunkIndex.add(new ChunkIndexDocument.Entry(ref, index, 1, pageFirstOrdinal, page.size()));
         page.clear();
     }
 
-    private void addIndexEntry(int level, ChunkIndexDocument.Entry e) {
-        while (levels.size() <= level) {
-            levels.add(new ArrayList<>());
-            levelSeq.add(0L);
-        }
-        levels.get(level).add(e);
-        if (levels.get(level).size() == PlanLayout.INDEX_MAX_ENTRIES) {
-            emitIndex(level);
-        }
-    }
-
-    private void emitIndex(int level) {
-        List<ChunkIndexDocument.Entry> entries = levels.get(level);
-        ChunkIndexDocument.Entry first = entries.get(0);
-        long chunkCount = 0;
-        long caseCount = 0;
-        for (ChunkIndexDocument.Entry e : entries) {
-            chunkCount += e.chunkCount();
-            caseCount += e.caseCount();
-        }
-        if (level + 1 >= PlanLayout.INDEX_MAX_LEVELS) {
-            throw new IllegalStateException("chunk index would exceed " + PlanLayout.INDEX_MAX_LEVELS + " levels");
-        }
-        ChunkIndexDocument doc =
-                new ChunkIndexDocument(level, first.firstChunk(), chunkCount, first.firstOrdinal(), caseCount, entries);
+    /** Writes one chunk index document (after its children, which were added to the writer before). */
+    private ChunkIndexDocument.Entry writeIndex(int level, List<ChunkIndexDocument.Entry> entries) {
+        ChunkIndexDocument doc = ChunkIndexDocument.of(level, entries);
         byte[] bytes = doc.encode();
-        long seq = levelSeq.get(level);
-        levelSeq.set(level, seq + 1);
-        ObjectRef ref = ObjectRef.of(PlanLayout.index(runId, level, seq), bytes);
-        writer.add(new GroupWriter.Pending(ref, bytes, "index", null));
-        levels.set(level, new ArrayList<>());
-        addIndexEntry(
-                level + 1,
-                new ChunkIndexDocument.Entry(ref, first.firstChunk(), chunkCount, first.firstOrdinal(), caseCount));
+        ObjectRef ref = ObjectRef.of(PlanLayout.index(runId, level, indexSeq[level]++), bytes);
+        writer.add(new GroupWriter.Pending(ref, bytes, PlanFileKind.INDEX, null));
+        return new ChunkIndexDocument.Entry(
+                ref, doc.firstChunk(), doc.chunkCount(), doc.firstOrdinal(), doc.caseCount());
     }
 
     /** Emits the last, partial chunk page; call once after the last case was accepted. */
@@ -199,20 +182,9 @@ final class Planner {
         if (!page.isEmpty()) {
             throw new IllegalStateException("completeCases() was not called");
         }
-        ObjectRef indexRoot = null;
-        int indexLevels = 0;
-        for (int level = 0; ; level++) {
-            boolean top = level == levels.size() - 1;
-            List<ChunkIndexDocument.Entry> cur = levels.get(level);
-            if (top && cur.size() == 1 && level > 0) {
-                indexRoot = cur.get(0).ref();
-                indexLevels = level;
-                break;
-            }
-            if (!cur.isEmpty()) {
-                emitIndex(level);
-            }
-        }
+        IndexTreeBuilder.Root<ChunkIndexDocument.Entry> index = chunkIndex.finish();
+        ObjectRef indexRoot = index.entry().ref();
+        int indexLevels = index.levels();
         // Gate chain, tail to head: each file links the next one, so the next must exist first.
         int gateCount = profile.gates().size();
         Optional<ObjectRef> next = Optional.empty();
@@ -226,37 +198,26 @@ final class Planner {
             GateFile gf = new GateFile(runId, g, gateCount, profile.gates().get(g), gateCases[g], counts, next);
             byte[] bytes = gf.encode();
             ObjectRef ref = ObjectRef.of(PlanLayout.gate(runId, g), bytes);
-            writer.add(new GroupWriter.Pending(ref, bytes, "gate", null));
+            writer.add(new GroupWriter.Pending(ref, bytes, PlanFileKind.GATE, null));
             next = Optional.of(ref);
         }
-        int used = 0;
-        List<PlanManifest.Shard> manifestShards = new ArrayList<>();
-        List<Authority.ShardRow> rows = new ArrayList<>();
+        List<ShardTotals> totals = new ArrayList<>();
         for (int s = 0; s < PlanLayout.SHARDS; s++) {
             Shard sh = shards[s];
             if (sh == null) {
                 continue;
             }
-            used++;
-            Sha256 projection = sh.projection.finish();
-            Sha256 settlement = sh.settlement.finish();
-            manifestShards.add(new PlanManifest.Shard(s, sh.cases, sh.chunks, projection, settlement));
-            ArrayNode gates = JsonNodeFactory.instance.arrayNode();
+            List<ShardTotals.GateCount> gates = new ArrayList<>(gateCount);
             for (int g = 0; g < gateCount; g++) {
-                gates.addArray().add(profile.gates().get(g).name()).add(sh.gates[g]);
+                gates.add(new ShardTotals.GateCount(profile.gates().get(g).name(), sh.gates[g]));
             }
-            rows.add(new Authority.ShardRow(
-                    s,
-                    sh.cases,
-                    sh.chunks,
-                    projection.toHex(),
-                    settlement.toHex(),
-                    new String(ProfileJson.bytes(gates), java.nio.charset.StandardCharsets.UTF_8)));
+            totals.add(new ShardTotals(s, sh.cases, sh.chunks, sh.projection.finish(), sh.settlement.finish(), gates));
         }
+        int used = totals.size();
         byte[] config = PlanConfiguration.encode(
                 runId, profile, dataset, nextChunk, used, evaluatorCases, gateCases, unselected);
         ObjectRef configRef = ObjectRef.of(PlanLayout.configuration(runId), config);
-        writer.add(new GroupWriter.Pending(configRef, config, "configuration", null));
+        writer.add(new GroupWriter.Pending(configRef, config, PlanFileKind.CONFIGURATION, null));
         PlanManifest manifest = new PlanManifest(
                 runId,
                 dataset.uploadId(),
@@ -269,12 +230,12 @@ final class Planner {
                 indexLevels,
                 next.orElseThrow(),
                 gateCount,
-                manifestShards);
+                totals.stream().map(ShardTotals::manifestShard).toList());
         byte[] mbytes = manifest.encode();
         ObjectRef root = ObjectRef.of(PlanLayout.manifest(runId), mbytes);
-        writer.add(new GroupWriter.Pending(root, mbytes, "manifest", null));
+        writer.add(new GroupWriter.Pending(root, mbytes, PlanFileKind.MANIFEST, null));
         writer.flush();
-        return new Result(root, manifest, rows, gateCases.clone());
+        return new Result(root, manifest, totals);
     }
 
     long cases() {

@@ -150,12 +150,12 @@ public final class RunPreparation {
             Authority authority,
             Authority.Claimed claimed,
             long expectedChunks) {
-        if ("rejected".equals(claimed.planStatus())) {
+        if (claimed.planStatus() == PlanStatus.REJECTED) {
             throw new PlanValidationException(runId, claimed.rejection().orElse("preparation was rejected"));
         }
         boolean execute = !request.prepareOnly() || claimed.executionRequested();
         try (ObjectStore store = ObjectStores.open(spec)) {
-            if ("ready".equals(claimed.planStatus())) {
+            if (claimed.planStatus() == PlanStatus.READY) {
                 // Published earlier: re-verify the root (not the whole tree) and request execution if asked.
                 var root = claimed.root().orElseThrow();
                 try {
@@ -164,16 +164,16 @@ public final class RunPreparation {
                     throw new PlanDamagedException(
                             runId, "published manifest " + root.key() + " failed verification: " + e.getMessage(), e);
                 }
-                String status = claimed.runStatus();
-                if (execute && "creating".equals(status)) {
+                RunState status = claimed.runStatus();
+                if (execute && status == RunState.CREATING) {
                     authority.requestExecution();
-                    status = "pending";
+                    status = RunState.PENDING;
                 }
                 return new CreateResult(
                         runId,
                         status,
-                        "ready",
-                        "pending".equals(status),
+                        PlanStatus.READY,
+                        status == RunState.PENDING,
                         expectedChunks,
                         dataset.caseCount(),
                         root,
@@ -205,11 +205,11 @@ public final class RunPreparation {
             Planner.Result result = planner.finish();
             options.hooks().beforePublication();
             long files = new PlanVerifier(store, runId).verify(result.root(), dataset, profile);
-            authority.publish(result.root(), expectedChunks, files, result.shardRows(), execute);
+            authority.publish(result.root(), expectedChunks, files, result.shards(), execute);
             return new CreateResult(
                     runId,
-                    execute ? "pending" : "creating",
-                    "ready",
+                    execute ? RunState.PENDING : RunState.CREATING,
+                    PlanStatus.READY,
                     execute,
                     expectedChunks,
                     planner.cases(),

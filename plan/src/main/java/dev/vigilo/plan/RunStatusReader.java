@@ -1,10 +1,5 @@
 package dev.vigilo.plan;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -34,8 +29,7 @@ public final class RunStatusReader {
         while (true) {
             RunStatus s = status(runId);
             listener.accept(s);
-            String plan = s.creationProgress().planStatus();
-            if ("ready".equals(plan) || "rejected".equals(plan)) {
+            if (s.creationProgress().planStatus().isFinal()) {
                 return s;
             }
             Thread.sleep(interval.toMillis());
@@ -56,8 +50,8 @@ public final class RunStatusReader {
         Objects.requireNonNull(runId, "runId");
         return jdbi.inTransaction(h -> {
             Optional<Map<String, Object>> row = h.createQuery("SELECT r.status, r.dispatchable, p.plan_status,"
-                            + " p.plan_chunk_cursor, p.expected_chunks, p.rejection FROM runs r JOIN run_plans p USING (run_id)"
-                            + " WHERE r.run_id = :r")
+                            + " p.plan_chunk_cursor, p.expected_chunks, p.rejection, " + CreationLease.COLUMNS
+                            + " FROM runs r JOIN run_plans p USING (run_id) WHERE r.run_id = :r")
                     .bind("r", runId)
                     .mapToMap()
                     .findOne();
@@ -65,32 +59,15 @@ public final class RunStatusReader {
                 throw new RunNotFoundException(runId);
             }
             Map<String, Object> m = row.get();
-            List<RunStatus.Shard> shards = new ArrayList<>();
-            for (Map<String, Object> s : h.createQuery("SELECT shard, cases, chunks, gate_counts FROM run_plan_shards"
-                            + " WHERE run_id = :r ORDER BY shard")
-                    .bind("r", runId)
-                    .mapToMap()
-                    .list()) {
-                Map<String, Long> gates = new LinkedHashMap<>();
-                try {
-                    for (JsonNode pair : ProfileJson.MAPPER.readTree((String) s.get("gate_counts"))) {
-                        gates.put(pair.get(0).asText(), pair.get(1).asLong());
-                    }
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-                shards.add(new RunStatus.Shard(
-                        ((Number) s.get("shard")).intValue(),
-                        ((Number) s.get("cases")).longValue(),
-                        ((Number) s.get("chunks")).longValue(),
-                        gates));
-            }
+            List<RunStatus.Shard> shards = ShardRows.read(h, runId);
             return new RunStatus(
                     runId,
-                    (String) m.get("status"),
+                    RunState.fromSpelling((String) m.get("status")),
                     Boolean.TRUE.equals(m.get("dispatchable")),
                     new RunStatus.CreationProgress(
-                            (String) m.get("plan_status"), ((Number) m.get("plan_chunk_cursor")).longValue()),
+                            PlanStatus.fromSpelling((String) m.get("plan_status")),
+                            ((Number) m.get("plan_chunk_cursor")).longValue()),
+                    CreationLease.held(m),
                     ((Number) m.get("expected_chunks")).longValue(),
                     shards,
                     Optional.ofNullable((String) m.get("rejection")));

@@ -48,13 +48,13 @@ class PreparationTest {
     void prepareOnlyHoldsTheRunThenRepeatingRequestsExecution() {
         UUID run = UUID.randomUUID();
         CreateResult r = fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, true));
-        assertThat(r.status()).isEqualTo("creating");
-        assertThat(r.planStatus()).isEqualTo("ready");
+        assertThat(r.status()).isEqualTo(RunState.CREATING);
+        assertThat(r.planStatus()).isEqualTo(PlanStatus.READY);
         assertThat(r.dispatchable()).isFalse();
         assertThat(r.expectedChunks()).isEqualTo(24);
         RunStatus s = new RunStatusReader(fx.control.jdbi()).status(run);
-        assertThat(s.status()).isEqualTo("creating");
-        assertThat(s.creationProgress().planStatus()).isEqualTo("ready");
+        assertThat(s.status()).isEqualTo(RunState.CREATING);
+        assertThat(s.creationProgress().planStatus()).isEqualTo(PlanStatus.READY);
         assertThat(s.creationProgress().planChunkCursor()).isEqualTo(24);
         assertThat(s.expectedChunks()).isEqualTo(24);
         assertThat(s.shards()).hasSize(24);
@@ -75,10 +75,10 @@ class PreparationTest {
         assertThat(s.shards().get(0).gates().keySet()).containsExactly("all", "math", "hard");
 
         CreateResult again = fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, false));
-        assertThat(again.status()).isEqualTo("pending");
+        assertThat(again.status()).isEqualTo(RunState.PENDING);
         assertThat(again.root()).isEqualTo(r.root());
         RunStatus after = new RunStatusReader(fx.control.jdbi()).status(run);
-        assertThat(after.status()).isEqualTo("pending");
+        assertThat(after.status()).isEqualTo(RunState.PENDING);
         assertThat(after.dispatchable()).isTrue();
     }
 
@@ -86,7 +86,7 @@ class PreparationTest {
     void planFilesFollowTheirFormats() {
         UUID run = UUID.randomUUID();
         CreateResult r = fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, false));
-        assertThat(r.status()).isEqualTo("pending");
+        assertThat(r.status()).isEqualTo(RunState.PENDING);
         TreeMap<String, byte[]> files = fx.planFiles(run);
         // 24 chunks, 1 index document, 3 gates, configuration, manifest
         assertThat(files).hasSize(24 + 1 + 3 + 2);
@@ -161,7 +161,7 @@ class PreparationTest {
                 .hasMessageContaining("does not resolve")
                 .hasMessageContaining("run " + run);
         RunStatus s = new RunStatusReader(fx.control.jdbi()).status(run);
-        assertThat(s.status()).isEqualTo("creating");
+        assertThat(s.status()).isEqualTo(RunState.CREATING);
         assertThat(s.dispatchable()).isFalse();
     }
 
@@ -195,7 +195,7 @@ class PreparationTest {
                 .isInstanceOf(PlanValidationException.class)
                 .hasMessageContaining("gates[3]: gate \"none\" selects no case");
         RunStatus s = new RunStatusReader(fx.control.jdbi()).status(run);
-        assertThat(s.creationProgress().planStatus()).isEqualTo("rejected");
+        assertThat(s.creationProgress().planStatus()).isEqualTo(PlanStatus.REJECTED);
         assertThat(s.shards()).isEmpty();
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, profile, false)))
                 .hasMessageContaining("selects no case");
@@ -224,7 +224,7 @@ class PreparationTest {
                 .hasMessageContaining(PlanLayout.chunk(run, 5).value())
                 .hasMessageContaining("altered");
         RunStatus s = new RunStatusReader(fx.control.jdbi()).status(run);
-        assertThat(s.creationProgress().planStatus()).isEqualTo("preparing");
+        assertThat(s.creationProgress().planStatus()).isEqualTo(PlanStatus.PREPARING);
         assertThat(s.shards()).isEmpty();
         // A repeat re-verifies acknowledged files and refuses too.
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, false)))
@@ -267,7 +267,80 @@ class PreparationTest {
         release.countDown();
         t.join();
         assertThat(first.get()).isInstanceOf(CreateResult.class);
-        assertThat(((CreateResult) first.get()).status()).isEqualTo("pending");
+        assertThat(((CreateResult) first.get()).status()).isEqualTo(RunState.PENDING);
+    }
+
+    @Test
+    void aHeldLeaseSaysWhenItCanBeReclaimedInTheConflictAndInStatus() throws Exception {
+        UUID run = UUID.randomUUID();
+        // A creator dies mid-way; its lease is then held as a killed process leaves it (owner set, expiry ahead).
+        PreparationOptions.Hooks crash = new PreparationOptions.Hooks() {
+            @Override
+            public void afterAcknowledge(long prefix) {
+                throw new IllegalStateException("simulated crash");
+            }
+        };
+        PreparationOptions o =
+                new PreparationOptions(Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(30), 8, crash);
+        assertThatThrownBy(() -> fx.preparation(o).create(request(run, PlanFixture.PROFILE, false)))
+                .hasMessageContaining("simulated crash");
+        fx.control
+                .jdbi()
+                .useHandle(h -> h.execute(
+                        "UPDATE runs SET creation_owner = gen_random_uuid(),"
+                                + " creation_lease_expires_at = clock_timestamp() + interval '252 seconds' WHERE run_id = ?",
+                        run));
+        java.time.Instant now = java.time.Instant.now();
+
+        Throwable conflict = org.assertj.core.api.Assertions.catchThrowable(
+                () -> fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, false)));
+        assertThat(conflict).isInstanceOf(LeaseConflictException.class);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile(
+                        "another creator holds the creation lease \\(reclaimable in 4m (\\d+)s, at (\\S+Z)\\)")
+                .matcher(conflict.getMessage());
+        assertThat(m.find()).as(conflict.getMessage()).isTrue();
+        assertThat(Integer.parseInt(m.group(1))).isBetween(2, 12);
+        assertThat(java.time.Instant.parse(m.group(2)))
+                .isBetween(now.plusSeconds(240), now.plusSeconds(254))
+                .isEqualTo(java.time.Instant.parse(m.group(2)).truncatedTo(java.time.temporal.ChronoUnit.SECONDS));
+
+        RunStatus s = new RunStatusReader(fx.control.jdbi()).status(run);
+        assertThat(s.creationProgress().planStatus()).isEqualTo(PlanStatus.PREPARING);
+        CreationLease lease = s.creationLease().orElseThrow();
+        assertThat(lease.reclaimableInSeconds()).isBetween(242L, 252L);
+        assertThat(lease.expiresAt()).isEqualTo(java.time.Instant.parse(m.group(2)));
+        var json = ProfileJson.MAPPER.readTree(s.toJson());
+        List<String> keys = new ArrayList<>();
+        json.fieldNames().forEachRemaining(keys::add);
+        assertThat(keys)
+                .containsExactly(
+                        "run_id",
+                        "status",
+                        "dispatchable",
+                        "creation_progress",
+                        "creation_lease",
+                        "expected_chunks",
+                        "shards");
+        assertThat(json.at("/creation_lease/expires_at").asText()).isEqualTo(m.group(2));
+        assertThat(json.at("/creation_lease/reclaimable_in_seconds").asLong()).isEqualTo(lease.reclaimableInSeconds());
+
+        // Once the lease expired, status shows none and the same command reclaims the run and resumes.
+        fx.control
+                .jdbi()
+                .useHandle(h -> h.execute(
+                        "UPDATE runs SET creation_lease_expires_at = clock_timestamp() - interval '1 second'"
+                                + " WHERE run_id = ?",
+                        run));
+        RunStatus expired = new RunStatusReader(fx.control.jdbi()).status(run);
+        assertThat(expired.creationLease()).isEmpty();
+        assertThat(expired.toJson()).doesNotContain("creation_lease");
+        assertThat(fx.preparation(PlanFixture.fast())
+                        .create(request(run, PlanFixture.PROFILE, false))
+                        .status())
+                .isEqualTo(RunState.PENDING);
+        assertThat(new RunStatusReader(fx.control.jdbi()).status(run).creationLease())
+                .as("released on return")
+                .isEmpty();
     }
 
     @Test
@@ -303,7 +376,7 @@ class PreparationTest {
                 .hasMessageContaining("another creator claimed the run");
         assertThat(seen).isEmpty();
         RunStatus s = new RunStatusReader(fx.control.jdbi()).status(run);
-        assertThat(s.creationProgress().planStatus()).isEqualTo("ready");
+        assertThat(s.creationProgress().planStatus()).isEqualTo(PlanStatus.READY);
     }
 
     @Test
@@ -343,7 +416,7 @@ class PreparationTest {
         RunStatus mid = new RunStatusReader(fx.control.jdbi()).status(run);
         assertThat(mid.creationProgress().planChunkCursor()).isBetween(8L, 23L);
         CreateResult r = fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, false));
-        assertThat(r.status()).isEqualTo("pending");
+        assertThat(r.status()).isEqualTo(RunState.PENDING);
         assertThat(r.filesReverified()).isGreaterThanOrEqualTo(8);
         assertThat(r.generation().value()).isEqualTo(2);
         assertThat(fx.store.list(PlanLayout.prefix(run), Deadline.after(Duration.ofSeconds(10))))
@@ -382,7 +455,7 @@ class PreparationTest {
                 .isInstanceOf(PlanValidationException.class)
                 .hasMessageContaining("dataset source hash differs")
                 .hasMessageContaining("dataset membership differs");
-        assertThat(new RunStatusReader(fx.control.jdbi()).status(run).status()).isEqualTo("creating");
+        assertThat(new RunStatusReader(fx.control.jdbi()).status(run).status()).isEqualTo(RunState.CREATING);
     }
 
     @Test
@@ -423,7 +496,7 @@ class PreparationTest {
                     .hasMessageContaining("run " + run)
                     .hasMessageContaining(files.get(0).key().value());
             RunStatus s = new RunStatusReader(damaged.control.jdbi()).status(run);
-            assertThat(s.creationProgress().planStatus()).isEqualTo("preparing");
+            assertThat(s.creationProgress().planStatus()).isEqualTo(PlanStatus.PREPARING);
         }
     }
 
@@ -445,7 +518,7 @@ class PreparationTest {
         PreparationOptions o =
                 new PreparationOptions(Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ZERO, 64, record);
         CreateResult r = fx.preparation(o).create(request(run, PlanFixture.PROFILE, false));
-        assertThat(r.status()).isEqualTo("pending");
+        assertThat(r.status()).isEqualTo(RunState.PENDING);
         // Interval zero: a checkpoint after every file but the last of each group; the prefix never moves back.
         assertThat(checkpoints).isSorted().contains(1L, 23L);
     }
@@ -558,7 +631,7 @@ class PreparationTest {
                         .isInstanceOf(LeaseConflictException.class)
                         .asString()
                         .contains("run " + run));
-        assertThat(new RunStatusReader(fx.control.jdbi()).status(run).status()).isEqualTo("pending");
+        assertThat(new RunStatusReader(fx.control.jdbi()).status(run).status()).isEqualTo(RunState.PENDING);
     }
 
     @Test
@@ -578,7 +651,7 @@ class PreparationTest {
                 .isInstanceOf(LeaseFencedException.class)
                 .hasMessageContaining("no longer creating");
         RunStatus s = new RunStatusReader(fx.control.jdbi()).status(run);
-        assertThat(s.creationProgress().planStatus()).isEqualTo("preparing");
+        assertThat(s.creationProgress().planStatus()).isEqualTo(PlanStatus.PREPARING);
         assertThat(s.shards()).isEmpty();
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, false)))
                 .isInstanceOf(LeaseFencedException.class)
@@ -609,7 +682,7 @@ class PreparationTest {
         }
         RunStatus last = reader.watch(run, Duration.ofMillis(20), seen::add);
         creator.join();
-        assertThat(last.creationProgress().planStatus()).isEqualTo("ready");
+        assertThat(last.creationProgress().planStatus()).isEqualTo(PlanStatus.READY);
         assertThat(last.shards()).hasSize(24);
         assertThat(seen.size()).isGreaterThan(2);
         assertThat(seen).extracting(x -> x.creationProgress().planChunkCursor()).isSorted();

@@ -1,0 +1,86 @@
+package dev.vigilo.plan;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.statement.PreparedBatch;
+
+/**
+ * The SQL shape of {@code run_plan_shards} (migration {@code V2__plan_runs.sql}): one row per used shard with its
+ * totals and folds as hex, the placement alias {@code shard-<n>}, and {@code gate_counts}, a JSON list of
+ * {@code [gate name, planned count]} in profile gate order. The only code that writes or reads those rows.
+ */
+final class ShardRows {
+    private ShardRows() {}
+
+    /** Inserts the rows of a run's used shards, inside the caller's (publication) transaction. */
+    static void insert(Handle h, UUID runId, List<ShardTotals> shards) {
+        PreparedBatch b = h.prepareBatch("INSERT INTO run_plan_shards (run_id, shard, cases, chunks,"
+                + " projection_sha256, settlement_sha256, gate_counts, placement_alias)"
+                + " VALUES (:r, :s, :c, :k, :p, :t, :g, :a)");
+        for (ShardTotals s : shards) {
+            b.bind("r", runId)
+                    .bind("s", s.shard())
+                    .bind("c", s.cases())
+                    .bind("k", s.chunks())
+                    .bind("p", s.projection().toHex())
+                    .bind("t", s.settlement().toHex())
+                    .bind("g", gateCountsJson(s.gates()))
+                    .bind("a", placementAlias(s.shard()))
+                    .add();
+        }
+        b.execute();
+    }
+
+    /** The run's shard rows in ascending shard order, as {@code run status} shows them. */
+    static List<RunStatus.Shard> read(Handle h, UUID runId) {
+        List<RunStatus.Shard> shards = new ArrayList<>();
+        for (Map<String, Object> s : h.createQuery("SELECT shard, cases, chunks, gate_counts FROM run_plan_shards"
+                        + " WHERE run_id = :r ORDER BY shard")
+                .bind("r", runId)
+                .mapToMap()
+                .list()) {
+            shards.add(new RunStatus.Shard(
+                    ((Number) s.get("shard")).intValue(),
+                    ((Number) s.get("cases")).longValue(),
+                    ((Number) s.get("chunks")).longValue(),
+                    gateCounts((String) s.get("gate_counts"))));
+        }
+        return shards;
+    }
+
+    static String placementAlias(int shard) {
+        return "shard-" + shard;
+    }
+
+    /** {@code [["all",300],["math",100]]}: compact, gate order kept. */
+    static String gateCountsJson(List<ShardTotals.GateCount> gates) {
+        ArrayNode a = JsonNodeFactory.instance.arrayNode();
+        for (ShardTotals.GateCount g : gates) {
+            a.addArray().add(g.gate()).add(g.planned());
+        }
+        return new String(ProfileJson.bytes(a), StandardCharsets.UTF_8);
+    }
+
+    /** The inverse of {@link #gateCountsJson}: gate name to planned count, in gate order. */
+    static Map<String, Long> gateCounts(String json) {
+        Map<String, Long> gates = new LinkedHashMap<>();
+        try {
+            for (JsonNode pair : ProfileJson.MAPPER.readTree(json)) {
+                gates.put(pair.get(0).asText(), pair.get(1).asLong());
+            }
+        } catch (JsonProcessingException e) {
+            throw new UncheckedIOException(e);
+        }
+        return gates;
+    }
+}
