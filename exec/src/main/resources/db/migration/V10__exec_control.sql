@@ -1,11 +1,8 @@
 -- Execution records in the control database (docs/execution.md, "Control records"). Nothing here is per case: at
 -- most 128 route rows and 64 gate rows per run.
 
--- Run statuses beyond preparation: running (a chunk was claimed), settled (every chunk ended; verdict recorded),
--- failed (with a reason: admission found an immutable conflict, or a chunk could not be executed).
-ALTER TABLE runs DROP CONSTRAINT IF EXISTS runs_status_check;
-ALTER TABLE runs ADD CONSTRAINT runs_status_check
-    CHECK (status IN ('creating', 'pending', 'running', 'settled', 'cancelled', 'failed'));
+-- What execution records beside the run statuses V3 admits: the verdict of a settled run, the reason of a failed
+-- one (admission found an immutable conflict, or a chunk could not be executed), and when it ended.
 ALTER TABLE runs
     ADD COLUMN verdict        text CHECK (verdict IN ('passed', 'failed')),
     ADD COLUMN failure_reason text,
