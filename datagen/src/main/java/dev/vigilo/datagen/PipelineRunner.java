@@ -11,6 +11,7 @@ import dev.vigilo.checkpoint.ItemSeq;
 import dev.vigilo.checkpoint.ItemState;
 import dev.vigilo.checkpoint.LogLocation;
 import dev.vigilo.checkpoint.LogReader;
+import dev.vigilo.checkpoint.LogRoot;
 import dev.vigilo.checkpoint.LogWriter;
 import dev.vigilo.checkpoint.StepRef;
 import dev.vigilo.checkpoint.Terminal;
@@ -52,15 +53,15 @@ public final class PipelineRunner {
     /**
      * Run options.
      *
-     * @param durableRoot durable root: a local directory or {@code s3://bucket/prefix} (credentials
-     *     and endpoint from the AWS_* environment variables, see {@link LogLocation#of})
+     * @param durableRoot where the experiment's checkpoint log lives: a local directory or a prefix of
+     *     a configured S3 store (see {@link LogRoot#resolve})
      * @param experiment experiment name
      * @param workers items processed concurrently (>= 1)
      * @param progress where progress goes: a progress bar when {@code terminal}, else one JSON
      *     object per line
      * @param terminal whether {@code progress} is an interactive terminal
      */
-    public record Options(String durableRoot, String experiment, int workers, PrintStream progress, boolean terminal) {
+    public record Options(LogRoot durableRoot, String experiment, int workers, PrintStream progress, boolean terminal) {
         public Options {
             Objects.requireNonNull(durableRoot, "durableRoot");
             Objects.requireNonNull(experiment, "experiment");
@@ -118,7 +119,7 @@ public final class PipelineRunner {
 
     private ExperimentStatus run() {
         List<ObjectNode> seeds = readSeeds(); // validates the whole input before anything is written
-        LogLocation loc = LogLocation.of(opts.durableRoot(), spec.name(), opts.experiment(), System.getenv());
+        LogLocation loc = new LogLocation(opts.durableRoot(), spec.name(), opts.experiment());
         try (CheckpointLog log = CheckpointLog.openOrCreate(loc)) {
             writer = log.openWriter(WRITER, WriterOptions.DEFAULTS);
             try {

@@ -2,6 +2,7 @@ package dev.vigilo.datagen;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.vigilo.checkpoint.LogRoot;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -25,7 +26,7 @@ class ExamplePipelineTest {
         ExperimentStatus s = PipelineRunner.run(
                 spec,
                 new PipelineRunner.Options(
-                        dir.toString(),
+                        LogRoot.local(dir),
                         "demo",
                         2,
                         new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
@@ -35,7 +36,7 @@ class ExamplePipelineTest {
         assertThat(s.completed()).isEqualTo(9);
         assertThat(s.failed()).isZero();
         Path out = dir.resolve("out.jsonl");
-        assertThat(Experiments.export(dir.toString(), "quiz", "demo", out)).isEqualTo(6);
+        assertThat(Experiments.export(LogRoot.local(dir), "quiz", "demo", out)).isEqualTo(6);
         assertThat(Files.readAllLines(out)).allSatisfy(l -> {
             var n = Json.parse(l);
             assertThat(n.path("input").path("rounds").asInt()).isEqualTo(2);

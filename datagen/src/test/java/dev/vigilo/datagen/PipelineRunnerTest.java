@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpServer;
 import dev.vigilo.checkpoint.CheckpointLog;
 import dev.vigilo.checkpoint.LogLocation;
+import dev.vigilo.checkpoint.LogRoot;
 import dev.vigilo.checkpoint.Maintenance;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -68,7 +69,7 @@ class PipelineRunnerTest {
         return PipelineRunner.run(
                 PipelineParser.parse(yaml),
                 new PipelineRunner.Options(
-                        dir.resolve("root").toString(),
+                        LogRoot.local(dir.resolve("root")),
                         experiment,
                         2,
                         new PrintStream(progress, true, StandardCharsets.UTF_8),
@@ -117,7 +118,7 @@ class PipelineRunnerTest {
                 .allSatisfy(
                         l -> assertThat(Json.parse(l).path("event").asText()).isEqualTo("item_finished"));
 
-        ObjectNode item = Experiments.item(dir.resolve("root").toString(), "kinds", "e1", "a")
+        ObjectNode item = Experiments.item(LogRoot.local(dir.resolve("root")), "kinds", "e1", "a")
                 .orElseThrow();
         assertThat(item.path("fields").path("answer").asText()).isEqualTo("tiny:ABOUT CATS");
         assertThat(item.path("children")).hasSize(2);
@@ -130,7 +131,7 @@ class PipelineRunnerTest {
                 .containsExactly("bump", "bump", "bump", "refine");
 
         Path out = dir.resolve("out.jsonl");
-        assertThat(Experiments.export(dir.resolve("root").toString(), "kinds", "e1", out))
+        assertThat(Experiments.export(LogRoot.local(dir.resolve("root")), "kinds", "e1", out))
                 .isEqualTo(4);
         List<String> lines = Files.readAllLines(out);
         assertThat(lines)
@@ -202,7 +203,7 @@ class PipelineRunnerTest {
                         Json.parse(
                                 "{\"pipeline\":\"failing\",\"experiment\":\"f1\",\"items\":3,\"completed\":1,\"filtered\":0,\"failed\":2,"
                                         + "\"running\":0,\"progress\":1.0,\"failures_by_type\":{\"CommandExitError\":2,\"InvalidJsonOutput\":2}}"));
-        JsonNode exit = Experiments.item(dir.resolve("root").toString(), "failing", "f1", "exit")
+        JsonNode exit = Experiments.item(LogRoot.local(dir.resolve("root")), "failing", "f1", "exit")
                 .orElseThrow();
         assertThat(exit.path("status").asText()).isEqualTo("failed");
         assertThat(exit.path("failures")).hasSize(2);
