@@ -26,10 +26,12 @@ public final class CheckpointLog implements AutoCloseable {
     private final LogLocation location;
     private final BufferAllocator allocator;
     private final LogFiles files;
+    private final LanceStorage lance;
 
     private CheckpointLog(LogLocation location) {
         this.location = location;
         this.allocator = new RootAllocator();
+        this.lance = LanceStorage.of(location.root());
         this.files = LogFiles.open(location);
     }
 
@@ -143,13 +145,18 @@ public final class CheckpointLog implements AutoCloseable {
         return allocator;
     }
 
+    /** What Lance needs to reach this log's store. */
+    LanceStorage lance() {
+        return lance;
+    }
+
     Dataset openDataset() {
         try {
             return Dataset.open()
                     .allocator(allocator)
                     .uri(location.uri())
                     .readOptions(new ReadOptions.Builder()
-                            .setStorageOptions(location.storageOptions())
+                            .setStorageOptions(lance.storageOptions())
                             .build())
                     .build();
         } catch (RuntimeException e) {
@@ -163,7 +170,7 @@ public final class CheckpointLog implements AutoCloseable {
                 .allocator(allocator)
                 .uri(uri)
                 .readOptions(new ReadOptions.Builder()
-                        .setStorageOptions(location.storageOptions())
+                        .setStorageOptions(lance.storageOptions())
                         .build())
                 .build();
     }
@@ -178,7 +185,7 @@ public final class CheckpointLog implements AutoCloseable {
                                     .allocator(allocator)
                                     .reader(r)
                                     .uri(location.uri())
-                                    .storageOptions(location.storageOptions())
+                                    .storageOptions(lance.storageOptions())
                                     .mode(WriteParams.WriteMode.CREATE)
                                     // Stable row ids: without them compaction of a MemWAL
                                     // dataset aborted the JVM (FINDINGS).
@@ -220,6 +227,7 @@ public final class CheckpointLog implements AutoCloseable {
     public void close() {
         try {
             files.close();
+            lance.close();
         } finally {
             allocator.close();
         }

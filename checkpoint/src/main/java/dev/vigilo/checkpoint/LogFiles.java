@@ -1,20 +1,16 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.storage.S3Clients;
+import dev.vigilo.storage.StoreSpec;
 import java.io.IOException;
-import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Stream;
-import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
-import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
-import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.core.exception.SdkException;
-import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.model.CommonPrefix;
 import software.amazon.awssdk.services.s3.model.DeleteObjectsResponse;
@@ -26,8 +22,9 @@ import software.amazon.awssdk.services.s3.model.S3Object;
 
 /**
  * Raw read access to files inside the log dataset that Lance's Java API does not expose (MemWAL
- * shard manifests): the local file system, or S3 through the AWS SDK configured from the same
- * storage options Lance gets. Paths are relative to the dataset root, '/'-separated.
+ * shard manifests): the local file system, or S3 through an AWS SDK client from {@link S3Clients}
+ * for the root's store (the same endpoint, region and credential chain Lance gets). Paths are
+ * relative to the dataset root, '/'-separated.
  */
 interface LogFiles extends AutoCloseable {
     /**
@@ -126,40 +123,23 @@ interface LogFiles extends AutoCloseable {
         public void close() {}
     }
 
-    /** An S3 prefix. */
+    /** An S3 prefix, reached with a client from {@link S3Clients} for the root's store. */
     final class S3 implements LogFiles {
         private final S3Client client;
+        private final StoreSpec.S3 store;
         private final String bucket;
         private final String prefix;
 
-        private S3(S3Client client, String bucket, String prefix) {
+        private S3(S3Client client, StoreSpec.S3 store, String prefix) {
             this.client = client;
-            this.bucket = bucket;
+            this.store = store;
+            this.bucket = store.bucket();
             this.prefix = prefix;
         }
 
         static S3 open(LogLocation loc) {
-            URI u = URI.create(loc.uri());
-            String key = u.getPath().startsWith("/") ? u.getPath().substring(1) : u.getPath();
-            return new S3(client(loc), u.getHost(), key);
-        }
-
-        /**
-         * An S3 client configured from the location's storage options (the same settings Lance
-         * gets).
-         */
-        static S3Client client(LogLocation loc) {
-            Map<String, String> so = loc.storageOptions();
-            var b = S3Client.builder().region(Region.of(so.getOrDefault("aws_region", "us-east-1")));
-            if (so.containsKey("aws_endpoint"))
-                b.endpointOverride(URI.create(so.get("aws_endpoint"))).forcePathStyle(true);
-            if (so.containsKey("aws_access_key_id")) {
-                b.credentialsProvider(StaticCredentialsProvider.create(
-                        AwsBasicCredentials.create(so.get("aws_access_key_id"), so.get("aws_secret_access_key"))));
-            } else {
-                b.credentialsProvider(DefaultCredentialsProvider.builder().build());
-            }
-            return b.build();
+            StoreSpec.S3 store = loc.root().s3Store();
+            return new S3(S3Clients.open(store), store, loc.experimentKey() + "/log.lance");
         }
 
         /** The object key of {@code path} below this log's prefix. */
@@ -169,6 +149,10 @@ interface LogFiles extends AutoCloseable {
 
         private LogIoException failure(String verb, String key, String detail, Exception cause) {
             return new LogIoException("cannot " + verb + " s3://" + bucket + "/" + key + ": " + detail, cause);
+        }
+
+        private LogIoException failure(String verb, String key, SdkException cause) {
+            return failure(verb, key, S3Clients.explain(store, cause), cause);
         }
 
         @Override
@@ -192,7 +176,7 @@ interface LogFiles extends AutoCloseable {
                     token = r.isTruncated() ? r.nextContinuationToken() : null;
                 } while (token != null);
             } catch (SdkException e) {
-                throw failure("list", p, e.getMessage(), e);
+                throw failure("list", p, e);
             }
             out.sort(null);
             return out;
@@ -206,7 +190,7 @@ interface LogFiles extends AutoCloseable {
             } catch (NoSuchKeyException e) {
                 return Optional.empty();
             } catch (SdkException e) {
-                throw failure("read", key(path), e.getMessage(), e);
+                throw failure("read", key(path), e);
             }
         }
 
@@ -216,7 +200,7 @@ interface LogFiles extends AutoCloseable {
                 // S3 deletes are idempotent.
                 client.deleteObject(b -> b.bucket(bucket).key(key(path)));
             } catch (SdkException e) {
-                throw failure("delete", key(path), e.getMessage(), e);
+                throw failure("delete", key(path), e);
             }
         }
 
@@ -249,7 +233,7 @@ interface LogFiles extends AutoCloseable {
                     token = r.isTruncated() ? r.nextContinuationToken() : null;
                 } while (token != null);
             } catch (SdkException e) {
-                throw failure("delete under", p, e.getMessage(), e);
+                throw failure("delete under", p, e);
             }
         }
 

@@ -1,69 +1,27 @@
 package dev.vigilo.checkpoint;
 
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.Objects;
 import java.util.regex.Pattern;
 
 /**
- * Where one experiment's log lives: {@code
- * <root>/datagen_checkpoints/<pipeline>/<experiment>/log.lance}. The durable root is a local
- * directory (absolute path) or {@code s3://bucket[/prefix]} (Lance's own object store; {@code
- * storageOptions} are Lance/object_store options such as {@code aws_endpoint}, {@code aws_region},
- * {@code aws_access_key_id}, {@code aws_secret_access_key}, {@code allow_http}). Pipeline and
- * experiment names are path segments: 1-128 characters of {@code [A-Za-z0-9._-]}, not starting with
- * a dot.
+ * Where one experiment's log lives: {@code <root>/datagen_checkpoints/<pipeline>/<experiment>/log.lance}. The
+ * durable root is a local directory or a key prefix of a configured S3 store (see {@link LogRoot#resolve}).
+ * Pipeline and experiment names are path segments: 1-128 characters of {@code [A-Za-z0-9._-]}, not starting with a
+ * dot.
  */
-public record LogLocation(String root, String pipeline, String experiment, Map<String, String> storageOptions) {
+public record LogLocation(LogRoot root, String pipeline, String experiment) {
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}");
 
     public LogLocation {
         Objects.requireNonNull(root, "root");
         checkName("pipeline", pipeline);
         checkName("experiment", experiment);
-        storageOptions = Map.copyOf(storageOptions);
-        if (root.startsWith("s3://")) {
-            root = root.replaceAll("/+$", "");
-            if (root.length() <= "s3://".length())
-                throw new IllegalArgumentException("durable root '" + root + "' names no bucket");
-        } else if (root.contains("://")) {
-            throw new IllegalArgumentException(
-                    "durable root '" + root + "' is neither a local directory nor s3://bucket/prefix");
-        } else {
-            root = Path.of(root).toAbsolutePath().normalize().toString();
-        }
     }
 
     /** A local durable root. */
     public LogLocation(Path durableRoot, String pipeline, String experiment) {
-        this(durableRoot.toString(), pipeline, experiment, Map.of());
-    }
-
-    /**
-     * A durable root as given on the command line: a local path, or {@code s3://...} with storage
-     * options taken from the environment ({@code AWS_ENDPOINT_URL} or {@code AWS_ENDPOINT}, {@code
-     * AWS_REGION}, {@code AWS_ACCESS_KEY_ID}, {@code AWS_SECRET_ACCESS_KEY}, {@code
-     * AWS_ALLOW_HTTP}). Lance's MemWAL writer reads those variables itself.
-     */
-    public static LogLocation of(String root, String pipeline, String experiment, Map<String, String> env) {
-        Map<String, String> so = new LinkedHashMap<>();
-        if (root.startsWith("s3://")) {
-            String ep = env.getOrDefault("AWS_ENDPOINT_URL", env.get("AWS_ENDPOINT"));
-            if (ep != null) {
-                so.put("aws_endpoint", ep);
-                so.put("aws_virtual_hosted_style_request", "false");
-            }
-            put(so, "aws_region", env.getOrDefault("AWS_REGION", env.get("AWS_DEFAULT_REGION")));
-            put(so, "aws_access_key_id", env.get("AWS_ACCESS_KEY_ID"));
-            put(so, "aws_secret_access_key", env.get("AWS_SECRET_ACCESS_KEY"));
-            put(so, "allow_http", env.get("AWS_ALLOW_HTTP"));
-        }
-        return new LogLocation(root, pipeline, experiment, so);
-    }
-
-    private static void put(Map<String, String> m, String k, String v) {
-        if (v != null && !v.isEmpty()) m.put(k, v);
+        this(LogRoot.local(durableRoot), pipeline, experiment);
     }
 
     private static void checkName(String what, String name) {
@@ -79,15 +37,19 @@ public record LogLocation(String root, String pipeline, String experiment, Map<S
 
     /** Whether the root is a local directory. */
     public boolean isLocal() {
-        return !root.startsWith("s3://");
+        return root.isLocal();
+    }
+
+    /** The experiment's path below the root. */
+    private String experimentPath() {
+        return "datagen_checkpoints/" + pipeline + "/" + experiment;
     }
 
     /**
-     * The experiment's location (holds log.lance, and the maintenance election lock for local
-     * roots).
+     * The experiment's location (holds log.lance, and the maintenance election lock or lease).
      */
     public String experimentUri() {
-        return root + "/datagen_checkpoints/" + pipeline + "/" + experiment;
+        return root.uri() + "/" + experimentPath();
     }
 
     /** The Lance dataset URI. */
@@ -95,10 +57,15 @@ public record LogLocation(String root, String pipeline, String experiment, Map<S
         return experimentUri() + "/log.lance";
     }
 
+    /** The S3 key of the experiment's folder inside the bucket (no trailing {@code /}); only for an S3 root. */
+    String experimentKey() {
+        return LogRoot.join(root.bucketPrefix(), experimentPath());
+    }
+
     /** The experiment directory of a local root. */
     public Path experimentDir() {
         if (!isLocal()) throw new UnsupportedOperationException("not a local durable root: " + root);
-        return Path.of(experimentUri());
+        return root.directory().resolve(experimentPath());
     }
 
     /** The dataset directory of a local root. */

@@ -36,6 +36,9 @@ public final class LogWriter implements AutoCloseable {
     private final ShardId shard;
     private final WriterOptions options;
     private final Dataset dataset;
+    /** Keeps Lance's MemWAL writer environment set for this writer's store (S3 roots). */
+    private final WriterEnvironment.Lease environment;
+
     private ShardWriter writer;
     private long shardEpoch;
     private int batchesSinceFlush;
@@ -57,6 +60,7 @@ public final class LogWriter implements AutoCloseable {
             ShardId shard,
             WriterOptions options,
             Dataset dataset,
+            WriterEnvironment.Lease environment,
             ShardWriter writer,
             long shardEpoch) {
         // The WriterEpoch names the first shard epoch of this object; later rotations keep it (same
@@ -66,6 +70,7 @@ public final class LogWriter implements AutoCloseable {
         this.shard = shard;
         this.options = options;
         this.dataset = dataset;
+        this.environment = environment;
         this.writer = writer;
         this.shardEpoch = shardEpoch;
         this.epoch = new WriterEpoch(name + "@" + shard + "#" + shardEpoch);
@@ -79,7 +84,9 @@ public final class LogWriter implements AutoCloseable {
         ShardId shard = ShardId.forWriter(loc.pipeline(), loc.experiment(), name);
         ShardWriterConfig cfg = config();
         Dataset ds = log.openDataset();
+        WriterEnvironment.Lease env = null;
         try {
+            env = log.lance().writerEnvironment();
             // First open replays the WAL of a crashed predecessor into the memtable; closing
             // flushes it into a
             // generation so that every reader (not only this writer) sees the replayed batches
@@ -88,11 +95,12 @@ public final class LogWriter implements AutoCloseable {
                 ds.memWalWriter(shard.toString(), cfg).close();
             }
             long[] after = new long[1];
-            ShardWriter w = openChecked(log, ds, shard, name, after);
+            ShardWriter w = openChecked(log, ds, env, shard, name, after);
             LOG.debug("writer {} opened shard {} at epoch {}", name, shard, after[0]);
-            return new LogWriter(log, name, shard, options, ds, w, after[0]);
+            return new LogWriter(log, name, shard, options, ds, env, w, after[0]);
         } catch (RuntimeException e) {
             ds.close();
+            if (env != null) env.close();
             if (e instanceof CheckpointException) throw e;
             throw new LogIoException("cannot open writer '" + name + "' on " + loc.uri() + ": " + e.getMessage(), e);
         }
@@ -114,8 +122,10 @@ public final class LogWriter implements AutoCloseable {
      * Opens the shard and checks that nobody else opened it concurrently (the epoch must grow by
      * exactly one).
      */
-    private static ShardWriter openChecked(CheckpointLog log, Dataset ds, ShardId shard, String name, long[] epochOut) {
+    private static ShardWriter openChecked(
+            CheckpointLog log, Dataset ds, WriterEnvironment.Lease env, ShardId shard, String name, long[] epochOut) {
         long before = MemWalFiles.manifest(log.files(), shard).epoch();
+        env.refresh(); // credentials may have been refreshed since the last open
         ShardWriter w = ds.memWalWriter(shard.toString(), config());
         long after = MemWalFiles.manifest(log.files(), shard).epoch();
         if (after != before + 1) {
@@ -143,7 +153,7 @@ public final class LogWriter implements AutoCloseable {
     private void rotate() {
         writer.close();
         long[] after = new long[1];
-        writer = openChecked(log, dataset, shard, name, after);
+        writer = openChecked(log, dataset, environment, shard, name, after);
         shardEpoch = after[0];
         batchesSinceFlush = 0;
         flushesSinceMerge++;
@@ -389,6 +399,7 @@ public final class LogWriter implements AutoCloseable {
             // The ShardWriter is blocked inside Lance; close() would wait for it forever. Its
             // native memory is leaked.
             LOG.warn("writer {} abandoned with a blocked put; not closing its ShardWriter", epoch);
+            environment.close();
             return;
         }
         try {
@@ -404,6 +415,7 @@ public final class LogWriter implements AutoCloseable {
             }
         } finally {
             dataset.close();
+            environment.close();
         }
     }
 }

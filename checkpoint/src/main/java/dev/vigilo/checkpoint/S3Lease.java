@@ -2,7 +2,8 @@ package dev.vigilo.checkpoint;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.net.URI;
+import dev.vigilo.storage.S3Clients;
+import dev.vigilo.storage.StoreSpec;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
@@ -37,27 +38,29 @@ final class S3Lease implements Election {
     record Stored(String holder, long expiresAtMs, String etag) {}
 
     private final S3Client client;
+    private final StoreSpec.S3 store;
     private final String bucket;
     private final String key;
     private final String holder;
     private final Duration ttl;
     private String etag;
 
-    private S3Lease(S3Client client, String bucket, String key, String holder, Duration ttl, String etag) {
+    private S3Lease(S3Client client, StoreSpec.S3 store, String key, String holder, Duration ttl, String etag) {
         this.client = client;
-        this.bucket = bucket;
+        this.store = store;
+        this.bucket = store.bucket();
         this.key = key;
         this.holder = holder;
         this.ttl = ttl;
         this.etag = etag;
     }
 
+    /** Tries to acquire the lease of {@code loc}'s experiment with a client of its own, closed with the lease. */
     static Optional<Election> tryAcquire(LogLocation loc, String holder, Duration ttl) {
-        URI u = URI.create(loc.experimentUri());
-        String prefix = u.getPath().startsWith("/") ? u.getPath().substring(1) : u.getPath();
-        S3Client client = LogFiles.S3.client(loc);
+        StoreSpec.S3 store = loc.root().s3Store();
+        S3Client client = S3Clients.open(store);
         try {
-            Optional<Election> e = tryAcquire(client, u.getHost(), prefix + "/maintenance.lease", holder, ttl);
+            Optional<Election> e = tryAcquire(client, store, loc.experimentKey() + "/maintenance.lease", holder, ttl);
             if (e.isEmpty()) client.close();
             return e;
         } catch (RuntimeException e) {
@@ -66,8 +69,8 @@ final class S3Lease implements Election {
         }
     }
 
-    static Optional<Election> tryAcquire(S3Client client, String bucket, String key, String holder, Duration ttl) {
-        S3Lease lease = new S3Lease(client, bucket, key, holder, ttl, null);
+    static Optional<Election> tryAcquire(S3Client client, StoreSpec.S3 store, String key, String holder, Duration ttl) {
+        S3Lease lease = new S3Lease(client, store, key, holder, ttl, null);
         Optional<Stored> cur = lease.read();
         long now = System.currentTimeMillis();
         if (cur.isPresent() && cur.get().expiresAtMs() > now) return Optional.empty();
@@ -80,7 +83,7 @@ final class S3Lease implements Election {
         if (cur.isPresent())
             LOG.info(
                     "took over expired maintenance lease s3://{}/{} from {}",
-                    bucket,
+                    store.bucket(),
                     key,
                     cur.get().holder());
         return Optional.of(lease);
@@ -103,7 +106,7 @@ final class S3Lease implements Election {
                     "maintenance lease s3://" + bucket + "/" + key + " is not a lease record: " + e.getMessage());
         } catch (SdkException e) {
             throw new LogIoException(
-                    "cannot read maintenance lease s3://" + bucket + "/" + key + ": " + e.getMessage(), e);
+                    "cannot read maintenance lease s3://" + bucket + "/" + key + ": " + S3Clients.explain(store, e), e);
         }
     }
 
@@ -132,10 +135,12 @@ final class S3Lease implements Election {
             // concurrent conditional write.
             if (e.statusCode() == 412 || e.statusCode() == 409) return Optional.empty();
             throw new LogIoException(
-                    "cannot write maintenance lease s3://" + bucket + "/" + key + ": " + e.getMessage(), e);
+                    "cannot write maintenance lease s3://" + bucket + "/" + key + ": " + S3Clients.explain(store, e),
+                    e);
         } catch (SdkException e) {
             throw new LogIoException(
-                    "cannot write maintenance lease s3://" + bucket + "/" + key + ": " + e.getMessage(), e);
+                    "cannot write maintenance lease s3://" + bucket + "/" + key + ": " + S3Clients.explain(store, e),
+                    e);
         }
     }
 

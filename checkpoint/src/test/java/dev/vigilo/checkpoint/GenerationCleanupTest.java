@@ -110,7 +110,7 @@ class GenerationCleanupTest {
                 w.write(TestBatches.itemWithStep(w.epoch(), "k-" + i, 2)); // 4 merged generations
         }
         List<String> gensBefore = genFolders(loc, shard);
-        Process p = child(CleanupCrashMain.class, loc.root(), "pipe", "cleancrash");
+        Process p = child(CleanupCrashMain.class, loc.root().uri(), "pipe", "cleancrash");
         List<String> removed = new ArrayList<>();
         try (BufferedReader out =
                 new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
@@ -159,7 +159,7 @@ class GenerationCleanupTest {
     }
 
     private Set<Integer> killWriterAfter(LogLocation loc, String writer, int acks) throws Exception {
-        Process p = child(CrashWriterMain.class, loc.root(), loc.pipeline(), loc.experiment(), writer, "0");
+        Process p = child(CrashWriterMain.class, loc.root().uri(), loc.pipeline(), loc.experiment(), writer, "0");
         Set<Integer> acked = new HashSet<>();
         try (BufferedReader out =
                 new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {

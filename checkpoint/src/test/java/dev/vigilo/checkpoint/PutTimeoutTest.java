@@ -3,6 +3,7 @@ package dev.vigilo.checkpoint;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.vigilo.storage.S3ProxyFixture;
+import dev.vigilo.storage.StallingTcpProxy;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -10,15 +11,15 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The put-timeout path: a durable put that does not complete (here: the network path of Lance's WAL
- * writes is black-holed by a stalling TCP proxy, so put() waits on a request that never gets an
- * answer) fails after {@link WriterOptions#putTimeout()} with {@link LogIoException} instead of
+ * The put-timeout path: a durable put that does not complete (here: Lance's WAL writes are
+ * black-holed by a stalling TCP proxy in front of s3proxy, so put() waits on a request that never
+ * gets an answer, while every other request passes) fails after {@link WriterOptions#putTimeout()} with {@link LogIoException} instead of
  * hanging the caller; the writer then refuses further writes and close() returns without waiting
  * for the stuck call. (The FINDINGS case, a put that blocks after fencing, did not reproduce in
  * Lance 7.0.0: fenced puts returned in 10-45 ms and dropped their rows, which the fencing check
@@ -33,12 +34,9 @@ class PutTimeoutTest {
      * reports.
      */
     public static void main(String[] args) throws Exception {
-        // Lance's ShardWriter reads AWS_ENDPOINT (the stalling proxy); the dataset and our manifest
-        // reads go to the
-        // object store directly (args[0]), so only the WAL put hangs.
-        Map<String, String> env = new java.util.HashMap<>(System.getenv());
-        env.put("AWS_ENDPOINT", args[0]);
-        LogLocation loc = LogLocation.of("s3://" + S3ProxyFixture.BUCKET + "/timeout", "pipe", "t", env);
+        // Every request of the log goes through the proxy (args[0]); the test stalls only WAL writes.
+        LogLocation loc = new LogLocation(
+                new LogRoot(S3ProxyFixture.specAt(java.net.URI.create(args[0]), ""), "timeout"), "pipe", "t");
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         CheckpointLog log = CheckpointLog.openOrCreate(loc);
         LogWriter w = log.openWriter("tw", new WriterOptions(0, Duration.ofSeconds(2)));
@@ -86,21 +84,16 @@ class PutTimeoutTest {
                         "-cp",
                         System.getProperty("java.class.path"),
                         PutTimeoutTest.class.getName(),
-                        s3.endpoint().toString()))
+                        proxy.endpoint().toString()))
                 .redirectError(ProcessBuilder.Redirect.DISCARD);
-        Map<String, String> env = pb.environment();
-        env.put("AWS_ENDPOINT", "http://127.0.0.1:" + proxy.port());
-        env.put("AWS_REGION", S3ProxyFixture.REGION);
-        env.put("AWS_ACCESS_KEY_ID", s3.accessKey());
-        env.put("AWS_SECRET_ACCESS_KEY", s3.secretKey());
-        env.put("AWS_ALLOW_HTTP", "true");
-        env.put("AWS_VIRTUAL_HOSTED_STYLE_REQUEST", "false");
+        S3ProxyFixture.standardChainOnly(pb.environment(), tmp);
         Process p = pb.start();
         List<String> lines = new ArrayList<>();
         try (BufferedReader out =
                 new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             assertThat(out.readLine()).isEqualTo("WROTE");
-            proxy.stall(); // Lance's next WAL request hangs
+            // Lance's next WAL write hangs; manifest reads and everything else still pass.
+            proxy.stallRequestsMatching(Pattern.compile("PUT \\S*/_mem_wal/\\S*/wal/\\S* HTTP/1\\.1"));
             p.getOutputStream().write('\n');
             p.getOutputStream().flush();
             String l;

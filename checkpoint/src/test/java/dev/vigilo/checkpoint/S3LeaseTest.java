@@ -3,6 +3,7 @@ package dev.vigilo.checkpoint;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.vigilo.storage.S3Clients;
 import dev.vigilo.storage.S3ProxyFixture;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -10,7 +11,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -35,7 +35,7 @@ class S3LeaseTest {
     @BeforeAll
     static void start() {
         s3 = S3ProxyFixture.start();
-        client = LogFiles.S3.client(location("any"));
+        client = S3Clients.open(s3.spec(""));
     }
 
     @AfterAll
@@ -45,43 +45,16 @@ class S3LeaseTest {
     }
 
     static LogLocation location(String experiment) {
-        return LogLocation.of(
-                "s3://" + S3ProxyFixture.BUCKET + "/lease",
-                "pipe",
-                experiment,
-                Map.of(
-                        "AWS_ENDPOINT",
-                        s3.endpoint().toString(),
-                        "AWS_REGION",
-                        S3ProxyFixture.REGION,
-                        "AWS_ACCESS_KEY_ID",
-                        s3.accessKey(),
-                        "AWS_SECRET_ACCESS_KEY",
-                        s3.secretKey(),
-                        "AWS_ALLOW_HTTP",
-                        "true"));
+        return new LogLocation(new LogRoot(s3.spec(""), "lease"), "pipe", experiment);
     }
 
     /**
-     * Child: args = endpoint accessKey secretKey experiment; acquires a 3 s lease, prints ELECTED,
-     * never renews.
+     * Child: args = endpoint experiment (credentials in system properties); acquires a 3 s lease,
+     * prints ELECTED, never renews.
      */
     public static void main(String[] args) throws Exception {
-        LogLocation loc = LogLocation.of(
-                "s3://" + S3ProxyFixture.BUCKET + "/lease",
-                "pipe",
-                args[3],
-                Map.of(
-                        "AWS_ENDPOINT",
-                        args[0],
-                        "AWS_REGION",
-                        S3ProxyFixture.REGION,
-                        "AWS_ACCESS_KEY_ID",
-                        args[1],
-                        "AWS_SECRET_ACCESS_KEY",
-                        args[2],
-                        "AWS_ALLOW_HTTP",
-                        "true"));
+        LogLocation loc = new LogLocation(
+                new LogRoot(S3ProxyFixture.specAt(java.net.URI.create(args[0]), ""), "lease"), "pipe", args[1]);
         Optional<Election> e = S3Lease.tryAcquire(loc, "child", Duration.ofSeconds(3));
         System.out.println(e.isPresent() ? "ELECTED" : "NOT_ELECTED");
         System.out.flush();
@@ -118,12 +91,12 @@ class S3LeaseTest {
         Process holder = new ProcessBuilder(List.of(
                         Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                         "-Djava.io.tmpdir=" + ChildTmp.of(tmp),
+                        "-Daws.accessKeyId=" + s3.accessKey(),
+                        "-Daws.secretAccessKey=" + s3.secretKey(),
                         "-cp",
                         System.getProperty("java.class.path"),
                         S3LeaseTest.class.getName(),
                         s3.endpoint().toString(),
-                        s3.accessKey(),
-                        s3.secretKey(),
                         "killed"))
                 .redirectError(ProcessBuilder.Redirect.DISCARD)
                 .start();

@@ -14,19 +14,20 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * The log on s3proxy through Lance's own object store. Lance's MemWAL ShardWriter ignores the
- * dataset's storage options and reads AWS_* environment variables, so the log is driven from a
- * child JVM started with them. The maintenance phase runs the S3 lease election and the cleanup of
- * merged generations through the AWS SDK.
+ * The log on s3proxy through Lance's own object store, configured only by the store's spec (endpoint,
+ * region, path style) and credentials from the AWS default chain's shared credentials file: the child
+ * JVM that drives it has no AWS_* endpoint, region or key variables (Lance's MemWAL writer gets them
+ * from Vigilo, see WriterEnvironment). The maintenance phase runs the S3 lease election and the
+ * cleanup of merged generations through the AWS SDK.
  */
 class S3LogTest {
     @org.junit.jupiter.api.io.TempDir
     static Path tmp;
 
-    /** Child: args = phase ("write" | "verify"). */
+    /** Child: args = phase ("write" | "maintain" | "verify"), endpoint. */
     public static void main(String[] args) throws Exception {
-        LogLocation loc =
-                LogLocation.of("s3://" + S3ProxyFixture.BUCKET + "/roots/r1", "pipe", "s3exp", System.getenv());
+        LogLocation loc = new LogLocation(
+                new LogRoot(S3ProxyFixture.specAt(java.net.URI.create(args[1]), "roots"), "r1"), "pipe", "s3exp");
         try (CheckpointLog log = CheckpointLog.openOrCreate(loc)) {
             if (args[0].equals("write")) {
                 try (LogWriter w = log.openWriter("s3w", WriterOptions.mergingEvery(1))) {
@@ -112,15 +113,10 @@ class S3LogTest {
                         "-cp",
                         System.getProperty("java.class.path"),
                         S3LogTest.class.getName(),
-                        phase))
+                        phase,
+                        s3.endpoint().toString()))
                 .redirectErrorStream(true);
-        Map<String, String> env = pb.environment();
-        env.put("AWS_ENDPOINT", s3.endpoint().toString());
-        env.put("AWS_REGION", S3ProxyFixture.REGION);
-        env.put("AWS_ACCESS_KEY_ID", s3.accessKey());
-        env.put("AWS_SECRET_ACCESS_KEY", s3.secretKey());
-        env.put("AWS_ALLOW_HTTP", "true");
-        env.put("AWS_VIRTUAL_HOSTED_STYLE_REQUEST", "false");
+        S3ProxyFixture.standardChainOnly(pb.environment(), tmp);
         Process p = pb.start();
         List<String> lines = new ArrayList<>();
         try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {

@@ -1,5 +1,6 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.checkpoint.LogRoot;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -37,16 +38,37 @@ final class DatagenCommand implements Runnable {
         @Option(names = "--experiment", required = true, paramLabel = "E", description = "The experiment's name.")
         String experiment;
 
-        @Option(
-                names = "--durable-root",
-                paramLabel = "R",
-                description = "A local directory or s3://bucket/prefix (S3 settings from AWS_* variables). "
-                        + "Default: VIGILO_HOME.")
+        @Option(names = "--durable-root", paramLabel = "R", description = DURABLE_ROOT_HELP)
         String durableRoot;
+
+        @Option(names = "--store", paramLabel = "NAME", description = STORE_HELP)
+        String store;
+
+        LogRoot root(CommandSpec spec) {
+            return DatagenCommand.durableRoot(durableRoot, store, CommandSupport.root(spec));
+        }
     }
 
-    /** {@code --durable-root}, else Vigilo home. */
-    static String durableRoot(String option, VigiloCommand root) {
-        return option != null ? option : root.environment().vigiloHome().toString();
+    static final String DURABLE_ROOT_HELP = "Where checkpoint logs live: a local directory, s3://bucket/prefix (inside"
+            + " an S3 store of the storage config) or store:NAME[/prefix]. Default: VIGILO_HOME.";
+
+    static final String STORE_HELP =
+            "Keep checkpoint logs in the storage-config store NAME (the same as --durable-root store:NAME).";
+
+    /**
+     * The durable root: {@code --durable-root} or {@code --store} resolved through the storage configuration (read
+     * only for {@code s3://} and {@code store:} roots), else Vigilo home.
+     */
+    static LogRoot durableRoot(String durableRoot, String store, VigiloCommand root) {
+        if (durableRoot != null && store != null) {
+            throw new InvalidArgumentException("give --durable-root or --store, not both");
+        }
+        if (durableRoot == null && store == null) {
+            return LogRoot.local(root.environment().vigiloHome());
+        }
+        String text = store != null ? "store:" + store : durableRoot;
+        try (Connections connections = root.connections()) {
+            return LogRoot.resolve(text, connections::storage);
+        }
     }
 }

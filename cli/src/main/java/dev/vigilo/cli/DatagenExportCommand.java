@@ -26,11 +26,7 @@ final class DatagenExportCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        long n = Experiments.export(
-                DatagenCommand.durableRoot(experiment.durableRoot, CommandSupport.root(spec)),
-                experiment.pipeline,
-                experiment.experiment,
-                out);
+        long n = Experiments.export(experiment.root(spec), experiment.pipeline, experiment.experiment, out);
         CommandSupport.out(spec).printf("exported %d items to %s%n", n, out);
         return ExitCode.OK;
     }

@@ -25,11 +25,7 @@ final class DatagenItemCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        var item = Experiments.item(
-                DatagenCommand.durableRoot(experiment.durableRoot, CommandSupport.root(spec)),
-                experiment.pipeline,
-                experiment.experiment,
-                itemId);
+        var item = Experiments.item(experiment.root(spec), experiment.pipeline, experiment.experiment, itemId);
         if (item.isEmpty()) {
             throw new InvalidArgumentException("experiment " + experiment.experiment + " of pipeline "
                     + experiment.pipeline + " has no item \"" + itemId + "\"; see `vigilo datagen status`");

@@ -1,5 +1,6 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.checkpoint.LogRoot;
 import dev.vigilo.datagen.ExperimentStatus;
 import dev.vigilo.datagen.PipelineParser;
 import dev.vigilo.datagen.PipelineRunner;
@@ -33,11 +34,11 @@ final class DatagenRunCommand implements Callable<Integer> {
     @Option(names = "--experiment", required = true, paramLabel = "NAME", description = "The experiment's name.")
     String experiment;
 
-    @Option(
-            names = "--durable-root",
-            paramLabel = "R",
-            description = "A local directory or s3://bucket/prefix. Default: VIGILO_HOME.")
+    @Option(names = "--durable-root", paramLabel = "R", description = DatagenCommand.DURABLE_ROOT_HELP)
     String durableRoot;
+
+    @Option(names = "--store", paramLabel = "NAME", description = DatagenCommand.STORE_HELP)
+    String store;
 
     @Option(
             names = "--workers",
@@ -52,16 +53,11 @@ final class DatagenRunCommand implements Callable<Integer> {
             throw new InvalidArgumentException("--workers must be at least 1, got " + workers);
         }
         PipelineSpec spec = PipelineParser.parse(pipeline);
+        LogRoot root = DatagenCommand.durableRoot(durableRoot, store, CommandSupport.root(this.spec));
         PrintWriter out = CommandSupport.out(this.spec);
         ExperimentStatus status;
         try (DatagenProgressDisplay progress = DatagenProgressDisplay.of(System.console() != null, experiment, out)) {
-            status = PipelineRunner.run(
-                    spec,
-                    new PipelineRunner.Options(
-                            DatagenCommand.durableRoot(durableRoot, CommandSupport.root(this.spec)),
-                            experiment,
-                            workers,
-                            progress));
+            status = PipelineRunner.run(spec, new PipelineRunner.Options(root, experiment, workers, progress));
         }
         out.println(status.toJson());
         return status.failed() > 0 ? ExitCode.FAILED : ExitCode.OK;

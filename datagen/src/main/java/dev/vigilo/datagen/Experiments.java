@@ -8,6 +8,7 @@ import dev.vigilo.checkpoint.Failure;
 import dev.vigilo.checkpoint.ItemState;
 import dev.vigilo.checkpoint.LogLocation;
 import dev.vigilo.checkpoint.LogReader;
+import dev.vigilo.checkpoint.LogRoot;
 import dev.vigilo.checkpoint.Terminal;
 import dev.vigilo.checkpoint.Trajectory;
 import java.io.IOException;
@@ -21,8 +22,8 @@ import java.util.Optional;
 import java.util.TreeMap;
 
 /**
- * {@code durableRoot} everywhere: a local directory or {@code s3://bucket/prefix} (see {@link
- * LogLocation#of}).
+ * {@code durableRoot} everywhere: a local directory or a prefix of a configured S3 store (see {@link
+ * LogRoot#resolve}).
  *
  * <p>Read-side API for {@code vigilo datagen status | item | export}. Every method folds the
  * experiment's checkpoint log (base table plus flushed generations); nothing is written to the log.
@@ -33,10 +34,9 @@ public final class Experiments {
     /**
      * Status of an experiment; {@link dev.vigilo.checkpoint.LogNotFoundException} if it has no log.
      */
-    public static ExperimentStatus status(String durableRoot, String pipeline, String experiment) {
+    public static ExperimentStatus status(LogRoot durableRoot, String pipeline, String experiment) {
         java.util.Objects.requireNonNull(durableRoot, "durableRoot");
-        try (CheckpointLog log =
-                CheckpointLog.open(LogLocation.of(durableRoot, pipeline, experiment, System.getenv()))) {
+        try (CheckpointLog log = CheckpointLog.open(new LogLocation(durableRoot, pipeline, experiment))) {
             return status(log, pipeline, experiment);
         }
     }
@@ -73,11 +73,10 @@ public final class Experiments {
      * status, fields, completed_steps, failures, history (events without blob bytes), children
      * (same shape, recursively)}. Empty if the item does not exist.
      */
-    public static Optional<ObjectNode> item(String durableRoot, String pipeline, String experiment, String itemId) {
+    public static Optional<ObjectNode> item(LogRoot durableRoot, String pipeline, String experiment, String itemId) {
         java.util.Objects.requireNonNull(durableRoot, "durableRoot");
         java.util.Objects.requireNonNull(itemId, "itemId");
-        try (CheckpointLog log =
-                        CheckpointLog.open(LogLocation.of(durableRoot, pipeline, experiment, System.getenv()));
+        try (CheckpointLog log = CheckpointLog.open(new LogLocation(durableRoot, pipeline, experiment));
                 LogReader r = log.reader()) {
             return r.trajectory(itemId).map(Experiments::toJson);
         }
@@ -138,12 +137,11 @@ public final class Experiments {
      * experiment, root and parent ids), sorted by id, through a temporary file moved into place.
      * Returns the number of lines.
      */
-    public static long export(String durableRoot, String pipeline, String experiment, Path out) {
+    public static long export(LogRoot durableRoot, String pipeline, String experiment, Path out) {
         java.util.Objects.requireNonNull(durableRoot, "durableRoot");
         java.util.Objects.requireNonNull(out, "out");
         Map<String, ItemState> all;
-        try (CheckpointLog log =
-                        CheckpointLog.open(LogLocation.of(durableRoot, pipeline, experiment, System.getenv()));
+        try (CheckpointLog log = CheckpointLog.open(new LogLocation(durableRoot, pipeline, experiment));
                 LogReader r = log.reader()) {
             all = new TreeMap<>(r.foldAll());
         }

@@ -3,6 +3,7 @@ package dev.vigilo.datagen;
 import dev.vigilo.checkpoint.CheckpointLog;
 import dev.vigilo.checkpoint.LogLocation;
 import dev.vigilo.checkpoint.LogReader;
+import dev.vigilo.checkpoint.LogRoot;
 import dev.vigilo.checkpoint.LogWriter;
 import dev.vigilo.checkpoint.WriterOptions;
 import java.util.ArrayList;
@@ -39,14 +40,14 @@ public final class PipelineRunner {
     /**
      * Run options.
      *
-     * @param durableRoot durable root: a local directory or {@code s3://bucket/prefix} (credentials
-     *     and endpoint from the AWS_* environment variables, see {@link LogLocation#of})
+     * @param durableRoot where the experiment's checkpoint log lives: a local directory or a prefix of
+     *     a configured S3 store (see {@link LogRoot#resolve})
      * @param experiment experiment name
      * @param workers items processed concurrently (>= 1)
      * @param progress told the run's progress, from the calling thread ({@link DatagenProgress#NONE}:
      *     nothing)
      */
-    public record Options(String durableRoot, String experiment, int workers, DatagenProgress progress) {
+    public record Options(LogRoot durableRoot, String experiment, int workers, DatagenProgress progress) {
         public Options {
             Objects.requireNonNull(durableRoot, "durableRoot");
             Objects.requireNonNull(experiment, "experiment");
@@ -81,7 +82,7 @@ public final class PipelineRunner {
     private ExperimentStatus run() {
         // Validates the whole input before anything is written.
         List<SeedReader.Seed> seeds = SeedReader.read(spec.input(), spec.idField());
-        LogLocation loc = LogLocation.of(opts.durableRoot(), spec.name(), opts.experiment(), System.getenv());
+        LogLocation loc = new LogLocation(opts.durableRoot(), spec.name(), opts.experiment());
         try (CheckpointLog log = CheckpointLog.openOrCreate(loc)) {
             LogWriter writer = log.openWriter(WRITER, WriterOptions.DEFAULTS);
             try {

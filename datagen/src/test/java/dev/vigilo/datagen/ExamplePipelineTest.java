@@ -2,6 +2,7 @@ package dev.vigilo.datagen;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.vigilo.checkpoint.LogRoot;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -19,14 +20,14 @@ class ExamplePipelineTest {
     void examplePipelineRunsOffline() throws Exception {
         Path yaml = Path.of("..", "examples", "datagen", "pipeline.yaml");
         PipelineSpec spec = PipelineParser.parse(yaml);
-        ExperimentStatus s =
-                PipelineRunner.run(spec, new PipelineRunner.Options(dir.toString(), "demo", 2, DatagenProgress.NONE));
+        ExperimentStatus s = PipelineRunner.run(
+                spec, new PipelineRunner.Options(LogRoot.local(dir), "demo", 2, DatagenProgress.NONE));
         assertThat(s.items()).isEqualTo(10); // 4 seeds + 2 variants of each of the 3 kept seeds
         assertThat(s.filtered()).isEqualTo(1);
         assertThat(s.completed()).isEqualTo(9);
         assertThat(s.failed()).isZero();
         Path out = dir.resolve("out.jsonl");
-        assertThat(Experiments.export(dir.toString(), "quiz", "demo", out)).isEqualTo(6);
+        assertThat(Experiments.export(LogRoot.local(dir), "quiz", "demo", out)).isEqualTo(6);
         assertThat(Files.readAllLines(out)).allSatisfy(l -> {
             var n = Json.parse(l);
             assertThat(n.path("input").path("rounds").asInt()).isEqualTo(2);

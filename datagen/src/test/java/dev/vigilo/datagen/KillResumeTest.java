@@ -3,6 +3,7 @@ package dev.vigilo.datagen;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.vigilo.checkpoint.LogRoot;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -96,13 +97,13 @@ class KillResumeTest {
         assertThat(done).as("a run finished").isTrue();
         assertThat(kills).as("runs killed").isGreaterThanOrEqualTo(3);
 
-        ExperimentStatus s = Experiments.status(root.toString(), "killme", "exp");
+        ExperimentStatus s = Experiments.status(LogRoot.local(root), "killme", "exp");
         assertThat(s.items()).isEqualTo(16);
         assertThat(s.completed()).isEqualTo(16);
         assertThat(s.failed()).isZero();
         for (int i = 0; i < 16; i++) {
-            JsonNode item =
-                    Experiments.item(root.toString(), "killme", "exp", "s" + i).orElseThrow();
+            JsonNode item = Experiments.item(LogRoot.local(root), "killme", "exp", "s" + i)
+                    .orElseThrow();
             assertThat(item.path("completed_steps"))
                     .extracting(n -> n.path("step").asText())
                     .as("steps of s%d", i)

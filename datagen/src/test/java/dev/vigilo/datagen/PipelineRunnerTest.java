@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpServer;
 import dev.vigilo.checkpoint.CheckpointLog;
 import dev.vigilo.checkpoint.LogLocation;
+import dev.vigilo.checkpoint.LogRoot;
 import dev.vigilo.checkpoint.Maintenance;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -66,7 +67,7 @@ class PipelineRunnerTest {
     static ExperimentStatus run(Path yaml, String experiment, DatagenProgress progress) {
         return PipelineRunner.run(
                 PipelineParser.parse(yaml),
-                new PipelineRunner.Options(dir.resolve("root").toString(), experiment, 2, progress));
+                new PipelineRunner.Options(LogRoot.local(dir.resolve("root")), experiment, 2, progress));
     }
 
     @Test
@@ -123,7 +124,7 @@ class PipelineRunnerTest {
                 .containsExactly(ItemStatus.FILTERED);
         assertThat(progress.finishedItems().get(6).items()).isEqualTo(7);
 
-        ObjectNode item = Experiments.item(dir.resolve("root").toString(), "kinds", "e1", "a")
+        ObjectNode item = Experiments.item(LogRoot.local(dir.resolve("root")), "kinds", "e1", "a")
                 .orElseThrow();
         assertThat(item.path("fields").path("answer").asText()).isEqualTo("tiny:ABOUT CATS");
         assertThat(item.path("children")).hasSize(2);
@@ -136,7 +137,7 @@ class PipelineRunnerTest {
                 .containsExactly("bump", "bump", "bump", "refine");
 
         Path out = dir.resolve("out.jsonl");
-        assertThat(Experiments.export(dir.resolve("root").toString(), "kinds", "e1", out))
+        assertThat(Experiments.export(LogRoot.local(dir.resolve("root")), "kinds", "e1", out))
                 .isEqualTo(4);
         List<String> lines = Files.readAllLines(out);
         assertThat(lines)
@@ -219,7 +220,7 @@ class PipelineRunnerTest {
                         tuple("exit", ItemStatus.FAILED),
                         tuple("junk", ItemStatus.FAILED));
         assertThat(progress.finishedItems().get(2).failed()).isEqualTo(2);
-        JsonNode exit = Experiments.item(dir.resolve("root").toString(), "failing", "f1", "exit")
+        JsonNode exit = Experiments.item(LogRoot.local(dir.resolve("root")), "failing", "f1", "exit")
                 .orElseThrow();
         assertThat(exit.path("status").asText()).isEqualTo("failed");
         assertThat(exit.path("failures")).hasSize(2);

@@ -1,11 +1,15 @@
 package dev.vigilo.datagen;
 
+import dev.vigilo.checkpoint.LogRoot;
+import dev.vigilo.storage.StorageConfig;
 import java.nio.file.Path;
 import java.util.Locale;
 
 /**
- * Test helper process: runs a pipeline (args: pipeline.yaml durableRoot experiment workers), one
- * {@code item_finished} JSON line per finished item on stdout.
+ * Test helper process: runs a pipeline (args: pipeline.yaml durableRoot experiment workers
+ * [storage.toml]), one {@code item_finished} JSON line per finished item on stdout. The durable root
+ * resolves as the CLI resolves it: a local directory, or s3://... or store:NAME through the storage
+ * configuration.
  */
 public final class RunMain {
     public static void main(String[] args) {
@@ -26,8 +30,9 @@ public final class RunMain {
                 System.out.flush();
             }
         };
-        ExperimentStatus s = PipelineRunner.run(
-                spec, new PipelineRunner.Options(args[1], args[2], Integer.parseInt(args[3]), lines));
+        LogRoot root = LogRoot.resolve(args[1], () -> StorageConfig.load(Path.of(args[4])));
+        ExperimentStatus s =
+                PipelineRunner.run(spec, new PipelineRunner.Options(root, args[2], Integer.parseInt(args[3]), lines));
         System.out.println("DONE " + s.toJson());
     }
 }

@@ -10,15 +10,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * `datagen run` with an s3:// durable root on s3proxy, twice (the second run resumes and finds
- * nothing to do). A child JVM with AWS_* variables runs it: Lance's MemWAL writer takes its S3
- * settings from the environment only.
+ * `datagen run` on s3proxy, configured only by a storage.toml and credentials from the AWS default
+ * chain's shared credentials file (the child JVM has no AWS_* endpoint, region or key variables),
+ * twice: once with an s3:// root mapped to the configured store, once naming the store (the second
+ * run resumes the same experiment and finds nothing to do).
  */
 class S3RunTest {
     @TempDir
@@ -37,18 +37,20 @@ class S3RunTest {
           - {name: c, kind: command, command: "cat > /dev/null; echo '{\\"z\\": true}'"}
         """);
         try (S3ProxyFixture s3 = S3ProxyFixture.start()) {
-            String root = "s3://" + S3ProxyFixture.BUCKET + "/dg";
+            Path storage = dir.resolve("storage.toml");
+            Files.writeString(storage, S3ProxyFixture.storageToml("shared", s3.endpoint(), "team"));
             String expected =
                     "{\"completed\":2,\"experiment\":\"e\",\"failed\":0,\"failures_by_type\":{},\"filtered\":0,"
                             + "\"items\":2,\"pipeline\":\"s3p\",\"progress\":1.0,\"running\":0}";
-            assertThat(run(s3, yaml, root)).contains("DONE " + expected);
-            List<String> second = run(s3, yaml, root);
+            assertThat(run(yaml, "s3://" + S3ProxyFixture.BUCKET + "/team/dg", storage))
+                    .contains("DONE " + expected);
+            List<String> second = run(yaml, "store:shared/dg", storage);
             assertThat(second).contains("DONE " + expected);
             assertThat(second).noneMatch(l -> l.contains("item_finished")); // nothing left to run
         }
     }
 
-    private List<String> run(S3ProxyFixture s3, Path yaml, String root) throws Exception {
+    private List<String> run(Path yaml, String root, Path storage) throws Exception {
         ProcessBuilder pb = new ProcessBuilder(List.of(
                         Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                         "--add-opens=java.base/java.nio=ALL-UNNAMED",
@@ -59,15 +61,10 @@ class S3RunTest {
                         yaml.toString(),
                         root,
                         "e",
-                        "2"))
+                        "2",
+                        storage.toString()))
                 .redirectError(ProcessBuilder.Redirect.DISCARD);
-        Map<String, String> env = pb.environment();
-        env.put("AWS_ENDPOINT", s3.endpoint().toString());
-        env.put("AWS_REGION", S3ProxyFixture.REGION);
-        env.put("AWS_ACCESS_KEY_ID", s3.accessKey());
-        env.put("AWS_SECRET_ACCESS_KEY", s3.secretKey());
-        env.put("AWS_ALLOW_HTTP", "true");
-        env.put("AWS_VIRTUAL_HOSTED_STYLE_REQUEST", "false");
+        S3ProxyFixture.standardChainOnly(pb.environment(), dir);
         Process p = pb.start();
         List<String> lines = new ArrayList<>();
         try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {

@@ -4,8 +4,14 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * A store of immutable objects, the one storage interface every Vigilo pillar uses. Implementations: the local
- * filesystem and S3 (see {@link ObjectStores}).
+ * A store of immutable objects on the local filesystem or S3 (see {@link ObjectStores}). Datasets (their chunks and
+ * catalogs) and run plans are written and read only through this interface.
+ *
+ * <p>Not everything Vigilo stores is an immutable object. Session logs are local files that grow by appends. The
+ * checkpoint log of data generation is a Lance dataset: Lance rewrites manifests and deletes merged files, so it
+ * reads and writes through its own object-store layer, not this interface. It still lives in a store of the same
+ * {@link StorageConfig}: its location resolves to a configured {@link StoreSpec}, the files Vigilo manages beside
+ * Lance go through clients from {@link S3Clients}, and Lance gets its S3 settings from that same spec.
  *
  * <p>Guarantees:
  * <ul>

@@ -20,21 +20,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
-import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
 import software.amazon.awssdk.awscore.AwsRequestOverrideConfiguration;
 import software.amazon.awssdk.awscore.exception.AwsServiceException;
-import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
-import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
 import software.amazon.awssdk.core.exception.AbortedException;
 import software.amazon.awssdk.core.exception.ApiCallTimeoutException;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.core.sync.ResponseTransformer;
 import software.amazon.awssdk.http.AbortableInputStream;
-import software.amazon.awssdk.http.apache5.Apache5HttpClient;
-import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
-import software.amazon.awssdk.services.s3.S3ClientBuilder;
 import software.amazon.awssdk.services.s3.model.ChecksumMode;
 import software.amazon.awssdk.services.s3.model.ChecksumType;
 import software.amazon.awssdk.services.s3.model.GetObjectResponse;
@@ -50,8 +44,8 @@ import software.amazon.awssdk.services.s3.model.S3Object;
  *
  * <p>A create is one conditional PUT ({@code If-None-Match: *}) carrying the SHA-256 of the bytes, so S3 rejects
  * corrupted uploads and never replaces an existing object. When the key is taken (412), the existing object is
- * read and compared: identical bytes make the create an idempotent success. Credentials come from the AWS SDK's
- * default provider chain, never from configuration.
+ * read and compared: identical bytes make the create an idempotent success. The SDK client comes from
+ * {@link S3Clients} (credentials from the AWS SDK's default provider chain, bounded connect and read timeouts).
  *
  * <p>Every request carries the time left on the caller's {@link Deadline} as its SDK call timeout, and runs on a
  * worker thread of this store while the caller waits, because a sync SDK call blocked on the network does not
@@ -70,7 +64,6 @@ final class S3ObjectStore implements ObjectStore {
     private static final int MAX_CREATE_ATTEMPTS = 10;
 
     private final StoreSpec.S3 spec;
-    private final DefaultCredentialsProvider credentials;
     private final S3Client client;
     /** Runs each SDK call, so that the caller can stop waiting when interrupted; see {@link #call}. */
     private final ExecutorService calls;
@@ -79,19 +72,7 @@ final class S3ObjectStore implements ObjectStore {
 
     S3ObjectStore(StoreSpec.S3 spec) {
         this.spec = Objects.requireNonNull(spec, "spec");
-        this.credentials = DefaultCredentialsProvider.builder().build();
-        S3ClientBuilder builder = S3Client.builder()
-                // The SDK ships several HTTP clients; naming one avoids its classpath-order-dependent choice.
-                .httpClientBuilder(Apache5HttpClient.builder())
-                .credentialsProvider(credentials)
-                .region(Region.of(spec.region()))
-                .forcePathStyle(spec.pathStyle())
-                // We send our own SHA-256 with every PUT and verify every read ourselves; the SDK's default
-                // CRC32 trailers add nothing and some S3-compatible services reject them.
-                .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
-                .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED);
-        spec.endpoint().ifPresent(builder::endpointOverride);
-        this.client = builder.build();
+        this.client = S3Clients.open(spec);
         AtomicInteger threads = new AtomicInteger();
         String threadName = "vigilo-s3-" + spec.bucket() + "-";
         this.calls = Executors.newCachedThreadPool(task -> {
@@ -253,7 +234,6 @@ final class S3ObjectStore implements ObjectStore {
             closed = true;
             calls.shutdownNow();
             client.close();
-            credentials.close();
         }
     }
 
@@ -390,7 +370,10 @@ final class S3ObjectStore implements ObjectStore {
         } catch (TimeoutException e) {
             // Only reached when the SDK overran its own call timeout.
             future.cancel(true);
-            throw new StorageTimeoutException(what + " ran past its deadline", e);
+            throw new StorageTimeoutException(
+                    what + " ran past its deadline: S3 endpoint " + S3Clients.endpointText(spec)
+                            + " did not answer in time; check that it is reachable (store \"" + spec.name() + "\")",
+                    e);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof RuntimeException runtime) {
@@ -434,22 +417,16 @@ final class S3ObjectStore implements ObjectStore {
         return e.awsErrorDetails() == null ? null : e.awsErrorDetails().errorCode();
     }
 
-    private static StorageException failure(String what, SdkException e) {
+    private StorageException failure(String what, SdkException e) {
         if (e instanceof ApiCallTimeoutException) {
-            return new StorageTimeoutException(what + " ran past its deadline", e);
+            return new StorageTimeoutException(what + " ran past its deadline: " + S3Clients.explain(spec, e), e);
         }
         if (e instanceof AbortedException || Thread.currentThread().isInterrupted() || interruptedCause(e)) {
             // The SDK may have consumed the interrupt while aborting the request; the caller must still see it.
             Thread.currentThread().interrupt();
             return new StorageCancelledException(what + " was cancelled", e);
         }
-        if (e instanceof AwsServiceException service) {
-            return new StorageUnavailableException(
-                    what + " failed: HTTP " + service.statusCode() + " " + errorCode(service) + ": "
-                            + service.getMessage(),
-                    e);
-        }
-        return new StorageUnavailableException(what + " failed: " + e.getMessage(), e);
+        return new StorageUnavailableException(what + " failed: " + S3Clients.explain(spec, e), e);
     }
 
     private static boolean interruptedCause(Throwable e) {

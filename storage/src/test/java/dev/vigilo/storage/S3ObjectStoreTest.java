@@ -129,9 +129,31 @@ class S3ObjectStoreTest extends ObjectStoreContract {
                 true);
 
         try (ObjectStore down = ObjectStores.open(spec)) {
+            long start = System.nanoTime();
             assertThatThrownBy(() -> down.head(ObjectKey.of("x"), Deadline.after(Duration.ofSeconds(20))))
                     .isInstanceOf(StorageUnavailableException.class)
-                    .hasMessageContaining("head x");
+                    .hasMessageContaining("head x")
+                    .hasMessageContaining("cannot connect to S3 endpoint http://127.0.0.1:" + closedPort)
+                    .hasMessageContaining("store \"down\"");
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(20));
+        }
+    }
+
+    @Test
+    void anEndpointThatAcceptsAndNeverAnswersFailsWellBeforeAGenerousDeadlineAndSaysWhatToCheck() throws Exception {
+        try (SilentServer silent = new SilentServer();
+                ObjectStore store = ObjectStores.open(silent.spec())) {
+            long start = System.nanoTime();
+            // The deadline dataset uploads use: the bound comes from the client's timeouts, not from it.
+            assertThatThrownBy(() ->
+                            store.create(ObjectKey.of("x"), new byte[10], Deadline.after(Duration.ofSeconds(120))))
+                    .isInstanceOf(StorageUnavailableException.class)
+                    .hasMessageContaining("create x in s3:http://127.0.0.1:" + silent.socket.getLocalPort())
+                    .hasMessageContaining("accepted the connection but sent no answer")
+                    .hasMessageContaining("store \"silent\" names the right endpoint")
+                    .hasMessageNotContaining("\n");
+            Duration took = Duration.ofNanos(System.nanoTime() - start);
+            assertThat(took).isGreaterThanOrEqualTo(S3Clients.SOCKET_TIMEOUT).isLessThan(Duration.ofSeconds(60));
         }
     }
 

@@ -17,9 +17,7 @@ import org.gaul.s3proxy.nio2blob.TransientNio2BlobStore;
  * and {@code aws.region}, so that stores opened in this JVM find the fixture's credentials through the AWS SDK's
  * default provider chain, exactly as production code does. The credentials are fixed test values, the same for
  * every fixture, so several fixtures can run at once; the properties stay set after {@link #close()}. A child
- * process does not inherit system properties: give it the environment variables {@code AWS_ACCESS_KEY_ID},
- * {@code AWS_SECRET_ACCESS_KEY} and {@code AWS_REGION} with {@link #accessKey()}, {@link #secretKey()} and
- * {@link #REGION}.
+ * process does not inherit system properties: prepare its environment with {@link #standardChainOnly}.
  *
  * <p>Starting takes one to two seconds; share one fixture per test class (start it in {@code @BeforeAll}) and
  * give each test its own key prefix. Users outside this module need {@code org.gaul:s3proxy} on their test
@@ -81,8 +79,54 @@ public final class S3ProxyFixture implements AutoCloseable {
 
     /** A spec for {@link #BUCKET} under {@code prefix} (empty for the bucket root), path-style, named {@code s3}. */
     public StoreSpec.S3 spec(String prefix) {
+        return specAt(endpoint, prefix);
+    }
+
+    /**
+     * A spec for {@link #BUCKET} under {@code prefix} at {@code endpoint} (a fixture's, or a proxy in front of one),
+     * path-style, named {@code s3}; for child processes, which have no fixture object.
+     */
+    public static StoreSpec.S3 specAt(URI endpoint, String prefix) {
+        Objects.requireNonNull(endpoint, "endpoint");
         Objects.requireNonNull(prefix, "prefix");
         return new StoreSpec.S3("s3", Optional.of(endpoint), REGION, BUCKET, prefix, true);
+    }
+
+    /**
+     * A {@code storage.toml} naming one S3 store, {@code name}, for {@link #BUCKET} under {@code prefix} at
+     * {@code endpoint}: what a user writes, with no credentials.
+     */
+    public static String storageToml(String name, URI endpoint, String prefix) {
+        return "[stores." + name + "]\n"
+                + "kind = \"s3\"\n"
+                + "endpoint = \"" + endpoint + "\"\n"
+                + "region = \"" + REGION + "\"\n"
+                + "bucket = \"" + BUCKET + "\"\n"
+                + (prefix.isEmpty() ? "" : "prefix = \"" + prefix + "\"\n")
+                + "path_style = true\n";
+    }
+
+    /**
+     * Prepares {@code env}, a child process's environment, to find the fixture's credentials the way a user's
+     * process does: through the AWS default credential chain's shared credentials file ({@code
+     * AWS_SHARED_CREDENTIALS_FILE}, written into {@code dir}), with every other {@code AWS_*} variable removed, so
+     * that no endpoint, region or key reaches the child through its environment.
+     */
+    public static void standardChainOnly(java.util.Map<String, String> env, java.nio.file.Path dir) {
+        Objects.requireNonNull(env, "env");
+        java.nio.file.Path file = dir.resolve("aws-credentials");
+        try {
+            java.nio.file.Files.writeString(
+                    file,
+                    "[default]\naws_access_key_id = " + ACCESS_KEY + "\naws_secret_access_key = " + SECRET_KEY + "\n");
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        env.keySet().removeIf(k -> k.toUpperCase(java.util.Locale.ROOT).startsWith("AWS_"));
+        env.put("AWS_SHARED_CREDENTIALS_FILE", file.toString());
+        // No other profile settings, and no instance-metadata lookups on machines that are not instances.
+        env.put("AWS_CONFIG_FILE", dir.resolve("aws-config-absent").toString());
+        env.put("AWS_EC2_METADATA_DISABLED", "true");
     }
 
     /** The service endpoint, {@code http://127.0.0.1:<port>}. */
