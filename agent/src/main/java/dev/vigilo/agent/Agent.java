@@ -21,6 +21,8 @@ public interface Agent extends AutoCloseable {
      *     interrupted (its interrupt status is then set again)
      * @throws dev.vigilo.common.errors.UnavailableException when the worker itself fails (its scratch directory
      *     cannot hold a command's events file): not a result of the case
+     * @throws dev.vigilo.common.errors.InvalidInputException when the case is not a JSON object with an
+     *     {@code input} (http agents parse it; stored cases were verified, so this means damage)
      */
     AgentOutcome run(AgentCall call);
 
