@@ -56,7 +56,10 @@ final class Attempts {
                 Instant started = Instant.now();
                 long t0 = System.nanoTime();
                 observer.onAttemptStart(n);
-                Result r = body.attempt(n);
+                Result r = Thread.currentThread().isInterrupted()
+                        ? Result.failed(
+                                AgentError.of(AgentErrorType.CANCELLED, "not started: the worker was interrupted"))
+                        : body.attempt(n);
                 AgentAttempt a = new AgentAttempt(n, started, Duration.ofNanos(System.nanoTime() - t0), r.error());
                 attempts.add(a);
                 observer.onAttemptEnd(a);

@@ -78,9 +78,17 @@ final class ChildProcess {
      * @param stderrTail   the last {@link #STDERR_TAIL_BYTES} of stderr, decoded leniently
      * @param elapsed      from start to end
      * @param startProblem why the program could not be started ({@link Ending#NOT_STARTED} only)
+     * @param exited       whether the process itself had exited by the end (for {@link Ending#TIMED_OUT}: something
+     *                     it left behind held stdout open)
      */
     record Result(
-            Ending ending, int exitCode, byte[] stdout, String stderrTail, Duration elapsed, String startProblem) {}
+            Ending ending,
+            int exitCode,
+            byte[] stdout,
+            String stderrTail,
+            Duration elapsed,
+            String startProblem,
+            boolean exited) {}
 
     static Result run(Spec spec) {
         long start = System.nanoTime();
@@ -93,7 +101,7 @@ final class ChildProcess {
         try {
             process = builder.start();
         } catch (IOException e) {
-            return new Result(Ending.NOT_STARTED, -1, new byte[0], "", since(start), startProblem(e));
+            return new Result(Ending.NOT_STARTED, -1, new byte[0], "", since(start), startProblem(e), false);
         }
         StdoutReader out = new StdoutReader(process.getInputStream(), spec.stdoutLimit());
         TailReader err = new TailReader(process.getErrorStream());
@@ -124,6 +132,7 @@ final class ChildProcess {
         } catch (ExecutionException e) {
             throw new IllegalStateException("waiting for a child process failed", e);
         }
+        boolean exited = !process.isAlive();
         int exitCode = -1;
         if (ending == Ending.EXITED) {
             exitCode = process.exitValue();
@@ -135,7 +144,7 @@ final class ChildProcess {
         if (ending == Ending.CANCELLED) {
             Thread.currentThread().interrupt();
         }
-        return new Result(ending, exitCode, out.bytes(), err.tail(), since(start), null);
+        return new Result(ending, exitCode, out.bytes(), err.tail(), since(start), null, exited);
     }
 
     /** Kills the process and every descendant it has now; waits (bounded) for the process to be gone. */

@@ -95,8 +95,13 @@ final class CommandAgent implements Agent {
             case TIMED_OUT ->
                 Attempts.Result.failed(AgentError.of(
                         AgentErrorType.TIMEOUT,
-                        "agent command " + cmd + " did not finish within " + timeout.toSeconds() + " s and was killed;"
-                                + " raise agent.timeout_seconds or make the agent faster" + stderr(r)));
+                        r.exited()
+                                ? "agent command " + cmd + " exited, but a process it started still held its stdout"
+                                        + " open after " + timeout.toSeconds() + " s; do not leave background"
+                                        + " processes attached to stdout" + stderr(r)
+                                : "agent command " + cmd + " did not finish within " + timeout.toSeconds() + " s and"
+                                        + " was killed; raise agent.timeout_seconds or make the agent faster"
+                                        + stderr(r)));
             case STDOUT_OVERFLOW ->
                 Attempts.Result.failed(AgentError.of(
                         AgentErrorType.OUTPUT_TOO_LARGE,

@@ -3,7 +3,6 @@ package dev.vigilo.agent;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.vigilo.common.errors.InvalidInputException;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -111,8 +110,7 @@ final class Params {
             throw bad(at + "." + key, "must be an object of variable names to strings");
         }
         Map<String, String> out = new LinkedHashMap<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = v.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = it.next();
+        for (Map.Entry<String, JsonNode> e : v.properties()) {
             if (!e.getKey().matches("[A-Za-z_][A-Za-z0-9_]*") || !e.getValue().isTextual()) {
                 throw bad(at + "." + key + "." + e.getKey(), "must be a variable name mapped to a string");
             }

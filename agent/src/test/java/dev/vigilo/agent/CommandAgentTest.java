@@ -169,6 +169,36 @@ class CommandAgentTest {
     }
 
     @Test
+    void aLeftoverProcessHoldingStdoutOpenEndsTheAttemptAtTheTimeout() throws Exception {
+        Path pid = dir.resolve("pid");
+        ObjectNode config = shAgent("sleep 30 & echo $! > '" + pid + "'; printf answer");
+        config.put("timeout_seconds", 1);
+        config.put("max_attempts", 1);
+        AgentOutcome o = run(config, caseOf("q", "x", null));
+        AgentError e = o.error().orElseThrow();
+        assertThat(e.type()).isEqualTo(AgentErrorType.TIMEOUT);
+        assertThat(e.message()).contains("still held its stdout open");
+        ProcessHandle.of(Long.parseLong(Files.readString(pid).strip())).ifPresent(ProcessHandle::destroyForcibly);
+    }
+
+    @Test
+    void anAlreadyInterruptedCallerStartsNothing() throws Exception {
+        Path marker = dir.resolve("started");
+        try (Agent agent = Agents.create(shAgent("touch '" + marker + "'"), env(dir))) {
+            Thread.currentThread().interrupt();
+            AgentOutcome o;
+            try {
+                o = agent.run(AgentCall.of(caseOf("q", "x", null)));
+            } finally {
+                assertThat(Thread.interrupted()).isTrue();
+            }
+            assertThat(o.cancelled()).isTrue();
+            assertThat(o.attempts()).hasSize(1);
+        }
+        assertThat(marker).doesNotExist();
+    }
+
+    @Test
     void tooMuchStdoutIsCutOffAndNotRetried() {
         AgentOutcome o = run("head -c 3000000 /dev/zero | tr '\\0' 'x'");
         AgentError e = o.error().orElseThrow();
