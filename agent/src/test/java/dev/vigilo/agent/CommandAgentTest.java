@@ -169,15 +169,22 @@ class CommandAgentTest {
     }
 
     @Test
-    void aLeftoverProcessHoldingStdoutOpenEndsTheAttemptAtTheTimeout() throws Exception {
+    void aLeftoverProcessHoldingStdoutOpenCannotHoldTheAttemptPastItsTimeout() throws Exception {
         Path pid = dir.resolve("pid");
         ObjectNode config = shAgent("sleep 30 & echo $! > '" + pid + "'; printf answer");
         config.put("timeout_seconds", 1);
         config.put("max_attempts", 1);
+        long start = System.nanoTime();
         AgentOutcome o = run(config, caseOf("q", "x", null));
-        AgentError e = o.error().orElseThrow();
-        assertThat(e.type()).isEqualTo(AgentErrorType.TIMEOUT);
-        assertThat(e.message()).contains("still held its stdout open");
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
+        // Whether the JDK sees the end of stdout when the agent exits depends on timing; either way the attempt
+        // ends by its deadline, with the complete output or with a timeout that says what happened.
+        if (o.status() == AgentOutcome.Status.OK) {
+            assertThat(o.output()).contains("answer");
+        } else {
+            assertThat(o.error().orElseThrow().type()).isEqualTo(AgentErrorType.TIMEOUT);
+            assertThat(o.error().get().message()).contains("still held its stdout open");
+        }
         ProcessHandle.of(Long.parseLong(Files.readString(pid).strip())).ifPresent(ProcessHandle::destroyForcibly);
     }
 
