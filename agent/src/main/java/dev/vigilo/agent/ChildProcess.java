@@ -6,6 +6,7 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -234,7 +235,7 @@ final class ChildProcess {
             try {
                 byte[] b = in.readNBytes(limit + 1);
                 if (b.length > limit) {
-                    bytes = java.util.Arrays.copyOf(b, limit);
+                    bytes = Arrays.copyOf(b, limit);
                     overflow.complete(null);
                 } else {
                     bytes = b;

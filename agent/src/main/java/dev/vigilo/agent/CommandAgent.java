@@ -13,8 +13,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Consumer;
 
 /**
  * The {@code command} agent (docs/formats/agent-protocol.md): one child process per attempt, the case on stdin, the
@@ -144,7 +146,7 @@ final class CommandAgent implements Agent {
                     return Attempts.Result.failed(AgentError.of(
                             AgentErrorType.INVALID_OUTPUT,
                             "agent command " + cmd + " printed a JSON object whose \"output\" is "
-                                    + o.getNodeType().toString().toLowerCase(java.util.Locale.ROOT)
+                                    + o.getNodeType().toString().toLowerCase(Locale.ROOT)
                                     + ", not a string; print {\"output\": \"<text>\"}"));
                 }
                 output = o.asText();
@@ -249,7 +251,7 @@ final class CommandAgent implements Agent {
          * Passes each line that is one JSON object to {@code sink}, in order; other lines, and anything past
          * {@link #MAX_EVENTS} or {@link #MAX_BYTES}, are skipped. An unreadable file delivers nothing.
          */
-        void deliver(java.util.function.Consumer<JsonNode> sink) {
+        void deliver(Consumer<JsonNode> sink) {
             byte[] bytes;
             try (var in = Files.newInputStream(path)) {
                 bytes = in.readNBytes(MAX_BYTES);

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.google.re2j.Pattern;
 import dev.vigilo.common.errors.InvalidInputException;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Optional;
 
 /**
@@ -39,7 +40,7 @@ final class RegexEvaluator implements Evaluator {
                 return Verdict.error(
                         EvaluatorErrorType.INVALID_PATTERN,
                         "evaluator \"" + name + "\" uses the case's expected as its pattern, and case \"" + id
-                                + "\" has a " + e.getNodeType().toString().toLowerCase(java.util.Locale.ROOT)
+                                + "\" has a " + e.getNodeType().toString().toLowerCase(Locale.ROOT)
                                 + " there, not a string; give expected as a pattern string");
             }
             try {

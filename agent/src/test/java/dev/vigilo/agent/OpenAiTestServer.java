@@ -16,9 +16,11 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ExecutorService;
@@ -219,7 +221,7 @@ public final class OpenAiTestServer implements AutoCloseable {
         /** 200 whose body stops early: Content-Length promises more than is sent, then the connection closes. */
         public static Reply truncated(String content) {
             Reply r = content(content);
-            byte[] half = java.util.Arrays.copyOf(r.body(), r.body().length / 2);
+            byte[] half = Arrays.copyOf(r.body(), r.body().length / 2);
             return new Reply(200, half, r.headers(), r.latency(), r.body().length - half.length);
         }
 
@@ -293,7 +295,7 @@ public final class OpenAiTestServer implements AutoCloseable {
                 body = null;
             }
             Map<String, String> headers = new LinkedHashMap<>();
-            exchange.getRequestHeaders().forEach((k, v) -> headers.put(k.toLowerCase(java.util.Locale.ROOT), v.get(0)));
+            exchange.getRequestHeaders().forEach((k, v) -> headers.put(k.toLowerCase(Locale.ROOT), v.get(0)));
             Request request = new Request(
                     exchange.getRequestMethod(), exchange.getRequestURI().getPath(), Map.copyOf(headers), body);
             Reply reply;

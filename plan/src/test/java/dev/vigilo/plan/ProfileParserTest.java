@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.vigilo.dataset.CaseFields;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -148,7 +149,7 @@ class ProfileParserTest {
                 + "evaluators: [{name: e, kind: exact_match}]\n"
                 + "gates: [{name: g, required_evaluators: [e], min_pass_rate: 1}]\n";
         // The canonical bytes of a profile that does not mention max_attempts are what they always were.
-        assertThat(new String(ProfileJson.encode(ProfileParser.parse(before)), java.nio.charset.StandardCharsets.UTF_8))
+        assertThat(new String(ProfileJson.encode(ProfileParser.parse(before)), StandardCharsets.UTF_8))
                 .isEqualTo("{\"version\":1,\"name\":\"p\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],"
                         + "\"timeout_seconds\":300,\"env\":{}},\"evaluators\":[{\"name\":\"e\",\"kind\":\"exact_match\","
                         + "\"case_sensitive\":true,\"trim\":true}],\"gates\":[{\"name\":\"g\",\"required_evaluators\":"
