@@ -10,6 +10,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.vigilo.agent.Agents;
+import dev.vigilo.agent.SafeRegex;
+import dev.vigilo.common.errors.InvalidInputException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -28,7 +31,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
-import java.util.regex.PatternSyntaxException;
 import org.yaml.snakeyaml.LoaderOptions;
 
 /**
@@ -187,12 +189,13 @@ public final class ProfileParser {
             }
             switch (kind) {
                 case "command" -> {
-                    allow(node, "agent", "kind", "command", "timeout_seconds", "env");
+                    allow(node, "agent", "kind", "command", "timeout_seconds", "env", "max_attempts");
                     out.set("command", argv(node.get("command"), "agent.command"));
                     out.put(
                             "timeout_seconds",
                             intIn(node.get("timeout_seconds"), "agent.timeout_seconds", 1, 3600, 300));
                     out.set("env", env(node.get("env"), "agent.env"));
+                    maxAttempts(node, out);
                     return new Profile.Agent(Profile.AgentKind.COMMAND, out);
                 }
                 case "http" -> {
@@ -207,7 +210,8 @@ public final class ProfileParser {
                             "connect_timeout_seconds",
                             "max_tokens",
                             "temperature",
-                            "system_prompt");
+                            "system_prompt",
+                            "max_attempts");
                     String url = text(node.get("url"), "agent.url", true);
                     if (url != null) {
                         try {
@@ -254,12 +258,30 @@ public final class ProfileParser {
                     if (sp != null) {
                         out.put("system_prompt", sp);
                     }
+                    maxAttempts(node, out);
                     return new Profile.Agent(Profile.AgentKind.HTTP, out);
                 }
                 default -> {
                     problem("agent.kind", "unknown agent kind \"" + kind + "\"; use command or http");
                     return new Profile.Agent(Profile.AgentKind.COMMAND, out);
                 }
+            }
+        }
+
+        /**
+         * {@code max_attempts}, written to the canonical form only when it differs from the default: profiles that
+         * do not mention it (all profiles written before it existed) keep their canonical bytes and identity, and
+         * giving the default explicitly means the same profile.
+         */
+        private void maxAttempts(JsonNode node, ObjectNode out) {
+            int attempts = intIn(
+                    node.get("max_attempts"),
+                    "agent.max_attempts",
+                    1,
+                    Agents.MAX_ATTEMPTS,
+                    Agents.DEFAULT_MAX_ATTEMPTS);
+            if (attempts != Agents.DEFAULT_MAX_ATTEMPTS) {
+                out.put("max_attempts", attempts);
             }
         }
 
@@ -315,13 +337,11 @@ public final class ProfileParser {
                             allow(e, at, "name", "kind", "applies_to", "pattern");
                             String p = text(e.get("pattern"), at + ".pattern", false);
                             if (p != null) {
+                                // The engine and limits the workers evaluate with: RE2 syntax, linear-time matching.
                                 try {
-                                    Pattern.compile(p);
-                                } catch (PatternSyntaxException x) {
-                                    problem(
-                                            at + ".pattern",
-                                            "invalid regular expression: " + x.getDescription() + " at index "
-                                                    + x.getIndex());
+                                    SafeRegex.compile(p);
+                                } catch (InvalidInputException x) {
+                                    problem(at + ".pattern", x.getMessage());
                                 }
                             }
                             params.put("pattern", p);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.vigilo.dataset.CaseFields;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -90,7 +91,10 @@ class ProfileParserTest {
                 "[{name: e, kind: judge}]|evaluators[0].kind: unknown evaluator kind \"judge\"",
                 "[{kind: exact_match}]|evaluators[0].name: is required",
                 "[{name: e, kind: exact_match}, {name: e, kind: contains}]|evaluators[1].name: duplicate evaluator name",
-                "[{name: e, kind: regex, pattern: '(' }]|evaluators[0].pattern: invalid regular expression",
+                "[{name: e, kind: regex, pattern: '(' }]|evaluators[0].pattern: invalid regular expression: missing closing )",
+                "[{name: e, kind: regex, pattern: '(?=x)y' }]|evaluators[0].pattern: invalid regular expression: invalid or unsupported Perl syntax",
+                "[{name: e, kind: regex, pattern: '(a)\\1' }]|evaluators[0].pattern: invalid regular expression: invalid escape sequence",
+                "[{name: e, kind: regex, pattern: '((a{1000}){1000}){1000}' }]|evaluators[0].pattern: regular expression is too large",
                 "[{name: e, kind: command}]|evaluators[0].command: is required",
                 "[{name: e, kind: command, command: [x], pass_score: 2}]|evaluators[0].pass_score: must be a number in [0, 1]",
                 "[{name: e, kind: exact_match, applies_to: {}}]|evaluators[0].applies_to: is empty",
@@ -119,6 +123,8 @@ class ProfileParserTest {
                 "{kind: http, url: 'https://x/y'}|agent.model: is required",
                 "{kind: http, url: 'https://x/y', model: m, api_key_env: 'sk-123'}|agent.api_key_env: must name an environment variable",
                 "{kind: http, url: 'https://x/y', model: m, temperature: 9}|agent.temperature: must be a number in [0, 2]",
+                "{kind: http, url: 'https://x/y', model: m, max_attempts: 0}|agent.max_attempts: must be an integer in [1, 10]",
+                "{kind: command, command: [a], max_attempts: 11}|agent.max_attempts: must be an integer in [1, 10]",
                 "[a]|agent: must be a mapping",
             })
     void badAgentsNameTheirPath(String agent, String expected) {
@@ -127,6 +133,35 @@ class ProfileParserTest {
         assertThatThrownBy(() -> ProfileParser.parse(doc))
                 .isInstanceOf(ProfileException.class)
                 .hasMessageContaining(expected);
+    }
+
+    @Test
+    void backtrackingPronePatternsAreAcceptedForTheLinearTimeEngine() {
+        Profile p = ProfileParser.parse("name: p\nagent: {kind: command, command: [a]}\n"
+                + "evaluators: [{name: e, kind: regex, pattern: '(a+)+$'}]\n"
+                + "gates: [{name: g, required_evaluators: [e], min_pass_rate: 1}]\n");
+        assertThat(p.evaluators().get(0).parameters().get("pattern").asText()).isEqualTo("(a+)+$");
+    }
+
+    @Test
+    void maxAttemptsIsCanonicalOnlyWhenItIsNotTheDefault() {
+        String before = "name: p\nagent: {kind: command, command: [a]}\n"
+                + "evaluators: [{name: e, kind: exact_match}]\n"
+                + "gates: [{name: g, required_evaluators: [e], min_pass_rate: 1}]\n";
+        // The canonical bytes of a profile that does not mention max_attempts are what they always were.
+        assertThat(new String(ProfileJson.encode(ProfileParser.parse(before)), StandardCharsets.UTF_8))
+                .isEqualTo("{\"version\":1,\"name\":\"p\",\"agent\":{\"kind\":\"command\",\"command\":[\"a\"],"
+                        + "\"timeout_seconds\":300,\"env\":{}},\"evaluators\":[{\"name\":\"e\",\"kind\":\"exact_match\","
+                        + "\"case_sensitive\":true,\"trim\":true}],\"gates\":[{\"name\":\"g\",\"required_evaluators\":"
+                        + "[\"e\"],\"min_pass_rate\":1.0}],\"limits\":{\"max_cases\":10000000}}");
+        Profile explicitDefault = ProfileParser.parse(before.replace("command: [a]", "command: [a], max_attempts: 3"));
+        assertThat(ProfileJson.sha256(explicitDefault)).isEqualTo(ProfileJson.sha256(ProfileParser.parse(before)));
+        Profile five = ProfileParser.parse(before.replace("command: [a]", "command: [a], max_attempts: 5"));
+        assertThat(five.agent().parameters().get("max_attempts").asInt()).isEqualTo(5);
+        assertThat(ProfileJson.sha256(five)).isNotEqualTo(ProfileJson.sha256(ProfileParser.parse(before)));
+        Profile http = ProfileParser.parse(before.replace(
+                "{kind: command, command: [a]}", "{kind: http, url: 'http://h/v1', model: m, max_attempts: 1}"));
+        assertThat(http.agent().parameters().get("max_attempts").asInt()).isEqualTo(1);
     }
 
     @Test

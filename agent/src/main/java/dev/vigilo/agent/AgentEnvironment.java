@@ -1,0 +1,108 @@
+package dev.vigilo.agent;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * What agents and evaluators run with on this worker, besides the run configuration.
+ *
+ * @param variables        the worker's environment: passed to commands (plus the profile's {@code env}) and the
+ *                         source of {@code api_key_env}
+ * @param workingDirectory the working directory of commands; relative programs are resolved from it
+ * @param scratchDirectory where per-attempt files (a command's events file) are created and removed again
+ * @param initialBackoff   upper bound of the first wait between attempts (full jitter, doubling)
+ * @param maxBackoff       upper bound of every wait between attempts
+ * @param maxRetryAfter    the longest {@code Retry-After} of a 429 answer that is honoured; longer ones are cut to it
+ * @param regexTimeLimit   how long one regex evaluation may run before it ends in an evaluator {@code timeout}
+ */
+public record AgentEnvironment(
+        Map<String, String> variables,
+        Path workingDirectory,
+        Path scratchDirectory,
+        Duration initialBackoff,
+        Duration maxBackoff,
+        Duration maxRetryAfter,
+        Duration regexTimeLimit) {
+
+    /** Default {@link #initialBackoff()}. */
+    public static final Duration DEFAULT_INITIAL_BACKOFF = Duration.ofMillis(500);
+    /** Default {@link #maxBackoff()}. */
+    public static final Duration DEFAULT_MAX_BACKOFF = Duration.ofSeconds(10);
+    /** Default {@link #maxRetryAfter()}. */
+    public static final Duration DEFAULT_MAX_RETRY_AFTER = Duration.ofSeconds(30);
+    /** Default {@link #regexTimeLimit()}. */
+    public static final Duration DEFAULT_REGEX_TIME_LIMIT = Duration.ofSeconds(10);
+
+    public AgentEnvironment {
+        variables = Map.copyOf(variables);
+        workingDirectory = workingDirectory.toAbsolutePath();
+        scratchDirectory = scratchDirectory.toAbsolutePath();
+        Objects.requireNonNull(initialBackoff, "initialBackoff");
+        Objects.requireNonNull(maxBackoff, "maxBackoff");
+        Objects.requireNonNull(maxRetryAfter, "maxRetryAfter");
+        Objects.requireNonNull(regexTimeLimit, "regexTimeLimit");
+        if (initialBackoff.isNegative() || maxBackoff.compareTo(initialBackoff) < 0) {
+            throw new IllegalArgumentException("need 0 <= initialBackoff <= maxBackoff");
+        }
+        if (maxRetryAfter.isNegative() || regexTimeLimit.isNegative() || regexTimeLimit.isZero()) {
+            throw new IllegalArgumentException("maxRetryAfter must be >= 0 and regexTimeLimit > 0");
+        }
+    }
+
+    /**
+     * This process's environment variables and current directory, {@code java.io.tmpdir} as scratch directory, and
+     * the default waits.
+     */
+    public static AgentEnvironment system() {
+        return new AgentEnvironment(
+                System.getenv(),
+                Path.of("").toAbsolutePath(),
+                Path.of(System.getProperty("java.io.tmpdir")),
+                DEFAULT_INITIAL_BACKOFF,
+                DEFAULT_MAX_BACKOFF,
+                DEFAULT_MAX_RETRY_AFTER,
+                DEFAULT_REGEX_TIME_LIMIT);
+    }
+
+    /** Names the variables but never prints their values (they may hold credentials). */
+    @Override
+    public String toString() {
+        return "AgentEnvironment[variables="
+                + variables.keySet().stream().sorted().toList() + ", workingDirectory="
+                + workingDirectory + ", scratchDirectory=" + scratchDirectory + ", initialBackoff=" + initialBackoff
+                + ", maxBackoff=" + maxBackoff + ", maxRetryAfter=" + maxRetryAfter + ", regexTimeLimit="
+                + regexTimeLimit + "]";
+    }
+
+    /** The same environment with other variables. */
+    public AgentEnvironment withVariables(Map<String, String> newVariables) {
+        return new AgentEnvironment(
+                newVariables,
+                workingDirectory,
+                scratchDirectory,
+                initialBackoff,
+                maxBackoff,
+                maxRetryAfter,
+                regexTimeLimit);
+    }
+
+    /** The same environment with another working directory. */
+    public AgentEnvironment withWorkingDirectory(Path directory) {
+        return new AgentEnvironment(
+                variables, directory, scratchDirectory, initialBackoff, maxBackoff, maxRetryAfter, regexTimeLimit);
+    }
+
+    /** The same environment with other waits between attempts. */
+    public AgentEnvironment withBackoff(Duration initial, Duration max, Duration retryAfterCap) {
+        return new AgentEnvironment(
+                variables, workingDirectory, scratchDirectory, initial, max, retryAfterCap, regexTimeLimit);
+    }
+
+    /** The same environment with another regex time limit. */
+    public AgentEnvironment withRegexTimeLimit(Duration limit) {
+        return new AgentEnvironment(
+                variables, workingDirectory, scratchDirectory, initialBackoff, maxBackoff, maxRetryAfter, limit);
+    }
+}

@@ -1,0 +1,35 @@
+package dev.vigilo.agent;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+/**
+ * Watches one agent call as it happens, for transcripts (a session log of each request, answer and event). Every
+ * method has a no-op default; {@link #NONE} observes nothing. Methods are called on the thread running the call, in
+ * order: {@code onAttemptStart}, then requests/responses (HTTP) or events (command), then {@code onAttemptEnd}, for
+ * each attempt. Implementations must be quick and must not throw; the nodes passed are not to be modified.
+ */
+public interface AgentObserver {
+    /** Observes nothing. */
+    AgentObserver NONE = new AgentObserver() {};
+
+    /** Attempt {@code attempt} (1-based) is starting. */
+    default void onAttemptStart(int attempt) {}
+
+    /** HTTP agents: the chat completions request body about to be sent (the API key is a header, never here). */
+    default void onRequest(int attempt, JsonNode request) {}
+
+    /**
+     * HTTP agents: the endpoint's answer, any status: the parsed JSON body, or a text node holding the body (at most
+     * 64 KiB of it) when it is not JSON.
+     */
+    default void onResponse(int attempt, int status, JsonNode response) {}
+
+    /**
+     * Command agents: one event line the command wrote to its events file ({@code VIGILO_EVENTS},
+     * docs/formats/agent-protocol.md), in the order written, delivered when the attempt's process has ended.
+     */
+    default void onEvent(int attempt, JsonNode event) {}
+
+    /** The attempt ended, with or without an output. */
+    default void onAttemptEnd(AgentAttempt attempt) {}
+}

@@ -1,0 +1,133 @@
+package dev.vigilo.agent;
+
+import dev.vigilo.common.errors.CancelledException;
+import dev.vigilo.common.retry.RetryPolicy;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The retry loop shared by both agent kinds: runs attempts under a {@link RetryPolicy} (full-jitter exponential
+ * backoff), retrying only {@link AgentError#retryable()} failures, honouring a server's retry-after hint, and turns
+ * the last attempt into an {@link AgentOutcome}. Stateless apart from the policy.
+ */
+final class Attempts {
+    private final RetryPolicy policy;
+
+    Attempts(int maxAttempts, AgentEnvironment env) {
+        this.policy = new RetryPolicy(
+                maxAttempts, env.initialBackoff(), env.maxBackoff(), e -> e instanceof Failed f && f.error.retryable());
+    }
+
+    int maxAttempts() {
+        return policy.maxAttempts();
+    }
+
+    /** What one attempt produced: an output (with optional usage) or an error (with an optional wait hint). */
+    record Result(
+            Optional<String> output, Optional<TokenUsage> usage, Optional<AgentError> error, Duration retryAfter) {
+        static Result ok(String output, Optional<TokenUsage> usage) {
+            return new Result(Optional.of(output), usage, Optional.empty(), Duration.ZERO);
+        }
+
+        static Result failed(AgentError error) {
+            return failed(error, Duration.ZERO);
+        }
+
+        static Result failed(AgentError error, Duration retryAfter) {
+            return new Result(Optional.empty(), Optional.empty(), Optional.of(error), retryAfter);
+        }
+    }
+
+    /** One attempt; {@code attempt} is 1-based. */
+    @FunctionalInterface
+    interface Body {
+        Result attempt(int attempt);
+    }
+
+    AgentOutcome run(AgentObserver observer, Body body) {
+        long start = System.nanoTime();
+        List<AgentAttempt> attempts = new ArrayList<>();
+        try {
+            Result ok = policy.run(n -> {
+                Instant started = Instant.now();
+                long t0 = System.nanoTime();
+                observer.onAttemptStart(n);
+                Result r = Thread.currentThread().isInterrupted()
+                        ? Result.failed(
+                                AgentError.of(AgentErrorType.CANCELLED, "not started: the worker was interrupted"))
+                        : body.attempt(n);
+                AgentAttempt a = new AgentAttempt(n, started, Duration.ofNanos(System.nanoTime() - t0), r.error());
+                attempts.add(a);
+                observer.onAttemptEnd(a);
+                if (r.error().isPresent()) {
+                    AgentError e = r.error().get();
+                    if (e.retryable()
+                            && n < policy.maxAttempts()
+                            && !r.retryAfter().isZero()) {
+                        waitRetryAfter(r.retryAfter(), e);
+                    }
+                    throw new Failed(e);
+                }
+                return r;
+            });
+            return new AgentOutcome(
+                    AgentOutcome.Status.OK, ok.output(), Optional.empty(), attempts, since(start), ok.usage());
+        } catch (Failed f) {
+            return failure(f.error, attempts, start);
+        } catch (CancelledException c) {
+            // Interrupted while waiting between attempts; RetryPolicy has set the interrupt status again.
+            AgentError last = attempts.get(attempts.size() - 1).error().orElseThrow();
+            return failure(
+                    AgentError.of(
+                            AgentErrorType.CANCELLED,
+                            "cancelled while waiting to retry (the worker was interrupted); the last attempt failed: "
+                                    + last.message()),
+                    attempts,
+                    start);
+        }
+    }
+
+    private static void waitRetryAfter(Duration wait, AgentError error) {
+        try {
+            TimeUnit.NANOSECONDS.sleep(wait.toNanos());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new Failed(AgentError.of(
+                    AgentErrorType.CANCELLED,
+                    "cancelled while waiting to retry (the worker was interrupted); the last attempt failed: "
+                            + error.message()));
+        }
+    }
+
+    private static AgentOutcome failure(AgentError error, List<AgentAttempt> attempts, long start) {
+        if (error.type() == AgentErrorType.CANCELLED) {
+            Thread.currentThread().interrupt();
+        }
+        return new AgentOutcome(
+                AgentOutcome.Status.ERROR,
+                Optional.empty(),
+                Optional.of(error),
+                attempts,
+                since(start),
+                Optional.empty());
+    }
+
+    private static Duration since(long start) {
+        return Duration.ofNanos(System.nanoTime() - start);
+    }
+
+    /** Carries an attempt's error through {@link RetryPolicy#run}. */
+    private static final class Failed extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        final transient AgentError error;
+
+        Failed(AgentError error) {
+            super(error.message(), null, false, false);
+            this.error = error;
+        }
+    }
+}

@@ -1,0 +1,36 @@
+package dev.vigilo.agent;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.Optional;
+
+/** One evaluator of an evaluator plan; package-private: {@link EvaluatorSet} is the public face. Thread-safe. */
+interface Evaluator {
+    /**
+     * Judges {@code output} for the case.
+     *
+     * @param caseRecord the case as stored
+     * @param caseTree   the same case parsed
+     * @param output     the agent's output
+     */
+    Verdict evaluate(CaseRecord caseRecord, JsonNode caseTree, String output);
+
+    /** A judgement before it is stamped with index, name and time. */
+    record Verdict(boolean passed, double score, Optional<EvaluatorError> error) {
+        static Verdict of(boolean passed) {
+            return new Verdict(passed, passed ? 1 : 0, Optional.empty());
+        }
+
+        static Verdict error(EvaluatorErrorType type, String message) {
+            return new Verdict(false, 0, Optional.of(new EvaluatorError(type, message)));
+        }
+    }
+
+    /** The case's {@code expected} as text: a string as is, any other JSON value as its compact JSON text. */
+    static Optional<String> expectedText(JsonNode caseTree) {
+        JsonNode e = caseTree.get("expected");
+        if (e == null || e.isNull()) {
+            return Optional.empty();
+        }
+        return Optional.of(e.isTextual() ? e.asText() : Json.text(e));
+    }
+}

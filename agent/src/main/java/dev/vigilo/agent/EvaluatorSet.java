@@ -1,0 +1,124 @@
+package dev.vigilo.agent;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.vigilo.common.errors.InvalidInputException;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The evaluators of a run, in evaluator-plan order (index {@code i} is bit {@code i} of a chunk's evaluator mask),
+ * built by {@link Evaluators#fromPlan}. Thread-safe: concurrent cases may evaluate at once.
+ *
+ * <p>Evaluating never throws for a failure of an evaluator (missing expected, bad pattern, crash, bad score,
+ * timeout): that is an {@link EvaluatorResult.Status#ERROR} result. Cancellation is by thread interruption, as for
+ * agents: a running command evaluator is killed, a regex match stops, and the result is
+ * {@link EvaluatorErrorType#CANCELLED} with the thread's interrupt status still set.
+ */
+public final class EvaluatorSet {
+    private final List<String> names;
+    private final List<String> kinds;
+    private final List<Evaluator> evaluators;
+
+    EvaluatorSet(List<String> names, List<String> kinds, List<Evaluator> evaluators) {
+        this.names = List.copyOf(names);
+        this.kinds = List.copyOf(kinds);
+        this.evaluators = List.copyOf(evaluators);
+    }
+
+    /** How many evaluators the plan has (at most 64). */
+    public int size() {
+        return evaluators.size();
+    }
+
+    /** The name of evaluator {@code index}. */
+    public String name(int index) {
+        return names.get(index);
+    }
+
+    /** The kind of evaluator {@code index} ({@code exact_match}, {@code contains}, {@code regex}, {@code command}). */
+    public String kind(int index) {
+        return kinds.get(index);
+    }
+
+    /**
+     * Runs exactly the evaluators whose bits are set in {@code mask}, in index order, on one output. Stops after a
+     * cancelled evaluation (which is then the last result).
+     *
+     * @param mask       bit {@code i} selects evaluator {@code i}; no bit at or above {@link #size()} may be set
+     * @param caseRecord the case the output answers
+     * @param output     the agent's output
+     * @throws IllegalArgumentException if the mask names an evaluator the plan does not have
+     * @throws InvalidInputException if the case is not a JSON object (it was verified when stored, so this means
+     *     damage)
+     */
+    public List<EvaluatorResult> evaluate(long mask, CaseRecord caseRecord, String output) {
+        if (size() < 64 && (mask >>> size()) != 0) {
+            throw new IllegalArgumentException("evaluator mask " + Long.toHexString(mask)
+                    + " selects evaluators the plan (" + size() + " evaluators) does not have");
+        }
+        Objects.requireNonNull(output, "output");
+        JsonNode tree = tree(caseRecord);
+        List<EvaluatorResult> results = new ArrayList<>(Long.bitCount(mask));
+        for (int i = 0; i < size(); i++) {
+            if ((mask & (1L << i)) != 0) {
+                EvaluatorResult r = evaluate(i, caseRecord, tree, output);
+                results.add(r);
+                if (r.cancelled()) {
+                    break;
+                }
+            }
+        }
+        return results;
+    }
+
+    /** Runs evaluator {@code index} on one output; see {@link #evaluate(long, CaseRecord, String)}. */
+    public EvaluatorResult evaluate(int index, CaseRecord caseRecord, String output) {
+        Objects.checkIndex(index, size());
+        Objects.requireNonNull(output, "output");
+        return evaluate(index, caseRecord, tree(caseRecord), output);
+    }
+
+    private EvaluatorResult evaluate(int index, CaseRecord caseRecord, JsonNode tree, String output) {
+        long start = System.nanoTime();
+        Evaluator.Verdict v;
+        if (Thread.currentThread().isInterrupted()) {
+            v = Evaluator.Verdict.error(
+                    EvaluatorErrorType.CANCELLED,
+                    "evaluator \"" + names.get(index) + "\" was not run: the worker was interrupted");
+        } else {
+            v = evaluators.get(index).evaluate(caseRecord, tree, output);
+        }
+        EvaluatorResult.Status status = v.error().isPresent()
+                ? EvaluatorResult.Status.ERROR
+                : v.passed() ? EvaluatorResult.Status.PASSED : EvaluatorResult.Status.FAILED;
+        return new EvaluatorResult(
+                index,
+                names.get(index),
+                status,
+                v.error().isPresent() ? 0 : v.score(),
+                v.error(),
+                Duration.ofNanos(System.nanoTime() - start));
+    }
+
+    private static JsonNode tree(CaseRecord c) {
+        try {
+            JsonNode tree = Json.parse(c.json());
+            if (tree.isObject()) {
+                return tree;
+            }
+        } catch (IOException e) {
+            throw new InvalidInputException("case \"" + Texts.oneLine(c.id(), 80) + "\" is not valid JSON ("
+                    + Json.problem(e) + "); verify the dataset");
+        }
+        throw new InvalidInputException(
+                "case \"" + Texts.oneLine(c.id(), 80) + "\" is not a JSON object; verify the dataset");
+    }
+
+    @Override
+    public String toString() {
+        return "EvaluatorSet" + names;
+    }
+}
