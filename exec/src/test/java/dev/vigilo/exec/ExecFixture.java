@@ -73,14 +73,18 @@ final class ExecFixture implements AutoCloseable {
 
     /** Prepares a run with execution requested (the run stays creating until admitted). */
     UUID prepare(String profile) {
-        CreateResult r = new RunPreparation(control.jdbi(), storage)
-                .create(new CreateRequest(
-                        ProfileInput.inline(profile), dataset.uploadId(), Optional.of(UUID.randomUUID()), true));
+        CreateResult r = create(profile, UUID.randomUUID());
         control.jdbi()
                 .useHandle(h -> h.createUpdate("UPDATE run_plans SET execution_requested = true WHERE run_id = :r")
                         .bind("r", r.runId())
                         .execute());
         return r.runId();
+    }
+
+    /** {@code vigilo run create --prepare-only} with this run id (a first call or a repeat). */
+    CreateResult create(String profile, UUID runId) {
+        return new RunPreparation(control.jdbi(), storage)
+                .create(new CreateRequest(ProfileInput.inline(profile), dataset.uploadId(), Optional.of(runId), true));
     }
 
     UUID prepare() {

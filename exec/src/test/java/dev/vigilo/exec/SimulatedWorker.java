@@ -42,17 +42,20 @@ final class SimulatedWorker {
 
     /** Claims the next claimable chunk of the run in {@code alias}, by the routes active there now. */
     Optional<Held> claim(String alias) {
+        return claim(alias, -1, Duration.ofSeconds(60));
+    }
+
+    /** Claims a chunk of {@code shard} (any shard when negative) in {@code alias} for {@code lease}. */
+    Optional<Held> claim(String alias, int shard, Duration lease) {
         List<ChunkTables.Claimable> routes = placements
                 .control()
                 .withHandle(h -> RunRecords.routes(h, runId, "").stream()
-                        .filter(r -> r.active() && r.placement().equals(alias))
+                        .filter(r -> r.active() && r.placement().equals(alias) && (shard < 0 || r.shard() == shard))
                         .map(r -> new ChunkTables.Claimable(
                                 runId, r.shard(), r.dispatchCursor().orElse(0L)))
                         .toList());
         return LocalTransactions.inTransaction(
-                        placements.jdbi(alias),
-                        "claim",
-                        h -> ChunkTables.claim(h, routes, owner, Duration.ofSeconds(60)))
+                        placements.jdbi(alias), "claim", h -> ChunkTables.claim(h, routes, owner, lease))
                 .map(l -> new Held(alias, l));
     }
 
