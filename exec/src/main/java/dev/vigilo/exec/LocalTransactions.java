@@ -64,7 +64,12 @@ final class LocalTransactions {
                                 + " retried",
                         e);
             }
-            throw new UnavailableException(what + " failed: " + rootMessage(e), e);
+            throw new UnavailableException(
+                    what + " failed: " + rootMessage(e)
+                            + (connectionFailed(e)
+                                    ? "; check that the database is running and reachable, then repeat"
+                                    : ""),
+                    e);
         }
     }
 
@@ -81,6 +86,19 @@ final class LocalTransactions {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof java.sql.SQLException s
                     && ("57014".equals(s.getSQLState()) || "55P03".equals(s.getSQLState()))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether the database could not be reached (SQLState class 08, or the pool gave up waiting for it). */
+    private static boolean connectionFailed(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof java.sql.SQLTransientConnectionException
+                    || (t instanceof java.sql.SQLException s
+                            && s.getSQLState() != null
+                            && s.getSQLState().startsWith("08"))) {
                 return true;
             }
         }
