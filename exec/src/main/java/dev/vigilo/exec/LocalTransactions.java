@@ -92,13 +92,17 @@ final class LocalTransactions {
         return false;
     }
 
-    /** Whether the database could not be reached (SQLState class 08, or the pool gave up waiting for it). */
+    /**
+     * Whether the database could not be reached: SQLState class 08 (connection), 57P0x (the server is shutting down,
+     * restarting or not yet accepting connections), or the pool gave up waiting for a connection.
+     */
     private static boolean connectionFailed(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof java.sql.SQLTransientConnectionException
                     || (t instanceof java.sql.SQLException s
                             && s.getSQLState() != null
-                            && s.getSQLState().startsWith("08"))) {
+                            && (s.getSQLState().startsWith("08")
+                                    || s.getSQLState().startsWith("57P")))) {
                 return true;
             }
         }

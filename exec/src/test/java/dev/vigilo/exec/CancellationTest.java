@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.ConflictException;
+import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.plan.LeaseFencedException;
 import java.io.ByteArrayOutputStream;
@@ -153,6 +154,9 @@ class CancellationTest {
         assertThat(late.complete(held, receipt)).isEqualTo(ChunkTables.Completion.SHARD_CLOSED);
         assertThat(worker.claimAny()).isEmpty();
         assertThat(new Settlement(placements).settleIfComplete(run).outcome()).isEqualTo(Settlement.Outcome.NOT_ACTIVE);
+        assertThatThrownBy(() -> new ShardMover(placements).move(run, 0, ExecutionConfig.CONTROL))
+                .isInstanceOf(CancelledException.class)
+                .hasMessageContaining("was cancelled");
 
         // The ten committed chunks stay listed, exactly as executed; no case is invented for the rest.
         ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -196,6 +200,15 @@ class CancellationTest {
                 .hasMessageContaining("already settled")
                 .hasMessageContaining("nothing to cancel");
         assertThat(fx.runStatus(run)).isEqualTo("settled");
+        assertThatThrownBy(() -> new ShardMover(placements).move(run, 0, ExecutionConfig.CONTROL))
+                .isInstanceOf(ConflictException.class)
+                .hasMessageContaining("already settled");
+        assertThatThrownBy(() -> new ShardMover(placements).move(run, 0, "elsewhere"))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("\"elsewhere\" is not in this process's execution configuration");
+        assertThatThrownBy(() -> new ShardMover(placements).move(run, 128, ExecutionConfig.CONTROL))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("0..127");
         UUID unknown = UUID.randomUUID();
         assertThatThrownBy(() -> new RunCancellation(placements).cancel(unknown))
                 .isInstanceOf(NotFoundException.class)
