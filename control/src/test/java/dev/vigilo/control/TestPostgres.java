@@ -14,20 +14,76 @@ import java.util.UUID;
  * the JVM exits. Tests isolate themselves by asking for a fresh database each.
  *
  * <p>Shipped in the control module's test-jar for the other modules' tests:
- * {@code ControlDatabase.open(new ControlSettings.Jdbc(TestPostgres.newDatabaseUrl()))}.
+ * {@code ControlDatabase.open(new ControlSettings.Jdbc(TestPostgres.newDatabaseUrl()))}. Tests that need databases on
+ * independent servers (several execution databases) use {@link #newDatabaseUrl(int)}; tests that stop a server use a
+ * {@link #startPrivateServer() private} one, so no other test loses its databases.
  */
 public final class TestPostgres {
+    /** Shared servers a test may ask for: 0 (the default) and 1. */
+    public static final int SERVERS = 2;
 
     private TestPostgres() {}
 
     /**
-     * Creates an empty database with a unique name and returns its JDBC URL (user {@code postgres}, trust
-     * authentication, so no password).
+     * Creates an empty database with a unique name on the default server and returns its JDBC URL (user
+     * {@code postgres}, trust authentication, so no password).
      *
      * @throws IllegalStateException if the server cannot be started or the database cannot be created
      */
     public static String newDatabaseUrl() {
-        EmbeddedPostgres postgres = Holder.POSTGRES;
+        return newDatabaseUrl(0);
+    }
+
+    /**
+     * Like {@link #newDatabaseUrl()}, on shared server {@code server} (0 .. {@link #SERVERS} - 1): each is a separate
+     * PostgreSQL process with its own port and data directory, started on first use and stopped when the JVM exits.
+     */
+    public static String newDatabaseUrl(int server) {
+        return switch (server) {
+            case 0 -> createDatabase(Holder.POSTGRES);
+            case 1 -> createDatabase(Second.POSTGRES);
+            default -> throw new IllegalArgumentException("shared test servers are 0.." + (SERVERS - 1));
+        };
+    }
+
+    /**
+     * Starts a server of the caller's own, which the caller may stop (to test an unreachable database). Closing the
+     * returned handle stops the server and deletes its data.
+     */
+    public static PrivateServer startPrivateServer() {
+        return new PrivateServer(start());
+    }
+
+    /** A server owned by one test. */
+    public static final class PrivateServer implements AutoCloseable {
+        private final EmbeddedPostgres postgres;
+
+        private PrivateServer(EmbeddedPostgres postgres) {
+            this.postgres = postgres;
+        }
+
+        /** Creates an empty database on this server and returns its JDBC URL. */
+        public String newDatabaseUrl() {
+            return createDatabase(postgres);
+        }
+
+        /** The server's port (a closed port once stopped). */
+        public int port() {
+            return postgres.getPort();
+        }
+
+        /** Stops the server; connections to it fail from now on. Idempotent. */
+        @Override
+        public void close() {
+            try {
+                postgres.close();
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot stop the private test PostgreSQL server", e);
+            }
+        }
+    }
+
+    private static String createDatabase(EmbeddedPostgres postgres) {
         String name = "test_" + UUID.randomUUID().toString().replace("-", "");
         try (Connection connection = postgres.getPostgresDatabase().getConnection();
                 Statement statement = connection.createStatement()) {
@@ -39,17 +95,22 @@ public final class TestPostgres {
         return postgres.getJdbcUrl("postgres", name);
     }
 
+    private static EmbeddedPostgres start() {
+        try {
+            // zonky's own shutdown hook stops the server and deletes its temporary data directory.
+            return EmbeddedPostgres.builder().start();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start a test PostgreSQL server", e);
+        }
+    }
+
     /** Lazy, thread-safe, once per JVM: the class is initialized on first access to the field. */
     private static final class Holder {
         static final EmbeddedPostgres POSTGRES = start();
+    }
 
-        private static EmbeddedPostgres start() {
-            try {
-                // zonky's own shutdown hook stops the server and deletes its temporary data directory.
-                return EmbeddedPostgres.builder().start();
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot start the test PostgreSQL server", e);
-            }
-        }
+    /** The second shared server, likewise lazy. */
+    private static final class Second {
+        static final EmbeddedPostgres POSTGRES = start();
     }
 }

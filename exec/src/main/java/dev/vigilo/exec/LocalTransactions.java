@@ -7,6 +7,7 @@ import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.HandleCallback;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
+import org.jdbi.v3.core.transaction.TransactionIsolationLevel;
 
 /**
  * Bounded transactions on an execution database: each runs under an outer deadline that covers the pool wait, lock
@@ -29,15 +30,30 @@ final class LocalTransactions {
      * @throws CancelledException   when the thread was interrupted
      */
     static <T> T inTransaction(Jdbi jdbi, String what, HandleCallback<T, RuntimeException> callback) {
+        return run(jdbi, what, false, callback);
+    }
+
+    /**
+     * Like {@link #inTransaction}, as one {@code REPEATABLE READ} transaction: every statement of
+     * {@code callback} sees the same snapshot (sums and lists read by separate statements agree with each other).
+     */
+    static <T> T inSnapshot(Jdbi jdbi, String what, HandleCallback<T, RuntimeException> callback) {
+        return run(jdbi, what, true, callback);
+    }
+
+    private static <T> T run(Jdbi jdbi, String what, boolean snapshot, HandleCallback<T, RuntimeException> callback) {
         long deadline = System.nanoTime() + DEADLINE.toNanos();
         if (Thread.currentThread().isInterrupted()) {
             throw new CancelledException(what + " was cancelled");
         }
+        HandleCallback<T, RuntimeException> bounded = h -> {
+            bound(h, deadline);
+            return callback.withHandle(h);
+        };
         try {
-            return jdbi.inTransaction(h -> {
-                bound(h, deadline);
-                return callback.withHandle(h);
-            });
+            return snapshot
+                    ? jdbi.inTransaction(TransactionIsolationLevel.REPEATABLE_READ, bounded)
+                    : jdbi.inTransaction(bounded);
         } catch (JdbiException e) {
             if (Thread.currentThread().isInterrupted()) {
                 throw new CancelledException(what + " was cancelled; its transaction was rolled back", e);
@@ -48,7 +64,12 @@ final class LocalTransactions {
                                 + " retried",
                         e);
             }
-            throw new UnavailableException(what + " failed: " + rootMessage(e), e);
+            throw new UnavailableException(
+                    what + " failed: " + rootMessage(e)
+                            + (connectionFailed(e)
+                                    ? "; check that the database is running and reachable, then repeat"
+                                    : ""),
+                    e);
         }
     }
 
@@ -65,6 +86,23 @@ final class LocalTransactions {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof java.sql.SQLException s
                     && ("57014".equals(s.getSQLState()) || "55P03".equals(s.getSQLState()))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Whether the database could not be reached: SQLState class 08 (connection), 57P0x (the server is shutting down,
+     * restarting or not yet accepting connections), or the pool gave up waiting for a connection.
+     */
+    private static boolean connectionFailed(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof java.sql.SQLTransientConnectionException
+                    || (t instanceof java.sql.SQLException s
+                            && s.getSQLState() != null
+                            && (s.getSQLState().startsWith("08")
+                                    || s.getSQLState().startsWith("57P")))) {
                 return true;
             }
         }

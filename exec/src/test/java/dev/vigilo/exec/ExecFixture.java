@@ -10,14 +10,20 @@ import dev.vigilo.dataset.UploadRequest;
 import dev.vigilo.plan.CreateRequest;
 import dev.vigilo.plan.CreateResult;
 import dev.vigilo.plan.ProfileInput;
+import dev.vigilo.plan.PublishedPlan;
 import dev.vigilo.plan.RunPreparation;
+import dev.vigilo.storage.Deadline;
+import dev.vigilo.storage.ObjectKey;
+import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.ObjectStores;
+import dev.vigilo.storage.Sha256;
 import dev.vigilo.storage.StorageConfig;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -67,9 +73,7 @@ final class ExecFixture implements AutoCloseable {
 
     /** Prepares a run with execution requested (the run stays creating until admitted). */
     UUID prepare(String profile) {
-        CreateResult r = new RunPreparation(control.jdbi(), storage)
-                .create(new CreateRequest(
-                        ProfileInput.inline(profile), dataset.uploadId(), Optional.of(UUID.randomUUID()), true));
+        CreateResult r = create(profile, UUID.randomUUID());
         control.jdbi()
                 .useHandle(h -> h.createUpdate("UPDATE run_plans SET execution_requested = true WHERE run_id = :r")
                         .bind("r", r.runId())
@@ -77,8 +81,44 @@ final class ExecFixture implements AutoCloseable {
         return r.runId();
     }
 
+    /** {@code vigilo run create --prepare-only} with this run id (a first call or a repeat). */
+    CreateResult create(String profile, UUID runId) {
+        return new RunPreparation(control.jdbi(), storage)
+                .create(new CreateRequest(ProfileInput.inline(profile), dataset.uploadId(), Optional.of(runId), true));
+    }
+
     UUID prepare() {
         return prepare(PROFILE);
+    }
+
+    /** Freezes the run's placement list, as preparation does from the execution configuration. */
+    void placeOn(UUID run, ExecutionConfig config) {
+        control.jdbi()
+                .useHandle(h -> h.createUpdate("UPDATE run_plans SET initial_placement = :p WHERE run_id = :r")
+                        .bind("p", config.initialPlacement())
+                        .bind("r", run)
+                        .execute());
+    }
+
+    /** The run's published plan, read through its recorded root. */
+    PublishedPlan plan(UUID run) {
+        ObjectRef root = control.jdbi()
+                .withHandle(h -> h.createQuery(
+                                "SELECT root_key, root_length, root_sha256 FROM run_plans" + " WHERE run_id = :r")
+                        .bind("r", run)
+                        .map((rs, ctx) -> new ObjectRef(
+                                ObjectKey.of(rs.getString(1)), rs.getLong(2), Sha256.parseHex(rs.getString(3))))
+                        .one());
+        return PublishedPlan.open(run, root, store, Deadline.after(Duration.ofSeconds(30)));
+    }
+
+    /** Sets a column of the run row (tests that stage a status). */
+    void setRunStatus(UUID run, String status) {
+        control.jdbi()
+                .useHandle(h -> h.createUpdate("UPDATE runs SET status = :s WHERE run_id = :r")
+                        .bind("s", status)
+                        .bind("r", run)
+                        .execute());
     }
 
     String runStatus(UUID run) {
