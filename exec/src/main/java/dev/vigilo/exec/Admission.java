@@ -73,6 +73,7 @@ public final class Admission {
     private final Placements placements;
     private final StorageConfig storage;
     private final Jdbi control;
+    private final Duration lease;
     private final Hooks hooks;
 
     /** Test seams at admission's durable boundaries; production uses {@link #NONE}. */
@@ -85,13 +86,23 @@ public final class Admission {
     static final Hooks NONE = new Hooks() {};
 
     public Admission(Placements placements, StorageConfig storage) {
-        this(placements, storage, NONE);
+        this(placements, storage, AdmissionLease.DURATION, NONE);
+    }
+
+    /** As {@link #Admission(Placements, StorageConfig)} with a creation lease of {@code lease} (tests: seconds). */
+    public Admission(Placements placements, StorageConfig storage, Duration lease) {
+        this(placements, storage, lease, NONE);
     }
 
     Admission(Placements placements, StorageConfig storage, Hooks hooks) {
+        this(placements, storage, AdmissionLease.DURATION, hooks);
+    }
+
+    Admission(Placements placements, StorageConfig storage, Duration lease, Hooks hooks) {
         this.placements = Objects.requireNonNull(placements, "placements");
         this.storage = Objects.requireNonNull(storage, "storage");
         this.control = placements.control();
+        this.lease = Objects.requireNonNull(lease, "lease");
         this.hooks = hooks;
     }
 
@@ -107,7 +118,7 @@ public final class Admission {
      */
     public Result admit(UUID runId) {
         Objects.requireNonNull(runId, "runId");
-        AdmissionLease.Claim claim = AdmissionLease.claimForAdmission(control, runId);
+        AdmissionLease.Claim claim = AdmissionLease.claimForAdmission(control, runId, lease);
         if (claim instanceof AdmissionLease.NotCreating nc) {
             return new Result(runId, Outcome.NOT_CREATING, nc.status(), 0);
         }

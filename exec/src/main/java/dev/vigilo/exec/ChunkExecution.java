@@ -214,8 +214,7 @@ final class ChunkExecution implements ChunkExecutor {
         if (utf8.length <= Receipt.INLINE_OUTPUT_BYTES) {
             inline = Optional.of(output);
         } else {
-            ref = Optional.of(run.store()
-                    .create(Receipt.outputKey(run.runId(), sha), utf8, Deadline.after(READ)));
+            ref = Optional.of(run.store().create(Receipt.outputKey(run.runId(), sha), utf8, Deadline.after(READ)));
         }
         return new Receipt.CaseResult(
                 c.ordinal(),

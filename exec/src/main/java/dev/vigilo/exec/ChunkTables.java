@@ -94,14 +94,17 @@ final class ChunkTables {
     }
 
     /**
-     * Extends a held lease.
+     * Extends a held lease while its shard is open.
      *
-     * @return false when the lease is no longer this worker's (taken over, or the chunk ended)
+     * @return false when the lease is no longer this worker's (taken over, or the chunk ended), or the shard was
+     *     cancelled or moved away: the worker stops executing the chunk, whose result would not count
      */
     static boolean renew(Handle h, Lease l, Duration lease) {
-        return h.createUpdate("UPDATE exec_chunks SET lease_expires_at = clock_timestamp() + make_interval(secs => :s)"
-                                + " WHERE run_id = :r AND chunk_index = :c AND state = 'leased' AND lease_owner = :o"
-                                + " AND lease_generation = :g")
+        return h.createUpdate(
+                                "UPDATE exec_chunks c SET lease_expires_at = clock_timestamp() + make_interval(secs => :s)"
+                                        + " WHERE run_id = :r AND chunk_index = :c AND state = 'leased' AND lease_owner = :o"
+                                        + " AND lease_generation = :g AND EXISTS (SELECT 1 FROM exec_run_shards s"
+                                        + " WHERE s.run_id = c.run_id AND s.shard = c.shard AND s.state = 'open')")
                         .bind("s", (double) lease.toMillis() / 1000.0)
                         .bind("r", l.runId())
                         .bind("c", l.chunkIndex())

@@ -37,9 +37,9 @@ final class Coordinator {
 
     private record Deferral(long untilNanos, int failures) {}
 
-    Coordinator(Placements placements, StorageConfig storage, Worker.Listener listener) {
+    Coordinator(Placements placements, StorageConfig storage, Duration creationLease, Worker.Listener listener) {
         this.placements = placements;
-        this.admission = new Admission(placements, storage);
+        this.admission = new Admission(placements, storage, creationLease);
         this.settlement = new Settlement(placements);
         this.listener = listener;
     }
@@ -91,7 +91,10 @@ final class Coordinator {
                         "failing exhausted chunks in \"" + alias + "\"",
                         h -> ChunkTables.failExhausted(h, runs));
                 if (n > 0) {
-                    LOG.warn("{} chunk(s) in execution database \"{}\" gave up after {} attempts", n, alias,
+                    LOG.warn(
+                            "{} chunk(s) in execution database \"{}\" gave up after {} attempts",
+                            n,
+                            alias,
                             ChunkTables.MAX_ATTEMPTS);
                 }
             } catch (RuntimeException e) {

@@ -78,8 +78,8 @@ final class Routes {
 
     /** Dispatchable runs (pending or running), oldest first: candidates for settlement. */
     static List<UUID> dispatchable(Jdbi control) {
-        return control.withHandle(h -> h.createQuery("SELECT run_id FROM runs WHERE status IN ('pending', 'running')"
-                        + " ORDER BY created_at")
+        return control.withHandle(h -> h.createQuery(
+                        "SELECT run_id FROM runs WHERE status IN ('pending', 'running')" + " ORDER BY created_at")
                 .mapTo(UUID.class)
                 .list());
     }

@@ -72,7 +72,9 @@ final class RunContexts implements AutoCloseable {
         PublishedPlan plan = PublishedPlan.open(runId, snapshot.planRoot(), reader, Deadline.after(READ));
         JsonNode configuration = plan.configuration(Deadline.after(READ));
         List<String> evaluators = new ArrayList<>();
-        configuration.path("evaluator_plan").forEach(e -> evaluators.add(e.path("name").asText()));
+        configuration
+                .path("evaluator_plan")
+                .forEach(e -> evaluators.add(e.path("name").asText()));
         List<int[]> required = new ArrayList<>();
         for (RunSnapshot.Gate g : snapshot.gates()) {
             int[] idx = new int[g.requiredEvaluators().size()];
@@ -87,8 +89,8 @@ final class RunContexts implements AutoCloseable {
         }
         DatasetEntry dataset = new DatasetCatalog(placements.control())
                 .find(snapshot.datasetUploadId())
-                .orElseThrow(() -> new DamagedException("run " + runId + ": its dataset "
-                        + snapshot.datasetUploadId() + " is not in the catalog"));
+                .orElseThrow(() -> new DamagedException(
+                        "run " + runId + ": its dataset " + snapshot.datasetUploadId() + " is not in the catalog"));
         return new RunContext(runId, snapshot, configuration, evaluators, required, store, reader, dataset);
     }
 

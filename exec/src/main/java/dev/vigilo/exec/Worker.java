@@ -48,6 +48,7 @@ public final class Worker {
      * @param heartbeat    how often held leases are renewed (well below {@code lease})
      * @param poll         how long to wait before looking for work again when none was found
      * @param coordination how often to look for admissions to resume and runs to settle
+     * @param creationLease the creation lease a resumed admission holds (5 minutes; tests shorten it)
      */
     public record Options(
             int concurrency,
@@ -55,7 +56,8 @@ public final class Worker {
             Duration lease,
             Duration heartbeat,
             Duration poll,
-            Duration coordination) {
+            Duration coordination,
+            Duration creationLease) {
         public Options {
             if (concurrency < 1 || concurrency > 256) {
                 throw new IllegalArgumentException("concurrency must be in 1..256, got " + concurrency);
@@ -64,6 +66,7 @@ public final class Worker {
             Objects.requireNonNull(heartbeat, "heartbeat");
             Objects.requireNonNull(poll, "poll");
             Objects.requireNonNull(coordination, "coordination");
+            Objects.requireNonNull(creationLease, "creationLease");
         }
 
         /** Defaults: 60 s leases renewed every 15 s, 1 s polling, coordination every 5 s. */
@@ -74,7 +77,8 @@ public final class Worker {
                     Duration.ofSeconds(60),
                     Duration.ofSeconds(15),
                     Duration.ofSeconds(1),
-                    Duration.ofSeconds(5));
+                    Duration.ofSeconds(5),
+                    dev.vigilo.plan.AdmissionLease.DURATION);
         }
     }
 
@@ -121,7 +125,7 @@ public final class Worker {
         this.listener = Objects.requireNonNull(listener, "listener");
         this.contexts = new RunContexts(placements, storage);
         this.executor = new ChunkExecution(options.concurrency());
-        this.coordinator = new Coordinator(placements, storage, listener);
+        this.coordinator = new Coordinator(placements, storage, options.creationLease(), listener);
     }
 
     /** This worker's id: the lease owner recorded on the chunks it holds. */
@@ -147,7 +151,8 @@ public final class Worker {
             while (!stopping.get() && !Thread.currentThread().isInterrupted()) {
                 if (System.nanoTime() - nextCoordination >= 0) {
                     coordinator.coordinate();
-                    nextCoordination = System.nanoTime() + options.coordination().toNanos();
+                    nextCoordination =
+                            System.nanoTime() + options.coordination().toNanos();
                 }
                 if (held.size() < options.concurrency()) {
                     Optional<Claimed> c = claimOne();
@@ -276,7 +281,8 @@ public final class Worker {
                 case COMPLETED -> {
                     completed.incrementAndGet();
                     cases.addAndGet(receipt.cases().size());
-                    listener.chunkCompleted(lease.runId(), lease.chunkIndex(), receipt.cases().size());
+                    listener.chunkCompleted(
+                            lease.runId(), lease.chunkIndex(), receipt.cases().size());
                     coordinator.settleSoon(lease.runId());
                 }
                 case FENCED, SHARD_CLOSED -> {
@@ -320,8 +326,12 @@ public final class Worker {
             if (mine) {
                 requeued.incrementAndGet();
                 if (!cancelled) {
-                    LOG.warn("{} attempt {} failed, retried in {} s: {}", what, lease.attempts(),
-                            backoff.toSeconds(), message);
+                    LOG.warn(
+                            "{} attempt {} failed, retried in {} s: {}",
+                            what,
+                            lease.attempts(),
+                            backoff.toSeconds(),
+                            message);
                 }
             }
         } catch (RuntimeException again) {
@@ -381,8 +391,11 @@ public final class Worker {
                             "lease renewal",
                             tx -> ChunkTables.renew(tx, h.lease(), options.lease()));
                 } catch (RuntimeException e) {
-                    LOG.warn("cannot renew the lease of chunk {} of run {}: {}", h.lease().chunkIndex(),
-                            h.lease().runId(), e.getMessage());
+                    LOG.warn(
+                            "cannot renew the lease of chunk {} of run {}: {}",
+                            h.lease().chunkIndex(),
+                            h.lease().runId(),
+                            e.getMessage());
                     continue;
                 }
                 if (!mine) {
@@ -390,7 +403,8 @@ public final class Worker {
                     h.future().cancel(true);
                 }
             }
-            List<UUID> stopped = Routes.stopped(placements.control(), runs.stream().distinct().toList());
+            List<UUID> stopped = Routes.stopped(
+                    placements.control(), runs.stream().distinct().toList());
             for (Held h : held.values()) {
                 if (stopped.contains(h.lease().runId())) {
                     h.future().cancel(true);

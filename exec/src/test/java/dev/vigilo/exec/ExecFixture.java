@@ -40,6 +40,7 @@ final class ExecFixture implements AutoCloseable {
               - {name: math, required_evaluators: [exact, re], min_pass_rate: 0.5}
             """;
 
+    final String controlUrl;
     final ControlDatabase control;
     final Path storeRoot;
     final StorageConfig storage;
@@ -47,7 +48,8 @@ final class ExecFixture implements AutoCloseable {
     final DatasetEntry dataset;
 
     ExecFixture(Path dir, int cases) throws IOException {
-        control = ControlDatabase.open(new ControlSettings.Jdbc(TestPostgres.newDatabaseUrl()));
+        controlUrl = TestPostgres.newDatabaseUrl();
+        control = ControlDatabase.open(new ControlSettings.Jdbc(controlUrl));
         storeRoot = dir.resolve("objects");
         storage = StorageConfig.localDefault(storeRoot);
         store = ObjectStores.open(storage.defaultStore());

@@ -68,8 +68,7 @@ class WorkerTest {
                 gates:
                   - {name: all, required_evaluators: [exact], min_pass_rate: 0.7}
                   - {name: math, required_evaluators: [exact, re], min_pass_rate: 0.9}
-                """
-                .formatted(llm.chatUrl());
+                """.formatted(llm.chatUrl());
     }
 
     private Worker.Options fast(int concurrency) {
@@ -79,7 +78,8 @@ class WorkerTest {
                 Duration.ofSeconds(20),
                 Duration.ofSeconds(2),
                 Duration.ofMillis(100),
-                Duration.ofMillis(200));
+                Duration.ofMillis(200),
+                Duration.ofSeconds(5));
     }
 
     @Test
@@ -93,7 +93,12 @@ class WorkerTest {
 
         // Independent computation from the dataset's definition: case i is errored when i % 50 == 7, passes
         // exact when i % 5 != 0; "math" selects i % 3 == 0 and also requires digits only.
-        long allPassed = 0, allFailed = 0, allErrored = 0, mathPlanned = 0, mathPassed = 0, mathFailed = 0,
+        long allPassed = 0,
+                allFailed = 0,
+                allErrored = 0,
+                mathPlanned = 0,
+                mathPassed = 0,
+                mathFailed = 0,
                 mathErrored = 0;
         for (long i = 0; i < 3_000; i++) {
             boolean errored = i % 50 == 7;
@@ -168,7 +173,8 @@ class WorkerTest {
         ChunkTables.Completion c = jdbi.inTransaction(h -> ChunkTables.complete(
                 h, first, staleReceipt, new ChunkTables.Tallies(0, 0, new long[2], new long[2], new long[2])));
         assertThat(c).isEqualTo(ChunkTables.Completion.FENCED);
-        assertThat(ChunkTables.renew(jdbi.open(), first, Duration.ofSeconds(60))).isFalse();
+        assertThat(ChunkTables.renew(jdbi.open(), first, Duration.ofSeconds(60)))
+                .isFalse();
         // A real worker then finishes the run; the stale receipt is referenced by no row.
         jdbi.useHandle(h -> h.createUpdate("UPDATE exec_chunks SET lease_expires_at = now() - interval '1 second'"
                         + " WHERE run_id = :r AND chunk_index = :c")
@@ -177,12 +183,12 @@ class WorkerTest {
                 .execute());
         new Worker(placements, fx.storage, fast(4), Worker.Listener.NONE).run();
         assertThat(fx.runStatus(run)).isEqualTo("settled");
-        String key = jdbi.withHandle(h -> h.createQuery("SELECT receipt_key FROM exec_chunks WHERE run_id = :r"
-                        + " AND chunk_index = :c")
-                .bind("r", run)
-                .bind("c", first.chunkIndex())
-                .mapTo(String.class)
-                .one());
+        String key = jdbi.withHandle(
+                h -> h.createQuery("SELECT receipt_key FROM exec_chunks WHERE run_id = :r" + " AND chunk_index = :c")
+                        .bind("r", run)
+                        .bind("c", first.chunkIndex())
+                        .mapTo(String.class)
+                        .one());
         assertThat(key).isNotEqualTo(staleReceipt.key().value());
         assertThat(key).endsWith("-g" + (second.generation() + 1) + ".json");
     }
@@ -212,10 +218,11 @@ class WorkerTest {
         assertThat(reason).contains("chunk");
         long failed = placements
                 .jdbi(ExecutionConfig.CONTROL)
-                .withHandle(h -> h.createQuery("SELECT count(*) FROM exec_chunks WHERE run_id = :r AND state = 'failed'")
-                        .bind("r", run)
-                        .mapTo(Long.class)
-                        .one());
+                .withHandle(
+                        h -> h.createQuery("SELECT count(*) FROM exec_chunks WHERE run_id = :r AND state = 'failed'")
+                                .bind("r", run)
+                                .mapTo(Long.class)
+                                .one());
         assertThat(failed).isGreaterThanOrEqualTo(1);
     }
 
@@ -236,13 +243,12 @@ class WorkerTest {
         assertThat(all).containsEntry("passed_gate", false);
         String receiptKey = placements
                 .jdbi(ExecutionConfig.CONTROL)
-                .withHandle(h -> h.createQuery("SELECT receipt_key FROM exec_chunks WHERE run_id = :r AND"
-                                + " chunk_index = 0")
+                .withHandle(h -> h.createQuery(
+                                "SELECT receipt_key FROM exec_chunks WHERE run_id = :r AND" + " chunk_index = 0")
                         .bind("r", run)
                         .mapTo(String.class)
                         .one());
-        String receipt = new String(fx.store.read(
-                        refOf(receiptKey, run), Deadline.after(Duration.ofSeconds(10))));
+        String receipt = new String(fx.store.read(refOf(receiptKey, run), Deadline.after(Duration.ofSeconds(10))));
         assertThat(receipt).contains("\"type\":\"agent_not_found\"").contains("no-such-agent-here");
     }
 
@@ -253,8 +259,8 @@ class WorkerTest {
                                 + " run_id = :r AND receipt_key = :k")
                         .bind("r", run)
                         .bind("k", key)
-                        .map((rs, ctx) -> new ObjectRef(
-                                ObjectKey.of(key), rs.getLong(1), Sha256.parseHex(rs.getString(2))))
+                        .map((rs, ctx) ->
+                                new ObjectRef(ObjectKey.of(key), rs.getLong(1), Sha256.parseHex(rs.getString(2))))
                         .one());
     }
 
@@ -272,10 +278,11 @@ class WorkerTest {
         assertThat(t.isAlive()).isFalse();
         long leased = placements
                 .jdbi(ExecutionConfig.CONTROL)
-                .withHandle(h -> h.createQuery("SELECT count(*) FROM exec_chunks WHERE run_id = :r AND state = 'leased'")
-                        .bind("r", run)
-                        .mapTo(Long.class)
-                        .one());
+                .withHandle(
+                        h -> h.createQuery("SELECT count(*) FROM exec_chunks WHERE run_id = :r AND state = 'leased'")
+                                .bind("r", run)
+                                .mapTo(Long.class)
+                                .one());
         assertThat(leased).isZero();
         llm.answerWith(req -> OpenAiTestServer.Reply.content("1"));
         Worker.Report r = new Worker(placements, fx.storage, fast(4), Worker.Listener.NONE).run();

@@ -45,13 +45,15 @@ public final class AdmissionLease {
     private final UUID runId;
     private final UUID owner;
     private final PlanGeneration generation;
+    private final Duration duration;
     private long lastRenewNanos;
 
-    private AdmissionLease(Jdbi jdbi, UUID runId, UUID owner, PlanGeneration generation) {
+    private AdmissionLease(Jdbi jdbi, UUID runId, UUID owner, PlanGeneration generation, Duration duration) {
         this.jdbi = jdbi;
         this.runId = runId;
         this.owner = owner;
         this.generation = generation;
+        this.duration = duration;
         this.lastRenewNanos = System.nanoTime();
     }
 
@@ -72,8 +74,14 @@ public final class AdmissionLease {
      *                                  the plan is not ready or execution was not requested (nothing to admit yet)
      */
     public static Claim claimForAdmission(Jdbi jdbi, UUID runId) {
+        return claimForAdmission(jdbi, runId, DURATION);
+    }
+
+    /** As {@link #claimForAdmission(Jdbi, UUID)} with a lease of {@code duration} (tests use seconds). */
+    public static Claim claimForAdmission(Jdbi jdbi, UUID runId, Duration duration) {
         Objects.requireNonNull(jdbi, "jdbi");
         Objects.requireNonNull(runId, "runId");
+        Objects.requireNonNull(duration, "duration");
         UUID owner = UUID.randomUUID();
         return jdbi.inTransaction(h -> {
             Optional<Map<String, Object>> row = h.createQuery("SELECT r.status, r.creation_owner,"
@@ -115,14 +123,14 @@ public final class AdmissionLease {
             h.createUpdate("UPDATE runs SET creation_owner = :o, creation_lease_expires_at = clock_timestamp()"
                             + " + make_interval(secs => :s), updated_at = now() WHERE run_id = :r")
                     .bind("o", owner)
-                    .bind("s", (double) DURATION.toSeconds())
+                    .bind("s", duration.toMillis() / 1000.0)
                     .bind("r", runId)
                     .execute();
             h.createUpdate("UPDATE run_plans SET plan_generation = :g WHERE run_id = :r")
                     .bind("g", gen)
                     .bind("r", runId)
                     .execute();
-            AdmissionLease lease = new AdmissionLease(jdbi, runId, owner, new PlanGeneration(gen));
+            AdmissionLease lease = new AdmissionLease(jdbi, runId, owner, new PlanGeneration(gen), duration);
             ObjectRef root = new ObjectRef(
                     ObjectKey.of((String) m.get("root_key")),
                     ((Number) m.get("root_length")).longValue(),
@@ -181,7 +189,7 @@ public final class AdmissionLease {
         }
         h.createUpdate("UPDATE runs SET creation_lease_expires_at = clock_timestamp() + make_interval(secs => :s)"
                         + " WHERE run_id = :r")
-                .bind("s", (double) DURATION.toSeconds())
+                .bind("s", duration.toMillis() / 1000.0)
                 .bind("r", runId)
                 .execute();
         lastRenewNanos = System.nanoTime();

@@ -1,0 +1,43 @@
+package dev.vigilo.exec;
+
+import dev.vigilo.control.ControlDatabase;
+import dev.vigilo.control.ControlSettings;
+import dev.vigilo.storage.StorageConfig;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.UUID;
+
+/**
+ * A child process for crash tests: {@code worker CONTROL_URL STORE_ROOT EXEC_CONFIG CONCURRENCY LEASE_MS} runs a
+ * worker until no work is left; {@code admit CONTROL_URL STORE_ROOT EXEC_CONFIG RUN_ID LEASE_MS} admits one run.
+ * Exits 0 when done; tests kill it with SIGKILL at random points.
+ */
+public final class ExecMain {
+    private ExecMain() {}
+
+    public static void main(String[] args) throws Exception {
+        String mode = args[0];
+        try (ControlDatabase control = ControlDatabase.open(new ControlSettings.Jdbc(args[1]));
+                Placements placements = Placements.open(control, ExecutionConfig.parse(Path.of(args[3])))) {
+            StorageConfig storage = StorageConfig.localDefault(Path.of(args[2]));
+            if (mode.equals("worker")) {
+                Duration lease = Duration.ofMillis(Long.parseLong(args[5]));
+                Worker.Options options = new Worker.Options(
+                        Integer.parseInt(args[4]),
+                        true,
+                        lease,
+                        lease.dividedBy(4),
+                        Duration.ofMillis(100),
+                        Duration.ofMillis(300),
+                        lease);
+                Worker.Report r = new Worker(placements, storage, options, Worker.Listener.NONE).run();
+                System.out.println("done " + r);
+            } else {
+                Admission.Result r = new Admission(placements, storage, Duration.ofMillis(Long.parseLong(args[5])))
+                        .admit(UUID.fromString(args[4]));
+                System.out.println("admitted " + r);
+            }
+        }
+        System.exit(0);
+    }
+}
