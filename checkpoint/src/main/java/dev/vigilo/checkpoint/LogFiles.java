@@ -1,5 +1,6 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.common.errors.UnavailableException;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
@@ -73,7 +74,7 @@ interface LogFiles extends AutoCloseable {
             try (Stream<Path> s = Files.list(d)) {
                 return s.map(p -> p.getFileName().toString()).sorted().toList();
             } catch (IOException e) {
-                throw new LogIoException("cannot list " + d, e);
+                throw new UnavailableException("cannot list " + d, e);
             }
         }
 
@@ -84,7 +85,7 @@ interface LogFiles extends AutoCloseable {
             } catch (NoSuchFileException e) {
                 return Optional.empty();
             } catch (IOException e) {
-                throw new LogIoException("cannot read " + root.resolve(path), e);
+                throw new UnavailableException("cannot read " + root.resolve(path), e);
             }
         }
 
@@ -93,7 +94,7 @@ interface LogFiles extends AutoCloseable {
             try {
                 Files.deleteIfExists(root.resolve(path));
             } catch (IOException e) {
-                throw new LogIoException("cannot delete " + root.resolve(path), e);
+                throw new UnavailableException("cannot delete " + root.resolve(path), e);
             }
         }
 
@@ -107,7 +108,7 @@ interface LogFiles extends AutoCloseable {
             } catch (NoSuchFileException gone) {
                 return;
             } catch (IOException e) {
-                throw new LogIoException("cannot list " + d, e);
+                throw new UnavailableException("cannot list " + d, e);
             }
             // Deepest first, so every directory is empty when its turn comes.
             all.sort(java.util.Comparator.comparingInt(Path::getNameCount).reversed());
@@ -117,7 +118,7 @@ interface LogFiles extends AutoCloseable {
                     Files.deleteIfExists(p);
                     if (file) afterEach.accept(root.relativize(p).toString().replace('\\', '/'));
                 } catch (IOException e) {
-                    throw new LogIoException("cannot delete " + p, e);
+                    throw new UnavailableException("cannot delete " + p, e);
                 }
             }
         }
@@ -167,8 +168,8 @@ interface LogFiles extends AutoCloseable {
             return prefix + "/" + path;
         }
 
-        private LogIoException failure(String verb, String key, String detail, Exception cause) {
-            return new LogIoException("cannot " + verb + " s3://" + bucket + "/" + key + ": " + detail, cause);
+        private UnavailableException failure(String verb, String key, String detail, Exception cause) {
+            return new UnavailableException("cannot " + verb + " s3://" + bucket + "/" + key + ": " + detail, cause);
         }
 
         @Override

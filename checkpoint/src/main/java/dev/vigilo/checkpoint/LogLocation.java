@@ -1,10 +1,12 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.errors.Secrets;
+import dev.vigilo.common.input.Names;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
-import java.util.regex.Pattern;
 
 /**
  * Where one experiment's log lives: {@code
@@ -16,8 +18,6 @@ import java.util.regex.Pattern;
  * a dot.
  */
 public record LogLocation(String root, String pipeline, String experiment, Map<String, String> storageOptions) {
-    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}");
-
     public LogLocation {
         Objects.requireNonNull(root, "root");
         checkName("pipeline", pipeline);
@@ -26,10 +26,10 @@ public record LogLocation(String root, String pipeline, String experiment, Map<S
         if (root.startsWith("s3://")) {
             root = root.replaceAll("/+$", "");
             if (root.length() <= "s3://".length())
-                throw new IllegalArgumentException("durable root '" + root + "' names no bucket");
+                throw new InvalidInputException("durable root '" + root + "' names no bucket; use s3://bucket/prefix");
         } else if (root.contains("://")) {
-            throw new IllegalArgumentException(
-                    "durable root '" + root + "' is neither a local directory nor s3://bucket/prefix");
+            throw new InvalidInputException("durable root '" + Secrets.mask(root)
+                    + "' is neither a local directory nor s3://bucket/prefix; check --durable-root");
         } else {
             root = Path.of(root).toAbsolutePath().normalize().toString();
         }
@@ -68,13 +68,7 @@ public record LogLocation(String root, String pipeline, String experiment, Map<S
 
     private static void checkName(String what, String name) {
         Objects.requireNonNull(name, what);
-        if (!NAME.matcher(name).matches()) {
-            throw new IllegalArgumentException(what
-                    + " name '"
-                    + name
-                    + "' is invalid: use 1-128 characters of "
-                    + "letters, digits, '.', '_' or '-', not starting with '.'");
-        }
+        Names.segment(name, what + " name");
     }
 
     /** Whether the root is a local directory. */

@@ -2,6 +2,10 @@ package dev.vigilo.checkpoint;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.vigilo.common.errors.DamagedException;
+import dev.vigilo.common.errors.FencedException;
+import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.common.errors.VigiloException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -99,10 +103,10 @@ final class S3Lease implements Election {
             return Optional.empty();
         } catch (java.io.IOException e) {
             // S3 PUTs are atomic, so this is a foreign object at our key: refuse rather than guess.
-            throw new LogFormatException(
+            throw new DamagedException(
                     "maintenance lease s3://" + bucket + "/" + key + " is not a lease record: " + e.getMessage());
         } catch (SdkException e) {
-            throw new LogIoException(
+            throw new UnavailableException(
                     "cannot read maintenance lease s3://" + bucket + "/" + key + ": " + e.getMessage(), e);
         }
     }
@@ -131,10 +135,10 @@ final class S3Lease implements Election {
             // 412: the condition failed (someone else holds or changed the lease); 409: a
             // concurrent conditional write.
             if (e.statusCode() == 412 || e.statusCode() == 409) return Optional.empty();
-            throw new LogIoException(
+            throw new UnavailableException(
                     "cannot write maintenance lease s3://" + bucket + "/" + key + ": " + e.getMessage(), e);
         } catch (SdkException e) {
-            throw new LogIoException(
+            throw new UnavailableException(
                     "cannot write maintenance lease s3://" + bucket + "/" + key + ": " + e.getMessage(), e);
         }
     }
@@ -148,7 +152,7 @@ final class S3Lease implements Election {
     public void confirm() {
         Optional<String> renewed = put(etag, System.currentTimeMillis() + ttl.toMillis());
         if (renewed.isEmpty()) {
-            throw new MaintenanceRoleLostException("maintenance lease s3://"
+            throw new FencedException("maintenance lease s3://"
                     + bucket
                     + "/"
                     + key
@@ -165,7 +169,7 @@ final class S3Lease implements Election {
             // Expire it rather than delete it: the overwrite is conditional on our ETag, a delete
             // would not be everywhere.
             put(etag, 0);
-        } catch (CheckpointException e) {
+        } catch (VigiloException e) {
             LOG.warn("releasing maintenance lease failed (it expires by itself): {}", e.getMessage());
         } finally {
             client.close();

@@ -43,6 +43,16 @@ final class DatagenCommand implements Runnable {
                 description = "A local directory or s3://bucket/prefix (S3 settings from AWS_* variables). "
                         + "Default: VIGILO_HOME.")
         String durableRoot;
+
+        /** The pipeline's name, checked (exit 3 for a name that is not a path segment). */
+        String pipeline() {
+            return CommandSupport.segmentName(pipeline, "--pipeline");
+        }
+
+        /** The experiment's name, checked likewise. */
+        String experiment() {
+            return CommandSupport.segmentName(experiment, "--experiment");
+        }
     }
 
     /** {@code --durable-root}, else Vigilo home. */

@@ -1,5 +1,7 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.common.errors.FencedException;
+import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.datagen.ExperimentStatus;
 import dev.vigilo.datagen.PipelineParser;
 import dev.vigilo.datagen.PipelineRunner;
@@ -49,23 +51,38 @@ final class DatagenRunCommand implements Callable<Integer> {
             description = "Items processed at once (default ${DEFAULT-VALUE}).")
     int workers;
 
+    /** More workers than this only multiply threads; the checkpoint log is the bottleneck well before. */
+    private static final int MAX_WORKERS = 1024;
+
     @Override
     public Integer call() {
-        if (workers < 1) {
-            throw new InvalidArgumentException("--workers must be at least 1, got " + workers);
+        if (workers < 1 || workers > MAX_WORKERS) {
+            throw new InvalidInputException("--workers must be between 1 and " + MAX_WORKERS + ", got " + workers
+                    + "; for example --workers 4");
         }
+        CommandSupport.segmentName(experiment, "--experiment");
         PipelineSpec spec = PipelineParser.parse(pipeline);
         PrintWriter out = CommandSupport.out(this.spec);
         boolean terminal = System.console() != null;
         PrintStream progress = new PrintStream(new WriterStream(out), true, StandardCharsets.UTF_8);
-        ExperimentStatus status = PipelineRunner.run(
-                spec,
-                new PipelineRunner.Options(
-                        DatagenCommand.durableRoot(durableRoot, CommandSupport.root(this.spec)),
-                        experiment,
-                        workers,
-                        progress,
-                        terminal));
+        ExperimentStatus status;
+        try {
+            status = PipelineRunner.run(
+                    spec,
+                    new PipelineRunner.Options(
+                            DatagenCommand.durableRoot(durableRoot, CommandSupport.root(this.spec)),
+                            experiment,
+                            workers,
+                            progress,
+                            terminal));
+        } catch (FencedException e) {
+            // One writer per experiment: a second run took the checkpoint log over and this one must stop.
+            throw new FencedException(
+                    "another run of experiment " + experiment + " of pipeline " + spec.name()
+                            + " took over its checkpoint log, so this run stopped (what it completed is kept); let"
+                            + " the other run finish, or stop it and run this command again to resume",
+                    e);
+        }
         progress.flush();
         out.println(status.toJson());
         return status.failed() > 0 ? ExitCode.FAILED : ExitCode.OK;

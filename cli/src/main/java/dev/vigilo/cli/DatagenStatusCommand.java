@@ -32,8 +32,8 @@ final class DatagenStatusCommand implements Callable<Integer> {
     public Integer call() {
         ExperimentStatus s = Experiments.status(
                 DatagenCommand.durableRoot(experiment.durableRoot, CommandSupport.root(spec)),
-                experiment.pipeline,
-                experiment.experiment);
+                experiment.pipeline(),
+                experiment.experiment());
         PrintWriter out = CommandSupport.out(spec);
         if (json) {
             out.println(s.toJson());

@@ -1,5 +1,6 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.plan.RunStatus;
 import dev.vigilo.plan.RunStatusReader;
 import java.io.PrintWriter;
@@ -36,8 +37,18 @@ final class RunWatchCommand implements Callable<Integer> {
             description = "Seconds between polls (default ${DEFAULT-VALUE}).")
     double intervalSeconds;
 
+    /** At least 10 ms and at most a day: 0, negatives and NaN would spin or never poll. */
+    private Duration interval() {
+        if (!(intervalSeconds >= 0.01 && intervalSeconds <= 86_400)) {
+            throw new InvalidInputException("--interval must be between 0.01 and 86400 seconds, got " + intervalSeconds
+                    + "; for example --interval 1");
+        }
+        return Duration.ofMillis(Math.round(intervalSeconds * 1000));
+    }
+
     @Override
     public Integer call() {
+        Duration interval = interval();
         PrintWriter out = CommandSupport.out(spec);
         boolean terminal = System.console() != null;
         String[] last = {""};
@@ -45,21 +56,20 @@ final class RunWatchCommand implements Callable<Integer> {
             RunStatusReader reader = new RunStatusReader(connections.control().jdbi());
             RunStatus end;
             try {
-                end = reader.watch(
-                        RunCreateCommand.runId(runId), Duration.ofMillis((long) (intervalSeconds * 1000)), s -> {
-                            String json = s.toJson();
-                            if (json.equals(last[0])) {
-                                return;
-                            }
-                            last[0] = json;
-                            if (terminal) {
-                                out.print("\033[H\033[2J");
-                                RunStatusCommand.print(out, s);
-                            } else {
-                                out.println(json);
-                            }
-                            out.flush();
-                        });
+                end = reader.watch(CommandSupport.runId(runId, "RUN_ID"), interval, s -> {
+                    String json = s.toJson();
+                    if (json.equals(last[0])) {
+                        return;
+                    }
+                    last[0] = json;
+                    if (terminal) {
+                        out.print("\033[H\033[2J");
+                        RunStatusCommand.print(out, s);
+                    } else {
+                        out.println(json);
+                    }
+                    out.flush();
+                });
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return ExitCode.INTERRUPTED;

@@ -15,6 +15,7 @@ import dev.vigilo.checkpoint.LogWriter;
 import dev.vigilo.checkpoint.StepRef;
 import dev.vigilo.checkpoint.Terminal;
 import dev.vigilo.checkpoint.WriterOptions;
+import dev.vigilo.common.errors.CancelledException;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -96,7 +97,7 @@ public final class PipelineRunner {
      *
      * @throws PipelineDefinitionException the seed input is invalid (FILE:LINE:COLUMN); nothing was
      *     written
-     * @throws dev.vigilo.checkpoint.CheckpointException the log failed (e.g. another run of the
+     * @throws dev.vigilo.common.errors.VigiloException the log failed (e.g. another run of the
      *     experiment fenced us)
      */
     public static ExperimentStatus run(PipelineSpec spec, Options opts) {
@@ -270,7 +271,7 @@ public final class PipelineRunner {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new DatagenException("interrupted", e);
+            throw new CancelledException("interrupted", e);
         } finally {
             pool.shutdownNow();
             try {

@@ -1,5 +1,6 @@
 package dev.vigilo.dataset;
 
+import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectIntegrityException;
 import dev.vigilo.storage.ObjectNotFoundException;
@@ -33,13 +34,13 @@ public final class DatasetReader {
     }
 
     /**
-     * @throws DatasetException when {@code store} is not the store the dataset was written to
+     * @throws InvalidInputException when {@code store} is not the store the dataset was written to
      */
     public static DatasetReader open(DatasetEntry entry, ObjectStore store) {
         Objects.requireNonNull(entry, "entry");
         Objects.requireNonNull(store, "store");
         if (!store.binding().equals(entry.storage())) {
-            throw new DatasetException("dataset " + entry.uploadId() + " is stored in " + entry.storage()
+            throw new InvalidInputException("dataset " + entry.uploadId() + " is stored in " + entry.storage()
                     + ", but the configured store is " + store.binding()
                     + "; point --storage-config at a configuration with a store bound to " + entry.storage());
         }

@@ -1,5 +1,6 @@
 package dev.vigilo.dataset;
 
+import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
 import java.util.ArrayList;
@@ -34,7 +35,7 @@ final class IndexBuilder {
 
     private void add(int level, IndexEntry entry) {
         if (level >= DatasetLimits.MAX_INDEX_LEVELS) {
-            throw new DatasetException("the dataset needs more than " + DatasetLimits.MAX_INDEX_LEVELS
+            throw new InvalidInputException("the dataset needs more than " + DatasetLimits.MAX_INDEX_LEVELS
                     + " index levels; split it into several datasets");
         }
         while (open.size() <= level) {
