@@ -24,12 +24,12 @@ final class CommandSupport {
 
     /** An upload id as typed: canonical or refused (exit 3). */
     static UUID uploadId(String text, String what) {
-        return Ids.uuid(text, what, "see `vigilo dataset list` for upload ids");
+        return Ids.uuid(text, what, "upload id", "see `vigilo dataset list` for upload ids");
     }
 
     /** A run id as typed: canonical or refused (exit 3). */
     static UUID runId(String text, String what) {
-        return Ids.uuid(text, what, "`vigilo run create` prints the run id");
+        return Ids.uuid(text, what, "run id", "`vigilo run create` prints the run id");
     }
 
     /** A path-segment name (pipeline, experiment) as typed, or refused (exit 3). */

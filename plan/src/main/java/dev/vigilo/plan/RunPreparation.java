@@ -181,13 +181,15 @@ public final class RunPreparation {
                 e);
     }
 
+    /** The innermost SQL exception's first line: the driver's own words, not the pool's wrapper or the SQL. */
     private static String driverMessage(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
+        String message = null;
+        for (Throwable t = e; t != null && t.getCause() != t; t = t.getCause()) {
             if (t instanceof java.sql.SQLException sql && sql.getMessage() != null) {
-                return sql.getMessage().lines().findFirst().orElse("").strip();
+                message = sql.getMessage().lines().findFirst().orElse("").strip();
             }
         }
-        return e.getClass().getSimpleName();
+        return message != null ? message : "connection lost";
     }
 
     private CreateResult run(

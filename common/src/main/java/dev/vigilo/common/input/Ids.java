@@ -20,19 +20,25 @@ public final class Ids {
     /**
      * The UUID {@code text} spells canonically.
      *
-     * @param what  what the id names, with where it came from, for the message (e.g. {@code "--run-id"})
+     * @param where where the id came from, for the message (e.g. {@code "--run-id"})
+     * @param noun  what the id names, for the message (e.g. {@code "run id"})
      * @param hint  what to do, for the message (e.g. {@code "see `vigilo dataset list`"})
      * @throws InvalidInputException when {@code text} is not a canonical, non-nil UUID
      */
-    public static UUID uuid(String text, String what, String hint) {
+    public static UUID uuid(String text, String where, String noun, String hint) {
         if (text == null || !CANONICAL.matcher(text).matches()) {
-            throw new InvalidInputException(what + ": " + Names.quote(text)
-                    + " is not an id: expected a lowercase UUID such as 3f2b6c1e-8d4a-4e7b-9c0d-1a2b3c4d5e6f; " + hint);
+            throw new InvalidInputException(
+                    where + ": " + Names.quote(text) + " is not a" + (startsWithVowel(noun) ? "n " : " ") + noun
+                            + ": expected a lowercase UUID such as 3f2b6c1e-8d4a-4e7b-9c0d-1a2b3c4d5e6f; " + hint);
         }
         UUID id = UUID.fromString(text);
         if (id.equals(NIL)) {
-            throw new InvalidInputException(what + ": the nil UUID names nothing; " + hint);
+            throw new InvalidInputException(where + ": the nil UUID is not a valid " + noun + "; " + hint);
         }
         return id;
+    }
+
+    private static boolean startsWithVowel(String noun) {
+        return !noun.isEmpty() && "aeiou".indexOf(Character.toLowerCase(noun.charAt(0))) >= 0;
     }
 }

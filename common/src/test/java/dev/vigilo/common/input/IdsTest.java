@@ -12,10 +12,11 @@ class IdsTest {
     void everyPrintedIdParsesBackToItself() {
         for (int i = 0; i < 200; i++) {
             UUID id = UUID.randomUUID();
-            assertThat(Ids.uuid(id.toString(), "--run-id", "check it")).isEqualTo(id);
+            assertThat(Ids.uuid(id.toString(), "--run-id", "run id", "check it"))
+                    .isEqualTo(id);
         }
         UUID edge = new UUID(-1, 1);
-        assertThat(Ids.uuid(edge.toString(), "--run-id", "check it")).isEqualTo(edge);
+        assertThat(Ids.uuid(edge.toString(), "--run-id", "run id", "check it")).isEqualTo(edge);
     }
 
     @Test
@@ -30,11 +31,11 @@ class IdsTest {
             "",
             "not-a-uuid\u001b[31m"
         }) {
-            assertThatThrownBy(() -> Ids.uuid(text, "--upload-id", "see `vigilo dataset list`"))
+            assertThatThrownBy(() -> Ids.uuid(text, "--upload-id", "upload id", "see `vigilo dataset list`"))
                     .as(text)
                     .isInstanceOf(InvalidInputException.class)
                     .hasMessageStartingWith("--upload-id: ")
-                    .hasMessageContaining("expected a lowercase UUID")
+                    .hasMessageContaining("is not an upload id: expected a lowercase UUID")
                     .hasMessageEndingWith("see `vigilo dataset list`")
                     .hasMessageNotContaining("\u001b");
         }
@@ -42,8 +43,8 @@ class IdsTest {
 
     @Test
     void theNilUuidIsRefused() {
-        assertThatThrownBy(() -> Ids.uuid("00000000-0000-0000-0000-000000000000", "RUN_ID", "check it"))
+        assertThatThrownBy(() -> Ids.uuid("00000000-0000-0000-0000-000000000000", "RUN_ID", "run id", "check it"))
                 .isInstanceOf(InvalidInputException.class)
-                .hasMessage("RUN_ID: the nil UUID names nothing; check it");
+                .hasMessage("RUN_ID: the nil UUID is not a valid run id; check it");
     }
 }
