@@ -154,4 +154,60 @@ class BadInputCliTest {
             assertThat(line).contains("--interval must be between 0.01 and 86400 seconds");
         }
     }
+
+    @Test
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
+    void aSecondRunOfAnExperimentSaysItTookOverTheFirst() throws Exception {
+        Path dir = Files.createDirectories(home.resolve("slow"));
+        StringBuilder seeds = new StringBuilder();
+        for (int i = 0; i < 40; i++) {
+            seeds.append("{\"id\":\"s").append(i).append("\"}\n");
+        }
+        Files.writeString(dir.resolve("seeds.jsonl"), seeds.toString());
+        Path pipeline = Files.writeString(dir.resolve("slow.yaml"), """
+                name: slow
+                input: seeds.jsonl
+                id_field: id
+                steps:
+                  - name: wait
+                    kind: command
+                    command: |
+                      cat > /dev/null
+                      sleep 0.2
+                      echo '{"done": true}'
+                """);
+        String[] run = {
+            "datagen",
+            "run",
+            pipeline.toString(),
+            "--experiment",
+            "twice",
+            "--durable-root",
+            dir.toString(),
+            "--workers",
+            "1"
+        };
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            java.util.concurrent.Future<CliRunner.Result> first = pool.submit(() -> cli.run(run));
+            // Start the second run once the first one is writing its log.
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (!Files.isDirectory(dir.resolve("datagen_checkpoints/slow/twice/log.lance"))
+                    && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            Thread.sleep(1500);
+            assertThat(first.isDone()).as("the first run is still running").isFalse();
+            java.util.concurrent.Future<CliRunner.Result> second = pool.submit(() -> cli.run(run));
+            CliRunner.Result fenced = first.get(120, TimeUnit.SECONDS);
+            String line = oneLine(fenced, ExitCode.CONFLICT);
+            assertThat(line)
+                    .contains("another run of experiment twice of pipeline slow took over its checkpoint log")
+                    .contains("run this command again to resume");
+            CliRunner.Result winner = second.get(120, TimeUnit.SECONDS);
+            assertThat(winner.exitCode()).as(winner.err()).isZero();
+        } finally {
+            pool.shutdownNow();
+        }
+    }
 }

@@ -83,6 +83,7 @@ class CliSurfaceTest {
         NAME,
         PATH,
         OUT,
+        DURABLE_ROOT,
         NUMBER,
         TEXT,
         FLAG
@@ -97,6 +98,9 @@ class CliSurfaceTest {
         }
         if (names.contains("--out")) {
             return Kind.OUT;
+        }
+        if (names.contains("--durable-root")) {
+            return Kind.DURABLE_ROOT;
         }
         if (type == Path.class) {
             return Kind.PATH;
@@ -131,6 +135,7 @@ class CliSurfaceTest {
             case NAME -> "surface";
             case PATH -> garbage.toString();
             case OUT -> home.resolve("out-" + (outputs++) + ".jsonl").toString();
+            case DURABLE_ROOT -> home.resolve("durable").toString();
             case NUMBER -> "1";
             case TEXT -> "x";
             case FLAG -> "";
@@ -149,6 +154,7 @@ class CliSurfaceTest {
             case NAME -> List.of("../ref", ".hidden", "a\nb\u001b[31m", "");
             case PATH -> List.of(missing.toString(), directory.toString(), garbage.toString(), "");
             case OUT -> List.of(missing.toString(), directory.toString(), garbage.toString());
+            case DURABLE_ROOT -> List.of(garbage.toString(), "s3://", "ftp://u:" + SECRET + "@h/p");
             case NUMBER -> List.of("0", "-1", "abc");
             case TEXT -> List.of("", "{{{", "\u0000");
             case FLAG -> List.of();

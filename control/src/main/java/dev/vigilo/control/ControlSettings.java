@@ -36,12 +36,28 @@ public sealed interface ControlSettings {
             }
             // The driver's own parser: user:password@host (which it does not support) and bad ports fail here,
             // before any connection attempt, rather than as an unreachable server.
-            if (org.postgresql.Driver.parseURL(url, null) == null) {
+            if (org.postgresql.Driver.parseURL(url, null) == null || hasUserInfo(url)) {
                 throw new InvalidInputException("The control database URL '" + Secrets.mask(url)
                         + "' is malformed: expected " + EXPECTED
                         + " (credentials go in the user and password parameters, not before the host)"
                         + "; check --control-db / VIGILO_CONTROL_DB");
             }
+        }
+
+        /** {@code //user[:password]@host}: the driver would take it all for a host name. */
+        private static boolean hasUserInfo(String url) {
+            String rest = url.substring("jdbc:postgresql:".length());
+            if (!rest.startsWith("//")) {
+                return false;
+            }
+            int end = rest.length();
+            for (char c : new char[] {'/', '?'}) {
+                int at = rest.indexOf(c, 2);
+                if (at >= 0 && at < end) {
+                    end = at;
+                }
+            }
+            return rest.substring(2, end).contains("@");
         }
 
         @Override

@@ -248,13 +248,11 @@ public final class PipelineParser {
 
     /** One line: the YAML parser's problem at its 1-based line and column, without its multi-line context. */
     private PipelineDefinitionException syntaxError(JsonProcessingException e) {
+        String problem = e.getOriginalMessage();
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof org.yaml.snakeyaml.error.MarkedYAMLException marked && marked.getProblemMark() != null) {
-                return new PipelineDefinitionException(
-                        file,
-                        marked.getProblemMark().getLine() + 1,
-                        marked.getProblemMark().getColumn() + 1,
-                        "invalid YAML: " + firstLine(marked.getProblem()) + "; fix the syntax");
+            if (t instanceof org.yaml.snakeyaml.error.MarkedYAMLException marked && marked.getProblem() != null) {
+                problem = marked.getProblem();
+                break;
             }
         }
         JsonLocation l = e.getLocation();
@@ -262,7 +260,7 @@ public final class PipelineParser {
                 file,
                 l == null ? 0 : l.getLineNr(),
                 l == null ? 0 : l.getColumnNr(),
-                "invalid YAML: " + firstLine(e.getOriginalMessage()) + "; fix the syntax");
+                "invalid YAML: " + firstLine(problem) + "; fix the syntax");
     }
 
     private static String firstLine(String text) {

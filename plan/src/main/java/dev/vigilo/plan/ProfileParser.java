@@ -139,19 +139,21 @@ public final class ProfileParser {
         String problem = null;
         int line = 0;
         int column = 0;
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof MarkedYAMLException marked && marked.getProblemMark() != null) {
-                problem = marked.getProblem();
-                line = marked.getProblemMark().getLine() + 1;
-                column = marked.getProblemMark().getColumn() + 1;
-                break;
-            }
-        }
-        if (problem == null && e instanceof JsonProcessingException j) {
+        if (e instanceof JsonProcessingException j) {
             problem = j.getOriginalMessage();
             if (j.getLocation() != null) {
                 line = j.getLocation().getLineNr();
                 column = j.getLocation().getColumnNr();
+            }
+        }
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof MarkedYAMLException marked && marked.getProblem() != null) {
+                problem = marked.getProblem();
+                if (line <= 0 && marked.getProblemMark() != null) {
+                    line = marked.getProblemMark().getLine() + 1;
+                    column = marked.getProblemMark().getColumn() + 1;
+                }
+                break;
             }
         }
         if (problem == null) {

@@ -3,7 +3,6 @@ package dev.vigilo.plan;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.vigilo.common.errors.NotFoundException;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -78,7 +77,8 @@ public final class RunStatusReader {
                         gates.put(pair.get(0).asText(), pair.get(1).asLong());
                     }
                 } catch (IOException e) {
-                    throw new UncheckedIOException(e);
+                    throw PlanErrors.damaged(
+                            runId, "the stored gate counts of a shard do not decode: " + e.getMessage(), e);
                 }
                 shards.add(new RunStatus.Shard(
                         ((Number) s.get("shard")).intValue(),
