@@ -372,6 +372,17 @@ final class LocalObjectStore implements ObjectStore {
             // NIO closed the channel because the thread was interrupted; the interrupt flag is still set.
             return new CancelledException(message + ": interrupted", e);
         }
-        return new UnavailableException(message + ": " + e, e);
+        return new UnavailableException(message + ": " + reason(e), e);
+    }
+
+    /** What went wrong, in words (not an exception class name); the file when the JDK names one. */
+    private static String reason(IOException e) {
+        if (e instanceof java.nio.file.AccessDeniedException denied) {
+            return "permission denied on " + denied.getFile() + "; check the store directory's permissions";
+        }
+        if (e instanceof java.nio.file.FileSystemException fs && fs.getReason() != null) {
+            return fs.getReason() + (fs.getFile() == null ? "" : " (" + fs.getFile() + ")");
+        }
+        return e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
     }
 }

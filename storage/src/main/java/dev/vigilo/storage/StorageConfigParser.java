@@ -74,7 +74,11 @@ final class StorageConfigParser {
         } catch (NoSuchFileException e) {
             throw new InvalidInputException("storage config " + file + " does not exist", e);
         } catch (IOException e) {
-            throw new InvalidInputException("storage config " + file + " cannot be read: " + e, e);
+            throw new InvalidInputException(
+                    "storage config " + file
+                            + (Files.isDirectory(file) ? " is a directory" : " cannot be read: " + e.getMessage())
+                            + "; give the path of a storage.toml file",
+                    e);
         }
         JsonNode root;
         try {
@@ -85,7 +89,7 @@ final class StorageConfigParser {
             throw new InvalidInputException(
                     "storage config " + file + " is not valid TOML" + where + ": " + e.getOriginalMessage(), e);
         } catch (IOException e) {
-            throw new InvalidInputException("storage config " + file + " cannot be read: " + e, e);
+            throw new InvalidInputException("storage config " + file + " cannot be read: " + e.getMessage(), e);
         }
         // An empty document parses to nothing rather than to an empty table.
         return root == null || root.isMissingNode() ? new TomlMapper().createObjectNode() : root;
