@@ -58,7 +58,10 @@ public final class Names {
         return value;
     }
 
-    /** {@code text} with every non-printable character written as {@code \\uXXXX}, safe to show on a terminal. */
+    /**
+     * {@code text} with every non-printable character written as {@code \\uXXXX}, safe to show on a terminal;
+     * printable text, backslashes included, is unchanged.
+     */
     public static String printable(String text) {
         if (text == null) {
             return "null";
@@ -66,10 +69,8 @@ public final class Names {
         StringBuilder b = new StringBuilder(text.length());
         for (int i = 0; i < text.length(); ) {
             int c = text.codePointAt(i);
-            if (isPrintable(c) && c != '\\') {
+            if (isPrintable(c)) {
                 b.appendCodePoint(c);
-            } else if (c == '\\') {
-                b.append("\\\\");
             } else {
                 for (char unit : Character.toChars(c)) {
                     b.append(String.format("\\u%04x", (int) unit));

@@ -37,7 +37,7 @@ class NamesTest {
 
     @Test
     void printableEscapesWhatATerminalWouldInterpret() {
-        assertThat(Names.printable("a\u001b[31mb\nc\\d")).isEqualTo("a\\u001b[31mb\\u000ac\\\\d");
+        assertThat(Names.printable("a\u001b[31mb\nc\\d")).isEqualTo("a\\u001b[31mb\\u000ac\\d");
         assertThat(Names.printable("plain — ü")).isEqualTo("plain — ü");
     }
 }
