@@ -1,5 +1,8 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.common.errors.FencedException;
+import dev.vigilo.common.errors.NotFoundException;
+import dev.vigilo.common.errors.UnavailableException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -53,11 +56,11 @@ public final class CheckpointLog implements AutoCloseable {
         }
     }
 
-    /** Opens an existing log; {@link LogNotFoundException} if there is none. */
+    /** Opens an existing log; {@link NotFoundException} if there is none. */
     public static CheckpointLog open(LogLocation location) {
         Objects.requireNonNull(location, "location");
         if (!exists(location)) {
-            throw new LogNotFoundException("no checkpoint log for pipeline '"
+            throw new NotFoundException("no checkpoint log for pipeline '"
                     + location.pipeline()
                     + "' experiment '"
                     + location.experiment()
@@ -93,7 +96,7 @@ public final class CheckpointLog implements AutoCloseable {
                     .sorted()
                     .toList();
         } catch (IOException e) {
-            throw new LogIoException("cannot list " + d, e);
+            throw new UnavailableException("cannot list " + d, e);
         }
     }
 
@@ -105,7 +108,7 @@ public final class CheckpointLog implements AutoCloseable {
     /**
      * Opens writer {@code writerName}'s shard (replaying its WAL if a previous incarnation crashed)
      * with a new writer epoch. At most one live writer per name: a second incarnation fences the
-     * first, which then fails with {@link WriterFencedException} on its next write.
+     * first, which then fails with {@link FencedException} on its next write.
      */
     public LogWriter openWriter(String writerName, WriterOptions options) {
         return LogWriter.open(this, writerName, options);
@@ -160,7 +163,7 @@ public final class CheckpointLog implements AutoCloseable {
                             .build())
                     .build();
         } catch (RuntimeException e) {
-            throw new LogIoException("cannot open checkpoint log " + location.uri() + ": " + e.getMessage(), e);
+            throw new UnavailableException("cannot open checkpoint log " + location.uri() + ": " + e.getMessage(), e);
         }
     }
 
@@ -195,11 +198,11 @@ public final class CheckpointLog implements AutoCloseable {
                     }
                 }
             } catch (IOException e) {
-                throw new LogIoException("cannot create " + location.experimentUri(), e);
+                throw new UnavailableException("cannot create " + location.experimentUri(), e);
             } catch (RuntimeException e) {
                 // A concurrent creator won the race: fine if the dataset now exists.
                 if (!exists(location))
-                    throw new LogIoException(
+                    throw new UnavailableException(
                             "cannot create checkpoint log " + location.uri() + ": " + e.getMessage(), e);
             }
         }
@@ -209,7 +212,7 @@ public final class CheckpointLog implements AutoCloseable {
                     ds.initializeMemWal(new InitializeMemWalParams());
                 } catch (RuntimeException e) {
                     if (!String.valueOf(e.getMessage()).contains("already")) {
-                        throw new LogIoException(
+                        throw new UnavailableException(
                                 "cannot initialize MemWAL on " + location.uri() + ": " + e.getMessage(), e);
                     }
                 }

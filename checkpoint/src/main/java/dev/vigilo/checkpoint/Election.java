@@ -1,10 +1,12 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.common.errors.FencedException;
+
 /** A held maintenance role: an OS file lock (local roots) or an S3 lease ({@link S3Lease}). */
 interface Election {
     /**
      * Confirms (and for a lease, renews) the role before a maintenance step; {@link
-     * MaintenanceRoleLostException} if lost.
+     * FencedException} if lost.
      */
     void confirm();
 

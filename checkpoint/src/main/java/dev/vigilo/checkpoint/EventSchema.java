@@ -1,5 +1,6 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.common.errors.DamagedException;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -95,10 +96,10 @@ final class EventSchema {
             try {
                 a = actual.findField(f.getName());
             } catch (IllegalArgumentException e) {
-                throw new LogFormatException("checkpoint log is missing column " + f.getName());
+                throw new DamagedException("checkpoint log is missing column " + f.getName());
             }
             if (!a.getType().equals(f.getType())) {
-                throw new LogFormatException("checkpoint log column "
+                throw new DamagedException("checkpoint log column "
                         + f.getName()
                         + " has type "
                         + a.getType()
@@ -196,7 +197,7 @@ final class EventSchema {
         for (int i = 0; i < root.getRowCount(); i++) {
             int sv = (Integer) get(root, "schema_version", i);
             if (sv > CheckpointBatch.SCHEMA_VERSION) {
-                throw new LogFormatException("event written with schema_version "
+                throw new DamagedException("event written with schema_version "
                         + sv
                         + " but this Vigilo reads up to "
                         + CheckpointBatch.SCHEMA_VERSION
@@ -215,7 +216,7 @@ final class EventSchema {
                         case "blob" ->
                             new FieldValue.BlobRef(
                                     id, (Long) get(root, "payload_size", i), s(root, "payload_checksum", i));
-                        default -> throw new LogFormatException("unknown value_kind '" + kind + "' in event " + id);
+                        default -> throw new DamagedException("unknown value_kind '" + kind + "' in event " + id);
                     };
             long micros = (Long) get(root, "event_ts", i);
             out.add(new CheckpointEvent(
@@ -250,7 +251,7 @@ final class EventSchema {
 
     private static Object get(VectorSchemaRoot root, String col, int i) {
         FieldVector v = root.getVector(col);
-        if (v == null) throw new LogFormatException("column " + col + " missing from scan");
+        if (v == null) throw new DamagedException("column " + col + " missing from scan");
         if (v.isNull(i)) return null;
         if (v instanceof TimeStampMicroTZVector t) return t.get(i);
         return v.getObject(i);
@@ -258,7 +259,7 @@ final class EventSchema {
 
     private static String s(VectorSchemaRoot root, String col, int i) {
         FieldVector v = root.getVector(col);
-        if (v == null) throw new LogFormatException("column " + col + " missing from scan");
+        if (v == null) throw new DamagedException("column " + col + " missing from scan");
         if (v.isNull(i)) return null;
         if (v instanceof VarCharVector x) return new String(x.get(i), StandardCharsets.UTF_8);
         if (v instanceof LargeVarCharVector x) return new String(x.get(i), StandardCharsets.UTF_8);

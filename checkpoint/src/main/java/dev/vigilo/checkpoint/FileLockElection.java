@@ -1,5 +1,7 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.common.errors.FencedException;
+import dev.vigilo.common.errors.UnavailableException;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
@@ -40,7 +42,7 @@ final class FileLockElection implements Election {
             return Optional.empty();
         } catch (IOException e) {
             closeQuietly(ch);
-            throw new LogIoException("maintenance election on " + p + " failed: " + e.getMessage(), e);
+            throw new UnavailableException("maintenance election on " + p + " failed: " + e.getMessage(), e);
         }
     }
 
@@ -54,7 +56,7 @@ final class FileLockElection implements Election {
 
     @Override
     public void confirm() {
-        if (!lock.isValid()) throw new MaintenanceRoleLostException("maintenance lock was released");
+        if (!lock.isValid()) throw new FencedException("maintenance lock was released");
     }
 
     @Override

@@ -1,5 +1,7 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.common.errors.VigiloException;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
@@ -68,10 +70,10 @@ final class GenerationCleanup {
             try (Dataset old = ds.checkoutVersion(v.get().getId())) {
                 return MemWalFiles.mergedGenerations(old);
             }
-        } catch (CheckpointException e) {
+        } catch (VigiloException e) {
             throw e;
         } catch (RuntimeException e) {
-            throw new LogIoException(
+            throw new UnavailableException(
                     "cannot read merged generations of " + log.location().uri() + ": " + e.getMessage(), e);
         }
     }

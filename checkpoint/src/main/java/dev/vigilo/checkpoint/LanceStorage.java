@@ -1,5 +1,6 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.storage.S3Clients;
 import dev.vigilo.storage.StoreSpec;
 import java.net.URI;
@@ -74,7 +75,7 @@ final class LanceStorage implements AutoCloseable {
         try {
             return credentials.resolveCredentials();
         } catch (SdkException e) {
-            throw new LogIoException(
+            throw new UnavailableException(
                     "no AWS credentials for store \"" + spec.name() + "\" (" + S3Clients.endpointText(spec)
                             + "): the AWS default provider chain found none; set AWS_ACCESS_KEY_ID and"
                             + " AWS_SECRET_ACCESS_KEY, AWS_PROFILE or ~/.aws/credentials, or use an instance role",

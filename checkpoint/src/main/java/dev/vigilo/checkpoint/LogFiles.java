@@ -1,5 +1,6 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.storage.S3Clients;
 import dev.vigilo.storage.StoreSpec;
 import java.io.IOException;
@@ -70,7 +71,7 @@ interface LogFiles extends AutoCloseable {
             try (Stream<Path> s = Files.list(d)) {
                 return s.map(p -> p.getFileName().toString()).sorted().toList();
             } catch (IOException e) {
-                throw new LogIoException("cannot list " + d, e);
+                throw new UnavailableException("cannot list " + d, e);
             }
         }
 
@@ -81,7 +82,7 @@ interface LogFiles extends AutoCloseable {
             } catch (NoSuchFileException e) {
                 return Optional.empty();
             } catch (IOException e) {
-                throw new LogIoException("cannot read " + root.resolve(path), e);
+                throw new UnavailableException("cannot read " + root.resolve(path), e);
             }
         }
 
@@ -90,7 +91,7 @@ interface LogFiles extends AutoCloseable {
             try {
                 Files.deleteIfExists(root.resolve(path));
             } catch (IOException e) {
-                throw new LogIoException("cannot delete " + root.resolve(path), e);
+                throw new UnavailableException("cannot delete " + root.resolve(path), e);
             }
         }
 
@@ -104,7 +105,7 @@ interface LogFiles extends AutoCloseable {
             } catch (NoSuchFileException gone) {
                 return;
             } catch (IOException e) {
-                throw new LogIoException("cannot list " + d, e);
+                throw new UnavailableException("cannot list " + d, e);
             }
             // Deepest first, so every directory is empty when its turn comes.
             all.sort(java.util.Comparator.comparingInt(Path::getNameCount).reversed());
@@ -114,7 +115,7 @@ interface LogFiles extends AutoCloseable {
                     Files.deleteIfExists(p);
                     if (file) afterEach.accept(root.relativize(p).toString().replace('\\', '/'));
                 } catch (IOException e) {
-                    throw new LogIoException("cannot delete " + p, e);
+                    throw new UnavailableException("cannot delete " + p, e);
                 }
             }
         }
@@ -147,11 +148,11 @@ interface LogFiles extends AutoCloseable {
             return prefix + "/" + path;
         }
 
-        private LogIoException failure(String verb, String key, String detail, Exception cause) {
-            return new LogIoException("cannot " + verb + " s3://" + bucket + "/" + key + ": " + detail, cause);
+        private UnavailableException failure(String verb, String key, String detail, Exception cause) {
+            return new UnavailableException("cannot " + verb + " s3://" + bucket + "/" + key + ": " + detail, cause);
         }
 
-        private LogIoException failure(String verb, String key, SdkException cause) {
+        private UnavailableException failure(String verb, String key, SdkException cause) {
             return failure(verb, key, S3Clients.explain(store, cause), cause);
         }
 

@@ -1,8 +1,8 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.common.input.Names;
 import java.nio.file.Path;
 import java.util.Objects;
-import java.util.regex.Pattern;
 
 /**
  * Where one experiment's log lives: {@code <root>/datagen_checkpoints/<pipeline>/<experiment>/log.lance}. The
@@ -11,8 +11,6 @@ import java.util.regex.Pattern;
  * dot.
  */
 public record LogLocation(LogRoot root, String pipeline, String experiment) {
-    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}");
-
     public LogLocation {
         Objects.requireNonNull(root, "root");
         checkName("pipeline", pipeline);
@@ -26,13 +24,7 @@ public record LogLocation(LogRoot root, String pipeline, String experiment) {
 
     private static void checkName(String what, String name) {
         Objects.requireNonNull(name, what);
-        if (!NAME.matcher(name).matches()) {
-            throw new IllegalArgumentException(what
-                    + " name '"
-                    + name
-                    + "' is invalid: use 1-128 characters of "
-                    + "letters, digits, '.', '_' or '-', not starting with '.'");
-        }
+        Names.segment(name, what + " name");
     }
 
     /** Whether the root is a local directory. */

@@ -1,5 +1,8 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.common.errors.DamagedException;
+import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.common.errors.VigiloException;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -143,10 +146,9 @@ public final class LogReader implements AutoCloseable {
                 bytes = take(gen, filter);
             }
         }
-        if (bytes == null)
-            throw new CheckpointException("blob of event " + ref.eventId() + " not found in this snapshot");
+        if (bytes == null) throw new DamagedException("blob of event " + ref.eventId() + " not found in this snapshot");
         if (bytes.length != ref.size() || !ref.sha256().equals("sha256:" + EventIds.sha256Hex(bytes))) {
-            throw new LogFormatException("blob of event " + ref.eventId() + " fails its size/checksum check");
+            throw new DamagedException("blob of event " + ref.eventId() + " fails its size/checksum check");
         }
         return bytes;
     }
@@ -173,7 +175,7 @@ public final class LogReader implements AutoCloseable {
             }
             return null;
         } catch (Exception e) {
-            throw new LogIoException("blob read failed: " + e.getMessage(), e);
+            throw new UnavailableException("blob read failed: " + e.getMessage(), e);
         }
     }
 
@@ -188,10 +190,10 @@ public final class LogReader implements AutoCloseable {
                     byId.putIfAbsent(e.eventId().value(), e);
             }
         } catch (IOException e) {
-            throw new LogIoException("scan of " + log.location().uri() + " failed: " + e.getMessage(), e);
+            throw new UnavailableException("scan of " + log.location().uri() + " failed: " + e.getMessage(), e);
         } catch (RuntimeException e) {
-            if (e instanceof CheckpointException) throw e;
-            throw new LogIoException("scan of " + log.location().uri() + " failed: " + e.getMessage(), e);
+            if (e instanceof VigiloException) throw e;
+            throw new UnavailableException("scan of " + log.location().uri() + " failed: " + e.getMessage(), e);
         }
         List<CheckpointEvent> out = new ArrayList<>(byId.values());
         out.sort(Comparator.comparing(CheckpointEvent::itemId).thenComparing(CheckpointEvent::itemSeq));

@@ -1,7 +1,8 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.errors.Secrets;
 import dev.vigilo.storage.StorageConfig;
-import dev.vigilo.storage.StorageConfigException;
 import dev.vigilo.storage.StoreSpec;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -61,7 +62,7 @@ public record LogRoot(StoreSpec store, String prefix) {
      *
      * The configuration is read only for the first two forms.
      *
-     * @throws StorageConfigException naming the configured stores when no store matches, or when two stores with
+     * @throws InvalidInputException naming the configured stores when no store matches, or when two stores with
      *     different endpoints match an {@code s3://} URL equally well
      */
     public static LogRoot resolve(String text, Supplier<StorageConfig> config) {
@@ -74,13 +75,14 @@ public record LogRoot(StoreSpec store, String prefix) {
             return s3(text, config.get());
         }
         if (text.contains("://")) {
-            throw new StorageConfigException("durable root \"" + text + "\" is neither a local directory,"
-                    + " s3://bucket/prefix nor store:NAME[/prefix]");
+            throw new InvalidInputException("durable root \"" + Secrets.mask(text) + "\" is neither a local directory,"
+                    + " s3://bucket/prefix nor store:NAME[/prefix]; check --durable-root");
         }
         try {
             return local(Path.of(text));
         } catch (InvalidPathException e) {
-            throw new StorageConfigException("durable root \"" + text + "\" is not a valid path: " + e.getMessage());
+            throw new InvalidInputException(
+                    "durable root \"" + Secrets.mask(text) + "\" is not a valid path: " + e.getMessage());
         }
     }
 
@@ -130,12 +132,13 @@ public record LogRoot(StoreSpec store, String prefix) {
         String name = slash < 0 ? rest : rest.substring(0, slash);
         String sub = slash < 0 ? "" : rest.substring(slash + 1).replaceAll("/+$", "");
         StoreSpec spec = config.store(name)
-                .orElseThrow(() -> new StorageConfigException("durable root \"" + text + "\": storage config "
-                        + config.source() + " has no store named \"" + name + "\" (configured: "
-                        + describe(config.stores()) + ")"));
+                .orElseThrow(
+                        () -> new InvalidInputException("durable root \"" + Secrets.mask(text) + "\": storage config "
+                                + config.source() + " has no store named \"" + name + "\" (configured: "
+                                + describe(config.stores()) + ")"));
         if (!sub.isEmpty() && !validPrefix(sub)) {
-            throw new StorageConfigException("durable root \"" + text + "\": \"" + sub + "\" is not a key prefix"
-                    + " (segments of letters, digits, '.', '_' and '-', separated by '/')");
+            throw new InvalidInputException("durable root \"" + Secrets.mask(text) + "\": \"" + sub
+                    + "\" is not a key prefix" + " (segments of letters, digits, '.', '_' and '-', separated by '/')");
         }
         if (spec instanceof StoreSpec.Local local) {
             return local(sub.isEmpty() ? local.root() : local.root().resolve(sub));
@@ -148,11 +151,13 @@ public record LogRoot(StoreSpec store, String prefix) {
         try {
             uri = new URI(text);
         } catch (URISyntaxException e) {
-            throw new StorageConfigException("durable root \"" + text + "\" is not a valid s3://bucket/prefix URL");
+            throw new InvalidInputException(
+                    "durable root \"" + Secrets.mask(text) + "\" is not a valid s3://bucket/prefix URL");
         }
         String bucket = uri.getHost();
         if (bucket == null || bucket.isEmpty()) {
-            throw new StorageConfigException("durable root \"" + text + "\" names no bucket (s3://bucket/prefix)");
+            throw new InvalidInputException(
+                    "durable root \"" + Secrets.mask(text) + "\" names no bucket (s3://bucket/prefix)");
         }
         String path = uri.getPath() == null ? "" : uri.getPath().replaceAll("^/+|/+$", "");
         List<StoreSpec.S3> candidates = config.stores().stream()
@@ -161,10 +166,11 @@ public record LogRoot(StoreSpec store, String prefix) {
                 .filter(s -> s.bucket().equals(bucket) && startsWithPrefix(path, s.prefix()))
                 .collect(Collectors.toList());
         if (candidates.isEmpty()) {
-            throw new StorageConfigException("durable root \"" + text + "\": no S3 store in storage config "
-                    + config.source() + " holds it (configured: " + describe(config.stores())
-                    + "); add a [stores.NAME] with kind = \"s3\" and bucket = \"" + bucket
-                    + "\", or pass --storage-config with one");
+            throw new InvalidInputException(
+                    "durable root \"" + Secrets.mask(text) + "\": no S3 store in storage config "
+                            + config.source() + " holds it (configured: " + describe(config.stores())
+                            + "); add a [stores.NAME] with kind = \"s3\" and bucket = \"" + bucket
+                            + "\", or pass --storage-config with one");
         }
         int longest =
                 candidates.stream().mapToInt(s -> s.prefix().length()).max().getAsInt();
@@ -173,16 +179,17 @@ public record LogRoot(StoreSpec store, String prefix) {
                 .sorted(Comparator.comparing(StoreSpec::name))
                 .collect(Collectors.toList());
         if (best.stream().map(StoreSpec::binding).distinct().count() > 1) {
-            throw new StorageConfigException("durable root \"" + text + "\" matches several stores of storage config "
-                    + config.source() + " (" + describe(List.copyOf(best)) + "); name one with store:NAME");
+            throw new InvalidInputException(
+                    "durable root \"" + Secrets.mask(text) + "\" matches several stores of storage config "
+                            + config.source() + " (" + describe(List.copyOf(best)) + "); name one with store:NAME");
         }
         StoreSpec.S3 store = best.get(0);
         String sub =
                 store.prefix().isEmpty() ? path : path.substring(store.prefix().length());
         sub = sub.replaceAll("^/+", "");
         if (!sub.isEmpty() && !validPrefix(sub)) {
-            throw new StorageConfigException("durable root \"" + text + "\": \"" + sub + "\" is not a key prefix"
-                    + " (segments of letters, digits, '.', '_' and '-', separated by '/')");
+            throw new InvalidInputException("durable root \"" + Secrets.mask(text) + "\": \"" + sub
+                    + "\" is not a key prefix" + " (segments of letters, digits, '.', '_' and '-', separated by '/')");
         }
         return new LogRoot(store, sub);
     }

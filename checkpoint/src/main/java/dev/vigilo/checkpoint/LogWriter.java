@@ -1,5 +1,8 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.common.errors.FencedException;
+import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.common.errors.VigiloException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -25,7 +28,7 @@ import org.lance.merge.MergeInsertResult;
  *
  * <p>Fencing: Lance silently discards the puts of a writer whose shard was reopened by a newer
  * incarnation. After every put this writer re-reads its shard manifest; a newer shard epoch raises
- * {@link WriterFencedException} and the batch is not acknowledged. Thread-safe (writes are
+ * {@link FencedException} and the batch is not acknowledged. Thread-safe (writes are
  * serialized).
  */
 public final class LogWriter implements AutoCloseable {
@@ -101,8 +104,9 @@ public final class LogWriter implements AutoCloseable {
         } catch (RuntimeException e) {
             ds.close();
             if (env != null) env.close();
-            if (e instanceof CheckpointException) throw e;
-            throw new LogIoException("cannot open writer '" + name + "' on " + loc.uri() + ": " + e.getMessage(), e);
+            if (e instanceof VigiloException) throw e;
+            throw new UnavailableException(
+                    "cannot open writer '" + name + "' on " + loc.uri() + ": " + e.getMessage(), e);
         }
     }
 
@@ -130,7 +134,7 @@ public final class LogWriter implements AutoCloseable {
         long after = MemWalFiles.manifest(log.files(), shard).epoch();
         if (after != before + 1) {
             w.close();
-            throw new WriterFencedException("writer '"
+            throw new FencedException("writer '"
                     + name
                     + "' (shard "
                     + shard
@@ -182,11 +186,11 @@ public final class LogWriter implements AutoCloseable {
 
     /**
      * Durably writes {@code batch} (one MemWAL put). Idempotent per batch: retrying after a {@link
-     * LogIoException} writes the same event ids and readers see each event once.
+     * UnavailableException} writes the same event ids and readers see each event once.
      *
-     * @throws WriterFencedException a newer incarnation owns the shard; the batch may have been
+     * @throws FencedException a newer incarnation owns the shard; the batch may have been
      *     dropped by Lance
-     * @throws LogIoException the outcome is unknown; retry with the same batch
+     * @throws UnavailableException the outcome is unknown; retry with the same batch
      */
     public synchronized void write(CheckpointBatch batch) {
         Objects.requireNonNull(batch, "batch");
@@ -218,11 +222,11 @@ public final class LogWriter implements AutoCloseable {
             stuck = true;
             try {
                 checkNotFenced();
-            } catch (LogIoException storageDown) {
+            } catch (UnavailableException storageDown) {
                 // The manifest is unreadable too (storage unreachable): report the timeout, the
                 // more useful fact.
             }
-            throw new LogIoException(
+            throw new UnavailableException(
                     "checkpoint batch "
                             + batch.id()
                             + " did not complete within "
@@ -233,9 +237,9 @@ public final class LogWriter implements AutoCloseable {
             Thread.currentThread().interrupt();
             stuck = true;
             fenced = true;
-            throw new LogIoException("interrupted while writing checkpoint batch " + batch.id(), e);
+            throw new UnavailableException("interrupted while writing checkpoint batch " + batch.id(), e);
         } catch (java.util.concurrent.ExecutionException e) {
-            throw new LogIoException(
+            throw new UnavailableException(
                     "checkpoint batch "
                             + batch.id()
                             + " may not be durable: "
@@ -249,7 +253,7 @@ public final class LogWriter implements AutoCloseable {
             } catch (RuntimeException e) {
                 // The batch is durable already; a failed flush only delays visibility. The writer
                 // is unusable though.
-                fenced = e instanceof WriterFencedException;
+                fenced = e instanceof FencedException;
                 stuck = !fenced;
                 LOG.warn("writer {}: memtable flush failed after a durable batch: {}", epoch, e.getMessage());
             }
@@ -258,9 +262,11 @@ public final class LogWriter implements AutoCloseable {
 
     private void checkUsable() {
         if (closed) throw new IllegalStateException("writer " + name + " is closed");
-        if (fenced) throw new WriterFencedException("writer " + epoch + " was fenced earlier");
+        if (fenced)
+            throw new FencedException("writer " + epoch + " was fenced earlier: another writer took over its shard"
+                    + " (another process opened this log under the same writer name)");
         if (stuck)
-            throw new LogIoException(
+            throw new UnavailableException(
                     "writer " + epoch + " is unusable after a put that did not complete; reopen it", null);
     }
 
@@ -268,7 +274,7 @@ public final class LogWriter implements AutoCloseable {
         long stored = MemWalFiles.manifest(log.files(), shard).epoch();
         if (stored != shardEpoch) {
             fenced = true;
-            throw new WriterFencedException("writer "
+            throw new FencedException("writer "
                     + epoch
                     + " is fenced: shard "
                     + shard
@@ -341,10 +347,10 @@ public final class LogWriter implements AutoCloseable {
                 res.dataset().close();
             }
             return marks.size();
-        } catch (CheckpointException e) {
+        } catch (VigiloException e) {
             throw e;
         } catch (Exception e) {
-            throw new LogIoException("merge of shard " + shard + " failed: " + e.getMessage(), e);
+            throw new UnavailableException("merge of shard " + shard + " failed: " + e.getMessage(), e);
         }
     }
 
@@ -407,7 +413,7 @@ public final class LogWriter implements AutoCloseable {
             if (!fenced && options.mergeEveryFlushes() > 0) {
                 try {
                     mergeGenerations(log, shard);
-                } catch (CheckpointException e) {
+                } catch (VigiloException e) {
                     // Merging is an optimization; the generations stay readable and the next
                     // incarnation merges them.
                     LOG.warn("merge on close of writer {} failed: {}", name, e.getMessage());

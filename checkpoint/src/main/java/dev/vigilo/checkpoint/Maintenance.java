@@ -1,5 +1,8 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.common.errors.FencedException;
+import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.common.errors.VigiloException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -101,7 +104,7 @@ public final class Maintenance implements AutoCloseable {
      * keepVersionsNewerThanMs}. Safe concurrently with writers' merges (Lance retries conflicting
      * commits) and with live writers (only merged data and entries before the replay position go).
      *
-     * @throws MaintenanceRoleLostException the S3 lease was taken over; nothing further was done
+     * @throws FencedException the S3 lease was taken over; nothing further was done
      */
     public Report runOnce(long keepVersionsNewerThanMs, long keepGenerationsMs) {
         election.confirm();
@@ -154,8 +157,8 @@ public final class Maintenance implements AutoCloseable {
             return new Report(
                     before, after, indexed, removed, gone.generationFolders(), gone.walFiles(), gone.manifests());
         } catch (RuntimeException e) {
-            if (e instanceof CheckpointException) throw e;
-            throw new LogIoException("maintenance of " + log.location().uri() + " failed: " + e.getMessage(), e);
+            if (e instanceof VigiloException) throw e;
+            throw new UnavailableException("maintenance of " + log.location().uri() + " failed: " + e.getMessage(), e);
         }
     }
 

@@ -1,5 +1,7 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.common.errors.DamagedException;
+import dev.vigilo.common.errors.UnavailableException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -127,7 +129,7 @@ final class MemWalFiles {
             if (bytes.isEmpty()) {
                 // A newer manifest superseded and removed it between list and read: list again.
                 if (attempt < 10) continue;
-                throw new LogIoException("MemWAL manifest of shard " + shard + " keeps disappearing", null);
+                throw new UnavailableException("MemWAL manifest of shard " + shard + " keeps disappearing", null);
             }
             long epoch = 0, current = 0;
             List<Generation> gens = new ArrayList<>();
@@ -143,7 +145,7 @@ final class MemWalFiles {
                             folder = new String(f.bytes(), java.nio.charset.StandardCharsets.UTF_8);
                     }
                     if (g < 0 || folder == null)
-                        throw new LogFormatException("malformed flushed generation in " + dir + "/" + bestName);
+                        throw new DamagedException("malformed flushed generation in " + dir + "/" + bestName);
                     gens.add(new Generation(g, folder));
                 }
             }

@@ -1,5 +1,6 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.common.errors.DamagedException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -27,12 +28,12 @@ final class Protobuf {
                 case 1 -> pos[0] += 8;
                 case 2 -> {
                     int len = Math.toIntExact(varint(b, pos));
-                    if (pos[0] + len > b.length) throw new LogFormatException("truncated protobuf message");
+                    if (pos[0] + len > b.length) throw new DamagedException("truncated protobuf message");
                     out.add(new Entry(field, wt, 0, Arrays.copyOfRange(b, pos[0], pos[0] + len)));
                     pos[0] += len;
                 }
                 case 5 -> pos[0] += 4;
-                default -> throw new LogFormatException("unsupported protobuf wire type " + wt);
+                default -> throw new DamagedException("unsupported protobuf wire type " + wt);
             }
         }
         return out;
@@ -41,11 +42,11 @@ final class Protobuf {
     private static long varint(byte[] b, int[] pos) {
         long r = 0;
         for (int shift = 0; shift < 64; shift += 7) {
-            if (pos[0] >= b.length) throw new LogFormatException("truncated protobuf varint");
+            if (pos[0] >= b.length) throw new DamagedException("truncated protobuf varint");
             int x = b[pos[0]++] & 0xff;
             r |= (long) (x & 0x7f) << shift;
             if ((x & 0x80) == 0) return r;
         }
-        throw new LogFormatException("malformed protobuf varint");
+        throw new DamagedException("malformed protobuf varint");
     }
 }

@@ -2,6 +2,10 @@ package dev.vigilo.checkpoint;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.vigilo.common.errors.DamagedException;
+import dev.vigilo.common.errors.FencedException;
+import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.common.errors.VigiloException;
 import dev.vigilo.storage.S3Clients;
 import dev.vigilo.storage.StoreSpec;
 import java.nio.charset.StandardCharsets;
@@ -102,10 +106,10 @@ final class S3Lease implements Election {
             return Optional.empty();
         } catch (java.io.IOException e) {
             // S3 PUTs are atomic, so this is a foreign object at our key: refuse rather than guess.
-            throw new LogFormatException(
+            throw new DamagedException(
                     "maintenance lease s3://" + bucket + "/" + key + " is not a lease record: " + e.getMessage());
         } catch (SdkException e) {
-            throw new LogIoException(
+            throw new UnavailableException(
                     "cannot read maintenance lease s3://" + bucket + "/" + key + ": " + S3Clients.explain(store, e), e);
         }
     }
@@ -134,11 +138,11 @@ final class S3Lease implements Election {
             // 412: the condition failed (someone else holds or changed the lease); 409: a
             // concurrent conditional write.
             if (e.statusCode() == 412 || e.statusCode() == 409) return Optional.empty();
-            throw new LogIoException(
+            throw new UnavailableException(
                     "cannot write maintenance lease s3://" + bucket + "/" + key + ": " + S3Clients.explain(store, e),
                     e);
         } catch (SdkException e) {
-            throw new LogIoException(
+            throw new UnavailableException(
                     "cannot write maintenance lease s3://" + bucket + "/" + key + ": " + S3Clients.explain(store, e),
                     e);
         }
@@ -153,7 +157,7 @@ final class S3Lease implements Election {
     public void confirm() {
         Optional<String> renewed = put(etag, System.currentTimeMillis() + ttl.toMillis());
         if (renewed.isEmpty()) {
-            throw new MaintenanceRoleLostException("maintenance lease s3://"
+            throw new FencedException("maintenance lease s3://"
                     + bucket
                     + "/"
                     + key
@@ -170,7 +174,7 @@ final class S3Lease implements Election {
             // Expire it rather than delete it: the overwrite is conditional on our ETag, a delete
             // would not be everywhere.
             put(etag, 0);
-        } catch (CheckpointException e) {
+        } catch (VigiloException e) {
             LOG.warn("releasing maintenance lease failed (it expires by itself): {}", e.getMessage());
         } finally {
             client.close();

@@ -1,5 +1,7 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.common.errors.DamagedException;
+
 /** Terminal states of an item, stored lower-case in the {@code terminal} column. */
 public enum Terminal {
     COMPLETED,
@@ -10,12 +12,12 @@ public enum Terminal {
         return name().toLowerCase(java.util.Locale.ROOT);
     }
 
-    /** Parses a column value; throws {@link LogFormatException} for anything else. */
+    /** Parses a column value; throws {@link DamagedException} for anything else. */
     public static Terminal fromColumn(String s) {
         return switch (s) {
             case "completed" -> COMPLETED;
             case "filtered" -> FILTERED;
-            default -> throw new LogFormatException("unknown terminal state '" + s + "'");
+            default -> throw new DamagedException("unknown terminal state '" + s + "'");
         };
     }
 }

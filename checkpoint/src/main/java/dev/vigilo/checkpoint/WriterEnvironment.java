@@ -3,6 +3,7 @@ package dev.vigilo.checkpoint;
 import com.sun.jna.Library;
 import com.sun.jna.Native;
 import com.sun.jna.Platform;
+import dev.vigilo.common.errors.UnavailableException;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
@@ -158,7 +159,7 @@ final class WriterEnvironment {
                 throw new IllegalArgumentException("not a setting Vigilo hands Lance: " + e.getKey());
             }
             if (c.setenv(e.getKey().toUpperCase(Locale.ROOT), e.getValue(), 1) != 0) {
-                throw new LogIoException(
+                throw new UnavailableException(
                         "cannot set " + e.getKey().toUpperCase(Locale.ROOT)
                                 + " in the process environment for Lance's MemWAL writer",
                         null);

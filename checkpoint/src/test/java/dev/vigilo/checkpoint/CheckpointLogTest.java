@@ -3,6 +3,7 @@ package dev.vigilo.checkpoint;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.vigilo.common.errors.FencedException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
@@ -182,10 +183,10 @@ class CheckpointLogTest {
             assertThat(second.epoch()).isNotEqualTo(first.epoch());
             assertThat(second.shard()).isEqualTo(first.shard());
             assertThatThrownBy(() -> first.write(TestBatches.itemWithStep(first.epoch(), "fence-b", 1)))
-                    .isInstanceOf(WriterFencedException.class)
+                    .isInstanceOf(FencedException.class)
                     .hasMessageContaining("NOT durable");
             assertThatThrownBy(() -> first.write(TestBatches.itemWithStep(first.epoch(), "fence-c", 1)))
-                    .isInstanceOf(WriterFencedException.class);
+                    .isInstanceOf(FencedException.class);
             second.write(TestBatches.itemWithStep(second.epoch(), "fence-d", 1));
         } finally {
             first.close();

@@ -3,8 +3,8 @@ package dev.vigilo.checkpoint;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.storage.StorageConfig;
-import dev.vigilo.storage.StorageConfigException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.function.Supplier;
@@ -81,7 +81,7 @@ class LogRootTest {
     @Test
     void anS3UrlNoStoreHoldsIsAnErrorNamingTheConfiguredStores() {
         assertThatThrownBy(() -> LogRoot.resolve("s3://other-bucket/x", config))
-                .isInstanceOf(StorageConfigException.class)
+                .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("s3://other-bucket/x")
                 .hasMessageContaining("team = s3:http://127.0.0.1:9000/data/team")
                 .hasMessageContaining("disk = local:")
@@ -91,11 +91,11 @@ class LogRootTest {
     @Test
     void anUnknownStoreNameIsAnErrorNamingTheConfiguredStores() {
         assertThatThrownBy(() -> LogRoot.resolve("store:nope", config))
-                .isInstanceOf(StorageConfigException.class)
+                .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("no store named \"nope\"")
                 .hasMessageContaining("whole = s3:");
         assertThatThrownBy(() -> LogRoot.resolve("store:team/../x", config))
-                .isInstanceOf(StorageConfigException.class)
+                .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("not a key prefix");
     }
 
@@ -116,7 +116,7 @@ class LogRootTest {
                 bucket = "b"
                 """);
         assertThatThrownBy(() -> LogRoot.resolve("s3://b/x", () -> StorageConfig.load(file)))
-                .isInstanceOf(StorageConfigException.class)
+                .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("matches several stores")
                 .hasMessageContaining("store:NAME");
     }
@@ -130,7 +130,7 @@ class LogRootTest {
         assertThat(root.isLocal()).isTrue();
         assertThat(root.directory()).isEqualTo(dir.resolve("d"));
         assertThatThrownBy(() -> LogRoot.resolve("gs://bucket/x", unreadable))
-                .isInstanceOf(StorageConfigException.class)
+                .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("neither a local directory");
     }
 }

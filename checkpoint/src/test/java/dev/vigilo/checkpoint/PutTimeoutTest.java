@@ -2,6 +2,8 @@ package dev.vigilo.checkpoint;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.common.errors.VigiloException;
 import dev.vigilo.storage.S3ProxyFixture;
 import dev.vigilo.storage.StallingTcpProxy;
 import java.io.BufferedReader;
@@ -19,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The put-timeout path: a durable put that does not complete (here: Lance's WAL writes are
  * black-holed by a stalling TCP proxy in front of s3proxy, so put() waits on a request that never
- * gets an answer, while every other request passes) fails after {@link WriterOptions#putTimeout()} with {@link LogIoException} instead of
+ * gets an answer, while every other request passes) fails after {@link WriterOptions#putTimeout()} with {@link UnavailableException} instead of
  * hanging the caller; the writer then refuses further writes and close() returns without waiting
  * for the stuck call. (The FINDINGS case, a put that blocks after fencing, did not reproduce in
  * Lance 7.0.0: fenced puts returned in 10-45 ms and dropped their rows, which the fencing check
@@ -48,7 +50,7 @@ class PutTimeoutTest {
         try {
             w.write(TestBatches.itemWithStep(w.epoch(), "t-1", 1));
             System.out.println("UNEXPECTED success");
-        } catch (CheckpointException e) {
+        } catch (VigiloException e) {
             System.out.println("FAILED "
                     + e.getClass().getSimpleName()
                     + " "
@@ -59,7 +61,7 @@ class PutTimeoutTest {
         try {
             w.write(TestBatches.itemWithStep(w.epoch(), "t-2", 1));
             System.out.println("UNEXPECTED second success");
-        } catch (CheckpointException e) {
+        } catch (VigiloException e) {
             System.out.println("REFUSED " + e.getClass().getSimpleName());
         }
         w.close();
@@ -105,10 +107,10 @@ class PutTimeoutTest {
         assertThat(lines).hasSize(3);
         String[] failed = lines.get(0).split(" ");
         assertThat(failed[0]).isEqualTo("FAILED");
-        assertThat(failed[1]).isEqualTo("LogIoException");
+        assertThat(failed[1]).isEqualTo("UnavailableException");
         assertThat(Long.parseLong(failed[2])).isBetween(2_000L, 20_000L);
         assertThat(failed[3]).isEqualTo("true");
-        assertThat(lines.get(1)).isEqualTo("REFUSED LogIoException");
+        assertThat(lines.get(1)).isEqualTo("REFUSED UnavailableException");
         assertThat(lines.get(2)).isEqualTo("CLOSED");
     }
 }

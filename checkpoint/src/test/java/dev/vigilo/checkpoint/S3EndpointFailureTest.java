@@ -3,6 +3,7 @@ package dev.vigilo.checkpoint;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.storage.S3ProxyFixture;
 import dev.vigilo.storage.StallingTcpProxy;
 import java.net.ServerSocket;
@@ -36,7 +37,7 @@ class S3EndpointFailureTest {
             LogLocation loc = location(silent.endpoint());
             long start = System.nanoTime();
             assertThatThrownBy(() -> CheckpointLog.openOrCreate(loc).close())
-                    .isInstanceOf(LogIoException.class)
+                    .isInstanceOf(UnavailableException.class)
                     .hasMessageContaining("S3 endpoint " + silent.endpoint())
                     .hasMessageContaining("sent no answer")
                     .hasMessageContaining("store \"s3\"")
@@ -54,7 +55,7 @@ class S3EndpointFailureTest {
         URI endpoint = URI.create("http://127.0.0.1:" + closedPort);
         long start = System.nanoTime();
         assertThatThrownBy(() -> CheckpointLog.openOrCreate(location(endpoint)).close())
-                .isInstanceOf(LogIoException.class)
+                .isInstanceOf(UnavailableException.class)
                 .hasMessageContaining("cannot connect to S3 endpoint " + endpoint)
                 .hasMessageContaining("store \"s3\"");
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(20));

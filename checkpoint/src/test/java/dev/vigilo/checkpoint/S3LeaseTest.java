@@ -3,6 +3,7 @@ package dev.vigilo.checkpoint;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.vigilo.common.errors.FencedException;
 import dev.vigilo.storage.S3Clients;
 import dev.vigilo.storage.S3ProxyFixture;
 import java.io.BufferedReader;
@@ -144,7 +145,7 @@ class S3LeaseTest {
         Thread.sleep(700);
         Election fresh =
                 S3Lease.tryAcquire(loc, "fresh", Duration.ofSeconds(30)).orElseThrow();
-        assertThatThrownBy(slow::confirm).isInstanceOf(MaintenanceRoleLostException.class);
+        assertThatThrownBy(slow::confirm).isInstanceOf(FencedException.class);
         fresh.confirm();
         slow.release(); // must not release the new holder's lease
         assertThat(S3Lease.tryAcquire(loc, "third", Duration.ofSeconds(30))).isEmpty();

@@ -41,7 +41,8 @@ public final class Cli {
         public int handleParseException(CommandLine.ParameterException ex, String[] args) {
             CommandLine cmd = ex.getCommandLine();
             PrintWriter err = cmd.getErr();
-            err.println("vigilo: " + ex.getMessage());
+            // picocli echoes the offending argument: mask and escape it like every other message.
+            ErrorReporter.lines(ex.getMessage()).forEach(line -> err.println("vigilo: " + line));
             CommandLine.UnmatchedArgumentException.printSuggestions(ex, err);
             err.println("Run '" + cmd.getCommandSpec().qualifiedName() + " --help' for usage.");
             return ExitCode.USAGE;

@@ -1,5 +1,7 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.common.input.Ids;
+import dev.vigilo.common.input.Names;
 import java.io.PrintWriter;
 import java.util.UUID;
 import picocli.CommandLine.Model.CommandSpec;
@@ -20,12 +22,18 @@ final class CommandSupport {
         return spec.commandLine().getErr();
     }
 
-    static UUID uploadId(String text) {
-        try {
-            return UUID.fromString(text);
-        } catch (IllegalArgumentException e) {
-            throw new InvalidArgumentException("\"" + text + "\" is not an upload id (a UUID such as "
-                    + "3f2b6c1e-8d4a-4e7b-9c0d-1a2b3c4d5e6f); see `vigilo dataset list`");
-        }
+    /** An upload id as typed: canonical or refused (exit 3). */
+    static UUID uploadId(String text, String what) {
+        return Ids.uuid(text, what, "upload id", "see `vigilo dataset list` for upload ids");
+    }
+
+    /** A run id as typed: canonical or refused (exit 3). */
+    static UUID runId(String text, String what) {
+        return Ids.uuid(text, what, "run id", "`vigilo run create` prints the run id");
+    }
+
+    /** A path-segment name (pipeline, experiment) as typed, or refused (exit 3). */
+    static String segmentName(String text, String what) {
+        return Names.segment(text, what);
     }
 }

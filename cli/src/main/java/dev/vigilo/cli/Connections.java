@@ -1,11 +1,11 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.control.ControlDatabase;
 import dev.vigilo.control.ControlSettings;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.ObjectStores;
 import dev.vigilo.storage.StorageConfig;
-import dev.vigilo.storage.StorageConfigException;
 import dev.vigilo.storage.StoreBinding;
 import dev.vigilo.storage.StoreSpec;
 import java.nio.file.Path;
@@ -59,7 +59,7 @@ final class Connections implements AutoCloseable {
     ObjectStore openStore(Optional<String> name) {
         StorageConfig config = storage();
         StoreSpec spec = name.map(n -> config.store(n)
-                        .orElseThrow(() -> new StorageConfigException(
+                        .orElseThrow(() -> new InvalidInputException(
                                 "storage config " + config.source() + " has no store named \"" + n + "\"")))
                 .orElseGet(config::defaultStore);
         return track(ObjectStores.open(spec));
@@ -69,7 +69,7 @@ final class Connections implements AutoCloseable {
     ObjectStore openStore(StoreBinding binding) {
         StorageConfig config = storage();
         StoreSpec spec = config.resolve(binding)
-                .orElseThrow(() -> new StorageConfigException(
+                .orElseThrow(() -> new InvalidInputException(
                         "storage config " + config.source() + " has no store bound to " + binding
                                 + "; pass --storage-config (or set " + Environment.STORAGE_CONFIG_VARIABLE
                                 + ") with a store whose location is " + binding));

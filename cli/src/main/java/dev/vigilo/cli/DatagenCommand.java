@@ -1,6 +1,7 @@
 package dev.vigilo.cli;
 
 import dev.vigilo.checkpoint.LogRoot;
+import dev.vigilo.common.errors.InvalidInputException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -47,6 +48,16 @@ final class DatagenCommand implements Runnable {
         LogRoot root(CommandSpec spec) {
             return DatagenCommand.durableRoot(durableRoot, store, CommandSupport.root(spec));
         }
+
+        /** The pipeline's name, checked (exit 3 for a name that is not a path segment). */
+        String pipeline() {
+            return CommandSupport.segmentName(pipeline, "--pipeline");
+        }
+
+        /** The experiment's name, checked likewise. */
+        String experiment() {
+            return CommandSupport.segmentName(experiment, "--experiment");
+        }
     }
 
     static final String DURABLE_ROOT_HELP = "Where checkpoint logs live: a local directory, s3://bucket/prefix (inside"
@@ -61,7 +72,7 @@ final class DatagenCommand implements Runnable {
      */
     static LogRoot durableRoot(String durableRoot, String store, VigiloCommand root) {
         if (durableRoot != null && store != null) {
-            throw new InvalidArgumentException("give --durable-root or --store, not both");
+            throw new InvalidInputException("give --durable-root or --store, not both");
         }
         if (durableRoot == null && store == null) {
             return LogRoot.local(root.environment().vigiloHome());

@@ -1,5 +1,6 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.common.input.OutputFiles;
 import dev.vigilo.datagen.Experiments;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -21,12 +22,21 @@ final class DatagenExportCommand implements Callable<Integer> {
     @ArgGroup(exclusive = false, multiplicity = "1")
     DatagenCommand.Experiment experiment;
 
-    @Option(names = "--out", required = true, paramLabel = "FILE.jsonl", description = "Where to write the cases.")
+    @Option(
+            names = "--out",
+            required = true,
+            paramLabel = "FILE.jsonl",
+            description = "Where to write the cases; its directory must exist, and an existing file is kept "
+                    + "unless --force is given.")
     Path out;
+
+    @Option(names = "--force", description = "Replace an existing --out file.")
+    boolean force;
 
     @Override
     public Integer call() {
-        long n = Experiments.export(experiment.root(spec), experiment.pipeline, experiment.experiment, out);
+        OutputFiles.check(out, "--out", force);
+        long n = Experiments.export(experiment.root(spec), experiment.pipeline(), experiment.experiment(), out, force);
         CommandSupport.out(spec).printf("exported %d items to %s%n", n, out);
         return ExitCode.OK;
     }

@@ -1,5 +1,6 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.datagen.Experiments;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
@@ -25,10 +26,10 @@ final class DatagenItemCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        var item = Experiments.item(experiment.root(spec), experiment.pipeline, experiment.experiment, itemId);
+        var item = Experiments.item(experiment.root(spec), experiment.pipeline(), experiment.experiment(), itemId);
         if (item.isEmpty()) {
-            throw new InvalidArgumentException("experiment " + experiment.experiment + " of pipeline "
-                    + experiment.pipeline + " has no item \"" + itemId + "\"; see `vigilo datagen status`");
+            throw new NotFoundException("experiment " + experiment.experiment + " of pipeline " + experiment.pipeline
+                    + " has no item \"" + itemId + "\"; see `vigilo datagen status`");
         }
         CommandSupport.out(spec).println(item.get().toString());
         return ExitCode.OK;

@@ -1,6 +1,8 @@
 package dev.vigilo.cli;
 
 import dev.vigilo.checkpoint.LogRoot;
+import dev.vigilo.common.errors.FencedException;
+import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.datagen.ExperimentStatus;
 import dev.vigilo.datagen.PipelineParser;
 import dev.vigilo.datagen.PipelineRunner;
@@ -47,17 +49,29 @@ final class DatagenRunCommand implements Callable<Integer> {
             description = "Items processed at once (default ${DEFAULT-VALUE}).")
     int workers;
 
+    /** More workers than this only multiply threads; the checkpoint log is the bottleneck well before. */
+    private static final int MAX_WORKERS = 1024;
+
     @Override
     public Integer call() {
-        if (workers < 1) {
-            throw new InvalidArgumentException("--workers must be at least 1, got " + workers);
+        if (workers < 1 || workers > MAX_WORKERS) {
+            throw new InvalidInputException("--workers must be between 1 and " + MAX_WORKERS + ", got " + workers
+                    + "; for example --workers 4");
         }
+        CommandSupport.segmentName(experiment, "--experiment");
         PipelineSpec spec = PipelineParser.parse(pipeline);
         LogRoot root = DatagenCommand.durableRoot(durableRoot, store, CommandSupport.root(this.spec));
         PrintWriter out = CommandSupport.out(this.spec);
         ExperimentStatus status;
         try (DatagenProgressDisplay progress = DatagenProgressDisplay.of(System.console() != null, experiment, out)) {
             status = PipelineRunner.run(spec, new PipelineRunner.Options(root, experiment, workers, progress));
+        } catch (FencedException e) {
+            // One writer per experiment: a second run took the checkpoint log over and this one must stop.
+            throw new FencedException(
+                    "another run of experiment " + experiment + " of pipeline " + spec.name()
+                            + " took over its checkpoint log, so this run stopped (what it completed is kept); let"
+                            + " the other run finish, or stop it and run this command again to resume",
+                    e);
         }
         out.println(status.toJson());
         return status.failed() > 0 ? ExitCode.FAILED : ExitCode.OK;

@@ -30,7 +30,7 @@ final class DatagenStatusCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        ExperimentStatus s = Experiments.status(experiment.root(spec), experiment.pipeline, experiment.experiment);
+        ExperimentStatus s = Experiments.status(experiment.root(spec), experiment.pipeline(), experiment.experiment());
         PrintWriter out = CommandSupport.out(spec);
         if (json) {
             out.println(s.toJson());

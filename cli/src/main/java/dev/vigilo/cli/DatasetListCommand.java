@@ -1,5 +1,6 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.common.input.Names;
 import dev.vigilo.dataset.DatasetCatalog;
 import dev.vigilo.dataset.DatasetEntry;
 import java.io.PrintWriter;
@@ -37,7 +38,7 @@ final class DatasetListCommand implements Callable<Integer> {
                             e.uploadId(),
                             e.caseCount(),
                             e.createdAt().toString().substring(0, 19).replace('T', ' '),
-                            e.name());
+                            Names.printable(e.name()));
                 }
             }
         }

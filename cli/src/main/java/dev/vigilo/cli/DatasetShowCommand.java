@@ -1,5 +1,6 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.common.input.Names;
 import dev.vigilo.dataset.DatasetCatalog;
 import dev.vigilo.dataset.DatasetEntry;
 import java.io.PrintWriter;
@@ -25,13 +26,14 @@ final class DatasetShowCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         try (Connections connections = CommandSupport.root(spec).connections()) {
-            DatasetEntry e = new DatasetCatalog(connections.control().jdbi()).get(CommandSupport.uploadId(uploadId));
+            DatasetEntry e = new DatasetCatalog(connections.control().jdbi())
+                    .get(CommandSupport.uploadId(uploadId, "UPLOAD_ID"));
             PrintWriter out = CommandSupport.out(spec);
             if (json) {
                 out.println(Json.write(Json.dataset(e)));
             } else {
                 out.printf("upload id:        %s%n", e.uploadId());
-                out.printf("name:             %s%n", e.name());
+                out.printf("name:             %s%n", Names.printable(e.name()));
                 out.printf("cases:            %d%n", e.caseCount());
                 out.printf("source hash:      %s (%d bytes)%n", e.sourceSha256(), e.sourceBytes());
                 out.printf("membership uuid:  %s%n", e.membershipUuid());

@@ -32,7 +32,9 @@ final class DatasetUploadCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "FILE", description = "The JSONL file to upload.")
     Path file;
 
-    @Option(names = "--name", description = "A label for the dataset (default: the file name without .jsonl).")
+    @Option(
+            names = "--name",
+            description = "A label for the dataset, printable characters only (default: the file name without .jsonl).")
     String name;
 
     @Option(
@@ -55,7 +57,9 @@ final class DatasetUploadCommand implements Callable<Integer> {
     public Integer call() {
         VigiloCommand root = CommandSupport.root(spec);
         UploadRequest request = new UploadRequest(
-                file, Optional.ofNullable(name), Optional.ofNullable(uploadId).map(CommandSupport::uploadId));
+                file,
+                Optional.ofNullable(name),
+                Optional.ofNullable(uploadId).map(id -> CommandSupport.uploadId(id, "--upload-id")));
         try (Connections connections = root.connections();
                 ProgressDisplay progress = ProgressDisplay.forTerminal(file)) {
             ObjectStore objectStore = connections.openStore(Optional.ofNullable(store));

@@ -39,8 +39,8 @@ final class DatasetVerifyCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = CommandSupport.out(spec);
         try (Connections connections = CommandSupport.root(spec).connections()) {
-            DatasetEntry entry =
-                    new DatasetCatalog(connections.control().jdbi()).get(CommandSupport.uploadId(uploadId));
+            DatasetEntry entry = new DatasetCatalog(connections.control().jdbi())
+                    .get(CommandSupport.uploadId(uploadId, "UPLOAD_ID"));
             ObjectStore store = connections.openStore(entry.storage());
             Map<String, Object> result = new LinkedHashMap<>();
             result.put("upload_id", entry.uploadId().toString());

@@ -1,43 +1,28 @@
 package dev.vigilo.cli;
 
-import dev.vigilo.checkpoint.CheckpointException;
-import dev.vigilo.checkpoint.FencingViolationException;
-import dev.vigilo.checkpoint.LogFormatException;
-import dev.vigilo.checkpoint.LogNotFoundException;
-import dev.vigilo.checkpoint.WriterFencedException;
-import dev.vigilo.control.ControlDatabaseException;
-import dev.vigilo.datagen.PipelineDefinitionException;
-import dev.vigilo.dataset.DatasetConflictException;
-import dev.vigilo.dataset.DatasetDamagedException;
-import dev.vigilo.dataset.DatasetException;
-import dev.vigilo.dataset.DatasetNotFoundException;
-import dev.vigilo.dataset.InvalidDatasetException;
-import dev.vigilo.plan.LeaseConflictException;
-import dev.vigilo.plan.LeaseFencedException;
-import dev.vigilo.plan.PlanCancelledException;
-import dev.vigilo.plan.PlanDamagedException;
-import dev.vigilo.plan.PlanException;
-import dev.vigilo.plan.PlanValidationException;
-import dev.vigilo.plan.RunNotFoundException;
-import dev.vigilo.sessionlog.CorruptSessionLogException;
-import dev.vigilo.sessionlog.FencedWriterException;
-import dev.vigilo.sessionlog.SessionLogIOException;
-import dev.vigilo.sessionlog.UnsupportedSessionFormatException;
-import dev.vigilo.storage.ObjectConflictException;
-import dev.vigilo.storage.StorageCancelledException;
-import dev.vigilo.storage.StorageConfigException;
-import dev.vigilo.storage.StorageException;
+import dev.vigilo.common.errors.Secrets;
+import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.common.errors.VigiloException;
 import java.io.PrintWriter;
-import java.io.UncheckedIOException;
+import java.io.StringWriter;
+import java.sql.SQLException;
 import java.util.List;
+import java.util.Optional;
 import picocli.CommandLine;
 
 /**
- * The one place that turns an exception into a message on stderr and an {@link ExitCode}. Known errors print
- * their message (which says what, where and what to do); unknown ones are bugs and print a stack trace only with
- * {@code --verbose}.
+ * The one place that turns an exception into a message on stderr and an {@link ExitCode}. A
+ * {@link VigiloException} prints its message, one line, and exits with {@link ExitCode#of} its kind; anything else
+ * is a bug (exit 70). Every printed line has its credentials masked ({@link Secrets}) and its control characters
+ * escaped; the stack trace and any further lines of a message appear only with {@code --verbose}.
  */
 final class ErrorReporter implements CommandLine.IExecutionExceptionHandler {
+    /**
+     * SQLSTATE classes that mean the database went away rather than that a statement was wrong: connection
+     * exceptions (08), insufficient resources (53), operator intervention such as an administrator shutdown (57P).
+     */
+    private static final List<String> UNAVAILABLE_SQL_STATES = List.of("08", "53", "57P");
+
     private final VigiloCommand root;
 
     ErrorReporter(VigiloCommand root) {
@@ -47,74 +32,87 @@ final class ErrorReporter implements CommandLine.IExecutionExceptionHandler {
     @Override
     public int handleExecutionException(Exception ex, CommandLine cmd, CommandLine.ParseResult parseResult) {
         PrintWriter err = cmd.getErr();
-        int code = exitCode(ex);
-        String prefix = code == ExitCode.INTERNAL ? "vigilo: internal error: " : "vigilo: error: ";
-        err.println(prefix + (ex.getMessage() == null ? ex.getClass().getName() : ex.getMessage()));
-        if (root.verbose() || code == ExitCode.INTERNAL) {
-            if (root.verbose()) {
-                ex.printStackTrace(err);
-            } else {
+        Optional<VigiloException> known = classify(ex);
+        boolean verbose = root.verbose();
+        if (known.isPresent()) {
+            List<String> lines = lines(known.get().getMessage());
+            err.println("vigilo: error: " + lines.get(0));
+            if (verbose) {
+                lines.subList(1, lines.size()).forEach(err::println);
+            } else if (lines.size() > 1) {
+                err.println("(run again with --verbose for details)");
+            }
+        } else {
+            err.println("vigilo: internal error: " + lines(describe(ex)).get(0));
+            if (!verbose) {
                 err.println("Run again with --verbose for details, and please report it.");
             }
         }
-        return code;
+        if (verbose) {
+            StringWriter trace = new StringWriter();
+            ex.printStackTrace(new PrintWriter(trace));
+            err.print(Secrets.mask(trace.toString()));
+        }
+        err.flush();
+        return known.map(e -> ExitCode.of(e.kind())).orElse(ExitCode.INTERNAL);
+    }
+
+    /** The exit code {@code ex} gets; {@link ExitCode#INTERNAL} for a bug. */
+    static int exitCode(Throwable ex) {
+        return classify(ex).map(e -> ExitCode.of(e.kind())).orElse(ExitCode.INTERNAL);
     }
 
     /**
-     * Exception types and their exit codes, most specific first: the first rule whose type matches wins, so a
-     * module's specific errors come before the base class that catches the rest of that module.
+     * The error {@code ex} reports: itself or the first {@link VigiloException} among its causes (an executor may
+     * have wrapped it); a lost database connection that reached the command unexplained is the database being
+     * unavailable. Empty for a bug.
      */
-    private static final List<Rule> RULES = List.of(
-            // run preparation
-            new Rule(ExitCode.INVALID_INPUT, PlanValidationException.class, RunNotFoundException.class),
-            new Rule(ExitCode.CONFLICT, LeaseConflictException.class, LeaseFencedException.class),
-            new Rule(ExitCode.FAILED, PlanDamagedException.class),
-            new Rule(ExitCode.INTERRUPTED, PlanCancelledException.class),
-            // PlanStateUnknownException and plain PlanException: the database or store failed; repeat the command.
-            new Rule(ExitCode.UNAVAILABLE, PlanException.class),
-            // session logs
-            new Rule(ExitCode.FAILED, CorruptSessionLogException.class, UnsupportedSessionFormatException.class),
-            new Rule(ExitCode.CONFLICT, FencedWriterException.class),
-            new Rule(ExitCode.UNAVAILABLE, SessionLogIOException.class),
-            // data generation and its checkpoint log
-            new Rule(ExitCode.INVALID_INPUT, PipelineDefinitionException.class, LogNotFoundException.class),
-            new Rule(ExitCode.CONFLICT, WriterFencedException.class, FencingViolationException.class),
-            new Rule(ExitCode.FAILED, LogFormatException.class),
-            new Rule(ExitCode.UNAVAILABLE, CheckpointException.class),
-            // datasets, storage, control database, command arguments
-            new Rule(
-                    ExitCode.INVALID_INPUT,
-                    InvalidDatasetException.class,
-                    DatasetNotFoundException.class,
-                    StorageConfigException.class,
-                    InvalidArgumentException.class),
-            new Rule(ExitCode.FAILED, DatasetDamagedException.class),
-            new Rule(ExitCode.CONFLICT, ObjectConflictException.class, DatasetConflictException.class),
-            new Rule(ExitCode.INTERRUPTED, StorageCancelledException.class),
-            new Rule(ExitCode.INVALID_INPUT, DatasetException.class),
-            new Rule(
-                    ExitCode.UNAVAILABLE,
-                    StorageException.class,
-                    ControlDatabaseException.class,
-                    UncheckedIOException.class));
-
-    static int exitCode(Throwable ex) {
-        for (Rule rule : RULES) {
-            if (rule.matches(ex)) {
-                return rule.code();
+    static Optional<VigiloException> classify(Throwable ex) {
+        for (Throwable t = ex; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof VigiloException known) {
+                return Optional.of(known);
             }
         }
-        return ExitCode.INTERNAL;
+        for (Throwable t = ex; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof SQLException sql
+                    && sql.getSQLState() != null
+                    && UNAVAILABLE_SQL_STATES.stream().anyMatch(sql.getSQLState()::startsWith)) {
+                return Optional.of(new UnavailableException(
+                        "the control database failed ("
+                                + lines(sql.getMessage()).get(0) + "); check that it is running and repeat the command",
+                        ex));
+            }
+        }
+        return Optional.empty();
     }
 
-    private record Rule(int code, List<Class<? extends Throwable>> types) {
-        @SafeVarargs
-        Rule(int code, Class<? extends Throwable>... types) {
-            this(code, List.of(types));
-        }
+    private static String describe(Throwable ex) {
+        return ex.getMessage() == null
+                ? ex.getClass().getName()
+                : ex.getClass().getSimpleName() + ": " + ex.getMessage();
+    }
 
-        boolean matches(Throwable ex) {
-            return types.stream().anyMatch(t -> t.isInstance(ex));
+    /** The message's non-blank lines, masked and with control characters escaped; never empty. */
+    static List<String> lines(String message) {
+        List<String> lines = Secrets.mask(message == null ? "" : message)
+                .lines()
+                .map(String::strip)
+                .filter(l -> !l.isEmpty())
+                .map(ErrorReporter::escapeControls)
+                .toList();
+        return lines.isEmpty() ? List.of("(no message)") : lines;
+    }
+
+    private static String escapeControls(String line) {
+        StringBuilder b = new StringBuilder(line.length());
+        for (int i = 0; i < line.length(); i++) {
+            char c = line.charAt(i);
+            if (Character.isISOControl(c)) {
+                b.append(String.format("\\u%04x", (int) c));
+            } else {
+                b.append(c);
+            }
         }
+        return b.toString();
     }
 }

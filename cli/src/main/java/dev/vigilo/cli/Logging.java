@@ -6,9 +6,10 @@ import org.slf4j.LoggerFactory;
 import org.slf4j.bridge.SLF4JBridgeHandler;
 
 /**
- * Logging is quiet by default (warnings and errors to stderr, see logback.xml); {@code --verbose} turns on
- * Vigilo's info and debug messages. java.util.logging is routed to SLF4J so every library logs through one
- * backend.
+ * Logging is quiet by default: Vigilo's own warnings go to stderr, libraries say nothing (a failing connection pool or
+ * driver would otherwise print pages of warnings and stack traces; what they report reaches the user as the one-line
+ * error). {@code --verbose} turns on Vigilo's info and debug messages and the libraries' info and above.
+ * java.util.logging is routed to SLF4J so every library logs through one backend.
  */
 final class Logging {
     private Logging() {}
@@ -19,7 +20,7 @@ final class Logging {
             SLF4JBridgeHandler.install();
         }
         if (LoggerFactory.getILoggerFactory() instanceof LoggerContext context) {
-            context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME).setLevel(verbose ? Level.INFO : Level.WARN);
+            context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME).setLevel(verbose ? Level.INFO : Level.OFF);
             context.getLogger("dev.vigilo").setLevel(verbose ? Level.DEBUG : Level.WARN);
         }
     }

@@ -1,5 +1,6 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.dataset.DatasetCatalog;
 import dev.vigilo.dataset.DatasetEntry;
 import dev.vigilo.dataset.DatasetReader;
@@ -16,7 +17,6 @@ import dev.vigilo.storage.ObjectStore;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -117,7 +117,8 @@ final class QuickstartCommand implements Callable<Integer> {
             Files.write(tmp, in.readAllBytes());
             return tmp;
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot extract the example dataset", e);
+            throw new UnavailableException(
+                    "cannot extract the example dataset to a temporary file: " + e.getMessage(), e);
         }
     }
 
@@ -128,7 +129,7 @@ final class QuickstartCommand implements Callable<Integer> {
             }
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot read the bundled " + name, e);
+            throw new UnavailableException("cannot read the bundled " + name + ": " + e.getMessage(), e);
         }
     }
 
@@ -136,7 +137,7 @@ final class QuickstartCommand implements Callable<Integer> {
         try {
             return dev.vigilo.storage.Sha256.of(Files.readAllBytes(file)).toHex();
         } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            throw new UnavailableException("cannot read " + file + ": " + e.getMessage(), e);
         }
     }
 }

@@ -8,7 +8,6 @@ import dev.vigilo.plan.RunState;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -67,8 +66,8 @@ final class RunCreateCommand implements Callable<Integer> {
         ProfileInput input = profile.file != null ? ProfileInput.file(profile.file) : ProfileInput.inline(profile.text);
         CreateRequest request = new CreateRequest(
                 input,
-                CommandSupport.uploadId(datasetUploadId),
-                Optional.ofNullable(runId).map(RunCreateCommand::runId),
+                CommandSupport.uploadId(datasetUploadId, "--dataset-upload-id"),
+                Optional.ofNullable(runId).map(id -> CommandSupport.runId(id, "--run-id")),
                 prepareOnly);
         try (Connections connections = CommandSupport.root(spec).connections()) {
             RunPreparation preparation =
@@ -97,13 +96,5 @@ final class RunCreateCommand implements Callable<Integer> {
             }
         }
         return ExitCode.OK;
-    }
-
-    static UUID runId(String text) {
-        try {
-            return UUID.fromString(text);
-        } catch (IllegalArgumentException e) {
-            throw new InvalidArgumentException("\"" + text + "\" is not a run id (a UUID)");
-        }
     }
 }

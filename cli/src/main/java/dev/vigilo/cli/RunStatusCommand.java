@@ -30,7 +30,8 @@ final class RunStatusCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         try (Connections connections = CommandSupport.root(spec).connections()) {
-            RunStatus status = new RunStatusReader(connections.control().jdbi()).status(RunCreateCommand.runId(runId));
+            RunStatus status =
+                    new RunStatusReader(connections.control().jdbi()).status(CommandSupport.runId(runId, "RUN_ID"));
             PrintWriter out = CommandSupport.out(spec);
             if (json) {
                 out.println(status.toJson());

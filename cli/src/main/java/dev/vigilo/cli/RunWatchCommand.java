@@ -1,5 +1,6 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.plan.CreationLease;
 import dev.vigilo.plan.PlanStatus;
 import dev.vigilo.plan.RunStatus;
@@ -38,8 +39,18 @@ final class RunWatchCommand implements Callable<Integer> {
             description = "Seconds between polls (default ${DEFAULT-VALUE}).")
     double intervalSeconds;
 
+    /** At least 10 ms and at most a day: 0, negatives and NaN would spin or never poll. */
+    private Duration interval() {
+        if (!(intervalSeconds >= 0.01 && intervalSeconds <= 86_400)) {
+            throw new InvalidInputException("--interval must be between 0.01 and 86400 seconds, got " + intervalSeconds
+                    + "; for example --interval 1");
+        }
+        return Duration.ofMillis(Math.round(intervalSeconds * 1000));
+    }
+
     @Override
     public Integer call() {
+        Duration interval = interval();
         PrintWriter out = CommandSupport.out(spec);
         boolean terminal = System.console() != null;
         String[] last = {""};
@@ -47,24 +58,22 @@ final class RunWatchCommand implements Callable<Integer> {
             RunStatusReader reader = new RunStatusReader(connections.control().jdbi());
             RunStatus end;
             try {
-                end = reader.watch(
-                        RunCreateCommand.runId(runId), Duration.ofMillis((long) (intervalSeconds * 1000)), s -> {
-                            String json = s.toJson();
-                            // Off a terminal, the lease countdown alone (which moves on every poll) is no change.
-                            String change =
-                                    terminal ? json : withoutCountdown(s).toJson();
-                            if (change.equals(last[0])) {
-                                return;
-                            }
-                            last[0] = change;
-                            if (terminal) {
-                                out.print("\033[H\033[2J");
-                                RunStatusCommand.print(out, s);
-                            } else {
-                                out.println(json);
-                            }
-                            out.flush();
-                        });
+                end = reader.watch(CommandSupport.runId(runId, "RUN_ID"), interval, s -> {
+                    String json = s.toJson();
+                    // Off a terminal, the lease countdown alone (which moves on every poll) is no change.
+                    String change = terminal ? json : withoutCountdown(s).toJson();
+                    if (change.equals(last[0])) {
+                        return;
+                    }
+                    last[0] = change;
+                    if (terminal) {
+                        out.print("\033[H\033[2J");
+                        RunStatusCommand.print(out, s);
+                    } else {
+                        out.println(json);
+                    }
+                    out.flush();
+                });
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return ExitCode.INTERRUPTED;

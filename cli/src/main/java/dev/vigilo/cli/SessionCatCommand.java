@@ -1,5 +1,6 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.sessionlog.SessionCat;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
@@ -35,7 +36,7 @@ final class SessionCatCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         if (fromSeq < 0) {
-            throw new InvalidArgumentException("--from-seq must be >= 0, got " + fromSeq);
+            throw new InvalidInputException("--from-seq must be >= 0, got " + fromSeq + "; for example --from-seq 0");
         }
         PrintWriter out = CommandSupport.out(spec);
         SessionCat.CatReport report;

@@ -1,5 +1,7 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.errors.NotFoundException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
@@ -27,10 +29,16 @@ final class SessionCommand implements Runnable {
         spec.commandLine().usage(spec.commandLine().getOut());
     }
 
-    /** A missing or unreadable log is invalid input (exit 3), said before anything is read. */
+    /** A missing, unreadable or non-regular log is invalid input (exit 3), said before anything is read. */
     static java.nio.file.Path existingLog(java.nio.file.Path file) {
+        if (java.nio.file.Files.isDirectory(file)) {
+            throw new InvalidInputException(file + " is a directory; give the session log file (session.jsonl.zstd)");
+        }
         if (!java.nio.file.Files.isRegularFile(file)) {
-            throw new InvalidArgumentException(file + ": no such session log file; check the path");
+            throw new NotFoundException(file + ": no such session log file; check the path");
+        }
+        if (!java.nio.file.Files.isReadable(file)) {
+            throw new InvalidInputException(file + ": permission denied; check the file's permissions");
         }
         return file;
     }

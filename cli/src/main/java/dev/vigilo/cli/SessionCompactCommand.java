@@ -1,8 +1,9 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.input.OutputFiles;
 import dev.vigilo.sessionlog.CompactReport;
 import dev.vigilo.sessionlog.SessionCompactor;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -27,8 +28,15 @@ final class SessionCompactCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "FILE", description = "The session log.")
     Path file;
 
-    @Option(names = "--out", paramLabel = "F", description = "Write the compacted log here instead (must not exist).")
+    @Option(
+            names = "--out",
+            paramLabel = "F",
+            description = "Write the compacted log here instead; its directory must exist, and an existing file is "
+                    + "kept unless --force is given.")
     Path out;
+
+    @Option(names = "--force", description = "Replace an existing --out file.")
+    boolean force;
 
     @Option(
             names = "--frame-bytes",
@@ -38,14 +46,15 @@ final class SessionCompactCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        if (out != null && Files.exists(out)) {
-            throw new InvalidArgumentException(out + " already exists; choose another --out or remove it");
-        }
         long target = frameBytes == null ? SessionCompactor.DEFAULT_FRAME_BYTES : frameBytes;
         if (target < 1) {
-            throw new InvalidArgumentException("--frame-bytes must be positive, got " + target);
+            throw new InvalidInputException("--frame-bytes must be positive, got " + target + "; for example 262144");
         }
-        CompactReport r = SessionCompactor.compact(SessionCommand.existingLog(file), out, target);
+        SessionCommand.existingLog(file);
+        if (out != null) {
+            OutputFiles.check(out, "--out", force);
+        }
+        CompactReport r = SessionCompactor.compact(file, out, target, force);
         CommandSupport.out(spec)
                 .printf(
                         "compacted %s -> %s: %d -> %d frames, %d -> %d bytes, %d events%s%n",

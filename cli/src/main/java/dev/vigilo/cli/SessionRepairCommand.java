@@ -1,8 +1,8 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.common.input.OutputFiles;
 import dev.vigilo.sessionlog.RepairReport;
 import dev.vigilo.sessionlog.SessionRepair;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
@@ -32,12 +32,19 @@ final class SessionRepairCommand implements Callable<Integer> {
     Target target;
 
     static final class Target {
-        @Option(names = "--out", paramLabel = "F", description = "Write the repaired log here (must not exist).")
+        @Option(
+                names = "--out",
+                paramLabel = "F",
+                description = "Write the repaired log here; its directory must exist, and an existing file is kept "
+                        + "unless --force is given.")
         Path out;
 
         @Option(names = "--in-place", description = "Replace FILE (a backup FILE.bak-<millis> is kept).")
         boolean inPlace;
     }
+
+    @Option(names = "--force", description = "Replace an existing output file (--out, or FILE.repaired).")
+    boolean force;
 
     @Override
     public Integer call() {
@@ -47,10 +54,11 @@ final class SessionRepairCommand implements Callable<Integer> {
                 : target != null && target.out != null
                         ? target.out
                         : file.resolveSibling(file.getFileName() + ".repaired");
-        if (out != null && Files.exists(out)) {
-            throw new InvalidArgumentException(out + " already exists; choose another --out or remove it");
+        SessionCommand.existingLog(file);
+        if (out != null) {
+            OutputFiles.check(out, "--out", force);
         }
-        RepairReport r = SessionRepair.repair(SessionCommand.existingLog(file), out, inPlace);
+        RepairReport r = SessionRepair.repair(file, out, inPlace, force);
         CommandSupport.out(spec)
                 .printf(
                         "repaired %s -> %s: %d events kept, %d closers added, %d frames, %d bytes%s%n",

@@ -23,8 +23,8 @@ import picocli.CommandLine.Spec;
             "  VIGILO_CONTROL_DB      JDBC URL of the control database (default: embedded PostgreSQL).",
             "  VIGILO_STORAGE_CONFIG  storage.toml naming the object stores (default: a local store in VIGILO_HOME).",
             "",
-            "Exit codes: 0 ok, 1 check failed, 2 usage, 3 invalid input, 4 conflict, 5 service unavailable,",
-            "  70 internal error, 130 interrupted."
+            "Exit codes: 0 ok, 1 check failed or damaged, 2 usage, 3 invalid input or not found,",
+            "  4 conflict or fenced, 5 service unavailable, 70 internal error, 130 interrupted."
         },
         subcommands = {
             QuickstartCommand.class,

@@ -136,7 +136,7 @@ class CliTest {
         CliRunner.Result notUuid = cli.run("dataset", "show", "not-a-uuid");
         assertThat(notUuid.exitCode()).isEqualTo(ExitCode.INVALID_INPUT);
         assertThat(notUuid.err()).contains("not an upload id");
-        CliRunner.Result unknown = cli.run("dataset", "verify", "00000000-0000-0000-0000-000000000000");
+        CliRunner.Result unknown = cli.run("dataset", "verify", "3f2b6c1e-8d4a-4e7b-9c0d-1a2b3c4d5e6f");
         assertThat(unknown.exitCode()).isEqualTo(ExitCode.INVALID_INPUT);
         assertThat(unknown.err()).contains("no finalized dataset");
     }

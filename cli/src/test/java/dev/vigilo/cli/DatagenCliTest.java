@@ -138,6 +138,40 @@ class DatagenCliTest {
         long exportedItems = Files.readAllLines(export).size();
         assertThat(exportedItems).isPositive();
 
+        // One rule for user-named output files: an existing file is kept unless --force; a missing directory or a
+        // directory target is exit 3; nothing (not even a temporary file) is left behind.
+        String[] exportAgain = {
+            "datagen",
+            "export",
+            "--pipeline",
+            "quiz",
+            "--experiment",
+            "demo",
+            "--durable-root",
+            root.toString(),
+            "--out"
+        };
+        Files.writeString(export, "keep me\n");
+        CliRunner.Result kept = cli.run(concat(exportAgain, export.toString()));
+        assertThat(kept.exitCode()).isEqualTo(ExitCode.INVALID_INPUT);
+        assertThat(kept.err().strip())
+                .isEqualTo("vigilo: error: --out " + export + " already exists; choose another "
+                        + "--out, or pass --force to replace it");
+        assertThat(Files.readString(export)).isEqualTo("keep me\n");
+        CliRunner.Result forced = cli.run(concat(exportAgain, export.toString(), "--force"));
+        assertThat(forced.exitCode()).as(forced.err()).isZero();
+        assertThat(Files.readAllLines(export)).hasSize((int) exportedItems);
+        Path intoMissing = home.resolve("no-such-dir").resolve("x.jsonl");
+        CliRunner.Result missingDir = cli.run(concat(exportAgain, intoMissing.toString()));
+        assertThat(missingDir.exitCode()).isEqualTo(ExitCode.INVALID_INPUT);
+        assertThat(missingDir.err()).contains("does not exist; create it first").hasLineCount(1);
+        CliRunner.Result ontoDir = cli.run(concat(exportAgain, home.toString()));
+        assertThat(ontoDir.exitCode()).isEqualTo(ExitCode.INVALID_INPUT);
+        assertThat(ontoDir.err()).contains("is a directory").hasLineCount(1);
+        try (var files = Files.list(home)) {
+            assertThat(files.map(f -> f.getFileName().toString())).noneMatch(n -> n.endsWith(".tmp"));
+        }
+
         CliRunner.Result upload = cli.run("dataset", "upload", export.toString(), "--json");
         assertThat(upload.exitCode()).as(upload.err()).isZero();
         assertThat(JSON.readTree(upload.out()).get("case_count").asLong()).isEqualTo(exportedItems);
@@ -169,5 +203,11 @@ class DatagenCliTest {
                 "--durable-root",
                 home.resolve("d").toString());
         assertThat(missing.exitCode()).isEqualTo(ExitCode.INVALID_INPUT);
+    }
+
+    private static String[] concat(String[] head, String... tail) {
+        String[] all = java.util.Arrays.copyOf(head, head.length + tail.length);
+        System.arraycopy(tail, 0, all, head.length, tail.length);
+        return all;
     }
 }

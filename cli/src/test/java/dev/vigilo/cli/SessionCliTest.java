@@ -103,8 +103,24 @@ class SessionCliTest {
         assertThat(out).exists();
         assertThat(cli().run("session", "verify", out.toString()).exitCode()).isZero();
         assertThat(cli().run("session", "repair", log.toString()).exitCode())
-                .as("an existing output is never overwritten")
+                .as("an existing output is kept without --force")
                 .isEqualTo(ExitCode.INVALID_INPUT);
+        CliRunner.Result forced = cli().run("session", "repair", log.toString(), "--force");
+        assertThat(forced.exitCode()).as(forced.err()).isZero();
+        assertThat(cli().run("session", "verify", out.toString()).exitCode()).isZero();
+        CliRunner.Result intoMissing = cli().run(
+                        "session",
+                        "repair",
+                        log.toString(),
+                        "--out",
+                        dir.resolve("none/x.zstd").toString());
+        assertThat(intoMissing.exitCode()).isEqualTo(ExitCode.INVALID_INPUT);
+        assertThat(intoMissing.err())
+                .contains("does not exist; create it first")
+                .hasLineCount(1);
+        CliRunner.Result ontoDir = cli().run("session", "compact", log.toString(), "--out", dir.toString());
+        assertThat(ontoDir.exitCode()).isEqualTo(ExitCode.INVALID_INPUT);
+        assertThat(ontoDir.err()).contains("is a directory").hasLineCount(1);
 
         Path compacted = dir.resolve("compacted.zstd");
         CliRunner.Result compact = cli().run("session", "compact", log.toString(), "--out", compacted.toString());

@@ -1,6 +1,7 @@
 package dev.vigilo.control;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.vigilo.common.errors.Secrets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
@@ -55,7 +56,7 @@ public final class ControlDatabase implements AutoCloseable {
         Objects.requireNonNull(migrationLocations, "migrationLocations");
         Objects.requireNonNull(options, "options");
         if (settings instanceof ControlSettings.Jdbc jdbc) {
-            return connect(jdbc.url(), Target.server(JdbcUrls.redact(jdbc.url())), migrationLocations, () -> {});
+            return connect(jdbc.url(), Target.server(Secrets.mask(jdbc.url())), migrationLocations, () -> {});
         }
         ControlSettings.Embedded embedded = (ControlSettings.Embedded) settings;
         EmbeddedServer.Lease lease = EmbeddedServer.acquire(embedded.directory(), options);
@@ -90,8 +91,8 @@ public final class ControlDatabase implements AutoCloseable {
                     target.where(),
                     "Migrating the " + target.noun() + " at " + target.where()
                             + " failed: " + e.getMessage()
-                            + "\nEach migration runs in its own transaction, so the failing one left no partial"
-                            + " changes (unless it opted out of transactions); fix the migration or the database and retry.",
+                            + "; each migration runs in its own transaction, so the failing one left no partial"
+                            + " changes (unless it opted out of transactions): fix the migration or the database and retry.",
                     e);
         } catch (SQLException | RuntimeException e) {
             pool.close();

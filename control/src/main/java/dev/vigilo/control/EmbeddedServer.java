@@ -1,5 +1,6 @@
 package dev.vigilo.control;
 
+import dev.vigilo.common.errors.CancelledException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -75,8 +76,8 @@ final class EmbeddedServer {
                     e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new ControlDatabaseException(
-                    where, "Interrupted while joining the embedded PostgreSQL server in " + where + ".", e);
+            throw new CancelledException(
+                    "Interrupted while joining the embedded PostgreSQL server in " + where + ".", e);
         } catch (IOException | UncheckedIOException e) {
             throw new ControlDatabaseException(
                     where,

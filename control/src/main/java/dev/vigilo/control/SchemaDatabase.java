@@ -2,6 +2,7 @@ package dev.vigilo.control;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.vigilo.common.errors.Secrets;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Pattern;
@@ -50,7 +51,7 @@ public final class SchemaDatabase implements AutoCloseable {
         if (!SCHEMA.matcher(schema).matches()) {
             throw new IllegalArgumentException("invalid schema name " + schema);
         }
-        String where = JdbcUrls.redact(jdbcUrl);
+        String where = Secrets.mask(jdbcUrl);
         HikariDataSource pool;
         try {
             HikariConfig config = new HikariConfig();
@@ -100,7 +101,7 @@ public final class SchemaDatabase implements AutoCloseable {
         while (root.getCause() != null && root.getCause() != root) {
             root = root.getCause();
         }
-        return JdbcUrls.redact(root.getMessage() != null ? root.getMessage() : root.toString());
+        return Secrets.mask(root.getMessage() != null ? root.getMessage() : root.toString());
     }
 
     /** @return the Jdbi over this schema's pool, with the PostgreSQL plugin installed */

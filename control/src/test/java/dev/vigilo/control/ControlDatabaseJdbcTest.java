@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.vigilo.common.errors.InvalidInputException;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -162,10 +163,22 @@ class ControlDatabaseJdbcTest {
     @Test
     void rejectsUrlsThatAreNotPostgresJdbcUrls() {
         assertThatThrownBy(() -> new ControlSettings.Jdbc("postgresql://db/vigilo?password=hunter2"))
-                .isInstanceOf(IllegalArgumentException.class)
+                .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("jdbc:postgresql:")
                 .hasMessageContaining("VIGILO_CONTROL_DB")
                 .hasMessageNotContaining("hunter2");
+        assertThatThrownBy(() -> new ControlSettings.Jdbc("mysql://u:S3cretPW@h/db"))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("mysql://u:***@h/db")
+                .hasMessageNotContaining("S3cretPW");
+        // pgjdbc has no user:password@host syntax: refused before connecting, the password shown nowhere.
+        assertThatThrownBy(() -> new ControlSettings.Jdbc("jdbc:postgresql://u:Pw1234@127.0.0.1:1/v"))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("is malformed: expected jdbc:postgresql://HOST[:PORT]/DATABASE")
+                .hasMessageNotContaining("Pw1234");
+        assertThatThrownBy(() -> new ControlSettings.Jdbc("jdbc:postgresql://h:notaport/v"))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("is malformed");
         assertThatThrownBy(() -> new ControlSettings.Jdbc(null)).isInstanceOf(NullPointerException.class);
     }
 

@@ -16,15 +16,6 @@ class InternalsTest {
     Path directory;
 
     @Test
-    void redactsEveryKindOfPassword() {
-        assertThat(JdbcUrls.redact("jdbc:postgresql://h/db?user=u&password=p%40ss&sslpassword=k&ssl=true"))
-                .isEqualTo("jdbc:postgresql://h/db?user=u&password=***&sslpassword=***&ssl=true");
-        assertThat(JdbcUrls.redact("jdbc:postgresql://h/db;PASSWORD=x;user=u"))
-                .isEqualTo("jdbc:postgresql://h/db;PASSWORD=***;user=u");
-        assertThat(JdbcUrls.redact("jdbc:postgresql://h/db?user=u")).isEqualTo("jdbc:postgresql://h/db?user=u");
-    }
-
-    @Test
     void parsesDurationsAsIsoOrMilliseconds() {
         assertThat(EmbeddedOptions.parseDuration("PT1.5S")).isEqualTo(Duration.ofMillis(1500));
         assertThat(EmbeddedOptions.parseDuration(" 250 ")).isEqualTo(Duration.ofMillis(250));

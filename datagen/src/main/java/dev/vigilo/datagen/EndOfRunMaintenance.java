@@ -1,8 +1,8 @@
 package dev.vigilo.datagen;
 
-import dev.vigilo.checkpoint.CheckpointException;
 import dev.vigilo.checkpoint.CheckpointLog;
 import dev.vigilo.checkpoint.Maintenance;
+import dev.vigilo.common.errors.VigiloException;
 import java.time.Duration;
 import java.util.Optional;
 
@@ -34,7 +34,7 @@ final class EndOfRunMaintenance {
                 m.runOnce(KEEP.toMillis());
             }
             return true;
-        } catch (CheckpointException e) {
+        } catch (VigiloException e) {
             LOG.warn(
                     "maintenance of {} after the run failed (the log is unaffected): {}",
                     log.location().uri(),

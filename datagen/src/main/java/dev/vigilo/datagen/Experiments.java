@@ -11,9 +11,12 @@ import dev.vigilo.checkpoint.LogReader;
 import dev.vigilo.checkpoint.LogRoot;
 import dev.vigilo.checkpoint.Terminal;
 import dev.vigilo.checkpoint.Trajectory;
+import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.errors.UnavailableException;
 import java.io.IOException;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -32,7 +35,7 @@ public final class Experiments {
     private Experiments() {}
 
     /**
-     * Status of an experiment; {@link dev.vigilo.checkpoint.LogNotFoundException} if it has no log.
+     * Status of an experiment; {@link dev.vigilo.common.errors.NotFoundException} if it has no log.
      */
     public static ExperimentStatus status(LogRoot durableRoot, String pipeline, String experiment) {
         java.util.Objects.requireNonNull(durableRoot, "durableRoot");
@@ -134,10 +137,19 @@ public final class Experiments {
     /**
      * Writes the completed leaf items (completed, no children) as JSONL in the dataset upload
      * format ({@code {"id", "input", "metadata"}}: input = the folded fields, metadata = pipeline,
-     * experiment, root and parent ids), sorted by id, through a temporary file moved into place.
+     * experiment, root and parent ids), sorted by id, through a temporary file beside {@code out}
+     * moved into place (and removed on failure); an existing {@code out} is never replaced.
      * Returns the number of lines.
+     *
+     * @throws InvalidInputException when {@code out} exists
+     * @throws UnavailableException when the file cannot be written
      */
     public static long export(LogRoot durableRoot, String pipeline, String experiment, Path out) {
+        return export(durableRoot, pipeline, experiment, out, false);
+    }
+
+    /** As {@link #export(LogRoot, String, String, Path)}, replacing an existing {@code out} when {@code replace}. */
+    public static long export(LogRoot durableRoot, String pipeline, String experiment, Path out, boolean replace) {
         java.util.Objects.requireNonNull(durableRoot, "durableRoot");
         java.util.Objects.requireNonNull(out, "out");
         Map<String, ItemState> all;
@@ -170,10 +182,24 @@ public final class Experiments {
                     n++;
                 }
             }
-            Files.move(tmp, abs, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            if (replace) {
+                Files.move(tmp, abs, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            } else {
+                // A link fails if the target exists, so a file created meanwhile is never replaced.
+                Files.createLink(abs, tmp);
+            }
             return n;
+        } catch (FileAlreadyExistsException e) {
+            throw new InvalidInputException(
+                    out + " already exists; choose another --out, or pass --force to replace it");
         } catch (IOException e) {
-            throw new DatagenException("cannot write " + out + ": " + e.getMessage(), e);
+            throw new UnavailableException("cannot write " + out + ": " + e.getMessage(), e);
+        } finally {
+            try {
+                Files.deleteIfExists(tmp);
+            } catch (IOException e) {
+                // Best effort: the temporary file is named after the target and harmless.
+            }
         }
     }
 }

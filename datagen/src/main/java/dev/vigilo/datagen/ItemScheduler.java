@@ -1,5 +1,6 @@
 package dev.vigilo.datagen;
 
+import dev.vigilo.common.errors.CancelledException;
 import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CompletionService;
@@ -48,7 +49,7 @@ final class ItemScheduler {
      * have run.
      *
      * @throws RuntimeException the first exception a task threw (as thrown)
-     * @throws DatagenException the coordinator (or a worker, outside a stop) was interrupted
+     * @throws CancelledException the coordinator (or a worker, outside a stop) was interrupted
      */
     static <T> void runAll(int workers, Collection<T> initial, Task<T> task, Listener<T> listener) {
         if (workers < 1) throw new IllegalArgumentException("workers must be >= 1, got " + workers);
@@ -75,7 +76,7 @@ final class ItemScheduler {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new DatagenException("interrupted", e);
+            throw new CancelledException("interrupted", e);
         } finally {
             stop(pool);
         }
@@ -90,7 +91,7 @@ final class ItemScheduler {
             if (cause instanceof Error err) throw err;
             // Only InterruptedException is left: workers are interrupted only by stop(), so this is
             // unexpected; the run stops rather than leave the item silently unfinished.
-            throw new DatagenException("interrupted", cause);
+            throw new CancelledException("interrupted", cause);
         }
     }
 

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.checkpoint.FieldState;
 import dev.vigilo.checkpoint.FieldValue;
+import dev.vigilo.common.errors.DamagedException;
 import java.util.Map;
 
 /** JSON helpers: canonical text (sorted keys, no whitespace) and FieldValue <-> JSON mapping. */
@@ -50,7 +51,7 @@ final class Json {
             try {
                 return parse(x.json());
             } catch (JsonProcessingException e) {
-                throw new DatagenException("stored JSON value is corrupt: " + e.getOriginalMessage(), e);
+                throw new DamagedException("stored JSON value is corrupt: " + e.getOriginalMessage(), e);
             }
         }
         if (v instanceof FieldValue.BlobRef x) {

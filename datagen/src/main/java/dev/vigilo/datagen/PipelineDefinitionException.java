@@ -1,10 +1,14 @@
 package dev.vigilo.datagen;
 
+import dev.vigilo.common.errors.InvalidInputException;
+
 /**
  * The pipeline file or its input is invalid. The message says what, where ({@code
  * FILE:LINE:COLUMN}, 1-based) and what to do. Nothing durable was changed.
  */
-public class PipelineDefinitionException extends DatagenException {
+public class PipelineDefinitionException extends InvalidInputException {
+    private static final long serialVersionUID = 1L;
+
     private final int line;
     private final int column;
 

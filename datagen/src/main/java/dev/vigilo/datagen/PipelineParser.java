@@ -49,7 +49,16 @@ public final class PipelineParser {
     public static PipelineSpec parse(Path path) {
         String text;
         try {
+            if (Files.isDirectory(path)) {
+                throw new PipelineDefinitionException(
+                        path.toString(), 0, 0, "is a directory; give the pipeline's YAML file");
+            }
             text = Files.readString(path);
+        } catch (java.nio.charset.MalformedInputException e) {
+            throw new PipelineDefinitionException(
+                    path.toString(), 0, 0, "is not valid UTF-8 text; save the pipeline as UTF-8");
+        } catch (java.nio.file.NoSuchFileException e) {
+            throw new PipelineDefinitionException(path.toString(), 0, 0, "no such file; check the path");
         } catch (IOException e) {
             throw new PipelineDefinitionException(
                     path.toString(), 0, 0, "cannot read pipeline file: " + e.getMessage());
@@ -82,12 +91,7 @@ public final class PipelineParser {
             }
             root = mapper.readTree(yaml);
         } catch (JsonProcessingException e) {
-            JsonLocation l = e.getLocation();
-            throw new PipelineDefinitionException(
-                    file,
-                    l == null ? 0 : l.getLineNr(),
-                    l == null ? 0 : l.getColumnNr(),
-                    "invalid YAML: " + e.getOriginalMessage() + "; fix the syntax");
+            throw syntaxError(e);
         } catch (IOException e) {
             throw new PipelineDefinitionException(file, 0, 0, "cannot read YAML: " + e.getMessage());
         }
@@ -240,6 +244,33 @@ public final class PipelineParser {
             throw err(ptr + "/" + key, "'" + key + "' must be an integer from " + min + " to " + max);
         }
         return v.intValue();
+    }
+
+    /** One line: the YAML parser's problem at its 1-based line and column, without its multi-line context. */
+    private PipelineDefinitionException syntaxError(JsonProcessingException e) {
+        String problem = e.getOriginalMessage();
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof org.yaml.snakeyaml.error.MarkedYAMLException marked && marked.getProblem() != null) {
+                problem = marked.getProblem();
+                break;
+            }
+        }
+        JsonLocation l = e.getLocation();
+        return new PipelineDefinitionException(
+                file,
+                l == null ? 0 : l.getLineNr(),
+                l == null ? 0 : l.getColumnNr(),
+                "invalid YAML: " + firstLine(problem) + "; fix the syntax");
+    }
+
+    private static String firstLine(String text) {
+        return text == null
+                ? "syntax error"
+                : text.lines()
+                        .map(String::strip)
+                        .filter(l -> !l.isEmpty())
+                        .findFirst()
+                        .orElse("syntax error");
     }
 
     private PipelineDefinitionException err(String ptr, String problem) {

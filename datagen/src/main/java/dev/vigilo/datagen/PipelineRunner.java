@@ -70,7 +70,7 @@ public final class PipelineRunner {
      *
      * @throws PipelineDefinitionException the seed input is invalid (FILE:LINE:COLUMN); nothing was
      *     written
-     * @throws dev.vigilo.checkpoint.CheckpointException the log failed (e.g. another run of the
+     * @throws dev.vigilo.common.errors.VigiloException the log failed (e.g. another run of the
      *     experiment fenced us)
      */
     public static ExperimentStatus run(PipelineSpec spec, Options opts) {

@@ -3,6 +3,7 @@ package dev.vigilo.datagen;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.vigilo.common.errors.CancelledException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -133,7 +134,7 @@ class ItemSchedulerTest {
         caller.interrupt();
         caller.join(30_000);
         assertThat(caller.isAlive()).isFalse();
-        assertThat(thrown.get()).isInstanceOf(DatagenException.class).hasMessage("interrupted");
+        assertThat(thrown.get()).isInstanceOf(CancelledException.class).hasMessage("interrupted");
         assertThat(stillInterrupted.get()).isTrue();
     }
 

@@ -1,5 +1,7 @@
 package dev.vigilo.dataset;
 
+import dev.vigilo.common.errors.ConflictException;
+import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.storage.ObjectStore;
 import java.util.List;
 import java.util.Objects;
@@ -27,8 +29,8 @@ public final class DatasetCatalog {
      * Uploads {@code request.file()} into {@code store} and finalizes it.
      *
      * @throws InvalidDatasetException when the file is missing or not a valid dataset (nothing stored)
-     * @throws DatasetException        when a caller-chosen upload id already names different content
-     * @throws dev.vigilo.storage.StorageException when the store fails; no entry is created and a re-run is safe
+     * @throws ConflictException       when a caller-chosen upload id already names different content
+     * @throws dev.vigilo.common.errors.UnavailableException when the store fails; no entry is created and a re-run is safe
      */
     public DatasetEntry upload(UploadRequest request, ObjectStore store, UploadProgress progress) {
         Objects.requireNonNull(request, "request");
@@ -39,9 +41,11 @@ public final class DatasetCatalog {
         return rows.find(Objects.requireNonNull(uploadId, "uploadId"));
     }
 
-    /** @throws DatasetNotFoundException when no entry has that id */
+    /** @throws NotFoundException when no entry has that id */
     public DatasetEntry get(UUID uploadId) {
-        return find(uploadId).orElseThrow(() -> new DatasetNotFoundException(uploadId.toString()));
+        return find(uploadId)
+                .orElseThrow(() -> new NotFoundException(
+                        "no finalized dataset has upload id " + uploadId + "; see `vigilo dataset list`"));
     }
 
     /** Every entry, newest first. */

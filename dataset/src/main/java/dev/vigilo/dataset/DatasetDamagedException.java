@@ -1,13 +1,14 @@
 package dev.vigilo.dataset;
 
+import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.storage.ObjectKey;
 import java.util.Objects;
 
 /**
  * A stored dataset file is missing, fails its digest, or its content contradicts the index or the catalog entry.
- * {@link #key()} names the first damaged object found.
+ * {@link #key()} names the first damaged object found. Kind DAMAGED.
  */
-public final class DatasetDamagedException extends DatasetException {
+public final class DatasetDamagedException extends DamagedException {
     private static final long serialVersionUID = 1L;
     private final transient ObjectKey key;
 

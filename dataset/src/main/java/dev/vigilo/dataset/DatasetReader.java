@@ -51,7 +51,7 @@ public final class DatasetReader {
     /**
      * Opens a reader of {@code entry}'s files in {@code store}.
      *
-     * @throws DatasetException when {@code store} is not the store the dataset was written to
+     * @throws InvalidInputException when {@code store} is not the store the dataset was written to
      */
     public static DatasetReader open(DatasetEntry entry, ObjectStore store) {
         return open(entry, (ObjectReader) store);
@@ -61,13 +61,13 @@ public final class DatasetReader {
      * Opens a reader of {@code entry}'s files through {@code reader}, for example a cache shared by a worker's
      * reads.
      *
-     * @throws DatasetException when {@code reader}'s binding is not the store the dataset was written to
+     * @throws InvalidInputException when {@code reader}'s binding is not the store the dataset was written to
      */
     public static DatasetReader open(DatasetEntry entry, ObjectReader reader) {
         Objects.requireNonNull(entry, "entry");
         Objects.requireNonNull(reader, "reader");
         if (!reader.binding().equals(entry.storage())) {
-            throw new DatasetException("dataset " + entry.uploadId() + " is stored in " + entry.storage()
+            throw new InvalidInputException("dataset " + entry.uploadId() + " is stored in " + entry.storage()
                     + ", but the configured store is " + reader.binding()
                     + "; point --storage-config at a configuration with a store bound to " + entry.storage());
         }

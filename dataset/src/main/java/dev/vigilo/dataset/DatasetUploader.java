@@ -1,12 +1,14 @@
 package dev.vigilo.dataset;
 
+import dev.vigilo.common.errors.ConflictException;
+import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.common.input.Names;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.Sha256;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -52,9 +54,7 @@ final class DatasetUploader {
     DatasetEntry upload(UploadRequest request) {
         Path file = request.file();
         String name = request.effectiveName();
-        if (name.isEmpty() || name.length() > 256) {
-            throw new InvalidDatasetException(file, 0, 0, "the dataset name must be 1..256 characters");
-        }
+        Names.label(name, request.name().isPresent() ? "--name" : file + ": the name taken from the file name");
         Optional<UUID> requestedId = request.uploadId();
         if (requestedId.isPresent()) {
             Optional<DatasetEntry> existing = catalog.find(requestedId.get());
@@ -94,7 +94,7 @@ final class DatasetUploader {
         if (existing.sourceSha256().equals(source) && existing.name().equals(name)) {
             return existing;
         }
-        throw new DatasetConflictException("upload id " + existing.uploadId() + " already names dataset \""
+        throw new ConflictException("upload id " + existing.uploadId() + " already names dataset \""
                 + existing.name()
                 + "\" with source hash " + existing.sourceSha256() + "; " + file + " differs (source hash " + source
                 + ", name \"" + name + "\"). Choose another --upload-id or omit it.");
@@ -146,7 +146,7 @@ final class DatasetUploader {
                 }
             }
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot read " + file + ": " + e.getMessage(), e);
+            throw new UnavailableException("cannot read " + file + ": " + e.getMessage(), e);
         }
         return new Validated(cases, source);
     }
@@ -196,7 +196,7 @@ final class DatasetUploader {
             LOG.debug("stored {} objects, {} bytes", writer.objectsWritten(), writer.bytesWritten());
             return new Stored(root, fold.finish());
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot read " + file + ": " + e.getMessage(), e);
+            throw new UnavailableException("cannot read " + file + ": " + e.getMessage(), e);
         }
     }
 
@@ -274,7 +274,7 @@ final class DatasetUploader {
                 }
             }
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot re-read " + file, e);
+            throw new UnavailableException("cannot re-read " + file + ": " + e.getMessage(), e);
         }
         // Fingerprints collided for different ids: no duplicate after all.
         return Optional.empty();
@@ -290,13 +290,23 @@ final class DatasetUploader {
             if (Files.isDirectory(file)) {
                 throw new InvalidDatasetException(file, 0, 0, "is a directory; give a JSONL file");
             }
+            if (Files.exists(file) && !Files.isRegularFile(file)) {
+                // A pipe or a device can be read only once, and an upload reads the file twice (validate, then
+                // store): a FIFO would block forever on the second open.
+                throw new InvalidDatasetException(
+                        file,
+                        0,
+                        0,
+                        "is not a regular file (a pipe or a device); upload reads the file twice, so save the data"
+                                + " to a file first");
+            }
             return Files.size(file);
         } catch (NoSuchFileException e) {
             throw new InvalidDatasetException(file, 0, 0, "no such file; check the path");
         } catch (AccessDeniedException e) {
             throw new InvalidDatasetException(file, 0, 0, "permission denied; check the file's permissions");
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot read " + file + ": " + e.getMessage(), e);
+            throw new UnavailableException("cannot read " + file + ": " + e.getMessage(), e);
         }
     }
 
@@ -312,7 +322,7 @@ final class DatasetUploader {
         } catch (NoSuchFileException e) {
             throw new InvalidDatasetException(file, 0, 0, "no such file; check the path");
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot read " + file + ": " + e.getMessage(), e);
+            throw new UnavailableException("cannot read " + file + ": " + e.getMessage(), e);
         }
     }
 }

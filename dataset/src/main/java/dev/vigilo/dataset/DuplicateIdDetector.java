@@ -1,5 +1,6 @@
 package dev.vigilo.dataset;
 
+import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.storage.Sha256;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
@@ -7,7 +8,6 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -117,7 +117,10 @@ final class DuplicateIdDetector implements AutoCloseable {
             runs.add(run);
             size = 0;
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot spill case id fingerprints to a temporary file", e);
+            throw new UnavailableException(
+                    "cannot spill case id fingerprints to a temporary file: " + e.getMessage()
+                            + "; check the free space of " + System.getProperty("java.io.tmpdir"),
+                    e);
         }
     }
 
@@ -144,7 +147,7 @@ final class DuplicateIdDetector implements AutoCloseable {
             try {
                 this.in = new DataInputStream(new BufferedInputStream(Files.newInputStream(run), 1 << 16));
             } catch (IOException e) {
-                throw new UncheckedIOException(e);
+                throw new UnavailableException("cannot read spilled case id fingerprints: " + e.getMessage(), e);
             }
         }
 
@@ -155,7 +158,7 @@ final class DuplicateIdDetector implements AutoCloseable {
             } catch (EOFException e) {
                 return false;
             } catch (IOException e) {
-                throw new UncheckedIOException(e);
+                throw new UnavailableException("cannot read spilled case id fingerprints: " + e.getMessage(), e);
             }
         }
 

@@ -1,5 +1,6 @@
 package dev.vigilo.dataset;
 
+import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
@@ -25,7 +26,7 @@ final class IndexBuilder {
                 maxEntries,
                 DatasetLimits.MAX_INDEX_LEVELS,
                 this::write,
-                () -> new DatasetException("the dataset needs more than " + DatasetLimits.MAX_INDEX_LEVELS
+                () -> new InvalidInputException("the dataset needs more than " + DatasetLimits.MAX_INDEX_LEVELS
                         + " index levels; split it into several datasets"));
     }
 

@@ -1,14 +1,15 @@
 package dev.vigilo.dataset;
 
+import dev.vigilo.common.errors.InvalidInputException;
 import java.nio.file.Path;
 import java.util.Objects;
 
 /**
  * The file offered for upload is not a valid dataset. The message has the form
  * {@code FILE:LINE:COLUMN: what is wrong} (line and column 1-based, omitted when the problem is the whole file).
- * Thrown before anything is stored: the catalog and the object store are unchanged.
+ * Thrown before anything is stored: the catalog and the object store are unchanged. Kind INVALID_INPUT.
  */
-public final class InvalidDatasetException extends DatasetException {
+public final class InvalidDatasetException extends InvalidInputException {
     private static final long serialVersionUID = 1L;
     private final transient Path file;
     private final long line;

@@ -1,5 +1,6 @@
 package dev.vigilo.dataset;
 
+import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
@@ -78,7 +79,7 @@ final class ObjectWriter implements AutoCloseable {
             f.get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new dev.vigilo.storage.StorageCancelledException("upload interrupted while writing", e);
+            throw new CancelledException("upload interrupted while writing", e);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof RuntimeException re) {

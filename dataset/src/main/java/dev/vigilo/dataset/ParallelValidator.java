@@ -1,5 +1,6 @@
 package dev.vigilo.dataset;
 
+import dev.vigilo.common.errors.CancelledException;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -109,7 +110,7 @@ final class ParallelValidator implements AutoCloseable {
             result = future.get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new DatasetException("validation of " + file + " was interrupted", e);
+            throw new CancelledException("validation of " + file + " was interrupted", e);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof RuntimeException re) {
                 throw re;

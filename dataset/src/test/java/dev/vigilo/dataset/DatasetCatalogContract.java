@@ -3,6 +3,8 @@ package dev.vigilo.dataset;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.vigilo.common.errors.ConflictException;
+import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.control.ControlDatabase;
 import dev.vigilo.control.ControlSettings;
 import dev.vigilo.control.TestPostgres;
@@ -141,7 +143,7 @@ abstract class DatasetCatalogContract {
         Path other = writeCases("chosen.jsonl.other", 11);
         assertThatThrownBy(() -> catalog.upload(
                         new UploadRequest(other, Optional.of("chosen"), Optional.of(id)), store, UploadProgress.NONE))
-                .isInstanceOf(DatasetConflictException.class)
+                .isInstanceOf(ConflictException.class)
                 .hasMessageContaining(id.toString());
         assertThat(catalog.get(id)).isEqualTo(first);
     }
@@ -169,7 +171,7 @@ abstract class DatasetCatalogContract {
                 UploadProgress.NONE,
                 new UploadLayout(1, DatasetLimits.CASE_FILE_TARGET_BYTES, 2));
         assertThatThrownBy(() -> narrow.upload(UploadRequest.of(tooDeep)))
-                .isInstanceOf(DatasetException.class)
+                .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("more than 8 index levels");
     }
 

@@ -273,7 +273,7 @@ class DatasetRangeReadTest {
             }
         };
         assertThatThrownBy(() -> DatasetReader.open(entry, elsewhere))
-                .isInstanceOf(DatasetException.class)
+                .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining(entry.storage().value());
     }
 

@@ -3,6 +3,7 @@ package dev.vigilo.dataset;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.storage.ObjectInfo;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.ObjectStores;
@@ -62,7 +63,7 @@ class LocalDatasetCatalogTest extends DatasetCatalogContract {
         DatasetEntry entry = catalog.upload(UploadRequest.of(writeCases("bound.jsonl", 5)), store, UploadProgress.NONE);
         try (ObjectStore other = ObjectStores.open(new StoreSpec.Local("other", dir.resolve("elsewhere")))) {
             assertThatThrownBy(() -> DatasetReader.open(entry, other))
-                    .isInstanceOf(DatasetException.class)
+                    .isInstanceOf(InvalidInputException.class)
                     .hasMessageContaining(entry.storage().value());
         }
     }

@@ -3,13 +3,13 @@ package dev.vigilo.exec;
 import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.ConflictException;
 import dev.vigilo.common.errors.DamagedException;
+import dev.vigilo.common.errors.FencedException;
 import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.plan.AdmissionLease;
 import dev.vigilo.plan.ChunkFile;
 import dev.vigilo.plan.GateFile;
-import dev.vigilo.plan.LeaseFencedException;
-import dev.vigilo.plan.PlanDamagedException;
 import dev.vigilo.plan.PlanManifest;
 import dev.vigilo.plan.PublishedPlan;
 import dev.vigilo.storage.Deadline;
@@ -109,12 +109,13 @@ public final class Admission {
     /**
      * Admits the run: claims its creation lease, seeds, verifies and activates.
      *
-     * @throws dev.vigilo.plan.RunNotFoundException    no such run
-     * @throws dev.vigilo.plan.LeaseConflictException another process holds the lease, or execution was not requested
-     * @throws DamagedException                        the plan or a seeded row is damaged; the run is now failed
-     * @throws ConflictException                       an immutable seed conflict; the run is now failed
-     * @throws UnavailableException                    a database or the store failed; repeat to resume
-     * @throws CancelledException                      the thread was interrupted or the run was cancelled
+     * @throws NotFoundException    no such run
+     * @throws ConflictException    another process holds the lease, or execution was not requested; or an immutable
+     *                              seed conflict, after which the run is failed
+     * @throws FencedException      this admission lost the lease to another process mid-way; nothing more was done
+     * @throws DamagedException     the plan or a seeded row is damaged; the run is now failed
+     * @throws UnavailableException a database or the store failed; repeat to resume
+     * @throws CancelledException   the thread was interrupted or the run was cancelled
      */
     public Result admit(UUID runId) {
         Objects.requireNonNull(runId, "runId");
@@ -126,7 +127,8 @@ public final class Admission {
         AdmissionLease lease = claimed.lease();
         try {
             return new Run(lease, claimed.run()).admit();
-        } catch (LeaseFencedException e) {
+        } catch (FencedException e) {
+            // The lease's recheck fences this admission when the run left creating; a cancellation is reported as one.
             if (e.getMessage().contains("cancelled")) {
                 throw new CancelledException("run " + runId + " was cancelled during admission; nothing was activated");
             }
@@ -183,8 +185,8 @@ public final class Admission {
                 try {
                     plan = PublishedPlan.open(runId, claim.root(), store, Deadline.after(BLOB_DEADLINE));
                     gates = plan.gates(Deadline.after(BLOB_DEADLINE));
-                } catch (PlanDamagedException e) {
-                    throw fail(new DamagedException(e.getMessage(), e));
+                } catch (DamagedException e) {
+                    throw fail(e);
                 }
                 PlanManifest m = plan.manifest();
                 RunSnapshot snapshot = RunSnapshot.of(runId, claim.root(), claim.storageBinding(), m, gates);
@@ -273,8 +275,8 @@ public final class Admission {
                     page.add(ChunkSeed.of(c, ref.ref()));
                     return page.size() < PAGE;
                 });
-            } catch (PlanDamagedException e) {
-                throw fail(new DamagedException(e.getMessage(), e));
+            } catch (DamagedException e) {
+                throw fail(e);
             }
             if (page.isEmpty()) {
                 throw fail(new DamagedException("run " + runId + ": the chunk index ends before chunk " + from + " of "
@@ -379,8 +381,8 @@ public final class Admission {
                         .bind("from", from)
                         .execute();
                 if (n != 1) {
-                    throw new LeaseFencedException(
-                            runId, "the admission cursor moved under this admission; it stopped");
+                    throw new FencedException(
+                            "run " + runId + ": the admission cursor moved under this admission; it stopped");
                 }
             });
         }

@@ -3,6 +3,7 @@ package dev.vigilo.exec;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.control.ControlDatabase;
 import dev.vigilo.control.ControlSettings;
@@ -23,7 +24,6 @@ import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.ObjectStores;
 import dev.vigilo.storage.Sha256;
-import dev.vigilo.storage.StorageCancelledException;
 import dev.vigilo.storage.StoreBinding;
 import dev.vigilo.storage.StoreSpec;
 import java.io.IOException;
@@ -271,7 +271,7 @@ class ChunkCasesTest {
         Thread.currentThread().interrupt();
         assertThatThrownBy(() ->
                         ChunkCases.open(chunk(truthful(FIRST, SIZE)), DatasetReader.open(dataset, store), TINY_BUDGET))
-                .isInstanceOf(StorageCancelledException.class);
+                .isInstanceOf(CancelledException.class);
         assertThat(Thread.interrupted()).isTrue();
     }
 

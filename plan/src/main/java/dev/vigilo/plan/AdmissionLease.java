@@ -1,5 +1,8 @@
 package dev.vigilo.plan;
 
+import dev.vigilo.common.errors.ConflictException;
+import dev.vigilo.common.errors.FencedException;
+import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
@@ -69,9 +72,9 @@ public final class AdmissionLease {
     /**
      * Claims the run for admission. The run must be {@code creating} with a ready plan and execution requested.
      *
-     * @throws RunNotFoundException     when no run has this id
-     * @throws LeaseConflictException   when another process holds a live lease (preparation or admission), or when
-     *                                  the plan is not ready or execution was not requested (nothing to admit yet)
+     * @throws NotFoundException when no run has this id
+     * @throws ConflictException when another process holds a live lease (preparation or admission), or when the plan
+     *     is not ready or execution was not requested (nothing to admit yet)
      */
     public static Claim claimForAdmission(Jdbi jdbi, UUID runId) {
         return claimForAdmission(jdbi, runId, DURATION);
@@ -95,7 +98,7 @@ public final class AdmissionLease {
                     .mapToMap()
                     .findOne();
             if (row.isEmpty()) {
-                throw new RunNotFoundException(runId);
+                throw PlanErrors.notFound(runId);
             }
             Map<String, Object> m = row.get();
             String status = (String) m.get("status");
@@ -103,7 +106,7 @@ public final class AdmissionLease {
                 return new NotCreating(status);
             }
             if (!"ready".equals(m.get("plan_status")) || !Boolean.TRUE.equals(m.get("execution_requested"))) {
-                throw new LeaseConflictException(
+                throw PlanErrors.conflict(
                         runId,
                         "the plan is " + m.get("plan_status")
                                 + (Boolean.TRUE.equals(m.get("execution_requested"))
@@ -113,7 +116,7 @@ public final class AdmissionLease {
             }
             if (m.get("creation_owner") != null && Boolean.TRUE.equals(m.get("live"))) {
                 long seconds = (long) Math.ceil(((Number) m.get("remaining")).doubleValue());
-                throw new LeaseConflictException(
+                throw PlanErrors.conflict(
                         runId,
                         "another process holds the creation lease for " + seconds
                                 + " more seconds; it is admitting the run, or it crashed and the lease can be"
@@ -159,8 +162,8 @@ public final class AdmissionLease {
      * Locks the run row and rechecks this holder's authority, extending the lease: call first in every control
      * transaction that mutates the run on the lease's behalf.
      *
-     * @throws LeaseFencedException when the lease expired or was taken over, or the run left {@code creating}
-     *                              (cancelled, failed, admitted by another holder)
+     * @throws FencedException when the lease expired or was taken over, or the run left {@code creating} (cancelled,
+     *     failed, admitted by another holder)
      */
     public void recheck(Handle h) {
         Optional<Map<String, Object>> row = h.createQuery("SELECT r.status, r.creation_owner,"
@@ -170,21 +173,21 @@ public final class AdmissionLease {
                 .mapToMap()
                 .findOne();
         if (row.isEmpty()) {
-            throw new LeaseFencedException(runId, "the run disappeared");
+            throw PlanErrors.fenced(runId, "the run disappeared");
         }
         Map<String, Object> m = row.get();
         if (!"creating".equals(m.get("status"))) {
-            throw new LeaseFencedException(runId, "the run is " + m.get("status") + ", no longer creating");
+            throw PlanErrors.fenced(runId, "the run is " + m.get("status") + ", no longer creating");
         }
         if (!owner.equals(m.get("creation_owner"))
                 || ((Number) m.get("plan_generation")).longValue() != generation.value()) {
-            throw new LeaseFencedException(
+            throw PlanErrors.fenced(
                     runId,
                     "another process claimed the run (plan generation " + m.get("plan_generation") + ", ours "
                             + generation.value() + "); this one stopped");
         }
         if (!Boolean.TRUE.equals(m.get("live"))) {
-            throw new LeaseFencedException(
+            throw PlanErrors.fenced(
                     runId, "the creation lease expired before it was renewed; repeat the command to resume");
         }
         h.createUpdate("UPDATE runs SET creation_lease_expires_at = clock_timestamp() + make_interval(secs => :s)"

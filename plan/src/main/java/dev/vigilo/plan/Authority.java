@@ -1,5 +1,6 @@
 package dev.vigilo.plan;
 
+import dev.vigilo.common.errors.FencedException;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
@@ -123,11 +124,11 @@ final class Authority {
             compare(f, p);
             RunState status = RunState.fromSpelling((String) run.get().get("status"));
             if (status == RunState.CANCELLED) {
-                throw new LeaseFencedException(runId, "the run was cancelled; create a new run");
+                throw PlanErrors.fenced(runId, "the run was cancelled; create a new run");
             }
             Optional<CreationLease> held = CreationLease.held(run.get());
             if (held.isPresent()) {
-                throw new LeaseConflictException(
+                throw PlanErrors.conflict(
                         runId,
                         "another creator holds the creation lease ("
                                 + held.get().describe()
@@ -209,7 +210,7 @@ final class Authority {
                 f.evaluatorArtifacts(),
                 "pass the same profile (or create a new run)");
         if (!problems.isEmpty()) {
-            throw new PlanValidationException(runId, problems);
+            throw PlanErrors.invalid(runId, problems);
         }
     }
 
@@ -226,7 +227,7 @@ final class Authority {
     /**
      * Locks the run row and rechecks this creator's authority, extending the lease: the gate of every mutation.
      *
-     * @throws LeaseFencedException when the lease expired, was taken over, or the run left creating
+     * @throws FencedException when the lease expired, was taken over, or the run left creating
      */
     void recheck(Handle h) {
         Optional<Map<String, Object>> row = h.createQuery("SELECT r.status, r.creation_owner,"
@@ -236,24 +237,24 @@ final class Authority {
                 .mapToMap()
                 .findOne();
         if (row.isEmpty()) {
-            throw new LeaseFencedException(runId, "the run disappeared");
+            throw PlanErrors.fenced(runId, "the run disappeared");
         }
         Map<String, Object> m = row.get();
         if (!owner.equals(m.get("creation_owner"))
                 || ((Number) m.get("plan_generation")).longValue() != generation.value()) {
-            throw new LeaseFencedException(
+            throw PlanErrors.fenced(
                     runId,
                     "another creator claimed the run (plan generation " + m.get("plan_generation") + ", ours "
                             + generation.value() + "); this creator stopped");
         }
         if (!Boolean.TRUE.equals(m.get("live"))) {
-            throw new LeaseFencedException(
+            throw PlanErrors.fenced(
                     runId,
                     "the creation lease expired before this creator renewed it;" + " repeat the command to resume");
         }
         RunState status = RunState.fromSpelling((String) m.get("status"));
         if (status != RunState.CREATING) {
-            throw new LeaseFencedException(runId, "the run is " + status + ", no longer " + RunState.CREATING);
+            throw PlanErrors.fenced(runId, "the run is " + status + ", no longer " + RunState.CREATING);
         }
         h.createUpdate("UPDATE runs SET creation_lease_expires_at = clock_timestamp() + make_interval(secs => :s)"
                         + " WHERE run_id = :r")
@@ -306,7 +307,7 @@ final class Authority {
                 Map<String, Object> r = byKey.get(f.ref().key().value());
                 if (((Number) r.get("length")).longValue() != f.ref().length()
                         || !f.ref().sha256().toHex().equals(r.get("sha256"))) {
-                    throw new PlanDamagedException(
+                    throw PlanErrors.damaged(
                             runId,
                             "replaying plan file " + f.ref().key()
                                     + " produced different bytes (sha256 "
@@ -362,14 +363,14 @@ final class Authority {
         try {
             publishTransaction(root, expectedChunks, filesWalked, shards, execute);
         } catch (org.jdbi.v3.core.transaction.TransactionException e) {
-            throw new PlanStateUnknownException(
+            throw PlanErrors.stateUnknown(
                     runId,
                     "the publication commit failed (" + e.getMessage()
                             + "); its outcome is unknown: repeat the command with the same run id",
                     e);
         } catch (org.jdbi.v3.core.JdbiException e) {
             if (connectionLost(e)) {
-                throw new PlanStateUnknownException(
+                throw PlanErrors.stateUnknown(
                         runId,
                         "the control database connection failed during"
                                 + " publication; its outcome is unknown: repeat the command with the same run id",
@@ -406,7 +407,7 @@ final class Authority {
             if (cursor != expectedChunks
                     || ((Number) m.get("u")).longValue() != 0
                     || ((Number) m.get("n")).longValue() != filesWalked) {
-                throw new PlanDamagedException(
+                throw PlanErrors.damaged(
                         runId,
                         "incomplete coverage: chunk cursor " + cursor + " of "
                                 + expectedChunks + ", " + m.get("u") + " unacknowledged files, " + m.get("n")
@@ -414,7 +415,7 @@ final class Authority {
             }
             PlanStatus planStatus = PlanStatus.fromSpelling((String) m.get("plan_status"));
             if (planStatus != PlanStatus.PREPARING) {
-                throw new LeaseFencedException(runId, "plan is already " + planStatus);
+                throw PlanErrors.fenced(runId, "plan is already " + planStatus);
             }
             ShardRows.insert(h, runId, shards);
             h.createUpdate("UPDATE run_plans SET plan_status = :ready, root_key = :k, root_length = :l,"

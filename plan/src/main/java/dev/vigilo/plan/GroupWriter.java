@@ -90,7 +90,7 @@ final class GroupWriter {
                 try {
                     store.create(p.ref().key(), p.bytes(), transfer);
                 } catch (ObjectConflictException e) {
-                    throw new PlanDamagedException(
+                    throw PlanErrors.damaged(
                             authority.runId(),
                             "plan file " + p.ref().key()
                                     + " already exists with different bytes; the run's inputs changed, create a new run",
@@ -132,12 +132,12 @@ final class GroupWriter {
         try {
             store.read(ref, deadline);
         } catch (ObjectNotFoundException e) {
-            throw new PlanDamagedException(
+            throw PlanErrors.damaged(
                     authority.runId(),
                     "plan file " + ref.key() + " is missing from " + store.binding() + " although it was written",
                     e);
         } catch (ObjectIntegrityException e) {
-            throw new PlanDamagedException(
+            throw PlanErrors.damaged(
                     authority.runId(),
                     "plan file " + ref.key() + " failed verification: " + e.getMessage()
                             + "; the stored copy was altered, create a new run",

@@ -2,6 +2,7 @@ package dev.vigilo.plan;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
@@ -12,7 +13,7 @@ import java.util.UUID;
 final class PlanJson {
     private PlanJson() {}
 
-    /** A plan file does not decode; the caller turns it into {@link PlanDamagedException} naming the key. */
+    /** A plan file does not decode; the caller turns it into {@link DamagedException} naming the key. */
     static final class FormatException extends RuntimeException {
         FormatException(String message) {
             super(message);

@@ -86,12 +86,12 @@ final class PlanVerifier {
         try {
             return store.read(ref, Deadline.after(READ));
         } catch (ObjectNotFoundException e) {
-            throw new PlanDamagedException(
+            throw PlanErrors.damaged(
                     runId,
                     "plan file " + ref.key() + " is missing from " + store.binding() + "; the plan cannot be published",
                     e);
         } catch (ObjectIntegrityException e) {
-            throw new PlanDamagedException(
+            throw PlanErrors.damaged(
                     runId,
                     "plan file " + ref.key() + " was altered (" + e.getMessage() + "); the plan cannot be published",
                     e);
@@ -102,13 +102,13 @@ final class PlanVerifier {
         try {
             return decoder.get();
         } catch (PlanJson.FormatException e) {
-            throw new PlanDamagedException(runId, "plan file " + ref.key() + " is invalid: " + e.getMessage(), e);
+            throw PlanErrors.damaged(runId, "plan file " + ref.key() + " is invalid: " + e.getMessage(), e);
         }
     }
 
     private void check(ObjectRef ref, boolean ok, String what) {
         if (!ok) {
-            throw new PlanDamagedException(runId, "plan file " + ref.key() + " " + what);
+            throw PlanErrors.damaged(runId, "plan file " + ref.key() + " " + what);
         }
     }
 }

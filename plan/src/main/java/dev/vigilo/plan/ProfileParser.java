@@ -2,6 +2,7 @@ package dev.vigilo.plan;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.DeserializationFeature;
@@ -17,6 +18,11 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CoderResult;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -32,6 +38,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
 import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.error.MarkedYAMLException;
 
 /**
  * The one ingestion path for profiles (docs/formats/plan-profile.md): {@code --profile TEXT} and
@@ -40,6 +47,7 @@ import org.yaml.snakeyaml.LoaderOptions;
  * Every problem found is reported with its path in the document. Stateless and thread-safe.
  */
 public final class ProfileParser {
+    private static final String INLINE = "--profile";
     private static final int MAX_NAME = 256;
     private static final int MAX_PROBLEMS = 50;
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}");
@@ -57,7 +65,7 @@ public final class ProfileParser {
         } catch (IOException e) {
             throw new ProfileException(List.of("profile: cannot read " + file + ": " + e.getMessage()));
         }
-        return parse(bytes);
+        return parse(bytes, file.toString());
     }
 
     /** Parses inline profile text (the value of {@code --profile}). */
@@ -66,18 +74,27 @@ public final class ProfileParser {
         return parse(text.getBytes(StandardCharsets.UTF_8));
     }
 
+    /** Parses and validates a YAML or JSON profile given inline ({@code --profile}). */
+    public static Profile parse(byte[] input) {
+        return parse(input, INLINE);
+    }
+
     /**
      * Parses and validates a YAML or JSON profile.
      *
+     * @param source the file name, or {@code --profile} for inline text; syntax errors are reported as
+     *               {@code profile: not valid YAML at SOURCE:LINE:COLUMN: problem; fix the syntax}
      * @throws ProfileException listing every problem, each as {@code path: problem}
      */
-    public static Profile parse(byte[] input) {
+    public static Profile parse(byte[] input, String source) {
         Objects.requireNonNull(input, "input");
+        Objects.requireNonNull(source, "source");
         if (input.length > Profile.MAX_BYTES) {
             throw new ProfileException(List.of(
                     "profile: input is larger than " + Profile.MAX_BYTES + " bytes (8 MiB); shrink the profile"));
         }
-        JsonNode root = read(input);
+        checkUtf8(input, source);
+        JsonNode root = read(input, source);
         Profile profile = new ProfileParser.Walk().profile(root);
         int encoded = ProfileJson.encode(profile).length;
         if (encoded > Profile.MAX_BYTES) {
@@ -87,7 +104,73 @@ public final class ProfileParser {
         return profile;
     }
 
-    private static JsonNode read(byte[] input) {
+    /** Malformed UTF-8 is reported at its byte, before a parser turns it into a confusing message. */
+    private static void checkUtf8(byte[] input, String source) {
+        CharsetDecoder utf8 = StandardCharsets.UTF_8
+                .newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT)
+                .onUnmappableCharacter(CodingErrorAction.REPORT);
+        ByteBuffer in = ByteBuffer.wrap(input);
+        CharBuffer out = CharBuffer.allocate(8192);
+        while (true) {
+            CoderResult result = utf8.decode(in, out, true);
+            if (result.isError()) {
+                int at = in.position();
+                int line = 1;
+                int lineStart = 0;
+                for (int i = 0; i < at; i++) {
+                    if (input[i] == '\n') {
+                        line++;
+                        lineStart = i + 1;
+                    }
+                }
+                throw new ProfileException(List.of("profile: not valid UTF-8 at " + source + ":" + line + ":"
+                        + (at - lineStart + 1) + String.format(": byte 0x%02X", input[at] & 0xff)
+                        + "; save the profile as UTF-8"));
+            }
+            if (result.isOverflow()) {
+                out.clear();
+                continue;
+            }
+            return;
+        }
+    }
+
+    /** One line for a syntax error: where (SOURCE:LINE:COLUMN, 1-based) and the parser's problem, nothing more. */
+    static String syntaxError(String source, boolean json, Exception e) {
+        String problem = null;
+        int line = 0;
+        int column = 0;
+        if (e instanceof JsonProcessingException j) {
+            problem = j.getOriginalMessage();
+            if (j.getLocation() != null) {
+                line = j.getLocation().getLineNr();
+                column = j.getLocation().getColumnNr();
+            }
+        }
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof MarkedYAMLException marked && marked.getProblem() != null) {
+                problem = marked.getProblem();
+                if (line <= 0 && marked.getProblemMark() != null) {
+                    line = marked.getProblemMark().getLine() + 1;
+                    column = marked.getProblemMark().getColumn() + 1;
+                }
+                break;
+            }
+        }
+        if (problem == null) {
+            problem = e.getMessage() == null ? e.toString() : e.getMessage();
+        }
+        problem = problem.lines()
+                .map(String::strip)
+                .filter(l -> !l.isEmpty())
+                .findFirst()
+                .orElse("syntax error");
+        String where = line > 0 ? source + ":" + line + ":" + column : source;
+        return "profile: not valid " + (json ? "JSON" : "YAML") + " at " + where + ": " + problem + "; fix the syntax";
+    }
+
+    private static JsonNode read(byte[] input, String source) {
         int i = 0;
         if (input.length >= 3 && (input[0] & 0xff) == 0xEF && (input[1] & 0xff) == 0xBB && (input[2] & 0xff) == 0xBF) {
             i = 3;
@@ -132,10 +215,7 @@ public final class ProfileParser {
         } catch (ProfileException e) {
             throw e;
         } catch (IOException | RuntimeException e) {
-            String msg = e.getMessage() == null
-                    ? e.toString()
-                    : e.getMessage().lines().findFirst().orElse("");
-            throw new ProfileException(List.of("profile: not valid " + (json ? "JSON" : "YAML") + ": " + msg));
+            throw new ProfileException(List.of(syntaxError(source, json, e)));
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.vigilo.plan;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectIntegrityException;
 import dev.vigilo.storage.ObjectNotFoundException;
@@ -18,8 +19,9 @@ import java.util.function.Supplier;
  * the chunk files, each fetched through its reference (length and SHA-256 checked by the store) and decoded with its
  * format's parser, which checks the format's own invariants (docs/formats/plan-*.md).
  *
- * <p>Every failure to find or verify a file is a {@link PlanDamagedException} naming the file; storage availability
- * failures propagate as the store's exceptions so callers can retry them. Memory: the chunk walk holds one index path
+ * <p>Every failure to find or verify a file is a {@link DamagedException} naming the file; storage availability
+ * failures propagate as the store's {@code UnavailableException} (or {@code CancelledException}) so callers can retry
+ * them. Memory: the chunk walk holds one index path
  * (at most 8 documents of at most 256 KiB) at a time. Thread-safe after {@link #open}: the manifest is immutable.
  */
 public final class PublishedPlan {
@@ -38,7 +40,7 @@ public final class PublishedPlan {
     /**
      * Reads and decodes the manifest at {@code root} and checks that it belongs to {@code runId}.
      *
-     * @throws PlanDamagedException when the manifest is missing, altered, invalid or another run's
+     * @throws DamagedException when the manifest is missing, altered, invalid or another run's
      */
     public static PublishedPlan open(UUID runId, ObjectRef root, ObjectReader store, Deadline deadline) {
         Objects.requireNonNull(runId, "runId");
@@ -46,7 +48,7 @@ public final class PublishedPlan {
         Objects.requireNonNull(store, "store");
         PlanManifest m = decode(runId, root, () -> PlanManifest.decode(read(runId, store, root, deadline)));
         if (!m.runId().equals(runId)) {
-            throw new PlanDamagedException(runId, "plan manifest " + root.key() + " belongs to run " + m.runId());
+            throw PlanErrors.damaged(runId, "plan manifest " + root.key() + " belongs to run " + m.runId());
         }
         return new PublishedPlan(store, runId, root, m);
     }
@@ -94,8 +96,7 @@ public final class PublishedPlan {
             int index = g;
             GateFile gf = decode(runId, ref, () -> GateFile.decode(read(runId, store, ref, deadline), runId, index));
             if (gf.gateCount() != manifest.gateCount()) {
-                throw new PlanDamagedException(
-                        runId, "gate file " + ref.key() + " disagrees with the manifest's count");
+                throw PlanErrors.damaged(runId, "gate file " + ref.key() + " disagrees with the manifest's count");
             }
             gates.add(gf);
             at = gf.next().orElse(null);
@@ -172,7 +173,7 @@ public final class PublishedPlan {
     /**
      * Reads and decodes one chunk file and checks it against the reference the index (or an execution row) gave.
      *
-     * @throws PlanDamagedException when the file is missing, altered, invalid, or not the chunk {@code chunk} names
+     * @throws DamagedException when the file is missing, altered, invalid, or not the chunk {@code chunk} names
      */
     public static ChunkFile readChunk(UUID runId, ChunkRef chunk, ObjectReader store, Deadline deadline) {
         ChunkFile c = decode(runId, chunk.ref(), () -> ChunkFile.decode(read(runId, store, chunk.ref(), deadline)));
@@ -180,7 +181,7 @@ public final class PublishedPlan {
                 || c.chunkIndex() != chunk.chunkIndex()
                 || c.firstOrdinal() != chunk.firstOrdinal()
                 || c.cases().size() != chunk.caseCount()) {
-            throw new PlanDamagedException(
+            throw PlanErrors.damaged(
                     runId, "plan file " + chunk.ref().key() + " is not chunk " + chunk.chunkIndex() + " of the run");
         }
         return c;
@@ -229,10 +230,10 @@ public final class PublishedPlan {
         try {
             return store.read(ref, deadline);
         } catch (ObjectNotFoundException e) {
-            throw new PlanDamagedException(
+            throw PlanErrors.damaged(
                     runId, "plan file " + ref.key() + " is missing from " + store.binding() + "; create a new run", e);
         } catch (ObjectIntegrityException e) {
-            throw new PlanDamagedException(
+            throw PlanErrors.damaged(
                     runId,
                     "plan file " + ref.key() + " was altered after publication (" + e.getMessage()
                             + "); the run cannot execute over it, create a new run",
@@ -244,7 +245,7 @@ public final class PublishedPlan {
         try {
             return decoder.get();
         } catch (PlanJson.FormatException e) {
-            throw new PlanDamagedException(runId, "plan file " + ref.key() + " is invalid: " + e.getMessage(), e);
+            throw PlanErrors.damaged(runId, "plan file " + ref.key() + " is invalid: " + e.getMessage(), e);
         }
     }
 }

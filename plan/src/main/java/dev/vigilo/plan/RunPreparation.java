@@ -1,18 +1,23 @@
 package dev.vigilo.plan;
 
+import dev.vigilo.common.errors.CancelledException;
+import dev.vigilo.common.errors.ConflictException;
+import dev.vigilo.common.errors.DamagedException;
+import dev.vigilo.common.errors.FencedException;
+import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.errors.StateUnknownException;
+import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.common.errors.VigiloException;
 import dev.vigilo.dataset.DatasetCatalog;
 import dev.vigilo.dataset.DatasetDamagedException;
 import dev.vigilo.dataset.DatasetEntry;
-import dev.vigilo.dataset.DatasetException;
 import dev.vigilo.dataset.DatasetReader;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectIntegrityException;
 import dev.vigilo.storage.ObjectNotFoundException;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.ObjectStores;
-import dev.vigilo.storage.StorageCancelledException;
 import dev.vigilo.storage.StorageConfig;
-import dev.vigilo.storage.StorageException;
 import dev.vigilo.storage.StoreSpec;
 import java.time.Duration;
 import java.util.Objects;
@@ -25,10 +30,10 @@ import org.jdbi.v3.core.Jdbi;
  * (docs/run-preparation.md).
  *
  * <p>Contract: {@link #create} either returns after one SQL transaction recorded the verified manifest reference and
- * shard metadata (the only commit point), or throws a {@link PlanException} naming the run. Plan files written before
+ * shard metadata (the only commit point), or throws a {@link VigiloException} naming the run. Plan files written before
  * a failure stay owned by the run; repeating the same request (same run id, profile, dataset, storage) resumes,
  * verifies what exists and reproduces identical bytes. Cancellation: interrupt the calling thread (the CLI does so on
- * Ctrl-C); the call then throws {@link PlanCancelledException} after yielding the lease. Thread-safe: each call
+ * Ctrl-C); the call then throws {@link CancelledException} after yielding the lease. Thread-safe: each call
  * uses its own lease owner.
  */
 public final class RunPreparation {
@@ -49,13 +54,14 @@ public final class RunPreparation {
     /**
      * Creates (or resumes) the run and publishes its plan.
      *
-     * @throws PlanValidationException bad profile, unknown dataset, too many cases, unresolvable storage, inputs that
-     *                                 differ from the run's, or a gate selecting no case
-     * @throws LeaseConflictException  another creator holds the run
-     * @throws LeaseFencedException    authority was lost mid-way (repeat to resume)
-     * @throws PlanDamagedException    a dataset or plan object is missing or altered
-     * @throws PlanCancelledException  the thread was interrupted
-     * @throws PlanStateUnknownException the publication commit's outcome is unknown (repeat; never clean up)
+     * @throws InvalidInputException bad profile, unknown dataset, too many cases, unresolvable storage, inputs that
+     *                               differ from the run's, or a gate selecting no case
+     * @throws ConflictException     another creator holds the run
+     * @throws FencedException       authority was lost mid-way (repeat to resume)
+     * @throws DamagedException      a dataset or plan object is missing or altered
+     * @throws CancelledException    the thread was interrupted
+     * @throws StateUnknownException the publication commit's outcome is unknown (repeat; never clean up)
+     * @throws UnavailableException  the control database or the store failed (repeat to resume)
      */
     public CreateResult create(CreateRequest request) {
         Objects.requireNonNull(request, "request");
@@ -64,16 +70,20 @@ public final class RunPreparation {
         try {
             profile = request.profile().parse();
         } catch (ProfileException e) {
-            throw new PlanValidationException(runId, e.problems());
+            throw PlanErrors.invalid(runId, e.problems());
         }
-        DatasetEntry dataset = new DatasetCatalog(jdbi)
-                .find(request.datasetUploadId())
-                .orElseThrow(() -> new PlanValidationException(
-                        runId,
-                        "dataset-upload-id: no finalized dataset " + request.datasetUploadId()
-                                + "; list datasets with vigilo dataset list"));
+        Optional<DatasetEntry> found;
+        try {
+            found = new DatasetCatalog(jdbi).find(request.datasetUploadId());
+        } catch (org.jdbi.v3.core.JdbiException e) {
+            throw databaseFailed(runId, e, false);
+        }
+        DatasetEntry dataset = found.orElseThrow(() -> PlanErrors.invalid(
+                runId,
+                "dataset-upload-id: no finalized dataset " + request.datasetUploadId()
+                        + "; list datasets with vigilo dataset list"));
         if (dataset.caseCount() > profile.limits().maxCases()) {
-            throw new PlanValidationException(
+            throw PlanErrors.invalid(
                     runId,
                     "limits.max_cases: the dataset has " + dataset.caseCount()
                             + " cases, the profile allows " + profile.limits().maxCases()
@@ -81,7 +91,7 @@ public final class RunPreparation {
                             + " smaller dataset");
         }
         StoreSpec spec = storage.resolve(dataset.storage())
-                .orElseThrow(() -> new PlanValidationException(
+                .orElseThrow(() -> PlanErrors.invalid(
                         runId,
                         "storage: dataset " + dataset.uploadId() + " is stored in " + dataset.storage()
                                 + ", which the storage"
@@ -102,31 +112,18 @@ public final class RunPreparation {
                 "round-robin:" + PlanLayout.SHARDS,
                 expectedChunks);
         // Claim before opening the storage adapter or reading anything of the plan.
-        Authority.Claimed claimed = authority.claim(frozen);
+        Authority.Claimed claimed;
+        try {
+            claimed = authority.claim(frozen);
+        } catch (org.jdbi.v3.core.JdbiException e) {
+            throw databaseFailed(runId, e, true);
+        }
         try {
             return run(request, runId, profile, dataset, spec, authority, claimed, expectedChunks);
-        } catch (StorageCancelledException e) {
-            throw new PlanCancelledException(
-                    runId, "cancelled; the lease was yielded, repeat the command to resume", e);
-        } catch (DatasetDamagedException e) {
-            throw new PlanDamagedException(
-                    runId, "dataset " + dataset.uploadId() + " failed verification: " + e.getMessage(), e);
-        } catch (DatasetException e) {
-            throw new PlanValidationException(runId, "dataset " + dataset.uploadId() + ": " + e.getMessage());
-        } catch (StorageException e) {
-            throw new PlanException(
-                    runId,
-                    "storage failed: " + e.getMessage() + "; repeat the command with the same --run-id to resume",
-                    e);
+        } catch (VigiloException e) {
+            throw explain(runId, dataset, e);
         } catch (org.jdbi.v3.core.JdbiException e) {
-            if (Thread.currentThread().isInterrupted()) {
-                throw new PlanCancelledException(runId, "cancelled; repeat the command to resume", e);
-            }
-            throw new PlanException(
-                    runId,
-                    "control database failed: " + e.getMessage()
-                            + "; repeat the command with the same --run-id to resume",
-                    e);
+            throw databaseFailed(runId, e, true);
         } finally {
             boolean interrupted = Thread.interrupted();
             try {
@@ -141,6 +138,60 @@ public final class RunPreparation {
         }
     }
 
+    /**
+     * A failure of the store or the dataset, explained for this run; preparation's own errors already name the run
+     * and pass unchanged.
+     */
+    private static VigiloException explain(UUID runId, DatasetEntry dataset, VigiloException e) {
+        if (PlanErrors.namesRun(e, runId)) {
+            return e;
+        }
+        if (e instanceof DatasetDamagedException) {
+            return PlanErrors.damaged(
+                    runId, "dataset " + dataset.uploadId() + " failed verification: " + e.getMessage(), e);
+        }
+        return switch (e.kind()) {
+            case CANCELLED ->
+                PlanErrors.cancelled(runId, "cancelled; the lease was yielded, repeat the command to resume", e);
+            case INVALID_INPUT -> PlanErrors.invalid(runId, "dataset " + dataset.uploadId() + ": " + e.getMessage());
+            default ->
+                PlanErrors.unavailable(
+                        runId,
+                        "storage failed: " + e.getMessage() + "; repeat the command with the same --run-id to resume",
+                        e);
+        };
+    }
+
+    /**
+     * The control database failed. The lease of this attempt may outlive it (releasing it needs the database), so
+     * the message says how long a repeat can be refused. The driver's message is kept, the SQL text is not.
+     */
+    private VigiloException databaseFailed(UUID runId, RuntimeException e, boolean leaseMayBeHeld) {
+        if (Thread.currentThread().isInterrupted()) {
+            return PlanErrors.cancelled(runId, "cancelled; repeat the command to resume", e);
+        }
+        return PlanErrors.unavailable(
+                runId,
+                "the control database failed (" + driverMessage(e) + "); when it is back, repeat the command with"
+                        + " the same --run-id to resume"
+                        + (leaseMayBeHeld
+                                ? " (the creation lease of this attempt may refuse a repeat for up to "
+                                        + options.lease().toMinutes() + " minutes)"
+                                : ""),
+                e);
+    }
+
+    /** The innermost SQL exception's first line: the driver's own words, not the pool's wrapper or the SQL. */
+    private static String driverMessage(Throwable e) {
+        String message = null;
+        for (Throwable t = e; t != null && t.getCause() != t; t = t.getCause()) {
+            if (t instanceof java.sql.SQLException sql && sql.getMessage() != null) {
+                message = sql.getMessage().lines().findFirst().orElse("").strip();
+            }
+        }
+        return message != null ? message : "connection lost";
+    }
+
     private CreateResult run(
             CreateRequest request,
             UUID runId,
@@ -151,7 +202,7 @@ public final class RunPreparation {
             Authority.Claimed claimed,
             long expectedChunks) {
         if (claimed.planStatus() == PlanStatus.REJECTED) {
-            throw new PlanValidationException(runId, claimed.rejection().orElse("preparation was rejected"));
+            throw PlanErrors.invalid(runId, claimed.rejection().orElse("preparation was rejected"));
         }
         boolean execute = !request.prepareOnly() || claimed.executionRequested();
         try (ObjectStore store = ObjectStores.open(spec)) {
@@ -161,7 +212,7 @@ public final class RunPreparation {
                 try {
                     PlanManifest.decode(store.read(root, Deadline.after(Duration.ofSeconds(120))));
                 } catch (ObjectNotFoundException | ObjectIntegrityException | PlanJson.FormatException e) {
-                    throw new PlanDamagedException(
+                    throw PlanErrors.damaged(
                             runId, "published manifest " + root.key() + " failed verification: " + e.getMessage(), e);
                 }
                 RunState status = claimed.runStatus();
@@ -186,7 +237,7 @@ public final class RunPreparation {
             DatasetReader reader = DatasetReader.open(dataset, store);
             reader.readVerified(c -> {
                 if (Thread.currentThread().isInterrupted()) {
-                    throw new StorageCancelledException("preparation of run " + runId + " was cancelled");
+                    throw new CancelledException("preparation of run " + runId + " was cancelled");
                 }
                 authority.renewIfDue(options.renewInterval());
                 planner.accept(c);
@@ -200,7 +251,7 @@ public final class RunPreparation {
                         + " groups or tags and create a new run";
                 writer.flush();
                 authority.reject(reason);
-                throw new PlanValidationException(runId, reason);
+                throw PlanErrors.invalid(runId, reason);
             }
             Planner.Result result = planner.finish();
             options.hooks().beforePublication();

@@ -1,5 +1,6 @@
 package dev.vigilo.plan;
 
+import dev.vigilo.common.errors.NotFoundException;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -19,7 +20,7 @@ public final class RunStatusReader {
      * The live view behind {@code vigilo run watch}: reads the status every {@code interval}, passes each reading to
      * {@code listener}, and returns the last one once the plan status is {@code ready} or {@code rejected}.
      *
-     * @throws RunNotFoundException when no run has this id
+     * @throws NotFoundException when no run has this id
      * @throws InterruptedException when the calling thread is interrupted (Ctrl-C)
      */
     public RunStatus watch(UUID runId, java.time.Duration interval, java.util.function.Consumer<RunStatus> listener)
@@ -40,12 +41,12 @@ public final class RunStatusReader {
     public RunStatus statusOrNull(UUID runId) {
         try {
             return status(runId);
-        } catch (RunNotFoundException e) {
+        } catch (NotFoundException e) {
             return null;
         }
     }
 
-    /** @throws RunNotFoundException when no run has this id */
+    /** @throws NotFoundException when no run has this id */
     public RunStatus status(UUID runId) {
         Objects.requireNonNull(runId, "runId");
         return jdbi.inTransaction(h -> {
@@ -56,7 +57,7 @@ public final class RunStatusReader {
                     .mapToMap()
                     .findOne();
             if (row.isEmpty()) {
-                throw new RunNotFoundException(runId);
+                throw PlanErrors.notFound(runId);
             }
             Map<String, Object> m = row.get();
             List<RunStatus.Shard> shards = ShardRows.read(h, runId);

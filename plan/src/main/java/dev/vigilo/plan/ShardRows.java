@@ -49,11 +49,21 @@ final class ShardRows {
                 .bind("r", runId)
                 .mapToMap()
                 .list()) {
+            Map<String, Long> gates;
+            try {
+                gates = gateCounts((String) s.get("gate_counts"));
+            } catch (UncheckedIOException e) {
+                throw PlanErrors.damaged(
+                        runId,
+                        "the stored gate counts of shard " + s.get("shard") + " do not decode: "
+                                + ((JsonProcessingException) e.getCause()).getOriginalMessage(),
+                        e);
+            }
             shards.add(new RunStatus.Shard(
                     ((Number) s.get("shard")).intValue(),
                     ((Number) s.get("cases")).longValue(),
                     ((Number) s.get("chunks")).longValue(),
-                    gateCounts((String) s.get("gate_counts"))));
+                    gates));
         }
         return shards;
     }
@@ -71,7 +81,11 @@ final class ShardRows {
         return new String(ProfileJson.bytes(a), StandardCharsets.UTF_8);
     }
 
-    /** The inverse of {@link #gateCountsJson}: gate name to planned count, in gate order. */
+    /**
+     * The inverse of {@link #gateCountsJson}: gate name to planned count, in gate order.
+     *
+     * @throws UncheckedIOException wrapping the {@link JsonProcessingException} when {@code json} does not parse
+     */
     static Map<String, Long> gateCounts(String json) {
         Map<String, Long> gates = new LinkedHashMap<>();
         try {

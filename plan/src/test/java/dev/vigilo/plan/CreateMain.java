@@ -1,5 +1,6 @@
 package dev.vigilo.plan;
 
+import dev.vigilo.common.errors.ConflictException;
 import dev.vigilo.control.ControlDatabase;
 import dev.vigilo.control.ControlSettings;
 import dev.vigilo.storage.StorageConfig;
@@ -54,7 +55,7 @@ public final class CreateMain {
                     "published " + r.root().key() + " " + r.root().sha256().toHex() + " written " + r.filesWritten()
                             + " reverified " + r.filesReverified());
             System.exit(0);
-        } catch (LeaseConflictException e) {
+        } catch (ConflictException e) {
             System.err.println(e.getMessage());
             System.exit(3);
         } catch (RuntimeException e) {

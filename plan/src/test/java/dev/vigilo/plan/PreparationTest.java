@@ -3,6 +3,12 @@ package dev.vigilo.plan;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.vigilo.common.errors.CancelledException;
+import dev.vigilo.common.errors.ConflictException;
+import dev.vigilo.common.errors.DamagedException;
+import dev.vigilo.common.errors.FencedException;
+import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.StorageConfig;
 import java.nio.file.Files;
@@ -147,17 +153,17 @@ class PreparationTest {
         fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, true));
         String changed = PlanFixture.PROFILE.replace("min_pass_rate: 0.9", "min_pass_rate: 0.8");
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, changed, false)))
-                .isInstanceOf(PlanValidationException.class)
+                .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("run " + run)
                 .hasMessageContaining("profile differs");
         String limited = PlanFixture.PROFILE + "limits: {max_cases: 5000}\n";
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, limited, false)))
-                .isInstanceOf(PlanValidationException.class)
+                .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("limits differs");
         RunPreparation wrongStore =
                 new RunPreparation(fx.control.jdbi(), StorageConfig.localDefault(elsewhere), PlanFixture.fast());
         assertThatThrownBy(() -> wrongStore.create(request(run, PlanFixture.PROFILE, false)))
-                .isInstanceOf(PlanValidationException.class)
+                .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("does not resolve")
                 .hasMessageContaining("run " + run);
         RunStatus s = new RunStatusReader(fx.control.jdbi()).status(run);
@@ -171,19 +177,19 @@ class PreparationTest {
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast())
                         .create(new CreateRequest(
                                 ProfileInput.inline(PlanFixture.PROFILE), UUID.randomUUID(), Optional.of(run), false)))
-                .isInstanceOf(PlanValidationException.class)
+                .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("run " + run)
                 .hasMessageContaining("no finalized dataset");
         String small = PlanFixture.PROFILE + "limits: {max_cases: 100}\n";
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, small, false)))
-                .isInstanceOf(PlanValidationException.class)
+                .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("limits.max_cases: the dataset has 2345");
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, "name: x\n", false)))
-                .isInstanceOf(PlanValidationException.class)
+                .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("run " + run)
                 .hasMessageContaining("agent: is required");
         assertThatThrownBy(() -> new RunStatusReader(fx.control.jdbi()).status(run))
-                .isInstanceOf(RunNotFoundException.class);
+                .isInstanceOf(NotFoundException.class);
     }
 
     @Test
@@ -192,7 +198,7 @@ class PreparationTest {
         String profile = PlanFixture.PROFILE + "  - {name: none, required_evaluators: [exact], tags_any: [nope],"
                 + " min_pass_rate: 1}\n";
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, profile, false)))
-                .isInstanceOf(PlanValidationException.class)
+                .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("gates[3]: gate \"none\" selects no case");
         RunStatus s = new RunStatusReader(fx.control.jdbi()).status(run);
         assertThat(s.creationProgress().planStatus()).isEqualTo(PlanStatus.REJECTED);
@@ -220,7 +226,7 @@ class PreparationTest {
         PreparationOptions o = new PreparationOptions(
                 Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(30), 8, tamper);
         assertThatThrownBy(() -> fx.preparation(o).create(request(run, PlanFixture.PROFILE, false)))
-                .isInstanceOf(PlanDamagedException.class)
+                .isInstanceOf(DamagedException.class)
                 .hasMessageContaining(PlanLayout.chunk(run, 5).value())
                 .hasMessageContaining("altered");
         RunStatus s = new RunStatusReader(fx.control.jdbi()).status(run);
@@ -228,7 +234,7 @@ class PreparationTest {
         assertThat(s.shards()).isEmpty();
         // A repeat re-verifies acknowledged files and refuses too.
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, false)))
-                .isInstanceOf(PlanDamagedException.class)
+                .isInstanceOf(DamagedException.class)
                 .hasMessageContaining("failed verification");
     }
 
@@ -261,7 +267,7 @@ class PreparationTest {
         t.start();
         registered.await();
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, false)))
-                .isInstanceOf(LeaseConflictException.class)
+                .isInstanceOf(ConflictException.class)
                 .hasMessageContaining("run " + run)
                 .hasMessageContaining("another creator holds the creation lease");
         release.countDown();
@@ -294,7 +300,7 @@ class PreparationTest {
 
         Throwable conflict = org.assertj.core.api.Assertions.catchThrowable(
                 () -> fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, false)));
-        assertThat(conflict).isInstanceOf(LeaseConflictException.class);
+        assertThat(conflict).isInstanceOf(ConflictException.class).hasMessageStartingWith("run " + run + ": ");
         java.util.regex.Matcher m = java.util.regex.Pattern.compile(
                         "another creator holds the creation lease \\(reclaimable in 4m (\\d+)s, at (\\S+Z)\\)")
                 .matcher(conflict.getMessage());
@@ -372,7 +378,7 @@ class PreparationTest {
         PreparationOptions o =
                 new PreparationOptions(Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(30), 8, steal);
         assertThatThrownBy(() -> fx.preparation(o).create(request(run, PlanFixture.PROFILE, true)))
-                .isInstanceOf(LeaseFencedException.class)
+                .isInstanceOf(FencedException.class)
                 .hasMessageContaining("another creator claimed the run");
         assertThat(seen).isEmpty();
         RunStatus s = new RunStatusReader(fx.control.jdbi()).status(run);
@@ -404,7 +410,7 @@ class PreparationTest {
         creator.set(t);
         t.start();
         t.join();
-        assertThat(outcome.get()).isInstanceOf(PlanCancelledException.class);
+        assertThat(outcome.get()).isInstanceOf(CancelledException.class);
         Object owner = fx.control
                 .jdbi()
                 .withHandle(h -> h.createQuery("SELECT creation_owner FROM runs WHERE run_id = :r")
@@ -452,7 +458,7 @@ class PreparationTest {
                                 + " dataset_membership_uuid = gen_random_uuid() WHERE run_id = ?",
                         run));
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, false)))
-                .isInstanceOf(PlanValidationException.class)
+                .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("dataset source hash differs")
                 .hasMessageContaining("dataset membership differs");
         assertThat(new RunStatusReader(fx.control.jdbi()).status(run).status()).isEqualTo(RunState.CREATING);
@@ -492,7 +498,7 @@ class PreparationTest {
             assertThatThrownBy(() -> damaged.preparation(PlanFixture.fast())
                             .create(new CreateRequest(
                                     ProfileInput.inline(PlanFixture.PROFILE), upload, Optional.of(run), false)))
-                    .isInstanceOf(PlanDamagedException.class)
+                    .isInstanceOf(DamagedException.class)
                     .hasMessageContaining("run " + run)
                     .hasMessageContaining(files.get(0).key().value());
             RunStatus s = new RunStatusReader(damaged.control.jdbi()).status(run);
@@ -628,7 +634,7 @@ class PreparationTest {
         outcomes.stream()
                 .filter(o -> !(o instanceof CreateResult))
                 .forEach(o -> assertThat(o)
-                        .isInstanceOf(LeaseConflictException.class)
+                        .isInstanceOf(ConflictException.class)
                         .asString()
                         .contains("run " + run));
         assertThat(new RunStatusReader(fx.control.jdbi()).status(run).status()).isEqualTo(RunState.PENDING);
@@ -648,13 +654,13 @@ class PreparationTest {
         PreparationOptions o = new PreparationOptions(
                 Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(30), 8, cancel);
         assertThatThrownBy(() -> fx.preparation(o).create(request(run, PlanFixture.PROFILE, false)))
-                .isInstanceOf(LeaseFencedException.class)
+                .isInstanceOf(FencedException.class)
                 .hasMessageContaining("no longer creating");
         RunStatus s = new RunStatusReader(fx.control.jdbi()).status(run);
         assertThat(s.creationProgress().planStatus()).isEqualTo(PlanStatus.PREPARING);
         assertThat(s.shards()).isEmpty();
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, false)))
-                .isInstanceOf(LeaseFencedException.class)
+                .isInstanceOf(FencedException.class)
                 .hasMessageContaining("cancelled");
     }
 

@@ -248,4 +248,15 @@ class ProfileParserTest {
                 .isFalse();
         assertThat(Selection.matches(Profile.Selector.ALL, plain)).isTrue();
     }
+
+    @Test
+    void syntaxAndEncodingErrorsAreOneLineWithTheirLocation() {
+        assertThatThrownBy(() -> ProfileParser.parse("name: p\nagent: [unclosed\n"))
+                .isInstanceOf(ProfileException.class)
+                .hasMessageMatching("profile: not valid YAML at --profile:\\d+:\\d+: [^\\n]+; fix the syntax");
+        assertThatThrownBy(() -> ProfileParser.parse(
+                        new byte[] {'n', 'a', 'm', 'e', ':', ' ', 'x', '\n', 'a', (byte) 0xC3}, "p.yaml"))
+                .isInstanceOf(ProfileException.class)
+                .hasMessage("profile: not valid UTF-8 at p.yaml:2:2: byte 0xC3; save the profile as UTF-8");
+    }
 }

@@ -1,5 +1,7 @@
 package dev.vigilo.sessionlog;
 
+import dev.vigilo.common.errors.FencedException;
+import dev.vigilo.common.errors.UnavailableException;
 import java.nio.file.Path;
 import java.util.Objects;
 
@@ -13,8 +15,8 @@ public interface EpochSource {
     /**
      * Acquires the right to append to {@code log} under an epoch >= {@code atLeast}.
      *
-     * @throws FencedWriterException when another writer holds the log or the epoch would be below {@code atLeast}
-     * @throws SessionLogIOException on I/O failure
+     * @throws FencedException when another writer holds the log or the epoch would be below {@code atLeast}
+     * @throws UnavailableException on I/O failure
      */
     WriterLease acquire(Path log, Epoch atLeast);
 
@@ -26,7 +28,7 @@ public interface EpochSource {
         Objects.requireNonNull(epoch, "epoch");
         return (log, atLeast) -> {
             if (epoch.compareTo(atLeast) < 0)
-                throw new FencedWriterException("epoch " + epoch.value() + " is fenced: " + log
+                throw new FencedException("epoch " + epoch.value() + " is fenced: " + log
                         + " already holds batches of epoch " + (atLeast.value() - 1));
             return new WriterLease() {
                 @Override

@@ -2,6 +2,7 @@ package dev.vigilo.sessionlog;
 
 import com.github.luben.zstd.ZstdInputStreamNoFinalizer;
 import com.github.luben.zstd.ZstdOutputStreamNoFinalizer;
+import dev.vigilo.common.errors.UnavailableException;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -28,7 +29,7 @@ final class FrameCodec {
             }
             return out.toByteArray();
         } catch (IOException e) {
-            throw new SessionLogIOException("zstd compression failed", e);
+            throw new UnavailableException("zstd compression failed: " + e.getMessage(), e);
         }
     }
 

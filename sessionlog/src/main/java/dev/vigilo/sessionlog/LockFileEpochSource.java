@@ -1,5 +1,7 @@
 package dev.vigilo.sessionlog;
 
+import dev.vigilo.common.errors.FencedException;
+import dev.vigilo.common.errors.UnavailableException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -35,7 +37,7 @@ public final class LockFileEpochSource implements EpochSource {
             }
             if (lock == null) {
                 ch.close();
-                throw new FencedWriterException(
+                throw new FencedException(
                         "another writer holds " + p + "; close it first (one writer per session log)");
             }
             ByteBuffer b = ByteBuffer.allocate((int) Math.min(64, ch.size()));
@@ -67,8 +69,7 @@ public final class LockFileEpochSource implements EpochSource {
                 @Override
                 public void checkCurrent() {
                     if (!heldLock.isValid())
-                        throw new FencedWriterException(
-                                "lease on " + p + " for epoch " + granted.value() + " was released");
+                        throw new FencedException("lease on " + p + " for epoch " + granted.value() + " was released");
                 }
 
                 @Override
@@ -77,7 +78,7 @@ public final class LockFileEpochSource implements EpochSource {
                         if (heldLock.isValid()) heldLock.release();
                         held.close();
                     } catch (IOException e) {
-                        throw new SessionLogIOException("cannot release " + p, e);
+                        throw new UnavailableException("cannot release " + p + ": " + e.getMessage(), e);
                     }
                 }
             };
@@ -87,7 +88,7 @@ public final class LockFileEpochSource implements EpochSource {
             } catch (IOException ignored) {
                 // already failing
             }
-            throw new SessionLogIOException("cannot acquire writer epoch via " + p, e);
+            throw new UnavailableException("cannot acquire writer epoch via " + p + ": " + e.getMessage(), e);
         }
     }
 }

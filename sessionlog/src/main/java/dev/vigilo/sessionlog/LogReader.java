@@ -2,6 +2,8 @@ package dev.vigilo.sessionlog;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.common.errors.VigiloException;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
@@ -63,8 +65,8 @@ final class LogReader {
     private static final class Pass {
         final List<FrameMeta> frames = new ArrayList<>();
         RowScanner rows;
-        SessionLogException error;
-        SessionLogException structural;
+        VigiloException error;
+        VigiloException structural;
         long tornStart = -1;
         long headerEnd;
         String sessionId;
@@ -75,7 +77,7 @@ final class LogReader {
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
             return read(file, ch, sink);
         } catch (IOException e) {
-            throw new SessionLogIOException("cannot read " + file, e);
+            throw new UnavailableException("cannot read " + file + ": " + e.getMessage(), e);
         }
     }
 
@@ -84,7 +86,7 @@ final class LogReader {
         Pass p1;
         try {
             p1 = fallbackPass(ch, size, null, true);
-        } catch (SessionLogException e) {
+        } catch (VigiloException e) {
             return reject(e, 0);
         }
         Manifest manifest = null;
@@ -223,7 +225,7 @@ final class LogReader {
                         ? rows.issue
                         : new CorruptSessionLogException(
                                 "corrupt session log: committed frame ends inside a JSONL record", hwOffset);
-        } catch (SessionLogException e) {
+        } catch (VigiloException e) {
             return reject(e, fr.size() + 1, manifestState, channel);
         } catch (IOException e) {
             return reject(
@@ -255,15 +257,15 @@ final class LogReader {
                 r, p1.headerEnd, cl, maxEpoch, manifest, stored, rows.closers().lastTime(), rows.surface());
     }
 
-    private static Outcome reject(SessionLogException e, long frames) {
+    private static Outcome reject(VigiloException e, long frames) {
         return reject(e, frames, "absent");
     }
 
-    private static Outcome reject(SessionLogException e, long frames, String manifestState) {
+    private static Outcome reject(VigiloException e, long frames, String manifestState) {
         return reject(e, frames, manifestState, Channel.NONE);
     }
 
-    private static Outcome reject(SessionLogException e, long frames, String manifestState, Channel channel) {
+    private static Outcome reject(VigiloException e, long frames, String manifestState, Channel channel) {
         Long off = null;
         if (e instanceof CorruptSessionLogException c && c.offset() >= 0) off = c.offset();
         if (e instanceof UnsupportedSessionFormatException u && u.offset() >= 0) off = u.offset();
@@ -373,7 +375,7 @@ final class LogReader {
                     try {
                         p.rows.beginFrame(f.start(), Long.MAX_VALUE);
                         p.rows.write(plain.buf, 0, plain.len);
-                    } catch (SessionLogException e) {
+                    } catch (VigiloException e) {
                         p.error = e;
                     }
                 }
@@ -394,7 +396,7 @@ final class LogReader {
             try {
                 p.rows.beginFrame(p.tornStart, Long.MAX_VALUE);
                 p.rows.write(rec, 0, rec.length);
-            } catch (SessionLogException e) {
+            } catch (VigiloException e) {
                 p.error = e;
             }
         }

@@ -2,6 +2,8 @@ package dev.vigilo.sessionlog;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.errors.UnavailableException;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -30,6 +32,12 @@ final class Rewriter {
     private Rewriter() {}
 
     static Result rewrite(Path in, Path out, boolean inPlace, long targetFrameBytes, boolean addClosers) {
+        return rewrite(in, out, inPlace, false, targetFrameBytes, addClosers);
+    }
+
+    /** As above; {@code replaceOut} lets a rewrite to {@code out} replace an existing file there, atomically. */
+    static Result rewrite(
+            Path in, Path out, boolean inPlace, boolean replaceOut, long targetFrameBytes, boolean addClosers) {
         if (targetFrameBytes < 1) throw new IllegalArgumentException("target frame size must be >= 1 byte");
         Path target = inPlace ? in : out;
         WriterLease lease = null;
@@ -46,7 +54,9 @@ final class Rewriter {
                 lease = new LockFileEpochSource().acquire(in, epoch.next());
                 epoch = lease.epoch();
             }
-            if (!inPlace && Files.exists(out)) throw new IOException(out + " already exists; choose another --out");
+            if (!inPlace && !replaceOut && Files.exists(out))
+                throw new InvalidInputException(
+                        out + " already exists; choose another --out, or pass --force to replace it");
             Path tmp = AtomicFiles.tempBeside(target);
             boolean protocol = pre.report().channel() != Channel.NONE;
             long[] counts = new long[4]; // frames, rows, lastSeq, lastWasCommit
@@ -68,7 +78,7 @@ final class Rewriter {
                     try {
                         AtomicFiles.writeFully(dst, frame);
                     } catch (IOException e) {
-                        throw new SessionLogIOException("cannot write " + tmp, e);
+                        throw new UnavailableException("cannot write " + tmp + ": " + e.getMessage(), e);
                     }
                     lastChecksum[0] = SessionLogWriter.checksumTrailer(frame);
                     counts[0]++;
@@ -121,7 +131,7 @@ final class Rewriter {
                     backup = in.resolveSibling(in.getFileName() + ".bak-" + System.currentTimeMillis());
                     Files.createLink(backup, in); // keep the original
                 }
-                AtomicFiles.publish(tmp, target, inPlace);
+                AtomicFiles.publish(tmp, target, inPlace || replaceOut);
                 Path manifestPath = Manifest.pathFor(target);
                 if (pre.report().channel() == Channel.P2) {
                     AtomicFiles.replace(
@@ -133,7 +143,7 @@ final class Rewriter {
                                     size,
                                     counts[0] == 1 ? SessionLogWriter.checksumTrailer(header) : lastChecksum[0],
                                     hist)));
-                } else if (inPlace && Files.exists(manifestPath)) {
+                } else if ((inPlace || replaceOut) && Files.exists(manifestPath)) {
                     Files.move(
                             manifestPath,
                             manifestPath.resolveSibling(
@@ -144,7 +154,7 @@ final class Rewriter {
                 Files.deleteIfExists(tmp);
             }
         } catch (IOException e) {
-            throw new SessionLogIOException("cannot rewrite " + in, e);
+            throw new UnavailableException("cannot rewrite " + in + ": " + e.getMessage(), e);
         } finally {
             if (lease != null) lease.close();
         }
@@ -154,7 +164,7 @@ final class Rewriter {
         try {
             out.write(Json.MAPPER.writeValueAsBytes(e));
         } catch (IOException x) {
-            throw new SessionLogIOException("cannot serialize event", x);
+            throw new UnavailableException("cannot serialize event: " + x.getMessage(), x);
         }
         out.write('\n');
     }

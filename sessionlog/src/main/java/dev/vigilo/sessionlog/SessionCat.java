@@ -1,6 +1,7 @@
 package dev.vigilo.sessionlog;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.vigilo.common.errors.UnavailableException;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
@@ -26,7 +27,7 @@ public final class SessionCat {
      * @param fromSeq first seq to print (>= 0)
      * @param out     receives the JSONL (not closed)
      * @return the verdict and the number of events written; on REJECT the output stops where the problem was found
-     * @throws SessionLogIOException when the log or {@code out} fails
+     * @throws UnavailableException when the log or {@code out} fails
      */
     public static CatReport cat(Path log, long fromSeq, OutputStream out) {
         Objects.requireNonNull(log, "log");
@@ -59,9 +60,10 @@ public final class SessionCat {
             out.flush();
             return new CatReport(o.report(), n[0]);
         } catch (UncheckedIOException e) {
-            throw new SessionLogIOException("cannot write events", e.getCause());
+            throw new UnavailableException(
+                    "cannot write events: " + e.getCause().getMessage(), e.getCause());
         } catch (IOException e) {
-            throw new SessionLogIOException("cannot write events", e);
+            throw new UnavailableException("cannot write events: " + e.getMessage(), e);
         }
     }
 

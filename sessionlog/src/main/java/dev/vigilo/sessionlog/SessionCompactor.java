@@ -1,5 +1,7 @@
 package dev.vigilo.sessionlog;
 
+import dev.vigilo.common.errors.FencedException;
+import dev.vigilo.common.errors.UnavailableException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Objects;
@@ -22,13 +24,18 @@ public final class SessionCompactor {
      * @param out        output path (must not exist), or null to compact in place (writer lock held, backup link kept)
      * @param frameBytes target plaintext bytes per frame (>= 1)
      * @throws CorruptSessionLogException when the log is rejected
-     * @throws SessionLogIOException      on I/O failure
-     * @throws FencedWriterException      when in place and a writer holds the log
+     * @throws UnavailableException      on I/O failure
+     * @throws FencedException      when in place and a writer holds the log
      */
     public static CompactReport compact(Path log, Path out, long frameBytes) {
+        return compact(log, out, frameBytes, false);
+    }
+
+    /** As {@link #compact(Path, Path, long)}; {@code replaceOut} replaces an existing {@code out} atomically. */
+    public static CompactReport compact(Path log, Path out, long frameBytes, boolean replaceOut) {
         Objects.requireNonNull(log, "log");
         long before = sizeOf(log);
-        Rewriter.Result r = Rewriter.rewrite(log, out, out == null, frameBytes, false);
+        Rewriter.Result r = Rewriter.rewrite(log, out, out == null, replaceOut, frameBytes, false);
         return new CompactReport(
                 r.output(),
                 r.backup(),
@@ -43,7 +50,7 @@ public final class SessionCompactor {
         try {
             return Files.size(p);
         } catch (java.io.IOException e) {
-            throw new SessionLogIOException("cannot read " + p, e);
+            throw new UnavailableException("cannot read " + p + ": " + e.getMessage(), e);
         }
     }
 }

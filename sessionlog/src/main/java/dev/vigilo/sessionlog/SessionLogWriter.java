@@ -2,6 +2,9 @@ package dev.vigilo.sessionlog;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.errors.FencedException;
+import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.common.errors.VigiloException;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -22,8 +25,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * (frame written and fsynced; then, with P2, the manifest replaced). With group commit, appenders that arrive
  * while a batch is being written share the next frame and its single fsync (leader/follower). Seqs are assigned
  * here, contiguous across appenders; each caller's events are contiguous.
- * <p>Thread-safe. A failed write is truncated back; an {@link SessionLogIOException} leaves durability
- * unknown. After {@link FencedWriterException} the writer is unusable.
+ * <p>Thread-safe. A failed write is truncated back; an {@link UnavailableException} leaves durability
+ * unknown. After {@link FencedException} the writer is unusable.
  */
 public final class SessionLogWriter implements AutoCloseable {
     private final Path log;
@@ -82,7 +85,7 @@ public final class SessionLogWriter implements AutoCloseable {
      * Creates a new log holding only the header frame (published without overwriting: temp file, fsync, link,
      * fsync directory) and opens it for appending.
      *
-     * @throws SessionLogIOException when the file exists or cannot be written
+     * @throws UnavailableException when the file exists or cannot be written
      */
     public static SessionLogWriter create(Path log, SessionHeader header, EpochSource epochs, WriterOptions options) {
         Objects.requireNonNull(log, "log");
@@ -109,7 +112,7 @@ public final class SessionLogWriter implements AutoCloseable {
             return new SessionLogWriter(log, options, lease, ch, 0, 1, List.of(), new SurfaceFold());
         } catch (IOException e) {
             lease.close();
-            throw new SessionLogIOException("cannot create session log " + log, e);
+            throw new UnavailableException("cannot create session log " + log + ": " + e.getMessage(), e);
         } catch (RuntimeException e) {
             lease.close();
             throw e;
@@ -122,7 +125,7 @@ public final class SessionLogWriter implements AutoCloseable {
      *
      * @throws CorruptSessionLogException when the log is rejected, or has a torn tail without protocol metadata
      *                                    (run {@code vigilo session repair} first)
-     * @throws FencedWriterException      when the epoch source cannot grant an epoch above the log's
+     * @throws FencedException      when the epoch source cannot grant an epoch above the log's
      */
     public static SessionLogWriter open(Path log, EpochSource epochs, WriterOptions options) {
         Objects.requireNonNull(log, "log");
@@ -156,7 +159,7 @@ public final class SessionLogWriter implements AutoCloseable {
             return new SessionLogWriter(log, options, lease, ch, o.nextSeq(), frames, hist, o.surface());
         } catch (IOException e) {
             lease.close();
-            throw new SessionLogIOException("cannot open session log " + log, e);
+            throw new UnavailableException("cannot open session log " + log + ": " + e.getMessage(), e);
         } catch (RuntimeException e) {
             lease.close();
             throw e;
@@ -203,8 +206,8 @@ public final class SessionLogWriter implements AutoCloseable {
      * @throws IllegalArgumentException when an event violates the published envelope or vocabulary, or the surface
      *                                  rules against the log so far (replace range, sourceEventSeqs, tool/result
      *                                  rewrite); nothing of this append is written then
-     * @throws FencedWriterException    when this writer's lease or epoch is no longer current
-     * @throws SessionLogIOException    when the write or fsync failed (durability unknown)
+     * @throws FencedException    when this writer's lease or epoch is no longer current
+     * @throws UnavailableException    when the write or fsync failed (durability unknown)
      */
     public AppendResult append(List<? extends JsonNode> events) {
         Objects.requireNonNull(events, "events");
@@ -238,7 +241,7 @@ public final class SessionLogWriter implements AutoCloseable {
                         lock.lock();
                     }
                     flushing = false;
-                    if (err instanceof FencedWriterException f) broken = f;
+                    if (err instanceof FencedException f) broken = f;
                     for (Pending q : batch) {
                         if (err != null) q.error = err; // else q.error may hold its own refusal (see writeBatch)
                         q.done = true;
@@ -254,7 +257,8 @@ public final class SessionLogWriter implements AutoCloseable {
         if (p.error instanceof RuntimeException re) throw re;
         if (p.error instanceof Error er) throw er;
         if (p.error instanceof IOException io)
-            throw new SessionLogIOException("append to " + log + " failed; durability unknown, re-open the log", io);
+            throw new UnavailableException(
+                    "append to " + log + " failed; durability unknown, re-open the log: " + io.getMessage(), io);
         if (p.error != null) throw new IllegalStateException(p.error);
         return p.result;
     }
@@ -273,7 +277,7 @@ public final class SessionLogWriter implements AutoCloseable {
         }
         try {
             EventRules.validateStored(out, -1);
-        } catch (SessionLogException x) {
+        } catch (VigiloException x) {
             throw new IllegalArgumentException("cannot append event " + e + ": " + x.getMessage(), x);
         }
         if (CommitRecord.TYPE.equals(out.path("type").textValue()))
@@ -372,11 +376,11 @@ public final class SessionLogWriter implements AutoCloseable {
             Manifest current = null;
             try {
                 current = ManifestCodec.read(log);
-            } catch (SessionLogException ignored) {
+            } catch (VigiloException ignored) {
                 // an unreadable manifest is replaced
             }
             if (current != null && current.epoch().compareTo(lease.epoch()) > 0)
-                throw new FencedWriterException("manifest of " + log + " is owned by epoch "
+                throw new FencedException("manifest of " + log + " is owned by epoch "
                         + current.epoch().value() + " > ours " + lease.epoch().value() + "; the batch at byte " + start
                         + " stays uncommitted");
             AtomicFiles.replace(
@@ -409,7 +413,7 @@ public final class SessionLogWriter implements AutoCloseable {
         try {
             ch.close();
         } catch (IOException e) {
-            throw new SessionLogIOException("cannot close " + log, e);
+            throw new UnavailableException("cannot close " + log + ": " + e.getMessage(), e);
         } finally {
             lease.close();
         }

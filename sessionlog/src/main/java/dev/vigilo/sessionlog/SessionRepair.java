@@ -1,5 +1,8 @@
 package dev.vigilo.sessionlog;
 
+import dev.vigilo.common.errors.FencedException;
+import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.errors.UnavailableException;
 import java.nio.file.Path;
 import java.util.Objects;
 
@@ -20,13 +23,19 @@ public final class SessionRepair {
      * @param out     where to write the repaired log (must not exist); ignored when {@code inPlace}
      * @param inPlace replace {@code log} itself (holding its writer lock), keeping a backup link
      * @throws CorruptSessionLogException when the log is rejected (nothing is written)
-     * @throws SessionLogIOException      on I/O failure or when {@code out} exists
-     * @throws FencedWriterException      when in place and a writer holds the log
+     * @throws InvalidInputException     when {@code out} exists
+     * @throws UnavailableException      on I/O failure
+     * @throws FencedException      when in place and a writer holds the log
      */
     public static RepairReport repair(Path log, Path out, boolean inPlace) {
+        return repair(log, out, inPlace, false);
+    }
+
+    /** As {@link #repair(Path, Path, boolean)}; {@code replaceOut} replaces an existing {@code out} atomically. */
+    public static RepairReport repair(Path log, Path out, boolean inPlace, boolean replaceOut) {
         Objects.requireNonNull(log, "log");
         if (!inPlace) Objects.requireNonNull(out, "out");
-        Rewriter.Result r = Rewriter.rewrite(log, out, inPlace, FRAME_BYTES, true);
+        Rewriter.Result r = Rewriter.rewrite(log, out, inPlace, replaceOut, FRAME_BYTES, true);
         return new RepairReport(
                 r.before(),
                 r.output(),

@@ -1,5 +1,7 @@
 package dev.vigilo.sessionlog;
 
+import dev.vigilo.common.errors.NotFoundException;
+import dev.vigilo.common.errors.UnavailableException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Objects;
@@ -15,13 +17,13 @@ public final class SessionVerifier {
     /**
      * @param log the {@code session.jsonl.zstd} file; its sidecar manifest {@code <log>.meta} is read if present
      * @return the verdict; a damaged or unsupported log is a REJECT report, never an exception
-     * @throws SessionLogIOException when the file cannot be read (missing, permissions)
+     * @throws NotFoundException when the file is missing or not a regular file
+     * @throws UnavailableException when the file cannot be read
      */
     public static VerifyReport verify(Path log) {
         Objects.requireNonNull(log, "log");
         if (!Files.isRegularFile(log))
-            throw new SessionLogIOException(
-                    "cannot verify " + log, new java.io.FileNotFoundException(log + " is not a regular file"));
+            throw new NotFoundException(log + ": no such session log file (or not a regular file); check the path");
         return LogReader.read(log, null).report();
     }
 }

@@ -8,6 +8,6 @@
  * {@link dev.vigilo.sessionlog.SessionCompactor#compact} ({@code compact});
  * for writers: {@link dev.vigilo.sessionlog.SessionLogWriter} with an
  * {@link dev.vigilo.sessionlog.EpochSource} ({@link dev.vigilo.sessionlog.LockFileEpochSource} locally).
- * Exceptions derive from {@link dev.vigilo.sessionlog.SessionLogException}. Everything else is package-private.
+ * Exceptions derive from {@link dev.vigilo.sessionlog.VigiloException}. Everything else is package-private.
  */
 package dev.vigilo.sessionlog;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.vigilo.common.errors.NotFoundException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -75,7 +76,7 @@ class VerifyReportTest {
     @Test
     void aMissingFileIsAnIoErrorNotAVerdict() {
         assertThatThrownBy(() -> SessionVerifier.verify(dir.resolve("missing.jsonl.zstd")))
-                .isInstanceOf(SessionLogIOException.class)
+                .isInstanceOf(NotFoundException.class)
                 .hasMessageContaining("missing.jsonl.zstd");
     }
 

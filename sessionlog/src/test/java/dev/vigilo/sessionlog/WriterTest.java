@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.errors.FencedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -96,7 +97,7 @@ class WriterTest {
             assertThat(w.epoch()).isEqualTo(new Epoch(0));
             w.append(List.of(todo(0)));
             assertThatThrownBy(() -> SessionLogWriter.open(f, src, WriterOptions.defaults()))
-                    .isInstanceOf(FencedWriterException.class)
+                    .isInstanceOf(FencedException.class)
                     .hasMessageContaining("another writer holds");
         }
         try (SessionLogWriter w = SessionLogWriter.open(f, src, WriterOptions.defaults())) {
@@ -122,9 +123,9 @@ class WriterTest {
                 SessionLogWriter.open(f, EpochSource.fixed(new Epoch(1)), WriterOptions.defaults())) {
             fresh.append(List.of(todo(2)));
             assertThatThrownBy(() -> stale.append(List.of(todo(3))))
-                    .isInstanceOf(FencedWriterException.class)
+                    .isInstanceOf(FencedException.class)
                     .hasMessageContaining("epoch 1");
-            assertThatThrownBy(() -> stale.append(List.of(todo(4)))).isInstanceOf(FencedWriterException.class);
+            assertThatThrownBy(() -> stale.append(List.of(todo(4)))).isInstanceOf(FencedException.class);
             fresh.append(List.of(todo(5)));
         }
         stale.close();
@@ -133,7 +134,7 @@ class WriterTest {
         assertThat(v.fenced()).as("the stale batch is fenced by its epoch").isEqualTo(2);
         assertThat(v.stored()).isEqualTo(7); // [0,1,c][2,c][5,c]
         assertThatThrownBy(() -> SessionLogWriter.open(f, EpochSource.fixed(new Epoch(0)), WriterOptions.defaults()))
-                .isInstanceOf(FencedWriterException.class);
+                .isInstanceOf(FencedException.class);
     }
 
     @Test

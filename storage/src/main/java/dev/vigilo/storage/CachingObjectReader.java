@@ -31,7 +31,8 @@ import java.util.concurrent.atomic.LongAdder;
  *   <li><b>Availability.</b> A retained copy is served even when the store has become unavailable; a miss
  *       reads the store with the caller's deadline and fails as the store does.</li>
  *   <li><b>Deadlines and cancellation</b> apply to hits as to misses: a hit throws
- *       {@link StorageTimeoutException} or {@link StorageCancelledException} when the deadline has passed or the
+ *       {@link dev.vigilo.common.errors.UnavailableException} or
+ *       {@link dev.vigilo.common.errors.CancelledException} when the deadline has passed or the
  *       thread is interrupted.</li>
  *   <li><b>Concurrency.</b> Thread-safe. No lock is held while the store is read: concurrent misses of one
  *       object may each read it (one copy is retained), and a slow read never delays a hit.</li>

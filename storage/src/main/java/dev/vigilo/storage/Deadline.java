@@ -1,5 +1,7 @@
 package dev.vigilo.storage;
 
+import dev.vigilo.common.errors.CancelledException;
+import dev.vigilo.common.errors.UnavailableException;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -33,15 +35,15 @@ public record Deadline(long nanoTime) {
      * long operations.
      *
      * @param what names the operation for the error message
-     * @throws StorageTimeoutException   when the deadline has passed
-     * @throws StorageCancelledException when the thread is interrupted (the interrupt flag stays set)
+     * @throws UnavailableException   when the deadline has passed
+     * @throws CancelledException when the thread is interrupted (the interrupt flag stays set)
      */
     public void check(String what) {
         if (Thread.currentThread().isInterrupted()) {
-            throw new StorageCancelledException(what + " was cancelled");
+            throw new CancelledException(what + " was cancelled");
         }
         if (expired()) {
-            throw new StorageTimeoutException(what + " ran past its deadline");
+            throw new UnavailableException(what + " ran past its deadline");
         }
     }
 }

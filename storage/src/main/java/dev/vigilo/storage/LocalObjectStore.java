@@ -1,5 +1,10 @@
 package dev.vigilo.storage;
 
+import dev.vigilo.common.errors.CancelledException;
+import dev.vigilo.common.errors.ConflictException;
+import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.common.errors.VigiloException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedByInterruptException;
@@ -92,7 +97,7 @@ final class LocalObjectStore implements ObjectStore {
             fsyncDirectory(dir);
             return ref;
         } catch (UnsupportedOperationException e) {
-            throw new StorageUnavailableException(
+            throw new UnavailableException(
                     "local store " + root + " needs hard links, which its filesystem does not support", e);
         } catch (IOException e) {
             throw failure("cannot write " + target, e);
@@ -267,7 +272,7 @@ final class LocalObjectStore implements ObjectStore {
         String what = "compare " + ref.key() + " in " + binding();
         deadline.check(what);
         if (!isRegularFile(target)) {
-            throw new StorageException("cannot create " + ref.key() + " in " + binding() + ": " + target
+            throw new ConflictException("cannot create " + ref.key() + " in " + binding() + ": " + target
                     + " is a directory holding other objects");
         }
         try (FileChannel channel = FileChannel.open(target, StandardOpenOption.READ)) {
@@ -292,7 +297,7 @@ final class LocalObjectStore implements ObjectStore {
     private static byte[] readFully(FileChannel channel, ObjectKey key, long size, Deadline deadline, String what)
             throws IOException {
         if (size > MAX_ARRAY) {
-            throw new StorageException("object " + key + " has " + size + " bytes, too many to read into memory");
+            throw new InvalidInputException("object " + key + " has " + size + " bytes, too many to read into memory");
         }
         ByteBuffer buffer = ByteBuffer.allocate((int) size);
         while (buffer.hasRemaining()) {
@@ -335,7 +340,7 @@ final class LocalObjectStore implements ObjectStore {
             if (Files.isDirectory(dir)) {
                 return; // created concurrently
             }
-            throw new StorageException(
+            throw new ConflictException(
                     "cannot create " + key + " in " + binding() + ": " + dir
                             + " is an object, so it cannot hold other objects",
                     e);
@@ -362,11 +367,22 @@ final class LocalObjectStore implements ObjectStore {
         }
     }
 
-    private static StorageException failure(String message, IOException e) {
+    private static VigiloException failure(String message, IOException e) {
         if (e instanceof ClosedByInterruptException) {
             // NIO closed the channel because the thread was interrupted; the interrupt flag is still set.
-            return new StorageCancelledException(message + ": interrupted", e);
+            return new CancelledException(message + ": interrupted", e);
         }
-        return new StorageUnavailableException(message + ": " + e, e);
+        return new UnavailableException(message + ": " + reason(e), e);
+    }
+
+    /** What went wrong, in words (not an exception class name); the file when the JDK names one. */
+    private static String reason(IOException e) {
+        if (e instanceof java.nio.file.AccessDeniedException denied) {
+            return "permission denied on " + denied.getFile() + "; check the store directory's permissions";
+        }
+        if (e instanceof java.nio.file.FileSystemException fs && fs.getReason() != null) {
+            return fs.getReason() + (fs.getFile() == null ? "" : " (" + fs.getFile() + ")");
+        }
+        return e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
     }
 }

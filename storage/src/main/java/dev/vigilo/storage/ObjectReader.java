@@ -1,12 +1,15 @@
 package dev.vigilo.storage;
 
+import dev.vigilo.common.errors.CancelledException;
+import dev.vigilo.common.errors.UnavailableException;
+
 /**
  * Verified reads of immutable objects from one physical store: the part of {@link ObjectStore} a reader of
  * published files needs. Implementations: every {@link ObjectStore}, and {@link CachingObjectReader}, which keeps
  * recently read small objects in memory.
  *
  * <p>Every call takes a {@link Deadline} and honours thread interruption: it throws
- * {@link StorageTimeoutException} or {@link StorageCancelledException} instead of blocking past either.
+ * {@link UnavailableException} or {@link CancelledException} instead of blocking past either.
  * Implementations are thread-safe.
  */
 public interface ObjectReader {
@@ -24,7 +27,8 @@ public interface ObjectReader {
      * @return the object's bytes, whose length and SHA-256 equal {@code ref}'s; the caller owns the array
      * @throws ObjectNotFoundException  when no object exists at the key
      * @throws ObjectIntegrityException when the length or digest differ
-     * @throws StorageException         on timeout, cancellation or an unavailable store
+     * @throws UnavailableException     on timeout or an unavailable store
+     * @throws CancelledException       when the thread was interrupted
      */
     byte[] read(ObjectRef ref, Deadline deadline);
 }

@@ -1,5 +1,7 @@
 package dev.vigilo.storage;
 
+import dev.vigilo.common.errors.CancelledException;
+import dev.vigilo.common.errors.UnavailableException;
 import java.util.List;
 import java.util.Optional;
 
@@ -25,7 +27,7 @@ import java.util.Optional;
  * </ul>
  *
  * <p>Every call takes a {@link Deadline} and honours thread interruption: it throws
- * {@link StorageTimeoutException} or {@link StorageCancelledException} instead of blocking past either.
+ * {@link UnavailableException} or {@link CancelledException} instead of blocking past either.
  * Implementations are thread-safe.
  */
 public interface ObjectStore extends ObjectReader, AutoCloseable {
@@ -42,8 +44,9 @@ public interface ObjectStore extends ObjectReader, AutoCloseable {
      *
      * @return the reference of the stored object (key, length, SHA-256 of {@code bytes})
      * @throws ObjectConflictException when the key already holds different bytes
-     * @throws StorageException        on timeout, cancellation or an unavailable store; the object may or may not
-     *                                 exist afterwards, and repeating the same call is safe
+     * @throws UnavailableException    on timeout or an unavailable store; the object may or may not exist
+     *                                 afterwards, and repeating the same call is safe
+     * @throws CancelledException      when the thread was interrupted; as for a timeout, repeating is safe
      */
     ObjectRef create(ObjectKey key, byte[] bytes, Deadline deadline);
 
@@ -53,7 +56,8 @@ public interface ObjectStore extends ObjectReader, AutoCloseable {
      * @return the object's bytes, whose length and SHA-256 equal {@code ref}'s; the caller owns the array
      * @throws ObjectNotFoundException  when no object exists at the key
      * @throws ObjectIntegrityException when the length or digest differ
-     * @throws StorageException         on timeout, cancellation or an unavailable store
+     * @throws UnavailableException     on timeout or an unavailable store
+     * @throws CancelledException       when the thread was interrupted
      */
     @Override
     byte[] read(ObjectRef ref, Deadline deadline);

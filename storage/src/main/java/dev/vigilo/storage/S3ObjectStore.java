@@ -1,5 +1,9 @@
 package dev.vigilo.storage;
 
+import dev.vigilo.common.errors.CancelledException;
+import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.common.errors.VigiloException;
 import java.io.IOException;
 import java.nio.channels.ClosedByInterruptException;
 import java.security.MessageDigest;
@@ -99,7 +103,7 @@ final class S3ObjectStore implements ObjectStore {
         for (int attempt = 1; ; attempt++) {
             deadline.check(what);
             if (attempt > MAX_CREATE_ATTEMPTS) {
-                throw new StorageUnavailableException(
+                throw new UnavailableException(
                         what + " failed: the key stayed contended for " + MAX_CREATE_ATTEMPTS + " attempts", null);
             }
             try {
@@ -130,7 +134,7 @@ final class S3ObjectStore implements ObjectStore {
                     continue;
                 }
                 if ("BadDigest".equals(errorCode(e))) {
-                    throw new StorageUnavailableException(
+                    throw new UnavailableException(
                             what + " failed: the bytes S3 received do not match"
                                     + " their SHA-256 (corrupted in transit); nothing was stored, retrying may help",
                             e);
@@ -253,7 +257,7 @@ final class S3ObjectStore implements ObjectStore {
     private Optional<Body> get(ObjectKey key, long expectedLength, Deadline deadline, String what) {
         deadline.check(what);
         if (expectedLength > MAX_ARRAY) {
-            throw new StorageException(
+            throw new InvalidInputException(
                     "object " + key + " has " + expectedLength + " bytes, too many to read into memory");
         }
         // The transformer runs inside the API call, so the call timeout also bounds reading the body.
@@ -366,24 +370,24 @@ final class S3ObjectStore implements ObjectStore {
         } catch (InterruptedException e) {
             future.cancel(true);
             Thread.currentThread().interrupt();
-            throw new StorageCancelledException(what + " was cancelled", e);
+            throw new CancelledException(what + " was cancelled", e);
         } catch (TimeoutException e) {
             // Only reached when the SDK overran its own call timeout.
             future.cancel(true);
-            throw new StorageTimeoutException(
+            throw new UnavailableException(
                     what + " ran past its deadline: S3 endpoint " + S3Clients.endpointText(spec)
                             + " did not answer in time; check that it is reachable (store \"" + spec.name() + "\")",
                     e);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof RuntimeException runtime) {
-                runtime.addSuppressed(new StorageException("rethrown by the thread that called " + what));
+                runtime.addSuppressed(new Exception("rethrown by the thread that called " + what));
                 throw runtime;
             }
             if (cause instanceof Error error) {
                 throw error;
             }
-            throw new StorageUnavailableException(what + " failed: " + cause, cause);
+            throw new UnavailableException(what + " failed: " + cause, cause);
         }
     }
 
@@ -403,7 +407,7 @@ final class S3ObjectStore implements ObjectStore {
             Thread.sleep(sleepMillis);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new StorageCancelledException(what + " was cancelled", e);
+            throw new CancelledException(what + " was cancelled", e);
         }
     }
 
@@ -417,16 +421,16 @@ final class S3ObjectStore implements ObjectStore {
         return e.awsErrorDetails() == null ? null : e.awsErrorDetails().errorCode();
     }
 
-    private StorageException failure(String what, SdkException e) {
+    private VigiloException failure(String what, SdkException e) {
         if (e instanceof ApiCallTimeoutException) {
-            return new StorageTimeoutException(what + " ran past its deadline: " + S3Clients.explain(spec, e), e);
+            return new UnavailableException(what + " ran past its deadline: " + S3Clients.explain(spec, e), e);
         }
         if (e instanceof AbortedException || Thread.currentThread().isInterrupted() || interruptedCause(e)) {
             // The SDK may have consumed the interrupt while aborting the request; the caller must still see it.
             Thread.currentThread().interrupt();
-            return new StorageCancelledException(what + " was cancelled", e);
+            return new CancelledException(what + " was cancelled", e);
         }
-        return new StorageUnavailableException(what + " failed: " + S3Clients.explain(spec, e), e);
+        return new UnavailableException(what + " failed: " + S3Clients.explain(spec, e), e);
     }
 
     private static boolean interruptedCause(Throwable e) {

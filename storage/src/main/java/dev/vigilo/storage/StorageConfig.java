@@ -1,5 +1,6 @@
 package dev.vigilo.storage;
 
+import dev.vigilo.common.errors.InvalidInputException;
 import java.nio.file.Path;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -44,7 +45,7 @@ public final class StorageConfig {
     /**
      * Reads and validates a {@code storage.toml} file.
      *
-     * @throws StorageConfigException naming the file and the offending entry when the file is missing,
+     * @throws InvalidInputException naming the file and the offending entry when the file is missing,
      *                                unreadable, not TOML (with line and column) or not a valid configuration
      */
     public static StorageConfig load(Path file) {

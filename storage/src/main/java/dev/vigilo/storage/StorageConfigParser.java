@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.dataformat.toml.TomlMapper;
+import dev.vigilo.common.errors.InvalidInputException;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -20,7 +21,7 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * Turns one {@code storage.toml} file into a {@link StorageConfig}, or a {@link StorageConfigException} whose
+ * Turns one {@code storage.toml} file into a {@link StorageConfig}, or a {@link InvalidInputException} whose
  * message names the file and the key path of the first problem ({@code stores.shared.bucket: ...}).
  */
 final class StorageConfigParser {
@@ -71,9 +72,13 @@ final class StorageConfigParser {
         try {
             content = Files.readAllBytes(file);
         } catch (NoSuchFileException e) {
-            throw new StorageConfigException("storage config " + file + " does not exist", e);
+            throw new InvalidInputException("storage config " + file + " does not exist", e);
         } catch (IOException e) {
-            throw new StorageConfigException("storage config " + file + " cannot be read: " + e, e);
+            throw new InvalidInputException(
+                    "storage config " + file
+                            + (Files.isDirectory(file) ? " is a directory" : " cannot be read: " + e.getMessage())
+                            + "; give the path of a storage.toml file",
+                    e);
         }
         JsonNode root;
         try {
@@ -81,10 +86,10 @@ final class StorageConfigParser {
         } catch (JsonProcessingException e) {
             JsonLocation at = e.getLocation();
             String where = at == null ? "" : " at line " + at.getLineNr() + ", column " + at.getColumnNr();
-            throw new StorageConfigException(
+            throw new InvalidInputException(
                     "storage config " + file + " is not valid TOML" + where + ": " + e.getOriginalMessage(), e);
         } catch (IOException e) {
-            throw new StorageConfigException("storage config " + file + " cannot be read: " + e, e);
+            throw new InvalidInputException("storage config " + file + " cannot be read: " + e.getMessage(), e);
         }
         // An empty document parses to nothing rather than to an empty table.
         return root == null || root.isMissingNode() ? new TomlMapper().createObjectNode() : root;
@@ -267,7 +272,7 @@ final class StorageConfigParser {
         return node.textValue();
     }
 
-    private StorageConfigException credentials(String path) {
+    private InvalidInputException credentials(String path) {
         return error(
                 path,
                 "credentials do not belong in the storage config; S3 credentials come from the AWS"
@@ -275,8 +280,8 @@ final class StorageConfigParser {
                         + " ~/.aws/credentials, or an instance or container role)");
     }
 
-    private StorageConfigException error(String path, String message) {
-        return new StorageConfigException("storage config " + file + ": " + path + ": " + message);
+    private InvalidInputException error(String path, String message) {
+        return new InvalidInputException("storage config " + file + ": " + path + ": " + message);
     }
 
     private static String join(String path, String key) {

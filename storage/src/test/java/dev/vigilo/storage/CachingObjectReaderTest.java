@@ -4,6 +4,8 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.vigilo.common.errors.CancelledException;
+import dev.vigilo.common.errors.UnavailableException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -239,8 +241,7 @@ class CachingObjectReaderTest {
             stopped = true;
 
             assertThat(remoteCache.read(cached, soon())).isEqualTo(bytes);
-            assertThatThrownBy(() -> remoteCache.read(notCached, soon()))
-                    .isInstanceOf(StorageUnavailableException.class);
+            assertThatThrownBy(() -> remoteCache.read(notCached, soon())).isInstanceOf(UnavailableException.class);
             assertThat(remoteCache.stats().files()).isEqualTo(1);
         } finally {
             if (!stopped) {
@@ -277,10 +278,10 @@ class CachingObjectReaderTest {
         Deadline expired = new Deadline(System.nanoTime() - 1);
 
         assertThatThrownBy(() -> cache.read(ref, expired))
-                .isInstanceOf(StorageTimeoutException.class)
+                .isInstanceOf(UnavailableException.class)
                 .hasMessageContaining("deadline");
         Thread.currentThread().interrupt();
-        assertThatThrownBy(() -> cache.read(ref, soon())).isInstanceOf(StorageCancelledException.class);
+        assertThatThrownBy(() -> cache.read(ref, soon())).isInstanceOf(CancelledException.class);
         assertThat(Thread.interrupted()).isTrue();
         assertThat(cache.stats().hits()).isZero();
         assertThat(counting.reads(ref)).isEqualTo(1);
@@ -409,11 +410,11 @@ class CachingObjectReaderTest {
                 inside.countDown();
                 try {
                     if (!release.await(30, TimeUnit.SECONDS)) {
-                        throw new StorageTimeoutException("test gate was never released");
+                        throw new UnavailableException("test gate was never released");
                     }
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                    throw new StorageCancelledException("interrupted at the test gate", e);
+                    throw new CancelledException("interrupted at the test gate", e);
                 }
             }
             return store.read(ref, deadline);

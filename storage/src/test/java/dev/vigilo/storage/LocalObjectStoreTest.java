@@ -4,6 +4,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.vigilo.common.errors.ConflictException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -102,10 +103,10 @@ class LocalObjectStoreTest extends ObjectStoreContract {
         store().create(key("c"), new byte[1], soon());
 
         assertThatThrownBy(() -> store().create(key("a"), new byte[1], soon()))
-                .isExactlyInstanceOf(StorageException.class)
+                .isExactlyInstanceOf(ConflictException.class)
                 .hasMessageContaining("directory");
         assertThatThrownBy(() -> store().create(key("c/d"), new byte[1], soon()))
-                .isExactlyInstanceOf(StorageException.class)
+                .isExactlyInstanceOf(ConflictException.class)
                 .hasMessageContaining("is an object");
         assertThatThrownBy(() -> store().read(ObjectRef.of(key("a"), new byte[1]), soon()))
                 .isInstanceOf(ObjectNotFoundException.class);

@@ -4,6 +4,9 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.vigilo.common.errors.CancelledException;
+import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.common.errors.VigiloException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -221,10 +224,18 @@ public abstract class ObjectStoreContract {
         byte[] bytes = "late".getBytes(UTF_8);
         ObjectRef ref = ObjectRef.of(key("late"), bytes);
 
-        assertThatThrownBy(() -> store.create(ref.key(), bytes, expired)).isInstanceOf(StorageTimeoutException.class);
-        assertThatThrownBy(() -> store.read(ref, expired)).isInstanceOf(StorageTimeoutException.class);
-        assertThatThrownBy(() -> store.head(ref.key(), expired)).isInstanceOf(StorageTimeoutException.class);
-        assertThatThrownBy(() -> store.list(ns, expired)).isInstanceOf(StorageTimeoutException.class);
+        assertThatThrownBy(() -> store.create(ref.key(), bytes, expired))
+                .isInstanceOf(UnavailableException.class)
+                .hasMessageContaining("deadline");
+        assertThatThrownBy(() -> store.read(ref, expired))
+                .isInstanceOf(UnavailableException.class)
+                .hasMessageContaining("deadline");
+        assertThatThrownBy(() -> store.head(ref.key(), expired))
+                .isInstanceOf(UnavailableException.class)
+                .hasMessageContaining("deadline");
+        assertThatThrownBy(() -> store.list(ns, expired))
+                .isInstanceOf(UnavailableException.class)
+                .hasMessageContaining("deadline");
         assertThat(store.head(ref.key(), soon())).isEmpty();
     }
 
@@ -312,7 +323,7 @@ public abstract class ObjectStoreContract {
                 go.await();
                 try {
                     return new Outcome(store.create(key, bytes, soon()), null);
-                } catch (StorageException e) {
+                } catch (VigiloException e) {
                     return new Outcome(null, e);
                 }
             }));
@@ -329,7 +340,7 @@ public abstract class ObjectStoreContract {
     private void expectCancelled(Consumer<ObjectStore> call) {
         Thread.currentThread().interrupt();
         try {
-            assertThatThrownBy(() -> call.accept(store)).isInstanceOf(StorageCancelledException.class);
+            assertThatThrownBy(() -> call.accept(store)).isInstanceOf(CancelledException.class);
             assertThat(Thread.currentThread().isInterrupted())
                     .as("interrupt flag after the call")
                     .isTrue();

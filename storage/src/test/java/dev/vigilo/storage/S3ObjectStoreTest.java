@@ -4,6 +4,8 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.vigilo.common.errors.CancelledException;
+import dev.vigilo.common.errors.UnavailableException;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -131,7 +133,7 @@ class S3ObjectStoreTest extends ObjectStoreContract {
         try (ObjectStore down = ObjectStores.open(spec)) {
             long start = System.nanoTime();
             assertThatThrownBy(() -> down.head(ObjectKey.of("x"), Deadline.after(Duration.ofSeconds(20))))
-                    .isInstanceOf(StorageUnavailableException.class)
+                    .isInstanceOf(UnavailableException.class)
                     .hasMessageContaining("head x")
                     .hasMessageContaining("cannot connect to S3 endpoint http://127.0.0.1:" + closedPort)
                     .hasMessageContaining("store \"down\"");
@@ -147,7 +149,7 @@ class S3ObjectStoreTest extends ObjectStoreContract {
             // The deadline dataset uploads use: the bound comes from the client's timeouts, not from it.
             assertThatThrownBy(() ->
                             store.create(ObjectKey.of("x"), new byte[10], Deadline.after(Duration.ofSeconds(120))))
-                    .isInstanceOf(StorageUnavailableException.class)
+                    .isInstanceOf(UnavailableException.class)
                     .hasMessageContaining("create x in s3:http://127.0.0.1:" + silent.socket.getLocalPort())
                     .hasMessageContaining("accepted the connection but sent no answer")
                     .hasMessageContaining("store \"silent\" names the right endpoint")
@@ -164,7 +166,8 @@ class S3ObjectStoreTest extends ObjectStoreContract {
             long start = System.nanoTime();
             assertThatThrownBy(
                             () -> store.create(ObjectKey.of("x"), new byte[10], Deadline.after(Duration.ofMillis(700))))
-                    .isInstanceOf(StorageTimeoutException.class);
+                    .isInstanceOf(UnavailableException.class)
+                    .hasMessageContaining("deadline");
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
             assertThat(Thread.currentThread().isInterrupted()).isFalse();
         }
@@ -186,7 +189,7 @@ class S3ObjectStoreTest extends ObjectStoreContract {
             interrupter.start();
             try {
                 assertThatThrownBy(() -> store.head(ObjectKey.of("x"), Deadline.after(Duration.ofSeconds(20))))
-                        .isInstanceOf(StorageCancelledException.class);
+                        .isInstanceOf(CancelledException.class);
                 assertThat(Thread.currentThread().isInterrupted())
                         .as("interrupt flag after the call")
                         .isTrue();
@@ -204,8 +207,8 @@ class S3ObjectStoreTest extends ObjectStoreContract {
 
         try (ObjectStore store = ObjectStores.open(spec)) {
             assertThatThrownBy(() -> store.create(ObjectKey.of("x"), new byte[1], soon()))
-                    .isInstanceOf(StorageUnavailableException.class);
-            assertThatThrownBy(() -> store.list("", soon())).isInstanceOf(StorageUnavailableException.class);
+                    .isInstanceOf(UnavailableException.class);
+            assertThatThrownBy(() -> store.list("", soon())).isInstanceOf(UnavailableException.class);
         }
     }
 

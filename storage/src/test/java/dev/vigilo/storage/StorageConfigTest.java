@@ -3,6 +3,7 @@ package dev.vigilo.storage;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.vigilo.common.errors.InvalidInputException;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
@@ -154,7 +155,7 @@ class StorageConfigTest {
         Path file = dir.resolve("absent.toml");
 
         assertThatThrownBy(() -> StorageConfig.load(file))
-                .isInstanceOf(StorageConfigException.class)
+                .isInstanceOf(InvalidInputException.class)
                 .hasMessage("storage config " + file + " does not exist");
     }
 
@@ -326,7 +327,7 @@ class StorageConfigTest {
     /** Asserts that loading fails with a message naming the file and containing {@code expected}. */
     private static AbstractThrowableAssert<?, ? extends Throwable> expectError(Path file, String expected) {
         return assertThatThrownBy(() -> StorageConfig.load(file))
-                .isInstanceOf(StorageConfigException.class)
+                .isInstanceOf(InvalidInputException.class)
                 .hasMessageStartingWith(
                         "storage config " + file.toAbsolutePath().normalize())
                 .hasMessageContaining(expected);
