@@ -1,6 +1,6 @@
 package dev.vigilo.exec;
 
-import dev.vigilo.plan.LeaseConflictException;
+import dev.vigilo.common.errors.ConflictException;
 import dev.vigilo.storage.StorageConfig;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -124,7 +124,7 @@ final class Coordinator {
                     admissions.incrementAndGet();
                     LOG.info("resumed admission of run {}: {} chunks", run, r.chunks());
                 }
-            } catch (LeaseConflictException e) {
+            } catch (ConflictException e) {
                 // Another process is admitting it right now; look again later.
                 defer(run, d, Duration.ofSeconds(10));
             } catch (RuntimeException e) {

@@ -16,7 +16,6 @@ import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.ObjectStores;
 import dev.vigilo.storage.Sha256;
 import dev.vigilo.storage.StorageConfig;
-import dev.vigilo.storage.StorageException;
 import dev.vigilo.storage.StoreBinding;
 import dev.vigilo.storage.StoreSpec;
 import java.io.IOException;
@@ -268,10 +267,6 @@ public final class RunResults {
                     what + " is missing from " + store.binding() + "; the results of that chunk are" + " lost", e);
         } catch (ObjectIntegrityException e) {
             throw new DamagedException(what + " was altered (" + e.getMessage() + ")", e);
-        } catch (StorageException e) {
-            throw new UnavailableException(
-                    "reading " + what + " from " + store.binding() + " failed: " + e.getMessage() + "; repeat later",
-                    e);
         }
     }
 

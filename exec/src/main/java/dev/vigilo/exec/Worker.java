@@ -349,9 +349,6 @@ public final class Worker {
             if (t instanceof VigiloException v && v.kind() == ErrorKind.DAMAGED) {
                 return true;
             }
-            if (t instanceof dev.vigilo.plan.PlanDamagedException) {
-                return true;
-            }
         }
         return false;
     }

@@ -7,9 +7,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.ConflictException;
+import dev.vigilo.common.errors.FencedException;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.NotFoundException;
-import dev.vigilo.plan.LeaseFencedException;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -88,7 +88,7 @@ class CancellationTest {
 
         // A delayed creator repeating the same command cannot reopen it.
         assertThatThrownBy(() -> fx.create(ExecFixture.PROFILE, run))
-                .isInstanceOf(LeaseFencedException.class)
+                .isInstanceOf(FencedException.class)
                 .hasMessageContaining("cancelled");
         // Nor can admission: it finds the run past creating and seeds nothing.
         Admission.Result admitted = new Admission(placements, fx.storage).admit(run);
