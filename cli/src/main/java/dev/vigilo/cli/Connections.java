@@ -3,6 +3,8 @@ package dev.vigilo.cli;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.control.ControlDatabase;
 import dev.vigilo.control.ControlSettings;
+import dev.vigilo.exec.ExecutionConfig;
+import dev.vigilo.exec.Placements;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.ObjectStores;
 import dev.vigilo.storage.StorageConfig;
@@ -23,14 +25,40 @@ final class Connections implements AutoCloseable {
     private final Environment environment;
     private final Optional<String> controlDbOption;
     private final Optional<Path> storageConfigOption;
+    private final Optional<Path> executionConfigOption;
     private ControlDatabase controlDatabase;
     private StorageConfig storageConfig;
+    private ExecutionConfig executionConfig;
+    private Placements placements;
     private final List<ObjectStore> openStores = new ArrayList<>();
 
-    Connections(Environment environment, Optional<String> controlDbOption, Optional<Path> storageConfigOption) {
+    Connections(
+            Environment environment,
+            Optional<String> controlDbOption,
+            Optional<Path> storageConfigOption,
+            Optional<Path> executionConfigOption) {
         this.environment = Objects.requireNonNull(environment, "environment");
         this.controlDbOption = Objects.requireNonNull(controlDbOption, "controlDbOption");
         this.storageConfigOption = Objects.requireNonNull(storageConfigOption, "storageConfigOption");
+        this.executionConfigOption = Objects.requireNonNull(executionConfigOption, "executionConfigOption");
+    }
+
+    /** {@code --execution-config}, else {@code VIGILO_EXECUTION_CONFIG}, else the control database only. */
+    ExecutionConfig execution() {
+        if (executionConfig == null) {
+            Optional<Path> file = executionConfigOption.or(
+                    () -> environment.get(Environment.EXECUTION_CONFIG_VARIABLE).map(Path::of));
+            executionConfig = file.map(ExecutionConfig::parse).orElseGet(ExecutionConfig::defaults);
+        }
+        return executionConfig;
+    }
+
+    /** The execution databases of {@link #execution()}, opened, migrated and registered. */
+    Placements placements() {
+        if (placements == null) {
+            placements = Placements.open(control(), execution());
+        }
+        return placements;
     }
 
     /** {@code --control-db}, else {@code VIGILO_CONTROL_DB}, else the embedded server under Vigilo home. */
@@ -87,6 +115,10 @@ final class Connections implements AutoCloseable {
             store.close();
         }
         openStores.clear();
+        if (placements != null) {
+            placements.close();
+            placements = null;
+        }
         if (controlDatabase != null) {
             controlDatabase.close();
             controlDatabase = null;

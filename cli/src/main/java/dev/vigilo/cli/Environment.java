@@ -16,6 +16,7 @@ public record Environment(Map<String, String> variables, Path userHome) {
     public static final String HOME_VARIABLE = "VIGILO_HOME";
     public static final String CONTROL_DB_VARIABLE = "VIGILO_CONTROL_DB";
     public static final String STORAGE_CONFIG_VARIABLE = "VIGILO_STORAGE_CONFIG";
+    public static final String EXECUTION_CONFIG_VARIABLE = "VIGILO_EXECUTION_CONFIG";
 
     public Environment {
         variables = Map.copyOf(variables);

@@ -1,5 +1,6 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.exec.Admission;
 import dev.vigilo.plan.CreateRequest;
 import dev.vigilo.plan.CreateResult;
 import dev.vigilo.plan.ProfileInput;
@@ -22,10 +23,11 @@ import picocli.CommandLine.Spec;
         description = {
             "Turn a finalized dataset and a profile into an immutable, verified execution plan.",
             "",
-            "Returns `pending` once the plan is published and verified; with --prepare-only the run is held in "
-                    + "`creating` (plan_status ready, dispatchable false) until the same command is repeated "
-                    + "without the flag. After an interruption, repeat the command with the same --run-id, "
-                    + "profile, dataset and storage configuration: it resumes."
+            "Publishes the plan, then admits it to the execution databases and returns `pending`: workers "
+                    + "(`vigilo worker`) execute it. With --prepare-only the run is held in `creating` (plan_status "
+                    + "ready, dispatchable false) until the same command is repeated without the flag. After an "
+                    + "interruption, repeat the command with the same --run-id, profile, dataset and storage "
+                    + "configuration: it resumes (a running worker also resumes a requested admission)."
         })
 final class RunCreateCommand implements Callable<Integer> {
     @Spec
@@ -64,19 +66,38 @@ final class RunCreateCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         ProfileInput input = profile.file != null ? ProfileInput.file(profile.file) : ProfileInput.inline(profile.text);
-        CreateRequest request = new CreateRequest(
-                input,
-                CommandSupport.uploadId(datasetUploadId, "--dataset-upload-id"),
-                Optional.ofNullable(runId).map(id -> CommandSupport.runId(id, "--run-id")),
-                prepareOnly);
         try (Connections connections = CommandSupport.root(spec).connections()) {
+            CreateRequest request = new CreateRequest(
+                    input,
+                    CommandSupport.uploadId(datasetUploadId, "--dataset-upload-id"),
+                    Optional.ofNullable(runId).map(id -> CommandSupport.runId(id, "--run-id")),
+                    prepareOnly,
+                    connections.execution().aliases());
             RunPreparation preparation =
                     new RunPreparation(connections.control().jdbi(), connections.storage());
-            CreateResult result = Interruptible.run(() -> preparation.create(request));
+            CreateResult prepared = Interruptible.run(() -> preparation.create(request));
+            CreateResult result = prepared;
+            if (prepared.executionRequested() && prepared.status() == RunState.CREATING) {
+                Admission admission = new Admission(connections.placements(), connections.storage());
+                Admission.Result admitted = Interruptible.run(() -> admission.admit(prepared.runId()));
+                RunState now = RunState.fromSpelling(admitted.status());
+                result = new CreateResult(
+                        prepared.runId(),
+                        now,
+                        prepared.planStatus(),
+                        now == RunState.PENDING || now == RunState.RUNNING,
+                        true,
+                        prepared.expectedChunks(),
+                        prepared.cases(),
+                        prepared.root(),
+                        prepared.generation(),
+                        prepared.filesWritten(),
+                        prepared.filesReverified());
+            }
             PrintWriter out = CommandSupport.out(spec);
             if (json) {
                 out.println(result.toJson());
-            } else if (result.status() == RunState.CREATING) {
+            } else if (result.status() == RunState.CREATING && !result.executionRequested()) {
                 out.printf(
                         "run %s %s: plan %s, %d chunks, %d cases; held by --prepare-only, repeat without it to "
                                 + "request execution%n",

@@ -57,6 +57,14 @@ final class VigiloCommand implements Runnable {
             description = "storage.toml naming the object stores; overrides VIGILO_STORAGE_CONFIG.")
     Path storageConfig;
 
+    @Option(
+            names = "--execution-config",
+            scope = ScopeType.INHERIT,
+            paramLabel = "FILE",
+            description = "execution.toml naming the execution databases; overrides VIGILO_EXECUTION_CONFIG."
+                    + " Default: the control database.")
+    Path executionConfig;
+
     VigiloCommand(Environment environment) {
         this.environment = Objects.requireNonNull(environment, "environment");
     }
@@ -71,7 +79,11 @@ final class VigiloCommand implements Runnable {
 
     /** What the command needs, opened lazily; the caller closes it. */
     Connections connections() {
-        return new Connections(environment, Optional.ofNullable(controlDb), Optional.ofNullable(storageConfig));
+        return new Connections(
+                environment,
+                Optional.ofNullable(controlDb),
+                Optional.ofNullable(storageConfig),
+                Optional.ofNullable(executionConfig));
     }
 
     @Override

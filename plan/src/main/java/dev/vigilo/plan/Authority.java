@@ -417,7 +417,7 @@ final class Authority {
             if (planStatus != PlanStatus.PREPARING) {
                 throw PlanErrors.fenced(runId, "plan is already " + planStatus);
             }
-            ShardRows.insert(h, runId, shards);
+            ShardRows.insert(h, runId, shards, frozenPlacement(h));
             h.createUpdate("UPDATE run_plans SET plan_status = :ready, root_key = :k, root_length = :l,"
                             + " root_sha256 = :s, published_at = now(), execution_requested = :e WHERE run_id = :r")
                     .bind("ready", PlanStatus.READY.spelling())
@@ -427,29 +427,27 @@ final class Authority {
                     .bind("e", execute)
                     .bind("r", runId)
                     .execute();
-            if (execute) {
-                requestDispatch(h);
-            }
         });
     }
 
-    /** Requests execution of an already published plan held by --prepare-only. */
+    private String frozenPlacement(Handle h) {
+        return h.createQuery("SELECT initial_placement FROM run_plans WHERE run_id = :r")
+                .bind("r", runId)
+                .mapTo(String.class)
+                .one();
+    }
+
+    /**
+     * Requests execution of an already published plan held by --prepare-only. The run stays creating: admission
+     * (module exec) moves it to pending once its execution records are seeded and verified.
+     */
     void requestExecution() {
         jdbi.useTransaction(h -> {
             recheck(h);
             h.createUpdate("UPDATE run_plans SET execution_requested = true WHERE run_id = :r")
                     .bind("r", runId)
                     .execute();
-            requestDispatch(h);
         });
-    }
-
-    /** Moves the run to pending and dispatchable, inside the caller's rechecked transaction. */
-    private void requestDispatch(Handle h) {
-        h.createUpdate("UPDATE runs SET status = :pending, dispatchable = true, updated_at = now() WHERE run_id = :r")
-                .bind("pending", RunState.PENDING.spelling())
-                .bind("r", runId)
-                .execute();
     }
 
     /** Records that the plan can never be prepared with these inputs (e.g. a gate selecting no case). */

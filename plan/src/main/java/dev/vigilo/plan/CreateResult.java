@@ -7,9 +7,11 @@ import java.util.UUID;
  * The outcome of a successful {@link RunPreparation#create}.
  *
  * @param runId           the run
- * @param status          {@link RunState#PENDING} (execution requested) or {@link RunState#CREATING} (--prepare-only)
+ * @param status          the run's status: {@link RunState#CREATING} after preparation (admission, module exec, moves
+ *                        a run whose execution is requested on to pending); a later status when repeated after that
  * @param planStatus      {@link PlanStatus#READY}
- * @param dispatchable    false for --prepare-only
+ * @param dispatchable    whether workers may claim its chunks (only after admission)
+ * @param executionRequested whether execution was requested (not --prepare-only, or an earlier request)
  * @param expectedChunks  chunks in the plan
  * @param cases           cases in the plan
  * @param root            the published manifest reference
@@ -22,6 +24,7 @@ public record CreateResult(
         RunState status,
         PlanStatus planStatus,
         boolean dispatchable,
+        boolean executionRequested,
         long expectedChunks,
         long cases,
         ObjectRef root,

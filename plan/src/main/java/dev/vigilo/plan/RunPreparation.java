@@ -109,7 +109,7 @@ public final class RunPreparation {
                 ProfileJson.sha256(profile).toHex(),
                 "{\"max_cases\":" + profile.limits().maxCases() + "}",
                 evaluatorArtifacts(profile),
-                "round-robin:" + PlanLayout.SHARDS,
+                request.initialPlacement(),
                 expectedChunks);
         // Claim before opening the storage adapter or reading anything of the plan.
         Authority.Claimed claimed;
@@ -215,16 +215,16 @@ public final class RunPreparation {
                     throw PlanErrors.damaged(
                             runId, "published manifest " + root.key() + " failed verification: " + e.getMessage(), e);
                 }
-                RunState status = claimed.runStatus();
-                if (execute && status == RunState.CREATING) {
+                if (execute && claimed.runStatus() == RunState.CREATING && !claimed.executionRequested()) {
                     authority.requestExecution();
-                    status = RunState.PENDING;
                 }
+                RunState now = claimed.runStatus();
                 return new CreateResult(
                         runId,
-                        status,
+                        now,
                         PlanStatus.READY,
-                        status == RunState.PENDING,
+                        now == RunState.PENDING || now == RunState.RUNNING,
+                        execute,
                         expectedChunks,
                         dataset.caseCount(),
                         root,
@@ -259,8 +259,9 @@ public final class RunPreparation {
             authority.publish(result.root(), expectedChunks, files, result.shards(), execute);
             return new CreateResult(
                     runId,
-                    execute ? RunState.PENDING : RunState.CREATING,
+                    RunState.CREATING,
                     PlanStatus.READY,
+                    false,
                     execute,
                     expectedChunks,
                     planner.cases(),

@@ -16,14 +16,14 @@ import org.jdbi.v3.core.statement.PreparedBatch;
 
 /**
  * The SQL shape of {@code run_plan_shards} (migration {@code V2__plan_runs.sql}): one row per used shard with its
- * totals and folds as hex, the placement alias {@code shard-<n>}, and {@code gate_counts}, a JSON list of
+ * totals and folds as hex, the execution database alias of the shard under the frozen placement rule, and {@code gate_counts}, a JSON list of
  * {@code [gate name, planned count]} in profile gate order. The only code that writes or reads those rows.
  */
 final class ShardRows {
     private ShardRows() {}
 
     /** Inserts the rows of a run's used shards, inside the caller's (publication) transaction. */
-    static void insert(Handle h, UUID runId, List<ShardTotals> shards) {
+    static void insert(Handle h, UUID runId, List<ShardTotals> shards, String initialPlacement) {
         PreparedBatch b = h.prepareBatch("INSERT INTO run_plan_shards (run_id, shard, cases, chunks,"
                 + " projection_sha256, settlement_sha256, gate_counts, placement_alias)"
                 + " VALUES (:r, :s, :c, :k, :p, :t, :g, :a)");
@@ -35,7 +35,7 @@ final class ShardRows {
                     .bind("p", s.projection().toHex())
                     .bind("t", s.settlement().toHex())
                     .bind("g", gateCountsJson(s.gates()))
-                    .bind("a", placementAlias(s.shard()))
+                    .bind("a", placementAlias(initialPlacement, s.shard()))
                     .add();
         }
         b.execute();
@@ -68,8 +68,18 @@ final class ShardRows {
         return shards;
     }
 
-    static String placementAlias(int shard) {
-        return "shard-" + shard;
+    /**
+     * The execution database alias of {@code shard} under the frozen rule {@code round-robin:128:a,b,...}: alias
+     * {@code shard mod n}. Runs frozen before placements existed ({@code round-robin:128}) live in the control
+     * database.
+     */
+    static String placementAlias(String initialPlacement, int shard) {
+        String prefix = "round-robin:" + PlanLayout.SHARDS + ":";
+        if (!initialPlacement.startsWith(prefix)) {
+            return "control";
+        }
+        String[] aliases = initialPlacement.substring(prefix.length()).split(",");
+        return aliases[shard % aliases.length];
     }
 
     /** {@code [["all",300],["math",100]]}: compact, gate order kept. */

@@ -68,7 +68,7 @@ class CrashRecoveryTest {
             assertThat(exit).as("seed %d: %s", seed, log).isZero();
             System.out.println("crash test seed " + seed + ":\n  " + String.join("\n  ", log));
             RunStatus status = new RunStatusReader(crashed.control.jdbi()).status(run);
-            assertThat(status.status()).isEqualTo(RunState.PENDING);
+            assertThat(status.status()).isEqualTo(RunState.CREATING);
             assertThat(status.creationProgress().planChunkCursor()).isEqualTo(300);
 
             clean.preparation(PlanFixture.fast())

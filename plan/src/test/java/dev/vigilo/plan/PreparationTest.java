@@ -81,18 +81,20 @@ class PreparationTest {
         assertThat(s.shards().get(0).gates().keySet()).containsExactly("all", "math", "hard");
 
         CreateResult again = fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, false));
-        assertThat(again.status()).isEqualTo(RunState.PENDING);
+        assertThat(again.status()).isEqualTo(RunState.CREATING);
         assertThat(again.root()).isEqualTo(r.root());
         RunStatus after = new RunStatusReader(fx.control.jdbi()).status(run);
-        assertThat(after.status()).isEqualTo(RunState.PENDING);
-        assertThat(after.dispatchable()).isTrue();
+        // Execution is requested; admission (module exec) moves the run on to pending.
+        assertThat(again.executionRequested()).isTrue();
+        assertThat(after.status()).isEqualTo(RunState.CREATING);
+        assertThat(after.dispatchable()).isFalse();
     }
 
     @Test
     void planFilesFollowTheirFormats() {
         UUID run = UUID.randomUUID();
         CreateResult r = fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, false));
-        assertThat(r.status()).isEqualTo(RunState.PENDING);
+        assertThat(r.status()).isEqualTo(RunState.CREATING);
         TreeMap<String, byte[]> files = fx.planFiles(run);
         // 24 chunks, 1 index document, 3 gates, configuration, manifest
         assertThat(files).hasSize(24 + 1 + 3 + 2);
@@ -273,7 +275,7 @@ class PreparationTest {
         release.countDown();
         t.join();
         assertThat(first.get()).isInstanceOf(CreateResult.class);
-        assertThat(((CreateResult) first.get()).status()).isEqualTo(RunState.PENDING);
+        assertThat(((CreateResult) first.get()).status()).isEqualTo(RunState.CREATING);
     }
 
     @Test
@@ -343,7 +345,7 @@ class PreparationTest {
         assertThat(fx.preparation(PlanFixture.fast())
                         .create(request(run, PlanFixture.PROFILE, false))
                         .status())
-                .isEqualTo(RunState.PENDING);
+                .isEqualTo(RunState.CREATING);
         assertThat(new RunStatusReader(fx.control.jdbi()).status(run).creationLease())
                 .as("released on return")
                 .isEmpty();
@@ -422,7 +424,7 @@ class PreparationTest {
         RunStatus mid = new RunStatusReader(fx.control.jdbi()).status(run);
         assertThat(mid.creationProgress().planChunkCursor()).isBetween(8L, 23L);
         CreateResult r = fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, false));
-        assertThat(r.status()).isEqualTo(RunState.PENDING);
+        assertThat(r.status()).isEqualTo(RunState.CREATING);
         assertThat(r.filesReverified()).isGreaterThanOrEqualTo(8);
         assertThat(r.generation().value()).isEqualTo(2);
         assertThat(fx.store.list(PlanLayout.prefix(run), Deadline.after(Duration.ofSeconds(10))))
@@ -524,7 +526,7 @@ class PreparationTest {
         PreparationOptions o =
                 new PreparationOptions(Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ZERO, 64, record);
         CreateResult r = fx.preparation(o).create(request(run, PlanFixture.PROFILE, false));
-        assertThat(r.status()).isEqualTo(RunState.PENDING);
+        assertThat(r.status()).isEqualTo(RunState.CREATING);
         // Interval zero: a checkpoint after every file but the last of each group; the prefix never moves back.
         assertThat(checkpoints).isSorted().contains(1L, 23L);
     }
@@ -637,7 +639,7 @@ class PreparationTest {
                         .isInstanceOf(ConflictException.class)
                         .asString()
                         .contains("run " + run));
-        assertThat(new RunStatusReader(fx.control.jdbi()).status(run).status()).isEqualTo(RunState.PENDING);
+        assertThat(new RunStatusReader(fx.control.jdbi()).status(run).status()).isEqualTo(RunState.CREATING);
     }
 
     @Test

@@ -56,7 +56,7 @@ class S3PreparationTest {
                 CreateResult r = new RunPreparation(control.jdbi(), storage, PlanFixture.fast())
                         .create(new CreateRequest(
                                 ProfileInput.file(writeProfile(dir)), upload, Optional.of(run), false));
-                assertThat(r.status()).isEqualTo(RunState.PENDING);
+                assertThat(r.status()).isEqualTo(RunState.CREATING);
                 local.preparation(PlanFixture.fast())
                         .create(new CreateRequest(
                                 ProfileInput.inline(PlanFixture.PROFILE), upload, Optional.of(run), false));

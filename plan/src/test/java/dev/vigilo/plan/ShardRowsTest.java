@@ -20,6 +20,8 @@ class ShardRowsTest {
                         java.util.Map.entry("zeta", 300L),
                         java.util.Map.entry("alpha \"quoted\"", 0L),
                         java.util.Map.entry("math", 100L));
-        assertThat(ShardRows.placementAlias(17)).isEqualTo("shard-17");
+        assertThat(ShardRows.placementAlias("round-robin:128", 17)).isEqualTo("control");
+        assertThat(ShardRows.placementAlias("round-robin:128:a,b,c", 17)).isEqualTo("c");
+        assertThat(ShardRows.placementAlias("round-robin:128:a", 17)).isEqualTo("a");
     }
 }
