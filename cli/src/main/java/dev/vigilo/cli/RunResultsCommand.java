@@ -67,6 +67,8 @@ final class RunResultsCommand implements Callable<Integer> {
                 PrintWriter stdout = CommandSupport.out(spec);
                 try (LineWriter lines = new LineWriter(stdout)) {
                     Interruptible.run(() -> results.write(id, lines));
+                } catch (LineWriter.Closed e) {
+                    // The reader went away (`| head`): what it wanted was written; stop quietly.
                 }
                 return ExitCode.OK;
             }
@@ -93,6 +95,9 @@ final class RunResultsCommand implements Callable<Integer> {
             RunResults.Summary summary;
             try (OutputStream file = Files.newOutputStream(tmp)) {
                 summary = Interruptible.run(() -> results.write(id, file));
+            } catch (UncheckedIOException e) {
+                IOException cause = e.getCause();
+                throw new UnavailableException("cannot write " + out + ": " + cause.getMessage(), e);
             }
             if (force) {
                 Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
@@ -160,7 +165,16 @@ final class RunResultsCommand implements Callable<Integer> {
         public void flush() {
             target.flush();
             if (target.checkError()) {
-                throw new UncheckedIOException(new IOException("stdout was closed"));
+                throw new Closed();
+            }
+        }
+
+        /** The target stopped accepting output (a closed pipe). */
+        static final class Closed extends UncheckedIOException {
+            private static final long serialVersionUID = 1L;
+
+            Closed() {
+                super(new IOException("the output was closed"));
             }
         }
 
@@ -169,7 +183,7 @@ final class RunResultsCommand implements Callable<Integer> {
             if (line.size() > 0) {
                 emit();
             }
-            target.flush();
+            flush();
         }
     }
 }

@@ -64,7 +64,9 @@ final class RunStatusCommand implements Callable<Integer> {
 
         void print(PrintWriter out) {
             RunStatusCommand.print(out, current());
-            ExecutionView.print(out, execution, executionRequested);
+            if (run.creationProgress().planStatus() != PlanStatus.REJECTED) {
+                ExecutionView.print(out, execution, executionRequested);
+            }
         }
 
         /** Whether a {@code run watch} ends here: a terminal state, a rejected plan, or a plan held by --prepare-only. */
