@@ -166,6 +166,9 @@ class CliSurfaceTest {
     private List<Case> cases(CommandSpec command) {
         List<String> path = new ArrayList<>(List.of(command.qualifiedName(" ").split(" ")));
         path.remove(0); // "vigilo"
+        if (command.findOption("--exit-when-idle") != null) {
+            path.add("--exit-when-idle"); // otherwise it runs until stopped
+        }
         // Required arguments and exclusive groups: fill what picocli needs with plausible values.
         Map<ArgSpec, String> base = new LinkedHashMap<>();
         for (ArgSpec arg : command.positionalParameters()) {

@@ -1,11 +1,13 @@
 package dev.vigilo.exec;
 
+import dev.vigilo.agent.AgentEnvironment;
 import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.ErrorKind;
 import dev.vigilo.common.errors.VigiloException;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.StorageConfig;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -119,12 +121,38 @@ public final class Worker {
     private final AtomicLong fenced = new AtomicLong();
     private volatile Thread runner;
 
+    /** A worker whose agents and command evaluators run in this process's working directory. */
     public Worker(Placements placements, StorageConfig storage, Options options, Listener listener) {
+        this(placements, storage, options, listener, AgentEnvironment.system());
+    }
+
+    /**
+     * A worker whose agents and command evaluators run in {@code agentDirectory}: relative paths in a profile's
+     * commands (a script named as an argument, a relative program) resolve from it rather than from this process's
+     * working directory. Everything else of the agent environment is this process's.
+     */
+    public Worker(
+            Placements placements, StorageConfig storage, Options options, Listener listener, Path agentDirectory) {
+        this(
+                placements,
+                storage,
+                options,
+                listener,
+                AgentEnvironment.system()
+                        .withWorkingDirectory(Objects.requireNonNull(agentDirectory, "agentDirectory")));
+    }
+
+    private Worker(
+            Placements placements,
+            StorageConfig storage,
+            Options options,
+            Listener listener,
+            AgentEnvironment agentEnvironment) {
         this.placements = Objects.requireNonNull(placements, "placements");
         this.options = Objects.requireNonNull(options, "options");
         this.listener = Objects.requireNonNull(listener, "listener");
         this.contexts = new RunContexts(placements, storage);
-        this.executor = new ChunkExecution(options.concurrency());
+        this.executor = new ChunkExecution(options.concurrency(), agentEnvironment);
         this.coordinator = new Coordinator(placements, storage, options.creationLease(), listener);
     }
 
@@ -146,13 +174,19 @@ public final class Worker {
         ScheduledExecutorService heartbeat = Executors.newSingleThreadScheduledExecutor(named("vigilo-heartbeat"));
         long beat = options.heartbeat().toMillis();
         heartbeat.scheduleWithFixedDelay(this::heartbeat, beat, beat, TimeUnit.MILLISECONDS);
-        long nextCoordination = 0;
+        long lastCoordination = System.nanoTime();
+        long nextCoordination = lastCoordination;
         try {
             while (!stopping.get() && !Thread.currentThread().isInterrupted()) {
-                if (System.nanoTime() - nextCoordination >= 0) {
+                long now = System.nanoTime();
+                // A chunk that just ended may complete its run: settle it after one poll interval rather than at
+                // the next scheduled round, so a run's verdict (and --exit-when-idle) follows its last chunk.
+                boolean settleDue = coordinator.settlementRequested()
+                        && now - lastCoordination >= options.poll().toNanos();
+                if (now - nextCoordination >= 0 || settleDue) {
                     coordinator.coordinate();
-                    nextCoordination =
-                            System.nanoTime() + options.coordination().toNanos();
+                    lastCoordination = System.nanoTime();
+                    nextCoordination = lastCoordination + options.coordination().toNanos();
                 }
                 if (held.size() < options.concurrency()) {
                     Optional<Claimed> c = claimOne();
