@@ -61,6 +61,8 @@ final class Assignment implements AutoCloseable {
     static final int MAX_SLOTS = 64;
     /** Where the records and slot leases live, beside log.lance. */
     static final String DIR = "assign";
+    /** The records' format version (their {@code version} field); a newer one is refused. */
+    static final int FORMAT_VERSION = 1;
 
     /** What a claim found. */
     enum Outcome {
@@ -392,7 +394,14 @@ final class Assignment implements AutoCloseable {
     private static JsonNode parse(ExperimentRecords.Versioned v) {
         try {
             JsonNode n = Json.parse(v.json());
-            if (n != null && n.isObject()) return n;
+            if (n != null && n.isObject()) {
+                if (n.path("version").asInt(FORMAT_VERSION) > FORMAT_VERSION) {
+                    throw new DamagedException(
+                            "assignment record version " + n.path("version").asInt()
+                                    + " is newer than this Vigilo reads (" + FORMAT_VERSION + "); upgrade Vigilo");
+                }
+                return n;
+            }
         } catch (JsonProcessingException e) {
             // reported below
         }
@@ -402,6 +411,7 @@ final class Assignment implements AutoCloseable {
     private static String slotJson(String holder, long inc, boolean replayed, boolean released) {
         ObjectNode o = Json.MAPPER
                 .createObjectNode()
+                .put("version", FORMAT_VERSION)
                 .put("holder", holder)
                 .put("incarnation", inc)
                 .put("replayed", replayed)
@@ -412,6 +422,7 @@ final class Assignment implements AutoCloseable {
     private static String bucketJson(int slot, long inc, boolean released, boolean done) {
         return Json.canonical(Json.MAPPER
                 .createObjectNode()
+                .put("version", FORMAT_VERSION)
                 .put("slot", slot)
                 .put("incarnation", inc)
                 .put("released", released)
