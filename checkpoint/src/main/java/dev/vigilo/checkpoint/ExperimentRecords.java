@@ -110,6 +110,10 @@ public interface ExperimentRecords extends AutoCloseable {
                         Files.deleteIfExists(tmp);
                         throw new UnavailableException("cannot replace " + f + " atomically: " + e.getMessage(), e);
                     }
+                    // The rename itself must survive a power loss too, not only the file's bytes.
+                    try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+                        d.force(true);
+                    }
                     return Optional.of(version);
                 }
             } catch (IOException e) {
