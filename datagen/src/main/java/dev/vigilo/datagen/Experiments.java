@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.checkpoint.CheckpointEvent;
 import dev.vigilo.checkpoint.CheckpointLog;
+import dev.vigilo.checkpoint.CompletedStep;
 import dev.vigilo.checkpoint.Failure;
 import dev.vigilo.checkpoint.ItemState;
 import dev.vigilo.checkpoint.LogLocation;
@@ -20,6 +21,8 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
@@ -47,21 +50,72 @@ public final class Experiments {
     static ExperimentStatus status(CheckpointLog log, String pipeline, String experiment) {
         long items = 0, completed = 0, filtered = 0, failed = 0, running = 0;
         Map<String, Long> byType = new TreeMap<>();
+        Map<String, ChatUsage> usageByStep = new TreeMap<>();
+        Map<String, long[]> byWriter = new TreeMap<>(); // writer -> {items finished, steps completed}
         try (LogReader r = log.reader()) {
             for (ItemState s : r.foldAll().values()) {
                 items++;
-                for (Failure f : s.failures()) byType.merge(f.errorType(), 1L, Long::sum);
-                switch (statusOf(s)) {
+                for (Failure f : s.failures()) {
+                    byType.merge(f.errorType(), 1L, Long::sum);
+                    addUsage(usageByStep, f.stepName(), f.queryTagsJson());
+                }
+                for (CompletedStep c : s.completedSteps()) {
+                    addUsage(usageByStep, c.stepName(), c.queryTagsJson());
+                    byWriter.computeIfAbsent(c.writerEpoch().writerName(), w -> new long[2])[1]++;
+                }
+                ItemStatus st = statusOf(s);
+                switch (st) {
                     case COMPLETED -> completed++;
                     case FILTERED -> filtered++;
                     case FAILED -> failed++;
                     case RUNNING -> running++;
                 }
+                if (st != ItemStatus.RUNNING)
+                    byWriter.computeIfAbsent(s.lastEpoch().writerName(), w -> new long[2])[0]++;
             }
         }
         double progress = items == 0 ? 0 : (double) (completed + filtered + failed) / items;
+        ChatUsage total = usageByStep.values().stream().reduce(ChatUsage.NONE, ChatUsage::plus);
         return new ExperimentStatus(
-                pipeline, experiment, items, completed, filtered, failed, running, byType, progress);
+                pipeline,
+                experiment,
+                items,
+                completed,
+                filtered,
+                failed,
+                running,
+                byType,
+                progress,
+                total,
+                usageByStep,
+                processes(log, byWriter));
+    }
+
+    private static void addUsage(Map<String, ChatUsage> byStep, String step, String tags) {
+        if (tags == null || step == null || !tags.contains("\"chat\"")) return;
+        try {
+            ChatUsage u = ChatUsage.ofTags(Json.parse(tags));
+            byStep.merge(step, u, ChatUsage::plus);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            // Tags are non-authoritative: an unreadable one counts nothing.
+        }
+    }
+
+    /** Every writer that wrote a step or finished an item, and every recorded process slot. */
+    private static List<ProcessStatus> processes(CheckpointLog log, Map<String, long[]> byWriter) {
+        Map<Integer, Map.Entry<Assignment.SlotRecord, Boolean>> slots = Assignment.slots(log);
+        Map<Integer, List<Integer>> buckets = Assignment.bucketsBySlot(log);
+        Map<String, ProcessStatus> out = new TreeMap<>();
+        slots.forEach((k, e) -> {
+            String w = Assignment.writerName(k);
+            long[] n = byWriter.getOrDefault(w, new long[2]);
+            out.put(
+                    w,
+                    new ProcessStatus(
+                            w, k, e.getKey().holder(), e.getValue(), buckets.getOrDefault(k, List.of()), n[0], n[1]));
+        });
+        byWriter.forEach((w, n) -> out.putIfAbsent(w, new ProcessStatus(w, -1, "", false, List.of(), n[0], n[1])));
+        return new ArrayList<>(out.values());
     }
 
     /** An item's status. */
