@@ -10,14 +10,17 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * @param stored         committed stored events (packed rows expanded; P1 commit records count as events)
  * @param closers        closers synthesized for an open turn
  * @param channel        protocol channel that decided the committed region
+ * @param compression    the log's encoding, detected from its bytes (zstd frames, or uncompressed JSONL)
  * @param hwSeq          seq of the last committed stored event, null when there is none or rejected
  * @param hwOffset       byte offset where the committed prefix ends, null when rejected
  * @param fenced         rows skipped as stale-writer residue (rule 2)
  * @param truncated      rows dropped as uncommitted after the HW or by an epoch switch (rules 1 and 3)
- * @param tornOffset     start of an incomplete final frame, or null
+ * @param tornOffset     where the published reader truncates a torn tail (the start of an incomplete final frame;
+ *                       uncompressed: the end of the committed prefix of lines), or null
  * @param manifestState  "absent", "consistent", "lags", "ahead" or "invalid"
  * @param maxEpoch       highest writer epoch seen in committed metadata, or null
- * @param frames         complete zstd frames in the file, header included
+ * @param frames         complete zstd frames in the file, header included (uncompressed: complete lines, header
+ *                       included)
  * @param error          why the log was rejected, or null
  * @param errorOffset    byte offset of the damage, or null (also null when no single offset applies)
  */
@@ -27,6 +30,7 @@ public record VerifyReport(
         long stored,
         long closers,
         Channel channel,
+        Compression compression,
         Long hwSeq,
         Long hwOffset,
         long fenced,
@@ -52,7 +56,8 @@ public record VerifyReport(
                 .put("events", events)
                 .put("stored", stored)
                 .put("closers", closers)
-                .put("channel", channel.jsonName());
+                .put("channel", channel.jsonName())
+                .put("compression", compression.jsonName());
         n.put("hw_seq", hwSeq)
                 .put("hw_offset", hwOffset)
                 .put("fenced", fenced)
@@ -72,6 +77,7 @@ public record VerifyReport(
             return "REJECT events=0 error=" + error + (errorOffset == null ? "" : " offset=" + errorOffset);
         return "ACCEPT events=" + events + " stored=" + stored + " closers=" + closers + " channel="
                 + channel.jsonName()
+                + " compression=" + compression.jsonName()
                 + " hw_seq=" + hwSeq + " hw_offset=" + hwOffset + " fenced=" + fenced + " truncated=" + truncated
                 + " torn=" + (tornOffset == null ? "no" : tornOffset);
     }
