@@ -28,7 +28,7 @@ final class FrameSlot {
     int ordinal;
     FrameScanner.Frame frame;
     // output
-    byte[] plain = new byte[1 << 18];
+    byte[] plain = new byte[1 << 17];
     int plainLen;
     /** null when the frame decoded with a valid checksum; else why it failed validation */
     String error;

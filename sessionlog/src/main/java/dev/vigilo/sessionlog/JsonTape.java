@@ -221,9 +221,16 @@ final class JsonTape {
         return p;
     }
 
+    /** Characters that form an escape on their own after a backslash: " \\ / b f n r t. */
+    private static final boolean[] SIMPLE_ESCAPE = new boolean[256];
+
+    static {
+        for (char c : "\"\\/bfnrt".toCharArray()) SIMPLE_ESCAPE[c] = true;
+    }
+
     /**
-     * Scans string content from {@code p} (just after the opening quote); eight bytes at a time until a quote, a
-     * backslash or a control character.
+     * Scans string content from {@code p} (just after the opening quote), eight bytes at a time up to a quote, a
+     * backslash or a control character; an escape is checked and skipped where it stands.
      *
      * @return the position after the closing quote
      */
@@ -232,22 +239,43 @@ final class JsonTape {
         int lim = limit;
         long high = 0;
         int f = 0;
-        for (; ; ) {
-            while (p + 8 <= lim) {
-                long w = (long) LONG_LE.get(b, p);
-                long q = w ^ QUOTES, s = w ^ BACKSLASHES;
-                long stop = ((q - ONES) & ~q) | ((s - ONES) & ~s) | ((w - SPACES) & ~w);
-                stop &= HIGHS;
-                if (stop != 0) {
-                    int k = Long.numberOfTrailingZeros(stop) >>> 3;
-                    // only the bytes before the stop count for the non-ASCII flag
-                    high |= k == 0 ? 0 : w & (HIGHS >>> (8 * (8 - k)));
-                    p += k;
-                    break;
-                }
+        while (p + 8 <= lim) {
+            long w = (long) LONG_LE.get(b, p);
+            long q = w ^ QUOTES, s = w ^ BACKSLASHES;
+            long stop = (((q - ONES) & ~q) | ((s - ONES) & ~s) | ((w - SPACES) & ~w)) & HIGHS;
+            if (stop == 0) {
                 high |= w;
                 p += 8;
+                continue;
             }
+            int k = Long.numberOfTrailingZeros(stop) >>> 3;
+            int at = p + k;
+            byte c = b[at];
+            if (c == '\\') {
+                if (at + 1 >= lim) return INCOMPLETE;
+                f |= ESC;
+                if (SIMPLE_ESCAPE[b[at + 1] & 0xff]) {
+                    high |= w & ~(-1L << (k << 3));
+                    p = at + 2;
+                    continue;
+                }
+                if (b[at + 1] != 'u') return INVALID;
+                if (at + 6 > lim) return INCOMPLETE;
+                for (int j = 2; j < 6; j++) if (!hex(b[at + j])) return INVALID;
+                high |= w & ~(-1L << (k << 3));
+                p = at + 6;
+                continue;
+            }
+            high |= w & ~(-1L << (k << 3));
+            if (c == '"') {
+                if ((high & HIGHS) != 0) f |= NON_ASCII;
+                flags[i] = f;
+                return at + 1;
+            }
+            return INVALID;
+        }
+        // the last bytes of the input, one at a time
+        for (; ; ) {
             if (p >= lim) return INCOMPLETE;
             byte c = b[p];
             if (c == '"') {
@@ -257,22 +285,19 @@ final class JsonTape {
             }
             if (c == '\\') {
                 if (p + 1 >= lim) return INCOMPLETE;
-                byte e = b[p + 1];
-                if (e == 'u') {
-                    if (p + 6 > lim) return INCOMPLETE;
-                    for (int j = 2; j < 6; j++) if (!hex(b[p + j])) return INVALID;
-                    p += 6;
-                } else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r'
-                        || e == 't') {
-                    p += 2;
-                } else {
-                    return INVALID;
-                }
                 f |= ESC;
+                if (SIMPLE_ESCAPE[b[p + 1] & 0xff]) {
+                    p += 2;
+                    continue;
+                }
+                if (b[p + 1] != 'u') return INVALID;
+                if (p + 6 > lim) return INCOMPLETE;
+                for (int j = 2; j < 6; j++) if (!hex(b[p + j])) return INVALID;
+                p += 6;
                 continue;
             }
-            if (c >= 0 && c < 0x20) return INVALID; // control character (a newline included)
-            if (c < 0) high |= 0x80; // a byte >= 0x80 reached by the byte loop near the end
+            if (c >= 0 && c < 0x20) return INVALID;
+            if (c < 0) high |= 0x80;
             p++;
         }
     }
@@ -334,11 +359,6 @@ final class JsonTape {
 
     // ------------------------------------------------------------------ navigation
 
-    /** Index of the first member key of object {@code obj} (keys and values alternate), or size if none. */
-    static int firstKey(int obj) {
-        return obj + 1;
-    }
-
     /** @return true when string {@code i} has neither escapes nor non-ASCII bytes and equals {@code ascii} */
     boolean isPlain(int i, byte[] ascii) {
         if (kind[i] != STR || flags[i] != 0) return false;
@@ -363,59 +383,38 @@ final class JsonTape {
         return kind[i] == NUM && (flags[i] & INT) != 0;
     }
 
-    /** Looks a key up among the members of object {@code obj}. */
+    /** What {@link #lookup} puts for a key the object does not hold, or holds ambiguously. */
     static final int ABSENT = -1, AMBIGUOUS = -2;
 
     /**
-     * @return the tape index of the value under {@code key}, {@link #ABSENT}, or {@link #AMBIGUOUS} when the object
-     *     holds the key twice or has an escaped key (JSON.parse keeps the last duplicate; the exact path decides)
+     * Looks the values of {@code keys} up among the members of object {@code obj}, in one pass: {@code out[j]} is the
+     * tape index of the value under {@code keys[j]}, {@link #ABSENT}, or {@link #AMBIGUOUS} when the object holds the
+     * key twice (JSON.parse keeps the last duplicate; the exact path decides). Keys are plain ASCII.
+     *
+     * @return the number of members whose key is none of {@code keys} (a key with non-ASCII bytes never equals an
+     *     ASCII one), or -1 when a key is escaped (it may decode to one of {@code keys})
      */
-    int get(int obj, byte[] key) {
-        int found = ABSENT;
+    int lookup(int obj, byte[][] keys, int[] out) {
+        int nk = keys.length;
+        for (int j = 0; j < nk; j++) out[j] = ABSENT;
+        int others = 0;
         int k = obj + 1;
-        for (int m = 0; m < count[obj]; m++) {
-            // an escaped key may decode to `key`; a key with non-ASCII bytes never decodes to an ASCII one
-            if ((flags[k] & ESC) != 0) return AMBIGUOUS;
-            if (equalsKey(k, key)) {
-                if (found != ABSENT) return AMBIGUOUS;
-                found = k + 1;
+        byte[] b = buf;
+        for (int m = count[obj]; m > 0; m--) {
+            if ((flags[k] & ESC) != 0) return -1;
+            int s = start[k], n = end[k] - s;
+            int j = 0;
+            for (; j < nk; j++) {
+                byte[] key = keys[j];
+                if (key.length != n) continue;
+                int x = 0;
+                while (x < n && b[s + x] == key[x]) x++;
+                if (x == n) break;
             }
+            if (j == nk) others++;
+            else out[j] = out[j] == ABSENT ? k + 1 : AMBIGUOUS;
             k = next[k + 1];
         }
-        return found;
-    }
-
-    private boolean equalsKey(int k, byte[] key) {
-        int s = start[k], n = end[k] - s;
-        if (n != key.length) return false;
-        for (int j = 0; j < n; j++) if (buf[s + j] != key[j]) return false;
-        return true;
-    }
-
-    /**
-     * @return true when object {@code obj} has no key twice, judged on keys that are plain ASCII (an escaped or
-     *     non-ASCII key makes this false: two different byte strings may decode to the same key)
-     */
-    boolean distinctKeys(int obj) {
-        int n = count[obj];
-        if (n <= 1) return n == 0 || flags[obj + 1] == 0;
-        int k = obj + 1;
-        for (int m = 0; m < n; m++) {
-            if (flags[k] != 0) return false;
-            int other = next[k + 1];
-            for (int o = m + 1; o < n; o++) {
-                if (sameBytes(k, other)) return false;
-                other = next[other + 1];
-            }
-            k = next[k + 1];
-        }
-        return true;
-    }
-
-    private boolean sameBytes(int a, int b) {
-        int sa = start[a], na = end[a] - sa, sb = start[b];
-        if (na != end[b] - sb) return false;
-        for (int j = 0; j < na; j++) if (buf[sa + j] != buf[sb + j]) return false;
-        return true;
+        return others;
     }
 }

@@ -2,6 +2,7 @@ package dev.vigilo.sessionlog;
 
 import static dev.vigilo.sessionlog.EventKinds.*;
 import static dev.vigilo.sessionlog.JsonTape.ABSENT;
+import static dev.vigilo.sessionlog.JsonTape.AMBIGUOUS;
 import static dev.vigilo.sessionlog.JsonTape.ARR;
 import static dev.vigilo.sessionlog.JsonTape.NULL;
 import static dev.vigilo.sessionlog.JsonTape.NUM;
@@ -60,38 +61,46 @@ final class LineIndex {
         return s.getBytes(StandardCharsets.US_ASCII);
     }
 
-    private static final byte[] TYPE = a("type"),
-            SEQ = a("seq"),
-            TIME = a("time"),
-            DATA = a("data"),
-            SURFACE_OP = a("surfaceOp"),
-            SOURCES = a("sourceEventSeqs"),
-            IGNORABLE = a("ignorable"),
-            TURN = a("turn"),
-            STEP = a("step"),
-            TRIGGER = a("trigger"),
-            REASON = a("reason"),
-            KIND = a("kind"),
-            CALL_ID = a("callId"),
-            MESSAGE = a("message"),
-            ID = a("id"),
-            ROLE = a("role"),
-            SOURCE = a("source"),
-            CONTENT = a("content"),
-            PROVIDER = a("provider"),
-            MODEL = a("model"),
-            TOOL_CALL_ID = a("toolCallId"),
-            EPOCH = a("epoch"),
-            END_SEQ = a("endSeq"),
-            APPEND = a("append"),
+    private static byte[][] keys(String... names) {
+        byte[][] out = new byte[names.length][];
+        for (int i = 0; i < names.length; i++) out[i] = a(names[i]);
+        return out;
+    }
+
+    // the keys each check looks up, in one pass per object (positions matter: see the constants below)
+    private static final byte[][] ENVELOPE =
+            keys("type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable");
+    private static final int E_TYPE = 0, E_SEQ = 1, E_TIME = 2, E_DATA = 3, E_OP = 4, E_SOURCES = 5, E_IGNORABLE = 6;
+    private static final byte[][] TURN_START_KEYS = keys("turn", "trigger");
+    private static final byte[][] STEP_KEYS = keys("step");
+    private static final byte[][] CALL_KEYS = keys("callId");
+    private static final byte[][] TURN_END_KEYS = keys("turn", "reason");
+    private static final byte[][] KIND_KEYS = keys("kind");
+    private static final byte[][] COMMIT_KEYS = keys("epoch", "endSeq");
+    /** a message: id, role, source, content */
+    private static final byte[][] MESSAGE_KEYS = keys("id", "role", "source", "content");
+
+    private static final int M_ID = 0, M_ROLE = 1, M_SOURCE = 2, M_CONTENT = 3;
+    private static final byte[][] ASSISTANT_DATA_KEYS = keys("message", "step");
+    private static final byte[][] TOOL_DATA_KEYS = keys("message");
+    private static final byte[][] MODEL_SOURCE_KEYS = keys("kind", "provider", "model");
+    private static final byte[][] TOOL_SOURCE_KEYS = keys("kind", "callId");
+    private static final byte[][] BLOCK_KEYS = keys("type", "id");
+    private static final byte[][] RESULT_BLOCK_KEYS = keys("type", "content", "toolCallId");
+
+    private static final byte[] APPEND = a("append"),
             USER = a("user"),
             ASSISTANT = a("assistant"),
+            MODEL = a("model"),
             TOOL = a("tool"),
             TOOL_RESULT_BLOCK = a("tool-result"),
             TOOL_CALL_BLOCK = a("tool-call");
     private static final byte[][] SIMPLE_END_KINDS = {
         a("completed"), a("blocked"), a("max-tokens"), a("interrupted"), a("disposed")
     };
+
+    /** lookup results, reused */
+    private final int[] env = new int[ENVELOPE.length], v = new int[4], w = new int[4], u = new int[4];
 
     /** Indexes {@code b[0, len)}. */
     void index(byte[] b, int len) {
@@ -159,26 +168,16 @@ final class LineIndex {
         JsonTape t = tape;
         if (t.kind[0] != OBJ) return;
         // the envelope: keys within {type, seq, time, data, surfaceOp, sourceEventSeqs, ignorable}, each once
-        int type = -1, seqV = -1, timeV = -1, data = -1, op = -1, sources = -1, ignorable = -1;
-        int k = 1;
-        for (int m = 0; m < t.count[0]; m++) {
-            if (t.flags[k] != 0) return;
-            int v = k + 1;
-            int s = t.start[k], n = t.end[k] - s;
-            byte[] b = t.buf;
-            int slot;
-            if (is(b, s, n, TYPE)) slot = type = type < 0 ? v : -2;
-            else if (is(b, s, n, SEQ)) slot = seqV = seqV < 0 ? v : -2;
-            else if (is(b, s, n, TIME)) slot = timeV = timeV < 0 ? v : -2;
-            else if (is(b, s, n, DATA)) slot = data = data < 0 ? v : -2;
-            else if (is(b, s, n, SURFACE_OP)) slot = op = op < 0 ? v : -2;
-            else if (is(b, s, n, SOURCES)) slot = sources = sources < 0 ? v : -2;
-            else if (is(b, s, n, IGNORABLE)) slot = ignorable = ignorable < 0 ? v : -2;
-            else return; // not an envelope key (or a packed row's seq0/time0)
-            if (slot == -2) return; // duplicate key: JSON.parse keeps the last one
-            k = t.next[v];
-        }
-        if (type < 0 || seqV < 0 || timeV < 0 || data < 0 || sources == -2 || op == -2 || ignorable == -2) return;
+        if (t.lookup(0, ENVELOPE, env) != 0) return; // another key (or a packed row's seq0/time0), or escaped
+        int type = env[E_TYPE], seqV = env[E_SEQ], timeV = env[E_TIME], data = env[E_DATA];
+        int op = env[E_OP], sources = env[E_SOURCES], ignorable = env[E_IGNORABLE];
+        if (type < 0
+                || seqV < 0
+                || timeV < 0
+                || data < 0
+                || sources == AMBIGUOUS
+                || op == AMBIGUOUS
+                || ignorable == AMBIGUOUS) return;
         if (!t.isPlainString(type)) return;
         if (!t.isSafeInt(seqV) || t.value[seqV] < 0 || t.buf[t.start[seqV]] == '-') return;
         if (!t.isSafeInt(timeV)) return;
@@ -194,62 +193,54 @@ final class LineIndex {
         num[i] = NO_NUMBER;
         refStart[i] = -1;
         idsFrom[i] = idsTo[i] = ids;
-        int d = data;
-        switch (code) {
-            case SLOW:
-                return;
-            case UNKNOWN:
-                if (ignorable < 0) return;
-                break;
-            case COMMIT:
-                if (ignorable < 0) return;
-                if (!commit(i, d, t.value[seqV])) return;
-                code = UNKNOWN;
-                break;
-            case TURN_START:
-            case STEP_START:
-                if (t.kind[d] == NULL) return;
-                if (t.kind[d] == OBJ) {
-                    if (code == TURN_START && t.get(d, TRIGGER) != ABSENT) return;
-                    if (!number(i, d, code == TURN_START ? TURN : STEP)) return;
-                }
-                break;
-            case TURN_END:
-                if (t.kind[d] == OBJ && !simpleTurnEnd(d)) return;
-                break;
-            case TOOL_CALL:
-                if (t.kind[d] == NULL) return;
-                if (t.kind[d] == OBJ) {
-                    int c = t.get(d, CALL_ID);
-                    if (c < ABSENT) return;
-                    if (c >= 0 && t.kind[c] == STR) {
-                        if (!t.isPlainString(c)) return;
-                        refStart[i] = t.start[c];
-                        refLen[i] = t.end[c] - t.start[c];
-                    }
-                }
-                break;
-            case USER_MESSAGE:
-                if (!userMessage(d)) return;
-                break;
-            case ASSISTANT_MESSAGE:
-                if (!assistantMessage(i, d)) return;
-                break;
-            case TOOL_RESULT:
-                if (!toolResult(i, d)) return;
-                break;
-            default: // OTHER, STEP_END
-                break;
-        }
-        kind[i] = code;
+        if (!check(code, i, data, ignorable >= 0, t.value[seqV])) return;
+        kind[i] = code == COMMIT ? UNKNOWN : code;
         seq[i] = t.value[seqV];
         time[i] = t.value[timeV];
     }
 
-    private static boolean is(byte[] b, int s, int n, byte[] key) {
-        if (n != key.length) return false;
-        for (int j = 0; j < n; j++) if (b[s + j] != key[j]) return false;
-        return true;
+    /** The type's own rules (beyond the envelope); false leaves the line to the exact path. */
+    private boolean check(byte code, int i, int d, boolean ignorable, long seq) {
+        JsonTape t = tape;
+        switch (code) {
+            case UNKNOWN:
+                return ignorable;
+            case COMMIT:
+                return ignorable && commit(i, d, seq);
+            case TURN_START:
+                if (t.kind[d] == NULL) return false;
+                if (t.kind[d] != OBJ) return true;
+                if (t.lookup(d, TURN_START_KEYS, v) < 0 || v[1] != ABSENT) return false;
+                return number(i, v[0]);
+            case STEP_START:
+                if (t.kind[d] == NULL) return false;
+                if (t.kind[d] != OBJ) return true;
+                return t.lookup(d, STEP_KEYS, v) >= 0 && number(i, v[0]);
+            case TURN_END:
+                return t.kind[d] != OBJ || simpleTurnEnd(d);
+            case TOOL_CALL:
+                if (t.kind[d] == NULL) return false;
+                if (t.kind[d] != OBJ) return true;
+                if (t.lookup(d, CALL_KEYS, v) < 0 || v[0] == AMBIGUOUS) return false;
+                int c = v[0];
+                if (c >= 0 && t.kind[c] == STR) {
+                    if (!t.isPlainString(c)) return false;
+                    refStart[i] = t.start[c];
+                    refLen[i] = t.end[c] - t.start[c];
+                }
+                return true;
+            case USER_MESSAGE:
+                return userMessage(d);
+            case ASSISTANT_MESSAGE:
+                return assistantMessage(i, d);
+            case TOOL_RESULT:
+                return toolResult(i, d);
+            case OTHER:
+            case STEP_END:
+                return true;
+            default: // SLOW
+                return false;
+        }
     }
 
     /** sourceEventSeqs: an array of distinct non-negative safe integers below the event's seq (non-empty unless allowed). */
@@ -272,25 +263,24 @@ final class LineIndex {
         return true;
     }
 
-    /** data.{key} as a safe integer or absent, into num[i]; false when it is something else. */
-    private boolean number(int i, int obj, byte[] key) {
+    /** A turn/step number: absent, or a non-negative safe integer, into num[i]; false when it is something else. */
+    private boolean number(int i, int value) {
         JsonTape t = tape;
-        int v = t.get(obj, key);
-        if (v == ABSENT) return true;
-        if (v < 0 || !t.isSafeInt(v) || t.buf[t.start[v]] == '-') return false;
-        num[i] = t.value[v];
+        if (value == ABSENT) return true;
+        if (value < 0 || !t.isSafeInt(value) || t.buf[t.start[value]] == '-') return false;
+        num[i] = t.value[value];
         return true;
     }
 
     /** {turn: safe int >= 1, reason: {kind: one of the kinds that allow no other key}} and nothing else. */
     private boolean simpleTurnEnd(int d) {
         JsonTape t = tape;
-        if (t.count[d] != 2 || !t.distinctKeys(d)) return false;
-        int turn = t.get(d, TURN), reason = t.get(d, REASON);
-        if (turn < 0 || reason < 0) return false;
+        if (t.count[d] != 2 || t.lookup(d, TURN_END_KEYS, v) != 0) return false;
+        int turn = v[0], reason = v[1];
+        if (turn < 0 || reason < 0) return false; // both present once, and nothing else: exactly these two keys
         if (!t.isSafeInt(turn) || t.value[turn] < 1) return false;
-        if (t.kind[reason] != OBJ || t.count[reason] != 1) return false;
-        int kind = t.get(reason, KIND);
+        if (t.kind[reason] != OBJ || t.count[reason] != 1 || t.lookup(reason, KIND_KEYS, w) != 0) return false;
+        int kind = w[0];
         if (kind < 0) return false;
         for (byte[] k : SIMPLE_END_KINDS) if (t.isPlain(kind, k)) return true;
         return false;
@@ -300,53 +290,61 @@ final class LineIndex {
     private boolean commit(int i, int d, long seq) {
         JsonTape t = tape;
         if (t.kind[d] != OBJ) return true; // not a commit record, an ordinary ignorable event
-        int epoch = t.get(d, EPOCH), end = t.get(d, END_SEQ);
-        if (epoch < ABSENT || end < ABSENT) return false;
+        if (t.lookup(d, COMMIT_KEYS, v) < 0) return false;
+        int epoch = v[0], end = v[1];
+        if (epoch == AMBIGUOUS || end == AMBIGUOUS) return false;
         if (epoch == ABSENT || end == ABSENT || t.kind[epoch] != NUM || t.kind[end] != NUM) return true;
-        if (!t.isSafeInt(epoch) || !t.isSafeInt(end)) return false;
-        if (t.value[epoch] >= 0 && t.buf[t.start[epoch]] != '-' && t.value[end] == seq) commitEpoch[i] = t.value[epoch];
+        if (!t.isSafeInt(epoch) || !t.isSafeInt(end) || t.buf[t.start[epoch]] == '-') return false;
+        if (t.value[end] == seq) commitEpoch[i] = t.value[epoch];
         return true;
+    }
+
+    /** A message's id (non-empty), role (as given), source (an object) and content (an array); false otherwise. */
+    private boolean message(int msg, byte[] role, int[] out) {
+        JsonTape t = tape;
+        if (t.kind[msg] != OBJ || t.lookup(msg, MESSAGE_KEYS, out) < 0) return false;
+        int id = out[M_ID], r = out[M_ROLE], source = out[M_SOURCE], content = out[M_CONTENT];
+        return id >= 0
+                && t.isNonEmptyString(id)
+                && r >= 0
+                && t.isPlain(r, role)
+                && source >= 0
+                && t.kind[source] == OBJ
+                && content >= 0
+                && t.kind[content] == ARR;
     }
 
     /** user/message: data is the message {id: non-empty, role: "user", source: {kind: non-empty}, content: []}. */
     private boolean userMessage(int d) {
         JsonTape t = tape;
-        if (t.kind[d] != OBJ || !t.distinctKeys(d)) return false;
-        int id = t.get(d, ID), role = t.get(d, ROLE), source = t.get(d, SOURCE), content = t.get(d, CONTENT);
-        if (id < 0 || !t.isNonEmptyString(id) || role < 0 || !t.isPlain(role, USER)) return false;
-        if (source < 0 || t.kind[source] != OBJ || !t.distinctKeys(source)) return false;
-        int kind = t.get(source, KIND);
-        return kind >= 0 && t.isNonEmptyString(kind) && content >= 0 && t.kind[content] == ARR;
+        if (!message(d, USER, v)) return false;
+        if (t.lookup(v[M_SOURCE], KIND_KEYS, w) < 0) return false;
+        return w[0] >= 0 && t.isNonEmptyString(w[0]);
     }
 
     /** assistant/message: data.message with model source; records data.step and the tool-call block ids. */
     private boolean assistantMessage(int i, int d) {
         JsonTape t = tape;
-        if (t.kind[d] != OBJ || !t.distinctKeys(d)) return false;
-        int msg = t.get(d, MESSAGE);
-        if (msg < 0 || t.kind[msg] != OBJ || !t.distinctKeys(msg)) return false;
-        int id = t.get(msg, ID), role = t.get(msg, ROLE), source = t.get(msg, SOURCE), content = t.get(msg, CONTENT);
-        if (id < 0 || !t.isNonEmptyString(id) || role < 0 || !t.isPlain(role, ASSISTANT)) return false;
-        if (source < 0 || t.kind[source] != OBJ || !t.distinctKeys(source)) return false;
-        int kind = t.get(source, KIND), provider = t.get(source, PROVIDER), model = t.get(source, MODEL);
+        if (t.kind[d] != OBJ || t.lookup(d, ASSISTANT_DATA_KEYS, u) < 0) return false;
+        int msg = u[0];
+        if (msg < 0 || u[1] == AMBIGUOUS || !message(msg, ASSISTANT, v)) return false;
+        if (t.lookup(v[M_SOURCE], MODEL_SOURCE_KEYS, w) < 0) return false;
+        int kind = w[0], provider = w[1], model = w[2];
         if (kind < 0 || !t.isPlain(kind, MODEL)) return false;
         if (provider < 0 || !t.isNonEmptyString(provider) || model < 0 || !t.isNonEmptyString(model)) return false;
-        if (content < 0 || t.kind[content] != ARR) return false;
-        if (!number(i, d, STEP)) return false;
+        if (!number(i, u[1])) return false;
+        int content = v[M_CONTENT];
         int e = content + 1;
         for (int m = 0; m < t.count[content]; m++) {
             if (t.kind[e] == OBJ) {
-                int type = t.get(e, TYPE);
-                if (type < ABSENT) return false;
+                if (t.lookup(e, BLOCK_KEYS, w) < 0) return false;
+                int type = w[0], cid = w[1];
+                if (type == AMBIGUOUS) return false;
                 if (type >= 0 && t.kind[type] == STR) {
                     if (!t.isPlainString(type)) return false;
-                    if (t.isPlain(type, TOOL_CALL_BLOCK)) {
-                        int cid = t.get(e, ID);
-                        if (cid < ABSENT) return false;
-                        if (cid >= 0) {
-                            if (!t.isPlainString(cid)) return false;
-                            addId(t.start[cid], t.end[cid] - t.start[cid]);
-                        }
+                    if (t.isPlain(type, TOOL_CALL_BLOCK) && cid != ABSENT) {
+                        if (cid < 0 || !t.isPlainString(cid)) return false;
+                        addId(t.start[cid], t.end[cid] - t.start[cid]);
                     }
                 }
             }
@@ -362,19 +360,17 @@ final class LineIndex {
      */
     private boolean toolResult(int i, int d) {
         JsonTape t = tape;
-        if (t.kind[d] != OBJ || !t.distinctKeys(d)) return false;
-        int msg = t.get(d, MESSAGE);
-        if (msg < 0 || t.kind[msg] != OBJ || !t.distinctKeys(msg)) return false;
-        int id = t.get(msg, ID), role = t.get(msg, ROLE), source = t.get(msg, SOURCE), content = t.get(msg, CONTENT);
-        if (id < 0 || !t.isNonEmptyString(id) || role < 0 || !t.isPlain(role, USER)) return false;
-        if (source < 0 || t.kind[source] != OBJ || !t.distinctKeys(source)) return false;
-        int kind = t.get(source, KIND), callId = t.get(source, CALL_ID);
+        if (t.kind[d] != OBJ || t.lookup(d, TOOL_DATA_KEYS, u) < 0 || u[0] < 0) return false;
+        if (!message(u[0], USER, v)) return false;
+        if (t.lookup(v[M_SOURCE], TOOL_SOURCE_KEYS, w) < 0) return false;
+        int kind = w[0], callId = w[1];
         if (kind < 0 || !t.isPlain(kind, TOOL)) return false;
         if (callId < 0 || !t.isPlainString(callId) || t.end[callId] == t.start[callId]) return false;
-        if (content < 0 || t.kind[content] != ARR || t.count[content] != 1) return false;
+        int content = v[M_CONTENT];
+        if (t.count[content] != 1) return false;
         int block = content + 1;
-        if (t.kind[block] != OBJ || !t.distinctKeys(block)) return false;
-        int type = t.get(block, TYPE), inner = t.get(block, CONTENT), toolCallId = t.get(block, TOOL_CALL_ID);
+        if (t.kind[block] != OBJ || t.lookup(block, RESULT_BLOCK_KEYS, u) < 0) return false;
+        int type = u[0], inner = u[1], toolCallId = u[2];
         if (type < 0 || !t.isPlain(type, TOOL_RESULT_BLOCK) || inner < 0 || t.kind[inner] != ARR) return false;
         if (toolCallId < 0 || !t.isPlainString(toolCallId)) return false;
         int cs = t.start[callId], cn = t.end[callId] - cs;

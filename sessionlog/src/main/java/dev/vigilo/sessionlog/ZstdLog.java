@@ -17,8 +17,46 @@ import java.util.List;
  * sequential rules, in file order, to each frame's line summaries.
  */
 final class ZstdLog {
-    /** Frames in flight: enough to keep every worker busy while the reading thread consumes. */
+    /** Batches in flight: enough to keep every worker busy while the reading thread consumes. */
     static final int WINDOW = 2 * OrderedWorkers.THREADS + 2;
+
+    /** Frames per batch, and the compressed bytes that close a batch early: a task is worth a thread hand-off. */
+    static final int BATCH_FRAMES = 8;
+
+    static final long BATCH_BYTES = 256 << 10;
+
+    /** Consecutive frames decoded by one task, in order; slots are reused batch after batch. */
+    static final class Batch {
+        final FrameSlot[] slots = new FrameSlot[BATCH_FRAMES];
+        int count;
+        long bytes;
+
+        Batch(boolean fast) {
+            for (int i = 0; i < slots.length; i++) slots[i] = new FrameSlot(fast);
+        }
+
+        boolean full() {
+            return count == slots.length || bytes >= BATCH_BYTES;
+        }
+
+        FrameSlot add(int ordinal, FrameScanner.Frame f) {
+            FrameSlot s = slots[count++];
+            s.ordinal = ordinal;
+            s.frame = f;
+            bytes += f.length();
+            return s;
+        }
+
+        Batch run(FileChannel ch, FrameSlot.Contexts contexts, boolean describe) throws IOException {
+            for (int i = 0; i < count; i++) slots[i].run(ch, contexts, describe);
+            return this;
+        }
+
+        void clear() {
+            count = 0;
+            bytes = 0;
+        }
+    }
 
     private ZstdLog() {}
 
@@ -56,35 +94,44 @@ final class ZstdLog {
         boolean bomb = false;
         CorruptSessionLogException structural = null;
         try (FrameSlot.Contexts contexts = new FrameSlot.Contexts();
-                OrderedWorkers<FrameSlot> workers = new OrderedWorkers<>(WINDOW)) {
-            ArrayDeque<FrameSlot> free = new ArrayDeque<>();
-            for (int i = 0; i < WINDOW; i++) free.add(new FrameSlot(fast));
+                OrderedWorkers<Batch> workers = new OrderedWorkers<>(WINDOW)) {
+            ArrayDeque<Batch> free = new ArrayDeque<>();
+            for (int i = 0; i < WINDOW; i++) free.add(new Batch(fast));
             int ordinal = 1;
             boolean more = true;
+            consuming:
             for (; ; ) {
                 while (more && !workers.full()) {
-                    FrameScanner.Frame f;
-                    try {
-                        f = sc.next();
-                    } catch (CorruptSessionLogException e) {
-                        structural = e;
-                        more = false;
+                    Batch b = free.poll();
+                    b.clear();
+                    while (!b.full()) {
+                        FrameScanner.Frame f;
+                        try {
+                            f = sc.next();
+                        } catch (CorruptSessionLogException e) {
+                            structural = e;
+                            more = false;
+                            break;
+                        }
+                        if (f == null) {
+                            more = false;
+                            break;
+                        }
+                        b.add(ordinal++, f);
+                    }
+                    if (b.count == 0) {
+                        free.add(b);
                         break;
                     }
-                    if (f == null) {
-                        more = false;
-                        break;
-                    }
-                    FrameSlot s = free.poll();
-                    s.ordinal = ordinal++;
-                    s.frame = f;
-                    workers.submit(() -> s.run(ch, contexts, collect));
+                    workers.submit(() -> b.run(ch, contexts, collect));
                 }
                 if (workers.isEmpty()) break;
-                FrameSlot s = workers.take();
-                bomb = consume(p, s, ch, collect);
-                free.add(s);
-                if (bomb) break;
+                Batch b = workers.take();
+                for (int i = 0; i < b.count; i++) {
+                    bomb = consume(p, b.slots[i], ch, collect);
+                    if (bomb) break consuming;
+                }
+                free.add(b);
             }
         }
         if (bomb) return p; // like the published reader's failure: nothing after the frame counts
@@ -151,7 +198,7 @@ final class ZstdLog {
             m.lines = s.lines;
             m.commitEpoch = s.commitEpoch;
         }
-        if (s.plain.length > FrameSlot.PARALLEL_PLAINTEXT) s.plain = new byte[1 << 18]; // do not keep a huge buffer
+        if (s.plain.length > FrameSlot.PARALLEL_PLAINTEXT) s.plain = new byte[1 << 17]; // do not keep a huge buffer
         return false;
     }
 
@@ -182,34 +229,39 @@ final class ZstdLog {
             throws IOException {
         boolean fast = rows.fast();
         try (FrameSlot.Contexts contexts = new FrameSlot.Contexts();
-                OrderedWorkers<FrameSlot> workers = new OrderedWorkers<>(WINDOW)) {
-            ArrayDeque<FrameSlot> free = new ArrayDeque<>();
-            for (int i = 0; i < WINDOW; i++) free.add(new FrameSlot(fast));
+                OrderedWorkers<Batch> workers = new OrderedWorkers<>(WINDOW)) {
+            ArrayDeque<Batch> free = new ArrayDeque<>();
+            for (int i = 0; i < WINDOW; i++) free.add(new Batch(fast));
             int next = 0;
             for (; ; ) {
                 while (next < kept.size() && !workers.full()) {
-                    LogReader.FrameMeta m = kept.get(next++);
-                    FrameSlot s = free.poll();
-                    s.ordinal = m.ordinal;
-                    s.frame = new FrameScanner.Frame(m.start, m.end, m.checksum >= 0);
-                    workers.submit(() -> s.run(ch, contexts, false));
+                    Batch b = free.poll();
+                    b.clear();
+                    while (next < kept.size() && !b.full()) {
+                        LogReader.FrameMeta m = kept.get(next++);
+                        b.add(m.ordinal, new FrameScanner.Frame(m.start, m.end, m.checksum >= 0));
+                    }
+                    workers.submit(() -> b.run(ch, contexts, false));
                 }
                 if (workers.isEmpty()) break;
-                FrameSlot s = workers.take();
-                if (s.tooBig && !decodeAlone(s, ch, false))
-                    throw new CorruptSessionLogException(
-                            s.error + " (frame at byte " + s.frame.start() + ")", s.frame.start());
-                if (s.error != null)
-                    throw new CorruptSessionLogException(
-                            "corrupt Zstandard session log: frame at byte " + s.frame.start()
-                                    + " failed validation in pass 2 (" + s.error + ")",
-                            s.frame.start());
-                LogReader.FrameMeta m = frames.get(s.ordinal - 1);
-                rows.beginFrame(m.start, m.keepBelow);
-                rows.write(s.plain, s.plainLen, s.index, (long) s.ordinal << 32);
-                if (s.plain.length > FrameSlot.PARALLEL_PLAINTEXT) s.plain = new byte[1 << 18];
-                free.add(s);
-                if (rows.issue != null) throw rows.issue;
+                Batch b = workers.take();
+                for (int i = 0; i < b.count; i++) {
+                    FrameSlot s = b.slots[i];
+                    if (s.tooBig && !decodeAlone(s, ch, false))
+                        throw new CorruptSessionLogException(
+                                s.error + " (frame at byte " + s.frame.start() + ")", s.frame.start());
+                    if (s.error != null)
+                        throw new CorruptSessionLogException(
+                                "corrupt Zstandard session log: frame at byte " + s.frame.start()
+                                        + " failed validation in pass 2 (" + s.error + ")",
+                                s.frame.start());
+                    LogReader.FrameMeta m = frames.get(s.ordinal - 1);
+                    rows.beginFrame(m.start, m.keepBelow);
+                    rows.write(s.plain, s.plainLen, s.index, (long) s.ordinal << 32);
+                    if (s.plain.length > FrameSlot.PARALLEL_PLAINTEXT) s.plain = new byte[1 << 17];
+                    if (rows.issue != null) throw rows.issue;
+                }
+                free.add(b);
             }
         }
     }
