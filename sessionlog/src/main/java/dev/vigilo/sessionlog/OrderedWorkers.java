@@ -46,8 +46,8 @@ final class OrderedWorkers<T> implements AutoCloseable {
         inFlight.add(pool.submit(task));
     }
 
-    /** @return the result of the oldest task; its exception is rethrown as is when unchecked */
-    T take() {
+    /** @return the result of the oldest task; its exception is rethrown as is (an I/O failure as IOException) */
+    T take() throws java.io.IOException {
         Future<T> f = inFlight.poll();
         if (f == null) throw new IllegalStateException("no task in flight");
         try {
@@ -59,6 +59,7 @@ final class OrderedWorkers<T> implements AutoCloseable {
             Throwable c = e.getCause();
             if (c instanceof RuntimeException r) throw r;
             if (c instanceof Error err) throw err;
+            if (c instanceof java.io.IOException io) throw io;
             throw new IllegalStateException(c);
         }
     }
