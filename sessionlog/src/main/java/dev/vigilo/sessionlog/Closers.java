@@ -3,6 +3,7 @@ package dev.vigilo.sessionlog;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.IntNode;
 import com.fasterxml.jackson.databind.node.LongNode;
+import com.fasterxml.jackson.databind.node.MissingNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -142,7 +143,7 @@ final class Closers {
 
     /** The node JSON.parse's number would be in the stored event: missing when absent. */
     private static JsonNode number(long v) {
-        if (v == LineIndex.NO_NUMBER) return Json.MAPPER.missingNode();
+        if (v == LineIndex.NO_NUMBER) return MissingNode.getInstance();
         return v == (int) v ? IntNode.valueOf((int) v) : LongNode.valueOf(v);
     }
 

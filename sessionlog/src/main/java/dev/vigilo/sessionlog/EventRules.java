@@ -94,6 +94,8 @@ final class EventRules {
                 || !v.path("id").isTextual()
                 || !safeNonNeg(v.get("createdAt"))
                 || !safeNonNeg(v.get("delegationDepth"))
+                || negativeZero(buf, off, len, v, "createdAt")
+                || negativeZero(buf, off, len, v, "delegationDepth")
                 || (v.has("origin") && !"subagent".equals(text(v, "origin")))
                 || (v.has("agentPreset") && !v.get("agentPreset").isTextual()))
             throw new CorruptSessionLogException("corrupt session log: first line is not a session header", 0);
@@ -115,6 +117,30 @@ final class EventRules {
         if (v.has("seedLength") && !safeNonNeg(v.get("seedLength")))
             throw new CorruptSessionLogException("session header seedLength must be a non-negative safe integer", 0);
         return new SessionHeader(id, cwd, Json.safeLong(v.get("createdAt")), Json.safeLong(v.get("delegationDepth")));
+    }
+
+    /**
+     * isHeaderLine refuses {@code -0} (Object.is), which a parsed number cannot tell from 0: for a zero value, the
+     * literal's own text decides (the last top-level occurrence, as JSON.parse keeps the last duplicate).
+     */
+    private static boolean negativeZero(byte[] buf, int off, int len, JsonNode v, String field) {
+        JsonNode n = v.get(field);
+        if (n == null || !n.isNumber() || n.doubleValue() != 0) return false;
+        String text = null;
+        try (com.fasterxml.jackson.core.JsonParser p = Json.MAPPER
+                .getFactory()
+                .createParser(new String(buf, off, len, java.nio.charset.StandardCharsets.UTF_8))) {
+            if (p.nextToken() != com.fasterxml.jackson.core.JsonToken.START_OBJECT) return false;
+            while (p.nextToken() == com.fasterxml.jackson.core.JsonToken.FIELD_NAME) {
+                String name = p.currentName();
+                p.nextToken();
+                if (name.equals(field) && p.currentToken().isNumeric()) text = p.getText();
+                p.skipChildren();
+            }
+        } catch (java.io.IOException e) {
+            return false;
+        }
+        return text != null && text.startsWith("-");
     }
 
     private static boolean safeNonNeg(JsonNode n) {

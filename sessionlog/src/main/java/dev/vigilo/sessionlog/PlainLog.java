@@ -153,7 +153,9 @@ final class PlainLog {
             throws IOException {
         LogReader.Pass p = new LogReader.Pass();
         byte[] header = headerLine(ch, size);
-        p.sessionId = EventRules.parseHeader(header, 0, header.length - 1).id();
+        p.sessionId = HeaderScan.sessionId(header, header.length);
+        if (p.sessionId == null)
+            p.sessionId = EventRules.parseHeader(header, 0, header.length - 1).id();
         p.headerEnd = header.length;
         p.completeEnd = header.length;
         p.lineCount = 1;

@@ -1,6 +1,10 @@
 package dev.vigilo.sessionlog;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import java.io.IOException;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
 
 /**
  * The verdict on one session log, with the same accounting as the published reader (referee).
@@ -49,26 +53,40 @@ public record VerifyReport(
         return ACCEPT.equals(verdict);
     }
 
+    /** Writes the report: jackson-core's generator is enough, so printing it starts no data binding. */
+    private static final JsonFactory JSON = new JsonFactory();
+
     /** @return the object {@code vigilo session verify --json} prints (snake_case keys, nulls kept) */
     public String toJson() {
-        ObjectNode n = Json.MAPPER.createObjectNode();
-        n.put("verdict", verdict)
-                .put("events", events)
-                .put("stored", stored)
-                .put("closers", closers)
-                .put("channel", channel.jsonName())
-                .put("compression", compression.jsonName());
-        n.put("hw_seq", hwSeq)
-                .put("hw_offset", hwOffset)
-                .put("fenced", fenced)
-                .put("truncated", truncated)
-                .put("torn_offset", tornOffset)
-                .put("manifest", manifestState)
-                .put("max_epoch", maxEpoch)
-                .put("frames", frames)
-                .put("error", error)
-                .put("error_offset", errorOffset);
-        return n.toString();
+        StringWriter out = new StringWriter();
+        try (JsonGenerator g = JSON.createGenerator(out)) {
+            g.writeStartObject();
+            g.writeStringField("verdict", verdict);
+            g.writeNumberField("events", events);
+            g.writeNumberField("stored", stored);
+            g.writeNumberField("closers", closers);
+            g.writeStringField("channel", channel.jsonName());
+            g.writeStringField("compression", compression.jsonName());
+            number(g, "hw_seq", hwSeq);
+            number(g, "hw_offset", hwOffset);
+            g.writeNumberField("fenced", fenced);
+            g.writeNumberField("truncated", truncated);
+            number(g, "torn_offset", tornOffset);
+            g.writeStringField("manifest", manifestState);
+            number(g, "max_epoch", maxEpoch);
+            g.writeNumberField("frames", frames);
+            g.writeStringField("error", error);
+            number(g, "error_offset", errorOffset);
+            g.writeEndObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a StringWriter does not fail
+        }
+        return out.toString();
+    }
+
+    private static void number(JsonGenerator g, String name, Long value) throws IOException {
+        if (value == null) g.writeNullField(name);
+        else g.writeNumberField(name, value);
     }
 
     /** @return the one-line text form: {@code ACCEPT events=N stored=S closers=C channel=...} or {@code REJECT events=0 error=...} */

@@ -85,7 +85,9 @@ final class ZstdLog {
         if (header.len == 0 || nl != header.len - 1)
             throw new CorruptSessionLogException(
                     "corrupt Zstandard session log: first frame is not exactly one header line", 0);
-        p.sessionId = EventRules.parseHeader(header.buf, 0, header.len - 1).id();
+        p.sessionId = HeaderScan.sessionId(header.buf, header.len);
+        if (p.sessionId == null)
+            p.sessionId = EventRules.parseHeader(header.buf, 0, header.len - 1).id();
         p.headerEnd = f0.end();
         p.completeEnd = f0.end();
         p.rows = new RowScanner(sink, p.sessionId, false);
