@@ -98,6 +98,7 @@ final class QuickstartCommand implements Callable<Integer> {
             out.println();
             out.println("Next: `./vigilo run status " + run.runId() + "`, `./vigilo dataset show " + entry.uploadId()
                     + "`, or `./vigilo dataset upload YOUR.jsonl`.");
+            out.println("Dashboard: `./vigilo serve`, then open http://127.0.0.1:7070/runs/" + run.runId());
         } finally {
             try {
                 Files.deleteIfExists(example);

@@ -12,6 +12,7 @@ import io.javalin.http.staticfiles.Location;
 import java.net.URI;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,7 +37,7 @@ public final class Dashboard implements AutoCloseable {
     private final String host;
     private final Stores stores;
     private final DashboardMetrics metrics;
-    private final RunPages runs;
+    private final Optional<RunPages> runs;
 
     private Dashboard(
             Javalin app,
@@ -45,7 +46,7 @@ public final class Dashboard implements AutoCloseable {
             String host,
             Stores stores,
             DashboardMetrics metrics,
-            RunPages runs) {
+            Optional<RunPages> runs) {
         this.runs = runs;
         this.app = app;
         this.token = token;
@@ -68,11 +69,13 @@ public final class Dashboard implements AutoCloseable {
         boolean required = !loopback || options.token().isPresent();
         String token = options.token().orElseGet(AccessGuard::random);
         AccessGuard guard = new AccessGuard(loopback, options.bind(), token, required);
-        Stores stores = new Stores(sources.storage());
+        Optional<DashboardSources.Databases> databases = sources.databases();
+        Stores stores = new Stores(databases.map(DashboardSources.Databases::storage));
         DashboardMetrics metrics = new DashboardMetrics(sources);
-        Views views = new Views(guard.csrf());
-        RunPages runs = new RunPages(sources, stores, views);
-        DatasetPages datasets = new DatasetPages(sources, stores, views);
+        Views views = new Views(
+                guard.csrf(), databases.isPresent(), sources.datagenRoot().isPresent());
+        Optional<RunPages> runs = databases.map(d -> new RunPages(d, stores, views));
+        Optional<DatasetPages> datasets = databases.map(d -> new DatasetPages(d, stores, views));
         DatagenPages datagen = new DatagenPages(sources, views);
         SessionPages sessions =
                 new SessionPages(new SessionFiles(sources.sessionFiles(), sources.sessionRoots()), views);
@@ -96,30 +99,34 @@ public final class Dashboard implements AutoCloseable {
                 guard.check(ctx);
             });
             r.after(metrics::recordRequest);
-            r.get("/", ctx -> ctx.redirect("/runs", HttpStatus.FOUND));
+            r.get("/", ctx -> ctx.redirect(databases.isPresent() ? "/runs" : "/sessions", HttpStatus.FOUND));
             r.get("/favicon.ico", ctx -> ctx.redirect("/static/favicon.svg", HttpStatus.MOVED_PERMANENTLY));
-            r.get("/runs", runs::listPage);
-            r.get("/runs/{run}", runs::runPage);
-            r.get("/runs/{run}/cases", runs::casesPage);
-            r.get("/runs/{run}/cases/{ordinal}", runs::casePage);
-            r.post("/runs/{run}/cancel", runs::cancelForm);
-            r.get("/datasets", datasets::listPage);
-            r.get("/datasets/{dataset}", datasets::datasetPage);
+            runs.ifPresent(p -> {
+                r.get("/runs", p::listPage);
+                r.get("/runs/{run}", p::runPage);
+                r.get("/runs/{run}/cases", p::casesPage);
+                r.get("/runs/{run}/cases/{ordinal}", p::casePage);
+                r.post("/runs/{run}/cancel", p::cancelForm);
+                r.get("/api/runs", p::listApi);
+                r.get("/api/runs/{run}", p::runApi);
+                r.get("/api/runs/{run}/throughput", p::throughputApi);
+                r.get("/api/runs/{run}/cases", p::casesApi);
+                r.get("/api/runs/{run}/cases/{ordinal}", p::caseApi);
+                r.post("/api/runs/{run}/cancel", p::cancelApi);
+            });
+            datasets.ifPresent(p -> {
+                r.get("/datasets", p::listPage);
+                r.get("/datasets/{dataset}", p::datasetPage);
+                r.get("/api/datasets", p::listApi);
+                r.get("/api/datasets/{dataset}", p::datasetApi);
+                r.get("/api/datasets/{dataset}/cases", p::casesApi);
+            });
             r.get("/datagen", datagen::listPage);
             r.get("/datagen/{pipeline}/{experiment}", datagen::experimentPage);
             r.get("/datagen/{pipeline}/{experiment}/item", datagen::itemPage);
             r.get("/sessions", sessions::listPage);
             r.get("/sessions/view", sessions::viewPage);
             r.get("/metrics", metrics::scrape);
-            r.get("/api/runs", runs::listApi);
-            r.get("/api/runs/{run}", runs::runApi);
-            r.get("/api/runs/{run}/throughput", runs::throughputApi);
-            r.get("/api/runs/{run}/cases", runs::casesApi);
-            r.get("/api/runs/{run}/cases/{ordinal}", runs::caseApi);
-            r.post("/api/runs/{run}/cancel", runs::cancelApi);
-            r.get("/api/datasets", datasets::listApi);
-            r.get("/api/datasets/{dataset}", datasets::datasetApi);
-            r.get("/api/datasets/{dataset}/cases", datasets::casesApi);
             r.get("/api/datagen", datagen::listApi);
             r.get("/api/datagen/{pipeline}/{experiment}", datagen::experimentApi);
             r.get("/api/datagen/{pipeline}/{experiment}/items", datagen::itemsApi);
@@ -140,7 +147,7 @@ public final class Dashboard implements AutoCloseable {
         try {
             app.start();
         } catch (RuntimeException e) {
-            runs.close();
+            runs.ifPresent(RunPages::close);
             stores.close();
             metrics.close();
             throw new UnavailableException(
@@ -228,7 +235,7 @@ public final class Dashboard implements AutoCloseable {
     @Override
     public void close() {
         app.stop();
-        runs.close();
+        runs.ifPresent(RunPages::close);
         stores.close();
         metrics.close();
     }

@@ -50,7 +50,7 @@ final class DashboardMetrics implements AutoCloseable {
     static final int MAX_EXPERIMENTS = 50;
 
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    private final RunCatalog runs;
+    private final Optional<RunCatalog> runs;
     private final Optional<LogRoot> datagenRoot;
     private final MultiGauge runsByStatus;
     private final MultiGauge chunksByState;
@@ -65,7 +65,7 @@ final class DashboardMetrics implements AutoCloseable {
     private long datagenRefreshedAt = Long.MIN_VALUE;
 
     DashboardMetrics(DashboardSources sources) {
-        this.runs = new RunCatalog(sources.placements());
+        this.runs = sources.databases().map(d -> new RunCatalog(d.placements()));
         this.datagenRoot = sources.datagenRoot();
         runsByStatus =
                 MultiGauge.builder("vigilo_runs").description("Runs by status").register(registry);
@@ -101,13 +101,13 @@ final class DashboardMetrics implements AutoCloseable {
     /** Reads the databases (and the datagen logs) again when what was read is older than the bounds above. */
     synchronized void refresh() {
         long now = System.nanoTime();
-        if (refreshedAt == Long.MIN_VALUE || now - refreshedAt >= FRESH.toNanos()) {
+        if (runs.isPresent() && (refreshedAt == Long.MIN_VALUE || now - refreshedAt >= FRESH.toNanos())) {
             List<MultiGauge.Row<?>> rows = new ArrayList<>();
-            for (Map.Entry<String, Long> e : runs.countByStatus().entrySet()) {
+            for (Map.Entry<String, Long> e : runs.get().countByStatus().entrySet()) {
                 rows.add(MultiGauge.Row.of(Tags.of("status", e.getKey()), e.getValue()));
             }
             runsByStatus.register(rows, true);
-            RunCatalog.ActiveCounts c = runs.activeCounts();
+            RunCatalog.ActiveCounts c = runs.get().activeCounts();
             List<MultiGauge.Row<?>> chunks = new ArrayList<>();
             c.chunksByState().forEach((s, n) -> chunks.add(MultiGauge.Row.of(Tags.of("state", s), n)));
             chunksByState.register(chunks, true);

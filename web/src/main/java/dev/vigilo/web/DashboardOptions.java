@@ -1,6 +1,7 @@
 package dev.vigilo.web;
 
 import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.input.Names;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.Objects;
@@ -48,11 +49,24 @@ public record DashboardOptions(String bind, int port, Optional<String> token) {
      * @throws InvalidInputException when it is neither an IP address nor a resolvable name
      */
     public boolean loopback() {
+        if (bind.equals("localhost")) {
+            return true;
+        }
+        // Only IP literals: a host name would need a DNS lookup, and could later resolve elsewhere.
+        if (!IPV4.matcher(bind).matches()
+                && !(bind.contains(":") && IPV6.matcher(bind).matches())) {
+            throw new InvalidInputException(
+                    "--bind " + Names.quote(bind) + " is not an IP address; use one such as 127.0.0.1 or 0.0.0.0");
+        }
         try {
             return InetAddress.getByName(bind).isLoopbackAddress();
         } catch (UnknownHostException e) {
             throw new InvalidInputException(
-                    "--bind " + bind + " is not an address of this machine; use an IP address such as 127.0.0.1");
+                    "--bind " + bind + " is not a valid IP address; use one such as 127.0.0.1 or 0.0.0.0");
         }
     }
+
+    private static final java.util.regex.Pattern IPV4 = java.util.regex.Pattern.compile(
+            "(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)(\\.(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)){3}");
+    private static final java.util.regex.Pattern IPV6 = java.util.regex.Pattern.compile("[0-9A-Fa-f:.]{2,45}");
 }

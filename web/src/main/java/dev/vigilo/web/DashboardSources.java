@@ -10,30 +10,54 @@ import java.util.Optional;
 import org.jdbi.v3.core.Jdbi;
 
 /**
- * What the dashboard reads: the control database, the execution databases, the storage configuration, the datagen
- * durable root, and the session logs it may open by path. The caller owns them and closes them after the dashboard.
+ * What the dashboard reads. The caller owns everything here and closes it after the dashboard.
  *
- * @param control       the control database
- * @param placements    the execution databases this process reaches
- * @param storage       the storage configuration (datasets, plans, receipts)
+ * @param databases     the control and execution databases and the storage configuration: runs and datasets are shown
+ *                      only with them (a transcript viewer alone needs none)
  * @param datagenRoot   where datagen experiments live, when the dashboard shows them
  * @param sessionFiles  session logs named on the command line ({@code vigilo session view FILE}): always viewable
  * @param sessionRoots  directories whose session logs may be opened by path (Vigilo home); nothing outside them or
  *                      {@code sessionFiles} is ever read
  */
 public record DashboardSources(
-        Jdbi control,
-        Placements placements,
-        StorageConfig storage,
+        Optional<Databases> databases,
         Optional<LogRoot> datagenRoot,
         List<Path> sessionFiles,
         List<Path> sessionRoots) {
     public DashboardSources {
-        Objects.requireNonNull(control, "control");
-        Objects.requireNonNull(placements, "placements");
-        Objects.requireNonNull(storage, "storage");
+        Objects.requireNonNull(databases, "databases");
         Objects.requireNonNull(datagenRoot, "datagenRoot");
         sessionFiles = List.copyOf(sessionFiles);
         sessionRoots = List.copyOf(sessionRoots);
+    }
+
+    /**
+     * @param control    the control database
+     * @param placements the execution databases this process reaches
+     * @param storage    the storage configuration (datasets, plans, receipts)
+     */
+    public record Databases(Jdbi control, Placements placements, StorageConfig storage) {
+        public Databases {
+            Objects.requireNonNull(control, "control");
+            Objects.requireNonNull(placements, "placements");
+            Objects.requireNonNull(storage, "storage");
+        }
+    }
+
+    /** Everything: runs, datasets, datagen experiments and transcripts. */
+    public static DashboardSources all(
+            Jdbi control,
+            Placements placements,
+            StorageConfig storage,
+            Optional<LogRoot> datagenRoot,
+            List<Path> sessionFiles,
+            List<Path> sessionRoots) {
+        return new DashboardSources(
+                Optional.of(new Databases(control, placements, storage)), datagenRoot, sessionFiles, sessionRoots);
+    }
+
+    /** A transcript viewer over the given session logs only. */
+    public static DashboardSources transcripts(List<Path> sessionFiles) {
+        return new DashboardSources(Optional.empty(), Optional.empty(), sessionFiles, List.of());
     }
 }

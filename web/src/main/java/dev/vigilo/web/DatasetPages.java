@@ -30,7 +30,7 @@ final class DatasetPages {
     private final Views views;
     private final DatasetCatalog catalog;
 
-    DatasetPages(DashboardSources sources, Stores stores, Views views) {
+    DatasetPages(DashboardSources.Databases sources, Stores stores, Views views) {
         this.stores = stores;
         this.views = views;
         this.catalog = new DatasetCatalog(sources.control());

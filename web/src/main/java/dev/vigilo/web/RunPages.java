@@ -37,7 +37,7 @@ final class RunPages {
     /** Longest output or input shown on a page; the API returns outputs whole. */
     static final int SHOWN_CHARS = 64 * 1024;
 
-    private final DashboardSources sources;
+    private final DashboardSources.Databases sources;
     private final Stores stores;
     private final Views views;
     private final RunCatalog catalog;
@@ -46,7 +46,7 @@ final class RunPages {
     private final CaseResults cases;
     private final DatasetCatalog datasets;
 
-    RunPages(DashboardSources sources, Stores stores, Views views) {
+    RunPages(DashboardSources.Databases sources, Stores stores, Views views) {
         this.sources = sources;
         this.stores = stores;
         this.views = views;

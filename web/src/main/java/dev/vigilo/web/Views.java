@@ -26,9 +26,17 @@ final class Views {
     private final MustacheFactory factory = new DefaultMustacheFactory("web/templates");
     private final Map<String, Mustache> compiled = new ConcurrentHashMap<>();
     private final String csrf;
+    private final boolean databases;
+    private final boolean datagen;
 
-    Views(String csrf) {
+    /**
+     * @param databases whether runs and datasets are shown (their navigation links)
+     * @param datagen   whether datagen experiments are shown
+     */
+    Views(String csrf, boolean databases, boolean datagen) {
         this.csrf = csrf;
+        this.databases = databases;
+        this.datagen = datagen;
     }
 
     /** A page model with what every page's layout needs. */
@@ -37,6 +45,8 @@ final class Views {
         m.put("title", title);
         m.put("csrf", csrf);
         m.put("nav_" + section, true);
+        m.put("show_databases", databases);
+        m.put("show_datagen", datagen);
         return m;
     }
 

@@ -104,7 +104,7 @@ final class QuickstartState implements AutoCloseable {
     }
 
     DashboardSources sources() {
-        return new DashboardSources(
+        return DashboardSources.all(
                 control.jdbi(), placements, storage, Optional.of(datagenRoot), List.of(sessionLog), List.of(home));
     }
 
