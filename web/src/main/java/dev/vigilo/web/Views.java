@@ -37,7 +37,25 @@ final class Views {
         this.csrf = csrf;
         this.databases = databases;
         this.datagen = datagen;
+        // Compiled at start, so no visitor pays for it and a broken template stops the server at once.
+        for (String t : TEMPLATES) {
+            compiled.put(t, factory.compile(t + ".mustache"));
+        }
     }
+
+    static final java.util.List<String> TEMPLATES = java.util.List.of(
+            "error",
+            "runs",
+            "run",
+            "cases",
+            "case",
+            "datasets",
+            "dataset",
+            "datagen",
+            "experiment",
+            "item",
+            "sessions",
+            "session");
 
     /** A page model with what every page's layout needs. */
     Map<String, Object> page(String title, String section) {

@@ -170,8 +170,14 @@ class DashboardHttpTest {
     @Test
     void datasetsDatagenTranscriptsAndMetrics() throws IOException {
         JsonNode ds = json("/api/datasets");
-        assertThat(ds.path("datasets")).hasSize(1);
-        assertThat(ds.path("datasets").path(0).path("case_count").asLong()).isEqualTo(12);
+        JsonNode quick = null;
+        for (JsonNode d : ds.path("datasets")) {
+            if (d.path("upload_id").asText().equals(state.dataset.uploadId().toString())) {
+                quick = d;
+            }
+        }
+        assertThat(quick).isNotNull();
+        assertThat(quick.path("case_count").asLong()).isEqualTo(12);
         JsonNode cases = json("/api/datasets/" + state.dataset.uploadId() + "/cases?from=10&limit=5");
         assertThat(cases.path("cases")).hasSize(2);
         assertThat(cases.path("cases").path(0).path("ordinal").asLong()).isEqualTo(10);
@@ -375,5 +381,33 @@ class DashboardHttpTest {
                             .statusCode())
                     .isEqualTo(200);
         }
+    }
+
+    @Test
+    void everythingShownIsEscaped() throws IOException {
+        String evil = "<img src=x onerror=alert(1)>";
+        Path cases = home.resolve("evil.jsonl");
+        Files.writeString(
+                cases,
+                "{\"id\":\"</td><script>alert(2)</script>\",\"input\":\"</pre><script>alert(3)</script>\","
+                        + "\"expected\":\"\\\"><svg onload=alert(4)>\"}\n");
+        var entry = new dev.vigilo.dataset.DatasetCatalog(state.control.jdbi())
+                .upload(
+                        new dev.vigilo.dataset.UploadRequest(cases, Optional.of(evil), Optional.of(UUID.randomUUID())),
+                        state.store,
+                        dev.vigilo.dataset.UploadProgress.NONE);
+        for (String path : new String[] {"/datasets", "/datasets/" + entry.uploadId()}) {
+            String html = page(path);
+            assertThat(html)
+                    .as(path)
+                    .doesNotContain(evil)
+                    .doesNotContain("<script>alert")
+                    .doesNotContain("<svg onload")
+                    .contains("&lt;img src&#61;x onerror&#61;alert(1)&gt;".substring(0, 8));
+        }
+        // Query values echoed in messages are escaped too.
+        HttpResponse<String> r = Http.get(base + "/runs/" + enc("<script>alert(5)</script>"));
+        assertThat(r.statusCode()).isEqualTo(400);
+        assertThat(r.body()).doesNotContain("<script>alert(5)");
     }
 }
