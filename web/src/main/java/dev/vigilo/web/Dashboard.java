@@ -145,6 +145,7 @@ public final class Dashboard implements AutoCloseable {
             });
         });
         try {
+            runs.ifPresent(RunPages::warm);
             app.start();
         } catch (RuntimeException e) {
             runs.ifPresent(RunPages::close);

@@ -541,6 +541,19 @@ final class RunPages {
         }
     }
 
+    /**
+     * Reads what the first visitor would, once, before the server listens: the databases are known to answer and the
+     * code paths of the run list and a run's page are loaded, so the first request is not the slow one.
+     */
+    void warm() {
+        RunCatalog.Page page = catalog.list(Optional.empty(), 1);
+        for (RunCatalog.RunSummary r : page.runs()) {
+            catalog.identity(r.runId());
+            status.status(r.runId());
+            preparation.status(r.runId());
+        }
+    }
+
     /** Closes the case reader's stores. */
     void close() {
         cases.close();

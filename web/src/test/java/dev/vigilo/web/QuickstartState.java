@@ -57,6 +57,11 @@ final class QuickstartState implements AutoCloseable {
     final LogRoot datagenRoot;
 
     QuickstartState(Path home) throws IOException {
+        this(home, Worker.Listener.NONE);
+    }
+
+    /** As above, the worker reporting to {@code listener}. */
+    QuickstartState(Path home, Worker.Listener listener) throws IOException {
         this.home = home;
         control = ControlDatabase.open(new ControlSettings.Jdbc(TestPostgres.newDatabaseUrl()));
         placements = Placements.open(control, ExecutionConfig.defaults());
@@ -79,7 +84,7 @@ final class QuickstartState implements AutoCloseable {
                 Duration.ofMillis(100),
                 Duration.ofMillis(200),
                 Duration.ofSeconds(5));
-        new Worker(placements, storage, fast, Worker.Listener.NONE).run();
+        new Worker(placements, storage, fast, listener).run();
         pendingRun = prepare(profile);
         sessionLog = writeSessionLog(home.resolve("sessions/demo/session.jsonl.zstd"));
         datagenRoot = LogRoot.local(home);
