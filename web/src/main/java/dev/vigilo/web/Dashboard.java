@@ -146,6 +146,13 @@ public final class Dashboard implements AutoCloseable {
         });
         try {
             runs.ifPresent(RunPages::warm);
+        } catch (RuntimeException e) {
+            runs.ifPresent(RunPages::close);
+            stores.close();
+            metrics.close();
+            throw e;
+        }
+        try {
             app.start();
         } catch (RuntimeException e) {
             runs.ifPresent(RunPages::close);

@@ -11,8 +11,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Which session logs the dashboard may open by path: exactly the files named on the command line, and files below
- * the allowed roots (Vigilo home). A path is checked twice: as written (normalized, so {@code ..} cannot climb out)
+ * Which session logs the dashboard may open by path: exactly the files named on the command line, and files named
+ * {@code *.jsonl.zstd} below the allowed roots (Vigilo home). A path is checked twice: as written (normalized, so {@code ..} cannot climb out)
  * and after resolving symbolic links (so a link inside a root cannot point outside it). Anything else is refused
  * before the file is touched, so the answer does not even tell whether it exists.
  */
@@ -53,9 +53,15 @@ final class SessionFiles {
         return List.copyOf(roots);
     }
 
+    /** Below a root only session logs by name: other files there (a database, object bytes) are never opened. */
+    static final String SUFFIX = ".jsonl.zstd";
+
     private boolean allowed(Path p) {
         if (files.contains(p)) {
             return true;
+        }
+        if (p.getFileName() == null || !p.getFileName().toString().endsWith(SUFFIX)) {
+            return false;
         }
         for (Path r : roots) {
             if (p.startsWith(r) && !p.equals(r)) {

@@ -282,7 +282,11 @@ class DashboardHttpTest {
                 .isEqualTo(403);
         assertThat(Http.get(v + enc(home + "/no-such.jsonl.zstd")).statusCode()).isEqualTo(404);
         assertThat(Http.get(v + "%00").statusCode()).isEqualTo(400);
-        assertThat(Http.get(v + enc(home + "/sessions")).statusCode()).isEqualTo(404);
+        // Below the root only session logs by name: a directory or another file is refused unread.
+        assertThat(Http.get(v + enc(home + "/sessions")).statusCode()).isEqualTo(403);
+        assertThat(Http.get(v + enc(home + "/quickstart.jsonl")).statusCode()).isEqualTo(403);
+        Files.createDirectories(home.resolve("dir.jsonl.zstd"));
+        assertThat(Http.get(v + enc(home + "/dir.jsonl.zstd")).statusCode()).isEqualTo(404);
         assertThat(Http.get(base + "/api/sessions/view").statusCode()).isEqualTo(400);
         Path outside = Files.createTempFile("outside-", ".txt");
         try {
