@@ -41,4 +41,33 @@ class WorkerMetricsTest {
                     .contains("vigilo_worker_cases_executed_total{status=\"ok\"}");
         }
     }
+
+    @Test
+    void aWorkerProcessCanServeItsMetricsAlone() {
+        try (MetricsEndpoint endpoint =
+                MetricsEndpoint.start(new DashboardOptions(DashboardOptions.LOOPBACK, 0, java.util.Optional.empty()))) {
+            WorkerMetrics metrics = new WorkerMetrics(endpoint.registry());
+            metrics.chunkClaimed(java.util.UUID.randomUUID(), 0);
+            metrics.caseExecuted(java.util.UUID.randomUUID(), java.time.Duration.ofMillis(250), false);
+            metrics.heartbeat(3, 3);
+            String base = "http://127.0.0.1:" + endpoint.port();
+            var r = Http.get(base + "/metrics");
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(r.body())
+                    .contains("vigilo_worker_chunks_claimed_total 1.0")
+                    .contains("vigilo_worker_leases_held 3.0")
+                    .contains("vigilo_worker_agent_seconds_count 1")
+                    .contains("jvm_memory_used_bytes");
+            assertThat(Http.get(base + "/runs").statusCode()).isEqualTo(404);
+        }
+        try (MetricsEndpoint open =
+                MetricsEndpoint.start(new DashboardOptions("0.0.0.0", 0, java.util.Optional.empty()))) {
+            String base = "http://127.0.0.1:" + open.port();
+            assertThat(open.tokenRequired()).isTrue();
+            assertThat(Http.get(base + "/metrics").statusCode()).isEqualTo(401);
+            assertThat(Http.get(base + "/metrics", "Authorization", "Bearer " + open.token())
+                            .statusCode())
+                    .isEqualTo(200);
+        }
+    }
 }
