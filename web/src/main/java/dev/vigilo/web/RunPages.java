@@ -156,6 +156,7 @@ final class RunPages {
         m.put("gates", gateRows(s));
         m.put("has_gates", !s.gates().isEmpty());
         m.put("gates_final", s.gatesFinal());
+        m.put("gates_undecided", !s.gatesFinal() && s.finished());
         // Plan identity
         m.put("dataset_id", identity.datasetUploadId().toString());
         m.put("dataset_name", identity.datasetName());
@@ -217,7 +218,10 @@ final class RunPages {
             r.put("errored", g.errored());
             r.put("pass_rate", Views.percent(g.passRate()));
             r.put("min_pass_rate", Views.percent(g.minPassRate()));
-            r.put("decision", g.passedGate().map(b -> b ? "passed" : "failed").orElse("pending"));
+            // A run that ended without a recorded table (cancelled) gets no decision: nothing more will run.
+            r.put(
+                    "decision",
+                    g.passedGate().map(b -> b ? "passed" : "failed").orElse(s.finished() ? "none" : "pending"));
             rows.add(r);
         }
         return rows;

@@ -222,6 +222,8 @@ class DashboardBrowserTest {
         new WebDriverWait(driver, Duration.ofSeconds(30))
                 .until(ExpectedConditions.textToBe(By.id("run-status"), "cancelled"));
         assertThat(driver.findElements(By.id("cancel-button"))).isEmpty();
+        // Its gates are not decided: nothing ran and nothing more will.
+        assertThat(driver.findElements(By.cssSelector("#gates .verdict-none"))).hasSize(3);
         noConsoleErrors("the cancelled run");
         screenshot("06-run-cancelled");
     }
