@@ -200,6 +200,7 @@ final class QuickstartCommand implements Callable<Integer> {
         out.println("Every case's output and evaluator results: `./vigilo run results " + runId + "`.");
         out.println("Next: `./vigilo run status " + runId + "`, `./vigilo dataset upload YOUR.jsonl`, then `./vigilo"
                 + " run create --profile-file YOUR-profile.yaml --dataset-upload-id ID` and `./vigilo worker`.");
+        out.println("Dashboard: `./vigilo serve`, then open http://127.0.0.1:7070/runs/" + runId);
         if (execution.status().equals("failed")) {
             err.println("vigilo: the example run failed: "
                     + CommandSupport.oneLine(execution.failureReason().orElse("(no reason recorded)")));

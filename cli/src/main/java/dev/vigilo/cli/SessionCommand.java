@@ -18,7 +18,8 @@ import picocli.CommandLine.Spec;
             SessionVerifyCommand.class,
             SessionCatCommand.class,
             SessionRepairCommand.class,
-            SessionCompactCommand.class
+            SessionCompactCommand.class,
+            SessionViewCommand.class
         })
 final class SessionCommand implements Runnable {
     @Spec

@@ -35,6 +35,7 @@ import picocli.CommandLine.Spec;
             PlacementCommand.class,
             SessionCommand.class,
             DatagenCommand.class,
+            ServeCommand.class,
             picocli.CommandLine.HelpCommand.class
         })
 final class VigiloCommand implements Runnable {

@@ -37,6 +37,130 @@ import java.util.TreeMap;
 public final class Experiments {
     private Experiments() {}
 
+    /** One experiment of one pipeline under a durable root. */
+    public record ExperimentRef(String pipeline, String experiment) {}
+
+    /**
+     * One item as a listing shows it.
+     *
+     * @param parentItemId   the item an expand step created it from, or null for a seed item
+     * @param completedSteps STEP_COMPLETED events folded
+     * @param failures       FAILED events (attempts) folded
+     * @param lastErrorType  the error type of its newest failure
+     * @param lastStep       the step of its newest completed step or failure, whichever is newer
+     */
+    public record ItemSummary(
+            String itemId,
+            ItemStatus status,
+            String parentItemId,
+            int completedSteps,
+            int failures,
+            Optional<String> lastErrorType,
+            Optional<String> lastStep) {}
+
+    /** A page of items sorted by id, and the id the next page starts after (empty on the last page). */
+    public record ItemPage(java.util.List<ItemSummary> items, Optional<String> next) {
+        public ItemPage {
+            items = java.util.List.copyOf(items);
+        }
+    }
+
+    /**
+     * The experiments under a local durable root, sorted by pipeline and experiment (directories whose names are not
+     * valid pipeline or experiment names are ignored). An S3 root is not listed: empty.
+     *
+     * @throws UnavailableException when the directory cannot be read
+     */
+    public static java.util.List<ExperimentRef> list(LogRoot durableRoot) {
+        java.util.Objects.requireNonNull(durableRoot, "durableRoot");
+        if (!durableRoot.isLocal()) {
+            return java.util.List.of();
+        }
+        Path base = durableRoot.directory().resolve("datagen_checkpoints");
+        if (!Files.isDirectory(base)) {
+            return java.util.List.of();
+        }
+        java.util.List<ExperimentRef> out = new java.util.ArrayList<>();
+        try (java.util.stream.Stream<Path> pipelines = Files.list(base)) {
+            for (Path p : pipelines.sorted().toList()) {
+                String pipeline = p.getFileName().toString();
+                if (!validName(pipeline) || !Files.isDirectory(p)) continue;
+                for (String e : CheckpointLog.experiments(durableRoot.directory(), pipeline)) {
+                    if (validName(e)) out.add(new ExperimentRef(pipeline, e));
+                }
+            }
+        } catch (IOException e) {
+            throw new UnavailableException("cannot list the experiments in " + base + ": " + e.getMessage(), e);
+        }
+        return out;
+    }
+
+    private static boolean validName(String name) {
+        try {
+            dev.vigilo.common.input.Names.segment(name, "name");
+            return true;
+        } catch (InvalidInputException e) {
+            return false;
+        }
+    }
+
+    /**
+     * A page of the experiment's items sorted by id: those after {@code afterItemId} with status {@code status} (every
+     * status when empty), at most {@code limit}. Folds the experiment's log like {@link #status} does.
+     *
+     * @throws dev.vigilo.common.errors.NotFoundException when the experiment has no log
+     * @throws IllegalArgumentException when {@code limit} is not in 1..1000
+     */
+    public static ItemPage items(
+            LogRoot durableRoot,
+            String pipeline,
+            String experiment,
+            Optional<ItemStatus> status,
+            Optional<String> afterItemId,
+            int limit) {
+        java.util.Objects.requireNonNull(durableRoot, "durableRoot");
+        if (limit < 1 || limit > 1000) throw new IllegalArgumentException("limit must be in 1..1000, got " + limit);
+        java.util.List<ItemSummary> page = new java.util.ArrayList<>();
+        Optional<String> next = Optional.empty();
+        try (CheckpointLog log = CheckpointLog.open(new LogLocation(durableRoot, pipeline, experiment));
+                LogReader r = log.reader()) {
+            java.util.NavigableMap<String, ItemState> all = new TreeMap<>(r.foldAll());
+            java.util.NavigableMap<String, ItemState> tail =
+                    afterItemId.isPresent() ? all.tailMap(afterItemId.get(), false) : all;
+            for (ItemState s : tail.values()) {
+                ItemStatus st = statusOf(s);
+                if (status.isPresent() && status.get() != st) continue;
+                if (page.size() == limit) {
+                    next = Optional.of(page.get(page.size() - 1).itemId());
+                    break;
+                }
+                page.add(summary(s, st));
+            }
+        }
+        return new ItemPage(page, next);
+    }
+
+    private static ItemSummary summary(ItemState s, ItemStatus st) {
+        Optional<Failure> lastFailure = s.failures().isEmpty()
+                ? Optional.empty()
+                : Optional.of(s.failures().get(s.failures().size() - 1));
+        Optional<String> lastStep = s.cursor().map(c -> c.stepName());
+        if (lastFailure.isPresent()
+                && s.cursor()
+                        .map(c -> c.itemSeq().compareTo(lastFailure.get().itemSeq()) < 0)
+                        .orElse(true)) {
+            lastStep = Optional.ofNullable(lastFailure.get().stepName());
+        }
+        return new ItemSummary(
+                s.item().itemId(),
+                st,
+                s.item().parentItemId(),
+                s.completedSteps().size(),
+                s.failures().size(),
+                lastFailure.map(Failure::errorType),
+                lastStep);
+    }
+
     /**
      * Status of an experiment; {@link dev.vigilo.common.errors.NotFoundException} if it has no log.
      */

@@ -240,6 +240,32 @@ class PipelineRunnerTest {
         assertThat(exit.path("failures").path(1).path("traceback").asText()).contains("boom on attempt 2");
         assertThat(exit.path("failures").path(1).path("final_attempt").asBoolean())
                 .isTrue();
+        // Listings: the experiment is found under the root, and its items page by status.
+        LogRoot root = LogRoot.local(dir.resolve("root"));
+        assertThat(Experiments.list(root)).contains(new Experiments.ExperimentRef("failing", "f1"));
+        Experiments.ItemPage failed = Experiments.items(
+                root, "failing", "f1", java.util.Optional.of(ItemStatus.FAILED), java.util.Optional.empty(), 1);
+        assertThat(failed.items())
+                .extracting(Experiments.ItemSummary::itemId, Experiments.ItemSummary::lastErrorType)
+                .containsExactly(tuple("exit", java.util.Optional.of("CommandExitError")));
+        assertThat(failed.next()).contains("exit");
+        Experiments.ItemPage rest =
+                Experiments.items(root, "failing", "f1", java.util.Optional.of(ItemStatus.FAILED), failed.next(), 1);
+        assertThat(rest.items())
+                .extracting(Experiments.ItemSummary::itemId, Experiments.ItemSummary::failures)
+                .containsExactly(tuple("junk", 2));
+        assertThat(rest.next()).isEmpty();
+        Experiments.ItemPage all =
+                Experiments.items(root, "failing", "f1", java.util.Optional.empty(), java.util.Optional.empty(), 10);
+        assertThat(all.items())
+                .extracting(Experiments.ItemSummary::itemId, Experiments.ItemSummary::status)
+                .containsExactly(
+                        tuple("exit", ItemStatus.FAILED),
+                        tuple("junk", ItemStatus.FAILED),
+                        tuple("ok", ItemStatus.COMPLETED));
+        assertThat(all.items().get(2).completedSteps()).isEqualTo(1);
+        assertThat(all.items().get(2).lastStep()).contains("work");
+        assertThat(Experiments.list(LogRoot.local(dir.resolve("nothing-here")))).isEmpty();
         // A failed item is not retried by a later run.
         RecordingProgress resumed = new RecordingProgress();
         assertThat(run(yaml, "f1", resumed).failuresByType()).isEqualTo(s.failuresByType());

@@ -94,9 +94,28 @@ public final class Worker {
             long admissions,
             long settlements) {}
 
-    /** Receives progress from the worker's threads (implementations must be thread-safe). */
+    /**
+     * Receives progress from the worker's threads (implementations must be thread-safe and quick: they run on the
+     * claiming, chunk and heartbeat threads). Metrics are kept through it.
+     */
     public interface Listener {
+        /** A chunk lease was claimed. */
+        default void chunkClaimed(UUID runId, long chunkIndex) {}
+
+        /** A chunk was completed with its receipt under the lease. */
         default void chunkCompleted(UUID runId, long chunkIndex, int cases) {}
+
+        /**
+         * One case of a completed chunk, as its receipt records it: the agent's wall time over its attempts and
+         * whether it ended in an error. Called after {@link #chunkCompleted}, once per case.
+         */
+        default void caseExecuted(UUID runId, Duration agentTime, boolean errored) {}
+
+        /** A chunk was given back (requeued), failed, or dropped because the lease was lost. */
+        default void chunkGivenBack(UUID runId, long chunkIndex, String outcome) {}
+
+        /** One heartbeat renewed {@code renewed} of the {@code held} leases. */
+        default void heartbeat(int held, int renewed) {}
 
         default void runSettled(UUID runId, String status) {}
 
@@ -260,6 +279,7 @@ public final class Worker {
                     if (markedRunning.add(run)) {
                         Routes.markRunning(placements.control(), run);
                     }
+                    listener.chunkClaimed(run, lease.get().chunkIndex());
                     return Optional.of(new Claimed(alias, lease.get()));
                 }
             } catch (RuntimeException e) {
@@ -317,10 +337,14 @@ public final class Worker {
                     cases.addAndGet(receipt.cases().size());
                     listener.chunkCompleted(
                             lease.runId(), lease.chunkIndex(), receipt.cases().size());
+                    for (Receipt.CaseResult rc : receipt.cases()) {
+                        listener.caseExecuted(lease.runId(), Duration.ofMillis(rc.agentMillis()), rc.errored());
+                    }
                     coordinator.settleSoon(lease.runId());
                 }
                 case FENCED, SHARD_CLOSED -> {
                     fenced.incrementAndGet();
+                    listener.chunkGivenBack(lease.runId(), lease.chunkIndex(), "fenced");
                     LOG.info("{}: result dropped ({}); another worker or the run's state owns it now", what, outcome);
                 }
             }
@@ -333,6 +357,7 @@ public final class Worker {
         ChunkTables.Lease lease = c.lease();
         if (lost.get()) {
             fenced.incrementAndGet();
+            listener.chunkGivenBack(lease.runId(), lease.chunkIndex(), "fenced");
             LOG.info("{}: lease lost while executing; dropped", what);
             return;
         }
@@ -347,6 +372,7 @@ public final class Worker {
                         h -> ChunkTables.fail(h, lease, e.getMessage()));
                 if (mine) {
                     failed.incrementAndGet();
+                    listener.chunkGivenBack(lease.runId(), lease.chunkIndex(), "failed");
                     LOG.warn("{} failed: {}", what, e.getMessage());
                     coordinator.settleSoon(lease.runId());
                 }
@@ -359,6 +385,7 @@ public final class Worker {
                     h -> ChunkTables.requeue(h, lease, backoff, cancelled ? "worker stopped" : message));
             if (mine) {
                 requeued.incrementAndGet();
+                listener.chunkGivenBack(lease.runId(), lease.chunkIndex(), "requeued");
                 if (!cancelled) {
                     LOG.warn(
                             "{} attempt {} failed, retried in {} s: {}",
@@ -413,7 +440,10 @@ public final class Worker {
     private void heartbeat() {
         try {
             List<UUID> runs = new ArrayList<>();
+            int renewed = 0;
+            int holding = 0;
             for (Held h : held.values()) {
+                holding++;
                 runs.add(h.lease().runId());
                 boolean mine;
                 try {
@@ -432,8 +462,11 @@ public final class Worker {
                 if (!mine) {
                     h.lost().set(true);
                     h.future().cancel(true);
+                } else {
+                    renewed++;
                 }
             }
+            listener.heartbeat(holding, renewed);
             List<UUID> stopped = Routes.stopped(
                     placements.control(), runs.stream().distinct().toList());
             for (Held h : held.values()) {
