@@ -289,9 +289,26 @@ public final class Worker {
         return Optional.empty();
     }
 
+    /**
+     * Whether no unfinished run has work this worker could do. A run whose execution databases this worker all
+     * reaches keeps it busy until the run ends (it may admit, claim, or settle it). A run it reaches only in part keeps
+     * it busy while a reached database still holds queued or leased chunks of the run; admission and settlement of
+     * such a run are left to workers that reach all of it. A run it reaches nowhere is not its work.
+     */
     private boolean idle() {
         try {
-            return Routes.unfinished(placements.control()) == 0;
+            for (var run : Routes.unfinished(placements.control()).entrySet()) {
+                if (placements.aliases().containsAll(run.getValue())) {
+                    return false;
+                }
+                for (String alias : run.getValue()) {
+                    if (placements.has(alias)
+                            && placements.jdbi(alias).withHandle(h -> ChunkTables.unfinished(h, run.getKey()))) {
+                        return false;
+                    }
+                }
+            }
+            return true;
         } catch (RuntimeException e) {
             return false;
         }
