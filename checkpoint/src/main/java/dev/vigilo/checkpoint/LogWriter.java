@@ -21,14 +21,21 @@ import org.lance.merge.MergeInsertParams;
 import org.lance.merge.MergeInsertResult;
 
 /**
- * Writes checkpoint batches into this writer's own MemWAL shard. Each {@link #write} is one durable
- * put: when it returns, every event of the batch is in the WAL and survives a crash (a restarted
- * writer with the same name replays it); if the process dies during the call, the batch is visible
- * entirely or not at all.
+ * Writes checkpoint batches into this writer's own MemWAL shard. Each {@link #write} is part of one
+ * durable put: when it returns, every event of the batch is in the WAL and survives a crash (a
+ * restarted writer with the same name replays it); if the process dies during the call, the batch is
+ * visible entirely or not at all.
+ *
+ * <p>Group commit: batches written by several threads while a put is under way wait together and
+ * share the next put (at most {@link WriterOptions#groupBatches()} batches and about {@link
+ * WriterOptions#GROUP_EVENTS} events), in the order they arrived. One put is atomic, so each batch in
+ * it stays all-or-nothing; a caller's later batch is in the same or a later put, so each item's order
+ * holds; a failed shared put fails every batch in it (each caller retries its own). Puts are
+ * serialized; the thread that finds no put under way becomes the leader and writes for the others.
  *
  * <p>Fencing: Lance silently discards the puts of a writer whose shard was reopened by a newer
  * incarnation. After every put this writer re-reads its shard manifest; a newer shard epoch raises
- * {@link FencedException} and the batch is not acknowledged. Thread-safe (writes are
+ * {@link FencedException} and the batch is not acknowledged. Thread-safe (puts are
  * serialized).
  */
 public final class LogWriter implements AutoCloseable {
@@ -45,11 +52,33 @@ public final class LogWriter implements AutoCloseable {
     private ShardWriter writer;
     private long shardEpoch;
     private int batchesSinceFlush;
+    private long lastFlushNanos = System.nanoTime();
     private int flushesSinceMerge;
     private final WriterEpoch epoch;
     private boolean fenced;
     private boolean stuck;
     private boolean closed;
+
+    /** Guards {@link #waiting} and {@link #leading}; never held over I/O. */
+    private final Object groupLock = new Object();
+    /** Batches waiting for the next put, in arrival order. */
+    private final java.util.ArrayDeque<Waiter> waiting = new java.util.ArrayDeque<>();
+    /** Whether a thread is writing a group now. */
+    private boolean leading;
+    /** Durable puts done (tests observe group commit through it). */
+    private final java.util.concurrent.atomic.AtomicLong puts = new java.util.concurrent.atomic.AtomicLong();
+
+    /** One caller's batch and, once its put ended, the outcome. Fields guarded by groupLock. */
+    private static final class Waiter {
+        final CheckpointBatch batch;
+        boolean done;
+        RuntimeException failure;
+
+        Waiter(CheckpointBatch batch) {
+            this.batch = batch;
+        }
+    }
+
     private final java.util.concurrent.ExecutorService putThread =
             java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
                 Thread t = new Thread(r, "checkpoint-put");
@@ -160,11 +189,17 @@ public final class LogWriter implements AutoCloseable {
         writer = openChecked(log, dataset, environment, shard, name, after);
         shardEpoch = after[0];
         batchesSinceFlush = 0;
+        lastFlushNanos = System.nanoTime();
         flushesSinceMerge++;
         if (options.mergeEveryFlushes() > 0 && flushesSinceMerge >= options.mergeEveryFlushes()) {
             flushesSinceMerge = 0;
             mergeGenerations(log, shard);
         }
+    }
+
+    /** Durable puts this writer has done so far (fewer than batches written when group commit shared them). */
+    long puts() {
+        return puts.get();
     }
 
     /** This writer's shard. */
@@ -185,27 +220,115 @@ public final class LogWriter implements AutoCloseable {
     }
 
     /**
-     * Durably writes {@code batch} (one MemWAL put). Idempotent per batch: retrying after a {@link
-     * UnavailableException} writes the same event ids and readers see each event once.
+     * Durably writes {@code batch} (alone or in a group commit with other threads' batches: one
+     * MemWAL put). Idempotent per batch: retrying after a {@link UnavailableException} writes the
+     * same event ids and readers see each event once.
+     *
+     * <p>Thread-safe; blocks until the put holding the batch ended.
      *
      * @throws FencedException a newer incarnation owns the shard; the batch may have been
      *     dropped by Lance
      * @throws UnavailableException the outcome is unknown; retry with the same batch
      */
-    public synchronized void write(CheckpointBatch batch) {
+    public void write(CheckpointBatch batch) {
         Objects.requireNonNull(batch, "batch");
-        checkUsable();
         for (CheckpointEvent e : batch.events()) {
             if (!e.writerEpoch().equals(epoch)) {
                 throw new IllegalArgumentException(
                         "batch was built for writer epoch " + e.writerEpoch() + " but this writer is " + epoch);
             }
         }
+        Waiter me = new Waiter(batch);
+        synchronized (groupLock) {
+            waiting.addLast(me);
+        }
+        while (true) {
+            List<Waiter> group;
+            synchronized (groupLock) {
+                while (!me.done && leading) {
+                    waitForGroup();
+                }
+                if (me.done) {
+                    outcome(me);
+                    return;
+                }
+                leading = true;
+                group = takeGroup();
+            }
+            // Leader: write the group. It holds this caller's batch unless the batches that arrived
+            // earlier filled it; then the loop comes round again.
+            RuntimeException failure = null;
+            try {
+                putGroup(group);
+            } catch (RuntimeException e) {
+                failure = e;
+            } catch (Error e) {
+                failure = new UnavailableException("a checkpoint put failed: " + e, e);
+                throw e;
+            } finally {
+                synchronized (groupLock) {
+                    for (Waiter w : group) {
+                        w.done = true;
+                        w.failure = failure;
+                    }
+                    leading = false;
+                    groupLock.notifyAll();
+                }
+            }
+        }
+    }
+
+    private static void outcome(Waiter w) {
+        if (w.failure != null) {
+            throw w.failure;
+        }
+    }
+
+    private void waitForGroup() {
+        try {
+            groupLock.wait();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new UnavailableException(
+                    "interrupted while waiting to write a checkpoint batch; it may or may not be durable", e);
+        }
+    }
+
+    /** The next group: waiting batches in arrival order, within the group limits. Caller holds groupLock. */
+    private List<Waiter> takeGroup() {
+        List<Waiter> group = new ArrayList<>();
+        int events = 0;
+        while (!waiting.isEmpty() && group.size() < options.groupBatches()) {
+            int next = waiting.peekFirst().batch.events().size();
+            if (!group.isEmpty() && events + next > WriterOptions.GROUP_EVENTS) {
+                break;
+            }
+            group.add(waiting.pollFirst());
+            events += next;
+        }
+        return group;
+    }
+
+    /** One durable put of every batch of {@code group}; all of them are durable when it returns. */
+    private synchronized void putGroup(List<Waiter> group) {
+        checkUsable();
         // Check before the put as well: a fenced ShardWriter's put() was seen to block forever (not
         // only to drop rows).
         checkNotFenced();
+        List<CheckpointEvent> events;
+        if (group.size() == 1) {
+            events = group.get(0).batch.events();
+        } else {
+            events = new ArrayList<>();
+            for (Waiter w : group) {
+                events.addAll(w.batch.events());
+            }
+        }
+        String what = group.size() == 1
+                ? "checkpoint batch " + group.get(0).batch.id()
+                : "checkpoint batches " + group.get(0).batch.id() + " and " + (group.size() - 1) + " more (one put)";
         java.util.concurrent.Future<?> put = putThread.submit(() -> {
-            try (ArrowReader r = EventSchema.reader(log.allocator(), batch.events())) {
+            try (ArrowReader r = EventSchema.reader(log.allocator(), events)) {
                 writer.put(r);
             } catch (java.io.IOException e) {
                 throw new java.io.UncheckedIOException(e);
@@ -215,10 +338,8 @@ public final class LogWriter implements AutoCloseable {
             put.get(options.putTimeout().toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
         } catch (java.util.concurrent.TimeoutException e) {
             // Fenced between our check and the put (the put then hangs in Lance), or storage is
-            // stuck. Either way the
-            // ShardWriter is unusable: leave the stuck native call alone and refuse further writes
-            // (the single put thread
-            // is occupied by it anyway).
+            // stuck. Either way the ShardWriter is unusable: leave the stuck native call alone and
+            // refuse further writes (the single put thread is occupied by it anyway).
             stuck = true;
             try {
                 checkNotFenced();
@@ -227,35 +348,30 @@ public final class LogWriter implements AutoCloseable {
                 // more useful fact.
             }
             throw new UnavailableException(
-                    "checkpoint batch "
-                            + batch.id()
-                            + " did not complete within "
-                            + options.putTimeout()
+                    what + " did not complete within " + options.putTimeout()
                             + "; its durability is unknown, reopen the writer",
                     e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             stuck = true;
             fenced = true;
-            throw new UnavailableException("interrupted while writing checkpoint batch " + batch.id(), e);
+            throw new UnavailableException("interrupted while writing " + what, e);
         } catch (java.util.concurrent.ExecutionException e) {
             throw new UnavailableException(
-                    "checkpoint batch "
-                            + batch.id()
-                            + " may not be durable: "
-                            + e.getCause().getMessage(),
-                    e.getCause());
+                    what + " may not be durable: " + e.getCause().getMessage(), e.getCause());
         }
         checkNotFenced();
-        if (++batchesSinceFlush >= WriterOptions.MEMTABLE_BATCHES) {
+        puts.incrementAndGet();
+        if (++batchesSinceFlush >= WriterOptions.MEMTABLE_BATCHES
+                || System.nanoTime() - lastFlushNanos >= WriterOptions.FLUSH_INTERVAL.toNanos()) {
             try {
                 rotate();
             } catch (RuntimeException e) {
-                // The batch is durable already; a failed flush only delays visibility. The writer
+                // The batches are durable already; a failed flush only delays visibility. The writer
                 // is unusable though.
                 fenced = e instanceof FencedException;
                 stuck = !fenced;
-                LOG.warn("writer {}: memtable flush failed after a durable batch: {}", epoch, e.getMessage());
+                LOG.warn("writer {}: memtable flush failed after a durable put: {}", epoch, e.getMessage());
             }
         }
     }

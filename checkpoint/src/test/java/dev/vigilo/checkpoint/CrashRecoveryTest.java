@@ -25,8 +25,18 @@ class CrashRecoveryTest {
 
     @Test
     void killedWriterLosesNoAcknowledgedBatchAndNeverLeavesHalfABatch() throws Exception {
+        killRepeatedly("crash", 1, new int[] {5, 9, 17});
+    }
+
+    /** Eight threads sharing group-committed puts: a kill lands between, inside and after shared puts. */
+    @Test
+    void killedGroupCommittingWriterLosesNoAcknowledgedBatchAndNeverLeavesHalfABatch() throws Exception {
+        killRepeatedly("group", 8, new int[] {3, 20, 41, 64});
+    }
+
+    private void killRepeatedly(String experiment, int threads, int[] targets) throws Exception {
         Set<Integer> acked = new HashSet<>();
-        for (int round = 0; round < 3; round++) {
+        for (int round = 0; round < targets.length; round++) {
             Process p = new ProcessBuilder(List.of(
                             Path.of(System.getProperty("java.home"), "bin", "java")
                                     .toString(),
@@ -37,16 +47,18 @@ class CrashRecoveryTest {
                             CrashWriterMain.class.getName(),
                             root.toString(),
                             "pipe",
-                            "crash",
+                            experiment,
                             "crasher",
-                            Integer.toString(round * 100_000)))
+                            Integer.toString(round * 100_000),
+                            Integer.toString(threads)))
                     .redirectErrorStream(false)
                     .start();
             List<Integer> mine = new ArrayList<>();
             try (BufferedReader out =
                     new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
                 String line;
-                int target = new int[] {5, 9, 17}[round]; // 9 and 17 leave one batch in the WAL tail
+                // With one thread, 9 and 17 leave one batch in the WAL tail.
+                int target = targets[round];
                 while ((line = out.readLine()) != null) {
                     if (line.startsWith("ACK ")) {
                         mine.add(Integer.parseInt(line.substring(4)));
@@ -59,7 +71,7 @@ class CrashRecoveryTest {
             assertThat(mine).as("round %d acknowledged batches", round).isNotEmpty();
             acked.addAll(mine);
         }
-        LogLocation loc = new LogLocation(root, "pipe", "crash");
+        LogLocation loc = new LogLocation(root, "pipe", experiment);
         try (CheckpointLog log = CheckpointLog.open(loc)) {
             log.openWriter("crasher", WriterOptions.mergingEvery(2)).close(); // the restarted writer replays its WAL
             try (LogReader r = log.reader()) {

@@ -35,11 +35,17 @@ class GenerationCleanupTest {
         try (CheckpointLog log = CheckpointLog.openOrCreate(loc)) {
             LogReader early;
             try (LogWriter w = log.openWriter("cw", WriterOptions.mergingEvery(0))) {
-                for (int i = 0; i < 16; i++) w.write(TestBatches.itemWithStep(w.epoch(), "c-" + i, 2)); // 2 flushes
+                for (int i = 0; i < 16; i++) {
+                    w.write(TestBatches.itemWithStep(w.epoch(), "c-" + i, 2));
+                    if (i % 8 == 7) w.flush(); // two generations
+                }
                 early = log.reader(); // sees the two generations unmerged
                 assertThat(early.unmergedGenerations()).isEqualTo(2);
                 assertThat(w.mergeOwnGenerations()).isEqualTo(2);
-                for (int i = 16; i < 32; i++) w.write(TestBatches.itemWithStep(w.epoch(), "c-" + i, 2));
+                for (int i = 16; i < 32; i++) {
+                    w.write(TestBatches.itemWithStep(w.epoch(), "c-" + i, 2));
+                    if (i % 8 == 7) w.flush();
+                }
                 assertThat(w.mergeOwnGenerations()).isEqualTo(2);
             }
             try (LogWriter o = log.openWriter("other", WriterOptions.mergingEvery(0))) {

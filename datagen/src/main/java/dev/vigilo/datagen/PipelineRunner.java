@@ -40,7 +40,7 @@ import java.util.function.Function;
  * coordinates the scheduler; it alone calls {@link DatagenProgress} and keeps the counts. Each item's
  * mirror is owned by that thread until the item is scheduled, then by the worker that runs it. Writes to
  * the log come from the calling thread (seeds) and from workers (steps), each for items it owns,
- * through the one {@link LogWriter}, which serializes them.
+ * through the one {@link LogWriter}, whose group commit lets concurrent items' batches share durable puts.
  */
 public final class PipelineRunner {
     /** How long a run with nothing to claim waits before looking at the other runs' buckets again. */
@@ -60,6 +60,8 @@ public final class PipelineRunner {
      * @param leaseTtl how long a run's slot outlives its last heartbeat on an S3 root before another run
      *     takes its buckets over (a local root's OS lock goes with the process)
      * @param environment where api_key_env variables are looked up (System::getenv)
+     * @param groupCommit whether concurrent items' checkpoint batches share durable puts (on by default; off
+     *     writes one put per batch, for measurements)
      */
     public record Options(
             LogRoot durableRoot,
@@ -69,7 +71,8 @@ public final class PipelineRunner {
             boolean retryFailed,
             List<String> cacheFrom,
             Duration leaseTtl,
-            Function<String, String> environment) {
+            Function<String, String> environment,
+            boolean groupCommit) {
         /** The default lease duration on S3 roots. */
         public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(30);
 
@@ -86,28 +89,45 @@ public final class PipelineRunner {
 
         /** Defaults: no retry of failed items, no other cache, 30 s leases, the process environment. */
         public Options(LogRoot durableRoot, String experiment, int workers, DatagenProgress progress) {
-            this(durableRoot, experiment, workers, progress, false, List.of(), DEFAULT_LEASE_TTL, System::getenv);
+            this(durableRoot, experiment, workers, progress, false, List.of(), DEFAULT_LEASE_TTL, System::getenv, true);
         }
 
         /** With {@code --retry-failed}. */
         public Options withRetryFailed(boolean retry) {
-            return new Options(durableRoot, experiment, workers, progress, retry, cacheFrom, leaseTtl, environment);
+            return new Options(
+                    durableRoot, experiment, workers, progress, retry, cacheFrom, leaseTtl, environment, groupCommit);
         }
 
         /** With {@code --cache-from} experiments. */
         public Options withCacheFrom(List<String> experiments) {
             return new Options(
-                    durableRoot, experiment, workers, progress, retryFailed, experiments, leaseTtl, environment);
+                    durableRoot,
+                    experiment,
+                    workers,
+                    progress,
+                    retryFailed,
+                    experiments,
+                    leaseTtl,
+                    environment,
+                    groupCommit);
         }
 
         /** With another lease duration. */
         public Options withLeaseTtl(Duration ttl) {
-            return new Options(durableRoot, experiment, workers, progress, retryFailed, cacheFrom, ttl, environment);
+            return new Options(
+                    durableRoot, experiment, workers, progress, retryFailed, cacheFrom, ttl, environment, groupCommit);
         }
 
         /** With another environment (api_key_env lookups). */
         public Options withEnvironment(Function<String, String> env) {
-            return new Options(durableRoot, experiment, workers, progress, retryFailed, cacheFrom, leaseTtl, env);
+            return new Options(
+                    durableRoot, experiment, workers, progress, retryFailed, cacheFrom, leaseTtl, env, groupCommit);
+        }
+
+        /** With group commit on or off. */
+        public Options withGroupCommit(boolean on) {
+            return new Options(
+                    durableRoot, experiment, workers, progress, retryFailed, cacheFrom, leaseTtl, environment, on);
         }
     }
 
@@ -149,7 +169,9 @@ public final class PipelineRunner {
         LogLocation loc = new LogLocation(opts.durableRoot(), spec.name(), opts.experiment());
         try (CheckpointLog log = CheckpointLog.openOrCreate(loc)) {
             try (Assignment assignment = Assignment.join(log, opts.leaseTtl())) {
-                LogWriter writer = log.openWriter(assignment.writerName(), WriterOptions.DEFAULTS);
+                LogWriter writer = log.openWriter(
+                        assignment.writerName(),
+                        opts.groupCommit() ? WriterOptions.DEFAULTS : WriterOptions.DEFAULTS.withGroupBatches(1));
                 try {
                     assignment.writerReplayed();
                     process(log, writer, assignment, seeds, keys, cache);
