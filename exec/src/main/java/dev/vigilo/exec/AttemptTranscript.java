@@ -21,6 +21,9 @@ import java.util.List;
  * thread running the case.
  */
 final class AttemptTranscript {
+    /** The version of Vigilo's transcript vocabulary, in the {@code vigilo/case} event's {@code data.v}. */
+    static final int VERSION = 1;
+
     static final String CASE = "vigilo/case";
     static final String ATTEMPT = "vigilo/attempt";
     static final String OUTPUT = "vigilo/output";

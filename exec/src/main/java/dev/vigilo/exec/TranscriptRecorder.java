@@ -73,6 +73,7 @@ final class TranscriptRecorder implements AgentObserver {
             writeCurrent(); // a previous attempt failed and is retried: its transcript is complete
             ObjectNode c = JsonNodeFactory.instance
                     .objectNode()
+                    .put("v", AttemptTranscript.VERSION)
                     .put("run_id", scope.run().runId().toString())
                     .put("chunk_index", scope.chunkIndex())
                     .put("case_id", storedCase.id())

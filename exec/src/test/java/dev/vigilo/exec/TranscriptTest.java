@@ -251,6 +251,24 @@ class TranscriptTest {
             }
         }
         assertThat(cases).isEqualTo(24);
+
+        // Found by case id, streamed as the committed events.
+        RunTranscripts reader = new RunTranscripts(placements, fx.storage);
+        RunTranscripts.CaseTranscripts found = reader.find(run, "case-17");
+        assertThat(found.ordinal()).isEqualTo(17);
+        assertThat(found.attempts()).extracting(RunTranscripts.Attempt::attempt).containsExactly(1, 2);
+        assertThat(found.gates()).containsEntry("all", "passed");
+        ByteArrayOutputStream jsonl = new ByteArrayOutputStream();
+        VerifyReport streamed = reader.write(run, found.attempt(2).orElseThrow(), jsonl);
+        assertThat(streamed.accepted()).isTrue();
+        List<String> lines = List.of(jsonl.toString(StandardCharsets.UTF_8).split("\n"));
+        assertThat(lines)
+                .hasSize(events(local(found.attempt(2).orElseThrow().transcript()))
+                        .size());
+        assertThat(JSON.readTree(lines.get(0)).at("/data/case_id").asText()).isEqualTo("case-17");
+        assertThatThrownBy(() -> reader.find(run, "case-999"))
+                .isInstanceOf(dev.vigilo.common.errors.NotFoundException.class)
+                .hasMessageContaining("no case with id \"case-999\"");
         // The published reader accepts them, with the same event count as Vigilo's reader.
         assertThat(judged).hasSize(4);
         for (Path log : judged) {
