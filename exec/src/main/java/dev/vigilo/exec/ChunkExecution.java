@@ -11,7 +11,6 @@ import dev.vigilo.agent.EvaluatorSet;
 import dev.vigilo.agent.Evaluators;
 import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.DamagedException;
-import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.dataset.DatasetReader;
 import dev.vigilo.dataset.StoredCase;
 import dev.vigilo.plan.ChunkFile;
@@ -19,9 +18,7 @@ import dev.vigilo.plan.PublishedPlan;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -57,8 +54,7 @@ final class ChunkExecution implements ChunkExecutor {
     private final ExecutorService cases;
     private final AgentEnvironment environment;
     private final Map<UUID, RunAgent> agents = new HashMap<>();
-    private final Path scratch;
-    private final TranscriptStore transcripts;
+    private final TranscriptStore transcripts = new TranscriptStore();
 
     /**
      * The agent and evaluators of one run, built once per worker, and what its transcripts name as the model's
@@ -78,17 +74,6 @@ final class ChunkExecution implements ChunkExecutor {
             return t;
         });
         this.environment = environment;
-        try {
-            this.scratch = Files.createTempDirectory(environment.scratchDirectory(), "vigilo-transcripts-");
-        } catch (IOException e) {
-            cases.shutdownNow();
-            throw new UnavailableException(
-                    "cannot create a directory for transcripts in "
-                            + environment.scratchDirectory() + ": " + e.getMessage()
-                            + "; check that the scratch directory (java.io.tmpdir) exists and is writable",
-                    e);
-        }
-        this.transcripts = new TranscriptStore(scratch);
     }
 
     private RunAgent agentOf(RunContext run) {
@@ -314,14 +299,6 @@ final class ChunkExecution implements ChunkExecutor {
         synchronized (agents) {
             agents.values().forEach(a -> a.agent().close());
             agents.clear();
-        }
-        try (var left = Files.list(scratch)) {
-            for (Path p : (Iterable<Path>) left::iterator) {
-                Files.deleteIfExists(p);
-            }
-            Files.deleteIfExists(scratch);
-        } catch (IOException e) {
-            // a leftover scratch directory harms nothing
         }
     }
 }

@@ -417,7 +417,7 @@ class TranscriptTest {
                     .isEqualTo(current.generation());
 
             // A stale writer cannot replace the current generation's transcript: objects are create-only.
-            TranscriptStore staleStore = new TranscriptStore(Files.createTempDirectory(dir, "stale"));
+            TranscriptStore staleStore = new TranscriptStore();
             assertThatThrownBy(() -> staleStore.write(
                             fx.store,
                             currentFirst.ref().key(),
