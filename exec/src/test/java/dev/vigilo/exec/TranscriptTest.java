@@ -437,5 +437,13 @@ class TranscriptTest {
                             copy, EpochSource.fixed(new Epoch(stale.generation())), TranscriptStore.OPTIONS))
                     .isInstanceOf(FencedException.class);
         }
+        // The run settles over the current generation's records, and verifies intact: the stale worker's receipt and
+        // transcripts exist in the store but nothing counted references them.
+        new Worker(placements, fx.storage, fast(2), Worker.Listener.NONE).run();
+        assertThat(fx.runStatus(run)).isEqualTo("settled");
+        RunVerifier.Report report = new RunVerifier(placements, fx.storage).verify(run);
+        assertThat(report.problem()).isEmpty();
+        assertThat(report.intact()).isTrue();
+        assertThat(report.checked().transcripts()).isEqualTo(24 + 8); // cases i % 3 == 2 made two attempts
     }
 }
