@@ -9,7 +9,13 @@ import picocli.CommandLine.Spec;
         name = "run",
         mixinStandardHelpOptions = true,
         description = "Prepare runs as immutable, verified execution plans and follow their progress.",
-        subcommands = {RunCreateCommand.class, RunStatusCommand.class, RunWatchCommand.class})
+        subcommands = {
+            RunCreateCommand.class,
+            RunStatusCommand.class,
+            RunWatchCommand.class,
+            RunTranscriptCommand.class,
+            RunCompareCommand.class,
+        })
 final class RunCommand implements Runnable {
     @Spec
     CommandSpec spec;

@@ -32,6 +32,7 @@ import picocli.CommandLine.Spec;
             RunCommand.class,
             SessionCommand.class,
             DatagenCommand.class,
+            VerifyCommand.class,
             picocli.CommandLine.HelpCommand.class
         })
 final class VigiloCommand implements Runnable {
