@@ -8,6 +8,7 @@ import dev.vigilo.agent.AgentAttempt;
 import dev.vigilo.agent.AgentError;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The events of one attempt's transcript, in the published session-log vocabulary (docs/formats/transcript.md): the
@@ -352,7 +353,7 @@ final class AttemptTranscript {
     }
 
     /** The case's outcome per selecting gate (the last attempt's transcript only). */
-    void gates(boolean errored, java.util.Map<String, String> gates) {
+    void gates(boolean errored, Map<String, String> gates) {
         ObjectNode d = F.objectNode().put("status", errored ? "errored" : "ok");
         ObjectNode g = d.putObject("gates");
         gates.forEach(g::put);

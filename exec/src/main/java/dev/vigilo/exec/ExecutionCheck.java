@@ -1,5 +1,6 @@
 package dev.vigilo.exec;
 
+import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.plan.ChunkFile;
 import dev.vigilo.plan.GateFile;
 import dev.vigilo.plan.PlanManifest;
@@ -321,8 +322,7 @@ final class ExecutionCheck {
             Files.write(file, bytes);
             return SessionVerifier.verify(file);
         } catch (IOException e) {
-            throw new dev.vigilo.common.errors.UnavailableException(
-                    "cannot stage a transcript in " + scratch + ": " + e.getMessage(), e);
+            throw new UnavailableException("cannot stage a transcript in " + scratch + ": " + e.getMessage(), e);
         }
     }
 

@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -114,7 +115,7 @@ public final class RunComparison {
      */
     public record Summary(long compared, long onlyInA, long onlyInB, long flipped, Map<Change, Long> changes) {
         public Summary {
-            changes = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(changes));
+            changes = Collections.unmodifiableMap(new LinkedHashMap<>(changes));
         }
     }
 
@@ -189,7 +190,7 @@ public final class RunComparison {
             throw new UnavailableException(
                     "cannot create a temporary directory to sort the runs' cases: " + e.getMessage(), e);
         } finally {
-            RunTranscripts.deleteQuietly(scratch);
+            ScratchDirs.delete(scratch);
         }
     }
 

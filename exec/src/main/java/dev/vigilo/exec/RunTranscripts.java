@@ -186,21 +186,7 @@ public final class RunTranscripts {
             throw new UnavailableException(
                     "cannot stage transcript " + key + " in the temporary directory: " + e.getMessage(), e);
         } finally {
-            deleteQuietly(dir);
-        }
-    }
-
-    static void deleteQuietly(Path dir) {
-        if (dir == null) {
-            return;
-        }
-        try (var files = Files.list(dir)) {
-            for (Path p : (Iterable<Path>) files::iterator) {
-                Files.deleteIfExists(p);
-            }
-            Files.deleteIfExists(dir);
-        } catch (IOException e) {
-            // a leftover temporary copy harms nothing
+            ScratchDirs.delete(dir);
         }
     }
 }

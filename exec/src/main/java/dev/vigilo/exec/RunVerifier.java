@@ -138,7 +138,7 @@ public final class RunVerifier {
             throw new UnavailableException(
                     "cannot create a temporary directory for verification: " + e.getMessage(), e);
         } finally {
-            RunTranscripts.deleteQuietly(scratch);
+            ScratchDirs.delete(scratch);
         }
     }
 
