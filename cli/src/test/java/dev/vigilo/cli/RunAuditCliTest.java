@@ -205,38 +205,106 @@ class RunAuditCliTest {
     }
 
     @Test
-    void verifyPassesOnTheUntouchedRunAndNamesATamperedReceipt() throws Exception {
+    void verifyPassesOnTheUntouchedRuns() throws Exception {
         CliRunner.Result ok = cli.run("verify", runA);
         assertThat(ok.exitCode()).as(ok.err()).isZero();
         assertThat(ok.out()).startsWith("intact: run " + runA + " settled, verdict passed: " + CASES + " cases");
+        assertThat(ok.out()).contains("  gate all: " + (CASES - CASES / 5) + " passed, " + CASES / 5 + " failed");
         CliRunner.Result okJson = cli.run("verify", runA, "--json");
+        assertThat(okJson.exitCode()).as(okJson.err()).isZero();
         JsonNode v = JSON.readTree(okJson.out());
         assertThat(v.path("intact").asBoolean()).isTrue();
+        assertThat(v.path("status").asText()).isEqualTo("settled");
+        assertThat(v.at("/checked/dataset_cases").asLong()).isEqualTo(CASES);
+        assertThat(v.at("/checked/receipts").asLong()).isEqualTo(1);
         assertThat(v.at("/checked/transcripts").asLong()).isEqualTo(CASES);
         assertThat(v.path("damaged_key").isNull()).isTrue();
+        assertThat(v.path("problem").isNull()).isTrue();
+        assertThat(v.at("/gates/0/passed").asLong()).isEqualTo(CASES - CASES / 5);
+        assertThat(cli.run("verify", runB).exitCode()).isZero();
+    }
 
-        Path objects = home.resolve("objects").resolve("runs").resolve(runA).resolve("receipts");
-        Path receipt;
-        try (var files = Files.list(objects)) {
-            receipt = files.sorted().findFirst().orElseThrow();
+    @Test
+    void verifyNamesATamperedReceipt() throws Exception {
+        assertTamperedObjectIsNamed(onlyFile("runs/" + runA + "/receipts"));
+    }
+
+    @Test
+    void verifyNamesATamperedTranscript() throws Exception {
+        String transcript = onlyFile("runs/" + runA + "/transcripts/0000000000", "7-a1-g");
+        assertThat(transcript).endsWith(".jsonl.zstd");
+        assertTamperedObjectIsNamed(transcript);
+    }
+
+    @Test
+    void verifyNamesATamperedChunkFile() throws Exception {
+        assertTamperedObjectIsNamed("plans/" + runA + "/chunks/0000000000.json");
+    }
+
+    @Test
+    void verifyNamesATamperedCaseFile() throws Exception {
+        assertTamperedObjectIsNamed(onlyFile("datasets/cases"));
+    }
+
+    @Test
+    void verifyRefusesARunThatHasNotEnded() throws Exception {
+        Path agent = home.resolve("agent.sh");
+        String pending = create(profile("a", agent));
+        CliRunner.Result r = cli.run("verify", pending);
+        assertThat(r.exitCode()).isEqualTo(3);
+        assertThat(r.err()).startsWith("vigilo: error: run " + pending + " is ").contains("wait until it settles");
+        assertThat(r.err().lines().count()).isEqualTo(1);
+        assertThat(cli.run("verify", "not-a-uuid").exitCode()).isEqualTo(3);
+    }
+
+    private Path objects() {
+        return new Environment(Map.of(Environment.HOME_VARIABLE, home.toString()), home).defaultObjectStore();
+    }
+
+    /** The key of the one object file under {@code prefix} (searched recursively). */
+    private String onlyFile(String prefix) throws Exception {
+        return onlyFile(prefix, "");
+    }
+
+    /** The key of the one object file under {@code prefix} whose name starts with {@code name}. */
+    private String onlyFile(String prefix, String name) throws Exception {
+        try (var files = Files.walk(objects().resolve(prefix))) {
+            List<Path> found = files.filter(Files::isRegularFile)
+                    .filter(f -> f.getFileName().toString().startsWith(name))
+                    .toList();
+            assertThat(found).hasSize(1);
+            return objects().relativize(found.get(0)).toString();
         }
-        byte[] original = Files.readAllBytes(receipt);
+    }
+
+    /**
+     * Flips one byte of the object at {@code key}: {@code verify} exits 1 and names it (text and {@code --json});
+     * restored, the run verifies intact again.
+     */
+    private void assertTamperedObjectIsNamed(String key) throws Exception {
+        Path file = objects().resolve(key);
+        assertThat(file).isRegularFile();
+        byte[] original = Files.readAllBytes(file);
         byte[] damaged = original.clone();
-        damaged[damaged.length / 3] ^= 0x01;
-        receipt.toFile().setWritable(true);
-        Files.write(receipt, damaged);
+        damaged[damaged.length / 2] ^= 0x01;
+        file.toFile().setWritable(true);
+        Files.write(file, damaged);
         try {
             CliRunner.Result bad = cli.run("verify", runA);
-            String key = "runs/" + runA + "/receipts/" + receipt.getFileName();
-            assertThat(bad.exitCode()).isEqualTo(1);
+            assertThat(bad.exitCode()).as(bad.err()).isEqualTo(1);
             assertThat(bad.out()).isEqualTo("DAMAGED: " + key + "\n");
             assertThat(bad.err()).startsWith("vigilo: error: ").contains(key);
-            JsonNode badJson = JSON.readTree(cli.run("verify", runA, "--json").out());
-            assertThat(badJson.path("intact").asBoolean()).isFalse();
-            assertThat(badJson.path("damaged_key").asText()).isEqualTo(key);
+            assertThat(bad.err().lines().count()).isEqualTo(1);
+            CliRunner.Result json = cli.run("verify", runA, "--json");
+            assertThat(json.exitCode()).isEqualTo(1);
+            JsonNode report = JSON.readTree(json.out());
+            assertThat(report.path("intact").asBoolean()).isFalse();
+            assertThat(report.path("damaged_key").asText()).isEqualTo(key);
+            assertThat(report.path("problem").asText()).contains(key);
+            assertThat(report.path("gates")).isEmpty();
         } finally {
-            Files.write(receipt, original);
+            Files.write(file, original);
         }
-        assertThat(cli.run("verify", runB).exitCode()).isZero();
+        assertThat(cli.run("verify", runA).exitCode()).isZero();
     }
 }
