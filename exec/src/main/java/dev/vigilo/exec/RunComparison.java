@@ -112,8 +112,11 @@ public final class RunComparison {
      * @param onlyInB      likewise for run B
      * @param flipped      compared cases with at least one changed gate outcome
      * @param changes      per kind of change, the cases showing it under at least one gate
+     * @param complete     whether every case of both runs was read; false when the listener ended the comparison
+     *                     early ({@link Listener#enough()}): the counts are then those of the cases read until then
      */
-    public record Summary(long compared, long onlyInA, long onlyInB, long flipped, Map<Change, Long> changes) {
+    public record Summary(
+            long compared, long onlyInA, long onlyInB, long flipped, Map<Change, Long> changes, boolean complete) {
         public Summary {
             changes = Collections.unmodifiableMap(new LinkedHashMap<>(changes));
         }
@@ -126,6 +129,14 @@ public final class RunComparison {
 
         /** Called for every flipped case: in ordinal order (same dataset) or case id order. */
         void flip(Flip flip);
+
+        /**
+         * Asked after every flip: true ends the comparison there (a viewer that has the page of flips it wants), and
+         * the summary is then not {@link Summary#complete() complete}. By default every case is read.
+         */
+        default boolean enough() {
+            return false;
+        }
     }
 
     private final Placements placements;
@@ -251,11 +262,14 @@ public final class RunComparison {
                 flipped++;
                 diff.stream().map(GateChange::change).distinct().forEach(c -> changes.merge(c, 1L, Long::sum));
                 listener.flip(new Flip(x.id(), x.ordinal(), y.ordinal(), diff));
+                if (listener.enough()) {
+                    return new Summary(compared, onlyA, onlyB, flipped, changes, false);
+                }
             }
             x = a.hasNext() ? a.next() : null;
             y = b.hasNext() ? b.next() : null;
         }
-        return new Summary(compared, onlyA, onlyB, flipped, changes);
+        return new Summary(compared, onlyA, onlyB, flipped, changes, true);
     }
 
     /** For each gate of run A, its index among run B's gates, or -1. */

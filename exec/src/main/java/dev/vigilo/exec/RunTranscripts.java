@@ -162,7 +162,18 @@ public final class RunTranscripts {
      * @throws UnavailableException when the store or {@code out} fails
      */
     public VerifyReport write(UUID runId, Attempt attempt, OutputStream out) {
+        return write(runId, attempt, 0, out);
+    }
+
+    /**
+     * Like {@link #write(UUID, Attempt, OutputStream)}, from the committed event with sequence number
+     * {@code fromSeq} on (a viewer's page); the whole transcript is still read and judged.
+     */
+    public VerifyReport write(UUID runId, Attempt attempt, long fromSeq, OutputStream out) {
         Objects.requireNonNull(attempt, "attempt");
+        if (fromSeq < 0) {
+            throw new InvalidInputException("a transcript's events are numbered from 0; " + fromSeq + " is none");
+        }
         Objects.requireNonNull(out, "out");
         PlanRecord record =
                 control.withHandle(h -> PlanRecord.find(h, runId)).orElseThrow(() -> RunRecords.notFound(runId));
@@ -176,7 +187,7 @@ public final class RunTranscripts {
             dir = Files.createTempDirectory("vigilo-transcript-");
             Path file = dir.resolve("session.jsonl.zstd");
             Files.write(file, bytes);
-            SessionCat.CatReport r = SessionCat.cat(file, 0, out);
+            SessionCat.CatReport r = SessionCat.cat(file, fromSeq, out);
             if (!r.report().accepted()) {
                 throw new DamagedException("transcript " + key + " of run " + runId + " is not a readable session log: "
                         + r.report().error());

@@ -219,6 +219,41 @@ class RunComparisonTest {
         assertThat(all.difference().orElseThrow()).isCloseTo((passB - passA) / (double) CASES, within());
     }
 
+    @Test
+    void aListenerThatHasEnoughEndsTheComparisonEarly() {
+        List<String> ids = new ArrayList<>();
+        RunComparison.Summary s = new RunComparison(placements, fx.storage)
+                .compare(runA, runB, new RunComparison.Listener() {
+                    @Override
+                    public void start(RunComparison.Header h) {}
+
+                    @Override
+                    public void flip(RunComparison.Flip f) {
+                        ids.add(f.caseId());
+                    }
+
+                    @Override
+                    public boolean enough() {
+                        return ids.size() == 3;
+                    }
+                });
+        List<Long> flipped = new ArrayList<>();
+        for (long i = 0; i < CASES && flipped.size() < 3; i++) {
+            if (!expected("a", i).equals(expected("b", i))) {
+                flipped.add(i);
+            }
+        }
+        assertThat(ids).containsExactly("case-" + flipped.get(0), "case-" + flipped.get(1), "case-" + flipped.get(2));
+        assertThat(s.complete()).isFalse();
+        assertThat(s.flipped()).isEqualTo(3);
+        // counted up to and including the third flipped case, in ordinal order
+        assertThat(s.compared()).isEqualTo(flipped.get(2) + 1);
+        assertThat(compare(new RunComparison(placements, fx.storage), runA, runB)
+                        .summary()
+                        .complete())
+                .isTrue();
+    }
+
     private static org.assertj.core.data.Offset<Double> within() {
         return org.assertj.core.data.Offset.offset(1e-12);
     }

@@ -266,6 +266,14 @@ class TranscriptTest {
                 .hasSize(events(local(found.attempt(2).orElseThrow().transcript()))
                         .size());
         assertThat(JSON.readTree(lines.get(0)).at("/data/case_id").asText()).isEqualTo("case-17");
+        // A viewer's page: from an event's sequence number on.
+        long fourth = JSON.readTree(lines.get(3)).path("seq").asLong();
+        ByteArrayOutputStream tail = new ByteArrayOutputStream();
+        assertThat(reader.write(run, found.attempt(2).orElseThrow(), fourth, tail)
+                        .accepted())
+                .isTrue();
+        assertThat(List.of(tail.toString(StandardCharsets.UTF_8).split("\n")))
+                .containsExactlyElementsOf(lines.subList(3, lines.size()));
         assertThatThrownBy(() -> reader.find(run, "case-999"))
                 .isInstanceOf(dev.vigilo.common.errors.NotFoundException.class)
                 .hasMessageContaining("no case with id \"case-999\"");
