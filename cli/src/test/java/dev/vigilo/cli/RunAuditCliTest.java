@@ -55,6 +55,12 @@ class RunAuditCliTest {
               printf '%s\\n' '{"type":"tool_result","id":"c1","content":"'"$((n * 2))"'"}'
               printf '%s\\n' '{"type":"message","text":"'"$answer"'"}'
             } >> "$VIGILO_EVENTS"
+            if [ "$n" -eq 39 ]; then
+              # a long transcript: 2,000 tool calls and results (about 10,000 events, 40 batches of the log)
+              awk 'BEGIN { for (i = 0; i < 2000; i++) {
+                printf "{\\\"type\\\":\\\"tool_call\\\",\\\"id\\\":\\\"t%d\\\",\\\"name\\\":\\\"step\\\",\\\"arguments\\\":{\\\"i\\\":%d}}\\n", i, i
+                printf "{\\\"type\\\":\\\"tool_result\\\",\\\"id\\\":\\\"t%d\\\",\\\"content\\\":\\\"done %d\\\"}\\n", i, i } }' >> "$VIGILO_EVENTS"
+            fi
             printf '%s\\n' "$answer"
             """;
 
@@ -157,6 +163,36 @@ class RunAuditCliTest {
         CliRunner.Result unknown = cli.run("run", "transcript", runA, "case-999");
         assertThat(unknown.exitCode()).isEqualTo(3);
         assertThat(unknown.err()).contains("no case with id \"case-999\"");
+    }
+
+    @Test
+    void aLongTranscriptIsStreamedWhole() throws Exception {
+        CliRunner.Result j = cli.run("run", "transcript", runA, "case-39", "--json");
+        assertThat(j.exitCode()).as(j.err()).isZero();
+        List<String> lines = j.out().lines().toList();
+        long calls =
+                lines.stream().filter(l -> l.contains("\"type\":\"tool/call\"")).count();
+        long results = lines.stream()
+                .filter(l -> l.contains("\"type\":\"tool/result\""))
+                .count();
+        // the case's own narration (one call) plus the 2,000 of the long run
+        assertThat(calls).isEqualTo(2001);
+        assertThat(results).isEqualTo(2001);
+        long seq = -1;
+        for (String line : lines) {
+            long s = JSON.readTree(line).path("seq").asLong();
+            assertThat(s).isGreaterThan(seq);
+            seq = s;
+        }
+        assertThat(JSON.readTree(lines.get(lines.size() - 1)).path("type").asText())
+                .isEqualTo("vigilo/gates");
+
+        CliRunner.Result t = cli.run("run", "transcript", runA, "case-39");
+        assertThat(t.exitCode()).as(t.err()).isZero();
+        assertThat(t.out())
+                .contains("calls step [t0]: {\"i\":0}")
+                .contains("tool result [t1999]: done 1999")
+                .contains("gates: all passed");
     }
 
     @Test
