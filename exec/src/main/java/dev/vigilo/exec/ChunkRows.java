@@ -96,7 +96,8 @@ final class ChunkRows {
                 Optional.ofNullable(rs.getString("last_error")));
     }
 
-    private static long[] longs(java.sql.Array a) throws SQLException {
+    /** A Postgres bigint array as longs (a null element as -1). */
+    static long[] longs(java.sql.Array a) throws SQLException {
         if (a == null) {
             return new long[0];
         }
@@ -222,33 +223,68 @@ final class ChunkRows {
      * @throws DamagedException when the receipt is missing, altered, invalid or not the row's
      */
     static Receipt receipt(UUID runId, ObjectReader store, Row row) {
-        ObjectRef ref = row.receipt().orElseThrow(() -> new IllegalArgumentException("chunk row is not done"));
+        ChunkSeed s = row.seed();
+        return receipt(
+                runId,
+                store,
+                row.receipt().orElseThrow(() -> new IllegalArgumentException("chunk row is not done")),
+                s.chunkIndex(),
+                s.chunkId(),
+                s.shard(),
+                s.membership(),
+                s.caseCount(),
+                row.generation(),
+                row.casesErrored(),
+                row.passed(),
+                row.failed(),
+                row.errored());
+    }
+
+    /**
+     * Reads the receipt {@code ref} names (length and SHA-256 verified), decodes it and checks it against the fields
+     * of its done chunk row (for readers that select fewer columns than {@link Row} holds).
+     *
+     * @throws DamagedException when the receipt is missing, altered, invalid or not the row's
+     */
+    static Receipt receipt(
+            UUID runId,
+            ObjectReader store,
+            ObjectRef ref,
+            long chunkIndex,
+            UUID chunkId,
+            int shard,
+            Sha256 membership,
+            int caseCount,
+            long generation,
+            int casesErrored,
+            long[] passed,
+            long[] failed,
+            long[] errored) {
         String key = ref.key().value();
-        byte[] bytes = read(store, ref, "receipt " + key + " of chunk " + row.chunkIndex() + " of run " + runId);
+        byte[] bytes = read(store, ref, "receipt " + key + " of chunk " + chunkIndex + " of run " + runId);
         Receipt r = Receipt.decode(bytes, key);
         List<String> problems = new ArrayList<>();
-        ChunkSeed s = row.seed();
         if (!r.runId().equals(runId)
-                || r.chunkIndex() != s.chunkIndex()
-                || !r.chunkId().equals(s.chunkId())
-                || r.shard() != s.shard()) {
-            problems.add("it is not the receipt of chunk " + row.chunkIndex());
+                || r.chunkIndex() != chunkIndex
+                || !r.chunkId().equals(chunkId)
+                || r.shard() != shard) {
+            problems.add("it is not the receipt of chunk " + chunkIndex);
         }
-        if (!r.membership().equals(s.membership()) || r.cases().size() != s.caseCount()) {
+        if (!r.membership().equals(membership) || r.cases().size() != caseCount) {
             problems.add("its cases are not the chunk's");
         }
-        if (r.leaseGeneration() != row.generation()) {
-            problems.add("it was written under lease generation " + r.leaseGeneration() + ", the row's is "
-                    + row.generation());
+        if (r.leaseGeneration() != generation) {
+            problems.add(
+                    "it was written under lease generation " + r.leaseGeneration() + ", the row's is " + generation);
         }
         List<Receipt.GateTally> t = r.tallies();
-        if (r.casesErrored() != row.casesErrored()
+        if (r.casesErrored() != casesErrored
                 || !Arrays.equals(
-                        t.stream().mapToLong(Receipt.GateTally::passed).toArray(), row.passed())
+                        t.stream().mapToLong(Receipt.GateTally::passed).toArray(), passed)
                 || !Arrays.equals(
-                        t.stream().mapToLong(Receipt.GateTally::failed).toArray(), row.failed())
+                        t.stream().mapToLong(Receipt.GateTally::failed).toArray(), failed)
                 || !Arrays.equals(
-                        t.stream().mapToLong(Receipt.GateTally::errored).toArray(), row.errored())) {
+                        t.stream().mapToLong(Receipt.GateTally::errored).toArray(), errored)) {
             problems.add("its tallies differ from the chunk row's");
         }
         if (!problems.isEmpty()) {

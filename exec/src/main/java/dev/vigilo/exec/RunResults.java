@@ -143,7 +143,7 @@ public final class RunResults {
     }
 
     /** An output stored apart: read, verified against the reference and the receipt's length and digest. */
-    private static String output(ObjectStore store, Receipt.CaseResult c) {
+    static String output(ObjectStore store, Receipt.CaseResult c) {
         ObjectRef ref = c.outputRef().get();
         byte[] bytes = ChunkRows.read(store, ref, "output " + ref.key().value() + " of case " + c.id());
         if (bytes.length != c.outputLength()

@@ -55,7 +55,7 @@ public final class SessionLogEncoder {
         try {
             for (ObjectNode e : rows) {
                 e.put("seq", seq++);
-                surface.accept(e, -1);
+                surface.accept(e, Where.APPEND);
                 lastTime = Json.safeLong(e.get("time"));
             }
         } catch (CorruptSessionLogException x) {
