@@ -266,6 +266,10 @@ class TranscriptTest {
                 .hasSize(events(local(found.attempt(2).orElseThrow().transcript()))
                         .size());
         assertThat(JSON.readTree(lines.get(0)).at("/data/case_id").asText()).isEqualTo("case-17");
+        // A case page finds the same transcripts by ordinal.
+        try (CaseResults pages = new CaseResults(placements, fx.storage)) {
+            assertThat(pages.find(run, 17).orElseThrow().transcripts()).isEqualTo(found.attempts());
+        }
         // A viewer's page: from an event's sequence number on.
         long fourth = JSON.readTree(lines.get(3)).path("seq").asLong();
         ByteArrayOutputStream tail = new ByteArrayOutputStream();
