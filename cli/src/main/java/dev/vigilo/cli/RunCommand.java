@@ -8,13 +8,15 @@ import picocli.CommandLine.Spec;
 @Command(
         name = "run",
         mixinStandardHelpOptions = true,
-        description = "Prepare runs as immutable, verified execution plans, follow their execution, and read, cancel"
-                + " or move them.",
+        description = "Prepare runs as immutable, verified execution plans, follow their execution, read their results"
+                + " and transcripts, compare two runs, and cancel or move them.",
         subcommands = {
             RunCreateCommand.class,
             RunStatusCommand.class,
             RunWatchCommand.class,
             RunResultsCommand.class,
+            RunTranscriptCommand.class,
+            RunCompareCommand.class,
             RunCancelCommand.class,
             RunMoveShardCommand.class
         })

@@ -35,6 +35,7 @@ import picocli.CommandLine.Spec;
             PlacementCommand.class,
             SessionCommand.class,
             DatagenCommand.class,
+            VerifyCommand.class,
             ServeCommand.class,
             picocli.CommandLine.HelpCommand.class
         })

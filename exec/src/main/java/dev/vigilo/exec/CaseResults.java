@@ -150,6 +150,9 @@ public final class CaseResults implements AutoCloseable {
      * @param chunkStartedAt  when the chunk's execution began
      * @param chunkFinishedAt when its last case ended
      * @param caseSha256      the case's SHA-256 (as the dataset and the chunk file record it)
+     * @param transcripts     the transcript of each attempt of the agent, in attempt order (read them with
+     *                        {@link RunTranscripts#write}); empty for a receipt written before transcripts were
+     *                        recorded
      */
     public record CaseDetail(
             ExecutedCase result,
@@ -160,7 +163,12 @@ public final class CaseResults implements AutoCloseable {
             UUID worker,
             Instant chunkStartedAt,
             Instant chunkFinishedAt,
-            String caseSha256) {}
+            String caseSha256,
+            List<RunTranscripts.Attempt> transcripts) {
+        public CaseDetail {
+            transcripts = List.copyOf(transcripts);
+        }
+    }
 
     private final Placements placements;
     private final StorageConfig storage;
@@ -293,7 +301,10 @@ public final class CaseResults implements AutoCloseable {
                                 r.worker(),
                                 r.startedAt(),
                                 r.finishedAt(),
-                                c.caseSha256().toHex()));
+                                c.caseSha256().toHex(),
+                                c.transcripts().stream()
+                                        .map(t -> new RunTranscripts.Attempt(t.attempt(), t.ref()))
+                                        .toList()));
                     }
                 }
             }
@@ -318,9 +329,9 @@ public final class CaseResults implements AutoCloseable {
                         rs.getLong("receipt_length"),
                         Sha256.parseHex(rs.getString("receipt_sha256"))),
                 rs.getInt("cases_errored"),
-                RunResults.longs(rs.getArray("gate_passed")),
-                RunResults.longs(rs.getArray("gate_failed")),
-                RunResults.longs(rs.getArray("gate_errored")));
+                ChunkRows.longs(rs.getArray("gate_passed")),
+                ChunkRows.longs(rs.getArray("gate_failed")),
+                ChunkRows.longs(rs.getArray("gate_errored")));
     }
 
     /**
@@ -448,7 +459,7 @@ public final class CaseResults implements AutoCloseable {
     }
 
     private static Receipt receipt(RunView run, Row row) {
-        return RunResults.receipt(
+        return ChunkRows.receipt(
                 run.runId(),
                 run.store(),
                 row.receipt(),

@@ -19,6 +19,7 @@ import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -39,7 +40,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * The worker's {@link ChunkExecutor}: reads and verifies the claimed chunk file against its scheduling row, reads
  * and verifies the chunk's cases ({@link ChunkCases}: only the dataset ranges the chunk covers, whole case files
  * checked, membership digest reproduced before any case runs), then runs the agent and exactly the evaluators of
- * each case's mask on a case pool shared by every chunk of the worker, and assembles the receipt.
+ * each case's mask on a case pool shared by every chunk of the worker, and assembles the receipt. Every attempt of a
+ * case's agent call is recorded as a transcript under the chunk's lease generation ({@link TranscriptRecorder},
+ * docs/transcripts.md) and referenced from the case's receipt entry.
  *
  * <p>Bounds: at most {@code concurrency} cases run at once in the worker; a chunk keeps at most
  * {@link ChunkCases#DEFAULT_RESIDENT_BYTES} of case bytes in flight. Interruption cancels the chunk's running cases
@@ -51,9 +54,13 @@ final class ChunkExecution implements ChunkExecutor {
     private final ExecutorService cases;
     private final AgentEnvironment environment;
     private final Map<UUID, RunAgent> agents = new HashMap<>();
+    private final TranscriptStore transcripts = new TranscriptStore();
 
-    /** The agent and evaluators of one run, built once per worker. */
-    private record RunAgent(Agent agent, EvaluatorSet evaluators) {}
+    /**
+     * The agent and evaluators of one run, built once per worker, and what its transcripts name as the model's
+     * provider and default model.
+     */
+    private record RunAgent(Agent agent, EvaluatorSet evaluators, String provider, String defaultModel) {}
 
     ChunkExecution(int concurrency) {
         this(concurrency, AgentEnvironment.system());
@@ -71,11 +78,20 @@ final class ChunkExecution implements ChunkExecutor {
 
     private RunAgent agentOf(RunContext run) {
         synchronized (agents) {
-            return agents.computeIfAbsent(
-                    run.runId(),
-                    id -> new RunAgent(
-                            Agents.create(run.configuration().path("agent"), environment),
-                            Evaluators.fromPlan(run.configuration().path("evaluator_plan"), environment)));
+            return agents.computeIfAbsent(run.runId(), id -> {
+                var agent = run.configuration().path("agent");
+                boolean http = "http".equals(agent.path("kind").asText());
+                String model = http
+                        ? agent.path("model").asText("model")
+                        : Path.of(agent.path("command").path(0).asText("agent"))
+                                .getFileName()
+                                .toString();
+                return new RunAgent(
+                        Agents.create(agent, environment),
+                        Evaluators.fromPlan(run.configuration().path("evaluator_plan"), environment),
+                        http ? AttemptTranscript.HTTP_PROVIDER : AttemptTranscript.COMMAND_PROVIDER,
+                        model.isEmpty() ? "agent" : model);
+            });
         }
     }
 
@@ -101,6 +117,8 @@ final class ChunkExecution implements ChunkExecutor {
         ChunkCases verified = ChunkCases.open(
                 membership, DatasetReader.open(run.dataset(), run.reader()), ChunkCases.DEFAULT_RESIDENT_BYTES);
         RunAgent ra = agentOf(run);
+        TranscriptRecorder.Scope scope = new TranscriptRecorder.Scope(
+                run, seed.chunkIndex(), lease.generation(), ra.provider(), ra.defaultModel());
         Semaphore inFlight = new Semaphore((int) Math.min(Integer.MAX_VALUE, ChunkCases.DEFAULT_RESIDENT_BYTES));
         List<Future<Receipt.CaseResult>> futures = new ArrayList<>();
         try {
@@ -116,7 +134,7 @@ final class ChunkExecution implements ChunkExecutor {
                 }
                 futures.add(cases.submit(() -> {
                     try {
-                        return runCase(run, ra, c, entry);
+                        return runCase(run, ra, scope, c, entry);
                     } finally {
                         inFlight.release(charge);
                     }
@@ -152,10 +170,24 @@ final class ChunkExecution implements ChunkExecutor {
         }
     }
 
-    /** Runs on a case thread: the agent, then the evaluators of the mask, then the gate outcomes. */
-    private Receipt.CaseResult runCase(RunContext run, RunAgent ra, StoredCase c, ChunkFile.Entry entry) {
+    /**
+     * Runs on a case thread: the agent (recorded as transcripts), then the evaluators of the mask, then the gate
+     * outcomes; the transcripts end with the output, the evaluators' results and the gate outcomes.
+     */
+    private Receipt.CaseResult runCase(
+            RunContext run, RunAgent ra, TranscriptRecorder.Scope scope, StoredCase c, ChunkFile.Entry entry) {
+        TranscriptRecorder recorder = new TranscriptRecorder(scope, c, transcripts);
+        Evaluated e = evaluate(run, ra, recorder, c, entry);
+        return e.result().withTranscripts(recorder.finish(e.result(), e.output()));
+    }
+
+    /** A case's result and the output its evaluators judged (null when the agent errored). */
+    private record Evaluated(Receipt.CaseResult result, String output) {}
+
+    private Evaluated evaluate(
+            RunContext run, RunAgent ra, TranscriptRecorder recorder, StoredCase c, ChunkFile.Entry entry) {
         CaseRecord record = new CaseRecord(c.id(), c.ordinal(), c.caseJson());
-        AgentOutcome outcome = ra.agent().run(AgentCall.of(record));
+        AgentOutcome outcome = ra.agent().run(new AgentCall(record, recorder));
         if (outcome.cancelled()) {
             throw new CancelledException("case " + c.id() + " was cancelled");
         }
@@ -170,20 +202,22 @@ final class ChunkExecution implements ChunkExecutor {
                 }
             }
             var err = outcome.error().orElseThrow();
-            return new Receipt.CaseResult(
-                    c.ordinal(),
-                    c.id(),
-                    c.sha256(),
-                    true,
-                    Optional.empty(),
-                    Optional.empty(),
-                    0,
-                    Optional.empty(),
-                    attempts,
-                    agentMillis,
-                    Optional.of(new Receipt.Error(err.type().code(), err.message())),
-                    List.of(),
-                    gates);
+            return new Evaluated(
+                    new Receipt.CaseResult(
+                            c.ordinal(),
+                            c.id(),
+                            c.sha256(),
+                            true,
+                            Optional.empty(),
+                            Optional.empty(),
+                            0,
+                            Optional.empty(),
+                            attempts,
+                            agentMillis,
+                            Optional.of(new Receipt.Error(err.type().code(), err.message())),
+                            List.of(),
+                            gates),
+                    null);
         }
         String output = outcome.output().orElseThrow();
         List<EvaluatorResult> results = ra.evaluators().evaluate(entry.evaluators(), record, output);
@@ -216,20 +250,22 @@ final class ChunkExecution implements ChunkExecutor {
         } else {
             ref = Optional.of(run.store().create(Receipt.outputKey(run.runId(), sha), utf8, Deadline.after(READ)));
         }
-        return new Receipt.CaseResult(
-                c.ordinal(),
-                c.id(),
-                c.sha256(),
-                false,
-                inline,
-                ref,
-                utf8.length,
-                Optional.of(sha),
-                attempts,
-                agentMillis,
-                Optional.empty(),
-                evaluated,
-                gates);
+        return new Evaluated(
+                new Receipt.CaseResult(
+                        c.ordinal(),
+                        c.id(),
+                        c.sha256(),
+                        false,
+                        inline,
+                        ref,
+                        utf8.length,
+                        Optional.of(sha),
+                        attempts,
+                        agentMillis,
+                        Optional.empty(),
+                        evaluated,
+                        gates),
+                output);
     }
 
     /**

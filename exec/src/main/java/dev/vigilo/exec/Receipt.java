@@ -21,8 +21,9 @@ import java.util.Optional;
 import java.util.UUID;
 
 /**
- * One chunk's execution evidence, format {@code vigilo.exec.receipt} version 1 (docs/formats/exec-receipt.md).
- * Immutable; {@link #decode} checks the header and that the tallies equal the case entries.
+ * One chunk's execution evidence, format {@code vigilo.exec.receipt} version 2 (docs/formats/exec-receipt.md): version
+ * 1 plus, per case, the references of its attempts' transcripts. Immutable; {@link #decode} reads versions 1 and 2 and
+ * checks the header and that the tallies equal the case entries.
  *
  * @param runId           the run
  * @param chunkIndex      the chunk
@@ -51,7 +52,9 @@ record Receipt(
         List<String> gates,
         List<CaseResult> cases) {
     static final String FORMAT = "vigilo.exec.receipt";
-    static final int VERSION = 1;
+    static final int VERSION = 2;
+    /** The oldest version {@link #decode} reads (a version 1 receipt has no transcript references). */
+    static final int OLDEST_VERSION = 1;
     /** Outputs up to this many UTF-8 bytes are stored in the receipt itself. */
     static final int INLINE_OUTPUT_BYTES = 64 * 1024;
 
@@ -97,6 +100,21 @@ record Receipt(
     record EvaluatorResult(String name, boolean passed, double score, Optional<Error> error, long millis) {}
 
     /**
+     * The transcript of one attempt of a case's agent call: a session log object (docs/transcripts.md).
+     *
+     * @param attempt the 1-based attempt number
+     * @param ref     the transcript object's reference (key, length, SHA-256)
+     */
+    record TranscriptRef(int attempt, ObjectRef ref) {
+        TranscriptRef {
+            Objects.requireNonNull(ref, "ref");
+            if (attempt < 1) {
+                throw new IllegalArgumentException("attempt must be >= 1, got " + attempt);
+            }
+        }
+    }
+
+    /**
      * One case's result.
      *
      * @param output       the output when stored inline (at most {@link #INLINE_OUTPUT_BYTES} UTF-8 bytes)
@@ -104,6 +122,7 @@ record Receipt(
      * @param outputLength UTF-8 bytes of the output (0 when the agent errored)
      * @param outputSha256 SHA-256 of the output's UTF-8 bytes (empty when the agent errored)
      * @param gates        outcome per selecting gate, by gate name, in gate order
+     * @param transcripts  one transcript per attempt, in attempt order (empty in version 1 receipts)
      */
     record CaseResult(
             long ordinal,
@@ -118,10 +137,63 @@ record Receipt(
             long agentMillis,
             Optional<Error> error,
             List<EvaluatorResult> evaluatorResults,
-            Map<String, GateOutcome> gates) {
+            Map<String, GateOutcome> gates,
+            List<TranscriptRef> transcripts) {
         CaseResult {
             evaluatorResults = List.copyOf(evaluatorResults);
             gates = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(gates));
+            transcripts = List.copyOf(transcripts);
+        }
+
+        /** This result with the given transcripts. */
+        CaseResult withTranscripts(List<TranscriptRef> refs) {
+            return new CaseResult(
+                    ordinal,
+                    id,
+                    caseSha256,
+                    errored,
+                    output,
+                    outputRef,
+                    outputLength,
+                    outputSha256,
+                    attempts,
+                    agentMillis,
+                    error,
+                    evaluatorResults,
+                    gates,
+                    refs);
+        }
+
+        /** A result without transcripts (as in a version 1 receipt). */
+        CaseResult(
+                long ordinal,
+                String id,
+                Sha256 caseSha256,
+                boolean errored,
+                Optional<String> output,
+                Optional<ObjectRef> outputRef,
+                long outputLength,
+                Optional<Sha256> outputSha256,
+                int attempts,
+                long agentMillis,
+                Optional<Error> error,
+                List<EvaluatorResult> evaluatorResults,
+                Map<String, GateOutcome> gates) {
+            this(
+                    ordinal,
+                    id,
+                    caseSha256,
+                    errored,
+                    output,
+                    outputRef,
+                    outputLength,
+                    outputSha256,
+                    attempts,
+                    agentMillis,
+                    error,
+                    evaluatorResults,
+                    gates,
+                    List.of());
         }
     }
 
@@ -212,6 +284,12 @@ record Receipt(
             }
             ObjectNode g = o.putObject("gates");
             c.gates().forEach((name, outcome) -> g.put(name, outcome.wire));
+            ArrayNode tr = o.putArray("transcripts");
+            for (TranscriptRef t : c.transcripts()) {
+                ObjectNode x = tr.addObject();
+                x.put("attempt", t.attempt());
+                putRef(x, t.ref());
+            }
         }
         ObjectNode t = n.putObject("tallies");
         t.put("cases_executed", cases.size());
@@ -261,7 +339,11 @@ record Receipt(
         try {
             JsonNode n = MAPPER.readTree(bytes);
             require(n != null && FORMAT.equals(n.path("format").asText()), "not a " + FORMAT + " document");
-            require(n.path("version").asInt() == VERSION, "version " + n.path("version") + " is not " + VERSION);
+            int version = n.path("version").asInt();
+            require(
+                    n.path("version").isInt() && version >= OLDEST_VERSION && version <= VERSION,
+                    "version " + n.path("version") + " is not one this build reads (" + OLDEST_VERSION + " to "
+                            + VERSION + "); a newer Vigilo wrote it");
             List<String> evaluators = strings(n.path("evaluators"));
             List<String> gates = strings(n.path("gates"));
             List<CaseResult> cases = new ArrayList<>();
@@ -281,6 +363,13 @@ record Receipt(
                         .forEach(f ->
                                 go.put(f.getKey(), GateOutcome.of(f.getValue().asText())));
                 JsonNode ref = c.path("output_ref");
+                List<TranscriptRef> transcripts = new ArrayList<>();
+                if (version >= 2) {
+                    require(c.path("transcripts").isArray(), "case " + c.path("id") + " has no transcripts list");
+                    for (JsonNode t : c.path("transcripts")) {
+                        transcripts.add(new TranscriptRef(t.path("attempt").asInt(), ref(t)));
+                    }
+                }
                 cases.add(new CaseResult(
                         c.path("ordinal").asLong(),
                         c.path("id").asText(),
@@ -289,12 +378,7 @@ record Receipt(
                         c.path("output").isTextual()
                                 ? Optional.of(c.path("output").asText())
                                 : Optional.empty(),
-                        ref.isObject()
-                                ? Optional.of(new ObjectRef(
-                                        ObjectKey.of(ref.path("key").asText()),
-                                        ref.path("length").asLong(),
-                                        Sha256.parseHex(ref.path("sha256").asText())))
-                                : Optional.empty(),
+                        ref.isObject() ? Optional.of(ref(ref)) : Optional.empty(),
                         c.path("output_length").asLong(),
                         c.path("output_sha256").isTextual()
                                 ? Optional.of(
@@ -304,7 +388,8 @@ record Receipt(
                         c.path("agent_ms").asLong(),
                         error(c.path("error")),
                         ev,
-                        go));
+                        go,
+                        transcripts));
             }
             Receipt r = new Receipt(
                     UUID.fromString(n.path("run_id").asText()),
@@ -345,6 +430,13 @@ record Receipt(
             }
             throw new DamagedException("receipt " + where + " is invalid: " + e.getMessage(), e);
         }
+    }
+
+    private static ObjectRef ref(JsonNode n) {
+        return new ObjectRef(
+                ObjectKey.of(n.path("key").asText()),
+                n.path("length").asLong(),
+                Sha256.parseHex(n.path("sha256").asText()));
     }
 
     private static void require(boolean ok, String what) {

@@ -159,6 +159,8 @@ class CaseResultsTest {
         CaseResults.CaseDetail d7 = cases.find(run, 107).orElseThrow();
         assertThat(d7.result().chunk()).isEqualTo(1);
         assertThat(d7.caseSha256()).hasSize(64);
+        // the simulated worker records no transcripts
+        assertThat(d7.transcripts()).isEmpty();
         // Not executed yet (chunk 8 onwards), and beyond the plan.
         assertThat(cases.find(run, 900)).isEmpty();
         assertThat(cases.find(run, 5_000)).isEmpty();

@@ -296,7 +296,8 @@ public final class SessionLogWriter implements AutoCloseable {
         return p.result;
     }
 
-    private static ObjectNode normalize(JsonNode e) {
+    /** A copy of {@code e} in the stored key order, checked like an append (shared with {@link SessionLogEncoder}). */
+    static ObjectNode normalize(JsonNode e) {
         if (e == null || !e.isObject()) throw new IllegalArgumentException("an event must be a JSON object, got " + e);
         ObjectNode out = Json.MAPPER.createObjectNode();
         out.set("type", e.get("type"));

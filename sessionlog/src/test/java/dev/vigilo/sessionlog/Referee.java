@@ -16,9 +16,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * Test fixture: the official reader (shared/tools/dsh-referee), installed on first use with its own
  * setup.sh into ~/.cache/vigilo/dsh-referee/HASH (keyed by a hash of the referee files, guarded by a file
- * lock for parallel forks). Never skips: if it cannot be installed, the test fails with the reason.
+ * lock for parallel forks). Never skips: if it cannot be installed, the test fails with the reason. Public (in this
+ * module's test jar) so the modules that write session logs judge them with the same reader.
  */
-final class Referee {
+public final class Referee {
     private static Referee instance;
     final Path dir;
 
@@ -26,7 +27,7 @@ final class Referee {
         this.dir = dir;
     }
 
-    static synchronized Referee get() {
+    public static synchronized Referee get() {
         if (instance == null) instance = install();
         return instance;
     }
@@ -89,7 +90,7 @@ final class Referee {
     }
 
     /** Runs the referee with --json on {@code file}; returns its JSON object. */
-    JsonNode judge(Path file) {
+    public JsonNode judge(Path file) {
         try {
             Path stage = Files.createTempDirectory("referee-stage");
             ProcessBuilder pb = new ProcessBuilder(

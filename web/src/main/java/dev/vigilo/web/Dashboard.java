@@ -75,6 +75,7 @@ public final class Dashboard implements AutoCloseable {
         Views views = new Views(
                 guard.csrf(), databases.isPresent(), sources.datagenRoot().isPresent());
         Optional<RunPages> runs = databases.map(d -> new RunPages(d, stores, views));
+        Optional<ComparePages> comparisons = databases.map(d -> new ComparePages(d, views));
         Optional<DatasetPages> datasets = databases.map(d -> new DatasetPages(d, stores, views));
         DatagenPages datagen = new DatagenPages(sources, views);
         SessionPages sessions =
@@ -106,13 +107,20 @@ public final class Dashboard implements AutoCloseable {
                 r.get("/runs/{run}", p::runPage);
                 r.get("/runs/{run}/cases", p::casesPage);
                 r.get("/runs/{run}/cases/{ordinal}", p::casePage);
+                r.get("/runs/{run}/cases/{ordinal}/transcript", p.transcripts()::page);
                 r.post("/runs/{run}/cancel", p::cancelForm);
                 r.get("/api/runs", p::listApi);
                 r.get("/api/runs/{run}", p::runApi);
                 r.get("/api/runs/{run}/throughput", p::throughputApi);
                 r.get("/api/runs/{run}/cases", p::casesApi);
                 r.get("/api/runs/{run}/cases/{ordinal}", p::caseApi);
+                r.get("/api/runs/{run}/cases/{ordinal}/transcript", p.transcripts()::api);
                 r.post("/api/runs/{run}/cancel", p::cancelApi);
+            });
+            comparisons.ifPresent(p -> {
+                r.get("/runs/{run}/compare", p::form);
+                r.get("/runs/{run}/compare/{other}", p::page);
+                r.get("/api/runs/{run}/compare/{other}", p::api);
             });
             datasets.ifPresent(p -> {
                 r.get("/datasets", p::listPage);

@@ -14,6 +14,7 @@ import dev.vigilo.exec.ExecutionStatusReader;
 import dev.vigilo.exec.GateResult;
 import dev.vigilo.exec.RunCancellation;
 import dev.vigilo.exec.RunCatalog;
+import dev.vigilo.exec.RunTranscripts;
 import dev.vigilo.plan.RunStatus;
 import dev.vigilo.plan.RunStatusReader;
 import io.javalin.http.Context;
@@ -45,6 +46,7 @@ final class RunPages {
     private final RunStatusReader preparation;
     private final CaseResults cases;
     private final DatasetCatalog datasets;
+    private final CaseTranscriptPages transcripts;
 
     RunPages(DashboardSources.Databases sources, Stores stores, Views views) {
         this.sources = sources;
@@ -55,6 +57,13 @@ final class RunPages {
         this.preparation = new RunStatusReader(sources.control());
         this.cases = new CaseResults(sources.placements(), sources.storage());
         this.datasets = new DatasetCatalog(sources.control());
+        this.transcripts =
+                new CaseTranscriptPages(cases, new RunTranscripts(sources.placements(), sources.storage()), views);
+    }
+
+    /** A case's transcript pages (they share this reader of cases). */
+    CaseTranscriptPages transcripts() {
+        return transcripts;
     }
 
     // ---- the run list
@@ -470,6 +479,7 @@ final class RunPages {
             m.put("chunk_started", Views.time(d.chunkStartedAt()));
             m.put("chunk_finished", Views.time(d.chunkFinishedAt()));
             m.put("case_sha", d.caseSha256());
+            transcripts.embed(m, id, ordinal, d);
         }
         views.render(ctx, "case", m);
     }
@@ -500,6 +510,7 @@ final class RunPages {
                     .put("worker", d.worker().toString())
                     .put("started_at", d.chunkStartedAt().toString())
                     .put("finished_at", d.chunkFinishedAt().toString());
+            CaseTranscriptPages.putAll(o, id, ordinal, d.transcripts());
         }
         Dashboard.json(ctx, o);
     }

@@ -72,6 +72,12 @@ final class SessionPages {
         Transcript.Page page = read(ctx, file);
         ObjectNode o = Dashboard.JSON.createObjectNode().put("path", file[0].toString());
         o.set("verify", parse(page.report().toJson()));
+        putJson(o, page);
+        Dashboard.json(ctx, o);
+    }
+
+    /** A page of events as the API gives it: {@code from}, {@code events}, {@code next_from}. */
+    static void putJson(ObjectNode o, Transcript.Page page) {
         o.put("from", page.from());
         ArrayNode a = o.putArray("events");
         for (Transcript.Event e : page.events()) {
@@ -86,15 +92,27 @@ final class SessionPages {
         } else {
             o.putNull("next_from");
         }
-        Dashboard.json(ctx, o);
     }
 
     void viewPage(Context ctx) {
         Path[] file = new Path[1];
         Transcript.Page page = read(ctx, file);
-        VerifyReport r = page.report();
         Map<String, Object> m = views.page("Transcript " + file[0].getFileName(), "sessions");
         m.put("path", file[0].toString());
+        put(m, page);
+        page.nextFrom().ifPresent(n -> m.put("next", href(file[0].toString(), n)));
+        if (page.from() > 0) {
+            m.put("first", href(file[0].toString(), 0));
+        }
+        views.render(ctx, "session", m);
+    }
+
+    /**
+     * Puts what the transcript partials show ({@code transcript-verify}: the log's verdict and accounting;
+     * {@code transcript-events}: the page's events) into a page model.
+     */
+    static void put(Map<String, Object> m, Transcript.Page page) {
+        VerifyReport r = page.report();
         m.put("verdict", r.verdict());
         m.put("accepted", r.accepted());
         m.put("channel", r.channel().jsonName());
@@ -114,15 +132,10 @@ final class SessionPages {
         m.put("error_offset", r.errorOffset() == null ? null : r.errorOffset().toString());
         m.put("events", rows(page.events()));
         m.put("from", page.from());
-        page.nextFrom().ifPresent(n -> m.put("next", href(file[0].toString(), n)));
-        if (page.from() > 0) {
-            m.put("first", href(file[0].toString(), 0));
-        }
-        views.render(ctx, "session", m);
     }
 
     /** The events as the page shows them: consecutive streaming chunks folded into one collapsed row. */
-    private static List<Map<String, Object>> rows(List<Transcript.Event> events) {
+    static List<Map<String, Object>> rows(List<Transcript.Event> events) {
         List<Map<String, Object>> out = new ArrayList<>();
         long previous = -1;
         Map<String, Object> chunks = null;

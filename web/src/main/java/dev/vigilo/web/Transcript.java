@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
+import java.util.function.Function;
 
 /**
  * One page of a session log's committed events, read with the session-log reader ({@link SessionCat}: the same
@@ -47,14 +48,23 @@ final class Transcript {
     private Transcript() {}
 
     static Page read(Path file, long from, int limit) {
+        return read(out -> SessionCat.cat(file, from, out).report(), from, limit);
+    }
+
+    /**
+     * One page of what {@code reader} writes: a session-log reader that streams the committed events from
+     * {@code from} on as JSON lines into the given stream and returns its verdict (a run's transcript read through
+     * {@code RunTranscripts}, or a file through {@link SessionCat}).
+     */
+    static Page read(Function<OutputStream, VerifyReport> reader, long from, int limit) {
         Collector c = new Collector(limit);
-        SessionCat.CatReport r = SessionCat.cat(file, from, c);
+        VerifyReport report = reader.apply(c);
         OptionalLong next = OptionalLong.empty();
         if (c.more && !c.events.isEmpty()) {
             long seq = c.events.get(c.events.size() - 1).seq();
             next = seq >= 0 ? OptionalLong.of(seq + 1) : OptionalLong.empty();
         }
-        return new Page(r.report(), from, c.events, next);
+        return new Page(report, from, c.events, next);
     }
 
     /** Splits the cat output into lines and keeps what the page needs. */

@@ -49,6 +49,8 @@ final class Views {
             "run",
             "cases",
             "case",
+            "case-transcript",
+            "compare",
             "datasets",
             "dataset",
             "datagen",

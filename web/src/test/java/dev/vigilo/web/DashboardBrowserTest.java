@@ -206,8 +206,37 @@ class DashboardBrowserTest {
         assertThat(text(By.id("case-expected"))).isEqualTo("42");
         assertThat(rows("evaluators")).isGreaterThan(0);
         assertThat(text(By.id("receipt"))).contains("receipts/");
+        // The case's transcript: the last attempt's events embedded, every attempt linked.
+        assertThat(driver.findElements(By.cssSelector("#events .event.kind-user")))
+                .hasSize(1);
+        assertThat(text(By.id("events"))).contains("What is 17 + 25?");
         noConsoleErrors("a case");
         screenshot("04-case");
+        driver.findElement(By.id("transcript-attempt-1")).click();
+        new WebDriverWait(driver, Duration.ofSeconds(30))
+                .until(ExpectedConditions.presenceOfElementLocated(By.id("transcript-key")));
+        assertThat(text(By.id("transcript-key"))).contains("runs/" + state.settledRun + "/transcripts/");
+        assertThat(text(By.id("verdict"))).isEqualTo("ACCEPT");
+        assertThat(driver.findElements(By.cssSelector("#events .event"))).isNotEmpty();
+        noConsoleErrors("a case's transcript");
+        screenshot("04-case-transcript");
+    }
+
+    @Test
+    @Order(3)
+    void aRunComparedWithItself() throws IOException {
+        open("/runs/" + state.settledRun, By.id("compare-form"));
+        driver.findElement(By.id("compare-with")).sendKeys(state.settledRun.toString());
+        driver.findElement(By.id("compare-button")).click();
+        new WebDriverWait(driver, Duration.ofSeconds(30))
+                .until(ExpectedConditions.presenceOfElementLocated(By.id("gate-deltas")));
+        assertThat(rows("gate-deltas")).isEqualTo(3);
+        assertThat(driver.findElements(By.cssSelector("#gate-deltas .delta-same")))
+                .hasSize(3);
+        assertThat(driver.findElements(By.id("no-flips"))).hasSize(1);
+        assertThat(text(By.id("counts"))).startsWith("12 cases compared, 0 flipped");
+        noConsoleErrors("a comparison");
+        screenshot("04-compare");
     }
 
     @Test

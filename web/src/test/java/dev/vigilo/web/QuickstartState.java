@@ -84,7 +84,12 @@ final class QuickstartState implements AutoCloseable {
                 Duration.ofMillis(100),
                 Duration.ofMillis(200),
                 Duration.ofSeconds(5));
-        new Worker(placements, storage, fast, listener).run();
+        // The profile names its agent by a path relative to the repository root: the worker runs agents in the home,
+        // where the example agent is copied, whatever directory the tests run in.
+        Path agent = home.resolve("examples/agent/QuickAgent.java");
+        Files.createDirectories(agent.getParent());
+        Files.write(agent, resource("examples/agent/QuickAgent.java"));
+        new Worker(placements, storage, fast, listener, home).run();
         pendingRun = prepare(profile);
         sessionLog = writeSessionLog(home.resolve("sessions/demo/session.jsonl.zstd"));
         datagenRoot = LogRoot.local(home);

@@ -1,0 +1,91 @@
+package dev.vigilo.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.errors.NotFoundException;
+import dev.vigilo.common.input.Names;
+import dev.vigilo.exec.RunTranscripts;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/** {@code vigilo run transcript RUN_ID CASE_ID [--attempt N] [--json]}. */
+@Command(
+        name = "transcript",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Show the transcript of one executed case: the conversation of its last attempt (or --attempt N),"
+                    + " streamed, with the output, the evaluators' results and the gate outcomes.",
+            "The case is found by id in the run's plan (the chunk files are read in order until it is found)."
+        })
+final class RunTranscriptCommand implements Callable<Integer> {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(index = "0", paramLabel = "RUN_ID", description = "The run id.")
+    String runId;
+
+    @Parameters(index = "1", paramLabel = "CASE_ID", description = "The case's id, as in the dataset.")
+    String caseId;
+
+    @Option(names = "--attempt", paramLabel = "N", description = "Which attempt (from 1; default: the last).")
+    Integer attempt;
+
+    @Option(names = "--json", description = "Print the transcript's events as JSON lines.")
+    boolean json;
+
+    @Override
+    public Integer call() {
+        UUID run = CommandSupport.runId(runId, "RUN_ID");
+        PrintWriter out = CommandSupport.out(spec);
+        try (Connections connections = CommandSupport.root(spec).connections()) {
+            RunTranscripts reader = new RunTranscripts(connections.placements(), connections.storage());
+            RunTranscripts.CaseTranscripts c = reader.find(run, caseId);
+            String name = Names.quote(caseId);
+            if (c.attempts().isEmpty()) {
+                throw new NotFoundException("case " + name + " of run " + run + " has no transcript: its receipt was"
+                        + " written before transcripts were recorded (receipt version 1)");
+            }
+            int n = attempt == null ? c.attempts().get(c.attempts().size() - 1).attempt() : attempt;
+            RunTranscripts.Attempt a = c.attempt(n)
+                    .orElseThrow(() -> new InvalidInputException("--attempt " + n + ": case " + name + " of run " + run
+                            + " made " + c.attempts().size() + " attempts; choose 1 to "
+                            + c.attempts().size()));
+            if (json) {
+                try (LineSink lines = new LineSink(out::println)) {
+                    reader.write(run, a, lines);
+                }
+                out.flush();
+                return ExitCode.OK;
+            }
+            out.println(Names.printable("case " + name + " (ordinal " + c.ordinal() + ", chunk " + c.chunkIndex()
+                    + ") of run " + run + ": attempt " + n + " of "
+                    + c.attempts().size() + ", "
+                    + (c.errored() ? "errored" : "answered") + ", lease generation " + c.leaseGeneration()));
+            out.println(
+                    "transcript " + a.transcript().key() + " (" + a.transcript().length() + " bytes, SHA-256 "
+                            + a.transcript().sha256().toHex() + ")");
+            TranscriptRenderer renderer = new TranscriptRenderer(out);
+            try (LineSink lines = new LineSink(line -> {
+                try {
+                    renderer.render(JSON.readTree(line));
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            })) {
+                reader.write(run, a, lines);
+            }
+            out.flush();
+            return ExitCode.OK;
+        }
+    }
+}

@@ -1,0 +1,127 @@
+package dev.vigilo.cli;
+
+import dev.vigilo.common.input.Names;
+import dev.vigilo.exec.GateResult;
+import dev.vigilo.exec.RunVerifier;
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/** {@code vigilo verify RUN_ID [--json]}: exit 0 when the run checks out, 1 with the first damage otherwise. */
+@Command(
+        name = "verify",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Re-read a settled run end to end and check it against its own records: the dataset (catalog identity,"
+                    + " index, every case), the published plan (manifest, configuration, gates, every chunk), every"
+                    + " receipt, output and transcript (length and SHA-256), and the settlement and verdict"
+                    + " recomputed from the receipts and the frozen gate counts.",
+            "Exit 0 when everything matches, 1 with the first damaged object or mismatching figure."
+        })
+final class VerifyCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Parameters(index = "0", paramLabel = "RUN_ID", description = "The run id.")
+    String runId;
+
+    @Option(names = "--json", description = "Print one JSON object with the verdict.")
+    boolean json;
+
+    @Override
+    public Integer call() {
+        PrintWriter out = CommandSupport.out(spec);
+        try (Connections connections = CommandSupport.root(spec).connections()) {
+            RunVerifier.Report r = new RunVerifier(connections.placements(), connections.storage())
+                    .verify(CommandSupport.runId(runId, "RUN_ID"));
+            RunVerifier.Checked c = r.checked();
+            if (json) {
+                out.println(Json.write(json(r)));
+            } else if (r.intact()) {
+                out.printf(
+                        "intact: run %s %s%s: %d cases, %d chunks, %d receipts, %d outputs and %d transcripts"
+                                + " verified; settlement recomputed:%n",
+                        r.runId(),
+                        r.status(),
+                        r.verdict().map(v -> ", verdict " + v).orElse(""),
+                        c.datasetCases(),
+                        c.chunks(),
+                        c.receipts(),
+                        c.outputs(),
+                        c.transcripts());
+                for (GateResult g : r.gates()) {
+                    out.printf(
+                            Locale.ROOT,
+                            "  gate %s: %d passed, %d failed, %d errored of %d planned (%.1f%%, minimum %.1f%%): %s%n",
+                            Names.printable(g.name()),
+                            g.passed(),
+                            g.failed(),
+                            g.errored(),
+                            g.planned(),
+                            g.passRate() * 100,
+                            g.minPassRate() * 100,
+                            g.passedGate().orElseThrow() ? "passed" : "failed");
+                }
+                if (c.casesWithoutTranscripts() > 0) {
+                    out.printf(
+                            "  %d cases have no transcript (receipts written before transcripts were recorded)%n",
+                            c.casesWithoutTranscripts());
+                }
+            } else {
+                out.println(Names.printable(r.damagedKey()
+                        .map(k -> "DAMAGED: " + k)
+                        .orElse("MISMATCH: " + r.problem().orElseThrow())));
+            }
+            if (!r.intact()) {
+                CommandSupport.err(spec).println("vigilo: error: " + r.problem().orElseThrow());
+                return ExitCode.FAILED;
+            }
+            return ExitCode.OK;
+        }
+    }
+
+    private static Map<String, Object> json(RunVerifier.Report r) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("run_id", r.runId().toString());
+        m.put("intact", r.intact());
+        m.put("status", r.status());
+        m.put("verdict", r.verdict().orElse(null));
+        RunVerifier.Checked c = r.checked();
+        Map<String, Object> checked = new LinkedHashMap<>();
+        checked.put("dataset_cases", c.datasetCases());
+        checked.put("case_files", c.caseFiles());
+        checked.put("index_documents", c.indexDocuments());
+        checked.put("chunks", c.chunks());
+        checked.put("receipts", c.receipts());
+        checked.put("outputs", c.outputs());
+        checked.put("transcripts", c.transcripts());
+        checked.put("cases_without_transcripts", c.casesWithoutTranscripts());
+        m.put("checked", checked);
+        m.put("damaged_key", r.damagedKey().orElse(null));
+        m.put("problem", r.problem().orElse(null));
+        List<Map<String, Object>> gates = new ArrayList<>();
+        for (GateResult g : r.gates()) {
+            Map<String, Object> x = new LinkedHashMap<>();
+            x.put("name", g.name());
+            x.put("planned", g.planned());
+            x.put("passed", g.passed());
+            x.put("failed", g.failed());
+            x.put("errored", g.errored());
+            x.put("pass_rate", g.passRate());
+            x.put("min_pass_rate", g.minPassRate());
+            x.put("passed_gate", g.passedGate().orElse(null));
+            gates.add(x);
+        }
+        m.put("gates", gates);
+        return m;
+    }
+}

@@ -1,0 +1,222 @@
+package dev.vigilo.exec;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.vigilo.agent.OpenAiTestServer;
+import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.plan.PublishedPlan;
+import dev.vigilo.storage.Deadline;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code vigilo verify} over a real settled run: intact when untouched; one flipped byte in a receipt, a transcript, a
+ * chunk file or a dataset case file (each restored afterwards) is reported with that object's key; an altered figure
+ * of the recorded gate table is reported with both figures.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class RunVerifierTest {
+    private static final Pattern QUESTION = Pattern.compile("what is (\\d+) \\* 2");
+
+    @TempDir
+    static Path dir;
+
+    ExecFixture fx;
+    Placements placements;
+    OpenAiTestServer llm;
+    UUID run;
+
+    @BeforeAll
+    void setUp() throws IOException {
+        fx = new ExecFixture(dir, 250);
+        placements = Placements.open(fx.control, ExecutionConfig.defaults());
+        llm = OpenAiTestServer.start();
+        // Wrong for i % 5 == 0, a tool call for i % 7 == 0, errored (500) for i % 13 == 0, and one output long
+        // enough to be stored apart.
+        llm.answerWith(req -> {
+            Matcher m = QUESTION.matcher(req.lastUserMessage());
+            long i = m.find() ? Long.parseLong(m.group(1)) : -1;
+            if (i % 13 == 0) {
+                return OpenAiTestServer.Reply.error(500, "down");
+            }
+            if (i == 101) {
+                return OpenAiTestServer.Reply.content("y".repeat(Receipt.INLINE_OUTPUT_BYTES + 5));
+            }
+            if (i % 7 == 0) {
+                return OpenAiTestServer.Reply.toolCall("multiply", "{\"a\":" + i + "}");
+            }
+            return OpenAiTestServer.Reply.content(i % 5 == 0 ? "wrong" : Long.toString(i * 2));
+        });
+        run = fx.prepare("""
+                name: verify
+                agent: {kind: http, url: "%s", model: m, max_attempts: 2}
+                evaluators:
+                  - {name: exact, kind: exact_match}
+                  - {name: re, kind: regex, pattern: "^[0-9]+$", applies_to: {groups: [math]}}
+                gates:
+                  - {name: all, required_evaluators: [exact], min_pass_rate: 0.5}
+                  - {name: math, required_evaluators: [exact, re], min_pass_rate: 0.5}
+                """.formatted(llm.chatUrl()));
+        new Admission(placements, fx.storage).admit(run);
+        new Worker(placements, fx.storage, TranscriptTest.fast(4), Worker.Listener.NONE).run();
+        assertThat(fx.runStatus(run)).isEqualTo("settled");
+    }
+
+    @AfterAll
+    void tearDown() {
+        llm.close();
+        placements.close();
+        fx.close();
+    }
+
+    /** The receipts the done chunk rows reference, in chunk order. */
+    List<dev.vigilo.storage.ObjectRef> receipts() {
+        return placements
+                .jdbi(ExecutionConfig.CONTROL)
+                .withHandle(h -> h.createQuery("SELECT receipt_key, receipt_length, receipt_sha256 FROM exec_chunks"
+                                + " WHERE run_id = :r ORDER BY chunk_index")
+                        .bind("r", run)
+                        .map((rs, ctx) -> new dev.vigilo.storage.ObjectRef(
+                                dev.vigilo.storage.ObjectKey.of(rs.getString(1)),
+                                rs.getLong(2),
+                                dev.vigilo.storage.Sha256.parseHex(rs.getString(3))))
+                        .list());
+    }
+
+    RunVerifier.Report verify() {
+        return new RunVerifier(placements, fx.storage).verify(run);
+    }
+
+    /** Flips one byte of the object at {@code key}, verifies, and restores the object. */
+    RunVerifier.Report verifyWithFlippedByte(String key) throws IOException {
+        Path file = fx.storeRoot.resolve(key);
+        byte[] original = Files.readAllBytes(file);
+        byte[] damaged = original.clone();
+        damaged[damaged.length / 2] ^= 0x20;
+        file.toFile().setWritable(true);
+        Files.write(file, damaged);
+        try {
+            return verify();
+        } finally {
+            Files.write(file, original);
+        }
+    }
+
+    @Test
+    void anUntouchedRunIsIntactAndItsSettlementIsRecomputed() {
+        RunVerifier.Report r = verify();
+        assertThat(r.problem()).isEmpty();
+        assertThat(r.intact()).isTrue();
+        assertThat(r.damagedKey()).isEmpty();
+        assertThat(r.checked().datasetCases()).isEqualTo(250);
+        assertThat(r.checked().chunks()).isEqualTo(3);
+        assertThat(r.checked().receipts()).isEqualTo(3);
+        assertThat(r.checked().outputs()).isEqualTo(1);
+        // 250 cases, the 20 errored ones (i % 13 == 0) made two attempts each
+        assertThat(r.checked().transcripts()).isEqualTo(250 + 20);
+        assertThat(r.checked().casesWithoutTranscripts()).isZero();
+        long passed = 0;
+        for (long i = 0; i < 250; i++) {
+            if (i % 13 != 0 && i != 101 && i % 7 != 0 && i % 5 != 0) {
+                passed++;
+            }
+        }
+        assertThat(r.gates().get(0).passed()).isEqualTo(passed);
+        assertThat(r.gates().get(0).errored()).isEqualTo(20);
+        boolean allPass = r.gates().stream().allMatch(g -> g.passedGate().orElseThrow());
+        assertThat(r.verdict()).contains(allPass ? "passed" : "failed");
+    }
+
+    @Test
+    void aTamperedReceiptIsReportedWithItsKey() throws IOException {
+        String key = receipts().get(1).key().value();
+        RunVerifier.Report r = verifyWithFlippedByte(key);
+        assertThat(r.intact()).isFalse();
+        assertThat(r.damagedKey()).contains(key);
+        assertThat(r.problem().orElseThrow()).contains(key);
+    }
+
+    @Test
+    void aTamperedTranscriptIsReportedWithItsKey() throws IOException {
+        Receipt r2 =
+                Receipt.decode(fx.store.read(receipts().get(2), Deadline.after(Duration.ofSeconds(10))), "receipt");
+        String key = r2.cases().get(17).transcripts().get(0).ref().key().value();
+        assertThat(key).contains("/0000000002/217-a1-g");
+        RunVerifier.Report r = verifyWithFlippedByte(key);
+        assertThat(r.intact()).isFalse();
+        assertThat(r.damagedKey()).contains(key);
+    }
+
+    @Test
+    void aTamperedChunkFileIsReportedWithItsKey() throws IOException {
+        String key = fx.plan(run).manifest().chunkIndexRoot().key().value();
+        List<String> chunkKeys = new ArrayList<>();
+        fx.plan(run)
+                .forEachChunk(
+                        0,
+                        Deadline.after(Duration.ofSeconds(10)),
+                        c -> chunkKeys.add(c.ref().key().value()));
+        assertThat(chunkKeys).hasSize(3).doesNotContain(key);
+        RunVerifier.Report r = verifyWithFlippedByte(chunkKeys.get(1));
+        assertThat(r.intact()).isFalse();
+        assertThat(r.damagedKey()).contains(chunkKeys.get(1));
+    }
+
+    @Test
+    void aTamperedCaseFileIsReportedWithItsKey() throws IOException {
+        PublishedPlan plan = fx.plan(run);
+        String caseFile;
+        try (var files = Files.walk(fx.storeRoot.resolve("datasets/cases"))) {
+            Path first = files.filter(Files::isRegularFile).sorted().findFirst().orElseThrow();
+            caseFile = fx.storeRoot.relativize(first).toString();
+        }
+        assertThat(plan.manifest().cases()).isEqualTo(250);
+        RunVerifier.Report r = verifyWithFlippedByte(caseFile);
+        assertThat(r.intact()).isFalse();
+        assertThat(r.damagedKey()).contains(caseFile);
+    }
+
+    @Test
+    void anAlteredGateFigureIsReportedWithBothFigures() {
+        fx.control
+                .jdbi()
+                .useHandle(h -> h.execute(
+                        "UPDATE run_gate_results SET passed = passed + 1, failed = failed - 1 WHERE run_id = ? AND gate_index = 1",
+                        run));
+        try {
+            RunVerifier.Report r = verify();
+            assertThat(r.intact()).isFalse();
+            assertThat(r.damagedKey()).isEmpty();
+            assertThat(r.problem().orElseThrow()).contains("gate math").contains("the receipts give");
+        } finally {
+            fx.control
+                    .jdbi()
+                    .useHandle(h -> h.execute(
+                            "UPDATE run_gate_results SET passed = passed - 1, failed = failed + 1 WHERE run_id = ?"
+                                    + " AND gate_index = 1",
+                            run));
+        }
+        assertThat(verify().intact()).isTrue();
+    }
+
+    @Test
+    void aRunThatHasNotEndedIsRefused() {
+        UUID pending = fx.prepare();
+        assertThatThrownBy(() -> new RunVerifier(placements, fx.storage).verify(pending))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("wait until it settles");
+    }
+}

@@ -1,0 +1,174 @@
+package dev.vigilo.web;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.errors.DamagedException;
+import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.errors.NotFoundException;
+import dev.vigilo.exec.CaseResults;
+import dev.vigilo.exec.RunTranscripts;
+import io.javalin.http.Context;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * A run's case transcripts (docs/transcripts.md): the transcript of one attempt of a case, paged like the transcript
+ * viewer and rendered by the same code ({@link SessionPages}), and the first events of the last attempt embedded in
+ * the case's page. The case's receipt names its transcripts ({@link CaseResults#find}); each is read through
+ * {@link RunTranscripts#write}, which verifies it against the receipt's reference and has the session-log reader
+ * stream its committed events, of which at most one page is kept.
+ */
+final class CaseTranscriptPages {
+    /** Events of the last attempt shown on the case page itself. */
+    static final int EMBEDDED_EVENTS = 50;
+
+    private final CaseResults cases;
+    private final RunTranscripts transcripts;
+    private final Views views;
+
+    CaseTranscriptPages(CaseResults cases, RunTranscripts transcripts, Views views) {
+        this.cases = cases;
+        this.transcripts = transcripts;
+        this.views = views;
+    }
+
+    static String href(UUID run, long ordinal, int attempt, long from) {
+        return "/runs/" + run + "/cases/" + ordinal + "/transcript?attempt=" + attempt
+                + (from > 0 ? "&from=" + from : "");
+    }
+
+    /** One page of an attempt's transcript. */
+    private Transcript.Page read(UUID run, RunTranscripts.Attempt attempt, long from, int limit) {
+        return Transcript.read(out -> transcripts.write(run, attempt, from, out), from, limit);
+    }
+
+    /**
+     * Adds the case page's transcript section: every attempt's link, and the last attempt's first
+     * {@value #EMBEDDED_EVENTS} events. A transcript that cannot be read (damaged) is named on the page, which still
+     * shows everything else.
+     */
+    void embed(Map<String, Object> m, UUID run, long ordinal, CaseResults.CaseDetail d) {
+        List<RunTranscripts.Attempt> attempts = d.transcripts();
+        m.put("has_transcripts", !attempts.isEmpty());
+        if (attempts.isEmpty()) {
+            return;
+        }
+        m.put("transcripts", attemptLinks(run, ordinal, attempts, -1));
+        RunTranscripts.Attempt last = attempts.get(attempts.size() - 1);
+        m.put("last_transcript", href(run, ordinal, last.attempt(), 0));
+        m.put("last_attempt", last.attempt());
+        try {
+            Transcript.Page page = read(run, last, 0, EMBEDDED_EVENTS);
+            m.put("events", SessionPages.rows(page.events()));
+            m.put("embedded_more", page.nextFrom().isPresent());
+        } catch (DamagedException e) {
+            m.put("transcript_damaged", e.getMessage());
+        }
+    }
+
+    private static List<Map<String, Object>> attemptLinks(
+            UUID run, long ordinal, List<RunTranscripts.Attempt> attempts, int current) {
+        List<Map<String, Object>> links = new ArrayList<>();
+        for (RunTranscripts.Attempt a : attempts) {
+            Map<String, Object> l = new LinkedHashMap<>();
+            l.put("attempt", a.attempt());
+            l.put("href", href(run, ordinal, a.attempt(), 0));
+            l.put("length", a.transcript().length());
+            l.put("current", a.attempt() == current);
+            links.add(l);
+        }
+        return links;
+    }
+
+    /** The case, its transcripts and the chosen attempt ({@code ?attempt=}, default the last). */
+    private record Chosen(UUID run, long ordinal, CaseResults.CaseDetail detail, RunTranscripts.Attempt attempt) {}
+
+    private Chosen choose(Context ctx) {
+        UUID run = Params.runId(ctx);
+        long ordinal = Params.ordinal(ctx, "ordinal");
+        CaseResults.CaseDetail d = cases.find(run, ordinal)
+                .orElseThrow(() -> new NotFoundException("case " + ordinal + " of run " + run + " has not been"
+                        + " executed (its chunk is queued, running or failed, or the run has no such case)"));
+        List<RunTranscripts.Attempt> attempts = d.transcripts();
+        if (attempts.isEmpty()) {
+            throw new NotFoundException("case " + ordinal + " of run " + run + " has no transcript: its receipt was"
+                    + " written before transcripts were recorded");
+        }
+        int last = attempts.get(attempts.size() - 1).attempt();
+        int n = (int) Params.number(ctx, "attempt", 1, Integer.MAX_VALUE, last);
+        RunTranscripts.Attempt a = attempts.stream()
+                .filter(x -> x.attempt() == n)
+                .findFirst()
+                .orElseThrow(() -> new InvalidInputException("attempt " + n + ": case " + ordinal + " of run " + run
+                        + " made " + attempts.size() + " attempts; choose 1 to " + attempts.size()));
+        return new Chosen(run, ordinal, d, a);
+    }
+
+    void page(Context ctx) {
+        Chosen c = choose(ctx);
+        long from = Params.number(ctx, "from", 0, Long.MAX_VALUE / 2, 0);
+        Transcript.Page page = read(c.run(), c.attempt(), from, SessionPages.EVENTS_PER_PAGE);
+        String caseId = c.detail().result().caseId();
+        Map<String, Object> m = views.page("Transcript of case " + c.ordinal() + " of run " + c.run(), "runs");
+        m.put("id", c.run().toString());
+        m.put("ordinal", c.ordinal());
+        m.put("case_id", caseId);
+        m.put("attempt", c.attempt().attempt());
+        m.put("attempt_count", c.detail().transcripts().size());
+        m.put(
+                "attempts",
+                attemptLinks(
+                        c.run(),
+                        c.ordinal(),
+                        c.detail().transcripts(),
+                        c.attempt().attempt()));
+        m.put("key", c.attempt().transcript().key().value());
+        m.put("length", c.attempt().transcript().length());
+        m.put("sha", c.attempt().transcript().sha256().toHex());
+        SessionPages.put(m, page);
+        page.nextFrom()
+                .ifPresent(n ->
+                        m.put("next", href(c.run(), c.ordinal(), c.attempt().attempt(), n)));
+        if (page.from() > 0) {
+            m.put("first", href(c.run(), c.ordinal(), c.attempt().attempt(), 0));
+        }
+        views.render(ctx, "case-transcript", m);
+    }
+
+    void api(Context ctx) {
+        Chosen c = choose(ctx);
+        long from = Params.number(ctx, "from", 0, Long.MAX_VALUE / 2, 0);
+        int limit = (int) Params.number(ctx, "limit", 1, 1000, SessionPages.EVENTS_PER_PAGE);
+        Transcript.Page page = read(c.run(), c.attempt(), from, limit);
+        ObjectNode o = Dashboard.JSON
+                .createObjectNode()
+                .put("run_id", c.run().toString())
+                .put("ordinal", c.ordinal())
+                .put("case_id", c.detail().result().caseId())
+                .put("attempt", c.attempt().attempt())
+                .put("attempts", c.detail().transcripts().size());
+        putRef(o.putObject("transcript"), c.attempt());
+        o.set("verify", DatagenPages.parse(page.report().toJson()));
+        SessionPages.putJson(o, page);
+        Dashboard.json(ctx, o);
+    }
+
+    /** The case API's {@code transcripts}: each attempt's reference and its page. */
+    static void putAll(ObjectNode o, UUID run, long ordinal, List<RunTranscripts.Attempt> attempts) {
+        ArrayNode a = o.putArray("transcripts");
+        for (RunTranscripts.Attempt t : attempts) {
+            ObjectNode n = a.addObject().put("attempt", t.attempt());
+            putRef(n, t);
+            n.put("api", "/api/runs/" + run + "/cases/" + ordinal + "/transcript?attempt=" + t.attempt());
+        }
+    }
+
+    private static void putRef(ObjectNode n, RunTranscripts.Attempt t) {
+        n.put("key", t.transcript().key().value())
+                .put("length", t.transcript().length())
+                .put("sha256", t.transcript().sha256().toHex());
+    }
+}
