@@ -1,7 +1,19 @@
-package dev.vigilo.sessionlog;
+package dev.vigilo.bench;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.github.luben.zstd.ZstdInputStreamNoFinalizer;
+import dev.vigilo.sessionlog.CompactReport;
+import dev.vigilo.sessionlog.LargeVerifyMain;
+import dev.vigilo.sessionlog.LockFileEpochSource;
+import dev.vigilo.sessionlog.Manifest;
+import dev.vigilo.sessionlog.SessionCompactor;
+import dev.vigilo.sessionlog.SessionHeader;
+import dev.vigilo.sessionlog.SessionLogFixtures;
+import dev.vigilo.sessionlog.SessionLogWriter;
+import dev.vigilo.sessionlog.SessionVerifier;
+import dev.vigilo.sessionlog.VerifyReport;
+import dev.vigilo.sessionlog.WriterOptions;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
 import java.nio.channels.FileChannel;
@@ -23,39 +35,45 @@ import java.util.concurrent.atomic.AtomicLong;
  * (the ceiling);</li>
  * <li>durable appends/s with 1, 4 and 16 concurrent appenders: group commit vs one frame + fsync per append.</li>
  * </ol>
- * Run (from the repository root):
- * <pre>
- * mvn -B -q -pl sessionlog test-compile dependency:build-classpath -Dmdep.outputFile=target/cp.txt -Dmdep.includeScope=test
- * java -cp "sessionlog/target/test-classes:sessionlog/target/classes:$(cat sessionlog/target/cp.txt)" \
- *      dev.vigilo.sessionlog.SessionLogBench [SIZE_MB=200] [SECONDS_PER_APPEND_RUN=3] [WORK_DIR]
- * </pre>
+ * The referee, generated logs and frame positions come from sessionlog's published test fixtures
+ * ({@link SessionLogFixtures}). Run: {@code bench/run session [SIZE_MB=200] [SECONDS_PER_APPEND_RUN=3] [WORK_DIR]}.
  */
-public final class SessionLogBench {
+public final class SessionLogBenchmark {
+    /** The session header of the append runs. */
+    private static final SessionHeader HEADER =
+            new SessionHeader("corpus-session", "/home/user/project", 1760000000000L, 0);
+
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+
+    private SessionLogBenchmark() {}
+
     public static void main(String[] args) throws Exception {
         int mb = args.length > 0 ? Integer.parseInt(args[0]) : 200;
         int secs = args.length > 1 ? Integer.parseInt(args[1]) : 3;
         Path work = args.length > 2 ? Path.of(args[2]) : Files.createTempDirectory("sessionlog-bench");
         Files.createDirectories(work);
-        Referee ref = Referee.get();
+        Path refDir = SessionLogFixtures.refereeDir();
         Path log = work.resolve("bench-" + mb + "mb.jsonl.zstd");
         if (!Files.exists(log)) {
             System.out.println("generating " + mb + " MB with gen-big.mjs --mode hand ...");
             ProcessBuilder pb = new ProcessBuilder(
-                    ref.dir.resolve("node_modules/.bin/node").toString(),
-                    Referee.sourceDir().resolve("gen-big.mjs").toString(),
+                    refDir.resolve("node_modules/.bin/node").toString(),
+                    SessionLogFixtures.refereeSourceDir().resolve("gen-big.mjs").toString(),
                     log.toString(),
                     String.valueOf(mb),
                     "--mode",
                     "hand",
                     "--quiet");
-            pb.environment().put("DSH_REF", ref.dir.toString());
+            pb.environment().put("DSH_REF", refDir.toString());
             Process p = pb.inheritIO().start();
             if (p.waitFor() != 0) throw new IllegalStateException("gen-big.mjs failed");
         }
         double sizeMb = Files.size(log) / 1e6;
         System.out.printf(
                 "log: %s (%.1f MB compressed, %d frames)%n",
-                log, sizeMb, Corpus.frameBounds(Files.readAllBytes(log)).size());
+                log,
+                sizeMb,
+                SessionLogFixtures.frameBounds(Files.readAllBytes(log)).size());
 
         // 1. cold verify: fresh processes, 3 runs each, best of 3
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
@@ -80,8 +98,8 @@ public final class SessionLogBench {
             vigiloBest = Math.min(vigiloBest, System.nanoTime() - t0);
             t0 = System.nanoTime();
             Process q = new ProcessBuilder(
-                            ref.dir.resolve("node_modules/.bin/node").toString(),
-                            ref.dir.resolve("referee.mjs").toString(),
+                            refDir.resolve("node_modules/.bin/node").toString(),
+                            refDir.resolve("referee.mjs").toString(),
                             log.toString())
                     .redirectErrorStream(true)
                     .start();
@@ -99,7 +117,7 @@ public final class SessionLogBench {
                 vigiloBest / 1e9, refBest / 1e9, (double) vigiloBest / refBest, (double) refBest / vigiloBest);
 
         // 2. in-process throughput vs raw zstd-jni decompression
-        List<long[]> frames = Corpus.frameBounds(Files.readAllBytes(log));
+        List<long[]> frames = SessionLogFixtures.frameBounds(Files.readAllBytes(log));
         double verifyBest = Double.MAX_VALUE, rawBest = Double.MAX_VALUE;
         byte[] buf = new byte[1 << 16];
         for (int i = 0; i < 4; i++) {
@@ -111,7 +129,7 @@ public final class SessionLogBench {
             long plain = 0;
             try (FileChannel ch = FileChannel.open(log)) {
                 for (long[] f : frames) {
-                    byte[] fb = FrameCodec.readRange(ch, f[0], f[1]);
+                    byte[] fb = SessionLogFixtures.readRange(ch, f[0], f[1]);
                     try (InputStream z = new ZstdInputStreamNoFinalizer(new ByteArrayInputStream(fb))) {
                         for (int n; (n = z.read(buf)) >= 0; ) plain += n;
                     }
@@ -140,10 +158,8 @@ public final class SessionLogBench {
         }
         String refCompacted = new String(
                         new ProcessBuilder(
-                                        ref.dir
-                                                .resolve("node_modules/.bin/node")
-                                                .toString(),
-                                        ref.dir.resolve("referee.mjs").toString(),
+                                        refDir.resolve("node_modules/.bin/node").toString(),
+                                        refDir.resolve("referee.mjs").toString(),
                                         compacted.toString())
                                 .redirectErrorStream(true)
                                 .start()
@@ -165,7 +181,7 @@ public final class SessionLogBench {
                 before / after,
                 refCompacted);
         Files.deleteIfExists(compacted);
-        smallFrames(work, ref);
+        smallFrames(work, refDir);
 
         // 4. durable appends/s (a discarded warm-up run first: JIT, and the write-back of the large files above)
         appends(work, 4, true, 2);
@@ -191,21 +207,21 @@ public final class SessionLogBench {
     }
 
     /** The spec's frame-merging claim, on a log with tiny frames (1-3 events each, as per-append writers produce). */
-    private static void smallFrames(Path work, Referee ref) throws Exception {
+    private static void smallFrames(Path work, Path refDir) throws Exception {
         Path small = work.resolve("small-frames.jsonl.zstd");
         Path merged = work.resolve("small-frames.merged.jsonl.zstd");
         Files.deleteIfExists(small);
         Files.deleteIfExists(merged);
-        List<String> rows = LogBuilder.turns(99, 20000, false);
+        List<String> rows = SessionLogFixtures.turns(99, 20000, false);
         List<byte[]> frames = new ArrayList<>();
-        frames.add(LogBuilder.frame(LogBuilder.header() + "\n"));
+        frames.add(SessionLogFixtures.frame(SessionLogFixtures.header() + "\n"));
         java.util.Random r = new java.util.Random(5);
         for (int i = 0; i < rows.size(); ) {
             int n = Math.min(rows.size() - i, 1 + r.nextInt(3));
-            frames.add(LogBuilder.frame(LogBuilder.lines(rows.subList(i, i + n))));
+            frames.add(SessionLogFixtures.frame(SessionLogFixtures.lines(rows.subList(i, i + n))));
             i += n;
         }
-        Files.write(small, LogBuilder.concat(frames));
+        Files.write(small, SessionLogFixtures.concat(frames));
         CompactReport c = SessionCompactor.compact(small, merged, SessionCompactor.DEFAULT_FRAME_BYTES);
         double[] refTimes = new double[2];
         double[] ourTimes = new double[2];
@@ -216,8 +232,8 @@ public final class SessionLogBench {
             for (int i = 0; i < 3; i++) {
                 long t0 = System.nanoTime();
                 Process q = new ProcessBuilder(
-                                ref.dir.resolve("node_modules/.bin/node").toString(),
-                                ref.dir.resolve("referee.mjs").toString(),
+                                refDir.resolve("node_modules/.bin/node").toString(),
+                                refDir.resolve("referee.mjs").toString(),
                                 files[k].toString())
                         .redirectErrorStream(true)
                         .start();
@@ -250,15 +266,15 @@ public final class SessionLogBench {
         Path f = work.resolve("append-" + threads + "-" + group + "-" + System.nanoTime() + ".jsonl.zstd");
         AtomicLong count = new AtomicLong();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(secs);
-        try (SessionLogWriter w = SessionLogWriter.create(
-                f, WriterTest.HEADER, new LockFileEpochSource(), new WriterOptions(true, true, group))) {
+        try (SessionLogWriter w =
+                SessionLogWriter.create(f, HEADER, new LockFileEpochSource(), new WriterOptions(true, true, group))) {
             List<Thread> ts = new ArrayList<>();
             long t0 = System.nanoTime();
             for (int t = 0; t < threads; t++) {
                 Thread th = new Thread(() -> {
                     int i = 0;
                     while (System.nanoTime() < deadline) {
-                        ObjectNode e = WriterTest.todo(i++);
+                        ObjectNode e = todo(i++);
                         w.append(List.of(e));
                         count.incrementAndGet();
                     }
@@ -274,5 +290,16 @@ public final class SessionLogBench {
             for (Path p : new Path[] {f, Manifest.pathFor(f), LockFileEpochSource.lockPathFor(f)})
                 Files.deleteIfExists(p);
         }
+    }
+
+    /** A todo/write event, the append runs' payload. */
+    private static ObjectNode todo(int i) {
+        ObjectNode n = MAPPER.createObjectNode();
+        n.put("type", "todo/write")
+                .put("time", 1000 + i)
+                .putObject("data")
+                .putArray("todos")
+                .add("t" + i);
+        return n;
     }
 }
