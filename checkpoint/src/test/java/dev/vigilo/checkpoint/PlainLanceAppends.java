@@ -16,28 +16,28 @@ public final class PlainLanceAppends {
 
     /** Creates an empty dataset with the event schema and stable row ids at {@code uri}. */
     public static void create(CheckpointLog log, String uri) throws Exception {
-        try (ArrowReader r = EventSchema.reader(log.allocator(), List.of());
-                Dataset ds = Dataset.write()
-                        .allocator(log.allocator())
-                        .reader(r)
-                        .uri(uri)
-                        .mode(WriteParams.WriteMode.CREATE)
-                        .enableStableRowIds(true)
-                        .execute()) {
-            // created
+        try (ArrowReader r = EventSchema.reader(log.allocator(), List.of())) {
+            Dataset.write()
+                    .allocator(log.allocator())
+                    .reader(r)
+                    .uri(uri)
+                    .mode(WriteParams.WriteMode.CREATE)
+                    .enableStableRowIds(true)
+                    .execute()
+                    .close();
         }
     }
 
     /** Appends {@code events} to the dataset at {@code uri} as one Lance append. */
     public static void append(CheckpointLog log, String uri, List<CheckpointEvent> events) throws Exception {
-        try (ArrowReader r = EventSchema.reader(log.allocator(), events);
-                Dataset ds = Dataset.write()
-                        .allocator(log.allocator())
-                        .reader(r)
-                        .uri(uri)
-                        .mode(WriteParams.WriteMode.APPEND)
-                        .execute()) {
-            // appended
+        try (ArrowReader r = EventSchema.reader(log.allocator(), events)) {
+            Dataset.write()
+                    .allocator(log.allocator())
+                    .reader(r)
+                    .uri(uri)
+                    .mode(WriteParams.WriteMode.APPEND)
+                    .execute()
+                    .close();
         }
     }
 }
