@@ -60,7 +60,9 @@ import java.util.stream.Stream;
  *       the first completed chunk to the last). Baseline in the same run: {@link RawClaimBaseline} (claim-like
  *       {@code UPDATE ... RETURNING} per chunk, read + SHA-256 of the chunk file and its case files) with 1 and 4
  *       loops, over the same chunks and files.
- *   <li>Heap: the largest heap in use after a GC in one worker over the {@code SMALL} and the {@code CASES} dataset.
+ *   <li>Heap: the peak live heap of one worker (a full GC every {@value #HEAP_PROBE_SECONDS} s and the heap in use
+ *       right after it) over the {@code SMALL} and the {@code CASES} dataset, in two more runs (the forced GCs would
+ *       cost the throughput runs a little).
  *   <li>Resume cost: 4 workers killed with SIGKILL once 10% (another run: 90%) of the chunks are done; then, three
  *       times, one worker is started and the time from its launch to its first completed chunk is taken (median),
  *       and the worker is killed again. Resume cost must not grow with completed work.
@@ -72,6 +74,8 @@ import java.util.stream.Stream;
 public final class ExecutionBenchmark {
     /** Cases (and chunks) each worker process executes at once. */
     static final int CONCURRENCY = 8;
+    /** How often a heap-measuring worker forces a full GC to read its live heap. */
+    static final long HEAP_PROBE_SECONDS = 1;
 
     private static final String PROFILE = """
             name: exec-bench
@@ -135,8 +139,11 @@ public final class ExecutionBenchmark {
         }
     }
 
-    /** Resume timings of one restarted worker, milliseconds from its launch. */
-    private record Restart(long main, long ready, long firstChunk) {}
+    /**
+     * Resume timings of one restarted worker: wall milliseconds from its launch to main, to ready (control database
+     * joined) and to its first completed chunk, and its process CPU milliseconds at ready and at the first chunk.
+     */
+    private record Restart(long main, long ready, long firstChunk, long readyCpu, long firstChunkCpu) {}
 
     private void run(int cases, int small) throws Exception {
         DatasetEntry large = upload("large", cases);
@@ -149,20 +156,28 @@ public final class ExecutionBenchmark {
         try (OpenAiTestServer llm = agent()) {
             CreateResult one = prepare(large, llm);
             RawClaimBaseline baseline = new RawClaimBaseline(control.jdbi(), storeRoot, chunks(one), caseFiles);
+            String load = loadAverage();
             raw1 = baseline.run(1);
-            System.out.printf("raw baseline, 1 loop: %,.0f cases/s%n", raw1);
-            vigilo1 = execute(one, 1);
+            System.out.printf(
+                    "raw baseline, 1 loop: %,.0f cases/s (load average %s -> %s)%n", raw1, load, loadAverage());
+            vigilo1 = execute(one, 1, 0);
+            load = loadAverage();
             raw4 = baseline.run(4);
-            System.out.printf("raw baseline, 4 loops: %,.0f cases/s%n", raw4);
+            System.out.printf(
+                    "raw baseline, 4 loops: %,.0f cases/s (load average %s -> %s)%n", raw4, load, loadAverage());
             baseline.drop();
         }
         Execution vigilo4;
         try (OpenAiTestServer llm = agent()) {
-            vigilo4 = execute(prepare(large, llm), 4);
+            vigilo4 = execute(prepare(large, llm), 4, 0);
         }
         Execution smallHeap;
+        Execution largeHeap;
         try (OpenAiTestServer llm = agent()) {
-            smallHeap = execute(prepare(smallSet, llm), 1);
+            smallHeap = execute(prepare(smallSet, llm), 1, HEAP_PROBE_SECONDS);
+        }
+        try (OpenAiTestServer llm = agent()) {
+            largeHeap = execute(prepare(large, llm), 1, HEAP_PROBE_SECONDS);
         }
         Restart[] at10;
         try (OpenAiTestServer llm = agent()) {
@@ -197,12 +212,19 @@ public final class ExecutionBenchmark {
                 vigilo1.casesPerSecond() / raw1,
                 vigilo4.casesPerSecond() / raw4);
         System.out.printf(
-                "HEAP   one worker, peak heap after GC: %,d cases %.1f MiB, %,d cases %.1f MiB, ratio %.2f%n",
+                "%-44s %18.3f %18.3f%n",
+                "ratio vigilo (first to last) / raw",
+                vigilo1.steadyCasesPerSecond() / raw1,
+                vigilo4.steadyCasesPerSecond() / raw4);
+        System.out.printf(
+                "HEAP   one worker, peak live heap (full GC every %d s): %,d cases %.1f MiB, %,d cases %.1f MiB,"
+                        + " ratio %.2f%n",
+                HEAP_PROBE_SECONDS,
                 small,
                 smallHeap.peakHeapMiB(),
                 cases,
-                vigilo1.peakHeapMiB(),
-                vigilo1.peakHeapMiB() / smallHeap.peakHeapMiB());
+                largeHeap.peakHeapMiB(),
+                largeHeap.peakHeapMiB() / smallHeap.peakHeapMiB());
         long r10 = median(at10);
         long r90 = median(at90);
         System.out.printf(
@@ -221,8 +243,12 @@ public final class ExecutionBenchmark {
         StringBuilder sb = new StringBuilder();
         for (Restart r : rs) {
             sb.append(String.format(
-                    "[jvm start %d ms, join control db %d ms, to first chunk %d ms] ",
-                    r.main(), r.ready() - r.main(), r.firstChunk() - r.ready()));
+                    "[jvm start %d ms, join control db %d ms (cpu %d ms), to first chunk %d ms (cpu %d ms)] ",
+                    r.main(),
+                    r.ready() - r.main(),
+                    r.readyCpu(),
+                    r.firstChunk() - r.ready(),
+                    r.firstChunkCpu() - r.readyCpu()));
         }
         return sb.toString().trim();
     }
@@ -284,17 +310,30 @@ public final class ExecutionBenchmark {
         return out;
     }
 
-    private WorkerProcess startWorker(AtomicLong runChunks) throws IOException {
+    private WorkerProcess startWorker(AtomicLong runChunks, long heapProbeSeconds) throws IOException {
         Path log = work.resolve("worker-" + ++logs + ".log");
-        return WorkerProcess.start(postgres, storeRoot, CONCURRENCY, log, runChunks);
+        return WorkerProcess.start(postgres, storeRoot, CONCURRENCY, heapProbeSeconds, log, runChunks);
     }
 
-    /** Executes the whole run with {@code workers} worker processes, which exit once it is settled. */
-    private Execution execute(CreateResult run, int workers) throws Exception {
+    /** The 1-minute load average of the machine (other processes compete for its 2 cores). */
+    private static String loadAverage() {
+        try {
+            return Files.readString(Path.of("/proc/loadavg")).split(" ")[0];
+        } catch (IOException | RuntimeException e) {
+            return "?";
+        }
+    }
+
+    /**
+     * Executes the whole run with {@code workers} worker processes, which exit once it is settled; with
+     * {@code heapProbeSeconds > 0} they measure their peak live heap.
+     */
+    private Execution execute(CreateResult run, int workers, long heapProbeSeconds) throws Exception {
         AtomicLong done = new AtomicLong();
         List<WorkerProcess> ws = new ArrayList<>();
+        String load = loadAverage();
         for (int i = 0; i < workers; i++) {
-            ws.add(startWorker(done));
+            ws.add(startWorker(done, heapProbeSeconds));
         }
         for (WorkerProcess w : ws) {
             if (!w.awaitExit(3600)) {
@@ -322,17 +361,29 @@ public final class ExecutionBenchmark {
         Execution e = new Execution(
                 run.cases(), (last - launched) / 1000.0, (last - first) / 1000.0, peak, run.cases() - firstCases);
         System.out.printf(
-                "%d worker(s): %,d cases in %.1f s from launch (%,.0f cases/s), %,.0f cases/s from the first"
-                        + " completed chunk to the last; verdict %s; peak heap after GC %.1f MiB%n",
+                "%d worker(s)%s: %,d cases in %.1f s from launch (%,.0f cases/s), %,.0f cases/s from the first"
+                        + " completed chunk to the last; verdict %s; load average %s -> %s%n",
                 workers,
+                heapProbeSeconds > 0 ? String.format(" (peak live heap %.1f MiB)", peak) : "",
                 run.cases(),
                 e.seconds(),
                 e.casesPerSecond(),
                 e.steadyCasesPerSecond(),
                 status.verdict().orElse("-"),
-                peak);
+                load,
+                loadAverage());
         for (WorkerProcess w : ws) {
-            System.out.println("  worker " + w.report());
+            long at = w.launchedAt();
+            System.out.printf(
+                    "  worker: jvm start %d ms, join control db %d ms (cpu %d ms), first chunk %d ms after launch"
+                            + " (cpu %d ms), last %.1f s; %s%n",
+                    w.mainAt() - at,
+                    w.readyAt() - w.mainAt(),
+                    w.readyCpu(),
+                    w.firstChunkAt() - at,
+                    w.firstChunkCpu(),
+                    (w.lastChunkAt() - at) / 1000.0,
+                    w.report());
         }
         return e;
     }
@@ -345,7 +396,7 @@ public final class ExecutionBenchmark {
         AtomicLong done = new AtomicLong();
         List<WorkerProcess> ws = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
-            ws.add(startWorker(done));
+            ws.add(startWorker(done, 0));
         }
         long target = (long) Math.ceil(run.expectedChunks() * fraction);
         long until = System.nanoTime() + Duration.ofHours(1).toNanos();
@@ -360,7 +411,7 @@ public final class ExecutionBenchmark {
                 done.get(), run.expectedChunks(), fraction * 100);
         Restart[] out = new Restart[3];
         for (int i = 0; i < out.length; i++) {
-            WorkerProcess w = startWorker(done);
+            WorkerProcess w = startWorker(done, 0);
             if (!w.awaitFirstChunk(600)) {
                 kill(w);
                 throw new IllegalStateException("a restarted worker completed no chunk (too few chunks left to"
@@ -368,10 +419,11 @@ public final class ExecutionBenchmark {
             }
             w.kill();
             long at = w.launchedAt();
-            out[i] = new Restart(w.mainAt() - at, w.readyAt() - at, w.firstChunkAt() - at);
+            out[i] = new Restart(
+                    w.mainAt() - at, w.readyAt() - at, w.firstChunkAt() - at, w.readyCpu(), w.firstChunkCpu());
             System.out.printf(
-                    "restart %d: first chunk %.2f s after launch (%,d chunks done)%n",
-                    i + 1, out[i].firstChunk() / 1000.0, done.get());
+                    "restart %d: first chunk %.2f s after launch (%,d chunks done; load average %s)%n",
+                    i + 1, out[i].firstChunk() / 1000.0, done.get(), loadAverage());
         }
         new RunCancellation(placements).cancel(run.runId());
         return out;

@@ -6,48 +6,90 @@ import dev.vigilo.exec.ExecutionConfig;
 import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.Worker;
 import dev.vigilo.storage.StorageConfig;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryMXBean;
 import java.nio.file.Path;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A worker process of {@link ExecutionBenchmark}: what {@code vigilo worker --exit-when-idle --concurrency N} does
  * (joins the embedded control database, opens the default placement, runs {@link Worker} with its production
- * options), plus timing lines on standard output for the benchmark to read:
+ * options), plus timing lines on standard output for the benchmark to read (process CPU time in milliseconds beside
+ * each wall-clock time):
  *
  * <pre>
- * bench-worker main EPOCH_MS            entered main (JVM started)
- * bench-worker ready EPOCH_MS           control database joined, placements open; the worker starts
- * bench-worker chunk EPOCH_MS CASES     a chunk was completed (its receipt recorded under the lease)
- * bench-worker exit PEAK_HEAP_BYTES REPORT
+ * bench-worker main EPOCH_MS CPU_MS        entered main (JVM started)
+ * bench-worker ready EPOCH_MS CPU_MS       control database joined, placements open; the worker starts
+ * bench-worker chunk EPOCH_MS CPU_MS       a chunk was completed (its receipt recorded under the lease)
+ * bench-worker exit PEAK_LIVE_HEAP_BYTES REPORT
  * </pre>
  *
- * Arguments: {@code POSTGRES_DIR STORE_ROOT CONCURRENCY}. The peak is the largest heap in use after a GC while the
- * worker ran ({@link HeapSampler}).
+ * Arguments: {@code POSTGRES_DIR STORE_ROOT CONCURRENCY [HEAP_PROBE_SECONDS]}. With a probe interval, a thread forces
+ * a full GC at that interval and at exit and keeps the largest heap in use right after one: the peak live heap (the
+ * full GCs cost a little throughput, so throughput runs go without). Without it the peak is reported as -1.
  */
 public final class ExecutionWorkerMain {
     private ExecutionWorkerMain() {}
 
     public static void main(String[] args) throws Exception {
-        System.out.println("bench-worker main " + System.currentTimeMillis());
+        mark("main");
         Path postgres = Path.of(args[0]);
         StorageConfig storage = StorageConfig.localDefault(Path.of(args[1]));
         int concurrency = Integer.parseInt(args[2]);
-        HeapSampler heap = new HeapSampler();
-        heap.start();
+        long probeSeconds = args.length > 3 ? Long.parseLong(args[3]) : 0;
+        AtomicLong peak = new AtomicLong(-1);
+        AtomicBoolean running = new AtomicBoolean(true);
+        Thread probe = new Thread(() -> probe(probeSeconds, peak, running), "heap-probe");
+        probe.setDaemon(true);
+        if (probeSeconds > 0) {
+            probe.start();
+        }
         Worker.Report report;
         try (ControlDatabase control = ControlDatabase.open(new ControlSettings.Embedded(postgres));
                 Placements placements = Placements.open(control, ExecutionConfig.defaults())) {
             Worker.Listener listener = new Worker.Listener() {
                 @Override
                 public void chunkCompleted(UUID runId, long chunkIndex, int cases) {
-                    System.out.println("bench-worker chunk " + System.currentTimeMillis() + " " + cases);
+                    mark("chunk");
                 }
             };
-            System.out.println("bench-worker ready " + System.currentTimeMillis());
+            mark("ready");
             report = new Worker(placements, storage, Worker.Options.defaults(concurrency, true), listener).run();
         }
-        heap.stopAndJoin();
-        System.out.println("bench-worker exit " + heap.peakBytes() + " " + report);
+        if (probeSeconds > 0) {
+            running.set(false);
+            probe.interrupt();
+            probe.join();
+            System.gc();
+            peak.accumulateAndGet(heapUsed(), Math::max);
+        }
+        System.out.println("bench-worker exit " + peak.get() + " " + report);
         System.exit(0);
+    }
+
+    private static void mark(String what) {
+        long cpu = ManagementFactory.getPlatformMXBean(com.sun.management.OperatingSystemMXBean.class)
+                        .getProcessCpuTime()
+                / 1_000_000;
+        System.out.println("bench-worker " + what + " " + System.currentTimeMillis() + " " + cpu);
+    }
+
+    private static void probe(long seconds, AtomicLong peak, AtomicBoolean running) {
+        while (running.get()) {
+            try {
+                Thread.sleep(seconds * 1000);
+            } catch (InterruptedException e) {
+                return;
+            }
+            System.gc();
+            peak.accumulateAndGet(heapUsed(), Math::max);
+        }
+    }
+
+    private static long heapUsed() {
+        MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
+        return memory.getHeapMemoryUsage().getUsed();
     }
 }

@@ -19,6 +19,10 @@ import dev.vigilo.storage.Sha256;
 import dev.vigilo.storage.StorageConfig;
 import java.io.BufferedWriter;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
+import java.lang.management.MemoryUsage;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -26,6 +30,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Run preparation throughput against a raw baseline, in one run, plus heap flatness.
@@ -130,7 +135,7 @@ public final class PrepareBenchmark {
         if (r.cases() != dataset.caseCount()) {
             throw new IllegalStateException("prepared " + r.cases() + " of " + dataset.caseCount());
         }
-        return new Result(dataset.caseCount() / seconds, seconds, sampler.peakBytes() / 1048576.0);
+        return new Result(dataset.caseCount() / seconds, seconds, sampler.peak.get() / 1048576.0);
     }
 
     private static void writeCases(Path file, int cases) throws IOException {
@@ -164,5 +169,40 @@ public final class PrepareBenchmark {
         double seconds = (System.nanoTime() - t0) / 1e9;
         long cases = lines - files.size(); // minus one header line per file
         return cases / seconds;
+    }
+
+    /** Samples the heap in use after the most recent GC of every heap pool. */
+    private static final class HeapSampler extends Thread {
+        final AtomicLong peak = new AtomicLong();
+        private volatile boolean stop;
+
+        HeapSampler() {
+            setDaemon(true);
+        }
+
+        @Override
+        public void run() {
+            List<MemoryPoolMXBean> pools = ManagementFactory.getMemoryPoolMXBeans().stream()
+                    .filter(p -> p.getType() == MemoryType.HEAP && p.isCollectionUsageThresholdSupported())
+                    .toList();
+            while (!stop) {
+                long used = 0;
+                for (MemoryPoolMXBean p : pools) {
+                    MemoryUsage u = p.getCollectionUsage();
+                    used += u == null ? 0 : u.getUsed();
+                }
+                peak.accumulateAndGet(used, Math::max);
+                try {
+                    Thread.sleep(20);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }
+
+        void stopAndJoin() throws InterruptedException {
+            stop = true;
+            join();
+        }
     }
 }

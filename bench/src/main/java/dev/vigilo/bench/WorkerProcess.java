@@ -24,7 +24,9 @@ final class WorkerProcess {
     private final Thread reader;
     private volatile long mainAt;
     private volatile long readyAt;
+    private volatile long readyCpu;
     private volatile long firstChunkAt;
+    private volatile long firstChunkCpu;
     private volatile long lastChunkAt;
     private volatile long peakHeapBytes = -1;
     private volatile String report = "";
@@ -38,8 +40,12 @@ final class WorkerProcess {
         reader.start();
     }
 
-    /** Starts a worker with {@code concurrency} over the embedded control database and store of the benchmark. */
-    static WorkerProcess start(Path postgres, Path storeRoot, int concurrency, Path log, AtomicLong runChunks)
+    /**
+     * Starts a worker with {@code concurrency} over the embedded control database and store of the benchmark;
+     * {@code heapProbeSeconds > 0} makes it measure its peak live heap ({@link ExecutionWorkerMain}).
+     */
+    static WorkerProcess start(
+            Path postgres, Path storeRoot, int concurrency, long heapProbeSeconds, Path log, AtomicLong runChunks)
             throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -54,7 +60,8 @@ final class WorkerProcess {
                 ExecutionWorkerMain.class.getName(),
                 postgres.toString(),
                 storeRoot.toString(),
-                Integer.toString(concurrency)));
+                Integer.toString(concurrency),
+                Long.toString(heapProbeSeconds)));
         long launched = System.currentTimeMillis();
         Process p = new ProcessBuilder(cmd)
                 .redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()))
@@ -72,10 +79,14 @@ final class WorkerProcess {
                 }
                 switch (f[1]) {
                     case "main" -> mainAt = Long.parseLong(f[2]);
-                    case "ready" -> readyAt = Long.parseLong(f[2]);
+                    case "ready" -> {
+                        readyAt = Long.parseLong(f[2]);
+                        readyCpu = Long.parseLong(f[3]);
+                    }
                     case "chunk" -> {
                         long at = Long.parseLong(f[2]);
                         if (firstChunkAt == 0) {
+                            firstChunkCpu = Long.parseLong(f[3]);
                             firstChunkAt = at;
                         }
                         lastChunkAt = at;
@@ -110,11 +121,21 @@ final class WorkerProcess {
         return firstChunkAt;
     }
 
+    /** Process CPU time (all threads) when the worker was ready, milliseconds. */
+    long readyCpu() {
+        return readyCpu;
+    }
+
+    /** Process CPU time at the first completed chunk, milliseconds. */
+    long firstChunkCpu() {
+        return firstChunkCpu;
+    }
+
     long lastChunkAt() {
         return lastChunkAt;
     }
 
-    /** Largest heap in use after a GC, from the exit line; -1 when the worker did not exit normally. */
+    /** Peak live heap from the exit line; -1 without a heap probe or when the worker did not exit normally. */
     long peakHeapBytes() {
         return peakHeapBytes;
     }
