@@ -1,5 +1,9 @@
 package dev.vigilo.checkpoint;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.cfg.JsonNodeFeature;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
@@ -20,7 +24,43 @@ public final class CheckpointBatch {
     /** Version of the value codecs written into {@code codec_version}. */
     public static final int CODEC_VERSION = 1;
 
-    static final String FINAL_ATTEMPT_TAG = "{\"final_attempt\":true}";
+    /** The query tag of a FAILED event after which the writer gave up on the item. */
+    static final String FINAL_ATTEMPT_KEY = "final_attempt";
+
+    private static final ObjectMapper TAGS =
+            new ObjectMapper().configure(JsonNodeFeature.WRITE_PROPERTIES_SORTED, true);
+
+    /** {@code json} as a JSON object; IllegalArgumentException otherwise. */
+    static ObjectNode parseTags(String json) {
+        try {
+            if (TAGS.readTree(json) instanceof ObjectNode o) return o;
+        } catch (JsonProcessingException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException("query tags must be one JSON object: " + json);
+    }
+
+    /** Whether stored query tags mark a final attempt. */
+    static boolean isFinalAttempt(String queryTagsJson) {
+        if (queryTagsJson == null) return false;
+        try {
+            return TAGS.readTree(queryTagsJson).path(FINAL_ATTEMPT_KEY).asBoolean(false);
+        } catch (JsonProcessingException e) {
+            return false; // tags are non-authoritative; a foreign value marks nothing
+        }
+    }
+
+    private static String canonical(ObjectNode tags) {
+        try {
+            return TAGS.writeValueAsString(tags);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static String tagsObject(String json) {
+        return json == null ? null : canonical(parseTags(json));
+    }
 
     private final CheckpointId id;
     private final List<CheckpointEvent> events;
@@ -189,8 +229,16 @@ public final class CheckpointBatch {
 
             /** STEP_COMPLETED for the batch's step. */
             public ItemEvents stepCompleted() {
+                return stepCompleted(null);
+            }
+
+            /**
+             * STEP_COMPLETED for the batch's step with query tags ({@code queryTagsJson}: a JSON object, or null),
+             * e.g. what the step's requests cost; folded into {@link CompletedStep#queryTagsJson()}.
+             */
+            public ItemEvents stepCompleted(String queryTagsJson) {
                 if (step.stepName() == null) throw new IllegalStateException("STEP_COMPLETED needs a step");
-                return add(EventType.STEP_COMPLETED, null, null, null, null, null, null, null);
+                return add(EventType.STEP_COMPLETED, null, null, null, null, null, null, tagsObject(queryTagsJson));
             }
 
             /** FAILED with an error type (required), a dump and a traceback (nullable). */
@@ -204,6 +252,20 @@ public final class CheckpointBatch {
              * {@link Failure#finalAttempt()}.
              */
             public ItemEvents failed(String errorType, String errorDump, String traceback, boolean finalAttempt) {
+                return failed(errorType, errorDump, traceback, finalAttempt, null);
+            }
+
+            /**
+             * FAILED as {@link #failed(String, String, String, boolean)}, with more query tags ({@code
+             * queryTagsJson}: a JSON object without {@code final_attempt}, or null), e.g. what the failed attempt's
+             * requests cost. The stored tags are one canonical JSON object (sorted keys).
+             */
+            public ItemEvents failed(
+                    String errorType, String errorDump, String traceback, boolean finalAttempt, String queryTagsJson) {
+                ObjectNode tags = queryTagsJson == null ? TAGS.createObjectNode() : parseTags(queryTagsJson);
+                if (tags.has(FINAL_ATTEMPT_KEY))
+                    throw new IllegalArgumentException("tag '" + FINAL_ATTEMPT_KEY + "' is set by finalAttempt");
+                if (finalAttempt) tags.put(FINAL_ATTEMPT_KEY, true);
                 return add(
                         EventType.FAILED,
                         null,
@@ -212,7 +274,7 @@ public final class CheckpointBatch {
                         Objects.requireNonNull(errorType, "errorType"),
                         errorDump,
                         traceback,
-                        finalAttempt ? FINAL_ATTEMPT_TAG : null);
+                        tags.isEmpty() ? null : canonical(tags));
             }
 
             /** TERMINAL in state {@code terminal}. */

@@ -140,6 +140,59 @@ public final class CheckpointLog implements AutoCloseable {
         return Maintenance.tryElect(this, leaseTtl);
     }
 
+    /**
+     * Tries to take the experiment's lease {@code name} (1-64 of {@code [a-z0-9._-]}, '/'-separated segments
+     * allowed) by the mechanism of the maintenance election: on a local root an exclusive OS lock on {@code
+     * <experiment>/<name>.lock}, on S3 a lease object {@code <experiment>/<name>.lease} lasting {@code ttl} from each
+     * {@link ExperimentLease#renew()} and taken over once expired. Empty if a live process (or this JVM) holds it.
+     */
+    public Optional<ExperimentLease> tryAcquireLease(String name, java.time.Duration ttl) {
+        checkLeaseName(name);
+        Objects.requireNonNull(ttl, "ttl");
+        Optional<Election> e = location.isLocal()
+                ? FileLockElection.tryAcquire(location.experimentDir().resolve(name + ".lock"))
+                : S3Lease.tryAcquire(location, name + ".lease", Maintenance.holderId(), ttl);
+        return e.map(el -> new ExperimentLease() {
+            @Override
+            public void renew() {
+                el.confirm();
+            }
+
+            @Override
+            public void release() {
+                el.release();
+            }
+        });
+    }
+
+    /**
+     * Whether a live process holds the experiment's lease {@code name} (local: someone holds its OS lock; S3: the
+     * lease object exists and has not expired by this host's clock). A snapshot: the answer may change right after.
+     */
+    public boolean leaseHeld(String name) {
+        checkLeaseName(name);
+        if (location.isLocal()) {
+            Optional<Election> probe =
+                    FileLockElection.tryAcquire(location.experimentDir().resolve(name + ".lock"));
+            probe.ifPresent(Election::release);
+            return probe.isEmpty();
+        }
+        return S3Lease.isHeld(location, name + ".lease");
+    }
+
+    /** The experiment's compare-and-set records in {@code dir} (see {@link ExperimentRecords}); close them. */
+    public ExperimentRecords records(String dir) {
+        return ExperimentRecords.open(location, dir);
+    }
+
+    private static void checkLeaseName(String name) {
+        Objects.requireNonNull(name, "name");
+        for (String seg : name.split("/", -1)) {
+            if (!ExperimentRecords.NAME.matcher(seg).matches())
+                throw new IllegalArgumentException("invalid lease name: " + name);
+        }
+    }
+
     LogFiles files() {
         return files;
     }

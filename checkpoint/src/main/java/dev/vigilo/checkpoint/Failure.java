@@ -4,7 +4,8 @@ import java.time.Instant;
 
 /**
  * One FAILED event of an item. {@code stepName}/{@code stepIndex}/{@code iteration}/{@code errorDump}/{@code traceback}
- * may be null. {@code finalAttempt}: the writer gave up on the item with this failure.
+ * and {@code queryTagsJson} may be null. {@code finalAttempt}: the writer gave up on the item with this failure (the
+ * query tag {@code "final_attempt": true}). {@code writerEpoch}: the writer that recorded it.
  */
 public record Failure(
         String stepName,
@@ -16,4 +17,6 @@ public record Failure(
         String traceback,
         Instant at,
         ItemSeq itemSeq,
-        boolean finalAttempt) {}
+        boolean finalAttempt,
+        WriterEpoch writerEpoch,
+        String queryTagsJson) {}

@@ -21,28 +21,39 @@ final class FileLockElection implements Election {
     private final FileChannel channel;
     private final FileLock lock;
 
-    private FileLockElection(FileChannel channel, FileLock lock) {
+    private final Path lockFile;
+
+    private FileLockElection(FileChannel channel, FileLock lock, Path lockFile) {
         this.channel = channel;
         this.lock = lock;
+        this.lockFile = lockFile;
     }
 
     static Optional<Election> tryAcquire(LogLocation loc) {
-        Path p = loc.experimentDir().resolve("maintenance.lock");
+        return tryAcquire(loc.experimentDir().resolve("maintenance.lock"));
+    }
+
+    /**
+     * Tries to lock {@code p} (created with its directory if missing). Empty if another process, or this JVM, holds
+     * it.
+     */
+    static Optional<Election> tryAcquire(Path p) {
         FileChannel ch = null;
         try {
+            java.nio.file.Files.createDirectories(p.getParent());
             ch = FileChannel.open(p, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
             FileLock l = ch.tryLock();
             if (l == null) {
                 ch.close();
                 return Optional.empty();
             }
-            return Optional.of(new FileLockElection(ch, l));
+            return Optional.of(new FileLockElection(ch, l, p));
         } catch (OverlappingFileLockException sameJvm) {
             closeQuietly(ch);
             return Optional.empty();
         } catch (IOException e) {
             closeQuietly(ch);
-            throw new UnavailableException("maintenance election on " + p + " failed: " + e.getMessage(), e);
+            throw new UnavailableException("locking " + p + " failed: " + e.getMessage(), e);
         }
     }
 
@@ -54,9 +65,13 @@ final class FileLockElection implements Election {
         }
     }
 
+    private String lockPath() {
+        return String.valueOf(lockFile);
+    }
+
     @Override
     public void confirm() {
-        if (!lock.isValid()) throw new FencedException("maintenance lock was released");
+        if (!lock.isValid()) throw new FencedException("lock " + lockPath() + " was released");
     }
 
     @Override
@@ -65,7 +80,7 @@ final class FileLockElection implements Election {
             lock.release();
             channel.close();
         } catch (IOException e) {
-            LOG.warn("releasing maintenance lock failed: {}", e.getMessage());
+            LOG.warn("releasing lock {} failed: {}", lockPath(), e.getMessage());
         }
     }
 }

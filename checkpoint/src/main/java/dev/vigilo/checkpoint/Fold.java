@@ -81,7 +81,9 @@ final class Fold {
                             e.stepInstanceId(),
                             e.iteration(),
                             e.attempt(),
-                            e.itemSeq()));
+                            e.itemSeq(),
+                            e.writerEpoch(),
+                            e.queryTagsJson()));
                 case FAILED ->
                     failures.add(new Failure(
                             e.stepName(),
@@ -93,7 +95,9 @@ final class Fold {
                             e.traceback(),
                             e.eventTs(),
                             e.itemSeq(),
-                            CheckpointBatch.FINAL_ATTEMPT_TAG.equals(e.queryTagsJson())));
+                            CheckpointBatch.isFinalAttempt(e.queryTagsJson()),
+                            e.writerEpoch(),
+                            e.queryTagsJson()));
                 case TERMINAL -> terminal = Terminal.fromColumn(e.terminal());
             }
         }

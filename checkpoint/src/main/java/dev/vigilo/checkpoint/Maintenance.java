@@ -54,7 +54,8 @@ public final class Maintenance implements AutoCloseable {
         return e.map(el -> new Maintenance(log, el));
     }
 
-    private static String holderId() {
+    /** {@code <host>/<pid>/<random uuid>}: who holds a lease, for people reading it. */
+    static String holderId() {
         String host;
         try {
             host = java.net.InetAddress.getLocalHost().getHostName();

@@ -4,20 +4,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.common.errors.FencedException;
-import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.common.errors.VigiloException;
 import dev.vigilo.storage.S3Clients;
 import dev.vigilo.storage.StoreSpec;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
-import software.amazon.awssdk.core.ResponseBytes;
-import software.amazon.awssdk.core.exception.SdkException;
-import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.services.s3.S3Client;
-import software.amazon.awssdk.services.s3.model.GetObjectResponse;
-import software.amazon.awssdk.services.s3.model.NoSuchKeyException;
-import software.amazon.awssdk.services.s3.model.S3Exception;
 
 /**
  * Election on an S3 root: a lease object {@code <experiment>/maintenance.lease} holding {@code
@@ -42,7 +35,7 @@ final class S3Lease implements Election {
     record Stored(String holder, long expiresAtMs, String etag) {}
 
     private final S3Client client;
-    private final StoreSpec.S3 store;
+    private final S3Conditional objects;
     private final String bucket;
     private final String key;
     private final String holder;
@@ -51,7 +44,7 @@ final class S3Lease implements Election {
 
     private S3Lease(S3Client client, StoreSpec.S3 store, String key, String holder, Duration ttl, String etag) {
         this.client = client;
-        this.store = store;
+        this.objects = new S3Conditional(client, store, "lease");
         this.bucket = store.bucket();
         this.key = key;
         this.holder = holder;
@@ -61,10 +54,15 @@ final class S3Lease implements Election {
 
     /** Tries to acquire the lease of {@code loc}'s experiment with a client of its own, closed with the lease. */
     static Optional<Election> tryAcquire(LogLocation loc, String holder, Duration ttl) {
+        return tryAcquire(loc, "maintenance.lease", holder, ttl);
+    }
+
+    /** Tries to acquire the lease object {@code <experiment>/<name>} with a client of its own, closed with it. */
+    static Optional<Election> tryAcquire(LogLocation loc, String name, String holder, Duration ttl) {
         StoreSpec.S3 store = loc.root().s3Store();
         S3Client client = S3Clients.open(store);
         try {
-            Optional<Election> e = tryAcquire(client, store, loc.experimentKey() + "/maintenance.lease", holder, ttl);
+            Optional<Election> e = tryAcquire(client, store, loc.experimentKey() + "/" + name, holder, ttl);
             if (e.isEmpty()) client.close();
             return e;
         } catch (RuntimeException e) {
@@ -86,31 +84,36 @@ final class S3Lease implements Election {
         lease.etag = won.get();
         if (cur.isPresent())
             LOG.info(
-                    "took over expired maintenance lease s3://{}/{} from {}",
+                    "took over expired lease s3://{}/{} from {}",
                     store.bucket(),
                     key,
                     cur.get().holder());
         return Optional.of(lease);
     }
 
+    /** Whether the lease object {@code <experiment>/<name>} exists and has not expired by this host's clock. */
+    static boolean isHeld(LogLocation loc, String name) {
+        StoreSpec.S3 store = loc.root().s3Store();
+        try (S3Client client = S3Clients.open(store)) {
+            S3Lease probe = new S3Lease(client, store, loc.experimentKey() + "/" + name, "probe", DEFAULT_TTL, null);
+            return probe.read()
+                    .map(s -> s.expiresAtMs() > System.currentTimeMillis())
+                    .orElse(false);
+        }
+    }
+
     Optional<Stored> read() {
+        Optional<S3Conditional.Stored> r = objects.get(key);
+        if (r.isEmpty()) return Optional.empty();
         try {
-            ResponseBytes<GetObjectResponse> r =
-                    client.getObjectAsBytes(b -> b.bucket(bucket).key(key));
-            JsonNode n = JSON.readTree(r.asUtf8String());
+            JsonNode n = JSON.readTree(r.get().bytes());
             return Optional.of(new Stored(
                     n.path("holder").asText(),
                     n.path("expires_at_ms").asLong(),
-                    r.response().eTag()));
-        } catch (NoSuchKeyException e) {
-            return Optional.empty();
+                    r.get().etag()));
         } catch (java.io.IOException e) {
             // S3 PUTs are atomic, so this is a foreign object at our key: refuse rather than guess.
-            throw new DamagedException(
-                    "maintenance lease s3://" + bucket + "/" + key + " is not a lease record: " + e.getMessage());
-        } catch (SdkException e) {
-            throw new UnavailableException(
-                    "cannot read maintenance lease s3://" + bucket + "/" + key + ": " + S3Clients.explain(store, e), e);
+            throw new DamagedException(objects.uri(key) + " is not a lease record: " + e.getMessage());
         }
     }
 
@@ -124,28 +127,7 @@ final class S3Lease implements Election {
                 .put("expires_at_ms", expiresAtMs)
                 .toString()
                 .getBytes(StandardCharsets.UTF_8);
-        try {
-            String tag = client.putObject(
-                            b -> {
-                                b.bucket(bucket).key(key).contentType("application/json");
-                                if (ifMatch == null) b.ifNoneMatch("*");
-                                else b.ifMatch(ifMatch);
-                            },
-                            RequestBody.fromBytes(body))
-                    .eTag();
-            return Optional.of(tag);
-        } catch (S3Exception e) {
-            // 412: the condition failed (someone else holds or changed the lease); 409: a
-            // concurrent conditional write.
-            if (e.statusCode() == 412 || e.statusCode() == 409) return Optional.empty();
-            throw new UnavailableException(
-                    "cannot write maintenance lease s3://" + bucket + "/" + key + ": " + S3Clients.explain(store, e),
-                    e);
-        } catch (SdkException e) {
-            throw new UnavailableException(
-                    "cannot write maintenance lease s3://" + bucket + "/" + key + ": " + S3Clients.explain(store, e),
-                    e);
-        }
+        return objects.put(key, ifMatch, body);
     }
 
     /** The holder id written into the lease. */
@@ -157,7 +139,7 @@ final class S3Lease implements Election {
     public void confirm() {
         Optional<String> renewed = put(etag, System.currentTimeMillis() + ttl.toMillis());
         if (renewed.isEmpty()) {
-            throw new FencedException("maintenance lease s3://"
+            throw new FencedException("lease s3://"
                     + bucket
                     + "/"
                     + key
@@ -175,7 +157,7 @@ final class S3Lease implements Election {
             // would not be everywhere.
             put(etag, 0);
         } catch (VigiloException e) {
-            LOG.warn("releasing maintenance lease failed (it expires by itself): {}", e.getMessage());
+            LOG.warn("releasing lease {} failed (it expires by itself): {}", objects.uri(key), e.getMessage());
         } finally {
             client.close();
         }

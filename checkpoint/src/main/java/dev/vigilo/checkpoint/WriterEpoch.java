@@ -13,6 +13,12 @@ public record WriterEpoch(String value) {
         if (value.isEmpty()) throw new IllegalArgumentException("writer epoch must not be empty");
     }
 
+    /** The writer name part ({@code <writer name>} before the {@code @}). */
+    public String writerName() {
+        int at = value.lastIndexOf('@');
+        return at < 0 ? value : value.substring(0, at);
+    }
+
     @Override
     public String toString() {
         return value;

@@ -32,6 +32,11 @@ final class CommandSupport {
         return Ids.uuid(text, what, "run id", "`vigilo run create` prints the run id");
     }
 
+    /** {@code text} as one printable line: credentials masked, control characters escaped, lines joined. */
+    static String oneLine(String text) {
+        return String.join(" ", ErrorReporter.lines(text));
+    }
+
     /** A path-segment name (pipeline, experiment) as typed, or refused (exit 3). */
     static String segmentName(String text, String what) {
         return Names.segment(text, what);

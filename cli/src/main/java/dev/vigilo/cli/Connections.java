@@ -1,6 +1,7 @@
 package dev.vigilo.cli;
 
 import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.control.ControlDatabase;
 import dev.vigilo.control.ControlSettings;
 import dev.vigilo.exec.ExecutionConfig;
@@ -13,8 +14,10 @@ import dev.vigilo.storage.StoreSpec;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
 
 /**
  * Opens, lazily, what a command needs (the control database, the storage configuration, object stores) from the
@@ -59,6 +62,48 @@ final class Connections implements AutoCloseable {
             placements = Placements.open(control(), execution());
         }
         return placements;
+    }
+
+    /**
+     * The execution databases of {@link #execution()} this process reaches now, and why each other one cannot be
+     * reached (alias to message), for commands that do what they can and report the rest ({@code run cancel},
+     * {@code placement list}). Every configured database is probed on its own; the reachable ones are then opened
+     * together and stay open as {@link #placements()}.
+     */
+    Reachable reachablePlacements() {
+        if (placements != null) {
+            return new Reachable(placements, Map.of());
+        }
+        ControlDatabase db = control(); // an unreachable control database is reported as itself
+        try {
+            return new Reachable(placements(), Map.of());
+        } catch (UnavailableException e) {
+            // At least one is unreachable: find out which, and open the others.
+        }
+        ExecutionConfig config = execution();
+        Map<String, ExecutionConfig.Placement> reachable = new TreeMap<>();
+        Map<String, String> unreachable = new TreeMap<>();
+        for (ExecutionConfig.Placement p : config.placements().values()) {
+            try (Placements one = Placements.open(db, new ExecutionConfig(config.source(), Map.of(p.alias(), p)))) {
+                reachable.put(p.alias(), p);
+            } catch (UnavailableException e) {
+                unreachable.put(p.alias(), e.getMessage());
+            }
+        }
+        if (!reachable.isEmpty()) {
+            placements = Placements.open(db, new ExecutionConfig(config.source(), reachable));
+        }
+        return new Reachable(Optional.ofNullable(placements), unreachable);
+    }
+
+    /**
+     * @param placements  the reachable execution databases, opened (empty when none is)
+     * @param unreachable the others: alias to why
+     */
+    record Reachable(Optional<Placements> placements, Map<String, String> unreachable) {
+        Reachable(Placements placements, Map<String, String> unreachable) {
+            this(Optional.of(placements), unreachable);
+        }
     }
 
     /** {@code --control-db}, else {@code VIGILO_CONTROL_DB}, else the embedded server under Vigilo home. */

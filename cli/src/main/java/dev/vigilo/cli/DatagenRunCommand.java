@@ -9,6 +9,9 @@ import dev.vigilo.datagen.PipelineRunner;
 import dev.vigilo.datagen.PipelineSpec;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -23,6 +26,8 @@ import picocli.CommandLine.Spec;
         description = {
             "Run a pipeline as an experiment, or resume it: steps already completed in the checkpoint log "
                     + "never run again. Safe to kill at any point; run the same command again to resume.",
+            "Several runs of one experiment (on one machine or many sharing the durable root) divide its items "
+                    + "between them; the items of a run that dies are finished by the others.",
             "A progress bar on a terminal, one JSON line per finished item otherwise; the final status as one "
                     + "JSON line. Exit 0 when every item completed or was filtered, 1 when some failed."
         })
@@ -49,6 +54,27 @@ final class DatagenRunCommand implements Callable<Integer> {
             description = "Items processed at once (default ${DEFAULT-VALUE}).")
     int workers;
 
+    @Option(
+            names = "--retry-failed",
+            description = "Also run items that failed finally: their failed step gets its attempts again (their"
+                    + " history is kept).")
+    boolean retryFailed;
+
+    @Option(
+            names = "--cache-from",
+            paramLabel = "EXPERIMENT",
+            description = "Answer chat steps with cache: true from this experiment's answers too (same pipeline;"
+                    + " repeatable).")
+    List<String> cacheFrom = new ArrayList<>();
+
+    @Option(
+            names = "--lease-seconds",
+            paramLabel = "N",
+            defaultValue = "30",
+            description = "On S3 roots: how long this run's slot outlives its last heartbeat before other runs take"
+                    + " its items over (default ${DEFAULT-VALUE}).")
+    int leaseSeconds;
+
     /** More workers than this only multiply threads; the checkpoint log is the bottleneck well before. */
     private static final int MAX_WORKERS = 1024;
 
@@ -58,19 +84,29 @@ final class DatagenRunCommand implements Callable<Integer> {
             throw new InvalidInputException("--workers must be between 1 and " + MAX_WORKERS + ", got " + workers
                     + "; for example --workers 4");
         }
+        if (leaseSeconds < 3 || leaseSeconds > 3600) {
+            throw new InvalidInputException("--lease-seconds must be between 3 and 3600, got " + leaseSeconds
+                    + "; for example --lease-seconds 30");
+        }
         CommandSupport.segmentName(experiment, "--experiment");
+        for (String other : cacheFrom) CommandSupport.segmentName(other, "--cache-from");
         PipelineSpec spec = PipelineParser.parse(pipeline);
         LogRoot root = DatagenCommand.durableRoot(durableRoot, store, CommandSupport.root(this.spec));
         PrintWriter out = CommandSupport.out(this.spec);
         ExperimentStatus status;
         try (DatagenProgressDisplay progress = DatagenProgressDisplay.of(System.console() != null, experiment, out)) {
-            status = PipelineRunner.run(spec, new PipelineRunner.Options(root, experiment, workers, progress));
+            PipelineRunner.Options options = new PipelineRunner.Options(root, experiment, workers, progress)
+                    .withRetryFailed(retryFailed)
+                    .withCacheFrom(cacheFrom)
+                    .withLeaseTtl(Duration.ofSeconds(leaseSeconds));
+            status = PipelineRunner.run(spec, options);
         } catch (FencedException e) {
-            // One writer per experiment: a second run took the checkpoint log over and this one must stop.
+            // Another run took this run's slot over (its lease was not renewed in time) and fenced its writer.
             throw new FencedException(
                     "another run of experiment " + experiment + " of pipeline " + spec.name()
-                            + " took over its checkpoint log, so this run stopped (what it completed is kept); let"
-                            + " the other run finish, or stop it and run this command again to resume",
+                            + " took over this run's part of the checkpoint log, so this run stopped (what it"
+                            + " completed is kept and the other runs finish its items); run this command again to"
+                            + " rejoin",
                     e);
         }
         out.println(status.toJson());

@@ -1,7 +1,9 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.datagen.ChatUsage;
 import dev.vigilo.datagen.ExperimentStatus;
 import dev.vigilo.datagen.Experiments;
+import dev.vigilo.datagen.ProcessStatus;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
@@ -14,7 +16,8 @@ import picocli.CommandLine.Spec;
 @Command(
         name = "status",
         mixinStandardHelpOptions = true,
-        description = "Show an experiment's items by state, its failures by error type and its progress.")
+        description = "Show an experiment's items by state, its failures by error type, its progress, what its chat"
+                + " steps used (requests, tokens, cost) and the processes that worked on it.")
 final class DatagenStatusCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -25,7 +28,7 @@ final class DatagenStatusCommand implements Callable<Integer> {
     @Option(
             names = "--json",
             description = "Print one JSON object (items, completed, filtered, failed, running, "
-                    + "failures_by_type, progress, pipeline, experiment).")
+                    + "failures_by_type, progress, usage, usage_by_step, processes, pipeline, experiment).")
     boolean json;
 
     @Override
@@ -39,7 +42,29 @@ final class DatagenStatusCommand implements Callable<Integer> {
                     "items %d  completed %d  filtered %d  failed %d  running %d  progress %.0f%%%n",
                     s.items(), s.completed(), s.filtered(), s.failed(), s.running(), 100 * s.progress());
             s.failuresByType().forEach((type, n) -> out.printf("failed[%s] %d%n", type, n));
+            if (s.usage().requests() > 0 || s.usage().cachedAnswers() > 0) {
+                out.println("usage " + usage(s.usage()));
+                s.usageByStep().forEach((step, u) -> out.println("usage[" + step + "] " + usage(u)));
+            }
+            for (ProcessStatus p : s.processes()) {
+                out.printf(
+                        "process %s  %s  items %d  steps %d  buckets %d%s%n",
+                        p.writer(),
+                        p.live() ? "live" : "gone",
+                        p.itemsFinished(),
+                        p.stepsCompleted(),
+                        p.buckets().size(),
+                        p.holder().isEmpty() ? "" : "  " + p.holder());
+            }
         }
         return ExitCode.OK;
+    }
+
+    private static String usage(ChatUsage u) {
+        return "requests " + u.requests() + "  retries " + u.retries() + "  cached " + u.cachedAnswers()
+                + "  prompt_tokens " + u.promptTokens() + "  completion_tokens " + u.completionTokens()
+                + (u.cost() == null
+                        ? ""
+                        : "  cost " + u.cost().stripTrailingZeros().toPlainString());
     }
 }

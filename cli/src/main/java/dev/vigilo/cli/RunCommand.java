@@ -8,8 +8,16 @@ import picocli.CommandLine.Spec;
 @Command(
         name = "run",
         mixinStandardHelpOptions = true,
-        description = "Prepare runs as immutable, verified execution plans and follow their progress.",
-        subcommands = {RunCreateCommand.class, RunStatusCommand.class, RunWatchCommand.class})
+        description = "Prepare runs as immutable, verified execution plans, follow their execution, and read, cancel"
+                + " or move them.",
+        subcommands = {
+            RunCreateCommand.class,
+            RunStatusCommand.class,
+            RunWatchCommand.class,
+            RunResultsCommand.class,
+            RunCancelCommand.class,
+            RunMoveShardCommand.class
+        })
 final class RunCommand implements Runnable {
     @Spec
     CommandSpec spec;

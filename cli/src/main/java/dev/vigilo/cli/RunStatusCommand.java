@@ -1,10 +1,13 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.exec.ExecutionStatus;
+import dev.vigilo.exec.ExecutionStatusReader;
 import dev.vigilo.plan.PlanStatus;
 import dev.vigilo.plan.RunState;
 import dev.vigilo.plan.RunStatus;
 import dev.vigilo.plan.RunStatusReader;
 import java.io.PrintWriter;
+import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -16,7 +19,12 @@ import picocli.CommandLine.Spec;
 @Command(
         name = "status",
         mixinStandardHelpOptions = true,
-        description = "Show a run's status, creation progress and, once published, its planned shards.")
+        description = {
+            "Show a run's status, creation progress, planned shards and, once admitted, its execution progress,"
+                    + " verdict and gate table.",
+            "--json keeps the preparation keys and adds execution, verdict, gates, gates_final and failure_reason"
+                    + " (docs/cli.md)."
+        })
 final class RunStatusCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -29,17 +37,69 @@ final class RunStatusCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        UUID id = CommandSupport.runId(runId, "RUN_ID");
         try (Connections connections = CommandSupport.root(spec).connections()) {
-            RunStatus status =
-                    new RunStatusReader(connections.control().jdbi()).status(CommandSupport.runId(runId, "RUN_ID"));
+            Reading r = read(connections, id);
             PrintWriter out = CommandSupport.out(spec);
             if (json) {
-                out.println(status.toJson());
+                out.println(r.json());
             } else {
-                print(out, status);
+                r.print(out);
             }
         }
         return ExitCode.OK;
+    }
+
+    /** One reading of a run: its preparation status and its execution status, read one after the other. */
+    record Reading(RunStatus run, ExecutionStatus execution, boolean executionRequested) {
+        /** The preparation status with the state read together with the execution fields. */
+        RunStatus current() {
+            return withState(run, RunState.fromSpelling(execution.status()));
+        }
+
+        /** {@code run status --json}: the preparation keys, then the execution keys. */
+        String json() {
+            return execution.mergeInto(run.toJson());
+        }
+
+        void print(PrintWriter out) {
+            RunStatusCommand.print(out, current());
+            if (run.creationProgress().planStatus() != PlanStatus.REJECTED) {
+                ExecutionView.print(out, execution, executionRequested);
+            }
+        }
+
+        /** Whether a {@code run watch} ends here: a terminal state, a rejected plan, or a plan held by --prepare-only. */
+        boolean ended() {
+            PlanStatus plan = run.creationProgress().planStatus();
+            return execution.finished()
+                    || plan == PlanStatus.REJECTED
+                    || (current().status() == RunState.CREATING && plan == PlanStatus.READY && !executionRequested);
+        }
+    }
+
+    /**
+     * Reads the run: preparation status first (an unknown run is refused before any execution database is opened),
+     * then its execution status.
+     */
+    static Reading read(Connections connections, UUID id) {
+        RunStatusReader reader = new RunStatusReader(connections.control().jdbi());
+        RunStatus status = reader.status(id);
+        boolean requested = reader.executionRequested(id);
+        ExecutionStatus execution = new ExecutionStatusReader(connections.placements()).status(id);
+        return new Reading(status, execution, requested);
+    }
+
+    static RunStatus withState(RunStatus s, RunState state) {
+        return new RunStatus(
+                s.runId(),
+                state,
+                s.dispatchable(),
+                s.creationProgress(),
+                s.creationLease(),
+                s.expectedChunks(),
+                s.shards(),
+                s.rejection());
     }
 
     static void print(PrintWriter out, RunStatus s) {

@@ -1,13 +1,16 @@
 package dev.vigilo.cli;
 
 import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.exec.ExecutionStatus;
+import dev.vigilo.exec.GateResult;
 import dev.vigilo.plan.CreationLease;
 import dev.vigilo.plan.PlanStatus;
 import dev.vigilo.plan.RunStatus;
-import dev.vigilo.plan.RunStatusReader;
 import java.io.PrintWriter;
 import java.time.Duration;
+import java.util.UUID;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -15,14 +18,19 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code vigilo run watch UUID}: follows creation progress until the plan is ready (exit 0) or rejected (exit 3).
- * On a terminal the view is redrawn in place; otherwise each change is printed as one JSON line.
+ * {@code vigilo run watch UUID}: follows a run until it ends. A run held by --prepare-only ends when its plan is ready
+ * (exit 0) or rejected (exit 3); an executing run when it settles (exit 0 when every gate passed, 1 when one failed),
+ * fails (1) or is cancelled (1). On a terminal the view is redrawn in place; otherwise each change is printed as one
+ * JSON line (the keys of {@code run status --json}).
  */
 @Command(
         name = "watch",
         mixinStandardHelpOptions = true,
         description = {
-            "Follow a run's creation progress live until its plan is ready (exit 0) or rejected (exit 3).",
+            "Follow a run live until it ends.",
+            "Exit codes: 0 when it settles with every gate passed (or, held by --prepare-only, when its plan is"
+                    + " ready), 1 when it settles with a failing gate, fails or is cancelled, 3 when its plan was"
+                    + " rejected.",
             "On a terminal the view redraws in place; otherwise every change prints one JSON line."
         })
 final class RunWatchCommand implements Callable<Integer> {
@@ -51,35 +59,80 @@ final class RunWatchCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Duration interval = interval();
+        UUID id = CommandSupport.runId(runId, "RUN_ID");
         PrintWriter out = CommandSupport.out(spec);
         boolean terminal = System.console() != null;
-        String[] last = {""};
+        String last = "";
         try (Connections connections = CommandSupport.root(spec).connections()) {
-            RunStatusReader reader = new RunStatusReader(connections.control().jdbi());
-            RunStatus end;
-            try {
-                end = reader.watch(CommandSupport.runId(runId, "RUN_ID"), interval, s -> {
-                    String json = s.toJson();
-                    // Off a terminal, the lease countdown alone (which moves on every poll) is no change.
-                    String change = terminal ? json : withoutCountdown(s).toJson();
-                    if (change.equals(last[0])) {
-                        return;
-                    }
-                    last[0] = change;
+            while (true) {
+                RunStatusCommand.Reading r = RunStatusCommand.read(connections, id);
+                // Off a terminal, the lease countdown alone (which moves on every poll) is no change.
+                String change = terminal
+                        ? r.json()
+                        : r.execution().mergeInto(withoutCountdown(r.run()).toJson());
+                if (!change.equals(last)) {
+                    last = change;
                     if (terminal) {
                         out.print("\033[H\033[2J");
-                        RunStatusCommand.print(out, s);
+                        r.print(out);
                     } else {
-                        out.println(json);
+                        out.println(r.json());
                     }
                     out.flush();
-                });
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return ExitCode.INTERRUPTED;
+                }
+                if (r.ended()) {
+                    return exitCode(r, CommandSupport.err(spec));
+                }
+                try {
+                    Thread.sleep(interval.toMillis());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return ExitCode.INTERRUPTED;
+                }
             }
-            return end.creationProgress().planStatus() == PlanStatus.REJECTED ? ExitCode.INVALID_INPUT : ExitCode.OK;
         }
+    }
+
+    /** The documented exit code of a run that ended, and one line on stderr saying why when it is not 0. */
+    static int exitCode(RunStatusCommand.Reading r, PrintWriter err) {
+        ExecutionStatus e = r.execution();
+        UUID id = e.runId();
+        switch (e.status()) {
+            case "settled" -> {
+                if (e.verdict().filter("passed"::equals).isPresent()) {
+                    return ExitCode.OK;
+                }
+                String failing = e.gates().stream()
+                        .filter(g -> g.passedGate().filter(ok -> !ok).isPresent())
+                        .map(RunWatchCommand::describe)
+                        .collect(Collectors.joining(", "));
+                err.println("vigilo: run " + id + " settled with verdict failed: " + failing);
+                return ExitCode.FAILED;
+            }
+            case "failed" -> {
+                err.println("vigilo: run " + id + " failed: "
+                        + CommandSupport.oneLine(e.failureReason().orElse("(no reason recorded)")));
+                return ExitCode.FAILED;
+            }
+            case "cancelled" -> {
+                err.println("vigilo: run " + id + " was cancelled; `vigilo run results " + id
+                        + "` lists what it committed");
+                return ExitCode.FAILED;
+            }
+            default -> {
+                if (r.run().creationProgress().planStatus() == PlanStatus.REJECTED) {
+                    err.println("vigilo: run " + id + ": its plan was rejected: "
+                            + CommandSupport.oneLine(r.run().rejection().orElse("(no reason recorded)")));
+                    return ExitCode.INVALID_INPUT;
+                }
+                return ExitCode.OK; // held by --prepare-only with its plan ready
+            }
+        }
+    }
+
+    private static String describe(GateResult g) {
+        return "gate " + g.name() + " " + ExecutionView.percent(g.passRate()) + " < "
+                + ExecutionView.percent(g.minPassRate());
     }
 
     /** The status with the lease's countdown fixed, so that only its expiry (moved by renewals) counts as a change. */

@@ -6,19 +6,20 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
-/** {@code vigilo session}: agent session logs ({@code session.jsonl.zstd}) as small write-ahead logs. */
+/** {@code vigilo session}: agent session logs ({@code session.jsonl.zstd}, {@code session.jsonl}) as small write-ahead logs. */
 @Command(
         name = "session",
         mixinStandardHelpOptions = true,
         description = {
-            "Verify, read, repair and compact agent session logs (session.jsonl.zstd).",
+            "Verify, read, repair and compact agent session logs (session.jsonl.zstd, or session.jsonl uncompressed).",
             "Compatible with the published DeepSeek Harness format; see docs/formats/session-log.md."
         },
         subcommands = {
             SessionVerifyCommand.class,
             SessionCatCommand.class,
             SessionRepairCommand.class,
-            SessionCompactCommand.class
+            SessionCompactCommand.class,
+            SessionViewCommand.class
         })
 final class SessionCommand implements Runnable {
     @Spec
@@ -32,7 +33,8 @@ final class SessionCommand implements Runnable {
     /** A missing, unreadable or non-regular log is invalid input (exit 3), said before anything is read. */
     static java.nio.file.Path existingLog(java.nio.file.Path file) {
         if (java.nio.file.Files.isDirectory(file)) {
-            throw new InvalidInputException(file + " is a directory; give the session log file (session.jsonl.zstd)");
+            throw new InvalidInputException(
+                    file + " is a directory; give the session log file (session.jsonl.zstd or session.jsonl)");
         }
         if (!java.nio.file.Files.isRegularFile(file)) {
             throw new NotFoundException(file + ": no such session log file; check the path");

@@ -19,7 +19,9 @@ import picocli.CommandLine.Spec;
         description = {
             "Merge a log's small frames into larger ones (faster to read, smaller to store); the result "
                     + "reads identically.",
-            "Without --out the log is replaced in place under its writer lock, keeping FILE.bak-<millis>."
+            "Without --out the log is replaced in place under its writer lock, keeping FILE.bak-<millis>.",
+            "The output keeps the log's encoding unless --out names the other one: compact to F.jsonl to decompress, "
+                    + "to F.jsonl.zstd to compress."
         })
 final class SessionCompactCommand implements Callable<Integer> {
     @Spec

@@ -17,18 +17,23 @@ import picocli.CommandLine.Spec;
         description = {
             "Read a session log as the published reader does, plus Vigilo's commit protocol "
                     + "(P1 commit records, P2 manifest): ACCEPT (exit 0) or REJECT (exit 1).",
+            "Reads both encodings, detected from the bytes: session.jsonl.zstd (zstd frames) and session.jsonl "
+                    + "(uncompressed); a file whose name claims the other encoding is rejected with a clear error.",
             "Streams: memory stays bounded whatever the log's size."
         })
 final class SessionVerifyCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "FILE", description = "The session log (session.jsonl.zstd).")
+    @Parameters(
+            index = "0",
+            paramLabel = "FILE",
+            description = "The session log (session.jsonl.zstd or session.jsonl).")
     Path file;
 
     @Option(
             names = "--json",
-            description = "Print one JSON object (verdict, events, stored, closers, channel, "
+            description = "Print one JSON object (verdict, events, stored, closers, channel, compression, "
                     + "hw_seq, hw_offset, fenced, truncated, error, error_offset, ...).")
     boolean json;
 

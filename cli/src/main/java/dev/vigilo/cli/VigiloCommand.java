@@ -22,6 +22,7 @@ import picocli.CommandLine.Spec;
             "                         default local object store.",
             "  VIGILO_CONTROL_DB      JDBC URL of the control database (default: embedded PostgreSQL).",
             "  VIGILO_STORAGE_CONFIG  storage.toml naming the object stores (default: a local store in VIGILO_HOME).",
+            "  VIGILO_EXECUTION_CONFIG execution.toml naming the execution databases (default: the control database).",
             "",
             "Exit codes: 0 ok, 1 check failed or damaged, 2 usage, 3 invalid input or not found,",
             "  4 conflict or fenced, 5 service unavailable, 70 internal error, 130 interrupted."
@@ -30,8 +31,11 @@ import picocli.CommandLine.Spec;
             QuickstartCommand.class,
             DatasetCommand.class,
             RunCommand.class,
+            WorkerCommand.class,
+            PlacementCommand.class,
             SessionCommand.class,
             DatagenCommand.class,
+            ServeCommand.class,
             picocli.CommandLine.HelpCommand.class
         })
 final class VigiloCommand implements Runnable {

@@ -9,7 +9,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -84,18 +86,23 @@ class DatagenCliTest {
                 "datagen", "run", pipeline.toString(), "--experiment", "demo", "--durable-root", root.toString());
         assertThat(again.exitCode()).as(again.err()).isZero();
         assertThat(again.out().trim().lines()).as("no item runs again").hasSize(1);
-        assertThat(JSON.readTree(cli.run(
-                                "datagen",
-                                "status",
-                                "--pipeline",
-                                "quiz",
-                                "--experiment",
-                                "demo",
-                                "--durable-root",
-                                root.toString(),
-                                "--json")
-                        .out()))
-                .isEqualTo(s);
+        // The same status, but for the process list, which names the resuming run's process now.
+        JsonNode resumedStatus = JSON.readTree(cli.run(
+                        "datagen",
+                        "status",
+                        "--pipeline",
+                        "quiz",
+                        "--experiment",
+                        "demo",
+                        "--durable-root",
+                        root.toString(),
+                        "--json")
+                .out());
+        assertThat(resumedStatus.get("processes").get(0).get("items_finished").asInt())
+                .isEqualTo(10);
+        ((com.fasterxml.jackson.databind.node.ObjectNode) resumedStatus).remove("processes");
+        ((com.fasterxml.jackson.databind.node.ObjectNode) s).remove("processes");
+        assertThat(resumedStatus).isEqualTo(s);
 
         CliRunner.Result item = cli.run(
                 "datagen",
@@ -203,6 +210,121 @@ class DatagenCliTest {
                 "--durable-root",
                 home.resolve("d").toString());
         assertThat(missing.exitCode()).isEqualTo(ExitCode.INVALID_INPUT);
+    }
+
+    @Test
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
+    void aSecondRunOfAnExperimentJoinsTheFirstAndBothFinish() throws Exception {
+        CliRunner cli = new CliRunner(home, Map.of(), List.of("--control-db", TestPostgres.newDatabaseUrl()));
+        Path dir = Files.createDirectories(home.resolve("slow"));
+        StringBuilder seeds = new StringBuilder();
+        for (int i = 0; i < 40; i++) {
+            seeds.append("{\"id\":\"s").append(i).append("\"}\n");
+        }
+        Files.writeString(dir.resolve("seeds.jsonl"), seeds.toString());
+        Path pipeline = Files.writeString(dir.resolve("slow.yaml"), """
+                name: slow
+                input: seeds.jsonl
+                id_field: id
+                steps:
+                  - name: wait
+                    kind: command
+                    command: |
+                      cat > /dev/null
+                      sleep 0.2
+                      echo '{"done": true}'
+                """);
+        String[] run = {
+            "datagen",
+            "run",
+            pipeline.toString(),
+            "--experiment",
+            "twice",
+            "--durable-root",
+            dir.toString(),
+            "--workers",
+            "1"
+        };
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            java.util.concurrent.Future<CliRunner.Result> first = pool.submit(() -> cli.run(run));
+            // Start the second run once the first one is writing its log.
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (!Files.isDirectory(dir.resolve("datagen_checkpoints/slow/twice/log.lance"))
+                    && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            Thread.sleep(1500);
+            assertThat(first.isDone()).as("the first run is still running").isFalse();
+            java.util.concurrent.Future<CliRunner.Result> second = pool.submit(() -> cli.run(run));
+            // The runs divide the items: both finish, and the experiment is complete.
+            CliRunner.Result one = first.get(120, TimeUnit.SECONDS);
+            CliRunner.Result two = second.get(120, TimeUnit.SECONDS);
+            assertThat(one.exitCode()).as(one.err()).isZero();
+            assertThat(two.exitCode()).as(two.err()).isZero();
+            String[] lines = two.out().trim().split("\n");
+            assertThat(lines[lines.length - 1]).contains("\"completed\":40").contains("\"writer\":\"runner-1\"");
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void chatPipelineStatusShowsUsageCostAndProcesses() throws Exception {
+        CliRunner cli = new CliRunner(home, Map.of(), List.of("--control-db", TestPostgres.newDatabaseUrl()));
+        try (dev.vigilo.agent.OpenAiTestServer server = dev.vigilo.agent.OpenAiTestServer.start()) {
+            Path dir = Files.createDirectories(home.resolve("chat"));
+            Files.writeString(
+                    dir.resolve("seeds.jsonl"),
+                    "{\"id\": \"a\", \"q\": \"one two\"}\n{\"id\": \"b\", \"q\": \"three\"}\n");
+            Path pipeline = Files.writeString(dir.resolve("chat.yaml"), """
+                    name: chat
+                    input: seeds.jsonl
+                    id_field: id
+                    prices:
+                      m: {prompt_per_million: 2, completion_per_million: 8}
+                    steps:
+                      - name: ask
+                        kind: chat
+                        url: %s
+                        model: m
+                        messages: [{role: user, content: "{{q}}"}]
+                    """.formatted(server.chatUrl()));
+            String root = dir.resolve("durable").toString();
+            CliRunner.Result bad = cli.run(
+                    "datagen",
+                    "run",
+                    pipeline.toString(),
+                    "--experiment",
+                    "e",
+                    "--durable-root",
+                    root,
+                    "--lease-seconds",
+                    "1");
+            assertThat(bad.exitCode()).isEqualTo(ExitCode.INVALID_INPUT);
+            assertThat(bad.err().trim()).doesNotContain("\n").contains("--lease-seconds must be between 3 and 3600");
+            CliRunner.Result run = cli.run(
+                    "datagen",
+                    "run",
+                    pipeline.toString(),
+                    "--experiment",
+                    "e",
+                    "--durable-root",
+                    root,
+                    "--retry-failed");
+            assertThat(run.exitCode()).as(run.err()).isZero();
+            CliRunner.Result status =
+                    cli.run("datagen", "status", "--pipeline", "chat", "--experiment", "e", "--durable-root", root);
+            assertThat(status.exitCode()).as(status.err()).isZero();
+            // The echo server counts words: "one two" -> 2 prompt, "echo: one two" -> 3 completion tokens.
+            assertThat(status.out())
+                    .contains("items 2  completed 2")
+                    .contains(
+                            "usage requests 2  retries 0  cached 0  prompt_tokens 3  completion_tokens 5  cost 0.000046")
+                    .contains("usage[ask] requests 2")
+                    .containsPattern("process runner  gone  items 2  steps 2  buckets 0  .+/\\d+/");
+            assertThat(server.requestCount()).isEqualTo(2);
+        }
     }
 
     private static String[] concat(String[] head, String... tail) {

@@ -23,7 +23,8 @@ class QuickstartIT {
 
     @Test
     void quickstartRunsOnEmbeddedDefaultsAndIsIdempotent() throws Exception {
-        VigiloProcess.Result first = VigiloProcess.run(home, Map.of(), JVM, 180, "quickstart");
+        // The process runs in cli/, which has no examples/: the example agent is found where quickstart put it.
+        VigiloProcess.Result first = VigiloProcess.run(home, Map.of(), JVM, 240, "quickstart");
         assertThat(first.exitCode()).as(first.err()).isZero();
         assertThat(first.out())
                 .contains(
@@ -31,16 +32,32 @@ class QuickstartIT {
                         "cases:           12",
                         "verified:        12 cases",
                         "embedded PostgreSQL",
-                        "Prepared a run plan",
-                        "plan ready, 1 chunk(s), 12 cases",
-                        "{overall=12, math=6, geography=4}");
+                        "Created a run with the example profile",
+                        "plan:            ready, 1 chunk(s), 12 cases",
+                        "{overall=12, math=6, geography=4}",
+                        "Executing 12 cases with an in-process worker");
+        // The example agent answers 9 of 12 exactly (QuickAgentTest): overall passes, math fails, geography passes.
+        assertSettledTable(first.out());
         assertThat(home.resolve("postgres")).isDirectory();
         assertThat(home.resolve("objects/datasets")).isDirectory();
+        assertThat(home.resolve("quickstart/examples/agent/QuickAgent.java")).isRegularFile();
 
         VigiloProcess.Result second = VigiloProcess.run(home, Map.of(), JVM, 180, "quickstart");
         assertThat(second.exitCode()).as(second.err()).isZero();
         assertThat(uploadId(second.out())).isEqualTo(uploadId(first.out()));
         assertThat(runId(second.out())).isEqualTo(runId(first.out()));
+        assertThat(second.out())
+                .contains("already ended (settled); shown again, not executed twice")
+                .doesNotContain("Executing");
+        assertSettledTable(second.out());
+
+        VigiloProcess.Result results =
+                VigiloProcess.run(home, Map.of(), JVM, 120, "run", "results", runId(first.out()));
+        assertThat(results.exitCode()).as(results.err()).isZero();
+        assertThat(results.out().lines()).hasSize(12);
+        assertThat(results.out())
+                .contains("\"case_id\":\"capital-003\"", "\"output\":\"Sydney\"")
+                .doesNotContain("\"error\":{");
 
         VigiloProcess.Result list = VigiloProcess.run(home, Map.of(), JVM, 120, "dataset", "list", "--json");
         assertThat(list.exitCode()).as(list.err()).isZero();
@@ -68,6 +85,14 @@ class QuickstartIT {
         String output = new String(p.getInputStream().readAllBytes());
         assertThat(p.exitValue()).as(output).isZero();
         assertThat(output).startsWith("vigilo 0.1.0-SNAPSHOT");
+    }
+
+    private static void assertSettledTable(String out) {
+        assertThat(out).contains("settled, verdict failed");
+        assertThat(out).containsPattern("overall\\s+12\\s+12\\s+9\\s+3\\s+0\\s+75\\.0%\\s+70\\.0%\\s+PASS");
+        assertThat(out).containsPattern("math\\s+6\\s+6\\s+5\\s+1\\s+0\\s+83\\.3%\\s+90\\.0%\\s+FAIL");
+        assertThat(out).containsPattern("geography\\s+4\\s+4\\s+3\\s+1\\s+0\\s+75\\.0%\\s+75\\.0%\\s+PASS");
+        assertThat(out).contains("vigilo run results ");
     }
 
     private static String runId(String quickstartOutput) {

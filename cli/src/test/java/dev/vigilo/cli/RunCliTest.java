@@ -117,15 +117,19 @@ class RunCliTest {
         assertThat(allCases).isEqualTo(250);
         assertThat(mathCases).isEqualTo(50);
         assertThat(cli.run("run", "status", runId).out()).contains("plan: ready, 3 of 3 chunks");
+        // Held by --prepare-only, the run ends its watch once the plan is ready.
+        CliRunner.Result watch = cli.run("run", "watch", runId);
+        assertThat(watch.exitCode()).as(watch.err()).isZero();
+        assertThat(watch.out()).contains("\"plan_status\":\"ready\"");
 
         CliRunner.Result pending =
                 cli.run("run", "create", "--profile", PROFILE, "--dataset-upload-id", uploadId, "--run-id", runId);
         assertThat(pending.exitCode()).as(pending.err()).isZero();
         assertThat(pending.out()).contains("run " + runId + " pending");
-
-        CliRunner.Result watch = cli.run("run", "watch", runId);
-        assertThat(watch.exitCode()).isZero();
-        assertThat(watch.out()).contains("\"plan_status\":\"ready\"");
+        assertThat(JSON.readTree(cli.run("run", "status", runId, "--json").out())
+                        .at("/execution/chunks")
+                        .asLong())
+                .isEqualTo(3);
     }
 
     @Test

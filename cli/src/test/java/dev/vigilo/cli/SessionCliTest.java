@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.sessionlog.Compression;
 import dev.vigilo.sessionlog.LockFileEpochSource;
 import dev.vigilo.sessionlog.SessionHeader;
 import dev.vigilo.sessionlog.SessionLogWriter;
@@ -29,11 +30,15 @@ class SessionCliTest {
     }
 
     private Path writeLog(String name, int batches) throws Exception {
-        Path log = dir.resolve(name).resolve("session.jsonl.zstd");
+        return writeLog(name, batches, Compression.ZSTD);
+    }
+
+    private Path writeLog(String name, int batches, Compression compression) throws Exception {
+        Path log = dir.resolve(name).resolve("session" + compression.suffix());
         Files.createDirectories(log.getParent());
         SessionHeader header = new SessionHeader("session-cli-test", "/tmp", 1760000000000L, 0);
-        try (SessionLogWriter w =
-                SessionLogWriter.create(log, header, new LockFileEpochSource(), WriterOptions.defaults())) {
+        try (SessionLogWriter w = SessionLogWriter.create(
+                log, header, new LockFileEpochSource(), WriterOptions.defaults().withCompression(compression))) {
             for (int b = 0; b < batches; b++) {
                 List<ObjectNode> batch = new ArrayList<>();
                 for (int i = 0; i < 3; i++) {
@@ -134,5 +139,33 @@ class SessionCliTest {
         assertThat(after.get("frames").asLong()).isLessThan(before.get("frames").asLong());
         assertThat(cli().run("session", "cat", compacted.toString()).out())
                 .isEqualTo(cli().run("session", "cat", log.toString()).out());
+    }
+
+    @Test
+    void uncompressedLogsVerifyCatAndConvertAndAMisnamedLogIsAClearReject() throws Exception {
+        Path log = writeLog("plain", 4, Compression.NONE);
+        CliRunner.Result ok = cli().run("session", "verify", log.toString(), "--json");
+        assertThat(ok.exitCode()).as(ok.err()).isZero();
+        JsonNode report = JSON.readTree(ok.out());
+        assertThat(report.get("compression").asText()).isEqualTo("none");
+        assertThat(report.get("channel").asText()).isIn("p1", "p2");
+        assertThat(cli().run("session", "cat", log.toString()).out().split("\n"))
+                .hasSize(12);
+
+        Path zstd = dir.resolve("converted.jsonl.zstd");
+        CliRunner.Result compact = cli().run("session", "compact", log.toString(), "--out", zstd.toString());
+        assertThat(compact.exitCode()).as(compact.err()).isZero();
+        JsonNode converted = JSON.readTree(
+                cli().run("session", "verify", zstd.toString(), "--json").out());
+        assertThat(converted.get("compression").asText()).isEqualTo("zstd");
+        assertThat(cli().run("session", "cat", zstd.toString()).out())
+                .isEqualTo(cli().run("session", "cat", log.toString()).out());
+
+        Path misnamed = dir.resolve("misnamed.jsonl.zstd");
+        Files.copy(log, misnamed);
+        CliRunner.Result bad = cli().run("session", "verify", misnamed.toString());
+        assertThat(bad.exitCode()).isEqualTo(ExitCode.FAILED);
+        assertThat(bad.out()).contains("holds uncompressed JSONL").contains("rename it to session.jsonl");
+        assertThat(bad.out()).doesNotContain("invalid frame magic");
     }
 }

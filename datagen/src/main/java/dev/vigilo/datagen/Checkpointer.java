@@ -65,11 +65,11 @@ final class Checkpointer {
      * An attempt of an executable step returned {@code updates}: FIELD_SETs + STEP_COMPLETED (+
      * TERMINAL completed if {@code completesItem}); the updates then apply to the item's fields.
      */
-    void stepSucceeded(RunItem item, StepRef step, ObjectNode updates, boolean completesItem) {
+    void stepSucceeded(RunItem item, StepRef step, ObjectNode updates, ObjectNode tags, boolean completesItem) {
         CheckpointBatch.Builder b = batch(step);
         var ie = b.item(item.ref, item.next());
         setAll(ie, updates);
-        ie.stepCompleted();
+        ie.stepCompleted(tags == null ? null : Json.canonical(tags));
         if (completesItem) ie.terminal(Terminal.COMPLETED);
         write(b, item, ie.nextSeq(), step, completesItem ? ItemStatus.COMPLETED : ItemStatus.RUNNING);
         item.fields.setAll(updates);
@@ -81,7 +81,13 @@ final class Checkpointer {
      */
     void attemptFailed(RunItem item, StepRef step, StepFailure failure, boolean finalAttempt) {
         CheckpointBatch.Builder b = batch(step);
-        var ie = b.item(item.ref, item.next()).failed(failure.errorType, failure.dump, failure.traceback, finalAttempt);
+        var ie = b.item(item.ref, item.next())
+                .failed(
+                        failure.errorType,
+                        failure.dump,
+                        failure.traceback,
+                        finalAttempt,
+                        failure.tags == null ? null : Json.canonical(failure.tags));
         write(b, item, ie.nextSeq(), null, finalAttempt ? ItemStatus.FAILED : ItemStatus.RUNNING);
         item.attemptFailed(step.stepInstanceId());
     }

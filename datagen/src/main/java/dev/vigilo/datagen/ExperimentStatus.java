@@ -8,7 +8,9 @@ import java.util.Map;
  * running, failures_by_type, progress}. {@code running} counts items neither terminal nor failed
  * (in flight or not started yet); {@code failed} counts items whose current step exhausted its
  * attempts; {@code failures_by_type} counts FAILED events (attempts) by error type; {@code
- * progress} is (completed + filtered + failed) / items, 0 when empty.
+ * progress} is (completed + filtered + failed) / items, 0 when empty; {@code usage} and {@code usage_by_step} sum
+ * what chat steps used ({@link ChatUsage}); {@code processes} lists the writers (process slots) that worked on the
+ * experiment ({@link ProcessStatus}).
  */
 public record ExperimentStatus(
         String pipeline,
@@ -19,9 +21,14 @@ public record ExperimentStatus(
         long failed,
         long running,
         Map<String, Long> failuresByType,
-        double progress) {
+        double progress,
+        ChatUsage usage,
+        Map<String, ChatUsage> usageByStep,
+        java.util.List<ProcessStatus> processes) {
     public ExperimentStatus {
         failuresByType = java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(failuresByType));
+        usageByStep = java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(usageByStep));
+        processes = java.util.List.copyOf(processes);
     }
 
     /**
@@ -41,6 +48,11 @@ public record ExperimentStatus(
                 .put("progress", progress);
         com.fasterxml.jackson.databind.node.ObjectNode f = o.putObject("failures_by_type");
         failuresByType.forEach(f::put);
+        o.set("usage", usage.toJson());
+        com.fasterxml.jackson.databind.node.ObjectNode u = o.putObject("usage_by_step");
+        usageByStep.forEach((step, x) -> u.set(step, x.toJson()));
+        com.fasterxml.jackson.databind.node.ArrayNode ps = o.putArray("processes");
+        processes.forEach(p -> ps.add(p.toJson()));
         return Json.canonical(o);
     }
 }

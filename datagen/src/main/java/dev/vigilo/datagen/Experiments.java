@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.checkpoint.CheckpointEvent;
 import dev.vigilo.checkpoint.CheckpointLog;
+import dev.vigilo.checkpoint.CompletedStep;
 import dev.vigilo.checkpoint.Failure;
 import dev.vigilo.checkpoint.ItemState;
 import dev.vigilo.checkpoint.LogLocation;
@@ -20,6 +21,8 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
@@ -34,6 +37,130 @@ import java.util.TreeMap;
 public final class Experiments {
     private Experiments() {}
 
+    /** One experiment of one pipeline under a durable root. */
+    public record ExperimentRef(String pipeline, String experiment) {}
+
+    /**
+     * One item as a listing shows it.
+     *
+     * @param parentItemId   the item an expand step created it from, or null for a seed item
+     * @param completedSteps STEP_COMPLETED events folded
+     * @param failures       FAILED events (attempts) folded
+     * @param lastErrorType  the error type of its newest failure
+     * @param lastStep       the step of its newest completed step or failure, whichever is newer
+     */
+    public record ItemSummary(
+            String itemId,
+            ItemStatus status,
+            String parentItemId,
+            int completedSteps,
+            int failures,
+            Optional<String> lastErrorType,
+            Optional<String> lastStep) {}
+
+    /** A page of items sorted by id, and the id the next page starts after (empty on the last page). */
+    public record ItemPage(java.util.List<ItemSummary> items, Optional<String> next) {
+        public ItemPage {
+            items = java.util.List.copyOf(items);
+        }
+    }
+
+    /**
+     * The experiments under a local durable root, sorted by pipeline and experiment (directories whose names are not
+     * valid pipeline or experiment names are ignored). An S3 root is not listed: empty.
+     *
+     * @throws UnavailableException when the directory cannot be read
+     */
+    public static java.util.List<ExperimentRef> list(LogRoot durableRoot) {
+        java.util.Objects.requireNonNull(durableRoot, "durableRoot");
+        if (!durableRoot.isLocal()) {
+            return java.util.List.of();
+        }
+        Path base = durableRoot.directory().resolve("datagen_checkpoints");
+        if (!Files.isDirectory(base)) {
+            return java.util.List.of();
+        }
+        java.util.List<ExperimentRef> out = new java.util.ArrayList<>();
+        try (java.util.stream.Stream<Path> pipelines = Files.list(base)) {
+            for (Path p : pipelines.sorted().toList()) {
+                String pipeline = p.getFileName().toString();
+                if (!validName(pipeline) || !Files.isDirectory(p)) continue;
+                for (String e : CheckpointLog.experiments(durableRoot.directory(), pipeline)) {
+                    if (validName(e)) out.add(new ExperimentRef(pipeline, e));
+                }
+            }
+        } catch (IOException e) {
+            throw new UnavailableException("cannot list the experiments in " + base + ": " + e.getMessage(), e);
+        }
+        return out;
+    }
+
+    private static boolean validName(String name) {
+        try {
+            dev.vigilo.common.input.Names.segment(name, "name");
+            return true;
+        } catch (InvalidInputException e) {
+            return false;
+        }
+    }
+
+    /**
+     * A page of the experiment's items sorted by id: those after {@code afterItemId} with status {@code status} (every
+     * status when empty), at most {@code limit}. Folds the experiment's log like {@link #status} does.
+     *
+     * @throws dev.vigilo.common.errors.NotFoundException when the experiment has no log
+     * @throws IllegalArgumentException when {@code limit} is not in 1..1000
+     */
+    public static ItemPage items(
+            LogRoot durableRoot,
+            String pipeline,
+            String experiment,
+            Optional<ItemStatus> status,
+            Optional<String> afterItemId,
+            int limit) {
+        java.util.Objects.requireNonNull(durableRoot, "durableRoot");
+        if (limit < 1 || limit > 1000) throw new IllegalArgumentException("limit must be in 1..1000, got " + limit);
+        java.util.List<ItemSummary> page = new java.util.ArrayList<>();
+        Optional<String> next = Optional.empty();
+        try (CheckpointLog log = CheckpointLog.open(new LogLocation(durableRoot, pipeline, experiment));
+                LogReader r = log.reader()) {
+            java.util.NavigableMap<String, ItemState> all = new TreeMap<>(r.foldAll());
+            java.util.NavigableMap<String, ItemState> tail =
+                    afterItemId.isPresent() ? all.tailMap(afterItemId.get(), false) : all;
+            for (ItemState s : tail.values()) {
+                ItemStatus st = statusOf(s);
+                if (status.isPresent() && status.get() != st) continue;
+                if (page.size() == limit) {
+                    next = Optional.of(page.get(page.size() - 1).itemId());
+                    break;
+                }
+                page.add(summary(s, st));
+            }
+        }
+        return new ItemPage(page, next);
+    }
+
+    private static ItemSummary summary(ItemState s, ItemStatus st) {
+        Optional<Failure> lastFailure = s.failures().isEmpty()
+                ? Optional.empty()
+                : Optional.of(s.failures().get(s.failures().size() - 1));
+        Optional<String> lastStep = s.cursor().map(c -> c.stepName());
+        if (lastFailure.isPresent()
+                && s.cursor()
+                        .map(c -> c.itemSeq().compareTo(lastFailure.get().itemSeq()) < 0)
+                        .orElse(true)) {
+            lastStep = Optional.ofNullable(lastFailure.get().stepName());
+        }
+        return new ItemSummary(
+                s.item().itemId(),
+                st,
+                s.item().parentItemId(),
+                s.completedSteps().size(),
+                s.failures().size(),
+                lastFailure.map(Failure::errorType),
+                lastStep);
+    }
+
     /**
      * Status of an experiment; {@link dev.vigilo.common.errors.NotFoundException} if it has no log.
      */
@@ -47,21 +174,72 @@ public final class Experiments {
     static ExperimentStatus status(CheckpointLog log, String pipeline, String experiment) {
         long items = 0, completed = 0, filtered = 0, failed = 0, running = 0;
         Map<String, Long> byType = new TreeMap<>();
+        Map<String, ChatUsage> usageByStep = new TreeMap<>();
+        Map<String, long[]> byWriter = new TreeMap<>(); // writer -> {items finished, steps completed}
         try (LogReader r = log.reader()) {
             for (ItemState s : r.foldAll().values()) {
                 items++;
-                for (Failure f : s.failures()) byType.merge(f.errorType(), 1L, Long::sum);
-                switch (statusOf(s)) {
+                for (Failure f : s.failures()) {
+                    byType.merge(f.errorType(), 1L, Long::sum);
+                    addUsage(usageByStep, f.stepName(), f.queryTagsJson());
+                }
+                for (CompletedStep c : s.completedSteps()) {
+                    addUsage(usageByStep, c.stepName(), c.queryTagsJson());
+                    byWriter.computeIfAbsent(c.writerEpoch().writerName(), w -> new long[2])[1]++;
+                }
+                ItemStatus st = statusOf(s);
+                switch (st) {
                     case COMPLETED -> completed++;
                     case FILTERED -> filtered++;
                     case FAILED -> failed++;
                     case RUNNING -> running++;
                 }
+                if (st != ItemStatus.RUNNING)
+                    byWriter.computeIfAbsent(s.lastEpoch().writerName(), w -> new long[2])[0]++;
             }
         }
         double progress = items == 0 ? 0 : (double) (completed + filtered + failed) / items;
+        ChatUsage total = usageByStep.values().stream().reduce(ChatUsage.NONE, ChatUsage::plus);
         return new ExperimentStatus(
-                pipeline, experiment, items, completed, filtered, failed, running, byType, progress);
+                pipeline,
+                experiment,
+                items,
+                completed,
+                filtered,
+                failed,
+                running,
+                byType,
+                progress,
+                total,
+                usageByStep,
+                processes(log, byWriter));
+    }
+
+    private static void addUsage(Map<String, ChatUsage> byStep, String step, String tags) {
+        if (tags == null || step == null || !tags.contains("\"chat\"")) return;
+        try {
+            ChatUsage u = ChatUsage.ofTags(Json.parse(tags));
+            byStep.merge(step, u, ChatUsage::plus);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            // Tags are non-authoritative: an unreadable one counts nothing.
+        }
+    }
+
+    /** Every writer that wrote a step or finished an item, and every recorded process slot. */
+    private static List<ProcessStatus> processes(CheckpointLog log, Map<String, long[]> byWriter) {
+        Map<Integer, Map.Entry<Assignment.SlotRecord, Boolean>> slots = Assignment.slots(log);
+        Map<Integer, List<Integer>> buckets = Assignment.bucketsBySlot(log);
+        Map<String, ProcessStatus> out = new TreeMap<>();
+        slots.forEach((k, e) -> {
+            String w = Assignment.writerName(k);
+            long[] n = byWriter.getOrDefault(w, new long[2]);
+            out.put(
+                    w,
+                    new ProcessStatus(
+                            w, k, e.getKey().holder(), e.getValue(), buckets.getOrDefault(k, List.of()), n[0], n[1]));
+        });
+        byWriter.forEach((w, n) -> out.putIfAbsent(w, new ProcessStatus(w, -1, "", false, List.of(), n[0], n[1])));
+        return new ArrayList<>(out.values());
     }
 
     /** An item's status. */

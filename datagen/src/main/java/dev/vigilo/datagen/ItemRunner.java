@@ -66,16 +66,16 @@ final class ItemRunner {
         while (true) {
             int attempt = item.failedAttempts(instance) + 1;
             StepRef ref = StepRef.of(step.name(), index, iteration, attempt);
-            ObjectNode updates;
+            StepResult result;
             try {
-                updates = limits.run(step, () -> executor.run(step, item.id(), item.fields.deepCopy(), attempt));
+                result = limits.run(step, () -> executor.run(step, item.id(), item.fields.deepCopy(), attempt));
             } catch (StepFailure f) {
-                boolean finalAttempt = attempt >= step.maxAttempts();
+                boolean finalAttempt = attempt >= item.attemptBudgetStart(instance) + step.maxAttempts();
                 checkpointer.attemptFailed(item, ref, f, finalAttempt);
                 if (finalAttempt) return false;
                 continue;
             }
-            checkpointer.stepSucceeded(item, ref, updates, completesItem);
+            checkpointer.stepSucceeded(item, ref, result.updates(), result.tags(), completesItem);
             return true;
         }
     }

@@ -40,6 +40,16 @@ final class ItemScheduler {
         void finished(T item, List<T> spawned);
     }
 
+    /**
+     * Supplies more items while the run goes on (called on the coordinator thread whenever fewer than twice {@code
+     * workers} items are pending, and once more with 0 pending before the run ends); an empty answer with nothing
+     * pending ends the run.
+     */
+    @FunctionalInterface
+    interface Source<T> {
+        List<T> more(int pending);
+    }
+
     private record Done<T>(T item, List<T> spawned) {}
 
     private ItemScheduler() {}
@@ -52,6 +62,11 @@ final class ItemScheduler {
      * @throws CancelledException the coordinator (or a worker, outside a stop) was interrupted
      */
     static <T> void runAll(int workers, Collection<T> initial, Task<T> task, Listener<T> listener) {
+        runAll(workers, initial, task, listener, pending -> List.of());
+    }
+
+    /** As {@link #runAll(int, Collection, Task, Listener)}, taking more items from {@code source} as workers free up. */
+    static <T> void runAll(int workers, Collection<T> initial, Task<T> task, Listener<T> listener, Source<T> source) {
         if (workers < 1) throw new IllegalArgumentException("workers must be >= 1, got " + workers);
         ExecutorService pool = Executors.newFixedThreadPool(workers, r -> {
             Thread t = new Thread(r, "datagen-worker");
@@ -65,7 +80,14 @@ final class ItemScheduler {
                 done.submit(() -> new Done<>(item, task.run(item)));
                 pending++;
             }
-            while (pending > 0) {
+            while (true) {
+                if (pending < 2 * workers) {
+                    for (T item : source.more(pending)) {
+                        done.submit(() -> new Done<>(item, task.run(item)));
+                        pending++;
+                    }
+                }
+                if (pending == 0) break;
                 Done<T> d = result(done.take());
                 pending--;
                 for (T child : d.spawned()) {

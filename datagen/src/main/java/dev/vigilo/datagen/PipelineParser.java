@@ -28,7 +28,7 @@ import java.util.regex.Pattern;
  */
 public final class PipelineParser {
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}");
-    private static final Set<String> TOP_KEYS = Set.of("name", "input", "id_field", "steps");
+    private static final Set<String> TOP_KEYS = Set.of("name", "input", "id_field", "prices", "steps");
     private static final Set<String> COMMON = Set.of("name", "kind", "retries", "timeout_seconds", "concurrency");
     private static final Map<StepKind, Set<String>> KIND_KEYS = Map.of(
             StepKind.COMMAND, Set.of("command"),
@@ -36,10 +36,15 @@ public final class PipelineParser {
             StepKind.TEMPLATE, Set.of("template", "output_field"),
             StepKind.FILTER, Set.of("keep_if"),
             StepKind.EXPAND, Set.of("field", "as"),
-            StepKind.LOOP, Set.of("body", "until", "max_iterations"));
+            StepKind.LOOP, Set.of("body", "until", "max_iterations"),
+            StepKind.CHAT, ChatParser.KEYS);
 
     private final String file;
     private final Map<String, JsonLocation> locations = new HashMap<>();
+    /** The pipeline's {@code prices} by model; null when it gives none. */
+    private Map<String, ChatSpec.Price> prices;
+    /** Rate limit per chat url and the pointer of the step that set it: one endpoint, one limit. */
+    private final Map<String, Map.Entry<ChatSpec.RateLimit, String>> limits = new HashMap<>();
 
     private PipelineParser(String file) {
         this.file = file;
@@ -108,6 +113,7 @@ public final class PipelineParser {
         }
         String input = text(root, "", "input", true);
         String idField = text(root, "", "id_field", false);
+        prices = new ChatParser(this).prices(root);
         JsonNode steps = root.get("steps");
         if (steps == null || !steps.isArray() || steps.isEmpty())
             throw err(steps == null ? "" : "/steps", "'steps' must be a non-empty list");
@@ -133,7 +139,8 @@ public final class PipelineParser {
         } catch (IllegalArgumentException e) {
             throw err(
                     ptr + "/kind",
-                    "unknown step kind '" + kindText + "'; use one of command, http, template, filter, expand, loop");
+                    "unknown step kind '" + kindText
+                            + "'; use one of command, http, chat, template, filter, expand, loop");
         }
         Set<String> allowed = new HashSet<>(COMMON);
         allowed.addAll(KIND_KEYS.get(kind));
@@ -146,7 +153,9 @@ public final class PipelineParser {
         Condition cond = null;
         StepSpec body = null;
         int maxIter = 0;
+        ChatSpec chat = null;
         switch (kind) {
+            case CHAT -> chat = new ChatParser(this).chat(n, ptr, name);
             case COMMAND -> {
                 JsonNode c = n.get("command");
                 if (c == null) throw err(ptr, "a command step needs 'command' (a list of arguments or a shell string)");
@@ -184,7 +193,7 @@ public final class PipelineParser {
                 if (b == null) throw err(ptr, "a loop step needs 'body' (one step mapping)");
                 body = step(b, ptr + "/body");
                 if (body.kind() == StepKind.LOOP || body.kind() == StepKind.EXPAND || body.kind() == StepKind.FILTER) {
-                    throw err(ptr + "/body/kind", "a loop body must be a command, http or template step");
+                    throw err(ptr + "/body/kind", "a loop body must be a command, http, chat or template step");
                 }
                 cond = condition(n, ptr, "until");
                 maxIter = integer(n, ptr, "max_iterations", 0, 1, 10_000);
@@ -206,7 +215,35 @@ public final class PipelineParser {
                 maxIter,
                 retries,
                 timeout,
-                concurrency);
+                concurrency,
+                chat);
+    }
+
+    /** The pipeline's prices (null: none given). */
+    Map<String, ChatSpec.Price> prices() {
+        return prices;
+    }
+
+    /** Records {@code url}'s rate limit set at {@code ptr}; an error if another step set a different one. */
+    void rateLimit(String url, ChatSpec.RateLimit limit, String ptr) {
+        Map.Entry<ChatSpec.RateLimit, String> earlier = limits.putIfAbsent(url, Map.entry(limit, ptr));
+        if (earlier != null && !earlier.getKey().equals(limit)) {
+            throw err(
+                    ptr,
+                    "rate_limit differs from the one set for the same url at " + where(earlier.getValue())
+                            + "; an endpoint has one limit, give every step that calls it the same rate_limit");
+        }
+    }
+
+    /** {@code FILE:LINE:COLUMN} of the node at {@code ptr}. */
+    ChatSpec.SourcePosition position(String ptr) {
+        JsonLocation l = location(ptr);
+        return new ChatSpec.SourcePosition(file, l == null ? 1 : l.getLineNr(), l == null ? 1 : l.getColumnNr());
+    }
+
+    private String where(String ptr) {
+        ChatSpec.SourcePosition p = position(ptr);
+        return p.line() + ":" + p.column();
     }
 
     private Condition condition(JsonNode n, String ptr, String key) {
@@ -217,7 +254,7 @@ public final class PipelineParser {
         return new Condition(text(c, ptr + "/" + key, "field", true), c.get("equals"));
     }
 
-    private void checkKeys(JsonNode n, String ptr, Set<String> allowed) {
+    void checkKeys(JsonNode n, String ptr, Set<String> allowed) {
         for (Iterator<String> it = n.fieldNames(); it.hasNext(); ) {
             String k = it.next();
             if (!allowed.contains(k)) {
@@ -226,7 +263,7 @@ public final class PipelineParser {
         }
     }
 
-    private String text(JsonNode n, String ptr, String key, boolean required) {
+    String text(JsonNode n, String ptr, String key, boolean required) {
         JsonNode v = n.get(key);
         if (v == null || v.isNull()) {
             if (required) throw err(ptr, "missing required key '" + key + "'");
@@ -237,7 +274,7 @@ public final class PipelineParser {
         return v.textValue();
     }
 
-    private int integer(JsonNode n, String ptr, String key, int dflt, int min, int max) {
+    int integer(JsonNode n, String ptr, String key, int dflt, int min, int max) {
         JsonNode v = n.get(key);
         if (v == null) return dflt;
         if (!v.canConvertToInt() || !v.isIntegralNumber() || v.intValue() < min || v.intValue() > max) {
@@ -273,14 +310,20 @@ public final class PipelineParser {
                         .orElse("syntax error");
     }
 
-    private PipelineDefinitionException err(String ptr, String problem) {
+    PipelineDefinitionException err(String ptr, String problem) {
+        JsonLocation l = location(ptr);
+        return new PipelineDefinitionException(
+                file, l == null ? 1 : l.getLineNr(), l == null ? 1 : l.getColumnNr(), problem);
+    }
+
+    /** Where the node at {@code ptr} (or its nearest located ancestor) starts. */
+    private JsonLocation location(String ptr) {
         JsonLocation l = null;
         for (String p = ptr; l == null; p = p.contains("/") ? p.substring(0, p.lastIndexOf('/')) : null) {
             if (p == null) break;
             l = locations.get(p);
             if (p.isEmpty()) break;
         }
-        return new PipelineDefinitionException(
-                file, l == null ? 1 : l.getLineNr(), l == null ? 1 : l.getColumnNr(), problem);
+        return l;
     }
 }

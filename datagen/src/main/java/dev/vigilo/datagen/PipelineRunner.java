@@ -1,41 +1,50 @@
 package dev.vigilo.datagen;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.vigilo.checkpoint.CheckpointLog;
+import dev.vigilo.checkpoint.CompletedStep;
+import dev.vigilo.checkpoint.ItemState;
 import dev.vigilo.checkpoint.LogLocation;
 import dev.vigilo.checkpoint.LogReader;
 import dev.vigilo.checkpoint.LogRoot;
 import dev.vigilo.checkpoint.LogWriter;
 import dev.vigilo.checkpoint.WriterOptions;
+import dev.vigilo.common.errors.CancelledException;
+import dev.vigilo.common.errors.FencedException;
+import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.function.Function;
 
 /**
  * Runs a pipeline over its experiment's checkpoint log, resuming where the log says: a step whose
  * STEP_COMPLETED is in the log never runs again; every step's field updates and its STEP_COMPLETED
- * are one durable batch. Safe to kill -9 at any point and run again with the same arguments. One
- * run per experiment at a time (a second run fences the first, which then stops with an error).
+ * are one durable batch. Safe to kill -9 at any point and run again with the same arguments. Several
+ * runs of one experiment may work at once, on one machine or many sharing the durable root: each
+ * writes through its own writer (MemWAL shard) and works only on the item buckets it claimed ({@link
+ * Assignment}); a run that is killed has its buckets finished by the others.
  *
- * <p>A run: {@link SeedReader} validates the whole seed input (nothing is written if it is bad);
- * the log's fold becomes the items' mirrors ({@link RunItem}); {@link Checkpointer} creates the
- * seeds the log lacks; {@link ItemScheduler} runs every unfinished item through {@link ItemRunner}
- * on {@code workers} threads; the writer is flushed and closed; {@link EndOfRunMaintenance} runs.
+ * <p>A run: {@link SeedReader} validates the whole seed input (nothing is written if it is bad), and
+ * every api_key_env variable must be set; the run joins the experiment ({@link Assignment}), opens its
+ * writer, folds the log ({@link WorkFeed}), then {@link ItemScheduler} runs the items of the buckets it
+ * claims, bucket by bucket, through {@link ItemRunner} on {@code workers} threads. When no bucket is
+ * left to claim, the run flushes its writer and releases its buckets, and waits for buckets other live
+ * runs hold (taking over those whose run died) until every bucket is finished; then the writer is closed
+ * and {@link EndOfRunMaintenance} runs.
  *
- * <p>Threads: the calling thread reads the seeds, folds the log, creates the seeds and coordinates
- * the scheduler; it alone calls {@link DatagenProgress} and keeps the counts. Each item's mirror is
- * owned by that thread until the item is scheduled, then by the worker that runs it. Writes to the
- * log come from the calling thread (seeds) and from workers (steps), each for items it owns, through
- * the one {@link LogWriter}, which serializes them.
+ * <p>Threads: the calling thread reads the seeds, folds the log, claims buckets, creates seeds and
+ * coordinates the scheduler; it alone calls {@link DatagenProgress} and keeps the counts. Each item's
+ * mirror is owned by that thread until the item is scheduled, then by the worker that runs it. Writes to
+ * the log come from the calling thread (seeds) and from workers (steps), each for items it owns,
+ * through the one {@link LogWriter}, which serializes them.
  */
 public final class PipelineRunner {
-    /**
-     * Name of the single writer (MemWAL shard) a run uses; stable so a restarted run replays its
-     * WAL.
-     */
-    static final String WRITER = "runner";
+    /** How long a run with nothing to claim waits before looking at the other runs' buckets again. */
+    static final Duration POLL = Duration.ofMillis(500);
 
     /**
      * Run options.
@@ -46,13 +55,59 @@ public final class PipelineRunner {
      * @param workers items processed concurrently (>= 1)
      * @param progress told the run's progress, from the calling thread ({@link DatagenProgress#NONE}:
      *     nothing)
+     * @param retryFailed items that failed finally get their failed step's attempts again
+     * @param cacheFrom experiments of the same pipeline whose cached chat answers this run may reuse
+     * @param leaseTtl how long a run's slot outlives its last heartbeat on an S3 root before another run
+     *     takes its buckets over (a local root's OS lock goes with the process)
+     * @param environment where api_key_env variables are looked up (System::getenv)
      */
-    public record Options(LogRoot durableRoot, String experiment, int workers, DatagenProgress progress) {
+    public record Options(
+            LogRoot durableRoot,
+            String experiment,
+            int workers,
+            DatagenProgress progress,
+            boolean retryFailed,
+            List<String> cacheFrom,
+            Duration leaseTtl,
+            Function<String, String> environment) {
+        /** The default lease duration on S3 roots. */
+        public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(30);
+
         public Options {
             Objects.requireNonNull(durableRoot, "durableRoot");
             Objects.requireNonNull(experiment, "experiment");
             Objects.requireNonNull(progress, "progress");
+            Objects.requireNonNull(leaseTtl, "leaseTtl");
+            Objects.requireNonNull(environment, "environment");
+            cacheFrom = List.copyOf(cacheFrom);
             if (workers < 1) throw new IllegalArgumentException("--workers must be >= 1, got " + workers);
+            if (leaseTtl.toMillis() < 600) throw new IllegalArgumentException("leaseTtl must be >= 600 ms");
+        }
+
+        /** Defaults: no retry of failed items, no other cache, 30 s leases, the process environment. */
+        public Options(LogRoot durableRoot, String experiment, int workers, DatagenProgress progress) {
+            this(durableRoot, experiment, workers, progress, false, List.of(), DEFAULT_LEASE_TTL, System::getenv);
+        }
+
+        /** With {@code --retry-failed}. */
+        public Options withRetryFailed(boolean retry) {
+            return new Options(durableRoot, experiment, workers, progress, retry, cacheFrom, leaseTtl, environment);
+        }
+
+        /** With {@code --cache-from} experiments. */
+        public Options withCacheFrom(List<String> experiments) {
+            return new Options(
+                    durableRoot, experiment, workers, progress, retryFailed, experiments, leaseTtl, environment);
+        }
+
+        /** With another lease duration. */
+        public Options withLeaseTtl(Duration ttl) {
+            return new Options(durableRoot, experiment, workers, progress, retryFailed, cacheFrom, ttl, environment);
+        }
+
+        /** With another environment (api_key_env lookups). */
+        public Options withEnvironment(Function<String, String> env) {
+            return new Options(durableRoot, experiment, workers, progress, retryFailed, cacheFrom, leaseTtl, env);
         }
     }
 
@@ -68,10 +123,11 @@ public final class PipelineRunner {
      * Runs (or resumes) {@code spec} as experiment {@code opts.experiment()} and returns the final
      * status.
      *
-     * @throws PipelineDefinitionException the seed input is invalid (FILE:LINE:COLUMN); nothing was
-     *     written
-     * @throws dev.vigilo.common.errors.VigiloException the log failed (e.g. another run of the
-     *     experiment fenced us)
+     * @throws PipelineDefinitionException the seed input is invalid, or an api_key_env variable is not
+     *     set (FILE:LINE:COLUMN); nothing was written
+     * @throws dev.vigilo.common.errors.NotFoundException a {@code cacheFrom} experiment does not exist
+     * @throws dev.vigilo.common.errors.VigiloException the log failed (e.g. another run took over this
+     *     run's slot)
      */
     public static ExperimentStatus run(PipelineSpec spec, Options opts) {
         Objects.requireNonNull(spec, "spec");
@@ -80,42 +136,116 @@ public final class PipelineRunner {
     }
 
     private ExperimentStatus run() {
-        // Validates the whole input before anything is written.
+        // Validates the whole input, and every key variable, before anything is written.
         List<SeedReader.Seed> seeds = SeedReader.read(spec.input(), spec.idField());
+        Map<String, String> keys = apiKeys();
+        ResponseCache cache = new ResponseCache();
+        for (String other : opts.cacheFrom()) {
+            try (CheckpointLog log = CheckpointLog.open(new LogLocation(opts.durableRoot(), spec.name(), other));
+                    LogReader r = log.reader()) {
+                r.foldAll().values().forEach(st -> preload(cache, st));
+            }
+        }
         LogLocation loc = new LogLocation(opts.durableRoot(), spec.name(), opts.experiment());
         try (CheckpointLog log = CheckpointLog.openOrCreate(loc)) {
-            LogWriter writer = log.openWriter(WRITER, WriterOptions.DEFAULTS);
-            try {
-                process(log, writer, seeds);
-                writer.flush();
-            } finally {
-                writer.close();
+            try (Assignment assignment = Assignment.join(log, opts.leaseTtl())) {
+                LogWriter writer = log.openWriter(assignment.writerName(), WriterOptions.DEFAULTS);
+                try {
+                    assignment.writerReplayed();
+                    process(log, writer, assignment, seeds, keys, cache);
+                } finally {
+                    writer.close();
+                }
             }
             EndOfRunMaintenance.run(log);
             return Experiments.status(log, spec.name(), opts.experiment());
         }
     }
 
-    private void process(CheckpointLog log, LogWriter writer, List<SeedReader.Seed> seeds) {
-        Checkpointer checkpointer = new Checkpointer(writer, UUID.randomUUID().toString());
-        Map<String, RunItem> items = new LinkedHashMap<>();
-        try (LogReader r = log.reader()) {
-            r.foldAll().forEach((id, st) -> items.put(id, RunItem.of(st)));
+    /** The value of every api_key_env variable; a missing one is an error at its place in the pipeline. */
+    private Map<String, String> apiKeys() {
+        Map<String, String> keys = new HashMap<>();
+        List<StepSpec> all = new ArrayList<>();
+        for (StepSpec s : spec.steps()) {
+            all.add(s);
+            if (s.body() != null) all.add(s.body());
         }
-        List<SeedReader.Seed> newSeeds = new ArrayList<>();
-        for (SeedReader.Seed seed : seeds) if (!items.containsKey(seed.id())) newSeeds.add(seed);
-        for (RunItem item : checkpointer.createSeeds(newSeeds)) items.put(item.id(), item);
+        for (StepSpec s : all) {
+            ChatSpec c = s.chat();
+            if (c == null || c.apiKeyEnv() == null || keys.containsKey(c.apiKeyEnv())) continue;
+            String v = opts.environment().apply(c.apiKeyEnv());
+            if (v == null || v.isBlank()) {
+                throw c.apiKeyEnvAt()
+                        .error("environment variable " + c.apiKeyEnv() + " (api_key_env of step '" + s.name()
+                                + "') is not set; export it with the endpoint's API key");
+            }
+            keys.put(c.apiKeyEnv(), v);
+        }
+        return keys;
+    }
 
-        Tally tally = new Tally(opts.progress());
-        List<RunItem> unfinished = new ArrayList<>();
-        for (RunItem item : items.values()) {
-            if (item.isRunning()) unfinished.add(item);
-            else tally.count(item.status());
+    /** Adds the cached answers an item's completed chat steps keep in their tags. */
+    static void preload(ResponseCache cache, ItemState st) {
+        for (CompletedStep c : st.completedSteps()) {
+            if (c.queryTagsJson() == null || !c.queryTagsJson().contains("\"answer\"")) continue;
+            try {
+                JsonNode chat = Json.parse(c.queryTagsJson()).path("chat");
+                String hash = chat.path("request_hash").asText(null);
+                if (hash != null) ResponseCache.asAnswer(chat.get("answer")).ifPresent(a -> cache.preload(hash, a));
+            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                // Tags are non-authoritative: an unreadable one is simply no cache entry.
+            }
         }
-        tally.start(items.size());
-        ItemRunner runner =
-                new ItemRunner(spec.steps(), new StepExecutor(), new StepLimits(spec.steps()), checkpointer);
-        ItemScheduler.runAll(opts.workers(), unfinished, runner::run, tally::finished);
+    }
+
+    private void process(
+            CheckpointLog log,
+            LogWriter writer,
+            Assignment assignment,
+            List<SeedReader.Seed> seeds,
+            Map<String, String> keys,
+            ResponseCache cache) {
+        Checkpointer checkpointer = new Checkpointer(writer, UUID.randomUUID().toString());
+        WorkFeed feed = new WorkFeed(
+                log,
+                assignment,
+                checkpointer,
+                seeds,
+                opts.retryFailed(),
+                st -> preload(cache, st),
+                System::nanoTime,
+                opts.workers());
+        Tally tally = new Tally(opts.progress());
+        tally.start(feed.startFinished(), feed.startFailed(), feed.knownItems());
+        boolean chat = spec.steps().stream()
+                .anyMatch(s -> s.kind() == StepKind.CHAT
+                        || (s.body() != null && s.body().kind() == StepKind.CHAT));
+        try (ChatClient client = chat ? ChatClient.standard() : null) {
+            StepExecutor executor = new StepExecutor(chat ? new ChatStep(client, cache, keys) : null);
+            ItemRunner runner = new ItemRunner(spec.steps(), executor, new StepLimits(spec.steps()), checkpointer);
+            while (true) {
+                ItemScheduler.runAll(opts.workers(), List.of(), runner::run, tally::finished, feed);
+                // Our buckets are finished: make them visible, then let the others know.
+                writer.flush();
+                assignment.release(feed.claimed(), true);
+                feed.released();
+                if (!feed.hasPending()) break;
+                if (assignment.leaseLost()) {
+                    throw new FencedException("this run's slot was taken over by another run of experiment "
+                            + opts.experiment() + " (its lease was not renewed in time)");
+                }
+                sleep(POLL);
+            }
+        }
+    }
+
+    private static void sleep(Duration d) {
+        try {
+            Thread.sleep(d.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CancelledException("interrupted", e);
+        }
     }
 
     /** The run's counts, kept and reported on the calling thread only. */
@@ -129,20 +259,17 @@ public final class PipelineRunner {
             this.progress = progress;
         }
 
-        /** One more finished item. */
-        void count(ItemStatus status) {
-            finished++;
-            if (status == ItemStatus.FAILED) failed++;
-        }
-
-        void start(int known) {
+        void start(int finishedBefore, int failedBefore, int known) {
+            finished = finishedBefore;
+            failed = failedBefore;
             items = known;
             progress.started(finished, failed, items);
         }
 
         void finished(RunItem item, List<RunItem> spawned) {
             items += spawned.size();
-            count(item.status());
+            finished++;
+            if (item.status() == ItemStatus.FAILED) failed++;
             progress.itemFinished(item.id(), item.status(), finished, failed, items);
         }
     }

@@ -35,6 +35,8 @@ final class RunItem {
     private ItemStatus status;
     private final Set<String> completed = new HashSet<>();
     private final Map<String, Integer> failures = new HashMap<>();
+    /** Per step instance: the failures up to its newest final attempt (a later run's budget starts after them). */
+    private final Map<String, Integer> budgetStart = new HashMap<>();
 
     private RunItem(ItemRef ref, ObjectNode fields, ItemSeq next, Long createdBy, ItemStatus status) {
         this.ref = ref;
@@ -51,9 +53,17 @@ final class RunItem {
 
     /** The mirror of an item as the log folds it. */
     static RunItem of(ItemState st) {
+        return of(st, false);
+    }
+
+    /**
+     * The mirror of an item as the log folds it; with {@code retryFailed} an item that failed finally is running
+     * again, its failed step getting a fresh set of attempts (numbered on from the log's).
+     */
+    static RunItem of(ItemState st, boolean retryFailed) {
         ItemStatus status = st.terminal()
                 .map(t -> t == Terminal.COMPLETED ? ItemStatus.COMPLETED : ItemStatus.FILTERED)
-                .orElse(st.failedPermanently() ? ItemStatus.FAILED : ItemStatus.RUNNING);
+                .orElse(st.failedPermanently() && !retryFailed ? ItemStatus.FAILED : ItemStatus.RUNNING);
         RunItem item = new RunItem(
                 st.item(),
                 Json.fields(st.fields()),
@@ -61,11 +71,11 @@ final class RunItem {
                 st.createdByStepIndex().orElse(null),
                 status);
         st.completedSteps().forEach(s -> item.completed.add(s.stepInstanceId()));
-        st.failures()
-                .forEach(f -> item.failures.merge(
-                        instanceId(f.stepName(), f.stepIndex() == null ? -1 : f.stepIndex(), f.iteration()),
-                        1,
-                        Integer::sum));
+        st.failures().forEach(f -> {
+            String instance = instanceId(f.stepName(), f.stepIndex() == null ? -1 : f.stepIndex(), f.iteration());
+            int n = item.failures.merge(instance, 1, Integer::sum);
+            if (f.finalAttempt()) item.budgetStart.put(instance, n);
+        });
         return item;
     }
 
@@ -98,6 +108,14 @@ final class RunItem {
     /** Attempts of this step instance that failed so far (in this run and earlier ones). */
     int failedAttempts(String stepInstance) {
         return failures.getOrDefault(stepInstance, 0);
+    }
+
+    /**
+     * The failed attempts of {@code stepInstance} before its current set of attempts: 0, or the failures up to the
+     * newest final attempt when the item is retried after failing ({@code --retry-failed}).
+     */
+    int attemptBudgetStart(String stepInstance) {
+        return budgetStart.getOrDefault(stepInstance, 0);
     }
 
     /**

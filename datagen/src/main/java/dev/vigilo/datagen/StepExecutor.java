@@ -18,22 +18,35 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Executes one attempt of a command, http or template step against an item's fields; returns field
- * updates.
+ * Executes one attempt of a command, http, chat or template step against an item's fields; returns field
+ * updates (and, for chat steps, usage tags).
  */
 final class StepExecutor {
     private static final Pattern PLACEHOLDER = Pattern.compile("\\{\\{\\s*([A-Za-z0-9_.-]+)\\s*}}");
     private static final int MAX_DUMP = 16 * 1024;
 
     private final HttpClient http = HttpClient.newHttpClient();
+    private final ChatStep chat;
 
-    /** Field updates produced by the step (a JSON object). */
-    ObjectNode run(StepSpec step, String itemId, ObjectNode fields, int attempt)
+    /** {@code chat} runs the chat steps (null: the pipeline has none). */
+    StepExecutor(ChatStep chat) {
+        this.chat = chat;
+    }
+
+    /** A pipeline without chat steps. */
+    StepExecutor() {
+        this(null);
+    }
+
+    /** What attempt {@code attempt} of the step produced. */
+    StepResult run(StepSpec step, String itemId, ObjectNode fields, int attempt)
             throws StepFailure, InterruptedException {
         return switch (step.kind()) {
-            case COMMAND -> command(step, itemId, fields, attempt);
-            case HTTP -> http(step, fields);
-            case TEMPLATE -> Json.MAPPER.createObjectNode().put(step.outputField(), render(step.template(), fields));
+            case COMMAND -> StepResult.of(command(step, itemId, fields, attempt));
+            case HTTP -> StepResult.of(http(step, fields));
+            case CHAT -> chat.run(step, fields, attempt);
+            case TEMPLATE ->
+                StepResult.of(Json.MAPPER.createObjectNode().put(step.outputField(), render(step.template(), fields)));
             default -> throw new IllegalArgumentException("not an executable step kind: " + step.kind());
         };
     }

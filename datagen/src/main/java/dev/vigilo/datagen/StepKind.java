@@ -6,6 +6,11 @@ public enum StepKind {
     COMMAND,
     /** Calls an OpenAI-compatible chat completions endpoint. */
     HTTP,
+    /**
+     * Calls an OpenAI-compatible chat completions endpoint with templated messages, model parameters, structured
+     * output, rate limits, usage and cost accounting and an optional response cache.
+     */
+    CHAT,
     /** Renders a {@code {{field}}} template into a field. */
     TEMPLATE,
     /** Keeps the item if a condition holds, else ends it as filtered. */

@@ -1,6 +1,5 @@
 package dev.vigilo.datagen;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,7 +14,7 @@ final class StepLimits {
     /** One attempt of a step. */
     @FunctionalInterface
     interface Attempt {
-        ObjectNode run() throws StepFailure, InterruptedException;
+        StepResult run() throws StepFailure, InterruptedException;
     }
 
     /** Permits per limited step name; read-only after construction. */
@@ -30,7 +29,7 @@ final class StepLimits {
     }
 
     /** Runs {@code attempt} once a permit of {@code step} is free (at once if it has no limit). */
-    ObjectNode run(StepSpec step, Attempt attempt) throws StepFailure, InterruptedException {
+    StepResult run(StepSpec step, Attempt attempt) throws StepFailure, InterruptedException {
         Semaphore limit = permits.get(step.name());
         if (limit == null) return attempt.run();
         limit.acquire();

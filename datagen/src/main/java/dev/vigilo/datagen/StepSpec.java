@@ -23,6 +23,7 @@ import java.util.Objects;
  * @param retries extra attempts after a failure (0 = one attempt)
  * @param timeout per-attempt timeout
  * @param concurrency at most this many concurrent executions of this step (0 = unlimited)
+ * @param chat what a chat step sends and keeps (null for other kinds)
  */
 public record StepSpec(
         String name,
@@ -39,7 +40,8 @@ public record StepSpec(
         int maxIterations,
         int retries,
         Duration timeout,
-        int concurrency) {
+        int concurrency,
+        ChatSpec chat) {
     public StepSpec {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(kind, "kind");

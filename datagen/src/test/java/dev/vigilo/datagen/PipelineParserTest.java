@@ -56,7 +56,7 @@ class PipelineParserTest {
         assertThatThrownBy(() -> parse("input: a\nsteps:\n  - name: x\n    kind: teleport\n"))
                 .isInstanceOf(PipelineDefinitionException.class)
                 .hasMessage(
-                        "p.yaml:4:11: unknown step kind 'teleport'; use one of command, http, template, filter, expand, loop");
+                        "p.yaml:4:11: unknown step kind 'teleport'; use one of command, http, chat, template, filter, expand, loop");
     }
 
     @Test

@@ -155,7 +155,14 @@ class PipelineRunnerTest {
         }
         RecordingProgress resumed = new RecordingProgress();
         ExperimentStatus again = run(yaml, "e1", resumed);
-        assertThat(again).isEqualTo(s);
+        // The same counts; the process list names the new run's holder.
+        assertThat(again).usingRecursiveComparison().ignoringFields("processes").isEqualTo(s);
+        assertThat(again.processes()).singleElement().satisfies(p -> {
+            assertThat(p.writer()).isEqualTo("runner");
+            assertThat(p.itemsFinished()).isEqualTo(7);
+            assertThat(p.live()).isFalse();
+            assertThat(p.buckets()).isEmpty();
+        });
         assertThat(resumed.calls)
                 .containsExactly(new RecordingProgress.Call(null, null, 7, 0, 7, Thread.currentThread()));
         assertThat(calls.get()).isEqualTo(before);
@@ -208,11 +215,15 @@ class PipelineRunnerTest {
         assertThat(s.completed()).isEqualTo(1);
         assertThat(s.failed()).isEqualTo(2);
         assertThat(s.failuresByType()).containsEntry("CommandExitError", 2L).containsEntry("InvalidJsonOutput", 2L);
-        assertThat(Json.parse(s.toJson()))
-                .isEqualTo(
-                        Json.parse(
-                                "{\"pipeline\":\"failing\",\"experiment\":\"f1\",\"items\":3,\"completed\":1,\"filtered\":0,\"failed\":2,"
-                                        + "\"running\":0,\"progress\":1.0,\"failures_by_type\":{\"CommandExitError\":2,\"InvalidJsonOutput\":2}}"));
+        com.fasterxml.jackson.databind.node.ObjectNode json =
+                (com.fasterxml.jackson.databind.node.ObjectNode) Json.parse(s.toJson());
+        assertThat(json.remove("processes")).hasSize(1);
+        assertThat(json)
+                .isEqualTo(Json.parse(
+                        "{\"pipeline\":\"failing\",\"experiment\":\"f1\",\"items\":3,\"completed\":1,\"filtered\":0,\"failed\":2,"
+                                + "\"running\":0,\"progress\":1.0,\"failures_by_type\":{\"CommandExitError\":2,\"InvalidJsonOutput\":2},"
+                                + "\"usage\":{\"cached\":0,\"completion_tokens\":0,\"cost\":null,\"prompt_tokens\":0,\"requests\":0,"
+                                + "\"retries\":0},\"usage_by_step\":{}}"));
         assertThat(progress.finishedItems())
                 .extracting(RecordingProgress.Call::itemId, RecordingProgress.Call::status)
                 .containsExactlyInAnyOrder(
@@ -229,6 +240,32 @@ class PipelineRunnerTest {
         assertThat(exit.path("failures").path(1).path("traceback").asText()).contains("boom on attempt 2");
         assertThat(exit.path("failures").path(1).path("final_attempt").asBoolean())
                 .isTrue();
+        // Listings: the experiment is found under the root, and its items page by status.
+        LogRoot root = LogRoot.local(dir.resolve("root"));
+        assertThat(Experiments.list(root)).contains(new Experiments.ExperimentRef("failing", "f1"));
+        Experiments.ItemPage failed = Experiments.items(
+                root, "failing", "f1", java.util.Optional.of(ItemStatus.FAILED), java.util.Optional.empty(), 1);
+        assertThat(failed.items())
+                .extracting(Experiments.ItemSummary::itemId, Experiments.ItemSummary::lastErrorType)
+                .containsExactly(tuple("exit", java.util.Optional.of("CommandExitError")));
+        assertThat(failed.next()).contains("exit");
+        Experiments.ItemPage rest =
+                Experiments.items(root, "failing", "f1", java.util.Optional.of(ItemStatus.FAILED), failed.next(), 1);
+        assertThat(rest.items())
+                .extracting(Experiments.ItemSummary::itemId, Experiments.ItemSummary::failures)
+                .containsExactly(tuple("junk", 2));
+        assertThat(rest.next()).isEmpty();
+        Experiments.ItemPage all =
+                Experiments.items(root, "failing", "f1", java.util.Optional.empty(), java.util.Optional.empty(), 10);
+        assertThat(all.items())
+                .extracting(Experiments.ItemSummary::itemId, Experiments.ItemSummary::status)
+                .containsExactly(
+                        tuple("exit", ItemStatus.FAILED),
+                        tuple("junk", ItemStatus.FAILED),
+                        tuple("ok", ItemStatus.COMPLETED));
+        assertThat(all.items().get(2).completedSteps()).isEqualTo(1);
+        assertThat(all.items().get(2).lastStep()).contains("work");
+        assertThat(Experiments.list(LogRoot.local(dir.resolve("nothing-here")))).isEmpty();
         // A failed item is not retried by a later run.
         RecordingProgress resumed = new RecordingProgress();
         assertThat(run(yaml, "f1", resumed).failuresByType()).isEqualTo(s.failuresByType());

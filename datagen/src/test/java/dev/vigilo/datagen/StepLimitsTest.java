@@ -3,7 +3,6 @@ package dev.vigilo.datagen;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -47,7 +46,7 @@ class StepLimitsTest {
         CyclicBarrier barrier = new CyclicBarrier(together);
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try {
-            List<Future<ObjectNode>> results = new ArrayList<>();
+            List<Future<StepResult>> results = new ArrayList<>();
             for (int i = 0; i < threads; i++) {
                 results.add(pool.submit(() -> limits.run(step, () -> {
                     max.accumulateAndGet(active.incrementAndGet(), Math::max);
@@ -59,10 +58,10 @@ class StepLimitsTest {
                     } finally {
                         active.decrementAndGet();
                     }
-                    return Json.MAPPER.createObjectNode();
+                    return StepResult.of(Json.MAPPER.createObjectNode());
                 })));
             }
-            for (Future<ObjectNode> r : results) r.get(30, TimeUnit.SECONDS);
+            for (Future<StepResult> r : results) r.get(30, TimeUnit.SECONDS);
         } finally {
             pool.shutdownNow();
         }

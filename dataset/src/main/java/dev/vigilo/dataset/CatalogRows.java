@@ -77,4 +77,16 @@ final class CatalogRows {
                 .map(MAPPER)
                 .list());
     }
+
+    /** Entries after {@code after} in list order (newest first, then by upload id), at most {@code limit}. */
+    List<DatasetEntry> page(Optional<DatasetEntry> after, int limit) {
+        return jdbi.withHandle(h -> h.createQuery("SELECT " + COLUMNS + " FROM dataset_uploads"
+                        + (after.isPresent() ? " WHERE created_at < :at OR (created_at = :at AND upload_id > :id)" : "")
+                        + " ORDER BY created_at DESC, upload_id LIMIT :n")
+                .bind("at", after.map(e -> Timestamp.from(e.createdAt())).orElse(null))
+                .bind("id", after.map(DatasetEntry::uploadId).orElse(null))
+                .bind("n", limit)
+                .map(MAPPER)
+                .list());
+    }
 }

@@ -52,4 +52,19 @@ public final class DatasetCatalog {
     public List<DatasetEntry> list() {
         return rows.list();
     }
+
+    /**
+     * A page of {@link #list()}: the at most {@code limit} entries that follow {@code after} (an entry of the previous
+     * page, normally its last), or the first ones when {@code after} is empty. Bounded by {@code limit} whatever the
+     * catalog's size.
+     *
+     * @throws IllegalArgumentException when {@code limit} is not in 1..1000
+     */
+    public List<DatasetEntry> page(Optional<DatasetEntry> after, int limit) {
+        Objects.requireNonNull(after, "after");
+        if (limit < 1 || limit > 1000) {
+            throw new IllegalArgumentException("limit must be in 1..1000, got " + limit);
+        }
+        return rows.page(after, limit);
+    }
 }

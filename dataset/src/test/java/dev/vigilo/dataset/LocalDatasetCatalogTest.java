@@ -67,4 +67,27 @@ class LocalDatasetCatalogTest extends DatasetCatalogContract {
                     .hasMessageContaining(entry.storage().value());
         }
     }
+
+    @Test
+    void pagesWalkTheListInOrder() throws IOException {
+        for (int i = 0; i < 5; i++) {
+            catalog.upload(UploadRequest.of(writeCases("page-" + i + ".jsonl", 3 + i)), store, UploadProgress.NONE);
+        }
+        java.util.List<DatasetEntry> all = catalog.list();
+        java.util.List<DatasetEntry> walked = new java.util.ArrayList<>();
+        java.util.Optional<DatasetEntry> after = java.util.Optional.empty();
+        while (true) {
+            java.util.List<DatasetEntry> page = catalog.page(after, 2);
+            assertThat(page).hasSizeLessThanOrEqualTo(2);
+            if (page.isEmpty()) {
+                break;
+            }
+            walked.addAll(page);
+            after = java.util.Optional.of(page.get(page.size() - 1));
+        }
+        assertThat(walked).isEqualTo(all);
+        assertThat(all.size()).isGreaterThanOrEqualTo(5);
+        assertThatThrownBy(() -> catalog.page(java.util.Optional.empty(), 0))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
 }

@@ -73,6 +73,15 @@ final class ChunkTables {
                 .findOne();
     }
 
+    /** Whether this execution database holds chunks of {@code run} that are queued or leased. */
+    static boolean unfinished(Handle h, UUID run) {
+        return h.createQuery("SELECT EXISTS (SELECT 1 FROM exec_chunks WHERE run_id = :r"
+                        + " AND state IN ('queued', 'leased'))")
+                .bind("r", run)
+                .mapTo(Boolean.class)
+                .one();
+    }
+
     /**
      * Ends, as failed, chunks of {@code runs} that used up their attempts and are not held by a live lease (a chunk
      * whose workers keep dying, for example).

@@ -57,6 +57,11 @@ final class Coordinator {
         settleSoon.add(runId);
     }
 
+    /** Whether a chunk ended since the last round, so a settlement check is due. */
+    boolean settlementRequested() {
+        return !settleSoon.isEmpty();
+    }
+
     /** One round: admissions to resume, exhausted chunks, settlements. Failures are logged and retried later. */
     void coordinate() {
         resumeAdmissions();

@@ -60,6 +60,11 @@ public record ExecutionConfig(String source, Map<String, Placement> placements) 
         }
     }
 
+    /** Whether {@code text} is a valid alias: 1..63 of a-z, 0-9, '_' and '-', starting with a letter. */
+    public static boolean isAlias(String text) {
+        return text != null && ALIAS.matcher(text).matches();
+    }
+
     /** The default: the control database only. */
     public static ExecutionConfig defaults() {
         return new ExecutionConfig(

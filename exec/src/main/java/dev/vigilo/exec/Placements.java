@@ -176,14 +176,62 @@ public final class Placements implements AutoCloseable {
 
     /** Sets the serviceability of {@code alias} ({@code vigilo placement drain|activate}). */
     public void setState(String alias, State state) {
+        setState(control, alias, state);
+    }
+
+    /**
+     * Sets the serviceability of a registered {@code alias} in the control database, without opening any execution
+     * database (so an unreachable one can be drained).
+     *
+     * @throws InvalidInputException when no execution database is registered under {@code alias}
+     */
+    public static void setState(ControlDatabase controlDb, String alias, State state) {
+        setState(Objects.requireNonNull(controlDb, "controlDb").jdbi(), alias, state);
+    }
+
+    private static void setState(Jdbi control, String alias, State state) {
+        Objects.requireNonNull(alias, "alias");
+        Objects.requireNonNull(state, "state");
         int n = control.withHandle(h -> h.createUpdate("UPDATE exec_placements SET state = :s WHERE alias = :a")
                 .bind("s", state.sql())
                 .bind("a", alias)
                 .execute());
         if (n == 0) {
-            throw new InvalidInputException(
-                    "no execution database \"" + alias + "\" is registered; known: " + String.join(", ", aliases()));
+            List<String> known =
+                    registered(control).stream().map(Registered::alias).toList();
+            throw new InvalidInputException("no execution database \"" + alias + "\" is registered; "
+                    + (known.isEmpty()
+                            ? "none is yet (a command that opens the execution configuration registers it)"
+                            : "registered: " + String.join(", ", known)));
         }
+    }
+
+    /**
+     * A placement registered in the control database.
+     *
+     * @param alias its alias
+     * @param state its serviceability now
+     */
+    public record Registered(String alias, State state) {
+        public Registered {
+            Objects.requireNonNull(alias, "alias");
+            Objects.requireNonNull(state, "state");
+        }
+    }
+
+    /**
+     * Every placement registered in the control database ({@code exec_placements}), sorted by alias, whether or not
+     * this process's execution configuration lists it. Reads the control database only.
+     */
+    public static List<Registered> registered(ControlDatabase controlDb) {
+        return registered(Objects.requireNonNull(controlDb, "controlDb").jdbi());
+    }
+
+    private static List<Registered> registered(Jdbi control) {
+        return control.withHandle(h -> h.createQuery(
+                        "SELECT alias, state FROM exec_placements ORDER BY alias COLLATE \"C\"")
+                .map((rs, ctx) -> new Registered(rs.getString("alias"), State.ofSql(rs.getString("state"))))
+                .list());
     }
 
     /** The aliases of a frozen placement rule ({@code round-robin:128:a,b}), in order. */

@@ -1,9 +1,11 @@
 package dev.vigilo.exec;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import org.jdbi.v3.core.Jdbi;
 
@@ -67,13 +69,26 @@ final class Routes {
                 .list());
     }
 
-    /** Runs that are dispatchable or awaiting admission: work that may still appear for a worker. */
-    static long unfinished(Jdbi control) {
-        return control.withHandle(h -> h.createQuery("SELECT count(*) FROM runs r JOIN run_plans p USING (run_id)"
-                        + " WHERE r.status IN ('pending', 'running')"
-                        + " OR (r.status = 'creating' AND p.plan_status = 'ready' AND p.execution_requested)")
-                .mapTo(Long.class)
-                .one());
+    /**
+     * Runs that are dispatchable or awaiting admission, each with the execution databases it needs: the current routes
+     * of a dispatchable run, every alias of the frozen initial placement of a run awaiting admission (admission needs
+     * them all).
+     */
+    static Map<UUID, Set<String>> unfinished(Jdbi control) {
+        Map<UUID, Set<String>> out = new LinkedHashMap<>();
+        control.useHandle(h -> {
+            h.createQuery("SELECT s.run_id, s.placement FROM runs r JOIN exec_shard_routes s USING (run_id)"
+                            + " WHERE r.status IN ('pending', 'running')")
+                    .map((rs, ctx) -> Map.entry(rs.getObject(1, UUID.class), rs.getString(2)))
+                    .forEach(e -> out.computeIfAbsent(e.getKey(), k -> new HashSet<>())
+                            .add(e.getValue()));
+            h.createQuery("SELECT r.run_id, p.initial_placement FROM runs r JOIN run_plans p USING (run_id)"
+                            + " WHERE r.status = 'creating' AND p.plan_status = 'ready' AND p.execution_requested")
+                    .map((rs, ctx) -> Map.entry(rs.getObject(1, UUID.class), rs.getString(2)))
+                    .forEach(e -> out.computeIfAbsent(e.getKey(), k -> new HashSet<>())
+                            .addAll(Placements.aliasesOf(e.getValue())));
+        });
+        return out;
     }
 
     /** Dispatchable runs (pending or running), oldest first: candidates for settlement. */

@@ -6,8 +6,11 @@ import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.common.retry.RetryPolicy;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.UUID;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
@@ -44,10 +47,19 @@ public final class RunCancellation {
      * @param closedShards shard rows this call closed in the execution databases
      * @param unreachable  execution databases whose shard rows could not be closed now (their alias and why); repeat
      *                     the cancellation to finish them. Claims there already stop: the routes are tombstoned.
+     * @param placements   the aliases the run's shard routes name (where its shard rows are to be closed), sorted;
+     *                     a caller that could not open some configured database checks it against this set
      */
-    public record Result(UUID runId, Outcome outcome, int tombstoned, int closedShards, List<String> unreachable) {
+    public record Result(
+            UUID runId,
+            Outcome outcome,
+            int tombstoned,
+            int closedShards,
+            List<String> unreachable,
+            Set<String> placements) {
         public Result {
             unreachable = List.copyOf(unreachable);
+            placements = Collections.unmodifiableSet(new TreeSet<>(placements));
         }
     }
 
@@ -68,12 +80,11 @@ public final class RunCancellation {
     public Result cancel(UUID runId) {
         Objects.requireNonNull(runId, "runId");
         int[] tombstoned = {0};
+        Set<String> routed = new TreeSet<>();
         Outcome outcome = control.inTransaction(h -> {
             RunRecords.Run run = RunRecords.lock(h, runId, true);
-            switch (run.status()) {
-                case "cancelled" -> {
-                    return Outcome.ALREADY_CANCELLED;
-                }
+            Outcome o = switch (run.status()) {
+                case "cancelled" -> Outcome.ALREADY_CANCELLED;
                 case "settled", "failed" ->
                     throw new ConflictException("run " + runId + " is already "
                             + run.status()
@@ -81,9 +92,14 @@ public final class RunCancellation {
                             + "; nothing to cancel");
                 default -> {
                     tombstoned[0] = revoke(h, run);
-                    return Outcome.CANCELLED;
+                    yield Outcome.CANCELLED;
                 }
-            }
+            };
+            routed.addAll(h.createQuery("SELECT DISTINCT placement FROM exec_shard_routes WHERE run_id = :r")
+                    .bind("r", runId)
+                    .mapTo(String.class)
+                    .list());
+            return o;
         });
         if (outcome == Outcome.CANCELLED) {
             LOG.info("run {} cancelled: {} shard routes tombstoned", runId, tombstoned[0]);
@@ -104,7 +120,7 @@ public final class RunCancellation {
                 unreachable.add(alias + ": " + e.getMessage());
             }
         }
-        return new Result(runId, outcome, tombstoned[0], closed, unreachable);
+        return new Result(runId, outcome, tombstoned[0], closed, unreachable, routed);
     }
 
     /** Inside the control transaction that holds the run row: ends every authority over the run. */

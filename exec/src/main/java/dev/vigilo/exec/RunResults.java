@@ -210,7 +210,7 @@ public final class RunResults {
         }
     }
 
-    private static long[] longs(java.sql.Array a) throws java.sql.SQLException {
+    static long[] longs(java.sql.Array a) throws java.sql.SQLException {
         if (a == null) {
             return new long[0];
         }
@@ -224,6 +224,54 @@ public final class RunResults {
 
     /** Reads, decodes and checks the receipt a done row references. */
     private static Receipt receipt(UUID runId, ObjectStore store, Done row) {
+        return receipt(
+                runId,
+                store,
+                row.receipt(),
+                row.chunkIndex(),
+                row.chunkId(),
+                row.shard(),
+                row.membership(),
+                row.caseCount(),
+                row.generation(),
+                row.casesErrored(),
+                row.passed(),
+                row.failed(),
+                row.errored());
+    }
+
+    /**
+     * Reads the receipt {@code ref} names (length and SHA-256 verified), decodes it and checks it against its chunk
+     * row's identity, lease generation and tallies (shared with {@link CaseResults}).
+     *
+     * @throws DamagedException when it is missing, altered, or not the row's
+     */
+    static Receipt receipt(
+            UUID runId,
+            ObjectStore store,
+            ObjectRef ref,
+            long chunkIndex,
+            UUID chunkId,
+            int shard,
+            Sha256 membership,
+            int caseCount,
+            long generation,
+            int casesErrored,
+            long[] passed,
+            long[] failed,
+            long[] errored) {
+        Done row = new Done(
+                chunkIndex,
+                shard,
+                chunkId,
+                membership,
+                caseCount,
+                generation,
+                ref,
+                casesErrored,
+                passed,
+                failed,
+                errored);
         String key = row.receipt().key().value();
         byte[] bytes =
                 read(store, row.receipt(), "receipt " + key + " of chunk " + row.chunkIndex() + " of run " + runId);
@@ -307,7 +355,7 @@ public final class RunResults {
     }
 
     /** An output stored apart: read, verified against the reference and the receipt's length and digest. */
-    private static String output(ObjectStore store, Receipt.CaseResult c) {
+    static String output(ObjectStore store, Receipt.CaseResult c) {
         ObjectRef ref = c.outputRef().get();
         byte[] bytes = read(store, ref, "output " + ref.key().value() + " of case " + c.id());
         if (bytes.length != c.outputLength()

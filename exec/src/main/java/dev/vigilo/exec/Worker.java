@@ -1,11 +1,13 @@
 package dev.vigilo.exec;
 
+import dev.vigilo.agent.AgentEnvironment;
 import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.ErrorKind;
 import dev.vigilo.common.errors.VigiloException;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.StorageConfig;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -92,9 +94,28 @@ public final class Worker {
             long admissions,
             long settlements) {}
 
-    /** Receives progress from the worker's threads (implementations must be thread-safe). */
+    /**
+     * Receives progress from the worker's threads (implementations must be thread-safe and quick: they run on the
+     * claiming, chunk and heartbeat threads). Metrics are kept through it.
+     */
     public interface Listener {
+        /** A chunk lease was claimed. */
+        default void chunkClaimed(UUID runId, long chunkIndex) {}
+
+        /** A chunk was completed with its receipt under the lease. */
         default void chunkCompleted(UUID runId, long chunkIndex, int cases) {}
+
+        /**
+         * One case of a completed chunk, as its receipt records it: the agent's wall time over its attempts and
+         * whether it ended in an error. Called after {@link #chunkCompleted}, once per case.
+         */
+        default void caseExecuted(UUID runId, Duration agentTime, boolean errored) {}
+
+        /** A chunk was given back (requeued), failed, or dropped because the lease was lost. */
+        default void chunkGivenBack(UUID runId, long chunkIndex, String outcome) {}
+
+        /** One heartbeat renewed {@code renewed} of the {@code held} leases. */
+        default void heartbeat(int held, int renewed) {}
 
         default void runSettled(UUID runId, String status) {}
 
@@ -119,12 +140,38 @@ public final class Worker {
     private final AtomicLong fenced = new AtomicLong();
     private volatile Thread runner;
 
+    /** A worker whose agents and command evaluators run in this process's working directory. */
     public Worker(Placements placements, StorageConfig storage, Options options, Listener listener) {
+        this(placements, storage, options, listener, AgentEnvironment.system());
+    }
+
+    /**
+     * A worker whose agents and command evaluators run in {@code agentDirectory}: relative paths in a profile's
+     * commands (a script named as an argument, a relative program) resolve from it rather than from this process's
+     * working directory. Everything else of the agent environment is this process's.
+     */
+    public Worker(
+            Placements placements, StorageConfig storage, Options options, Listener listener, Path agentDirectory) {
+        this(
+                placements,
+                storage,
+                options,
+                listener,
+                AgentEnvironment.system()
+                        .withWorkingDirectory(Objects.requireNonNull(agentDirectory, "agentDirectory")));
+    }
+
+    private Worker(
+            Placements placements,
+            StorageConfig storage,
+            Options options,
+            Listener listener,
+            AgentEnvironment agentEnvironment) {
         this.placements = Objects.requireNonNull(placements, "placements");
         this.options = Objects.requireNonNull(options, "options");
         this.listener = Objects.requireNonNull(listener, "listener");
         this.contexts = new RunContexts(placements, storage);
-        this.executor = new ChunkExecution(options.concurrency());
+        this.executor = new ChunkExecution(options.concurrency(), agentEnvironment);
         this.coordinator = new Coordinator(placements, storage, options.creationLease(), listener);
     }
 
@@ -146,13 +193,19 @@ public final class Worker {
         ScheduledExecutorService heartbeat = Executors.newSingleThreadScheduledExecutor(named("vigilo-heartbeat"));
         long beat = options.heartbeat().toMillis();
         heartbeat.scheduleWithFixedDelay(this::heartbeat, beat, beat, TimeUnit.MILLISECONDS);
-        long nextCoordination = 0;
+        long lastCoordination = System.nanoTime();
+        long nextCoordination = lastCoordination;
         try {
             while (!stopping.get() && !Thread.currentThread().isInterrupted()) {
-                if (System.nanoTime() - nextCoordination >= 0) {
+                long now = System.nanoTime();
+                // A chunk that just ended may complete its run: settle it after one poll interval rather than at
+                // the next scheduled round, so a run's verdict (and --exit-when-idle) follows its last chunk.
+                boolean settleDue = coordinator.settlementRequested()
+                        && now - lastCoordination >= options.poll().toNanos();
+                if (now - nextCoordination >= 0 || settleDue) {
                     coordinator.coordinate();
-                    nextCoordination =
-                            System.nanoTime() + options.coordination().toNanos();
+                    lastCoordination = System.nanoTime();
+                    nextCoordination = lastCoordination + options.coordination().toNanos();
                 }
                 if (held.size() < options.concurrency()) {
                     Optional<Claimed> c = claimOne();
@@ -226,6 +279,7 @@ public final class Worker {
                     if (markedRunning.add(run)) {
                         Routes.markRunning(placements.control(), run);
                     }
+                    listener.chunkClaimed(run, lease.get().chunkIndex());
                     return Optional.of(new Claimed(alias, lease.get()));
                 }
             } catch (RuntimeException e) {
@@ -235,9 +289,26 @@ public final class Worker {
         return Optional.empty();
     }
 
+    /**
+     * Whether no unfinished run has work this worker could do. A run whose execution databases this worker all
+     * reaches keeps it busy until the run ends (it may admit, claim, or settle it). A run it reaches only in part keeps
+     * it busy while a reached database still holds queued or leased chunks of the run; admission and settlement of
+     * such a run are left to workers that reach all of it. A run it reaches nowhere is not its work.
+     */
     private boolean idle() {
         try {
-            return Routes.unfinished(placements.control()) == 0;
+            for (var run : Routes.unfinished(placements.control()).entrySet()) {
+                if (placements.aliases().containsAll(run.getValue())) {
+                    return false;
+                }
+                for (String alias : run.getValue()) {
+                    if (placements.has(alias)
+                            && placements.jdbi(alias).withHandle(h -> ChunkTables.unfinished(h, run.getKey()))) {
+                        return false;
+                    }
+                }
+            }
+            return true;
         } catch (RuntimeException e) {
             return false;
         }
@@ -283,10 +354,14 @@ public final class Worker {
                     cases.addAndGet(receipt.cases().size());
                     listener.chunkCompleted(
                             lease.runId(), lease.chunkIndex(), receipt.cases().size());
+                    for (Receipt.CaseResult rc : receipt.cases()) {
+                        listener.caseExecuted(lease.runId(), Duration.ofMillis(rc.agentMillis()), rc.errored());
+                    }
                     coordinator.settleSoon(lease.runId());
                 }
                 case FENCED, SHARD_CLOSED -> {
                     fenced.incrementAndGet();
+                    listener.chunkGivenBack(lease.runId(), lease.chunkIndex(), "fenced");
                     LOG.info("{}: result dropped ({}); another worker or the run's state owns it now", what, outcome);
                 }
             }
@@ -299,6 +374,7 @@ public final class Worker {
         ChunkTables.Lease lease = c.lease();
         if (lost.get()) {
             fenced.incrementAndGet();
+            listener.chunkGivenBack(lease.runId(), lease.chunkIndex(), "fenced");
             LOG.info("{}: lease lost while executing; dropped", what);
             return;
         }
@@ -313,6 +389,7 @@ public final class Worker {
                         h -> ChunkTables.fail(h, lease, e.getMessage()));
                 if (mine) {
                     failed.incrementAndGet();
+                    listener.chunkGivenBack(lease.runId(), lease.chunkIndex(), "failed");
                     LOG.warn("{} failed: {}", what, e.getMessage());
                     coordinator.settleSoon(lease.runId());
                 }
@@ -325,6 +402,7 @@ public final class Worker {
                     h -> ChunkTables.requeue(h, lease, backoff, cancelled ? "worker stopped" : message));
             if (mine) {
                 requeued.incrementAndGet();
+                listener.chunkGivenBack(lease.runId(), lease.chunkIndex(), "requeued");
                 if (!cancelled) {
                     LOG.warn(
                             "{} attempt {} failed, retried in {} s: {}",
@@ -379,7 +457,10 @@ public final class Worker {
     private void heartbeat() {
         try {
             List<UUID> runs = new ArrayList<>();
+            int renewed = 0;
+            int holding = 0;
             for (Held h : held.values()) {
+                holding++;
                 runs.add(h.lease().runId());
                 boolean mine;
                 try {
@@ -398,8 +479,11 @@ public final class Worker {
                 if (!mine) {
                     h.lost().set(true);
                     h.future().cancel(true);
+                } else {
+                    renewed++;
                 }
             }
+            listener.heartbeat(holding, renewed);
             List<UUID> stopped = Routes.stopped(
                     placements.control(), runs.stream().distinct().toList());
             for (Held h : held.values()) {

@@ -149,6 +149,7 @@ class CancellationTest {
         RunCancellation.Result r = new RunCancellation(placements).cancel(run);
         assertThat(r.outcome()).isEqualTo(RunCancellation.Outcome.CANCELLED);
         assertThat(r.closedShards()).isEqualTo(30);
+        assertThat(r.placements()).containsExactly(ExecutionConfig.CONTROL);
         assertThat(fx.runStatus(run)).isEqualTo("cancelled");
         // No more results are taken, and nothing can be claimed.
         assertThat(late.complete(held, receipt)).isEqualTo(ChunkTables.Completion.SHARD_CLOSED);

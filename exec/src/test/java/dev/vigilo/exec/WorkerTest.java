@@ -86,10 +86,46 @@ class WorkerTest {
     void executesEveryCaseOnceAndSettlesAgainstAnIndependentCount() {
         UUID run = fx.prepare(httpProfile());
         new Admission(placements, fx.storage).admit(run);
-        Worker.Report report = new Worker(placements, fx.storage, fast(4), Worker.Listener.NONE).run();
+        java.util.concurrent.atomic.AtomicLong claimed = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicLong completed = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicLong executed = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicLong erroredCases = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicLong settled = new java.util.concurrent.atomic.AtomicLong();
+        Worker.Listener counting = new Worker.Listener() {
+            @Override
+            public void chunkClaimed(UUID runId, long chunkIndex) {
+                claimed.incrementAndGet();
+            }
+
+            @Override
+            public void chunkCompleted(UUID runId, long chunkIndex, int cases) {
+                completed.incrementAndGet();
+            }
+
+            @Override
+            public void caseExecuted(UUID runId, Duration agentTime, boolean errored) {
+                assertThat(agentTime.isNegative()).isFalse();
+                executed.incrementAndGet();
+                if (errored) {
+                    erroredCases.incrementAndGet();
+                }
+            }
+
+            @Override
+            public void runSettled(UUID runId, String status) {
+                settled.incrementAndGet();
+            }
+        };
+        Worker.Report report = new Worker(placements, fx.storage, fast(4), counting).run();
         assertThat(report.chunksCompleted()).isEqualTo(30);
         assertThat(report.casesExecuted()).isEqualTo(3_000);
         assertThat(fx.runStatus(run)).isEqualTo("settled");
+        // The listener saw what the report counts (metrics are kept through it).
+        assertThat(claimed.get()).isEqualTo(30 + report.chunksRequeued() + report.chunksFenced());
+        assertThat(completed.get()).isEqualTo(30);
+        assertThat(executed.get()).isEqualTo(3_000);
+        assertThat(erroredCases.get()).isEqualTo(60);
+        assertThat(settled.get()).isEqualTo(1);
 
         // Independent computation from the dataset's definition: case i is errored when i % 50 == 7, passes
         // exact when i % 5 != 0; "math" selects i % 3 == 0 and also requires digits only.

@@ -46,6 +46,21 @@ public final class RunStatusReader {
         }
     }
 
+    /**
+     * Whether execution of the run was requested ({@code run create} without {@code --prepare-only}, or repeated
+     * without it): a run still {@code creating} with a ready plan is then waiting for admission, not held.
+     *
+     * @throws NotFoundException when no run has this id
+     */
+    public boolean executionRequested(UUID runId) {
+        Objects.requireNonNull(runId, "runId");
+        return jdbi.withHandle(h -> h.createQuery("SELECT execution_requested FROM run_plans WHERE run_id = :r")
+                        .bind("r", runId)
+                        .mapTo(Boolean.class)
+                        .findOne())
+                .orElseThrow(() -> PlanErrors.notFound(runId));
+    }
+
     /** @throws NotFoundException when no run has this id */
     public RunStatus status(UUID runId) {
         Objects.requireNonNull(runId, "runId");

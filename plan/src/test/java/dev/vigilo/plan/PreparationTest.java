@@ -79,6 +79,8 @@ class PreparationTest {
         assertThat(s.shards().stream().mapToLong(x -> x.gates().get("hard")).sum())
                 .isEqualTo(hard);
         assertThat(s.shards().get(0).gates().keySet()).containsExactly("all", "math", "hard");
+        assertThat(new RunStatusReader(fx.control.jdbi()).executionRequested(run))
+                .isFalse();
 
         CreateResult again = fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, false));
         assertThat(again.status()).isEqualTo(RunState.CREATING);
@@ -86,6 +88,8 @@ class PreparationTest {
         RunStatus after = new RunStatusReader(fx.control.jdbi()).status(run);
         // Execution is requested; admission (module exec) moves the run on to pending.
         assertThat(again.executionRequested()).isTrue();
+        assertThat(new RunStatusReader(fx.control.jdbi()).executionRequested(run))
+                .isTrue();
         assertThat(after.status()).isEqualTo(RunState.CREATING);
         assertThat(after.dispatchable()).isFalse();
     }

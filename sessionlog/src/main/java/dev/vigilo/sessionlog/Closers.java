@@ -1,7 +1,11 @@
 package dev.vigilo.sessionlog;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.IntNode;
+import com.fasterxml.jackson.databind.node.LongNode;
+import com.fasterxml.jackson.databind.node.MissingNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -84,6 +88,63 @@ final class Closers {
             }
             default -> {}
         }
+    }
+
+    /** As {@link #accept} for line {@code i} of {@code x}, an event the fast row path summarized (see {@link LineIndex}). */
+    void acceptFast(LineIndex x, int i, byte[] buf) {
+        any = true;
+        lastSeq = x.seq[i];
+        lastTime = x.time[i];
+        switch (x.kind[i]) {
+            case EventKinds.TURN_START -> {
+                openTurn = number(x.num[i]);
+                openStep = null;
+                pending.clear();
+                pendingStep.clear();
+            }
+            case EventKinds.TURN_END -> {
+                openTurn = null;
+                openStep = null;
+                pending.clear();
+                pendingStep.clear();
+            }
+            case EventKinds.STEP_START -> openStep = number(x.num[i]);
+            case EventKinds.STEP_END -> {
+                pending.clear();
+                pendingStep.clear();
+                openStep = null;
+            }
+            case EventKinds.ASSISTANT_MESSAGE -> {
+                for (int k = x.idsFrom[i]; k < x.idsTo[i]; k++) {
+                    String id = new String(buf, x.idStart[k], x.idLen[k], StandardCharsets.US_ASCII);
+                    pending.put(id, new long[] {0, 0});
+                    pendingStep.put(id, x.num[i] == LineIndex.NO_NUMBER ? null : number(x.num[i]));
+                }
+            }
+            case EventKinds.TOOL_CALL -> {
+                if (x.refStart[i] >= 0 && !pending.isEmpty()) {
+                    long[] entry = pending.get(new String(buf, x.refStart[i], x.refLen[i], StandardCharsets.US_ASCII));
+                    if (entry != null) {
+                        entry[0] = 1;
+                        entry[1] = lastSeq;
+                    }
+                }
+            }
+            case EventKinds.TOOL_RESULT -> {
+                if (!pending.isEmpty()) {
+                    String cid = new String(buf, x.refStart[i], x.refLen[i], StandardCharsets.US_ASCII);
+                    pending.remove(cid);
+                    pendingStep.remove(cid);
+                }
+            }
+            default -> {}
+        }
+    }
+
+    /** The node JSON.parse's number would be in the stored event: missing when absent. */
+    private static JsonNode number(long v) {
+        if (v == LineIndex.NO_NUMBER) return MissingNode.getInstance();
+        return v == (int) v ? IntNode.valueOf((int) v) : LongNode.valueOf(v);
     }
 
     /** @return the closers the published reader would synthesize now (empty when no turn is open) */

@@ -94,6 +94,8 @@ final class EventRules {
                 || !v.path("id").isTextual()
                 || !safeNonNeg(v.get("createdAt"))
                 || !safeNonNeg(v.get("delegationDepth"))
+                || negativeZero(buf, off, len, v, "createdAt")
+                || negativeZero(buf, off, len, v, "delegationDepth")
                 || (v.has("origin") && !"subagent".equals(text(v, "origin")))
                 || (v.has("agentPreset") && !v.get("agentPreset").isTextual()))
             throw new CorruptSessionLogException("corrupt session log: first line is not a session header", 0);
@@ -115,6 +117,30 @@ final class EventRules {
         if (v.has("seedLength") && !safeNonNeg(v.get("seedLength")))
             throw new CorruptSessionLogException("session header seedLength must be a non-negative safe integer", 0);
         return new SessionHeader(id, cwd, Json.safeLong(v.get("createdAt")), Json.safeLong(v.get("delegationDepth")));
+    }
+
+    /**
+     * isHeaderLine refuses {@code -0} (Object.is), which a parsed number cannot tell from 0: for a zero value, the
+     * literal's own text decides (the last top-level occurrence, as JSON.parse keeps the last duplicate).
+     */
+    private static boolean negativeZero(byte[] buf, int off, int len, JsonNode v, String field) {
+        JsonNode n = v.get(field);
+        if (n == null || !n.isNumber() || n.doubleValue() != 0) return false;
+        String text = null;
+        try (com.fasterxml.jackson.core.JsonParser p = Json.MAPPER
+                .getFactory()
+                .createParser(new String(buf, off, len, java.nio.charset.StandardCharsets.UTF_8))) {
+            if (p.nextToken() != com.fasterxml.jackson.core.JsonToken.START_OBJECT) return false;
+            while (p.nextToken() == com.fasterxml.jackson.core.JsonToken.FIELD_NAME) {
+                String name = p.currentName();
+                p.nextToken();
+                if (name.equals(field) && p.currentToken().isNumeric()) text = p.getText();
+                p.skipChildren();
+            }
+        } catch (java.io.IOException e) {
+            return false;
+        }
+        return text != null && text.startsWith("-");
     }
 
     private static boolean safeNonNeg(JsonNode n) {
@@ -205,16 +231,16 @@ final class EventRules {
 
     /**
      * The coordinator's and session's checks on one stored event: legacy refusals, envelope, message shapes,
-     * surfaceOp, vocabulary. {@code offset} is the frame where the event was read (for the error).
+     * surfaceOp, vocabulary. {@code at} is where the event was read (for the error).
      */
-    static void validateStored(JsonNode e, long offset) {
-        if (!e.isObject()) throw bad("stored record is not a JSON object", e, offset);
+    static void validateStored(JsonNode e, Where at) {
+        if (!e.isObject()) throw bad("stored record is not a JSON object", e, at);
         String type = text(e, "type");
         if ("request/header-delta".equals(type) || "mode/set".equals(type))
-            throw bad("unsupported legacy " + type + " event", e, offset);
+            throw bad("unsupported legacy " + type + " event", e, at);
         JsonNode data = e.get("data");
         if ("request/header".equals(type) && data != null && data.isObject() && "fallback".equals(text(data, "reason")))
-            throw bad("unsupported legacy request/header reason \"fallback\"", e, offset);
+            throw bad("unsupported legacy request/header reason \"fallback\"", e, at);
         if (!onlyKeys(e, ENVELOPE)
                 || type == null
                 || !Json.isSafeInteger(e.get("seq"))
@@ -223,11 +249,11 @@ final class EventRules {
                 || data == null
                 || (e.has("ignorable") && !e.get("ignorable").isBoolean())
                 || (e.has("ignorable") && !e.get("ignorable").booleanValue()))
-            throw bad("invalid event envelope", e, offset);
+            throw bad("invalid event envelope", e, at);
         switch (type) {
-            case "turn/end" -> checkTurnEnd(e, data, offset);
+            case "turn/end" -> checkTurnEnd(e, data, at);
             case "turn/start" -> {
-                if (data.isNull()) throw bad("turn/start without data", e, offset);
+                if (data.isNull()) throw bad("turn/start without data", e, at);
                 if (data.isObject() && data.has("trigger")) {
                     JsonNode t = data.get("trigger");
                     if (!Json.isSafeInteger(data.get("turn"))
@@ -235,43 +261,43 @@ final class EventRules {
                             || !exactKeysSubset(data, "turn", "trigger")
                             || !t.isObject()
                             || !Json.isNonEmptyString(t.get("kind")))
-                        throw bad("malformed pre-react-loop turn/start", e, offset);
+                        throw bad("malformed pre-react-loop turn/start", e, at);
                 }
             }
             case "step/start", "tool/call" -> {
-                if (data.isNull()) throw bad(type + " with null data", e, offset);
+                if (data.isNull()) throw bad(type + " with null data", e, at);
             }
             case "request/header" -> {
                 JsonNode cfg = data.path("header").path("config");
-                if (!hasProviderModel(cfg)) throw bad("request/header lacks provider/model", e, offset);
+                if (!hasProviderModel(cfg)) throw bad("request/header lacks provider/model", e, at);
                 JsonNode effort = cfg.get("reasoningEffort");
                 if (effort != null && !Json.isNonEmptyString(effort))
-                    throw bad("request/header has an invalid reasoningEffort", e, offset);
-                checkAdapterDefaults(data.path("header").get("adapterDefaults"), cfg, e, offset);
+                    throw bad("request/header has an invalid reasoningEffort", e, at);
+                checkAdapterDefaults(data.path("header").get("adapterDefaults"), cfg, e, at);
             }
             default -> {}
         }
         if (SURFACE.contains(type)) {
-            checkMessage(e, type, data, offset);
+            checkMessage(e, type, data, at);
             JsonNode op = e.get("surfaceOp");
-            if (op == null) throw bad(type + " requires a surfaceOp marker", e, offset);
+            if (op == null) throw bad(type + " requires a surfaceOp marker", e, at);
             boolean ok = (op.isTextual() && op.textValue().equals("append"))
                     || (op.isObject()
                             && exactKeys(op, "op", "start", "end")
                             && "replace".equals(text(op, "op"))
                             && isEventSeq(op.get("start"))
                             && isEventSeq(op.get("end")));
-            if (!ok) throw bad(type + " carries an invalid surfaceOp", e, offset);
+            if (!ok) throw bad(type + " carries an invalid surfaceOp", e, at);
         } else if (e.has("surfaceOp")) {
-            throw bad(type + " is not surface-eligible and cannot carry surfaceOp", e, offset);
+            throw bad(type + " is not surface-eligible and cannot carry surfaceOp", e, at);
         } else if (e.has("sourceEventSeqs")) {
-            throw bad(type + " is not surface-eligible and cannot carry sourceEventSeqs", e, offset);
+            throw bad(type + " is not surface-eligible and cannot carry sourceEventSeqs", e, at);
         }
         if (!KNOWN_TYPES.contains(type) && !e.has("ignorable"))
             throw new UnsupportedSessionFormatException(
-                    "unknown session event type \"" + type + "\" at seq " + e.get("seq") + " (frame at byte " + offset
+                    "unknown session event type \"" + type + "\" at seq " + e.get("seq") + " (" + at
                             + "): likely written by a newer writer; it is not marked ignorable",
-                    offset);
+                    at.offset());
     }
 
     /** isEventSeq: a non-negative safe integer. */
@@ -286,7 +312,7 @@ final class EventRules {
         return true;
     }
 
-    private static void checkTurnEnd(JsonNode e, JsonNode data, long offset) {
+    private static void checkTurnEnd(JsonNode e, JsonNode data, Where at) {
         if (!data.isObject()) return;
         JsonNode reason = data.get("reason");
         if (!Json.isSafeInteger(data.get("turn"))
@@ -294,24 +320,24 @@ final class EventRules {
                 || !exactKeysSubset(data, "turn", "reason")
                 || reason == null
                 || !reason.isObject()
-                || !reason.path("kind").isTextual()) throw bad("malformed turn/end", e, offset);
+                || !reason.path("kind").isTextual()) throw bad("malformed turn/end", e, at);
         String kind = reason.get("kind").textValue();
         switch (kind) {
             case "completed", "blocked", "max-tokens", "interrupted", "disposed" -> {
-                if (reason.size() != 1) throw bad("malformed turn/end", e, offset);
+                if (reason.size() != 1) throw bad("malformed turn/end", e, at);
             }
             case "aborted" -> {
-                if (!reason.has("reason") && reason.size() != 1) throw bad("malformed turn/end", e, offset);
+                if (!reason.has("reason") && reason.size() != 1) throw bad("malformed turn/end", e, at);
             }
             case "error" -> {
-                if (!reason.has("error") && !isLegacyError(reason)) throw bad("malformed turn/end", e, offset);
+                if (!reason.has("error") && !isLegacyError(reason)) throw bad("malformed turn/end", e, at);
             }
             default -> {}
         }
     }
 
     /** assertAdapterDefaults: optional object of {reasoningEffort, maxTokens} markers, each exactly true and backed by config. */
-    private static void checkAdapterDefaults(JsonNode d, JsonNode cfg, JsonNode e, long offset) {
+    private static void checkAdapterDefaults(JsonNode d, JsonNode cfg, JsonNode e, Where at) {
         if (d == null) return;
         boolean ok = d.isObject();
         if (ok)
@@ -323,7 +349,7 @@ final class EventRules {
             }
         if (ok && d.has("reasoningEffort") && !cfg.has("reasoningEffort")) ok = false;
         if (ok && d.has("maxTokens") && !cfg.has("maxTokens")) ok = false;
-        if (!ok) throw bad("request/header has invalid adapterDefaults", e, offset);
+        if (!ok) throw bad("request/header has invalid adapterDefaults", e, at);
     }
 
     /** A pre-react-loop turn/end error reason: {kind, step, failure{message, code, [status, providerRetryAfterMs, requestId]}} or {kind, step, message, [code]}. */
@@ -355,40 +381,38 @@ final class EventRules {
                 && Json.isNonEmptyString(n.get("model"));
     }
 
-    private static void checkMessage(JsonNode e, String type, JsonNode data, long offset) {
+    private static void checkMessage(JsonNode e, String type, JsonNode data, Where at) {
         JsonNode message = type.equals("user/message") ? data : (data.isObject() ? data.get("message") : null);
         if (message == null || !message.isObject() || !Json.isNonEmptyString(message.get("id")))
-            throw bad(type + " lacks an identified message", e, offset);
+            throw bad(type + " lacks an identified message", e, at);
         String role = type.equals("assistant/message") ? "assistant" : "user";
-        if (!role.equals(text(message, "role")))
-            throw bad(type + " message must have role \"" + role + "\"", e, offset);
+        if (!role.equals(text(message, "role"))) throw bad(type + " message must have role \"" + role + "\"", e, at);
         JsonNode source = message.get("source");
         if (source == null || !source.isObject() || !Json.isNonEmptyString(source.get("kind")))
-            throw bad(type + " message has invalid source", e, offset);
+            throw bad(type + " message has invalid source", e, at);
         JsonNode content = message.get("content");
-        if (content == null || !content.isArray()) throw bad(type + " message has invalid content", e, offset);
+        if (content == null || !content.isArray()) throw bad(type + " message has invalid content", e, at);
         if (type.equals("assistant/message")) {
             if (!"model".equals(text(source, "kind")) || !hasProviderModel(source))
-                throw bad(type + " message must have model source", e, offset);
+                throw bad(type + " message must have model source", e, at);
         } else if (type.equals("tool/result")) {
             if (!"tool".equals(text(source, "kind")) || !Json.isNonEmptyString(source.get("callId")))
-                throw bad(type + " message must have tool source", e, offset);
+                throw bad(type + " message must have tool source", e, at);
             JsonNode block = content.get(0);
             if (content.size() != 1
                     || block == null
                     || !block.isObject()
                     || !"tool-result".equals(text(block, "type"))
                     || !block.path("content").isArray())
-                throw bad(type + " message must contain one tool-result block", e, offset);
+                throw bad(type + " message must contain one tool-result block", e, at);
             if (!source.get("callId").equals(block.get("toolCallId")))
-                throw bad(type + " message has mismatched tool call ids", e, offset);
+                throw bad(type + " message has mismatched tool call ids", e, at);
         }
     }
 
-    private static CorruptSessionLogException bad(String what, JsonNode e, long offset) {
+    private static CorruptSessionLogException bad(String what, JsonNode e, Where at) {
         return new CorruptSessionLogException(
-                "invalid stored event at seq " + (e.isObject() ? e.get("seq") : "?") + " (frame at byte " + offset
-                        + "): " + what,
-                offset);
+                "invalid stored event at seq " + (e.isObject() ? e.get("seq") : "?") + " (" + at + "): " + what,
+                at.offset());
     }
 }

@@ -25,7 +25,8 @@ final class FrameScanner {
     private final long size;
     private long pos;
     private long tornStart = -1;
-    private final ByteBuffer win = ByteBuffer.allocate(1 << 16).order(ByteOrder.LITTLE_ENDIAN);
+    // small: only frame and block headers are read here (the frames themselves are read by whoever decodes them)
+    private final ByteBuffer win = ByteBuffer.allocate(1 << 12).order(ByteOrder.LITTLE_ENDIAN);
     private long winStart = 0;
     private int winLen = 0;
 

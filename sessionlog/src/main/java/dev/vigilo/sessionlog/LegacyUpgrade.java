@@ -17,9 +17,9 @@ final class LegacyUpgrade {
     private LegacyUpgrade() {}
 
     /** @return {@code e} upgraded, or {@code e} itself when it has no legacy shape */
-    static JsonNode apply(JsonNode e, String sessionId, SurfaceFold surface, long offset) {
+    static JsonNode apply(JsonNode e, String sessionId, SurfaceFold surface, Where at) {
         if (!e.isObject()) return e;
-        JsonNode out = steering(e, sessionId, offset);
+        JsonNode out = steering(e, sessionId, at);
         return message(out, sessionId, surface);
     }
 
@@ -27,13 +27,13 @@ final class LegacyUpgrade {
         return "legacy-message:" + sessionId + ":" + e.get("seq").asText();
     }
 
-    private static JsonNode steering(JsonNode e, String sessionId, long offset) {
+    private static JsonNode steering(JsonNode e, String sessionId, Where at) {
         if (!"steering/message".equals(e.path("type").textValue())) return e;
         JsonNode data = e.get("data");
         CorruptSessionLogException malformed = new CorruptSessionLogException(
-                "invalid stored event at seq " + e.get("seq") + " (frame at byte " + offset
+                "invalid stored event at seq " + e.get("seq") + " (" + at
                         + "): malformed pre-react-loop steering/message",
-                offset);
+                at.offset());
         if (data == null || !data.isObject()) throw malformed;
         JsonNode wrapped = data.get("message");
         ObjectNode out = ((ObjectNode) e).deepCopy();

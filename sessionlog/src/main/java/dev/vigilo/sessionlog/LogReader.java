@@ -12,33 +12,43 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The streaming reader. Pass 1 applies the published read path (fallback identity) and records per-frame
- * metadata (offsets, first/last seq, commit record, checksum). If protocol metadata exists (an intact P1 commit
- * frame, or a P2 manifest consistent with the file) the protocol's rules decide a per-frame plan:
+ * The streaming reader of both encodings ({@link Compression}, detected from the bytes). Pass 1 applies the
+ * published read path (fallback identity) and records per-unit metadata (a unit is a zstd frame, or for an
+ * uncompressed log a stretch of lines ending at a commit record or a manifest offset: offsets, first/last seq,
+ * commit record, checksum). If protocol metadata exists (an intact P1 commit unit, or a P2 manifest consistent
+ * with the file) the protocol's rules decide a per-unit plan:
  * <ol>
  * <li>HW = last intact commit (P1) / the manifest's claim checked against the file (P2) / the smaller of both;
- * every frame after HW is uncommitted and dropped; damage before HW rejects.</li>
+ * every unit after HW is uncommitted and dropped; damage before HW rejects.</li>
  * <li>a batch whose epoch is lower than the highest seen is fenced (skipped).</li>
  * <li>a higher epoch switches: prior-epoch rows at seq >= the new batch's first seq are dropped.</li>
  * <li>same epoch with a conflicting seq fails closed (the ordinary contiguity check in pass 2).</li>
  * </ol>
- * and pass 2 re-reads only the planned frames with the same row rules. Without metadata, pass 1 is the verdict.
- * Memory is O(frames) for the plan plus one frame's plaintext.
+ * and pass 2 re-reads only the planned units with the same row rules. Without metadata, pass 1 is the verdict.
+ * Memory is O(units) for the plan plus a few chunks of plaintext in flight.
  */
 final class LogReader {
     /**
-     * One frame's plaintext is held in memory (a frame must decode completely before any of its records
-     * count); cap it at a quarter of the heap so a decompression bomb is a clear error, not an OutOfMemoryError.
+     * One frame's plaintext (or one line of an uncompressed log) is held in memory (a frame must decode completely
+     * before any of its records count); cap it at a quarter of the heap so a decompression bomb is a clear error,
+     * not an OutOfMemoryError.
      */
     static final long MAX_FRAME_PLAINTEXT =
             Math.min(Integer.MAX_VALUE - 16, Runtime.getRuntime().maxMemory() / 4);
 
     static final long MAX_TORN_PLAINTEXT = MAX_FRAME_PLAINTEXT;
 
+    /** A protocol unit: a zstd frame, or a stretch of lines of an uncompressed log. */
     static final class FrameMeta {
         long start, end, checksum = -1;
+        /** position in file order, the header being 0 (locators of fast-folded events name it) */
+        int ordinal;
+
         boolean intact;
         long firstSeq = -1, lastSeq = -1, lines;
+        /** uncompressed: lines from the header's end up to this unit's end */
+        long cumulativeLines;
+
         Epoch commitEpoch;
         // plan
         boolean fenced, dropped;
@@ -58,11 +68,13 @@ final class LogReader {
             Manifest manifest,
             long nextSeq,
             long lastTime,
-            SurfaceFold surface) {}
+            SurfaceFold surface,
+            Compression compression) {}
 
     private LogReader() {}
 
-    private static final class Pass {
+    /** The result of pass 1. */
+    static final class Pass {
         final List<FrameMeta> frames = new ArrayList<>();
         RowScanner rows;
         VigiloException error;
@@ -71,6 +83,14 @@ final class LogReader {
         long headerEnd;
         String sessionId;
         long completeEnd;
+        /** uncompressed: complete lines, header included */
+        long lineCount;
+        /**
+         * where the bytes after the last complete unit start (a torn final frame, or a line without newline), or
+         * -1; for a zstd log the same as {@link #tornStart}, while an uncompressed log's published truncation
+         * point also moves back to the first unparsable line or seq gap
+         */
+        long fragmentStart = -1;
     }
 
     static Outcome read(Path file, RowScanner.RowSink sink) {
@@ -83,22 +103,31 @@ final class LogReader {
 
     private static Outcome read(Path file, FileChannel ch, RowScanner.RowSink sink) throws IOException {
         long size = ch.size();
-        Pass p1;
-        try {
-            p1 = fallbackPass(ch, size, null, true);
-        } catch (VigiloException e) {
-            return reject(e, 0);
-        }
+        Compression compression = Compression.detect(ch, file);
+        String mismatch = Compression.nameMismatch(file, compression);
+        if (mismatch != null) return reject(new CorruptSessionLogException(mismatch, 0), 0, compression);
+        boolean plain = compression == Compression.NONE;
         Manifest manifest = null;
         String manifestState = "absent";
+        VigiloException manifestError = null;
         try {
             manifest = ManifestCodec.read(file);
         } catch (CorruptSessionLogException e) {
             manifestState = "invalid";
         } catch (UnsupportedSessionFormatException e) {
-            return reject(e, p1.frames.size() + 1);
+            manifestError = e;
+        }
+        Pass p1;
+        try {
+            p1 = plain
+                    ? PlainLog.pass1(file, ch, size, null, splits(manifest), true)
+                    : ZstdLog.pass1(file, ch, size, null, true);
+        } catch (VigiloException e) {
+            return reject(e, 0, compression);
         }
         List<FrameMeta> fr = p1.frames;
+        long units = plain ? p1.lineCount : fr.size() + 1L;
+        if (manifestError != null) return reject(manifestError, units, "absent", Channel.NONE, compression);
         int p1Hw = -2;
         for (int i = fr.size() - 1; i >= 0; i--) {
             if (fr.get(i).intact && fr.get(i).commitEpoch != null) {
@@ -111,12 +140,13 @@ final class LogReader {
             int j = -2;
             if (manifest.committedBytes() == p1.headerEnd && manifest.frames() == 1) j = -1;
             else for (int i = 0; i < fr.size(); i++) if (fr.get(i).end == manifest.committedBytes()) j = i;
-            boolean ok = j >= -1 && j + 2 == manifest.frames();
+            // zstd: frames are counted with the header frame; uncompressed: lines, header line included
+            boolean ok = j >= -1 && (plain ? (j < 0 ? 1 : fr.get(j).cumulativeLines + 1) : j + 2) == manifest.frames();
             for (int i = 0; ok && i <= j; i++) ok = fr.get(i).intact;
             if (ok && j >= 0) ok = fr.get(j).checksum == manifest.lastFrameChecksum();
             if (ok) {
                 p2Hw = j;
-                boolean atEnd = j == fr.size() - 1 && p1.tornStart < 0 && p1.structural == null;
+                boolean atEnd = j == fr.size() - 1 && p1.fragmentStart < 0 && p1.structural == null;
                 manifestState = atEnd ? "consistent" : "lags";
             } else {
                 manifestState = manifest.committedBytes() > p1.completeEnd ? "ahead" : "invalid";
@@ -132,9 +162,12 @@ final class LogReader {
             hw = p1Hw;
         } else {
             // no usable metadata: today's behaviour, exactly
-            if (p1.error != null) return reject(p1.error, fr.size() + 1, manifestState);
+            if (p1.error != null) return reject(p1.error, units, manifestState, Channel.NONE, compression);
             Pass out = p1;
-            if (sink != null) out = fallbackPass(ch, size, sink, false);
+            if (sink != null)
+                out = plain
+                        ? PlainLog.pass1(file, ch, size, sink, new long[0], false)
+                        : ZstdLog.pass1(file, ch, size, sink, false);
             List<ObjectNode> cl = out.rows.closers().closers();
             long stored = out.rows.expected;
             VerifyReport r = new VerifyReport(
@@ -143,6 +176,7 @@ final class LogReader {
                     stored,
                     cl.size(),
                     Channel.NONE,
+                    compression,
                     stored == 0 ? null : out.rows.lastSeq,
                     p1.tornStart >= 0 ? p1.tornStart : p1.completeEnd,
                     0,
@@ -150,7 +184,7 @@ final class LogReader {
                     p1.tornStart >= 0 ? p1.tornStart : null,
                     manifestState,
                     null,
-                    fr.size() + 1L,
+                    units,
                     null,
                     null);
             return new Outcome(
@@ -161,7 +195,8 @@ final class LogReader {
                     manifest,
                     stored,
                     out.rows.closers().lastTime(),
-                    out.rows.surface());
+                    out.rows.surface(),
+                    compression);
         }
         // ---- protocol plan (rules 1-3); rule 4 is pass 2's contiguity check
         Epoch maxEpoch = null;
@@ -175,9 +210,10 @@ final class LogReader {
                                 "corrupt session log: committed frame at byte " + f.start
                                         + " failed validation (it lies before the high watermark, so it cannot be dropped as an uncommitted tail)",
                                 f.start),
-                        fr.size() + 1,
+                        units,
                         manifestState,
-                        channel);
+                        channel,
+                        compression);
             Epoch e =
                     f.commitEpoch != null ? f.commitEpoch : (channel == Channel.P2 ? manifest.epochAt(f.start) : null);
             if (e != null && maxEpoch != null && e.compareTo(maxEpoch) < 0) {
@@ -209,16 +245,14 @@ final class LogReader {
             truncated += fr.get(i).intact ? fr.get(i).rows() : 0;
         long hwOffset = hw >= 0 ? fr.get(hw).end : p1.headerEnd;
         // ---- pass 2
-        RowScanner rows = new RowScanner(sink, p1.sessionId);
-        byte[] buf = new byte[1 << 16];
-        Growable plain = new Growable();
+        RowScanner rows = new RowScanner(sink, p1.sessionId, plain);
         try {
-            for (FrameMeta f : kept) {
-                plain.len = 0;
-                FrameCodec.decodeComplete(FrameCodec.readRange(ch, f.start, f.end), plain::write, buf);
-                rows.beginFrame(f.start, f.keepBelow);
-                rows.write(plain.buf, 0, plain.len);
-                if (rows.issue != null) throw rows.issue;
+            if (plain) {
+                rows.surface().resolver(PlainLog.resolver(file));
+                PlainLog.pass2(ch, kept, rows);
+            } else {
+                rows.surface().resolver(ZstdLog.resolver(file, fr));
+                ZstdLog.pass2(ch, fr, kept, rows);
             }
             if (rows.hasFragment() || rows.committedBytes != rows.inputBytes)
                 throw rows.issue != null
@@ -226,14 +260,7 @@ final class LogReader {
                         : new CorruptSessionLogException(
                                 "corrupt session log: committed frame ends inside a JSONL record", hwOffset);
         } catch (VigiloException e) {
-            return reject(e, fr.size() + 1, manifestState, channel);
-        } catch (IOException e) {
-            return reject(
-                    new CorruptSessionLogException(
-                            "corrupt Zstandard session log: frame failed validation in pass 2: " + e.getMessage(), -1),
-                    fr.size() + 1,
-                    manifestState,
-                    channel);
+            return reject(e, units, manifestState, channel, compression);
         }
         List<ObjectNode> cl = rows.closers().closers();
         long stored = rows.expected;
@@ -243,29 +270,45 @@ final class LogReader {
                 stored,
                 cl.size(),
                 channel,
+                compression,
                 stored == 0 ? null : rows.lastSeq,
                 hwOffset,
                 fenced,
                 truncated,
-                p1.tornStart >= 0 ? p1.tornStart : null,
+                p1.fragmentStart >= 0 ? p1.fragmentStart : null,
                 manifestState,
                 maxEpoch == null ? null : maxEpoch.value(),
-                fr.size() + 1L,
+                units,
                 null,
                 null);
         return new Outcome(
-                r, p1.headerEnd, cl, maxEpoch, manifest, stored, rows.closers().lastTime(), rows.surface());
+                r,
+                p1.headerEnd,
+                cl,
+                maxEpoch,
+                manifest,
+                stored,
+                rows.closers().lastTime(),
+                rows.surface(),
+                compression);
     }
 
-    private static Outcome reject(VigiloException e, long frames) {
-        return reject(e, frames, "absent");
+    /** Uncompressed units must end where the manifest's claims fall: its epoch starts and committed end. */
+    private static long[] splits(Manifest m) {
+        if (m == null) return new long[0];
+        long[] out = new long[m.epochs().size() + 1];
+        for (int i = 0; i < m.epochs().size(); i++) out[i] = m.epochs().get(i).startOffset();
+        out[out.length - 1] = m.committedBytes();
+        java.util.Arrays.sort(out);
+        return out;
     }
 
-    private static Outcome reject(VigiloException e, long frames, String manifestState) {
-        return reject(e, frames, manifestState, Channel.NONE);
+    private static Outcome reject(VigiloException e, long frames, Compression compression) {
+        return reject(e, frames, "absent", Channel.NONE, compression);
     }
 
-    private static Outcome reject(VigiloException e, long frames, String manifestState, Channel channel) {
+    private static Outcome reject(
+            VigiloException e, long frames, String manifestState, Channel channel, Compression compression) {
         Long off = null;
         if (e instanceof CorruptSessionLogException c && c.offset() >= 0) off = c.offset();
         if (e instanceof UnsupportedSessionFormatException u && u.offset() >= 0) off = u.offset();
@@ -276,6 +319,7 @@ final class LogReader {
                 0,
                 0,
                 channel,
+                compression,
                 null,
                 null,
                 0,
@@ -286,23 +330,41 @@ final class LogReader {
                 frames,
                 name + e.getMessage(),
                 off);
-        return new Outcome(r, 0, List.of(), null, null, 0, 0, null);
+        return new Outcome(r, 0, List.of(), null, null, 0, 0, null, compression);
     }
 
-    /** A growable byte buffer for one frame's plaintext. */
+    /**
+     * A frame's plaintext is larger than the cap given to {@link Growable}; always caught by the reader (which
+     * then decodes the frame alone, or reports a decompression bomb).
+     */
+    static final class TooLarge extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        TooLarge() {
+            super(
+                    "a frame decompresses to more than " + MAX_FRAME_PLAINTEXT
+                            + " bytes, a quarter of this JVM's heap; raise -Xmx to read it",
+                    null,
+                    false,
+                    false);
+        }
+    }
+
+    /** A growable byte buffer for one frame's plaintext, up to a cap. */
     static final class Growable {
         byte[] buf = new byte[1 << 16];
         int len;
+        private final long cap;
+
+        Growable(long cap) {
+            this.cap = cap;
+        }
 
         void write(byte[] b, int off, int n) {
             if (len + n > buf.length) {
                 long need = (long) len + n;
-                if (need > MAX_FRAME_PLAINTEXT)
-                    throw new CorruptSessionLogException(
-                            "a frame decompresses to more than " + MAX_FRAME_PLAINTEXT
-                                    + " bytes, a quarter of this JVM's heap; raise -Xmx to read it",
-                            -1);
-                long want = Math.min(MAX_FRAME_PLAINTEXT, Math.max((long) buf.length * 2, need));
+                if (need > cap) throw new TooLarge();
+                long want = Math.min(cap, Math.max((long) buf.length * 2, need));
                 buf = java.util.Arrays.copyOf(buf, (int) want);
             }
             System.arraycopy(b, off, buf, len, n);
@@ -310,129 +372,8 @@ final class LogReader {
         }
     }
 
-    /**
-     * The published read path over the whole file. Header problems throw; everything else is recorded in
-     * {@link Pass#error} so frame metadata is still collected for the protocol rules.
-     */
-    private static Pass fallbackPass(FileChannel ch, long size, RowScanner.RowSink sink, boolean collect)
-            throws IOException {
-        Pass p = new Pass();
-        FrameScanner sc = new FrameScanner(ch, size, 0);
-        FrameScanner.Frame f0 = sc.next();
-        if (f0 == null)
-            throw new CorruptSessionLogException(
-                    "empty or header-less Zstandard session log (no complete zstd frame)", 0);
-        byte[] buf = new byte[1 << 16];
-        Growable plain = new Growable();
-        try {
-            FrameCodec.decodeComplete(FrameCodec.readRange(ch, f0.start(), f0.end()), plain::write, buf);
-        } catch (IOException e) {
-            throw new CorruptSessionLogException(
-                    "corrupt Zstandard session log: frame at byte 0 failed validation (" + e.getMessage() + ")", 0, e);
-        }
-        int nl = indexOf(plain.buf, 0, plain.len, (byte) '\n');
-        if (plain.len == 0 || nl != plain.len - 1)
-            throw new CorruptSessionLogException(
-                    "corrupt Zstandard session log: first frame is not exactly one header line", 0);
-        p.sessionId = EventRules.parseHeader(plain.buf, 0, plain.len - 1).id();
-        p.headerEnd = f0.end();
-        p.completeEnd = f0.end();
-        p.rows = new RowScanner(sink, p.sessionId);
-        for (; ; ) {
-            FrameScanner.Frame f;
-            try {
-                f = sc.next();
-            } catch (CorruptSessionLogException e) {
-                p.structural = e;
-                if (p.error == null) p.error = e;
-                break;
-            }
-            if (f == null) break;
-            p.completeEnd = f.end();
-            FrameMeta m = new FrameMeta();
-            m.start = f.start();
-            m.end = f.end();
-            m.checksum = FrameScanner.checksumOf(ch, f);
-            plain.len = 0;
-            try {
-                FrameCodec.decodeComplete(FrameCodec.readRange(ch, f.start(), f.end()), plain::write, buf);
-                m.intact = true;
-            } catch (IOException | RuntimeException e) {
-                if (e instanceof CorruptSessionLogException c && c.getMessage().contains("raise -Xmx")) {
-                    if (p.error == null)
-                        p.error = new CorruptSessionLogException(
-                                c.getMessage() + " (frame at byte " + f.start() + ")", f.start());
-                    break;
-                }
-                if (p.error == null)
-                    p.error = new CorruptSessionLogException(
-                            "corrupt Zstandard session log: frame at byte " + f.start() + " failed validation ("
-                                    + e.getMessage() + ")",
-                            f.start());
-            }
-            if (m.intact) {
-                if (p.error == null) {
-                    try {
-                        p.rows.beginFrame(f.start(), Long.MAX_VALUE);
-                        p.rows.write(plain.buf, 0, plain.len);
-                    } catch (VigiloException e) {
-                        p.error = e;
-                    }
-                }
-                if (collect) describe(m, plain);
-            }
-            if (collect) p.frames.add(m);
-        }
-        if (p.structural == null) p.tornStart = sc.tornStart();
-        if (p.error == null && p.rows.committedBytes != p.rows.inputBytes)
-            p.error = p.rows.issue != null
-                    ? p.rows.issue
-                    : new CorruptSessionLogException(
-                            "corrupt Zstandard session log: complete frame contains a torn JSONL record",
-                            p.completeEnd);
-        if (p.error == null && p.tornStart >= 0) {
-            byte[] partial = FrameCodec.readRange(ch, p.tornStart, size);
-            byte[] rec = FrameCodec.decodePrefix(partial, MAX_TORN_PLAINTEXT);
-            try {
-                p.rows.beginFrame(p.tornStart, Long.MAX_VALUE);
-                p.rows.write(rec, 0, rec.length);
-            } catch (VigiloException e) {
-                p.error = e;
-            }
-        }
-        return p;
-    }
-
-    private static int indexOf(byte[] b, int from, int to, byte x) {
-        for (int i = from; i < to; i++) if (b[i] == x) return i;
-        return -1;
-    }
-
-    /** Frame-local metadata: first seq, last seq, commit record (the last line), line count. */
-    private static void describe(FrameMeta m, Growable plain) {
-        // only the first and the last line matter; scan from both ends instead of over the whole frame
-        int firstEnd = indexOf(plain.buf, 0, plain.len, (byte) '\n');
-        if (firstEnd < 0) return;
-        int lastNl = plain.len - 1;
-        while (lastNl >= 0 && plain.buf[lastNl] != '\n') lastNl--;
-        int lastStart = lastNl - 1;
-        while (lastStart >= 0 && plain.buf[lastStart] != '\n') lastStart--;
-        lastStart++;
-        long[] fs = seqRange(Json.parseLine(plain.buf, 0, firstEnd));
-        if (fs != null) m.firstSeq = fs[0];
-        JsonNode last = Json.parseLine(plain.buf, lastStart, lastNl - lastStart);
-        long[] ls = seqRange(last);
-        if (ls != null) m.lastSeq = ls[1];
-        CommitRecord c = commitOf(last);
-        if (c != null && c.endSeq().value() == m.lastSeq) m.commitEpoch = c.epoch();
-        if (m.firstSeq < 0 || m.lastSeq < m.firstSeq) {
-            long lines = 0;
-            for (int i = 0; i < plain.len; i++) if (plain.buf[i] == '\n') lines++;
-            m.lines = lines;
-        }
-    }
-
-    private static long[] seqRange(JsonNode v) {
+    /** @return the first and last seq of a stored row (a packed row spans several), or null */
+    static long[] seqRange(JsonNode v) {
         if (v == null || !v.isObject()) return null;
         try {
             List<JsonNode> d = EventRules.decodeStorageRecord(v);

@@ -14,10 +14,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Rewrites the committed view of a log into a new file: the original header frame (verbatim), the committed
- * stored rows (verbatim bytes; cut packed rows re-serialized) re-framed into frames of about
- * {@code targetFrameBytes} plaintext, optionally the closers, and for protocol logs a final commit record
- * (and a fresh manifest for P2). Written to a temp file, fsynced, then published atomically.
+ * Rewrites the committed view of a log into a new file: the original header (verbatim), the committed stored
+ * rows (verbatim bytes; cut packed rows re-serialized) re-framed into frames of about {@code targetFrameBytes}
+ * plaintext, optionally the closers, and for protocol logs a final commit record (and a fresh manifest for P2).
+ * Written to a temp file, fsynced, then published atomically. The output keeps the input's encoding unless its
+ * name claims the other one ({@code *.jsonl} / {@code *.zstd}): a rewrite can thus also compress or decompress.
  */
 final class Rewriter {
     record Result(
@@ -58,6 +59,8 @@ final class Rewriter {
                 throw new InvalidInputException(
                         out + " already exists; choose another --out, or pass --force to replace it");
             Path tmp = AtomicFiles.tempBeside(target);
+            Compression from = pre.compression();
+            Compression to = inPlace || Compression.claimedBy(target) == null ? from : Compression.claimedBy(target);
             boolean protocol = pre.report().channel() != Channel.NONE;
             long[] counts = new long[4]; // frames, rows, lastSeq, lastWasCommit
             counts[2] = -1;
@@ -68,20 +71,22 @@ final class Rewriter {
             try (FileChannel src = FileChannel.open(in, StandardOpenOption.READ);
                     FileChannel dst = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
                 byte[] header = FrameCodec.readRange(src, 0, pre.headerEnd());
+                if (from != to) header = convertHeader(header, to);
                 AtomicFiles.writeFully(dst, header);
                 counts[0] = 1;
                 ByteArrayOutputStream pending = new ByteArrayOutputStream();
                 Runnable flush = () -> {
                     if (pending.size() == 0) return;
                     byte[] pb = pending.toByteArray();
-                    byte[] frame = FrameCodec.encode(pb, 0, pb.length);
+                    byte[] frame = to == Compression.ZSTD ? FrameCodec.encode(pb, 0, pb.length) : pb;
                     try {
                         AtomicFiles.writeFully(dst, frame);
                     } catch (IOException e) {
                         throw new UnavailableException("cannot write " + tmp + ": " + e.getMessage(), e);
                     }
-                    lastChecksum[0] = SessionLogWriter.checksumTrailer(frame);
-                    counts[0]++;
+                    lastChecksum[0] = SessionLogWriter.checksum(frame, to);
+                    if (to == Compression.ZSTD) counts[0]++;
+                    else for (byte x : pb) if (x == '\n') counts[0]++;
                     pending.reset();
                 };
                 o = LogReader.read(in, (buf, off, len, kept, whole) -> {
@@ -125,7 +130,7 @@ final class Rewriter {
                 flush.run();
                 dst.force(true);
                 long size = dst.size();
-                if (pre.report().channel() == Channel.P2) hist.add(new Manifest.EpochStart(epoch, pre.headerEnd(), 0));
+                if (pre.report().channel() == Channel.P2) hist.add(new Manifest.EpochStart(epoch, header.length, 0));
                 Path backup = null;
                 if (inPlace) {
                     backup = in.resolveSibling(in.getFileName() + ".bak-" + System.currentTimeMillis());
@@ -141,7 +146,7 @@ final class Rewriter {
                                     counts[2],
                                     counts[0],
                                     size,
-                                    counts[0] == 1 ? SessionLogWriter.checksumTrailer(header) : lastChecksum[0],
+                                    counts[0] == 1 ? SessionLogWriter.checksum(header, to) : lastChecksum[0],
                                     hist)));
                 } else if ((inPlace || replaceOut) && Files.exists(manifestPath)) {
                     Files.move(
@@ -158,6 +163,14 @@ final class Rewriter {
         } finally {
             if (lease != null) lease.close();
         }
+    }
+
+    /** The header of one encoding in the other: the header frame decoded, or the header line as one frame. */
+    private static byte[] convertHeader(byte[] header, Compression to) throws IOException {
+        if (to == Compression.ZSTD) return FrameCodec.encode(header, 0, header.length);
+        ByteArrayOutputStream line = new ByteArrayOutputStream();
+        FrameCodec.decodeComplete(header, line::write, new byte[1 << 12]);
+        return line.toByteArray();
     }
 
     static void writeLine(ByteArrayOutputStream out, JsonNode e) {

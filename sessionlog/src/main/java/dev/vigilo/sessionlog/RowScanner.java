@@ -27,20 +27,36 @@ final class RowScanner {
     long lastSeq = -1;
     long eventLine;
     CorruptSessionLogException issue;
-    long frameStart;
+    /** where the current frame starts (zstd); for an uncompressed log each line is its own place */
+    private Where frame = Where.frame(0);
     /** rows whose first seq is >= this are dropped (epoch-switch truncation); Long.MAX_VALUE = no cut */
     long keepBelow = Long.MAX_VALUE;
 
     private boolean cutActive;
     long droppedByCut;
-    boolean skipCommitRecordsInSink;
 
     private final String sessionId;
+    private final boolean lines;
 
-    /** @param sessionId the header's id (legacy upgrades derive message ids from it) */
-    RowScanner(RowSink sink, String sessionId) {
+    /**
+     * @param sessionId the header's id (legacy upgrades derive message ids from it)
+     * @param lines     the input is an uncompressed log: offsets are file offsets, errors name the line
+     */
+    RowScanner(RowSink sink, String sessionId, boolean lines) {
         this.sink = sink;
         this.sessionId = sessionId;
+        this.lines = lines;
+    }
+
+    /** @return true when rows may take the fast path (no sink needs the built events) */
+    boolean fast() {
+        return sink == null;
+    }
+
+    /** Starts counting input at file offset {@code offset} (an uncompressed log's rows start after its header). */
+    void startAt(long offset) {
+        inputBytes = offset;
+        committedBytes = offset;
     }
 
     /** @return the surface fold after the rows read so far (the writer continues from it) */
@@ -52,11 +68,16 @@ final class RowScanner {
         return closers;
     }
 
-    /** Marks the start of a new frame: resets the per-frame cut. */
+    /** Marks the start of a new frame (or, uncompressed, a new stretch of lines): resets the per-frame cut. */
     void beginFrame(long start, long keepBelow) {
-        this.frameStart = start;
+        this.frame = Where.frame(start);
         this.keepBelow = keepBelow;
         this.cutActive = false;
+    }
+
+    /** Where the line that ends at {@code endByte} (exclusive of its newline, {@code len} bytes) was read. */
+    private Where at(long endByte, int len) {
+        return lines ? Where.line(endByte - len - 1) : frame;
     }
 
     void write(byte[] b, int off, int len) {
@@ -80,6 +101,31 @@ final class RowScanner {
         if (lineStart < end) append(b, lineStart, end - lineStart);
     }
 
+    /**
+     * As {@link #write}{@code (b, 0, len)}, with the lines already split and summarized in {@code x}: summarized
+     * lines take the fast path, the others (and a line continuing a fragment) the exact one.
+     *
+     * @param locatorBase added to a line's start in {@code b} to give the locator the surface fold keeps for a
+     *                    tool/result (see {@link SurfaceFold.Resolver})
+     */
+    void write(byte[] b, int len, LineIndex x, long locatorBase) {
+        long chunkStart = inputBytes;
+        inputBytes += len;
+        for (int i = 0; i < x.lines; i++) {
+            int s = x.lineStart[i], e = x.lineEnd[i];
+            long endByte = chunkStart + e + 1;
+            if (fragLen > 0) { // only the first line can continue a fragment
+                append(b, s, e - s);
+                byte[] line = java.util.Arrays.copyOf(frag, fragLen);
+                fragLen = 0;
+                consume(line, 0, line.length, endByte);
+            } else if (x.kind[i] == EventKinds.SLOW || !consumeFast(x, i, b, endByte, locatorBase)) {
+                consume(b, s, e - s, endByte);
+            }
+        }
+        if (x.tail < len) append(b, x.tail, len - x.tail);
+    }
+
     boolean hasFragment() {
         return fragLen > 0;
     }
@@ -90,16 +136,41 @@ final class RowScanner {
         fragLen += len;
     }
 
+    /**
+     * The happy path of {@link #consume} for a summarized event: contiguous, no cut, no issue pending (or a
+     * pending issue that it merely skips or throws).
+     *
+     * @return false when the exact path must take the line (nothing was changed then)
+     */
+    private boolean consumeFast(LineIndex x, int i, byte[] b, long endByte, long locatorBase) {
+        byte kind = x.kind[i];
+        if (issue != null) {
+            eventLine++;
+            if (kind == EventKinds.TURN_END) throw issue;
+            return true;
+        }
+        long seq = x.seq[i];
+        if (keepBelow != Long.MAX_VALUE || seq != expected || sink != null) return false;
+        eventLine++;
+        if (kind == EventKinds.TOOL_RESULT) surface.appendFast(seq, true, locatorBase + x.lineStart[i]);
+        else if (kind == EventKinds.USER_MESSAGE || kind == EventKinds.ASSISTANT_MESSAGE)
+            surface.appendFast(seq, false, 0);
+        closers.acceptFast(x, i, b);
+        expected++;
+        lastSeq = seq;
+        committedBytes = endByte;
+        return true;
+    }
+
     private void consume(byte[] b, int off, int len, long endByte) {
         eventLine++;
+        Where at = at(endByte, len);
         JsonNode v = Json.parseLine(b, off, len);
         List<JsonNode> decoded = null;
         if (v != null) {
             if (v.isNull()) // JS: reading .seq/.type of null throws a TypeError -> the whole read fails
             throw new CorruptSessionLogException(
-                        "corrupt session log: record at line " + eventLine + " is null (frame at byte " + frameStart
-                                + ")",
-                        frameStart);
+                        "corrupt session log: record at line " + eventLine + " is null (" + at + ")", at.offset());
             try {
                 decoded = EventRules.decodeStorageRecord(v);
             } catch (EventRules.MalformedRow e) {
@@ -109,9 +180,8 @@ final class RowScanner {
         if (decoded == null) {
             if (issue == null)
                 issue = new CorruptSessionLogException(
-                        "corrupt session log: unparsable committed event at line " + eventLine + " (frame at byte "
-                                + frameStart + ")",
-                        frameStart);
+                        "corrupt session log: unparsable committed event at line " + eventLine + " (" + at + ")",
+                        at.offset());
             return;
         }
         if (issue != null) {
@@ -138,9 +208,9 @@ final class RowScanner {
             if (!Json.numberEquals(s, expected + k)) {
                 issue = new CorruptSessionLogException(
                         "corrupt session log: seq gap in committed region at line " + eventLine + " (expected "
-                                + (expected + k) + ", got " + (s == null ? "undefined" : s.toString())
-                                + ") in frame at byte " + frameStart,
-                        frameStart);
+                                + (expected + k) + ", got " + (s == null ? "undefined" : s.toString()) + ") in "
+                                + at,
+                        at.offset());
                 if (hasTurnEnd(decoded)) throw issue;
                 return;
             }
@@ -152,14 +222,14 @@ final class RowScanner {
         List<JsonNode> kept = keep == decoded.size() ? decoded : decoded.subList(0, keep);
         boolean upgraded = false;
         for (int k = 0; k < kept.size(); k++) {
-            JsonNode e = LegacyUpgrade.apply(kept.get(k), sessionId, surface, frameStart);
+            JsonNode e = LegacyUpgrade.apply(kept.get(k), sessionId, surface, at);
             if (e != kept.get(k)) {
                 if (!upgraded) kept = new java.util.ArrayList<>(kept);
                 upgraded = true;
                 kept.set(k, e); // the reader reports the upgraded event, like the coordinator
             }
-            EventRules.validateStored(e, frameStart);
-            surface.accept(e, frameStart);
+            EventRules.validateStored(e, at);
+            surface.accept(e, at);
             closers.accept(e);
         }
         expected += keep;

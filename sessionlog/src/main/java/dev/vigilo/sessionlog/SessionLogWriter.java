@@ -33,6 +33,9 @@ public final class SessionLogWriter implements AutoCloseable {
     private final WriterOptions options;
     private final WriterLease lease;
     private final FileChannel ch;
+    /** the log's encoding: one zstd frame per batch, or plain lines */
+    private final Compression compression;
+
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
     private List<Pending> queue = new ArrayList<>();
@@ -67,9 +70,11 @@ public final class SessionLogWriter implements AutoCloseable {
             long nextSeq,
             long frames,
             List<Manifest.EpochStart> history,
-            SurfaceFold surface)
+            SurfaceFold surface,
+            Compression compression)
             throws IOException {
         this.log = log;
+        this.compression = compression;
         this.surface = surface;
         this.options = options;
         this.lease = lease;
@@ -82,21 +87,29 @@ public final class SessionLogWriter implements AutoCloseable {
     }
 
     /**
-     * Creates a new log holding only the header frame (published without overwriting: temp file, fsync, link,
-     * fsync directory) and opens it for appending.
+     * Creates a new log holding only the header (published without overwriting: temp file, fsync, link, fsync
+     * directory) and opens it for appending, in the encoding {@link WriterOptions#compression} names.
      *
      * @throws UnavailableException when the file exists or cannot be written
+     * @throws IllegalArgumentException when the file name claims the other encoding ({@code *.jsonl} is
+     *                                  uncompressed, {@code *.zstd} zstd): readers would refuse the log
      */
     public static SessionLogWriter create(Path log, SessionHeader header, EpochSource epochs, WriterOptions options) {
         Objects.requireNonNull(log, "log");
         Objects.requireNonNull(header, "header");
         Objects.requireNonNull(epochs, "epochs");
         Objects.requireNonNull(options, "options");
+        Compression claimed = Compression.claimedBy(log);
+        if (claimed != null && claimed != options.compression())
+            throw new IllegalArgumentException("cannot create " + log + " with compression "
+                    + options.compression().jsonName() + ": the name says " + claimed.jsonName()
+                    + " and readers decide by the name; name it session"
+                    + options.compression().suffix());
         WriterLease lease = epochs.acquire(log, new Epoch(0));
         try {
             if (Files.exists(log)) throw new IOException(log + " already exists; open it instead");
             byte[] h = (header.toJsonLine() + "\n").getBytes(StandardCharsets.UTF_8);
-            byte[] frame = FrameCodec.encode(h, 0, h.length);
+            byte[] frame = options.compression() == Compression.ZSTD ? FrameCodec.encode(h, 0, h.length) : h;
             Path tmp = AtomicFiles.tempBeside(log);
             try (FileChannel t = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
                 AtomicFiles.writeFully(t, frame);
@@ -106,10 +119,16 @@ public final class SessionLogWriter implements AutoCloseable {
             if (options.manifest())
                 AtomicFiles.replace(
                         Manifest.pathFor(log),
-                        ManifestCodec.write(
-                                new Manifest(lease.epoch(), -1, 1, frame.length, checksumTrailer(frame), List.of())));
+                        ManifestCodec.write(new Manifest(
+                                lease.epoch(),
+                                -1,
+                                1,
+                                frame.length,
+                                checksum(frame, options.compression()),
+                                List.of())));
             FileChannel ch = FileChannel.open(log, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
-            return new SessionLogWriter(log, options, lease, ch, 0, 1, List.of(), new SurfaceFold());
+            return new SessionLogWriter(
+                    log, options, lease, ch, 0, 1, List.of(), new SurfaceFold(), options.compression());
         } catch (IOException e) {
             lease.close();
             throw new UnavailableException("cannot create session log " + log + ": " + e.getMessage(), e);
@@ -121,7 +140,8 @@ public final class SessionLogWriter implements AutoCloseable {
 
     /**
      * Opens an existing log for appending: verifies it, acquires an epoch above every epoch in it, and with
-     * protocol metadata truncates the uncommitted tail after the high watermark.
+     * protocol metadata truncates the uncommitted tail after the high watermark. The log keeps its own encoding
+     * (detected from its bytes), whatever {@link WriterOptions#compression} says.
      *
      * @throws CorruptSessionLogException when the log is rejected, or has a torn tail without protocol metadata
      *                                    (run {@code vigilo session repair} first)
@@ -145,7 +165,7 @@ public final class SessionLogWriter implements AutoCloseable {
             long fileSize = Files.size(log);
             if (r.channel() == Channel.NONE && r.tornOffset() != null)
                 throw new CorruptSessionLogException(
-                        log + " ends in a torn frame at byte " + r.tornOffset()
+                        log + " ends in a torn tail at byte " + r.tornOffset()
                                 + "; run `vigilo session repair` first (it keeps the recovered events and adds closers)",
                         r.tornOffset());
             FileChannel ch = FileChannel.open(log, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
@@ -155,8 +175,9 @@ public final class SessionLogWriter implements AutoCloseable {
             }
             List<Manifest.EpochStart> hist =
                     r.channel() == Channel.P2 ? o.manifest().epochs() : List.of();
-            long frames = countFrames(log, r.hwOffset());
-            return new SessionLogWriter(log, options, lease, ch, o.nextSeq(), frames, hist, o.surface());
+            long frames = countUnits(log, r.hwOffset(), o.compression());
+            return new SessionLogWriter(
+                    log, options, lease, ch, o.nextSeq(), frames, hist, o.surface(), o.compression());
         } catch (IOException e) {
             lease.close();
             throw new UnavailableException("cannot open session log " + log + ": " + e.getMessage(), e);
@@ -179,11 +200,23 @@ public final class SessionLogWriter implements AutoCloseable {
         }
     }
 
-    private static long countFrames(Path log, long end) throws IOException {
+    /** Complete zstd frames, or lines, in {@code [0, end)} of the log: what the manifest's {@code frames} counts. */
+    private static long countUnits(Path log, long end, Compression compression) throws IOException {
         try (FileChannel c = FileChannel.open(log, StandardOpenOption.READ)) {
-            FrameScanner sc = new FrameScanner(c, end, 0);
             long n = 0;
-            while (sc.next() != null) n++;
+            if (compression == Compression.ZSTD) {
+                FrameScanner sc = new FrameScanner(c, end, 0);
+                while (sc.next() != null) n++;
+                return n;
+            }
+            ByteBuffer b = ByteBuffer.allocate(1 << 16);
+            for (long pos = 0; pos < end; ) {
+                b.clear().limit((int) Math.min(b.capacity(), end - pos));
+                int r = c.read(b, pos);
+                if (r < 0) break;
+                for (int i = 0; i < r; i++) if (b.get(i) == '\n') n++;
+                pos += r;
+            }
             return n;
         }
     }
@@ -276,7 +309,7 @@ public final class SessionLogWriter implements AutoCloseable {
             if (!out.has(f.getKey())) out.set(f.getKey(), f.getValue());
         }
         try {
-            EventRules.validateStored(out, -1);
+            EventRules.validateStored(out, Where.APPEND);
         } catch (VigiloException x) {
             throw new IllegalArgumentException("cannot append event " + e + ": " + x.getMessage(), x);
         }
@@ -300,7 +333,7 @@ public final class SessionLogWriter implements AutoCloseable {
             try {
                 for (ObjectNode e : p.events) {
                     e.put("seq", seq++);
-                    surface.accept(e, -1); // the surface rules need the final seq and every earlier event
+                    surface.accept(e, Where.APPEND); // the surface rules need the final seq and every earlier event
                 }
             } catch (CorruptSessionLogException x) {
                 // refuse this append only: its events would make the whole log unreadable for both readers
@@ -351,9 +384,9 @@ public final class SessionLogWriter implements AutoCloseable {
             seq++;
         }
         byte[] pb = plain.toByteArray();
-        byte[] frame = FrameCodec.encode(pb, 0, pb.length);
+        byte[] frame = compression == Compression.ZSTD ? FrameCodec.encode(pb, 0, pb.length) : pb;
         long start = ch.size();
-        if (start != size) frames = countFrames(log, start); // another process appended: recount (rare)
+        if (start != size) frames = countUnits(log, start, compression); // another process appended (rare)
         try {
             AtomicFiles.writeFully(ch, frame);
             ch.force(false);
@@ -368,7 +401,7 @@ public final class SessionLogWriter implements AutoCloseable {
         long end = start + frame.length;
         long firstSeqOfBatch = nextSeq;
         nextSeq = seq;
-        frames++;
+        frames += compression == Compression.ZSTD ? 1 : lines(pb);
         size = end;
         if (options.manifest()) {
             if (history.isEmpty() || !history.get(history.size() - 1).epoch().equals(lease.epoch()))
@@ -386,11 +419,28 @@ public final class SessionLogWriter implements AutoCloseable {
             AtomicFiles.replace(
                     Manifest.pathFor(log),
                     ManifestCodec.write(
-                            new Manifest(lease.epoch(), seq - 1, frames, end, checksumTrailer(frame), history)));
+                            new Manifest(lease.epoch(), seq - 1, frames, end, checksum(frame, compression), history)));
         }
         HighWatermark now = new HighWatermark(seq - 1, end);
         hw = now;
         for (Pending p : batch) p.result = new AppendResult(p.result.firstSeq(), p.result.lastSeq(), now);
+    }
+
+    private static long lines(byte[] b) {
+        long n = 0;
+        for (byte x : b) if (x == '\n') n++;
+        return n;
+    }
+
+    /**
+     * What a P2 manifest names as its last unit's checksum: a zstd frame's checksum trailer, or for an
+     * uncompressed log the CRC-32C of its last line (newline included).
+     */
+    static long checksum(byte[] written, Compression compression) {
+        if (compression == Compression.ZSTD) return checksumTrailer(written);
+        int end = written.length - 1, start = end - 1;
+        while (start >= 0 && written[start] != '\n') start--;
+        return PlainLog.lineChecksum(written, start + 1, end - start);
     }
 
     static long checksumTrailer(byte[] frame) {

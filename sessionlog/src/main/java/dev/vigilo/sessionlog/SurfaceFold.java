@@ -6,35 +6,58 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 
 /**
  * Streaming form of the published surface fold that Session.fromRestore replays over every restored event
  * (SurfaceManager.validateNext: surfaceOpOf, assertProvenance, replacementRange, assertToolResultRewrite). It
- * keeps the current model-visible surface as a list of seqs and, for each current tool/result node, a SHA-256
- * digest of its data with the result content blanked (what a tool/result replacement must preserve).
- * <p>Memory: 8 bytes per current surface node plus ~100 bytes per current tool/result node; the rules need
- * exactly this state (a replace may name any current node), the published reader holds the whole log instead.
+ * keeps the current model-visible surface as a list of seqs and, for each current tool/result node, what a
+ * tool/result replacement must preserve: a SHA-256 digest of its data with the result content blanked. Events
+ * folded by the fast row path keep only a locator of the stored event instead; the digest is computed from the
+ * event read back when (rarely) a replacement targets it.
+ * <p>Memory: 8 bytes per current surface node plus ~24 bytes per current tool/result node folded fast (~100 for
+ * one folded from a built event); the rules need this state (a replace may name any current node), the published
+ * reader holds the whole log instead.
  * Envelope shape (surfaceOp shape, surface eligibility) is checked by {@link EventRules#validateStored} first.
  */
 final class SurfaceFold {
+    /** Reads back a stored event the fast row path folded without building it (a replace may need it later). */
+    interface Resolver {
+        /** @return the stored event at {@code locator} (as parsed by {@link Json#parseLine}) */
+        JsonNode event(long locator);
+    }
+
     private long[] nodes = new long[256];
     private int size;
-    /** seq of a current tool/result surface node -> digest of its data without the result content */
-    private final Map<Long, byte[]> toolResults = new HashMap<>();
-    /** seq of a current tool/result surface node -> its message id (what a legacy tool/result rewrite inherits) */
-    private final Map<Long, String> toolMessageIds = new HashMap<>();
+    /**
+     * seq of a current tool/result surface node -> where its facts are: a locator (>= 0) of the stored event, read
+     * back through the {@link Resolver} only when a replace targets the node, or -(i + 1) for {@link #known}[i]
+     */
+    private final LongLongMap toolResults = new LongLongMap();
+    /** facts of tool/result nodes folded from a built event */
+    private final List<ToolResult> known = new ArrayList<>();
+
+    private Resolver resolver;
+
+    /**
+     * What a tool/result replacement must preserve: the digest of its data with the result content blanked, and
+     * the message id (which a legacy tool/result rewrite inherits).
+     */
+    private record ToolResult(byte[] digest, String messageId) {}
 
     /** How to take back one applied event (the writer refuses an append without disturbing the fold). */
-    private record Undo(int index, long seq, long[] removed, byte[][] digests, String[] ids) {}
+    private record Undo(int index, long seq, long[] removed, long[] refs) {}
 
     /** non-null while the writer validates a batch: one entry per applied surface event */
     private List<Undo> undo;
+
+    /** Sets how locators given to {@link #appendFast} are read back. */
+    void resolver(Resolver r) {
+        this.resolver = r;
+    }
 
     /** Starts recording applied events so they can be taken back ({@link #rollbackTo}). */
     void begin() {
@@ -51,17 +74,13 @@ final class SurfaceFold {
         for (int i = undo.size() - 1; i >= mark; i--) {
             Undo u = undo.remove(i);
             toolResults.remove(u.seq);
-            toolMessageIds.remove(u.seq);
             // remove the event's node at u.index, re-insert what it shadowed
             int n = u.removed.length;
             long[] tail = Arrays.copyOfRange(nodes, u.index + 1, size);
             size = u.index;
             for (int k = 0; k < n; k++) {
                 push(u.removed[k]);
-                if (u.digests[k] != null) {
-                    toolResults.put(u.removed[k], u.digests[k]);
-                    toolMessageIds.put(u.removed[k], u.ids[k]);
-                }
+                if (u.refs[k] != LongLongMap.MISSING) toolResults.put(u.removed[k], u.refs[k]);
             }
             for (long t : tail) push(t);
         }
@@ -76,28 +95,45 @@ final class SurfaceFold {
         if (undo == null) return;
         int n = to < from ? 0 : to - from + 1;
         long[] removed = new long[n];
-        byte[][] digests = new byte[n][];
-        String[] ids = new String[n];
+        long[] refs = new long[n];
         for (int k = 0; k < n; k++) {
             removed[k] = nodes[from + k];
-            digests[k] = toolResults.get(removed[k]);
-            ids[k] = toolMessageIds.get(removed[k]);
+            refs[k] = toolResults.get(removed[k]);
         }
-        undo.add(new Undo(index, seq, removed, digests, ids));
+        undo.add(new Undo(index, seq, removed, refs));
     }
 
     /** @return the message id of the current tool/result surface node {@code seq}, or null */
     String toolResultMessageId(long seq) {
-        return toolMessageIds.get(seq);
+        long ref = toolResults.get(seq);
+        if (ref == LongLongMap.MISSING) return null;
+        return facts(ref).messageId();
+    }
+
+    private ToolResult facts(long ref) {
+        if (ref < 0) return known.get((int) (-ref - 1));
+        JsonNode data = resolver.event(ref).get("data");
+        return new ToolResult(restDigest(data), data.get("message").get("id").textValue());
+    }
+
+    /**
+     * Applies an event the fast row path checked: a valid append (its sourceEventSeqs already checked).
+     *
+     * @param locator where the event can be read back through the resolver when it is a tool/result
+     */
+    void appendFast(long seq, boolean toolResult, long locator) {
+        record(size, seq, 0, -1);
+        push(seq);
+        if (toolResult) toolResults.put(seq, locator);
     }
 
     /** Validates {@code e} (a stored event that passed validateStored) against the fold and applies it. */
-    void accept(JsonNode e, long offset) {
+    void accept(JsonNode e, Where at) {
         String type = e.get("type").textValue();
         JsonNode op = e.get("surfaceOp");
         if (op == null) return; // not surface-eligible (validateStored refused surface metadata on those)
         long seq = Json.safeLong(e.get("seq"));
-        Set<Long> sources = sources(e, type, seq, offset);
+        Set<Long> sources = sources(e, type, seq, at);
         if (op.isTextual()) { // "append"
             record(size, seq, 0, -1);
             push(seq);
@@ -106,14 +142,14 @@ final class SurfaceFold {
         }
         long start = Json.safeLong(op.get("start")), end = Json.safeLong(op.get("end"));
         int startIdx = indexOf(start), endIdx = indexOf(end);
-        if (startIdx < 0) throw bad("surface replace: start seq " + start + " not found in surface", seq, offset);
-        if (endIdx < 0) throw bad("surface replace: end seq " + end + " not found in surface", seq, offset);
+        if (startIdx < 0) throw bad("surface replace: start seq " + start + " not found in surface", seq, at);
+        if (endIdx < 0) throw bad("surface replace: end seq " + end + " not found in surface", seq, at);
         if (startIdx > endIdx)
             throw bad(
                     "surface replace: start seq " + start + " (index " + startIdx + ") is after end seq " + end
                             + " (index " + endIdx + ")",
                     seq,
-                    offset);
+                    at);
         List<Long> missing = new ArrayList<>();
         for (int i = startIdx; i <= endIdx; i++) if (!sources.contains(nodes[i])) missing.add(nodes[i]);
         if (!missing.isEmpty())
@@ -121,40 +157,37 @@ final class SurfaceFold {
                     "surface replace: sourceEventSeqs must include every shadowed surface node; missing "
                             + join(missing),
                     seq,
-                    offset);
+                    at);
         byte[] rest = null;
         if (type.equals("tool/result")) {
             if (endIdx != startIdx)
-                throw bad("tool/result surface replacement must rewrite exactly one current node", seq, offset);
-            byte[] original = toolResults.get(nodes[startIdx]);
-            if (original == null)
-                throw bad("tool/result surface replacement must target a current tool/result", seq, offset);
+                throw bad("tool/result surface replacement must rewrite exactly one current node", seq, at);
+            long ref = toolResults.get(nodes[startIdx]);
+            if (ref == LongLongMap.MISSING)
+                throw bad("tool/result surface replacement must target a current tool/result", seq, at);
             rest = restDigest(e.get("data"));
-            if (!Arrays.equals(original, rest))
-                throw bad("tool/result surface replacement may change only content", seq, offset);
+            if (!Arrays.equals(facts(ref).digest(), rest))
+                throw bad("tool/result surface replacement may change only content", seq, at);
         }
         record(startIdx, seq, startIdx, endIdx);
-        for (int i = startIdx; i <= endIdx; i++) {
-            toolResults.remove(nodes[i]);
-            toolMessageIds.remove(nodes[i]);
-        }
+        for (int i = startIdx; i <= endIdx; i++) toolResults.remove(nodes[i]);
         splice(startIdx, endIdx, seq);
         if (rest != null) putToolResult(seq, e.get("data"), rest);
     }
 
     private void putToolResult(long seq, JsonNode data, byte[] rest) {
-        toolResults.put(seq, rest);
-        toolMessageIds.put(seq, data.get("message").get("id").textValue());
+        known.add(new ToolResult(rest, data.get("message").get("id").textValue()));
+        toolResults.put(seq, -known.size());
     }
 
     /** assertProvenance's event-local part: the cited seqs, checked for shape, duplicates and order. */
-    private static Set<Long> sources(JsonNode e, String type, long seq, long offset) {
+    private static Set<Long> sources(JsonNode e, String type, long seq, Where at) {
         JsonNode raw = e.get("sourceEventSeqs");
         if (raw == null) return Set.of();
         if (!raw.isArray())
-            throw bad("sourceEventSeqs on event at seq " + seq + " must be an array when present", seq, offset);
+            throw bad("sourceEventSeqs on event at seq " + seq + " must be an array when present", seq, at);
         if (raw.isEmpty() && !type.equals("assistant/message"))
-            throw bad("sourceEventSeqs must not be empty except on assistant/message", seq, offset);
+            throw bad("sourceEventSeqs must not be empty except on assistant/message", seq, at);
         Set<Long> out = new HashSet<>();
         Long nonEarlier = null;
         for (JsonNode s : raw) {
@@ -163,17 +196,15 @@ final class SurfaceFold {
                         "session event \"" + type
                                 + "\" sourceEventSeqs must densely contain non-negative safe integers",
                         seq,
-                        offset);
+                        at);
             long v = Json.safeLong(s);
             out.add(v);
             if (nonEarlier == null && v >= seq) nonEarlier = v;
         }
-        if (out.size() != raw.size()) throw bad("sourceEventSeqs must not contain duplicates", seq, offset);
+        if (out.size() != raw.size()) throw bad("sourceEventSeqs must not contain duplicates", seq, at);
         if (nonEarlier != null)
             throw bad(
-                    "sourceEventSeqs must reference earlier events: " + nonEarlier + " >= current seq " + seq,
-                    seq,
-                    offset);
+                    "sourceEventSeqs must reference earlier events: " + nonEarlier + " >= current seq " + seq, seq, at);
         return out;
     }
 
@@ -247,8 +278,8 @@ final class SurfaceFold {
         return sb.toString();
     }
 
-    private static CorruptSessionLogException bad(String what, long seq, long offset) {
+    private static CorruptSessionLogException bad(String what, long seq, Where at) {
         return new CorruptSessionLogException(
-                "invalid stored event at seq " + seq + " (frame at byte " + offset + "): " + what, offset);
+                "invalid stored event at seq " + seq + " (" + at + "): " + what, at.offset());
     }
 }

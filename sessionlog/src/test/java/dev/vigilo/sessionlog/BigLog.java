@@ -22,11 +22,19 @@ final class BigLog {
 
     /** @param p1 end every turn's frame with a P1 commit record (one frame per turn) */
     static long generate(Path out, long targetBytes, long seed, boolean p1) throws IOException {
+        return generate(out, targetBytes, seed, p1, Compression.ZSTD);
+    }
+
+    /** As above, in either encoding (uncompressed: the same lines, each batch written as it is). */
+    static long generate(Path out, long targetBytes, long seed, boolean p1, Compression compression)
+            throws IOException {
+        boolean zstd = compression == Compression.ZSTD;
         SplittableRandom r = new SplittableRandom(seed);
         char[] alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-.,;:()".toCharArray();
         long events = 0;
         try (FileChannel ch = FileChannel.open(out, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-            AtomicFiles.writeFully(ch, LogBuilder.frame(LogBuilder.header() + "\n"));
+            byte[] header = (LogBuilder.header() + "\n").getBytes(StandardCharsets.UTF_8);
+            AtomicFiles.writeFully(ch, zstd ? FrameCodec.encode(header, 0, header.length) : header);
             LogBuilder.Events ev = new LogBuilder.Events(seed, 0);
             int turn = 0;
             StringBuilder text = new StringBuilder();
@@ -57,7 +65,7 @@ final class BigLog {
                 while (i < rows.size()) {
                     int n = p1 ? rows.size() : Math.min(rows.size() - i, 20 + r.nextInt(81));
                     byte[] plain = LogBuilder.lines(rows.subList(i, i + n)).getBytes(StandardCharsets.UTF_8);
-                    AtomicFiles.writeFully(ch, FrameCodec.encode(plain, 0, plain.length));
+                    AtomicFiles.writeFully(ch, zstd ? FrameCodec.encode(plain, 0, plain.length) : plain);
                     i += n;
                 }
                 events += rows.size();

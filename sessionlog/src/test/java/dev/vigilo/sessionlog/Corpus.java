@@ -162,6 +162,14 @@ final class Corpus {
         m.put("header-not-json", concat(frames("{not json", b)));
         m.put("header-two-lines", concat(List.of(frame(h0 + "\n" + lines(b.get(0))))));
         m.put("header-seedLength", concat(frames(h0.replace("}", ",\"seedLength\":3}"), b)));
+        // the published reader refuses a negative zero where it wants a non-negative number (Object.is(x, -0))
+        m.put("header-createdAt-negative-zero", concat(frames(h0.replace("1760000000000", "-0"), b)));
+        m.put(
+                "header-depth-negative-zero-float",
+                concat(frames(h0.replace("\"delegationDepth\":0", "\"delegationDepth\":-0.0"), b)));
+        m.put("header-version-negative-zero", concat(frames(h0.replace("\"version\":0", "\"version\":-0"), b)));
+        m.put("header-leading-space-negative-zero", concat(frames(" " + h0.replace("1760000000000", "-0"), b)));
+        m.put("header-escaped-key", concat(frames(h0.replace("\"cwd\"", "\"\\u0063wd\""), b)));
         // blank line, CRLF, BOM on an event line
         {
             List<List<String>> bl = deep(b);

@@ -6,15 +6,17 @@ import java.util.List;
 
 /**
  * A real writer process for the crash test: appends forever from several threads and prints "ack SEQ" after
- * each durable append. Usage: CrashWriterMain LOG THREADS
+ * each durable append. Usage: CrashWriterMain LOG THREADS [zstd|none] (the encoding of a log it creates)
  */
 public final class CrashWriterMain {
     public static void main(String[] args) throws Exception {
         Path log = Path.of(args[0]);
         int threads = Integer.parseInt(args[1]);
+        WriterOptions options = WriterOptions.defaults()
+                .withCompression(args.length > 2 && args[2].equals("none") ? Compression.NONE : Compression.ZSTD);
         SessionLogWriter w = Files.exists(log)
-                ? SessionLogWriter.open(log, new LockFileEpochSource(), WriterOptions.defaults())
-                : SessionLogWriter.create(log, WriterTest.HEADER, new LockFileEpochSource(), WriterOptions.defaults());
+                ? SessionLogWriter.open(log, new LockFileEpochSource(), options)
+                : SessionLogWriter.create(log, WriterTest.HEADER, new LockFileEpochSource(), options);
         for (int t = 0; t < threads; t++) {
             int id = t;
             Thread th = new Thread(() -> {

@@ -7,13 +7,30 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
-/** Hand-assembled protocol logs (real zstd frames) for the spec's Measurement table shapes. */
+/**
+ * Hand-assembled protocol logs for the spec's Measurement table shapes, in either encoding: each batch is one
+ * real zstd frame, or (uncompressed) its lines as they are.
+ */
 final class ProtocolLogs {
+    /** the encoded units: zstd frames, or the bytes of each batch's lines; the header first */
     final List<byte[]> frames = new ArrayList<>();
+
     final List<Manifest.EpochStart> history = new ArrayList<>();
+    final Compression compression;
 
     ProtocolLogs() {
-        frames.add(LogBuilder.frame(LogBuilder.header() + "\n"));
+        this(Compression.ZSTD);
+    }
+
+    ProtocolLogs(Compression compression) {
+        this.compression = compression;
+        frames.add(encode(LogBuilder.header() + "\n"));
+    }
+
+    private byte[] encode(String text) {
+        return compression == Compression.ZSTD
+                ? LogBuilder.frame(text)
+                : text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
     }
 
     static String filler(long seq) {
@@ -30,7 +47,7 @@ final class ProtocolLogs {
         List<String> rows = new ArrayList<>();
         for (long s = from; s < to; s++) rows.add(filler(s));
         rows.add(commit(to, epoch));
-        frames.add(LogBuilder.frame(LogBuilder.lines(rows)));
+        frames.add(encode(LogBuilder.lines(rows)));
         return this;
     }
 
@@ -41,7 +58,7 @@ final class ProtocolLogs {
             history.add(new Manifest.EpochStart(new Epoch(epoch), size(), from));
         List<String> rows = new ArrayList<>();
         for (long s = from; s <= to; s++) rows.add(filler(s));
-        frames.add(LogBuilder.frame(LogBuilder.lines(rows)));
+        frames.add(encode(LogBuilder.lines(rows)));
         return this;
     }
 
@@ -61,22 +78,30 @@ final class ProtocolLogs {
         return this;
     }
 
-    /** Manifest claiming the first {@code nFrames} frames (header included), written under {@code epoch}. */
+    /**
+     * Manifest claiming the first {@code nFrames} units (header included), written under {@code epoch}; for an
+     * uncompressed log it counts their lines and names the last line's CRC-32C.
+     */
     Manifest manifest(int nFrames, long epoch, long endSeq) {
         byte[] last = frames.get(nFrames - 1);
+        long units = nFrames;
+        if (compression == Compression.NONE) {
+            units = 0;
+            for (int i = 0; i < nFrames; i++) for (byte b : frames.get(i)) if (b == '\n') units++;
+        }
         return new Manifest(
                 new Epoch(epoch),
                 endSeq,
-                nFrames,
+                units,
                 endOfFrame(nFrames - 1),
-                SessionLogWriter.checksumTrailer(last),
+                SessionLogWriter.checksum(last, compression),
                 history.stream()
                         .filter(h -> h.startOffset() < endOfFrame(nFrames - 1))
                         .toList());
     }
 
     Path write(Path dir, String name, Manifest m) throws IOException {
-        Path f = dir.resolve(name + ".jsonl.zstd");
+        Path f = dir.resolve(name + compression.suffix());
         Files.write(f, LogBuilder.concat(frames));
         if (m != null) Files.write(Manifest.pathFor(f), ManifestCodec.write(m));
         return f;

@@ -15,8 +15,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Fallback identity: on logs without protocol metadata, Vigilo's verdict, event counts and recovered events
- * (the sequence of event types, stored then closers) equal the official reader's (the referee).
+ * Fallback identity: on logs without protocol metadata, Vigilo's verdict, event counts, torn-tail truncation point
+ * and recovered events (the sequence of event types, stored then closers) equal the official reader's (the
+ * referee), for both encodings: {@code session.jsonl.zstd} and the uncompressed {@code session.jsonl}.
  */
 class RefereeDifferentialTest {
     @TempDir
@@ -43,6 +44,15 @@ class RefereeDifferentialTest {
                 + ref.path("stored").asLong(0) + " closers="
                 + ref.path("closers").asLong(0);
         String vs = v.verdict() + " events=" + v.events() + " stored=" + v.stored() + " closers=" + v.closers();
+        if (v.accepted()) {
+            // the published reader's truncation point of a torn tail (its torn.truncateTo)
+            JsonNode torn = ref.path("torn");
+            rs += " torn=" + (torn.isObject() ? torn.path("truncateTo").asText() : "no");
+            vs += " torn=" + (v.tornOffset() == null ? "no" : v.tornOffset());
+        }
+        String encoding = f.getFileName().toString().endsWith(".jsonl") ? "none" : "zstd";
+        if (!v.compression().jsonName().equals(encoding))
+            vs += " compression=" + v.compression().jsonName();
         boolean same = rs.equals(vs);
         if (same && v.accepted()) {
             List<String> refTypes = new ArrayList<>();
@@ -63,16 +73,22 @@ class RefereeDifferentialTest {
     }
 
     static List<Row> judgeAll(Path dir, Map<String, byte[]> cases) throws Exception {
+        return judgeAll(dir, cases, Compression.ZSTD);
+    }
+
+    /** Writes each case as {@code NAME.jsonl.zstd} or {@code NAME.jsonl} (the referee picks its decoder by the name). */
+    static List<Row> judgeAll(Path dir, Map<String, byte[]> cases, Compression as) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(3);
         try {
             List<Future<Row>> fs = new ArrayList<>();
             for (var e : cases.entrySet()) {
-                Path f = dir.resolve(e.getKey() + ".jsonl.zstd");
+                Path f = dir.resolve(e.getKey() + as.suffix());
                 Files.write(f, e.getValue());
                 fs.add(pool.submit(() -> compare(e.getKey(), f)));
             }
             List<Row> rows = new ArrayList<>();
             for (Future<Row> f : fs) rows.add(f.get());
+            for (var e : cases.keySet()) Files.deleteIfExists(dir.resolve(e + as.suffix()));
             return rows;
         } finally {
             pool.shutdownNow();
@@ -133,6 +149,17 @@ class RefereeDifferentialTest {
         assertThat(rows.get(0).referee).startsWith("ACCEPT");
         assertThat(Files.readString(dir.resolve("official.jsonl.zstd.meta.json")))
                 .contains("\"mode\": \"official\"");
+        // the same log uncompressed (what the official writer writes with compression "none"), cut likewise
+        byte[] plain = PlainCorpus.twin(b);
+        Map<String, byte[]> plainCases = new java.util.LinkedHashMap<>();
+        plainCases.put("official-plain", plain);
+        for (int i = 0; i < 12; i++) {
+            int cut = 1 + r.nextInt(plain.length - 1);
+            plainCases.put("official-plain-cut-" + cut, java.util.Arrays.copyOf(plain, cut));
+        }
+        List<Row> plainRows = judgeAll(dir, plainCases, Compression.NONE);
+        assertThat(plainRows.get(0).referee).startsWith("ACCEPT");
+        rows.addAll(plainRows);
         report(rows);
     }
 
@@ -154,6 +181,43 @@ class RefereeDifferentialTest {
         // the mutations must not be trivially all-reject: some keep the log valid
         assertThat(rows.stream().filter(r -> r.referee.startsWith("ACCEPT"))).isNotEmpty();
         report(rows);
+    }
+
+    /** The uncompressed channel: the twin of every zstd shape that has one, plus shapes only a plain log has. */
+    @Test
+    void uncompressedShapesMatchTheReferee() throws Exception {
+        Map<String, byte[]> cases = new java.util.LinkedHashMap<>();
+        PlainCorpus.twins(Corpus.shapes()).forEach((k, v) -> cases.put("twin-" + k, v));
+        cases.putAll(PlainCorpus.shapes());
+        List<Row> rows = judgeAll(dir, cases, Compression.NONE);
+        assertThat(rows).hasSizeGreaterThan(80);
+        assertThat(rows.stream()
+                        .filter(r -> r.referee.startsWith("ACCEPT")
+                                && r.referee.contains("torn=")
+                                && !r.referee.contains("torn=no")))
+                .hasSizeGreaterThan(10);
+        assertThat(rows.stream().filter(r -> r.referee.startsWith("REJECT"))).hasSizeGreaterThan(10);
+        report(rows);
+    }
+
+    /** The semantic rules and content mutations, uncompressed. */
+    @Test
+    void uncompressedSemanticCasesAndContentMutationsMatchTheReferee() throws Exception {
+        long[] seeds = new long[Integer.getInteger("vigilo.contentMutations", 72) / 2];
+        for (int i = 0; i < seeds.length; i++) seeds[i] = 7000 + i;
+        Map<String, byte[]> cases = new java.util.LinkedHashMap<>(PlainCorpus.twins(SemanticCorpus.shapes()));
+        cases.putAll(PlainCorpus.twins(SemanticCorpus.mutations(seeds)));
+        List<Row> rows = judgeAll(dir, cases, Compression.NONE);
+        assertThat(rows.stream().filter(r -> r.referee.startsWith("ACCEPT"))).hasSizeGreaterThanOrEqualTo(10);
+        assertThat(rows.stream().filter(r -> r.referee.startsWith("REJECT"))).hasSizeGreaterThanOrEqualTo(20);
+        report(rows);
+    }
+
+    @Test
+    void uncompressedSeededMutationsMatchTheReferee() throws Exception {
+        long[] seeds = new long[Integer.getInteger("vigilo.mutations", 96)];
+        for (int i = 0; i < seeds.length; i++) seeds[i] = 3000 + i;
+        report(judgeAll(dir, PlainCorpus.mutations(seeds), Compression.NONE));
     }
 
     @Test

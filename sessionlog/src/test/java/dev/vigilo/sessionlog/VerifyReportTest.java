@@ -23,6 +23,7 @@ class VerifyReportTest {
             "stored",
             "closers",
             "channel",
+            "compression",
             "hw_seq",
             "hw_offset",
             "fenced",

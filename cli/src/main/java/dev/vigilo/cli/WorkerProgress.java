@@ -1,0 +1,101 @@
+package dev.vigilo.cli;
+
+import dev.vigilo.exec.ExecutionStatus;
+import dev.vigilo.exec.ExecutionStatusReader;
+import dev.vigilo.exec.GateResult;
+import dev.vigilo.exec.Worker;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
+
+/**
+ * What {@code vigilo worker} reports on stderr while it runs: one line per run it settles (its verdict and gates, or
+ * why it failed) and, on a terminal only, a summary every {@link #SUMMARY_EVERY} while work goes on. Thread-safe:
+ * the worker's threads call it.
+ */
+final class WorkerProgress implements Worker.Listener, AutoCloseable {
+    static final Duration SUMMARY_EVERY = Duration.ofSeconds(10);
+
+    private final PrintWriter err;
+    private final ExecutionStatusReader reader;
+    private final AtomicLong chunks = new AtomicLong();
+    private final AtomicLong cases = new AtomicLong();
+    private final AtomicLong reported = new AtomicLong();
+    private final ScheduledExecutorService summary;
+
+    WorkerProgress(PrintWriter err, ExecutionStatusReader reader, boolean terminal) {
+        this.err = err;
+        this.reader = reader;
+        if (terminal) {
+            summary = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "vigilo-worker-progress");
+                t.setDaemon(true);
+                return t;
+            });
+            long every = SUMMARY_EVERY.toMillis();
+            summary.scheduleWithFixedDelay(this::summarize, every, every, TimeUnit.MILLISECONDS);
+        } else {
+            summary = null;
+        }
+    }
+
+    @Override
+    public void chunkCompleted(UUID runId, long chunkIndex, int caseCount) {
+        chunks.incrementAndGet();
+        cases.addAndGet(caseCount);
+    }
+
+    @Override
+    public void runSettled(UUID runId, String status) {
+        String line;
+        try {
+            line = describe(reader.status(runId));
+        } catch (RuntimeException e) {
+            line = "run " + runId + " " + status;
+        }
+        synchronized (err) {
+            err.println(line);
+            err.flush();
+        }
+    }
+
+    /** One line about a run that ended: {@code run ID settled: verdict passed (overall PASS 75.0% >= 70.0%, ...)}. */
+    static String describe(ExecutionStatus s) {
+        if (s.status().equals("failed")) {
+            return "run " + s.runId() + " failed: "
+                    + CommandSupport.oneLine(s.failureReason().orElse("(no reason)"));
+        }
+        String gates = s.gates().stream().map(WorkerProgress::gate).collect(Collectors.joining(", "));
+        return "run " + s.runId() + " " + s.status() + ": verdict "
+                + s.verdict().orElse("none") + (gates.isEmpty() ? "" : " (" + gates + ")");
+    }
+
+    private static String gate(GateResult g) {
+        boolean ok = g.passedGate().orElse(false);
+        return g.name() + " " + (ok ? "PASS " : "FAIL ") + ExecutionView.percent(g.passRate()) + (ok ? " >= " : " < ")
+                + ExecutionView.percent(g.minPassRate());
+    }
+
+    private void summarize() {
+        long done = cases.get();
+        if (done == reported.getAndSet(done)) {
+            return; // nothing new: stay quiet
+        }
+        synchronized (err) {
+            err.printf("worker: %d chunks, %d cases executed so far%n", chunks.get(), done);
+            err.flush();
+        }
+    }
+
+    @Override
+    public void close() {
+        if (summary != null) {
+            summary.shutdownNow();
+        }
+    }
+}

@@ -1,0 +1,440 @@
+package dev.vigilo.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.vigilo.control.TestPostgres;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code vigilo worker}, {@code run status|watch|results|cancel|move-shard} and {@code placement} in-process on a real
+ * PostgreSQL and a local store, with real agent and evaluator processes: the everyday path, and every bad input of
+ * execution (unknown run, cancelled run, unreachable execution database, agent not found, agent printing invalid
+ * output, evaluator crash, tampered chunk file, tampered case file) with its one-line error and documented exit code.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ExecutionCliTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    static Path home;
+
+    private CliRunner cli;
+    private String controlDb;
+    private String uploadId;
+    private Path answer;
+
+    @BeforeAll
+    void setUp() throws IOException {
+        controlDb = TestPostgres.newDatabaseUrl();
+        cli = new CliRunner(home, Map.of(), List.of("--control-db", controlDb));
+        // Eight cases; the agent answers input.answer, which is wrong for cases 2 and 5. Cases 0..3 are "core".
+        uploadId = upload("cases.jsonl", "c", 8);
+        answer = Files.writeString(home.resolve("answer.sh"), "sed -n 's/.*\"answer\":\"\\([^\"]*\\)\".*/\\1/p'\n");
+    }
+
+    private String upload(String name, String idPrefix, int n) throws IOException {
+        StringBuilder cases = new StringBuilder();
+        for (int i = 0; i < n; i++) {
+            String given = i == 2 || i == 5 ? "wrong" : Integer.toString(i);
+            cases.append("{\"id\":\"")
+                    .append(idPrefix)
+                    .append(i)
+                    .append("\",\"input\":{\"answer\":\"")
+                    .append(given)
+                    .append("\"},\"expected\":\"")
+                    .append(i)
+                    .append("\"")
+                    .append(i < 4 ? ",\"group\":\"core\"" : "")
+                    .append("}\n");
+        }
+        Path file = Files.writeString(home.resolve(name), cases);
+        CliRunner.Result up = cli.run("dataset", "upload", file.toString());
+        assertThat(up.exitCode()).as(up.err()).isZero();
+        return up.out().trim();
+    }
+
+    private String profile(String name, String agentCommand, String extraEvaluator, String gates) {
+        return """
+                name: %s
+                agent: {kind: command, command: %s, max_attempts: 1, timeout_seconds: 30}
+                evaluators:
+                  - {name: exact, kind: exact_match}
+                %s
+                gates:
+                %s
+                """.formatted(name, agentCommand, extraEvaluator, gates);
+    }
+
+    private String answering() {
+        return "[sh, \"" + answer + "\"]";
+    }
+
+    private static final String MIXED_GATES = """
+              - {name: all, required_evaluators: [exact], min_pass_rate: 0.7}
+              - {name: core, required_evaluators: [exact], groups: [core], min_pass_rate: 1.0}
+            """;
+
+    /** {@code run create} with execution; returns the run id. */
+    private String create(String profile, String dataset) {
+        String runId = UUID.randomUUID().toString();
+        CliRunner.Result r =
+                cli.run("run", "create", "--profile", profile, "--dataset-upload-id", dataset, "--run-id", runId);
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        assertThat(r.out()).contains("run " + runId + " pending");
+        return runId;
+    }
+
+    private JsonNode status(String runId) throws IOException {
+        CliRunner.Result r = cli.run("run", "status", runId, "--json");
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        return JSON.readTree(r.out());
+    }
+
+    private JsonNode workUntilIdle() throws IOException {
+        CliRunner.Result w = cli.run("worker", "--exit-when-idle", "--json", "--concurrency", "4");
+        assertThat(w.exitCode()).as(w.err()).isZero();
+        return JSON.readTree(w.out());
+    }
+
+    private List<JsonNode> results(String runId) throws IOException {
+        CliRunner.Result r = cli.run("run", "results", runId);
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        List<JsonNode> lines = new ArrayList<>();
+        for (String line : r.out().lines().toList()) {
+            lines.add(JSON.readTree(line));
+        }
+        return lines;
+    }
+
+    /** One line on stderr, the given exit code; returns the line. */
+    private static String oneLine(CliRunner.Result r, int exitCode) {
+        assertThat(r.exitCode()).as(r.err()).isEqualTo(exitCode);
+        assertThat(r.err()).as(r.err()).startsWith("vigilo: error: ").hasLineCount(1);
+        assertThat(r.err()).doesNotContain("\u001b", "\tat ", "Exception");
+        return r.err().strip();
+    }
+
+    @Test
+    void aWorkerExecutesRunsAndStatusWatchAndResultsShowTheOutcome() throws IOException {
+        String mixed = create(profile("mixed", answering(), "", MIXED_GATES), uploadId);
+        String passing = create(
+                profile(
+                        "passing",
+                        answering(),
+                        "",
+                        "  - {name: all, required_evaluators: [exact], min_pass_rate: 0.7}\n"),
+                uploadId);
+        JsonNode before = status(mixed);
+        assertThat(before.get("status").asText()).isEqualTo("pending");
+        assertThat(before.has("creation_progress")).isTrue();
+        assertThat(before.has("shards")).isTrue();
+        assertThat(before.at("/execution/chunks_done").asLong()).isZero();
+        assertThat(before.at("/execution/cases").asLong()).isEqualTo(8);
+        assertThat(before.get("verdict").isNull()).isTrue();
+        assertThat(before.at("/gates/0/passed_gate").isNull()).isTrue();
+        assertThat(before.get("gates_final").asBoolean()).isFalse();
+
+        JsonNode summary = workUntilIdle();
+        assertThat(summary.get("stopped").asText()).isEqualTo("idle");
+        assertThat(summary.get("cases_executed").asLong()).isEqualTo(16);
+        assertThat(summary.get("settlements").asLong()).isEqualTo(2);
+
+        JsonNode after = status(mixed);
+        assertThat(after.get("status").asText()).isEqualTo("settled");
+        assertThat(after.get("verdict").asText()).isEqualTo("failed");
+        assertThat(after.at("/execution/chunks_done").asLong()).isEqualTo(1);
+        assertThat(after.at("/execution/cases_done").asLong()).isEqualTo(8);
+        assertThat(after.at("/execution/shards/0/cases_done").asLong()).isEqualTo(8);
+        assertThat(after.at("/execution/shards/0/placement").asText()).isEqualTo("control");
+        JsonNode all = after.at("/gates/0");
+        assertThat(all.get("name").asText()).isEqualTo("all");
+        assertThat(List.of(
+                        all.get("planned").asLong(),
+                        all.get("executed").asLong(),
+                        all.get("passed").asLong(),
+                        all.get("failed").asLong(),
+                        all.get("errored").asLong()))
+                .containsExactly(8L, 8L, 6L, 2L, 0L);
+        assertThat(all.get("pass_rate").asDouble()).isEqualTo(0.75);
+        assertThat(all.get("min_pass_rate").asDouble()).isEqualTo(0.7);
+        assertThat(all.get("passed_gate").asBoolean()).isTrue();
+        JsonNode core = after.at("/gates/1");
+        assertThat(core.get("passed").asLong()).isEqualTo(3);
+        assertThat(core.get("planned").asLong()).isEqualTo(4);
+        assertThat(core.get("passed_gate").asBoolean()).isFalse();
+
+        String text = cli.run("run", "status", mixed).out();
+        assertThat(text)
+                .contains("run " + mixed + ": settled")
+                .contains("progress: 1 of 1 chunks done, 8 of 8 cases done")
+                .contains("verdict: failed")
+                .containsPattern("all\\s+8\\s+8\\s+6\\s+2\\s+0\\s+75\\.0%\\s+70\\.0%\\s+PASS")
+                .containsPattern("core\\s+4\\s+4\\s+3\\s+1\\s+0\\s+75\\.0%\\s+100\\.0%\\s+FAIL");
+
+        CliRunner.Result watchFailed = cli.run("run", "watch", mixed);
+        assertThat(watchFailed.exitCode()).isEqualTo(ExitCode.FAILED);
+        assertThat(watchFailed.err()).contains("verdict failed", "gate core 75.0% < 100.0%");
+        assertThat(JSON.readTree(watchFailed.out().lines().reduce((a, b) -> b).orElseThrow())
+                        .get("verdict")
+                        .asText())
+                .isEqualTo("failed");
+        CliRunner.Result watchPassed = cli.run("run", "watch", passing);
+        assertThat(watchPassed.exitCode()).as(watchPassed.err()).isZero();
+
+        List<JsonNode> lines = results(mixed);
+        assertThat(lines).hasSize(8);
+        for (int i = 0; i < 8; i++) {
+            JsonNode n = lines.get(i);
+            assertThat(n.get("case_id").asText()).isEqualTo("c" + i);
+            assertThat(n.get("ordinal").asLong()).isEqualTo(i);
+            assertThat(n.get("shard").asInt()).isZero();
+            assertThat(n.get("attempts").asInt()).isEqualTo(1);
+            boolean right = i != 2 && i != 5;
+            assertThat(n.get("output").asText()).isEqualTo(right ? Integer.toString(i) : "wrong");
+            assertThat(n.at("/evaluators/exact/passed").asBoolean()).isEqualTo(right);
+            assertThat(n.at("/evaluators/exact/score").asDouble()).isEqualTo(right ? 1.0 : 0.0);
+            assertThat(n.at("/evaluators/exact/error").isNull()).isTrue();
+            assertThat(n.get("error").isNull()).isTrue();
+        }
+
+        // --out: written aside and renamed; an existing file is kept without --force; never a temporary file left.
+        Path out = home.resolve("results.jsonl");
+        CliRunner.Result written = cli.run("run", "results", mixed, "--out", out.toString());
+        assertThat(written.exitCode()).as(written.err()).isZero();
+        assertThat(written.out()).contains("wrote 8 results of 1 chunks");
+        List<String> fileLines = Files.readAllLines(out, StandardCharsets.UTF_8);
+        assertThat(fileLines).hasSize(8);
+        assertThat(JSON.readTree(fileLines.get(0)).get("case_id").asText()).isEqualTo("c0");
+        String refused = oneLine(cli.run("run", "results", passing, "--out", out.toString()), ExitCode.INVALID_INPUT);
+        assertThat(refused).contains("already exists", "--force");
+        assertThat(Files.readAllLines(out)).isEqualTo(fileLines);
+        CliRunner.Result forced = cli.run("run", "results", passing, "--out", out.toString(), "--force");
+        assertThat(forced.exitCode()).as(forced.err()).isZero();
+        assertThat(Files.readString(out))
+                .isEqualTo(cli.run("run", "results", passing).out());
+        try (Stream<Path> files = Files.list(home)) {
+            assertThat(files.map(p -> p.getFileName().toString())).noneMatch(f -> f.endsWith(".tmp"));
+        }
+
+        // A settled run has nothing to cancel, and cannot move.
+        assertThat(oneLine(cli.run("run", "cancel", mixed), ExitCode.CONFLICT)).contains("already settled");
+        assertThat(oneLine(cli.run("run", "move-shard", mixed, "0", "control"), ExitCode.CONFLICT))
+                .contains(mixed);
+    }
+
+    @Test
+    void agentAndEvaluatorFailuresSettleTheRunWithTheirErrorsInTheResults() throws IOException {
+        Path invalid = Files.writeString(home.resolve("invalid.sh"), "cat >/dev/null; echo '{\"output\": 5}'\n");
+        String gate = "  - {name: all, required_evaluators: [exact], min_pass_rate: 0.5}\n";
+        String notFound = create(profile("not-found", "[no-such-agent-vigilo-test]", "", gate), uploadId);
+        String invalidOutput = create(profile("invalid-output", "[sh, \"" + invalid + "\"]", "", gate), uploadId);
+        String crash = create(
+                profile(
+                        "evaluator-crash",
+                        answering(),
+                        "  - {name: judge, kind: command, command: [sh, -c, \"cat >/dev/null; echo judged >&2; exit 3\"]}",
+                        "  - {name: judged, required_evaluators: [judge], min_pass_rate: 0.5}\n"),
+                uploadId);
+
+        JsonNode summary = workUntilIdle();
+        assertThat(summary.get("cases_executed").asLong()).isEqualTo(24);
+        assertThat(summary.get("chunks_failed").asLong()).isZero();
+
+        Map<String, String> agentErrors = new LinkedHashMap<>();
+        agentErrors.put(notFound, "agent_not_found");
+        agentErrors.put(invalidOutput, "invalid_output");
+        for (var e : agentErrors.entrySet()) {
+            JsonNode s = status(e.getKey());
+            assertThat(s.get("status").asText()).as(e.getValue()).isEqualTo("settled");
+            assertThat(s.get("verdict").asText()).isEqualTo("failed");
+            assertThat(s.at("/gates/0/errored").asLong()).isEqualTo(8);
+            for (JsonNode line : results(e.getKey())) {
+                assertThat(line.get("status").asText()).isEqualTo("errored");
+                assertThat(line.get("output").isNull()).isTrue();
+                assertThat(line.at("/error/type").asText()).isEqualTo(e.getValue());
+                assertThat(line.at("/error/message").asText()).isNotBlank();
+            }
+        }
+        JsonNode crashed = status(crash);
+        assertThat(crashed.get("status").asText()).isEqualTo("settled");
+        assertThat(crashed.at("/gates/0/errored").asLong()).isEqualTo(8);
+        for (JsonNode line : results(crash)) {
+            assertThat(line.get("error").isNull()).isTrue();
+            assertThat(line.get("output").isTextual()).isTrue();
+            assertThat(line.at("/evaluators/judge/passed").asBoolean()).isFalse();
+            assertThat(line.at("/evaluators/judge/error/type").asText()).isEqualTo("evaluator_crashed");
+            assertThat(line.at("/gates/judged").asText()).isEqualTo("errored");
+        }
+    }
+
+    @Test
+    void unknownRunsAreRefusedByEveryRunCommand() {
+        String unknown = UUID.randomUUID().toString();
+        for (List<String> args : List.of(
+                List.of("run", "status", unknown),
+                List.of("run", "watch", unknown),
+                List.of("run", "cancel", unknown),
+                List.of("run", "results", unknown),
+                List.of("run", "move-shard", unknown, "0", "control"))) {
+            String line = oneLine(cli.run(args.toArray(String[]::new)), ExitCode.INVALID_INPUT);
+            assertThat(line).as(args.toString()).contains(unknown).contains("no such run");
+        }
+        Path out = home.resolve("never.jsonl");
+        oneLine(cli.run("run", "results", unknown, "--out", out.toString()), ExitCode.INVALID_INPUT);
+        assertThat(out).doesNotExist();
+    }
+
+    @Test
+    void aCancelledRunStaysCancelledKeepsItsShardsAndListsWhatItCommitted() throws IOException {
+        String run = create(profile("cancelled", answering(), "", MIXED_GATES), uploadId);
+        CliRunner.Result cancel = cli.run("run", "cancel", run);
+        assertThat(cancel.exitCode()).as(cancel.err()).isZero();
+        assertThat(cancel.out()).contains("run " + run + " cancelled");
+        CliRunner.Result again = cli.run("run", "cancel", run);
+        assertThat(again.exitCode()).as(again.err()).isZero();
+        assertThat(again.out()).contains("already cancelled");
+
+        String moved = oneLine(cli.run("run", "move-shard", run, "0", "control"), ExitCode.CONFLICT);
+        assertThat(moved).contains("cancelled");
+        JsonNode s = status(run);
+        assertThat(s.get("status").asText()).isEqualTo("cancelled");
+        assertThat(s.at("/execution/shards/0/placement").asText()).isEqualTo("control");
+        assertThat(s.at("/execution/shards/0/state").asText()).isEqualTo("tombstoned");
+        assertThat(s.get("verdict").isNull()).isTrue();
+
+        CliRunner.Result results = cli.run("run", "results", run);
+        assertThat(results.exitCode()).as(results.err()).isZero();
+        assertThat(results.out()).isEmpty(); // nothing was committed, and nothing is invented
+        CliRunner.Result watch = cli.run("run", "watch", run);
+        assertThat(watch.exitCode()).isEqualTo(ExitCode.FAILED);
+        assertThat(watch.err()).contains("was cancelled");
+        // Recreating a cancelled run is refused: a delayed creator cannot reopen it.
+        CliRunner.Result recreate = cli.run(
+                "run",
+                "create",
+                "--profile",
+                profile("cancelled", answering(), "", MIXED_GATES),
+                "--dataset-upload-id",
+                uploadId,
+                "--run-id",
+                run);
+        assertThat(oneLine(recreate, ExitCode.CONFLICT)).contains("cancelled");
+    }
+
+    @Test
+    void anUnreachableExecutionDatabaseIsNamedInOneLine() throws IOException {
+        String run = create(profile("unreachable", answering(), "", MIXED_GATES), uploadId);
+        Path config = Files.writeString(home.resolve("execution.toml"), """
+                [placements.control]
+
+                [placements.eu-1]
+                jdbc_url = "jdbc:postgresql://127.0.0.1:1/nowhere?user=vigilo"
+                """);
+        String[] withConfig = {"--execution-config", config.toString()};
+        for (List<String> args : List.of(
+                List.of("run", "status", run), List.of("run", "results", run), List.of("worker", "--exit-when-idle"))) {
+            List<String> all = new ArrayList<>(List.of(withConfig));
+            all.addAll(args);
+            String line = oneLine(cli.run(all.toArray(String[]::new)), ExitCode.UNAVAILABLE);
+            assertThat(line).as(args.toString()).contains("execution database \"eu-1\"");
+        }
+        CliRunner.Result list = cli.run(withConfig[0], withConfig[1], "placement", "list");
+        assertThat(list.exitCode()).as(list.err()).isZero();
+        assertThat(list.out()).containsPattern("control\\s+active\\s+reaches it");
+        assertThat(list.out()).containsPattern("eu-1\\s+-\\s+cannot reach it: .*\"eu-1\"");
+        // The run has no shard there: cancelling it works in full.
+        CliRunner.Result cancel = cli.run(withConfig[0], withConfig[1], "run", "cancel", run);
+        assertThat(cancel.exitCode()).as(cancel.err()).isZero();
+        assertThat(status(run).get("status").asText()).isEqualTo("cancelled");
+    }
+
+    @Test
+    void aChunkFileAlteredAfterPublicationFailsAdmissionAndTheRun() throws IOException {
+        String profile = profile("tampered-chunk", answering(), "", MIXED_GATES);
+        String run = UUID.randomUUID().toString();
+        CliRunner.Result held = cli.run(
+                "run",
+                "create",
+                "--profile",
+                profile,
+                "--dataset-upload-id",
+                uploadId,
+                "--run-id",
+                run,
+                "--prepare-only");
+        assertThat(held.exitCode()).as(held.err()).isZero();
+        CliRunner.Result watchHeld = cli.run("run", "watch", run);
+        assertThat(watchHeld.exitCode()).as(watchHeld.err()).isZero();
+        assertThat(cli.run("run", "status", run).out()).contains("execution: not requested");
+        flipAByte(home.resolve("objects/plans/" + run + "/chunks/0000000000.json"), "\"cases\"");
+
+        CliRunner.Result create =
+                cli.run("run", "create", "--profile", profile, "--dataset-upload-id", uploadId, "--run-id", run);
+        assertThat(oneLine(create, ExitCode.FAILED)).contains("0000000000.json");
+        JsonNode s = status(run);
+        assertThat(s.get("status").asText()).isEqualTo("failed");
+        assertThat(s.get("failure_reason").asText()).contains("0000000000.json");
+        assertThat(s.get("verdict").isNull()).isTrue();
+        assertThat(cli.run("run", "status", run).out())
+                .contains("failure reason: ")
+                .contains("0000000000.json");
+    }
+
+    @Test
+    void aCaseFileAlteredAfterAdmissionFailsItsChunkAndTheRun() throws IOException {
+        String dataset = upload("tampered.jsonl", "tampered-" + UUID.randomUUID() + "-", 8);
+        String run = create(profile("tampered-case", answering(), "", MIXED_GATES), dataset);
+        Path caseFile;
+        try (Stream<Path> files = Files.walk(home.resolve("objects/datasets/cases"))) {
+            caseFile = files.filter(Files::isRegularFile)
+                    .filter(f -> read(f).contains("tampered-"))
+                    .findFirst()
+                    .orElseThrow();
+        }
+        flipAByte(caseFile, "\"answer\"");
+
+        JsonNode summary = workUntilIdle();
+        assertThat(summary.get("chunks_failed").asLong()).isEqualTo(1);
+        JsonNode s = status(run);
+        assertThat(s.get("status").asText()).isEqualTo("failed");
+        assertThat(s.get("failure_reason").asText()).contains("chunk 0");
+        assertThat(s.at("/execution/chunks_failed").asLong()).isEqualTo(1);
+        CliRunner.Result watch = cli.run("run", "watch", run);
+        assertThat(watch.exitCode()).isEqualTo(ExitCode.FAILED);
+        assertThat(watch.err()).contains("failed: ").contains("chunk 0");
+        assertThat(results(run)).isEmpty();
+    }
+
+    /** Changes one byte just after {@code marker}: same length, other content. */
+    private static void flipAByte(Path file, String marker) throws IOException {
+        byte[] bytes = Files.readAllBytes(file);
+        int at = new String(bytes, StandardCharsets.ISO_8859_1).indexOf(marker);
+        assertThat(at).as(file + " contains " + marker).isNotNegative();
+        bytes[at + marker.length() + 2] ^= 1;
+        file.toFile().setWritable(true);
+        Files.write(file, bytes);
+    }
+
+    private static String read(Path f) {
+        try {
+            return Files.readString(f, StandardCharsets.ISO_8859_1);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,565 @@
+package dev.vigilo.web;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.errors.NotFoundException;
+import dev.vigilo.dataset.DatasetCatalog;
+import dev.vigilo.dataset.DatasetEntry;
+import dev.vigilo.dataset.DatasetReader;
+import dev.vigilo.dataset.StoredCase;
+import dev.vigilo.exec.CaseResults;
+import dev.vigilo.exec.ExecutionStatus;
+import dev.vigilo.exec.ExecutionStatusReader;
+import dev.vigilo.exec.GateResult;
+import dev.vigilo.exec.RunCancellation;
+import dev.vigilo.exec.RunCatalog;
+import dev.vigilo.plan.RunStatus;
+import dev.vigilo.plan.RunStatusReader;
+import io.javalin.http.Context;
+import io.javalin.http.HttpStatus;
+import java.io.IOException;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.UUID;
+
+/** The runs pages and their API: the run list, a run (gates, progress, shard map, identity), its cases, one case. */
+final class RunPages {
+    static final int RUNS_PER_PAGE = 50;
+    static final int CASES_PER_PAGE = 50;
+    static final int SHARDS = 128;
+    /** Longest output or input shown on a page; the API returns outputs whole. */
+    static final int SHOWN_CHARS = 64 * 1024;
+
+    private final DashboardSources.Databases sources;
+    private final Stores stores;
+    private final Views views;
+    private final RunCatalog catalog;
+    private final ExecutionStatusReader status;
+    private final RunStatusReader preparation;
+    private final CaseResults cases;
+    private final DatasetCatalog datasets;
+
+    RunPages(DashboardSources.Databases sources, Stores stores, Views views) {
+        this.sources = sources;
+        this.stores = stores;
+        this.views = views;
+        this.catalog = new RunCatalog(sources.placements());
+        this.status = new ExecutionStatusReader(sources.placements());
+        this.preparation = new RunStatusReader(sources.control());
+        this.cases = new CaseResults(sources.placements(), sources.storage());
+        this.datasets = new DatasetCatalog(sources.control());
+    }
+
+    // ---- the run list
+
+    private RunCatalog.Page runs(Context ctx) {
+        Optional<RunCatalog.Cursor> after = Params.query(ctx, "after").map(RunCatalog.Cursor::parse);
+        int limit = (int) Params.number(ctx, "limit", 1, RunCatalog.MAX_LIMIT, RUNS_PER_PAGE);
+        return catalog.list(after, limit);
+    }
+
+    void listPage(Context ctx) {
+        RunCatalog.Page page = runs(ctx);
+        Map<String, Object> m = views.page("Runs", "runs");
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (RunCatalog.RunSummary r : page.runs()) {
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("id", r.runId().toString());
+            row.put("status", r.status());
+            row.put("verdict", r.verdict().orElse(""));
+            row.put("dataset", r.datasetName());
+            row.put("dataset_id", r.datasetUploadId().toString());
+            row.put("created", Views.time(r.createdAt()));
+            row.put("cases", r.cases());
+            if (r.casesDone() >= 0) {
+                double f = r.cases() == 0 ? 0 : (double) r.casesDone() / r.cases();
+                row.put("progress", r.casesDone() + " / " + r.cases() + " cases (" + Views.percent(f) + ")");
+                row.put("level", Views.level(f));
+            } else {
+                row.put("progress", "unknown: an execution database is unreachable");
+                row.put("level", "lvl-0");
+            }
+            row.put("chunks", r.chunksDone() + " / " + r.expectedChunks());
+            row.put("failed_chunks", r.chunksFailed() > 0 ? r.chunksFailed() : null);
+            rows.add(row);
+        }
+        m.put("runs", rows);
+        m.put("empty", rows.isEmpty());
+        page.next().ifPresent(c -> m.put("next", "/runs?after=" + c));
+        m.put("paged", Params.query(ctx, "after").isPresent());
+        views.render(ctx, "runs", m);
+    }
+
+    void listApi(Context ctx) {
+        RunCatalog.Page page = runs(ctx);
+        ObjectNode o = Dashboard.JSON.createObjectNode();
+        ArrayNode a = o.putArray("runs");
+        for (RunCatalog.RunSummary r : page.runs()) {
+            ObjectNode n = a.addObject()
+                    .put("run_id", r.runId().toString())
+                    .put("status", r.status())
+                    .put("verdict", r.verdict().orElse(null))
+                    .put("created_at", r.createdAt().toString())
+                    .put("finished_at", r.finishedAt().map(Object::toString).orElse(null))
+                    .put("dataset_upload_id", r.datasetUploadId().toString())
+                    .put("dataset_name", r.datasetName())
+                    .put("plan_status", r.planStatus())
+                    .put("expected_chunks", r.expectedChunks())
+                    .put("cases", r.cases());
+            if (r.casesDone() >= 0) {
+                n.put("chunks_done", r.chunksDone())
+                        .put("chunks_failed", r.chunksFailed())
+                        .put("cases_done", r.casesDone());
+            } else {
+                n.putNull("chunks_done").putNull("chunks_failed").putNull("cases_done");
+            }
+        }
+        o.put("next", page.next().map(Object::toString).orElse(null));
+        Dashboard.json(ctx, o);
+    }
+
+    // ---- one run
+
+    void runPage(Context ctx) {
+        UUID id = Params.runId(ctx);
+        RunCatalog.PlanIdentity identity = catalog.identity(id);
+        ExecutionStatus s = status.status(id);
+        RunStatus prep = preparation.status(id);
+        Map<String, Object> m = views.page("Run " + id, "runs");
+        m.put("id", id.toString());
+        m.put("status", s.status());
+        m.put("verdict", s.verdict().orElse(""));
+        m.put("failure_reason", s.failureReason().orElse(null));
+        m.put("rejection", identity.rejection().orElse(null));
+        m.put("live", !s.finished());
+        m.put("cancellable", List.of("creating", "pending", "running").contains(s.status()));
+        m.put("plan_status", identity.planStatus());
+        m.put("creation_cursor", prep.creationProgress().planChunkCursor() + " / " + prep.expectedChunks());
+        ExecutionStatus.Progress p = s.execution();
+        double f = p.cases() == 0 ? 0 : (double) p.casesDone() / p.cases();
+        m.put("chunks", p.chunks());
+        m.put("chunks_done", p.chunksDone());
+        m.put("chunks_failed", p.chunksFailed());
+        m.put("cases", p.cases());
+        m.put("cases_done", p.casesDone());
+        m.put("percent", Views.percent(f));
+        m.put("level", Views.level(f));
+        m.put("shards", shardCells(p));
+        m.put("routed_shards", p.shards().size());
+        m.put("gates", gateRows(s));
+        m.put("has_gates", !s.gates().isEmpty());
+        m.put("gates_final", s.gatesFinal());
+        m.put("gates_undecided", !s.gatesFinal() && s.finished());
+        // Plan identity
+        m.put("dataset_id", identity.datasetUploadId().toString());
+        m.put("dataset_name", identity.datasetName());
+        m.put("dataset_sha", identity.datasetSourceSha256());
+        m.put("membership", identity.membershipUuid().toString());
+        m.put("profile_sha", identity.profileSha256());
+        m.put("storage", identity.storageBinding());
+        m.put("placement", identity.initialPlacement());
+        identity.root().ifPresent(r -> {
+            m.put("root_key", r.key().value());
+            m.put("root_length", r.length());
+            m.put("root_sha", r.sha256().toHex());
+        });
+        m.put("created", Views.time(identity.createdAt()));
+        m.put("published", identity.publishedAt().map(Views::time).orElse(""));
+        m.put("finished", identity.finishedAt().map(Views::time).orElse(""));
+        List<Map<String, Object>> links = new ArrayList<>();
+        for (String o : new String[] {"failed", "errored", "passed"}) {
+            links.add(Map.of("outcome", o, "href", "/runs/" + id + "/cases?outcome=" + o));
+        }
+        m.put("case_links", links);
+        views.render(ctx, "run", m);
+    }
+
+    private static List<Map<String, Object>> shardCells(ExecutionStatus.Progress p) {
+        Map<Integer, ExecutionStatus.ShardProgress> byShard = new LinkedHashMap<>();
+        p.shards().forEach(s -> byShard.put(s.shard(), s));
+        List<Map<String, Object>> cells = new ArrayList<>(SHARDS);
+        for (int i = 0; i < SHARDS; i++) {
+            ExecutionStatus.ShardProgress s = byShard.get(i);
+            Map<String, Object> c = new LinkedHashMap<>();
+            c.put("shard", i);
+            if (s == null) {
+                c.put("class", "cell unused");
+                c.put("title", "shard " + i + ": unused");
+            } else {
+                double f = s.cases() == 0 ? 0 : (double) s.casesDone() / s.cases();
+                c.put("class", "cell " + Views.level(f) + (s.chunksFailed() > 0 ? " has-failed" : ""));
+                c.put(
+                        "title",
+                        "shard " + i + " (" + s.placement() + ", " + s.state() + "): " + s.chunksDone() + "/"
+                                + s.chunks() + " chunks, " + s.casesDone() + "/" + s.cases() + " cases"
+                                + (s.chunksFailed() > 0 ? ", " + s.chunksFailed() + " failed chunks" : ""));
+            }
+            cells.add(c);
+        }
+        return cells;
+    }
+
+    private static List<Map<String, Object>> gateRows(ExecutionStatus s) {
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (GateResult g : s.gates()) {
+            Map<String, Object> r = new LinkedHashMap<>();
+            r.put("name", g.name());
+            r.put("planned", g.planned());
+            r.put("executed", g.executed());
+            r.put("passed", g.passed());
+            r.put("failed", g.failed());
+            r.put("errored", g.errored());
+            r.put("pass_rate", Views.percent(g.passRate()));
+            r.put("min_pass_rate", Views.percent(g.minPassRate()));
+            // A run that ended without a recorded table (cancelled) gets no decision: nothing more will run.
+            r.put(
+                    "decision",
+                    g.passedGate().map(b -> b ? "passed" : "failed").orElse(s.finished() ? "none" : "pending"));
+            rows.add(r);
+        }
+        return rows;
+    }
+
+    void runApi(Context ctx) {
+        UUID id = Params.runId(ctx);
+        ObjectNode doc = (ObjectNode) read(preparation.status(id).toJson());
+        status.status(id).addTo(doc);
+        RunCatalog.PlanIdentity i = catalog.identity(id);
+        ObjectNode n = doc.putObject("identity")
+                .put("dataset_upload_id", i.datasetUploadId().toString())
+                .put("dataset_name", i.datasetName())
+                .put("dataset_source_sha256", i.datasetSourceSha256())
+                .put("dataset_membership_uuid", i.membershipUuid().toString())
+                .put("profile_sha256", i.profileSha256())
+                .put("storage", i.storageBinding())
+                .put("initial_placement", i.initialPlacement())
+                .put("created_at", i.createdAt().toString())
+                .put("published_at", i.publishedAt().map(Object::toString).orElse(null))
+                .put("finished_at", i.finishedAt().map(Object::toString).orElse(null));
+        if (i.root().isPresent()) {
+            n.putObject("root")
+                    .put("key", i.root().get().key().value())
+                    .put("length", i.root().get().length())
+                    .put("sha256", i.root().get().sha256().toHex());
+        } else {
+            n.putNull("root");
+        }
+        Dashboard.json(ctx, doc);
+    }
+
+    void throughputApi(Context ctx) {
+        UUID id = Params.runId(ctx);
+        int buckets = (int) Params.number(ctx, "buckets", 1, RunCatalog.MAX_BUCKETS, 120);
+        List<RunCatalog.ThroughputPoint> points = catalog.throughput(id, buckets);
+        ObjectNode o = Dashboard.JSON.createObjectNode().put("run_id", id.toString());
+        o.put("bucket_seconds", points.isEmpty() ? 0 : points.get(0).width().toMillis() / 1000.0);
+        ArrayNode a = o.putArray("points");
+        for (RunCatalog.ThroughputPoint p : points) {
+            double w = Math.max(0.001, p.width().toMillis() / 1000.0);
+            a.addObject()
+                    .put("t", p.start().toEpochMilli() / 1000.0)
+                    .put("cases", p.cases())
+                    .put("cases_per_second", p.cases() / w);
+        }
+        Dashboard.json(ctx, o);
+    }
+
+    // ---- cases
+
+    private record CasesQuery(CaseResults.Filter filter, long after, int limit) {}
+
+    private static CasesQuery casesQuery(Context ctx) {
+        Optional<CaseResults.Outcome> outcome =
+                Params.query(ctx, "outcome").filter(o -> !o.equals("all")).map(CaseResults.Outcome::parse);
+        Optional<String> gate = Params.query(ctx, "gate");
+        long after = Params.number(ctx, "after", -1, Long.MAX_VALUE, -1);
+        int limit = (int) Params.number(ctx, "limit", 1, CaseResults.MAX_LIMIT, CASES_PER_PAGE);
+        return new CasesQuery(new CaseResults.Filter(outcome, gate), after, limit);
+    }
+
+    void casesPage(Context ctx) {
+        UUID id = Params.runId(ctx);
+        CasesQuery q = casesQuery(ctx);
+        CaseResults.Page page = cases.page(id, q.filter(), q.after(), q.limit());
+        Map<String, Object> m = views.page("Cases of run " + id, "runs");
+        m.put("id", id.toString());
+        String outcome = q.filter().outcome().map(CaseResults.Outcome::spelling).orElse("all");
+        m.put("outcome", outcome);
+        m.put("gate", q.filter().gate().orElse(""));
+        List<Map<String, Object>> tabs = new ArrayList<>();
+        for (String o : new String[] {"all", "failed", "errored", "passed"}) {
+            tabs.add(Map.of(
+                    "label",
+                    o,
+                    "href",
+                    casesHref(id, o, q.filter().gate(), OptionalLong.empty()),
+                    "current",
+                    o.equals(outcome)));
+        }
+        m.put("tabs", tabs);
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (CaseResults.ExecutedCase c : page.cases()) {
+            Map<String, Object> r = new LinkedHashMap<>();
+            r.put("ordinal", c.ordinal());
+            r.put("href", "/runs/" + id + "/cases/" + c.ordinal());
+            r.put("case_id", c.caseId());
+            r.put("outcome", c.outcome().spelling());
+            List<Map<String, Object>> gates = new ArrayList<>();
+            c.gates().forEach((g, v) -> gates.add(Map.of("name", g, "outcome", v)));
+            r.put("gates", gates);
+            r.put("attempts", c.attempts());
+            r.put("agent_time", Views.millis(c.agentMillis()));
+            r.put(
+                    "error",
+                    c.errorType()
+                            .map(t -> t + ": " + Views.cut(c.errorMessage().orElse(""), 200))
+                            .orElse(""));
+            rows.add(r);
+        }
+        m.put("cases", rows);
+        m.put("empty", rows.isEmpty());
+        m.put("receipts_read", page.receiptsRead());
+        page.nextAfter()
+                .ifPresent(n -> m.put("next", casesHref(id, outcome, q.filter().gate(), OptionalLong.of(n))));
+        if (q.after() >= 0) {
+            m.put("first", casesHref(id, outcome, q.filter().gate(), OptionalLong.empty()));
+        }
+        views.render(ctx, "cases", m);
+    }
+
+    private static String casesHref(UUID id, String outcome, Optional<String> gate, OptionalLong after) {
+        StringBuilder b =
+                new StringBuilder("/runs/").append(id).append("/cases?outcome=").append(outcome);
+        gate.ifPresent(g -> b.append("&gate=").append(URLEncoder.encode(g, StandardCharsets.UTF_8)));
+        after.ifPresent(a -> b.append("&after=").append(a));
+        return b.toString();
+    }
+
+    void casesApi(Context ctx) {
+        UUID id = Params.runId(ctx);
+        CasesQuery q = casesQuery(ctx);
+        CaseResults.Page page = cases.page(id, q.filter(), q.after(), q.limit());
+        ObjectNode o = Dashboard.JSON.createObjectNode().put("run_id", id.toString());
+        ArrayNode a = o.putArray("cases");
+        page.cases().forEach(c -> a.add(caseJson(c)));
+        if (page.nextAfter().isPresent()) {
+            o.put("next_after", page.nextAfter().getAsLong());
+        } else {
+            o.putNull("next_after");
+        }
+        o.put("receipts_read", page.receiptsRead());
+        Dashboard.json(ctx, o);
+    }
+
+    private static ObjectNode caseJson(CaseResults.ExecutedCase c) {
+        ObjectNode n = Dashboard.JSON
+                .createObjectNode()
+                .put("ordinal", c.ordinal())
+                .put("case_id", c.caseId())
+                .put("shard", c.shard())
+                .put("chunk", c.chunk())
+                .put("outcome", c.outcome().spelling())
+                .put("status", c.agentErrored() ? "errored" : "ok")
+                .put("attempts", c.attempts())
+                .put("agent_ms", c.agentMillis())
+                .put("output_length", c.outputLength())
+                .put("output_stored_apart", c.outputStoredApart());
+        ObjectNode gates = n.putObject("gates");
+        c.gates().forEach(gates::put);
+        ObjectNode evals = n.putObject("evaluators");
+        for (CaseResults.EvaluatorOutcome e : c.evaluators()) {
+            ObjectNode en = evals.putObject(e.name())
+                    .put("passed", e.passed())
+                    .put("score", e.score())
+                    .put("ms", e.millis());
+            putError(en, e.errorType(), e.errorMessage());
+        }
+        putError(n, c.errorType(), c.errorMessage());
+        return n;
+    }
+
+    private static void putError(ObjectNode n, Optional<String> type, Optional<String> message) {
+        if (type.isPresent()) {
+            n.putObject("error").put("type", type.get()).put("message", message.orElse(""));
+        } else {
+            n.putNull("error");
+        }
+    }
+
+    /** The dataset case at {@code ordinal} of the run's dataset, when it can be read. */
+    private Optional<StoredCase> datasetCase(UUID datasetId, long ordinal) {
+        DatasetEntry entry = datasets.get(datasetId);
+        if (ordinal >= entry.caseCount()) {
+            return Optional.empty();
+        }
+        StoredCase[] found = new StoredCase[1];
+        DatasetReader.open(entry, stores.forBinding(entry.storage())).forEachCaseInRange(ordinal, 1, c -> found[0] = c);
+        return Optional.ofNullable(found[0]);
+    }
+
+    void casePage(Context ctx) {
+        UUID id = Params.runId(ctx);
+        long ordinal = Params.ordinal(ctx, "ordinal");
+        RunCatalog.PlanIdentity identity = catalog.identity(id);
+        Optional<StoredCase> input = datasetCase(identity.datasetUploadId(), ordinal);
+        if (input.isEmpty()) {
+            throw new NotFoundException("run " + id + " has no case " + ordinal + "; its dataset has "
+                    + identity.datasetCaseCount() + " cases");
+        }
+        Optional<CaseResults.CaseDetail> detail = cases.find(id, ordinal);
+        Map<String, Object> m = views.page("Case " + ordinal + " of run " + id, "runs");
+        m.put("id", id.toString());
+        m.put("ordinal", ordinal);
+        JsonNode caseJson = read(new String(input.get().caseJson(), StandardCharsets.UTF_8));
+        m.put("case_id", input.get().id());
+        m.put("input", Views.cut(pretty(caseJson.path("input")), SHOWN_CHARS));
+        m.put("expected", caseJson.has("expected") ? Views.cut(pretty(caseJson.path("expected")), SHOWN_CHARS) : null);
+        m.put("group", input.get().fields().group().orElse(""));
+        m.put("tags", String.join(", ", input.get().fields().tags()));
+        if (ordinal > 0) {
+            m.put("prev", "/runs/" + id + "/cases/" + (ordinal - 1));
+        }
+        if (ordinal + 1 < identity.datasetCaseCount()) {
+            m.put("next", "/runs/" + id + "/cases/" + (ordinal + 1));
+        }
+        if (detail.isPresent()) {
+            CaseResults.CaseDetail d = detail.get();
+            CaseResults.ExecutedCase c = d.result();
+            m.put("executed", true);
+            m.put("outcome", c.outcome().spelling());
+            m.put("status", c.agentErrored() ? "errored" : "ok");
+            m.put("attempts", c.attempts());
+            m.put("agent_time", Views.millis(c.agentMillis()));
+            m.put(
+                    "error",
+                    c.errorType()
+                            .map(t -> t + ": " + c.errorMessage().orElse(""))
+                            .orElse(null));
+            m.put("output", d.output().map(o -> Views.cut(o, SHOWN_CHARS)).orElse(null));
+            m.put("output_length", c.outputLength());
+            List<Map<String, Object>> evals = new ArrayList<>();
+            for (CaseResults.EvaluatorOutcome e : c.evaluators()) {
+                Map<String, Object> r = new LinkedHashMap<>();
+                r.put("name", e.name());
+                r.put("result", e.errorType().isPresent() ? "errored" : e.passed() ? "passed" : "failed");
+                r.put("score", e.score());
+                r.put("time", Views.millis(e.millis()));
+                r.put(
+                        "error",
+                        e.errorType()
+                                .map(t -> t + ": " + e.errorMessage().orElse(""))
+                                .orElse(""));
+                evals.add(r);
+            }
+            m.put("evaluators", evals);
+            List<Map<String, Object>> gates = new ArrayList<>();
+            c.gates().forEach((g, v) -> gates.add(Map.of("name", g, "outcome", v)));
+            m.put("gates", gates);
+            m.put("receipt_key", d.receiptKey());
+            m.put("generation", d.leaseGeneration());
+            m.put("worker", d.worker().toString());
+            m.put("chunk", c.chunk());
+            m.put("shard", c.shard());
+            m.put("chunk_started", Views.time(d.chunkStartedAt()));
+            m.put("chunk_finished", Views.time(d.chunkFinishedAt()));
+            m.put("case_sha", d.caseSha256());
+        }
+        views.render(ctx, "case", m);
+    }
+
+    void caseApi(Context ctx) {
+        UUID id = Params.runId(ctx);
+        long ordinal = Params.ordinal(ctx, "ordinal");
+        RunCatalog.PlanIdentity identity = catalog.identity(id);
+        Optional<StoredCase> input = datasetCase(identity.datasetUploadId(), ordinal);
+        if (input.isEmpty()) {
+            throw new NotFoundException("run " + id + " has no case " + ordinal + "; its dataset has "
+                    + identity.datasetCaseCount() + " cases");
+        }
+        ObjectNode o = Dashboard.JSON.createObjectNode().put("run_id", id.toString());
+        o.put("ordinal", ordinal);
+        o.set("case", read(new String(input.get().caseJson(), StandardCharsets.UTF_8)));
+        Optional<CaseResults.CaseDetail> detail = cases.find(id, ordinal);
+        o.put("executed", detail.isPresent());
+        if (detail.isPresent()) {
+            CaseResults.CaseDetail d = detail.get();
+            ObjectNode r = caseJson(d.result());
+            r.put("output", d.output().orElse(null));
+            r.put("output_sha256", d.outputSha256().orElse(null));
+            o.set("result", r);
+            o.putObject("receipt")
+                    .put("key", d.receiptKey())
+                    .put("lease_generation", d.leaseGeneration())
+                    .put("worker", d.worker().toString())
+                    .put("started_at", d.chunkStartedAt().toString())
+                    .put("finished_at", d.chunkFinishedAt().toString());
+        }
+        Dashboard.json(ctx, o);
+    }
+
+    // ---- cancel (the one state-changing action)
+
+    void cancelForm(Context ctx) {
+        UUID id = Params.runId(ctx);
+        new RunCancellation(sources.placements()).cancel(id);
+        ctx.redirect("/runs/" + id, HttpStatus.SEE_OTHER);
+    }
+
+    void cancelApi(Context ctx) {
+        UUID id = Params.runId(ctx);
+        RunCancellation.Result r = new RunCancellation(sources.placements()).cancel(id);
+        ObjectNode o = Dashboard.JSON
+                .createObjectNode()
+                .put("run_id", id.toString())
+                .put("outcome", r.outcome().name().toLowerCase(java.util.Locale.ROOT))
+                .put("tombstoned_routes", r.tombstoned())
+                .put("closed_shards", r.closedShards());
+        ArrayNode u = o.putArray("unreachable");
+        r.unreachable().forEach(u::add);
+        Dashboard.json(ctx, o);
+    }
+
+    private static JsonNode read(String json) {
+        try {
+            return Dashboard.JSON.readTree(json);
+        } catch (IOException e) {
+            throw new IllegalStateException("unreadable JSON from a module: " + e.getMessage(), e);
+        }
+    }
+
+    static String pretty(JsonNode n) {
+        if (n.isTextual()) {
+            return n.asText();
+        }
+        try {
+            return Dashboard.JSON.writerWithDefaultPrettyPrinter().writeValueAsString(n);
+        } catch (IOException e) {
+            return n.toString();
+        }
+    }
+
+    /**
+     * Reads what the first visitor would, once, before the server listens: the databases are known to answer and the
+     * code paths of the run list and a run's page are loaded, so the first request is not the slow one.
+     */
+    void warm() {
+        RunCatalog.Page page = catalog.list(Optional.empty(), 1);
+        for (RunCatalog.RunSummary r : page.runs()) {
+            catalog.identity(r.runId());
+            status.status(r.runId());
+            preparation.status(r.runId());
+        }
+    }
+
+    /** Closes the case reader's stores. */
+    void close() {
+        cases.close();
+    }
+}

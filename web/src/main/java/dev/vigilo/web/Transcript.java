@@ -1,0 +1,133 @@
+package dev.vigilo.web;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.vigilo.sessionlog.SessionCat;
+import dev.vigilo.sessionlog.VerifyReport;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalLong;
+
+/**
+ * One page of a session log's committed events, read with the session-log reader ({@link SessionCat}: the same
+ * verdict, high watermark, fencing and torn-tail rules as {@code vigilo session verify|cat}). Bounded memory: at most
+ * {@code limit} events of at most {@value #MAX_EVENT_BYTES} bytes each are kept (longer ones are kept cut, unparsed)
+ * and at most {@value #MAX_PAGE_BYTES} bytes in all; the rest of the log is read and dropped.
+ */
+final class Transcript {
+    static final int MAX_EVENT_BYTES = 256 * 1024;
+    static final int MAX_PAGE_BYTES = 4 * 1024 * 1024;
+
+    /**
+     * One stored event: parsed JSON, or, for an oversized one, its first bytes as text.
+     *
+     * @param bytes the event's full length in bytes
+     */
+    record Event(long seq, JsonNode json, String cut, long bytes) {}
+
+    private static final java.util.regex.Pattern SEQ = java.util.regex.Pattern.compile("\"seq0?\"\\s*:\\s*(\\d{1,18})");
+
+    /** The seq of an event kept cut: its envelope's seq is near the start of the line. */
+    private static long seqOf(String prefix) {
+        java.util.regex.Matcher m = SEQ.matcher(prefix.substring(0, Math.min(prefix.length(), 512)));
+        return m.find() ? Long.parseLong(m.group(1)) : -1;
+    }
+
+    /**
+     * @param report   the log's verdict and accounting
+     * @param events   committed events from {@code from}, in order
+     * @param nextFrom the seq the next page starts at; empty at the end of the log
+     */
+    record Page(VerifyReport report, long from, List<Event> events, OptionalLong nextFrom) {}
+
+    private Transcript() {}
+
+    static Page read(Path file, long from, int limit) {
+        Collector c = new Collector(limit);
+        SessionCat.CatReport r = SessionCat.cat(file, from, c);
+        OptionalLong next = OptionalLong.empty();
+        if (c.more && !c.events.isEmpty()) {
+            long seq = c.events.get(c.events.size() - 1).seq();
+            next = seq >= 0 ? OptionalLong.of(seq + 1) : OptionalLong.empty();
+        }
+        return new Page(r.report(), from, c.events, next);
+    }
+
+    /** Splits the cat output into lines and keeps what the page needs. */
+    private static final class Collector extends OutputStream {
+        private final int limit;
+        private final List<Event> events = new ArrayList<>();
+        private final ByteArrayOutputStream line = new ByteArrayOutputStream();
+        private long lineBytes;
+        private long pageBytes;
+        private boolean more;
+
+        Collector(int limit) {
+            this.limit = limit;
+        }
+
+        private boolean full() {
+            return events.size() >= limit || pageBytes >= MAX_PAGE_BYTES;
+        }
+
+        @Override
+        public void write(int b) {
+            write(new byte[] {(byte) b}, 0, 1);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+            int end = off + len;
+            int start = off;
+            for (int i = off; i < end; i++) {
+                if (b[i] == '\n') {
+                    append(b, start, i - start);
+                    endLine();
+                    start = i + 1;
+                }
+            }
+            append(b, start, end - start);
+        }
+
+        private void append(byte[] b, int off, int len) {
+            if (len <= 0) {
+                return;
+            }
+            lineBytes += len;
+            if (full()) {
+                return;
+            }
+            int room = (int) Math.max(0, Math.min(len, MAX_EVENT_BYTES - line.size()));
+            line.write(b, off, room);
+        }
+
+        private void endLine() {
+            if (full()) {
+                more = true;
+            } else {
+                byte[] bytes = line.toByteArray();
+                pageBytes += bytes.length;
+                String text = null;
+                JsonNode json = null;
+                if (lineBytes <= MAX_EVENT_BYTES) {
+                    try {
+                        json = Dashboard.JSON.readTree(bytes);
+                    } catch (IOException e) {
+                        // kept as text below
+                    }
+                }
+                if (json == null) {
+                    text = new String(bytes, StandardCharsets.UTF_8);
+                }
+                long seq = json != null ? json.path("seq").asLong(-1) : seqOf(text);
+                events.add(new Event(seq, json, text, lineBytes));
+            }
+            line.reset();
+            lineBytes = 0;
+        }
+    }
+}

@@ -1,0 +1,117 @@
+package dev.vigilo.web;
+
+import com.github.mustachejava.DefaultMustacheFactory;
+import com.github.mustachejava.Mustache;
+import com.github.mustachejava.MustacheFactory;
+import io.javalin.http.Context;
+import java.io.StringWriter;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Server-rendered pages: Mustache templates from the classpath ({@code web/templates}), HTML-escaped by default
+ * ({@code {{value}}} escapes {@code & < > " ' ` =}; the templates never use the unescaped form), and the small
+ * formatting helpers the pages share. Compiled templates are cached.
+ */
+final class Views {
+    private static final DateTimeFormatter TIME =
+            DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss'Z'", Locale.ROOT).withZone(ZoneOffset.UTC);
+
+    private final MustacheFactory factory = new DefaultMustacheFactory("web/templates");
+    private final Map<String, Mustache> compiled = new ConcurrentHashMap<>();
+    private final String csrf;
+    private final boolean databases;
+    private final boolean datagen;
+
+    /**
+     * @param databases whether runs and datasets are shown (their navigation links)
+     * @param datagen   whether datagen experiments are shown
+     */
+    Views(String csrf, boolean databases, boolean datagen) {
+        this.csrf = csrf;
+        this.databases = databases;
+        this.datagen = datagen;
+        // Compiled at start, so no visitor pays for it and a broken template stops the server at once.
+        for (String t : TEMPLATES) {
+            compiled.put(t, factory.compile(t + ".mustache"));
+        }
+    }
+
+    static final java.util.List<String> TEMPLATES = java.util.List.of(
+            "error",
+            "runs",
+            "run",
+            "cases",
+            "case",
+            "datasets",
+            "dataset",
+            "datagen",
+            "experiment",
+            "item",
+            "sessions",
+            "session");
+
+    /** A page model with what every page's layout needs. */
+    Map<String, Object> page(String title, String section) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("title", title);
+        m.put("csrf", csrf);
+        m.put("nav_" + section, true);
+        m.put("show_databases", databases);
+        m.put("show_datagen", datagen);
+        return m;
+    }
+
+    void render(Context ctx, String template, Map<String, Object> model) {
+        Mustache m = compiled.computeIfAbsent(template, t -> factory.compile(t + ".mustache"));
+        StringWriter out = new StringWriter(8_192);
+        m.execute(out, model);
+        ctx.contentType("text/html; charset=utf-8").result(out.toString());
+    }
+
+    static String time(Instant t) {
+        return t == null ? "" : TIME.format(t);
+    }
+
+    static String percent(double fraction) {
+        return String.format(Locale.ROOT, "%.1f%%", fraction * 100);
+    }
+
+    static String millis(long ms) {
+        if (ms < 1_000) {
+            return ms + " ms";
+        }
+        return String.format(Locale.ROOT, "%.2f s", ms / 1_000.0);
+    }
+
+    static String duration(Duration d) {
+        long s = d.toSeconds();
+        if (s < 60) {
+            return s + " s";
+        }
+        if (s < 3_600) {
+            return s / 60 + " min " + s % 60 + " s";
+        }
+        return s / 3_600 + " h " + (s % 3_600) / 60 + " min";
+    }
+
+    /** At most {@code max} characters, marked when cut. */
+    static String cut(String s, int max) {
+        if (s == null) {
+            return "";
+        }
+        return s.length() <= max ? s : s.substring(0, max) + " … (" + (s.length() - max) + " more characters)";
+    }
+
+    /** A CSS class for a fraction in [0, 1]: {@code lvl-0} .. {@code lvl-10} (no inline styles: the CSP forbids them). */
+    static String level(double fraction) {
+        int l = (int) Math.round(Math.max(0, Math.min(1, fraction)) * 10);
+        return "lvl-" + l;
+    }
+}

@@ -1,0 +1,96 @@
+package dev.vigilo.web;
+
+import dev.vigilo.exec.Worker;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A worker's metrics, kept where they happen: a {@link Worker.Listener} that counts into a Micrometer registry
+ * (docs/web.md, "Metrics"). Pass it to the {@link Worker} and expose the registry (for instance with
+ * {@link Dashboard#registry()} in the same process, or any Prometheus endpoint).
+ *
+ * <ul>
+ *   <li>{@code vigilo_worker_chunks_claimed_total}, {@code vigilo_worker_chunks_completed_total},
+ *       {@code vigilo_worker_chunks_given_back_total{outcome=requeued|failed|fenced}};
+ *   <li>{@code vigilo_worker_cases_executed_total{status=ok|errored}};
+ *   <li>{@code vigilo_worker_agent_seconds}: the agent's time per case (a histogram with percentiles);
+ *   <li>{@code vigilo_worker_heartbeats_total}, {@code vigilo_worker_leases_held} (as of the last heartbeat),
+ *       {@code vigilo_worker_lease_renewals_total};
+ *   <li>{@code vigilo_worker_runs_settled_total{status}}.
+ * </ul>
+ *
+ * Thread-safe (Micrometer's meters are).
+ */
+public final class WorkerMetrics implements Worker.Listener {
+    private final MeterRegistry registry;
+    private final Counter claimed;
+    private final Counter completed;
+    private final Counter ok;
+    private final Counter errored;
+    private final Timer agent;
+    private final Counter heartbeats;
+    private final Counter renewals;
+    private final AtomicInteger held = new AtomicInteger();
+
+    public WorkerMetrics(MeterRegistry registry) {
+        this.registry = Objects.requireNonNull(registry, "registry");
+        claimed = Counter.builder("vigilo_worker_chunks_claimed").register(registry);
+        completed = Counter.builder("vigilo_worker_chunks_completed").register(registry);
+        ok = Counter.builder("vigilo_worker_cases_executed").tag("status", "ok").register(registry);
+        errored = Counter.builder("vigilo_worker_cases_executed")
+                .tag("status", "errored")
+                .register(registry);
+        agent = Timer.builder("vigilo_worker_agent")
+                .description("The agent's time per case, over its attempts")
+                .publishPercentileHistogram()
+                .publishPercentiles(0.5, 0.9, 0.99)
+                .register(registry);
+        heartbeats = Counter.builder("vigilo_worker_heartbeats").register(registry);
+        renewals = Counter.builder("vigilo_worker_lease_renewals").register(registry);
+        registry.gauge("vigilo_worker_leases_held", held);
+    }
+
+    @Override
+    public void chunkClaimed(UUID runId, long chunkIndex) {
+        claimed.increment();
+    }
+
+    @Override
+    public void chunkCompleted(UUID runId, long chunkIndex, int cases) {
+        completed.increment();
+    }
+
+    @Override
+    public void caseExecuted(UUID runId, Duration agentTime, boolean erroredCase) {
+        (erroredCase ? errored : ok).increment();
+        agent.record(agentTime);
+    }
+
+    @Override
+    public void chunkGivenBack(UUID runId, long chunkIndex, String outcome) {
+        Counter.builder("vigilo_worker_chunks_given_back")
+                .tag("outcome", outcome)
+                .register(registry)
+                .increment();
+    }
+
+    @Override
+    public void heartbeat(int heldNow, int renewed) {
+        heartbeats.increment();
+        renewals.increment(renewed);
+        held.set(heldNow);
+    }
+
+    @Override
+    public void runSettled(UUID runId, String status) {
+        Counter.builder("vigilo_worker_runs_settled")
+                .tag("status", status)
+                .register(registry)
+                .increment();
+    }
+}

@@ -1,0 +1,95 @@
+// Vigilo dashboard: the only script. Follows a running run (progress, shard map) and draws its throughput with
+// uPlot. Pages work without it; it reads the same JSON API scripts can call.
+(function () {
+  "use strict";
+  var run = document.getElementById("run");
+  if (!run) { return; }
+  var id = run.getAttribute("data-run");
+  var live = run.getAttribute("data-live") === "true";
+  var plot = null;
+
+  function text(elId, value) {
+    var el = document.getElementById(elId);
+    if (el) { el.textContent = String(value); }
+  }
+
+  function level(fraction) {
+    var l = Math.round(Math.max(0, Math.min(1, fraction)) * 10);
+    return "lvl-" + l;
+  }
+
+  function getJson(url) {
+    return fetch(url, { credentials: "same-origin", headers: { "Accept": "application/json" } }).then(function (r) {
+      if (!r.ok) { throw new Error(url + ": HTTP " + r.status); }
+      return r.json();
+    });
+  }
+
+  function drawThroughput() {
+    return getJson("/api/runs/" + id + "/throughput?buckets=120").then(function (t) {
+      var box = document.getElementById("throughput");
+      if (!box || t.points.length === 0 || typeof uPlot === "undefined") { return; }
+      var xs = t.points.map(function (p) { return p.t; });
+      var ys = t.points.map(function (p) { return p.cases_per_second; });
+      // Zero before the first bucket and after the last, so even one bucket draws as a shape on a sane time axis.
+      var w = t.bucket_seconds || 1;
+      xs.unshift(xs[0] - w);
+      ys.unshift(0);
+      xs.push(xs[xs.length - 1] + w);
+      ys.push(0);
+      var empty = document.getElementById("throughput-empty");
+      if (empty) { empty.remove(); }
+      if (plot) { plot.setData([xs, ys]); return; }
+      plot = new uPlot({
+        width: Math.min(860, box.clientWidth - 16 || 860),
+        height: 220,
+        series: [{}, { label: "cases/s", stroke: "#1f4e79", fill: "rgba(31,78,121,0.12)",
+          paths: uPlot.paths.stepped({ align: 1 }) }],
+        axes: [{}, { label: "cases/s" }]
+      }, [xs, ys], box);
+    });
+  }
+
+  function refresh() {
+    return getJson("/api/runs/" + id).then(function (s) {
+      var e = s.execution;
+      text("run-status", s.status);
+      text("cases-done", e.cases_done);
+      text("cases-total", e.cases);
+      text("chunks-done", e.chunks_done);
+      text("chunks-total", e.chunks);
+      text("chunks-failed", e.chunks_failed);
+      var f = e.cases ? e.cases_done / e.cases : 0;
+      text("percent", (f * 100).toFixed(1) + "%");
+      var fill = document.getElementById("progress-fill");
+      if (fill) { fill.className = "fill " + level(f); }
+      e.shards.forEach(function (sh) {
+        var cell = document.getElementById("shard-" + sh.shard);
+        if (!cell) { return; }
+        var sf = sh.cases ? sh.cases_done / sh.cases : 0;
+        cell.className = "cell " + level(sf) + (sh.chunks_failed > 0 ? " has-failed" : "");
+        cell.title = "shard " + sh.shard + " (" + sh.placement + ", " + sh.state + "): " + sh.chunks_done + "/" +
+          sh.chunks + " chunks, " + sh.cases_done + "/" + sh.cases + " cases";
+      });
+      return s;
+    });
+  }
+
+  function follow() {
+    refresh().then(function (s) {
+      drawThroughput();
+      if (["settled", "failed", "cancelled"].indexOf(s.status) >= 0) {
+        // Finished: show the recorded gate table and verdict once.
+        window.location.reload();
+        return;
+      }
+      window.setTimeout(follow, 2000);
+    }).catch(function (err) {
+      text("live-note", "live updates paused: " + err.message);
+      window.setTimeout(follow, 10000);
+    });
+  }
+
+  drawThroughput().catch(function (err) { text("throughput-empty", "throughput unavailable: " + err.message); });
+  if (live) { window.setTimeout(follow, 2000); }
+})();

@@ -1,0 +1,320 @@
+package dev.vigilo.web;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.vigilo.exec.ExecutionStatus;
+import dev.vigilo.exec.ExecutionStatusReader;
+import dev.vigilo.exec.GateResult;
+import java.io.IOException;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.logging.Level;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.io.TempDir;
+import org.openqa.selenium.By;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.logging.LogEntry;
+import org.openqa.selenium.logging.LogType;
+import org.openqa.selenium.logging.LoggingPreferences;
+import org.openqa.selenium.support.ui.ExpectedConditions;
+import org.openqa.selenium.support.ui.WebDriverWait;
+
+/**
+ * A real headless Chromium (Debian's {@code chromium} and {@code chromium-driver}) against the dashboard on a
+ * quickstart state: each page loads, shows the figures the modules compute, logs no console error, and leaves a
+ * screenshot in {@code target/screenshots/} for review. Without a browser the tests are skipped, saying why.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class DashboardBrowserTest {
+    private static final List<Path> BROWSERS = List.of(
+            Path.of("/usr/bin/chromium"), Path.of("/usr/bin/chromium-browser"), Path.of("/usr/bin/google-chrome"));
+    private static final Path DRIVER = Path.of("/usr/bin/chromedriver");
+    private static final Path SHOTS = Path.of("target", "screenshots");
+
+    @TempDir
+    static Path home;
+
+    @TempDir
+    static Path profile;
+
+    static QuickstartState state;
+    static Dashboard dashboard;
+    static ChromeDriver driver;
+    static String base;
+
+    @BeforeAll
+    static void start() throws IOException {
+        Optional<Path> browser = BROWSERS.stream().filter(Files::isExecutable).findFirst();
+        String missing = browser.isEmpty() || !Files.isExecutable(DRIVER)
+                ? "no headless Chromium here (looked for " + BROWSERS + " and " + DRIVER + "): browser tests skipped;"
+                        + " install Debian's packages with `apt-get install -y chromium chromium-driver`"
+                : null;
+        if (missing != null) {
+            System.err.println("DashboardBrowserTest: " + missing);
+        }
+        Assumptions.assumeTrue(missing == null, missing);
+        state = new QuickstartState(home);
+        dashboard =
+                Dashboard.start(new DashboardOptions(DashboardOptions.LOOPBACK, 0, Optional.empty()), state.sources());
+        base = "http://127.0.0.1:" + dashboard.port();
+        ChromeOptions options = new ChromeOptions();
+        options.setBinary(browser.get().toFile());
+        options.addArguments(
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-dev-shm-usage",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--disable-quic",
+                "--window-size=1400,1600",
+                "--user-data-dir=" + profile.toAbsolutePath());
+        LoggingPreferences logs = new LoggingPreferences();
+        logs.enable(LogType.BROWSER, Level.ALL);
+        options.setCapability("goog:loggingPrefs", logs);
+        ChromeDriverService service = new ChromeDriverService.Builder()
+                .usingDriverExecutable(DRIVER.toFile())
+                .usingAnyFreePort()
+                .build();
+        driver = new ChromeDriver(service, options);
+        driver.manage().timeouts().pageLoadTimeout(Duration.ofSeconds(60));
+        Files.createDirectories(SHOTS);
+    }
+
+    @AfterAll
+    static void stop() {
+        if (driver != null) {
+            driver.quit();
+        }
+        if (dashboard != null) {
+            dashboard.close();
+        }
+        if (state != null) {
+            state.close();
+        }
+    }
+
+    /** Opens a page, waits for {@code ready}, and returns it once no console error was logged. */
+    private static void open(String path, By ready) {
+        driver.get(base + path);
+        new WebDriverWait(driver, Duration.ofSeconds(30)).until(ExpectedConditions.presenceOfElementLocated(ready));
+    }
+
+    private static void noConsoleErrors(String what) {
+        List<String> severe = new ArrayList<>();
+        for (LogEntry e : driver.manage().logs().get(LogType.BROWSER)) {
+            if (e.getLevel().intValue() >= Level.SEVERE.intValue()) {
+                severe.add(e.getMessage());
+            }
+        }
+        assertThat(severe).as("console errors on " + what).isEmpty();
+    }
+
+    private static void screenshot(String name) throws IOException {
+        Files.write(SHOTS.resolve(name + ".png"), driver.getScreenshotAs(OutputType.BYTES));
+    }
+
+    private static String text(By by) {
+        return driver.findElement(by).getText();
+    }
+
+    private static int rows(String tableId) {
+        return driver.findElements(By.cssSelector("#" + tableId + " tbody tr")).size();
+    }
+
+    @Test
+    @Order(1)
+    void runsList() throws IOException {
+        open("/runs", By.id("runs"));
+        assertThat(rows("runs")).isEqualTo(2);
+        assertThat(text(By.id("runs"))).contains(state.settledRun.toString()).contains("12 / 12 cases (100.0%)");
+        assertThat(text(By.id("runs"))).contains("settled").contains("pending");
+        noConsoleErrors("/runs");
+        screenshot("01-runs");
+    }
+
+    @Test
+    @Order(2)
+    void settledRunShowsItsGatesShardMapThroughputAndIdentity() throws IOException {
+        ExecutionStatus s = new ExecutionStatusReader(state.placements).status(state.settledRun);
+        open("/runs/" + state.settledRun, By.id("gates"));
+        assertThat(rows("gates")).isEqualTo(s.gates().size());
+        List<WebElement> gateRows = driver.findElements(By.cssSelector("#gates tbody tr"));
+        for (int i = 0; i < s.gates().size(); i++) {
+            GateResult g = s.gates().get(i);
+            List<WebElement> cells = gateRows.get(i).findElements(By.tagName("td"));
+            assertThat(cells.get(0).getText()).isEqualTo(g.name());
+            assertThat(cells.get(1).getText()).isEqualTo(Long.toString(g.planned()));
+            assertThat(cells.get(3).getText()).isEqualTo(Long.toString(g.passed()));
+            assertThat(cells.get(8).getText()).isEqualTo(g.passedGate().orElseThrow() ? "passed" : "failed");
+        }
+        assertThat(text(By.id("run-verdict"))).contains(s.verdict().orElseThrow());
+        assertThat(driver.findElements(By.cssSelector("#shard-map span"))).hasSize(128);
+        assertThat(text(By.id("cases-done"))).isEqualTo("12");
+        assertThat(text(By.id("profile-sha"))).hasSize(64);
+        // The throughput chart is drawn by uPlot from the API.
+        new WebDriverWait(driver, Duration.ofSeconds(30))
+                .until(ExpectedConditions.presenceOfElementLocated(By.cssSelector("#throughput .uplot canvas")));
+        noConsoleErrors("the settled run");
+        screenshot("02-run-settled");
+    }
+
+    @Test
+    @Order(3)
+    void casesFilteredByOutcomeAndOneCase() throws IOException {
+        Map<String, Long> counts = new java.util.HashMap<>();
+        long after = -1;
+        dev.vigilo.exec.CaseResults results = new dev.vigilo.exec.CaseResults(state.placements, state.storage);
+        try (results) {
+            for (var c : results.page(state.settledRun, dev.vigilo.exec.CaseResults.Filter.ALL, after, 500)
+                    .cases()) {
+                counts.merge(c.outcome().spelling(), 1L, Long::sum);
+            }
+        }
+        for (String o : new String[] {"failed", "passed"}) {
+            open("/runs/" + state.settledRun + "/cases?outcome=" + o, By.cssSelector("p.tabs"));
+            long expected = counts.getOrDefault(o, 0L);
+            if (expected == 0) {
+                assertThat(driver.findElements(By.id("no-cases"))).hasSize(1);
+            } else {
+                assertThat(rows("cases")).isEqualTo((int) expected);
+            }
+            noConsoleErrors("the " + o + " cases");
+            screenshot("03-cases-" + o);
+        }
+        open("/runs/" + state.settledRun + "/cases/0", By.id("case-input"));
+        assertThat(text(By.id("case-input"))).contains("What is 17 + 25?");
+        assertThat(text(By.id("case-expected"))).isEqualTo("42");
+        assertThat(rows("evaluators")).isGreaterThan(0);
+        assertThat(text(By.id("receipt"))).contains("receipts/");
+        noConsoleErrors("a case");
+        screenshot("04-case");
+    }
+
+    @Test
+    @Order(4)
+    void aLiveRunCanBeCancelledFromItsPage() throws IOException {
+        open("/runs/" + state.pendingRun, By.id("progress"));
+        assertThat(text(By.id("run-status"))).isEqualTo("pending");
+        assertThat(text(By.id("cases-done"))).isEqualTo("0");
+        assertThat(driver.findElements(By.id("live-note"))).hasSize(1);
+        screenshot("05-run-pending");
+        driver.findElement(By.id("cancel-button")).click();
+        new WebDriverWait(driver, Duration.ofSeconds(30))
+                .until(ExpectedConditions.textToBe(By.id("run-status"), "cancelled"));
+        assertThat(driver.findElements(By.id("cancel-button"))).isEmpty();
+        // Its gates are not decided: nothing ran and nothing more will.
+        assertThat(driver.findElements(By.cssSelector("#gates .verdict-none"))).hasSize(3);
+        noConsoleErrors("the cancelled run");
+        screenshot("06-run-cancelled");
+    }
+
+    @Test
+    @Order(5)
+    void datasets() throws IOException {
+        open("/datasets", By.id("datasets"));
+        assertThat(rows("datasets")).isEqualTo(1);
+        assertThat(text(By.id("datasets"))).contains("quickstart-example").contains("12");
+        noConsoleErrors("/datasets");
+        screenshot("07-datasets");
+        open("/datasets/" + state.dataset.uploadId(), By.id("dataset-cases"));
+        assertThat(rows("dataset-cases")).isEqualTo(12);
+        assertThat(text(By.id("case-count"))).isEqualTo("12");
+        noConsoleErrors("a dataset");
+        screenshot("08-dataset");
+    }
+
+    @Test
+    @Order(6)
+    void datagen() throws IOException {
+        open("/datagen", By.id("experiments"));
+        assertThat(text(By.id("experiments"))).contains("quiz").contains("demo");
+        noConsoleErrors("/datagen");
+        screenshot("09-datagen");
+        open("/datagen/quiz/demo", By.id("items"));
+        assertThat(rows("items")).isEqualTo(3);
+        assertThat(text(By.id("experiment-counts")))
+                .contains("1 completed")
+                .contains("1 filtered")
+                .contains("1 failed");
+        assertThat(text(By.id("failure-types"))).contains("CommandExitError");
+        noConsoleErrors("an experiment");
+        screenshot("10-experiment");
+        open("/datagen/quiz/demo/item?id=gamma", By.id("trajectory"));
+        assertThat(text(By.id("item-status"))).isEqualTo("failed");
+        assertThat(driver.findElement(By.cssSelector(".failure")).getAttribute("textContent"))
+                .contains("CommandExitError")
+                .contains("cannot answer gamma");
+        assertThat(rows("trajectory")).isGreaterThan(3);
+        noConsoleErrors("an item");
+        screenshot("11-item");
+    }
+
+    @Test
+    @Order(7)
+    void transcript() throws IOException {
+        open("/sessions", By.id("session-files"));
+        assertThat(text(By.id("session-files"))).contains(state.sessionLog.toString());
+        noConsoleErrors("/sessions");
+        screenshot("12-sessions");
+        open(
+                "/sessions/view?path=" + URLEncoder.encode(state.sessionLog.toString(), StandardCharsets.UTF_8),
+                By.id("events"));
+        assertThat(text(By.id("verdict"))).isEqualTo("ACCEPT");
+        assertThat(text(By.id("torn"))).contains("torn final frame");
+        assertThat(text(By.id("hw"))).contains("seq ");
+        String events = text(By.id("events"));
+        assertThat(events)
+                .contains("Turn 1")
+                .contains("What is 17 + 25? Check with a tool.")
+                .contains("Tool call calculator")
+                .contains("17 + 25 = 42.");
+        // Reasoning is collapsed: present, not shown until opened.
+        WebElement reasoning = driver.findElement(By.cssSelector("details.reasoning"));
+        assertThat(reasoning.getAttribute("open")).isNull();
+        assertThat(reasoning.getAttribute("textContent")).contains("I should add the numbers");
+        noConsoleErrors("a transcript");
+        screenshot("13-transcript");
+    }
+
+    @Test
+    @Order(8)
+    void metrics() throws IOException {
+        open("/metrics", By.tagName("pre"));
+        assertThat(text(By.tagName("pre"))).contains("vigilo_runs{status=\"settled\"} 1.0");
+        noConsoleErrors("/metrics");
+        screenshot("14-metrics");
+    }
+
+    @Test
+    @Order(9)
+    void theConsoleCheckSeesErrors() {
+        // The check above can fail: a page that answers 404 leaves a console error, and it is seen.
+        driver.manage().logs().get(LogType.BROWSER);
+        open("/runs/" + java.util.UUID.randomUUID(), By.id("error-message"));
+        List<LogEntry> severe = driver.manage().logs().get(LogType.BROWSER).getAll().stream()
+                .filter(e -> e.getLevel().intValue() >= Level.SEVERE.intValue())
+                .toList();
+        assertThat(severe).isNotEmpty();
+        assertThat(severe.get(0).getMessage()).contains("404");
+    }
+}

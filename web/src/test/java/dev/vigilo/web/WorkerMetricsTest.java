@@ -1,0 +1,73 @@
+package dev.vigilo.web;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A real worker executing the quickstart run reports through {@link WorkerMetrics}. */
+class WorkerMetricsTest {
+    @TempDir
+    Path home;
+
+    @Test
+    void aWorkersClaimsCompletionsCasesAndAgentTimesAreCounted() throws Exception {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        try (QuickstartState state = new QuickstartState(home, new WorkerMetrics(registry))) {
+            assertThat(registry.get("vigilo_worker_chunks_claimed").counter().count())
+                    .isEqualTo(1.0);
+            assertThat(registry.get("vigilo_worker_chunks_completed").counter().count())
+                    .isEqualTo(1.0);
+            double ok = registry.get("vigilo_worker_cases_executed")
+                    .tag("status", "ok")
+                    .counter()
+                    .count();
+            double errored = registry.get("vigilo_worker_cases_executed")
+                    .tag("status", "errored")
+                    .counter()
+                    .count();
+            assertThat(ok + errored).isEqualTo(12.0);
+            assertThat(registry.get("vigilo_worker_agent").timer().count()).isEqualTo(12);
+            assertThat(registry.get("vigilo_worker_runs_settled")
+                            .tag("status", "settled")
+                            .counter()
+                            .count())
+                    .isEqualTo(1.0);
+            assertThat(registry.scrape())
+                    .contains("vigilo_worker_agent_seconds_bucket")
+                    .contains("vigilo_worker_cases_executed_total{status=\"ok\"}");
+        }
+    }
+
+    @Test
+    void aWorkerProcessCanServeItsMetricsAlone() {
+        try (MetricsEndpoint endpoint =
+                MetricsEndpoint.start(new DashboardOptions(DashboardOptions.LOOPBACK, 0, java.util.Optional.empty()))) {
+            WorkerMetrics metrics = new WorkerMetrics(endpoint.registry());
+            metrics.chunkClaimed(java.util.UUID.randomUUID(), 0);
+            metrics.caseExecuted(java.util.UUID.randomUUID(), java.time.Duration.ofMillis(250), false);
+            metrics.heartbeat(3, 3);
+            String base = "http://127.0.0.1:" + endpoint.port();
+            var r = Http.get(base + "/metrics");
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(r.body())
+                    .contains("vigilo_worker_chunks_claimed_total 1.0")
+                    .contains("vigilo_worker_leases_held 3.0")
+                    .contains("vigilo_worker_agent_seconds_count 1")
+                    .contains("jvm_memory_used_bytes");
+            assertThat(Http.get(base + "/runs").statusCode()).isEqualTo(404);
+        }
+        try (MetricsEndpoint open =
+                MetricsEndpoint.start(new DashboardOptions("0.0.0.0", 0, java.util.Optional.empty()))) {
+            String base = "http://127.0.0.1:" + open.port();
+            assertThat(open.tokenRequired()).isTrue();
+            assertThat(Http.get(base + "/metrics").statusCode()).isEqualTo(401);
+            assertThat(Http.get(base + "/metrics", "Authorization", "Bearer " + open.token())
+                            .statusCode())
+                    .isEqualTo(200);
+        }
+    }
+}
