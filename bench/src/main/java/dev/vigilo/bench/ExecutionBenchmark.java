@@ -37,6 +37,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.ToLongFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -74,6 +75,11 @@ import java.util.stream.Stream;
 public final class ExecutionBenchmark {
     /** Cases (and chunks) each worker process executes at once. */
     static final int CONCURRENCY = 8;
+    /**
+     * Chunks that must still be unclaimed when all workers are killed for every restart to find one at once: the
+     * killed workers' leases (4 x {@value #CONCURRENCY}) plus what the three killed restarts hold.
+     */
+    static final int RESUME_CHUNKS_NEEDED = 4 * CONCURRENCY + 3 * CONCURRENCY;
     /** How often a heap-measuring worker forces a full GC to read its live heap. */
     static final long HEAP_PROBE_SECONDS = 1;
 
@@ -96,6 +102,7 @@ public final class ExecutionBenchmark {
     private final ControlDatabase control;
     private final ObjectStore store;
     private final Placements placements;
+    private final PostgresCpu pgCpu;
     private int logs;
 
     private ExecutionBenchmark(Path work, ControlDatabase control, ObjectStore store, Placements placements) {
@@ -106,6 +113,7 @@ public final class ExecutionBenchmark {
         this.control = control;
         this.store = store;
         this.placements = placements;
+        this.pgCpu = new PostgresCpu(postgres.resolve("data"));
     }
 
     public static void main(String[] args) throws Exception {
@@ -115,13 +123,27 @@ public final class ExecutionBenchmark {
         System.out.printf(
                 "%d cores, work dir %s, worker concurrency %d, worker heap -Xmx256m%n",
                 Runtime.getRuntime().availableProcessors(), work, CONCURRENCY);
+        long leftAt90 = (cases + 99) / 100 / 10;
+        if (leftAt90 < RESUME_CHUNKS_NEEDED) {
+            System.out.printf(
+                    "note: at 90%% only about %d chunks are left, fewer than the %d that 4 killed workers and 3"
+                            + " restarts can hold: restarts will wait for the killed workers' leases to expire, and"
+                            + " may find nothing left (use at least %,d cases to measure resume cost)%n",
+                    leftAt90, RESUME_CHUNKS_NEEDED, RESUME_CHUNKS_NEEDED * 1000);
+        }
         StorageConfig storage = StorageConfig.localDefault(work.resolve("objects"));
+        boolean done = false;
         try (ControlDatabase control = ControlDatabase.open(new ControlSettings.Embedded(work.resolve("postgres")));
                 ObjectStore store = ObjectStores.open(storage.defaultStore());
                 Placements placements = Placements.open(control, ExecutionConfig.defaults())) {
             new ExecutionBenchmark(work, control, store, placements).run(cases, small);
+            done = true;
         } finally {
-            deleteTree(work);
+            if (done) {
+                deleteTree(work);
+            } else {
+                System.out.println("work dir kept for its worker logs: " + work);
+            }
         }
     }
 
@@ -129,7 +151,8 @@ public final class ExecutionBenchmark {
      * One execution of a run by some workers: {@code seconds} from their launch to the last completed chunk,
      * {@code steadySeconds} from the first completed chunk to the last, over which {@code steadyCases} completed.
      */
-    private record Execution(long cases, double seconds, double steadySeconds, double peakHeapMiB, long steadyCases) {
+    private record Execution(
+            long cases, double seconds, double steadySeconds, double peakHeapMiB, long steadyCases, Cpu cpu) {
         double casesPerSecond() {
             return cases / seconds;
         }
@@ -141,9 +164,24 @@ public final class ExecutionBenchmark {
 
     /**
      * Resume timings of one restarted worker: wall milliseconds from its launch to main, to ready (control database
-     * joined) and to its first completed chunk, and its process CPU milliseconds at ready and at the first chunk.
+     * joined), to its first claimed chunk lease and to its first completed chunk (its first durably executed cases),
+     * and its process CPU milliseconds at ready and at the first chunk.
      */
-    private record Restart(long main, long ready, long firstChunk, long readyCpu, long firstChunkCpu) {}
+    /**
+     * CPU milliseconds spent over one measured phase: by the worker processes, by the PostgreSQL server (-1 when it
+     * could not be read) and by this JVM (the agent's server and the line readers; for the raw baseline, the loops).
+     */
+    private record Cpu(long workers, long postgres, long bench) {
+        String perCase(long cases) {
+            return String.format(
+                    "%.2f / %s / %.2f",
+                    workers / (double) cases,
+                    postgres < 0 ? "?" : String.format("%.2f", postgres / (double) cases),
+                    bench / (double) cases);
+        }
+    }
+
+    private record Restart(long main, long ready, long claim, long firstChunk, long readyCpu, long firstChunkCpu) {}
 
     private void run(int cases, int small) throws Exception {
         DatasetEntry large = upload("large", cases);
@@ -152,19 +190,31 @@ public final class ExecutionBenchmark {
 
         double raw1;
         double raw4;
+        Cpu rawCpu1;
+        Cpu rawCpu4;
         Execution vigilo1;
         try (OpenAiTestServer llm = agent()) {
             CreateResult one = prepare(large, llm);
             RawClaimBaseline baseline = new RawClaimBaseline(control.jdbi(), storeRoot, chunks(one), caseFiles);
             String load = loadAverage();
+            long cpu0 = ExecutionWorkerMain.cpuMillis();
+            long pg0 = pgCpu.millis().orElse(-1L);
             raw1 = baseline.run(1);
+            rawCpu1 = new Cpu(0, delta(pg0), ExecutionWorkerMain.cpuMillis() - cpu0);
             System.out.printf(
-                    "raw baseline, 1 loop: %,.0f cases/s (load average %s -> %s)%n", raw1, load, loadAverage());
+                    "raw baseline, 1 loop: %,.0f cases/s (load average %s -> %s); CPU ms per case, workers / postgres"
+                            + " / this JVM: %s%n",
+                    raw1, load, loadAverage(), rawCpu1.perCase(cases));
             vigilo1 = execute(one, 1, 0);
             load = loadAverage();
+            cpu0 = ExecutionWorkerMain.cpuMillis();
+            pg0 = pgCpu.millis().orElse(-1L);
             raw4 = baseline.run(4);
+            rawCpu4 = new Cpu(0, delta(pg0), ExecutionWorkerMain.cpuMillis() - cpu0);
             System.out.printf(
-                    "raw baseline, 4 loops: %,.0f cases/s (load average %s -> %s)%n", raw4, load, loadAverage());
+                    "raw baseline, 4 loops: %,.0f cases/s (load average %s -> %s); CPU ms per case, workers /"
+                            + " postgres / this JVM: %s%n",
+                    raw4, load, loadAverage(), rawCpu4.perCase(cases));
             baseline.drop();
         }
         Execution vigilo4;
@@ -217,6 +267,14 @@ public final class ExecutionBenchmark {
                 vigilo1.steadyCasesPerSecond() / raw1,
                 vigilo4.steadyCasesPerSecond() / raw4);
         System.out.printf(
+                "%-44s %18s %18s%n",
+                "vigilo CPU ms/case: workers / postgres / agent",
+                vigilo1.cpu().perCase(vigilo1.cases()),
+                vigilo4.cpu().perCase(vigilo4.cases()));
+        System.out.printf(
+                "%-44s %18s %18s%n",
+                "raw CPU ms/case: - / postgres / loops", rawCpu1.perCase(cases), rawCpu4.perCase(cases));
+        System.out.printf(
                 "HEAP   one worker, peak live heap (full GC every %d s): %,d cases %.1f MiB, %,d cases %.1f MiB,"
                         + " ratio %.2f%n",
                 HEAP_PROBE_SECONDS,
@@ -225,12 +283,15 @@ public final class ExecutionBenchmark {
                 cases,
                 largeHeap.peakHeapMiB(),
                 largeHeap.peakHeapMiB() / smallHeap.peakHeapMiB());
-        long r10 = median(at10);
-        long r90 = median(at90);
+        long r10 = median(at10, Restart::firstChunk);
+        long r90 = median(at90, Restart::firstChunk);
+        long c10 = median(at10, Restart::claim);
+        long c90 = median(at90, Restart::claim);
         System.out.printf(
                 "RESUME one worker restarted after all were killed, launch to its first completed chunk (median of"
-                        + " %d): at 10%% %.2f s, at 90%% %.2f s, ratio 90%%/10%% %.2f%n",
-                at10.length, r10 / 1000.0, r90 / 1000.0, (double) r90 / r10);
+                        + " %d): at 10%% %.2f s, at 90%% %.2f s, ratio 90%%/10%% %.2f; launch to its first claim: %.2f s"
+                        + " and %.2f s%n",
+                at10.length, r10 / 1000.0, r90 / 1000.0, (double) r90 / r10, c10 / 1000.0, c90 / 1000.0);
         System.out.println("       10%: " + restarts(at10));
         System.out.println("       90%: " + restarts(at90));
     }
@@ -243,18 +304,20 @@ public final class ExecutionBenchmark {
         StringBuilder sb = new StringBuilder();
         for (Restart r : rs) {
             sb.append(String.format(
-                    "[jvm start %d ms, join control db %d ms (cpu %d ms), to first chunk %d ms (cpu %d ms)] ",
+                    "[jvm start %d ms, join control db %d ms (cpu %d ms), to first claim %d ms, first chunk executed"
+                            + " %d ms (cpu from ready %d ms)] ",
                     r.main(),
                     r.ready() - r.main(),
                     r.readyCpu(),
-                    r.firstChunk() - r.ready(),
+                    r.claim() - r.ready(),
+                    r.firstChunk() - r.claim(),
                     r.firstChunkCpu() - r.readyCpu()));
         }
         return sb.toString().trim();
     }
 
-    private static long median(Restart[] rs) {
-        long[] v = Arrays.stream(rs).mapToLong(Restart::firstChunk).sorted().toArray();
+    private static long median(Restart[] rs, ToLongFunction<Restart> f) {
+        long[] v = Arrays.stream(rs).mapToLong(f).sorted().toArray();
         return v[v.length / 2];
     }
 
@@ -315,6 +378,17 @@ public final class ExecutionBenchmark {
         return WorkerProcess.start(postgres, storeRoot, CONCURRENCY, heapProbeSeconds, log, runChunks);
     }
 
+    /** Milliseconds from {@code from} to {@code at}, or "-" when {@code at} never happened (0). */
+    private static String since(long from, long at) {
+        return at == 0 ? "-" : String.format("%,d", at - from);
+    }
+
+    /** PostgreSQL's CPU milliseconds since {@code before} (-1 when either reading failed). */
+    private long delta(long before) {
+        long now = pgCpu.millis().orElse(-1L);
+        return before < 0 || now < 0 ? -1 : now - before;
+    }
+
     /** The 1-minute load average of the machine (other processes compete for its 2 cores). */
     private static String loadAverage() {
         try {
@@ -332,6 +406,8 @@ public final class ExecutionBenchmark {
         AtomicLong done = new AtomicLong();
         List<WorkerProcess> ws = new ArrayList<>();
         String load = loadAverage();
+        long benchCpu = ExecutionWorkerMain.cpuMillis();
+        long pg0 = pgCpu.millis().orElse(-1L);
         for (int i = 0; i < workers; i++) {
             ws.add(startWorker(done, heapProbeSeconds));
         }
@@ -344,6 +420,10 @@ public final class ExecutionBenchmark {
                 throw new IllegalStateException("a worker exited " + w.exitValue() + "; logs in " + work);
             }
         }
+        Cpu cpu = new Cpu(
+                ws.stream().mapToLong(WorkerProcess::cpuMillis).sum(),
+                delta(pg0),
+                ExecutionWorkerMain.cpuMillis() - benchCpu);
         ExecutionStatus status = new ExecutionStatusReader(placements).status(run.runId());
         if (!status.status().equals("settled") || status.execution().casesDone() != run.cases()) {
             throw new IllegalStateException("run " + run.runId() + " ended " + status.status() + " with "
@@ -359,10 +439,11 @@ public final class ExecutionBenchmark {
         long firstCases = run.cases() / run.expectedChunks(); // cases completed at the first completion, about
         double peak = ws.stream().mapToLong(WorkerProcess::peakHeapBytes).max().orElseThrow() / 1048576.0;
         Execution e = new Execution(
-                run.cases(), (last - launched) / 1000.0, (last - first) / 1000.0, peak, run.cases() - firstCases);
+                run.cases(), (last - launched) / 1000.0, (last - first) / 1000.0, peak, run.cases() - firstCases, cpu);
         System.out.printf(
                 "%d worker(s)%s: %,d cases in %.1f s from launch (%,.0f cases/s), %,.0f cases/s from the first"
-                        + " completed chunk to the last; verdict %s; load average %s -> %s%n",
+                        + " completed chunk to the last; verdict %s; load average %s -> %s; CPU: workers %.1f s,"
+                        + " postgres %.1f s, this JVM (the agent's server, reading lines) %.1f s%n",
                 workers,
                 heapProbeSeconds > 0 ? String.format(" (peak live heap %.1f MiB)", peak) : "",
                 run.cases(),
@@ -371,18 +452,25 @@ public final class ExecutionBenchmark {
                 e.steadyCasesPerSecond(),
                 status.verdict().orElse("-"),
                 load,
-                loadAverage());
+                loadAverage(),
+                cpu.workers() / 1000.0,
+                cpu.postgres() / 1000.0,
+                cpu.bench() / 1000.0);
         for (WorkerProcess w : ws) {
             long at = w.launchedAt();
             System.out.printf(
-                    "  worker: jvm start %d ms, join control db %d ms (cpu %d ms), first chunk %d ms after launch"
-                            + " (cpu %d ms), last %.1f s; %s%n",
+                    "  worker: jvm start %d ms, join control db %d ms (cpu %d ms), first claim %s ms and first chunk"
+                            + " %s ms after launch (cpu %d ms), last chunk %s ms; cpu %.1f s; agent time %.2f ms per"
+                            + " case; %s%n",
                     w.mainAt() - at,
                     w.readyAt() - w.mainAt(),
                     w.readyCpu(),
-                    w.firstChunkAt() - at,
+                    since(at, w.claimAt()),
+                    since(at, w.firstChunkAt()),
                     w.firstChunkCpu(),
-                    (w.lastChunkAt() - at) / 1000.0,
+                    since(at, w.lastChunkAt()),
+                    w.cpuMillis() / 1000.0,
+                    w.casesExecuted() == 0 ? 0.0 : (double) w.agentMillis() / w.casesExecuted(),
                     w.report());
         }
         return e;
@@ -420,7 +508,12 @@ public final class ExecutionBenchmark {
             w.kill();
             long at = w.launchedAt();
             out[i] = new Restart(
-                    w.mainAt() - at, w.readyAt() - at, w.firstChunkAt() - at, w.readyCpu(), w.firstChunkCpu());
+                    w.mainAt() - at,
+                    w.readyAt() - at,
+                    w.claimAt() - at,
+                    w.firstChunkAt() - at,
+                    w.readyCpu(),
+                    w.firstChunkCpu());
             System.out.printf(
                     "restart %d: first chunk %.2f s after launch (%,d chunks done; load average %s)%n",
                     i + 1, out[i].firstChunk() / 1000.0, done.get(), loadAverage());

@@ -9,6 +9,7 @@ import dev.vigilo.storage.StorageConfig;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -22,7 +23,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * <pre>
  * bench-worker main EPOCH_MS CPU_MS        entered main (JVM started)
  * bench-worker ready EPOCH_MS CPU_MS       control database joined, placements open; the worker starts
+ * bench-worker claim EPOCH_MS CPU_MS       the worker's first chunk lease was claimed (printed once)
  * bench-worker chunk EPOCH_MS CPU_MS       a chunk was completed (its receipt recorded under the lease)
+ * bench-worker agent CASES AGENT_MS CPU_MS  cases executed, the agent's wall time summed over them, process CPU
+ *                                         time (at exit)
  * bench-worker exit PEAK_LIVE_HEAP_BYTES REPORT
  * </pre>
  *
@@ -46,13 +50,29 @@ public final class ExecutionWorkerMain {
         if (probeSeconds > 0) {
             probe.start();
         }
+        AtomicBoolean claimed = new AtomicBoolean();
+        AtomicLong executed = new AtomicLong();
+        AtomicLong agentNanos = new AtomicLong();
         Worker.Report report;
         try (ControlDatabase control = ControlDatabase.open(new ControlSettings.Embedded(postgres));
                 Placements placements = Placements.open(control, ExecutionConfig.defaults())) {
             Worker.Listener listener = new Worker.Listener() {
                 @Override
+                public void chunkClaimed(UUID runId, long chunkIndex) {
+                    if (claimed.compareAndSet(false, true)) {
+                        mark("claim");
+                    }
+                }
+
+                @Override
                 public void chunkCompleted(UUID runId, long chunkIndex, int cases) {
                     mark("chunk");
+                }
+
+                @Override
+                public void caseExecuted(UUID runId, Duration agentTime, boolean errored) {
+                    executed.incrementAndGet();
+                    agentNanos.addAndGet(agentTime.toNanos());
                 }
             };
             mark("ready");
@@ -65,15 +85,21 @@ public final class ExecutionWorkerMain {
             System.gc();
             peak.accumulateAndGet(heapUsed(), Math::max);
         }
+        System.out.println(
+                "bench-worker agent " + executed.get() + " " + agentNanos.get() / 1_000_000 + " " + cpuMillis());
         System.out.println("bench-worker exit " + peak.get() + " " + report);
         System.exit(0);
     }
 
     private static void mark(String what) {
-        long cpu = ManagementFactory.getPlatformMXBean(com.sun.management.OperatingSystemMXBean.class)
+        System.out.println("bench-worker " + what + " " + System.currentTimeMillis() + " " + cpuMillis());
+    }
+
+    /** Process CPU time (all threads), milliseconds. */
+    static long cpuMillis() {
+        return ManagementFactory.getPlatformMXBean(com.sun.management.OperatingSystemMXBean.class)
                         .getProcessCpuTime()
                 / 1_000_000;
-        System.out.println("bench-worker " + what + " " + System.currentTimeMillis() + " " + cpu);
     }
 
     private static void probe(long seconds, AtomicLong peak, AtomicBoolean running) {

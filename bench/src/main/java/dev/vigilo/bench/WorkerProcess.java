@@ -25,6 +25,10 @@ final class WorkerProcess {
     private volatile long mainAt;
     private volatile long readyAt;
     private volatile long readyCpu;
+    private volatile long claimAt;
+    private volatile long casesExecuted;
+    private volatile long agentMillis;
+    private volatile long cpuMillis;
     private volatile long firstChunkAt;
     private volatile long firstChunkCpu;
     private volatile long lastChunkAt;
@@ -83,6 +87,13 @@ final class WorkerProcess {
                         readyAt = Long.parseLong(f[2]);
                         readyCpu = Long.parseLong(f[3]);
                     }
+                    case "claim" -> claimAt = Long.parseLong(f[2]);
+                    case "agent" -> {
+                        String[] v = f[3].split(" ");
+                        casesExecuted = Long.parseLong(f[2]);
+                        agentMillis = Long.parseLong(v[0]);
+                        cpuMillis = Long.parseLong(v[1]);
+                    }
                     case "chunk" -> {
                         long at = Long.parseLong(f[2]);
                         if (firstChunkAt == 0) {
@@ -115,6 +126,26 @@ final class WorkerProcess {
 
     long readyAt() {
         return readyAt;
+    }
+
+    /** When the worker claimed its first chunk lease; 0 before. */
+    long claimAt() {
+        return claimAt;
+    }
+
+    /** Cases the worker executed, from its exit lines (0 when it did not exit normally). */
+    long casesExecuted() {
+        return casesExecuted;
+    }
+
+    /** The agent's wall time summed over the executed cases, milliseconds (from the exit lines). */
+    long agentMillis() {
+        return agentMillis;
+    }
+
+    /** The worker's process CPU time at exit, milliseconds (from the exit lines). */
+    long cpuMillis() {
+        return cpuMillis;
     }
 
     long firstChunkAt() {
