@@ -65,9 +65,14 @@ import java.util.stream.Stream;
  *       right after it) over the {@code SMALL} and the {@code CASES} dataset, in two more runs (the forced GCs would
  *       cost the throughput runs a little).
  *   <li>Resume cost: 4 workers killed with SIGKILL once 10% (another run: 90%) of the chunks are done; then, three
- *       times, one worker is started and the time from its launch to its first completed chunk is taken (median),
- *       and the worker is killed again. Resume cost must not grow with completed work.
+ *       times, one worker is started and the time from its launch to its first completed chunk (its first executed
+ *       cases, counted once their chunk's receipt is recorded) is taken (median), split into JVM start, joining the
+ *       control database, the first claim and the chunk's execution; the worker is killed again. Resume cost must
+ *       not grow with completed work.
  * </ol>
+ *
+ * <p>Beside the wall times: the CPU time per case of the workers, of the PostgreSQL server ({@link PostgresCpu}) and
+ * of this JVM (the agent's server), and the load average, since the machine may be shared.
  *
  * <p>Run: {@code bench/run exec [CASES SMALL]}. {@code BENCH_WORKER_OPTS} adds JVM options to the workers (e.g. a
  * flight recording).
