@@ -1,14 +1,26 @@
-package dev.vigilo.checkpoint;
+package dev.vigilo.bench;
 
+import dev.vigilo.checkpoint.CheckpointBatch;
+import dev.vigilo.checkpoint.CheckpointEvent;
+import dev.vigilo.checkpoint.CheckpointLog;
+import dev.vigilo.checkpoint.FieldValue;
+import dev.vigilo.checkpoint.ItemRef;
+import dev.vigilo.checkpoint.ItemSeq;
+import dev.vigilo.checkpoint.ItemState;
+import dev.vigilo.checkpoint.LogLocation;
+import dev.vigilo.checkpoint.LogReader;
+import dev.vigilo.checkpoint.LogWriter;
+import dev.vigilo.checkpoint.Maintenance;
+import dev.vigilo.checkpoint.PlainLanceAppends;
+import dev.vigilo.checkpoint.StepRef;
+import dev.vigilo.checkpoint.WriterEpoch;
+import dev.vigilo.checkpoint.WriterOptions;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
-import org.apache.arrow.vector.ipc.ArrowReader;
-import org.lance.Dataset;
-import org.lance.WriteParams;
 
 /**
  * Benchmarks (not a test; prints ratios against a baseline measured in the same run):
@@ -21,12 +33,12 @@ import org.lance.WriteParams;
  *       without and with the item_id BTREE index.
  * </ol>
  *
- * Run: {@code cd checkpoint && mvn -q test-compile dependency:build-classpath
- * -Dmdep.outputFile=target/cp.txt && java --add-opens=java.base/java.nio=ALL-UNNAMED
- * -Djava.io.tmpdir=target -cp target/classes:target/test-classes:$(cat target/cp.txt)
- * dev.vigilo.checkpoint.CheckpointBench [batches] [events]}
+ * The plain appends go through checkpoint's published test fixture {@link PlainLanceAppends}. Run:
+ * {@code bench/run checkpoint [batches] [events]}.
  */
-public final class CheckpointBench {
+public final class CheckpointBenchmark {
+    private CheckpointBenchmark() {}
+
     public static void main(String[] args) throws Exception {
         int batches = args.length > 0 ? Integer.parseInt(args[0]) : 400;
         int total = args.length > 1 ? Integer.parseInt(args[1]) : 1_000_000;
@@ -38,28 +50,16 @@ public final class CheckpointBench {
             double memwal;
             try (LogWriter w = log.openWriter("bench", WriterOptions.mergingEvery(0))) {
                 ep = w.epoch();
-                for (int i = 0; i < batches; i++) work.add(TestBatches.itemWithStep(ep, "w-" + i, 3));
-                for (int i = 0; i < 20; i++) w.write(TestBatches.itemWithStep(ep, "warm-" + i, 3));
+                for (int i = 0; i < batches; i++) work.add(itemWithStep(ep, "w-" + i, 3));
+                for (int i = 0; i < 20; i++) w.write(itemWithStep(ep, "warm-" + i, 3));
                 t0 = System.nanoTime();
                 for (CheckpointBatch b : work) w.write(b);
                 memwal = batches * 5 / ((System.nanoTime() - t0) / 1e9);
             }
             String plainUri = root.resolve("plain.lance").toString();
-            try (ArrowReader r = EventSchema.reader(log.allocator(), List.of());
-                    Dataset ds = Dataset.write()
-                            .allocator(log.allocator())
-                            .reader(r)
-                            .uri(plainUri)
-                            .mode(WriteParams.WriteMode.CREATE)
-                            .enableStableRowIds(true)
-                            .execute()) {
-                // empty base for the append baseline
-            }
+            PlainLanceAppends.create(log, plainUri); // empty base for the append baseline
             for (int i = 0; i < 20; i++)
-                append(
-                        log,
-                        plainUri,
-                        TestBatches.itemWithStep(ep, "warm-" + i, 3).events());
+                append(log, plainUri, itemWithStep(ep, "warm-" + i, 3).events());
             t0 = System.nanoTime();
             for (CheckpointBatch b : work) append(log, plainUri, b.events());
             double plain = batches * 5 / ((System.nanoTime() - t0) / 1e9);
@@ -123,14 +123,15 @@ public final class CheckpointBench {
     }
 
     private static void append(CheckpointLog log, String uri, List<CheckpointEvent> events) throws Exception {
-        try (ArrowReader r = EventSchema.reader(log.allocator(), events);
-                Dataset ds = Dataset.write()
-                        .allocator(log.allocator())
-                        .reader(r)
-                        .uri(uri)
-                        .mode(WriteParams.WriteMode.APPEND)
-                        .execute()) {
-            // appended
-        }
+        PlainLanceAppends.append(log, uri, events);
+    }
+
+    /** ITEM_CREATED + {@code fields} FIELD_SETs + STEP_COMPLETED of step "gen"#0, for a new root item. */
+    private static CheckpointBatch itemWithStep(WriterEpoch epoch, String itemId, int fields) {
+        CheckpointBatch.Builder b = CheckpointBatch.builder("run-1", epoch, StepRef.of("gen", 0, null, 1));
+        var ie = b.item(ItemRef.root(itemId), ItemSeq.FIRST).created(null);
+        for (int f = 0; f < fields; f++) ie.set("f" + f, new FieldValue.StrValue(itemId + "/" + f));
+        ie.stepCompleted();
+        return b.build();
     }
 }

@@ -1,7 +1,18 @@
-package dev.vigilo.sessionlog;
+package dev.vigilo.bench;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.github.luben.zstd.ZstdInputStreamNoFinalizer;
+import dev.vigilo.sessionlog.CompactReport;
+import dev.vigilo.sessionlog.LockFileEpochSource;
+import dev.vigilo.sessionlog.Manifest;
+import dev.vigilo.sessionlog.SessionCompactor;
+import dev.vigilo.sessionlog.SessionHeader;
+import dev.vigilo.sessionlog.SessionLogFixtures;
+import dev.vigilo.sessionlog.SessionLogWriter;
+import dev.vigilo.sessionlog.SessionVerifier;
+import dev.vigilo.sessionlog.VerifyReport;
+import dev.vigilo.sessionlog.WriterOptions;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
 import java.nio.channels.FileChannel;
@@ -28,16 +39,22 @@ import java.util.concurrent.atomic.AtomicLong;
  * <li>compaction of the 200 MB log and of a log of tiny frames;</li>
  * <li>durable appends/s with 1, 4 and 16 concurrent appenders: group commit vs one frame + fsync per append.</li>
  * </ol>
- * Run with {@code bench/run session [SIZES_MB=200,1000] [SECONDS_PER_APPEND_RUN=3] [WORK_DIR]}; it needs
- * {@code -Dvigilo.launcher=<repository>/vigilo}. Generated logs are kept in WORK_DIR (default
+ * The referee, generated logs and frame positions come from sessionlog's published test fixtures
+ * ({@link SessionLogFixtures}). Run with {@code bench/run session [SIZES_MB=200,1000] [SECONDS_PER_APPEND_RUN=3]
+ * [WORK_DIR]}; it needs {@code -Dvigilo.launcher=<repository>/vigilo}. Generated logs are kept in WORK_DIR (default
  * {@code ~/.cache/vigilo/session-bench}) and reused.
  */
-public final class SessionLogBench {
-    private static final String JAVA =
-            Path.of(System.getProperty("java.home"), "bin", "java").toString();
+public final class SessionLogBenchmark {
+    /** The session header of the append runs. */
+    private static final SessionHeader HEADER =
+            new SessionHeader("corpus-session", "/home/user/project", 1760000000000L, 0);
+
+    private static final ObjectMapper MAPPER = new ObjectMapper();
 
     /** One timed process run. */
     record Run(double seconds, int exit, String firstLine, String output) {}
+
+    private SessionLogBenchmark() {}
 
     public static void main(String[] args) throws Exception {
         List<Integer> sizes = new ArrayList<>();
@@ -50,20 +67,20 @@ public final class SessionLogBench {
         String launcher = System.getProperty("vigilo.launcher");
         if (launcher == null || !Files.isExecutable(Path.of(launcher)))
             throw new IllegalStateException("pass -Dvigilo.launcher=<repository>/vigilo (bench/run session does)");
-        Referee ref = Referee.get();
+        Path refDir = SessionLogFixtures.refereeDir();
         System.out.println("machine: " + Runtime.getRuntime().availableProcessors() + " processors, load " + load()
                 + "; java " + System.getProperty("java.version"));
         Run warm = run(List.of(launcher, "--version"), Map.of()); // builds the CLI first if needed
         if (warm.exit() != 0) throw new IllegalStateException("vigilo --version failed: " + warm.output());
         Path first = null;
         for (int mb : sizes) {
-            Path log = generate(work, ref, mb);
+            Path log = generate(work, refDir, mb);
             if (first == null) first = log;
-            verifyRows(log, mb + " MB", launcher, ref, true);
+            verifyRows(log, mb + " MB", launcher, refDir, true);
         }
         Path plain = work.resolve("hand-" + sizes.get(0) + "mb.jsonl");
         if (!Files.exists(plain)) decompress(first, plain);
-        verifyRows(plain, sizes.get(0) + " MB, uncompressed twin", launcher, ref, false);
+        verifyRows(plain, sizes.get(0) + " MB, uncompressed twin", launcher, refDir, false);
 
         // compaction: frame merging, storage and verify time before/after
         Path log = first;
@@ -83,8 +100,8 @@ public final class SessionLogBench {
         }
         String refCompacted = run(
                         List.of(
-                                ref.dir.resolve("node_modules/.bin/node").toString(),
-                                ref.dir.resolve("referee.mjs").toString(),
+                                refDir.resolve("node_modules/.bin/node").toString(),
+                                refDir.resolve("referee.mjs").toString(),
                                 compacted.toString()),
                         Map.of())
                 .firstLine();
@@ -101,7 +118,7 @@ public final class SessionLogBench {
                 before / after,
                 refCompacted);
         Files.deleteIfExists(compacted);
-        smallFrames(work, ref);
+        smallFrames(work, refDir);
 
         // durable appends/s (a discarded warm-up run first: JIT, and the write-back of the large files above)
         appends(work, 4, true, 2);
@@ -129,20 +146,20 @@ public final class SessionLogBench {
     }
 
     /** A hand-mode log of {@code mb} MB compressed, generated once into {@code work}. */
-    private static Path generate(Path work, Referee ref, int mb) throws Exception {
+    private static Path generate(Path work, Path refDir, int mb) throws Exception {
         Path log = work.resolve("hand-" + mb + "mb.jsonl.zstd");
         if (Files.exists(log)) return log;
         System.out.println("generating " + mb + " MB with gen-big.mjs --mode hand ...");
         Path tmp = work.resolve("gen-" + mb + "mb.jsonl.zstd");
         ProcessBuilder pb = new ProcessBuilder(
-                ref.dir.resolve("node_modules/.bin/node").toString(),
-                Referee.sourceDir().resolve("gen-big.mjs").toString(),
+                refDir.resolve("node_modules/.bin/node").toString(),
+                SessionLogFixtures.refereeSourceDir().resolve("gen-big.mjs").toString(),
                 tmp.toString(),
                 String.valueOf(mb),
                 "--mode",
                 "hand",
                 "--quiet");
-        pb.environment().put("DSH_REF", ref.dir.toString());
+        pb.environment().put("DSH_REF", refDir.toString());
         Process p = pb.inheritIO().start();
         if (p.waitFor() != 0) throw new IllegalStateException("gen-big.mjs failed");
         Files.move(tmp, log);
@@ -196,13 +213,13 @@ public final class SessionLogBench {
     }
 
     /** Verify rows for one file: Vigilo (launcher) vs referee, throughput vs raw zstd-jni, peak heap. */
-    private static void verifyRows(Path log, String label, String launcher, Referee ref, boolean zstd)
+    private static void verifyRows(Path log, String label, String launcher, Path refDir, boolean zstd)
             throws Exception {
         double sizeMb = Files.size(log) / 1e6;
         List<String> vigilo = List.of(launcher, "session", "verify", log.toString());
         List<String> referee = List.of(
-                ref.dir.resolve("node_modules/.bin/node").toString(),
-                ref.dir.resolve("referee.mjs").toString(),
+                refDir.resolve("node_modules/.bin/node").toString(),
+                refDir.resolve("referee.mjs").toString(),
                 log.toString());
         System.out.printf("%n== %s: %s (%.1f MB)%n", label, log, sizeMb);
         double[] v = new double[3];
@@ -254,7 +271,7 @@ public final class SessionLogBench {
         // in-process: verify (warm JVM) and raw zstd-jni streaming decompression of the same frames
         double verifyBest = Double.MAX_VALUE, rawBest = Double.MAX_VALUE;
         long plain = 0;
-        List<long[]> frames = zstd ? frameBounds(log) : List.of();
+        List<long[]> frames = zstd ? SessionLogFixtures.frameBounds(log) : List.of();
         byte[] buf = new byte[1 << 16];
         for (int i = 0; i < 3; i++) {
             long t0 = System.nanoTime();
@@ -266,7 +283,7 @@ public final class SessionLogBench {
             plain = 0;
             try (FileChannel ch = FileChannel.open(log)) {
                 for (long[] f : frames) {
-                    byte[] fb = FrameCodec.readRange(ch, f[0], f[1]);
+                    byte[] fb = SessionLogFixtures.readRange(ch, f[0], f[1]);
                     try (InputStream z = new ZstdInputStreamNoFinalizer(new ByteArrayInputStream(fb))) {
                         for (int n; (n = z.read(buf)) >= 0; ) plain += n;
                     }
@@ -298,23 +315,13 @@ public final class SessionLogBench {
         try (FileChannel ch = FileChannel.open(zstd);
                 java.io.OutputStream o = new java.io.BufferedOutputStream(Files.newOutputStream(tmp), 1 << 20)) {
             java.io.ByteArrayOutputStream frame = new java.io.ByteArrayOutputStream();
-            for (long[] f : frameBounds(zstd)) {
+            for (long[] f : SessionLogFixtures.frameBounds(zstd)) {
                 frame.reset();
-                FrameCodec.decodeComplete(FrameCodec.readRange(ch, f[0], f[1]), frame::write, new byte[1 << 16]);
+                SessionLogFixtures.decodeFrame(SessionLogFixtures.readRange(ch, f[0], f[1]), frame);
                 frame.writeTo(o);
             }
         }
         Files.move(tmp, out, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-    }
-
-    /** [start, end) of each complete frame, read through a small window (the file may be larger than the heap). */
-    private static List<long[]> frameBounds(Path log) throws java.io.IOException {
-        List<long[]> out = new ArrayList<>();
-        try (FileChannel ch = FileChannel.open(log)) {
-            FrameScanner sc = new FrameScanner(ch, ch.size(), 0);
-            for (FrameScanner.Frame f; (f = sc.next()) != null; ) out.add(new long[] {f.start(), f.end()});
-        }
-        return out;
     }
 
     private static long[] round(double[] v) {
@@ -324,21 +331,21 @@ public final class SessionLogBench {
     }
 
     /** The spec's frame-merging claim, on a log with tiny frames (1-3 events each, as per-append writers produce). */
-    private static void smallFrames(Path work, Referee ref) throws Exception {
+    private static void smallFrames(Path work, Path refDir) throws Exception {
         Path small = work.resolve("small-frames.jsonl.zstd");
         Path merged = work.resolve("small-frames.merged.jsonl.zstd");
         Files.deleteIfExists(small);
         Files.deleteIfExists(merged);
-        List<String> rows = LogBuilder.turns(99, 20000, false);
+        List<String> rows = SessionLogFixtures.turns(99, 20000, false);
         List<byte[]> frames = new ArrayList<>();
-        frames.add(LogBuilder.frame(LogBuilder.header() + "\n"));
+        frames.add(SessionLogFixtures.frame(SessionLogFixtures.header() + "\n"));
         java.util.Random r = new java.util.Random(5);
         for (int i = 0; i < rows.size(); ) {
             int n = Math.min(rows.size() - i, 1 + r.nextInt(3));
-            frames.add(LogBuilder.frame(LogBuilder.lines(rows.subList(i, i + n))));
+            frames.add(SessionLogFixtures.frame(SessionLogFixtures.lines(rows.subList(i, i + n))));
             i += n;
         }
-        Files.write(small, LogBuilder.concat(frames));
+        Files.write(small, SessionLogFixtures.concat(frames));
         CompactReport c = SessionCompactor.compact(small, merged, SessionCompactor.DEFAULT_FRAME_BYTES);
         double[] refTimes = new double[2];
         double[] ourTimes = new double[2];
@@ -349,8 +356,8 @@ public final class SessionLogBench {
             for (int i = 0; i < 3; i++) {
                 long t0 = System.nanoTime();
                 Process q = new ProcessBuilder(
-                                ref.dir.resolve("node_modules/.bin/node").toString(),
-                                ref.dir.resolve("referee.mjs").toString(),
+                                refDir.resolve("node_modules/.bin/node").toString(),
+                                refDir.resolve("referee.mjs").toString(),
                                 files[k].toString())
                         .redirectErrorStream(true)
                         .start();
@@ -383,15 +390,15 @@ public final class SessionLogBench {
         Path f = work.resolve("append-" + threads + "-" + group + "-" + System.nanoTime() + ".jsonl.zstd");
         AtomicLong count = new AtomicLong();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(secs);
-        try (SessionLogWriter w = SessionLogWriter.create(
-                f, WriterTest.HEADER, new LockFileEpochSource(), new WriterOptions(true, true, group))) {
+        try (SessionLogWriter w =
+                SessionLogWriter.create(f, HEADER, new LockFileEpochSource(), new WriterOptions(true, true, group))) {
             List<Thread> ts = new ArrayList<>();
             long t0 = System.nanoTime();
             for (int t = 0; t < threads; t++) {
                 Thread th = new Thread(() -> {
                     int i = 0;
                     while (System.nanoTime() < deadline) {
-                        ObjectNode e = WriterTest.todo(i++);
+                        ObjectNode e = todo(i++);
                         w.append(List.of(e));
                         count.incrementAndGet();
                     }
@@ -407,5 +414,16 @@ public final class SessionLogBench {
             for (Path p : new Path[] {f, Manifest.pathFor(f), LockFileEpochSource.lockPathFor(f)})
                 Files.deleteIfExists(p);
         }
+    }
+
+    /** A todo/write event, the append runs' payload. */
+    private static ObjectNode todo(int i) {
+        ObjectNode n = MAPPER.createObjectNode();
+        n.put("type", "todo/write")
+                .put("time", 1000 + i)
+                .putObject("data")
+                .putArray("todos")
+                .add("t" + i);
+        return n;
     }
 }

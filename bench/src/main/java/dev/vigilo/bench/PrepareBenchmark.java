@@ -1,17 +1,24 @@
-package dev.vigilo.plan;
+package dev.vigilo.bench;
 
 import dev.vigilo.control.ControlDatabase;
 import dev.vigilo.control.ControlSettings;
 import dev.vigilo.dataset.DatasetCatalog;
 import dev.vigilo.dataset.DatasetEntry;
+import dev.vigilo.dataset.DatasetReader;
 import dev.vigilo.dataset.UploadProgress;
 import dev.vigilo.dataset.UploadRequest;
+import dev.vigilo.plan.CreateRequest;
+import dev.vigilo.plan.CreateResult;
+import dev.vigilo.plan.ProfileInput;
+import dev.vigilo.plan.RunPreparation;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectInfo;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.ObjectStores;
 import dev.vigilo.storage.Sha256;
 import dev.vigilo.storage.StorageConfig;
+import java.io.BufferedWriter;
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
@@ -19,6 +26,7 @@ import java.lang.management.MemoryUsage;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -35,12 +43,23 @@ import java.util.concurrent.atomic.AtomicLong;
  * (what any traversal must at least do). Heap: the largest heap in use after a GC while preparing, sampled every
  * 20 ms, for the small and the large dataset.
  *
- * <p>Run (from /work/main, after {@code mvn -B -q -pl plan install -DskipTests}):
- * {@code java -Xmx256m -cp "$(cat plan/target/bench.classpath):plan/target/classes:plan/target/test-classes"
- * dev.vigilo.plan.PrepareBenchmark [SMALL LARGE]}, where bench.classpath comes from
- * {@code mvn -B -q -pl plan dependency:build-classpath -Dmdep.outputFile=target/bench.classpath -Dmdep.includeScope=test}.
+ * <p>Run: {@code bench/run prepare [SMALL LARGE]} (with {@code -Xmx256m}).
  */
 public final class PrepareBenchmark {
+    /** The run profile: three gates over two evaluators, so gates select subsets by group and tag. */
+    private static final String PROFILE = """
+            name: fixture
+            agent: {kind: command, command: [./agent]}
+            evaluators:
+              - {name: exact, kind: exact_match}
+              - {name: re, kind: regex, applies_to: {groups: [math]}}
+            gates:
+              - {name: all, required_evaluators: [exact], min_pass_rate: 0.9}
+              - {name: math, required_evaluators: [exact, re], min_pass_rate: 0.5}
+              - {name: hard, required_evaluators: [exact], tags_any: [hard], min_pass_rate: 0.5}
+            limits: {max_cases: 100000000}
+            """;
+
     private PrepareBenchmark() {}
 
     public static void main(String[] args) throws Exception {
@@ -57,7 +76,7 @@ public final class PrepareBenchmark {
                         ObjectStores.open(StorageConfig.localDefault(largeRoot).defaultStore())) {
             DatasetEntry smallSet = upload(control, smallStore, work, "small", small);
             DatasetEntry largeSet = upload(control, largeStore, work, "large", large);
-            String profile = PlanFixture.PROFILE + "limits: {max_cases: 100000000}\n";
+            String profile = PROFILE;
             RunPreparation smallPrep = new RunPreparation(control.jdbi(), StorageConfig.localDefault(smallRoot));
             RunPreparation largePrep = new RunPreparation(control.jdbi(), StorageConfig.localDefault(largeRoot));
             // Warm-up on the small dataset, then measured runs.
@@ -69,7 +88,7 @@ public final class PrepareBenchmark {
             double b2 = baseline(largeStore, largeRoot);
             double base = (b1 + b2) / 2;
             long t0 = System.nanoTime();
-            dev.vigilo.dataset.DatasetReader.open(largeSet, largeStore).readVerified(c -> {});
+            DatasetReader.open(largeSet, largeStore).readVerified(c -> {});
             double traversal = largeSet.caseCount() / ((System.nanoTime() - t0) / 1e9);
             System.out.printf(
                     "verified dataset traversal alone (DatasetReader.readVerified): %,.0f cases/s%n", traversal);
@@ -85,8 +104,7 @@ public final class PrepareBenchmark {
             System.out.printf("heap ratio %,d vs %,d cases: %.2f%n", large, small, l.peakHeapMiB / s.peakHeapMiB);
         } finally {
             try (var paths = Files.walk(work)) {
-                paths.sorted(java.util.Comparator.reverseOrder())
-                        .forEach(p -> p.toFile().delete());
+                paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
             }
         }
     }
@@ -96,7 +114,7 @@ public final class PrepareBenchmark {
     private static DatasetEntry upload(ControlDatabase control, ObjectStore store, Path work, String name, int cases)
             throws Exception {
         Path file = work.resolve(name + ".jsonl");
-        PlanFixture.writeCases(file, cases);
+        writeCases(file, cases);
         long t0 = System.nanoTime();
         DatasetEntry e = new DatasetCatalog(control.jdbi())
                 .upload(new UploadRequest(file, Optional.of(name), Optional.empty()), store, UploadProgress.NONE);
@@ -118,6 +136,18 @@ public final class PrepareBenchmark {
             throw new IllegalStateException("prepared " + r.cases() + " of " + dataset.caseCount());
         }
         return new Result(dataset.caseCount() / seconds, seconds, sampler.peak.get() / 1048576.0);
+    }
+
+    private static void writeCases(Path file, int cases) throws IOException {
+        try (BufferedWriter w = Files.newBufferedWriter(file)) {
+            for (int i = 0; i < cases; i++) {
+                String group = i % 3 == 0 ? ",\"group\":\"math\"" : (i % 3 == 1 ? ",\"group\":\"prose\"" : "");
+                String tags = (i % 7 == 0 ? ",\"tags\":[\"hard\",\"x\"" : ",\"tags\":[\"x\"")
+                        + (i < 150 ? ",\"first\"]" : "]");
+                w.write("{\"id\":\"case-" + i + "\",\"input\":\"what is " + i + "\",\"expected\":\"" + (i * 2) + "\""
+                        + group + tags + "}\n");
+            }
+        }
     }
 
     /** Reads and hashes every case file of the store (each store holds one dataset). */

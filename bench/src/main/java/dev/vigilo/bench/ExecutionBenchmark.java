@@ -1,0 +1,553 @@
+package dev.vigilo.bench;
+
+import dev.vigilo.agent.OpenAiTestServer;
+import dev.vigilo.agent.OpenAiTestServer.Reply;
+import dev.vigilo.control.ControlDatabase;
+import dev.vigilo.control.ControlSettings;
+import dev.vigilo.dataset.CaseFileSpan;
+import dev.vigilo.dataset.DatasetCatalog;
+import dev.vigilo.dataset.DatasetEntry;
+import dev.vigilo.dataset.DatasetReader;
+import dev.vigilo.dataset.UploadProgress;
+import dev.vigilo.dataset.UploadRequest;
+import dev.vigilo.exec.Admission;
+import dev.vigilo.exec.ExecutionConfig;
+import dev.vigilo.exec.ExecutionStatus;
+import dev.vigilo.exec.ExecutionStatusReader;
+import dev.vigilo.exec.Placements;
+import dev.vigilo.exec.RunCancellation;
+import dev.vigilo.plan.CreateRequest;
+import dev.vigilo.plan.CreateResult;
+import dev.vigilo.plan.ProfileInput;
+import dev.vigilo.plan.PublishedPlan;
+import dev.vigilo.plan.RunPreparation;
+import dev.vigilo.storage.Deadline;
+import dev.vigilo.storage.ObjectStore;
+import dev.vigilo.storage.ObjectStores;
+import dev.vigilo.storage.StorageConfig;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.ToLongFunction;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * Execution throughput against a raw baseline in the same run, worker heap, and resume cost.
+ *
+ * <p>Set-up, in this JVM: the embedded control PostgreSQL (the product's default, {@code fsync} on) in a temporary
+ * directory, a local object store beside it, a generated dataset of {@code CASES} (default 100,000) and one of
+ * {@code SMALL} (default 10,000) cases uploaded; per measured run a fresh run prepared and admitted
+ * ({@code run create}); the agent is trivial: an OpenAI-compatible server in this JVM ({@link OpenAiTestServer}) that
+ * answers every question at once, reached through an {@code http} agent profile (a command agent would measure
+ * process spawning, not Vigilo). Each case is run by the agent and two evaluators (exact match on every case, a
+ * regex on a third of them) under two gates.
+ *
+ * <p>Workers are real child processes ({@link ExecutionWorkerMain}: {@code Worker} with production options and
+ * {@code --exit-when-idle}, {@code -Xmx256m}, concurrency {@value #CONCURRENCY} each).
+ *
+ * <ol>
+ *   <li>Throughput, 1 and 4 worker processes: cases/s from the workers' launch to the last chunk completed (and from
+ *       the first completed chunk to the last). Baseline in the same run: {@link RawClaimBaseline} (claim-like
+ *       {@code UPDATE ... RETURNING} per chunk, read + SHA-256 of the chunk file and its case files) with 1 and 4
+ *       loops, over the same chunks and files.
+ *   <li>Heap: the peak live heap of one worker (a full GC every {@value #HEAP_PROBE_SECONDS} s and the heap in use
+ *       right after it) over the {@code SMALL} and the {@code CASES} dataset, in two more runs (the forced GCs would
+ *       cost the throughput runs a little).
+ *   <li>Resume cost: 4 workers killed with SIGKILL once 10% (another run: 90%) of the chunks are done; then, three
+ *       times, one worker is started and the time from its launch to its first completed chunk (its first executed
+ *       cases, counted once their chunk's receipt is recorded) is taken (median), split into JVM start, joining the
+ *       control database, the first claim and the chunk's execution; the worker is killed again. Resume cost must
+ *       not grow with completed work.
+ * </ol>
+ *
+ * <p>Beside the wall times: the CPU time per case of the workers, of the PostgreSQL server ({@link PostgresCpu}) and
+ * of this JVM (the agent's server), and the load average, since the machine may be shared.
+ *
+ * <p>Run: {@code bench/run exec [CASES SMALL]}. {@code BENCH_WORKER_OPTS} adds JVM options to the workers (e.g. a
+ * flight recording).
+ */
+public final class ExecutionBenchmark {
+    /** Cases (and chunks) each worker process executes at once. */
+    static final int CONCURRENCY = 8;
+    /**
+     * Chunks that must still be unclaimed when all workers are killed for every restart to find one at once: the
+     * killed workers' leases (4 x {@value #CONCURRENCY}) plus what the three killed restarts hold.
+     */
+    static final int RESUME_CHUNKS_NEEDED = 4 * CONCURRENCY + 3 * CONCURRENCY;
+    /** How often a heap-measuring worker forces a full GC to read its live heap. */
+    static final long HEAP_PROBE_SECONDS = 1;
+
+    private static final String PROFILE = """
+            name: exec-bench
+            agent: {kind: http, url: "%s", model: bench, max_attempts: 1, timeout_seconds: 30}
+            evaluators:
+              - {name: exact, kind: exact_match}
+              - {name: digits, kind: regex, pattern: "^[0-9]+$", applies_to: {groups: [math]}}
+            gates:
+              - {name: all, required_evaluators: [exact], min_pass_rate: 0.9}
+              - {name: math, required_evaluators: [exact, digits], min_pass_rate: 0.9}
+            """;
+    private static final Pattern QUESTION = Pattern.compile("what is (\\d+) \\* 2");
+
+    private final Path work;
+    private final Path postgres;
+    private final Path storeRoot;
+    private final StorageConfig storage;
+    private final ControlDatabase control;
+    private final ObjectStore store;
+    private final Placements placements;
+    private final PostgresCpu pgCpu;
+    private int logs;
+
+    private ExecutionBenchmark(Path work, ControlDatabase control, ObjectStore store, Placements placements) {
+        this.work = work;
+        this.postgres = work.resolve("postgres");
+        this.storeRoot = work.resolve("objects");
+        this.storage = StorageConfig.localDefault(storeRoot);
+        this.control = control;
+        this.store = store;
+        this.placements = placements;
+        this.pgCpu = new PostgresCpu(postgres.resolve("data"));
+    }
+
+    public static void main(String[] args) throws Exception {
+        int cases = args.length > 0 ? Integer.parseInt(args[0]) : 100_000;
+        int small = args.length > 1 ? Integer.parseInt(args[1]) : 10_000;
+        Path work = Files.createTempDirectory("vigilo-bench-exec-");
+        System.out.printf(
+                "%d cores, work dir %s, worker concurrency %d, worker heap -Xmx256m%n",
+                Runtime.getRuntime().availableProcessors(), work, CONCURRENCY);
+        long leftAt90 = (cases + 99) / 100 / 10;
+        if (leftAt90 < RESUME_CHUNKS_NEEDED) {
+            System.out.printf(
+                    "note: at 90%% only about %d chunks are left, fewer than the %d that 4 killed workers and 3"
+                            + " restarts can hold: restarts will wait for the killed workers' leases to expire, and"
+                            + " may find nothing left (use at least %,d cases to measure resume cost)%n",
+                    leftAt90, RESUME_CHUNKS_NEEDED, RESUME_CHUNKS_NEEDED * 1000);
+        }
+        StorageConfig storage = StorageConfig.localDefault(work.resolve("objects"));
+        boolean done = false;
+        try (ControlDatabase control = ControlDatabase.open(new ControlSettings.Embedded(work.resolve("postgres")));
+                ObjectStore store = ObjectStores.open(storage.defaultStore());
+                Placements placements = Placements.open(control, ExecutionConfig.defaults())) {
+            new ExecutionBenchmark(work, control, store, placements).run(cases, small);
+            done = true;
+        } finally {
+            if (done) {
+                deleteTree(work);
+            } else {
+                System.out.println("work dir kept for its worker logs: " + work);
+            }
+        }
+    }
+
+    /**
+     * One execution of a run by some workers: {@code seconds} from their launch to the last completed chunk,
+     * {@code steadySeconds} from the first completed chunk to the last, over which {@code steadyCases} completed.
+     */
+    private record Execution(
+            long cases, double seconds, double steadySeconds, double peakHeapMiB, long steadyCases, Cpu cpu) {
+        double casesPerSecond() {
+            return cases / seconds;
+        }
+
+        double steadyCasesPerSecond() {
+            return steadyCases / steadySeconds;
+        }
+    }
+
+    /**
+     * Resume timings of one restarted worker: wall milliseconds from its launch to main, to ready (control database
+     * joined), to its first claimed chunk lease and to its first completed chunk (its first durably executed cases),
+     * and its process CPU milliseconds at ready and at the first chunk.
+     */
+    /**
+     * CPU milliseconds spent over one measured phase: by the worker processes, by the PostgreSQL server (-1 when it
+     * could not be read) and by this JVM (the agent's server and the line readers; for the raw baseline, the loops).
+     */
+    private record Cpu(long workers, long postgres, long bench) {
+        String perCase(long cases) {
+            return String.format(
+                    "%.2f / %s / %.2f",
+                    workers / (double) cases,
+                    postgres < 0 ? "?" : String.format("%.2f", postgres / (double) cases),
+                    bench / (double) cases);
+        }
+    }
+
+    private record Restart(long main, long ready, long claim, long firstChunk, long readyCpu, long firstChunkCpu) {}
+
+    private void run(int cases, int small) throws Exception {
+        DatasetEntry large = upload("large", cases);
+        DatasetEntry smallSet = upload("small", small);
+        List<CaseFileSpan> caseFiles = DatasetReader.open(large, store).caseFilesInRange(0, large.caseCount());
+
+        double raw1;
+        double raw4;
+        Cpu rawCpu1;
+        Cpu rawCpu4;
+        Execution vigilo1;
+        try (OpenAiTestServer llm = agent()) {
+            CreateResult one = prepare(large, llm);
+            RawClaimBaseline baseline = new RawClaimBaseline(control.jdbi(), storeRoot, chunks(one), caseFiles);
+            String load = loadAverage();
+            long cpu0 = ExecutionWorkerMain.cpuMillis();
+            long pg0 = pgCpu.millis().orElse(-1L);
+            raw1 = baseline.run(1);
+            rawCpu1 = new Cpu(0, delta(pg0), ExecutionWorkerMain.cpuMillis() - cpu0);
+            System.out.printf(
+                    "raw baseline, 1 loop: %,.0f cases/s (load average %s -> %s); CPU ms per case, workers / postgres"
+                            + " / this JVM: %s%n",
+                    raw1, load, loadAverage(), rawCpu1.perCase(cases));
+            vigilo1 = execute(one, 1, 0);
+            load = loadAverage();
+            cpu0 = ExecutionWorkerMain.cpuMillis();
+            pg0 = pgCpu.millis().orElse(-1L);
+            raw4 = baseline.run(4);
+            rawCpu4 = new Cpu(0, delta(pg0), ExecutionWorkerMain.cpuMillis() - cpu0);
+            System.out.printf(
+                    "raw baseline, 4 loops: %,.0f cases/s (load average %s -> %s); CPU ms per case, workers /"
+                            + " postgres / this JVM: %s%n",
+                    raw4, load, loadAverage(), rawCpu4.perCase(cases));
+            baseline.drop();
+        }
+        Execution vigilo4;
+        try (OpenAiTestServer llm = agent()) {
+            vigilo4 = execute(prepare(large, llm), 4, 0);
+        }
+        Execution smallHeap;
+        Execution largeHeap;
+        try (OpenAiTestServer llm = agent()) {
+            smallHeap = execute(prepare(smallSet, llm), 1, HEAP_PROBE_SECONDS);
+        }
+        try (OpenAiTestServer llm = agent()) {
+            largeHeap = execute(prepare(large, llm), 1, HEAP_PROBE_SECONDS);
+        }
+        Restart[] at10;
+        try (OpenAiTestServer llm = agent()) {
+            at10 = resume(prepare(large, llm), 0.10);
+        }
+        Restart[] at90;
+        try (OpenAiTestServer llm = agent()) {
+            at90 = resume(prepare(large, llm), 0.90);
+        }
+
+        long chunks = (cases + 99) / 100;
+        System.out.printf(
+                "%nEXECUTION %,d cases (%,d chunks), trivial http agent, %d cases at once per worker, 2 cores%n",
+                cases, chunks, CONCURRENCY);
+        System.out.printf("%-44s %18s %18s%n", "", "1 worker", "4 workers");
+        System.out.printf(
+                "%-44s %18s %18s%n",
+                "vigilo cases/s, launch to last chunk (s)",
+                rate(vigilo1.casesPerSecond(), vigilo1.seconds()),
+                rate(vigilo4.casesPerSecond(), vigilo4.seconds()));
+        System.out.printf(
+                "%-44s %18s %18s%n",
+                "vigilo cases/s, first to last chunk",
+                String.format("%,.0f", vigilo1.steadyCasesPerSecond()),
+                String.format("%,.0f", vigilo4.steadyCasesPerSecond()));
+        System.out.printf(
+                "%-44s %18s %18s%n",
+                "raw claim + read + hash, 1 / 4 loops", String.format("%,.0f", raw1), String.format("%,.0f", raw4));
+        System.out.printf(
+                "%-44s %18.3f %18.3f%n",
+                "ratio vigilo (launch to last) / raw",
+                vigilo1.casesPerSecond() / raw1,
+                vigilo4.casesPerSecond() / raw4);
+        System.out.printf(
+                "%-44s %18.3f %18.3f%n",
+                "ratio vigilo (first to last) / raw",
+                vigilo1.steadyCasesPerSecond() / raw1,
+                vigilo4.steadyCasesPerSecond() / raw4);
+        System.out.printf(
+                "%-44s %18s %18s%n",
+                "vigilo CPU ms/case: workers / postgres / agent",
+                vigilo1.cpu().perCase(vigilo1.cases()),
+                vigilo4.cpu().perCase(vigilo4.cases()));
+        System.out.printf(
+                "%-44s %18s %18s%n",
+                "raw CPU ms/case: - / postgres / loops", rawCpu1.perCase(cases), rawCpu4.perCase(cases));
+        System.out.printf(
+                "HEAP   one worker, peak live heap (full GC every %d s): %,d cases %.1f MiB, %,d cases %.1f MiB,"
+                        + " ratio %.2f%n",
+                HEAP_PROBE_SECONDS,
+                small,
+                smallHeap.peakHeapMiB(),
+                cases,
+                largeHeap.peakHeapMiB(),
+                largeHeap.peakHeapMiB() / smallHeap.peakHeapMiB());
+        long r10 = median(at10, Restart::firstChunk);
+        long r90 = median(at90, Restart::firstChunk);
+        long c10 = median(at10, Restart::claim);
+        long c90 = median(at90, Restart::claim);
+        System.out.printf(
+                "RESUME one worker restarted after all were killed, launch to its first completed chunk (median of"
+                        + " %d): at 10%% %.2f s, at 90%% %.2f s, ratio 90%%/10%% %.2f; launch to its first claim: %.2f s"
+                        + " and %.2f s%n",
+                at10.length, r10 / 1000.0, r90 / 1000.0, (double) r90 / r10, c10 / 1000.0, c90 / 1000.0);
+        System.out.println("       10%: " + restarts(at10));
+        System.out.println("       90%: " + restarts(at90));
+    }
+
+    private static String rate(double perSecond, double seconds) {
+        return String.format("%,.0f (%.1f)", perSecond, seconds);
+    }
+
+    private static String restarts(Restart[] rs) {
+        StringBuilder sb = new StringBuilder();
+        for (Restart r : rs) {
+            sb.append(String.format(
+                    "[jvm start %d ms, join control db %d ms (cpu %d ms), to first claim %d ms, first chunk executed"
+                            + " %d ms (cpu from ready %d ms)] ",
+                    r.main(),
+                    r.ready() - r.main(),
+                    r.readyCpu(),
+                    r.claim() - r.ready(),
+                    r.firstChunk() - r.claim(),
+                    r.firstChunkCpu() - r.readyCpu()));
+        }
+        return sb.toString().trim();
+    }
+
+    private static long median(Restart[] rs, ToLongFunction<Restart> f) {
+        long[] v = Arrays.stream(rs).mapToLong(f).sorted().toArray();
+        return v[v.length / 2];
+    }
+
+    /** The trivial agent: answers "what is N * 2" with 2N at once. */
+    private static OpenAiTestServer agent() {
+        OpenAiTestServer llm = OpenAiTestServer.start();
+        llm.answerWith(ExecutionBenchmark::answer);
+        return llm;
+    }
+
+    private DatasetEntry upload(String name, int cases) throws IOException {
+        Path file = work.resolve(name + ".jsonl");
+        try (BufferedWriter w = Files.newBufferedWriter(file)) {
+            for (int i = 0; i < cases; i++) {
+                String group = i % 3 == 0 ? ",\"group\":\"math\"" : "";
+                w.write("{\"id\":\"case-" + i + "\",\"input\":\"what is " + i + " * 2\",\"expected\":\"" + (i * 2L)
+                        + "\"" + group + "}\n");
+            }
+        }
+        long t0 = System.nanoTime();
+        DatasetEntry e = new DatasetCatalog(control.jdbi())
+                .upload(new UploadRequest(file, Optional.of(name), Optional.empty()), store, UploadProgress.NONE);
+        System.out.printf("uploaded %s: %,d cases in %.1f s%n", name, cases, (System.nanoTime() - t0) / 1e9);
+        Files.delete(file);
+        return e;
+    }
+
+    /** {@code run create} with execution requested, then admission: the run is pending when this returns. */
+    private CreateResult prepare(DatasetEntry dataset, OpenAiTestServer llm) {
+        long t0 = System.nanoTime();
+        CreateResult r = new RunPreparation(control.jdbi(), storage)
+                .create(new CreateRequest(
+                        ProfileInput.inline(PROFILE.formatted(llm.chatUrl())),
+                        dataset.uploadId(),
+                        Optional.of(UUID.randomUUID()),
+                        false));
+        long t1 = System.nanoTime();
+        Admission.Result a = new Admission(placements, storage).admit(r.runId());
+        if (!a.status().equals("pending")) {
+            throw new IllegalStateException("run " + r.runId() + " is " + a.status() + " after admission");
+        }
+        System.out.printf(
+                "run %s: %,d cases, %,d chunks; prepared in %.1f s, admitted in %.1f s%n",
+                r.runId(), r.cases(), r.expectedChunks(), (t1 - t0) / 1e9, (System.nanoTime() - t1) / 1e9);
+        return r;
+    }
+
+    /** The run's chunks, read from its published plan. */
+    private List<PublishedPlan.ChunkRef> chunks(CreateResult run) {
+        List<PublishedPlan.ChunkRef> out = new ArrayList<>();
+        PublishedPlan.open(run.runId(), run.root(), store, Deadline.after(Duration.ofMinutes(5)))
+                .forEachChunk(0, Deadline.after(Duration.ofMinutes(5)), out::add);
+        return out;
+    }
+
+    private WorkerProcess startWorker(AtomicLong runChunks, long heapProbeSeconds) throws IOException {
+        Path log = work.resolve("worker-" + ++logs + ".log");
+        return WorkerProcess.start(postgres, storeRoot, CONCURRENCY, heapProbeSeconds, log, runChunks);
+    }
+
+    /** Milliseconds from {@code from} to {@code at}, or "-" when {@code at} never happened (0). */
+    private static String since(long from, long at) {
+        return at == 0 ? "-" : String.format("%,d", at - from);
+    }
+
+    /** PostgreSQL's CPU milliseconds since {@code before} (-1 when either reading failed). */
+    private long delta(long before) {
+        long now = pgCpu.millis().orElse(-1L);
+        return before < 0 || now < 0 ? -1 : now - before;
+    }
+
+    /** The 1-minute load average of the machine (other processes compete for its 2 cores). */
+    private static String loadAverage() {
+        try {
+            return Files.readString(Path.of("/proc/loadavg")).split(" ")[0];
+        } catch (IOException | RuntimeException e) {
+            return "?";
+        }
+    }
+
+    /**
+     * Executes the whole run with {@code workers} worker processes, which exit once it is settled; with
+     * {@code heapProbeSeconds > 0} they measure their peak live heap.
+     */
+    private Execution execute(CreateResult run, int workers, long heapProbeSeconds) throws Exception {
+        AtomicLong done = new AtomicLong();
+        List<WorkerProcess> ws = new ArrayList<>();
+        String load = loadAverage();
+        long benchCpu = ExecutionWorkerMain.cpuMillis();
+        long pg0 = pgCpu.millis().orElse(-1L);
+        for (int i = 0; i < workers; i++) {
+            ws.add(startWorker(done, heapProbeSeconds));
+        }
+        for (WorkerProcess w : ws) {
+            if (!w.awaitExit(3600)) {
+                ws.forEach(x -> kill(x));
+                throw new IllegalStateException("a worker did not finish within an hour; logs in " + work);
+            }
+            if (w.exitValue() != 0) {
+                throw new IllegalStateException("a worker exited " + w.exitValue() + "; logs in " + work);
+            }
+        }
+        Cpu cpu = new Cpu(
+                ws.stream().mapToLong(WorkerProcess::cpuMillis).sum(),
+                delta(pg0),
+                ExecutionWorkerMain.cpuMillis() - benchCpu);
+        ExecutionStatus status = new ExecutionStatusReader(placements).status(run.runId());
+        if (!status.status().equals("settled") || status.execution().casesDone() != run.cases()) {
+            throw new IllegalStateException("run " + run.runId() + " ended " + status.status() + " with "
+                    + status.execution().casesDone() + " of " + run.cases() + " cases done");
+        }
+        long launched = ws.stream().mapToLong(WorkerProcess::launchedAt).min().orElseThrow();
+        long first = ws.stream()
+                .mapToLong(WorkerProcess::firstChunkAt)
+                .filter(t -> t > 0)
+                .min()
+                .orElseThrow();
+        long last = ws.stream().mapToLong(WorkerProcess::lastChunkAt).max().orElseThrow();
+        long firstCases = run.cases() / run.expectedChunks(); // cases completed at the first completion, about
+        double peak = ws.stream().mapToLong(WorkerProcess::peakHeapBytes).max().orElseThrow() / 1048576.0;
+        Execution e = new Execution(
+                run.cases(), (last - launched) / 1000.0, (last - first) / 1000.0, peak, run.cases() - firstCases, cpu);
+        System.out.printf(
+                "%d worker(s)%s: %,d cases in %.1f s from launch (%,.0f cases/s), %,.0f cases/s from the first"
+                        + " completed chunk to the last; verdict %s; load average %s -> %s; CPU: workers %.1f s,"
+                        + " postgres %.1f s, this JVM (the agent's server, reading lines) %.1f s%n",
+                workers,
+                heapProbeSeconds > 0 ? String.format(" (peak live heap %.1f MiB)", peak) : "",
+                run.cases(),
+                e.seconds(),
+                e.casesPerSecond(),
+                e.steadyCasesPerSecond(),
+                status.verdict().orElse("-"),
+                load,
+                loadAverage(),
+                cpu.workers() / 1000.0,
+                cpu.postgres() / 1000.0,
+                cpu.bench() / 1000.0);
+        for (WorkerProcess w : ws) {
+            long at = w.launchedAt();
+            System.out.printf(
+                    "  worker: jvm start %d ms, join control db %d ms (cpu %d ms), first claim %s ms and first chunk"
+                            + " %s ms after launch (cpu %d ms), last chunk %s ms; cpu %.1f s; agent time %.2f ms per"
+                            + " case; %s%n",
+                    w.mainAt() - at,
+                    w.readyAt() - w.mainAt(),
+                    w.readyCpu(),
+                    since(at, w.claimAt()),
+                    since(at, w.firstChunkAt()),
+                    w.firstChunkCpu(),
+                    since(at, w.lastChunkAt()),
+                    w.cpuMillis() / 1000.0,
+                    w.casesExecuted() == 0 ? 0.0 : (double) w.agentMillis() / w.casesExecuted(),
+                    w.report());
+        }
+        return e;
+    }
+
+    /**
+     * Runs 4 workers until {@code fraction} of the chunks are done, kills them all, then three times starts one
+     * worker, takes the time to its first completed chunk, and kills it. Cancels the run afterwards.
+     */
+    private Restart[] resume(CreateResult run, double fraction) throws Exception {
+        AtomicLong done = new AtomicLong();
+        List<WorkerProcess> ws = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            ws.add(startWorker(done, 0));
+        }
+        long target = (long) Math.ceil(run.expectedChunks() * fraction);
+        long until = System.nanoTime() + Duration.ofHours(1).toNanos();
+        while (done.get() < target && System.nanoTime() < until) {
+            Thread.sleep(5);
+        }
+        for (WorkerProcess w : ws) {
+            w.kill();
+        }
+        System.out.printf(
+                "killed 4 workers with %,d of %,d chunks done (target %.0f%%)%n",
+                done.get(), run.expectedChunks(), fraction * 100);
+        Restart[] out = new Restart[3];
+        for (int i = 0; i < out.length; i++) {
+            WorkerProcess w = startWorker(done, 0);
+            if (!w.awaitFirstChunk(600)) {
+                kill(w);
+                throw new IllegalStateException("a restarted worker completed no chunk (too few chunks left to"
+                        + " claim, or 10 minutes passed); logs in " + work);
+            }
+            w.kill();
+            long at = w.launchedAt();
+            out[i] = new Restart(
+                    w.mainAt() - at,
+                    w.readyAt() - at,
+                    w.claimAt() - at,
+                    w.firstChunkAt() - at,
+                    w.readyCpu(),
+                    w.firstChunkCpu());
+            System.out.printf(
+                    "restart %d: first chunk %.2f s after launch (%,d chunks done; load average %s)%n",
+                    i + 1, out[i].firstChunk() / 1000.0, done.get(), loadAverage());
+        }
+        new RunCancellation(placements).cancel(run.runId());
+        return out;
+    }
+
+    private static void kill(WorkerProcess w) {
+        try {
+            w.kill();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static Reply answer(OpenAiTestServer.Request request) {
+        Matcher m = QUESTION.matcher(request.lastUserMessage());
+        return Reply.content(m.find() ? Long.toString(Long.parseLong(m.group(1)) * 2) : "unknown");
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        if (!Files.exists(root)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(root)) {
+            for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+}

@@ -1,0 +1,121 @@
+package dev.vigilo.bench;
+
+import dev.vigilo.control.ControlDatabase;
+import dev.vigilo.control.ControlSettings;
+import dev.vigilo.exec.ExecutionConfig;
+import dev.vigilo.exec.Placements;
+import dev.vigilo.exec.Worker;
+import dev.vigilo.storage.StorageConfig;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryMXBean;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A worker process of {@link ExecutionBenchmark}: what {@code vigilo worker --exit-when-idle --concurrency N} does
+ * (joins the embedded control database, opens the default placement, runs {@link Worker} with its production
+ * options), plus timing lines on standard output for the benchmark to read (process CPU time in milliseconds beside
+ * each wall-clock time):
+ *
+ * <pre>
+ * bench-worker main EPOCH_MS CPU_MS        entered main (JVM started)
+ * bench-worker ready EPOCH_MS CPU_MS       control database joined, placements open; the worker starts
+ * bench-worker claim EPOCH_MS CPU_MS       the worker's first chunk lease was claimed (printed once)
+ * bench-worker chunk EPOCH_MS CPU_MS       a chunk was completed (its receipt recorded under the lease)
+ * bench-worker agent CASES AGENT_MS CPU_MS  cases executed, the agent's wall time summed over them, process CPU
+ *                                         time (at exit)
+ * bench-worker exit PEAK_LIVE_HEAP_BYTES REPORT
+ * </pre>
+ *
+ * Arguments: {@code POSTGRES_DIR STORE_ROOT CONCURRENCY [HEAP_PROBE_SECONDS]}. With a probe interval, a thread forces
+ * a full GC at that interval and at exit and keeps the largest heap in use right after one: the peak live heap (the
+ * full GCs cost a little throughput, so throughput runs go without). Without it the peak is reported as -1.
+ */
+public final class ExecutionWorkerMain {
+    private ExecutionWorkerMain() {}
+
+    public static void main(String[] args) throws Exception {
+        mark("main");
+        Path postgres = Path.of(args[0]);
+        StorageConfig storage = StorageConfig.localDefault(Path.of(args[1]));
+        int concurrency = Integer.parseInt(args[2]);
+        long probeSeconds = args.length > 3 ? Long.parseLong(args[3]) : 0;
+        AtomicLong peak = new AtomicLong(-1);
+        AtomicBoolean running = new AtomicBoolean(true);
+        Thread probe = new Thread(() -> probe(probeSeconds, peak, running), "heap-probe");
+        probe.setDaemon(true);
+        if (probeSeconds > 0) {
+            probe.start();
+        }
+        AtomicBoolean claimed = new AtomicBoolean();
+        AtomicLong executed = new AtomicLong();
+        AtomicLong agentNanos = new AtomicLong();
+        Worker.Report report;
+        try (ControlDatabase control = ControlDatabase.open(new ControlSettings.Embedded(postgres));
+                Placements placements = Placements.open(control, ExecutionConfig.defaults())) {
+            Worker.Listener listener = new Worker.Listener() {
+                @Override
+                public void chunkClaimed(UUID runId, long chunkIndex) {
+                    if (claimed.compareAndSet(false, true)) {
+                        mark("claim");
+                    }
+                }
+
+                @Override
+                public void chunkCompleted(UUID runId, long chunkIndex, int cases) {
+                    mark("chunk");
+                }
+
+                @Override
+                public void caseExecuted(UUID runId, Duration agentTime, boolean errored) {
+                    executed.incrementAndGet();
+                    agentNanos.addAndGet(agentTime.toNanos());
+                }
+            };
+            mark("ready");
+            report = new Worker(placements, storage, Worker.Options.defaults(concurrency, true), listener).run();
+        }
+        if (probeSeconds > 0) {
+            running.set(false);
+            probe.interrupt();
+            probe.join();
+            System.gc();
+            peak.accumulateAndGet(heapUsed(), Math::max);
+        }
+        System.out.println(
+                "bench-worker agent " + executed.get() + " " + agentNanos.get() / 1_000_000 + " " + cpuMillis());
+        System.out.println("bench-worker exit " + peak.get() + " " + report);
+        System.exit(0);
+    }
+
+    private static void mark(String what) {
+        System.out.println("bench-worker " + what + " " + System.currentTimeMillis() + " " + cpuMillis());
+    }
+
+    /** Process CPU time (all threads), milliseconds. */
+    static long cpuMillis() {
+        return ManagementFactory.getPlatformMXBean(com.sun.management.OperatingSystemMXBean.class)
+                        .getProcessCpuTime()
+                / 1_000_000;
+    }
+
+    private static void probe(long seconds, AtomicLong peak, AtomicBoolean running) {
+        while (running.get()) {
+            try {
+                Thread.sleep(seconds * 1000);
+            } catch (InterruptedException e) {
+                return;
+            }
+            System.gc();
+            peak.accumulateAndGet(heapUsed(), Math::max);
+        }
+    }
+
+    private static long heapUsed() {
+        MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
+        return memory.getHeapMemoryUsage().getUsed();
+    }
+}

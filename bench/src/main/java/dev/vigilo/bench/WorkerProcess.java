@@ -1,0 +1,212 @@
+package dev.vigilo.bench;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One {@link ExecutionWorkerMain} child process, as {@link ExecutionBenchmark} starts it: {@code java -Xmx256m}, the
+ * benchmark's own class path, standard error to a log file. A thread reads its timing lines; completed chunks are
+ * also added to a counter shared by the workers of a run. Times are epoch milliseconds.
+ */
+final class WorkerProcess {
+    private final Process process;
+    private final long launchedAt;
+    private final AtomicLong runChunks;
+    private final CountDownLatch firstChunk = new CountDownLatch(1);
+    private final Thread reader;
+    private volatile long mainAt;
+    private volatile long readyAt;
+    private volatile long readyCpu;
+    private volatile long claimAt;
+    private volatile long casesExecuted;
+    private volatile long agentMillis;
+    private volatile long cpuMillis;
+    private volatile long firstChunkAt;
+    private volatile long firstChunkCpu;
+    private volatile long lastChunkAt;
+    private volatile long peakHeapBytes = -1;
+    private volatile String report = "";
+
+    private WorkerProcess(Process process, long launchedAt, AtomicLong runChunks) {
+        this.process = process;
+        this.launchedAt = launchedAt;
+        this.runChunks = runChunks;
+        this.reader = new Thread(this::read, "worker-" + process.pid() + "-stdout");
+        reader.setDaemon(true);
+        reader.start();
+    }
+
+    /**
+     * Starts a worker with {@code concurrency} over the embedded control database and store of the benchmark;
+     * {@code heapProbeSeconds > 0} makes it measure its peak live heap ({@link ExecutionWorkerMain}).
+     */
+    static WorkerProcess start(
+            Path postgres, Path storeRoot, int concurrency, long heapProbeSeconds, Path log, AtomicLong runChunks)
+            throws IOException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add("-Xmx256m");
+        String extra = System.getenv("BENCH_WORKER_OPTS"); // e.g. -XX:StartFlightRecording=... to profile
+        if (extra != null && !extra.isBlank()) {
+            cmd.addAll(List.of(extra.trim().split("\\s+")));
+        }
+        cmd.addAll(List.of(
+                "-cp",
+                System.getProperty("java.class.path"),
+                ExecutionWorkerMain.class.getName(),
+                postgres.toString(),
+                storeRoot.toString(),
+                Integer.toString(concurrency),
+                Long.toString(heapProbeSeconds)));
+        long launched = System.currentTimeMillis();
+        Process p = new ProcessBuilder(cmd)
+                .redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()))
+                .start();
+        return new WorkerProcess(p, launched, runChunks);
+    }
+
+    private void read() {
+        try (BufferedReader in =
+                new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            for (String line; (line = in.readLine()) != null; ) {
+                String[] f = line.split(" ", 4);
+                if (f.length < 3 || !f[0].equals("bench-worker")) {
+                    continue;
+                }
+                switch (f[1]) {
+                    case "main" -> mainAt = Long.parseLong(f[2]);
+                    case "ready" -> {
+                        readyAt = Long.parseLong(f[2]);
+                        readyCpu = Long.parseLong(f[3]);
+                    }
+                    case "claim" -> claimAt = Long.parseLong(f[2]);
+                    case "agent" -> {
+                        String[] v = f[3].split(" ");
+                        casesExecuted = Long.parseLong(f[2]);
+                        agentMillis = Long.parseLong(v[0]);
+                        cpuMillis = Long.parseLong(v[1]);
+                    }
+                    case "chunk" -> {
+                        long at = Long.parseLong(f[2]);
+                        if (firstChunkAt == 0) {
+                            firstChunkCpu = Long.parseLong(f[3]);
+                            firstChunkAt = at;
+                        }
+                        lastChunkAt = at;
+                        runChunks.incrementAndGet();
+                        firstChunk.countDown();
+                    }
+                    case "exit" -> {
+                        peakHeapBytes = Long.parseLong(f[2]);
+                        report = f.length > 3 ? f[3] : "";
+                    }
+                    default -> {}
+                }
+            }
+        } catch (IOException e) {
+            // the process was killed
+        }
+    }
+
+    long launchedAt() {
+        return launchedAt;
+    }
+
+    long mainAt() {
+        return mainAt;
+    }
+
+    long readyAt() {
+        return readyAt;
+    }
+
+    /** When the worker claimed its first chunk lease; 0 before. */
+    long claimAt() {
+        return claimAt;
+    }
+
+    /** Cases the worker executed, from its exit lines (0 when it did not exit normally). */
+    long casesExecuted() {
+        return casesExecuted;
+    }
+
+    /** The agent's wall time summed over the executed cases, milliseconds (from the exit lines). */
+    long agentMillis() {
+        return agentMillis;
+    }
+
+    /** The worker's process CPU time at exit, milliseconds (from the exit lines). */
+    long cpuMillis() {
+        return cpuMillis;
+    }
+
+    long firstChunkAt() {
+        return firstChunkAt;
+    }
+
+    /** Process CPU time (all threads) when the worker was ready, milliseconds. */
+    long readyCpu() {
+        return readyCpu;
+    }
+
+    /** Process CPU time at the first completed chunk, milliseconds. */
+    long firstChunkCpu() {
+        return firstChunkCpu;
+    }
+
+    long lastChunkAt() {
+        return lastChunkAt;
+    }
+
+    /** Peak live heap from the exit line; -1 without a heap probe or when the worker did not exit normally. */
+    long peakHeapBytes() {
+        return peakHeapBytes;
+    }
+
+    String report() {
+        return report;
+    }
+
+    /** Waits for the worker's first completed chunk; false when it exited without one or {@code seconds} passed. */
+    boolean awaitFirstChunk(long seconds) throws InterruptedException {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (System.nanoTime() < until) {
+            if (firstChunk.await(100, TimeUnit.MILLISECONDS)) {
+                return true;
+            }
+            if (!process.isAlive()) {
+                reader.join(TimeUnit.SECONDS.toMillis(10));
+                return firstChunk.getCount() == 0;
+            }
+        }
+        return false;
+    }
+
+    /** Waits for a normal exit (the worker found no work left) and for its last lines; false on timeout. */
+    boolean awaitExit(long seconds) throws InterruptedException {
+        if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
+            return false;
+        }
+        reader.join(TimeUnit.SECONDS.toMillis(10));
+        return true;
+    }
+
+    int exitValue() {
+        return process.exitValue();
+    }
+
+    /** SIGKILL, as a crash: nothing is given back; held leases expire on their own. */
+    void kill() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor();
+        reader.join(TimeUnit.SECONDS.toMillis(10));
+    }
+}
