@@ -1,5 +1,6 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.common.crash.CrashPoints;
 import dev.vigilo.common.errors.FencedException;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.common.errors.VigiloException;
@@ -95,6 +96,7 @@ public final class LogWriter implements AutoCloseable {
             // generation so that every reader (not only this writer) sees the replayed batches
             // before we go on.
             if (MemWalFiles.manifest(log.files(), shard).version() >= 0) {
+                CrashPoints.boundary("checkpoint.replay");
                 ds.memWalWriter(shard.toString(), cfg).close();
             }
             long[] after = new long[1];
@@ -130,6 +132,7 @@ public final class LogWriter implements AutoCloseable {
             CheckpointLog log, Dataset ds, WriterEnvironment.Lease env, ShardId shard, String name, long[] epochOut) {
         long before = MemWalFiles.manifest(log.files(), shard).epoch();
         env.refresh(); // credentials may have been refreshed since the last open
+        CrashPoints.boundary("checkpoint.shard-open");
         ShardWriter w = ds.memWalWriter(shard.toString(), config());
         long after = MemWalFiles.manifest(log.files(), shard).epoch();
         if (after != before + 1) {
@@ -155,6 +158,7 @@ public final class LogWriter implements AutoCloseable {
      * it).
      */
     private void rotate() {
+        CrashPoints.boundary("checkpoint.flush");
         writer.close();
         long[] after = new long[1];
         writer = openChecked(log, dataset, environment, shard, name, after);
@@ -204,6 +208,7 @@ public final class LogWriter implements AutoCloseable {
         // Check before the put as well: a fenced ShardWriter's put() was seen to block forever (not
         // only to drop rows).
         checkNotFenced();
+        CrashPoints.boundary("checkpoint.put");
         java.util.concurrent.Future<?> put = putThread.submit(() -> {
             try (ArrowReader r = EventSchema.reader(log.allocator(), batch.events())) {
                 writer.put(r);
@@ -339,6 +344,7 @@ public final class LogWriter implements AutoCloseable {
             try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(log.allocator())) {
                 // The exported stream owns src from here on (closing it ourselves NPEs, FINDINGS).
                 Data.exportArrayStream(log.allocator(), src, stream);
+                CrashPoints.boundary("checkpoint.merge");
                 MergeInsertResult res = base.mergeInsert(
                         new MergeInsertParams(List.of("event_id"))
                                 .withMatchedDoNothing()
@@ -409,6 +415,7 @@ public final class LogWriter implements AutoCloseable {
             return;
         }
         try {
+            CrashPoints.boundary("checkpoint.flush");
             writer.close();
             if (!fenced && options.mergeEveryFlushes() > 0) {
                 try {
