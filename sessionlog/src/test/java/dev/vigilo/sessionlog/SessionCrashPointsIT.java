@@ -51,6 +51,7 @@ class SessionCrashPointsIT {
                 CrashSweep.parallelism(),
                 point -> {
                     Path log = log(point, c);
+                    java.nio.file.Files.createDirectories(log.getParent());
                     if (point <= firstProcess) {
                         return sweep.haltAt(
                                 point, CHILD_TIMEOUT, log.toString(), Integer.toString(BATCHES / 2), c.name());
