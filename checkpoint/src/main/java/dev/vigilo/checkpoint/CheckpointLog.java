@@ -1,5 +1,6 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.common.crash.CrashPoints;
 import dev.vigilo.common.errors.FencedException;
 import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.common.errors.UnavailableException;
@@ -236,6 +237,7 @@ public final class CheckpointLog implements AutoCloseable {
             try {
                 if (location.isLocal()) Files.createDirectories(location.experimentDir());
                 {
+                    CrashPoints.boundary("checkpoint.create");
                     try (ArrowReader r = EventSchema.reader(allocator, List.of());
                             Dataset ds = Dataset.write()
                                     .allocator(allocator)
@@ -262,6 +264,7 @@ public final class CheckpointLog implements AutoCloseable {
         try (Dataset ds = openDataset()) {
             if (ds.memWalIndexDetails().isEmpty()) {
                 try {
+                    CrashPoints.boundary("checkpoint.memwal-init");
                     ds.initializeMemWal(new InitializeMemWalParams());
                 } catch (RuntimeException e) {
                     if (!String.valueOf(e.getMessage()).contains("already")) {

@@ -1,5 +1,6 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.common.crash.CrashPoints;
 import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.common.errors.UnavailableException;
 import java.io.IOException;
@@ -100,10 +101,12 @@ public interface ExperimentRecords extends AutoCloseable {
                     if (!Objects.equals(current, expectedVersion)) return Optional.empty();
                     String version = UUID.randomUUID().toString();
                     Path tmp = dir.resolve(name + ".json." + version + ".tmp");
+                    CrashPoints.boundary("checkpoint.record.tmp");
                     Files.writeString(tmp, version + "\n" + json, StandardCharsets.UTF_8);
                     try (FileChannel c = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
                         c.force(true);
                     }
+                    CrashPoints.boundary("checkpoint.record.rename");
                     try {
                         Files.move(tmp, f, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
                     } catch (AtomicMoveNotSupportedException e) {

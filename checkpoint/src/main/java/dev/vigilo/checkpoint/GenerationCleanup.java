@@ -1,5 +1,6 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.common.crash.CrashPoints;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.common.errors.VigiloException;
 import java.time.Instant;
@@ -93,6 +94,7 @@ final class GenerationCleanup {
         for (String name : files.list(dir)) {
             long g = MemWalFiles.generationOfFolder(name);
             if (g > 0 && g <= watermark) {
+                CrashPoints.boundary("checkpoint.cleanup.generation");
                 files.deleteTree(dir + "/" + name, afterEachFile);
                 gens++;
             }
@@ -105,6 +107,7 @@ final class GenerationCleanup {
         for (String name : walNames) {
             long pos = MemWalFiles.walPosition(name);
             if (pos > 0 && pos <= walBound && pos < newestWal) {
+                CrashPoints.boundary("checkpoint.cleanup.wal");
                 files.delete(dir + "/wal/" + name);
                 afterEachFile.accept(dir + "/wal/" + name);
                 wals++;
@@ -118,6 +121,7 @@ final class GenerationCleanup {
             // A manifest that still lists an unmerged generation is kept: the next pass needs its
             // replay position.
             if (m.version() < newestManifest && m.maxFlushedGeneration() <= watermark) {
+                CrashPoints.boundary("checkpoint.cleanup.manifest");
                 files.delete(dir + "/manifest/" + m.name());
                 afterEachFile.accept(dir + "/manifest/" + m.name());
                 mans++;

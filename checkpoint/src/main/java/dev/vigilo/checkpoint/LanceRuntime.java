@@ -1,40 +1,37 @@
 package dev.vigilo.checkpoint;
 
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.time.Instant;
-import java.util.stream.Stream;
 
 /**
- * Lance extracts its ~180 MB native library into java.io.tmpdir on every JVM start and deletes it
- * on normal exit only; kill -9 leaks the copy. Before first use we sweep copies older than an hour
- * (a younger one may belong to a JVM that is starting right now).
+ * Loads Lance's and Arrow's native libraries once per JVM, before the first use of Lance, through
+ * {@link NativeLibraryCopies}: their copies in {@code java.io.tmpdir} are unpacked under a lock, removed once
+ * loaded, and copies left by killed processes are reclaimed.
  */
 final class LanceRuntime {
     private LanceRuntime() {}
 
-    private static final Duration STALE = Duration.ofHours(1);
-
+    /** Makes sure the libraries are loaded; cheap after the first call. */
     static void prepare() {
-        Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
-        try {
-            Files.createDirectories(tmp);
-        } catch (IOException e) {
-            return; // Lance will report the real problem when it tries to extract.
+        Loaded.ensure();
+    }
+
+    // Class initialization runs the loading exactly once per JVM, and later callers wait for it.
+    private static final class Loaded {
+        static {
+            new NativeLibraryCopies(Path.of(System.getProperty("java.io.tmpdir"))).loadUnderLock(Loaded::load);
         }
-        Instant cutoff = Instant.now().minus(STALE);
-        try (Stream<Path> s = Files.list(tmp)) {
-            s.filter(p -> p.getFileName().toString().contains("lance_jni")).forEach(p -> {
-                try {
-                    if (Files.getLastModifiedTime(p).toInstant().isBefore(cutoff)) Files.deleteIfExists(p);
-                } catch (IOException ignored) {
-                    // Best effort: a copy we cannot delete only costs disk space.
-                }
-            });
-        } catch (IOException ignored) {
-            // Best effort, as above.
+
+        static void ensure() {}
+
+        private static void load() {
+            try {
+                // org.lance.JniLoader's static initializer unpacks and loads liblance_jni.
+                Class.forName("org.lance.JniLoader", true, LanceRuntime.class.getClassLoader());
+            } catch (ClassNotFoundException e) {
+                throw new IllegalStateException("lance-core is not on the class path", e);
+            }
+            // Lance hands data over through Arrow's C data interface, whose JniLoader unpacks arrow_cdata_jni.
+            org.apache.arrow.c.jni.JniLoader.get().ensureLoaded();
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.common.crash.CrashPoints;
 import dev.vigilo.common.errors.FencedException;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.common.errors.VigiloException;
@@ -124,6 +125,7 @@ public final class LogWriter implements AutoCloseable {
             // generation so that every reader (not only this writer) sees the replayed batches
             // before we go on.
             if (MemWalFiles.manifest(log.files(), shard).version() >= 0) {
+                CrashPoints.boundary("checkpoint.replay");
                 ds.memWalWriter(shard.toString(), cfg).close();
             }
             long[] after = new long[1];
@@ -159,6 +161,7 @@ public final class LogWriter implements AutoCloseable {
             CheckpointLog log, Dataset ds, WriterEnvironment.Lease env, ShardId shard, String name, long[] epochOut) {
         long before = MemWalFiles.manifest(log.files(), shard).epoch();
         env.refresh(); // credentials may have been refreshed since the last open
+        CrashPoints.boundary("checkpoint.shard-open");
         ShardWriter w = ds.memWalWriter(shard.toString(), config());
         long after = MemWalFiles.manifest(log.files(), shard).epoch();
         if (after != before + 1) {
@@ -184,6 +187,7 @@ public final class LogWriter implements AutoCloseable {
      * it).
      */
     private void rotate() {
+        CrashPoints.boundary("checkpoint.flush");
         writer.close();
         long[] after = new long[1];
         writer = openChecked(log, dataset, environment, shard, name, after);
@@ -327,6 +331,7 @@ public final class LogWriter implements AutoCloseable {
         String what = group.size() == 1
                 ? "checkpoint batch " + group.get(0).batch.id()
                 : "checkpoint batches " + group.get(0).batch.id() + " and " + (group.size() - 1) + " more (one put)";
+        CrashPoints.boundary("checkpoint.put");
         java.util.concurrent.Future<?> put = putThread.submit(() -> {
             try (ArrowReader r = EventSchema.reader(log.allocator(), events)) {
                 writer.put(r);
@@ -455,6 +460,7 @@ public final class LogWriter implements AutoCloseable {
             try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(log.allocator())) {
                 // The exported stream owns src from here on (closing it ourselves NPEs, FINDINGS).
                 Data.exportArrayStream(log.allocator(), src, stream);
+                CrashPoints.boundary("checkpoint.merge");
                 MergeInsertResult res = base.mergeInsert(
                         new MergeInsertParams(List.of("event_id"))
                                 .withMatchedDoNothing()
@@ -525,6 +531,7 @@ public final class LogWriter implements AutoCloseable {
             return;
         }
         try {
+            CrashPoints.boundary("checkpoint.flush");
             writer.close();
             if (!fenced && options.mergeEveryFlushes() > 0) {
                 try {

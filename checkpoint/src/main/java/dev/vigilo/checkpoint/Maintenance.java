@@ -1,5 +1,6 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.common.crash.CrashPoints;
 import dev.vigilo.common.errors.FencedException;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.common.errors.VigiloException;
@@ -111,11 +112,15 @@ public final class Maintenance implements AutoCloseable {
         election.confirm();
         try (Dataset ds = log.openDataset()) {
             int before = ds.getFragments().size();
-            if (before > 1) ds.compact();
+            if (before > 1) {
+                CrashPoints.boundary("checkpoint.maintenance.compact");
+                ds.compact();
+            }
             ds.checkoutLatest();
             boolean indexed = false;
             if (ds.countRows() > 0) {
                 election.confirm();
+                CrashPoints.boundary("checkpoint.maintenance.index");
                 ds.createIndex(IndexOptions.builder(
                                 List.of("item_id"),
                                 IndexType.BTREE,
@@ -139,6 +144,7 @@ public final class Maintenance implements AutoCloseable {
             // (see the format doc);
             // callers should keep a window of minutes, not zero.
             election.confirm();
+            CrashPoints.boundary("checkpoint.maintenance.versions");
             long removed = ds.cleanupWithPolicy(CleanupPolicy.builder()
                             .withBeforeTimestampMillis(System.currentTimeMillis() - keepVersionsNewerThanMs)
                             .withBeforeVersion(Math.max(1, ds.latestVersion() - 1))

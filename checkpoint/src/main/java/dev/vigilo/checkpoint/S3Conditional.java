@@ -1,5 +1,6 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.common.crash.CrashPoints;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.storage.S3Clients;
 import dev.vigilo.storage.StoreSpec;
@@ -56,6 +57,7 @@ final class S3Conditional {
      * new ETag, empty when the condition failed.
      */
     Optional<String> put(String key, String ifMatch, byte[] body) {
+        CrashPoints.boundary("checkpoint.s3-conditional-put");
         try {
             String tag = client.putObject(
                             b -> {

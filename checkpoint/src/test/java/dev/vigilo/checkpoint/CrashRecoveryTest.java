@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -20,23 +21,34 @@ import org.junit.jupiter.api.io.TempDir;
  * batch is all-or-none.
  */
 class CrashRecoveryTest {
+    /** Kills per run of the test; {@code -Dvigilo.kill.points=N} runs more. */
+    static final int KILLS = Integer.getInteger("vigilo.kill.points", 20);
+
     @TempDir
     Path root;
 
     @Test
+    @Timeout(value = 10, unit = TimeUnit.MINUTES) // 20 and more child JVMs, each loading Lance
     void killedWriterLosesNoAcknowledgedBatchAndNeverLeavesHalfABatch() throws Exception {
-        killRepeatedly("crash", 1, new int[] {5, 9, 17});
+        // First fixed counts (a few batches, one and two memtables' worth), then random ones.
+        killRepeatedly("crash", 1, KILLS, new int[] {5, 9, 17}, 20);
     }
 
-    /** Eight threads sharing group-committed puts: a kill lands between, inside and after shared puts. */
+    /** Eight threads sharing group-committed puts: the kills land between, inside and after shared puts. */
     @Test
+    @Timeout(value = 10, unit = TimeUnit.MINUTES)
     void killedGroupCommittingWriterLosesNoAcknowledgedBatchAndNeverLeavesHalfABatch() throws Exception {
-        killRepeatedly("group", 8, new int[] {3, 20, 41, 64});
+        killRepeatedly("group", 8, Math.max(5, KILLS / 4), new int[] {3, 64}, 80);
     }
 
-    private void killRepeatedly(String experiment, int threads, int[] targets) throws Exception {
+    private void killRepeatedly(String experiment, int threads, int kills, int[] fixed, int randomBound)
+            throws Exception {
+        long seed = Long.getLong("vigilo.crash.seed", System.nanoTime());
+        System.out.println("CrashRecoveryTest (" + experiment + "): " + kills + " kills, seed " + seed
+                + " (-Dvigilo.crash.seed=" + seed + " repeats it)");
+        java.util.Random random = new java.util.Random(seed);
         Set<Integer> acked = new HashSet<>();
-        for (int round = 0; round < targets.length; round++) {
+        for (int round = 0; round < kills; round++) {
             Process p = new ProcessBuilder(List.of(
                             Path.of(System.getProperty("java.home"), "bin", "java")
                                     .toString(),
@@ -57,8 +69,7 @@ class CrashRecoveryTest {
             try (BufferedReader out =
                     new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
                 String line;
-                // With one thread, 9 and 17 leave one batch in the WAL tail.
-                int target = targets[round];
+                int target = round < fixed.length ? fixed[round] : 1 + random.nextInt(randomBound);
                 while ((line = out.readLine()) != null) {
                     if (line.startsWith("ACK ")) {
                         mine.add(Integer.parseInt(line.substring(4)));

@@ -5,8 +5,10 @@ public final class Main {
     private Main() {}
 
     public static void main(String[] args) {
+        Environment environment = Environment.system();
+        TemporaryDirectory.useVigiloHome(environment);
         int code = Cli.run(
-                Environment.system(),
+                environment,
                 new java.io.PrintWriter(System.out, true),
                 new java.io.PrintWriter(System.err, true),
                 args);

@@ -18,8 +18,8 @@ import picocli.CommandLine.Spec;
         footer = {
             "",
             "Environment:",
-            "  VIGILO_HOME            Vigilo's home directory (default ~/.vigilo): embedded PostgreSQL data and the",
-            "                         default local object store.",
+            "  VIGILO_HOME            Vigilo's home directory (default ~/.vigilo): embedded PostgreSQL data, the",
+            "                         default local object store and temporary files (tmp/).",
             "  VIGILO_CONTROL_DB      JDBC URL of the control database (default: embedded PostgreSQL).",
             "  VIGILO_STORAGE_CONFIG  storage.toml naming the object stores (default: a local store in VIGILO_HOME).",
             "  VIGILO_EXECUTION_CONFIG execution.toml naming the execution databases (default: the control database).",

@@ -17,6 +17,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -24,13 +25,19 @@ import org.junit.jupiter.api.io.TempDir;
  * every item is completed, no step has two STEP_COMPLETED events, nothing is duplicated or lost.
  */
 class KillResumeTest {
+    /** Kills per run of the test; {@code -Dvigilo.kill.points=N} runs more. */
+    static final int KILLS = Integer.getInteger("vigilo.kill.points", 20);
+
+    static final int SEEDS = 80;
+
     @TempDir
     Path dir;
 
     @Test
+    @Timeout(value = 10, unit = TimeUnit.MINUTES) // 20 and more child JVMs, each loading Lance
     void repeatedKillMinusNineThenResumeCompletesEverythingExactlyOnce() throws Exception {
         StringBuilder seeds = new StringBuilder();
-        for (int i = 0; i < 16; i++)
+        for (int i = 0; i < SEEDS; i++)
             seeds.append("{\"id\": \"s")
                     .append(i)
                     .append("\", \"n\": ")
@@ -53,12 +60,15 @@ class KillResumeTest {
           - {name: three, kind: template, template: "{{a}}-{{b}}", output_field: c}
         """.formatted(runs));
         Path root = dir.resolve("root");
-        Random rnd = new Random(42);
+        long seed = Long.getLong("vigilo.crash.seed", System.nanoTime());
+        System.out.println(
+                "KillResumeTest: " + KILLS + " kills, seed " + seed + " (-Dvigilo.crash.seed=" + seed + " repeats it)");
+        Random rnd = new Random(seed);
         int kills = 0;
         boolean done = false;
         ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
         try {
-            for (int round = 0; round < 12 && !done; round++) {
+            for (int round = 0; round < KILLS + 8 && !done; round++) {
                 Process p = new ProcessBuilder(List.of(
                                 Path.of(System.getProperty("java.home"), "bin", "java")
                                         .toString(),
@@ -79,7 +89,7 @@ class KillResumeTest {
                     String line;
                     while ((line = out.readLine()) != null) {
                         if (line.startsWith("DONE")) done = true;
-                        if (!scheduled && line.contains("item_finished") && round < 5) {
+                        if (!scheduled && line.contains("item_finished") && round < KILLS) {
                             scheduled = true;
                             timer.schedule(
                                     p::destroyForcibly,
@@ -95,13 +105,13 @@ class KillResumeTest {
             timer.shutdownNow();
         }
         assertThat(done).as("a run finished").isTrue();
-        assertThat(kills).as("runs killed").isGreaterThanOrEqualTo(3);
+        assertThat(kills).as("runs killed (seed %d)", seed).isGreaterThanOrEqualTo(KILLS * 3 / 4);
 
         ExperimentStatus s = Experiments.status(LogRoot.local(root), "killme", "exp");
-        assertThat(s.items()).isEqualTo(16);
-        assertThat(s.completed()).isEqualTo(16);
+        assertThat(s.items()).isEqualTo(SEEDS);
+        assertThat(s.completed()).isEqualTo(SEEDS);
         assertThat(s.failed()).isZero();
-        for (int i = 0; i < 16; i++) {
+        for (int i = 0; i < SEEDS; i++) {
             JsonNode item = Experiments.item(LogRoot.local(root), "killme", "exp", "s" + i)
                     .orElseThrow();
             assertThat(item.path("completed_steps"))
@@ -118,7 +128,7 @@ class KillResumeTest {
         // worker per kill.
         Map<String, Integer> counts = new HashMap<>();
         Files.readAllLines(runs).forEach(l -> counts.merge(l, 1, Integer::sum));
-        assertThat(counts).hasSize(32);
+        assertThat(counts).hasSize(2 * SEEDS);
         int reruns = counts.values().stream().mapToInt(c -> c - 1).sum();
         assertThat(reruns).isLessThanOrEqualTo(kills * 2);
     }

@@ -1,5 +1,6 @@
 package dev.vigilo.dataset;
 
+import dev.vigilo.common.crash.CrashPoints;
 import dev.vigilo.common.errors.ConflictException;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.common.input.Names;
@@ -76,7 +77,10 @@ final class DatasetUploader {
                 stored.root.levels(),
                 store.binding(),
                 Instant.now());
-        if (!catalog.insert(entry, IndexDocument.VERSION)) {
+        CrashPoints.boundary("dataset.catalog-insert");
+        boolean inserted = catalog.insert(entry, IndexDocument.VERSION);
+        CrashPoints.boundary("dataset.catalog-insert.done");
+        if (!inserted) {
             // A concurrent upload with the same caller-chosen id committed first.
             DatasetEntry winner = catalog.find(entry.uploadId()).orElseThrow();
             return sameUploadOrConflict(winner, file, name);

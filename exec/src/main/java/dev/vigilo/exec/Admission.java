@@ -1,5 +1,6 @@
 package dev.vigilo.exec;
 
+import dev.vigilo.common.crash.CrashPoints;
 import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.ConflictException;
 import dev.vigilo.common.errors.DamagedException;
@@ -300,6 +301,7 @@ public final class Admission {
                     shardIds.stream().map(shards::get).toList();
             Jdbi local = placements.jdbi(alias);
             try {
+                CrashPoints.boundary("exec.admit.seed");
                 control.useTransaction(h -> {
                     lease.recheck(h);
                     lockFences(h, alias, shardIds);
@@ -371,6 +373,7 @@ public final class Admission {
         }
 
         private void acknowledge(long from, long to, AdmissionFolds folds) {
+            CrashPoints.boundary("exec.admit.acknowledge");
             control.useTransaction(h -> {
                 lease.recheck(h);
                 int n = h.createUpdate("UPDATE run_plans SET admission_cursor = :to, admission_folds = :f"
@@ -473,6 +476,7 @@ public final class Admission {
             for (String alias : aliases) {
                 requireActive(alias);
             }
+            CrashPoints.boundary("exec.admit.activate");
             String problem = control.inTransaction(h -> {
                 lease.recheck(h);
                 List<Map<String, Object>> routes = h.createQuery("SELECT shard, placement, state FROM"
@@ -521,6 +525,7 @@ public final class Admission {
          */
         private RuntimeException fail(RuntimeException reason) {
             try {
+                CrashPoints.boundary("exec.admit.fail");
                 control.useTransaction(h -> {
                     lease.recheck(h);
                     h.createUpdate("UPDATE runs SET status = 'failed', dispatchable = false, failure_reason = :x,"

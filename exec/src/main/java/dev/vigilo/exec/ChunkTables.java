@@ -1,5 +1,6 @@
 package dev.vigilo.exec;
 
+import dev.vigilo.common.crash.CrashPoints;
 import dev.vigilo.storage.ObjectRef;
 import java.time.Duration;
 import java.util.List;
@@ -34,20 +35,21 @@ final class ChunkTables {
         if (routes.isEmpty()) {
             return Optional.empty();
         }
-        return h.createQuery("WITH r AS (SELECT * FROM unnest(:runs::uuid[], :shards::int[], :cursors::bigint[])"
-                        + " AS r(run_id, shard, cursor)),"
-                        + " next AS (SELECT c.run_id, c.chunk_index FROM exec_chunks c"
-                        + " JOIN r ON r.run_id = c.run_id AND r.shard = c.shard AND c.shard_seq < r.cursor"
-                        + " JOIN exec_run_shards s ON s.run_id = c.run_id AND s.shard = c.shard AND s.state = 'open'"
-                        + " WHERE (c.state = 'queued' OR (c.state = 'leased' AND c.lease_expires_at < clock_timestamp()))"
-                        + " AND (c.not_before IS NULL OR c.not_before <= clock_timestamp())"
-                        + " AND c.attempts < :max"
-                        + " ORDER BY c.run_id, c.chunk_index LIMIT 1 FOR UPDATE OF c SKIP LOCKED)"
-                        + " UPDATE exec_chunks c SET state = 'leased', lease_owner = :o,"
-                        + " lease_generation = c.lease_generation + 1, attempts = c.attempts + 1,"
-                        + " lease_expires_at = clock_timestamp() + make_interval(secs => :s)"
-                        + " FROM next WHERE c.run_id = next.run_id AND c.chunk_index = next.chunk_index"
-                        + " RETURNING c.*")
+        Optional<Lease> claimed = h.createQuery(
+                        "WITH r AS (SELECT * FROM unnest(:runs::uuid[], :shards::int[], :cursors::bigint[])"
+                                + " AS r(run_id, shard, cursor)),"
+                                + " next AS (SELECT c.run_id, c.chunk_index FROM exec_chunks c"
+                                + " JOIN r ON r.run_id = c.run_id AND r.shard = c.shard AND c.shard_seq < r.cursor"
+                                + " JOIN exec_run_shards s ON s.run_id = c.run_id AND s.shard = c.shard AND s.state = 'open'"
+                                + " WHERE (c.state = 'queued' OR (c.state = 'leased' AND c.lease_expires_at < clock_timestamp()))"
+                                + " AND (c.not_before IS NULL OR c.not_before <= clock_timestamp())"
+                                + " AND c.attempts < :max"
+                                + " ORDER BY c.run_id, c.chunk_index LIMIT 1 FOR UPDATE OF c SKIP LOCKED)"
+                                + " UPDATE exec_chunks c SET state = 'leased', lease_owner = :o,"
+                                + " lease_generation = c.lease_generation + 1, attempts = c.attempts + 1,"
+                                + " lease_expires_at = clock_timestamp() + make_interval(secs => :s)"
+                                + " FROM next WHERE c.run_id = next.run_id AND c.chunk_index = next.chunk_index"
+                                + " RETURNING c.*")
                 .bindArray(
                         "runs",
                         UUID.class,
@@ -71,6 +73,10 @@ final class ChunkTables {
                         rs.getInt("attempts"),
                         SeedTables.seed(rs)))
                 .findOne();
+        if (claimed.isPresent()) {
+            CrashPoints.boundary("exec.claim"); // before the claim commits
+        }
+        return claimed;
     }
 
     /** Whether this execution database holds chunks of {@code run} that are queued or leased. */
@@ -141,6 +147,7 @@ final class ChunkTables {
      * row is locked FOR SHARE first so a concurrent cancellation or move (FOR UPDATE) serializes with it.
      */
     static Completion complete(Handle h, Lease l, ObjectRef receipt, Tallies t) {
+        CrashPoints.boundary("exec.complete"); // inside the transaction: halting here is halting before its commit
         Optional<String> shard = h.createQuery(
                         "SELECT state FROM exec_run_shards WHERE run_id = :r AND shard = :s" + " FOR SHARE")
                 .bind("r", l.runId())
@@ -178,6 +185,7 @@ final class ChunkTables {
      * @return false when the lease was no longer this worker's
      */
     static boolean requeue(Handle h, Lease l, Duration backoff, String error) {
+        CrashPoints.boundary("exec.requeue");
         return h.createUpdate("UPDATE exec_chunks SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL,"
                                 + " not_before = clock_timestamp() + make_interval(secs => :b), last_error = :e"
                                 + " WHERE run_id = :r AND chunk_index = :c AND state = 'leased' AND lease_owner = :o"
@@ -198,6 +206,7 @@ final class ChunkTables {
      * @return false when the lease was no longer this worker's
      */
     static boolean fail(Handle h, Lease l, String error) {
+        CrashPoints.boundary("exec.fail");
         return h.createUpdate("UPDATE exec_chunks SET state = 'failed', lease_owner = NULL, lease_expires_at = NULL,"
                                 + " last_error = :e, finished_at = now()"
                                 + " WHERE run_id = :r AND chunk_index = :c AND state = 'leased' AND lease_owner = :o"

@@ -1,5 +1,6 @@
 package dev.vigilo.exec;
 
+import dev.vigilo.common.crash.CrashPoints;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -37,6 +38,7 @@ final class Routes {
 
     /** Marks the run running on its first claim (a no-op after that). */
     static void markRunning(Jdbi control, UUID runId) {
+        CrashPoints.boundary("exec.mark-running");
         control.useHandle(h -> h.createUpdate("UPDATE runs SET status = 'running', updated_at = now()"
                         + " WHERE run_id = :r AND status = 'pending'")
                 .bind("r", runId)

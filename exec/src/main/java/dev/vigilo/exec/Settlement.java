@@ -1,5 +1,6 @@
 package dev.vigilo.exec;
 
+import dev.vigilo.common.crash.CrashPoints;
 import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.common.errors.UnavailableException;
 import java.util.List;
@@ -135,6 +136,7 @@ final class Settlement {
     /** The single control transaction: rechecks status and routes, then records the outcome. */
     private Result commit(RunRecords.Run read, List<RunRecords.Route> routes, SettlementEvidence ev) {
         UUID runId = read.runId();
+        CrashPoints.boundary("exec.settle");
         Result r = control.inTransaction(h -> {
             RunRecords.Run now = RunRecords.lock(h, runId, true);
             if (!now.active()) {

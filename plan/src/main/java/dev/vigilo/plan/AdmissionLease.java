@@ -1,5 +1,6 @@
 package dev.vigilo.plan;
 
+import dev.vigilo.common.crash.CrashPoints;
 import dev.vigilo.common.errors.ConflictException;
 import dev.vigilo.common.errors.FencedException;
 import dev.vigilo.common.errors.NotFoundException;
@@ -86,6 +87,7 @@ public final class AdmissionLease {
         Objects.requireNonNull(runId, "runId");
         Objects.requireNonNull(duration, "duration");
         UUID owner = UUID.randomUUID();
+        CrashPoints.boundary("plan.admission-lease");
         return jdbi.inTransaction(h -> {
             Optional<Map<String, Object>> row = h.createQuery("SELECT r.status, r.creation_owner,"
                             + " r.creation_lease_expires_at > clock_timestamp() AS live,"

@@ -1,5 +1,6 @@
 package dev.vigilo.plan;
 
+import dev.vigilo.common.crash.CrashPoints;
 import dev.vigilo.common.errors.FencedException;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
@@ -73,6 +74,7 @@ final class Authority {
      * incrementing the plan generation. Rejects a live lease of another creator and any frozen input that differs.
      */
     Claimed claim(Frozen f) {
+        CrashPoints.boundary("plan.claim");
         Claimed c = jdbi.inTransaction(h -> {
             // Insert-or-lock: a concurrent first claim blocks on the insert until the other commits, then sees its row.
             int inserted = h.createUpdate("INSERT INTO runs (run_id, status, creation_owner, creation_lease_expires_at)"
@@ -277,6 +279,7 @@ final class Authority {
      * @return the keys already acknowledged (to be verified again, not uploaded again)
      */
     List<ObjectKey> register(List<FileRow> files) {
+        CrashPoints.boundary("plan.register");
         return jdbi.inTransaction(h -> {
             recheck(h);
             PreparedBatch b = h.prepareBatch("INSERT INTO run_plan_objects (run_id, object_key, kind, chunk_index,"
@@ -327,6 +330,7 @@ final class Authority {
         if (keys.isEmpty()) {
             return;
         }
+        CrashPoints.boundary("plan.acknowledge");
         jdbi.useTransaction(h -> {
             recheck(h);
             h.createUpdate(
@@ -361,7 +365,9 @@ final class Authority {
      */
     void publish(ObjectRef root, long expectedChunks, long filesWalked, List<ShardTotals> shards, boolean execute) {
         try {
+            CrashPoints.boundary("plan.publish");
             publishTransaction(root, expectedChunks, filesWalked, shards, execute);
+            CrashPoints.boundary("plan.publish.done");
         } catch (org.jdbi.v3.core.transaction.TransactionException e) {
             throw PlanErrors.stateUnknown(
                     runId,
@@ -442,6 +448,7 @@ final class Authority {
      * (module exec) moves it to pending once its execution records are seeded and verified.
      */
     void requestExecution() {
+        CrashPoints.boundary("plan.request-execution");
         jdbi.useTransaction(h -> {
             recheck(h);
             h.createUpdate("UPDATE run_plans SET execution_requested = true WHERE run_id = :r")
@@ -452,6 +459,7 @@ final class Authority {
 
     /** Records that the plan can never be prepared with these inputs (e.g. a gate selecting no case). */
     void reject(String reason) {
+        CrashPoints.boundary("plan.reject");
         jdbi.useTransaction(h -> {
             recheck(h);
             h.createUpdate("UPDATE run_plans SET plan_status = :rejected, rejection = :x WHERE run_id = :r")
@@ -467,6 +475,7 @@ final class Authority {
         if (generation == null) {
             return;
         }
+        CrashPoints.boundary("plan.release");
         jdbi.useHandle(h -> h.createUpdate("UPDATE runs SET creation_owner = NULL, creation_lease_expires_at = NULL"
                         + " WHERE run_id = :r AND creation_owner = :o")
                 .bind("r", runId)

@@ -1,5 +1,6 @@
 package dev.vigilo.sessionlog;
 
+import dev.vigilo.common.crash.CrashPoints;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -28,11 +29,13 @@ final class AtomicFiles {
     static void replace(Path target, byte[] content) throws IOException {
         Path tmp = tempBeside(target);
         try {
+            CrashPoints.boundary("sessionlog.replace.tmp");
             try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
                 writeFully(ch, content);
                 ch.force(true);
             }
             try {
+                CrashPoints.boundary("sessionlog.replace.rename");
                 Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             } catch (AtomicMoveNotSupportedException e) {
                 throw new IOException(
@@ -48,6 +51,7 @@ final class AtomicFiles {
 
     /** Moves a fully written and fsynced {@code tmp} to {@code target}: atomic, replacing only when {@code replace}. */
     static void publish(Path tmp, Path target, boolean replace) throws IOException {
+        CrashPoints.boundary("sessionlog.publish");
         if (replace) {
             Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } else {

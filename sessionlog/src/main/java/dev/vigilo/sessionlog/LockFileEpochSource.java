@@ -1,5 +1,6 @@
 package dev.vigilo.sessionlog;
 
+import dev.vigilo.common.crash.CrashPoints;
 import dev.vigilo.common.errors.FencedException;
 import dev.vigilo.common.errors.UnavailableException;
 import java.io.IOException;
@@ -55,7 +56,9 @@ public final class LockFileEpochSource implements EpochSource {
                         -1);
             }
             Epoch granted = new Epoch(Math.max(stored + 1, atLeast.value()));
+            CrashPoints.boundary("sessionlog.epoch.truncate");
             ch.truncate(0);
+            CrashPoints.boundary("sessionlog.epoch.write");
             ch.write(ByteBuffer.wrap((granted.value() + "\n").getBytes(StandardCharsets.US_ASCII)), 0);
             ch.force(true);
             final FileChannel held = ch;

@@ -2,6 +2,7 @@ package dev.vigilo.sessionlog;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.crash.CrashPoints;
 import dev.vigilo.common.errors.FencedException;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.common.errors.VigiloException;
@@ -111,6 +112,7 @@ public final class SessionLogWriter implements AutoCloseable {
             byte[] h = (header.toJsonLine() + "\n").getBytes(StandardCharsets.UTF_8);
             byte[] frame = options.compression() == Compression.ZSTD ? FrameCodec.encode(h, 0, h.length) : h;
             Path tmp = AtomicFiles.tempBeside(log);
+            CrashPoints.boundary("sessionlog.create");
             try (FileChannel t = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
                 AtomicFiles.writeFully(t, frame);
                 t.force(true);
@@ -170,6 +172,7 @@ public final class SessionLogWriter implements AutoCloseable {
                         r.tornOffset());
             FileChannel ch = FileChannel.open(log, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
             if (r.channel() != Channel.NONE && r.hwOffset() < fileSize) {
+                CrashPoints.boundary("sessionlog.truncate");
                 ch.truncate(r.hwOffset()); // rule 1: everything after HW is uncommitted
                 ch.force(true);
             }
@@ -389,6 +392,7 @@ public final class SessionLogWriter implements AutoCloseable {
         long start = ch.size();
         if (start != size) frames = countUnits(log, start, compression); // another process appended (rare)
         try {
+            CrashPoints.boundary("sessionlog.append");
             AtomicFiles.writeFully(ch, frame);
             ch.force(false);
         } catch (IOException e) {
@@ -422,6 +426,7 @@ public final class SessionLogWriter implements AutoCloseable {
                     ManifestCodec.write(
                             new Manifest(lease.epoch(), seq - 1, frames, end, checksum(frame, compression), history)));
         }
+        CrashPoints.boundary("sessionlog.append.done");
         HighWatermark now = new HighWatermark(seq - 1, end);
         hw = now;
         for (Pending p : batch) p.result = new AppendResult(p.result.firstSeq(), p.result.lastSeq(), now);

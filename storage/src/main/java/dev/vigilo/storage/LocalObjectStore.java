@@ -1,5 +1,6 @@
 package dev.vigilo.storage;
 
+import dev.vigilo.common.crash.CrashPoints;
 import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.ConflictException;
 import dev.vigilo.common.errors.InvalidInputException;
@@ -84,15 +85,18 @@ final class LocalObjectStore implements ObjectStore {
         Path temp = dir.resolve("." + target.getFileName() + ".tmp-"
                 + Long.toHexString(ThreadLocalRandom.current().nextLong()));
         try {
+            CrashPoints.boundary("storage.local.write");
             writeDurably(temp, bytes, deadline, what);
             deadline.check(what);
             try {
+                CrashPoints.boundary("storage.local.link");
                 Files.createLink(target, temp);
             } catch (FileAlreadyExistsException raced) {
                 // Another writer published first; the outcome is whatever it wrote.
                 return compareExisting(ref, bytes, target, deadline);
             }
             // The object is published; from here on the call succeeds even if the deadline passes.
+            CrashPoints.boundary("storage.local.published");
             Files.delete(temp);
             fsyncDirectory(dir);
             return ref;

@@ -1,5 +1,6 @@
 package dev.vigilo.storage;
 
+import dev.vigilo.common.crash.CrashPoints;
 import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.UnavailableException;
@@ -107,6 +108,7 @@ final class S3ObjectStore implements ObjectStore {
                         what + " failed: the key stayed contended for " + MAX_CREATE_ATTEMPTS + " attempts", null);
             }
             try {
+                CrashPoints.boundary("storage.s3.put");
                 call(
                         what,
                         deadline,
