@@ -256,17 +256,19 @@ final class CaseFileFormat {
             int absStart = off + caseStart;
             int caseLength = caseEnd - caseStart;
             Sha256 actual = Sha256.of(bytes, absStart, caseLength);
-            expect(
-                    key,
-                    actual.toHex().equals(sha),
-                    "case " + ordinal + " (\"" + id + "\") has SHA-256 " + actual.toHex() + ", its record says " + sha);
-            byte[] caseBytes = java.util.Arrays.copyOfRange(bytes, absStart, absStart + caseLength);
+            if (!isHexOf(sha, actual.toBytes())) {
+                throw new DatasetDamagedException(
+                        key,
+                        "case " + ordinal + " (\"" + id + "\") has SHA-256 " + actual.toHex() + ", its record says "
+                                + sha);
+            }
             CaseFields fields;
             try {
-                fields = caseParser.parse(caseBytes, caseBytes.length);
+                fields = caseParser.parse(bytes, absStart, caseLength);
             } catch (CaseLineParser.CaseSyntaxException e) {
                 throw new DatasetDamagedException(key, "case " + ordinal + " is not a valid case: " + e.getMessage());
             }
+            byte[] caseBytes = java.util.Arrays.copyOfRange(bytes, absStart, absStart + caseLength);
             expect(
                     key,
                     fields.id().equals(id),
@@ -274,6 +276,22 @@ final class CaseFileFormat {
             return new StoredCase(ordinal, fields, actual, caseBytes);
         }
     }
+
+    /** True when {@code hex} is exactly the lower-case hex spelling of {@code digest} (compared without a string). */
+    private static boolean isHexOf(String hex, byte[] digest) {
+        if (hex.length() != 2 * digest.length) {
+            return false;
+        }
+        for (int i = 0; i < digest.length; i++) {
+            if (hex.charAt(2 * i) != HEX_DIGITS[(digest[i] >> 4) & 0xF]
+                    || hex.charAt(2 * i + 1) != HEX_DIGITS[digest[i] & 0xF]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static final char[] HEX_DIGITS = "0123456789abcdef".toCharArray();
 
     private static void expect(ObjectKey key, boolean condition, String problem) {
         if (!condition) {
