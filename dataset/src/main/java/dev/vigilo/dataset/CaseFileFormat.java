@@ -7,7 +7,6 @@ import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.Sha256;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -34,29 +33,62 @@ final class CaseFileFormat {
 
     private CaseFileFormat() {}
 
+    /**
+     * Appends one record, {@code {"ordinal":N,"id":<quotedId>,"sha256":"<hex>","case":<case bytes>}} and its newline.
+     *
+     * @param quotedId the id as it appears between the quotes of a JSON string ({@link JsonStringEncoder}'s
+     *                 escaping)
+     * @param sha256   the case's 32-byte SHA-256, at {@code shaOffset}
+     */
+    static void encodeRecord(
+            GrowableBytes out,
+            long ordinal,
+            byte[] quotedId,
+            int idOffset,
+            int idLength,
+            byte[] sha256,
+            int shaOffset,
+            byte[] caseBytes,
+            int caseOffset,
+            int caseLength) {
+        out.put(RECORD_ORDINAL);
+        out.putDecimal(ordinal);
+        out.put(RECORD_ID);
+        out.put(quotedId, idOffset, idLength);
+        out.put(RECORD_SHA);
+        out.putHex(sha256, shaOffset, Sha256.LENGTH);
+        out.put(RECORD_CASE);
+        out.put(caseBytes, caseOffset, caseLength);
+        out.put(RECORD_END);
+    }
+
     /** Accumulates the records of one case file in memory (bounded by the caller's size and count limits). */
     static final class Builder {
-        private final ByteArrayOutputStream records = new ByteArrayOutputStream(1 << 16);
+        private final GrowableBytes records = new GrowableBytes(1 << 16);
         private long firstOrdinal = -1;
         private int count;
 
         void add(long ordinal, String id, Sha256 sha256, byte[] caseBytes, int caseLength) {
+            next(ordinal);
+            byte[] quoted = JsonStringEncoder.getInstance().quoteAsUTF8(id);
+            encodeRecord(records, ordinal, quoted, 0, quoted.length, sha256.toBytes(), 0, caseBytes, 0, caseLength);
+            count++;
+        }
+
+        /** Adds one record {@link #encodeRecord} made for {@code ordinal}. */
+        void addRecord(long ordinal, byte[] record, int offset, int length) {
+            next(ordinal);
+            records.put(record, offset, length);
+            count++;
+        }
+
+        private void next(long ordinal) {
             if (firstOrdinal < 0) {
                 firstOrdinal = ordinal;
             } else if (ordinal != firstOrdinal + count) {
                 throw new IllegalArgumentException(
                         "ordinal " + ordinal + " does not follow " + (firstOrdinal + count - 1));
             }
-            records.writeBytes(RECORD_ORDINAL);
-            records.writeBytes(Long.toString(ordinal).getBytes(StandardCharsets.US_ASCII));
-            records.writeBytes(RECORD_ID);
-            records.writeBytes(JsonStringEncoder.getInstance().quoteAsUTF8(id));
-            records.writeBytes(RECORD_SHA);
-            records.writeBytes(sha256.toHex().getBytes(StandardCharsets.US_ASCII));
-            records.writeBytes(RECORD_CASE);
-            records.write(caseBytes, 0, caseLength);
-            records.writeBytes(RECORD_END);
-            count++;
         }
 
         /** Bytes the file would have if encoded now, excluding the short header. */
@@ -82,8 +114,7 @@ final class CaseFileFormat {
             byte[] h = header.getBytes(StandardCharsets.US_ASCII);
             byte[] out = new byte[h.length + records.size()];
             System.arraycopy(h, 0, out, 0, h.length);
-            byte[] body = records.toByteArray();
-            System.arraycopy(body, 0, out, h.length, body.length);
+            System.arraycopy(records.array(), 0, out, h.length, records.size());
             return out;
         }
 
@@ -225,17 +256,19 @@ final class CaseFileFormat {
             int absStart = off + caseStart;
             int caseLength = caseEnd - caseStart;
             Sha256 actual = Sha256.of(bytes, absStart, caseLength);
-            expect(
-                    key,
-                    actual.toHex().equals(sha),
-                    "case " + ordinal + " (\"" + id + "\") has SHA-256 " + actual.toHex() + ", its record says " + sha);
-            byte[] caseBytes = java.util.Arrays.copyOfRange(bytes, absStart, absStart + caseLength);
+            if (!isHexOf(sha, actual.toBytes())) {
+                throw new DatasetDamagedException(
+                        key,
+                        "case " + ordinal + " (\"" + id + "\") has SHA-256 " + actual.toHex() + ", its record says "
+                                + sha);
+            }
             CaseFields fields;
             try {
-                fields = caseParser.parse(caseBytes, caseBytes.length);
+                fields = caseParser.parse(bytes, absStart, caseLength);
             } catch (CaseLineParser.CaseSyntaxException e) {
                 throw new DatasetDamagedException(key, "case " + ordinal + " is not a valid case: " + e.getMessage());
             }
+            byte[] caseBytes = java.util.Arrays.copyOfRange(bytes, absStart, absStart + caseLength);
             expect(
                     key,
                     fields.id().equals(id),
@@ -243,6 +276,22 @@ final class CaseFileFormat {
             return new StoredCase(ordinal, fields, actual, caseBytes);
         }
     }
+
+    /** True when {@code hex} is exactly the lower-case hex spelling of {@code digest} (compared without a string). */
+    private static boolean isHexOf(String hex, byte[] digest) {
+        if (hex.length() != 2 * digest.length) {
+            return false;
+        }
+        for (int i = 0; i < digest.length; i++) {
+            if (hex.charAt(2 * i) != HEX_DIGITS[(digest[i] >> 4) & 0xF]
+                    || hex.charAt(2 * i + 1) != HEX_DIGITS[digest[i] & 0xF]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static final char[] HEX_DIGITS = "0123456789abcdef".toCharArray();
 
     private static void expect(ObjectKey key, boolean condition, String problem) {
         if (!condition) {

@@ -19,7 +19,7 @@ import java.util.UUID;
  */
 public final class CaseFold {
     private final MessageDigest digest = Sha256.newDigest();
-    private final ByteBuffer header = ByteBuffer.allocate(12);
+    private final GrowableBytes entry = new GrowableBytes(128);
     private long cases;
     private boolean finished;
 
@@ -27,16 +27,34 @@ public final class CaseFold {
     public void add(long ordinal, String id, Sha256 caseSha256) {
         Objects.requireNonNull(id, "id");
         Objects.requireNonNull(caseSha256, "caseSha256");
+        byte[] idBytes = id.getBytes(StandardCharsets.UTF_8);
+        entry.reset();
+        encode(entry, ordinal, idBytes, 0, idBytes.length, caseSha256.toBytes(), 0);
+        addEncoded(entry.array(), 0, entry.size(), 1);
+    }
+
+    /**
+     * Appends one case's contribution to the fold to {@code out}, so that cases can be encoded apart (on other
+     * threads) and folded in order with {@link #addEncoded}.
+     *
+     * @param id     the id's UTF-8 bytes at {@code [idOffset, idOffset + idLength)}
+     * @param sha256 the case's 32-byte SHA-256 at {@code shaOffset}
+     */
+    static void encode(
+            GrowableBytes out, long ordinal, byte[] id, int idOffset, int idLength, byte[] sha256, int shaOffset) {
+        out.putLong(ordinal);
+        out.putInt(idLength);
+        out.put(id, idOffset, idLength);
+        out.put(sha256, shaOffset, Sha256.LENGTH);
+    }
+
+    /** Adds {@code count} cases that {@link #encode} wrote to {@code entries[offset, offset + length)}, in order. */
+    void addEncoded(byte[] entries, int offset, int length, long count) {
         if (finished) {
             throw new IllegalStateException("the fold is finished");
         }
-        byte[] idBytes = id.getBytes(StandardCharsets.UTF_8);
-        header.clear();
-        header.putLong(ordinal).putInt(idBytes.length);
-        digest.update(header.array(), 0, 12);
-        digest.update(idBytes);
-        digest.update(caseSha256.toBytes());
-        cases++;
+        digest.update(entries, offset, length);
+        cases += count;
     }
 
     /** How many cases were added. */

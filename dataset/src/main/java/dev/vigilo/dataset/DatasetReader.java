@@ -1,5 +1,6 @@
 package dev.vigilo.dataset;
 
+import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectIntegrityException;
@@ -13,6 +14,10 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.function.Consumer;
 
 /**
@@ -36,16 +41,38 @@ import java.util.function.Consumer;
 public final class DatasetReader {
     private static final Duration READ_TIMEOUT = Duration.ofSeconds(120);
 
+    /** Most case files a read-ahead decodes beyond the one being consumed. */
+    public static final int MAX_READ_AHEAD = 16;
+
     private final DatasetEntry entry;
     private final ObjectReader store;
+    private final int readAhead;
     private final CaseLineParser caseParser = new CaseLineParser(DatasetLimits.MAX_CASE_BYTES);
     private long caseFiles;
     private long indexDocuments;
     private long bytesRead;
 
-    private DatasetReader(DatasetEntry entry, ObjectReader store) {
+    private DatasetReader(DatasetEntry entry, ObjectReader store, int readAhead) {
         this.entry = entry;
         this.store = store;
+        this.readAhead = readAhead;
+    }
+
+    /**
+     * A reader of the same dataset that reads and verifies up to {@code caseFiles} case files ahead of the one its
+     * consumer is given, on as many threads as there are cores (at most {@code caseFiles}); the consumer still runs
+     * on the calling thread, in ordinal order, and every file is verified completely before any of its cases is
+     * passed on. Memory grows by at most {@code caseFiles} decoded case files (each at most
+     * {@link DatasetLimits#CASE_FILE_TARGET_BYTES} plus one case). 0 reads one file at a time on the calling thread.
+     *
+     * @throws IllegalArgumentException when {@code caseFiles} is negative or above {@link #MAX_READ_AHEAD}
+     */
+    public DatasetReader withReadAhead(int caseFiles) {
+        if (caseFiles < 0 || caseFiles > MAX_READ_AHEAD) {
+            throw new IllegalArgumentException(
+                    "read-ahead must be 0.." + MAX_READ_AHEAD + " case files, got " + caseFiles);
+        }
+        return new DatasetReader(entry, store, caseFiles);
     }
 
     /**
@@ -71,7 +98,7 @@ public final class DatasetReader {
                     + ", but the configured store is " + reader.binding()
                     + "; point --storage-config at a configuration with a store bound to " + entry.storage());
         }
-        return new DatasetReader(entry, reader);
+        return new DatasetReader(entry, reader, 0);
     }
 
     /** The catalog entry this reader reads. */
@@ -86,7 +113,7 @@ public final class DatasetReader {
      */
     public void forEachCase(Consumer<StoredCase> consumer) {
         Objects.requireNonNull(consumer, "consumer");
-        traverse(0, entry.caseCount(), file -> readCaseFile(file, 0, entry.caseCount(), consumer));
+        readCaseFiles(0, entry.caseCount(), consumer);
     }
 
     /**
@@ -100,7 +127,7 @@ public final class DatasetReader {
     public void forEachCaseInRange(long firstOrdinal, long count, Consumer<StoredCase> consumer) {
         Objects.requireNonNull(consumer, "consumer");
         checkRange(firstOrdinal, count);
-        traverse(firstOrdinal, count, file -> readCaseFile(file, firstOrdinal, count, consumer));
+        readCaseFiles(firstOrdinal, count, consumer);
     }
 
     /**
@@ -156,25 +183,48 @@ public final class DatasetReader {
      * @throws DatasetDamagedException on the first damaged object, or at the end when the count or fold differ
      */
     public VerifyReport readVerified(Consumer<StoredCase> consumer) {
+        return readVerifiedFrom(0, new CaseFold(), consumer);
+    }
+
+    /**
+     * Finishes a running identity check that the caller started: {@code prefix} is the ordered case fold over
+     * ordinals {@code [0, firstOrdinal)} (each case's ordinal, id and SHA-256, from verified copies such as the
+     * acknowledged chunk files of a plan built from this dataset). Reads and passes on only the cases from
+     * {@code firstOrdinal} on, like {@link #forEachCaseInRange}, adding them to {@code prefix}; at the end checks the
+     * case count and the membership UUID of the whole fold against the catalog entry, as {@link #readVerified} does.
+     * A prefix that differs from the dataset's cases fails that check.
+     *
+     * @throws InvalidInputException   when {@code prefix} does not hold exactly {@code firstOrdinal} cases, or
+     *                                 {@code firstOrdinal} is outside {@code [0, caseCount]}
+     * @throws DatasetDamagedException on the first damaged object, or at the end when the count or fold differ
+     */
+    public VerifyReport readVerifiedFrom(long firstOrdinal, CaseFold prefix, Consumer<StoredCase> consumer) {
+        Objects.requireNonNull(prefix, "prefix");
         Objects.requireNonNull(consumer, "consumer");
-        CaseFold fold = new CaseFold();
-        forEachCase(c -> {
-            fold.add(c.ordinal(), c.id(), c.sha256());
-            consumer.accept(c);
-        });
-        if (fold.cases() != entry.caseCount()) {
+        if (firstOrdinal < 0 || firstOrdinal > entry.caseCount() || prefix.cases() != firstOrdinal) {
+            throw new InvalidInputException("a fold of " + prefix.cases() + " cases cannot continue dataset "
+                    + entry.uploadId() + " at ordinal " + firstOrdinal + " (it holds " + entry.caseCount() + ")");
+        }
+        long remaining = entry.caseCount() - firstOrdinal;
+        if (remaining > 0) {
+            readCaseFiles(firstOrdinal, remaining, c -> {
+                prefix.add(c.ordinal(), c.id(), c.sha256());
+                consumer.accept(c);
+            });
+        }
+        if (prefix.cases() != entry.caseCount()) {
             throw new DatasetDamagedException(
                     entry.indexRoot().key(),
-                    "the index reaches " + fold.cases() + " cases, the catalog records " + entry.caseCount());
+                    "the index reaches " + prefix.cases() + " cases, the catalog records " + entry.caseCount());
         }
-        var membership = CaseFold.membershipUuid(fold.finish());
+        var membership = CaseFold.membershipUuid(prefix.finish());
         if (!membership.equals(entry.membershipUuid())) {
             throw new DatasetDamagedException(
                     entry.indexRoot().key(),
                     "the case id/hash fold gives membership " + membership + ", the catalog records "
                             + entry.membershipUuid());
         }
-        return new VerifyReport(fold.cases(), caseFiles, indexDocuments, bytesRead);
+        return new VerifyReport(prefix.cases(), caseFiles, indexDocuments, bytesRead);
     }
 
     private void checkRange(long firstOrdinal, long count) {
@@ -230,17 +280,79 @@ public final class DatasetReader {
         }
     }
 
+    /** Reads every case file overlapping the range, in order, with the configured read-ahead. */
+    private void readCaseFiles(long firstOrdinal, long count, Consumer<StoredCase> consumer) {
+        if (readAhead == 0) {
+            traverse(firstOrdinal, count, file -> readCaseFile(file, firstOrdinal, count, consumer));
+            return;
+        }
+        int threads = Math.max(1, Math.min(readAhead, Runtime.getRuntime().availableProcessors()));
+        ExecutorService pool = Executors.newFixedThreadPool(threads, r -> {
+            Thread t = new Thread(r, "vigilo-dataset-read");
+            t.setDaemon(true);
+            return t;
+        });
+        ThreadLocal<CaseLineParser> parsers =
+                ThreadLocal.withInitial(() -> new CaseLineParser(DatasetLimits.MAX_CASE_BYTES));
+        Deque<Future<DecodedFile>> ahead = new ArrayDeque<>();
+        try {
+            traverse(firstOrdinal, count, file -> {
+                while (ahead.size() >= readAhead) {
+                    deliver(join(ahead.removeFirst()), firstOrdinal, count, consumer);
+                }
+                ahead.addLast(pool.submit(() -> decode(file, parsers.get())));
+            });
+            while (!ahead.isEmpty()) {
+                deliver(join(ahead.removeFirst()), firstOrdinal, count, consumer);
+            }
+        } finally {
+            for (Future<DecodedFile> f : ahead) {
+                f.cancel(true);
+            }
+            pool.shutdownNow();
+        }
+    }
+
+    /** A case file read and verified completely. */
+    private record DecodedFile(int bytes, List<StoredCase> cases) {}
+
     /** Reads and decodes the whole file (every record is checked), then passes on the cases inside the range. */
     private void readCaseFile(CaseFileSpan file, long firstOrdinal, long count, Consumer<StoredCase> consumer) {
+        deliver(decode(file, caseParser), firstOrdinal, count, consumer);
+    }
+
+    private DecodedFile decode(CaseFileSpan file, CaseLineParser parser) {
         byte[] bytes = read(file.ref());
+        return new DecodedFile(
+                bytes.length,
+                CaseFileFormat.decode(file.ref().key(), bytes, file.firstOrdinal(), file.caseCount(), parser));
+    }
+
+    private void deliver(DecodedFile file, long firstOrdinal, long count, Consumer<StoredCase> consumer) {
         caseFiles++;
-        List<StoredCase> cases =
-                CaseFileFormat.decode(file.ref().key(), bytes, file.firstOrdinal(), file.caseCount(), caseParser);
+        bytesRead += file.bytes();
         long end = firstOrdinal + count;
-        for (StoredCase c : cases) {
+        for (StoredCase c : file.cases()) {
             if (c.ordinal() >= firstOrdinal && c.ordinal() < end) {
                 consumer.accept(c);
             }
+        }
+    }
+
+    private static <T> T join(Future<T> f) {
+        try {
+            return f.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CancelledException("the dataset read was interrupted", e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException re) {
+                throw re;
+            }
+            if (e.getCause() instanceof Error error) {
+                throw error;
+            }
+            throw new IllegalStateException(e.getCause());
         }
     }
 
@@ -253,14 +365,13 @@ public final class DatasetReader {
         }
         byte[] bytes = read(ref);
         indexDocuments++;
+        bytesRead += bytes.length;
         return IndexDocument.decode(ref.key(), bytes, expectedLevel, firstOrdinal, count);
     }
 
     private byte[] read(ObjectRef ref) {
         try {
-            byte[] bytes = store.read(ref, Deadline.after(READ_TIMEOUT));
-            bytesRead += bytes.length;
-            return bytes;
+            return store.read(ref, Deadline.after(READ_TIMEOUT));
         } catch (ObjectNotFoundException e) {
             throw new DatasetDamagedException(ref.key(), "missing from " + store.binding(), e);
         } catch (ObjectIntegrityException e) {

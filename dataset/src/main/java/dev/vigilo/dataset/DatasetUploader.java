@@ -5,7 +5,6 @@ import dev.vigilo.common.errors.ConflictException;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.common.input.Names;
 import dev.vigilo.storage.Deadline;
-import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.Sha256;
 import java.io.IOException;
@@ -27,13 +26,17 @@ import org.slf4j.LoggerFactory;
 /**
  * Uploads one JSONL file as a finalized dataset, streaming, in two passes over the file:
  * <ol>
- *   <li><b>validate</b>: every line is checked (UTF-8, JSON, case shape, unique ids via a bounded-memory
- *       external sort) and the source SHA-256 computed. Bad input fails here, before anything is stored.</li>
- *   <li><b>store</b>: cases go into content-addressed case files and the index is built bottom-up; the source hash
- *       is recomputed and must match pass 1 (the file must not change during the upload).</li>
+ *   <li><b>validate</b> ({@link ValidationPass}): every line is checked (UTF-8, JSON, case shape, unique ids via a
+ *       bounded-memory external sort) and the source SHA-256 computed. Bad input fails here, before anything is
+ *       stored.</li>
+ *   <li><b>store</b> ({@link StorePass}): cases go into content-addressed case files and the index is built
+ *       bottom-up; the source hash is recomputed and must match pass 1 (the file must not change during the
+ *       upload).</li>
  * </ol>
- * Then the root is read back and verified, and the catalog row is inserted: the one commit point. A crash
- * before it leaves only unreferenced, content-addressed files, which a re-run recreates idempotently.
+ * Both passes read the file in the same batches of whole lines ({@link SourceBatches}) and process batches on
+ * worker threads while the calling thread reads ahead. Then the root is read back and verified, and the catalog row
+ * is inserted: the one commit point. A crash before it leaves only unreferenced, content-addressed files, which a
+ * re-run recreates idempotently.
  */
 final class DatasetUploader {
     private static final Logger LOG = LoggerFactory.getLogger(DatasetUploader.class);
@@ -64,15 +67,15 @@ final class DatasetUploader {
             }
         }
         long size = sizeOf(file);
-        Validated validated = validate(file, size);
+        ValidationPass.Result validated = validate(file, size);
         Stored stored = store(file, size, validated);
         DatasetEntry entry = new DatasetEntry(
                 requestedId.orElseGet(UUID::randomUUID),
                 name,
-                validated.sourceSha256,
+                validated.sourceSha256(),
                 size,
                 CaseFold.membershipUuid(stored.fold),
-                validated.cases,
+                validated.cases(),
                 stored.root.ref(),
                 stored.root.levels(),
                 store.binding(),
@@ -104,41 +107,13 @@ final class DatasetUploader {
                 + ", name \"" + name + "\"). Choose another --upload-id or omit it.");
     }
 
-    private record Validated(long cases, Sha256 sourceSha256) {}
-
     private record Stored(IndexBuilder.Root root, Sha256 fold) {}
 
-    private Validated validate(Path file, long size) {
-        long cases;
-        Sha256 source;
+    private ValidationPass.Result validate(Path file, long size) {
         try (DuplicateIdDetector ids = new DuplicateIdDetector(ID_BUFFER_ENTRIES);
-                ParallelValidator validator = new ParallelValidator(file, ids::add);
-                SourceLines lines = open(file)) {
-            while (true) {
-                boolean more;
-                try {
-                    more = nextLine(lines, file);
-                } catch (InvalidDatasetException tooLong) {
-                    // An earlier line may be invalid too: the first error of the file wins.
-                    validator.finish();
-                    throw tooLong;
-                }
-                if (!more) {
-                    break;
-                }
-                if (lines.lineIsBlank()) {
-                    continue;
-                }
-                validator.add(lines.lineNumber(), lines.lineBytes(), lines.lineLength());
-                if ((lines.lineNumber() & 0x3FF) == 0) {
-                    progress.update(UploadProgress.Phase.VALIDATE, lines.bytesRead(), size, validator.cases());
-                }
-            }
-            validator.finish();
-            cases = validator.cases();
-            progress.update(UploadProgress.Phase.VALIDATE, lines.bytesRead(), size, cases);
-            source = lines.sourceSha256();
-            if (cases == 0) {
+                SourceBatches source = batches(file)) {
+            ValidationPass.Result result = new ValidationPass(file, size, progress, ids).run(source);
+            if (result.cases() == 0) {
                 throw new InvalidDatasetException(
                         file, 0, 0, "the file holds no cases (it is empty or blank); put one JSON case per line");
             }
@@ -149,71 +124,26 @@ final class DatasetUploader {
                     throw duplicate.get();
                 }
             }
+            return result;
         } catch (IOException e) {
             throw new UnavailableException("cannot read " + file + ": " + e.getMessage(), e);
         }
-        return new Validated(cases, source);
     }
 
-    private Stored store(Path file, long size, Validated validated) {
-        CaseLineParser parser = new CaseLineParser(DatasetLimits.MAX_CASE_BYTES);
-        CaseFold fold = new CaseFold();
-        CaseFileFormat.Builder caseFile = new CaseFileFormat.Builder();
+    private Stored store(Path file, long size, ValidationPass.Result validated) {
         try (ObjectWriter writer = new ObjectWriter(store, WRITES_IN_FLIGHT);
-                SourceLines lines = open(file)) {
+                SourceBatches source = batches(file)) {
             IndexBuilder index = new IndexBuilder(writer, layout.indexMaxEntries());
-            long ordinal = 0;
-            while (nextLine(lines, file)) {
-                if (lines.lineIsBlank()) {
-                    continue;
-                }
-                String id = idAgain(parser, lines, file);
-                Sha256 caseSha = Sha256.of(lines.lineBytes(), 0, lines.lineLength());
-                int recordOverhead = 160 + id.length() * 6;
-                if (!caseFile.isEmpty()
-                        && (caseFile.count() == layout.caseFileMaxCases()
-                                || caseFile.recordBytes() + lines.lineLength() + recordOverhead
-                                        > layout.caseFileTargetBytes())) {
-                    flushCaseFile(caseFile, writer, index);
-                }
-                caseFile.add(ordinal, id, caseSha, lines.lineBytes(), lines.lineLength());
-                fold.add(ordinal, id, caseSha);
-                ordinal++;
-                if ((ordinal & 0x3FF) == 0) {
-                    progress.update(UploadProgress.Phase.STORE, lines.bytesRead(), size, ordinal);
-                }
-            }
-            progress.update(UploadProgress.Phase.STORE, lines.bytesRead(), size, ordinal);
-            if (ordinal != validated.cases || !lines.sourceSha256().equals(validated.sourceSha256)) {
-                throw new InvalidDatasetException(
-                        file,
-                        0,
-                        0,
-                        "the file changed while it was being uploaded; "
-                                + "upload a file that is not being written to");
-            }
-            flushCaseFile(caseFile, writer, index);
+            Sha256 fold = new StorePass(file, size, progress, layout, validated, writer, index).run(source);
             IndexBuilder.Root root = index.finish();
             writer.awaitAll();
             // Read the root back through its reference: the store must return exactly the bytes we indexed.
             store.read(root.ref(), Deadline.after(ObjectWriter.TRANSFER_TIMEOUT));
             LOG.debug("stored {} objects, {} bytes", writer.objectsWritten(), writer.bytesWritten());
-            return new Stored(root, fold.finish());
+            return new Stored(root, fold);
         } catch (IOException e) {
             throw new UnavailableException("cannot read " + file + ": " + e.getMessage(), e);
         }
-    }
-
-    private static void flushCaseFile(CaseFileFormat.Builder caseFile, ObjectWriter writer, IndexBuilder index) {
-        if (caseFile.isEmpty()) {
-            return;
-        }
-        byte[] bytes = caseFile.encode();
-        Sha256 sha = Sha256.of(bytes);
-        ObjectRef ref = new ObjectRef(DatasetKeys.caseFile(sha), bytes.length, sha);
-        writer.submit(ref.key(), bytes);
-        index.addCaseFile(ref, caseFile.firstOrdinal(), caseFile.count());
-        caseFile.reset();
     }
 
     private static CaseFields parse(CaseLineParser parser, SourceLines lines, Path file) {
@@ -224,28 +154,20 @@ final class DatasetUploader {
         }
     }
 
-    private static String idAgain(CaseLineParser parser, SourceLines lines, Path file) {
-        try {
-            return parser.idOf(lines.lineBytes(), lines.lineLength());
-        } catch (CaseLineParser.CaseSyntaxException e) {
-            throw new InvalidDatasetException(
-                    file,
-                    lines.lineNumber(),
-                    e.column,
-                    "the file changed while it was being uploaded (" + e.getMessage() + ")");
-        }
+    /** The error for a line longer than the largest case. */
+    static InvalidDatasetException tooLong(Path file, long line) {
+        return new InvalidDatasetException(
+                file,
+                line,
+                0,
+                "the case is longer than " + DatasetLimits.MAX_CASE_BYTES + " bytes, the largest case Vigilo stores");
     }
 
     private static boolean nextLine(SourceLines lines, Path file) throws IOException {
         try {
             return lines.next();
         } catch (SourceLines.LineTooLongException e) {
-            throw new InvalidDatasetException(
-                    file,
-                    e.line,
-                    0,
-                    "the case is longer than " + DatasetLimits.MAX_CASE_BYTES
-                            + " bytes, the largest case Vigilo stores");
+            throw tooLong(file, e.line);
         }
     }
 
@@ -287,6 +209,10 @@ final class DatasetUploader {
     private static SourceLines open(Path file) throws IOException {
         InputStream in = Files.newInputStream(file);
         return new SourceLines(in, DatasetLimits.MAX_CASE_BYTES);
+    }
+
+    private static SourceBatches batches(Path file) throws IOException {
+        return new SourceBatches(Files.newInputStream(file), ValidationPass.BATCH_BYTES, DatasetLimits.MAX_CASE_BYTES);
     }
 
     private static long sizeOf(Path file) {

@@ -43,23 +43,45 @@ final class DuplicateIdDetector implements AutoCloseable {
         this.buffer = new long[bufferEntries];
     }
 
+    private static final java.lang.invoke.VarHandle BIG_ENDIAN_LONGS =
+            java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.BIG_ENDIAN);
+
     static long fingerprint(MessageDigest digest, String id) {
         return ByteBuffer.wrap(digest.digest(id.getBytes(StandardCharsets.UTF_8)))
                 .getLong();
     }
 
+    /**
+     * The fingerprint of the id whose UTF-8 bytes are {@code utf8[offset, offset + length)}, equal to
+     * {@link #fingerprint(MessageDigest, String)} of that id; {@code scratch} (32 bytes) receives the digest.
+     */
+    static long fingerprint(MessageDigest digest, byte[] scratch, byte[] utf8, int offset, int length) {
+        digest.update(utf8, offset, length);
+        try {
+            digest.digest(scratch, 0, Sha256.LENGTH);
+        } catch (java.security.DigestException e) {
+            throw new IllegalStateException("a SHA-256 digest needs 32 bytes", e);
+        }
+        return (long) BIG_ENDIAN_LONGS.get(scratch, 0);
+    }
+
     void add(String id) {
+        add(fingerprint(digest, id));
+    }
+
+    /** Adds the fingerprint of one id (see {@link #fingerprint}). */
+    void add(long fingerprint) {
         if (size == buffer.length) {
             spill();
         }
-        buffer[size++] = fingerprint(digest, id);
+        buffer[size++] = fingerprint;
     }
 
     /** Fingerprints that occur more than once (at most {@link #MAX_CANDIDATES}). Consumes the detector. */
     Set<Long> repeatedFingerprints() {
         Set<Long> repeated = new HashSet<>();
         if (runs.isEmpty()) {
-            Arrays.sort(buffer, 0, size);
+            Arrays.parallelSort(buffer, 0, size);
             for (int i = 1; i < size && repeated.size() < MAX_CANDIDATES; i++) {
                 if (buffer[i] == buffer[i - 1]) {
                     repeated.add(buffer[i]);
@@ -102,7 +124,7 @@ final class DuplicateIdDetector implements AutoCloseable {
     }
 
     private void spill() {
-        Arrays.sort(buffer, 0, size);
+        Arrays.parallelSort(buffer, 0, size);
         try {
             if (spillDir == null) {
                 spillDir = Files.createTempDirectory("vigilo-ids-");

@@ -5,14 +5,17 @@ import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.ObjectStore;
+import dev.vigilo.storage.Sha256;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.Objects;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.function.Function;
 
 /**
  * Creates objects with a bounded number in flight, so uploads to a remote store overlap network round trips while
@@ -42,13 +45,29 @@ final class ObjectWriter implements AutoCloseable {
     }
 
     /** Starts creating {@code key}; blocks while {@code maxInFlight} creates are pending. */
-    void submit(ObjectKey key, byte[] bytes) {
+    Future<ObjectRef> submit(ObjectKey key, byte[] bytes) {
+        return submit(() -> store.create(key, bytes, Deadline.after(TRANSFER_TIMEOUT)), bytes.length);
+    }
+
+    /**
+     * Starts creating {@code bytes} under the key {@code keyOf} derives from their SHA-256, which is computed on the
+     * writing thread too; blocks while {@code maxInFlight} creates are pending.
+     */
+    Future<ObjectRef> submitContentAddressed(byte[] bytes, Function<Sha256, ObjectKey> keyOf) {
+        return submit(
+                () -> store.create(keyOf.apply(Sha256.of(bytes)), bytes, Deadline.after(TRANSFER_TIMEOUT)),
+                bytes.length);
+    }
+
+    private Future<ObjectRef> submit(Callable<ObjectRef> create, int length) {
         while (inFlight.size() >= maxInFlight) {
             join(inFlight.removeFirst());
         }
-        inFlight.addLast(pool.submit(() -> store.create(key, bytes, Deadline.after(TRANSFER_TIMEOUT))));
+        Future<ObjectRef> future = pool.submit(create);
+        inFlight.addLast(future);
         objectsWritten++;
-        bytesWritten += bytes.length;
+        bytesWritten += length;
+        return future;
     }
 
     /** Creates {@code key} and returns once it is durable. */
@@ -74,9 +93,10 @@ final class ObjectWriter implements AutoCloseable {
         return bytesWritten;
     }
 
-    private static void join(Future<ObjectRef> f) {
+    /** Waits for one create and returns its reference; rethrows its failure. */
+    static ObjectRef join(Future<ObjectRef> f) {
         try {
-            f.get();
+            return f.get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new CancelledException("upload interrupted while writing", e);

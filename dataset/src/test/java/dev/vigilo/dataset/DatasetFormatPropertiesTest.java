@@ -114,6 +114,98 @@ class DatasetFormatPropertiesTest {
         assertThat(actual).isEqualTo(referenceSplit(bytes));
     }
 
+    @Property(tries = 200)
+    void sourceBatchesCutWholeLinesLikeAReferenceAndHashEveryByte(
+            @ForAll @Size(max = 30) List<@net.jqwik.api.constraints.StringLength(max = 3000) String> parts,
+            @ForAll boolean crlf,
+            @ForAll boolean bom,
+            @ForAll boolean trailingNewline,
+            @ForAll @IntRange(min = 1, max = 5000) int batchBytes)
+            throws IOException {
+        ByteArrayOutputStream raw = new ByteArrayOutputStream();
+        if (bom) {
+            raw.writeBytes(new byte[] {(byte) 0xEF, (byte) 0xBB, (byte) 0xBF});
+        }
+        for (int i = 0; i < parts.size(); i++) {
+            raw.writeBytes(parts.get(i).replace('\n', ' ').getBytes(StandardCharsets.UTF_8));
+            if (i < parts.size() - 1 || trailingNewline) {
+                raw.writeBytes((crlf ? "\r\n" : "\n").getBytes(StandardCharsets.US_ASCII));
+            }
+        }
+        byte[] bytes = raw.toByteArray();
+        List<String> actual = new ArrayList<>();
+        ByteArrayOutputStream rejoined = new ByteArrayOutputStream();
+        try (SourceBatches batches = new SourceBatches(new ByteArrayInputStream(bytes), batchBytes, 1 << 20)) {
+            SourceBatches.Batch batch;
+            long expectedIndex = 0;
+            while ((batch = batches.next()) != null) {
+                assertThat(batch.index()).isEqualTo(expectedIndex++);
+                assertThat(batch.length()).isPositive();
+                rejoined.write(batch.bytes(), 0, batch.length());
+                boolean last = rejoined.size() == bytes.length;
+                if (!last) {
+                    assertThat(batch.bytes()[batch.length() - 1])
+                            .as("a batch ends a line")
+                            .isEqualTo((byte) '\n');
+                }
+                BatchLines lines = new BatchLines(batch);
+                int count = 0;
+                while (lines.next()) {
+                    actual.add(new String(batch.bytes(), lines.start(), lines.length(), StandardCharsets.UTF_8));
+                    assertThat(lines.lineNumber()).isEqualTo(++count);
+                }
+            }
+            assertThat(batches.sourceSha256()).isEqualTo(Sha256.of(bytes));
+            assertThat(batches.bytesRead()).isEqualTo(bytes.length);
+        }
+        assertThat(rejoined.toByteArray()).isEqualTo(bytes);
+        assertThat(actual).isEqualTo(referenceSplit(bytes));
+    }
+
+    @Property(tries = 100)
+    void aLineLongerThanTheLimitFailsAfterTheBatchesBeforeIt(
+            @ForAll @IntRange(min = 0, max = 20) int before,
+            @ForAll @IntRange(min = 1, max = 3) int excess,
+            @ForAll @IntRange(min = 1, max = 300) int batchBytes)
+            throws IOException {
+        int limit = 100;
+        StringBuilder text = new StringBuilder();
+        for (int i = 0; i < before; i++) {
+            text.append("line ").append(i).append('\n');
+        }
+        text.append("x".repeat(limit + excess)).append(excess == 1 ? "" : "\n");
+        byte[] bytes = text.toString().getBytes(StandardCharsets.US_ASCII);
+        int lines = 0;
+        try (SourceBatches batches = new SourceBatches(new ByteArrayInputStream(bytes), batchBytes, limit)) {
+            if (excess == 1) {
+                // limit + 1 bytes is the slack a CRLF line's \r may use: accepted.
+                SourceBatches.Batch batch;
+                while ((batch = batches.next()) != null) {
+                    BatchLines cursor = new BatchLines(batch);
+                    while (cursor.next()) {
+                        lines++;
+                    }
+                }
+                assertThat(lines).isEqualTo(before + 1);
+                return;
+            }
+            try {
+                SourceBatches.Batch batch;
+                while ((batch = batches.next()) != null) {
+                    BatchLines cursor = new BatchLines(batch);
+                    while (cursor.next()) {
+                        lines++;
+                    }
+                }
+                throw new AssertionError("no error for a line of " + (limit + excess) + " bytes");
+            } catch (SourceBatches.LineTooLongException e) {
+                assertThat(lines)
+                        .as("every line before the long one was returned")
+                        .isEqualTo(before);
+            }
+        }
+    }
+
     /** Lines as defined in docs/formats/dataset.md: split on LF, drop one CR before it, strip a leading BOM. */
     private static List<String> referenceSplit(byte[] bytes) {
         String text = new String(bytes, StandardCharsets.UTF_8);

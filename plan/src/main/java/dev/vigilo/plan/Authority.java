@@ -279,9 +279,23 @@ final class Authority {
      * @return the keys already acknowledged (to be verified again, not uploaded again)
      */
     List<ObjectKey> register(List<FileRow> files) {
+        return register(files, List.of(), Optional.empty());
+    }
+
+    /**
+     * Acknowledges verified files of earlier groups and advances the chunk cursor (as {@link #acknowledge}), then
+     * records ownership of the next group's files before any PUT (as {@link #register(List)}), in one transaction:
+     * both happen or neither does.
+     *
+     * @return the keys of {@code files} already acknowledged (to be verified again, not uploaded again)
+     */
+    List<ObjectKey> register(List<FileRow> files, List<ObjectKey> acknowledge, Optional<ChunkCursor> cursor) {
         CrashPoints.boundary("plan.register");
         return jdbi.inTransaction(h -> {
             recheck(h);
+            if (!acknowledge.isEmpty()) {
+                markAcknowledged(h, acknowledge, cursor);
+            }
             PreparedBatch b = h.prepareBatch("INSERT INTO run_plan_objects (run_id, object_key, kind, chunk_index,"
                     + " length, sha256, registered_generation) VALUES (:r, :k, :kind, :c, :l, :s, :g)"
                     + " ON CONFLICT (run_id, object_key) DO NOTHING");
@@ -333,17 +347,45 @@ final class Authority {
         CrashPoints.boundary("plan.acknowledge");
         jdbi.useTransaction(h -> {
             recheck(h);
-            h.createUpdate(
-                            "UPDATE run_plan_objects SET acknowledged = true WHERE run_id = :r AND object_key IN (<keys>)")
-                    .bind("r", runId)
-                    .bindList("keys", keys.stream().map(ObjectKey::value).toList())
-                    .execute();
-            cursor.ifPresent(c -> h.createUpdate("UPDATE run_plans SET plan_chunk_cursor ="
-                            + " GREATEST(plan_chunk_cursor, :c) WHERE run_id = :r")
-                    .bind("c", c.value())
-                    .bind("r", runId)
-                    .execute());
+            markAcknowledged(h, keys, cursor);
         });
+    }
+
+    private void markAcknowledged(Handle h, List<ObjectKey> keys, Optional<ChunkCursor> cursor) {
+        h.createUpdate("UPDATE run_plan_objects SET acknowledged = true WHERE run_id = :r AND object_key IN (<keys>)")
+                .bind("r", runId)
+                .bindList("keys", keys.stream().map(ObjectKey::value).toList())
+                .execute();
+        cursor.ifPresent(c -> h.createUpdate("UPDATE run_plans SET plan_chunk_cursor ="
+                        + " GREATEST(plan_chunk_cursor, :c) WHERE run_id = :r")
+                .bind("c", c.value())
+                .bind("r", runId)
+                .execute());
+    }
+
+    /** An acknowledged chunk file's index and reference. */
+    record AcknowledgedChunk(long chunkIndex, ObjectRef ref) {}
+
+    /**
+     * Reads the references of acknowledged chunk files with indexes in {@code [from, to)}, in chunk order, at most
+     * {@code limit} of them (a page). Read-only: no authority check.
+     */
+    List<AcknowledgedChunk> acknowledgedChunks(long from, long to, int limit) {
+        return jdbi.withHandle(h -> h.createQuery("SELECT chunk_index, object_key, length, sha256 FROM run_plan_objects"
+                        + " WHERE run_id = :r AND kind = :kind AND acknowledged AND chunk_index >= :from"
+                        + " AND chunk_index < :to ORDER BY chunk_index LIMIT :limit")
+                .bind("r", runId)
+                .bind("kind", PlanFileKind.CHUNK.spelling())
+                .bind("from", from)
+                .bind("to", to)
+                .bind("limit", limit)
+                .map((rs, ctx) -> new AcknowledgedChunk(
+                        rs.getLong("chunk_index"),
+                        new ObjectRef(
+                                ObjectKey.of(rs.getString("object_key")),
+                                rs.getLong("length"),
+                                Sha256.parseHex(rs.getString("sha256")))))
+                .list());
     }
 
     /** Counts registered files, and acknowledged ones, of this run. */

@@ -1,5 +1,6 @@
 package dev.vigilo.plan;
 
+import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectConflictException;
 import dev.vigilo.storage.ObjectIntegrityException;
@@ -8,22 +9,41 @@ import dev.vigilo.storage.ObjectNotFoundException;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.ObjectStore;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 /**
  * Writes plan files in bounded groups, in the order they are added (which is dependency order: callers add a file
  * only after everything it references). Per group: register ownership (one SQL transaction), then create and
- * byte-verify each file with no transaction open, then acknowledge (one SQL transaction) and advance the chunk
- * cursor across the consecutive chunk range. Keeps one group in memory. Not thread-safe.
+ * byte-verify the files with no transaction open, then acknowledge (one SQL transaction) and advance the chunk cursor
+ * across the consecutive chunk range.
+ *
+ * <p>Transfers overlap: up to {@link #TRANSFERS} run at once on the writer's pool, and up to
+ * {@link #GROUPS_IN_FLIGHT} registered groups transfer while the caller goes on producing the next one. Groups are
+ * completed (verified results taken, acknowledged) strictly in order, so acknowledgement still follows complete
+ * verification and the cursor only moves over a consecutive range; a mid-group checkpoint acknowledges exactly the
+ * verified prefix. Chunk files reference nothing and transfer side by side; any other file (an index document, a gate
+ * file, the configuration, the manifest) starts only once every file added before it, in any group, is durable and
+ * verified, so a file never exists before what it references. Memory: the open group plus the groups in flight. Not
+ * thread-safe (one creator thread drives it).
  */
-final class GroupWriter {
+final class GroupWriter implements AutoCloseable {
     static final int MAX_FILES = 64;
     static final int MAX_REFERENCE_BYTES = 256 * 1024;
     static final int MAX_PAYLOAD_BYTES = 8 * 1024 * 1024;
+    /** Transfers (create and read-back) running at once: enough to overlap fsyncs or round trips. */
+    static final int TRANSFERS = 16;
+    /** Registered groups whose transfers may run while the next group is produced. */
+    static final int GROUPS_IN_FLIGHT = 3;
     /** Fixed per-reference metadata charge besides the key (length, digest, kind, chunk index). */
     private static final int REFERENCE_OVERHEAD = 96;
 
@@ -32,26 +52,85 @@ final class GroupWriter {
 
     record Pending(ObjectRef ref, byte[] bytes, PlanFileKind kind, Long chunkIndex) {}
 
+    /** One file's transfer: whether it was created now (else it was acknowledged before and only re-verified). */
+    private record Transfer(Pending file, boolean created) {}
+
+    /** A registered group: its files, which were acknowledged before, and the transfers started so far. */
+    private final class InFlight {
+        final List<Pending> files;
+        final Set<ObjectKey> acked;
+        final List<Future<Transfer>> transfers = new ArrayList<>();
+        Deadline window;
+        long started;
+
+        InFlight(List<Pending> files, Set<ObjectKey> acked, Deadline window) {
+            this.files = files;
+            this.acked = acked;
+            this.window = window;
+            this.started = System.nanoTime();
+        }
+
+        /** Starts the transfers from the next unstarted file up to (not including) the next file that depends. */
+        void startChunks() {
+            while (transfers.size() < files.size()
+                    && files.get(transfers.size()).kind() == PlanFileKind.CHUNK) {
+                startNext();
+            }
+        }
+
+        /** Every transfer started and finished (successfully or not). */
+        boolean allDone() {
+            if (transfers.size() < files.size()) {
+                return false;
+            }
+            for (Future<Transfer> f : transfers) {
+                if (!f.isDone()) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        void startNext() {
+            Pending p = files.get(transfers.size());
+            Deadline deadline = earlier(window, Deadline.after(TRANSFER));
+            boolean create = !acked.contains(p.ref().key());
+            transfers.add(pool.submit(() -> transfer(p, create, deadline)));
+        }
+    }
+
     private final ObjectStore store;
     private final Authority authority;
     private final PreparationOptions options;
-    private final List<Pending> group = new ArrayList<>();
+    private final ExecutorService pool;
+    private final Deque<InFlight> inFlight = new ArrayDeque<>();
+    private List<Pending> group = new ArrayList<>();
     private final int maxFiles;
     private int referenceBytes;
     private long payloadBytes;
     /** Chunks below this index are acknowledged (by this creator or an earlier one). */
     private long chunkPrefix;
+    /** Chunks below this index are verified (acknowledged or about to be); never behind {@link #chunkPrefix}. */
+    private long verifiedPrefix;
 
     private long filesWritten;
     private long filesReverified;
 
-    GroupWriter(ObjectStore store, Authority authority, PreparationOptions options) {
+    /**
+     * @param chunkPrefix the chunks already acknowledged (the run's chunk cursor), which this writer is not given
+     */
+    GroupWriter(ObjectStore store, Authority authority, PreparationOptions options, long chunkPrefix) {
         this.store = store;
         this.authority = authority;
         this.options = options;
         this.maxFiles = Math.min(MAX_FILES, options.groupMaxFiles());
-        // A resume replays from chunk 0 (re-verifying acknowledged files); the recorded cursor only moves forward.
-        this.chunkPrefix = 0;
+        this.chunkPrefix = chunkPrefix;
+        this.verifiedPrefix = chunkPrefix;
+        this.pool = Executors.newFixedThreadPool(TRANSFERS, r -> {
+            Thread t = new Thread(r, "vigilo-plan-transfer");
+            t.setDaemon(true);
+            return t;
+        });
     }
 
     void add(Pending p) {
@@ -60,68 +139,181 @@ final class GroupWriter {
                 && referenceBytes + ref <= MAX_REFERENCE_BYTES
                 && payloadBytes + p.bytes().length <= MAX_PAYLOAD_BYTES;
         if (!fits && !group.isEmpty()) {
-            flush();
+            handOff();
         }
         group.add(p);
         referenceBytes += ref;
         payloadBytes += p.bytes().length;
         if (p.bytes().length > MAX_PAYLOAD_BYTES) {
-            flush(); // a single larger document admitted by its format goes alone
+            handOff(); // a single larger document admitted by its format goes alone
         }
     }
 
-    void flush() {
+    /** Writes, verifies and acknowledges every file added so far; returns once all are acknowledged. */
+    void complete() {
+        handOff();
+        try {
+            while (!inFlight.isEmpty()) {
+                completeOldest();
+            }
+        } catch (RuntimeException | Error e) {
+            abandon();
+            throw e;
+        }
+    }
+
+    /** Registers the open group and starts its transfers; completes older groups beyond the in-flight limit. */
+    private void handOff() {
         if (group.isEmpty()) {
             return;
         }
-        Deadline window = Deadline.after(WINDOW); // minted before registration
-        List<Authority.FileRow> rows = new ArrayList<>(group.size());
-        for (Pending p : group) {
-            rows.add(new Authority.FileRow(p.ref(), p.kind(), p.chunkIndex()));
-        }
-        Set<ObjectKey> acked = new HashSet<>(authority.register(rows));
-        options.hooks().afterRegister(group.size());
-        long started = System.nanoTime();
-        List<ObjectKey> verified = new ArrayList<>();
-        long prefix = chunkPrefix;
-        for (Pending p : group) {
-            Deadline transfer = earlier(window, Deadline.after(TRANSFER));
-            if (!acked.contains(p.ref().key())) {
-                try {
-                    store.create(p.ref().key(), p.bytes(), transfer);
-                } catch (ObjectConflictException e) {
-                    throw PlanErrors.damaged(
-                            authority.runId(),
-                            "plan file " + p.ref().key()
-                                    + " already exists with different bytes; the run's inputs changed, create a new run",
-                            e);
+        try {
+            boolean dependent = group.stream().anyMatch(p -> p.kind() != PlanFileKind.CHUNK);
+            if (dependent) {
+                // Its dependent files need every earlier file durable: finish the earlier groups first.
+                while (!inFlight.isEmpty()) {
+                    completeOldest();
                 }
+            }
+            // Groups whose transfers all finished are acknowledged in the same transaction that registers this one.
+            List<ObjectKey> verified = new ArrayList<>();
+            int finished = 0;
+            while (!inFlight.isEmpty() && inFlight.peekFirst().allDone()) {
+                verified.addAll(takeResults(inFlight.removeFirst()));
+                finished++;
+            }
+            Deadline window = Deadline.after(WINDOW); // minted before registration
+            List<Authority.FileRow> rows = new ArrayList<>(group.size());
+            for (Pending p : group) {
+                rows.add(new Authority.FileRow(p.ref(), p.kind(), p.chunkIndex()));
+            }
+            Set<ObjectKey> acked = new HashSet<>(authority.register(rows, verified, cursorIfAdvanced(verifiedPrefix)));
+            if (!verified.isEmpty()) {
+                chunkPrefix = verifiedPrefix;
+            }
+            for (int i = 0; i < finished; i++) {
+                options.hooks().afterAcknowledge(chunkPrefix);
+            }
+            options.hooks().afterRegister(group.size());
+            InFlight g = new InFlight(group, acked, window);
+            group = new ArrayList<>();
+            referenceBytes = 0;
+            payloadBytes = 0;
+            inFlight.addLast(g);
+            g.startChunks();
+            while (inFlight.size() > (dependent ? 0 : GROUPS_IN_FLIGHT)) {
+                completeOldest();
+            }
+        } catch (RuntimeException | Error e) {
+            abandon();
+            throw e;
+        }
+    }
+
+    /** Takes the oldest group's results in order, checkpointing if it runs long, and acknowledges it. */
+    private void completeOldest() {
+        List<ObjectKey> verified = takeResults(inFlight.peekFirst());
+        authority.acknowledge(verified, cursorIfAdvanced(verifiedPrefix));
+        chunkPrefix = verifiedPrefix;
+        inFlight.removeFirst();
+        options.hooks().afterAcknowledge(chunkPrefix);
+    }
+
+    /**
+     * Takes a group's results in order, waiting for them and starting its dependent files once everything before
+     * them is verified; a group running past the checkpoint interval acknowledges its verified prefix on the way.
+     *
+     * @return the keys verified and not yet acknowledged
+     */
+    private List<ObjectKey> takeResults(InFlight g) {
+        List<ObjectKey> verified = new ArrayList<>();
+        for (int taken = 0; taken < g.files.size(); taken++) {
+            if (taken == g.transfers.size()) {
+                // A file that references earlier ones: every file before it is verified by now.
+                g.startNext();
+                g.startChunks();
+            }
+            Transfer done = join(g.transfers.get(taken));
+            if (done.created()) {
                 filesWritten++;
             } else {
                 filesReverified++;
             }
-            verify(p.ref(), transfer);
-            verified.add(p.ref().key());
-            if (p.chunkIndex() != null && p.chunkIndex() == prefix) {
-                prefix++;
+            verified.add(done.file().ref().key());
+            if (done.file().chunkIndex() != null && done.file().chunkIndex() == verifiedPrefix) {
+                verifiedPrefix++;
             }
-            if (System.nanoTime() - started >= options.checkpointInterval().toNanos()
-                    && verified.size() < group.size()) {
-                // Checkpoint only the verified prefix, and recheck authority before writing more.
-                authority.acknowledge(verified, cursorIfAdvanced(prefix));
-                chunkPrefix = prefix;
+            if (System.nanoTime() - g.started >= options.checkpointInterval().toNanos()
+                    && verified.size() < g.files.size()) {
+                // Checkpoint only the verified prefix, and recheck authority before starting more transfers.
+                authority.acknowledge(verified, cursorIfAdvanced(verifiedPrefix));
+                chunkPrefix = verifiedPrefix;
                 verified.clear();
                 options.hooks().afterCheckpoint(chunkPrefix);
-                started = System.nanoTime();
-                window = Deadline.after(WINDOW);
+                g.started = System.nanoTime();
+                g.window = Deadline.after(WINDOW);
             }
         }
-        authority.acknowledge(verified, cursorIfAdvanced(prefix));
-        chunkPrefix = prefix;
-        group.clear();
-        referenceBytes = 0;
-        payloadBytes = 0;
-        options.hooks().afterAcknowledge(chunkPrefix);
+        return verified;
+    }
+
+    /** On a transfer thread: creates the file unless it was acknowledged before, then reads it back and verifies it. */
+    private Transfer transfer(Pending p, boolean create, Deadline deadline) {
+        if (create) {
+            try {
+                store.create(p.ref().key(), p.bytes(), deadline);
+            } catch (ObjectConflictException e) {
+                throw PlanErrors.damaged(
+                        authority.runId(),
+                        "plan file " + p.ref().key()
+                                + " already exists with different bytes; the run's inputs changed, create a new run",
+                        e);
+            }
+        }
+        verify(p.ref(), deadline);
+        return new Transfer(p, create);
+    }
+
+    private Transfer join(Future<Transfer> f) {
+        try {
+            return f.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CancelledException("preparation of run " + authority.runId() + " was cancelled", e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException re) {
+                throw re;
+            }
+            if (e.getCause() instanceof Error error) {
+                throw error;
+            }
+            throw new IllegalStateException(e.getCause());
+        }
+    }
+
+    /** Stops the transfers still running after a failure and waits for them, so none outlives the failure. */
+    private void abandon() {
+        List<Future<Transfer>> running = new ArrayList<>();
+        for (InFlight g : inFlight) {
+            running.addAll(g.transfers);
+        }
+        inFlight.clear();
+        for (Future<Transfer> f : running) {
+            f.cancel(true);
+        }
+        boolean interrupted = Thread.interrupted();
+        for (Future<Transfer> f : running) {
+            try {
+                f.get();
+            } catch (InterruptedException e) {
+                interrupted = true;
+            } catch (ExecutionException | java.util.concurrent.CancellationException e) {
+                // the first failure is the one reported
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private Optional<ChunkCursor> cursorIfAdvanced(long prefix) {
@@ -155,5 +347,11 @@ final class GroupWriter {
 
     long filesReverified() {
         return filesReverified;
+    }
+
+    @Override
+    public void close() {
+        abandon();
+        pool.shutdownNow();
     }
 }

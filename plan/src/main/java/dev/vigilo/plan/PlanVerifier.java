@@ -8,17 +8,28 @@ import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.Sha256;
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 /**
  * The publication pass: reads every file reachable from a manifest through its reference (length and SHA-256),
  * decodes each with its format's parser, and checks the links between them against the expected run, dataset,
- * profile and totals. Holds one index path (at most 8 documents) and one chunk file at a time.
+ * profile and totals. Chunk files are read and checked on a few threads, up to {@link #READ_AHEAD} ahead of the walk,
+ * which takes their results in chunk order, so the first bad file in walk order is the one reported. Holds one index
+ * path (at most 8 documents) and the chunk files in flight.
  */
 final class PlanVerifier {
+    static final int READ_AHEAD = 32;
     private static final Duration READ = Duration.ofSeconds(120);
     private final ObjectStore store;
     private final UUID runId;
+    private final Deque<Future<?>> chunks = new ArrayDeque<>();
+    private ExecutorService pool;
     private long files;
     private long nextChunk;
 
@@ -54,7 +65,24 @@ final class PlanVerifier {
             gate = gf.next().orElse(null);
         }
         nextChunk = 0;
-        walk(m.chunkIndexRoot(), m.chunkIndexLevels() - 1, 0, m.chunks(), 0, m.cases());
+        pool = Executors.newFixedThreadPool(
+                Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors())), r -> {
+                    Thread t = new Thread(r, "vigilo-plan-verify");
+                    t.setDaemon(true);
+                    return t;
+                });
+        try {
+            walk(m.chunkIndexRoot(), m.chunkIndexLevels() - 1, 0, m.chunks(), 0, m.cases());
+            while (!chunks.isEmpty()) {
+                join(chunks.removeFirst());
+            }
+        } finally {
+            for (Future<?> f : chunks) {
+                f.cancel(true);
+            }
+            chunks.clear();
+            pool.shutdownNow();
+        }
         check(root, nextChunk == m.chunks(), "chunk index reaches " + nextChunk + " chunks");
         return files;
     }
@@ -67,22 +95,51 @@ final class PlanVerifier {
             if (level > 0) {
                 walk(e.ref(), level - 1, e.firstChunk(), e.chunkCount(), e.firstOrdinal(), e.caseCount());
             } else {
-                ChunkFile c = decode(e.ref(), () -> ChunkFile.decode(read(e.ref())));
-                check(
-                        e.ref(),
-                        c.runId().equals(runId)
-                                && c.chunkIndex() == nextChunk
-                                && c.firstOrdinal() == e.firstOrdinal()
-                                && c.cases().size() == e.caseCount()
-                                && e.ref().key().equals(PlanLayout.chunk(runId, nextChunk)),
-                        "is not chunk " + nextChunk);
-                nextChunk++;
+                long expected = nextChunk++;
+                files++;
+                while (chunks.size() >= READ_AHEAD) {
+                    join(chunks.removeFirst());
+                }
+                chunks.addLast(pool.submit(() -> {
+                    ChunkFile c = decode(e.ref(), () -> ChunkFile.decode(fetch(e.ref())));
+                    check(
+                            e.ref(),
+                            c.runId().equals(runId)
+                                    && c.chunkIndex() == expected
+                                    && c.firstOrdinal() == e.firstOrdinal()
+                                    && c.cases().size() == e.caseCount()
+                                    && e.ref().key().equals(PlanLayout.chunk(runId, expected)),
+                            "is not chunk " + expected);
+                    return null;
+                }));
             }
         }
     }
 
     private byte[] read(ObjectRef ref) {
         files++;
+        return fetch(ref);
+    }
+
+    private static void join(Future<?> f) {
+        try {
+            f.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new dev.vigilo.common.errors.CancelledException("publication was interrupted", e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException re) {
+                throw re;
+            }
+            if (e.getCause() instanceof Error error) {
+                throw error;
+            }
+            throw new IllegalStateException(e.getCause());
+        }
+    }
+
+    /** Reads and verifies one file; thread-safe (chunk files are fetched on the pool). */
+    private byte[] fetch(ObjectRef ref) {
         try {
             return store.read(ref, Deadline.after(READ));
         } catch (ObjectNotFoundException e) {

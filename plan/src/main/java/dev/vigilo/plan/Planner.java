@@ -118,14 +118,53 @@ final class Planner {
     }
 
     private void emitChunk() {
+        long index = nextChunk;
+        Sha256 membership = ChunkFile.membershipOf(page);
+        UUID chunkId = Fold.chunkId(runId, index);
+        ChunkFile file =
+                new ChunkFile(runId, index, chunkId, PlanLayout.shardOf(index), pageFirstOrdinal, page, membership);
+        byte[] bytes = file.encode();
+        ObjectRef ref = ObjectRef.of(PlanLayout.chunk(runId, index), bytes);
+        writer.add(new GroupWriter.Pending(ref, bytes, PlanFileKind.CHUNK, index));
+        account(file, ref);
+        page.clear();
+    }
+
+    /**
+     * Takes chunk {@code file}, acknowledged by an earlier attempt of this run, in place of its cases: a resume
+     * restores every accumulator, the case count and the chunk index exactly as emitting the chunk did, without
+     * writing it again. Chunks come in order from chunk 0, before any case is accepted.
+     *
+     * @throws IllegalStateException when the chunk is not the next one
+     */
+    void restoreChunk(ChunkFile file, ObjectRef ref) {
+        if (!page.isEmpty() || file.chunkIndex() != nextChunk || file.firstOrdinal() != cases) {
+            throw new IllegalStateException("chunk " + file.chunkIndex() + " restored out of order (next chunk "
+                    + nextChunk + ", next ordinal " + cases + ")");
+        }
+        for (ChunkFile.Entry e : file.cases()) {
+            for (int i = 0; i < evaluatorCases.length; i++) {
+                if ((e.evaluators() & (1L << i)) != 0) {
+                    evaluatorCases[i]++;
+                }
+            }
+            if (e.gates() == 0) {
+                unselected++;
+            }
+        }
+        cases += file.cases().size();
+        account(file, ref);
+    }
+
+    /** Adds an emitted or restored chunk to its shard's accumulator, the gate counts and the chunk index. */
+    private void account(ChunkFile file, ObjectRef ref) {
         long index = nextChunk++;
         int shardNo = PlanLayout.shardOf(index);
         Shard shard = shards[shardNo];
         if (shard == null) {
             shard = shards[shardNo] = new Shard(gateCases.length);
         }
-        Sha256 membership = ChunkFile.membershipOf(page);
-        for (ChunkFile.Entry e : page) {
+        for (ChunkFile.Entry e : file.cases()) {
             shard.projection.add(e.ordinal(), e.id(), e.sha256());
             for (int g = 0; g < gateCases.length; g++) {
                 if ((e.gates() & (1L << g)) != 0) {
@@ -134,16 +173,11 @@ final class Planner {
                 }
             }
         }
-        UUID chunkId = Fold.chunkId(runId, index);
-        shard.settlement.addChunk(index, chunkId, page.size(), membership);
-        shard.cases += page.size();
+        int count = file.cases().size();
+        shard.settlement.addChunk(index, file.chunkId(), count, file.membership());
+        shard.cases += count;
         shard.chunks++;
-        ChunkFile file = new ChunkFile(runId, index, chunkId, shardNo, pageFirstOrdinal, page, membership);
-        byte[] bytes = file.encode();
-        ObjectRef ref = ObjectRef.of(PlanLayout.chunk(runId, index), bytes);
-        writer.add(new GroupWriter.Pending(ref, bytes, PlanFileKind.CHUNK, index));
-        chunkIndex.add(new ChunkIndexDocument.Entry(ref, index, 1, pageFirstOrdinal, page.size()));
-        page.clear();
+        chunkIndex.add(new ChunkIndexDocument.Entry(ref, index, 1, file.firstOrdinal(), count));
     }
 
     /** Writes one chunk index document (after its children, which were added to the writer before). */
@@ -234,7 +268,7 @@ final class Planner {
         byte[] mbytes = manifest.encode();
         ObjectRef root = ObjectRef.of(PlanLayout.manifest(runId), mbytes);
         writer.add(new GroupWriter.Pending(root, mbytes, PlanFileKind.MANIFEST, null));
-        writer.flush();
+        writer.complete();
         return new Result(root, manifest, totals);
     }
 

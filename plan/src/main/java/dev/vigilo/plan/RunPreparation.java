@@ -8,6 +8,7 @@ import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.StateUnknownException;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.common.errors.VigiloException;
+import dev.vigilo.dataset.CaseFold;
 import dev.vigilo.dataset.DatasetCatalog;
 import dev.vigilo.dataset.DatasetDamagedException;
 import dev.vigilo.dataset.DatasetEntry;
@@ -37,6 +38,9 @@ import org.jdbi.v3.core.Jdbi;
  * uses its own lease owner.
  */
 public final class RunPreparation {
+    /** Case files the dataset pass reads and verifies ahead of the planner. */
+    private static final int READ_AHEAD = 4;
+
     private final Jdbi jdbi;
     private final StorageConfig storage;
     private final PreparationOptions options;
@@ -232,44 +236,63 @@ public final class RunPreparation {
                         0,
                         0);
             }
-            GroupWriter writer = new GroupWriter(store, authority, options);
-            Planner planner = new Planner(runId, profile, dataset, writer);
-            DatasetReader reader = DatasetReader.open(dataset, store);
-            reader.readVerified(c -> {
-                if (Thread.currentThread().isInterrupted()) {
-                    throw new CancelledException("preparation of run " + runId + " was cancelled");
-                }
-                authority.renewIfDue(options.renewInterval());
-                planner.accept(c);
-            });
-            planner.completeCases();
-            Optional<Integer> empty = planner.emptyGate();
-            if (empty.isPresent()) {
-                String reason = "gates[" + empty.get() + "]: gate \""
-                        + profile.gates().get(empty.get()).name()
-                        + "\" selects no case of dataset " + dataset.uploadId() + "; fix its required_evaluators,"
-                        + " groups or tags and create a new run";
-                writer.flush();
-                authority.reject(reason);
-                throw PlanErrors.invalid(runId, reason);
+            // A resume starts after the consecutive acknowledged chunks (the cursor); see ChunkRestore.
+            long cursor = Math.min(claimed.cursor().value(), expectedChunks);
+            try (GroupWriter writer = new GroupWriter(store, authority, options, cursor)) {
+                return prepare(runId, profile, dataset, store, authority, writer, cursor, expectedChunks, execute);
             }
-            Planner.Result result = planner.finish();
-            options.hooks().beforePublication();
-            long files = new PlanVerifier(store, runId).verify(result.root(), dataset, profile);
-            authority.publish(result.root(), expectedChunks, files, result.shards(), execute);
-            return new CreateResult(
-                    runId,
-                    RunState.CREATING,
-                    PlanStatus.READY,
-                    false,
-                    execute,
-                    expectedChunks,
-                    planner.cases(),
-                    result.root(),
-                    authority.generation(),
-                    writer.filesWritten(),
-                    writer.filesReverified());
         }
+    }
+
+    private CreateResult prepare(
+            UUID runId,
+            Profile profile,
+            DatasetEntry dataset,
+            ObjectStore store,
+            Authority authority,
+            GroupWriter writer,
+            long cursor,
+            long expectedChunks,
+            boolean execute) {
+        Planner planner = new Planner(runId, profile, dataset, writer);
+        CaseFold identity = new CaseFold();
+        long restored =
+                new ChunkRestore(store, authority, options, dataset.caseCount()).restore(cursor, planner, identity);
+        DatasetReader reader = DatasetReader.open(dataset, store).withReadAhead(READ_AHEAD);
+        reader.readVerifiedFrom(planner.cases(), identity, c -> {
+            if (Thread.currentThread().isInterrupted()) {
+                throw new CancelledException("preparation of run " + runId + " was cancelled");
+            }
+            authority.renewIfDue(options.renewInterval());
+            planner.accept(c);
+        });
+        planner.completeCases();
+        Optional<Integer> empty = planner.emptyGate();
+        if (empty.isPresent()) {
+            String reason = "gates[" + empty.get() + "]: gate \""
+                    + profile.gates().get(empty.get()).name()
+                    + "\" selects no case of dataset " + dataset.uploadId() + "; fix its required_evaluators,"
+                    + " groups or tags and create a new run";
+            writer.complete();
+            authority.reject(reason);
+            throw PlanErrors.invalid(runId, reason);
+        }
+        Planner.Result result = planner.finish();
+        options.hooks().beforePublication();
+        long files = new PlanVerifier(store, runId).verify(result.root(), dataset, profile);
+        authority.publish(result.root(), expectedChunks, files, result.shards(), execute);
+        return new CreateResult(
+                runId,
+                RunState.CREATING,
+                PlanStatus.READY,
+                false,
+                execute,
+                expectedChunks,
+                planner.cases(),
+                result.root(),
+                authority.generation(),
+                writer.filesWritten(),
+                writer.filesReverified() + restored);
     }
 
     private static String evaluatorArtifacts(Profile profile) {

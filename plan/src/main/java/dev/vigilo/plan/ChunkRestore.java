@@ -1,0 +1,168 @@
+package dev.vigilo.plan;
+
+import dev.vigilo.common.errors.CancelledException;
+import dev.vigilo.dataset.CaseFold;
+import dev.vigilo.storage.Deadline;
+import dev.vigilo.storage.ObjectIntegrityException;
+import dev.vigilo.storage.ObjectNotFoundException;
+import dev.vigilo.storage.ObjectRef;
+import dev.vigilo.storage.ObjectStore;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * A resume's shortcut over the acknowledged prefix: instead of reading the dataset's first cases again, it reads the
+ * chunk files an earlier attempt of the run acknowledged (chunks {@code [0, cursor)}), each through the reference
+ * its ownership row recorded (length and SHA-256) and decoded with its format's parser, and hands them to the
+ * {@link Planner} in chunk order, while folding their cases' ordinals, ids and hashes into the dataset identity
+ * fold that the dataset pass then continues ({@code DatasetReader.readVerifiedFrom}). The plan's bytes and the
+ * identity check are those of a full pass: the chunk files record exactly what the planner derived from those cases.
+ *
+ * <p>Reads run on a few threads, a bounded number ahead of the one being applied; rows are read in pages. Memory:
+ * one page of references and the decoded chunks in flight. Not thread-safe.
+ */
+final class ChunkRestore {
+    /** Chunk files read ahead of the one being applied. */
+    static final int READ_AHEAD = 16;
+
+    private static final int PAGE = 1024;
+    private static final Duration READ = Duration.ofSeconds(120);
+
+    private final ObjectStore store;
+    private final Authority authority;
+    private final PreparationOptions options;
+    private final long caseCount;
+
+    ChunkRestore(ObjectStore store, Authority authority, PreparationOptions options, long caseCount) {
+        this.store = Objects.requireNonNull(store, "store");
+        this.authority = Objects.requireNonNull(authority, "authority");
+        this.options = Objects.requireNonNull(options, "options");
+        this.caseCount = caseCount;
+    }
+
+    /**
+     * Restores chunks {@code [0, cursor)} into {@code planner} and {@code identity}.
+     *
+     * @return the number of chunks restored (the cursor)
+     */
+    long restore(long cursor, Planner planner, CaseFold identity) {
+        ExecutorService pool = Executors.newFixedThreadPool(
+                Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors())), r -> {
+                    Thread t = new Thread(r, "vigilo-plan-restore");
+                    t.setDaemon(true);
+                    return t;
+                });
+        Deque<Future<Restored>> ahead = new ArrayDeque<>();
+        try {
+            long next = 0;
+            while (next < cursor) {
+                List<Authority.AcknowledgedChunk> page = authority.acknowledgedChunks(next, cursor, PAGE);
+                if (page.isEmpty() || page.get(0).chunkIndex() != next) {
+                    throw PlanErrors.damaged(
+                            authority.runId(),
+                            "chunk " + next + " is below the chunk cursor " + cursor
+                                    + " but has no acknowledged file; create a new run");
+                }
+                for (Authority.AcknowledgedChunk chunk : page) {
+                    if (chunk.chunkIndex() != next) {
+                        throw PlanErrors.damaged(
+                                authority.runId(),
+                                "chunk " + next + " is below the chunk cursor " + cursor
+                                        + " but has no acknowledged file; create a new run");
+                    }
+                    while (ahead.size() >= READ_AHEAD) {
+                        apply(join(ahead.removeFirst()), planner, identity);
+                    }
+                    ahead.addLast(pool.submit(() -> read(chunk)));
+                    next++;
+                }
+            }
+            while (!ahead.isEmpty()) {
+                apply(join(ahead.removeFirst()), planner, identity);
+            }
+            return cursor;
+        } finally {
+            for (Future<Restored> f : ahead) {
+                f.cancel(true);
+            }
+            pool.shutdownNow();
+        }
+    }
+
+    private record Restored(ChunkFile file, ObjectRef ref) {}
+
+    /** On a reading thread: reads, verifies and decodes one acknowledged chunk file. */
+    private Restored read(Authority.AcknowledgedChunk chunk) {
+        ObjectRef ref = chunk.ref();
+        byte[] bytes;
+        try {
+            bytes = store.read(ref, Deadline.after(READ));
+        } catch (ObjectNotFoundException e) {
+            throw PlanErrors.damaged(
+                    authority.runId(),
+                    "acknowledged plan file " + ref.key() + " is missing from " + store.binding()
+                            + "; create a new run",
+                    e);
+        } catch (ObjectIntegrityException e) {
+            throw PlanErrors.damaged(
+                    authority.runId(),
+                    "plan file " + ref.key() + " failed verification: " + e.getMessage()
+                            + "; the stored copy was altered, create a new run",
+                    e);
+        }
+        ChunkFile file;
+        try {
+            file = ChunkFile.decode(bytes);
+        } catch (PlanJson.FormatException e) {
+            throw PlanErrors.damaged(authority.runId(), "plan file " + ref.key() + " is invalid: " + e.getMessage(), e);
+        }
+        long first = chunk.chunkIndex() * PlanLayout.CHUNK_CASES;
+        long expectedCases = Math.min(PlanLayout.CHUNK_CASES, caseCount - first);
+        if (!file.runId().equals(authority.runId())
+                || file.chunkIndex() != chunk.chunkIndex()
+                || file.firstOrdinal() != first
+                || file.cases().size() != expectedCases
+                || !ref.key().equals(PlanLayout.chunk(authority.runId(), chunk.chunkIndex()))) {
+            throw PlanErrors.damaged(
+                    authority.runId(),
+                    "plan file " + ref.key() + " is not chunk " + chunk.chunkIndex() + " of the run");
+        }
+        return new Restored(file, ref);
+    }
+
+    /** On the creator's thread, in chunk order. */
+    private void apply(Restored restored, Planner planner, CaseFold identity) {
+        if (Thread.currentThread().isInterrupted()) {
+            throw new CancelledException("preparation of run " + authority.runId() + " was cancelled");
+        }
+        authority.renewIfDue(options.renewInterval());
+        for (ChunkFile.Entry e : restored.file().cases()) {
+            identity.add(e.ordinal(), e.id(), e.sha256());
+        }
+        planner.restoreChunk(restored.file(), restored.ref());
+    }
+
+    private Restored join(Future<Restored> f) {
+        try {
+            return f.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CancelledException("preparation of run " + authority.runId() + " was cancelled", e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException re) {
+                throw re;
+            }
+            if (e.getCause() instanceof Error error) {
+                throw error;
+            }
+            throw new IllegalStateException(e.getCause());
+        }
+    }
+}
