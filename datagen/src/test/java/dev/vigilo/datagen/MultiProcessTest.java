@@ -132,7 +132,13 @@ class MultiProcessTest {
                         .containsExactly("ask", "tag");
                 assertThat(item.path("history")).as("history of s%d", i).hasSize(10);
             }
-            assertThat(s.processes()).extracting(ProcessStatus::writer).contains("runner", "runner-1", "runner-2");
+            // Each process wrote through its slot's writer; a process that starts after another was killed may take
+            // the dead one's slot (and writer) instead of a new one, so at least two distinct writers.
+            assertThat(s.processes())
+                    .extracting(ProcessStatus::writer)
+                    .contains("runner")
+                    .doesNotHaveDuplicates()
+                    .hasSizeGreaterThanOrEqualTo(2);
             assertThat(s.processes().stream()
                             .mapToLong(ProcessStatus::itemsFinished)
                             .sum())
