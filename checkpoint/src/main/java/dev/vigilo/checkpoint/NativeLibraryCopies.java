@@ -23,19 +23,21 @@ import java.util.stream.Stream;
  * {@code arrow_cdata_jni} through its C-data {@code JniLoader}; both copy the library out of their jar with
  * {@code File.createTempFile} into {@code java.io.tmpdir} on every JVM start ({@code liblance_jni<n>.so}, about
  * 181 MB, and {@code jnilib-<n>.tmp}), take no path or property, and delete the copy only at a normal exit
- * ({@code deleteOnExit}). So {@link #loadUnderLock} runs the loading under an exclusive lock on {@value #LOCK_FILE}
- * in that directory and, holding it:
+ * ({@code deleteOnExit}). {@link #loadUnderLock} therefore coordinates through an OS lock on {@value #LOCK_FILE} in
+ * that directory:
  *
  * <ol>
- *   <li>removes the copies left by dead processes: while the lock is held nobody is unpacking, so a copy that no
- *       live process maps or holds open (per {@code /proc}; without {@code /proc}, any copy) is stale;
- *   <li>loads the libraries;
- *   <li>removes this process's own new copies. A loaded library stays mapped after its file is unlinked (Linux,
- *       macOS), so from then on a kill leaves nothing behind.
+ *   <li>processes unpack and load under a <em>shared</em> lock, so several can start at once;
+ *   <li>stale copies are removed only under the <em>exclusive</em> lock, taken without waiting before and after
+ *       loading (skipped when another process is loading right now): while it is held nobody is unpacking, so a
+ *       copy that no live process maps or holds open (per {@code /proc}; without {@code /proc}, any copy) was left
+ *       by a dead process;
+ *   <li>once loaded, a process removes its own copies (those its memory map names, on Linux): a loaded library
+ *       stays mapped after its file is unlinked, so from then on a kill leaves nothing behind.
  * </ol>
  *
- * A kill during the unpacking itself leaves a partial copy, which the next process removes. Everything here is
- * best effort: a copy that cannot be removed costs disk space, never correctness.
+ * A kill during the unpacking itself leaves a partial copy, which a later process removes. Everything here is best
+ * effort: a copy that cannot be removed costs disk space, never correctness.
  */
 final class NativeLibraryCopies {
     static final String LOCK_FILE = ".vigilo-native.lock";
@@ -43,6 +45,7 @@ final class NativeLibraryCopies {
     // File.createTempFile names: prefix + unsigned random long + suffix.
     private static final Pattern COPY = Pattern.compile("liblance_jni\\d+\\.(so|dylib)|jnilib-\\d+\\.tmp");
     private static final Path PROC = Path.of("/proc");
+    private static final String DELETED = " (deleted)";
 
     private final Path directory;
 
@@ -56,42 +59,77 @@ final class NativeLibraryCopies {
     }
 
     /**
-     * Runs {@code load} (which unpacks and loads libraries into this directory) under the directory's lock, with
-     * the stale copies removed before and this process's new copies removed after. Without a usable lock (the
-     * directory cannot be created or locked) it just runs {@code load}, whose own errors then say what is wrong.
+     * Runs {@code load} (which unpacks and loads libraries into this directory) under the directory's shared lock,
+     * removes this process's copies after it, and removes stale copies before and after it when no other process is
+     * loading. Without a usable lock (the directory cannot be created or locked) it just runs {@code load}, whose own
+     * errors then say what is wrong.
      */
     void loadUnderLock(Runnable load) {
         FileChannel channel;
-        FileLock lock;
         try {
             Files.createDirectories(directory);
-            channel =
-                    FileChannel.open(directory.resolve(LOCK_FILE), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            channel = FileChannel.open(
+                    directory.resolve(LOCK_FILE),
+                    StandardOpenOption.CREATE,
+                    StandardOpenOption.READ,
+                    StandardOpenOption.WRITE);
         } catch (IOException | RuntimeException e) {
             load.run();
             return;
         }
         try (channel) {
+            removeStaleIfIdle(channel);
+            FileLock shared;
             try {
-                lock = channel.lock();
+                shared = channel.lock(0, Long.MAX_VALUE, true);
             } catch (IOException e) {
                 load.run();
                 return;
             }
-            try (lock) {
-                removeStale();
-                Set<Path> before = new HashSet<>(copies());
+            try (shared) {
                 load.run();
-                for (Path copy : copies()) {
-                    if (!before.contains(copy)) delete(copy);
-                }
+                removeOwn();
             }
+            removeStaleIfIdle(channel);
         } catch (IOException e) {
             // Closing the lock or the channel failed: the OS releases both when the process ends.
         }
     }
 
-    /** Removes every copy no live process maps or holds open. Call only while holding the lock. */
+    /** Removes the stale copies if the exclusive lock is free right now (nobody loading); otherwise does nothing. */
+    private void removeStaleIfIdle(FileChannel channel) {
+        try (FileLock exclusive = channel.tryLock()) {
+            if (exclusive != null) removeStale();
+        } catch (IOException | RuntimeException e) {
+            // Not now: a later process removes them.
+        }
+    }
+
+    /** Removes the copies this process maps (Linux); elsewhere they stay until exit or a later sweep. */
+    void removeOwn() {
+        Path maps = PROC.resolve("self").resolve("maps");
+        if (!Files.isRegularFile(maps)) return;
+        Path real;
+        try {
+            real = directory.toRealPath();
+        } catch (IOException e) {
+            return;
+        }
+        Set<Path> own = new HashSet<>();
+        try (Stream<String> lines = Files.lines(maps)) {
+            lines.forEach(line -> {
+                int slash = line.indexOf('/');
+                if (slash < 0) return;
+                Path file = Path.of(stripDeleted(line.substring(slash)));
+                if (real.equals(file.getParent()) && isCopy(file.getFileName().toString())) own.add(file);
+            });
+        } catch (IOException | RuntimeException e) {
+            return;
+        }
+        own.forEach(NativeLibraryCopies::delete);
+    }
+
+    /** Removes every copy no live process maps or holds open. Call only while holding the exclusive lock. */
     void removeStale() {
         List<Path> candidates = copies();
         if (candidates.isEmpty()) return;
@@ -163,7 +201,7 @@ final class NativeLibraryCopies {
     }
 
     private static String stripDeleted(String path) {
-        return path.endsWith(" (deleted)") ? path.substring(0, path.length() - " (deleted)".length()) : path;
+        return path.endsWith(DELETED) ? path.substring(0, path.length() - DELETED.length()) : path;
     }
 
     private static void delete(Path copy) {

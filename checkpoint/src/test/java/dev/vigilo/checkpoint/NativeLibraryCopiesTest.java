@@ -5,18 +5,20 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Stale native-library copies are removed, copies a live process holds are kept, other files are never touched, and
- * the copies a load makes are removed once it returned.
+ * Stale native-library copies are removed (not while another process is loading), copies a live process holds are
+ * kept, other files are never touched, and the copies a process maps are removed once its load returned.
  */
 class NativeLibraryCopiesTest {
     @TempDir
@@ -61,25 +63,77 @@ class NativeLibraryCopiesTest {
     }
 
     @Test
-    void theCopiesALoadMakesAreRemovedAfterItAndALeftoverBeforeIt() throws Exception {
+    void aLeftoverGoesBeforeTheLoadAndTheCopiesTheProcessMapsAfterIt() throws Exception {
+        assumeTrue(Files.isDirectory(Path.of("/proc/self")), "needs /proc to tell which copies are in use");
         Path sub = Files.createDirectories(dir.resolve("tmp"));
         Path leftover = Files.writeString(sub.resolve("liblance_jni5.so"), "from a killed process");
+        Path loaded = sub.resolve("liblance_jni6.so");
+        Path othersInProgress = sub.resolve("jnilib-7.tmp");
         NativeLibraryCopies copies = new NativeLibraryCopies(sub);
         List<Path> seenByLoad = new ArrayList<>();
-        copies.loadUnderLock(() -> {
-            seenByLoad.addAll(copies.copies());
-            try {
-                Files.writeString(sub.resolve("liblance_jni6.so"), "unpacked");
-                Files.writeString(sub.resolve("jnilib-7.tmp"), "unpacked");
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        });
-        assertThat(seenByLoad).as("the leftover was removed before the load").isEmpty();
-        assertThat(leftover).doesNotExist();
-        try (Stream<Path> left = Files.list(sub)) {
-            assertThat(left.map(p -> p.getFileName().toString())).containsExactly(NativeLibraryCopies.LOCK_FILE);
+        List<MappedByteBuffer> mapped = new ArrayList<>();
+        Process other = null;
+        try {
+            copies.loadUnderLock(() -> {
+                seenByLoad.addAll(copies.copies());
+                try {
+                    // What a loader does: unpack, then map (System.load). The map is what names the copy ours.
+                    Files.writeString(loaded, "unpacked");
+                    try (FileChannel ch = FileChannel.open(loaded, StandardOpenOption.READ)) {
+                        mapped.add(ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size()));
+                    }
+                    // Another process unpacking at the same time holds its copy open.
+                    Files.writeString(othersInProgress, "unpacking");
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+            assertThat(seenByLoad)
+                    .as("the leftover was removed before the load")
+                    .isEmpty();
+            assertThat(leftover).doesNotExist();
+            assertThat(loaded).as("the copy this process maps").doesNotExist();
+            assertThat(mapped.get(0).get(0))
+                    .as("still readable through its mapping")
+                    .isEqualTo((byte) 'u');
+            assertThat(othersInProgress)
+                    .as("not ours, and no stale copy: nobody held it, so the sweep after took it")
+                    .doesNotExist();
+
+            Path held = Files.writeString(sub.resolve("jnilib-8.tmp"), "unpacking");
+            other = new ProcessBuilder("sh", "-c", "exec 3<\"$0\"; echo ready; exec sleep 60", held.toString())
+                    .redirectErrorStream(true)
+                    .start();
+            assertThat(new String(other.getInputStream().readNBytes(6))).isEqualTo("ready\n");
+            copies.loadUnderLock(() -> {});
+            assertThat(held).as("a copy another process holds open stays").exists();
+        } finally {
+            if (other != null) other.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
         }
+    }
+
+    @Test
+    void noSweepWhileAnotherProcessIsLoading() throws Exception {
+        Path stale = Files.writeString(dir.resolve("liblance_jni9.so"), "partial");
+        Process loading = new ProcessBuilder(
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        NativeLockHolderMain.class.getName(),
+                        dir.toString())
+                .redirectErrorStream(true)
+                .start();
+        try {
+            assertThat(new String(loading.getInputStream().readNBytes(5))).isEqualTo("held\n");
+            new NativeLibraryCopies(dir).loadUnderLock(() -> {});
+            assertThat(stale)
+                    .as("kept while another process holds the shared lock")
+                    .exists();
+        } finally {
+            loading.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+        new NativeLibraryCopies(dir).loadUnderLock(() -> {});
+        assertThat(stale).as("removed once nobody loads").doesNotExist();
     }
 
     @Test

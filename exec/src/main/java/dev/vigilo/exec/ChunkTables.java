@@ -35,21 +35,20 @@ final class ChunkTables {
         if (routes.isEmpty()) {
             return Optional.empty();
         }
-        Optional<Lease> claimed = h.createQuery(
-                        "WITH r AS (SELECT * FROM unnest(:runs::uuid[], :shards::int[], :cursors::bigint[])"
-                                + " AS r(run_id, shard, cursor)),"
-                                + " next AS (SELECT c.run_id, c.chunk_index FROM exec_chunks c"
-                                + " JOIN r ON r.run_id = c.run_id AND r.shard = c.shard AND c.shard_seq < r.cursor"
-                                + " JOIN exec_run_shards s ON s.run_id = c.run_id AND s.shard = c.shard AND s.state = 'open'"
-                                + " WHERE (c.state = 'queued' OR (c.state = 'leased' AND c.lease_expires_at < clock_timestamp()))"
-                                + " AND (c.not_before IS NULL OR c.not_before <= clock_timestamp())"
-                                + " AND c.attempts < :max"
-                                + " ORDER BY c.run_id, c.chunk_index LIMIT 1 FOR UPDATE OF c SKIP LOCKED)"
-                                + " UPDATE exec_chunks c SET state = 'leased', lease_owner = :o,"
-                                + " lease_generation = c.lease_generation + 1, attempts = c.attempts + 1,"
-                                + " lease_expires_at = clock_timestamp() + make_interval(secs => :s)"
-                                + " FROM next WHERE c.run_id = next.run_id AND c.chunk_index = next.chunk_index"
-                                + " RETURNING c.*")
+        return h.createQuery("WITH r AS (SELECT * FROM unnest(:runs::uuid[], :shards::int[], :cursors::bigint[])"
+                        + " AS r(run_id, shard, cursor)),"
+                        + " next AS (SELECT c.run_id, c.chunk_index FROM exec_chunks c"
+                        + " JOIN r ON r.run_id = c.run_id AND r.shard = c.shard AND c.shard_seq < r.cursor"
+                        + " JOIN exec_run_shards s ON s.run_id = c.run_id AND s.shard = c.shard AND s.state = 'open'"
+                        + " WHERE (c.state = 'queued' OR (c.state = 'leased' AND c.lease_expires_at < clock_timestamp()))"
+                        + " AND (c.not_before IS NULL OR c.not_before <= clock_timestamp())"
+                        + " AND c.attempts < :max"
+                        + " ORDER BY c.run_id, c.chunk_index LIMIT 1 FOR UPDATE OF c SKIP LOCKED)"
+                        + " UPDATE exec_chunks c SET state = 'leased', lease_owner = :o,"
+                        + " lease_generation = c.lease_generation + 1, attempts = c.attempts + 1,"
+                        + " lease_expires_at = clock_timestamp() + make_interval(secs => :s)"
+                        + " FROM next WHERE c.run_id = next.run_id AND c.chunk_index = next.chunk_index"
+                        + " RETURNING c.*")
                 .bindArray(
                         "runs",
                         UUID.class,
@@ -72,11 +71,14 @@ final class ChunkTables {
                         rs.getLong("lease_generation"),
                         rs.getInt("attempts"),
                         SeedTables.seed(rs)))
-                .findOne();
-        if (claimed.isPresent()) {
-            CrashPoints.boundary("exec.claim"); // before the claim commits
-        }
-        return claimed;
+                .findOne()
+                .map(ChunkTables::claimed);
+    }
+
+    /** A claim made in the open transaction: a durable boundary (halting here is halting before its commit). */
+    private static Lease claimed(Lease lease) {
+        CrashPoints.boundary("exec.claim");
+        return lease;
     }
 
     /** Whether this execution database holds chunks of {@code run} that are queued or leased. */
