@@ -52,7 +52,8 @@ final class Authority {
     private final UUID owner = UUID.randomUUID();
     private final Duration lease;
     private PlanGeneration generation;
-    private long lastRenewNanos;
+    /** Written by every recheck; the creator thread and the group writer's coordinator both run transactions. */
+    private volatile long lastRenewNanos;
 
     Authority(Jdbi jdbi, UUID runId, Duration lease) {
         this.jdbi = Objects.requireNonNull(jdbi, "jdbi");
