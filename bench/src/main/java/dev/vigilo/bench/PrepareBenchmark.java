@@ -39,9 +39,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * (~120 bytes each, groups and tags so gates select subsets), uploaded once into a local store and an embedded
  * PostgreSQL. Vigilo: a full {@code run create} (verified traversal with the identity check, chunk files, index,
  * gate chain, configuration, manifest, grouped ownership rows, byte verification after each write, the publication
- * verification pass). Baseline: reading every case file of the same dataset from disk and hashing it with SHA-256
- * (what any traversal must at least do). Heap: the largest heap in use after a GC while preparing, sampled every
- * 20 ms, for the small and the large dataset.
+ * verification pass). Raw baseline, the minimum durable work of the same job: reading every case file of the same
+ * dataset from disk and hashing it with SHA-256, then creating as many files as the plan has, of the same sizes,
+ * durably (8 parallel writers, one fsync per file, one directory fsync per group of 64). Resume: a preparation of
+ * the large dataset stopped once 90% of its chunks are acknowledged, then the time of the repeat that finishes it.
+ * Heap: the largest heap in use after a GC while preparing, sampled every 20 ms, for the small and the large
+ * dataset.
  *
  * <p>Run: {@code bench/run prepare [SMALL LARGE]} (with {@code -Xmx256m}).
  */
@@ -87,20 +90,49 @@ public final class PrepareBenchmark {
             Result l = prepare(largePrep, largeSet, profile);
             double b2 = baseline(largeStore, largeRoot);
             double base = (b1 + b2) / 2;
+            // The raw baseline of the whole job: read and hash the case files, then create as many files of the
+            // same sizes as the plan has, durably: writes in parallel, one fsync per file, one directory fsync per
+            // group of 64.
+            List<Long> planSizes =
+                    largeStore.list(PlanLayout.prefix(l.runId), Deadline.after(Duration.ofMinutes(5))).stream()
+                            .map(ObjectInfo::length)
+                            .toList();
+            double rawWrite = rawPlanWrites(work.resolve("raw-plan"), planSizes);
+            double rawSeconds = largeSet.caseCount() / base + rawWrite;
             long t0 = System.nanoTime();
             DatasetReader.open(largeSet, largeStore).readVerified(c -> {});
             double traversal = largeSet.caseCount() / ((System.nanoTime() - t0) / 1e9);
+            Resumed resumed = resumeAfter(control, largeRoot, largeSet, profile, 0.9);
             System.out.printf(
                     "verified dataset traversal alone (DatasetReader.readVerified): %,.0f cases/s%n", traversal);
             System.out.printf(
                     "baseline (read + SHA-256 of the case files): %,.0f cases/s (%,.0f and %,.0f)%n", base, b1, b2);
             System.out.printf(
+                    "raw baseline, %,d cases: read + hash %.2f s + %,d plan-sized files written durably %.2f s = %.2f s"
+                            + " (%,.0f cases/s)%n",
+                    large,
+                    largeSet.caseCount() / base,
+                    planSizes.size(),
+                    rawWrite,
+                    rawSeconds,
+                    largeSet.caseCount() / rawSeconds);
+            System.out.printf(
                     "run create, %,d cases: %,.0f cases/s, %.1f s, peak heap after GC %.1f MiB%n",
                     small, s.casesPerSecond, s.seconds, s.peakHeapMiB);
             System.out.printf(
-                    "run create, %,d cases: %,.0f cases/s, %.1f s, peak heap after GC %.1f MiB%n",
+                    "run create, %,d cases: %,.0f cases/s, %.2f s, peak heap after GC %.1f MiB%n",
                     large, l.casesPerSecond, l.seconds, l.peakHeapMiB);
-            System.out.printf("ratio run create / baseline: %.3f%n", l.casesPerSecond / base);
+            System.out.printf(
+                    "ratio run create / raw baseline (throughput): %.3f (run create / read + hash alone: %.3f)%n",
+                    rawSeconds / l.seconds, l.casesPerSecond / base);
+            System.out.printf(
+                    "resume after %d of %,d chunks acknowledged: %.2f s = %.0f%% of the full run create (the"
+                            + " interrupted attempt took %.2f s)%n",
+                    resumed.cursor,
+                    Planner.expectedChunks(large),
+                    resumed.seconds,
+                    100 * resumed.seconds / l.seconds,
+                    resumed.interruptedSeconds);
             System.out.printf("heap ratio %,d vs %,d cases: %.2f%n", large, small, l.peakHeapMiB / s.peakHeapMiB);
         } finally {
             try (var paths = Files.walk(work)) {
@@ -109,7 +141,88 @@ public final class PrepareBenchmark {
         }
     }
 
-    private record Result(double casesPerSecond, double seconds, double peakHeapMiB) {}
+    private record Result(double casesPerSecond, double seconds, double peakHeapMiB, UUID runId) {}
+
+    private record Resumed(long cursor, double seconds, double interruptedSeconds) {}
+
+    /** Stops a preparation once {@code share} of its chunks are acknowledged, then times the repeat that resumes it. */
+    private static Resumed resumeAfter(
+            ControlDatabase control, Path root, DatasetEntry dataset, String profile, double share) {
+        long stopAt = (long) (Planner.expectedChunks(dataset.caseCount()) * share);
+        PreparationOptions.Hooks stop = new PreparationOptions.Hooks() {
+            @Override
+            public void afterAcknowledge(long chunkPrefix) {
+                if (chunkPrefix >= stopAt) {
+                    throw new IllegalStateException("stopped at chunk " + chunkPrefix);
+                }
+            }
+        };
+        PreparationOptions d = PreparationOptions.DEFAULTS;
+        PreparationOptions stopping =
+                new PreparationOptions(d.lease(), d.renewInterval(), d.checkpointInterval(), d.groupMaxFiles(), stop);
+        CreateRequest request = new CreateRequest(
+                ProfileInput.inline(profile), dataset.uploadId(), Optional.of(UUID.randomUUID()), false);
+        long t0 = System.nanoTime();
+        try {
+            new RunPreparation(control.jdbi(), StorageConfig.localDefault(root), stopping).create(request);
+            throw new IllegalStateException("the preparation was not stopped");
+        } catch (IllegalStateException e) {
+            if (!e.getMessage().startsWith("stopped at chunk")) {
+                throw e;
+            }
+        }
+        double interrupted = (System.nanoTime() - t0) / 1e9;
+        long cursor = new RunStatusReader(control.jdbi())
+                .status(request.runId().orElseThrow())
+                .creationProgress()
+                .planChunkCursor();
+        long t1 = System.nanoTime();
+        CreateResult r = new RunPreparation(control.jdbi(), StorageConfig.localDefault(root)).create(request);
+        double seconds = (System.nanoTime() - t1) / 1e9;
+        if (r.cases() != dataset.caseCount()) {
+            throw new IllegalStateException("resumed " + r.cases() + " of " + dataset.caseCount());
+        }
+        return new Resumed(cursor, seconds, interrupted);
+    }
+
+    /** Creates files of {@code sizes} under {@code dir}: 8 writers, an fsync per file, a directory fsync per 64. */
+    private static double rawPlanWrites(Path dir, List<Long> sizes) throws Exception {
+        Files.createDirectories(dir);
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(8);
+        byte[] bytes =
+                new byte[(int) sizes.stream().mapToLong(Long::longValue).max().orElse(0)];
+        new java.util.Random(1).nextBytes(bytes);
+        long t0 = System.nanoTime();
+        try {
+            for (int g = 0; g < sizes.size(); g += 64) {
+                List<java.util.concurrent.Future<?>> group = new java.util.ArrayList<>();
+                for (int i = g; i < Math.min(sizes.size(), g + 64); i++) {
+                    Path file = dir.resolve("f" + i);
+                    int size = (int) (long) sizes.get(i);
+                    group.add(pool.submit(() -> {
+                        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(
+                                file,
+                                java.nio.file.StandardOpenOption.CREATE_NEW,
+                                java.nio.file.StandardOpenOption.WRITE)) {
+                            ch.write(java.nio.ByteBuffer.wrap(bytes, 0, size));
+                            ch.force(true);
+                        }
+                        return null;
+                    }));
+                }
+                for (java.util.concurrent.Future<?> f : group) {
+                    f.get();
+                }
+                try (java.nio.channels.FileChannel ch =
+                        java.nio.channels.FileChannel.open(dir, java.nio.file.StandardOpenOption.READ)) {
+                    ch.force(true);
+                }
+            }
+            return (System.nanoTime() - t0) / 1e9;
+        } finally {
+            pool.shutdown();
+        }
+    }
 
     private static DatasetEntry upload(ControlDatabase control, ObjectStore store, Path work, String name, int cases)
             throws Exception {
@@ -135,7 +248,7 @@ public final class PrepareBenchmark {
         if (r.cases() != dataset.caseCount()) {
             throw new IllegalStateException("prepared " + r.cases() + " of " + dataset.caseCount());
         }
-        return new Result(dataset.caseCount() / seconds, seconds, sampler.peak.get() / 1048576.0);
+        return new Result(dataset.caseCount() / seconds, seconds, sampler.peak.get() / 1048576.0, r.runId());
     }
 
     private static void writeCases(Path file, int cases) throws IOException {

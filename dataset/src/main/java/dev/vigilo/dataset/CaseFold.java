@@ -57,6 +57,35 @@ public final class CaseFold {
         cases += count;
     }
 
+    /**
+     * The contributions of consecutive cases, encoded once (possibly on another thread) and then added to one or more
+     * folds in order with {@link #addAll}: folding a batch is one digest update instead of one per case. Not
+     * thread-safe; do not change a batch while a fold reads it.
+     */
+    public static final class Batch {
+        private final GrowableBytes entries = new GrowableBytes(128 * 16);
+        private int count;
+
+        /** Appends the next case. */
+        public void add(long ordinal, String id, Sha256 caseSha256) {
+            Objects.requireNonNull(id, "id");
+            byte[] idBytes = id.getBytes(StandardCharsets.UTF_8);
+            encode(entries, ordinal, idBytes, 0, idBytes.length, caseSha256.toBytes(), 0);
+            count++;
+        }
+
+        /** How many cases the batch holds. */
+        public int count() {
+            return count;
+        }
+    }
+
+    /** Adds every case of {@code batch}, in its order, as {@link #add} would one by one. */
+    public void addAll(Batch batch) {
+        Objects.requireNonNull(batch, "batch");
+        addEncoded(batch.entries.array(), 0, batch.entries.size(), batch.count);
+    }
+
     /** How many cases were added. */
     public long cases() {
         return cases;

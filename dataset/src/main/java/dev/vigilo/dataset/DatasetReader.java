@@ -113,7 +113,7 @@ public final class DatasetReader {
      */
     public void forEachCase(Consumer<StoredCase> consumer) {
         Objects.requireNonNull(consumer, "consumer");
-        readCaseFiles(0, entry.caseCount(), consumer);
+        readCaseFiles(0, entry.caseCount(), consumer, null);
     }
 
     /**
@@ -127,7 +127,7 @@ public final class DatasetReader {
     public void forEachCaseInRange(long firstOrdinal, long count, Consumer<StoredCase> consumer) {
         Objects.requireNonNull(consumer, "consumer");
         checkRange(firstOrdinal, count);
-        readCaseFiles(firstOrdinal, count, consumer);
+        readCaseFiles(firstOrdinal, count, consumer, null);
     }
 
     /**
@@ -162,7 +162,7 @@ public final class DatasetReader {
                             + file.ref().key() + " " + describe(file.firstOrdinal(), file.caseCount()) + " of dataset "
                             + entry.uploadId());
         }
-        readCaseFile(file, firstOrdinal, count, consumer);
+        deliver(decode(file, caseParser, firstOrdinal, count, false), consumer, null);
     }
 
     /**
@@ -207,10 +207,7 @@ public final class DatasetReader {
         }
         long remaining = entry.caseCount() - firstOrdinal;
         if (remaining > 0) {
-            readCaseFiles(firstOrdinal, remaining, c -> {
-                prefix.add(c.ordinal(), c.id(), c.sha256());
-                consumer.accept(c);
-            });
+            readCaseFiles(firstOrdinal, remaining, consumer, prefix);
         }
         if (prefix.cases() != entry.caseCount()) {
             throw new DatasetDamagedException(
@@ -280,10 +277,16 @@ public final class DatasetReader {
         }
     }
 
-    /** Reads every case file overlapping the range, in order, with the configured read-ahead. */
-    private void readCaseFiles(long firstOrdinal, long count, Consumer<StoredCase> consumer) {
+    /**
+     * Reads every case file overlapping the range, in order, with the configured read-ahead; when {@code fold} is
+     * given, adds each passed-on case to it (encoded where the file is decoded, folded in order here).
+     */
+    private void readCaseFiles(long firstOrdinal, long count, Consumer<StoredCase> consumer, CaseFold fold) {
         if (readAhead == 0) {
-            traverse(firstOrdinal, count, file -> readCaseFile(file, firstOrdinal, count, consumer));
+            traverse(
+                    firstOrdinal,
+                    count,
+                    file -> deliver(decode(file, caseParser, firstOrdinal, count, fold != null), consumer, fold));
             return;
         }
         int threads = Math.max(1, Math.min(readAhead, Runtime.getRuntime().availableProcessors()));
@@ -298,12 +301,12 @@ public final class DatasetReader {
         try {
             traverse(firstOrdinal, count, file -> {
                 while (ahead.size() >= readAhead) {
-                    deliver(join(ahead.removeFirst()), firstOrdinal, count, consumer);
+                    deliver(join(ahead.removeFirst()), consumer, fold);
                 }
-                ahead.addLast(pool.submit(() -> decode(file, parsers.get())));
+                ahead.addLast(pool.submit(() -> decode(file, parsers.get(), firstOrdinal, count, fold != null)));
             });
             while (!ahead.isEmpty()) {
-                deliver(join(ahead.removeFirst()), firstOrdinal, count, consumer);
+                deliver(join(ahead.removeFirst()), consumer, fold);
             }
         } finally {
             for (Future<DecodedFile> f : ahead) {
@@ -313,29 +316,36 @@ public final class DatasetReader {
         }
     }
 
-    /** A case file read and verified completely. */
-    private record DecodedFile(int bytes, List<StoredCase> cases) {}
+    /** A case file read and verified completely: its cases inside the range, and their fold entries if asked. */
+    private record DecodedFile(int bytes, List<StoredCase> cases, CaseFold.Batch foldEntries) {}
 
-    /** Reads and decodes the whole file (every record is checked), then passes on the cases inside the range. */
-    private void readCaseFile(CaseFileSpan file, long firstOrdinal, long count, Consumer<StoredCase> consumer) {
-        deliver(decode(file, caseParser), firstOrdinal, count, consumer);
-    }
-
-    private DecodedFile decode(CaseFileSpan file, CaseLineParser parser) {
+    private DecodedFile decode(
+            CaseFileSpan file, CaseLineParser parser, long firstOrdinal, long count, boolean foldEntries) {
         byte[] bytes = read(file.ref());
-        return new DecodedFile(
-                bytes.length,
-                CaseFileFormat.decode(file.ref().key(), bytes, file.firstOrdinal(), file.caseCount(), parser));
+        List<StoredCase> all =
+                CaseFileFormat.decode(file.ref().key(), bytes, file.firstOrdinal(), file.caseCount(), parser);
+        long end = firstOrdinal + count;
+        List<StoredCase> inRange = new ArrayList<>(all.size());
+        CaseFold.Batch batch = foldEntries ? new CaseFold.Batch() : null;
+        for (StoredCase c : all) {
+            if (c.ordinal() >= firstOrdinal && c.ordinal() < end) {
+                inRange.add(c);
+                if (batch != null) {
+                    batch.add(c.ordinal(), c.id(), c.sha256());
+                }
+            }
+        }
+        return new DecodedFile(bytes.length, inRange, batch);
     }
 
-    private void deliver(DecodedFile file, long firstOrdinal, long count, Consumer<StoredCase> consumer) {
+    private void deliver(DecodedFile file, Consumer<StoredCase> consumer, CaseFold fold) {
         caseFiles++;
         bytesRead += file.bytes();
-        long end = firstOrdinal + count;
+        if (fold != null) {
+            fold.addAll(file.foldEntries());
+        }
         for (StoredCase c : file.cases()) {
-            if (c.ordinal() >= firstOrdinal && c.ordinal() < end) {
-                consumer.accept(c);
-            }
+            consumer.accept(c);
         }
     }
 

@@ -41,7 +41,10 @@ import org.slf4j.LoggerFactory;
 final class DatasetUploader {
     private static final Logger LOG = LoggerFactory.getLogger(DatasetUploader.class);
     private static final int ID_BUFFER_ENTRIES = 1 << 20;
-    private static final int WRITES_IN_FLIGHT = 4;
+    /** Case files being created at once: a local store spends most of a create waiting for fsyncs. */
+    private static final int WRITES_IN_FLIGHT = 16;
+    /** Bytes of case files being created at once (at least one file, however large). */
+    private static final long WRITE_BYTES_IN_FLIGHT = 16L << 20;
 
     private final ObjectStore store;
     private final CatalogRows catalog;
@@ -131,7 +134,7 @@ final class DatasetUploader {
     }
 
     private Stored store(Path file, long size, ValidationPass.Result validated) {
-        try (ObjectWriter writer = new ObjectWriter(store, WRITES_IN_FLIGHT);
+        try (ObjectWriter writer = new ObjectWriter(store, WRITES_IN_FLIGHT, WRITE_BYTES_IN_FLIGHT);
                 SourceBatches source = batches(file)) {
             IndexBuilder index = new IndexBuilder(writer, layout.indexMaxEntries());
             Sha256 fold = new StorePass(file, size, progress, layout, validated, writer, index).run(source);

@@ -18,10 +18,10 @@ import java.util.concurrent.Future;
 import java.util.function.Function;
 
 /**
- * Creates objects with a bounded number in flight, so uploads to a remote store overlap network round trips while
- * memory stays bounded by {@code maxInFlight} buffers. {@link #awaitAll()} is the barrier that keeps dependency
- * order: a parent document is written only after every child submitted before it is durable. Not thread-safe
- * (one uploader drives it).
+ * Creates objects with a bounded number in flight, so uploads overlap network round trips (or a local store's
+ * fsyncs) while memory stays bounded by {@code maxInFlight} buffers and, when given, {@code maxInFlightBytes}.
+ * {@link #awaitAll()} is the barrier that keeps dependency order: a parent document is written only after every
+ * child submitted before it is durable. Not thread-safe (one uploader drives it).
  */
 final class ObjectWriter implements AutoCloseable {
     /** Per-transfer allowance, as run preparation uses for its writes. */
@@ -30,13 +30,22 @@ final class ObjectWriter implements AutoCloseable {
     private final ObjectStore store;
     private final int maxInFlight;
     private final ExecutorService pool;
+    private final long maxInFlightBytes;
     private final Deque<Future<ObjectRef>> inFlight = new ArrayDeque<>();
+    private final Deque<Integer> inFlightLengths = new ArrayDeque<>();
+    private long bytesInFlight;
     private long objectsWritten;
     private long bytesWritten;
 
     ObjectWriter(ObjectStore store, int maxInFlight) {
+        this(store, maxInFlight, Long.MAX_VALUE);
+    }
+
+    /** A writer with at most {@code maxInFlight} creates and {@code maxInFlightBytes} (or one object) pending. */
+    ObjectWriter(ObjectStore store, int maxInFlight, long maxInFlightBytes) {
         this.store = Objects.requireNonNull(store, "store");
         this.maxInFlight = maxInFlight;
+        this.maxInFlightBytes = maxInFlightBytes;
         this.pool = Executors.newFixedThreadPool(maxInFlight, r -> {
             Thread t = new Thread(r, "vigilo-dataset-writer");
             t.setDaemon(true);
@@ -60,11 +69,13 @@ final class ObjectWriter implements AutoCloseable {
     }
 
     private Future<ObjectRef> submit(Callable<ObjectRef> create, int length) {
-        while (inFlight.size() >= maxInFlight) {
-            join(inFlight.removeFirst());
+        while (!inFlight.isEmpty() && (inFlight.size() >= maxInFlight || bytesInFlight + length > maxInFlightBytes)) {
+            joinOldest();
         }
         Future<ObjectRef> future = pool.submit(create);
         inFlight.addLast(future);
+        inFlightLengths.addLast(length);
+        bytesInFlight += length;
         objectsWritten++;
         bytesWritten += length;
         return future;
@@ -81,8 +92,13 @@ final class ObjectWriter implements AutoCloseable {
     /** Waits until every submitted create is durable; rethrows the first failure. */
     void awaitAll() {
         while (!inFlight.isEmpty()) {
-            join(inFlight.removeFirst());
+            joinOldest();
         }
+    }
+
+    private void joinOldest() {
+        bytesInFlight -= inFlightLengths.removeFirst();
+        join(inFlight.removeFirst());
     }
 
     long objectsWritten() {
@@ -115,6 +131,8 @@ final class ObjectWriter implements AutoCloseable {
             f.cancel(true);
         }
         inFlight.clear();
+        inFlightLengths.clear();
+        bytesInFlight = 0;
         pool.shutdownNow();
     }
 }

@@ -206,6 +206,27 @@ class DatasetFormatPropertiesTest {
         }
     }
 
+    @Property(tries = 100)
+    void aFoldOfBatchesEqualsTheFoldOfItsCasesOneByOne(
+            @ForAll @Size(max = 50) List<@net.jqwik.api.constraints.StringLength(min = 1, max = 20) String> ids,
+            @ForAll @IntRange(min = 1, max = 7) int batchSize) {
+        CaseFold one = new CaseFold();
+        CaseFold batched = new CaseFold();
+        CaseFold.Batch batch = new CaseFold.Batch();
+        for (int i = 0; i < ids.size(); i++) {
+            Sha256 sha = Sha256.of(ids.get(i).getBytes(StandardCharsets.UTF_8));
+            one.add(1000 + i, ids.get(i), sha);
+            batch.add(1000 + i, ids.get(i), sha);
+            if (batch.count() == batchSize) {
+                batched.addAll(batch);
+                batch = new CaseFold.Batch();
+            }
+        }
+        batched.addAll(batch);
+        assertThat(batched.cases()).isEqualTo(one.cases());
+        assertThat(batched.finish()).isEqualTo(one.finish());
+    }
+
     /** Lines as defined in docs/formats/dataset.md: split on LF, drop one CR before it, strip a leading BOM. */
     private static List<String> referenceSplit(byte[] bytes) {
         String text = new String(bytes, StandardCharsets.UTF_8);

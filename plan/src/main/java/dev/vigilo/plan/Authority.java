@@ -14,7 +14,6 @@ import java.util.Optional;
 import java.util.UUID;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
-import org.jdbi.v3.core.statement.PreparedBatch;
 
 /**
  * One creator's authority over one run's preparation records: the five-minute creation lease plus the plan
@@ -53,7 +52,8 @@ final class Authority {
     private final UUID owner = UUID.randomUUID();
     private final Duration lease;
     private PlanGeneration generation;
-    private long lastRenewNanos;
+    /** Written by every recheck; the creator thread and the group writer's coordinator both run transactions. */
+    private volatile long lastRenewNanos;
 
     Authority(Jdbi jdbi, UUID runId, Duration lease) {
         this.jdbi = Objects.requireNonNull(jdbi, "jdbi");
@@ -296,21 +296,45 @@ final class Authority {
             if (!acknowledge.isEmpty()) {
                 markAcknowledged(h, acknowledge, cursor);
             }
-            PreparedBatch b = h.prepareBatch("INSERT INTO run_plan_objects (run_id, object_key, kind, chunk_index,"
-                    + " length, sha256, registered_generation) VALUES (:r, :k, :kind, :c, :l, :s, :g)"
-                    + " ON CONFLICT (run_id, object_key) DO NOTHING");
-            for (FileRow f : files) {
-                b.bind("r", runId)
-                        .bind("k", f.ref().key().value())
-                        .bind("kind", f.kind().spelling())
-                        .bind("c", f.chunkIndex())
-                        .bind("l", f.ref().length())
-                        .bind("s", f.ref().sha256().toHex())
-                        .bind("g", generation.value())
-                        .add();
+            // One statement for the whole group; it returns the keys it inserted, so the rows that existed before
+            // (a replay) are the only ones read back.
+            List<String> inserted = h.createQuery("INSERT INTO run_plan_objects (run_id, object_key, kind, chunk_index,"
+                            + " length, sha256, registered_generation)"
+                            + " SELECT :r, t.k, t.kind, t.c, t.l, t.s, :g"
+                            + " FROM unnest(:keys, :kinds, :chunks, :lengths, :shas) AS t(k, kind, c, l, s)"
+                            + " ON CONFLICT (run_id, object_key) DO NOTHING RETURNING object_key")
+                    .bind("r", runId)
+                    .bind("g", generation.value())
+                    .bindArray(
+                            "keys",
+                            String.class,
+                            files.stream().map(f -> f.ref().key().value()).toList())
+                    .bindArray(
+                            "kinds",
+                            String.class,
+                            files.stream().map(f -> f.kind().spelling()).toList())
+                    .bindArray(
+                            "chunks",
+                            Long.class,
+                            files.stream().map(FileRow::chunkIndex).toList())
+                    .bindArray(
+                            "lengths",
+                            Long.class,
+                            files.stream().map(f -> f.ref().length()).toList())
+                    .bindArray(
+                            "shas",
+                            String.class,
+                            files.stream().map(f -> f.ref().sha256().toHex()).toList())
+                    .mapTo(String.class)
+                    .list();
+            if (inserted.size() == files.size()) {
+                return List.<ObjectKey>of();
             }
-            b.execute();
-            List<String> keys = files.stream().map(f -> f.ref().key().value()).toList();
+            java.util.Set<String> fresh = new java.util.HashSet<>(inserted);
+            List<String> keys = files.stream()
+                    .map(f -> f.ref().key().value())
+                    .filter(k -> !fresh.contains(k))
+                    .toList();
             List<Map<String, Object>> rows = h.createQuery("SELECT object_key, length, sha256, acknowledged"
                             + " FROM run_plan_objects WHERE run_id = :r AND object_key IN (<keys>)")
                     .bind("r", runId)
@@ -322,6 +346,9 @@ final class Authority {
             List<ObjectKey> acked = new ArrayList<>();
             for (FileRow f : files) {
                 Map<String, Object> r = byKey.get(f.ref().key().value());
+                if (r == null) {
+                    continue; // inserted just now
+                }
                 if (((Number) r.get("length")).longValue() != f.ref().length()
                         || !f.ref().sha256().toHex().equals(r.get("sha256"))) {
                     throw PlanErrors.damaged(
@@ -352,15 +379,18 @@ final class Authority {
     }
 
     private void markAcknowledged(Handle h, List<ObjectKey> keys, Optional<ChunkCursor> cursor) {
-        h.createUpdate("UPDATE run_plan_objects SET acknowledged = true WHERE run_id = :r AND object_key IN (<keys>)")
+        // One statement: the files' flags and, when it moves, the cursor (never backwards).
+        h.createUpdate("WITH acked AS (UPDATE run_plan_objects SET acknowledged = true"
+                        + " WHERE run_id = :r AND object_key = ANY(:keys) RETURNING 1)"
+                        + " UPDATE run_plans SET plan_chunk_cursor = GREATEST(plan_chunk_cursor, :c)"
+                        + " WHERE run_id = :r AND :c >= 0")
                 .bind("r", runId)
-                .bindList("keys", keys.stream().map(ObjectKey::value).toList())
+                .bindArray(
+                        "keys",
+                        String.class,
+                        keys.stream().map(ObjectKey::value).toList())
+                .bind("c", cursor.map(ChunkCursor::value).orElse(-1L))
                 .execute();
-        cursor.ifPresent(c -> h.createUpdate("UPDATE run_plans SET plan_chunk_cursor ="
-                        + " GREATEST(plan_chunk_cursor, :c) WHERE run_id = :r")
-                .bind("c", c.value())
-                .bind("r", runId)
-                .execute());
     }
 
     /** An acknowledged chunk file's index and reference. */

@@ -96,7 +96,8 @@ final class ChunkRestore {
         }
     }
 
-    private record Restored(ChunkFile file, ObjectRef ref) {}
+    /** A decoded chunk file and its cases encoded for the folds they enter. */
+    private record Restored(ChunkFile file, ObjectRef ref, CaseFold.Batch entries) {}
 
     /** On a reading thread: reads, verifies and decodes one acknowledged chunk file. */
     private Restored read(Authority.AcknowledgedChunk chunk) {
@@ -134,7 +135,11 @@ final class ChunkRestore {
                     authority.runId(),
                     "plan file " + ref.key() + " is not chunk " + chunk.chunkIndex() + " of the run");
         }
-        return new Restored(file, ref);
+        CaseFold.Batch entries = new CaseFold.Batch();
+        for (ChunkFile.Entry e : file.cases()) {
+            entries.add(e.ordinal(), e.id(), e.sha256());
+        }
+        return new Restored(file, ref, entries);
     }
 
     /** On the creator's thread, in chunk order. */
@@ -143,10 +148,8 @@ final class ChunkRestore {
             throw new CancelledException("preparation of run " + authority.runId() + " was cancelled");
         }
         authority.renewIfDue(options.renewInterval());
-        for (ChunkFile.Entry e : restored.file().cases()) {
-            identity.add(e.ordinal(), e.id(), e.sha256());
-        }
-        planner.restoreChunk(restored.file(), restored.ref());
+        identity.addAll(restored.entries());
+        planner.restoreChunk(restored.file(), restored.ref(), restored.entries());
     }
 
     private Restored join(Future<Restored> f) {

@@ -33,8 +33,14 @@ import java.util.concurrent.Future;
  * verification and the cursor only moves over a consecutive range; a mid-group checkpoint acknowledges exactly the
  * verified prefix. Chunk files reference nothing and transfer side by side; any other file (an index document, a gate
  * file, the configuration, the manifest) starts only once every file added before it, in any group, is durable and
- * verified, so a file never exists before what it references. Memory: the open group plus the groups in flight. Not
- * thread-safe (one creator thread drives it).
+ * verified, so a file never exists before what it references.
+ *
+ * <p>Threads: the creator adds files and hands full groups to a coordinator thread (at most {@link #QUEUED_HAND_OFFS}
+ * waiting), which registers, starts transfers, takes results and acknowledges, one hand-off after the other, so the
+ * creator goes on planning during transactions and transfers; the hooks of {@link PreparationOptions} run on the
+ * coordinator. The first failure stops later hand-offs and is rethrown to the creator at its next hand-off or at
+ * {@link #complete()}. Memory: the open group, the queued ones and the groups in flight (at most 6 x 8 MiB of
+ * payload). Not thread-safe: one creator thread drives it.
  */
 final class GroupWriter implements AutoCloseable {
     static final int MAX_FILES = 64;
@@ -44,6 +50,8 @@ final class GroupWriter implements AutoCloseable {
     static final int TRANSFERS = 16;
     /** Registered groups whose transfers may run while the next group is produced. */
     static final int GROUPS_IN_FLIGHT = 3;
+    /** Groups handed to the coordinator and not yet registered, beyond which the creator waits. */
+    static final int QUEUED_HAND_OFFS = 2;
     /** Fixed per-reference metadata charge besides the key (length, digest, kind, chunk index). */
     private static final int REFERENCE_OVERHEAD = 96;
 
@@ -103,6 +111,13 @@ final class GroupWriter implements AutoCloseable {
     private final Authority authority;
     private final PreparationOptions options;
     private final ExecutorService pool;
+    /** Runs hand-offs one after the other, off the creator's thread; owns {@link #inFlight} and the counters. */
+    private final ExecutorService coordinator;
+    /** Hand-offs submitted to the coordinator and not yet joined by the creator, oldest first. */
+    private final Deque<Future<?>> handOffs = new ArrayDeque<>();
+    /** Set by the coordinator at its first failure: later hand-offs then do nothing. */
+    private volatile boolean failed;
+
     private final Deque<InFlight> inFlight = new ArrayDeque<>();
     private List<Pending> group = new ArrayList<>();
     private final int maxFiles;
@@ -131,6 +146,11 @@ final class GroupWriter implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+        this.coordinator = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "vigilo-plan-groups");
+            t.setDaemon(true);
+            return t;
+        });
     }
 
     void add(Pending p) {
@@ -152,21 +172,72 @@ final class GroupWriter implements AutoCloseable {
     /** Writes, verifies and acknowledges every file added so far; returns once all are acknowledged. */
     void complete() {
         handOff();
-        try {
-            while (!inFlight.isEmpty()) {
-                completeOldest();
+        handOffs.addLast(coordinator.submit(() -> {
+            if (failed) {
+                return;
             }
-        } catch (RuntimeException | Error e) {
-            abandon();
-            throw e;
+            try {
+                while (!inFlight.isEmpty()) {
+                    completeOldest();
+                }
+            } catch (RuntimeException | Error e) {
+                failed = true;
+                abandon();
+                throw e;
+            }
+        }));
+        while (!handOffs.isEmpty()) {
+            awaitOldestHandOff();
         }
     }
 
-    /** Registers the open group and starts its transfers; completes older groups beyond the in-flight limit. */
+    /**
+     * Gives the open group to the coordinator, which registers it and starts its transfers while the creator goes on;
+     * waits while {@link #QUEUED_HAND_OFFS} are queued, and rethrows a failure of an earlier hand-off.
+     */
     private void handOff() {
         if (group.isEmpty()) {
             return;
         }
+        List<Pending> files = group;
+        group = new ArrayList<>();
+        referenceBytes = 0;
+        payloadBytes = 0;
+        while (!handOffs.isEmpty()
+                && (handOffs.size() >= QUEUED_HAND_OFFS || handOffs.peekFirst().isDone())) {
+            awaitOldestHandOff();
+        }
+        handOffs.addLast(coordinator.submit(() -> {
+            if (!failed) {
+                handOffNow(files);
+            }
+        }));
+    }
+
+    /** Waits for the oldest hand-off; rethrows its failure as the coordinator threw it. */
+    private void awaitOldestHandOff() {
+        Future<?> oldest = handOffs.removeFirst();
+        try {
+            oldest.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CancelledException("preparation of run " + authority.runId() + " was cancelled", e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException re) {
+                throw re;
+            }
+            if (e.getCause() instanceof Error error) {
+                throw error;
+            }
+            throw new IllegalStateException(e.getCause());
+        }
+    }
+
+    /**
+     * On the coordinator: registers {@code group} (acknowledging finished groups in the same transaction) and starts
+     * its transfers; completes older groups beyond the in-flight limit.
+     */
+    private void handOffNow(List<Pending> group) {
         try {
             boolean dependent = group.stream().anyMatch(p -> p.kind() != PlanFileKind.CHUNK);
             if (dependent) {
@@ -196,15 +267,13 @@ final class GroupWriter implements AutoCloseable {
             }
             options.hooks().afterRegister(group.size());
             InFlight g = new InFlight(group, acked, window);
-            group = new ArrayList<>();
-            referenceBytes = 0;
-            payloadBytes = 0;
             inFlight.addLast(g);
             g.startChunks();
             while (inFlight.size() > (dependent ? 0 : GROUPS_IN_FLIGHT)) {
                 completeOldest();
             }
         } catch (RuntimeException | Error e) {
+            failed = true;
             abandon();
             throw e;
         }
@@ -349,9 +418,20 @@ final class GroupWriter implements AutoCloseable {
         return filesReverified;
     }
 
+    /** Stops the coordinator (interrupting a hand-off in progress, which cancels its transfers) and the transfers. */
     @Override
     public void close() {
-        abandon();
+        failed = true;
+        coordinator.shutdownNow();
+        boolean stopped = false;
+        try {
+            stopped = coordinator.awaitTermination(TRANSFER.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (stopped) {
+            abandon(); // the coordinator's state is this thread's now
+        }
         pool.shutdownNow();
     }
 }

@@ -119,25 +119,33 @@ final class Planner {
 
     private void emitChunk() {
         long index = nextChunk;
-        Sha256 membership = ChunkFile.membershipOf(page);
+        // The chunk's cases, encoded once for both folds they enter: the chunk's membership and its shard's projection.
+        CaseFold.Batch entries = new CaseFold.Batch();
+        for (ChunkFile.Entry e : page) {
+            entries.add(e.ordinal(), e.id(), e.sha256());
+        }
+        CaseFold fold = new CaseFold();
+        fold.addAll(entries);
+        Sha256 membership = fold.finish();
         UUID chunkId = Fold.chunkId(runId, index);
         ChunkFile file =
                 new ChunkFile(runId, index, chunkId, PlanLayout.shardOf(index), pageFirstOrdinal, page, membership);
         byte[] bytes = file.encode();
         ObjectRef ref = ObjectRef.of(PlanLayout.chunk(runId, index), bytes);
         writer.add(new GroupWriter.Pending(ref, bytes, PlanFileKind.CHUNK, index));
-        account(file, ref);
+        account(file, ref, entries);
         page.clear();
     }
 
     /**
      * Takes chunk {@code file}, acknowledged by an earlier attempt of this run, in place of its cases: a resume
      * restores every accumulator, the case count and the chunk index exactly as emitting the chunk did, without
-     * writing it again. Chunks come in order from chunk 0, before any case is accepted.
+     * writing it again. Chunks come in order from chunk 0, before any case is accepted; {@code entries} are the
+     * chunk's cases encoded for a fold ({@link CaseFold.Batch}).
      *
      * @throws IllegalStateException when the chunk is not the next one
      */
-    void restoreChunk(ChunkFile file, ObjectRef ref) {
+    void restoreChunk(ChunkFile file, ObjectRef ref, CaseFold.Batch entries) {
         if (!page.isEmpty() || file.chunkIndex() != nextChunk || file.firstOrdinal() != cases) {
             throw new IllegalStateException("chunk " + file.chunkIndex() + " restored out of order (next chunk "
                     + nextChunk + ", next ordinal " + cases + ")");
@@ -153,19 +161,22 @@ final class Planner {
             }
         }
         cases += file.cases().size();
-        account(file, ref);
+        account(file, ref, entries);
     }
 
-    /** Adds an emitted or restored chunk to its shard's accumulator, the gate counts and the chunk index. */
-    private void account(ChunkFile file, ObjectRef ref) {
+    /**
+     * Adds an emitted or restored chunk to its shard's accumulator, the gate counts and the chunk index;
+     * {@code entries} are its cases encoded for a fold.
+     */
+    private void account(ChunkFile file, ObjectRef ref, CaseFold.Batch entries) {
         long index = nextChunk++;
         int shardNo = PlanLayout.shardOf(index);
         Shard shard = shards[shardNo];
         if (shard == null) {
             shard = shards[shardNo] = new Shard(gateCases.length);
         }
+        shard.projection.addAll(entries);
         for (ChunkFile.Entry e : file.cases()) {
-            shard.projection.add(e.ordinal(), e.id(), e.sha256());
             for (int g = 0; g < gateCases.length; g++) {
                 if ((e.gates() & (1L << g)) != 0) {
                     shard.gates[g]++;

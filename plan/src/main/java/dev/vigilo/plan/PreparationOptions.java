@@ -28,7 +28,10 @@ public record PreparationOptions(
         }
     }
 
-    /** Observation points, called on the creator's thread. Implementations must not mutate plan state. */
+    /**
+     * Observation points, called one at a time on the thread that registers and acknowledges write groups (not the
+     * thread that called {@code create}). Implementations must not mutate plan state.
+     */
     public interface Hooks {
         Hooks NONE = new Hooks() {};
 

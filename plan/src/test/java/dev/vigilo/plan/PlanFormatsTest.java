@@ -58,6 +58,31 @@ class PlanFormatsTest {
                 .hasMessageContaining("not chunk index mod 128");
         assertThatThrownBy(() -> ChunkFile.decode(edit(bytes, "vigilo.plan.chunk", "vigilo.plan.chunks")))
                 .hasMessageContaining("format is");
+        assertThatThrownBy(() -> ChunkFile.decode(edit(bytes, "\"ordinal\":13005", "\"ordinal\":13005.0")))
+                .hasMessageContaining("field \"ordinal\" is missing or not an integer");
+        assertThatThrownBy(() -> ChunkFile.decode(edit(bytes, "\"cases\":[", "\"cases\":{\"x\":[")))
+                .isInstanceOf(PlanJson.FormatException.class);
+        assertThatThrownBy(() -> ChunkFile.decode("[1]".getBytes(StandardCharsets.UTF_8)))
+                .hasMessageContaining("not a JSON object");
+    }
+
+    @Test
+    void aChunkFileReadsLikeATreeWhateverItsFieldOrderRepeatsOrUnknownFields() throws Exception {
+        ChunkFile c = chunk(131, 13_100, 100);
+        com.fasterxml.jackson.databind.node.ObjectNode tree =
+                (com.fasterxml.jackson.databind.node.ObjectNode) ProfileJson.MAPPER.readTree(c.encode());
+        // Cases first, header after, an unknown field, a field given twice (the last counts, as in a tree).
+        com.fasterxml.jackson.databind.node.ObjectNode reordered = ProfileJson.MAPPER.createObjectNode();
+        reordered.set("cases", tree.get("cases"));
+        reordered.put("extra", "ignored");
+        tree.fields().forEachRemaining(e -> {
+            if (!e.getKey().equals("cases")) {
+                reordered.set(e.getKey(), e.getValue());
+            }
+        });
+        String json = ProfileJson.MAPPER.writeValueAsString(reordered);
+        String twice = json.replaceFirst("\\{", "{\"shard\":99,");
+        assertThat(ChunkFile.decode(twice.getBytes(StandardCharsets.UTF_8))).isEqualTo(c);
     }
 
     @Test

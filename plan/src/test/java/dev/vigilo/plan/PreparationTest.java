@@ -9,6 +9,7 @@ import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.common.errors.FencedException;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.NotFoundException;
+import dev.vigilo.dataset.DatasetReader;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.StorageConfig;
 import java.nio.file.Files;
@@ -489,6 +490,55 @@ class PreparationTest {
                         .mapTo(String.class)
                         .one());
         assertThat(after).isEqualTo(before);
+    }
+
+    @Test
+    void aResumeStartsAtTheChunkCursorWithoutReadingTheDatasetBeforeIt(@TempDir Path other) throws Exception {
+        UUID upload = UUID.randomUUID();
+        try (PlanFixture fixture = new PlanFixture(other, 2_400, upload)) {
+            UUID run = UUID.randomUUID();
+            PreparationOptions.Hooks stop = new PreparationOptions.Hooks() {
+                @Override
+                public void afterAcknowledge(long prefix) {
+                    if (prefix >= 11) {
+                        throw new IllegalStateException("stopped at chunk " + prefix);
+                    }
+                }
+            };
+            PreparationOptions o = new PreparationOptions(
+                    Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(30), 4, stop);
+            CreateRequest request =
+                    new CreateRequest(ProfileInput.inline(PlanFixture.PROFILE), upload, Optional.of(run), false);
+            assertThatThrownBy(() -> fixture.preparation(o).create(request)).hasMessageContaining("stopped at chunk");
+            long cursor = new RunStatusReader(fixture.control.jdbi())
+                    .status(run)
+                    .creationProgress()
+                    .planChunkCursor();
+            assertThat(cursor).isBetween(11L, 23L);
+            // Alter the first case file (ordinals 0-1023, all below the cursor): the resume takes those cases from the
+            // acknowledged chunk files, so it never reads that file, and still checks the whole dataset's identity.
+            var first = DatasetReader.open(fixture.dataset, fixture.store)
+                    .caseFilesInRange(0, 1)
+                    .get(0);
+            assertThat(first.endOrdinal()).isLessThanOrEqualTo(cursor * 100);
+            Path victim = fixture.storeRoot.resolve(first.ref().key().value());
+            byte[] b = Files.readAllBytes(victim);
+            b[b.length - 10] ^= 1;
+            Files.write(victim, b);
+            CreateResult resumed = fixture.preparation(PlanFixture.fast()).create(request);
+            assertThat(resumed.planStatus()).isEqualTo(PlanStatus.READY);
+            assertThat(resumed.cases()).isEqualTo(2_400);
+            assertThat(resumed.filesReverified()).isGreaterThanOrEqualTo(cursor);
+            // A new run has to read the whole dataset, and so finds the damage.
+            assertThatThrownBy(() -> fixture.preparation(PlanFixture.fast())
+                            .create(new CreateRequest(
+                                    ProfileInput.inline(PlanFixture.PROFILE),
+                                    upload,
+                                    Optional.of(UUID.randomUUID()),
+                                    false)))
+                    .isInstanceOf(DamagedException.class)
+                    .hasMessageContaining(first.ref().key().value());
+        }
     }
 
     @Test
