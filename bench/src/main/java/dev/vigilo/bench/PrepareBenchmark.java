@@ -9,8 +9,10 @@ import dev.vigilo.dataset.UploadProgress;
 import dev.vigilo.dataset.UploadRequest;
 import dev.vigilo.plan.CreateRequest;
 import dev.vigilo.plan.CreateResult;
+import dev.vigilo.plan.PreparationOptions;
 import dev.vigilo.plan.ProfileInput;
 import dev.vigilo.plan.RunPreparation;
+import dev.vigilo.plan.RunStatusReader;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectInfo;
 import dev.vigilo.storage.ObjectStore;
@@ -94,7 +96,7 @@ public final class PrepareBenchmark {
             // same sizes as the plan has, durably: writes in parallel, one fsync per file, one directory fsync per
             // group of 64.
             List<Long> planSizes =
-                    largeStore.list(PlanLayout.prefix(l.runId), Deadline.after(Duration.ofMinutes(5))).stream()
+                    largeStore.list("plans/" + l.runId + "/", Deadline.after(Duration.ofMinutes(5))).stream()
                             .map(ObjectInfo::length)
                             .toList();
             double rawWrite = rawPlanWrites(work.resolve("raw-plan"), planSizes);
@@ -129,7 +131,7 @@ public final class PrepareBenchmark {
                     "resume after %d of %,d chunks acknowledged: %.2f s = %.0f%% of the full run create (the"
                             + " interrupted attempt took %.2f s)%n",
                     resumed.cursor,
-                    Planner.expectedChunks(large),
+                    expectedChunks(large),
                     resumed.seconds,
                     100 * resumed.seconds / l.seconds,
                     resumed.interruptedSeconds);
@@ -148,7 +150,7 @@ public final class PrepareBenchmark {
     /** Stops a preparation once {@code share} of its chunks are acknowledged, then times the repeat that resumes it. */
     private static Resumed resumeAfter(
             ControlDatabase control, Path root, DatasetEntry dataset, String profile, double share) {
-        long stopAt = (long) (Planner.expectedChunks(dataset.caseCount()) * share);
+        long stopAt = (long) (expectedChunks(dataset.caseCount()) * share);
         PreparationOptions.Hooks stop = new PreparationOptions.Hooks() {
             @Override
             public void afterAcknowledge(long chunkPrefix) {
@@ -317,5 +319,10 @@ public final class PrepareBenchmark {
             stop = true;
             join();
         }
+    }
+
+    /** Chunk files of a plan over {@code caseCount} cases: the plan format's 100 cases per chunk (docs/formats). */
+    private static long expectedChunks(long caseCount) {
+        return (caseCount + 99) / 100;
     }
 }
