@@ -2,6 +2,7 @@ package dev.vigilo.checkpoint;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.vigilo.common.crash.ChildJvm;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -49,13 +50,8 @@ class CrashRecoveryTest {
         java.util.Random random = new java.util.Random(seed);
         Set<Integer> acked = new HashSet<>();
         for (int round = 0; round < kills; round++) {
-            Process p = new ProcessBuilder(List.of(
-                            Path.of(System.getProperty("java.home"), "bin", "java")
-                                    .toString(),
-                            "--add-opens=java.base/java.nio=ALL-UNNAMED",
-                            "-Djava.io.tmpdir=" + ChildTmp.of(root),
-                            "-cp",
-                            System.getProperty("java.class.path"),
+            Process p = new ProcessBuilder(ChildJvm.command(
+                            root,
                             CrashWriterMain.class.getName(),
                             root.toString(),
                             "pipe",

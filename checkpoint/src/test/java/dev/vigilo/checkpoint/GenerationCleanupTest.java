@@ -2,6 +2,7 @@ package dev.vigilo.checkpoint;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.vigilo.common.crash.ChildJvm;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -182,15 +183,7 @@ class GenerationCleanupTest {
     }
 
     private Process child(Class<?> main, String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--add-opens=java.base/java.nio=ALL-UNNAMED",
-                "-Djava.io.tmpdir=" + ChildTmp.of(root),
-                "-cp",
-                System.getProperty("java.class.path"),
-                main.getName()));
-        cmd.addAll(List.of(args));
-        return new ProcessBuilder(cmd)
+        return new ProcessBuilder(ChildJvm.command(root, main.getName(), args))
                 .redirectError(ProcessBuilder.Redirect.DISCARD)
                 .start();
     }

@@ -2,11 +2,11 @@ package dev.vigilo.checkpoint;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.vigilo.common.crash.ChildJvm;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -31,14 +31,8 @@ class MaintenanceElectionTest {
 
     @Test
     void roleIsExclusiveAndSurvivesTheHoldersDeath() throws Exception {
-        Process holder = new ProcessBuilder(List.of(
-                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                        "--add-opens=java.base/java.nio=ALL-UNNAMED",
-                        "-Djava.io.tmpdir=" + ChildTmp.of(root),
-                        "-cp",
-                        System.getProperty("java.class.path"),
-                        MaintenanceElectionTest.class.getName(),
-                        root.toString()))
+        Process holder = new ProcessBuilder(
+                        ChildJvm.command(root, MaintenanceElectionTest.class.getName(), root.toString()))
                 .redirectError(ProcessBuilder.Redirect.DISCARD)
                 .start();
         try (BufferedReader out =

@@ -2,6 +2,7 @@ package dev.vigilo.checkpoint;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.vigilo.common.crash.ChildJvm;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.common.errors.VigiloException;
 import dev.vigilo.storage.S3ProxyFixture;
@@ -79,14 +80,8 @@ class PutTimeoutTest {
     }
 
     private void run(S3ProxyFixture s3, StallingTcpProxy proxy) throws Exception {
-        ProcessBuilder pb = new ProcessBuilder(List.of(
-                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                        "--add-opens=java.base/java.nio=ALL-UNNAMED",
-                        "-Djava.io.tmpdir=" + ChildTmp.of(tmp),
-                        "-cp",
-                        System.getProperty("java.class.path"),
-                        PutTimeoutTest.class.getName(),
-                        proxy.endpoint().toString()))
+        ProcessBuilder pb = new ProcessBuilder(ChildJvm.command(
+                        tmp, PutTimeoutTest.class.getName(), proxy.endpoint().toString()))
                 .redirectError(ProcessBuilder.Redirect.DISCARD);
         S3ProxyFixture.standardChainOnly(pb.environment(), tmp);
         Process p = pb.start();

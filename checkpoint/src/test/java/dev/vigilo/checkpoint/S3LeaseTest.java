@@ -3,6 +3,7 @@ package dev.vigilo.checkpoint;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.vigilo.common.crash.ChildJvm;
 import dev.vigilo.common.errors.FencedException;
 import dev.vigilo.storage.S3Clients;
 import dev.vigilo.storage.S3ProxyFixture;
@@ -89,13 +90,9 @@ class S3LeaseTest {
     @Test
     void leaseIsExclusiveAndPassesOnOnlyAfterTheKilledHoldersLeaseExpired() throws Exception {
         LogLocation loc = location("killed");
-        Process holder = new ProcessBuilder(List.of(
-                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                        "-Djava.io.tmpdir=" + ChildTmp.of(tmp),
-                        "-Daws.accessKeyId=" + s3.accessKey(),
-                        "-Daws.secretAccessKey=" + s3.secretKey(),
-                        "-cp",
-                        System.getProperty("java.class.path"),
+        Process holder = new ProcessBuilder(ChildJvm.command(
+                        tmp,
+                        List.of("-Daws.accessKeyId=" + s3.accessKey(), "-Daws.secretAccessKey=" + s3.secretKey()),
                         S3LeaseTest.class.getName(),
                         s3.endpoint().toString(),
                         "killed"))

@@ -2,6 +2,7 @@ package dev.vigilo.checkpoint;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.vigilo.common.crash.ChildJvm;
 import dev.vigilo.storage.S3ProxyFixture;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -106,15 +107,8 @@ class S3LogTest {
     }
 
     private static List<String> child(S3ProxyFixture s3, String phase) throws Exception {
-        ProcessBuilder pb = new ProcessBuilder(List.of(
-                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                        "--add-opens=java.base/java.nio=ALL-UNNAMED",
-                        "-Djava.io.tmpdir=" + ChildTmp.of(tmp),
-                        "-cp",
-                        System.getProperty("java.class.path"),
-                        S3LogTest.class.getName(),
-                        phase,
-                        s3.endpoint().toString()))
+        ProcessBuilder pb = new ProcessBuilder(ChildJvm.command(
+                        tmp, S3LogTest.class.getName(), phase, s3.endpoint().toString()))
                 .redirectErrorStream(true);
         S3ProxyFixture.standardChainOnly(pb.environment(), tmp);
         Process p = pb.start();

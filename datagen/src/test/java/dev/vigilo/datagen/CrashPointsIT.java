@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.vigilo.checkpoint.LogRoot;
+import dev.vigilo.common.crash.ChildJvm;
 import dev.vigilo.common.crash.CrashSweep;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -41,10 +42,9 @@ class CrashPointsIT {
     @Timeout(value = 30, unit = TimeUnit.MINUTES) // the exhaustive sweep; the default selection takes minutes
     void aRunHaltedAtAnyDurableBoundaryResumesToTheUninterruptedResult() throws Exception {
         Path yaml = pipeline();
-        String jvmTmp = ChildTmp.of(dir);
         CrashSweep sweep = new CrashSweep(
                 RunMain.class.getName(),
-                List.of("--add-opens=java.base/java.nio=ALL-UNNAMED", "-Djava.io.tmpdir=" + jvmTmp),
+                List.of("--add-opens=java.base/java.nio=ALL-UNNAMED", "-Djava.io.tmpdir=" + ChildJvm.tmp(dir)),
                 dir.resolve("children"));
 
         // The uninterrupted run, traced: its boundaries and its end state.

@@ -4,13 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.vigilo.checkpoint.LogRoot;
+import dev.vigilo.common.crash.ChildJvm;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.Executors;
@@ -69,18 +69,8 @@ class KillResumeTest {
         ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
         try {
             for (int round = 0; round < KILLS + 8 && !done; round++) {
-                Process p = new ProcessBuilder(List.of(
-                                Path.of(System.getProperty("java.home"), "bin", "java")
-                                        .toString(),
-                                "--add-opens=java.base/java.nio=ALL-UNNAMED",
-                                "-Djava.io.tmpdir=" + ChildTmp.of(dir),
-                                "-cp",
-                                System.getProperty("java.class.path"),
-                                RunMain.class.getName(),
-                                yaml.toString(),
-                                root.toString(),
-                                "exp",
-                                "2"))
+                Process p = new ProcessBuilder(ChildJvm.command(
+                                dir, RunMain.class.getName(), yaml.toString(), root.toString(), "exp", "2"))
                         .redirectError(ProcessBuilder.Redirect.DISCARD)
                         .start();
                 boolean scheduled = false;

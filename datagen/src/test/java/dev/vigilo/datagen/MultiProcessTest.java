@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.agent.OpenAiTestServer;
 import dev.vigilo.agent.OpenAiTestServer.Reply;
 import dev.vigilo.checkpoint.LogRoot;
+import dev.vigilo.common.crash.ChildJvm;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -75,18 +76,8 @@ class MultiProcessTest {
             int[] killAfter = {2 + rnd.nextInt(5), 2 + rnd.nextInt(5), -1};
             List<String> killed = new CopyOnWriteArrayList<>();
             for (int p = 0; p < 3; p++) {
-                Process proc = new ProcessBuilder(List.of(
-                                Path.of(System.getProperty("java.home"), "bin", "java")
-                                        .toString(),
-                                "--add-opens=java.base/java.nio=ALL-UNNAMED",
-                                "-Djava.io.tmpdir=" + ChildTmp.of(dir),
-                                "-cp",
-                                System.getProperty("java.class.path"),
-                                RunMain.class.getName(),
-                                yaml.toString(),
-                                root.toString(),
-                                "exp",
-                                "3"))
+                Process proc = new ProcessBuilder(ChildJvm.command(
+                                dir, RunMain.class.getName(), yaml.toString(), root.toString(), "exp", "3"))
                         .redirectError(dir.resolve("stderr-" + p + ".txt").toFile())
                         .start();
                 procs.add(proc);

@@ -2,6 +2,7 @@ package dev.vigilo.datagen;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.vigilo.common.crash.ChildJvm;
 import dev.vigilo.storage.S3ProxyFixture;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -51,18 +52,8 @@ class S3RunTest {
     }
 
     private List<String> run(Path yaml, String root, Path storage) throws Exception {
-        ProcessBuilder pb = new ProcessBuilder(List.of(
-                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                        "--add-opens=java.base/java.nio=ALL-UNNAMED",
-                        "-Djava.io.tmpdir=" + ChildTmp.of(dir),
-                        "-cp",
-                        System.getProperty("java.class.path"),
-                        RunMain.class.getName(),
-                        yaml.toString(),
-                        root,
-                        "e",
-                        "2",
-                        storage.toString()))
+        ProcessBuilder pb = new ProcessBuilder(ChildJvm.command(
+                        dir, RunMain.class.getName(), yaml.toString(), root, "e", "2", storage.toString()))
                 .redirectError(ProcessBuilder.Redirect.DISCARD);
         S3ProxyFixture.standardChainOnly(pb.environment(), dir);
         Process p = pb.start();
