@@ -47,6 +47,29 @@ public final class TestPostgres {
     }
 
     /**
+     * Creates a database on the default server as a copy of the database at {@code url} (on the same server, with no
+     * open connection: PostgreSQL copies a template only while nobody is connected to it) and returns its JDBC URL.
+     * Cheaper than migrating and filling a new database when many tests start from the same state.
+     */
+    public static String copyOfDatabase(String url) {
+        EmbeddedPostgres postgres = Holder.POSTGRES;
+        String at = ":" + postgres.getPort() + "/";
+        int start = url.indexOf(at);
+        if (start < 0) {
+            throw new IllegalArgumentException(url + " is not a database of the default test server");
+        }
+        String template = url.substring(start + at.length()).replaceAll("[?].*", "");
+        String name = "test_" + UUID.randomUUID().toString().replace("-", "");
+        try (Connection connection = postgres.getPostgresDatabase().getConnection();
+                Statement statement = connection.createStatement()) {
+            statement.execute("CREATE DATABASE " + name + " TEMPLATE " + template);
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot copy test database " + template + " to " + name, e);
+        }
+        return postgres.getJdbcUrl("postgres", name);
+    }
+
+    /**
      * Starts a server of the caller's own, which the caller may stop (to test an unreachable database). Closing the
      * returned handle stops the server and deletes its data.
      */

@@ -24,8 +24,10 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.stream.Stream;
 
 /** A real control database, a local object store, an uploaded dataset and prepared runs over it. */
 final class ExecFixture implements AutoCloseable {
@@ -60,6 +62,45 @@ final class ExecFixture implements AutoCloseable {
                         new UploadRequest(source, Optional.of("exec"), Optional.of(UUID.randomUUID())),
                         store,
                         UploadProgress.NONE);
+    }
+
+    private ExecFixture(String controlUrl, Path storeRoot, DatasetEntry dataset) {
+        this.controlUrl = controlUrl;
+        this.control = ControlDatabase.open(new ControlSettings.Jdbc(controlUrl));
+        this.storeRoot = storeRoot;
+        this.storage = StorageConfig.localDefault(storeRoot);
+        this.store = ObjectStores.open(storage.defaultStore());
+        this.dataset = dataset;
+    }
+
+    /**
+     * A fixture under {@code dir} whose control database and object store are copies of {@code template}'s, with its
+     * dataset and runs: for tests that start many times from one prepared state. {@code template} must be closed.
+     */
+    static ExecFixture copyOf(ExecFixture template, Path dir) throws IOException {
+        String url = TestPostgres.copyOfDatabase(template.controlUrl);
+        Path root = dir.resolve("objects");
+        try (Stream<Path> files = Files.walk(template.storeRoot)) {
+            for (Path from : (Iterable<Path>) files::iterator) {
+                Path to = root.resolve(template.storeRoot.relativize(from).toString());
+                if (Files.isDirectory(from)) {
+                    Files.createDirectories(to);
+                } else {
+                    Files.copy(from, to);
+                }
+            }
+        }
+        ExecFixture copy = new ExecFixture(url, root, template.dataset);
+        // Records name their store by its binding, which for a local store is its directory: point them at the copy.
+        copy.control.jdbi().useHandle(h -> {
+            for (String table : List.of("dataset_uploads", "run_plans")) {
+                h.createUpdate("UPDATE " + table + " SET storage_binding = :to WHERE storage_binding = :from")
+                        .bind("from", template.storage.defaultStore().binding().value())
+                        .bind("to", copy.storage.defaultStore().binding().value())
+                        .execute();
+            }
+        });
+        return copy;
     }
 
     static void writeCases(Path file, int cases) throws IOException {

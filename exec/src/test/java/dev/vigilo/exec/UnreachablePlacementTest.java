@@ -1,7 +1,7 @@
 package dev.vigilo.exec;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.control.TestPostgres;
@@ -12,6 +12,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.stream.Stream;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -70,20 +75,27 @@ class UnreachablePlacementTest {
         server.close();
         List<Map<String, Object>> before = controlState(run);
 
-        assertThatThrownBy(() -> new Settlement(placements).settleIfComplete(run))
+        // Each operation waits out the pool's connection timeout (10 s) before it reports the database: the four
+        // run side by side, each on its own thread, so that the test waits for one timeout rather than four.
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        List<CompletableFuture<Throwable>> failures = Stream.<ThrowingCallable>of(
+                        () -> new Settlement(placements).settleIfComplete(run),
+                        () -> new ExecutionStatusReader(placements).status(run),
+                        () -> new RunResults(placements, fx.storage).write(run, new ByteArrayOutputStream()),
+                        () -> new ShardMover(placements).move(run, 1, "a"))
+                .map(op -> CompletableFuture.supplyAsync(() -> catchThrowable(op), pool))
+                .toList();
+        assertThat(failures.get(0).join())
                 .isInstanceOf(UnavailableException.class)
                 .hasMessageContaining("execution database \"b\"")
                 .hasMessageContaining("check that the database is running and reachable")
                 .hasMessageNotContaining("\n");
-        assertThatThrownBy(() -> new ExecutionStatusReader(placements).status(run))
-                .isInstanceOf(UnavailableException.class)
-                .hasMessageContaining("execution database \"b\"");
-        assertThatThrownBy(() -> new RunResults(placements, fx.storage).write(run, new ByteArrayOutputStream()))
-                .isInstanceOf(UnavailableException.class)
-                .hasMessageContaining("execution database \"b\"");
-        assertThatThrownBy(() -> new ShardMover(placements).move(run, 1, "a"))
-                .isInstanceOf(UnavailableException.class)
-                .hasMessageContaining("execution database \"b\"");
+        for (CompletableFuture<Throwable> failure : failures) {
+            assertThat(failure.join())
+                    .isInstanceOf(UnavailableException.class)
+                    .hasMessageContaining("execution database \"b\"");
+        }
+        pool.shutdown();
         assertThat(controlState(run)).isEqualTo(before);
         assertThat(fx.runStatus(run)).isEqualTo("pending");
 

@@ -55,4 +55,20 @@ class CrashPointsTest {
         assertThat(s.points()).hasSize(20).contains(1, 1000).isSorted().doesNotHaveDuplicates();
         assertThat(s.points()).allSatisfy(p -> assertThat(p).isBetween(1, 1000));
     }
+
+    @Test
+    void aSelectionAroundRareStepsHaltsAtEachStepAndItsNeighboursAndFillsAtRandom() {
+        List<String> names = new java.util.ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            names.add(i == 99 || i == 199 ? "step" : "write"); // boundaries 100 and 200
+        }
+        CrashSweep.Selection s = CrashSweep.selectAroundRareSteps(names, 2, 20);
+        assertThat(s.all()).isFalse();
+        assertThat(s.points())
+                .hasSize(20)
+                .contains(1, 97, 98, 99, 100, 101, 197, 198, 199, 200, 201, 300)
+                .isSorted();
+        assertThat(CrashSweep.selectAroundRareSteps(names.subList(0, 15), 1, 20).all())
+                .isTrue();
+    }
 }

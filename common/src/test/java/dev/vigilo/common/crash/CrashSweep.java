@@ -7,7 +7,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.TreeSet;
 import java.util.concurrent.ExecutionException;
@@ -193,6 +195,38 @@ public final class CrashSweep {
     /** Threads for {@link #forEach}: the machine's processors, at most 4. */
     public static int parallelism() {
         return Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
+    }
+
+    /**
+     * Chooses the boundaries to halt at in a trace whose few protocol steps are surrounded by many repetitions of the
+     * same boundaries (an execution writes three storage boundaries per case transcript around a handful of claims,
+     * receipts and completions): all of them when {@code names.size() <= limit} or {@value #EXHAUSTIVE} is set;
+     * otherwise every boundary whose name occurs at most {@code rareAtMost} times, with the three before it and the
+     * one after it (a step's own writes, such as a receipt's before its completion, and the state right after it),
+     * the first and the last, and random others up to
+     * {@code limit} ({@value #LIMIT} overrides it). Prints the choice.
+     */
+    public static Selection selectAroundRareSteps(List<String> names, int rareAtMost, int limit) {
+        int total = names.size();
+        int max = Integer.getInteger(LIMIT, limit);
+        if (Boolean.getBoolean(EXHAUSTIVE) || total <= max) {
+            return select(total, max);
+        }
+        long seed = Long.getLong(SEED, System.nanoTime());
+        Map<String, Integer> counts = new HashMap<>();
+        names.forEach(n -> counts.merge(n, 1, Integer::sum));
+        TreeSet<Integer> chosen = new TreeSet<>(List.of(1, total));
+        for (int i = 1; i <= total; i++) {
+            if (counts.get(names.get(i - 1)) <= rareAtMost) {
+                for (int j = Math.max(1, i - 3); j <= Math.min(total, i + 1); j++) chosen.add(j);
+            }
+        }
+        Random random = new Random(seed);
+        while (chosen.size() < Math.min(max, total)) chosen.add(1 + random.nextInt(total));
+        Selection s = new Selection(List.copyOf(chosen), total, seed, false);
+        System.out.println("crash sweep: " + s + "; every step occurring at most " + rareAtMost
+                + " times is halted at, with the 3 boundaries before it and the one after it");
+        return s;
     }
 
     /**
