@@ -3,8 +3,6 @@ package dev.vigilo.exec;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.common.errors.UnavailableException;
-import dev.vigilo.storage.ObjectKey;
-import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.ObjectStores;
 import dev.vigilo.storage.Sha256;
@@ -12,10 +10,9 @@ import dev.vigilo.storage.StorageConfig;
 import dev.vigilo.storage.StoreBinding;
 import dev.vigilo.storage.StoreSpec;
 import java.time.Instant;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.Deque;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -181,20 +178,6 @@ public final class CaseResults implements AutoCloseable {
         this.control = placements.control();
     }
 
-    /** A done chunk row with what its receipt is checked against. */
-    private record Row(
-            long chunkIndex,
-            int shard,
-            UUID chunkId,
-            Sha256 membership,
-            int caseCount,
-            long generation,
-            ObjectRef receipt,
-            int casesErrored,
-            long[] passed,
-            long[] failed,
-            long[] errored) {}
-
     /** The run as a viewer needs it: routes, gate names and its store. */
     private record RunView(UUID runId, List<RunRecords.Route> routes, List<String> gates, ObjectStore store) {}
 
@@ -216,30 +199,25 @@ public final class CaseResults implements AutoCloseable {
         }
         RunView run = view(runId);
         int gate = gateIndex(run, filter.gate());
-        String prefilter = prefilter(filter.outcome(), gate);
-        List<Source> sources = new ArrayList<>();
-        RunRecords.byPlacement(run.routes())
-                .forEach((alias, shards) ->
-                        sources.add(new Source(runId, alias, shards, Math.max(-1, after), prefilter)));
+        Iterator<ChunkRows.Row> rows = ChunkRows.cursor(
+                placements,
+                runId,
+                run.routes(),
+                ChunkRows.DONE + prefilter(filter.outcome(), gate),
+                Math.max(-1, after),
+                ROWS);
         List<ExecutedCase> out = new ArrayList<>();
         int reads = 0;
         long lastSeen = after;
         while (true) {
-            Source next = null;
-            for (Source s : sources) {
-                if (s.peek() != null
-                        && (next == null || s.peek().chunkIndex() < next.peek().chunkIndex())) {
-                    next = s;
-                }
-            }
-            if (next == null) {
+            if (!rows.hasNext()) {
                 return new Page(out, OptionalLong.empty(), reads);
             }
             if (reads == RECEIPT_BUDGET) {
                 return new Page(out, OptionalLong.of(lastSeen), reads);
             }
-            Row row = next.poll();
-            Receipt r = receipt(run, row);
+            ChunkRows.Row row = rows.next();
+            Receipt r = ChunkRows.receipt(runId, run.store(), row);
             reads++;
             for (Receipt.CaseResult c : r.cases()) {
                 if (c.ordinal() <= after) {
@@ -275,17 +253,8 @@ public final class CaseResults implements AutoCloseable {
         }
         RunView run = view(runId);
         for (var g : RunRecords.byPlacement(run.routes()).entrySet()) {
-            List<Row> rows = LocalTransactions.inTransaction(
-                    placements.jdbi(g.getKey()),
-                    "reading case " + ordinal + " of run " + runId + " in execution database \"" + g.getKey() + "\"",
-                    h -> h.createQuery(SELECT + " AND first_ordinal <= :o AND first_ordinal + case_count > :o")
-                            .bind("r", runId)
-                            .bindArray("s", Integer.class, g.getValue())
-                            .bind("o", ordinal)
-                            .map((rs, ctx) -> row(rs))
-                            .list());
-            for (Row row : rows) {
-                Receipt r = receipt(run, row);
+            for (ChunkRows.Row row : ChunkRows.doneHolding(placements, runId, g.getKey(), g.getValue(), ordinal)) {
+                Receipt r = ChunkRows.receipt(runId, run.store(), row);
                 for (Receipt.CaseResult c : r.cases()) {
                     if (c.ordinal() == ordinal) {
                         ExecutedCase e = executed(row, c, Optional.empty());
@@ -296,7 +265,7 @@ public final class CaseResults implements AutoCloseable {
                                 e,
                                 output,
                                 c.outputSha256().map(Sha256::toHex),
-                                row.receipt().key().value(),
+                                row.receipt().orElseThrow().key().value(),
                                 r.leaseGeneration(),
                                 r.worker(),
                                 r.startedAt(),
@@ -310,28 +279,6 @@ public final class CaseResults implements AutoCloseable {
             }
         }
         return Optional.empty();
-    }
-
-    private static final String SELECT = "SELECT chunk_index, shard, chunk_id, membership_sha256, case_count,"
-            + " lease_generation, receipt_key, receipt_length, receipt_sha256, cases_errored, gate_passed, gate_failed,"
-            + " gate_errored FROM exec_chunks WHERE run_id = :r AND shard = ANY(:s) AND state = 'done'";
-
-    private static Row row(java.sql.ResultSet rs) throws java.sql.SQLException {
-        return new Row(
-                rs.getLong("chunk_index"),
-                rs.getInt("shard"),
-                rs.getObject("chunk_id", UUID.class),
-                Sha256.parseHex(rs.getString("membership_sha256")),
-                rs.getInt("case_count"),
-                rs.getLong("lease_generation"),
-                new ObjectRef(
-                        ObjectKey.of(rs.getString("receipt_key")),
-                        rs.getLong("receipt_length"),
-                        Sha256.parseHex(rs.getString("receipt_sha256"))),
-                rs.getInt("cases_errored"),
-                ChunkRows.longs(rs.getArray("gate_passed")),
-                ChunkRows.longs(rs.getArray("gate_failed")),
-                ChunkRows.longs(rs.getArray("gate_errored")));
     }
 
     /**
@@ -355,59 +302,6 @@ public final class CaseResults implements AutoCloseable {
             case FAILED -> " AND EXISTS (SELECT 1 FROM unnest(gate_failed) AS x WHERE x > 0)";
             case ERRORED -> " AND (cases_errored > 0 OR EXISTS (SELECT 1 FROM unnest(gate_errored) AS x WHERE x > 0))";
         };
-    }
-
-    /** Keyset pages of one execution database's candidate chunk rows, in chunk order. */
-    private final class Source {
-        private final UUID runId;
-        private final String alias;
-        private final List<Integer> shards;
-        private final String prefilter;
-        private final long afterOrdinal;
-        private final Deque<Row> page = new ArrayDeque<>();
-        private long afterChunk = -1;
-        private boolean exhausted;
-
-        Source(UUID runId, String alias, List<Integer> shards, long afterOrdinal, String prefilter) {
-            this.runId = runId;
-            this.alias = alias;
-            this.shards = shards;
-            this.afterOrdinal = afterOrdinal;
-            this.prefilter = prefilter;
-        }
-
-        Row peek() {
-            if (page.isEmpty() && !exhausted) {
-                fill();
-            }
-            return page.peekFirst();
-        }
-
-        Row poll() {
-            Row r = peek();
-            page.removeFirst();
-            return r;
-        }
-
-        private void fill() {
-            List<Row> rows = LocalTransactions.inTransaction(
-                    placements.jdbi(alias),
-                    "reading the cases of run " + runId + " in execution database \"" + alias + "\"",
-                    h -> h.createQuery(SELECT + " AND first_ordinal + case_count > :o AND chunk_index > :c" + prefilter
-                                    + " ORDER BY chunk_index LIMIT " + ROWS)
-                            .bind("r", runId)
-                            .bindArray("s", Integer.class, shards)
-                            .bind("o", afterOrdinal + 1)
-                            .bind("c", afterChunk)
-                            .map((rs, ctx) -> row(rs))
-                            .list());
-            page.addAll(rows);
-            if (rows.size() < ROWS) {
-                exhausted = true;
-            } else {
-                afterChunk = rows.get(rows.size() - 1).chunkIndex();
-            }
-        }
     }
 
     private RunView view(UUID runId) {
@@ -458,25 +352,8 @@ public final class CaseResults implements AutoCloseable {
         });
     }
 
-    private static Receipt receipt(RunView run, Row row) {
-        return ChunkRows.receipt(
-                run.runId(),
-                run.store(),
-                row.receipt(),
-                row.chunkIndex(),
-                row.chunkId(),
-                row.shard(),
-                row.membership(),
-                row.caseCount(),
-                row.generation(),
-                row.casesErrored(),
-                row.passed(),
-                row.failed(),
-                row.errored());
-    }
-
     /** The case as a viewer shows it, or null when {@code gate} is given and does not select it. */
-    private static ExecutedCase executed(Row row, Receipt.CaseResult c, Optional<String> gate) {
+    private static ExecutedCase executed(ChunkRows.Row row, Receipt.CaseResult c, Optional<String> gate) {
         Outcome outcome;
         if (gate.isPresent()) {
             Receipt.GateOutcome g = c.gates().get(gate.get());
@@ -506,7 +383,7 @@ public final class CaseResults implements AutoCloseable {
         return new ExecutedCase(
                 c.ordinal(),
                 c.id(),
-                row.shard(),
+                row.seed().shard(),
                 row.chunkIndex(),
                 outcome,
                 c.errored(),

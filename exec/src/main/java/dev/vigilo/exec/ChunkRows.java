@@ -116,9 +116,32 @@ final class ChunkRows {
      * @param doneOnly only done rows
      */
     static Iterator<Row> cursor(Placements placements, UUID runId, List<RunRecords.Route> routes, boolean doneOnly) {
+        return cursor(placements, runId, routes, doneOnly ? DONE : "", -1, PAGE);
+    }
+
+    /** The condition of done rows, for {@link #cursor(Placements, UUID, List, String, long, int)}. */
+    static final String DONE = " AND state = 'done'";
+
+    /**
+     * The run's chunk rows in chunk order that hold a case after ordinal {@code afterOrdinal} and meet {@code
+     * condition}, over the routes' current execution databases.
+     *
+     * @param condition    SQL appended to the rows' WHERE clause ({@code " AND ..."} over exec_chunks' columns), built
+     *                     from constants only, never from user text; {@code ""} for every row
+     * @param afterOrdinal only chunks holding a case with a greater ordinal (-1: every chunk)
+     * @param pageRows     rows per query and execution database
+     */
+    static Iterator<Row> cursor(
+            Placements placements,
+            UUID runId,
+            List<RunRecords.Route> routes,
+            String condition,
+            long afterOrdinal,
+            int pageRows) {
         List<Pages> sources = new ArrayList<>();
         RunRecords.byPlacement(routes)
-                .forEach((alias, shards) -> sources.add(new Pages(placements, runId, alias, shards, doneOnly)));
+                .forEach((alias, shards) ->
+                        sources.add(new Pages(placements, runId, alias, shards, condition, afterOrdinal, pageRows)));
         return new Iterator<>() {
             @Override
             public boolean hasNext() {
@@ -151,6 +174,20 @@ final class ChunkRows {
         };
     }
 
+    /** The done rows of the run's shards {@code shards} in execution database {@code alias} holding {@code ordinal}. */
+    static List<Row> doneHolding(Placements placements, UUID runId, String alias, List<Integer> shards, long ordinal) {
+        return LocalTransactions.inTransaction(
+                placements.jdbi(alias),
+                "reading case " + ordinal + " of run " + runId + " in execution database \"" + alias + "\"",
+                h -> h.createQuery(COLUMNS + " WHERE run_id = :r AND shard = ANY(:s)" + DONE
+                                + " AND first_ordinal <= :o AND first_ordinal + case_count > :o")
+                        .bind("r", runId)
+                        .bindArray("s", Integer.class, shards)
+                        .bind("o", ordinal)
+                        .map((rs, ctx) -> map(rs))
+                        .list());
+    }
+
     /** One chunk's row in execution database {@code alias}, if it has one. */
     static Optional<Row> one(Placements placements, UUID runId, String alias, long chunkIndex) {
         return LocalTransactions.inTransaction(
@@ -169,17 +206,28 @@ final class ChunkRows {
         private final UUID runId;
         private final String alias;
         private final List<Integer> shards;
-        private final boolean doneOnly;
+        private final String condition;
+        private final long afterOrdinal;
+        private final int pageRows;
         private final Deque<Row> page = new ArrayDeque<>();
         private long after = -1;
         private boolean exhausted;
 
-        Pages(Placements placements, UUID runId, String alias, List<Integer> shards, boolean doneOnly) {
+        Pages(
+                Placements placements,
+                UUID runId,
+                String alias,
+                List<Integer> shards,
+                String condition,
+                long afterOrdinal,
+                int pageRows) {
             this.placements = placements;
             this.runId = runId;
             this.alias = alias;
             this.shards = shards;
-            this.doneOnly = doneOnly;
+            this.condition = condition;
+            this.afterOrdinal = afterOrdinal;
+            this.pageRows = pageRows;
         }
 
         Row peek() {
@@ -199,16 +247,17 @@ final class ChunkRows {
             List<Row> rows = LocalTransactions.inTransaction(
                     placements.jdbi(alias),
                     "reading the chunks of run " + runId + " in execution database \"" + alias + "\"",
-                    h -> h.createQuery(COLUMNS + " WHERE run_id = :r AND shard = ANY(:s)"
-                                    + (doneOnly ? " AND state = 'done'" : "") + " AND chunk_index > :after"
-                                    + " ORDER BY chunk_index LIMIT " + PAGE)
+                    h -> h.createQuery(COLUMNS + " WHERE run_id = :r AND shard = ANY(:s)" + condition
+                                    + " AND first_ordinal + case_count > :o AND chunk_index > :after"
+                                    + " ORDER BY chunk_index LIMIT " + pageRows)
                             .bind("r", runId)
                             .bindArray("s", Integer.class, shards)
+                            .bind("o", afterOrdinal + 1)
                             .bind("after", after)
                             .map((rs, ctx) -> map(rs))
                             .list());
             page.addAll(rows);
-            if (rows.size() < PAGE) {
+            if (rows.size() < pageRows) {
                 exhausted = true;
             } else {
                 after = rows.get(rows.size() - 1).chunkIndex();
