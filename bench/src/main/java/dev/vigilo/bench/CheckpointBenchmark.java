@@ -21,20 +21,23 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
 
 /**
  * Benchmarks (not a test; prints ratios against a baseline measured in the same run):
  *
  * <ol>
  *   <li>checkpoint events/s through MemWAL ({@link LogWriter#write}: durable put + fencing check +
- *       flushes) vs plain Lance append of the same batches (one {@code Dataset.write APPEND} per
- *       batch);
+ *       flushes) vs the ceiling, a raw MemWAL put loop of the same batches straight on the Lance Java API
+ *       ({@link RawMemWalPuts}: same schema, rows per batch and durable writes, no Vigilo code), and vs plain Lance
+ *       appends of the same batches (one {@code Dataset.write APPEND} per batch), in alternating rounds;
  *   <li>resume fold latency of one item ({@link LogReader#fold}) in a log of 1,000,000 events,
  *       without and with the item_id BTREE index.
  * </ol>
  *
  * The plain appends go through checkpoint's published test fixture {@link PlainLanceAppends}. Run:
- * {@code bench/run checkpoint [batches] [events]}.
+ * {@code bench/run checkpoint [batches] [events]} (events 0: the write part only).
  */
 public final class CheckpointBenchmark {
     private CheckpointBenchmark() {}
@@ -43,30 +46,8 @@ public final class CheckpointBenchmark {
         int batches = args.length > 0 ? Integer.parseInt(args[0]) : 400;
         int total = args.length > 1 ? Integer.parseInt(args[1]) : 1_000_000;
         Path root = Files.createTempDirectory(Path.of("target"), "bench");
-        try (CheckpointLog log = CheckpointLog.openOrCreate(new LogLocation(root, "bench", "write"))) {
-            List<CheckpointBatch> work = new ArrayList<>();
-            WriterEpoch ep;
-            long t0;
-            double memwal;
-            try (LogWriter w = log.openWriter("bench", WriterOptions.mergingEvery(0))) {
-                ep = w.epoch();
-                for (int i = 0; i < batches; i++) work.add(itemWithStep(ep, "w-" + i, 3));
-                for (int i = 0; i < 20; i++) w.write(itemWithStep(ep, "warm-" + i, 3));
-                t0 = System.nanoTime();
-                for (CheckpointBatch b : work) w.write(b);
-                memwal = batches * 5 / ((System.nanoTime() - t0) / 1e9);
-            }
-            String plainUri = root.resolve("plain.lance").toString();
-            PlainLanceAppends.create(log, plainUri); // empty base for the append baseline
-            for (int i = 0; i < 20; i++)
-                append(log, plainUri, itemWithStep(ep, "warm-" + i, 3).events());
-            t0 = System.nanoTime();
-            for (CheckpointBatch b : work) append(log, plainUri, b.events());
-            double plain = batches * 5 / ((System.nanoTime() - t0) / 1e9);
-            System.out.printf(
-                    "WRITE  batches=%d x 5 events: MemWAL durable put %.0f events/s, plain Lance append %.0f events/s, ratio MemWAL/plain = %.2f%n",
-                    batches, memwal, plain, memwal / plain);
-        }
+        write(root, batches);
+        if (total <= 0) return;
 
         LogLocation big = new LogLocation(root, "bench", "fold");
         try (CheckpointLog log = CheckpointLog.openOrCreate(big)) {
@@ -103,6 +84,89 @@ public final class CheckpointBenchmark {
                     "FOLD   one item in a %d-event log: median %.1f ms without item_id index, %.1f ms with; ratio without/with = %.1f%n",
                     itemsN * perItem, noIndex, withIndex, noIndex / withIndex);
         }
+    }
+
+    /**
+     * The same batches through Vigilo's writer, a raw MemWAL put loop and plain Lance appends, in alternating rounds
+     * of {@code batches} each; prints each round and the medians. Vigilo's writer flushes its memtable by its own rule
+     * (every {@link WriterOptions#FLUSH_INTERVAL}) inside the timed loop; the raw loop leaves its memtable to a flush
+     * at close, timed apart (a new raw writer per round, so that flush holds exactly the round's batches).
+     */
+    private static void write(Path root, int batches) throws Exception {
+        int rounds = 3;
+        double[] vigilo = new double[rounds], raw = new double[rounds], rawFlushed = new double[rounds];
+        double[] plain = new double[rounds];
+        try (CheckpointLog log = CheckpointLog.openOrCreate(new LogLocation(root, "bench", "write"));
+                LogWriter w = log.openWriter("bench", WriterOptions.mergingEvery(0));
+                BufferAllocator alloc = new RootAllocator()) {
+            WriterEpoch ep = w.epoch();
+            String plainUri = root.resolve("plain.lance").toString();
+            PlainLanceAppends.create(log, plainUri); // empty base for the append baseline
+            try (RawMemWalPuts warm = new RawMemWalPuts(
+                    alloc, log.location().uri(), root.resolve("raw-warm.lance").toString())) {
+                for (int i = 0; i < 20; i++) {
+                    CheckpointBatch b = itemWithStep(ep, "warm-" + i, 3);
+                    w.write(b);
+                    warm.put(b.events());
+                    append(log, plainUri, b.events());
+                }
+            }
+            for (int r = 0; r < rounds; r++) {
+                List<CheckpointBatch> work = new ArrayList<>();
+                for (int i = 0; i < batches; i++) work.add(itemWithStep(ep, "w-" + r + "-" + i, 3));
+                int events = work.stream().mapToInt(b -> b.events().size()).sum();
+                long t0 = System.nanoTime();
+                for (CheckpointBatch b : work) w.write(b);
+                double vigiloS = (System.nanoTime() - t0) / 1e9;
+                RawMemWalPuts rawPuts = new RawMemWalPuts(
+                        alloc,
+                        log.location().uri(),
+                        root.resolve("raw-" + r + ".lance").toString());
+                t0 = System.nanoTime();
+                for (CheckpointBatch b : work) rawPuts.put(b.events());
+                double rawS = (System.nanoTime() - t0) / 1e9;
+                t0 = System.nanoTime();
+                rawPuts.close();
+                double rawFlushS = (System.nanoTime() - t0) / 1e9;
+                t0 = System.nanoTime();
+                for (CheckpointBatch b : work) append(log, plainUri, b.events());
+                double plainS = (System.nanoTime() - t0) / 1e9;
+                vigilo[r] = events / vigiloS;
+                raw[r] = events / rawS;
+                rawFlushed[r] = events / (rawS + rawFlushS);
+                plain[r] = events / plainS;
+                System.out.printf(
+                        "WRITE  round %d, %d batches x %d events: Vigilo %.0f events/s (%.2f ms/batch); raw MemWAL put"
+                                + " loop %.0f events/s (%.2f ms/batch) + its memtable flush %.0f ms (%.2f ms/batch);"
+                                + " plain Lance append %.0f events/s (%.2f ms/batch)%n",
+                        r + 1,
+                        batches,
+                        events / batches,
+                        vigilo[r],
+                        1e3 * vigiloS / batches,
+                        raw[r],
+                        1e3 * rawS / batches,
+                        1e3 * rawFlushS,
+                        1e3 * rawFlushS / batches,
+                        plain[r],
+                        1e3 * plainS / batches);
+            }
+        }
+        double v = median(vigilo), rw = median(raw), rf = median(rawFlushed), pl = median(plain);
+        System.out.printf(
+                "WRITE  medians of %d rounds: Vigilo durable checkpoint batches %.0f events/s; raw MemWAL put loop %.0f"
+                        + " events/s (%.0f with its memtable flush); plain Lance append %.0f events/s%n",
+                rounds, v, rw, rf, pl);
+        System.out.printf(
+                "WRITE  ratio Vigilo/raw MemWAL put loop = %.2f (goal >= 0.80); Vigilo/(raw put loop + flush) = %.2f;"
+                        + " Vigilo/plain append = %.2f%n",
+                v / rw, v / rf, v / pl);
+    }
+
+    private static double median(double[] xs) {
+        double[] s = xs.clone();
+        Arrays.sort(s);
+        return s[s.length / 2];
     }
 
     private static double foldLatency(CheckpointLog log, int itemsN, Random rnd, int perItem) {

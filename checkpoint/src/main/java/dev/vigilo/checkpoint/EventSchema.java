@@ -1,9 +1,6 @@
 package dev.vigilo.checkpoint;
 
 import dev.vigilo.common.errors.DamagedException;
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -20,9 +17,9 @@ import org.apache.arrow.vector.LargeVarCharVector;
 import org.apache.arrow.vector.TimeStampMicroTZVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.ipc.ArrowReader;
-import org.apache.arrow.vector.ipc.ArrowStreamReader;
-import org.apache.arrow.vector.ipc.ArrowStreamWriter;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.FloatingPointPrecision;
 import org.apache.arrow.vector.types.TimeUnit;
 import org.apache.arrow.vector.types.pojo.ArrowType;
@@ -110,24 +107,64 @@ final class EventSchema {
     }
 
     /**
-     * Serializes events to an Arrow IPC stream in memory and returns a reader over it (one record
-     * batch).
+     * A reader that yields {@code events} as one record batch, straight from the vectors they were written into (no
+     * serialization). Closing the reader frees the vectors; a consumer that imported them through the C data
+     * interface (Lance) keeps its own reference to their buffers.
      */
     static ArrowReader reader(BufferAllocator alloc, List<CheckpointEvent> events) {
-        ByteArrayOutputStream bos = new ByteArrayOutputStream();
-        try (VectorSchemaRoot root = VectorSchemaRoot.create(SCHEMA, alloc);
-                ArrowStreamWriter w = new ArrowStreamWriter(root, null, bos)) {
+        VectorSchemaRoot root = VectorSchemaRoot.create(SCHEMA, alloc);
+        try {
             fill(root, events);
-            w.start();
-            w.writeBatch();
-            w.end();
-        } catch (IOException e) {
-            throw new IllegalStateException("in-memory Arrow IPC failed", e);
+        } catch (RuntimeException e) {
+            root.close();
+            throw e;
         }
-        return new ArrowStreamReader(new ByteArrayInputStream(bos.toByteArray()), alloc);
+        return new OneBatchReader(alloc, root);
+    }
+
+    /** Yields one filled root once; owns it. */
+    private static final class OneBatchReader extends ArrowReader {
+        private final VectorSchemaRoot source;
+        private boolean loaded;
+
+        OneBatchReader(BufferAllocator alloc, VectorSchemaRoot source) {
+            super(alloc);
+            this.source = source;
+        }
+
+        @Override
+        public boolean loadNextBatch() {
+            if (loaded) return false;
+            loaded = true;
+            // Transfers nothing: the reader's root takes references to the same buffers.
+            try (ArrowRecordBatch batch = new VectorUnloader(source).getRecordBatch()) {
+                loadRecordBatch(batch);
+            }
+            return true;
+        }
+
+        @Override
+        public long bytesRead() {
+            return 0;
+        }
+
+        @Override
+        protected void closeReadSource() {
+            source.close();
+        }
+
+        @Override
+        protected Schema readSchema() {
+            return SCHEMA;
+        }
     }
 
     static void fill(VectorSchemaRoot root, List<CheckpointEvent> events) {
+        // Sized for this batch: the default capacity (thousands of values per vector, 33 vectors) costs more to
+        // allocate and zero than a checkpoint batch costs to fill.
+        for (FieldVector v : root.getFieldVectors()) {
+            v.setInitialCapacity(Math.max(1, events.size()));
+        }
         root.allocateNew();
         for (int i = 0; i < events.size(); i++) {
             CheckpointEvent e = events.get(i);

@@ -35,8 +35,8 @@ import org.lance.merge.MergeInsertResult;
  * serialized; the thread that finds no put under way becomes the leader and writes for the others.
  *
  * <p>Fencing: Lance silently discards the puts of a writer whose shard was reopened by a newer
- * incarnation. After every put this writer re-reads its shard manifest; a newer shard epoch raises
- * {@link FencedException} and the batch is not acknowledged. Thread-safe (puts are
+ * incarnation. Before and after every put this writer lists its shard's manifests and, when the current version
+ * changed, reads it; a newer shard epoch raises {@link FencedException} and the batch is not acknowledged. Thread-safe (puts are
  * serialized).
  */
 public final class LogWriter implements AutoCloseable {
@@ -52,6 +52,12 @@ public final class LogWriter implements AutoCloseable {
 
     private ShardWriter writer;
     private long shardEpoch;
+    /**
+     * The shard manifest version last seen carrying {@link #shardEpoch}: while it is still the current version, the
+     * epoch is unchanged (a version's file never changes), so the fencing check needs only a listing.
+     */
+    private long checkedManifestVersion;
+
     private int batchesSinceFlush;
     private long lastFlushNanos = System.nanoTime();
     private int flushesSinceMerge;
@@ -95,7 +101,7 @@ public final class LogWriter implements AutoCloseable {
             Dataset dataset,
             WriterEnvironment.Lease environment,
             ShardWriter writer,
-            long shardEpoch) {
+            MemWalFiles.ShardManifest opened) {
         // The WriterEpoch names the first shard epoch of this object; later rotations keep it (same
         // owner).
         this.log = log;
@@ -105,7 +111,8 @@ public final class LogWriter implements AutoCloseable {
         this.dataset = dataset;
         this.environment = environment;
         this.writer = writer;
-        this.shardEpoch = shardEpoch;
+        this.shardEpoch = opened.epoch();
+        this.checkedManifestVersion = opened.version();
         this.epoch = new WriterEpoch(name + "@" + shard + "#" + shardEpoch);
     }
 
@@ -128,9 +135,9 @@ public final class LogWriter implements AutoCloseable {
                 CrashPoints.boundary("checkpoint.replay");
                 ds.memWalWriter(shard.toString(), cfg).close();
             }
-            long[] after = new long[1];
+            MemWalFiles.ShardManifest[] after = new MemWalFiles.ShardManifest[1];
             ShardWriter w = openChecked(log, ds, env, shard, name, after);
-            LOG.debug("writer {} opened shard {} at epoch {}", name, shard, after[0]);
+            LOG.debug("writer {} opened shard {} at epoch {}", name, shard, after[0].epoch());
             return new LogWriter(log, name, shard, options, ds, env, w, after[0]);
         } catch (RuntimeException e) {
             ds.close();
@@ -158,12 +165,18 @@ public final class LogWriter implements AutoCloseable {
      * exactly one).
      */
     private static ShardWriter openChecked(
-            CheckpointLog log, Dataset ds, WriterEnvironment.Lease env, ShardId shard, String name, long[] epochOut) {
+            CheckpointLog log,
+            Dataset ds,
+            WriterEnvironment.Lease env,
+            ShardId shard,
+            String name,
+            MemWalFiles.ShardManifest[] openedOut) {
         long before = MemWalFiles.manifest(log.files(), shard).epoch();
         env.refresh(); // credentials may have been refreshed since the last open
         CrashPoints.boundary("checkpoint.shard-open");
         ShardWriter w = ds.memWalWriter(shard.toString(), config());
-        long after = MemWalFiles.manifest(log.files(), shard).epoch();
+        MemWalFiles.ShardManifest opened = MemWalFiles.manifest(log.files(), shard);
+        long after = opened.epoch();
         if (after != before + 1) {
             w.close();
             throw new FencedException("writer '"
@@ -177,7 +190,7 @@ public final class LogWriter implements AutoCloseable {
                     + after
                     + "); run one writer per name");
         }
-        epochOut[0] = after;
+        openedOut[0] = opened;
         return w;
     }
 
@@ -189,9 +202,10 @@ public final class LogWriter implements AutoCloseable {
     private void rotate() {
         CrashPoints.boundary("checkpoint.flush");
         writer.close();
-        long[] after = new long[1];
+        MemWalFiles.ShardManifest[] after = new MemWalFiles.ShardManifest[1];
         writer = openChecked(log, dataset, environment, shard, name, after);
-        shardEpoch = after[0];
+        shardEpoch = after[0].epoch();
+        checkedManifestVersion = after[0].version();
         batchesSinceFlush = 0;
         lastFlushNanos = System.nanoTime();
         flushesSinceMerge++;
@@ -392,19 +406,25 @@ public final class LogWriter implements AutoCloseable {
     }
 
     private void checkNotFenced() {
-        long stored = MemWalFiles.manifest(log.files(), shard).epoch();
-        if (stored != shardEpoch) {
-            fenced = true;
-            throw new FencedException("writer "
-                    + epoch
-                    + " is fenced: shard "
-                    + shard
-                    + " was reopened (stored epoch "
-                    + stored
-                    + " > ours "
-                    + shardEpoch
-                    + "); Lance silently dropped this put, so the batch is NOT durable");
+        // A newer incarnation opening the shard writes a newer manifest version (with its epoch); our own puts write
+        // none. So an unchanged current version is proof enough, and only a changed one is read.
+        if (MemWalFiles.currentManifestVersion(log.files(), shard) == checkedManifestVersion) return;
+        MemWalFiles.ShardManifest current = MemWalFiles.manifest(log.files(), shard);
+        long stored = current.epoch();
+        if (stored == shardEpoch) {
+            checkedManifestVersion = current.version();
+            return;
         }
+        fenced = true;
+        throw new FencedException("writer "
+                + epoch
+                + " is fenced: shard "
+                + shard
+                + " was reopened (stored epoch "
+                + stored
+                + " > ours "
+                + shardEpoch
+                + "); Lance silently dropped this put, so the batch is NOT durable");
     }
 
     /**

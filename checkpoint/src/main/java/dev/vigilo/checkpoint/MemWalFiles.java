@@ -110,21 +110,37 @@ final class MemWalFiles {
         return out;
     }
 
+    /**
+     * The version of {@code shard}'s current (highest) manifest, -1 if it has none: one listing, no read. A version's
+     * file never changes once written (a new state is a new version), so an unchanged version means unchanged
+     * contents.
+     */
+    static long currentManifestVersion(LogFiles files, ShardId shard) {
+        String name = newest(files.list("_mem_wal/" + shard + "/manifest"));
+        return name == null ? -1 : bitReversed(name.substring(0, 64));
+    }
+
+    /** The name of the highest manifest version among {@code names}, null if there is none. */
+    private static String newest(List<String> names) {
+        long best = -1;
+        String bestName = null;
+        for (String n : names) {
+            if (!n.endsWith(".binpb") || n.length() != 64 + 6) continue;
+            long v = bitReversed(n.substring(0, 64));
+            if (bestName == null || Long.compareUnsigned(v, best) > 0) {
+                best = v;
+                bestName = n;
+            }
+        }
+        return bestName;
+    }
+
     static ShardManifest manifest(LogFiles files, ShardId shard) {
         String dir = "_mem_wal/" + shard + "/manifest";
         for (int attempt = 0; ; attempt++) {
-            long best = -1;
-            String bestName = null;
-            for (String n : files.list(dir)) {
-                if (!n.endsWith(".binpb") || n.length() != 64 + 6) continue;
-                long v = Long.parseUnsignedLong(
-                        new StringBuilder(n.substring(0, 64)).reverse().toString(), 2);
-                if (bestName == null || Long.compareUnsigned(v, best) > 0) {
-                    best = v;
-                    bestName = n;
-                }
-            }
+            String bestName = newest(files.list(dir));
             if (bestName == null) return ShardManifest.empty(shard);
+            long best = bitReversed(bestName.substring(0, 64));
             Optional<byte[]> bytes = files.read(dir + "/" + bestName);
             if (bytes.isEmpty()) {
                 // A newer manifest superseded and removed it between list and read: list again.
