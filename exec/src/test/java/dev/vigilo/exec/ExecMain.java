@@ -10,7 +10,10 @@ import java.util.UUID;
 /**
  * A child process for crash tests: {@code worker CONTROL_URL STORE_ROOT EXEC_CONFIG CONCURRENCY LEASE_MS} runs a
  * worker until no work is left; {@code admit CONTROL_URL STORE_ROOT EXEC_CONFIG RUN_ID LEASE_MS} admits one run.
- * Exits 0 when done; tests kill it with SIGKILL at random points.
+ * Exits 0 when done; tests kill it with SIGKILL at random points. A worker prints its progress, one line per event
+ * ({@code claimed RUN CHUNK MILLIS}, {@code completed RUN CHUNK MILLIS}, {@code given-back RUN CHUNK MILLIS
+ * OUTCOME}, with the wall-clock time in milliseconds), so a test can tell
+ * whether a worker holds work when it kills it.
  */
 public final class ExecMain {
     private ExecMain() {}
@@ -30,7 +33,7 @@ public final class ExecMain {
                         Duration.ofMillis(100),
                         Duration.ofMillis(300),
                         lease);
-                Worker.Report r = new Worker(placements, storage, options, Worker.Listener.NONE).run();
+                Worker.Report r = new Worker(placements, storage, options, new Progress()).run();
                 System.out.println("done " + r);
             } else {
                 Admission.Result r = new Admission(placements, storage, Duration.ofMillis(Long.parseLong(args[5])))
@@ -39,5 +42,24 @@ public final class ExecMain {
             }
         }
         System.exit(0);
+    }
+
+    /** Prints each chunk event on its own line (System.out flushes per line). */
+    private static final class Progress implements Worker.Listener {
+        @Override
+        public void chunkClaimed(UUID runId, long chunkIndex) {
+            System.out.println("claimed " + runId + " " + chunkIndex + " " + System.currentTimeMillis());
+        }
+
+        @Override
+        public void chunkCompleted(UUID runId, long chunkIndex, int cases) {
+            System.out.println("completed " + runId + " " + chunkIndex + " " + System.currentTimeMillis());
+        }
+
+        @Override
+        public void chunkGivenBack(UUID runId, long chunkIndex, String outcome) {
+            System.out.println(
+                    "given-back " + runId + " " + chunkIndex + " " + System.currentTimeMillis() + " " + outcome);
+        }
     }
 }

@@ -4,45 +4,73 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.vigilo.agent.OpenAiTestServer;
+import dev.vigilo.common.crash.RandomKills;
 import dev.vigilo.control.TestPostgres;
 import dev.vigilo.storage.ObjectRef;
-import java.io.File;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.BitSet;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Real processes, killed with SIGKILL at random points: admission processes, then workers over two execution
- * databases on two PostgreSQL servers, with a shard moved mid-run. Afterwards every planned case has exactly one
- * counted result, every counted receipt was written under the lease generation that completed its chunk, and the
- * settled gate table equals an independent count over the receipts and the plan.
+ * Real processes, killed with SIGKILL at random moments of their work: admission processes (each after its claim of
+ * the run's admission lease, within the duration of an uninterrupted admission of an identical run), then workers over
+ * two execution databases on two PostgreSQL servers (each while it holds a claimed chunk), with a shard moved
+ * mid-run. Afterwards every planned case of every run has exactly one counted result, every counted receipt was
+ * written under the lease generation that completed its chunk, and each settled gate table equals an independent
+ * count over the receipts and the plan.
+ *
+ * <p>{@value RandomKills#POINTS}{@code =N} makes N kills (about 3 in 20 of them admissions); the seed is printed.
  */
 class ExecutionCrashIT {
-    private static final int CASES = 30_000;
+    private static final int DEFAULT_KILLS = 20;
+    private static final int CASES = 5_000;
+    private static final int WORKERS = 3;
     private static final long LEASE_MS = 2_000;
+    private static final Duration CHILD_TIMEOUT = Duration.ofMinutes(2);
     private static final Pattern QUESTION = Pattern.compile("what is (\\d+) \\* 2");
 
     @TempDir
     Path dir;
 
+    private ExecFixture fx;
+    private Path config;
+    private ExecutionConfig exec;
+    private String profile;
+    private final List<UUID> runs = new ArrayList<>();
+    private final List<String> log = new ArrayList<>();
+    private final List<Path> workerLogs = new ArrayList<>();
+
+    /** A worker process and its progress log. */
+    private record Child(Process process, Path log) {}
+
     @Test
+    @Timeout(value = 20, unit = TimeUnit.MINUTES) // -Dvigilo.kill.points=N runs longer
     void everyCaseCountsOnceAfterKillsMovesAndRestarts() throws Exception {
-        long seed = Long.getLong("vigilo.crash.seed", System.nanoTime());
-        System.out.println("ExecutionCrashIT seed " + seed + " (rerun with -Dvigilo.crash.seed=" + seed + ")");
-        Random random = new Random(seed);
-        try (ExecFixture fx = new ExecFixture(dir, CASES);
+        RandomKills kills = RandomKills.configure("exec ExecutionCrashIT", DEFAULT_KILLS);
+        Random random = kills.random(0);
+        int admissionKills = Math.max(1, kills.points() * 3 / 20);
+        int workerKills = kills.points() - admissionKills;
+        try (ExecFixture fixture = new ExecFixture(dir, CASES);
                 OpenAiTestServer llm = OpenAiTestServer.start()) {
+            fx = fixture;
             llm.answerWith(req -> {
                 Matcher m = QUESTION.matcher(req.lastUserMessage());
                 long i = m.find() ? Long.parseLong(m.group(1)) : -1;
@@ -51,13 +79,13 @@ class ExecutionCrashIT {
                 }
                 return OpenAiTestServer.Reply.content(i % 4 == 0 ? "nope" : Long.toString(i * 2));
             });
-            Path config = dir.resolve("execution.toml");
+            config = dir.resolve("execution.toml");
             Files.writeString(
                     config,
                     "[placements.a]\njdbc_url = \"" + TestPostgres.newDatabaseUrl(0) + "\"\n"
                             + "[placements.b]\njdbc_url = \"" + TestPostgres.newDatabaseUrl(1) + "\"\n");
-            ExecutionConfig exec = ExecutionConfig.parse(config);
-            UUID run = fx.prepare("""
+            exec = ExecutionConfig.parse(config);
+            profile = """
                     name: crash
                     agent: {kind: http, url: "%s", model: m, max_attempts: 2, timeout_seconds: 10}
                     evaluators:
@@ -66,58 +94,236 @@ class ExecutionCrashIT {
                     gates:
                       - {name: all, required_evaluators: [exact], min_pass_rate: 0.7}
                       - {name: math, required_evaluators: [exact, digits], min_pass_rate: 0.9}
-                    """.formatted(llm.chatUrl()));
-            fx.placeOn(run, exec);
+                    """.formatted(llm.chatUrl());
 
-            // Admission processes killed at random points; the workers' coordinators finish the admission.
-            for (int i = 0; i < 3; i++) {
-                Process admit = start("admit", fx, config, run.toString(), Long.toString(LEASE_MS));
-                Thread.sleep(200 + random.nextInt(1500));
-                admit.destroyForcibly().waitFor();
+            // One admission uninterrupted, timed from its claim to its end; its run is the one whose shard moves.
+            UUID first = newRun();
+            Timing admission = admitUninterrupted(first);
+            log.add("uninterrupted admission: claimed " + admission.startupMillis() + " ms after its start, ended "
+                    + admission.workMillis() + " ms after its claim");
+
+            // Admission processes killed at random moments after their claim; the workers' coordinators finish the
+            // last killed admission. An admission that ends before its kill admitted its run: the next kill is on a
+            // new run's admission.
+            UUID admitting = newRun();
+            int admissionsKilled = 0;
+            for (int attempt = 0; admissionsKilled < admissionKills; attempt++) {
+                assertThat(attempt).as("admission attempts; %s", log).isLessThan(admissionKills * 4);
+                UUID run = admitting;
+                awaitLeaseEnd(run, admission.startupMillis());
+                String before = owner(run);
+                Child admit = start("admit", run.toString());
+                boolean claimed =
+                        RandomKills.awaitWhileAlive(admit.process(), CHILD_TIMEOUT, "an admission claim", () -> {
+                            String now = owner(run);
+                            return now != null && !now.equals(before);
+                        });
+                long delay = RandomKills.delayWithin(random, admission.workMillis());
+                if (!claimed) {
+                    // Refused: the dead admission's lease was still live when this one tried to claim.
+                    log.add("admission of " + run + " ended " + admit.process().waitFor() + " before its claim");
+                } else if (RandomKills.killAfter(admit.process(), delay)) {
+                    admissionsKilled++;
+                    log.add("admission of " + run + " killed " + delay + " ms after its claim, admitted "
+                            + admissionCursor(run) + " chunks");
+                } else {
+                    assertThat(admit.process().waitFor())
+                            .as("admission of %s: %s", run, Files.readString(admit.log()))
+                            .isZero();
+                    log.add("admission of " + run + " ended before its kill at " + delay + " ms");
+                    admitting = newRun();
+                }
             }
 
             try (Placements placements = Placements.open(fx.control, exec)) {
-                List<Process> workers = new ArrayList<>();
-                for (int i = 0; i < 3; i++) {
-                    workers.add(start("worker", fx, config, "4", Long.toString(LEASE_MS)));
-                }
-                // The workers' coordinators finish the killed admission; wait until chunks are being executed.
-                long until = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
-                while (!"running".equals(fx.runStatus(run)) && System.nanoTime() < until) {
-                    Thread.sleep(100);
-                }
-                assertThat(fx.runStatus(run)).isEqualTo("running");
+                List<Child> workers = new ArrayList<>();
+                for (int i = 0; i < WORKERS; i++) workers.add(startWorker());
+                RandomKills.await(
+                        CHILD_TIMEOUT, "run " + first + " to execute", () -> "running".equals(fx.runStatus(first)));
                 boolean moved = false;
-                for (int kill = 0; kill < 8; kill++) {
-                    Thread.sleep(500 + random.nextInt(2500));
+                int workersKilled = 0;
+                int completedAtLastKill = 0;
+                Map<String, Integer> killsPerChunk = new HashMap<>();
+                while (workersKilled < workerKills) {
+                    if (runs.stream().allMatch(r -> "settled".equals(fx.runStatus(r)))) {
+                        // Everything settled before the last kill: give the workers more work.
+                        UUID more = newRun();
+                        log.add("all runs settled after " + workersKilled + " worker kills; run " + more + " added");
+                        admitUninterrupted(more);
+                        for (int i = 0; i < workers.size(); i++) {
+                            if (!workers.get(i).process().isAlive()) workers.set(i, startWorker());
+                        }
+                    }
+                    // Kill only after the runs made progress since the last kill, and a worker none of whose chunks
+                    // was killed 3 times: kills must not use up a chunk's attempts (it would fail, correctly).
+                    Progress progress = progress();
+                    if (progress.completed() <= completedAtLastKill) {
+                        Thread.sleep(10);
+                        continue;
+                    }
                     int victim = random.nextInt(workers.size());
-                    workers.get(victim).destroyForcibly().waitFor();
-                    workers.set(victim, start("worker", fx, config, "4", Long.toString(LEASE_MS)));
-                    if (!moved && kill >= 1 && "running".equals(fx.runStatus(run))) {
+                    Child w = workers.get(victim);
+                    Set<String> holding = held(w);
+                    if (holding.isEmpty() || holding.stream().anyMatch(c -> killsPerChunk.getOrDefault(c, 0) >= 3)) {
+                        Thread.sleep(10);
+                        continue;
+                    }
+                    // A random moment of its chunks' execution (the median time from a claim to its completion).
+                    long delay = RandomKills.delayWithin(random, progress.medianChunkMillis());
+                    Thread.sleep(delay);
+                    Set<String> held = held(w);
+                    if (held.isEmpty()) continue; // its chunks ended meanwhile: not a kill mid-work
+                    if (!RandomKills.killAfter(w.process(), 0)) continue; // it ended on its own first
+                    workersKilled++;
+                    completedAtLastKill = progress().completed();
+                    held.forEach(c -> killsPerChunk.merge(c, 1, Integer::sum));
+                    log.add("worker killed holding " + held.size() + " claimed chunks, " + delay + " ms after it was"
+                            + " seen holding chunks (median chunk " + progress.medianChunkMillis() + " ms), "
+                            + completedAtLastKill + " chunks completed");
+                    workers.set(victim, startWorker());
+                    if (!moved && workersKilled >= 2 && "running".equals(fx.runStatus(first))) {
                         int shard = 5;
                         String from = placements
                                 .control()
                                 .withHandle(h -> h.createQuery("SELECT placement FROM exec_shard_routes"
                                                 + " WHERE run_id = :r AND shard = 5")
-                                        .bind("r", run)
+                                        .bind("r", first)
                                         .mapTo(String.class)
                                         .one());
-                        new ShardMover(placements).move(run, shard, from.equals("a") ? "b" : "a");
+                        new ShardMover(placements).move(first, shard, from.equals("a") ? "b" : "a");
                         moved = true;
+                        log.add("shard 5 of " + first + " moved from " + from);
                     }
                 }
-                for (Process w : workers) {
-                    assertThat(w.waitFor(5, TimeUnit.MINUTES))
-                            .as("a worker exits once the run is settled")
+                for (Child w : workers) {
+                    assertThat(w.process().waitFor(5, TimeUnit.MINUTES))
+                            .as("a worker exits once the runs are settled")
                             .isTrue();
                 }
+                System.out.println(kills + ":\n  " + String.join("\n  ", log));
                 assertThat(moved)
                         .as("a shard was moved while the run was executing")
                         .isTrue();
-                assertThat(fx.runStatus(run)).isEqualTo("settled");
-                verify(fx, placements, run);
+                for (UUID run : runs) {
+                    assertThat(fx.runStatus(run)).as("run %s", run).isEqualTo("settled");
+                    verify(fx, placements, run);
+                }
             }
         }
+    }
+
+    /** Prepares a run (execution requested) and places it on both execution databases. */
+    private UUID newRun() {
+        UUID run = fx.prepare(profile);
+        fx.placeOn(run, exec);
+        runs.add(run);
+        return run;
+    }
+
+    /** How an uninterrupted admission child spends its time. */
+    private record Timing(long startupMillis, long workMillis) {}
+
+    /** Admits {@code run} in a child that is not killed, timed from its start to its claim and to its end. */
+    private Timing admitUninterrupted(UUID run) throws Exception {
+        long start = System.nanoTime();
+        Child admit = start("admit", run.toString());
+        assertThat(RandomKills.awaitWhileAlive(
+                        admit.process(), CHILD_TIMEOUT, "an admission claim", () -> owner(run) != null))
+                .isTrue();
+        long claimed = System.nanoTime();
+        assertThat(admit.process().waitFor(CHILD_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS))
+                .isTrue();
+        assertThat(admit.process().exitValue())
+                .as(Files.readString(admit.log()))
+                .isZero();
+        return new Timing((claimed - start) / 1_000_000, RandomKills.millisSince(claimed));
+    }
+
+    /** Polls until the run's admission lease ends within {@code marginMillis} (a child's start-up). */
+    private void awaitLeaseEnd(UUID run, long marginMillis) throws InterruptedException {
+        RandomKills.await(
+                CHILD_TIMEOUT,
+                "the end of the dead admission's lease",
+                () -> fx.control
+                        .jdbi()
+                        .withHandle(h -> h.createQuery(
+                                        "SELECT creation_lease_expires_at IS NULL OR creation_lease_expires_at"
+                                                + " <= clock_timestamp() + make_interval(secs => :m) FROM runs WHERE run_id = :r")
+                                .bind("m", marginMillis / 1000.0)
+                                .bind("r", run)
+                                .mapTo(Boolean.class)
+                                .one()));
+    }
+
+    /** The chunks a worker has claimed and not yet completed or given back, by its progress log. */
+    private static Set<String> held(Child w) {
+        if (!w.process().isAlive()) return Set.of();
+        Set<String> held = new HashSet<>();
+        for (String[] f : events(w.log())) {
+            String chunk = f[1] + " " + f[2];
+            switch (f[0]) {
+                case "claimed" -> held.add(chunk);
+                case "completed", "given-back" -> held.remove(chunk);
+                default -> {}
+            }
+        }
+        return held;
+    }
+
+    /** Chunks completed so far by all workers, and the median time from a claim to its completion. */
+    private record Progress(int completed, long medianChunkMillis) {}
+
+    private Progress progress() {
+        List<Long> durations = new ArrayList<>();
+        for (Path log : workerLogs) {
+            Map<String, Long> claimed = new HashMap<>();
+            for (String[] f : events(log)) {
+                String chunk = f[1] + " " + f[2];
+                long at = Long.parseLong(f[3]);
+                if (f[0].equals("claimed")) claimed.put(chunk, at);
+                if (f[0].equals("completed") && claimed.containsKey(chunk)) durations.add(at - claimed.get(chunk));
+            }
+        }
+        Collections.sort(durations);
+        return new Progress(durations.size(), durations.isEmpty() ? 0 : durations.get(durations.size() / 2));
+    }
+
+    /** The complete progress lines of a worker's log, split into fields. */
+    private static List<String[]> events(Path log) {
+        List<String[]> events = new ArrayList<>();
+        try {
+            for (String line : Files.readAllLines(log)) {
+                String[] f = line.split(" ");
+                if (f.length >= 4
+                        && (f[0].equals("claimed") || f[0].equals("completed") || f[0].equals("given-back"))
+                        && f[3].length() >= 13) {
+                    events.add(f);
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return events;
+    }
+
+    /** The run's creation (admission) lease owner: changes with every claim. */
+    private String owner(UUID run) {
+        return fx.control
+                .jdbi()
+                .withHandle(h -> h.createQuery("SELECT creation_owner::text FROM runs WHERE run_id = :r")
+                        .bind("r", run)
+                        .mapTo(String.class)
+                        .findOne()
+                        .orElse(null));
+    }
+
+    private long admissionCursor(UUID run) {
+        return fx.control
+                .jdbi()
+                .withHandle(h -> h.createQuery("SELECT admission_cursor FROM run_plans WHERE run_id = :r")
+                        .bind("r", run)
+                        .mapTo(Long.class)
+                        .one());
     }
 
     private void verify(ExecFixture fx, Placements placements, UUID run) {
@@ -175,10 +381,15 @@ class ExecutionCrashIT {
         }
     }
 
-    private Process start(String mode, ExecFixture fx, Path config, String arg, String lease) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of(
-                ProcessHandle.current().info().command().orElse("java"),
-                "-Xmx256m",
+    private Child startWorker() throws IOException {
+        Child w = start("worker", Integer.toString(4));
+        workerLogs.add(w.log());
+        return w;
+    }
+
+    private Child start(String mode, String arg) throws IOException {
+        List<String> cmd = RandomKills.java(List.of("-Xmx256m"));
+        cmd.addAll(List.of(
                 "-cp",
                 System.getProperty("java.class.path"),
                 ExecMain.class.getName(),
@@ -187,13 +398,14 @@ class ExecutionCrashIT {
                 fx.storeRoot.toString(),
                 config.toString(),
                 arg,
-                lease));
+                Long.toString(LEASE_MS)));
         Path logs = Path.of("target", "crash-logs");
         Files.createDirectories(logs);
-        File log = logs.resolve(mode + "-" + System.nanoTime() + ".log").toFile();
-        return new ProcessBuilder(cmd)
+        Path log = logs.resolve(mode + "-" + System.nanoTime() + ".log");
+        Process p = new ProcessBuilder(cmd)
                 .redirectErrorStream(true)
-                .redirectOutput(log)
+                .redirectOutput(log.toFile())
                 .start();
+        return new Child(p, log);
     }
 }

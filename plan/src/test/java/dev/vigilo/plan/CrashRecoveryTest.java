@@ -2,9 +2,13 @@ package dev.vigilo.plan;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.vigilo.common.crash.RandomKills;
+import dev.vigilo.common.errors.ConflictException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.Random;
@@ -12,80 +16,199 @@ import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Kills a real {@code run create} process (SIGKILL via destroyForcibly) at random points, then repeats the command
- * until it publishes, and compares every plan file with an uninterrupted run's (same run id and upload id, separate
- * database and store).
+ * Kills real {@code run create} processes ({@link CreateMain}, SIGKILL) at random moments of their work (after their
+ * claim of the creation lease, within the duration of an uninterrupted creation), in two independent sequences at a
+ * time, each on a database and store of its own. After each sequence the same creation is repeated until it
+ * publishes, and every plan file is compared with an uninterrupted run's (same run id and upload id, separate
+ * database and store), with the same shard rows.
+ *
+ * <p>{@value RandomKills#POINTS}{@code =N} makes N kills; the seed of the kill moments is printed.
  */
 class CrashRecoveryTest {
-    static final int CASES = 30_000;
+    static final int DEFAULT_KILLS = 20;
+    static final int LANES = 2;
+    static final int CASES = 3_000;
     static final UUID UPLOAD = UUID.fromString("00000000-0000-4000-8000-0000000000c5");
     static final long LEASE_MILLIS = 1500;
+    static final Duration CHILD_TIMEOUT = Duration.ofSeconds(120);
+
+    @TempDir
+    Path dir;
+
+    private Path profile;
+    private PlanFixture clean;
+    private final TreeMap<UUID, TreeMap<String, byte[]>> references = new TreeMap<>();
+
+    /** How an uninterrupted child creation spends its time. */
+    private record Timing(long startupMillis, long workMillis) {}
 
     @Test
-    void killNineAtRandomPointsThenRepeatPublishesAByteIdenticalPlan(@TempDir Path dir) throws Exception {
-        long seed = System.nanoTime();
-        Random random = new Random(seed);
-        UUID run = UUID.randomUUID();
-        Path profile = dir.resolve("profile.yaml");
-        Files.writeString(profile, PlanFixture.PROFILE);
-        try (PlanFixture crashed = new PlanFixture(dir.resolve("crashed"), CASES, UPLOAD);
-                PlanFixture clean = new PlanFixture(dir.resolve("clean"), CASES, UPLOAD)) {
-            List<String> log = new ArrayList<>();
-            int kills = 0;
-            for (int attempt = 0; attempt < 8 && kills < 4; attempt++) {
-                Process p = start(crashed, run, profile, dir.resolve("out-" + attempt + ".txt"));
-                long delay = 1500 + random.nextInt(4000) + attempt * 800L; // later attempts first re-verify the prefix
-                if (p.waitFor(delay, TimeUnit.MILLISECONDS)) {
-                    log.add("attempt " + attempt + " exited " + p.exitValue() + " before the kill at " + delay + " ms");
-                    if (p.exitValue() == 0) {
-                        break;
-                    }
-                    Thread.sleep(LEASE_MILLIS);
-                    continue;
+    @Timeout(value = 20, unit = TimeUnit.MINUTES) // -Dvigilo.kill.points=N runs longer
+    void killNineAtRandomPointsThenRepeatPublishesAByteIdenticalPlan() throws Exception {
+        RandomKills kills = RandomKills.configure("plan CrashRecoveryTest", DEFAULT_KILLS);
+        profile = Files.writeString(dir.resolve("profile.yaml"), PlanFixture.PROFILE);
+        try (PlanFixture fx = new PlanFixture(dir.resolve("clean"), CASES, UPLOAD)) {
+            clean = fx;
+            Timing timing = measure();
+            System.out.println("uninterrupted creation: start-up " + timing.startupMillis() + " ms, work "
+                    + timing.workMillis() + " ms");
+            List<String> log = Collections.synchronizedList(new ArrayList<>());
+            RandomKills.lanes(LANES, LANES, lane -> {
+                try (PlanFixture crashed = new PlanFixture(dir.resolve("lane-" + lane), CASES, UPLOAD)) {
+                    lane(lane, kills.share(lane, LANES), kills.random(lane), crashed, timing, log);
                 }
-                p.destroyForcibly().waitFor();
-                kills++;
-                log.add("attempt " + attempt + " killed after " + delay + " ms, plan " + cursor(crashed, run));
-                if (random.nextBoolean()) {
-                    Thread.sleep(LEASE_MILLIS); // otherwise the next attempt may meet the dead creator's live lease
-                }
-            }
-            assertThat(kills).as("seed %d: %s", seed, log).isGreaterThanOrEqualTo(2);
-            int exit = -1;
-            for (int attempt = 0; attempt < 20 && exit != 0; attempt++) {
-                Path out = dir.resolve("final-" + attempt + ".txt");
-                Process p = start(crashed, run, profile, out);
-                assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
-                exit = p.exitValue();
-                log.add("final attempt " + attempt + " exited " + exit + ": " + lastLine(out));
-                if (exit == 3) {
-                    Thread.sleep(LEASE_MILLIS); // the killed creator's lease expires
-                }
-            }
-            assertThat(exit).as("seed %d: %s", seed, log).isZero();
-            System.out.println("crash test seed " + seed + ":\n  " + String.join("\n  ", log));
-            RunStatus status = new RunStatusReader(crashed.control.jdbi()).status(run);
-            assertThat(status.status()).isEqualTo(RunState.CREATING);
-            assertThat(status.creationProgress().planChunkCursor()).isEqualTo(300);
-
-            clean.preparation(PlanFixture.fast())
-                    .create(new CreateRequest(ProfileInput.file(profile), UPLOAD, Optional.of(run), false));
-            TreeMap<String, byte[]> expected = clean.planFiles(run);
-            TreeMap<String, byte[]> actual = crashed.planFiles(run);
-            PreparationTest.assertIdentical(expected, actual);
-            assertThat(new RunStatusReader(crashed.control.jdbi()).status(run).shards())
-                    .isEqualTo(new RunStatusReader(clean.control.jdbi())
-                            .status(run)
-                            .shards());
+            });
+            System.out.println(kills + ":\n  " + String.join("\n  ", log));
+            assertThat(log.stream().filter(l -> l.contains(" killed ")).count())
+                    .as("%s: %s", kills, log)
+                    .isEqualTo(kills.points());
         }
     }
 
-    private static String lastLine(Path out) throws java.io.IOException {
-        List<String> lines = Files.readAllLines(out);
-        return lines.isEmpty() ? "" : lines.get(lines.size() - 1);
+    /**
+     * One sequence of kills on its own database and store: runs {@code run create} children and kills each at a
+     * random moment of its work; a child that publishes before its kill ends the run, which is then compared and a
+     * new run started; after the last kill the creation is repeated to the end and compared.
+     */
+    private void lane(int lane, int target, Random random, PlanFixture fx, Timing timing, List<String> log)
+            throws Exception {
+        UUID run = UUID.randomUUID();
+        int killed = 0;
+        int attempt = 0;
+        while (killed < target) {
+            String where = "lane " + lane + " run " + run + " attempt " + attempt++;
+            UUID current = run;
+            String before = owner(fx, current);
+            Path out = dir.resolve("lane-" + lane + "-" + attempt + ".txt");
+            Process p = start(fx, current, out);
+            boolean claimed = RandomKills.awaitWhileAlive(p, CHILD_TIMEOUT, where + " to claim", () -> {
+                String now = owner(fx, current);
+                return now != null && !now.equals(before);
+            });
+            if (!claimed) {
+                int exit = p.waitFor();
+                assertThat(exit)
+                        .as(where + " ended before claiming: " + Files.readString(out))
+                        .isIn(0, 3);
+                log.add(where + " ended " + exit + " before its claim (3: the dead creator's lease was live)");
+                if (exit == 0) {
+                    compare(fx, run, where);
+                    run = UUID.randomUUID();
+                }
+                continue;
+            }
+            long claimedAt = System.nanoTime();
+            long delay = RandomKills.delayWithin(random, timing.workMillis());
+            if (RandomKills.killAfter(p, delay)) {
+                killed++;
+                log.add(where + " killed " + RandomKills.millisSince(claimedAt) + " ms after its claim, plan "
+                        + cursor(fx, run));
+                // The next creator starts so that it claims about when the dead one's lease runs out (when it
+                // comes too early, the live lease refuses it and it exits 3).
+                awaitLeaseEnd(fx, run, timing.startupMillis());
+            } else {
+                assertThat(p.exitValue())
+                        .as(where + ": " + Files.readString(out))
+                        .isZero();
+                log.add(where + " published before its kill at " + delay + " ms of work");
+                compare(fx, run, where);
+                run = UUID.randomUUID();
+            }
+        }
+        boolean waited = repeat(fx, run);
+        log.add("lane " + lane + " run " + run + " repeated to publication"
+                + (waited ? " (after the dead creator's lease ran out)" : ""));
+        compare(fx, run, "lane " + lane + " run " + run);
+    }
+
+    /** The uninterrupted creation of a child, timed from its start to its claim and from its claim to its end. */
+    private Timing measure() throws Exception {
+        UUID run = UUID.randomUUID();
+        long start = System.nanoTime();
+        Process p = start(clean, run, dir.resolve("measure.txt"));
+        assertThat(RandomKills.awaitWhileAlive(p, CHILD_TIMEOUT, "the claim", () -> owner(clean, run) != null))
+                .isTrue();
+        long claimed = System.nanoTime();
+        assertThat(p.waitFor(CHILD_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(p.exitValue())
+                .as(Files.readString(dir.resolve("measure.txt")))
+                .isZero();
+        return new Timing((claimed - start) / 1_000_000, RandomKills.millisSince(claimed));
+    }
+
+    /** The repeated creation published plan files byte-equal to an uninterrupted run's, and the same shard rows. */
+    private void compare(PlanFixture fx, UUID run, String where) {
+        PreparationTest.assertIdentical(reference(run), fx.planFiles(run));
+        RunStatus status = new RunStatusReader(fx.control.jdbi()).status(run);
+        assertThat(status.status()).as(where).isEqualTo(RunState.CREATING);
+        assertThat(status.creationProgress().planStatus()).as(where).isEqualTo(PlanStatus.READY);
+        assertThat(status.creationProgress().planChunkCursor()).as(where).isEqualTo(status.expectedChunks());
+        assertThat(status.shards())
+                .as(where)
+                .isEqualTo(new RunStatusReader(clean.control.jdbi()).status(run).shards());
+    }
+
+    /** The plan files of an uninterrupted creation of {@code run} (in this JVM, in the clean database and store). */
+    private synchronized TreeMap<String, byte[]> reference(UUID run) {
+        return references.computeIfAbsent(run, r -> {
+            clean.preparation(PlanFixture.fast())
+                    .create(new CreateRequest(ProfileInput.file(profile), UPLOAD, Optional.of(r), false));
+            return clean.planFiles(r);
+        });
+    }
+
+    /** Repeats the creation in this JVM until the dead creator's lease has expired; whether it had to wait. */
+    private boolean repeat(PlanFixture fx, UUID run) throws InterruptedException {
+        boolean waited = false;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (true) {
+            try {
+                fx.preparation(new PreparationOptions(
+                                Duration.ofMillis(LEASE_MILLIS),
+                                Duration.ofMillis(LEASE_MILLIS / 4),
+                                Duration.ofSeconds(30),
+                                4,
+                                PreparationOptions.Hooks.NONE))
+                        .create(new CreateRequest(ProfileInput.file(profile), UPLOAD, Optional.of(run), false));
+                return waited;
+            } catch (ConflictException live) {
+                if (System.nanoTime() > deadline) throw live;
+                waited = true;
+                Thread.sleep(50);
+            }
+        }
+    }
+
+    /** Polls until the run's creation lease ends within {@code marginMillis} (a child's start-up). */
+    private static void awaitLeaseEnd(PlanFixture fx, UUID run, long marginMillis) throws InterruptedException {
+        RandomKills.await(
+                CHILD_TIMEOUT,
+                "the end of the dead creator's lease",
+                () -> fx.control
+                        .jdbi()
+                        .withHandle(h -> h.createQuery(
+                                        "SELECT creation_lease_expires_at IS NULL OR creation_lease_expires_at"
+                                                + " <= clock_timestamp() + make_interval(secs => :m) FROM runs WHERE run_id = :r")
+                                .bind("m", marginMillis / 1000.0)
+                                .bind("r", run)
+                                .mapTo(Boolean.class)
+                                .findOne()
+                                .orElse(true)));
+    }
+
+    /** The run's creation owner (changes with every claim), or null. */
+    private static String owner(PlanFixture fx, UUID run) {
+        return fx.control
+                .jdbi()
+                .withHandle(h -> h.createQuery("SELECT creation_owner::text FROM runs WHERE run_id = :r")
+                        .bind("r", run)
+                        .mapTo(String.class)
+                        .findOne()
+                        .orElse(null));
     }
 
     private static String cursor(PlanFixture fx, UUID run) {
@@ -96,11 +219,9 @@ class CrashRecoveryTest {
                         + s.expectedChunks();
     }
 
-    private static Process start(PlanFixture fx, UUID run, Path profile, Path out) throws Exception {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = List.of(
-                java,
-                "-Xmx256m",
+    private Process start(PlanFixture fx, UUID run, Path out) throws Exception {
+        List<String> cmd = RandomKills.java(List.of("-Xmx256m"));
+        cmd.addAll(List.of(
                 "-cp",
                 System.getProperty("java.class.path"),
                 CreateMain.class.getName(),
@@ -111,7 +232,7 @@ class CrashRecoveryTest {
                 profile.toString(),
                 Long.toString(LEASE_MILLIS),
                 "4",
-                "40");
+                "0"));
         return new ProcessBuilder(cmd)
                 .redirectErrorStream(true)
                 .redirectOutput(out.toFile())
