@@ -1,6 +1,7 @@
 package dev.vigilo.cli;
 
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import picocli.CommandLine.Command;
@@ -26,8 +27,13 @@ import picocli.CommandLine.Spec;
             "",
             "Exit codes: 0 ok, 1 check failed or damaged, 2 usage, 3 invalid input or not found,",
             "  4 conflict or fenced, 5 service unavailable, 70 internal error, 130 interrupted."
-        },
-        subcommands = {
+        })
+final class VigiloCommand implements Runnable {
+    /**
+     * The sub-commands, in the order help lists them. Not in the annotation: {@link Cli} registers only the one a
+     * command line names (building picocli's model of every command costs a short command most of its start-up).
+     */
+    static final List<Class<?>> SUBCOMMANDS = List.of(
             QuickstartCommand.class,
             DatasetCommand.class,
             RunCommand.class,
@@ -37,9 +43,8 @@ import picocli.CommandLine.Spec;
             DatagenCommand.class,
             VerifyCommand.class,
             ServeCommand.class,
-            picocli.CommandLine.HelpCommand.class
-        })
-final class VigiloCommand implements Runnable {
+            picocli.CommandLine.HelpCommand.class);
+
     private final Environment environment;
 
     @Spec

@@ -72,8 +72,8 @@ class CliSurfaceTest {
     }
 
     private static List<CommandSpec> allCommands() {
-        CommandSpec root =
-                new CommandLine(new VigiloCommand(new Environment(Map.of(), Path.of("/nonexistent")))).getCommandSpec();
+        CommandSpec root = Cli.commandLine(new VigiloCommand(new Environment(Map.of(), Path.of("/nonexistent"))))
+                .getCommandSpec();
         return leaves(root);
     }
 

@@ -78,13 +78,59 @@ class QuickstartIT {
         assertThat(launcher).isExecutable();
         // The jar was just packaged by this build: mark it fresh so the launcher runs it instead of rebuilding.
         Files.writeString(Path.of("target", ".vigilo-build-stamp"), "");
-        Process p = new ProcessBuilder(launcher.toString(), "--version")
-                .redirectErrorStream(true)
-                .start();
+        // Without the class-data archive (covered below), so this run leaves the user's Vigilo home as it was.
+        ProcessBuilder pb = new ProcessBuilder(launcher.toString(), "--version").redirectErrorStream(true);
+        pb.environment().put("VIGILO_CDS", "off");
+        Process p = pb.start();
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
         String output = new String(p.getInputStream().readAllBytes());
         assertThat(p.exitValue()).as(output).isZero();
         assertThat(output).startsWith("vigilo 0.1.0-SNAPSHOT");
+    }
+
+    @Test
+    void launcherRecordsAClassDataArchiveOncePerBuildAndRunsWithoutOne() throws Exception {
+        Files.writeString(Path.of("target", ".vigilo-build-stamp"), "");
+        Path cds = home.resolve("cds");
+
+        // First use records the archive of this build; a run with -Xshare:on only starts if it maps it.
+        assertThat(launch(Map.of("VIGILO_HOME", home.toString()))).startsWith("vigilo 0.1.0-SNAPSHOT");
+        List<Path> archives;
+        try (var files = Files.list(cds)) {
+            archives = files.toList();
+        }
+        assertThat(archives).hasSize(1);
+        assertThat(archives.get(0).getFileName().toString()).matches("vigilo-\\d+\\.jsa");
+        long recorded = Files.getLastModifiedTime(archives.get(0)).toMillis();
+        assertThat(launch(Map.of("VIGILO_HOME", home.toString(), "VIGILO_JAVA_OPTS", "-Xshare:on")))
+                .startsWith("vigilo 0.1.0-SNAPSHOT");
+        assertThat(Files.getLastModifiedTime(archives.get(0)).toMillis()).isEqualTo(recorded);
+
+        // Whatever is at the archive's place, unusable or no home at all, the command runs (without sharing).
+        archives.get(0).toFile().setWritable(true);
+        Files.writeString(archives.get(0), "not a class-data archive");
+        assertThat(launch(Map.of("VIGILO_HOME", home.toString()))).startsWith("vigilo 0.1.0-SNAPSHOT");
+        Path notADirectory = Files.writeString(home.resolve("a-file"), "x");
+        assertThat(launch(Map.of("VIGILO_HOME", notADirectory.toString()))).startsWith("vigilo 0.1.0-SNAPSHOT");
+        Path off = home.resolve("off");
+        assertThat(launch(Map.of("VIGILO_HOME", off.toString(), "VIGILO_CDS", "off")))
+                .startsWith("vigilo 0.1.0-SNAPSHOT");
+        assertThat(off.resolve("cds")).doesNotExist();
+    }
+
+    /** {@code ../vigilo --version} with {@code env}; returns its output (stdout and stderr) after asserting exit 0. */
+    private static String launch(Map<String, String> env) throws Exception {
+        ProcessBuilder pb = new ProcessBuilder(
+                        Path.of("..", "vigilo").toAbsolutePath().normalize().toString(), "--version")
+                .redirectErrorStream(true);
+        pb.environment().remove("VIGILO_JAVA_OPTS");
+        pb.environment().remove("VIGILO_CDS");
+        pb.environment().putAll(env);
+        Process p = pb.start();
+        String output = new String(p.getInputStream().readAllBytes());
+        assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(output).isZero();
+        return output;
     }
 
     private static void assertSettledTable(String out) {

@@ -248,7 +248,7 @@ final class JsonTape {
                 p += 8;
                 continue;
             }
-            int k = Long.numberOfTrailingZeros(stop) >>> 3;
+            int k = firstByte(stop);
             int at = p + k;
             byte c = b[at];
             if (c == '\\') {
@@ -301,6 +301,18 @@ final class JsonTape {
             p++;
         }
     }
+
+    /**
+     * The index of the lowest byte whose high bit {@code stop} sets (only high bits set). Multiplication instead of
+     * {@link Long#numberOfTrailingZeros}, which the quick compiler (C1, what the launcher runs session commands
+     * with) calls rather than inlines: the lowest bit, moved to its byte's low bit, selects byte {@code 7 - k} of
+     * {@link #BYTE_INDEX}, which holds {@code k}.
+     */
+    private static int firstByte(long stop) {
+        return (int) ((((stop & -stop) >>> 7) * BYTE_INDEX) >>> 56);
+    }
+
+    private static final long BYTE_INDEX = 0x0001020304050607L;
 
     private static boolean hex(byte c) {
         return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
