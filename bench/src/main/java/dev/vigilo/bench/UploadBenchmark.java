@@ -110,11 +110,8 @@ public final class UploadBenchmark {
                         "%nvigilo dataset upload : %8.2f s  %,12.0f cases/s  %7.1f MB/s%n",
                         v, cases / v, bytes / 1e6 / v);
                 System.out.printf(
-                        "%s: %8.2f s  %,12.0f cases/s  %7.1f MB/s%n",
-                        stores.isS3() ? "raw hash+put         " : "raw hash+write       ",
-                        r,
-                        cases / r,
-                        bytes / 1e6 / r);
+                        "%-22s: %8.2f s  %,12.0f cases/s  %7.1f MB/s%n",
+                        stores.isS3() ? "raw hash+put" : "raw hash+write", r, cases / r, bytes / 1e6 / r);
                 System.out.printf(
                         "ratio vigilo/raw time : %8.2fx  (vigilo reaches %.0f%% of the raw throughput)%n",
                         v / r, 100 * r / v);
