@@ -6,10 +6,12 @@ import dev.vigilo.dataset.DatasetCatalog;
 import dev.vigilo.dataset.DatasetEntry;
 import dev.vigilo.dataset.UploadProgress;
 import dev.vigilo.dataset.UploadRequest;
+import dev.vigilo.storage.Deadline;
+import dev.vigilo.storage.ObjectKey;
+import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.ObjectStores;
 import dev.vigilo.storage.Sha256;
-import dev.vigilo.storage.StoreSpec;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -21,10 +23,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Comparator;
+import java.util.Deque;
 import java.util.List;
-import java.util.stream.Stream;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 /**
  * Dataset upload throughput against a raw baseline, in one run.
@@ -35,28 +41,40 @@ import java.util.stream.Stream;
  * and writing its bytes as 1 MiB files, each fsynced (the durability every Vigilo case file gets). Each side runs
  * once to warm up and then three times, alternating; the median is reported.
  *
- * <p>Run: {@code bench/run upload [CASES]}.
+ * <p>With {@code s3}, Vigilo uploads into an S3 store served by s3proxy in this JVM (objects on disk), and the
+ * baseline reads and hashes the file and PUTs its bytes as 1 MiB objects into the same service, with as many PUTs
+ * in flight as the upload creates case files at once ({@link #PUTS_IN_FLIGHT}). Both sides write through the
+ * product's S3 store, so every PUT is the same conditional, SHA-256-checked request. Each round's objects are
+ * deleted before the next.
+ *
+ * <p>Run: {@code bench/run upload [CASES] [local|s3]}.
  */
 public final class UploadBenchmark {
+    /** The dataset uploader's case files created at once: the S3 baseline keeps as many PUTs in flight. */
+    static final int PUTS_IN_FLIGHT = 16;
+
     private UploadBenchmark() {}
 
     public static void main(String[] args) throws Exception {
-        long cases = args.length > 0 ? Long.parseLong(args[0]) : 1_000_000L;
+        String kind = BenchStores.kindArgument(args);
+        String[] sizes = BenchStores.withoutKind(args);
+        long cases = sizes.length > 0 ? Long.parseLong(sizes[0]) : 1_000_000L;
         Path work = Files.createTempDirectory("vigilo-bench-upload-");
-        try {
+        try (BenchStores stores = BenchStores.of(kind, work)) {
             Path source = work.resolve("cases.jsonl");
             long bytes = generate(source, cases);
             System.out.printf("workload: %,d cases, %.1f MB (%s)%n", cases, bytes / 1e6, source);
+            System.out.printf("stores: %s%n", stores.describe());
             try (ControlDatabase control =
                     ControlDatabase.open(new ControlSettings.Embedded(work.resolve("postgres")))) {
                 DatasetCatalog catalog = new DatasetCatalog(control.jdbi());
                 List<Long> vigilo = new ArrayList<>();
                 List<Long> raw = new ArrayList<>();
                 for (int round = 0; round < 4; round++) {
-                    Path storeRoot = work.resolve("objects-" + round);
-                    Path rawRoot = work.resolve("raw-" + round);
+                    String storeName = "vigilo-" + round;
+                    String rawName = "raw-" + round;
                     long t0 = System.nanoTime();
-                    try (ObjectStore store = ObjectStores.open(new StoreSpec.Local("bench", storeRoot))) {
+                    try (ObjectStore store = ObjectStores.open(stores.spec(storeName))) {
                         DatasetEntry entry = catalog.upload(UploadRequest.of(source), store, UploadProgress.NONE);
                         if (entry.caseCount() != cases) {
                             throw new IllegalStateException(
@@ -64,10 +82,20 @@ public final class UploadBenchmark {
                         }
                     }
                     long t1 = System.nanoTime();
-                    rawHashAndWrite(source, rawRoot);
+                    if (stores.isS3()) {
+                        try (ObjectStore store = ObjectStores.open(stores.spec(rawName))) {
+                            rawHashAndPut(source, store);
+                        }
+                    } else {
+                        rawHashAndWrite(source, work.resolve(rawName));
+                    }
                     long t2 = System.nanoTime();
-                    deleteTree(storeRoot);
-                    deleteTree(rawRoot);
+                    stores.delete(storeName, "");
+                    if (stores.isS3()) {
+                        stores.delete(rawName, "");
+                    } else {
+                        BenchStores.deleteTree(work.resolve(rawName));
+                    }
                     if (round > 0) {
                         vigilo.add(t1 - t0);
                         raw.add(t2 - t1);
@@ -82,14 +110,14 @@ public final class UploadBenchmark {
                         "%nvigilo dataset upload : %8.2f s  %,12.0f cases/s  %7.1f MB/s%n",
                         v, cases / v, bytes / 1e6 / v);
                 System.out.printf(
-                        "raw hash+write        : %8.2f s  %,12.0f cases/s  %7.1f MB/s%n",
-                        r, cases / r, bytes / 1e6 / r);
+                        "%-22s: %8.2f s  %,12.0f cases/s  %7.1f MB/s%n",
+                        stores.isS3() ? "raw hash+put" : "raw hash+write", r, cases / r, bytes / 1e6 / r);
                 System.out.printf(
                         "ratio vigilo/raw time : %8.2fx  (vigilo reaches %.0f%% of the raw throughput)%n",
                         v / r, 100 * r / v);
             }
         } finally {
-            deleteTree(work);
+            BenchStores.deleteTree(work);
         }
     }
 
@@ -132,20 +160,42 @@ public final class UploadBenchmark {
         }
     }
 
+    /**
+     * The S3 floor: hash every byte once and PUT it once as 1 MiB objects, {@link #PUTS_IN_FLIGHT} at a time, each a
+     * durable, checksummed create of the product's S3 store.
+     */
+    static void rawHashAndPut(Path source, ObjectStore store) throws Exception {
+        MessageDigest sha = Sha256.newDigest();
+        ExecutorService pool = Executors.newFixedThreadPool(PUTS_IN_FLIGHT);
+        Deque<Future<ObjectRef>> inFlight = new ArrayDeque<>();
+        try (InputStream in = Files.newInputStream(source)) {
+            int object = 0;
+            while (true) {
+                byte[] chunk = in.readNBytes(1 << 20);
+                if (chunk.length == 0) {
+                    break;
+                }
+                sha.update(chunk);
+                if (inFlight.size() >= PUTS_IN_FLIGHT) {
+                    inFlight.removeFirst().get();
+                }
+                ObjectKey key = ObjectKey.of("chunk-" + object++);
+                inFlight.addLast(pool.submit(() -> store.create(key, chunk, Deadline.after(Duration.ofMinutes(2)))));
+            }
+            while (!inFlight.isEmpty()) {
+                inFlight.removeFirst().get();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        if (sha.digest().length != Sha256.LENGTH) {
+            throw new IllegalStateException("digest length");
+        }
+    }
+
     static long median(List<Long> values) {
         List<Long> sorted = new ArrayList<>(values);
         sorted.sort(Long::compare);
         return sorted.get(sorted.size() / 2);
-    }
-
-    static void deleteTree(Path root) throws IOException {
-        if (!Files.exists(root)) {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(root)) {
-            for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
     }
 }

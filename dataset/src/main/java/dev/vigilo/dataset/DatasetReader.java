@@ -60,7 +60,8 @@ public final class DatasetReader {
 
     /**
      * A reader of the same dataset that reads and verifies up to {@code caseFiles} case files ahead of the one its
-     * consumer is given, on as many threads as there are cores (at most {@code caseFiles}); the consumer still runs
+     * consumer is given, each on its own thread (a read from a remote store mostly waits for its round trip, so a
+     * pool sized to the cores would keep fewer reads in flight than asked for); the consumer still runs
      * on the calling thread, in ordinal order, and every file is verified completely before any of its cases is
      * passed on. Memory grows by at most {@code caseFiles} decoded case files (each at most
      * {@link DatasetLimits#CASE_FILE_TARGET_BYTES} plus one case). 0 reads one file at a time on the calling thread.
@@ -289,8 +290,7 @@ public final class DatasetReader {
                     file -> deliver(decode(file, caseParser, firstOrdinal, count, fold != null), consumer, fold));
             return;
         }
-        int threads = Math.max(1, Math.min(readAhead, Runtime.getRuntime().availableProcessors()));
-        ExecutorService pool = Executors.newFixedThreadPool(threads, r -> {
+        ExecutorService pool = Executors.newFixedThreadPool(readAhead, r -> {
             Thread t = new Thread(r, "vigilo-dataset-read");
             t.setDaemon(true);
             return t;

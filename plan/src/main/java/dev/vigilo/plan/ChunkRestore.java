@@ -25,12 +25,17 @@ import java.util.concurrent.Future;
  * fold that the dataset pass then continues ({@code DatasetReader.readVerifiedFrom}). The plan's bytes and the
  * identity check are those of a full pass: the chunk files record exactly what the planner derived from those cases.
  *
- * <p>Reads run on a few threads, a bounded number ahead of the one being applied; rows are read in pages. Memory:
- * one page of references and the decoded chunks in flight. Not thread-safe.
+ * <p>Reads run on {@link #READ_THREADS} threads, a bounded number ahead of the one being applied; rows are read in
+ * pages. Memory: one page of references and the decoded chunks in flight. Not thread-safe.
  */
 final class ChunkRestore {
     /** Chunk files read ahead of the one being applied. */
     static final int READ_AHEAD = 16;
+    /**
+     * Threads reading chunk files. Reads, not decoding, set the number: against a remote store each read waits a
+     * round trip, so as many run at once as are read ahead; on a local store the surplus threads only share the cores.
+     */
+    static final int READ_THREADS = READ_AHEAD;
 
     private static final int PAGE = 1024;
     private static final Duration READ = Duration.ofSeconds(120);
@@ -53,12 +58,11 @@ final class ChunkRestore {
      * @return the number of chunks restored (the cursor)
      */
     long restore(long cursor, Planner planner, CaseFold identity) {
-        ExecutorService pool = Executors.newFixedThreadPool(
-                Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors())), r -> {
-                    Thread t = new Thread(r, "vigilo-plan-restore");
-                    t.setDaemon(true);
-                    return t;
-                });
+        ExecutorService pool = Executors.newFixedThreadPool(READ_THREADS, r -> {
+            Thread t = new Thread(r, "vigilo-plan-restore");
+            t.setDaemon(true);
+            return t;
+        });
         Deque<Future<Restored>> ahead = new ArrayDeque<>();
         try {
             long next = 0;

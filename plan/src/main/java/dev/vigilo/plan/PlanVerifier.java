@@ -19,12 +19,19 @@ import java.util.concurrent.Future;
 /**
  * The publication pass: reads every file reachable from a manifest through its reference (length and SHA-256),
  * decodes each with its format's parser, and checks the links between them against the expected run, dataset,
- * profile and totals. Chunk files are read and checked on a few threads, up to {@link #READ_AHEAD} ahead of the walk,
- * which takes their results in chunk order, so the first bad file in walk order is the one reported. Holds one index
- * path (at most 8 documents) and the chunk files in flight.
+ * profile and totals. Chunk files are read and checked on {@link #READ_THREADS} threads, up to {@link #READ_AHEAD}
+ * ahead of the walk, which takes their results in chunk order, so the first bad file in walk order is the one
+ * reported. Holds one index path (at most 8 documents) and the chunk files in flight.
  */
 final class PlanVerifier {
     static final int READ_AHEAD = 32;
+    /**
+     * Threads reading and checking chunk files. Reads, not decoding, set the number: against a remote store each read
+     * waits a round trip, so as many run at once as preparation's transfers ({@link GroupWriter#TRANSFERS}); on a
+     * local store the surplus threads only share the cores.
+     */
+    static final int READ_THREADS = GroupWriter.TRANSFERS;
+
     private static final Duration READ = Duration.ofSeconds(120);
     private final ObjectStore store;
     private final UUID runId;
@@ -65,12 +72,11 @@ final class PlanVerifier {
             gate = gf.next().orElse(null);
         }
         nextChunk = 0;
-        pool = Executors.newFixedThreadPool(
-                Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors())), r -> {
-                    Thread t = new Thread(r, "vigilo-plan-verify");
-                    t.setDaemon(true);
-                    return t;
-                });
+        pool = Executors.newFixedThreadPool(READ_THREADS, r -> {
+            Thread t = new Thread(r, "vigilo-plan-verify");
+            t.setDaemon(true);
+            return t;
+        });
         try {
             walk(m.chunkIndexRoot(), m.chunkIndexLevels() - 1, 0, m.chunks(), 0, m.cases());
             while (!chunks.isEmpty()) {

@@ -7,11 +7,14 @@ import java.util.Optional;
 import org.gaul.s3proxy.S3Proxy;
 import org.gaul.s3proxy.auth.AuthenticationType;
 import org.gaul.s3proxy.blobstore.BlobStore;
+import org.gaul.s3proxy.nio2blob.FilesystemNio2BlobStore;
 import org.gaul.s3proxy.nio2blob.TransientNio2BlobStore;
+import software.amazon.awssdk.services.s3.model.ListObjectsV2Request;
 
 /**
  * An S3-compatible service for tests: s3proxy running in this JVM on {@code 127.0.0.1} at a free port, keeping
- * objects in memory, with one bucket ({@link #BUCKET}) and signature checking on.
+ * objects in memory ({@link #start()}) or in files under a directory ({@link #startOnDisk}, for workloads too large
+ * for the heap, such as benchmarks), with one bucket ({@link #BUCKET}) and signature checking on.
  *
  * <p>{@link #start()} also sets the JVM system properties {@code aws.accessKeyId}, {@code aws.secretAccessKey}
  * and {@code aws.region}, so that stores opened in this JVM find the fixture's credentials through the AWS SDK's
@@ -43,9 +46,27 @@ public final class S3ProxyFixture implements AutoCloseable {
         this.endpoint = endpoint;
     }
 
-    /** Starts s3proxy, creates {@link #BUCKET} and publishes the credentials as system properties. */
+    /** Starts s3proxy in memory, creates {@link #BUCKET} and publishes the credentials as system properties. */
     public static S3ProxyFixture start() {
-        BlobStore blobStore = new TransientNio2BlobStore();
+        return start(new TransientNio2BlobStore());
+    }
+
+    /**
+     * Starts s3proxy keeping its objects in files under {@code root} (created if absent; s3proxy does not fsync
+     * them), creates {@link #BUCKET} and publishes the credentials as system properties. The files stay after
+     * {@link #close()}; the caller removes {@code root}.
+     */
+    public static S3ProxyFixture startOnDisk(java.nio.file.Path root) {
+        Objects.requireNonNull(root, "root");
+        try {
+            java.nio.file.Files.createDirectories(root);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return start(new FilesystemNio2BlobStore(root.toAbsolutePath().toString()));
+    }
+
+    private static S3ProxyFixture start(BlobStore blobStore) {
         blobStore.createContainer(BUCKET);
         S3Proxy proxy = S3Proxy.builder()
                 .blobStore(blobStore)
@@ -142,7 +163,17 @@ public final class S3ProxyFixture implements AutoCloseable {
         return SECRET_KEY;
     }
 
-    /** Stops the service and drops every object it held. */
+    /**
+     * Deletes every object of {@link #BUCKET} whose key starts with {@code keyPrefix} (the bucket's raw keys: a
+     * store's prefix included), directly in the blob store, so that long workloads do not accumulate objects.
+     */
+    public void deleteAll(String keyPrefix) {
+        Objects.requireNonNull(keyPrefix, "keyPrefix");
+        blobStore.clearContainer(
+                ListObjectsV2Request.builder().bucket(BUCKET).prefix(keyPrefix).build());
+    }
+
+    /** Stops the service and drops every object it held in memory. */
     @Override
     public void close() {
         stopQuietly(proxy);
