@@ -175,6 +175,18 @@ public final class CrashSweep {
                     return null;
                 }));
             }
+            awaitAll(pool, done);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /**
+     * Waits for the tasks {@code done} of {@code pool} in order; at the first failure stops the others and rethrows
+     * it (an {@link Error} as it is, anything else wrapped in an {@link AssertionError}).
+     */
+    static void awaitAll(ExecutorService pool, List<Future<?>> done) {
+        try {
             for (Future<?> f : done) {
                 try {
                     f.get();
@@ -187,8 +199,6 @@ public final class CrashSweep {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new AssertionError("interrupted", e);
-        } finally {
-            pool.shutdownNow();
         }
     }
 

@@ -8,7 +8,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -165,18 +164,7 @@ public final class RandomKills {
                     return null;
                 }));
             }
-            for (Future<?> f : done) {
-                try {
-                    f.get();
-                } catch (ExecutionException e) {
-                    pool.shutdownNow();
-                    if (e.getCause() instanceof Error err) throw err;
-                    throw new AssertionError(e.getCause());
-                }
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted", e);
+            CrashSweep.awaitAll(pool, done);
         } finally {
             pool.shutdownNow();
         }
