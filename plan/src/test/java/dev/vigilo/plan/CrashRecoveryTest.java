@@ -3,7 +3,6 @@ package dev.vigilo.plan;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.vigilo.common.crash.RandomKills;
-import dev.vigilo.common.errors.ConflictException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -163,24 +162,7 @@ class CrashRecoveryTest {
 
     /** Repeats the creation in this JVM until the dead creator's lease has expired; whether it had to wait. */
     private boolean repeat(PlanFixture fx, UUID run) throws InterruptedException {
-        boolean waited = false;
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (true) {
-            try {
-                fx.preparation(new PreparationOptions(
-                                Duration.ofMillis(LEASE_MILLIS),
-                                Duration.ofMillis(LEASE_MILLIS / 4),
-                                Duration.ofSeconds(30),
-                                4,
-                                PreparationOptions.Hooks.NONE))
-                        .create(new CreateRequest(ProfileInput.file(profile), UPLOAD, Optional.of(run), false));
-                return waited;
-            } catch (ConflictException live) {
-                if (System.nanoTime() > deadline) throw live;
-                waited = true;
-                Thread.sleep(50);
-            }
-        }
+        return fx.repeatUntilLeaseExpired(run, UPLOAD, profile, LEASE_MILLIS, 50);
     }
 
     /** Polls until the run's creation lease ends within {@code marginMillis} (a child's start-up). */

@@ -1,5 +1,6 @@
 package dev.vigilo.plan;
 
+import dev.vigilo.common.errors.ConflictException;
 import dev.vigilo.control.ControlDatabase;
 import dev.vigilo.control.ControlSettings;
 import dev.vigilo.control.TestPostgres;
@@ -21,6 +22,7 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 
 /** A real control database, a local object store and an uploaded dataset. */
 final class PlanFixture implements AutoCloseable {
@@ -73,6 +75,33 @@ final class PlanFixture implements AutoCloseable {
 
     RunPreparation preparation(PreparationOptions options) {
         return new RunPreparation(control.jdbi(), storage, options);
+    }
+
+    /**
+     * Repeats the creation of {@code run} over {@code upload} (with a {@code leaseMillis} creation lease, renewed every
+     * quarter of it, groups of 4 files) until a dead creator's lease has expired, polling every {@code pollMillis};
+     * whether it had to wait. Gives up after 60 s.
+     */
+    boolean repeatUntilLeaseExpired(UUID run, UUID upload, Path profile, long leaseMillis, long pollMillis)
+            throws InterruptedException {
+        boolean waited = false;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (true) {
+            try {
+                preparation(new PreparationOptions(
+                                Duration.ofMillis(leaseMillis),
+                                Duration.ofMillis(leaseMillis / 4),
+                                Duration.ofSeconds(30),
+                                4,
+                                PreparationOptions.Hooks.NONE))
+                        .create(new CreateRequest(ProfileInput.file(profile), upload, Optional.of(run), false));
+                return waited;
+            } catch (ConflictException live) {
+                if (System.nanoTime() > deadline) throw live;
+                waited = true;
+                Thread.sleep(pollMillis);
+            }
+        }
     }
 
     static PreparationOptions fast() {

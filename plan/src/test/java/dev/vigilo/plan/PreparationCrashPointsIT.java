@@ -3,7 +3,6 @@ package dev.vigilo.plan;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.vigilo.common.crash.CrashSweep;
-import dev.vigilo.common.errors.ConflictException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -11,7 +10,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -88,24 +86,7 @@ class PreparationCrashPointsIT {
 
     /** Repeats the creation until the dead creator's lease has expired; whether it had to wait. */
     private static boolean repeat(PlanFixture fx, UUID run, Path profile) throws InterruptedException {
-        boolean waited = false;
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (true) {
-            try {
-                fx.preparation(new PreparationOptions(
-                                Duration.ofMillis(LEASE_MILLIS),
-                                Duration.ofMillis(LEASE_MILLIS / 4),
-                                Duration.ofSeconds(30),
-                                4,
-                                PreparationOptions.Hooks.NONE))
-                        .create(new CreateRequest(ProfileInput.file(profile), UPLOAD, Optional.of(run), false));
-                return waited;
-            } catch (ConflictException live) {
-                if (System.nanoTime() > deadline) throw live;
-                waited = true;
-                Thread.sleep(200);
-            }
-        }
+        return fx.repeatUntilLeaseExpired(run, UPLOAD, profile, LEASE_MILLIS, 200);
     }
 
     private static String[] args(PlanFixture fx, UUID run, Path profile) {
