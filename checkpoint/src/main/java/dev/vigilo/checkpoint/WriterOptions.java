@@ -25,6 +25,12 @@ public record WriterOptions(int mergeEveryFlushes, Duration putTimeout, int grou
     public static final int GROUP_EVENTS = 65_536;
 
     /**
+     * Group commit: how long a new leader waits at most for as many batches as the previous put held before it puts
+     * what has arrived (a put takes 2-5 ms; writers released by the same put return within a millisecond or so).
+     */
+    public static final Duration GROUP_GATHER = Duration.ofMillis(1);
+
+    /**
      * When the writer flushes its MemWAL memtable to a new generation (visible to other processes'
      * readers): after a put, once {@link #FLUSH_INTERVAL} has passed since the last flush or the
      * memtable holds {@link #MEMTABLE_BATCHES} puts; also on {@link LogWriter#flush()} and on close.
