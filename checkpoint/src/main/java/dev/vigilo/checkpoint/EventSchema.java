@@ -72,6 +72,10 @@ final class EventSchema {
             req("event_ts", new ArrowType.Timestamp(TimeUnit.MICROSECOND, "UTC")),
             req("schema_version", new ArrowType.Int(32, true))));
 
+    /** Every column, in schema order. */
+    static final List<String> COLUMNS =
+            SCHEMA.getFields().stream().map(Field::getName).toList();
+
     /** Every column except value_blob: what normal fold and trajectory reads project. */
     static final List<String> LIGHT_COLUMNS = SCHEMA.getFields().stream()
             .map(Field::getName)
@@ -119,25 +123,32 @@ final class EventSchema {
             root.close();
             throw e;
         }
-        return new OneBatchReader(alloc, root);
+        return new BatchesReader(alloc, List.of(root));
     }
 
-    /** Yields one filled root once; owns it. */
-    private static final class OneBatchReader extends ArrowReader {
-        private final VectorSchemaRoot source;
-        private boolean loaded;
+    /**
+     * A reader that yields {@code batches} (roots of {@link #SCHEMA}) in order, without copying them; it owns them and
+     * closing it frees every one.
+     */
+    static ArrowReader readerOf(BufferAllocator alloc, List<VectorSchemaRoot> batches) {
+        return new BatchesReader(alloc, List.copyOf(batches));
+    }
 
-        OneBatchReader(BufferAllocator alloc, VectorSchemaRoot source) {
+    /** Yields filled roots once each, in order; owns them. */
+    private static final class BatchesReader extends ArrowReader {
+        private final List<VectorSchemaRoot> sources;
+        private int next;
+
+        BatchesReader(BufferAllocator alloc, List<VectorSchemaRoot> sources) {
             super(alloc);
-            this.source = source;
+            this.sources = sources;
         }
 
         @Override
         public boolean loadNextBatch() {
-            if (loaded) return false;
-            loaded = true;
+            if (next == sources.size()) return false;
             // Transfers nothing: the reader's root takes references to the same buffers.
-            try (ArrowRecordBatch batch = new VectorUnloader(source).getRecordBatch()) {
+            try (ArrowRecordBatch batch = new VectorUnloader(sources.get(next++)).getRecordBatch()) {
                 loadRecordBatch(batch);
             }
             return true;
@@ -150,7 +161,7 @@ final class EventSchema {
 
         @Override
         protected void closeReadSource() {
-            source.close();
+            sources.forEach(VectorSchemaRoot::close);
         }
 
         @Override

@@ -5,9 +5,7 @@ import dev.vigilo.common.errors.FencedException;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.common.errors.VigiloException;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -482,40 +480,23 @@ public final class LogWriter implements AutoCloseable {
     static int mergeGenerations(CheckpointLog log, ShardId shard) {
         MemWalFiles.ShardManifest m = MemWalFiles.manifest(log.files(), shard);
         if (m.flushed().isEmpty()) return 0;
-        try (Dataset base = log.openDataset()) {
+        try (Dataset base = log.openDataset();
+                GenerationBatches events = new GenerationBatches(log.allocator())) {
             long merged = MemWalFiles.mergedGenerations(base).getOrDefault(shard, 0L);
             List<MergedGeneration> marks = new ArrayList<>();
-            Map<String, CheckpointEvent> byId = new LinkedHashMap<>();
-            Map<String, byte[]> blobs = new java.util.HashMap<>();
             for (MemWalFiles.Generation g : m.flushed()) {
                 if (g.number() <= merged) continue;
                 marks.add(new MergedGeneration(shard.toString(), g.number()));
                 try (Dataset gen = log.openGeneration(shard, g);
-                        LanceScanner sc = gen.newScan(new ScanOptions.Builder().build());
+                        LanceScanner sc = gen.newScan(new ScanOptions.Builder()
+                                .columns(EventSchema.COLUMNS)
+                                .build());
                         ArrowReader r = sc.scanBatches()) {
-                    while (r.loadNextBatch()) {
-                        var root = r.getVectorSchemaRoot();
-                        List<CheckpointEvent> evs = EventSchema.decode(root);
-                        var blobVec = (org.apache.arrow.vector.LargeVarBinaryVector) root.getVector("value_blob");
-                        for (int i = 0; i < evs.size(); i++) {
-                            CheckpointEvent e = evs.get(i);
-                            // A retried batch may sit in one generation twice: keep one copy (ids
-                            // are identical by construction);
-                            // mergeInsert would otherwise fail with "Ambiguous merge inserts".
-                            if (byId.putIfAbsent(e.eventId().value(), e) == null && !blobVec.isNull(i)) {
-                                blobs.put(e.eventId().value(), blobVec.get(i));
-                            }
-                        }
-                    }
+                    events.addAll(r);
                 }
             }
             if (marks.isEmpty()) return 0;
-            List<CheckpointEvent> rows = new ArrayList<>(byId.size());
-            for (CheckpointEvent e : byId.values()) {
-                byte[] b = blobs.get(e.eventId().value());
-                rows.add(b == null ? e : withBlob(e, b));
-            }
-            ArrowReader src = EventSchema.reader(log.allocator(), rows);
+            ArrowReader src = events.reader();
             try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(log.allocator())) {
                 // The exported stream owns src from here on (closing it ourselves NPEs, FINDINGS).
                 Data.exportArrayStream(log.allocator(), src, stream);
@@ -533,35 +514,6 @@ public final class LogWriter implements AutoCloseable {
         } catch (Exception e) {
             throw new UnavailableException("merge of shard " + shard + " failed: " + e.getMessage(), e);
         }
-    }
-
-    private static CheckpointEvent withBlob(CheckpointEvent e, byte[] bytes) {
-        return new CheckpointEvent(
-                e.eventId(),
-                e.itemId(),
-                e.rootItemId(),
-                e.parentItemId(),
-                e.itemSeq(),
-                e.checkpointId(),
-                e.eventType(),
-                e.stepName(),
-                e.stepIndex(),
-                e.stepInstanceId(),
-                e.iteration(),
-                e.attempt(),
-                e.runId(),
-                e.writerEpoch(),
-                e.fieldName(),
-                e.fieldType(),
-                e.codecVersion(),
-                new FieldValue.BlobValue(bytes),
-                e.queryTagsJson(),
-                e.terminal(),
-                e.errorType(),
-                e.errorDump(),
-                e.traceback(),
-                e.eventTs(),
-                e.schemaVersion());
     }
 
     /**

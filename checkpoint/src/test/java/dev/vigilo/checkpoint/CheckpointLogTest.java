@@ -145,13 +145,25 @@ class CheckpointLogTest {
         }
     }
 
+    private static final byte[] RETRIED_BLOB = "retried blob \u00e9".getBytes(StandardCharsets.UTF_8);
+
     @Test
     void retriedBatchWritesSameIdsAndIsReadOnceBeforeAndAfterMerge() {
         try (LogWriter w = log.openWriter("retry", WriterOptions.mergingEvery(0))) {
             CheckpointBatch b = TestBatches.itemWithStep(w.epoch(), "retry-1", 2);
             w.write(b);
             w.write(b);
+            CheckpointBatch.Builder withBlob =
+                    CheckpointBatch.builder("run-1", w.epoch(), StepRef.of("gen", 0, null, 1));
+            withBlob.item(ItemRef.root("retry-blob"), ItemSeq.FIRST)
+                    .created(null)
+                    .set("bin", new FieldValue.BlobValue(RETRIED_BLOB))
+                    .stepCompleted();
+            // Retried batches around a new one with a blob, all in one generation: the merge keeps one copy
+            // of each event, copying the rows it keeps out of scanned batches that hold duplicates.
+            w.write(withBlob.build());
             w.write(b);
+            w.write(withBlob.build());
             CheckpointBatch again = TestBatches.itemWithStep(w.epoch(), "retry-1", 2);
             assertThat(again.events())
                     .extracting(CheckpointEvent::eventId)
@@ -170,6 +182,10 @@ class CheckpointLogTest {
                 Dataset ds = log.openDataset()) {
             assertThat(r.events("retry-1")).hasSize(4);
             assertThat(ds.countRows("item_id = 'retry-1'")).isEqualTo(4);
+            assertThat(ds.countRows("item_id = 'retry-blob'")).isEqualTo(3);
+            FieldValue.BlobRef ref = (FieldValue.BlobRef)
+                    r.fold("retry-blob").orElseThrow().fields().get("bin").last();
+            assertThat(r.loadBlob(ref)).isEqualTo(RETRIED_BLOB);
             assertThat(r.unmergedGenerations())
                     .isLessThanOrEqualTo(1); // the reopen's own (empty or replay) flush at most
         }
