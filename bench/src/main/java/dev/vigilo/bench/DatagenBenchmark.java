@@ -42,7 +42,7 @@ import java.util.stream.Stream;
  * the moment all of them have loaded Lance to the last one's end, so the whole run is measured: joining, folding,
  * seeds, the chat step, flushes, merges and the end-of-run maintenance), each with a new experiment. Reported: items/s,
  * items/s as a share of the server's capacity, and the checkpoint log's cost per item: (wall time - raw wall time)
- * / items, and the durable puts per item.
+ * / items, and the durable puts per item (the WAL entries the run left in the log).
  *
  * <p>Run: {@code bench/run datagen [ITEMS] [LATENCY_MS]}.
  */
@@ -101,17 +101,20 @@ public final class DatagenBenchmark {
                 double secs = vigilo(work, yaml, root, exp, processes);
                 ExperimentStatus s = Experiments.status(LogRoot.local(root), "bench", exp);
                 if (s.completed() != items) throw new IllegalStateException("not all items completed: " + s.toJson());
-                long puts = items + (items + 255) / 256; // one step batch per item, seeds 256 per batch
+                long batches = items + (items + 255) / 256; // one step batch per item, seeds 256 per batch
+                long puts = WalEntries.count(root, exp);
                 System.out.printf(
                         "vigilo, %d process%s: %.2f s, %,.0f items/s (%.0f%% of one process's server capacity);"
-                                + " log cost %.2f ms/item over raw, %.2f durable puts/item%n",
+                                + " log cost %.2f ms/item over raw, %.2f durable puts/item (%.1f checkpoint batches"
+                                + " per put)%n",
                         processes,
                         processes == 1 ? "" : "es",
                         secs,
                         items / secs,
                         100 * items / secs / capacity,
                         (secs - raw) * 1000 / items,
-                        (double) puts / items);
+                        (double) puts / items,
+                        (double) batches / puts);
             }
         } finally {
             // -Dbench.keep=true keeps the logs and the processes' stderr for a look afterwards.

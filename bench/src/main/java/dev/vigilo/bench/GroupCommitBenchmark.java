@@ -16,9 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.stream.Stream;
 
 /**
@@ -28,7 +26,8 @@ import java.util.stream.Stream;
  * over {@code ITEMS} seeds (default 10,000), with 1, 4 and 16 workers. Each configuration runs in a fresh JVM on a new
  * experiment of a local durable root, timed from the moment the child has loaded Lance to the end of its run (seeds,
  * both steps, flushes, merges, the end-of-run maintenance). On and off alternate for each worker count; each pair is
- * run {@code ROUNDS} times (default 1) and the medians are printed with the ratio on / off.
+ * run {@code ROUNDS} times (default 1) and the medians are printed with the ratio on / off, and the durable puts per
+ * item each did (the WAL entries the run left in the log).
  *
  * <p>Run: {@code bench/run groupcommit [ITEMS] [ROUNDS]}.
  */
@@ -68,20 +67,28 @@ public final class GroupCommitBenchmark {
             }
             System.out.printf(
                     "group commit: %,d items x 2 template steps, local durable root, %d round(s)%n", items, rounds);
-            System.out.printf("%-8s %14s %14s %10s%n", "workers", "on (items/s)", "off (items/s)", "on / off");
-            Map<Integer, double[]> results = new LinkedHashMap<>();
+            System.out.printf(
+                    "%-8s %14s %14s %10s %16s %16s%n",
+                    "workers", "on (items/s)", "off (items/s)", "on / off", "on puts/item", "off puts/item");
             int run = 0;
             for (int workers : new int[] {1, 4, 16}) {
                 List<Double> on = new ArrayList<>();
                 List<Double> off = new ArrayList<>();
+                long onPuts = 0;
+                long offPuts = 0;
                 for (int r = 0; r < rounds; r++) {
-                    on.add(items / runChild(work, yaml, "on-" + workers + "-" + run++, workers, true));
-                    off.add(items / runChild(work, yaml, "off-" + workers + "-" + run++, workers, false));
+                    String a = "on-" + workers + "-" + run++;
+                    on.add(items / runChild(work, yaml, a, workers, true));
+                    onPuts += WalEntries.count(work.resolve("root"), a);
+                    String b = "off-" + workers + "-" + run++;
+                    off.add(items / runChild(work, yaml, b, workers, false));
+                    offPuts += WalEntries.count(work.resolve("root"), b);
                 }
                 double a = median(on);
                 double b = median(off);
-                results.put(workers, new double[] {a, b});
-                System.out.printf("%-8d %14.1f %14.1f %9.1fx%n", workers, a, b, a / b);
+                System.out.printf(
+                        "%-8d %14.1f %14.1f %9.1fx %16.3f %16.3f%n",
+                        workers, a, b, a / b, (double) onPuts / rounds / items, (double) offPuts / rounds / items);
             }
         } finally {
             delete(work);
