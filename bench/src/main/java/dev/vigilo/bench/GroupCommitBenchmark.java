@@ -23,13 +23,14 @@ import java.util.stream.Stream;
  * {@code vigilo datagen} over the checkpoint log with group commit on and off, in the same run.
  *
  * <p>Workload: a pipeline of two {@code template} steps (no process, no network: the checkpoint log is all the work)
- * over {@code ITEMS} seeds (default 10,000), with 1, 4 and 16 workers. Each configuration runs in a fresh JVM on a new
+ * over {@code ITEMS} seeds (default 10,000), with 1, 4 and 16 workers (or the counts given). Each configuration runs in a fresh JVM on a new
  * experiment of a local durable root, timed from the moment the child has loaded Lance to the end of its run (seeds,
  * both steps, flushes, merges, the end-of-run maintenance). On and off alternate for each worker count; each pair is
  * run {@code ROUNDS} times (default 1) and the medians are printed with the ratio on / off, and the durable puts per
  * item each did (the WAL entries the run left in the log).
  *
- * <p>Run: {@code bench/run groupcommit [ITEMS] [ROUNDS]}.
+ * <p>Run: {@code bench/run groupcommit [ITEMS] [ROUNDS] [WORKERS]} (WORKERS: comma-separated worker counts, default
+ * {@code 1,4,16}).
  */
 public final class GroupCommitBenchmark {
     private static final String PIPELINE = """
@@ -56,6 +57,11 @@ public final class GroupCommitBenchmark {
         }
         int items = args.length > 0 ? Integer.parseInt(args[0]) : 10_000;
         int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 1;
+        int[] workerCounts = args.length > 2
+                ? java.util.Arrays.stream(args[2].split(","))
+                        .mapToInt(Integer::parseInt)
+                        .toArray()
+                : new int[] {1, 4, 16};
         Path work = Files.createTempDirectory("vigilo-groupcommit-bench");
         try {
             Path yaml = work.resolve("pipeline.yaml");
@@ -71,7 +77,7 @@ public final class GroupCommitBenchmark {
                     "%-8s %14s %14s %10s %16s %16s%n",
                     "workers", "on (items/s)", "off (items/s)", "on / off", "on puts/item", "off puts/item");
             int run = 0;
-            for (int workers : new int[] {1, 4, 16}) {
+            for (int workers : workerCounts) {
                 List<Double> on = new ArrayList<>();
                 List<Double> off = new ArrayList<>();
                 long onPuts = 0;
