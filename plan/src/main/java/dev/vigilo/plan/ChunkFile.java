@@ -1,13 +1,14 @@
 package dev.vigilo.plan;
 
+import com.fasterxml.jackson.core.JsonEncoding;
+import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.core.util.ByteArrayBuilder;
 import dev.vigilo.dataset.CaseFold;
 import dev.vigilo.storage.Sha256;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -36,27 +37,41 @@ public record ChunkFile(
         return f.finish();
     }
 
+    /**
+     * The file's bytes: the fields in the documented order, no whitespace, a trailing newline. Written with a
+     * streaming generator (ten thousand chunk files per million cases), byte for byte what the plan's tree encoding
+     * ({@link PlanJson#encode}) gives for the same fields.
+     */
     byte[] encode() {
-        ObjectNode n = JsonNodeFactory.instance.objectNode();
-        n.put("format", FORMAT);
-        n.put("version", PlanLayout.FORMAT_VERSION);
-        n.put("run_id", runId.toString());
-        n.put("chunk_index", chunkIndex);
-        n.put("chunk_id", chunkId.toString());
-        n.put("shard", shard);
-        n.put("first_ordinal", firstOrdinal);
-        n.put("case_count", cases.size());
-        n.put("membership_sha256", membership.toHex());
-        ArrayNode a = n.putArray("cases");
-        for (Entry e : cases) {
-            ObjectNode c = a.addObject();
-            c.put("ordinal", e.ordinal());
-            c.put("id", e.id());
-            c.put("sha256", e.sha256().toHex());
-            c.put("evaluators", Long.toHexString(e.evaluators()));
-            c.put("gates", Long.toHexString(e.gates()));
+        ByteArrayBuilder out = new ByteArrayBuilder(256 + 192 * cases.size());
+        try (JsonGenerator g = ProfileJson.MAPPER.createGenerator(out, JsonEncoding.UTF8)) {
+            g.writeStartObject();
+            g.writeStringField("format", FORMAT);
+            g.writeNumberField("version", PlanLayout.FORMAT_VERSION);
+            g.writeStringField("run_id", runId.toString());
+            g.writeNumberField("chunk_index", chunkIndex);
+            g.writeStringField("chunk_id", chunkId.toString());
+            g.writeNumberField("shard", shard);
+            g.writeNumberField("first_ordinal", firstOrdinal);
+            g.writeNumberField("case_count", cases.size());
+            g.writeStringField("membership_sha256", membership.toHex());
+            g.writeArrayFieldStart("cases");
+            for (Entry e : cases) {
+                g.writeStartObject();
+                g.writeNumberField("ordinal", e.ordinal());
+                g.writeStringField("id", e.id());
+                g.writeStringField("sha256", e.sha256().toHex());
+                g.writeStringField("evaluators", Long.toHexString(e.evaluators()));
+                g.writeStringField("gates", Long.toHexString(e.gates()));
+                g.writeEndObject();
+            }
+            g.writeEndArray();
+            g.writeEndObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a generator over a byte buffer does no I/O
         }
-        return PlanJson.encode(n);
+        out.write('\n');
+        return out.toByteArray();
     }
 
     /**
