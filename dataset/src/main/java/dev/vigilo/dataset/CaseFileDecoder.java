@@ -62,23 +62,21 @@ final class CaseFileDecoder {
             if (!(p instanceof ParserBase)) {
                 return null;
             }
+            ParserBase parser = (ParserBase) p;
             int start = header.length;
             long ordinal = expectedFirstOrdinal;
             while (start < bytes.length) {
-                int end = start;
-                while (end < bytes.length && bytes[end] != '\n') {
-                    end++;
-                }
-                if (end == bytes.length || cases.size() == expectedCount) {
+                if (cases.size() == expectedCount) {
                     return null;
                 }
-                StoredCase c = record(p, header.length, bytes, start, end, ordinal, ascii);
+                // The parser's rows count the lines from the first record's: record k is on row k + 1.
+                StoredCase c = record(parser, header.length, bytes, start, cases.size() + 1, ordinal, ascii);
                 if (c == null) {
                     return null;
                 }
                 cases.add(c);
                 ordinal++;
-                start = end + 1;
+                start = nextLineStart;
             }
         } catch (IOException | CaseLineParser.CaseSyntaxException e) {
             return null;
@@ -86,13 +84,22 @@ final class CaseFileDecoder {
         return cases.size() == expectedCount ? cases : null;
     }
 
+    /** Where the line after the last record {@link #record} read starts. */
+    private int nextLineStart;
+
     /**
-     * Reads the record on the line {@code [start, end)}: {@code {"ordinal":N,"id":"...","sha256":"<hex>","case":{...}}}
-     * exactly, the parser's next token being its opening brace. Null when it is not exactly that or a check fails.
+     * Reads the record on the line that starts at {@code start}, the parser's row {@code row}:
+     * {@code {"ordinal":N,"id":"...","sha256":"<hex>","case":{...}}} exactly, the parser's next token being its
+     * opening brace, and a newline right after its closing brace. The parser counts every line ending it passes
+     * outside strings (which hold none unescaped), so a record whose closing brace is on the row of its opening
+     * brace lies within one line, as the line by line decoding would cut it. Null when it is not exactly that or
+     * a check fails.
      */
-    private StoredCase record(JsonParser p, int base, byte[] bytes, int start, int end, long ordinal, boolean ascii)
+    private StoredCase record(ParserBase p, int base, byte[] bytes, int start, int row, long ordinal, boolean ascii)
             throws IOException, CaseLineParser.CaseSyntaxException {
-        if (p.nextToken() != JsonToken.START_OBJECT || CaseLineParser.tokenStart(p, base) != start) {
+        if (p.nextToken() != JsonToken.START_OBJECT
+                || CaseLineParser.tokenStart(p, base) != start
+                || p.getTokenLineNr() != row) {
             return null;
         }
         if (!field(p, "ordinal", JsonToken.VALUE_NUMBER_INT)
@@ -104,7 +111,7 @@ final class CaseFileDecoder {
             return null;
         }
         String id = p.getText();
-        if (!field(p, "sha256", JsonToken.VALUE_STRING) || !readHex(p)) {
+        if (!field(p, "sha256", JsonToken.VALUE_STRING) || !readHex(bytes, CaseLineParser.tokenStart(p, base))) {
             return null;
         }
         if (!field(p, "case", JsonToken.START_OBJECT)) {
@@ -114,15 +121,16 @@ final class CaseFileDecoder {
         CaseFields fields = CaseLineParser.readCaseFields(p);
         int caseEnd = CaseLineParser.tokenStart(p, base) + 1;
         // The case is exactly the object from its brace to its closing brace, and the record closes right after it,
-        // as the line's last byte.
+        // on the same line, which ends there.
         if (caseStart <= start
                 || caseEnd <= caseStart
-                || caseEnd >= end
+                || caseEnd + 1 >= bytes.length
                 || bytes[caseStart] != '{'
                 || bytes[caseEnd - 1] != '}'
                 || p.nextToken() != JsonToken.END_OBJECT
-                || CaseLineParser.tokenStart(p, base) != end - 1
-                || caseEnd != end - 1) {
+                || CaseLineParser.tokenStart(p, base) != caseEnd
+                || p.getTokenLineNr() != row
+                || bytes[caseEnd + 1] != '\n') {
             return null;
         }
         int caseLength = caseEnd - caseStart;
@@ -137,6 +145,7 @@ final class CaseFileDecoder {
         if (!Arrays.equals(actual, recordSha)) {
             return null;
         }
+        nextLineStart = caseEnd + 2;
         return new StoredCase(ordinal, fields, Sha256.ofDigest(actual), Arrays.copyOfRange(bytes, caseStart, caseEnd));
     }
 
@@ -145,16 +154,19 @@ final class CaseFileDecoder {
         return p.nextToken() == JsonToken.FIELD_NAME && name.equals(p.currentName()) && p.nextToken() == value;
     }
 
-    /** Reads the current string as a lower-case hex SHA-256 into {@link #recordSha}; false when it is not one. */
-    private boolean readHex(JsonParser p) throws IOException {
-        if (p.getTextLength() != 2 * Sha256.LENGTH) {
+    /**
+     * Reads the string whose opening quote is at {@code quote} as a lower-case hex SHA-256 into {@link #recordSha},
+     * straight from the bytes: 64 hex digits and the closing quote (hex digits need no escapes, so these bytes are
+     * the string). False when it is not one.
+     */
+    private boolean readHex(byte[] bytes, int quote) {
+        int end = quote + 1 + 2 * Sha256.LENGTH;
+        if (quote < 0 || end >= bytes.length || bytes[quote] != '"' || bytes[end] != '"') {
             return false;
         }
-        char[] chars = p.getTextCharacters();
-        int off = p.getTextOffset();
         for (int i = 0; i < Sha256.LENGTH; i++) {
-            int hi = hexDigit(chars[off + 2 * i]);
-            int lo = hexDigit(chars[off + 2 * i + 1]);
+            int hi = hexDigit(bytes[quote + 1 + 2 * i]);
+            int lo = hexDigit(bytes[quote + 2 + 2 * i]);
             if (hi < 0 || lo < 0) {
                 return false;
             }
@@ -164,7 +176,7 @@ final class CaseFileDecoder {
     }
 
     /** The value of a lower-case hex digit (the only spelling the line by line decoding accepts), else -1. */
-    private static int hexDigit(char c) {
+    private static int hexDigit(byte c) {
         if (c >= '0' && c <= '9') {
             return c - '0';
         }
