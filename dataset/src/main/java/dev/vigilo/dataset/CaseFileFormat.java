@@ -62,6 +62,13 @@ final class CaseFileFormat {
         out.put(RECORD_END);
     }
 
+    /** The header line of a file of {@code count} cases from {@code firstOrdinal}, its newline included. */
+    static byte[] header(long firstOrdinal, int count) {
+        return ("{\"format\":\"" + FORMAT + "\",\"version\":" + VERSION + ",\"first_ordinal\":" + firstOrdinal
+                        + ",\"case_count\":" + count + "}\n")
+                .getBytes(StandardCharsets.US_ASCII);
+    }
+
     /** Accumulates the records of one case file in memory (bounded by the caller's size and count limits). */
     static final class Builder {
         private final GrowableBytes records = new GrowableBytes(1 << 16);
@@ -109,9 +116,7 @@ final class CaseFileFormat {
         }
 
         byte[] encode() {
-            String header = "{\"format\":\"" + FORMAT + "\",\"version\":" + VERSION + ",\"first_ordinal\":"
-                    + firstOrdinal + ",\"case_count\":" + count + "}\n";
-            byte[] h = header.getBytes(StandardCharsets.US_ASCII);
+            byte[] h = header(firstOrdinal, count);
             byte[] out = new byte[h.length + records.size()];
             System.arraycopy(h, 0, out, 0, h.length);
             System.arraycopy(records.array(), 0, out, h.length, records.size());
@@ -126,7 +131,9 @@ final class CaseFileFormat {
     }
 
     /**
-     * Decodes and checks a whole case file.
+     * Decodes and checks a whole case file line by line: each record through a parser of its own, then its case
+     * through the case parser ({@link CaseFileDecoder} reads a file in one pass and comes here for whatever it does
+     * not accept, so the outcome and the messages are this method's).
      *
      * @param key                 the file's key, for error messages
      * @param expectedFirstOrdinal the ordinal the index says the file starts at

@@ -38,6 +38,7 @@ final class CaseLineParser {
     private static final java.lang.invoke.VarHandle LONGS =
             java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
 
+    private final int maxLineBytes;
     private final JsonFactory factory;
     /** For buffers of many lines: no document length limit (each line is bounded by the reader). */
     private final JsonFactory bufferFactory;
@@ -49,6 +50,7 @@ final class CaseLineParser {
     private CharBuffer scratch = CharBuffer.allocate(1 << 12);
 
     CaseLineParser(int maxLineBytes) {
+        this.maxLineBytes = maxLineBytes;
         // Duplicate top-level keys are caught below (only known keys are allowed); values stay opaque.
         this.factory = JsonFactory.builder()
                 .streamReadConstraints(StreamReadConstraints.builder()
@@ -80,7 +82,7 @@ final class CaseLineParser {
     CaseFields parse(byte[] bytes, int offset, int length) throws CaseSyntaxException {
         checkUtf8(bytes, offset, length);
         try (JsonParser p = factory.createParser(bytes, offset, length)) {
-            FullCase fields = new FullCase();
+            FullCase fields = new FullCase(true);
             readCase(p, p.nextToken(), fields);
             JsonToken trailing = p.nextToken();
             if (trailing != null) {
@@ -95,6 +97,31 @@ final class CaseLineParser {
             // Parsing a byte array does no I/O; any other IOException is a parse failure too.
             throw new CaseSyntaxException(1, "invalid JSON: " + e.getMessage());
         }
+    }
+
+    /** The longest line (in bytes) {@link #parse} accepts. */
+    int maxLineBytes() {
+        return maxLineBytes;
+    }
+
+    /**
+     * A parser over {@code bytes[from, end)} that reads one root value after another (a buffer of lines), with the
+     * same limits as {@link #parse} except the document length, which the caller bounds line by line.
+     */
+    JsonParser bufferParser(byte[] bytes, int from, int end) throws IOException {
+        return bufferFactory.createParser(bytes, from, end - from);
+    }
+
+    /**
+     * Reads the case object whose {@code START_OBJECT} {@code p} is at, up to its {@code END_OBJECT}, checking every
+     * rule of the case shape as {@link #parse} does, without error columns: for a caller that only needs to know
+     * whether the case is valid (and parses the line with {@link #parse} when it is not). UTF-8 validity and what
+     * surrounds the object are the caller's to check ({@link #checkUtf8}).
+     */
+    static CaseFields readCaseFields(JsonParser p) throws IOException, CaseSyntaxException {
+        FullCase fields = new FullCase(false);
+        readCase(p, p.currentToken(), fields);
+        return new CaseFields(fields.id, fields.group, fields.tags);
     }
 
     /**
@@ -284,10 +311,10 @@ final class CaseLineParser {
      */
     private static void readCase(JsonParser p, JsonToken first, CaseSink fields)
             throws IOException, CaseSyntaxException {
-        boolean full = fields.full();
+        boolean columns = fields.columns();
         if (first != JsonToken.START_OBJECT) {
             throw new CaseSyntaxException(
-                    full ? column(p.currentTokenLocation()) : 0,
+                    columns ? column(p.currentTokenLocation()) : 0,
                     "a case must be a JSON object, found " + describe(first));
         }
         boolean sawId = false;
@@ -296,7 +323,7 @@ final class CaseLineParser {
         JsonToken t;
         while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {
             String field = p.currentName();
-            int fieldColumn = full ? column(p.currentTokenLocation()) : 0;
+            int fieldColumn = columns ? column(p.currentTokenLocation()) : 0;
             int bit = fieldBit(field);
             if ((seen & bit) != 0) {
                 throw new CaseSyntaxException(fieldColumn, "duplicate field \"" + field + "\"");
@@ -335,7 +362,7 @@ final class CaseLineParser {
                     while ((tag = p.nextToken()) != JsonToken.END_ARRAY) {
                         if (tag != JsonToken.VALUE_STRING) {
                             throw new CaseSyntaxException(
-                                    full ? column(p.currentTokenLocation()) : 0,
+                                    columns ? column(p.currentTokenLocation()) : 0,
                                     "\"tags\" must contain only strings, found " + describe(tag));
                         }
                         fields.tag(p);
@@ -355,7 +382,7 @@ final class CaseLineParser {
             }
         }
         if (t != JsonToken.END_OBJECT) {
-            throw new CaseSyntaxException(full ? column(p.currentTokenLocation()) : 0, "malformed object");
+            throw new CaseSyntaxException(columns ? column(p.currentTokenLocation()) : 0, "malformed object");
         }
         if (!sawId) {
             throw new CaseSyntaxException(1, "the case has no \"id\" (a non-empty string is required)");
@@ -371,14 +398,14 @@ final class CaseLineParser {
      * byte. Callers check the byte found there ({@code {}, {@code }} or a quote), so a different reading of the
      * offset only sends lines to the slower path.
      */
-    private static int tokenStart(JsonParser p, int base) {
+    static int tokenStart(JsonParser p, int base) {
         return base + (int) ((ParserBase) p).getTokenCharacterOffset() - 1;
     }
 
     /** What a read of one case keeps. */
     private interface CaseSink {
-        /** True to keep every field and compute error columns. */
-        boolean full();
+        /** True to compute error columns (a read without them only needs to know whether the case is valid). */
+        boolean columns();
 
         /** The parser is at the id's (non-empty) string. */
         void id(JsonParser p) throws IOException;
@@ -392,15 +419,20 @@ final class CaseLineParser {
         String idForMessage();
     }
 
-    /** Keeps every field, for {@link #parse}. */
+    /** Keeps every field, for {@link #parse} (with error columns) and {@link #readCaseFields} (without). */
     private static final class FullCase implements CaseSink {
+        private final boolean columns;
         String id;
         Optional<String> group = Optional.empty();
         List<String> tags = List.of();
 
+        FullCase(boolean columns) {
+            this.columns = columns;
+        }
+
         @Override
-        public boolean full() {
-            return true;
+        public boolean columns() {
+            return columns;
         }
 
         @Override
@@ -449,7 +481,7 @@ final class CaseLineParser {
         }
 
         @Override
-        public boolean full() {
+        public boolean columns() {
             return false;
         }
 
@@ -507,7 +539,8 @@ final class CaseLineParser {
         return i == to;
     }
 
-    private void checkUtf8(byte[] bytes, int offset, int length) throws CaseSyntaxException {
+    /** Checks that {@code bytes[offset, offset + length)} is valid UTF-8, as {@link #parse} does first. */
+    void checkUtf8(byte[] bytes, int offset, int length) throws CaseSyntaxException {
         // ASCII is the common case and needs no decoder.
         if (isAscii(bytes, offset, offset + length)) {
             return;

@@ -47,7 +47,7 @@ public final class DatasetReader {
     private final DatasetEntry entry;
     private final ObjectReader store;
     private final int readAhead;
-    private final CaseLineParser caseParser = new CaseLineParser(DatasetLimits.MAX_CASE_BYTES);
+    private final CaseFileDecoder decoder = newDecoder();
     private long caseFiles;
     private long indexDocuments;
     private long bytesRead;
@@ -163,7 +163,7 @@ public final class DatasetReader {
                             + file.ref().key() + " " + describe(file.firstOrdinal(), file.caseCount()) + " of dataset "
                             + entry.uploadId());
         }
-        deliver(decode(file, caseParser, firstOrdinal, count, false), consumer, null);
+        deliver(decode(file, decoder, firstOrdinal, count, false), consumer, null);
     }
 
     /**
@@ -287,7 +287,7 @@ public final class DatasetReader {
             traverse(
                     firstOrdinal,
                     count,
-                    file -> deliver(decode(file, caseParser, firstOrdinal, count, fold != null), consumer, fold));
+                    file -> deliver(decode(file, decoder, firstOrdinal, count, fold != null), consumer, fold));
             return;
         }
         ExecutorService pool = Executors.newFixedThreadPool(readAhead, r -> {
@@ -295,15 +295,14 @@ public final class DatasetReader {
             t.setDaemon(true);
             return t;
         });
-        ThreadLocal<CaseLineParser> parsers =
-                ThreadLocal.withInitial(() -> new CaseLineParser(DatasetLimits.MAX_CASE_BYTES));
+        ThreadLocal<CaseFileDecoder> decoders = ThreadLocal.withInitial(DatasetReader::newDecoder);
         Deque<Future<DecodedFile>> ahead = new ArrayDeque<>();
         try {
             traverse(firstOrdinal, count, file -> {
                 while (ahead.size() >= readAhead) {
                     deliver(join(ahead.removeFirst()), consumer, fold);
                 }
-                ahead.addLast(pool.submit(() -> decode(file, parsers.get(), firstOrdinal, count, fold != null)));
+                ahead.addLast(pool.submit(() -> decode(file, decoders.get(), firstOrdinal, count, fold != null)));
             });
             while (!ahead.isEmpty()) {
                 deliver(join(ahead.removeFirst()), consumer, fold);
@@ -320,10 +319,9 @@ public final class DatasetReader {
     private record DecodedFile(int bytes, List<StoredCase> cases, CaseFold.Batch foldEntries) {}
 
     private DecodedFile decode(
-            CaseFileSpan file, CaseLineParser parser, long firstOrdinal, long count, boolean foldEntries) {
+            CaseFileSpan file, CaseFileDecoder decoder, long firstOrdinal, long count, boolean foldEntries) {
         byte[] bytes = read(file.ref());
-        List<StoredCase> all =
-                CaseFileFormat.decode(file.ref().key(), bytes, file.firstOrdinal(), file.caseCount(), parser);
+        List<StoredCase> all = decoder.decode(file.ref().key(), bytes, file.firstOrdinal(), file.caseCount());
         long end = firstOrdinal + count;
         List<StoredCase> inRange = new ArrayList<>(all.size());
         CaseFold.Batch batch = foldEntries ? new CaseFold.Batch() : null;
@@ -336,6 +334,10 @@ public final class DatasetReader {
             }
         }
         return new DecodedFile(bytes.length, inRange, batch);
+    }
+
+    private static CaseFileDecoder newDecoder() {
+        return new CaseFileDecoder(new CaseLineParser(DatasetLimits.MAX_CASE_BYTES));
     }
 
     private void deliver(DecodedFile file, Consumer<StoredCase> consumer, CaseFold fold) {

@@ -1,6 +1,7 @@
 package dev.vigilo.dataset;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -82,6 +83,82 @@ class DatasetFormatPropertiesTest {
                     .isEqualTo(parse(parser, lines.get(i).getBytes(StandardCharsets.UTF_8))
                             .id());
         }
+    }
+
+    /** Bytes that change a case file's structure when put somewhere: JSON punctuation, escapes, UTF-8 pieces. */
+    private static final byte[] EDITS = "{}[]\":, \n\r\t\\0aAé".getBytes(StandardCharsets.UTF_8);
+
+    /**
+     * The one-pass decoding accepts exactly what the line by line decoding accepts, with the same cases, and gives
+     * the same error otherwise: over valid files, files whose cases were edited before they were hashed (invalid
+     * cases with correct hashes, ids that differ from the record's), and files edited after encoding.
+     */
+    @Property(tries = 300)
+    void aCaseFileDecodesInOnePassExactlyAsLineByLine(
+            @ForAll("caseLines") List<String> lines,
+            @ForAll @IntRange(min = 0, max = 1000) int firstOrdinal,
+            @ForAll @IntRange(min = 0, max = 2) int caseEdits,
+            @ForAll boolean editFile,
+            @ForAll long seed) {
+        java.util.Random random = new java.util.Random(seed);
+        CaseLineParser parser = new CaseLineParser(DatasetLimits.MAX_CASE_BYTES);
+        CaseFileFormat.Builder builder = new CaseFileFormat.Builder();
+        for (int i = 0; i < lines.size(); i++) {
+            byte[] bytes = lines.get(i).getBytes(StandardCharsets.UTF_8);
+            String id = parse(parser, bytes).id();
+            if (random.nextInt(lines.size()) < caseEdits) {
+                bytes = edit(bytes, random);
+                id = random.nextInt(4) == 0 ? id + "x" : id;
+            }
+            builder.add(firstOrdinal + i, id, Sha256.of(bytes), bytes, bytes.length);
+        }
+        byte[] file = editFile ? edit(builder.encode(), random) : builder.encode();
+        CaseFileDecoder decoder = new CaseFileDecoder(parser);
+        List<StoredCase> onePass = decoder.decodeInOnePass(file, firstOrdinal, lines.size());
+        List<StoredCase> reference;
+        try {
+            reference = CaseFileFormat.decode(ObjectKey.of("k"), file, firstOrdinal, lines.size(), parser);
+        } catch (DatasetDamagedException e) {
+            assertThat(onePass).isNull();
+            assertThatThrownBy(() -> decoder.decode(ObjectKey.of("k"), file, firstOrdinal, lines.size()))
+                    .isInstanceOf(DatasetDamagedException.class)
+                    .hasMessage(e.getMessage());
+            return;
+        }
+        if (caseEdits == 0 && !editFile) {
+            assertThat(onePass).isNotNull();
+        }
+        for (List<StoredCase> decoded : List.of(
+                onePass == null ? reference : onePass,
+                decoder.decode(ObjectKey.of("k"), file, firstOrdinal, lines.size()))) {
+            assertThat(decoded).hasSameSizeAs(reference);
+            for (int i = 0; i < reference.size(); i++) {
+                StoredCase a = decoded.get(i);
+                StoredCase b = reference.get(i);
+                assertThat(a.ordinal()).isEqualTo(b.ordinal());
+                assertThat(a.fields()).isEqualTo(b.fields());
+                assertThat(a.sha256()).isEqualTo(b.sha256());
+                assertThat(a.caseJson()).isEqualTo(b.caseJson());
+            }
+        }
+    }
+
+    /** {@code bytes} with one byte replaced, inserted or removed at a random place. */
+    private static byte[] edit(byte[] bytes, java.util.Random random) {
+        int at = random.nextInt(bytes.length);
+        byte b = EDITS[random.nextInt(EDITS.length)];
+        ByteArrayOutputStream out = new ByteArrayOutputStream(bytes.length + 1);
+        out.write(bytes, 0, at);
+        switch (random.nextInt(3)) {
+            case 0 -> out.write(b);
+            case 1 -> {
+                out.write(b);
+                out.write(bytes[at]);
+            }
+            default -> {}
+        }
+        out.write(bytes, at + 1, bytes.length - at - 1);
+        return out.toByteArray();
     }
 
     @Property(tries = 200)

@@ -1,13 +1,16 @@
 package dev.vigilo.plan;
 
+import com.fasterxml.jackson.core.JsonEncoding;
+import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.core.io.SerializedString;
+import com.fasterxml.jackson.core.util.ByteArrayBuilder;
 import dev.vigilo.dataset.CaseFold;
 import dev.vigilo.storage.Sha256;
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -36,27 +39,76 @@ public record ChunkFile(
         return f.finish();
     }
 
+    /**
+     * The file's bytes: the fields in the documented order, no whitespace, a trailing newline. Written with a
+     * streaming generator (ten thousand chunk files per million cases), byte for byte what the plan's tree encoding
+     * ({@link PlanJson#encode}) gives for the same fields: field names pre-encoded, and hex digests and masks
+     * written as the raw UTF-8 of their characters, which need no escaping (lower-case hex digits only).
+     */
     byte[] encode() {
-        ObjectNode n = JsonNodeFactory.instance.objectNode();
-        n.put("format", FORMAT);
-        n.put("version", PlanLayout.FORMAT_VERSION);
-        n.put("run_id", runId.toString());
-        n.put("chunk_index", chunkIndex);
-        n.put("chunk_id", chunkId.toString());
-        n.put("shard", shard);
-        n.put("first_ordinal", firstOrdinal);
-        n.put("case_count", cases.size());
-        n.put("membership_sha256", membership.toHex());
-        ArrayNode a = n.putArray("cases");
-        for (Entry e : cases) {
-            ObjectNode c = a.addObject();
-            c.put("ordinal", e.ordinal());
-            c.put("id", e.id());
-            c.put("sha256", e.sha256().toHex());
-            c.put("evaluators", Long.toHexString(e.evaluators()));
-            c.put("gates", Long.toHexString(e.gates()));
+        ByteArrayBuilder out = new ByteArrayBuilder(256 + 192 * cases.size());
+        byte[] hex = new byte[2 * Sha256.LENGTH];
+        try (JsonGenerator g = ProfileJson.MAPPER.createGenerator(out, JsonEncoding.UTF8)) {
+            g.writeStartObject();
+            g.writeStringField("format", FORMAT);
+            g.writeNumberField("version", PlanLayout.FORMAT_VERSION);
+            g.writeStringField("run_id", runId.toString());
+            g.writeNumberField("chunk_index", chunkIndex);
+            g.writeStringField("chunk_id", chunkId.toString());
+            g.writeNumberField("shard", shard);
+            g.writeNumberField("first_ordinal", firstOrdinal);
+            g.writeNumberField("case_count", cases.size());
+            g.writeFieldName(MEMBERSHIP);
+            writeHex(g, membership, hex);
+            g.writeArrayFieldStart("cases");
+            for (Entry e : cases) {
+                g.writeStartObject();
+                g.writeFieldName(ORDINAL);
+                g.writeNumber(e.ordinal());
+                g.writeFieldName(ID);
+                g.writeString(e.id());
+                g.writeFieldName(SHA256);
+                writeHex(g, e.sha256(), hex);
+                g.writeFieldName(EVALUATORS);
+                writeMask(g, e.evaluators(), hex);
+                g.writeFieldName(GATES);
+                writeMask(g, e.gates(), hex);
+                g.writeEndObject();
+            }
+            g.writeEndArray();
+            g.writeEndObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a generator over a byte buffer does no I/O
         }
-        return PlanJson.encode(n);
+        out.write('\n');
+        return out.toByteArray();
+    }
+
+    private static final SerializedString MEMBERSHIP = new SerializedString("membership_sha256");
+    private static final SerializedString ORDINAL = new SerializedString("ordinal");
+    private static final SerializedString ID = new SerializedString("id");
+    private static final SerializedString SHA256 = new SerializedString("sha256");
+    private static final SerializedString EVALUATORS = new SerializedString("evaluators");
+    private static final SerializedString GATES = new SerializedString("gates");
+    private static final byte[] HEX_DIGITS = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+
+    /** Writes {@code sha}'s lower-case hex spelling ({@link Sha256#toHex}) as a string value. */
+    private static void writeHex(JsonGenerator g, Sha256 sha, byte[] scratch) throws IOException {
+        byte[] digest = sha.toBytes();
+        for (int i = 0; i < digest.length; i++) {
+            scratch[2 * i] = HEX_DIGITS[(digest[i] >> 4) & 0xF];
+            scratch[2 * i + 1] = HEX_DIGITS[digest[i] & 0xF];
+        }
+        g.writeRawUTF8String(scratch, 0, 2 * Sha256.LENGTH);
+    }
+
+    /** Writes {@code mask} as {@link Long#toHexString} spells it (unsigned, lower case, no leading zeros). */
+    private static void writeMask(JsonGenerator g, long mask, byte[] scratch) throws IOException {
+        int digits = Math.max(1, (Long.SIZE - Long.numberOfLeadingZeros(mask) + 3) / 4);
+        for (int i = digits - 1; i >= 0; i--) {
+            scratch[digits - 1 - i] = HEX_DIGITS[(int) (mask >>> (4 * i)) & 0xF];
+        }
+        g.writeRawUTF8String(scratch, 0, digits);
     }
 
     /**

@@ -56,8 +56,34 @@ public final class Sha256 implements Comparable<Sha256> {
         return new Sha256(md.digest());
     }
 
-    /** A fresh SHA-256 {@link MessageDigest}; the JDK always provides one. */
+    /**
+     * A fresh SHA-256 {@link MessageDigest}; the JDK always provides one. Cloned from a digest that is never updated
+     * when the provider allows it: a provider lookup per digest costs more than hashing a short value.
+     */
     public static MessageDigest newDigest() {
+        if (PROTOTYPE != null) {
+            try {
+                return (MessageDigest) PROTOTYPE.clone();
+            } catch (CloneNotSupportedException e) {
+                // fall through to a lookup
+            }
+        }
+        return lookUpDigest();
+    }
+
+    /** Never updated, only cloned; null when the provider's digest cannot be cloned. */
+    private static final MessageDigest PROTOTYPE = cloneable(lookUpDigest());
+
+    private static MessageDigest cloneable(MessageDigest digest) {
+        try {
+            digest.clone();
+            return digest;
+        } catch (CloneNotSupportedException e) {
+            return null;
+        }
+    }
+
+    private static MessageDigest lookUpDigest() {
         try {
             return MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {
