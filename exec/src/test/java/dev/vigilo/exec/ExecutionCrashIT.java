@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.vigilo.agent.OpenAiTestServer;
 import dev.vigilo.common.crash.RandomKills;
 import dev.vigilo.control.TestPostgres;
+import dev.vigilo.plan.CreationLeases;
 import dev.vigilo.storage.ObjectRef;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -110,12 +111,13 @@ class ExecutionCrashIT {
             for (int attempt = 0; admissionsKilled < admissionKills; attempt++) {
                 assertThat(attempt).as("admission attempts; %s", log).isLessThan(admissionKills * 4);
                 UUID run = admitting;
-                awaitLeaseEnd(run, admission.startupMillis());
-                String before = owner(run);
+                CreationLeases.awaitEnd(
+                        fx.control.jdbi(), run, admission.startupMillis(), CHILD_TIMEOUT, "the dead admission");
+                String before = CreationLeases.owner(fx.control.jdbi(), run);
                 Child admit = start("admit", run.toString());
                 boolean claimed =
                         RandomKills.awaitWhileAlive(admit.process(), CHILD_TIMEOUT, "an admission claim", () -> {
-                            String now = owner(run);
+                            String now = CreationLeases.owner(fx.control.jdbi(), run);
                             return now != null && !now.equals(before);
                         });
                 long delay = RandomKills.delayWithin(random, admission.workMillis());
@@ -228,7 +230,10 @@ class ExecutionCrashIT {
         long start = System.nanoTime();
         Child admit = start("admit", run.toString());
         assertThat(RandomKills.awaitWhileAlive(
-                        admit.process(), CHILD_TIMEOUT, "an admission claim", () -> owner(run) != null))
+                        admit.process(),
+                        CHILD_TIMEOUT,
+                        "an admission claim",
+                        () -> CreationLeases.owner(fx.control.jdbi(), run) != null))
                 .isTrue();
         long claimed = System.nanoTime();
         assertThat(admit.process().waitFor(CHILD_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS))
@@ -237,22 +242,6 @@ class ExecutionCrashIT {
                 .as(Files.readString(admit.log()))
                 .isZero();
         return new Timing((claimed - start) / 1_000_000, RandomKills.millisSince(claimed));
-    }
-
-    /** Polls until the run's admission lease ends within {@code marginMillis} (a child's start-up). */
-    private void awaitLeaseEnd(UUID run, long marginMillis) throws InterruptedException {
-        RandomKills.await(
-                CHILD_TIMEOUT,
-                "the end of the dead admission's lease",
-                () -> fx.control
-                        .jdbi()
-                        .withHandle(h -> h.createQuery(
-                                        "SELECT creation_lease_expires_at IS NULL OR creation_lease_expires_at"
-                                                + " <= clock_timestamp() + make_interval(secs => :m) FROM runs WHERE run_id = :r")
-                                .bind("m", marginMillis / 1000.0)
-                                .bind("r", run)
-                                .mapTo(Boolean.class)
-                                .one()));
     }
 
     /** The chunks a worker has claimed and not yet completed or given back, by its progress log. */
@@ -304,17 +293,6 @@ class ExecutionCrashIT {
             throw new UncheckedIOException(e);
         }
         return events;
-    }
-
-    /** The run's creation (admission) lease owner: changes with every claim. */
-    private String owner(UUID run) {
-        return fx.control
-                .jdbi()
-                .withHandle(h -> h.createQuery("SELECT creation_owner::text FROM runs WHERE run_id = :r")
-                        .bind("r", run)
-                        .mapTo(String.class)
-                        .findOne()
-                        .orElse(null));
     }
 
     private long admissionCursor(UUID run) {

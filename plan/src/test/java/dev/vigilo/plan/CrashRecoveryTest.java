@@ -81,11 +81,11 @@ class CrashRecoveryTest {
         while (killed < target) {
             String where = "lane " + lane + " run " + run + " attempt " + attempt++;
             UUID current = run;
-            String before = owner(fx, current);
+            String before = CreationLeases.owner(fx.control.jdbi(), current);
             Path out = dir.resolve("lane-" + lane + "-" + attempt + ".txt");
             Process p = start(fx, current, out);
             boolean claimed = RandomKills.awaitWhileAlive(p, CHILD_TIMEOUT, where + " to claim", () -> {
-                String now = owner(fx, current);
+                String now = CreationLeases.owner(fx.control.jdbi(), current);
                 return now != null && !now.equals(before);
             });
             if (!claimed) {
@@ -108,7 +108,8 @@ class CrashRecoveryTest {
                         + cursor(fx, run));
                 // The next creator starts so that it claims about when the dead one's lease runs out (when it
                 // comes too early, the live lease refuses it and it exits 3).
-                awaitLeaseEnd(fx, run, timing.startupMillis());
+                CreationLeases.awaitEnd(
+                        fx.control.jdbi(), run, timing.startupMillis(), CHILD_TIMEOUT, "the dead creator");
             } else {
                 assertThat(p.exitValue())
                         .as(where + ": " + Files.readString(out))
@@ -129,7 +130,8 @@ class CrashRecoveryTest {
         UUID run = UUID.randomUUID();
         long start = System.nanoTime();
         Process p = start(clean, run, dir.resolve("measure.txt"));
-        assertThat(RandomKills.awaitWhileAlive(p, CHILD_TIMEOUT, "the claim", () -> owner(clean, run) != null))
+        assertThat(RandomKills.awaitWhileAlive(
+                        p, CHILD_TIMEOUT, "the claim", () -> CreationLeases.owner(clean.control.jdbi(), run) != null))
                 .isTrue();
         long claimed = System.nanoTime();
         assertThat(p.waitFor(CHILD_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
@@ -163,34 +165,6 @@ class CrashRecoveryTest {
     /** Repeats the creation in this JVM until the dead creator's lease has expired; whether it had to wait. */
     private boolean repeat(PlanFixture fx, UUID run) throws InterruptedException {
         return fx.repeatUntilLeaseExpired(run, UPLOAD, profile, LEASE_MILLIS, 50);
-    }
-
-    /** Polls until the run's creation lease ends within {@code marginMillis} (a child's start-up). */
-    private static void awaitLeaseEnd(PlanFixture fx, UUID run, long marginMillis) throws InterruptedException {
-        RandomKills.await(
-                CHILD_TIMEOUT,
-                "the end of the dead creator's lease",
-                () -> fx.control
-                        .jdbi()
-                        .withHandle(h -> h.createQuery(
-                                        "SELECT creation_lease_expires_at IS NULL OR creation_lease_expires_at"
-                                                + " <= clock_timestamp() + make_interval(secs => :m) FROM runs WHERE run_id = :r")
-                                .bind("m", marginMillis / 1000.0)
-                                .bind("r", run)
-                                .mapTo(Boolean.class)
-                                .findOne()
-                                .orElse(true)));
-    }
-
-    /** The run's creation owner (changes with every claim), or null. */
-    private static String owner(PlanFixture fx, UUID run) {
-        return fx.control
-                .jdbi()
-                .withHandle(h -> h.createQuery("SELECT creation_owner::text FROM runs WHERE run_id = :r")
-                        .bind("r", run)
-                        .mapTo(String.class)
-                        .findOne()
-                        .orElse(null));
     }
 
     private static String cursor(PlanFixture fx, UUID run) {
