@@ -122,8 +122,13 @@ class ExecutionCrashIT {
                         });
                 long delay = RandomKills.delayWithin(random, admission.workMillis());
                 if (!claimed) {
-                    // Refused: the dead admission's lease was still live when this one tried to claim.
-                    log.add("admission of " + run + " ended " + admit.process().waitFor() + " before its claim");
+                    // Refused (the dead admission's lease was still live when this one tried to claim), or, when it
+                    // exited 0, it admitted the rest of the run between two polls of the owner (or found it
+                    // admitted): then every later admission of this run would end the same way, so the next kill is
+                    // on a new run's admission.
+                    int exit = admit.process().waitFor();
+                    log.add("admission of " + run + " ended " + exit + " before its claim");
+                    if (exit == 0) admitting = newRun();
                 } else if (RandomKills.killAfter(admit.process(), delay)) {
                     admissionsKilled++;
                     log.add("admission of " + run + " killed " + delay + " ms after its claim, admitted "
