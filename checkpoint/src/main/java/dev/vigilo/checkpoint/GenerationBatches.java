@@ -27,7 +27,6 @@ final class GenerationBatches implements AutoCloseable {
     private final BufferAllocator allocator;
     private final List<VectorSchemaRoot> batches = new ArrayList<>();
     private final Set<String> ids = new HashSet<>();
-    private long rows;
 
     GenerationBatches(BufferAllocator allocator) {
         this.allocator = allocator;
@@ -38,11 +37,6 @@ final class GenerationBatches implements AutoCloseable {
         while (scan.loadNextBatch()) {
             add(scan.getVectorSchemaRoot());
         }
-    }
-
-    /** Events gathered so far. */
-    long rows() {
-        return rows;
     }
 
     /** The gathered batches, in order; the reader owns them from here on. */
@@ -86,7 +80,6 @@ final class GenerationBatches implements AutoCloseable {
             throw e;
         }
         batches.add(out);
-        rows += kept;
     }
 
     private static FieldVector column(VectorSchemaRoot root, String name) {
