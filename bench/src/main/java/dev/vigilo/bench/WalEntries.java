@@ -3,6 +3,7 @@ package dev.vigilo.bench;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.PathMatcher;
 import java.util.stream.Stream;
 
 /**
@@ -14,19 +15,9 @@ final class WalEntries {
 
     /** WAL entry files under {@code logRoot} whose path names experiment {@code experiment}. */
     static long count(Path logRoot, String experiment) throws IOException {
+        PathMatcher walEntry = logRoot.getFileSystem().getPathMatcher("glob:**/" + experiment + "/**/_mem_wal/*/wal/*");
         try (Stream<Path> files = Files.walk(logRoot)) {
-            return files.filter(p -> p.getParent() != null
-                            && p.getParent().getFileName().toString().equals("wal")
-                            && p.getParent()
-                                    .getParent()
-                                    .getParent()
-                                    .getFileName()
-                                    .toString()
-                                    .equals("_mem_wal")
-                            && Stream.iterate(p, q -> q != null, Path::getParent)
-                                    .anyMatch(q -> q.getFileName() != null
-                                            && q.getFileName().toString().equals(experiment))
-                            && Files.isRegularFile(p))
+            return files.filter(p -> walEntry.matches(p) && Files.isRegularFile(p))
                     .count();
         }
     }
