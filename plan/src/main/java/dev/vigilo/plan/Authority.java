@@ -1,6 +1,7 @@
 package dev.vigilo.plan;
 
 import dev.vigilo.common.crash.CrashPoints;
+import dev.vigilo.common.errors.DatabaseErrors;
 import dev.vigilo.common.errors.FencedException;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
@@ -447,7 +448,7 @@ final class Authority {
                             + "); its outcome is unknown: repeat the command with the same run id",
                     e);
         } catch (org.jdbi.v3.core.JdbiException e) {
-            if (connectionLost(e)) {
+            if (DatabaseErrors.isUnavailable(e)) {
                 throw PlanErrors.stateUnknown(
                         runId,
                         "the control database connection failed during"
@@ -456,18 +457,6 @@ final class Authority {
             }
             throw e;
         }
-    }
-
-    /** SQLState class 08 (connection exception) anywhere in the cause chain. */
-    private static boolean connectionLost(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof java.sql.SQLException sql
-                    && sql.getSQLState() != null
-                    && sql.getSQLState().startsWith("08")) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private void publishTransaction(
