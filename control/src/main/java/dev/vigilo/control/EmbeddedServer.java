@@ -1,6 +1,7 @@
 package dev.vigilo.control;
 
 import dev.vigilo.common.errors.CancelledException;
+import dev.vigilo.common.process.ProcessRef;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;

@@ -3,6 +3,7 @@ package dev.vigilo.control;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.vigilo.common.process.ProcessRef;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
