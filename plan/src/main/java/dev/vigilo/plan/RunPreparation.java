@@ -181,8 +181,9 @@ public final class RunPreparation {
                         + "); when it is back, repeat the command with"
                         + " the same --run-id to resume"
                         + (leaseMayBeHeld
-                                ? " (the creation lease of this attempt may refuse a repeat for up to "
-                                        + options.lease().toMinutes() + " minutes)"
+                                ? " (the creation lease of this attempt may refuse a repeat from another host for"
+                                        + " up to " + options.lease().toMinutes() + " minutes; a repeat on this host"
+                                        + " takes it over once this command has exited)"
                                 : ""),
                 e);
     }
