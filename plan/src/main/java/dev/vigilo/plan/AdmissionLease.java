@@ -73,10 +73,10 @@ public final class AdmissionLease {
     /**
      * Claims the run for admission. The run must be {@code creating} with a ready plan and execution requested.
      *
-     * @throws NotFoundException when no run has this id
      * <p>A live lease whose recorded holder is a process of this host that no longer runs is taken over at once
      * ({@link LeaseHolder}); this process is recorded as the new holder.
      *
+     * @throws NotFoundException when no run has this id
      * @throws ConflictException when another process holds a live lease (preparation or admission), or when the plan
      *     is not ready or execution was not requested (nothing to admit yet)
      */
