@@ -1,11 +1,10 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.common.errors.DatabaseErrors;
 import dev.vigilo.common.errors.Secrets;
-import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.common.errors.VigiloException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.sql.SQLException;
 import java.util.List;
 import java.util.Optional;
 import picocli.CommandLine;
@@ -17,12 +16,6 @@ import picocli.CommandLine;
  * escaped; the stack trace and any further lines of a message appear only with {@code --verbose}.
  */
 final class ErrorReporter implements CommandLine.IExecutionExceptionHandler {
-    /**
-     * SQLSTATE classes that mean the database went away rather than that a statement was wrong: connection
-     * exceptions (08), insufficient resources (53), operator intervention such as an administrator shutdown (57P).
-     */
-    private static final List<String> UNAVAILABLE_SQL_STATES = List.of("08", "53", "57P");
-
     private final VigiloCommand root;
 
     ErrorReporter(VigiloCommand root) {
@@ -65,7 +58,7 @@ final class ErrorReporter implements CommandLine.IExecutionExceptionHandler {
     /**
      * The error {@code ex} reports: itself or the first {@link VigiloException} among its causes (an executor may
      * have wrapped it); a lost database connection that reached the command unexplained is the database being
-     * unavailable. Empty for a bug.
+     * unavailable ({@link DatabaseErrors}). Empty for a bug.
      */
     static Optional<VigiloException> classify(Throwable ex) {
         for (Throwable t = ex; t != null; t = t.getCause() == t ? null : t.getCause()) {
@@ -73,17 +66,8 @@ final class ErrorReporter implements CommandLine.IExecutionExceptionHandler {
                 return Optional.of(known);
             }
         }
-        for (Throwable t = ex; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof SQLException sql
-                    && sql.getSQLState() != null
-                    && UNAVAILABLE_SQL_STATES.stream().anyMatch(sql.getSQLState()::startsWith)) {
-                return Optional.of(new UnavailableException(
-                        "the control database failed ("
-                                + lines(sql.getMessage()).get(0) + "); check that it is running and repeat the command",
-                        ex));
-            }
-        }
-        return Optional.empty();
+        return DatabaseErrors.unavailable(ex, "control database", "repeat the command")
+                .map(VigiloException.class::cast);
     }
 
     private static String describe(Throwable ex) {

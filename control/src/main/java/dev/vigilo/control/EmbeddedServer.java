@@ -1,6 +1,7 @@
 package dev.vigilo.control;
 
 import dev.vigilo.common.errors.CancelledException;
+import dev.vigilo.common.process.ProcessRef;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -24,7 +25,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>Protocol, all under {@code server.lock}: register {@code clients/<pid>...}; if {@code server.properties} names
  * a live host whose PostgreSQL accepts connections, use it; otherwise stop a postmaster orphaned by a dead host,
  * launch a new host and wait for it to publish its state. The host stops only under the same lock, after finding no
- * live client, so a server is never stopped under a registered client.
+ * live client, so a server is never stopped under a registered client. A registered client whose host dies
+ * ({@link HostWatch}) goes through the same steps under the same lock ({@link #rejoin}), so of several clients finding
+ * it gone at once the first starts a host and the others join it.
  */
 final class EmbeddedServer {
 
@@ -53,18 +56,49 @@ final class EmbeddedServer {
                             + ". Check the permissions of the Vigilo home, or use an existing server with --control-db / VIGILO_CONTROL_DB.",
                     e);
         }
+        ClientRegistry registry = new ClientRegistry(layout.clientsDirectory());
+        return underLock(layout, options, () -> {
+            Path clientFile = registry.register(ProcessRef.current());
+            try {
+                return new Lease(layout, options, joinOrStart(layout, options), clientFile);
+            } catch (InterruptedException | RuntimeException e) {
+                Files.deleteIfExists(clientFile);
+                throw e;
+            }
+        });
+    }
+
+    /**
+     * For a client already registered ({@code clientFile}) whose host is gone: under the lock, as {@link #acquire}
+     * does, joins the host another client started meanwhile or starts one, and returns its state. Registers the client
+     * again if its file went missing.
+     *
+     * @throws ControlDatabaseException if no host can be joined or started now (retrying later may help)
+     */
+    static ServerState rejoin(EmbeddedLayout layout, EmbeddedOptions options, Path clientFile) {
+        return underLock(layout, options, () -> {
+            if (!Files.exists(clientFile)) {
+                Files.createDirectories(clientFile.getParent());
+                Files.writeString(clientFile, "pid=" + ProcessHandle.current().pid() + "\n");
+            }
+            return joinOrStart(layout, options);
+        });
+    }
+
+    /** What runs under the server lock. */
+    private interface Locked<T> {
+        T run() throws InterruptedException, IOException;
+    }
+
+    /** Runs {@code action} holding {@code server.lock}, reporting every failure as one clear error. */
+    private static <T> T underLock(EmbeddedLayout layout, EmbeddedOptions options, Locked<T> action) {
+        String where = layout.root().toString();
         // A client may hold the lock for a whole host start; wait a little longer than that.
         Duration lockTimeout = options.startTimeout().plus(ORPHAN_STOP_TIMEOUT).plus(HOST_EXIT_TIMEOUT);
         try {
             ServerLock lock = ServerLock.acquire(layout.lockFile(), lockTimeout);
             try {
-                Path clientFile = new ClientRegistry(layout.clientsDirectory()).register(ProcessRef.current());
-                try {
-                    return new Lease(joinOrStart(layout, options), clientFile);
-                } catch (InterruptedException | RuntimeException e) {
-                    Files.deleteIfExists(clientFile);
-                    throw e;
-                }
+                return action.run();
             } finally {
                 lock.close();
             }
@@ -202,25 +236,26 @@ final class EmbeddedServer {
     }
 
     /**
-     * This process's hold on the server: while it is open the server keeps running. {@link #close()} unregisters;
-     * it is idempotent, and a process that dies without closing is unregistered by the host.
+     * This process's hold on the server: while it is open the server keeps running, and a {@link HostWatch} replaces
+     * the host should it die (the server with it, or alone). {@link #close()} stops the watch and unregisters; it is
+     * idempotent, and a process that dies without closing is unregistered by the host.
      */
     static final class Lease implements AutoCloseable {
-        private final ServerState state;
         private final Path clientFile;
+        private final HostWatch watch;
         private final AtomicBoolean closed = new AtomicBoolean();
 
-        Lease(ServerState state, Path clientFile) {
-            this.state = Objects.requireNonNull(state, "state");
+        Lease(EmbeddedLayout layout, EmbeddedOptions options, ServerState state, Path clientFile) {
             this.clientFile = Objects.requireNonNull(clientFile, "clientFile");
+            this.watch = HostWatch.start(layout, state, () -> rejoin(layout, options, clientFile));
         }
 
         int port() {
-            return state.port();
+            return watch.state().port();
         }
 
         String jdbcUrl() {
-            return "jdbc:postgresql://localhost:" + state.port() + "/" + EmbeddedServerHost.DATABASE + "?user="
+            return "jdbc:postgresql://localhost:" + port() + "/" + EmbeddedServerHost.DATABASE + "?user="
                     + EmbeddedServerHost.USER;
         }
 
@@ -229,6 +264,8 @@ final class EmbeddedServer {
             if (closed.getAndSet(true)) {
                 return;
             }
+            // First the watch, so that it cannot start a host for a client that is leaving.
+            watch.close();
             try {
                 Files.deleteIfExists(clientFile);
             } catch (IOException e) {

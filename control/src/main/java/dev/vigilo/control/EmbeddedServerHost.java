@@ -1,5 +1,6 @@
 package dev.vigilo.control;
 
+import dev.vigilo.common.process.ProcessRef;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.net.InetAddress;

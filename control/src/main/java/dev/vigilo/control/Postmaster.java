@@ -1,5 +1,6 @@
 package dev.vigilo.control;
 
+import dev.vigilo.common.process.ProcessRef;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

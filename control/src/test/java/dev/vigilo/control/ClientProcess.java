@@ -79,6 +79,25 @@ final class ClientProcess implements AutoCloseable {
         }
     }
 
+    /**
+     * Asks a "serve" client to query its database until it answers {@code OK} (its pool reconnects once a server is
+     * back), at most until {@code timeout}; returns that line.
+     */
+    String queryUntilOk(Duration timeout) throws InterruptedException, IOException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            process.getOutputStream().write('\n');
+            process.getOutputStream().flush();
+            String line = lines.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            if (line != null && line.startsWith("OK")) {
+                return line;
+            }
+            if (line == null || System.nanoTime() - deadline >= 0) {
+                throw new AssertionError("no OK within " + timeout + "; output:\n" + transcript());
+            }
+        }
+    }
+
     /** Closes the client's stdin, which ends a "hold", and waits for it to exit. */
     int finish(Duration timeout) throws InterruptedException, IOException {
         process.getOutputStream().close();

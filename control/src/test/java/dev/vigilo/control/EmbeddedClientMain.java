@@ -7,9 +7,10 @@ import java.nio.file.Path;
 
 /**
  * A stand-in for a Vigilo command, run as its own JVM by the embedded-server tests:
- * {@code EmbeddedClientMain <directory> hold|write <value>|read}. Prints {@code READY port=<p> postmasterStart=<t>}
- * once the database is open; "hold" then waits until stdin closes; "write" inserts a row, "read" prints
- * {@code ROWS=<values>}. Prints {@code ERROR <message>} and exits 1 on failure.
+ * {@code EmbeddedClientMain <directory> hold|serve|write <value>|read}. Prints {@code READY port=<p>
+ * postmasterStart=<t>} once the database is open; "hold" then waits until stdin closes; "serve" answers each line of
+ * stdin with {@code OK postmasterStart=<t>} (a query through its pool) or {@code FAIL <message>} until stdin closes;
+ * "write" inserts a row, "read" prints {@code ROWS=<values>}. Prints {@code ERROR <message>} and exits 1 on failure.
  */
 final class EmbeddedClientMain {
 
@@ -34,6 +35,23 @@ final class EmbeddedClientMain {
                     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
                     while (in.readLine() != null) {
                         // wait for EOF
+                    }
+                }
+                case "serve" -> {
+                    // A long-running client (a worker, a dashboard): one query per line of stdin, until stdin closes.
+                    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+                    while (in.readLine() != null) {
+                        try {
+                            long start = database.jdbi()
+                                    .withHandle(h -> h.createQuery("SELECT (extract(epoch FROM"
+                                                    + " pg_postmaster_start_time()) * 1000)::bigint")
+                                            .mapTo(Long.class)
+                                            .one());
+                            System.out.println("OK postmasterStart=" + start);
+                        } catch (RuntimeException e) {
+                            System.out.println(
+                                    "FAIL " + String.valueOf(e.getMessage()).replace('\n', ' '));
+                        }
                     }
                 }
                 case "write" ->

@@ -3,6 +3,7 @@ package dev.vigilo.control;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.vigilo.common.process.ProcessRef;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -168,6 +169,61 @@ class EmbeddedServerTest {
     }
 
     @Test
+    void longRunningClientsRestartADeadServerExactlyOnceAndCarryOn() throws Exception {
+        try (ClientProcess a = client("serve");
+                ClientProcess b = client("serve");
+                ClientProcess c = client("serve")) {
+            long started = ClientProcess.field(a.awaitLine("READY", READY), "postmasterStart");
+            b.awaitLine("READY", READY);
+            c.awaitLine("READY", READY);
+            ServerState dead = currentState();
+            long hostsBefore = hostStarts();
+            // The host and its server die at once (the OOM killer, a kill -9 of both): no command is started after,
+            // so only the three running clients can bring the server back.
+            ProcessHandle.of(dead.host().pid()).ifPresent(ProcessHandle::destroyForcibly);
+            ProcessHandle.of(dead.postmasterPid()).ifPresent(ProcessHandle::destroyForcibly);
+            awaitGone(dead.host().pid());
+            awaitGone(dead.postmasterPid());
+
+            ServerState restarted = awaitNewHost(dead);
+            assertThat(restarted.port()).as("the port is reused").isEqualTo(dead.port());
+            long again = ClientProcess.field(a.queryUntilOk(READY), "postmasterStart");
+            assertThat(again).isNotEqualTo(started);
+            assertThat(ClientProcess.field(b.queryUntilOk(READY), "postmasterStart"))
+                    .isEqualTo(again);
+            assertThat(ClientProcess.field(c.queryUntilOk(READY), "postmasterStart"))
+                    .isEqualTo(again);
+            // All three found the host gone; the server lock let exactly one of them start a new one.
+            assertThat(hostStarts() - hostsBefore).isEqualTo(1);
+            assertThat(currentState()).isEqualTo(restarted);
+
+            assertThat(a.finish(EXIT)).isZero();
+            assertThat(b.finish(EXIT)).isZero();
+            assertThat(c.finish(EXIT)).isZero();
+            awaitStopped(restarted);
+        }
+    }
+
+    @Test
+    void aLongRunningClientReplacesAKilledHostWhosePostmasterLivesOn() throws Exception {
+        try (ClientProcess client = client("serve")) {
+            long started = ClientProcess.field(client.awaitLine("READY", READY), "postmasterStart");
+            ServerState first = currentState();
+            ProcessHandle.of(first.host().pid()).orElseThrow().destroyForcibly();
+            awaitGone(first.host().pid());
+
+            // Without a host nobody would stop the server after the last client: the client replaces the host.
+            ServerState second = awaitNewHost(first);
+            assertThat(alive(first.postmasterPid())).isFalse();
+            assertThat(second.port()).isEqualTo(first.port());
+            assertThat(ClientProcess.field(client.queryUntilOk(READY), "postmasterStart"))
+                    .isNotEqualTo(started);
+            assertThat(client.finish(EXIT)).isZero();
+            awaitStopped(second);
+        }
+    }
+
+    @Test
     void crashedServerRestartsWithCommittedData() throws Exception {
         try (ClientProcess client = hold()) {
             client.awaitLine("READY", READY);
@@ -259,6 +315,31 @@ class EmbeddedServerTest {
     private ServerState currentState() {
         return ServerState.readFrom(layout.stateFile())
                 .orElseThrow(() -> new AssertionError("no " + layout.stateFile()));
+    }
+
+    /** Waits for a host other than {@code dead}'s to publish its state, and returns it. */
+    private ServerState awaitNewHost(ServerState dead) throws Exception {
+        long deadline = System.nanoTime() + READY.toNanos();
+        while (true) {
+            var state = ServerState.readFrom(layout.stateFile())
+                    .filter(s -> s.host().pid() != dead.host().pid() && s.host().isAlive());
+            if (state.isPresent()) {
+                return state.get();
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                throw new AssertionError(
+                        "no new server host within " + READY + "; log:\n" + Files.readString(layout.logFile()));
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    /** How many hosts have started in this directory: each logs one "starting PostgreSQL" line to server.log. */
+    private long hostStarts() throws IOException {
+        try (Stream<String> lines = Files.lines(layout.logFile())) {
+            return lines.filter(l -> l.contains("[vigilo-host] host pid ") && l.contains(" starting PostgreSQL in "))
+                    .count();
+        }
     }
 
     private List<Path> listClients() throws Exception {

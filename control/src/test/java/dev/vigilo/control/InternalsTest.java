@@ -3,6 +3,7 @@ package dev.vigilo.control;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.vigilo.common.process.ProcessRef;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

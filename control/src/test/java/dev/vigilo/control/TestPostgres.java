@@ -3,10 +3,14 @@ package dev.vigilo.control;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.Comparator;
 import java.util.UUID;
+import java.util.stream.Stream;
 
 /**
  * A real PostgreSQL 17 for tests, shared by every test of one JVM: an in-process zonky {@link EmbeddedPostgres},
@@ -70,38 +74,90 @@ public final class TestPostgres {
     }
 
     /**
-     * Starts a server of the caller's own, which the caller may stop (to test an unreachable database). Closing the
-     * returned handle stops the server and deletes its data.
+     * Starts a server of the caller's own, which the caller may stop (to test an unreachable database) and start
+     * again. Closing the returned handle stops the server and deletes its data.
      */
     public static PrivateServer startPrivateServer() {
-        return new PrivateServer(start());
+        try {
+            return new PrivateServer(Files.createTempDirectory("vigilo-test-pg"));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create a data directory for a private test PostgreSQL server", e);
+        }
     }
 
-    /** A server owned by one test. */
+    /**
+     * A server owned by one test: {@link #stop()} takes it down with its data kept, {@link #restart()} brings it back
+     * on the same port (as a restarted database server), {@link #close()} stops it and deletes its data.
+     */
     public static final class PrivateServer implements AutoCloseable {
-        private final EmbeddedPostgres postgres;
+        private final Path dataDirectory;
+        private EmbeddedPostgres postgres;
+        private int port;
 
-        private PrivateServer(EmbeddedPostgres postgres) {
-            this.postgres = postgres;
+        private PrivateServer(Path dataDirectory) {
+            this.dataDirectory = dataDirectory;
+            this.postgres = launch(EmbeddedPostgres.builder());
+            this.port = postgres.getPort();
+        }
+
+        private EmbeddedPostgres launch(EmbeddedPostgres.Builder builder) {
+            try {
+                return builder.setDataDirectory(dataDirectory)
+                        .setCleanDataDirectory(false)
+                        .start();
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot start a private test PostgreSQL server", e);
+            }
         }
 
         /** Creates an empty database on this server and returns its JDBC URL. */
-        public String newDatabaseUrl() {
-            return createDatabase(postgres);
+        public synchronized String newDatabaseUrl() {
+            return createDatabase(running());
         }
 
-        /** The server's port (a closed port once stopped). */
-        public int port() {
-            return postgres.getPort();
+        /** The server's port (a closed port while stopped). */
+        public synchronized int port() {
+            return port;
         }
 
-        /** Stops the server; connections to it fail from now on. Idempotent. */
-        @Override
-        public void close() {
+        /** Stops the server, keeping its data; connections to it fail until {@link #restart()}. Idempotent. */
+        public synchronized void stop() {
+            if (postgres == null) {
+                return;
+            }
             try {
                 postgres.close();
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot stop the private test PostgreSQL server", e);
+            } finally {
+                postgres = null;
+            }
+        }
+
+        /** Starts the stopped server again on the same port with the same data. */
+        public synchronized void restart() {
+            if (postgres == null) {
+                postgres = launch(EmbeddedPostgres.builder().setPort(port));
+            }
+        }
+
+        private EmbeddedPostgres running() {
+            if (postgres == null) {
+                throw new IllegalStateException("the private test PostgreSQL server is stopped");
+            }
+            return postgres;
+        }
+
+        /** Stops the server and deletes its data. Idempotent. */
+        @Override
+        public synchronized void close() {
+            stop();
+            try (Stream<Path> paths = Files.exists(dataDirectory) ? Files.walk(dataDirectory) : Stream.empty()) {
+                for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+                    Files.deleteIfExists(path);
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot delete " + dataDirectory, e);
             }
         }
     }

@@ -1,6 +1,7 @@
 package dev.vigilo.exec;
 
 import dev.vigilo.common.errors.CancelledException;
+import dev.vigilo.common.errors.DatabaseErrors;
 import dev.vigilo.common.errors.UnavailableException;
 import java.time.Duration;
 import org.jdbi.v3.core.Handle;
@@ -66,7 +67,7 @@ final class LocalTransactions {
             }
             throw new UnavailableException(
                     what + " failed: " + rootMessage(e)
-                            + (connectionFailed(e)
+                            + (DatabaseErrors.isUnavailable(e)
                                     ? "; check that the database is running and reachable, then repeat"
                                     : ""),
                     e);
@@ -86,23 +87,6 @@ final class LocalTransactions {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof java.sql.SQLException s
                     && ("57014".equals(s.getSQLState()) || "55P03".equals(s.getSQLState()))) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /**
-     * Whether the database could not be reached: SQLState class 08 (connection), 57P0x (the server is shutting down,
-     * restarting or not yet accepting connections), or the pool gave up waiting for a connection.
-     */
-    private static boolean connectionFailed(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof java.sql.SQLTransientConnectionException
-                    || (t instanceof java.sql.SQLException s
-                            && s.getSQLState() != null
-                            && (s.getSQLState().startsWith("08")
-                                    || s.getSQLState().startsWith("57P")))) {
                 return true;
             }
         }

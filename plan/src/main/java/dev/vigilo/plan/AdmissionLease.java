@@ -73,6 +73,9 @@ public final class AdmissionLease {
     /**
      * Claims the run for admission. The run must be {@code creating} with a ready plan and execution requested.
      *
+     * <p>A live lease whose recorded holder is a process of this host that no longer runs is taken over at once
+     * ({@link LeaseHolder}); this process is recorded as the new holder.
+     *
      * @throws NotFoundException when no run has this id
      * @throws ConflictException when another process holds a live lease (preparation or admission), or when the plan
      *     is not ready or execution was not requested (nothing to admit yet)
@@ -89,10 +92,9 @@ public final class AdmissionLease {
         UUID owner = UUID.randomUUID();
         CrashPoints.boundary("plan.admission-lease");
         return jdbi.inTransaction(h -> {
-            Optional<Map<String, Object>> row = h.createQuery("SELECT r.status, r.creation_owner,"
-                            + " r.creation_lease_expires_at > clock_timestamp() AS live,"
-                            + " extract(epoch FROM r.creation_lease_expires_at - clock_timestamp()) AS remaining,"
-                            + " p.plan_status, p.execution_requested, p.plan_generation, p.root_key, p.root_length,"
+            Optional<Map<String, Object>> row = h.createQuery("SELECT r.status, " + CreationLease.COLUMNS + ", "
+                            + LeaseHolder.COLUMNS
+                            + ", p.plan_status, p.execution_requested, p.plan_generation, p.root_key, p.root_length,"
                             + " p.root_sha256, p.storage_binding, p.initial_placement, p.expected_chunks,"
                             + " p.admission_cursor, p.admission_folds"
                             + " FROM runs r JOIN run_plans p USING (run_id) WHERE r.run_id = :r FOR UPDATE OF r")
@@ -116,17 +118,19 @@ public final class AdmissionLease {
                                         : " and execution was not requested")
                                 + "; repeat vigilo run create without --prepare-only to request it");
             }
-            if (m.get("creation_owner") != null && Boolean.TRUE.equals(m.get("live"))) {
-                long seconds = (long) Math.ceil(((Number) m.get("remaining")).doubleValue());
-                throw PlanErrors.conflict(
-                        runId,
-                        "another process holds the creation lease for " + seconds
-                                + " more seconds; it is admitting the run, or it crashed and the lease can be"
-                                + " reclaimed after that");
+            Optional<CreationLease> held = CreationLease.held(m);
+            if (held.isPresent()) {
+                // As for preparation: a holder of this host that no longer runs is not waited for.
+                Optional<LeaseHolder> recorded = LeaseHolder.recorded(m);
+                if (recorded.map(LeaseHolder::state).orElse(null) != LeaseHolder.State.DEAD_HERE) {
+                    throw PlanErrors.conflict(runId, held.get().refusal("process", recorded));
+                }
             }
             long gen = ((Number) m.get("plan_generation")).longValue() + 1;
-            h.createUpdate("UPDATE runs SET creation_owner = :o, creation_lease_expires_at = clock_timestamp()"
-                            + " + make_interval(secs => :s), updated_at = now() WHERE run_id = :r")
+            LeaseHolder.current()
+                    .bind(h.createUpdate("UPDATE runs SET creation_owner = :o, creation_lease_expires_at ="
+                            + " clock_timestamp() + make_interval(secs => :s), " + LeaseHolder.ASSIGNMENTS
+                            + ", updated_at = now() WHERE run_id = :r"))
                     .bind("o", owner)
                     .bind("s", duration.toMillis() / 1000.0)
                     .bind("r", runId)
@@ -212,15 +216,16 @@ public final class AdmissionLease {
      * creation authority any more. Call inside a transaction that already ran {@link #recheck}.
      */
     public void clear(Handle h) {
-        h.createUpdate("UPDATE runs SET creation_owner = NULL, creation_lease_expires_at = NULL WHERE run_id = :r")
+        h.createUpdate("UPDATE runs SET creation_owner = NULL, creation_lease_expires_at = NULL, " + LeaseHolder.CLEARED
+                        + " WHERE run_id = :r")
                 .bind("r", runId)
                 .execute();
     }
 
     /** Yields the lease if this holder still has it; best effort (it expires anyway). */
     public void release() {
-        jdbi.useHandle(h -> h.createUpdate("UPDATE runs SET creation_owner = NULL, creation_lease_expires_at = NULL"
-                        + " WHERE run_id = :r AND creation_owner = :o")
+        jdbi.useHandle(h -> h.createUpdate("UPDATE runs SET creation_owner = NULL, creation_lease_expires_at = NULL, "
+                        + LeaseHolder.CLEARED + " WHERE run_id = :r AND creation_owner = :o")
                 .bind("r", runId)
                 .bind("o", owner)
                 .execute());

@@ -1,6 +1,7 @@
 package dev.vigilo.plan;
 
 import dev.vigilo.common.crash.CrashPoints;
+import dev.vigilo.common.errors.DatabaseErrors;
 import dev.vigilo.common.errors.FencedException;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
@@ -50,6 +51,7 @@ final class Authority {
     private final Jdbi jdbi;
     private final UUID runId;
     private final UUID owner = UUID.randomUUID();
+    private final LeaseHolder holder = LeaseHolder.current();
     private final Duration lease;
     private PlanGeneration generation;
     /** Written by every recheck; the creator thread and the group writer's coordinator both run transactions. */
@@ -71,15 +73,19 @@ final class Authority {
 
     /**
      * Claims the run: creates it (status creating, plan_status preparing) or takes over an expired or released lease,
-     * incrementing the plan generation. Rejects a live lease of another creator and any frozen input that differs.
+     * or the live lease of a holder of this host that no longer runs ({@link LeaseHolder}), incrementing the plan
+     * generation and recording this process as the holder. Rejects a live lease of another creator and any frozen
+     * input that differs.
      */
     Claimed claim(Frozen f) {
         CrashPoints.boundary("plan.claim");
         Claimed c = jdbi.inTransaction(h -> {
             // Insert-or-lock: a concurrent first claim blocks on the insert until the other commits, then sees its row.
-            int inserted = h.createUpdate("INSERT INTO runs (run_id, status, creation_owner, creation_lease_expires_at)"
-                            + " VALUES (:r, :status, :o, clock_timestamp() + make_interval(secs => :s))"
-                            + " ON CONFLICT (run_id) DO NOTHING")
+            int inserted = holder.bind(h.createUpdate("INSERT INTO runs (run_id, status, creation_owner,"
+                            + " creation_lease_expires_at, creation_holder_owner, creation_holder_host,"
+                            + " creation_holder_pid, creation_holder_start_ms) VALUES (:r, :status, :o,"
+                            + " clock_timestamp() + make_interval(secs => :s), :o, :holder_host, :holder_pid,"
+                            + " :holder_start_ms) ON CONFLICT (run_id) DO NOTHING"))
                     .bind("r", runId)
                     .bind("status", RunState.CREATING.spelling())
                     .bind("o", owner)
@@ -114,8 +120,8 @@ final class Authority {
                         Optional.empty(),
                         RunState.CREATING);
             }
-            Optional<Map<String, Object>> run = h.createQuery(
-                            "SELECT status, " + CreationLease.COLUMNS + " FROM runs WHERE run_id = :r FOR UPDATE")
+            Optional<Map<String, Object>> run = h.createQuery("SELECT status, " + CreationLease.COLUMNS + ", "
+                            + LeaseHolder.COLUMNS + " FROM runs WHERE run_id = :r FOR UPDATE")
                     .bind("r", runId)
                     .mapToMap()
                     .findOne();
@@ -130,15 +136,17 @@ final class Authority {
             }
             Optional<CreationLease> held = CreationLease.held(run.get());
             if (held.isPresent()) {
-                throw PlanErrors.conflict(
-                        runId,
-                        "another creator holds the creation lease ("
-                                + held.get().describe()
-                                + "); wait for that creator to finish or, if it crashed, repeat the command then");
+                // A holder of this host that no longer runs (kill -9, a crash) is not waited for: its lease is taken
+                // over now, and the generation below fences it should it run after all.
+                Optional<LeaseHolder> recorded = LeaseHolder.recorded(run.get());
+                if (recorded.map(LeaseHolder::state).orElse(null) != LeaseHolder.State.DEAD_HERE) {
+                    throw PlanErrors.conflict(runId, held.get().refusal("creator", recorded));
+                }
             }
             long gen = ((Number) p.get("plan_generation")).longValue() + 1;
-            h.createUpdate("UPDATE runs SET creation_owner = :o, creation_lease_expires_at = clock_timestamp()"
-                            + " + make_interval(secs => :s), updated_at = now() WHERE run_id = :r")
+            holder.bind(h.createUpdate("UPDATE runs SET creation_owner = :o, creation_lease_expires_at ="
+                            + " clock_timestamp() + make_interval(secs => :s), " + LeaseHolder.ASSIGNMENTS
+                            + ", updated_at = now() WHERE run_id = :r"))
                     .bind("o", owner)
                     .bind("s", seconds())
                     .bind("r", runId)
@@ -447,7 +455,7 @@ final class Authority {
                             + "); its outcome is unknown: repeat the command with the same run id",
                     e);
         } catch (org.jdbi.v3.core.JdbiException e) {
-            if (connectionLost(e)) {
+            if (DatabaseErrors.isUnavailable(e)) {
                 throw PlanErrors.stateUnknown(
                         runId,
                         "the control database connection failed during"
@@ -456,18 +464,6 @@ final class Authority {
             }
             throw e;
         }
-    }
-
-    /** SQLState class 08 (connection exception) anywhere in the cause chain. */
-    private static boolean connectionLost(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof java.sql.SQLException sql
-                    && sql.getSQLState() != null
-                    && sql.getSQLState().startsWith("08")) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private void publishTransaction(
@@ -548,8 +544,8 @@ final class Authority {
             return;
         }
         CrashPoints.boundary("plan.release");
-        jdbi.useHandle(h -> h.createUpdate("UPDATE runs SET creation_owner = NULL, creation_lease_expires_at = NULL"
-                        + " WHERE run_id = :r AND creation_owner = :o")
+        jdbi.useHandle(h -> h.createUpdate("UPDATE runs SET creation_owner = NULL, creation_lease_expires_at = NULL, "
+                        + LeaseHolder.CLEARED + " WHERE run_id = :r AND creation_owner = :o")
                 .bind("r", runId)
                 .bind("o", owner)
                 .execute());

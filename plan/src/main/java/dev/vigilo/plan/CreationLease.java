@@ -59,6 +59,28 @@ public record CreationLease(Instant expiresAt, long reclaimableInSeconds) {
         return "reclaimable in " + duration(reclaimableInSeconds) + ", at " + expiresAt;
     }
 
+    /**
+     * Why a claim is refused while this lease is held by {@code holder} (as seen from this process; not
+     * {@link LeaseHolder.State#DEAD_HERE}, whose lease is taken over instead): {@code another <noun> holds the creation
+     * lease (<holder>; reclaimable in ..., at ...); <what to do>}. A lease recorded without its holder (by an earlier
+     * version) keeps the message it had.
+     *
+     * @param noun what the holder is called: {@code creator}, {@code process}
+     */
+    String refusal(String noun, Optional<LeaseHolder> holder) {
+        String prefix = "another " + noun + " holds the creation lease (";
+        if (holder.isEmpty()) {
+            return prefix + describe() + "); wait for that " + noun + " to finish or, if it crashed, repeat the command"
+                    + " then";
+        }
+        LeaseHolder.State state = holder.get().state();
+        String who = holder.get().describe(state) + "; " + describe() + "); ";
+        return state == LeaseHolder.State.ALIVE_HERE
+                ? prefix + who + "wait for it to finish, or stop it and repeat the command (the lease of a " + noun
+                        + " that no longer runs on this host is taken over at once)"
+                : prefix + who + "wait for it to finish or, if it stopped answering, repeat the command then";
+    }
+
     /** {@code 12s}, {@code 4m 12s}, {@code 1h 0m 5s}. */
     static String duration(long seconds) {
         long h = seconds / 3600;

@@ -3,6 +3,7 @@ package dev.vigilo.plan;
 import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.ConflictException;
 import dev.vigilo.common.errors.DamagedException;
+import dev.vigilo.common.errors.DatabaseErrors;
 import dev.vigilo.common.errors.FencedException;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.StateUnknownException;
@@ -176,24 +177,15 @@ public final class RunPreparation {
         }
         return PlanErrors.unavailable(
                 runId,
-                "the control database failed (" + driverMessage(e) + "); when it is back, repeat the command with"
+                "the control database failed (" + DatabaseErrors.detail(e)
+                        + "); when it is back, repeat the command with"
                         + " the same --run-id to resume"
                         + (leaseMayBeHeld
-                                ? " (the creation lease of this attempt may refuse a repeat for up to "
-                                        + options.lease().toMinutes() + " minutes)"
+                                ? " (the creation lease of this attempt may refuse a repeat from another host for"
+                                        + " up to " + options.lease().toMinutes() + " minutes; a repeat on this host"
+                                        + " takes it over once this command has exited)"
                                 : ""),
                 e);
-    }
-
-    /** The innermost SQL exception's first line: the driver's own words, not the pool's wrapper or the SQL. */
-    private static String driverMessage(Throwable e) {
-        String message = null;
-        for (Throwable t = e; t != null && t.getCause() != t; t = t.getCause()) {
-            if (t instanceof java.sql.SQLException sql && sql.getMessage() != null) {
-                message = sql.getMessage().lines().findFirst().orElse("").strip();
-            }
-        }
-        return message != null ? message : "connection lost";
     }
 
     private CreateResult run(

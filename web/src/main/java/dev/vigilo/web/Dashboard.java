@@ -2,6 +2,7 @@ package dev.vigilo.web;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.errors.DatabaseErrors;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.common.errors.VigiloException;
@@ -143,6 +144,13 @@ public final class Dashboard implements AutoCloseable {
             r.exception(AccessGuard.Refused.class, (e, ctx) -> error(ctx, views, e.status, e.getMessage()));
             r.exception(VigiloException.class, (e, ctx) -> error(ctx, views, HttpErrors.status(e), e.getMessage()));
             r.exception(Exception.class, (e, ctx) -> {
+                Optional<UnavailableException> down = DatabaseErrors.unavailable(e, "database", "retry");
+                if (down.isPresent()) {
+                    // An outage, not a bug: one line for the reader, no stack trace in the log.
+                    LOG.warn("{} {}: {}", ctx.method(), ctx.path(), down.get().getMessage());
+                    error(ctx, views, HttpStatus.SERVICE_UNAVAILABLE, down.get().getMessage());
+                    return;
+                }
                 LOG.error("{} {} failed", ctx.method(), ctx.path(), e);
                 error(ctx, views, HttpStatus.INTERNAL_SERVER_ERROR, "internal error (a bug): " + e);
             });
@@ -190,10 +198,14 @@ public final class Dashboard implements AutoCloseable {
         ctx.header("Cache-Control", "no-store");
     }
 
-    /** An error as JSON under {@code /api/} and {@code /metrics}, as a page elsewhere. */
+    /** An error as JSON under {@code /api/}, as one line of text at {@code /metrics}, as a page elsewhere. */
     static void error(Context ctx, Views views, HttpStatus status, String message) {
         ctx.status(status);
-        if (ctx.path().startsWith("/api/") || ctx.path().equals("/metrics")) {
+        if (ctx.path().equals("/metrics")) {
+            ctx.contentType("text/plain; charset=utf-8").result(message + "\n");
+            return;
+        }
+        if (ctx.path().startsWith("/api/")) {
             ObjectNode o =
                     JSON.createObjectNode().put("status", status.getCode()).put("error", message);
             ctx.contentType("application/json").result(o.toString());

@@ -1,4 +1,4 @@
-package dev.vigilo.control;
+package dev.vigilo.common.process;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -8,35 +8,39 @@ import java.time.Instant;
 import java.util.Optional;
 
 /**
- * A process identified by its pid and start time, so that a recycled pid is not mistaken for the process that
- * once had it.
+ * A process of this machine identified by its pid and start time, so that a recycled pid is not mistaken for the
+ * process that once had it. Used wherever Vigilo records which process holds something (the embedded PostgreSQL's
+ * clients and host, a run's creation lease) and later asks whether that process still runs.
  *
  * @param pid             the operating-system process id
  * @param startEpochMilli when the process started, or {@link #UNKNOWN_START} if the platform does not say
  */
-record ProcessRef(long pid, long startEpochMilli) {
+public record ProcessRef(long pid, long startEpochMilli) {
 
-    static final long UNKNOWN_START = -1;
+    /** The start time of a process whose start the platform does not report. */
+    public static final long UNKNOWN_START = -1;
 
     // Start times are derived from clock ticks since boot; two JVMs may round them differently.
     private static final long START_TOLERANCE_MILLIS = 1_000;
 
-    ProcessRef {
+    public ProcessRef {
         if (pid <= 0) {
             throw new IllegalArgumentException("pid must be positive: " + pid);
         }
     }
 
-    static ProcessRef current() {
+    /** This process. */
+    public static ProcessRef current() {
         return of(ProcessHandle.current());
     }
 
-    static ProcessRef of(ProcessHandle handle) {
+    /** {@code handle}'s process, with its start time where the platform reports it. */
+    public static ProcessRef of(ProcessHandle handle) {
         return new ProcessRef(handle.pid(), startOf(handle).orElse(UNKNOWN_START));
     }
 
     /** @return whether this very process (same pid, same start time where known) is still running */
-    boolean isAlive() {
+    public boolean isAlive() {
         Optional<ProcessHandle> handle = ProcessHandle.of(pid);
         if (handle.isEmpty() || !isRunning(handle.get())) {
             return false;
@@ -50,7 +54,7 @@ record ProcessRef(long pid, long startEpochMilli) {
     }
 
     /** @return whether process {@code pid} exists and is not a zombie */
-    static boolean isRunning(long pid) {
+    public static boolean isRunning(long pid) {
         return ProcessHandle.of(pid).map(ProcessRef::isRunning).orElse(false);
     }
 
@@ -59,7 +63,7 @@ record ProcessRef(long pid, long startEpochMilli) {
      * by its parent. Hosts and postmasters are reparented to PID 1 when their launcher exits, and a container's
      * PID 1 may reap late or never, so a zombie must count as dead here or a killed host would look alive forever.
      */
-    static boolean isRunning(ProcessHandle handle) {
+    public static boolean isRunning(ProcessHandle handle) {
         if (!handle.isAlive()) {
             return false;
         }

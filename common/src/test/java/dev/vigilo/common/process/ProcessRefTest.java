@@ -1,0 +1,58 @@
+package dev.vigilo.common.process;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+/** Whether a recorded process still runs: a live one does, an exited one and a recycled pid do not. */
+class ProcessRefTest {
+    @Test
+    void thisProcessIsAliveWithItsStartTimeAndNotWithAnother() {
+        ProcessRef me = ProcessRef.current();
+        assertThat(me.pid()).isEqualTo(ProcessHandle.current().pid());
+        assertThat(me.isAlive()).isTrue();
+        // Same pid, another start time: a recycled pid, not this process.
+        assertThat(new ProcessRef(me.pid(), me.startEpochMilli() - 60_000).isAlive())
+                .isFalse();
+        assertThat(new ProcessRef(me.pid(), ProcessRef.UNKNOWN_START).isAlive()).isTrue();
+    }
+
+    @Test
+    void anExitedProcessIsNotAlive() throws Exception {
+        Process child = new ProcessBuilder("true").start();
+        ProcessRef ref = ProcessRef.of(child.toHandle());
+        child.waitFor();
+        assertThat(ref.isAlive()).isFalse();
+        assertThat(ProcessRef.isRunning(ref.pid())).isFalse();
+    }
+
+    @Test
+    void aZombieCountsAsDead() throws Exception {
+        // The shell's child exits at once and is never reaped while the shell waits on its stdin.
+        Process shell = new ProcessBuilder("sh", "-c", "true & echo $!; exec cat >/dev/null").start();
+        try {
+            long zombie =
+                    Long.parseLong(new java.io.BufferedReader(new java.io.InputStreamReader(shell.getInputStream()))
+                            .readLine()
+                            .strip());
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (ProcessRef.isRunning(zombie)) {
+                assertThat(System.nanoTime() - deadline)
+                        .as("pid %d still running", zombie)
+                        .isNegative();
+                Thread.sleep(10);
+            }
+            // It exited but was not reaped: the plain JDK check still calls it alive.
+            assertThat(ProcessHandle.of(zombie).map(ProcessHandle::isAlive).orElse(false))
+                    .isTrue();
+        } finally {
+            shell.destroyForcibly().waitFor();
+        }
+    }
+
+    @Test
+    void theHostNameIsKnownHere() {
+        assertThat(LocalHost.name())
+                .hasValueSatisfying(name -> assertThat(name).isNotBlank().doesNotContain("\n"));
+    }
+}
