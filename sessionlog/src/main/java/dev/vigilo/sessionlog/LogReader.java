@@ -117,9 +117,12 @@ final class LogReader {
      */
     static void checkReadable(Path file) {
         Optional<String> problem = InputFiles.problem(file);
-        if (problem.isEmpty()) return;
-        if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS))
+        if (problem.isEmpty()) {
+            return;
+        }
+        if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
             throw new NotFoundException(file + ": no such session log file; check the path");
+        }
         throw new InvalidInputException(
                 file + " " + problem.get() + "; give the session log file (session.jsonl.zstd or session.jsonl)");
     }
@@ -130,6 +133,10 @@ final class LogReader {
         String mismatch = Compression.nameMismatch(file, compression);
         if (mismatch != null) return reject(new CorruptSessionLogException(mismatch, 0), 0, compression);
         boolean plain = compression == Compression.NONE;
+        // Before any frame is judged: a zstd library that cannot load is unavailability (exit 5), not a REJECT.
+        if (!plain) {
+            ZstdNative.ensureLoaded();
+        }
         Manifest manifest = null;
         String manifestState = "absent";
         VigiloException manifestError = null;
