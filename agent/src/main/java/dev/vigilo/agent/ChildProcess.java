@@ -21,8 +21,9 @@ import java.util.concurrent.TimeoutException;
  * Runs one child process to completion: feeds it stdin, reads stdout up to a limit and keeps only the tail of
  * stderr (memory stays bounded whatever the child prints), and ends it when it runs past its deadline, prints too
  * much, or the calling thread is interrupted. However it ended, everything the run started is then killed
- * ({@link ProcessTree}: descendants, and processes that left the session but carry the run's tag). Stateless; each run uses three short-lived I/O
- * threads so a child that neither reads stdin nor closes stdout cannot block the caller past the deadline.
+ * ({@link ProcessTree}: descendants, and processes that left the session but carry the run's tag). Stateless; each
+ * run uses three short-lived I/O threads so a child that neither reads stdin nor closes stdout cannot block the
+ * caller past the deadline.
  */
 final class ChildProcess {
     /** How much of stderr is kept for messages. */
