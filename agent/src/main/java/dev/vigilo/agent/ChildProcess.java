@@ -1,5 +1,6 @@
 package dev.vigilo.agent;
 
+import dev.vigilo.common.process.ProcessTree;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -10,6 +11,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -17,15 +19,16 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * Runs one child process to completion: feeds it stdin, reads stdout up to a limit and keeps only the tail of
- * stderr (memory stays bounded whatever the child prints), and kills its whole process tree when it runs past its
- * deadline, prints too much, or the calling thread is interrupted. Stateless; each run uses three short-lived I/O
- * threads so a child that neither reads stdin nor closes stdout cannot block the caller past the deadline.
+ * stderr (memory stays bounded whatever the child prints), and ends it when it runs past its deadline, prints too
+ * much, or the calling thread is interrupted. However it ended, everything the run started is then killed
+ * ({@link ProcessTree}: descendants, and processes that left the session but carry the run's tag). Stateless; each
+ * run uses three short-lived I/O threads so a child that neither reads stdin nor closes stdout cannot block the
+ * caller past the deadline.
  */
 final class ChildProcess {
     /** How much of stderr is kept for messages. */
     static final int STDERR_TAIL_BYTES = 2048;
 
-    private static final long KILL_WAIT_MS = 5_000;
     private static final long DRAIN_AFTER_KILL_MS = 1_000;
 
     private ChildProcess() {}
@@ -98,6 +101,7 @@ final class ChildProcess {
                 new ProcessBuilder(spec.argv()).directory(spec.directory().toFile());
         builder.environment().clear();
         builder.environment().putAll(spec.environment());
+        ProcessTree tree = ProcessTree.tag(builder.environment());
         Process process;
         try {
             process = builder.start();
@@ -134,11 +138,11 @@ final class ChildProcess {
             throw new IllegalStateException("waiting for a child process failed", e);
         }
         boolean exited = !process.isAlive();
-        int exitCode = -1;
-        if (ending == Ending.EXITED) {
-            exitCode = process.exitValue();
-        } else {
-            killTree(process);
+        int exitCode = ending == Ending.EXITED ? process.exitValue() : -1;
+        // Whatever the ending, nothing the run started outlives it: the process, its descendants, and what left
+        // them (setsid, double fork) but still carries the run's tag (docs/formats/agent-protocol.md).
+        tree.reap(Optional.of(process.toHandle()));
+        if (ending != Ending.EXITED) {
             joinQuietly(errThread);
         }
         closeQuietly(process);
@@ -146,23 +150,6 @@ final class ChildProcess {
             Thread.currentThread().interrupt();
         }
         return new Result(ending, exitCode, out.bytes(), err.tail(), since(start), null, exited);
-    }
-
-    /** Kills the process and every descendant it has now; waits (bounded) for the process to be gone. */
-    static void killTree(Process process) {
-        List<ProcessHandle> descendants = process.descendants().toList();
-        process.destroyForcibly();
-        descendants.forEach(ProcessHandle::destroyForcibly);
-        boolean interrupted = Thread.interrupted();
-        try {
-            process.onExit().get(KILL_WAIT_MS, TimeUnit.MILLISECONDS);
-        } catch (InterruptedException | ExecutionException | TimeoutException e) {
-            // Killed with SIGKILL: it goes; not waiting longer keeps cancellation prompt.
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
     }
 
     private static String startProblem(IOException e) {

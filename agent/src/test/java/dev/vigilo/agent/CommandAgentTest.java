@@ -188,6 +188,39 @@ class CommandAgentTest {
         ProcessHandle.of(Long.parseLong(Files.readString(pid).strip())).ifPresent(ProcessHandle::destroyForcibly);
     }
 
+    /**
+     * An agent script that daemonizes a process the classic way (a subshell that starts it in a new session with
+     * {@code setsid} and exits at once, so the process is out of the agent's process group and session and is no
+     * longer its descendant), waits until that process wrote its pid to {@code pidFile}, then runs {@code then}.
+     */
+    private static String detachingAgent(Path pidFile, String then) {
+        return "(setsid sh -c 'echo $$ > \"" + pidFile + ".tmp\"; mv \"" + pidFile + ".tmp\" \"" + pidFile
+                + "\"; exec sleep 1000' </dev/null >/dev/null 2>&1 &)\n"
+                + "while [ ! -s '" + pidFile + "' ]; do sleep 0.02; done\n" + then;
+    }
+
+    @Test
+    void aProcessThatLeftTheSessionDiesWithTheAttemptThatAnswered() throws Exception {
+        Path pid = dir.resolve("detached.pid");
+        ObjectNode config = shAgent(detachingAgent(pid, "printf answer"));
+        config.put("max_attempts", 1);
+        AgentOutcome o = run(config, caseOf("q", "x", null));
+        assertThat(o.status()).as(o.error().map(AgentError::message).orElse("")).isEqualTo(AgentOutcome.Status.OK);
+        assertThat(o.output()).contains("answer");
+        assertEnded(Long.parseLong(Files.readString(pid).strip()));
+    }
+
+    @Test
+    void aProcessThatLeftTheSessionDiesWithAnAttemptThatTimedOut() throws Exception {
+        Path pid = dir.resolve("detached.pid");
+        ObjectNode config = shAgent(detachingAgent(pid, "exec sleep 60"));
+        config.put("timeout_seconds", 2);
+        config.put("max_attempts", 1);
+        AgentOutcome o = run(config, caseOf("q", "x", null));
+        assertThat(o.error().orElseThrow().type()).isEqualTo(AgentErrorType.TIMEOUT);
+        assertEnded(Long.parseLong(Files.readString(pid).strip()));
+    }
+
     @Test
     void anAlreadyInterruptedCallerStartsNothing() throws Exception {
         Path marker = dir.resolve("started");
@@ -371,6 +404,27 @@ class CommandAgentTest {
         assertThat(new String(
                         CommandAgent.stdin("{\"id\":\"a\"}".getBytes(StandardCharsets.UTF_8)), StandardCharsets.UTF_8))
                 .isEqualTo("{\"case\":{\"id\":\"a\"}}\n");
+    }
+
+    /**
+     * Waits (at most 10 s) until {@code pid} has ended: gone, or a zombie (dead, waiting only for whoever adopted it
+     * to collect its status, which in a container may never happen).
+     */
+    static void assertEnded(long pid) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!ended(pid) && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(ended(pid)).as("process %d has ended", pid).isTrue();
+    }
+
+    private static boolean ended(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            return stat.charAt(stat.lastIndexOf(')') + 2) == 'Z';
+        } catch (java.io.IOException e) {
+            return true;
+        }
     }
 
     static void assertGone(long pid) throws InterruptedException {

@@ -1,5 +1,6 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.common.natives.NativeLibraries;
 import java.nio.file.Path;
 
 /**
@@ -10,9 +11,14 @@ import java.nio.file.Path;
 final class LanceRuntime {
     private LanceRuntime() {}
 
-    /** Makes sure the libraries are loaded; cheap after the first call. */
+    /**
+     * Makes sure the libraries are loaded; cheap after the first call.
+     *
+     * @throws dev.vigilo.common.errors.UnavailableException when they cannot be unpacked or linked (for example a
+     *     {@code java.io.tmpdir} that cannot be written), in one line, on this and every later call
+     */
     static void prepare() {
-        Loaded.ensure();
+        NativeLibraries.load("the native libraries of Lance and Arrow", "to open checkpoint logs", Loaded::ensure);
     }
 
     // Class initialization runs the loading exactly once per JVM, and later callers wait for it.

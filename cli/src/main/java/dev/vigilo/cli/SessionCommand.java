@@ -2,6 +2,7 @@ package dev.vigilo.cli;
 
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.NotFoundException;
+import dev.vigilo.common.input.InputFiles;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
@@ -30,18 +31,19 @@ final class SessionCommand implements Runnable {
         spec.commandLine().usage(spec.commandLine().getOut());
     }
 
-    /** A missing, unreadable or non-regular log is invalid input (exit 3), said before anything is read. */
+    /**
+     * A missing, unreadable or non-regular log is invalid input (exit 3), said before anything is read: the one
+     * input-file rule ({@link InputFiles}), so a named pipe or a device is named for what it is and never opened.
+     */
     static java.nio.file.Path existingLog(java.nio.file.Path file) {
-        if (java.nio.file.Files.isDirectory(file)) {
-            throw new InvalidInputException(
-                    file + " is a directory; give the session log file (session.jsonl.zstd or session.jsonl)");
+        java.util.Optional<String> problem = InputFiles.problem(file);
+        if (problem.isEmpty()) {
+            return file;
         }
-        if (!java.nio.file.Files.isRegularFile(file)) {
+        if (!java.nio.file.Files.exists(file, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
             throw new NotFoundException(file + ": no such session log file; check the path");
         }
-        if (!java.nio.file.Files.isReadable(file)) {
-            throw new InvalidInputException(file + ": permission denied; check the file's permissions");
-        }
-        return file;
+        throw new InvalidInputException(
+                file + " " + problem.get() + "; give the session log file (session.jsonl.zstd or session.jsonl)");
     }
 }

@@ -104,7 +104,9 @@ class BadInputCliTest {
         Process mkfifo = new ProcessBuilder("mkfifo", fifo.toString()).start();
         assertThat(mkfifo.waitFor()).isZero();
         String line = oneLine(cli.run("dataset", "upload", fifo.toString()), ExitCode.INVALID_INPUT);
-        assertThat(line).contains(fifo.toString(), "is not a regular file", "save the data to a file first");
+        assertThat(line)
+                .contains(
+                        fifo.toString(), "is a named pipe (FIFO), not a regular file", "save the data to a file first");
     }
 
     @Test

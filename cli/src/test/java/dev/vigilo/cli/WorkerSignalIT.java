@@ -21,7 +21,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * SIGTERM (what Ctrl-C also triggers: the JVM's shutdown path) stops a real {@code vigilo worker} process gracefully:
- * it exits promptly with 130, its running agents are killed, the chunk it held is queued again with no owner (not
+ * it exits promptly with 130, its running agents are killed with everything they started (a daemon that left the
+ * session included), the chunk it held is queued again with no owner (not
  * left leased until its lease expires), and a second worker finishes the run.
  */
 class WorkerSignalIT {
@@ -41,10 +42,16 @@ class WorkerSignalIT {
         Path file = Files.writeString(home.resolve("cases.jsonl"), cases);
         CliRunner.Result up = cli.run("dataset", "upload", file.toString());
         assertThat(up.exitCode()).as(up.err()).isZero();
-        // The agent hangs while the worker's environment says so (only the first worker's does).
+        // The agent hangs while the worker's environment says so (only the first worker's does), after starting a
+        // daemon: a process in a new session (setsid) whose parent, a subshell, exits at once, so it is neither in
+        // the agent's process group nor its descendant. It writes its pid to daemons/.
+        Path daemons = Files.createDirectories(home.resolve("daemons"));
         Path agent = Files.writeString(
                 home.resolve("agent.sh"),
-                "cat >/dev/null\nif [ -n \"$VIGILO_TEST_SLOW\" ]; then sleep 600; fi\necho ok\n");
+                "cat >/dev/null\nif [ -n \"$VIGILO_TEST_SLOW\" ]; then\n"
+                        + "  (setsid sh -c 'echo $$ > \"" + daemons + "/$$.tmp\"; mv \"" + daemons + "/$$.tmp\" \""
+                        + daemons + "/$$.pid\"; exec sleep 600' </dev/null >/dev/null 2>&1 &)\n"
+                        + "  sleep 600\nfi\necho ok\n");
         String profile = """
                 name: signal
                 agent: {kind: command, command: [sh, "%s"], max_attempts: 1}
@@ -90,6 +97,10 @@ class WorkerSignalIT {
             }
             assertThat(owner).as(Files.readString(err)).isPresent();
             assertThat(chunk(jdbi, runId, "state")).contains("leased");
+            while (daemonPids(daemons).isEmpty() && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            assertThat(daemonPids(daemons)).as("an agent started its daemon").isNotEmpty();
 
             long signalled = System.nanoTime();
             worker.destroy(); // SIGTERM
@@ -102,6 +113,8 @@ class WorkerSignalIT {
             assertThat(summary.get("stopped").asText()).isEqualTo("signal");
             assertThat(summary.get("chunks_requeued").asLong()).isEqualTo(1);
             assertThat(summary.get("cases_executed").asLong()).isZero();
+            // The stop reaped every process the interrupted attempts started, the daemons included.
+            assertAllEnded(daemonPids(daemons));
 
             // Given back at once: queued, no owner, no expiry to wait for, no receipt.
             assertThat(chunk(jdbi, runId, "state")).contains("queued");
@@ -123,6 +136,45 @@ class WorkerSignalIT {
                 JSON.readTree(cli.run("run", "status", runId, "--json").out());
         assertThat(status.get("status").asText()).isEqualTo("settled");
         assertThat(status.at("/gates/0/passed").asLong()).isEqualTo(6);
+    }
+
+    private static List<Long> daemonPids(Path daemons) throws java.io.IOException {
+        try (var files = Files.list(daemons)) {
+            return files.filter(f -> f.getFileName().toString().endsWith(".pid"))
+                    .map(f -> {
+                        try {
+                            return Long.parseLong(Files.readString(f).strip());
+                        } catch (java.io.IOException e) {
+                            throw new java.io.UncheckedIOException(e);
+                        }
+                    })
+                    .toList();
+        }
+    }
+
+    /**
+     * Waits (at most 10 s) until every pid is gone or a zombie (dead, not yet collected by whoever adopted it); kills
+     * the survivors, so a failure leaves nothing behind, and names them.
+     */
+    private static void assertAllEnded(List<Long> pids) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!pids.stream().allMatch(WorkerSignalIT::ended) && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        List<Long> survivors = pids.stream().filter(pid -> !ended(pid)).toList();
+        survivors.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
+        assertThat(survivors)
+                .as("daemons still running after the worker stopped")
+                .isEmpty();
+    }
+
+    private static boolean ended(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            return stat.charAt(stat.lastIndexOf(')') + 2) == 'Z';
+        } catch (java.io.IOException e) {
+            return true;
+        }
     }
 
     /** A column of the run's one chunk row, empty when null. */

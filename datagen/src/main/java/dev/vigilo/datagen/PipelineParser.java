@@ -7,6 +7,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import dev.vigilo.common.input.InputFiles;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -53,11 +54,11 @@ public final class PipelineParser {
     /** Parses {@code path}; the input path in it is resolved against the file's directory. */
     public static PipelineSpec parse(Path path) {
         String text;
+        // Checked before opening: a named pipe would block the open for ever.
+        InputFiles.problem(path).ifPresent(problem -> {
+            throw new PipelineDefinitionException(path.toString(), 0, 0, problem + "; give the pipeline's YAML file");
+        });
         try {
-            if (Files.isDirectory(path)) {
-                throw new PipelineDefinitionException(
-                        path.toString(), 0, 0, "is a directory; give the pipeline's YAML file");
-            }
             text = Files.readString(path);
         } catch (java.nio.charset.MalformedInputException e) {
             throw new PipelineDefinitionException(

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.input.InputFiles;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -36,6 +37,11 @@ final class SeedReader {
         List<Seed> out = new ArrayList<>();
         Map<String, Integer> lineOfId = new HashMap<>();
         String file = input.toString();
+        // Checked before opening: a named pipe would block the open for ever.
+        InputFiles.problem(input).ifPresent(problem -> {
+            throw new PipelineDefinitionException(
+                    file, 0, 0, "seed input " + problem + "; give the pipeline's input as a JSONL file");
+        });
         try (BufferedReader r = Files.newBufferedReader(input, StandardCharsets.UTF_8)) {
             String line;
             int n = 0;

@@ -3,6 +3,7 @@ package dev.vigilo.datagen;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.process.ProcessTree;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintWriter;
@@ -13,6 +14,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -70,6 +72,9 @@ final class StepExecutor {
         env.put("VIGILO_ITEM_ID", itemId);
         env.put("VIGILO_STEP", step.name());
         env.put("VIGILO_ATTEMPT", Integer.toString(attempt));
+        // Everything the attempt starts carries its tag, so its end kills what the command left behind, even a
+        // process that left the session with setsid (docs/formats/agent-protocol.md, "Process reaping").
+        ProcessTree tree = ProcessTree.tag(env);
         Process p;
         try {
             p = pb.start();
@@ -77,6 +82,7 @@ final class StepExecutor {
             throw new StepFailure(
                     "CommandStartError", "cannot start " + step.command() + ": " + e.getMessage(), trace(e));
         }
+        boolean reaped = false;
         try {
             // stdin, stdout and stderr are drained on their own threads so a chatty command cannot
             // deadlock on a pipe.
@@ -92,9 +98,11 @@ final class StepExecutor {
             var err = new java.util.concurrent.CompletableFuture<byte[]>();
             daemon(() -> drain(p.getInputStream(), out));
             daemon(() -> drain(p.getErrorStream(), err));
-            if (!p.waitFor(step.timeout().toMillis(), TimeUnit.MILLISECONDS)) {
-                p.descendants().forEach(ProcessHandle::destroyForcibly);
-                p.destroyForcibly();
+            boolean finished = p.waitFor(step.timeout().toMillis(), TimeUnit.MILLISECONDS);
+            // Before stdout is read to its end: a leftover process holding it open would hold the step for ever.
+            tree.reap(Optional.of(p.toHandle()));
+            reaped = true;
+            if (!finished) {
                 throw new StepFailure(
                         "StepTimeout",
                         "command "
@@ -143,7 +151,10 @@ final class StepExecutor {
             }
             return (ObjectNode) parsed;
         } finally {
-            if (p.isAlive()) p.destroyForcibly();
+            if (!reaped) {
+                // Interrupted while waiting: the command and what it started go too.
+                tree.reap(Optional.of(p.toHandle()));
+            }
         }
     }
 

@@ -77,6 +77,6 @@ class SeedReaderTest {
         Path file = dir.resolve("absent.jsonl");
         assertThatThrownBy(() -> SeedReader.read(file, "id"))
                 .isInstanceOf(PipelineDefinitionException.class)
-                .hasMessageStartingWith(file + ":0:0: cannot read seed input: ");
+                .hasMessage(file + ":0:0: seed input does not exist; give the pipeline's input as a JSONL file");
     }
 }

@@ -3,6 +3,7 @@ package dev.vigilo.dataset;
 import dev.vigilo.common.crash.CrashPoints;
 import dev.vigilo.common.errors.ConflictException;
 import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.common.input.InputFiles;
 import dev.vigilo.common.input.Names;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectStore;
@@ -11,6 +12,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -219,20 +221,20 @@ final class DatasetUploader {
     }
 
     private static long sizeOf(Path file) {
+        // The input-file rule, before anything opens the file: a pipe or a device can be read only once (an upload
+        // reads the file twice, validate then store), and opening a FIFO blocks until a writer appears.
+        InputFiles.problem(file).ifPresent(problem -> {
+            if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
+                throw new InvalidDatasetException(file, 0, 0, "no such file; check the path");
+            }
+            String hint = Files.isDirectory(file)
+                    ? "give a JSONL file"
+                    : Files.isRegularFile(file)
+                            ? "check the file's permissions"
+                            : "upload reads the file twice, so save the data to a file first";
+            throw new InvalidDatasetException(file, 0, 0, problem + "; " + hint);
+        });
         try {
-            if (Files.isDirectory(file)) {
-                throw new InvalidDatasetException(file, 0, 0, "is a directory; give a JSONL file");
-            }
-            if (Files.exists(file) && !Files.isRegularFile(file)) {
-                // A pipe or a device can be read only once, and an upload reads the file twice (validate, then
-                // store): a FIFO would block forever on the second open.
-                throw new InvalidDatasetException(
-                        file,
-                        0,
-                        0,
-                        "is not a regular file (a pipe or a device); upload reads the file twice, so save the data"
-                                + " to a file first");
-            }
             return Files.size(file);
         } catch (NoSuchFileException e) {
             throw new InvalidDatasetException(file, 0, 0, "no such file; check the path");

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.dataformat.toml.TomlMapper;
 import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.input.InputFiles;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -89,6 +90,11 @@ public record ExecutionConfig(String source, Map<String, Placement> placements) 
      */
     public static ExecutionConfig parse(Path file) {
         Path abs = file.toAbsolutePath().normalize();
+        // Checked before opening: a named pipe would block the open for ever.
+        InputFiles.problem(abs).ifPresent(problem -> {
+            throw new InvalidInputException("execution config " + abs + " " + problem
+                    + "; point --execution-config (or VIGILO_EXECUTION_CONFIG) at an execution.toml file");
+        });
         JsonNode root;
         try {
             root = new TomlMapper().readTree(Files.readAllBytes(abs));

@@ -14,6 +14,7 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.vigilo.agent.Agents;
 import dev.vigilo.agent.SafeRegex;
 import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.input.InputFiles;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -54,9 +55,16 @@ public final class ProfileParser {
 
     private ProfileParser() {}
 
-    /** Reads a profile file (at most {@link Profile#MAX_BYTES}) and parses it like inline text. */
+    /**
+     * Reads a profile file (at most {@link Profile#MAX_BYTES}) and parses it like inline text. Anything but a
+     * readable regular file is refused before it is opened ({@link InputFiles}): a named pipe would block the open.
+     */
     public static Profile parseFile(Path file) {
         Objects.requireNonNull(file, "file");
+        InputFiles.problem(file).ifPresent(problem -> {
+            throw new ProfileException(List.of("profile: --profile-file " + file + " " + problem
+                    + "; give the path of a YAML or JSON profile file"));
+        });
         byte[] bytes;
         try (InputStream in = Files.newInputStream(file)) {
             bytes = in.readNBytes(Profile.MAX_BYTES + 1);

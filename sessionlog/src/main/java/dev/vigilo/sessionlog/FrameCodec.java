@@ -21,6 +21,7 @@ final class FrameCodec {
 
     /** Compresses {@code plain} into one frame the way the official writer does. */
     static byte[] encode(byte[] plain, int off, int len) {
+        ZstdNative.ensureLoaded();
         try {
             ByteArrayOutputStream out = new ByteArrayOutputStream(Math.max(64, len / 3));
             try (ZstdOutputStreamNoFinalizer z = new ZstdOutputStreamNoFinalizer(out, LEVEL)) {
@@ -56,6 +57,7 @@ final class FrameCodec {
      * @throws IOException (zstd error, checksum mismatch) — the caller maps it to "frame failed validation"
      */
     static void decodeComplete(byte[] frame, PlainSink sink, byte[] buf) throws IOException {
+        ZstdNative.ensureLoaded();
         try (InputStream z = new ZstdInputStreamNoFinalizer(new ByteArrayInputStream(frame))) {
             int n;
             while ((n = z.read(buf, 0, buf.length)) >= 0) {
@@ -69,6 +71,8 @@ final class FrameCodec {
      * reader, any decoder failure yields no plaintext at all.
      */
     static byte[] decodePrefix(byte[] partial, long maxBytes) {
+        // Outside the catch below: a library that cannot load is unavailability, not an undecodable prefix.
+        ZstdNative.ensureLoaded();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         try (ZstdInputStreamNoFinalizer z = new ZstdInputStreamNoFinalizer(new ByteArrayInputStream(partial))) {
             z.setContinuous(true);

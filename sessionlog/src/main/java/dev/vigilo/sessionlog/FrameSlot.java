@@ -52,6 +52,7 @@ final class FrameSlot {
         private final ConcurrentLinkedQueue<ZstdDecompressCtx> all = new ConcurrentLinkedQueue<>();
 
         ZstdDecompressCtx take() {
+            ZstdNative.ensureLoaded();
             ZstdDecompressCtx c = free.poll();
             if (c == null) {
                 c = new ZstdDecompressCtx();

@@ -2,14 +2,20 @@ package dev.vigilo.sessionlog;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.common.errors.VigiloException;
+import dev.vigilo.common.input.InputFiles;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The streaming reader of both encodings ({@link Compression}, detected from the bytes). Pass 1 applies the
@@ -94,11 +100,31 @@ final class LogReader {
     }
 
     static Outcome read(Path file, RowScanner.RowSink sink) {
+        checkReadable(file);
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
             return read(file, ch, sink);
         } catch (IOException e) {
             throw new UnavailableException("cannot read " + file + ": " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * The input-file rule ({@link InputFiles}) for a log: checked before opening, because opening a named pipe
+     * blocks until a writer appears.
+     *
+     * @throws NotFoundException     when nothing is there
+     * @throws InvalidInputException when it is not a readable regular file
+     */
+    static void checkReadable(Path file) {
+        Optional<String> problem = InputFiles.problem(file);
+        if (problem.isEmpty()) {
+            return;
+        }
+        if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
+            throw new NotFoundException(file + ": no such session log file; check the path");
+        }
+        throw new InvalidInputException(
+                file + " " + problem.get() + "; give the session log file (session.jsonl.zstd or session.jsonl)");
     }
 
     private static Outcome read(Path file, FileChannel ch, RowScanner.RowSink sink) throws IOException {
@@ -107,6 +133,10 @@ final class LogReader {
         String mismatch = Compression.nameMismatch(file, compression);
         if (mismatch != null) return reject(new CorruptSessionLogException(mismatch, 0), 0, compression);
         boolean plain = compression == Compression.NONE;
+        // Before any frame is judged: a zstd library that cannot load is unavailability (exit 5), not a REJECT.
+        if (!plain) {
+            ZstdNative.ensureLoaded();
+        }
         Manifest manifest = null;
         String manifestState = "absent";
         VigiloException manifestError = null;

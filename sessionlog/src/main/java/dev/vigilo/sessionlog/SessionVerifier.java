@@ -1,8 +1,8 @@
 package dev.vigilo.sessionlog;
 
+import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.common.errors.UnavailableException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Objects;
 
@@ -17,13 +17,12 @@ public final class SessionVerifier {
     /**
      * @param log the {@code session.jsonl.zstd} file; its sidecar manifest {@code <log>.meta} is read if present
      * @return the verdict; a damaged or unsupported log is a REJECT report, never an exception
-     * @throws NotFoundException when the file is missing or not a regular file
+     * @throws NotFoundException when the file is missing
+     * @throws InvalidInputException when it is not a readable regular file (a pipe, a device, a directory)
      * @throws UnavailableException when the file cannot be read
      */
     public static VerifyReport verify(Path log) {
         Objects.requireNonNull(log, "log");
-        if (!Files.isRegularFile(log))
-            throw new NotFoundException(log + ": no such session log file (or not a regular file); check the path");
         return LogReader.read(log, null).report();
     }
 }

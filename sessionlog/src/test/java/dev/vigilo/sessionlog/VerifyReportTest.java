@@ -4,12 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.NotFoundException;
+import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The `session verify --json` contract: keys, types, nulls, and clear errors for bad input. */
@@ -79,6 +83,24 @@ class VerifyReportTest {
         assertThatThrownBy(() -> SessionVerifier.verify(dir.resolve("missing.jsonl.zstd")))
                 .isInstanceOf(NotFoundException.class)
                 .hasMessageContaining("missing.jsonl.zstd");
+    }
+
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void aPipeOrADeviceIsNamedForWhatItIsAndNeverOpened() throws Exception {
+        Path fifo = dir.resolve("session.jsonl.zstd");
+        assertThat(new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor())
+                .isZero();
+        // Opening the pipe would block until a writer came; the check before it reads only metadata.
+        assertThatThrownBy(() -> SessionVerifier.verify(fifo))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessage(fifo + " is a named pipe (FIFO), not a regular file; give the session log file"
+                        + " (session.jsonl.zstd or session.jsonl)");
+        assertThatThrownBy(() -> SessionCat.cat(fifo, 0, OutputStream.nullOutputStream()))
+                .isInstanceOf(InvalidInputException.class);
+        assertThatThrownBy(() -> SessionVerifier.verify(Path.of("/dev/null")))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageStartingWith("/dev/null is a character device (such as /dev/null), not a regular file");
     }
 
     @Test

@@ -6,6 +6,7 @@ import dev.vigilo.common.errors.ConflictException;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.common.errors.VigiloException;
+import dev.vigilo.common.input.InputFiles;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedByInterruptException;
@@ -333,6 +334,14 @@ final class LocalObjectStore implements ObjectStore {
     private void ensureDirectory(Path dir, ObjectKey key) throws IOException {
         if (Files.isDirectory(dir)) {
             return;
+        }
+        if (dir.equals(root)) {
+            // The root is configuration, not an object: something else there is a configuration error.
+            Optional<String> problem = InputFiles.directoryProblem(root);
+            if (problem.isPresent()) {
+                throw new InvalidInputException("local store " + binding() + ": its root " + root + " " + problem.get()
+                        + "; point the store's root at a directory");
+            }
         }
         Path parent = dir.getParent();
         if (parent != null) {

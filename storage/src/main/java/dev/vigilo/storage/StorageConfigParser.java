@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.dataformat.toml.TomlMapper;
 import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.input.InputFiles;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -68,6 +69,11 @@ final class StorageConfigParser {
     }
 
     private JsonNode readToml() {
+        // Checked before opening: a named pipe would block the open for ever.
+        InputFiles.problem(file).ifPresent(problem -> {
+            throw new InvalidInputException(
+                    "storage config " + file + " " + problem + "; give the path of a storage.toml file");
+        });
         byte[] content;
         try {
             content = Files.readAllBytes(file);
@@ -169,9 +175,13 @@ final class StorageConfigParser {
         } catch (InvalidPathException e) {
             throw error(path, "not a valid path: " + e.getMessage());
         }
-        return root.isAbsolute()
+        Path resolved = root.isAbsolute()
                 ? root.normalize()
                 : file.getParent().resolve(root).normalize();
+        InputFiles.directoryProblem(resolved).ifPresent(problem -> {
+            throw error(path, resolved + " " + problem + "; point it at a directory (created on first write)");
+        });
+        return resolved;
     }
 
     /**

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.vigilo.common.errors.ConflictException;
+import dev.vigilo.common.errors.InvalidInputException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -110,6 +111,16 @@ class LocalObjectStoreTest extends ObjectStoreContract {
                 .hasMessageContaining("is an object");
         assertThatThrownBy(() -> store().read(ObjectRef.of(key("a"), new byte[1]), soon()))
                 .isInstanceOf(ObjectNotFoundException.class);
+    }
+
+    @Test
+    void aRootThatIsNotADirectoryIsAConfigurationError() throws IOException {
+        Files.createDirectories(temp);
+        Files.writeString(root(), "not a directory");
+
+        assertThatThrownBy(() -> store().create(key("a/b"), new byte[1], soon()))
+                .isExactlyInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("its root " + root() + " is a regular file, not a directory");
     }
 
     @Test

@@ -2,12 +2,14 @@ package dev.vigilo.storage;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.vigilo.common.errors.InvalidInputException;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Optional;
 import org.assertj.core.api.AbstractThrowableAssert;
 import org.junit.jupiter.api.Test;
@@ -156,7 +158,31 @@ class StorageConfigTest {
 
         assertThatThrownBy(() -> StorageConfig.load(file))
                 .isInstanceOf(InvalidInputException.class)
-                .hasMessage("storage config " + file + " does not exist");
+                .hasMessage("storage config " + file + " does not exist; give the path of a storage.toml file");
+    }
+
+    @Test
+    void aPipeOrADirectoryIsRefusedBeforeItIsOpened() throws Exception {
+        Path fifo = dir.resolve("storage.fifo");
+        assertThat(new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor())
+                .isZero();
+        // Opening the pipe would block this test for ever; the check reads only its metadata.
+        assertTimeoutPreemptively(
+                Duration.ofSeconds(20),
+                () -> assertThatThrownBy(() -> StorageConfig.load(fifo))
+                        .isInstanceOf(InvalidInputException.class)
+                        .hasMessage("storage config " + fifo
+                                + " is a named pipe (FIFO), not a regular file; give the path of a storage.toml file"));
+        assertThatThrownBy(() -> StorageConfig.load(dir))
+                .hasMessageContaining(dir + " is a directory, not a regular file");
+    }
+
+    @Test
+    void aLocalRootThatExistsMustBeADirectory() throws IOException {
+        Path notADirectory = Files.writeString(dir.resolve("objects"), "");
+        expectError(
+                write("[stores.disk]\nkind = \"local\"\nroot = \"" + notADirectory + "\"\n"),
+                "stores.disk.root: " + notADirectory + " is a regular file, not a directory; point it at a directory");
     }
 
     @Test
