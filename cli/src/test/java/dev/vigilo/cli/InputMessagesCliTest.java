@@ -1,0 +1,50 @@
+package dev.vigilo.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.vigilo.control.TestPostgres;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Messages for odd input that passed before or said the wrong thing: each gets one line saying what, where and what
+ * to do, its documented exit code, and changes nothing.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class InputMessagesCliTest {
+    @TempDir
+    static Path home;
+
+    private CliRunner cli;
+    private Path cases;
+
+    @BeforeAll
+    void setUp() throws IOException {
+        cli = new CliRunner(home, Map.of(), List.of("--control-db", TestPostgres.newDatabaseUrl()));
+        cases = Files.writeString(home.resolve("cases.jsonl"), "{\"id\":\"a\",\"input\":1}\n");
+    }
+
+    /** One line on stderr, the given exit code; returns the line. */
+    private static String oneLine(CliRunner.Result r, int exitCode) {
+        assertThat(r.exitCode()).as(r.err()).isEqualTo(exitCode);
+        assertThat(r.err()).as(r.err()).startsWith("vigilo: error: ").hasLineCount(1);
+        assertThat(r.err()).doesNotContain("\u001b", "\tat ", "Exception", "REDACTED", "StreamReadConstraints");
+        return r.err().strip();
+    }
+
+    @Test
+    void aNameThatDidNotDecodeIsRefused() {
+        // What the JVM makes of `--name $'ab\xffcd'` under a UTF-8 locale.
+        String line =
+                oneLine(cli.run("dataset", "upload", cases.toString(), "--name", "ab\ufffdcd"), ExitCode.INVALID_INPUT);
+        assertThat(line).contains("--name: ", "U+FFFD", "at position 3", "character encoding");
+        assertThat(cli.run("dataset", "list", "--json").out().strip()).isEqualTo("[]");
+    }
+}
