@@ -8,9 +8,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -46,5 +48,12 @@ class InputMessagesCliTest {
                 oneLine(cli.run("dataset", "upload", cases.toString(), "--name", "ab\ufffdcd"), ExitCode.INVALID_INPUT);
         assertThat(line).contains("--name: ", "U+FFFD", "at position 3", "character encoding");
         assertThat(cli.run("dataset", "list", "--json").out().strip()).isEqualTo("[]");
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS) // before, it served
+    void serveBindsIpLiteralsOnly() {
+        String line = oneLine(cli.run("serve", "--port", "0", "--bind", "localhost"), ExitCode.INVALID_INPUT);
+        assertThat(line).contains("--bind \"localhost\" is not an IP address", "127.0.0.1");
     }
 }
