@@ -2,8 +2,13 @@ package dev.vigilo.control;
 
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.Secrets;
+import dev.vigilo.common.input.Names;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.util.Objects;
+import java.util.Properties;
+import java.util.regex.Pattern;
 
 /**
  * How to reach the control database.
@@ -24,6 +29,9 @@ public sealed interface ControlSettings {
      * @param url a URL starting with {@code jdbc:postgresql:} that the PostgreSQL driver can parse
      */
     record Jdbc(String url) implements ControlSettings {
+        private static final Pattern HOST_NAME = Pattern.compile("[A-Za-z0-9._-]+");
+        private static final Pattern IPV6 = Pattern.compile("[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*");
+
         /** The form the messages ask for. */
         static final String EXPECTED = "jdbc:postgresql://HOST[:PORT]/DATABASE?user=USER&password=PASSWORD";
 
@@ -36,11 +44,45 @@ public sealed interface ControlSettings {
             }
             // The driver's own parser: user:password@host (which it does not support) and bad ports fail here,
             // before any connection attempt, rather than as an unreachable server.
-            if (org.postgresql.Driver.parseURL(url, null) == null || hasUserInfo(url)) {
+            Properties parsed = org.postgresql.Driver.parseURL(url, null);
+            if (parsed == null || hasUserInfo(url)) {
                 throw new InvalidInputException("The control database URL '" + Secrets.mask(url)
                         + "' is malformed: expected " + EXPECTED
                         + " (credentials go in the user and password parameters, not before the host)"
                         + "; check --control-db / VIGILO_CONTROL_DB");
+            }
+            // The driver takes any text for a host, so a malformed one ([::1, [zz::1], a space) would otherwise
+            // be reported as an unreachable server.
+            for (String host : parsed.getProperty("PGHOST", "").split(",", -1)) {
+                if (!validHost(host)) {
+                    throw new InvalidInputException("The control database URL '" + Secrets.mask(url)
+                            + "' has a malformed host " + Names.quote(host)
+                            + ": use a host name (letters, digits, '.', '-', '_'), an IPv4 address or an IPv6 address"
+                            + " in brackets such as [::1]; check --control-db / VIGILO_CONTROL_DB");
+                }
+            }
+        }
+
+        /** A host name, an IPv4 address, or a bracketed IPv6 literal (with an optional zone); empty: the default. */
+        private static boolean validHost(String host) {
+            if (!host.startsWith("[")) {
+                return HOST_NAME.matcher(host).matches() || host.isEmpty();
+            }
+            if (host.length() < 3 || !host.endsWith("]")) {
+                return false;
+            }
+            String literal = host.substring(1, host.length() - 1);
+            int zone = literal.indexOf('%');
+            String address = zone < 0 ? literal : literal.substring(0, zone);
+            if (!IPV6.matcher(address).matches()) {
+                return false;
+            }
+            try {
+                // Bracketed, the JDK parses it as an IPv6 literal and never looks it up.
+                InetAddress.getByName("[" + address + "]");
+                return true;
+            } catch (UnknownHostException e) {
+                return false;
             }
         }
 
