@@ -149,8 +149,7 @@ public final class ProfileParser {
      * One line for a syntax error: where (SOURCE:LINE:COLUMN, 1-based) and the parser's problem, nothing more.
      *
      * @param parser the parser that failed, for where it stopped when the error carries no location (a limit of
-     *               {@link StreamReadConstraints} is reported without one): at the character that went over it;
-     *               null when there was none
+     *               {@link StreamReadConstraints} is reported without one); null when there was none
      */
     static String syntaxError(String source, boolean json, Exception e, JsonParser parser) {
         String problem = null;
@@ -163,8 +162,7 @@ public final class ProfileParser {
                 problem = limitProblem(limit);
                 advice = "flatten or shorten it";
             }
-            JsonLocation at =
-                    j.getLocation() != null ? j.getLocation() : parser == null ? null : parser.currentLocation();
+            JsonLocation at = j.getLocation() != null ? j.getLocation() : parser == null ? null : lastRead(parser);
             if (at != null) {
                 line = at.getLineNr();
                 column = at.getColumnNr();
@@ -205,6 +203,23 @@ public final class ProfileParser {
             return "a number longer than " + StreamReadConstraints.DEFAULT_MAX_NUM_LEN + " digits";
         }
         return "a value longer than a profile allows";
+    }
+
+    /**
+     * Where a parser that hit a limit stopped: it has read the character that went over it, so that character is
+     * one column before its current location (never before column 1).
+     */
+    private static JsonLocation lastRead(JsonParser parser) {
+        JsonLocation at = parser.currentLocation();
+        if (at == null) {
+            return null;
+        }
+        return new JsonLocation(
+                at.contentReference(),
+                at.getByteOffset(),
+                at.getCharOffset(),
+                at.getLineNr(),
+                Math.max(1, at.getColumnNr() - 1));
     }
 
     private static JsonNode read(byte[] input, String source) {

@@ -262,11 +262,11 @@ class ProfileParserTest {
 
     @Test
     void aDocumentNestedTooDeeplySaysWhereInPlainWords() {
-        // {"name": is 9 characters: the 65th bracket, one level too deep, is in column 74.
+        // {"name": is 9 characters: the 64th bracket, level 65 (the object is level 1), is in column 73.
         String json = "{\"name\": " + "[".repeat(100) + "]".repeat(100) + "}";
         assertThatThrownBy(() -> ProfileParser.parse(json.getBytes(StandardCharsets.UTF_8), "deep.json"))
                 .isInstanceOf(ProfileException.class)
-                .hasMessage("profile: not valid JSON at deep.json:1:74: nested deeper than 64 levels; flatten or"
+                .hasMessage("profile: not valid JSON at deep.json:1:73: nested deeper than 64 levels; flatten or"
                         + " shorten it")
                 .hasMessageNotContaining("StreamReadConstraints");
         StringBuilder yaml = new StringBuilder("name: p\nagent:\n");
