@@ -1,9 +1,8 @@
 package dev.vigilo.exec;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.dataformat.toml.TomlMapper;
 import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.storage.TomlDocuments;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -89,20 +88,16 @@ public record ExecutionConfig(String source, Map<String, Placement> placements) 
      */
     public static ExecutionConfig parse(Path file) {
         Path abs = file.toAbsolutePath().normalize();
-        JsonNode root;
+        byte[] content;
         try {
-            root = new TomlMapper().readTree(Files.readAllBytes(abs));
+            content = Files.readAllBytes(abs);
         } catch (NoSuchFileException e) {
             throw new InvalidInputException("execution config " + abs
                     + " does not exist; fix --execution-config / VIGILO_EXECUTION_CONFIG or create it");
-        } catch (JsonProcessingException e) {
-            var at = e.getLocation();
-            throw new InvalidInputException("execution config " + abs + ":"
-                    + (at == null ? "" : at.getLineNr() + ":" + at.getColumnNr() + ":") + " not valid TOML: "
-                    + e.getOriginalMessage());
         } catch (IOException e) {
             throw new InvalidInputException("execution config " + abs + " cannot be read: " + e.getMessage());
         }
+        JsonNode root = TomlDocuments.parse(content, "execution config " + abs);
         String where = "execution config " + abs;
         if (root == null || !root.isObject()) {
             throw new InvalidInputException(where + ": expected [placements.ALIAS] tables");
