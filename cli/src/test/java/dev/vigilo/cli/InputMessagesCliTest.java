@@ -56,4 +56,28 @@ class InputMessagesCliTest {
         String line = oneLine(cli.run("serve", "--port", "0", "--bind", "localhost"), ExitCode.INVALID_INPUT);
         assertThat(line).contains("--bind \"localhost\" is not an IP address", "127.0.0.1");
     }
+
+    @Test
+    void configurationsSavedAsUtf16OrNestedTooDeeplySaySoWhere() throws IOException {
+        Path wide = Files.write(home.resolve("wide.toml"), new byte[] {(byte) 0xFF, (byte) 0xFE, '[', 0, ']', 0});
+        String line = oneLine(
+                cli.run("--storage-config", wide.toString(), "dataset", "upload", cases.toString()),
+                ExitCode.INVALID_INPUT);
+        assertThat(line)
+                .contains("storage config " + wide + ":1:1: is UTF-16 (little-endian) text", "save it as UTF-8")
+                .doesNotContain("Invalid UTF-8 start byte");
+        line = oneLine(cli.run("--execution-config", wide.toString(), "placement", "list"), ExitCode.INVALID_INPUT);
+        assertThat(line).contains("execution config " + wide + ":1:1: is UTF-16 (little-endian) text");
+
+        Path deep = Files.writeString(
+                home.resolve("deep.toml"), "[placements.a]\nx = " + "[".repeat(1200) + "]".repeat(1200) + "\n");
+        line = oneLine(cli.run("--execution-config", deep.toString(), "placement", "list"), ExitCode.INVALID_INPUT);
+        // "x = " is 4 characters: the 998th bracket is level 1001 (the document and the two tables are levels 1-3).
+        assertThat(line)
+                .contains("execution config " + deep + ":2:1002: not valid TOML: nested deeper than 1000" + " levels");
+        line = oneLine(
+                cli.run("--storage-config", deep.toString(), "dataset", "upload", cases.toString()),
+                ExitCode.INVALID_INPUT);
+        assertThat(line).contains("storage config " + deep + ":2:1002: not valid TOML: nested deeper than 1000 levels");
+    }
 }
