@@ -80,4 +80,36 @@ class InputMessagesCliTest {
                 ExitCode.INVALID_INPUT);
         assertThat(line).contains("storage config " + deep + ":2:1002: not valid TOML: nested deeper than 1000 levels");
     }
+
+    @Test
+    void aConfigurationFileThatIsMissingOrADirectoryIsRefusedByEveryCommand() throws IOException {
+        Path missing = home.resolve("no-such.toml");
+        Path directory = Files.createDirectories(home.resolve("a-directory.toml"));
+        String someRun = java.util.UUID.randomUUID().toString();
+        List<List<String>> commands = List.of(
+                List.of("dataset", "list"),
+                List.of("dataset", "show", someRun),
+                List.of("run", "status", someRun),
+                List.of("placement", "list"),
+                List.of("run", "cancel", someRun),
+                List.of("datagen", "status", "--pipeline", "p", "--experiment", "e"));
+        for (List<String> command : commands) {
+            for (String option : List.of("--storage-config", "--execution-config")) {
+                List<String> args = new java.util.ArrayList<>(List.of(option, missing.toString()));
+                args.addAll(command);
+                String line = oneLine(cli.run(args.toArray(String[]::new)), ExitCode.INVALID_INPUT);
+                assertThat(line).as(args.toString()).contains(missing.toString(), "does not exist");
+                args.set(1, directory.toString());
+                line = oneLine(cli.run(args.toArray(String[]::new)), ExitCode.INVALID_INPUT);
+                assertThat(line).as(args.toString()).contains(directory.toString(), "is a directory");
+            }
+        }
+        // The environment variable names the file the same way.
+        CliRunner viaEnvironment = new CliRunner(
+                home,
+                Map.of(Environment.STORAGE_CONFIG_VARIABLE, missing.toString()),
+                List.of("--control-db", TestPostgres.newDatabaseUrl()));
+        assertThat(oneLine(viaEnvironment.run("dataset", "list"), ExitCode.INVALID_INPUT))
+                .contains(missing.toString(), "does not exist");
+    }
 }

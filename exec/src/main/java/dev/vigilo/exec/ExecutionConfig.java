@@ -95,7 +95,9 @@ public record ExecutionConfig(String source, Map<String, Placement> placements) 
             throw new InvalidInputException("execution config " + abs
                     + " does not exist; fix --execution-config / VIGILO_EXECUTION_CONFIG or create it");
         } catch (IOException e) {
-            throw new InvalidInputException("execution config " + abs + " cannot be read: " + e.getMessage());
+            throw new InvalidInputException("execution config " + abs
+                    + (Files.isDirectory(abs) ? " is a directory" : " cannot be read: " + e.getMessage())
+                    + "; give the path of an execution.toml file (--execution-config / VIGILO_EXECUTION_CONFIG)");
         }
         JsonNode root = TomlDocuments.parse(content, "execution config " + abs);
         String where = "execution config " + abs;
