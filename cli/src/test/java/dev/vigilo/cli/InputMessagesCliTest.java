@@ -2,7 +2,13 @@ package dev.vigilo.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.control.TestPostgres;
+import dev.vigilo.sessionlog.LockFileEpochSource;
+import dev.vigilo.sessionlog.SessionHeader;
+import dev.vigilo.sessionlog.SessionLogWriter;
+import dev.vigilo.sessionlog.WriterOptions;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -111,5 +117,44 @@ class InputMessagesCliTest {
                 List.of("--control-db", TestPostgres.newDatabaseUrl()));
         assertThat(oneLine(viaEnvironment.run("dataset", "list"), ExitCode.INVALID_INPUT))
                 .contains(missing.toString(), "does not exist");
+    }
+
+    @Test
+    void pathsInSuccessMessagesAreEscaped() throws Exception {
+        // A directory and output names with a line break, a tab and a terminal escape: each message stays one line
+        // and shows them as \\uXXXX, so a name cannot rewrite what the terminal shows.
+        Path odd = Files.createDirectories(home.resolve("logs\u001b[2J\nsecond"));
+        Path log = odd.resolve("session.jsonl.zstd");
+        SessionHeader header = new SessionHeader("input-messages", "/tmp", 1760000000000L, 0);
+        try (SessionLogWriter w =
+                SessionLogWriter.create(log, header, new LockFileEpochSource(), WriterOptions.defaults())) {
+            ObjectNode event = JsonNodeFactory.instance.objectNode();
+            event.put("type", "todo/write")
+                    .put("time", 1000)
+                    .putObject("data")
+                    .putArray("todos")
+                    .add("t");
+            w.append(List.of(event));
+        }
+        Path compacted = home.resolve("compacted\tname\r.jsonl.zstd");
+        Path repaired = home.resolve("repaired\u0007.jsonl.zstd");
+        for (CliRunner.Result r : List.of(
+                cli.run("session", "compact", log.toString(), "--out", compacted.toString()),
+                cli.run("session", "repair", log.toString(), "--out", repaired.toString()))) {
+            assertThat(r.exitCode()).as(r.err()).isZero();
+            assertThat(r.out()).as(r.out()).hasLineCount(1).doesNotContain("\u001b", "\t", "\r", "\u0007");
+            assertThat(r.out()).contains("logs\\u001b[2J\\u000asecond");
+        }
+        assertThat(cli.run(
+                                "session",
+                                "compact",
+                                log.toString(),
+                                "--out",
+                                home.resolve("x.jsonl.zstd").toString(),
+                                "--force")
+                        .exitCode())
+                .isZero();
+        assertThat(Files.exists(compacted)).isTrue();
+        assertThat(Files.exists(repaired)).isTrue();
     }
 }
