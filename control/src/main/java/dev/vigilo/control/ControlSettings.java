@@ -7,6 +7,7 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.regex.Pattern;
 
@@ -56,7 +57,8 @@ public sealed interface ControlSettings {
             for (String host : parsed.getProperty("PGHOST", "").split(",", -1)) {
                 if (!validHost(host)) {
                     throw new InvalidInputException("The control database URL '" + Secrets.mask(url)
-                            + "' has a malformed host " + Names.quote(host)
+                            + "' has a malformed host "
+                            + Names.quote(shownHost(url, host))
                             + ": use a host name (letters, digits, '.', '-', '_'), an IPv4 address or an IPv6 address"
                             + " in brackets such as [::1]; check --control-db / VIGILO_CONTROL_DB");
                 }
@@ -86,11 +88,14 @@ public sealed interface ControlSettings {
             }
         }
 
-        /** {@code //user[:password]@host}: the driver would take it all for a host name. */
-        private static boolean hasUserInfo(String url) {
+        /**
+         * The hosts and ports as written ({@code [::1}), which say more than what the driver made of them
+         * ({@code [:}); empty for a URL without {@code //}.
+         */
+        private static Optional<String> authority(String url) {
             String rest = url.substring("jdbc:postgresql:".length());
             if (!rest.startsWith("//")) {
-                return false;
+                return Optional.empty();
             }
             int end = rest.length();
             for (char c : new char[] {'/', '?'}) {
@@ -99,7 +104,17 @@ public sealed interface ControlSettings {
                     end = at;
                 }
             }
-            return rest.substring(2, end).contains("@");
+            return Optional.of(rest.substring(2, end));
+        }
+
+        /** The hosts as written unless a {@code host=} parameter gave them, else what the driver parsed. */
+        private static String shownHost(String url, String parsed) {
+            return url.contains("host=") ? parsed : authority(url).orElse(parsed);
+        }
+
+        /** {@code //user[:password]@host}: the driver would take it all for a host name. */
+        private static boolean hasUserInfo(String url) {
+            return authority(url).map(a -> a.contains("@")).orElse(false);
         }
 
         @Override

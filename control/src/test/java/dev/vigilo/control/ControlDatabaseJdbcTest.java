@@ -196,6 +196,9 @@ class ControlDatabaseJdbcTest {
                     .hasMessageContaining("VIGILO_CONTROL_DB")
                     .hasMessageNotContaining("Pw1234");
         }
+        // The host as written, not what the driver made of it ("[:").
+        assertThatThrownBy(() -> new ControlSettings.Jdbc("jdbc:postgresql://[::1/v"))
+                .hasMessageContaining("has a malformed host \"[::1\"");
         for (String url : new String[] {
             "jdbc:postgresql://[::1]:5432/v",
             "jdbc:postgresql://[::1]/v",
