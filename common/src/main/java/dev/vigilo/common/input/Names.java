@@ -57,8 +57,8 @@ public final class Names {
             if (c == REPLACEMENT) {
                 throw new InvalidInputException(what + ": the name contains U+FFFD (the replacement character) at"
                         + " position " + (i + 1) + ": its bytes are not valid in this system's character encoding ("
-                        + platformEncoding() + "); give the name as " + platformEncoding()
-                        + " text (check the locale: LANG, LC_ALL)");
+                        + platformEncoding() + ", from the locale: LANG, LC_ALL); give valid text in that encoding,"
+                        + " or use a UTF-8 locale such as C.UTF-8");
             }
             if (!isPrintable(c)) {
                 throw new InvalidInputException(what + ": " + quote(value) + " contains the control character "
