@@ -38,7 +38,15 @@ final class Json {
      * classes ({@code StreamReadConstraints}) instead of the document's problem.
      */
     static String limitProblem(StreamConstraintsException e) {
-        return limitWords(e);
+        String m = String.valueOf(e.getOriginalMessage());
+        StreamReadConstraints limits = StreamReadConstraints.defaults();
+        if (m.startsWith("Document nesting depth")) {
+            return "nested deeper than " + limits.getMaxNestingDepth() + " levels";
+        }
+        if (m.startsWith("Number value length") || m.startsWith("Number length")) {
+            return "a number longer than " + limits.getMaxNumberLength() + " digits";
+        }
+        return "a value longer than this reader accepts";
     }
 
     /**
@@ -56,18 +64,6 @@ final class Json {
                 at.getCharOffset(),
                 at.getLineNr(),
                 Math.max(1, at.getColumnNr() - 1));
-    }
-
-    private static String limitWords(StreamConstraintsException e) {
-        String m = String.valueOf(e.getOriginalMessage());
-        StreamReadConstraints limits = StreamReadConstraints.defaults();
-        if (m.startsWith("Document nesting depth")) {
-            return "nested deeper than " + limits.getMaxNestingDepth() + " levels";
-        }
-        if (m.startsWith("Number value length") || m.startsWith("Number length")) {
-            return "a number longer than " + limits.getMaxNumberLength() + " digits";
-        }
-        return "a value longer than this reader accepts";
     }
 
     /**
