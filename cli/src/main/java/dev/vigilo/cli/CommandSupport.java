@@ -37,6 +37,15 @@ final class CommandSupport {
         return String.join(" ", ErrorReporter.lines(text));
     }
 
+    /**
+     * A path (or other text the user gave) as a message shows it: control characters, line breaks and terminal
+     * escapes written as {@code \\uXXXX} ({@link Names#printable}), so a file name cannot rewrite what the
+     * terminal shows or split a message; printable text is unchanged.
+     */
+    static String shown(Object path) {
+        return Names.printable(String.valueOf(path));
+    }
+
     /** A path-segment name (pipeline, experiment) as typed, or refused (exit 3). */
     static String segmentName(String text, String what) {
         return Names.segment(text, what);

@@ -22,7 +22,8 @@ import java.util.TreeMap;
 /**
  * Opens, lazily, what a command needs (the control database, the storage configuration, object stores) from the
  * command line and the environment, and closes all of it when the command ends. Commands that need neither
- * (help, version) start nothing.
+ * (help, version) start nothing. The configuration files named by option or environment variable are the
+ * exception: they are read when this is made, so every command refuses a bad one the same way.
  */
 final class Connections implements AutoCloseable {
     private final Environment environment;
@@ -44,14 +45,33 @@ final class Connections implements AutoCloseable {
         this.controlDbOption = Objects.requireNonNull(controlDbOption, "controlDbOption");
         this.storageConfigOption = Objects.requireNonNull(storageConfigOption, "storageConfigOption");
         this.executionConfigOption = Objects.requireNonNull(executionConfigOption, "executionConfigOption");
+        // A configuration file that is named is read now, whatever the command needs: a missing, unreadable or
+        // invalid one is refused alike by every command, rather than ignored by those that happen not to use it
+        // (dataset list needs no store, yet --storage-config must still name a storage.toml).
+        if (storageConfigFile().isPresent()) {
+            storage();
+        }
+        if (executionConfigFile().isPresent()) {
+            execution();
+        }
+    }
+
+    /** {@code --storage-config}, else {@code VIGILO_STORAGE_CONFIG}, if either names a file. */
+    private Optional<Path> storageConfigFile() {
+        return storageConfigOption.or(
+                () -> environment.get(Environment.STORAGE_CONFIG_VARIABLE).map(Path::of));
+    }
+
+    /** {@code --execution-config}, else {@code VIGILO_EXECUTION_CONFIG}, if either names a file. */
+    private Optional<Path> executionConfigFile() {
+        return executionConfigOption.or(
+                () -> environment.get(Environment.EXECUTION_CONFIG_VARIABLE).map(Path::of));
     }
 
     /** {@code --execution-config}, else {@code VIGILO_EXECUTION_CONFIG}, else the control database only. */
     ExecutionConfig execution() {
         if (executionConfig == null) {
-            Optional<Path> file = executionConfigOption.or(
-                    () -> environment.get(Environment.EXECUTION_CONFIG_VARIABLE).map(Path::of));
-            executionConfig = file.map(ExecutionConfig::parse).orElseGet(ExecutionConfig::defaults);
+            executionConfig = executionConfigFile().map(ExecutionConfig::parse).orElseGet(ExecutionConfig::defaults);
         }
         return executionConfig;
     }
@@ -120,9 +140,8 @@ final class Connections implements AutoCloseable {
     /** {@code --storage-config}, else {@code VIGILO_STORAGE_CONFIG}, else a local store under Vigilo home. */
     StorageConfig storage() {
         if (storageConfig == null) {
-            Optional<Path> file = storageConfigOption.or(
-                    () -> environment.get(Environment.STORAGE_CONFIG_VARIABLE).map(Path::of));
-            storageConfig = file.map(StorageConfig::load)
+            storageConfig = storageConfigFile()
+                    .map(StorageConfig::load)
                     .orElseGet(() -> StorageConfig.localDefault(environment.defaultObjectStore()));
         }
         return storageConfig;

@@ -67,18 +67,19 @@ final class DatagenCommand implements Runnable {
             "Keep checkpoint logs in the storage-config store NAME (the same as --durable-root store:NAME).";
 
     /**
-     * The durable root: {@code --durable-root} or {@code --store} resolved through the storage configuration (read
-     * only for {@code s3://} and {@code store:} roots), else Vigilo home.
+     * The durable root: {@code --durable-root} or {@code --store} resolved through the storage configuration (used
+     * only for {@code s3://} and {@code store:} roots, checked whenever one is named), else Vigilo home.
      */
     static LogRoot durableRoot(String durableRoot, String store, VigiloCommand root) {
         if (durableRoot != null && store != null) {
             throw new InvalidInputException("give --durable-root or --store, not both");
         }
-        if (durableRoot == null && store == null) {
-            return LogRoot.local(root.environment().vigiloHome());
-        }
-        String text = store != null ? "store:" + store : durableRoot;
+        // Made even for a local root: a named configuration file is checked by every command alike.
         try (Connections connections = root.connections()) {
+            if (durableRoot == null && store == null) {
+                return LogRoot.local(root.environment().vigiloHome());
+            }
+            String text = store != null ? "store:" + store : durableRoot;
             return LogRoot.resolve(text, connections::storage);
         }
     }

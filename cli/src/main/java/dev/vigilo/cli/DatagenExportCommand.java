@@ -37,7 +37,7 @@ final class DatagenExportCommand implements Callable<Integer> {
     public Integer call() {
         OutputFiles.check(out, "--out", force);
         long n = Experiments.export(experiment.root(spec), experiment.pipeline(), experiment.experiment(), out, force);
-        CommandSupport.out(spec).printf("exported %d items to %s%n", n, out);
+        CommandSupport.out(spec).printf("exported %d items to %s%n", n, CommandSupport.shown(out));
         return ExitCode.OK;
     }
 }

@@ -23,7 +23,7 @@ final class ProgressDisplay implements UploadProgress, AutoCloseable {
     }
 
     static ProgressDisplay forTerminal(Path file) {
-        return new ProgressDisplay(System.console() != null, String.valueOf(file.getFileName()));
+        return new ProgressDisplay(System.console() != null, CommandSupport.shown(file.getFileName()));
     }
 
     @Override

@@ -92,7 +92,7 @@ final class QuickstartCommand implements Callable<Integer> {
 
     private int quickstart(
             Connections connections, Environment environment, SignalStop signal, PrintWriter out, PrintWriter err) {
-        out.println("Vigilo home:       " + environment.vigiloHome());
+        out.println("Vigilo home:       " + CommandSupport.shown(environment.vigiloHome()));
         DatasetCatalog catalog = new DatasetCatalog(connections.control().jdbi());
         out.println("control database:  " + connections.control().description());
         ObjectStore store = connections.openStore(Optional.empty());

@@ -76,7 +76,7 @@ final class RunResultsCommand implements Callable<Integer> {
             CommandSupport.out(spec)
                     .printf(
                             "wrote %d results of %d chunks of run %s to %s%n",
-                            summary.cases(), summary.chunks(), id, out);
+                            summary.cases(), summary.chunks(), id, CommandSupport.shown(out));
         }
         return ExitCode.OK;
     }
@@ -117,7 +117,8 @@ final class RunResultsCommand implements Callable<Integer> {
                 Files.deleteIfExists(tmp);
             } catch (IOException e) {
                 if (!kept) {
-                    CommandSupport.err(spec).println("vigilo: warning: cannot remove the temporary file " + tmp);
+                    CommandSupport.err(spec)
+                            .println("vigilo: warning: cannot remove the temporary file " + CommandSupport.shown(tmp));
                 }
             }
         }

@@ -60,14 +60,14 @@ final class SessionCompactCommand implements Callable<Integer> {
         CommandSupport.out(spec)
                 .printf(
                         "compacted %s -> %s: %d -> %d frames, %d -> %d bytes, %d events%s%n",
-                        file,
-                        r.output(),
+                        CommandSupport.shown(file),
+                        CommandSupport.shown(r.output()),
                         r.framesBefore(),
                         r.framesAfter(),
                         r.bytesBefore(),
                         r.bytesAfter(),
                         r.events(),
-                        r.backup() == null ? "" : " (original kept as " + r.backup() + ")");
+                        r.backup() == null ? "" : " (original kept as " + CommandSupport.shown(r.backup()) + ")");
         return ExitCode.OK;
     }
 }

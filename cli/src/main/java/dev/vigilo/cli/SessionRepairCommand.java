@@ -62,13 +62,13 @@ final class SessionRepairCommand implements Callable<Integer> {
         CommandSupport.out(spec)
                 .printf(
                         "repaired %s -> %s: %d events kept, %d closers added, %d frames, %d bytes%s%n",
-                        file,
-                        r.output(),
+                        CommandSupport.shown(file),
+                        CommandSupport.shown(r.output()),
                         r.stored(),
                         r.closers(),
                         r.frames(),
                         r.bytes(),
-                        r.backup() == null ? "" : " (original kept as " + r.backup() + ")");
+                        r.backup() == null ? "" : " (original kept as " + CommandSupport.shown(r.backup()) + ")");
         return ExitCode.OK;
     }
 }

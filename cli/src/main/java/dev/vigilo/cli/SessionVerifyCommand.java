@@ -40,7 +40,8 @@ final class SessionVerifyCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         VerifyReport report = SessionVerifier.verify(SessionCommand.existingLog(file));
-        CommandSupport.out(spec).println(json ? report.toJson() : report.toText());
+        // The text names the file (and may quote its bytes): escaped like every message.
+        CommandSupport.out(spec).println(json ? report.toJson() : CommandSupport.shown(report.toText()));
         return report.accepted() ? ExitCode.OK : ExitCode.FAILED;
     }
 }

@@ -183,6 +183,38 @@ class ControlDatabaseJdbcTest {
     }
 
     @Test
+    void malformedHostsAreInvalidInputNotAnUnreachableServer() {
+        // Before, these passed the driver's parser and failed only when connecting: exit 5, "is the server running?".
+        for (String host : new String[] {
+            "[::1", "[::1]]", "[zz::1]", "[1:2:3]", "::1", "[]", "host name", "ho$t", "a,[::1", "[::1]x"
+        }) {
+            assertThatThrownBy(() -> new ControlSettings.Jdbc("jdbc:postgresql://" + host + "/v?password=Pw1234"))
+                    .as(host)
+                    .isInstanceOf(InvalidInputException.class)
+                    .hasMessageContaining("malformed host")
+                    .hasMessageContaining("[::1]")
+                    .hasMessageContaining("VIGILO_CONTROL_DB")
+                    .hasMessageNotContaining("Pw1234");
+        }
+        // The host as written, not what the driver made of it ("[:").
+        assertThatThrownBy(() -> new ControlSettings.Jdbc("jdbc:postgresql://[::1/v"))
+                .hasMessageContaining("has a malformed host \"[::1\"");
+        for (String url : new String[] {
+            "jdbc:postgresql://[::1]:5432/v",
+            "jdbc:postgresql://[::1]/v",
+            "jdbc:postgresql://[fe80::1%25eth0]/v",
+            "jdbc:postgresql://127.0.0.1/v",
+            "jdbc:postgresql://db.example-1_x:5433/v",
+            "jdbc:postgresql://a,b:5433/v",
+            "jdbc:postgresql://[::1],db:5433/v",
+            "jdbc:postgresql:v",
+            "jdbc:postgresql:///v"
+        }) {
+            assertThat(new ControlSettings.Jdbc(url).url()).isEqualTo(url);
+        }
+    }
+
+    @Test
     void poolIsSmallAndCloseIsIdempotent() throws Exception {
         ControlDatabase database = open(TestPostgres.newDatabaseUrl());
         assertThat(((HikariDataSource) database.dataSource()).getMaximumPoolSize())

@@ -4,11 +4,14 @@ import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.vigilo.common.input.InputFiles;
+import dev.vigilo.common.input.TextEncoding;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -53,24 +56,33 @@ public final class PipelineParser {
 
     /** Parses {@code path}; the input path in it is resolved against the file's directory. */
     public static PipelineSpec parse(Path path) {
-        String text;
+        byte[] bytes;
         // Checked before opening: a named pipe would block the open for ever.
         InputFiles.problem(path).ifPresent(problem -> {
             throw new PipelineDefinitionException(path.toString(), 0, 0, problem + "; give the pipeline's YAML file");
         });
         try {
-            text = Files.readString(path);
-        } catch (java.nio.charset.MalformedInputException e) {
-            throw new PipelineDefinitionException(
-                    path.toString(), 0, 0, "is not valid UTF-8 text; save the pipeline as UTF-8");
+            bytes = Files.readAllBytes(path);
         } catch (java.nio.file.NoSuchFileException e) {
             throw new PipelineDefinitionException(path.toString(), 0, 0, "no such file; check the path");
         } catch (IOException e) {
             throw new PipelineDefinitionException(
                     path.toString(), 0, 0, "cannot read pipeline file: " + e.getMessage());
         }
+        TextEncoding.notUtf8(bytes, bytes.length).ifPresent(problem -> {
+            throw new PipelineDefinitionException(path.toString(), 1, 1, problem);
+        });
+        TextEncoding.firstMalformed(bytes).ifPresent(bad -> {
+            throw new PipelineDefinitionException(
+                    path.toString(),
+                    (int) bad.line(),
+                    (int) bad.column(),
+                    bad.describe() + "; save the pipeline as UTF-8");
+        });
         return new PipelineParser(path.toString())
-                .parse(text, path.toAbsolutePath().getParent());
+                .parse(
+                        new String(bytes, StandardCharsets.UTF_8),
+                        path.toAbsolutePath().getParent());
     }
 
     /** Parses YAML text; {@code baseDir} resolves a relative input path. */
@@ -85,14 +97,25 @@ public final class PipelineParser {
             // First pass: remember where every node starts, keyed by JSON pointer, for error
             // messages.
             try (JsonParser p = new YAMLFactory().createParser(yaml)) {
-                JsonToken t;
-                while ((t = p.nextToken()) != null) {
-                    if (t == JsonToken.FIELD_NAME) continue;
-                    // For a scalar the context is its container with the current key/index set; for
-                    // a container start it is
-                    // the new container itself: either way the pointer names the node starting
-                    // here.
-                    locations.putIfAbsent(p.getParsingContext().pathAsPointer().toString(), p.currentTokenLocation());
+                try {
+                    JsonToken t;
+                    while ((t = p.nextToken()) != null) {
+                        if (t == JsonToken.FIELD_NAME) continue;
+                        // For a scalar the context is its container with the current key/index set; for
+                        // a container start it is
+                        // the new container itself: either way the pointer names the node starting
+                        // here.
+                        locations.putIfAbsent(
+                                p.getParsingContext().pathAsPointer().toString(), p.currentTokenLocation());
+                    }
+                } catch (StreamConstraintsException e) {
+                    // No location in the exception, and Jackson's words: say where the parser stopped, plainly.
+                    JsonLocation l = Json.lastRead(p);
+                    throw new PipelineDefinitionException(
+                            file,
+                            l == null ? 0 : l.getLineNr(),
+                            l == null ? 0 : l.getColumnNr(),
+                            "invalid YAML: " + Json.limitProblem(e) + "; flatten it");
                 }
             }
             root = mapper.readTree(yaml);

@@ -3,8 +3,11 @@ package dev.vigilo.datagen;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class PipelineParserTest {
     static PipelineSpec parse(String yaml) {
@@ -71,5 +74,31 @@ class PipelineParserTest {
         assertThatThrownBy(() -> parse("input: a\nsteps:\n  - {name: x, kind: command, command: [cat], retries: -1}\n"))
                 .hasMessageStartingWith("p.yaml:3:")
                 .hasMessageContaining("'retries' must be an integer");
+    }
+
+    @Test
+    void aPipelineNestedTooDeeplySaysWhereInPlainWords() {
+        // "x: " is 3 characters: the 1000th bracket, level 1001 (the top mapping is level 1), is in column 1003.
+        String yaml = "input: a\nx: " + "[".repeat(1500) + "]".repeat(1500) + "\n";
+        assertThatThrownBy(() -> parse(yaml))
+                .isInstanceOf(PipelineDefinitionException.class)
+                .hasMessage("p.yaml:2:1003: invalid YAML: nested deeper than 1000 levels; flatten it");
+    }
+
+    @Test
+    void aPipelineFileThatIsNotUtf8SaysWhereOrWhatItIs(@TempDir Path dir) throws Exception {
+        byte[] good = "input: seeds.jsonl\nsteps: []\n".getBytes(StandardCharsets.UTF_8);
+        byte[] utf16 = new String(good, StandardCharsets.UTF_8).getBytes(StandardCharsets.UTF_16);
+        Path wide = Files.write(dir.resolve("wide.yaml"), utf16);
+        assertThatThrownBy(() -> PipelineParser.parse(wide))
+                .isInstanceOf(PipelineDefinitionException.class)
+                .hasMessage(wide + ":1:1: is UTF-16 (big-endian) text (it starts with the byte order mark FE FF);"
+                        + " save it as UTF-8");
+        Path latin1 = Files.write(
+                dir.resolve("latin1.yaml"), "input: a\nname: caf\u00e9\n".getBytes(StandardCharsets.ISO_8859_1));
+        assertThatThrownBy(() -> PipelineParser.parse(latin1))
+                .isInstanceOf(PipelineDefinitionException.class)
+                .hasMessage(latin1 + ":2:10: bytes are not valid UTF-8 (byte 0xe9 at byte offset 9 of the line);"
+                        + " save the pipeline as UTF-8");
     }
 }

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.base.ParserBase;
+import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
@@ -82,21 +83,41 @@ final class CaseLineParser {
     CaseFields parse(byte[] bytes, int offset, int length) throws CaseSyntaxException {
         checkUtf8(bytes, offset, length);
         try (JsonParser p = factory.createParser(bytes, offset, length)) {
-            FullCase fields = new FullCase(true);
-            readCase(p, p.nextToken(), fields);
-            JsonToken trailing = p.nextToken();
-            if (trailing != null) {
+            try {
+                FullCase fields = new FullCase(true);
+                readCase(p, p.nextToken(), fields);
+                JsonToken trailing = p.nextToken();
+                if (trailing != null) {
+                    throw new CaseSyntaxException(
+                            column(p.currentTokenLocation()),
+                            "unexpected " + describe(trailing) + " after the case object (one case per line)");
+                }
+                return new CaseFields(fields.id, fields.group, fields.tags);
+            } catch (StreamConstraintsException e) {
+                // Jackson names its own classes and no place; the parser stands one past the byte that went over.
+                JsonLocation at = p.currentLocation();
                 throw new CaseSyntaxException(
-                        column(p.currentTokenLocation()),
-                        "unexpected " + describe(trailing) + " after the case object (one case per line)");
+                        at == null ? 1 : (int) Math.max(1, at.getColumnNr() - 1), "invalid JSON: " + limitProblem(e));
             }
-            return new CaseFields(fields.id, fields.group, fields.tags);
         } catch (JsonParseException e) {
             throw new CaseSyntaxException(column(e.getLocation()), "invalid JSON: " + e.getOriginalMessage());
         } catch (IOException e) {
             // Parsing a byte array does no I/O; any other IOException is a parse failure too.
             throw new CaseSyntaxException(1, "invalid JSON: " + e.getMessage());
         }
+    }
+
+    /** A limit of the parser in plain words (Jackson's message names {@code StreamReadConstraints}). */
+    private static String limitProblem(StreamConstraintsException e) {
+        String m = String.valueOf(e.getOriginalMessage());
+        StreamReadConstraints limits = StreamReadConstraints.defaults();
+        if (m.startsWith("Document nesting depth")) {
+            return "nested deeper than " + limits.getMaxNestingDepth() + " levels";
+        }
+        if (m.startsWith("Number value length") || m.startsWith("Number length")) {
+            return "a number longer than " + limits.getMaxNumberLength() + " digits";
+        }
+        return "a value longer than a case allows";
     }
 
     /** The longest line (in bytes) {@link #parse} accepts. */

@@ -1,11 +1,13 @@
 package dev.vigilo.dataset;
 
+import dev.vigilo.common.input.TextEncoding;
 import dev.vigilo.storage.Sha256;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.util.Arrays;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * The upload's first pass: reads the file in batches of whole lines on the calling thread (hashing every byte) and
@@ -91,6 +93,13 @@ final class ValidationPass {
         byte[] scratch = new byte[Sha256.LENGTH];
         byte[] bytes = batch.bytes();
         BatchLines lines = new BatchLines(batch);
+        if (batch.startsFile()) {
+            // A file saved as UTF-16 or UTF-32 is named as such, not reported as a bad byte of its first line.
+            Optional<String> foreign = TextEncoding.notUtf8(bytes, batch.length());
+            if (foreign.isPresent()) {
+                return Checked.failed(1, 1, foreign.get());
+            }
+        }
         long[] fingerprints = new long[Math.max(16, batch.length() / 128)];
         int count = 0;
         try (CaseLineParser.Lines shared = parser.lines(bytes, batch.length())) {

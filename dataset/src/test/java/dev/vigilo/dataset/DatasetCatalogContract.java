@@ -300,6 +300,33 @@ abstract class DatasetCatalogContract {
     }
 
     @Test
+    void aFileSavedAsUtf16SaysSo() throws IOException {
+        byte[] wide = (caseLine(0) + "\n").getBytes(StandardCharsets.UTF_16LE);
+        byte[] marked = new byte[wide.length + 2];
+        marked[0] = (byte) 0xFF;
+        marked[1] = (byte) 0xFE;
+        System.arraycopy(wide, 0, marked, 2, wide.length);
+        rejected(
+                "utf16.jsonl",
+                marked,
+                1,
+                1,
+                "is UTF-16 (little-endian) text (it starts with the byte order mark FF FE); save it as UTF-8");
+        rejected("utf16be.jsonl", (caseLine(0) + "\n").getBytes(StandardCharsets.UTF_16), 1, 1, "UTF-16 (big-endian)");
+    }
+
+    @Test
+    void aCaseNestedTooDeeplySaysWhereInPlainWords() throws IOException {
+        // {"id":"d","input": is 18 characters: the 1000th bracket, level 1001 (the case object is level 1), is in
+        // column 1018.
+        String deep = "{\"id\":\"d\",\"input\":" + "[".repeat(1200) + "]".repeat(1200) + "}";
+        rejected("deep.jsonl", lines(caseLine(0), deep), 2, 1018, "nested deeper than 1000 levels");
+        Path file = dir.resolve("deep.jsonl");
+        assertThatThrownBy(() -> catalog.upload(UploadRequest.of(file), store, UploadProgress.NONE))
+                .hasMessageNotContaining("StreamReadConstraints");
+    }
+
+    @Test
     void theFirstInvalidLineOfTheFileIsReportedAcrossValidationBatches() throws IOException {
         List<String> lines = new ArrayList<>();
         for (int i = 0; i < 9000; i++) {

@@ -1,10 +1,9 @@
 package dev.vigilo.exec;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.dataformat.toml.TomlMapper;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.input.InputFiles;
+import dev.vigilo.storage.TomlDocuments;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -95,20 +94,18 @@ public record ExecutionConfig(String source, Map<String, Placement> placements) 
             throw new InvalidInputException("execution config " + abs + " " + problem
                     + "; point --execution-config (or VIGILO_EXECUTION_CONFIG) at an execution.toml file");
         });
-        JsonNode root;
+        byte[] content;
         try {
-            root = new TomlMapper().readTree(Files.readAllBytes(abs));
+            content = Files.readAllBytes(abs);
         } catch (NoSuchFileException e) {
             throw new InvalidInputException("execution config " + abs
                     + " does not exist; fix --execution-config / VIGILO_EXECUTION_CONFIG or create it");
-        } catch (JsonProcessingException e) {
-            var at = e.getLocation();
-            throw new InvalidInputException("execution config " + abs + ":"
-                    + (at == null ? "" : at.getLineNr() + ":" + at.getColumnNr() + ":") + " not valid TOML: "
-                    + e.getOriginalMessage());
         } catch (IOException e) {
-            throw new InvalidInputException("execution config " + abs + " cannot be read: " + e.getMessage());
+            throw new InvalidInputException("execution config " + abs
+                    + (Files.isDirectory(abs) ? " is a directory" : " cannot be read: " + e.getMessage())
+                    + "; give the path of an execution.toml file (--execution-config / VIGILO_EXECUTION_CONFIG)");
         }
+        JsonNode root = TomlDocuments.parse(content, "execution config " + abs);
         String where = "execution config " + abs;
         if (root == null || !root.isObject()) {
             throw new InvalidInputException(where + ": expected [placements.ALIAS] tables");

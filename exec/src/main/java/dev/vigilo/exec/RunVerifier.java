@@ -105,12 +105,19 @@ public final class RunVerifier {
      *
      * @return the report; damage is reported in it, never thrown
      * @throws NotFoundException     no such run
-     * @throws InvalidInputException the run has not ended (settled or failed), or a store is not configured
+     * @throws InvalidInputException the run has not ended (settled or failed), was cancelled (it ended without a
+     *                               result to check), or a store is not configured
      * @throws UnavailableException  a database or a store cannot be reached
      */
     public Report verify(UUID runId) {
         Objects.requireNonNull(runId, "runId");
         RunRecords.Run run = control.withHandle(h -> RunRecords.run(h, runId));
+        if (run.status().equals("cancelled")) {
+            // Ended, but without a settlement: nothing recorded to recompute, and waiting changes nothing.
+            throw new InvalidInputException("run " + runId + " was cancelled: it ended without settling, so there is"
+                    + " no gate table or verdict to check; `vigilo run results " + runId + "` lists the chunks it"
+                    + " committed, each receipt verified against its reference");
+        }
         if (!run.status().equals("settled") && !run.status().equals("failed")) {
             throw new InvalidInputException("run " + runId + " is " + run.status() + "; verify checks a run that has"
                     + " ended: wait until it settles (`vigilo run watch " + runId + "`)");

@@ -219,4 +219,16 @@ class RunVerifierTest {
                 .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("wait until it settles");
     }
+
+    @Test
+    void aCancelledRunIsRefusedAsEndedWithoutAResultNotAsUnsettled() {
+        UUID cancelled = fx.prepare();
+        new RunCancellation(placements).cancel(cancelled);
+        assertThatThrownBy(() -> new RunVerifier(placements, fx.storage).verify(cancelled))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("run " + cancelled + " was cancelled")
+                .hasMessageContaining("no gate table or verdict to check")
+                .hasMessageContaining("vigilo run results " + cancelled)
+                .hasMessageNotContaining("wait");
+    }
 }

@@ -1,10 +1,12 @@
 package dev.vigilo.plan;
 
 import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -15,6 +17,7 @@ import dev.vigilo.agent.Agents;
 import dev.vigilo.agent.SafeRegex;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.input.InputFiles;
+import dev.vigilo.common.input.TextEncoding;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -51,6 +54,9 @@ public final class ProfileParser {
     private static final String INLINE = "--profile";
     private static final int MAX_NAME = 256;
     private static final int MAX_PROBLEMS = 50;
+    /** Deepest nesting of mappings and lists a profile may have; real profiles need a handful of levels. */
+    private static final int MAX_DEPTH = 64;
+
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}");
 
     private ProfileParser() {}
@@ -101,6 +107,9 @@ public final class ProfileParser {
             throw new ProfileException(List.of(
                     "profile: input is larger than " + Profile.MAX_BYTES + " bytes (8 MiB); shrink the profile"));
         }
+        TextEncoding.notUtf8(input, input.length).ifPresent(problem -> {
+            throw new ProfileException(List.of("profile: " + source + " " + problem));
+        });
         checkUtf8(input, source);
         JsonNode root = read(input, source);
         Profile profile = new ProfileParser.Walk().profile(root);
@@ -144,16 +153,27 @@ public final class ProfileParser {
         }
     }
 
-    /** One line for a syntax error: where (SOURCE:LINE:COLUMN, 1-based) and the parser's problem, nothing more. */
-    static String syntaxError(String source, boolean json, Exception e) {
+    /**
+     * One line for a syntax error: where (SOURCE:LINE:COLUMN, 1-based) and the parser's problem, nothing more.
+     *
+     * @param parser the parser that failed, for where it stopped when the error carries no location (a limit of
+     *               {@link StreamReadConstraints} is reported without one); null when there was none
+     */
+    static String syntaxError(String source, boolean json, Exception e, JsonParser parser) {
         String problem = null;
+        String advice = "fix the syntax";
         int line = 0;
         int column = 0;
         if (e instanceof JsonProcessingException j) {
             problem = j.getOriginalMessage();
-            if (j.getLocation() != null) {
-                line = j.getLocation().getLineNr();
-                column = j.getLocation().getColumnNr();
+            if (e instanceof StreamConstraintsException limit) {
+                problem = limitProblem(limit);
+                advice = "flatten or shorten it";
+            }
+            JsonLocation at = j.getLocation() != null ? j.getLocation() : parser == null ? null : lastRead(parser);
+            if (at != null) {
+                line = at.getLineNr();
+                column = at.getColumnNr();
             }
         }
         for (Throwable t = e; t != null; t = t.getCause()) {
@@ -175,7 +195,39 @@ public final class ProfileParser {
                 .findFirst()
                 .orElse("syntax error");
         String where = line > 0 ? source + ":" + line + ":" + column : source;
-        return "profile: not valid " + (json ? "JSON" : "YAML") + " at " + where + ": " + problem + "; fix the syntax";
+        return "profile: not valid " + (json ? "JSON" : "YAML") + " at " + where + ": " + problem + "; " + advice;
+    }
+
+    /**
+     * A limit of the parser in plain words; Jackson's message names its own classes ({@code StreamReadConstraints})
+     * instead of the document's problem.
+     */
+    private static String limitProblem(StreamConstraintsException e) {
+        String m = String.valueOf(e.getOriginalMessage());
+        if (m.startsWith("Document nesting depth")) {
+            return "nested deeper than " + MAX_DEPTH + " levels";
+        }
+        if (m.startsWith("Number value length") || m.startsWith("Number length")) {
+            return "a number longer than " + StreamReadConstraints.DEFAULT_MAX_NUM_LEN + " digits";
+        }
+        return "a value longer than a profile allows";
+    }
+
+    /**
+     * Where a parser that hit a limit stopped: it has read the character that went over it, so that character is
+     * one column before its current location (never before column 1).
+     */
+    private static JsonLocation lastRead(JsonParser parser) {
+        JsonLocation at = parser.currentLocation();
+        if (at == null) {
+            return null;
+        }
+        return new JsonLocation(
+                at.contentReference(),
+                at.getByteOffset(),
+                at.getCharOffset(),
+                at.getLineNr(),
+                Math.max(1, at.getColumnNr() - 1));
     }
 
     private static JsonNode read(byte[] input, String source) {
@@ -192,7 +244,7 @@ public final class ProfileParser {
         boolean json = input[i] == '{';
         StreamReadConstraints limits = StreamReadConstraints.builder()
                 .maxStringLength(Profile.MAX_BYTES)
-                .maxNestingDepth(64)
+                .maxNestingDepth(MAX_DEPTH)
                 .build();
         JsonFactory factory;
         if (json) {
@@ -214,17 +266,22 @@ public final class ProfileParser {
         ObjectMapper mapper = new ObjectMapper(factory)
                 .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
                 .enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY);
+        JsonNode node;
         try (JsonParser parser = factory.createParser(input)) {
-            JsonNode node = mapper.readTree(parser);
-            if (node == null || node.isMissingNode() || node.isNull()) {
-                throw new ProfileException(List.of("profile: the document is empty; give a YAML or JSON profile"));
+            try {
+                node = mapper.readTree(parser);
+            } catch (IOException | RuntimeException e) {
+                throw new ProfileException(List.of(syntaxError(source, json, e, parser)));
             }
-            return node;
         } catch (ProfileException e) {
             throw e;
         } catch (IOException | RuntimeException e) {
-            throw new ProfileException(List.of(syntaxError(source, json, e)));
+            throw new ProfileException(List.of(syntaxError(source, json, e, null)));
         }
+        if (node == null || node.isMissingNode() || node.isNull()) {
+            throw new ProfileException(List.of("profile: the document is empty; give a YAML or JSON profile"));
+        }
+        return node;
     }
 
     /** One validation pass; collects problems instead of stopping at the first. */

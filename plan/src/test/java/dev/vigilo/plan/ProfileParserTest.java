@@ -259,4 +259,41 @@ class ProfileParserTest {
                 .isInstanceOf(ProfileException.class)
                 .hasMessage("profile: not valid UTF-8 at p.yaml:2:2: byte 0xC3; save the profile as UTF-8");
     }
+
+    @Test
+    void aDocumentNestedTooDeeplySaysWhereInPlainWords() {
+        // {"name": is 9 characters: the 64th bracket, level 65 (the object is level 1), is in column 73.
+        String json = "{\"name\": " + "[".repeat(100) + "]".repeat(100) + "}";
+        assertThatThrownBy(() -> ProfileParser.parse(json.getBytes(StandardCharsets.UTF_8), "deep.json"))
+                .isInstanceOf(ProfileException.class)
+                .hasMessage("profile: not valid JSON at deep.json:1:73: nested deeper than 64 levels; flatten or"
+                        + " shorten it")
+                .hasMessageNotContaining("StreamReadConstraints");
+        StringBuilder yaml = new StringBuilder("name: p\nagent:\n");
+        for (int i = 1; i <= 80; i++) {
+            yaml.append("  ".repeat(i)).append("k:\n");
+        }
+        yaml.append("  ".repeat(81)).append("1\n");
+        assertThatThrownBy(() -> ProfileParser.parse(yaml.toString().getBytes(StandardCharsets.UTF_8), "deep.yaml"))
+                .isInstanceOf(ProfileException.class)
+                .hasMessageMatching("profile: not valid YAML at deep.yaml:6\\d:\\d+: nested deeper than 64 levels;"
+                        + " flatten or shorten it");
+    }
+
+    @Test
+    void aProfileSavedAsUtf16SaysSo() {
+        byte[] utf16 = "name: p\n".getBytes(StandardCharsets.UTF_16LE);
+        byte[] withMark = new byte[utf16.length + 2];
+        withMark[0] = (byte) 0xFF;
+        withMark[1] = (byte) 0xFE;
+        System.arraycopy(utf16, 0, withMark, 2, utf16.length);
+        assertThatThrownBy(() -> ProfileParser.parse(withMark, "p.yaml"))
+                .isInstanceOf(ProfileException.class)
+                .hasMessage("profile: p.yaml is UTF-16 (little-endian) text (it starts with the byte order mark FF"
+                        + " FE); save it as UTF-8");
+        byte[] bigEndian = {(byte) 0xFE, (byte) 0xFF, 0, 'n'};
+        assertThatThrownBy(() -> ProfileParser.parse(bigEndian, "p.yaml"))
+                .isInstanceOf(ProfileException.class)
+                .hasMessageContaining("p.yaml is UTF-16 (big-endian) text");
+    }
 }

@@ -1,9 +1,11 @@
 package dev.vigilo.sessionlog;
 
+import dev.vigilo.common.input.TextEncoding;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Locale;
 
 /**
@@ -58,6 +60,33 @@ public enum Compression {
         if (!prefix) return NONE;
         if (n == 4) return ZSTD;
         return claimedBy(file) == NONE ? NONE : ZSTD;
+    }
+
+    /**
+     * Why a file without the zstd frame magic is not an uncompressed log either, or null when it may be one: the
+     * first line of a JSONL log is its header, a JSON object, so after optional spaces or tabs the first byte is
+     * {@code '{'}. Random bytes, a binary file or text in another encoding would otherwise be called "uncompressed
+     * JSONL" (by a name mismatch) or a log with a bad header.
+     */
+    static String notASessionLog(FileChannel ch, Path file) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(8);
+        while (b.hasRemaining()) if (ch.read(b, b.position()) < 0) break;
+        int n = b.position();
+        byte[] head = Arrays.copyOf(b.array(), n);
+        int i = 0;
+        while (i < n && (head[i] == ' ' || head[i] == '\t')) i++;
+        if (i == n || head[i] == '{') return null;
+        String foreign = TextEncoding.notUtf8(head, n).orElse(null);
+        if (foreign != null) {
+            return file + " " + foreign.replace("; save it as UTF-8", "") + ", not a session log: session logs"
+                    + " are UTF-8 JSONL (session.jsonl) or zstd frames of it (session.jsonl.zstd)";
+        }
+        StringBuilder first = new StringBuilder();
+        for (int k = 0; k < n; k++) first.append(String.format("%02X ", head[k] & 0xFF));
+        return file + " is not a session log: it starts with "
+                + first.toString().strip()
+                + ", neither the zstd frame magic (28 B5 2F FD) nor a JSON line ('{'); give a session.jsonl.zstd or"
+                + " session.jsonl file";
     }
 
     /**

@@ -130,6 +130,8 @@ final class LogReader {
     private static Outcome read(Path file, FileChannel ch, RowScanner.RowSink sink) throws IOException {
         long size = ch.size();
         Compression compression = Compression.detect(ch, file);
+        String notALog = compression == Compression.NONE ? Compression.notASessionLog(ch, file) : null;
+        if (notALog != null) return reject(new CorruptSessionLogException(notALog, 0), 0, compression);
         String mismatch = Compression.nameMismatch(file, compression);
         if (mismatch != null) return reject(new CorruptSessionLogException(mismatch, 0), 0, compression);
         boolean plain = compression == Compression.NONE;

@@ -139,6 +139,30 @@ class UncompressedChannelTest {
     }
 
     @Test
+    void bytesThatAreNeitherZstdNorJsonlAreNotASessionLogWhateverTheName() throws Exception {
+        byte[] random = new byte[4096];
+        new java.util.Random(21).nextBytes(random);
+        random[0] = (byte) 0x8F; // not '{', not the zstd magic's first byte
+        for (String name : List.of("session.jsonl.zstd", "session.jsonl", "noise.bin")) {
+            Path file = Files.write(dir.resolve(name), random);
+            VerifyReport r = SessionVerifier.verify(file);
+            assertThat(r.accepted()).as(name).isFalse();
+            assertThat(r.error())
+                    .as(name)
+                    .contains(file + " is not a session log")
+                    .contains("neither the zstd frame magic (28 B5 2F FD) nor a JSON line")
+                    .contains("it starts with 8F ")
+                    .doesNotContain("uncompressed JSONL", "header line");
+            assertThat(r.errorOffset()).isEqualTo(0L);
+        }
+        byte[] utf16 = "{\"type\":\"session\"}\n".getBytes(StandardCharsets.UTF_16);
+        Path wide = Files.write(dir.resolve("wide.jsonl"), utf16);
+        assertThat(SessionVerifier.verify(wide).error())
+                .contains(wide + " is UTF-16 (big-endian) text (it starts with the byte order mark FE FF)")
+                .contains("not a session log");
+    }
+
+    @Test
     void aNameThatDisagreesWithTheBytesIsAClearReject() throws Exception {
         Path plainAsZstd = dir.resolve("session.jsonl.zstd");
         Files.write(plainAsZstd, PlainCorpus.clean(3, 1, false));

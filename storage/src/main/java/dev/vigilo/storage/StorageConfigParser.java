@@ -1,9 +1,6 @@
 package dev.vigilo.storage;
 
-import com.fasterxml.jackson.core.JsonLocation;
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.dataformat.toml.TomlMapper;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.input.InputFiles;
 import java.io.IOException;
@@ -86,19 +83,7 @@ final class StorageConfigParser {
                             + "; give the path of a storage.toml file",
                     e);
         }
-        JsonNode root;
-        try {
-            root = new TomlMapper().readTree(content);
-        } catch (JsonProcessingException e) {
-            JsonLocation at = e.getLocation();
-            String where = at == null ? "" : " at line " + at.getLineNr() + ", column " + at.getColumnNr();
-            throw new InvalidInputException(
-                    "storage config " + file + " is not valid TOML" + where + ": " + e.getOriginalMessage(), e);
-        } catch (IOException e) {
-            throw new InvalidInputException("storage config " + file + " cannot be read: " + e.getMessage(), e);
-        }
-        // An empty document parses to nothing rather than to an empty table.
-        return root == null || root.isMissingNode() ? new TomlMapper().createObjectNode() : root;
+        return TomlDocuments.parse(content, "storage config " + file);
     }
 
     private Map<String, StoreSpec> stores(JsonNode stores) {

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import dev.vigilo.common.errors.InvalidInputException;
 import java.io.IOException;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -193,7 +194,7 @@ class StorageConfigTest {
                 root = "/x
                 """);
 
-        expectError(file, "is not valid TOML at line 3, column");
+        expectError(file, ":3:").hasMessageContaining(": not valid TOML: ");
     }
 
     @Test
@@ -202,7 +203,7 @@ class StorageConfigTest {
                 [stores.a]
                 kind = "local"
                 kind = "s3"
-                """), "is not valid TOML at line").hasMessageContaining("Duplicate key");
+                """), ": not valid TOML: ").hasMessageContaining("Duplicate key");
     }
 
     @Test
@@ -351,6 +352,41 @@ class StorageConfigTest {
     }
 
     /** Asserts that loading fails with a message naming the file and containing {@code expected}. */
+    @Test
+    void aUtf8ByteOrderMarkIsSkipped() throws IOException {
+        Path file = dir.resolve("bom.toml");
+        Files.write(file, ("\ufeff[stores.a]\nkind = \"local\"\nroot = \"/x\"\n").getBytes(StandardCharsets.UTF_8));
+        assertThat(StorageConfig.load(file).defaultStore().name()).isEqualTo("a");
+    }
+
+    @Test
+    void aFileThatIsNotUtf8SaysWhatOrWhere() throws IOException {
+        Path wide = dir.resolve("wide.toml");
+        Files.write(wide, "[stores.a]\n".getBytes(StandardCharsets.UTF_16));
+        expectError(
+                        wide,
+                        ":1:1: is UTF-16 (big-endian) text (it starts with the byte order mark FE FF); save it as"
+                                + " UTF-8")
+                .hasMessageNotContaining("Invalid UTF-8");
+        Path latin1 = dir.resolve("latin1.toml");
+        Files.write(
+                latin1, "[stores.a]\nkind = \"local\"\nroot = \"/caf\u00e9\"\n".getBytes(StandardCharsets.ISO_8859_1));
+        expectError(latin1, ":3:13: bytes are not valid UTF-8 (byte 0xe9 at byte offset 12 of the line)");
+    }
+
+    @Test
+    void nestingTooDeepIsReportedWhereInPlainWords() throws IOException {
+        // "x = " is 4 characters; the document, stores and a are levels 1 to 3, so the 998th bracket (column 1002)
+        // is level 1001.
+        Path file =
+                write("[stores.a]\nkind = \"local\"\nroot = \"/x\"\nx = " + "[".repeat(1500) + "]".repeat(1500) + "\n");
+        expectError(file, ":4:1002: not valid TOML: nested deeper than 1000 levels; flatten it")
+                .hasMessageNotContaining("StreamReadConstraints");
+        // Over one line too: the place is found whatever the line.
+        Path inline = write("a = " + "{b = ".repeat(1200) + "1" + "}".repeat(1200) + "\n");
+        expectError(inline, ":1:").hasMessageContaining("nested deeper than 1000 levels");
+    }
+
     private static AbstractThrowableAssert<?, ? extends Throwable> expectError(Path file, String expected) {
         return assertThatThrownBy(() -> StorageConfig.load(file))
                 .isInstanceOf(InvalidInputException.class)

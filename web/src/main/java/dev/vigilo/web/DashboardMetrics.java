@@ -5,6 +5,7 @@ import dev.vigilo.datagen.ExperimentStatus;
 import dev.vigilo.datagen.Experiments;
 import dev.vigilo.exec.RunCatalog;
 import io.javalin.http.Context;
+import io.javalin.router.Endpoint;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
@@ -39,7 +40,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code vigilo_execution_databases_unreachable};
  *   <li>{@code vigilo_datagen_items{pipeline,experiment,status}}, {@code
  *       vigilo_datagen_failures{pipeline,experiment,error_type}};
- *   <li>{@code vigilo_http_server_requests_seconds{method,route,status}}: this server's own answers;
+ *   <li>{@code vigilo_http_server_requests_seconds{method,route,status}}: this server's own answers, by route
+ *       template (see {@link #route});
  *   <li>JVM memory, threads, GC, CPU and uptime.
  * </ul>
  */
@@ -149,17 +151,30 @@ final class DashboardMetrics implements AutoCloseable {
         if (start == null) {
             return;
         }
-        String route;
-        try {
-            route = ctx.endpoint().path;
-        } catch (RuntimeException e) {
-            route = "unmatched";
-        }
         Timer.builder("vigilo_http_server_requests")
                 .description("Answers of this server")
-                .tags("method", ctx.method().name(), "route", route, "status", Integer.toString(ctx.statusCode()))
+                .tags("method", ctx.method().name(), "route", route(ctx), "status", Integer.toString(ctx.statusCode()))
                 .register(registry)
                 .record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * The template of the route that answered ({@code /runs/{run}}), never the path itself, so the label's values are
+     * bounded by the routes: static files are {@code static}, anything no route matched is {@code unmatched}. (An
+     * after-handler's own endpoint is {@code *}, so it is not the one to ask.)
+     */
+    static String route(Context ctx) {
+        Endpoint matched;
+        try {
+            matched = ctx.endpoints().matchedHttpEndpoint();
+        } catch (RuntimeException e) {
+            matched = null;
+        }
+        if (matched != null) {
+            return matched.path;
+        }
+        String path = ctx.path();
+        return path.startsWith("/static/") || path.startsWith("/webjars/") ? "static" : "unmatched";
     }
 
     @Override

@@ -12,9 +12,11 @@ import java.util.List;
 
 /**
  * Which session logs the dashboard may open by path: exactly the files named on the command line, and files named
- * {@code *.jsonl.zstd} below the allowed roots (Vigilo home). A path is checked twice: as written (normalized, so {@code ..} cannot climb out)
- * and after resolving symbolic links (so a link inside a root cannot point outside it). Anything else is refused
- * before the file is touched, so the answer does not even tell whether it exists.
+ * {@code *.jsonl.zstd} below the allowed roots (Vigilo home). A path is checked twice, and must pass both: as written
+ * (normalized, so {@code ..} cannot climb out; before the file system is touched, so a refusal does not tell whether
+ * something exists there) and as the file system resolves it (symbolic links followed, and {@code ..} after a
+ * linked directory climbing from the link's target, as the operating system would open it). Roots and files are
+ * known both as given and as resolved, so a Vigilo home reached through a link accepts paths written either way.
  */
 final class SessionFiles {
     /** Refused: the path lies outside what this dashboard may read. */
@@ -24,15 +26,28 @@ final class SessionFiles {
         }
     }
 
+    /** Below a root only session logs by name: other files there (a database, object bytes) are never opened. */
+    static final String SUFFIX = ".jsonl.zstd";
+
+    /** The given files and roots, normalized, as written. */
+    private final List<Path> givenFiles = new ArrayList<>();
+
+    private final List<Path> givenRoots = new ArrayList<>();
+    /** The same, resolved (links followed) where they exist. */
     private final List<Path> files = new ArrayList<>();
+
     private final List<Path> roots = new ArrayList<>();
 
     SessionFiles(List<Path> files, List<Path> roots) {
         for (Path f : files) {
-            this.files.add(real(f.toAbsolutePath().normalize()));
+            Path normal = f.toAbsolutePath().normalize();
+            this.givenFiles.add(normal);
+            this.files.add(real(normal));
         }
         for (Path r : roots) {
-            this.roots.add(real(r.toAbsolutePath().normalize()));
+            Path normal = r.toAbsolutePath().normalize();
+            this.givenRoots.add(normal);
+            this.roots.add(real(normal));
         }
     }
 
@@ -53,10 +68,8 @@ final class SessionFiles {
         return List.copyOf(roots);
     }
 
-    /** Below a root only session logs by name: other files there (a database, object bytes) are never opened. */
-    static final String SUFFIX = ".jsonl.zstd";
-
-    private boolean allowed(Path p) {
+    /** Whether {@code p} is one of {@code files}, or a session log by name below one of {@code roots}. */
+    private static boolean allowed(Path p, List<Path> files, List<Path> roots) {
         if (files.contains(p)) {
             return true;
         }
@@ -71,11 +84,16 @@ final class SessionFiles {
         return false;
     }
 
+    /** The path as written (normalized): the files and roots as given or as resolved. */
+    private boolean allowedAsWritten(Path normal) {
+        return allowed(normal, givenFiles, givenRoots) || allowed(normal, files, roots);
+    }
+
     /**
      * The session log {@code text} names.
      *
      * @throws InvalidInputException it is not an absolute path
-     * @throws Forbidden             it lies outside the allowed files and roots (also after following links)
+     * @throws Forbidden             as written, or as resolved, it lies outside the allowed files and roots
      * @throws NotFoundException     it is allowed but no regular file is there
      */
     Path resolve(String text) {
@@ -92,19 +110,20 @@ final class SessionFiles {
             throw new InvalidInputException("give the session log's absolute path");
         }
         Path normal = p.normalize();
-        if (!allowed(normal) && !allowed(real(normal))) {
+        if (!allowedAsWritten(normal)) {
             throw new Forbidden("this dashboard opens only the session logs given to it and those under " + roots
                     + "; start `vigilo session view FILE` to view another file");
         }
         Path real;
         try {
-            real = normal.toRealPath();
+            // The path as written, not its normalized form: the file system follows "d/.." from d's target.
+            real = p.toRealPath();
         } catch (NoSuchFileException e) {
             throw new NotFoundException(normal + ": no such session log file");
         } catch (IOException e) {
             throw new NotFoundException(normal + ": cannot be read (" + e.getMessage() + ")");
         }
-        if (!allowed(real)) {
+        if (!allowed(real, files, roots)) {
             throw new Forbidden(normal + " resolves (through a symbolic link) outside what this dashboard may read");
         }
         if (!Files.isRegularFile(real)) {

@@ -1,14 +1,17 @@
 package dev.vigilo.common.input;
 
 import dev.vigilo.common.errors.InvalidInputException;
+import java.nio.charset.Charset;
 import java.util.regex.Pattern;
 
 /**
  * Checks the names users choose. Two rules: a name that becomes a path segment (a pipeline or experiment name) is
  * 1-128 characters of letters, digits, {@code .}, {@code _} and {@code -}, not starting with a dot (so never
  * {@code ..}, never a {@code /}); a label (a dataset name) is printable text: no control characters, line breaks or
- * terminal escapes, which would let a name rewrite what a later listing shows. Names are refused, never silently
- * changed; {@link #printable} escapes text of unknown origin for display.
+ * terminal escapes, which would let a name rewrite what a later listing shows, and no U+FFFD, the replacement
+ * character the JVM puts where the bytes of an argument or a file name do not decode in the platform's encoding (such
+ * a name is not what the user typed). Names are refused, never silently changed; {@link #printable} escapes text of
+ * unknown origin for display.
  */
 public final class Names {
     /** The path-segment pattern, also documented in docs/cli.md. */
@@ -16,6 +19,9 @@ public final class Names {
 
     /** Longest label accepted, in characters. */
     public static final int MAX_LABEL = 256;
+
+    /** U+FFFD, what a decoder puts in place of bytes it cannot decode. */
+    private static final int REPLACEMENT = 0xFFFD;
 
     private Names() {}
 
@@ -34,7 +40,7 @@ public final class Names {
     }
 
     /**
-     * {@code value} if it is a printable label of 1 to {@link #MAX_LABEL} characters.
+     * {@code value} if it is a printable label of 1 to {@link #MAX_LABEL} characters without U+FFFD.
      *
      * @throws InvalidInputException naming the first offending character otherwise
      */
@@ -48,6 +54,12 @@ public final class Names {
         }
         for (int i = 0; i < value.length(); ) {
             int c = value.codePointAt(i);
+            if (c == REPLACEMENT) {
+                throw new InvalidInputException(what + ": the name contains U+FFFD (the replacement character) at"
+                        + " position " + (i + 1) + ": its bytes are not valid in this system's character encoding ("
+                        + platformEncoding() + ", from the locale: LANG, LC_ALL); give valid text in that encoding,"
+                        + " or use a UTF-8 locale such as C.UTF-8");
+            }
             if (!isPrintable(c)) {
                 throw new InvalidInputException(what + ": " + quote(value) + " contains the control character "
                         + String.format("U+%04X", c) + " at position " + (i + 1)
@@ -88,6 +100,11 @@ public final class Names {
         }
         String shown = text.length() > 80 ? text.substring(0, 77) + "..." : text;
         return "\"" + printable(shown) + "\"";
+    }
+
+    /** The charset the JVM decoded the command line and file names with (not always the default charset). */
+    private static String platformEncoding() {
+        return System.getProperty("sun.jnu.encoding", Charset.defaultCharset().name());
     }
 
     private static boolean isPrintable(int c) {

@@ -36,6 +36,22 @@ class NamesTest {
     }
 
     @Test
+    void labelsWithTheReplacementCharacterAreRefused() {
+        // The JVM decodes argv (and file names) with the platform charset and puts U+FFFD where bytes do not
+        // decode: such a name is not what the user typed, so it is refused rather than stored.
+        for (String bad : new String[] {"ab\ufffdcd", "\ufffd"}) {
+            assertThatThrownBy(() -> Names.label(bad, "--name"))
+                    .as(bad)
+                    .isInstanceOf(InvalidInputException.class)
+                    .hasMessageStartingWith("--name: ")
+                    .hasMessageContaining("U+FFFD")
+                    .hasMessageContaining("not valid in this system's character encoding")
+                    .hasMessageNotContaining("\n")
+                    .hasMessageNotContaining("\ufffd");
+        }
+    }
+
+    @Test
     void printableEscapesWhatATerminalWouldInterpret() {
         assertThat(Names.printable("a\u001b[31mb\nc\\d")).isEqualTo("a\\u001b[31mb\\u000ac\\d");
         assertThat(Names.printable("plain — ü")).isEqualTo("plain — ü");
