@@ -4,7 +4,9 @@ import dev.vigilo.common.errors.Secrets;
 import dev.vigilo.common.retry.RetryPolicy;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -30,7 +32,7 @@ final class OutageWaits {
     /** Longest error text kept per outage (status rows and the log show it). */
     static final int MAX_ERROR = 500;
 
-    /** One service out now: since when, why (the latest failure, masked), and how many operations wait for it. */
+    /** One service out now: since when and why (the latest failure, one line, credentials masked). */
     record Current(Service service, String target, Instant since, String error) {}
 
     private record Key(Service service, String target) {}
@@ -47,7 +49,7 @@ final class OutageWaits {
         }
     }
 
-    private final Map<Service, RetryPolicy> policies = new java.util.EnumMap<>(Service.class);
+    private final Map<Service, RetryPolicy> policies = new EnumMap<>(Service.class);
     private final RetryPolicy policy;
     private final Worker.Listener listener;
     private final Runnable changed;
@@ -216,7 +218,7 @@ final class OutageWaits {
                 "waiting for {} {} since {}: {}; its chunks keep their attempts and carry on once it answers",
                 k.service().described(),
                 k.target(),
-                o.since,
+                o.since.truncatedTo(ChronoUnit.SECONDS),
                 o.error);
         listener.outageBegan(k.service(), k.target(), o.since, o.error);
         changed.run();
