@@ -328,6 +328,8 @@ public final class Worker {
             try {
                 if (!chunks.awaitTermination(30, TimeUnit.SECONDS)) {
                     LOG.warn("chunks still executing after 30 s; their leases expire on their own");
+                } else {
+                    giveBackUnstarted();
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -345,6 +347,25 @@ public final class Worker {
                 fenced.get(),
                 coordinator.admissions(),
                 coordinator.settlements());
+    }
+
+    /**
+     * Gives back the chunks whose task was cancelled before it ran (claimed just as the worker stopped): a task that
+     * ran removed its chunk from {@link #held} when it ended, so once the pool has terminated whatever is left there
+     * never ran and would otherwise stay leased until its lease expired.
+     */
+    private void giveBackUnstarted() {
+        for (var e : held.entrySet()) {
+            Held h = e.getValue();
+            String what =
+                    "chunk " + h.lease().chunkIndex() + " of run " + h.lease().runId();
+            giveBack(
+                    new Claimed(h.placement(), h.lease()),
+                    h.lost(),
+                    what,
+                    new CancelledException(what + ": the worker" + " stopped before it started"));
+            held.remove(e.getKey());
+        }
     }
 
     /** Stops claiming and gives held chunks back; {@link #run} returns soon after. Callable from any thread. */
