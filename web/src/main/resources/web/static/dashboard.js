@@ -63,15 +63,38 @@
       text("percent", (f * 100).toFixed(1) + "%");
       var fill = document.getElementById("progress-fill");
       if (fill) { fill.className = "fill " + level(f); }
+      showWaits(s.waiting || []);
       e.shards.forEach(function (sh) {
         var cell = document.getElementById("shard-" + sh.shard);
         if (!cell) { return; }
+        if (sh.cases_done === null) {
+          cell.className = "cell unknown";
+          cell.title = "shard " + sh.shard + " (" + sh.placement + ", " + sh.state + "): " + sh.chunks + " chunks, " +
+            sh.cases + " cases; progress unknown (execution database unreachable)";
+          return;
+        }
         var sf = sh.cases ? sh.cases_done / sh.cases : 0;
         cell.className = "cell " + level(sf) + (sh.chunks_failed > 0 ? " has-failed" : "");
         cell.title = "shard " + sh.shard + " (" + sh.placement + ", " + sh.state + "): " + sh.chunks_done + "/" +
           sh.chunks + " chunks, " + sh.cases_done + "/" + sh.cases + " cases";
       });
       return s;
+    });
+  }
+
+  // What the run's workers wait for (the store or a database that is out), one line each, as the page renders it.
+  function showWaits(waits) {
+    var box = document.getElementById("waiting");
+    if (!box) { return; }
+    while (box.firstChild) { box.removeChild(box.firstChild); }
+    waits.forEach(function (w) {
+      var p = document.createElement("p");
+      p.className = "alert waiting";
+      p.setAttribute("data-for", w["for"]);
+      p.textContent = "waiting for the " + w["for"] + " since " + w.since + " (" + w.target + ", " + w.workers +
+        " worker" + (w.workers === 1 ? "" : "s") + "): " + w.error +
+        ". Its chunks keep their attempts and carry on once it answers.";
+      box.appendChild(p);
     });
   }
 

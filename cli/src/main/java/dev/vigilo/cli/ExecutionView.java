@@ -35,11 +35,32 @@ final class ExecutionView {
                     p.casesDone(),
                     p.cases());
         }
+        if (!p.unreachable().isEmpty()) {
+            long unknown = p.shards().stream().filter(x -> !x.known()).count();
+            out.printf(
+                    "unreachable now: execution database%s %s (progress of %d shard%s unknown, not counted above)%n",
+                    p.unreachable().size() == 1 ? "" : "s",
+                    String.join(", ", p.unreachable()),
+                    unknown,
+                    unknown == 1 ? "" : "s");
+        }
+        for (ExecutionStatus.Wait w : s.waiting()) {
+            out.println(waiting(w));
+        }
         out.println("verdict: " + verdict(s));
         if (!s.gates().isEmpty()) {
             printGates(out, s.gates());
         }
         s.failureReason().ifPresent(r -> out.println("failure reason: " + r));
+    }
+
+    /**
+     * {@code waiting for the store since 2026-11-30T05:47:18Z (local:/srv/objects, 1 worker): cannot write ...}: what
+     * the run's workers wait for; their chunks keep their attempts.
+     */
+    static String waiting(ExecutionStatus.Wait w) {
+        return w.describe() + " (" + CommandSupport.oneLine(w.target()) + ", " + w.workers() + " worker"
+                + (w.workers() == 1 ? "" : "s") + "): " + CommandSupport.oneLine(w.error());
     }
 
     /** {@code passed}, {@code failed}, or what the run's state means instead. */

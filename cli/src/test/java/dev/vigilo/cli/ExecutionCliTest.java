@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.vigilo.control.ControlDatabase;
+import dev.vigilo.control.ControlSettings;
 import dev.vigilo.control.TestPostgres;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -334,6 +336,37 @@ class ExecutionCliTest {
                 "--run-id",
                 run);
         assertThat(oneLine(recreate, ExitCode.CONFLICT)).contains("cancelled");
+    }
+
+    @Test
+    void statusSaysWhatTheRunsWorkersWaitFor() throws IOException {
+        String run = create(profile("waiting", answering(), "", MIXED_GATES), uploadId);
+        assertThat(status(run).path("waiting")).isEmpty();
+        // What a worker publishes while its database is out (exec's WaitBoard, docs/execution.md "Outages").
+        String worker = UUID.randomUUID().toString();
+        try (ControlDatabase control = ControlDatabase.open(new ControlSettings.Jdbc(controlDb))) {
+            control.jdbi()
+                    .useHandle(h -> h.execute(
+                            "INSERT INTO exec_worker_waits (worker_id, service, target, since, last_error) VALUES"
+                                    + " (?::uuid, 'database', 'control', '2026-01-02T03:04:05Z', 'lease renewal failed:"
+                                    + " connection refused\nsecond line')",
+                            worker));
+        }
+        String text = cli.run("run", "status", run).out();
+        assertThat(text)
+                .contains("waiting for the database since 2026-01-02T03:04:05Z (control, 1 worker): lease renewal"
+                        + " failed: connection refused second line\n");
+        JsonNode w = status(run).path("waiting");
+        assertThat(w).hasSize(1);
+        assertThat(w.get(0).path("for").asText()).isEqualTo("database");
+        assertThat(w.get(0).path("target").asText()).isEqualTo("control");
+        assertThat(w.get(0).path("since").asText()).isEqualTo("2026-01-02T03:04:05Z");
+        assertThat(w.get(0).path("workers").asInt()).isEqualTo(1);
+        try (ControlDatabase control = ControlDatabase.open(new ControlSettings.Jdbc(controlDb))) {
+            control.jdbi().useHandle(h -> h.execute("DELETE FROM exec_worker_waits WHERE worker_id = ?::uuid", worker));
+        }
+        assertThat(cli.run("run", "status", run).out()).doesNotContain("waiting for");
+        assertThat(cli.run("run", "cancel", run).exitCode()).isZero();
     }
 
     @Test

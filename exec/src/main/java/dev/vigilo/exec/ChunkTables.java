@@ -26,12 +26,22 @@ final class ChunkTables {
     /** A route a worker may claim from: the shard's chunks below the dispatch cursor. */
     record Claimable(UUID runId, int shard, long dispatchCursor) {}
 
+    /** A chunk a worker executes now (its claims skip it). */
+    record Held(UUID runId, long chunkIndex) {}
+
+    /** {@link #claim(Handle, List, UUID, Duration, List)} for a worker that holds no chunk. */
+    static Optional<Lease> claim(Handle h, List<Claimable> routes, UUID owner, Duration lease) {
+        return claim(h, routes, owner, lease, List.of());
+    }
+
     /**
      * Claims the next claimable chunk among {@code routes} (queued, or leased with an expired lease; past its
      * backoff; below its shard's dispatch cursor; shard open), in run and chunk order, skipping rows other workers
-     * hold locked. The claim increments the lease generation and the attempt count.
+     * hold locked and the chunks in {@code held} (this worker still executes them: a lease of its own that expired
+     * while a database was out is renewed or completed by the thread holding it, never taken over by its own claim).
+     * The claim increments the lease generation and the attempt count.
      */
-    static Optional<Lease> claim(Handle h, List<Claimable> routes, UUID owner, Duration lease) {
+    static Optional<Lease> claim(Handle h, List<Claimable> routes, UUID owner, Duration lease, List<Held> held) {
         if (routes.isEmpty()) {
             return Optional.empty();
         }
@@ -43,6 +53,9 @@ final class ChunkTables {
                         + " WHERE (c.state = 'queued' OR (c.state = 'leased' AND c.lease_expires_at < clock_timestamp()))"
                         + " AND (c.not_before IS NULL OR c.not_before <= clock_timestamp())"
                         + " AND c.attempts < :max"
+                        + " AND NOT EXISTS (SELECT 1 FROM unnest(:held_runs::uuid[], :held_chunks::bigint[])"
+                        + " AS held(run_id, chunk_index) WHERE held.run_id = c.run_id"
+                        + " AND held.chunk_index = c.chunk_index)"
                         + " ORDER BY c.run_id, c.chunk_index LIMIT 1 FOR UPDATE OF c SKIP LOCKED)"
                         + " UPDATE exec_chunks c SET state = 'leased', lease_owner = :o,"
                         + " lease_generation = c.lease_generation + 1, attempts = c.attempts + 1,"
@@ -61,6 +74,12 @@ final class ChunkTables {
                         "cursors",
                         Long.class,
                         routes.stream().map(Claimable::dispatchCursor).toList())
+                .bindArray(
+                        "held_runs", UUID.class, held.stream().map(Held::runId).toList())
+                .bindArray(
+                        "held_chunks",
+                        Long.class,
+                        held.stream().map(Held::chunkIndex).toList())
                 .bind("max", MAX_ATTEMPTS)
                 .bind("o", owner)
                 .bind("s", (double) lease.toMillis() / 1000.0)
@@ -146,7 +165,9 @@ final class ChunkTables {
 
     /**
      * Completes the chunk with its receipt, if the lease is still this worker's and the shard is open. The shard
-     * row is locked FOR SHARE first so a concurrent cancellation or move (FOR UPDATE) serializes with it.
+     * row is locked FOR SHARE first so a concurrent cancellation or move (FOR UPDATE) serializes with it. A replay of
+     * a completion whose commit was acknowledged to nobody (the database went away while it committed) finds the
+     * chunk done with this very receipt (its key names the lease generation) and reports it completed.
      */
     static Completion complete(Handle h, Lease l, ObjectRef receipt, Tallies t) {
         CrashPoints.boundary("exec.complete"); // inside the transaction: halting here is halting before its commit
@@ -178,22 +199,36 @@ final class ChunkTables {
                 .bind("o", l.owner())
                 .bind("g", l.generation())
                 .execute();
-        return n == 1 ? Completion.COMPLETED : Completion.FENCED;
+        if (n == 1) {
+            return Completion.COMPLETED;
+        }
+        boolean mine = h.createQuery("SELECT EXISTS (SELECT 1 FROM exec_chunks WHERE run_id = :r AND chunk_index = :c"
+                        + " AND state = 'done' AND receipt_key = :k AND receipt_sha256 = :sha)")
+                .bind("r", l.runId())
+                .bind("c", l.chunkIndex())
+                .bind("k", receipt.key().value())
+                .bind("sha", receipt.sha256().toHex())
+                .mapTo(Boolean.class)
+                .one();
+        return mine ? Completion.COMPLETED : Completion.FENCED;
     }
 
     /**
-     * Gives the chunk back for another attempt after {@code backoff}, recording why.
+     * Gives the chunk back for another attempt after {@code backoff}, recording why. With {@code refund}, the
+     * attempt its claim counted is given back too (the attempt ended for a reason outside the chunk: an outage).
      *
      * @return false when the lease was no longer this worker's
      */
-    static boolean requeue(Handle h, Lease l, Duration backoff, String error) {
+    static boolean requeue(Handle h, Lease l, Duration backoff, String error, boolean refund) {
         CrashPoints.boundary("exec.requeue");
         return h.createUpdate("UPDATE exec_chunks SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL,"
-                                + " not_before = clock_timestamp() + make_interval(secs => :b), last_error = :e"
+                                + " not_before = clock_timestamp() + make_interval(secs => :b), last_error = :e,"
+                                + " attempts = CASE WHEN :refund THEN greatest(attempts - 1, 0) ELSE attempts END"
                                 + " WHERE run_id = :r AND chunk_index = :c AND state = 'leased' AND lease_owner = :o"
                                 + " AND lease_generation = :g")
                         .bind("b", (double) backoff.toMillis() / 1000.0)
                         .bind("e", error)
+                        .bind("refund", refund)
                         .bind("r", l.runId())
                         .bind("c", l.chunkIndex())
                         .bind("o", l.owner())

@@ -20,6 +20,10 @@ import org.slf4j.LoggerFactory;
  * chunks whose attempts ran out; settles runs whose chunks all ended. No election: admission is guarded by the
  * creation lease, settlement by the run row lock and its status.
  *
+ * <p>A round's failures are retried at the next round; those of settlement and of the round's reads that are outages
+ * ({@link Outages}) are logged at debug level only, since the worker's claiming thread and heartbeat report an outage
+ * once when it begins and when it ends. A deferred admission is logged at each deferral (at most every 5 minutes).
+ *
  * <p>Called from the worker's claiming thread only; {@link #settleSoon} from any thread.
  */
 final class Coordinator {
@@ -69,7 +73,7 @@ final class Coordinator {
         try {
             runs = Routes.dispatchable(placements.control());
         } catch (RuntimeException e) {
-            LOG.warn("coordination cannot read runs: {}", e.getMessage());
+            warn(e, "coordination cannot read runs: {}", e.getMessage());
             return;
         }
         failExhausted(runs);
@@ -83,7 +87,7 @@ final class Coordinator {
                     listener.runSettled(run, r.status());
                 }
             } catch (RuntimeException e) {
-                LOG.warn("settlement of run {} failed, retried later: {}", run, e.getMessage());
+                warn(e, "settlement of run {} failed, retried later: {}", run, e.getMessage());
             }
         }
     }
@@ -103,7 +107,7 @@ final class Coordinator {
                             ChunkTables.MAX_ATTEMPTS);
                 }
             } catch (RuntimeException e) {
-                LOG.warn("cannot check for exhausted chunks in \"{}\": {}", alias, e.getMessage());
+                warn(e, "cannot check for exhausted chunks in \"{}\": {}", alias, e.getMessage());
             }
         }
     }
@@ -113,7 +117,7 @@ final class Coordinator {
         try {
             candidates = Routes.admissionCandidates(placements.control(), CANDIDATES);
         } catch (RuntimeException e) {
-            LOG.warn("coordination cannot read admission candidates: {}", e.getMessage());
+            warn(e, "coordination cannot read admission candidates: {}", e.getMessage());
             return;
         }
         long now = System.nanoTime();
@@ -137,6 +141,15 @@ final class Coordinator {
                 int failures = d == null ? 1 : d.failures() + 1;
                 defer(run, new Deferral(0, failures), Duration.ofSeconds(Math.min(300, 5L << Math.min(6, failures))));
             }
+        }
+    }
+
+    /** A warning, or a debug line when {@code e} is an outage (reported once elsewhere). */
+    private static void warn(RuntimeException e, String format, Object... args) {
+        if (Outages.classify(e).isPresent()) {
+            LOG.debug(format, args);
+        } else {
+            LOG.warn(format, args);
         }
     }
 

@@ -6,6 +6,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -22,6 +24,8 @@ import java.util.UUID;
  * @param execution     chunk and case progress, in all and per routed shard
  * @param gates         the gate table: final once settlement recorded it, otherwise the counts so far (partial)
  * @param gatesFinal    whether {@code gates} is the recorded table of a settled or failed run
+ * @param waiting       what live workers of the run wait for now (its store or one of its execution databases, out of
+ *                      reach): empty when nothing is out, and for a run that is not pending or running
  */
 public record ExecutionStatus(
         UUID runId,
@@ -30,7 +34,8 @@ public record ExecutionStatus(
         Optional<String> failureReason,
         Progress execution,
         List<GateResult> gates,
-        boolean gatesFinal) {
+        boolean gatesFinal,
+        List<Wait> waiting) {
     private static final ObjectMapper MAPPER = new ObjectMapper();
 
     public ExecutionStatus {
@@ -40,6 +45,31 @@ public record ExecutionStatus(
         Objects.requireNonNull(failureReason, "failureReason");
         Objects.requireNonNull(execution, "execution");
         gates = List.copyOf(gates);
+        waiting = List.copyOf(waiting);
+    }
+
+    /**
+     * Workers of the run waiting for a service that is out (docs/execution.md, "Outages"): their chunks keep their
+     * attempts and carry on once it answers.
+     *
+     * @param service what they wait for
+     * @param target  the store binding or the execution database's alias
+     * @param since   when the earliest of them started waiting
+     * @param workers how many workers wait for it
+     * @param error   the latest failure they saw (one line, credentials masked)
+     */
+    public record Wait(Service service, String target, Instant since, int workers, String error) {
+        public Wait {
+            Objects.requireNonNull(service, "service");
+            Objects.requireNonNull(target, "target");
+            Objects.requireNonNull(since, "since");
+            Objects.requireNonNull(error, "error");
+        }
+
+        /** {@code waiting for the store since 2026-11-30T05:47:18Z}: the line status views show. */
+        public String describe() {
+            return "waiting for " + service.described() + " since " + since.truncatedTo(ChronoUnit.SECONDS);
+        }
     }
 
     /**
@@ -51,16 +81,26 @@ public record ExecutionStatus(
      * @param cases        cases of the plan
      * @param casesDone    cases of done chunks (each ran: passed, failed or errored)
      * @param shards       routed shards in ascending order (empty before admission)
+     * @param unreachable  execution databases of the run that could not be read now (sorted): the done and failed
+     *                     counts above leave out their shards, whose own counts are unknown ({@code -1})
      */
     public record Progress(
-            long chunks, long chunksDone, long chunksFailed, long cases, long casesDone, List<ShardProgress> shards) {
+            long chunks,
+            long chunksDone,
+            long chunksFailed,
+            long cases,
+            long casesDone,
+            List<ShardProgress> shards,
+            List<String> unreachable) {
         public Progress {
             shards = List.copyOf(shards);
+            unreachable = List.copyOf(unreachable);
         }
     }
 
     /**
-     * One shard's progress.
+     * One shard's progress. {@code chunksDone}, {@code chunksFailed} and {@code casesDone} are {@code -1} (unknown)
+     * when its execution database could not be read.
      *
      * @param placement the execution database holding its records now
      * @param state     its route's state: seeding, active, moving or tombstoned
@@ -73,7 +113,12 @@ public record ExecutionStatus(
             long chunksDone,
             long chunksFailed,
             long cases,
-            long casesDone) {}
+            long casesDone) {
+        /** Whether its execution database was read (its counts are known). */
+        public boolean known() {
+            return casesDone >= 0;
+        }
+    }
 
     /** Whether the run can change no more: settled, failed or cancelled. */
     public boolean finished() {
@@ -83,7 +128,8 @@ public record ExecutionStatus(
     /**
      * Adds this status to a {@code run status --json} document: sets {@code status} (to the value read with the
      * fields below, so the document is consistent), and adds {@code execution}, {@code verdict}, {@code gates},
-     * {@code gates_final} and, for a failed run, {@code failure_reason}. Every other key is left as it is.
+     * {@code gates_final}, {@code waiting} and, for a failed run, {@code failure_reason}. Every other key is left as it
+     * is.
      */
     public void addTo(ObjectNode doc) {
         doc.put("status", status);
@@ -93,17 +139,26 @@ public record ExecutionStatus(
                 .put("chunks_failed", execution.chunksFailed())
                 .put("cases", execution.cases())
                 .put("cases_done", execution.casesDone());
+        ArrayNode unreachable = e.putArray("unreachable");
+        execution.unreachable().forEach(unreachable::add);
         ArrayNode shards = e.putArray("shards");
         for (ShardProgress s : execution.shards()) {
-            shards.addObject()
+            ObjectNode o = shards.addObject()
                     .put("shard", s.shard())
                     .put("placement", s.placement())
                     .put("state", s.state())
-                    .put("chunks", s.chunks())
-                    .put("chunks_done", s.chunksDone())
-                    .put("chunks_failed", s.chunksFailed())
-                    .put("cases", s.cases())
-                    .put("cases_done", s.casesDone());
+                    .put("chunks", s.chunks());
+            if (s.known()) {
+                o.put("chunks_done", s.chunksDone()).put("chunks_failed", s.chunksFailed());
+            } else {
+                o.putNull("chunks_done").putNull("chunks_failed");
+            }
+            o.put("cases", s.cases());
+            if (s.known()) {
+                o.put("cases_done", s.casesDone());
+            } else {
+                o.putNull("cases_done");
+            }
         }
         doc.put("verdict", verdict.orElse(null));
         ArrayNode g = doc.putArray("gates");
@@ -126,6 +181,15 @@ public record ExecutionStatus(
             }
         }
         doc.put("gates_final", gatesFinal);
+        ArrayNode w = doc.putArray("waiting");
+        for (Wait x : waiting) {
+            w.addObject()
+                    .put("for", x.service().wire())
+                    .put("target", x.target())
+                    .put("since", x.since().truncatedTo(ChronoUnit.SECONDS).toString())
+                    .put("workers", x.workers())
+                    .put("error", x.error());
+        }
         failureReason.ifPresent(x -> doc.put("failure_reason", x));
     }
 

@@ -8,6 +8,7 @@ import dev.vigilo.common.errors.UnavailableException;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -25,8 +26,9 @@ import org.jdbi.v3.core.Jdbi;
  * the chunk rows of the shards routed there. Bounded: at most 128 route rows, one aggregate per placement, no
  * object-store read. While a run executes, the gate table is computed from the sums so far and marked partial.
  *
- * <p>Every execution database of the run's routes must be reachable: otherwise {@link UnavailableException} naming
- * the alias. Thread-safe.
+ * <p>An execution database of the run's routes that cannot be reached does not fail the reading: its alias is listed
+ * as unreachable and its shards' progress is unknown (the counts leave them out), so a status can still say what
+ * workers wait for ({@link ExecutionStatus#waiting()}, read from the control database). Thread-safe.
  */
 public final class ExecutionStatusReader {
     private static final ObjectMapper MAPPER = new ObjectMapper();
@@ -47,44 +49,63 @@ public final class ExecutionStatusReader {
             Map<Integer, long[]> shardTotals,
             List<String> gateNames,
             long[] planned,
-            List<GateResult> recorded) {}
+            List<GateResult> recorded,
+            List<ExecutionStatus.Wait> waiting) {}
 
     /**
      * Reads the run's execution status now.
      *
      * @throws NotFoundException    no such run
-     * @throws UnavailableException an execution database of the run cannot be reached (its alias named)
+     * @throws UnavailableException the control database cannot be reached, or an execution database of the run is not
+     *                              in this process's execution configuration (its alias named)
      */
     public ExecutionStatus status(UUID runId) {
         Objects.requireNonNull(runId, "runId");
         ControlView v = control.inTransaction(h -> readControl(h, runId));
         Map<Integer, ShardTallies.Tally> tallies = new HashMap<>();
         Optional<RunSnapshot> snapshot = Optional.empty();
+        List<String> unreachable = new ArrayList<>();
         for (var g : RunRecords.byPlacement(v.routes()).entrySet()) {
             String alias = g.getKey();
-            Optional<RunSnapshot> read = LocalTransactions.inSnapshot(
-                    placements.jdbi(alias),
-                    "status of run " + runId + " in execution database \"" + alias + "\"",
-                    h -> {
-                        tallies.putAll(ShardTallies.read(
-                                h, runId, g.getValue(), v.gateNames().size()));
-                        return h.createQuery("SELECT snapshot FROM exec_runs WHERE run_id = :r")
-                                .bind("r", runId)
-                                .mapTo(String.class)
-                                .findOne()
-                                .map(RunSnapshot::decode);
-                    });
+            Jdbi jdbi = placements.jdbi(alias);
+            Optional<RunSnapshot> read;
+            try {
+                read = LocalTransactions.inSnapshot(
+                        jdbi, "status of run " + runId + " in execution database \"" + alias + "\"", h -> {
+                            Map<Integer, ShardTallies.Tally> t = ShardTallies.read(
+                                    h, runId, g.getValue(), v.gateNames().size());
+                            Optional<RunSnapshot> s = h.createQuery("SELECT snapshot FROM exec_runs WHERE run_id = :r")
+                                    .bind("r", runId)
+                                    .mapTo(String.class)
+                                    .findOne()
+                                    .map(RunSnapshot::decode);
+                            tallies.putAll(t);
+                            return s;
+                        });
+            } catch (UnavailableException e) {
+                if (!Outages.isOutageOf(Service.DATABASE, e)) {
+                    throw e;
+                }
+                unreachable.add(alias);
+                continue;
+            }
             if (snapshot.isEmpty()) {
                 snapshot = read;
             }
         }
+        Collections.sort(unreachable);
         List<ExecutionStatus.ShardProgress> shards = new ArrayList<>();
         long done = 0;
         long failed = 0;
         long casesDone = 0;
         for (RunRecords.Route r : v.routes()) {
-            ShardTallies.Tally t = tallies.get(r.shard());
             long[] totals = v.shardTotals().getOrDefault(r.shard(), new long[2]);
+            if (unreachable.contains(r.placement())) {
+                shards.add(new ExecutionStatus.ShardProgress(
+                        r.shard(), r.placement(), r.state(), totals[1], -1, -1, totals[0], -1));
+                continue;
+            }
+            ShardTallies.Tally t = tallies.get(r.shard());
             long d = t == null ? 0 : t.chunksDone();
             long f = t == null ? 0 : t.chunksFailed();
             long c = t == null ? 0 : t.casesDone();
@@ -96,11 +117,18 @@ public final class ExecutionStatusReader {
         }
         long cases = v.shardTotals().values().stream().mapToLong(x -> x[0]).sum();
         ExecutionStatus.Progress progress =
-                new ExecutionStatus.Progress(v.expectedChunks(), done, failed, cases, casesDone, shards);
+                new ExecutionStatus.Progress(v.expectedChunks(), done, failed, cases, casesDone, shards, unreachable);
         boolean recorded = !v.recorded().isEmpty();
         List<GateResult> gates = recorded ? v.recorded() : partial(v, tallies, snapshot);
         return new ExecutionStatus(
-                runId, v.run().status(), v.run().verdict(), v.run().failureReason(), progress, gates, recorded);
+                runId,
+                v.run().status(),
+                v.run().verdict(),
+                v.run().failureReason(),
+                progress,
+                gates,
+                recorded,
+                v.waiting());
     }
 
     /**
@@ -168,7 +196,7 @@ public final class ExecutionStatusReader {
                         rs.getDouble("min_pass_rate"),
                         Optional.of(rs.getBoolean("passed_gate"))))
                 .list();
-        return new ControlView(run, expected, routes, totals, names, planned, recorded);
+        return new ControlView(run, expected, routes, totals, names, planned, recorded, WaitBoard.forRun(h, runId));
     }
 
     /** The gate table so far: counts of done chunks against the planned totals; no decision yet. */

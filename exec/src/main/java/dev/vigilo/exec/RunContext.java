@@ -2,7 +2,7 @@ package dev.vigilo.exec;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.vigilo.dataset.DatasetEntry;
-import dev.vigilo.storage.CachingObjectReader;
+import dev.vigilo.storage.ObjectReader;
 import dev.vigilo.storage.ObjectStore;
 import java.util.List;
 import java.util.UUID;
@@ -16,8 +16,10 @@ import java.util.UUID;
  * @param configuration  the verified configuration document (docs/formats/plan-configuration.md)
  * @param evaluatorNames evaluator names in profile order (bit i of a chunk entry's evaluator mask)
  * @param requiredByGate per gate (in gate order), the indices of its required evaluators
- * @param store          the run's object store (receipts and long outputs are written here)
- * @param reader         the worker's verified immutable-byte cache over {@code store}
+ * @param store          the run's object store (receipts, transcripts and long outputs are written here); in a worker,
+ *                       one that waits out the store's outages ({@link WaitingStore})
+ * @param reader         the worker's verified immutable-byte cache over {@code store}, likewise waiting
+ *                       ({@link WaitingReader})
  * @param dataset        the finalized dataset's catalog entry
  */
 record RunContext(
@@ -27,7 +29,7 @@ record RunContext(
         List<String> evaluatorNames,
         List<int[]> requiredByGate,
         ObjectStore store,
-        CachingObjectReader reader,
+        ObjectReader reader,
         DatasetEntry dataset) {
 
     List<String> gateNames() {

@@ -8,6 +8,7 @@ import dev.vigilo.dataset.DatasetEntry;
 import dev.vigilo.plan.PublishedPlan;
 import dev.vigilo.storage.CachingObjectReader;
 import dev.vigilo.storage.Deadline;
+import dev.vigilo.storage.ObjectReader;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.ObjectStores;
 import dev.vigilo.storage.StorageConfig;
@@ -24,21 +25,24 @@ import java.util.UUID;
  * A worker's per-run contexts, loaded on the first chunk of a run and kept while the worker lives: the snapshot from
  * the execution database, the configuration read and verified through the plan's manifest, the dataset's catalog
  * entry, and one open store per physical binding. One immutable-byte cache serves every run (the spec's per-worker
- * cache). Thread-safe; loading holds the lock only for the map, never over I/O (two threads may load one run at
- * once; the first stored wins).
+ * cache). Every read of a load, and every store and cache access of a context, waits out outages of the database or
+ * store it calls ({@link OutageWaits}). Thread-safe; loading holds the lock only for the map, never over I/O (two
+ * threads may load one run at once; the first stored wins).
  */
 final class RunContexts implements AutoCloseable {
     private static final Duration READ = Duration.ofSeconds(120);
 
     private final Placements placements;
     private final StorageConfig storage;
+    private final OutageWaits waits;
     private final Map<UUID, RunContext> runs = new HashMap<>();
     private final Map<String, ObjectStore> stores = new HashMap<>();
     private CachingObjectReader cache;
 
-    RunContexts(Placements placements, StorageConfig storage) {
+    RunContexts(Placements placements, StorageConfig storage, OutageWaits waits) {
         this.placements = placements;
         this.storage = storage;
+        this.waits = waits;
     }
 
     /** The context of {@code runId}, whose snapshot is read from execution database {@code alias}. */
@@ -56,18 +60,23 @@ final class RunContexts implements AutoCloseable {
     }
 
     private RunContext load(UUID runId, String alias) {
-        String text = LocalTransactions.inTransaction(
-                placements.jdbi(alias),
-                "reading the snapshot of run " + runId,
-                h -> h.createQuery("SELECT snapshot FROM exec_runs WHERE run_id = :r")
-                        .bind("r", runId)
-                        .mapTo(String.class)
-                        .findOne()
-                        .orElseThrow(() -> new DamagedException("run " + runId + " has chunk rows but no snapshot in"
-                                + " execution database \"" + alias + "\"")));
+        String text = waits.await(
+                Service.DATABASE,
+                alias,
+                attempt -> LocalTransactions.inTransaction(
+                        placements.jdbi(alias),
+                        "reading the snapshot of run " + runId,
+                        h -> h.createQuery("SELECT snapshot FROM exec_runs WHERE run_id = :r")
+                                .bind("r", runId)
+                                .mapTo(String.class)
+                                .findOne()
+                                .orElseThrow(
+                                        () -> new DamagedException("run " + runId + " has chunk rows but no snapshot in"
+                                                + " execution database \"" + alias + "\""))));
         RunSnapshot snapshot = RunSnapshot.decode(text);
-        ObjectStore store = store(snapshot.storageBinding());
-        CachingObjectReader reader = cacheFor(store);
+        ObjectStore raw = store(snapshot.storageBinding());
+        ObjectStore store = new WaitingStore(raw, waits);
+        ObjectReader reader = new WaitingReader(cacheFor(raw), waits);
         // The manifest and configuration are read through their references: verified, never trusted from SQL.
         PublishedPlan plan = PublishedPlan.open(runId, snapshot.planRoot(), reader, Deadline.after(READ));
         JsonNode configuration = plan.configuration(Deadline.after(READ));
@@ -87,8 +96,10 @@ final class RunContexts implements AutoCloseable {
             }
             required.add(idx);
         }
-        DatasetEntry dataset = new DatasetCatalog(placements.control())
-                .find(snapshot.datasetUploadId())
+        DatasetEntry dataset = waits.await(
+                        Service.DATABASE,
+                        ExecutionConfig.CONTROL,
+                        attempt -> new DatasetCatalog(placements.control()).find(snapshot.datasetUploadId()))
                 .orElseThrow(() -> new DamagedException(
                         "run " + runId + ": its dataset " + snapshot.datasetUploadId() + " is not in the catalog"));
         return new RunContext(runId, snapshot, configuration, evaluators, required, store, reader, dataset);

@@ -4,12 +4,16 @@ import dev.vigilo.agent.AgentEnvironment;
 import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.ErrorKind;
 import dev.vigilo.common.errors.VigiloException;
+import dev.vigilo.common.retry.RetryPolicy;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.StorageConfig;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -39,6 +43,12 @@ import org.slf4j.LoggerFactory;
  * {@code concurrency} cases run at once); one heartbeat thread renews every held lease and interrupts the execution
  * of a chunk whose lease was lost or whose run stopped. {@link #stop} may be called from any thread (a signal
  * handler): it stops claiming, interrupts running agents and gives held chunks back.
+ *
+ * <p>Outages (docs/execution.md, "Outages"): a store or database operation that fails because the service cannot be
+ * reached, is full or read-only ({@link Outages}) is tried again after a bounded back-off for as long as the outage
+ * lasts, by the thread that needed it and with the chunk's lease held; it costs the chunk no attempt. Only the
+ * chunk's own errors count as attempts. What a worker waits for is logged once per outage and when it ends, told to
+ * the {@link Listener} and published in the control database for {@code run status} and the dashboard.
  */
 public final class Worker {
     private static final Logger LOG = LoggerFactory.getLogger(Worker.class);
@@ -51,6 +61,11 @@ public final class Worker {
      * @param poll         how long to wait before looking for work again when none was found
      * @param coordination how often to look for admissions to resume and runs to settle
      * @param creationLease the creation lease a resumed admission holds (5 minutes; tests shorten it)
+     * @param chunkRetry   the back-off before a chunk's next attempt after one failed with an error of the chunk: the
+     *                     bound of attempt {@code n + 1} after {@code n} attempts (only its back-off bounds are
+     *                     used: a chunk has 8 attempts)
+     * @param outageWait   the back-off between tries of an operation waiting out an outage (only its back-off bounds
+     *                     are used: such waits last as long as the outage)
      */
     public record Options(
             int concurrency,
@@ -59,7 +74,37 @@ public final class Worker {
             Duration heartbeat,
             Duration poll,
             Duration coordination,
-            Duration creationLease) {
+            Duration creationLease,
+            RetryPolicy chunkRetry,
+            RetryPolicy outageWait) {
+        /** A chunk's back-off: 1 s after its first failed attempt, doubling, at most 60 s. */
+        public static final RetryPolicy CHUNK_RETRY =
+                RetryPolicy.of(ChunkTables.MAX_ATTEMPTS, Duration.ofSeconds(1), Duration.ofSeconds(60));
+        /** An outage's back-off: tries at most 1 s apart at first, doubling, at most 30 s apart (full jitter). */
+        public static final RetryPolicy OUTAGE_WAIT =
+                RetryPolicy.of(Integer.MAX_VALUE, Duration.ofSeconds(1), Duration.ofSeconds(30));
+
+        /** Options with the default back-offs ({@link #CHUNK_RETRY}, {@link #OUTAGE_WAIT}). */
+        public Options(
+                int concurrency,
+                boolean exitWhenIdle,
+                Duration lease,
+                Duration heartbeat,
+                Duration poll,
+                Duration coordination,
+                Duration creationLease) {
+            this(
+                    concurrency,
+                    exitWhenIdle,
+                    lease,
+                    heartbeat,
+                    poll,
+                    coordination,
+                    creationLease,
+                    CHUNK_RETRY,
+                    OUTAGE_WAIT);
+        }
+
         public Options {
             if (concurrency < 1 || concurrency > 256) {
                 throw new IllegalArgumentException("concurrency must be in 1..256, got " + concurrency);
@@ -69,6 +114,22 @@ public final class Worker {
             Objects.requireNonNull(poll, "poll");
             Objects.requireNonNull(coordination, "coordination");
             Objects.requireNonNull(creationLease, "creationLease");
+            Objects.requireNonNull(chunkRetry, "chunkRetry");
+            Objects.requireNonNull(outageWait, "outageWait");
+        }
+
+        /** These options with other back-offs (tests shorten them). */
+        public Options withBackoffs(RetryPolicy chunkRetry, RetryPolicy outageWait) {
+            return new Options(
+                    concurrency,
+                    exitWhenIdle,
+                    lease,
+                    heartbeat,
+                    poll,
+                    coordination,
+                    creationLease,
+                    chunkRetry,
+                    outageWait);
         }
 
         /** Defaults: 60 s leases renewed every 15 s, 1 s polling, coordination every 5 s. */
@@ -119,17 +180,39 @@ public final class Worker {
 
         default void runSettled(UUID runId, String status) {}
 
+        /**
+         * The worker began waiting for {@code service} at {@code target} (a store binding or a database alias): an
+         * operation failed because it cannot be reached, is full or read-only. Once per outage.
+         */
+        default void outageBegan(Service service, String target, Instant since, String error) {}
+
+        /** An operation waiting for {@code service} at {@code target} failed again: its {@code failures}-th wait. */
+        default void outageWaited(Service service, String target, int failures) {}
+
+        /** {@code service} at {@code target} answers again after {@code lasted} (or nothing waits for it any more). */
+        default void outageEnded(Service service, String target, Duration lasted) {}
+
         Listener NONE = new Listener() {};
     }
 
     private final Placements placements;
     private final Options options;
     private final Listener listener;
+    private final OutageWaits waits;
     private final RunContexts contexts;
     private final ChunkExecutor executor;
     private final Coordinator coordinator;
     private final UUID id = UUID.randomUUID();
-    private final Map<String, Held> held = new ConcurrentHashMap<>();
+    private final Map<ChunkTables.Held, Held> held = new ConcurrentHashMap<>();
+    /** The claiming thread's probes: the control database, and each execution database by alias. */
+    private final OutageWaits.Probe controlProbe;
+
+    private final Map<String, OutageWaits.Probe> claimProbes = new HashMap<>();
+    /** The heartbeat thread's probes, likewise. */
+    private final OutageWaits.Probe heartbeatControlProbe;
+
+    private final Map<String, OutageWaits.Probe> heartbeatProbes = new HashMap<>();
+    private volatile WaitBoard board;
     private final Set<UUID> markedRunning = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean stopping = new AtomicBoolean();
     private final Semaphore wake = new Semaphore(0);
@@ -170,7 +253,15 @@ public final class Worker {
         this.placements = Objects.requireNonNull(placements, "placements");
         this.options = Objects.requireNonNull(options, "options");
         this.listener = Objects.requireNonNull(listener, "listener");
-        this.contexts = new RunContexts(placements, storage);
+        this.waits = new OutageWaits(options.outageWait(), listener, () -> {
+            WaitBoard b = board;
+            if (b != null) {
+                b.changed();
+            }
+        });
+        this.controlProbe = waits.probe(Service.DATABASE, ExecutionConfig.CONTROL);
+        this.heartbeatControlProbe = waits.probe(Service.DATABASE, ExecutionConfig.CONTROL);
+        this.contexts = new RunContexts(placements, storage, waits);
         this.executor = new ChunkExecution(options.concurrency(), agentEnvironment);
         this.coordinator = new Coordinator(placements, storage, options.creationLease(), listener);
     }
@@ -189,6 +280,7 @@ public final class Worker {
      */
     public Report run() {
         runner = Thread.currentThread();
+        board = new WaitBoard(placements.control(), id, waits::current);
         ExecutorService chunks = Executors.newFixedThreadPool(options.concurrency(), named("vigilo-chunk"));
         ScheduledExecutorService heartbeat = Executors.newSingleThreadScheduledExecutor(named("vigilo-heartbeat"));
         long beat = options.heartbeat().toMillis();
@@ -207,18 +299,25 @@ public final class Worker {
                     lastCoordination = System.nanoTime();
                     nextCoordination = lastCoordination + options.coordination().toNanos();
                 }
+                int outageFailures = 0;
                 if (held.size() < options.concurrency()) {
                     Optional<Claimed> c = claimOne();
                     if (c.isPresent()) {
                         start(chunks, c.get());
                         continue;
                     }
+                    outageFailures = claimOutageFailures();
                 }
                 if (options.exitWhenIdle() && held.isEmpty() && idle()) {
                     break;
                 }
+                // While a database is out, look again after the outage back-off rather than every poll interval.
+                long pause = options.poll().toMillis();
+                if (outageFailures > 0) {
+                    pause = Math.max(pause, waits.backoff(outageFailures).toMillis());
+                }
                 wake.drainPermits();
-                wake.tryAcquire(options.poll().toMillis(), TimeUnit.MILLISECONDS);
+                wake.tryAcquire(pause, TimeUnit.MILLISECONDS);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -229,6 +328,8 @@ public final class Worker {
             try {
                 if (!chunks.awaitTermination(30, TimeUnit.SECONDS)) {
                     LOG.warn("chunks still executing after 30 s; their leases expire on their own");
+                } else {
+                    giveBackUnstarted();
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -236,6 +337,7 @@ public final class Worker {
             heartbeat.shutdownNow();
             executor.close();
             contexts.close();
+            board.close();
         }
         return new Report(
                 completed.get(),
@@ -247,6 +349,25 @@ public final class Worker {
                 coordinator.settlements());
     }
 
+    /**
+     * Gives back the chunks whose task was cancelled before it ran (claimed just as the worker stopped): a task that
+     * ran removed its chunk from {@link #held} when it ended, so once the pool has terminated whatever is left there
+     * never ran and would otherwise stay leased until its lease expired.
+     */
+    private void giveBackUnstarted() {
+        for (var e : held.entrySet()) {
+            Held h = e.getValue();
+            String what =
+                    "chunk " + h.lease().chunkIndex() + " of run " + h.lease().runId();
+            giveBack(
+                    new Claimed(h.placement(), h.lease()),
+                    h.lost(),
+                    what,
+                    new CancelledException(what + ": the worker" + " stopped before it started"));
+            held.remove(e.getKey());
+        }
+    }
+
     /** Stops claiming and gives held chunks back; {@link #run} returns soon after. Callable from any thread. */
     public void stop() {
         stopping.set(true);
@@ -256,37 +377,76 @@ public final class Worker {
 
     private record Claimed(String placement, ChunkTables.Lease lease) {}
 
+    /**
+     * Claims one chunk, if any database answers and has one. A database that is out is noted by its probe (logged once
+     * per outage) and skipped until the next round.
+     */
     private Optional<Claimed> claimOne() {
         Map<String, List<ChunkTables.Claimable>> routes;
         try {
             routes = Routes.claimable(placements.control());
+            controlProbe.answered();
         } catch (RuntimeException e) {
-            LOG.warn("cannot read dispatchable runs from the control database: {}", e.getMessage());
+            if (!controlProbe.failed(e)) {
+                LOG.warn("cannot read dispatchable runs from the control database: {}", e.getMessage());
+            }
             return Optional.empty();
         }
+        List<ChunkTables.Held> executing = List.copyOf(held.keySet());
         for (var entry : routes.entrySet()) {
             String alias = entry.getKey();
             if (!placements.has(alias)) {
                 continue;
             }
+            OutageWaits.Probe probe = claimProbes.computeIfAbsent(alias, a -> waits.probe(Service.DATABASE, a));
+            Optional<ChunkTables.Lease> lease;
             try {
-                Optional<ChunkTables.Lease> lease = LocalTransactions.inTransaction(
+                lease = LocalTransactions.inTransaction(
                         placements.jdbi(alias),
                         "claim in execution database \"" + alias + "\"",
-                        h -> ChunkTables.claim(h, entry.getValue(), id, options.lease()));
-                if (lease.isPresent()) {
-                    UUID run = lease.get().runId();
-                    if (markedRunning.add(run)) {
-                        Routes.markRunning(placements.control(), run);
-                    }
-                    listener.chunkClaimed(run, lease.get().chunkIndex());
-                    return Optional.of(new Claimed(alias, lease.get()));
-                }
+                        h -> ChunkTables.claim(h, entry.getValue(), id, options.lease(), executing));
+                probe.answered();
             } catch (RuntimeException e) {
-                LOG.warn("cannot claim from execution database \"{}\": {}", alias, e.getMessage());
+                if (!probe.failed(e)) {
+                    LOG.warn("cannot claim from execution database \"{}\": {}", alias, e.getMessage());
+                }
+                continue;
+            }
+            if (lease.isPresent()) {
+                UUID run = lease.get().runId();
+                markRunning(run);
+                listener.chunkClaimed(run, lease.get().chunkIndex());
+                return Optional.of(new Claimed(alias, lease.get()));
             }
         }
         return Optional.empty();
+    }
+
+    /** The most consecutive outage failures of the claiming thread's probes (0 when every database answered). */
+    private int claimOutageFailures() {
+        int most = controlProbe.failures();
+        for (OutageWaits.Probe p : claimProbes.values()) {
+            most = Math.max(most, p.failures());
+        }
+        return most;
+    }
+
+    /**
+     * Marks the run running on this worker's first claim of it. A failure leaves the claim standing (the chunk is
+     * executed; the mark is tried again with the run's next claim).
+     */
+    private void markRunning(UUID run) {
+        if (!markedRunning.add(run)) {
+            return;
+        }
+        try {
+            Routes.markRunning(placements.control(), run);
+        } catch (RuntimeException e) {
+            markedRunning.remove(run);
+            if (!controlProbe.failed(e)) {
+                LOG.warn("cannot mark run {} running (tried again with its next claim): {}", run, e.getMessage());
+            }
+        }
     }
 
     /**
@@ -316,7 +476,7 @@ public final class Worker {
 
     private void start(ExecutorService pool, Claimed c) {
         AtomicBoolean lost = new AtomicBoolean();
-        String key = c.lease().runId() + "/" + c.lease().chunkIndex();
+        ChunkTables.Held key = new ChunkTables.Held(c.lease().runId(), c.lease().chunkIndex());
         FutureTask<Void> task = new FutureTask<>(
                 () -> {
                     try {
@@ -332,7 +492,12 @@ public final class Worker {
         pool.execute(task);
     }
 
-    /** Runs on a chunk thread: execute, write the receipt, complete; on failure requeue or fail under the lease. */
+    /**
+     * Runs on a chunk thread: execute, write the receipt, complete; on failure requeue or fail under the lease. The
+     * context's store and cache wait out store outages, and the completion waits out outages of its database, all
+     * with the lease held: a completion whose commit was lost is replayed and recognised ({@link ChunkTables#complete}),
+     * and one whose lease was taken over meanwhile is fenced.
+     */
     private void execute(Claimed c, AtomicBoolean lost) {
         ChunkTables.Lease lease = c.lease();
         String what = "chunk " + lease.chunkIndex() + " of run " + lease.runId();
@@ -344,10 +509,14 @@ public final class Worker {
                             Receipt.key(lease.runId(), lease.chunkIndex(), lease.generation()),
                             receipt.encode(),
                             Deadline.after(Duration.ofSeconds(120)));
-            ChunkTables.Completion outcome = LocalTransactions.inTransaction(
-                    placements.jdbi(c.placement()),
-                    "completion of " + what,
-                    h -> ChunkTables.complete(h, lease, ref, tallies(receipt)));
+            ChunkTables.Tallies tallies = tallies(receipt);
+            ChunkTables.Completion outcome = waits.await(
+                    Service.DATABASE,
+                    c.placement(),
+                    attempt -> LocalTransactions.inTransaction(
+                            placements.jdbi(c.placement()),
+                            "completion of " + what,
+                            h -> ChunkTables.complete(h, lease, ref, tallies)));
             switch (outcome) {
                 case COMPLETED -> {
                     completed.incrementAndGet();
@@ -381,12 +550,13 @@ public final class Worker {
         boolean cancelled = stopping.get() || Thread.currentThread().isInterrupted() || isCancellation(e);
         Thread.interrupted(); // the database writes below must not be aborted by our own interrupt
         String message = LocalTransactions.rootMessage(e);
+        // An outage that reached this far (an operation outside the waiting store, cache and transactions) still
+        // costs the chunk no attempt: it is given back with its attempt refunded, after the outage back-off's cap.
+        boolean outage = !cancelled && Outages.classify(e).isPresent();
         try {
             if (!cancelled && isDamage(e)) {
-                boolean mine = LocalTransactions.inTransaction(
-                        placements.jdbi(c.placement()),
-                        "failing " + what,
-                        h -> ChunkTables.fail(h, lease, e.getMessage()));
+                boolean mine =
+                        giveBackWrite(c, "failing " + what, false, h -> ChunkTables.fail(h, lease, e.getMessage()));
                 if (mine) {
                     failed.incrementAndGet();
                     listener.chunkGivenBack(lease.runId(), lease.chunkIndex(), "failed");
@@ -395,15 +565,21 @@ public final class Worker {
                 }
                 return;
             }
-            Duration backoff = cancelled ? Duration.ZERO : backoff(lease.attempts());
-            boolean mine = LocalTransactions.inTransaction(
-                    placements.jdbi(c.placement()),
-                    "requeue of " + what,
-                    h -> ChunkTables.requeue(h, lease, backoff, cancelled ? "worker stopped" : message));
+            Duration backoff =
+                    cancelled ? Duration.ZERO : outage ? options.outageWait().maxBackoff() : backoff(lease.attempts());
+            String reason = cancelled ? "worker stopped" : message;
+            boolean mine = giveBackWrite(
+                    c, "requeue of " + what, cancelled, h -> ChunkTables.requeue(h, lease, backoff, reason, outage));
             if (mine) {
                 requeued.incrementAndGet();
                 listener.chunkGivenBack(lease.runId(), lease.chunkIndex(), "requeued");
-                if (!cancelled) {
+                if (outage) {
+                    LOG.warn(
+                            "{} given back without counting its attempt (an outage), retried in {} s: {}",
+                            what,
+                            backoff.toSeconds(),
+                            message);
+                } else if (!cancelled) {
                     LOG.warn(
                             "{} attempt {} failed, retried in {} s: {}",
                             what,
@@ -417,9 +593,24 @@ public final class Worker {
         }
     }
 
-    static Duration backoff(int attempts) {
-        long seconds = Math.min(60, 1L << Math.min(6, Math.max(0, attempts - 1)));
-        return Duration.ofSeconds(seconds);
+    /**
+     * A give-back's write under the lease: tried once when the worker stops (it must not hang on an outage: the
+     * lease then expires on its own), else waiting out outages of the chunk's database like every other write.
+     */
+    private boolean giveBackWrite(
+            Claimed c, String what, boolean once, org.jdbi.v3.core.HandleCallback<Boolean, RuntimeException> write) {
+        if (once) {
+            return LocalTransactions.inTransaction(placements.jdbi(c.placement()), what, write);
+        }
+        return waits.await(
+                Service.DATABASE,
+                c.placement(),
+                attempt -> LocalTransactions.inTransaction(placements.jdbi(c.placement()), what, write));
+    }
+
+    /** The back-off before a chunk's next attempt after {@code attempts} attempts, the last of which failed. */
+    private Duration backoff(int attempts) {
+        return options.chunkRetry().backoffBound(Math.max(1, attempts) + 1);
     }
 
     static boolean isDamage(Throwable e) {
@@ -453,27 +644,43 @@ public final class Worker {
         return new ChunkTables.Tallies(r.cases().size(), (int) r.casesErrored(), p, f, e);
     }
 
-    /** Runs on the heartbeat thread: renews held leases; interrupts chunks whose lease was lost or run stopped. */
+    /**
+     * Runs on the heartbeat thread: renews held leases; interrupts chunks whose lease was lost or run stopped. A
+     * database that is out is noted by its probe (logged once per outage); the other leases on it wait for the next
+     * beat, and a chunk executing meanwhile keeps its lease unless another worker takes it over after it expired
+     * (its completion is then fenced).
+     */
     private void heartbeat() {
         try {
             List<UUID> runs = new ArrayList<>();
+            Set<String> out = new HashSet<>();
             int renewed = 0;
             int holding = 0;
             for (Held h : held.values()) {
                 holding++;
                 runs.add(h.lease().runId());
+                if (out.contains(h.placement())) {
+                    continue;
+                }
+                OutageWaits.Probe probe =
+                        heartbeatProbes.computeIfAbsent(h.placement(), a -> waits.probe(Service.DATABASE, a));
                 boolean mine;
                 try {
                     mine = LocalTransactions.inTransaction(
                             placements.jdbi(h.placement()),
                             "lease renewal",
                             tx -> ChunkTables.renew(tx, h.lease(), options.lease()));
+                    probe.answered();
                 } catch (RuntimeException e) {
-                    LOG.warn(
-                            "cannot renew the lease of chunk {} of run {}: {}",
-                            h.lease().chunkIndex(),
-                            h.lease().runId(),
-                            e.getMessage());
+                    if (probe.failed(e)) {
+                        out.add(h.placement());
+                    } else {
+                        LOG.warn(
+                                "cannot renew the lease of chunk {} of run {}: {}",
+                                h.lease().chunkIndex(),
+                                h.lease().runId(),
+                                e.getMessage());
+                    }
                     continue;
                 }
                 if (!mine) {
@@ -484,8 +691,17 @@ public final class Worker {
                 }
             }
             listener.heartbeat(holding, renewed);
-            List<UUID> stopped = Routes.stopped(
-                    placements.control(), runs.stream().distinct().toList());
+            List<UUID> stopped;
+            try {
+                stopped = Routes.stopped(
+                        placements.control(), runs.stream().distinct().toList());
+                heartbeatControlProbe.answered();
+            } catch (RuntimeException e) {
+                if (!heartbeatControlProbe.failed(e)) {
+                    LOG.warn("heartbeat cannot read which runs stopped: {}", e.getMessage());
+                }
+                return;
+            }
             for (Held h : held.values()) {
                 if (stopped.contains(h.lease().runId())) {
                     h.future().cancel(true);

@@ -50,10 +50,15 @@ final class ExecFixture implements AutoCloseable {
     final DatasetEntry dataset;
 
     ExecFixture(Path dir, int cases) throws IOException {
+        this(dir, cases, StorageConfig.localDefault(dir.resolve("objects")));
+    }
+
+    /** A fixture whose dataset and runs live in {@code storage}'s default store (a local one under dir, or S3). */
+    ExecFixture(Path dir, int cases, StorageConfig storage) throws IOException {
         controlUrl = TestPostgres.newDatabaseUrl();
         control = ControlDatabase.open(new ControlSettings.Jdbc(controlUrl));
         storeRoot = dir.resolve("objects");
-        storage = StorageConfig.localDefault(storeRoot);
+        this.storage = storage;
         store = ObjectStores.open(storage.defaultStore());
         Path source = dir.resolve("cases.jsonl");
         writeCases(source, cases);

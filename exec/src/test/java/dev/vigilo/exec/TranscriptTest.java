@@ -386,7 +386,10 @@ class TranscriptTest {
         assertThat(current.generation()).isEqualTo(stale.generation() + 1);
 
         AgentEnvironment env = AgentEnvironment.system().withBackoff(Duration.ZERO, Duration.ZERO, Duration.ZERO);
-        try (RunContexts contexts = new RunContexts(placements, fx.storage);
+        try (RunContexts contexts = new RunContexts(
+                        placements,
+                        fx.storage,
+                        new OutageWaits(Worker.Options.OUTAGE_WAIT, Worker.Listener.NONE, () -> {}));
                 ChunkExecution exec = new ChunkExecution(2, env)) {
             RunContext ctx = contexts.get(run, ExecutionConfig.CONTROL);
             Receipt mine = exec.execute(current, currentOwner, ctx);

@@ -21,7 +21,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** An execution database whose server stopped: every operation names it and changes nothing it should not. */
+/**
+ * An execution database whose server stopped: every operation names it and changes nothing it should not; the status
+ * still answers, with that database listed as unreachable and its shards' progress unknown.
+ */
 class UnreachablePlacementTest {
     @TempDir
     Path dir;
@@ -56,7 +59,7 @@ class UnreachablePlacementTest {
     }
 
     @Test
-    void statusResultsSettlementAndMovesFailWithTheAliasAndChangeNothing() throws IOException {
+    void resultsSettlementAndMovesFailWithTheAliasStatusSaysItIsUnreachableAndNothingChanges() throws IOException {
         fx = new ExecFixture(dir, 1_000);
         server = TestPostgres.startPrivateServer();
         ExecutionConfig config = new ExecutionConfig(
@@ -78,9 +81,10 @@ class UnreachablePlacementTest {
         // Each operation waits out the pool's connection timeout (10 s) before it reports the database: the four
         // run side by side, each on its own thread, so that the test waits for one timeout rather than four.
         ExecutorService pool = Executors.newFixedThreadPool(4);
+        CompletableFuture<ExecutionStatus> status =
+                CompletableFuture.supplyAsync(() -> new ExecutionStatusReader(placements).status(run), pool);
         List<CompletableFuture<Throwable>> failures = Stream.<ThrowingCallable>of(
                         () -> new Settlement(placements).settleIfComplete(run),
-                        () -> new ExecutionStatusReader(placements).status(run),
                         () -> new RunResults(placements, fx.storage).write(run, new ByteArrayOutputStream()),
                         () -> new ShardMover(placements).move(run, 1, "a"))
                 .map(op -> CompletableFuture.supplyAsync(() -> catchThrowable(op), pool))
@@ -95,6 +99,18 @@ class UnreachablePlacementTest {
                     .isInstanceOf(UnavailableException.class)
                     .hasMessageContaining("execution database \"b\"");
         }
+        ExecutionStatus s = status.join();
+        assertThat(s.execution().unreachable()).containsExactly("b");
+        assertThat(s.execution().shards())
+                .isNotEmpty()
+                .allSatisfy(shard ->
+                        assertThat(shard.known()).isEqualTo(!shard.placement().equals("b")));
+        long doneOnA = s.execution().shards().stream()
+                .filter(ExecutionStatus.ShardProgress::known)
+                .mapToLong(ExecutionStatus.ShardProgress::chunksDone)
+                .sum();
+        assertThat(s.execution().chunksDone()).isEqualTo(doneOnA).isPositive();
+        assertThat(s.toJson()).contains("\"unreachable\":[\"b\"]", "\"chunks_done\":null");
         pool.shutdown();
         assertThat(controlState(run)).isEqualTo(before);
         assertThat(fx.runStatus(run)).isEqualTo("pending");

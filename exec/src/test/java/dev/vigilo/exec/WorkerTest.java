@@ -301,6 +301,29 @@ class WorkerTest {
     }
 
     @Test
+    void aChunkClaimedAsTheWorkerStopsIsGivenBack() {
+        UUID run = fx.prepare(httpProfile());
+        new Admission(placements, fx.storage).admit(run);
+        // The worker is stopped right after its first claim committed, before the chunk's task can start.
+        Worker[] worker = new Worker[1];
+        worker[0] = new Worker(placements, fx.storage, fast(1), new Worker.Listener() {
+            @Override
+            public void chunkClaimed(UUID runId, long chunkIndex) {
+                worker[0].stop();
+            }
+        });
+        worker[0].run();
+        long leased = placements
+                .jdbi(ExecutionConfig.CONTROL)
+                .withHandle(
+                        h -> h.createQuery("SELECT count(*) FROM exec_chunks WHERE run_id = :r AND state = 'leased'")
+                                .bind("r", run)
+                                .mapTo(Long.class)
+                                .one());
+        assertThat(leased).isZero();
+    }
+
+    @Test
     void stopGivesHeldChunksBackAndAnotherWorkerFinishes() throws Exception {
         llm.answerWith(req -> OpenAiTestServer.Reply.content("slow").withLatency(Duration.ofMillis(300)));
         UUID run = fx.prepare(httpProfile());

@@ -161,6 +161,8 @@ final class RunPages {
         m.put("percent", Views.percent(f));
         m.put("level", Views.level(f));
         m.put("shards", shardCells(p));
+        m.put("waiting", waitLines(s));
+        m.put("unreachable", p.unreachable().isEmpty() ? null : String.join(", ", p.unreachable()));
         m.put("routed_shards", p.shards().size());
         m.put("gates", gateRows(s));
         m.put("has_gates", !s.gates().isEmpty());
@@ -201,6 +203,12 @@ final class RunPages {
             if (s == null) {
                 c.put("class", "cell unused");
                 c.put("title", "shard " + i + ": unused");
+            } else if (!s.known()) {
+                c.put("class", "cell unknown");
+                c.put(
+                        "title",
+                        "shard " + i + " (" + s.placement() + ", " + s.state() + "): " + s.chunks() + " chunks, "
+                                + s.cases() + " cases; progress unknown (execution database unreachable)");
             } else {
                 double f = s.cases() == 0 ? 0 : (double) s.casesDone() / s.cases();
                 c.put("class", "cell " + Views.level(f) + (s.chunksFailed() > 0 ? " has-failed" : ""));
@@ -213,6 +221,23 @@ final class RunPages {
             cells.add(c);
         }
         return cells;
+    }
+
+    /**
+     * One line per service the run's workers wait for: {@code waiting for the store since T (target, 1 worker):
+     * error}, as {@code run status} prints it.
+     */
+    private static List<Map<String, Object>> waitLines(ExecutionStatus s) {
+        List<Map<String, Object>> lines = new ArrayList<>();
+        for (ExecutionStatus.Wait w : s.waiting()) {
+            lines.add(Map.of(
+                    "for",
+                    w.service().wire(),
+                    "line",
+                    w.describe() + " (" + w.target() + ", " + w.workers() + " worker" + (w.workers() == 1 ? "" : "s")
+                            + "): " + w.error()));
+        }
+        return lines;
     }
 
     private static List<Map<String, Object>> gateRows(ExecutionStatus s) {

@@ -94,6 +94,49 @@ class DashboardHttpTest {
     }
 
     @Test
+    void aRunWhoseWorkersWaitForItsStoreSaysSoOnItsPageAndInItsApi() throws IOException {
+        // What a worker publishes while its writes meet a full disk (exec's WaitBoard): one row per service it waits
+        // for. The error text is what the store said, so it is escaped on the page.
+        UUID worker = UUID.randomUUID();
+        String binding = state.storage.defaultStore().binding().value();
+        state.control
+                .jdbi()
+                .useHandle(h -> h.createUpdate(
+                                "INSERT INTO exec_worker_waits"
+                                        + " (worker_id, service, target, since, last_error) VALUES"
+                                        + " (:w, 'store', :t, '2026-01-02T03:04:05.678Z', 'cannot write x: No space left on device <b>')")
+                        .bind("w", worker)
+                        .bind("t", binding)
+                        .execute());
+        try {
+            String html = page("/runs/" + state.pendingRun);
+            assertThat(html)
+                    .contains("waiting for the store since 2026-01-02T03:04:05Z (" + binding
+                            + ", 1 worker): cannot write x: No space left on device &lt;b&gt;. Its chunks keep their"
+                            + " attempts and carry on once it answers.");
+            JsonNode api = json("/api/runs/" + state.pendingRun);
+            assertThat(api.path("waiting")).hasSize(1);
+            JsonNode w = api.path("waiting").get(0);
+            assertThat(w.path("for").asText()).isEqualTo("store");
+            assertThat(w.path("target").asText()).isEqualTo(binding);
+            assertThat(w.path("since").asText()).isEqualTo("2026-01-02T03:04:05Z");
+            assertThat(w.path("workers").asInt()).isEqualTo(1);
+            assertThat(w.path("error").asText()).isEqualTo("cannot write x: No space left on device <b>");
+            // A settled run waits for nothing, though it has the same store.
+            assertThat(json("/api/runs/" + state.settledRun).path("waiting")).isEmpty();
+            assertThat(page("/runs/" + state.settledRun)).doesNotContain("waiting for the store");
+        } finally {
+            state.control
+                    .jdbi()
+                    .useHandle(h -> h.createUpdate("DELETE FROM exec_worker_waits WHERE worker_id = :w")
+                            .bind("w", worker)
+                            .execute());
+        }
+        assertThat(page("/runs/" + state.pendingRun)).doesNotContain("waiting for the store");
+        assertThat(json("/api/runs/" + state.pendingRun).path("waiting")).isEmpty();
+    }
+
+    @Test
     void runsListAndRunApiShowWhatTheModulesRecord() throws IOException {
         JsonNode runs = json("/api/runs");
         assertThat(runs.path("runs")).hasSize(2);

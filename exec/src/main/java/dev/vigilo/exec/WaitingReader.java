@@ -1,0 +1,47 @@
+package dev.vigilo.exec;
+
+import dev.vigilo.storage.Deadline;
+import dev.vigilo.storage.ObjectReader;
+import dev.vigilo.storage.ObjectRef;
+import dev.vigilo.storage.StoreBinding;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * An {@link ObjectReader} that waits out outages of its store ({@link OutageWaits}): a read failing because the
+ * store cannot be reached is tried again after a back-off, for as long as the outage lasts, each try with as long a
+ * deadline as the first had (at least {@link #MIN_RETRY_DEADLINE}). Missing or damaged objects and cancellation end
+ * the read as the underlying reader reports them. Thread-safe.
+ */
+final class WaitingReader implements ObjectReader {
+    /** The shortest deadline a try after an outage gets, so a caller's spent budget cannot make every try fail. */
+    static final Duration MIN_RETRY_DEADLINE = Duration.ofSeconds(10);
+
+    private final ObjectReader reader;
+    private final OutageWaits waits;
+
+    WaitingReader(ObjectReader reader, OutageWaits waits) {
+        this.reader = Objects.requireNonNull(reader, "reader");
+        this.waits = Objects.requireNonNull(waits, "waits");
+    }
+
+    @Override
+    public StoreBinding binding() {
+        return reader.binding();
+    }
+
+    @Override
+    public byte[] read(ObjectRef ref, Deadline deadline) {
+        Duration budget = retryBudget(deadline);
+        return waits.await(
+                Service.STORE,
+                binding().value(),
+                attempt -> reader.read(ref, attempt == 1 ? deadline : Deadline.after(budget)));
+    }
+
+    /** The deadline length of a try after the first: the first try's, at least {@link #MIN_RETRY_DEADLINE}. */
+    static Duration retryBudget(Deadline first) {
+        Duration left = first.remaining();
+        return left.compareTo(MIN_RETRY_DEADLINE) < 0 ? MIN_RETRY_DEADLINE : left;
+    }
+}

@@ -1,0 +1,139 @@
+package dev.vigilo.exec;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.vigilo.storage.Deadline;
+import dev.vigilo.storage.ObjectRef;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import org.jdbi.v3.core.Jdbi;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The worker's chunk SQL where outages make it matter: replayed completions, its own held chunks, refunds. */
+class ChunkTablesTest {
+    private static final Duration LEASE = Duration.ofSeconds(60);
+
+    @TempDir
+    Path dir;
+
+    ExecFixture fx;
+    Placements placements;
+    Jdbi jdbi;
+    UUID run;
+    List<ChunkTables.Claimable> routes;
+
+    @BeforeEach
+    void setUp() throws IOException {
+        fx = new ExecFixture(dir, 300);
+        placements = Placements.open(fx.control, ExecutionConfig.defaults());
+        run = fx.prepare();
+        new Admission(placements, fx.storage).admit(run);
+        jdbi = placements.jdbi(ExecutionConfig.CONTROL);
+        routes = Routes.claimable(fx.control.jdbi()).get(ExecutionConfig.CONTROL);
+    }
+
+    @AfterEach
+    void tearDown() {
+        placements.close();
+        fx.close();
+    }
+
+    private ChunkTables.Lease claim(UUID owner, List<ChunkTables.Held> held) {
+        return jdbi.inTransaction(h -> ChunkTables.claim(h, routes, owner, LEASE, held))
+                .orElseThrow();
+    }
+
+    private ObjectRef receipt(ChunkTables.Lease l, String body) {
+        return fx.store.create(
+                Receipt.key(run, l.chunkIndex(), l.generation()),
+                body.getBytes(StandardCharsets.UTF_8),
+                Deadline.after(Duration.ofSeconds(10)));
+    }
+
+    private ChunkTables.Completion complete(ChunkTables.Lease l, ObjectRef ref) {
+        return jdbi.inTransaction(h -> ChunkTables.complete(h, l, ref, none()));
+    }
+
+    private boolean requeue(ChunkTables.Lease l, boolean refund) {
+        return jdbi.inTransaction(h -> ChunkTables.requeue(h, l, Duration.ZERO, "test", refund));
+    }
+
+    private boolean renew(ChunkTables.Lease l) {
+        return jdbi.inTransaction(h -> ChunkTables.renew(h, l, LEASE));
+    }
+
+    private static ChunkTables.Tallies none() {
+        return new ChunkTables.Tallies(0, 0, new long[2], new long[2], new long[2]);
+    }
+
+    private void expire(long chunk) {
+        jdbi.useHandle(h -> h.createUpdate("UPDATE exec_chunks SET lease_expires_at = now() - interval '1 second'"
+                        + " WHERE run_id = :r AND chunk_index = :c")
+                .bind("r", run)
+                .bind("c", chunk)
+                .execute());
+    }
+
+    private int attempts(long chunk) {
+        return jdbi.withHandle(
+                h -> h.createQuery("SELECT attempts FROM exec_chunks WHERE run_id = :r AND chunk_index = :c")
+                        .bind("r", run)
+                        .bind("c", chunk)
+                        .mapTo(Integer.class)
+                        .one());
+    }
+
+    @Test
+    void aReplayedCompletionWhoseCommitWasLostCountsOnceAndAnotherReceiptIsFenced() {
+        ChunkTables.Lease l = claim(UUID.randomUUID(), List.of());
+        ObjectRef ref = receipt(l, "{\"receipt\":1}");
+        assertThat(complete(l, ref)).isEqualTo(ChunkTables.Completion.COMPLETED);
+        // The database went away while acknowledging the commit; the worker replays the same completion.
+        assertThat(complete(l, ref)).isEqualTo(ChunkTables.Completion.COMPLETED);
+        // Another reference under the same lease is not this completion: it does not count.
+        ObjectRef other = new ObjectRef(ref.key(), ref.length(), dev.vigilo.storage.Sha256.of("x".getBytes()));
+        assertThat(complete(l, other)).isEqualTo(ChunkTables.Completion.FENCED);
+        String sha = jdbi.withHandle(
+                h -> h.createQuery("SELECT receipt_sha256 FROM exec_chunks WHERE run_id = :r AND chunk_index = :c")
+                        .bind("r", run)
+                        .bind("c", l.chunkIndex())
+                        .mapTo(String.class)
+                        .one());
+        assertThat(sha).isEqualTo(ref.sha256().toHex());
+    }
+
+    @Test
+    void aWorkersClaimSkipsTheChunksItHoldsEvenWhenTheirLeasesExpired() {
+        UUID owner = UUID.randomUUID();
+        ChunkTables.Lease first = claim(owner, List.of());
+        expire(first.chunkIndex()); // the database was out for longer than the lease
+        ChunkTables.Lease next = claim(owner, List.of(new ChunkTables.Held(run, first.chunkIndex())));
+        assertThat(next.chunkIndex()).isNotEqualTo(first.chunkIndex());
+        // Its lease is still the worker's to renew and complete.
+        assertThat(renew(first)).isTrue();
+        // A worker that does not hold it takes an expired lease over, as before.
+        expire(first.chunkIndex());
+        ChunkTables.Lease takenOver = claim(UUID.randomUUID(), List.of());
+        assertThat(takenOver.chunkIndex()).isEqualTo(first.chunkIndex());
+        assertThat(takenOver.generation()).isEqualTo(first.generation() + 1);
+    }
+
+    @Test
+    void aRequeueForAnOutageRefundsTheAttemptAndOtherRequeuesKeepIt() {
+        ChunkTables.Lease l = claim(UUID.randomUUID(), List.of());
+        assertThat(attempts(l.chunkIndex())).isEqualTo(1);
+        assertThat(requeue(l, true)).isTrue();
+        assertThat(attempts(l.chunkIndex())).isZero();
+        ChunkTables.Lease again = claim(UUID.randomUUID(), List.of());
+        assertThat(again.chunkIndex()).isEqualTo(l.chunkIndex());
+        assertThat(requeue(again, false)).isTrue();
+        assertThat(attempts(l.chunkIndex())).isEqualTo(1);
+    }
+}
