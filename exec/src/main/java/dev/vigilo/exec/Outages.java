@@ -1,13 +1,12 @@
 package dev.vigilo.exec;
 
 import dev.vigilo.common.errors.CancelledException;
+import dev.vigilo.common.errors.DatabaseErrors;
 import dev.vigilo.common.errors.ErrorKind;
 import dev.vigilo.common.errors.VigiloException;
 import java.nio.channels.ClosedByInterruptException;
 import java.nio.file.FileSystemException;
 import java.sql.SQLException;
-import java.sql.SQLRecoverableException;
-import java.sql.SQLTransientException;
 import java.util.Locale;
 import java.util.Optional;
 import org.jdbi.v3.core.JdbiException;
@@ -24,13 +23,10 @@ import org.jdbi.v3.core.JdbiException;
  *   <li>A cancellation (an interrupt, {@link CancelledException}) is never an outage.
  *   <li>A {@link VigiloException} decides by the outermost one's kind: only {@link ErrorKind#UNAVAILABLE} can be an
  *       outage (damage, conflicts, invalid input are the chunk's or the plan's own errors).
- *   <li>A JDBC failure is a database outage when its SQLState says the server is unreachable or unusable for now:
- *       class 08 (connection), 53 (insufficient resources: disk full, out of memory, too many connections), 57
- *       (operator intervention: shutting down, starting up, statement timeout), 58 (system error: I/O), 25006 (a
- *       read-only transaction: a standby or a read-only server), 40001 and 40P01 (serialization failure, deadlock),
- *       55P03 (lock timeout), or a transient or recoverable exception without a state (a pool that gave up waiting
- *       for a connection). Any other SQLState (a constraint, a syntax error) is a bug or bad data, not an outage. A
- *       Jdbi failure without an SQL cause (it could not get or close a connection) is a database outage.
+ *   <li>A JDBC failure is a database outage when {@link DatabaseErrors#isUnavailable} says the database is
+ *       unavailable for now (the one classification, shared with the command line and the dashboard); any other
+ *       SQL failure (a constraint, a syntax error) is a bug or bad data, not an outage. A Jdbi failure without an SQL
+ *       cause (it could not get or close a connection) is a database outage.
  *   <li>Any other {@code UNAVAILABLE} failure comes from the object store (an I/O error, a full or read-only
  *       filesystem, an S3 endpoint that does not answer or answers 5xx, a read past its deadline): a store outage.
  *   <li>A bare filesystem error whose reason is a full disk, an exceeded quota or a read-only filesystem is a store
@@ -51,7 +47,7 @@ final class Outages {
         }
         SQLException sql = cause(failure, SQLException.class);
         if (sql != null) {
-            return transientSql(failure) ? Optional.of(Service.DATABASE) : Optional.empty();
+            return DatabaseErrors.isUnavailable(failure) ? Optional.of(Service.DATABASE) : Optional.empty();
         }
         if (cause(failure, JdbiException.class) != null) {
             return Optional.of(Service.DATABASE);
@@ -84,33 +80,6 @@ final class Outages {
 
     private static VigiloException outermostVigilo(Throwable failure) {
         return cause(failure, VigiloException.class);
-    }
-
-    /** Whether any SQLException in the chain names a state (or type) of a server that is out for now. */
-    private static boolean transientSql(Throwable failure) {
-        for (Throwable t = failure; t != null; t = next(t)) {
-            if (!(t instanceof SQLException s)) {
-                continue;
-            }
-            String state = s.getSQLState();
-            if (state == null) {
-                if (s instanceof SQLTransientException || s instanceof SQLRecoverableException) {
-                    return true;
-                }
-                continue;
-            }
-            if (state.startsWith("08")
-                    || state.startsWith("53")
-                    || state.startsWith("57")
-                    || state.startsWith("58")
-                    || state.equals("25006")
-                    || state.equals("40001")
-                    || state.equals("40P01")
-                    || state.equals("55P03")) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private static boolean storageExhausted(String reason) {
