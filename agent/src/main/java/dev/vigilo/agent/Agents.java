@@ -23,8 +23,9 @@ public final class Agents {
      *
      * <p>Checks up front what can be checked before any case: the parameters, and that the {@code api_key_env}
      * variable is set when one is named (an {@code http} agent sends it; a {@code command} agent names the key it uses
-     * itself). That value is masked in everything the agent hands on, besides {@code env}'s secrets. A command's program is looked up on each call (it may appear later), so a
-     * missing program is an {@link AgentErrorType#AGENT_NOT_FOUND} outcome, not an exception here.
+     * itself). That value is masked in everything the agent hands on, besides {@code env}'s secrets. A command's
+     * program is looked up on each call (it may appear later), so a missing program is an
+     * {@link AgentErrorType#AGENT_NOT_FOUND} outcome, not an exception here.
      *
      * @param agentConfig the configuration's {@code agent} object
      * @param env         the worker's environment

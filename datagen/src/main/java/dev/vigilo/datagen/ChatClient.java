@@ -226,7 +226,7 @@ final class ChatClient implements AutoCloseable {
         };
     }
 
-    /** ": <the body>", at most {@link #MAX_DUMP} characters, masked before it is cut (a cut could leave part of a key). */
+    /** ": <the body>": at most {@link #MAX_DUMP} characters, masked before the cut (which can leave part of a key). */
     private static String tail(byte[] b, SecretValues secrets) {
         if (b == null || b.length == 0) return "";
         String s = secrets.mask(new String(b, StandardCharsets.UTF_8)).strip();
