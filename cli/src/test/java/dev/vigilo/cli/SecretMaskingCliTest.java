@@ -83,12 +83,7 @@ class SecretMaskingCliTest {
                     Duration.ofMillis(100),
                     Duration.ofMillis(200),
                     Duration.ofSeconds(5));
-            new Worker(
-                            placements,
-                            StorageConfig.localDefault(objects),
-                            options,
-                            Worker.Listener.NONE,
-                            SecretLeaks.environment(key))
+            SecretLeaks.worker(placements, StorageConfig.localDefault(objects), options, key)
                     .run();
         }
     }

@@ -3,6 +3,7 @@ package dev.vigilo.exec;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.vigilo.agent.AgentEnvironment;
 import dev.vigilo.agent.OpenAiTestServer;
+import dev.vigilo.storage.StorageConfig;
 import java.io.IOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
@@ -146,6 +147,11 @@ public final class SecretLeaks {
         return AgentEnvironment.system()
                 .withVariables(variables)
                 .withBackoff(Duration.ZERO, Duration.ZERO, Duration.ZERO);
+    }
+
+    /** A real worker with {@link #environment}: the key in its environment, no waits between attempts. */
+    public static Worker worker(Placements placements, StorageConfig storage, Worker.Options options, String key) {
+        return new Worker(placements, storage, options, Worker.Listener.NONE, environment(key));
     }
 
     /** Makes {@code server} answer as described above, echoing the request's Authorization header. */

@@ -92,7 +92,7 @@ class SecretMaskingPagesTest {
                 Duration.ofMillis(100),
                 Duration.ofMillis(200),
                 Duration.ofSeconds(5));
-        new Worker(placements, storage, fast, Worker.Listener.NONE, SecretLeaks.environment(key)).run();
+        SecretLeaks.worker(placements, storage, fast, key).run();
         for (UUID run : List.of(httpRun, commandRun)) {
             assertThat(new ExecutionStatusReader(placements).status(run).status())
                     .isEqualTo("settled");
