@@ -1,5 +1,7 @@
 package dev.vigilo.agent;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.vigilo.common.errors.SecretValues;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -16,6 +18,8 @@ import java.util.Objects;
  * @param maxBackoff       upper bound of every wait between attempts
  * @param maxRetryAfter    the longest {@code Retry-After} of a 429 answer that is honoured; longer ones are cut to it
  * @param regexTimeLimit   how long one regex evaluation may run before it ends in an evaluator {@code timeout}
+ * @param secrets          the values masked in everything agents and evaluators hand on (outputs, errors, what
+ *                         observers see): the run's, see {@link #forRun}
  */
 public record AgentEnvironment(
         Map<String, String> variables,
@@ -24,7 +28,8 @@ public record AgentEnvironment(
         Duration initialBackoff,
         Duration maxBackoff,
         Duration maxRetryAfter,
-        Duration regexTimeLimit) {
+        Duration regexTimeLimit,
+        SecretValues secrets) {
 
     /** Default {@link #initialBackoff()}. */
     public static final Duration DEFAULT_INITIAL_BACKOFF = Duration.ofMillis(500);
@@ -43,6 +48,7 @@ public record AgentEnvironment(
         Objects.requireNonNull(maxBackoff, "maxBackoff");
         Objects.requireNonNull(maxRetryAfter, "maxRetryAfter");
         Objects.requireNonNull(regexTimeLimit, "regexTimeLimit");
+        Objects.requireNonNull(secrets, "secrets");
         if (initialBackoff.isNegative() || maxBackoff.compareTo(initialBackoff) < 0) {
             throw new IllegalArgumentException("need 0 <= initialBackoff <= maxBackoff");
         }
@@ -52,8 +58,8 @@ public record AgentEnvironment(
     }
 
     /**
-     * This process's environment variables and current directory, {@code java.io.tmpdir} as scratch directory, and
-     * the default waits.
+     * This process's environment variables and current directory, {@code java.io.tmpdir} as scratch directory, the
+     * default waits, and no secrets yet ({@link #forRun} adds a run's).
      */
     public static AgentEnvironment system() {
         return new AgentEnvironment(
@@ -63,17 +69,29 @@ public record AgentEnvironment(
                 DEFAULT_INITIAL_BACKOFF,
                 DEFAULT_MAX_BACKOFF,
                 DEFAULT_MAX_RETRY_AFTER,
-                DEFAULT_REGEX_TIME_LIMIT);
+                DEFAULT_REGEX_TIME_LIMIT,
+                SecretValues.NONE);
     }
 
-    /** Names the variables but never prints their values (they may hold credentials). */
+    /**
+     * The environment of one run's agent and evaluators: these secrets plus the values of the variables that every
+     * {@code *_env} key of the run's configuration names (docs/formats/plan-configuration.md: the agent's {@code
+     * api_key_env} today, and any other {@code *_env} key at any depth, so a new kind of step with a key is covered
+     * without new code). Commands inherit {@link #variables()}, so they can print any of those values: they are
+     * masked in everything agents and evaluators hand on.
+     */
+    public AgentEnvironment forRun(JsonNode configuration) {
+        return withSecrets(secrets.and(SecretValues.ofEnvKeys(configuration, variables::get)));
+    }
+
+    /** Names the variables but never prints their values (they may hold credentials), nor the secrets. */
     @Override
     public String toString() {
         return "AgentEnvironment[variables="
                 + variables.keySet().stream().sorted().toList() + ", workingDirectory="
                 + workingDirectory + ", scratchDirectory=" + scratchDirectory + ", initialBackoff=" + initialBackoff
                 + ", maxBackoff=" + maxBackoff + ", maxRetryAfter=" + maxRetryAfter + ", regexTimeLimit="
-                + regexTimeLimit + "]";
+                + regexTimeLimit + ", secrets=" + secrets + "]";
     }
 
     /** The same environment with other variables. */
@@ -85,24 +103,52 @@ public record AgentEnvironment(
                 initialBackoff,
                 maxBackoff,
                 maxRetryAfter,
-                regexTimeLimit);
+                regexTimeLimit,
+                secrets);
     }
 
     /** The same environment with another working directory. */
     public AgentEnvironment withWorkingDirectory(Path directory) {
         return new AgentEnvironment(
-                variables, directory, scratchDirectory, initialBackoff, maxBackoff, maxRetryAfter, regexTimeLimit);
+                variables,
+                directory,
+                scratchDirectory,
+                initialBackoff,
+                maxBackoff,
+                maxRetryAfter,
+                regexTimeLimit,
+                secrets);
     }
 
     /** The same environment with other waits between attempts. */
     public AgentEnvironment withBackoff(Duration initial, Duration max, Duration retryAfterCap) {
         return new AgentEnvironment(
-                variables, workingDirectory, scratchDirectory, initial, max, retryAfterCap, regexTimeLimit);
+                variables, workingDirectory, scratchDirectory, initial, max, retryAfterCap, regexTimeLimit, secrets);
     }
 
     /** The same environment with another regex time limit. */
     public AgentEnvironment withRegexTimeLimit(Duration limit) {
         return new AgentEnvironment(
-                variables, workingDirectory, scratchDirectory, initialBackoff, maxBackoff, maxRetryAfter, limit);
+                variables,
+                workingDirectory,
+                scratchDirectory,
+                initialBackoff,
+                maxBackoff,
+                maxRetryAfter,
+                limit,
+                secrets);
+    }
+
+    /** The same environment with other secrets. */
+    public AgentEnvironment withSecrets(SecretValues newSecrets) {
+        return new AgentEnvironment(
+                variables,
+                workingDirectory,
+                scratchDirectory,
+                initialBackoff,
+                maxBackoff,
+                maxRetryAfter,
+                regexTimeLimit,
+                newSecrets);
     }
 }

@@ -21,9 +21,11 @@ public final class Agents {
      * Builds the agent of a run configuration (docs/formats/plan-configuration.md, {@code agent}: {@code kind} and
      * the parameters of docs/formats/plan-profile.md).
      *
-     * <p>Checks up front what can be checked before any case: the parameters, and for {@code http} that the
-     * {@code api_key_env} variable is set. A command's program is looked up on each call (it may appear later), so a
-     * missing program is an {@link AgentErrorType#AGENT_NOT_FOUND} outcome, not an exception here.
+     * <p>Checks up front what can be checked before any case: the parameters, and that the {@code api_key_env}
+     * variable is set when one is named (an {@code http} agent sends it; a {@code command} agent names the key it uses
+     * itself). That value is masked in everything the agent hands on, besides {@code env}'s secrets. A command's
+     * program is looked up on each call (it may appear later), so a missing program is an
+     * {@link AgentErrorType#AGENT_NOT_FOUND} outcome, not an exception here.
      *
      * @param agentConfig the configuration's {@code agent} object
      * @param env         the worker's environment
@@ -42,10 +44,26 @@ public final class Agents {
                         Duration.ofSeconds(p.integer("timeout_seconds", 1, 3600, 300)),
                         p.env("env"),
                         maxAttempts,
-                        env);
+                        withKey(p, env).env());
             case "http" -> http(p, maxAttempts, env);
             default -> throw Params.bad("agent.kind", "unknown agent kind \"" + kind + "\" (known: command, http)");
         };
+    }
+
+    /** The environment with the agent's own key masked too, and the key; the variable must be set. */
+    private record Keyed(AgentEnvironment env, Optional<String> key) {}
+
+    private static Keyed withKey(Params p, AgentEnvironment env) {
+        Optional<String> keyEnv = p.optionalText("api_key_env");
+        if (keyEnv.isEmpty()) {
+            return new Keyed(env, Optional.empty());
+        }
+        String value = env.variables().get(keyEnv.get());
+        if (value == null || value.isEmpty()) {
+            throw new InvalidInputException("agent.api_key_env: environment variable " + keyEnv.get()
+                    + " is not set; export it with the endpoint's API key before running the worker");
+        }
+        return new Keyed(env.withSecrets(env.secrets().and(value)), Optional.of(value));
     }
 
     private static Agent http(Params p, int maxAttempts, AgentEnvironment env) {
@@ -59,27 +77,18 @@ public final class Agents {
         if (!("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) || uri.getHost() == null) {
             throw Params.bad("agent.url", "must be an http:// or https:// URL with a host");
         }
-        Optional<String> keyEnv = p.optionalText("api_key_env");
-        Optional<String> key = Optional.empty();
-        if (keyEnv.isPresent()) {
-            String value = env.variables().get(keyEnv.get());
-            if (value == null || value.isEmpty()) {
-                throw new InvalidInputException("agent.api_key_env: environment variable " + keyEnv.get()
-                        + " is not set; export it with the endpoint's API key before running the worker");
-            }
-            key = Optional.of(value);
-        }
+        Keyed keyed = withKey(p, env);
         HttpAgent.Settings s = new HttpAgent.Settings(
                 uri,
                 p.text("model"),
-                keyEnv,
-                key,
+                p.optionalText("api_key_env"),
+                keyed.key(),
                 p.optionalText("system_prompt"),
                 p.optionalInteger("max_tokens", 1, 1_000_000),
                 p.number("temperature", 0, 2),
                 Duration.ofSeconds(p.integer("timeout_seconds", 1, 3600, 120)),
                 Duration.ofSeconds(p.integer("connect_timeout_seconds", 1, 300, 10)),
                 maxAttempts);
-        return new HttpAgent(s, env);
+        return new HttpAgent(s, keyed.env());
     }
 }

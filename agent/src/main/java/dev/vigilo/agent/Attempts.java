@@ -1,6 +1,7 @@
 package dev.vigilo.agent;
 
 import dev.vigilo.common.errors.CancelledException;
+import dev.vigilo.common.errors.SecretValues;
 import dev.vigilo.common.retry.RetryPolicy;
 import java.time.Duration;
 import java.time.Instant;
@@ -12,14 +13,18 @@ import java.util.concurrent.TimeUnit;
 /**
  * The retry loop shared by both agent kinds: runs attempts under a {@link RetryPolicy} (full-jitter exponential
  * backoff), retrying only {@link AgentError#retryable()} failures, honouring a server's retry-after hint, and turns
- * the last attempt into an {@link AgentOutcome}. Stateless apart from the policy.
+ * the last attempt into an {@link AgentOutcome}. It is also where nothing leaves an agent unmasked: each attempt sees
+ * its observer through a {@link MaskingObserver}, and each attempt's output and error message are masked with the
+ * environment's secrets before anything else sees them. Stateless apart from the policy and the secrets.
  */
 final class Attempts {
     private final RetryPolicy policy;
+    private final SecretValues secrets;
 
     Attempts(int maxAttempts, AgentEnvironment env) {
         this.policy = new RetryPolicy(
                 maxAttempts, env.initialBackoff(), env.maxBackoff(), e -> e instanceof Failed f && f.error.retryable());
+        this.secrets = env.secrets();
     }
 
     int maxAttempts() {
@@ -42,13 +47,14 @@ final class Attempts {
         }
     }
 
-    /** One attempt; {@code attempt} is 1-based. */
+    /** One attempt; {@code attempt} is 1-based; {@code observer} is the call's, masking. */
     @FunctionalInterface
     interface Body {
-        Result attempt(int attempt);
+        Result attempt(int attempt, AgentObserver observer);
     }
 
-    AgentOutcome run(AgentObserver observer, Body body) {
+    AgentOutcome run(AgentObserver callObserver, Body body) {
+        AgentObserver observer = MaskingObserver.of(callObserver, secrets);
         long start = System.nanoTime();
         List<AgentAttempt> attempts = new ArrayList<>();
         try {
@@ -59,7 +65,7 @@ final class Attempts {
                 Result r = Thread.currentThread().isInterrupted()
                         ? Result.failed(
                                 AgentError.of(AgentErrorType.CANCELLED, "not started: the worker was interrupted"))
-                        : body.attempt(n);
+                        : masked(body.attempt(n, observer));
                 AgentAttempt a = new AgentAttempt(n, started, Duration.ofNanos(System.nanoTime() - t0), r.error());
                 attempts.add(a);
                 observer.onAttemptEnd(a);
@@ -89,6 +95,31 @@ final class Attempts {
                     attempts,
                     start);
         }
+    }
+
+    /** {@code r} with its output and error message masked; an output masking made too large is an error. */
+    private Result masked(Result r) {
+        if (secrets.isEmpty()) {
+            return r;
+        }
+        if (r.error().isPresent()) {
+            AgentError e = r.error().get();
+            return Result.failed(new AgentError(e.type(), secrets.mask(e.message()), e.retryable()), r.retryAfter());
+        }
+        String output = r.output().orElseThrow();
+        String masked = secrets.mask(output);
+        if (masked.equals(output)) {
+            return r;
+        }
+        int size = CommandAgent.utf8Length(masked);
+        if (size > Agent.MAX_OUTPUT_BYTES) {
+            // A value shorter than the mask, masked many times, can lengthen an output past the bound.
+            return Result.failed(AgentError.of(
+                    AgentErrorType.OUTPUT_TOO_LARGE,
+                    "the agent's output is " + size + " bytes after masking its secret values; an output may be at"
+                            + " most " + Texts.bytes(Agent.MAX_OUTPUT_BYTES)));
+        }
+        return new Result(Optional.of(masked), r.usage(), Optional.empty(), r.retryAfter());
     }
 
     private static void waitRetryAfter(Duration wait, AgentError error) {

@@ -1,5 +1,6 @@
 package dev.vigilo.agent;
 
+import dev.vigilo.common.errors.SecretValues;
 import dev.vigilo.common.process.ProcessTree;
 import java.io.IOException;
 import java.io.InputStream;
@@ -56,6 +57,8 @@ final class ChildProcess {
      * @param stdin       written to its stdin, which is then closed
      * @param timeout     deadline from the start
      * @param stdoutLimit the most stdout bytes kept; one more ends the run with {@link Ending#STDOUT_OVERFLOW}
+     * @param secrets     masked in the stderr tail (the child inherits them and may print them), where the tail is cut
+     *                    too, so no part of one is left at its start
      */
     record Spec(
             List<String> argv,
@@ -63,13 +66,15 @@ final class ChildProcess {
             Path directory,
             byte[] stdin,
             Duration timeout,
-            int stdoutLimit) {
+            int stdoutLimit,
+            SecretValues secrets) {
         Spec {
             argv = List.copyOf(argv);
             environment = Map.copyOf(environment);
             Objects.requireNonNull(directory, "directory");
             Objects.requireNonNull(stdin, "stdin");
             Objects.requireNonNull(timeout, "timeout");
+            Objects.requireNonNull(secrets, "secrets");
         }
     }
 
@@ -79,7 +84,7 @@ final class ChildProcess {
      * @param ending       how it ended
      * @param exitCode     the exit status when {@link Ending#EXITED}, else -1
      * @param stdout       what was read from stdout (at most the limit)
-     * @param stderrTail   the last {@link #STDERR_TAIL_BYTES} of stderr, decoded leniently
+     * @param stderrTail   the last {@link #STDERR_TAIL_BYTES} of stderr, decoded leniently, the secrets masked
      * @param elapsed      from start to end
      * @param startProblem why the program could not be started ({@link Ending#NOT_STARTED} only)
      * @param exited       whether the process itself had exited by the end (for {@link Ending#TIMED_OUT}: something
@@ -149,7 +154,7 @@ final class ChildProcess {
         if (ending == Ending.CANCELLED) {
             Thread.currentThread().interrupt();
         }
-        return new Result(ending, exitCode, out.bytes(), err.tail(), since(start), null, exited);
+        return new Result(ending, exitCode, out.bytes(), err.tail(spec.secrets()), since(start), null, exited);
     }
 
     private static String startProblem(IOException e) {
@@ -263,14 +268,20 @@ final class ChildProcess {
             }
         }
 
-        synchronized String tail() {
+        /** The tail with {@code secrets} masked, also a part of one left where the tail starts inside it. */
+        synchronized String tail(SecretValues secrets) {
             int size = (int) Math.min(total, ring.length);
             byte[] out = new byte[size];
             long from = total - size;
             for (int i = 0; i < size; i++) {
                 out[i] = ring[(int) ((from + i) % ring.length)];
             }
-            return new String(out, StandardCharsets.UTF_8);
+            int start = 0;
+            // A cut inside a character: its continuation bytes go, so the text starts at a whole character.
+            while (from > 0 && start < size && (out[start] & 0xc0) == 0x80) {
+                start++;
+            }
+            return secrets.maskCut(new String(out, start, size - start, StandardCharsets.UTF_8), from > 0, false);
         }
     }
 }

@@ -50,7 +50,7 @@ final class CommandAgent implements Agent {
     @Override
     public AgentOutcome run(AgentCall call) {
         byte[] stdin = stdin(call.caseRecord().json());
-        return attempts.run(call.observer(), n -> attempt(n, stdin, call.observer()));
+        return attempts.run(call.observer(), (n, observer) -> attempt(n, stdin, observer));
     }
 
     private Attempts.Result attempt(int n, byte[] stdin, AgentObserver observer) {
@@ -70,8 +70,8 @@ final class CommandAgent implements Agent {
             childEnv.put("VIGILO_AGENT_PROTOCOL", Integer.toString(PROTOCOL_VERSION));
             childEnv.put("VIGILO_ATTEMPT", Integer.toString(n));
             childEnv.put("VIGILO_EVENTS", events.path().toString());
-            ChildProcess.Result r = ChildProcess.run(
-                    new ChildProcess.Spec(argv, childEnv, env.workingDirectory(), stdin, timeout, MAX_STDOUT_BYTES));
+            ChildProcess.Result r = ChildProcess.run(new ChildProcess.Spec(
+                    argv, childEnv, env.workingDirectory(), stdin, timeout, MAX_STDOUT_BYTES, env.secrets()));
             if (r.ending() != ChildProcess.Ending.CANCELLED && r.ending() != ChildProcess.Ending.NOT_STARTED) {
                 events.deliver(event -> observer.onEvent(n, event));
             }

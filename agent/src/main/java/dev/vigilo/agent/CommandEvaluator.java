@@ -52,7 +52,13 @@ final class CommandEvaluator implements Evaluator {
         childEnv.putAll(profileEnv);
         childEnv.put("VIGILO_EVALUATOR_PROTOCOL", Integer.toString(PROTOCOL_VERSION));
         ChildProcess.Result r = ChildProcess.run(new ChildProcess.Spec(
-                argv, childEnv, env.workingDirectory(), stdin(caseRecord.json(), output), timeout, MAX_STDOUT_BYTES));
+                argv,
+                childEnv,
+                env.workingDirectory(),
+                stdin(caseRecord.json(), output),
+                timeout,
+                MAX_STDOUT_BYTES,
+                env.secrets()));
         String who = "evaluator \"" + name + "\" (command " + Texts.command(argv) + ")";
         return switch (r.ending()) {
             case NOT_STARTED ->
@@ -96,6 +102,8 @@ final class CommandEvaluator implements Evaluator {
         } catch (CharacterCodingException e) {
             return invalid(who, "stdout that is not UTF-8");
         }
+        // What is quoted is masked before quoting cuts it: a cut could leave a part of a value no mask matches.
+        String shown = env.secrets().mask(text);
         if (text.isEmpty()) {
             return invalid(who, "nothing");
         }
@@ -103,15 +111,16 @@ final class CommandEvaluator implements Evaluator {
         try {
             value = Json.parse(text);
         } catch (IOException e) {
-            return invalid(who, "\"" + Texts.oneLine(text, 60) + "\"");
+            return invalid(who, "\"" + Texts.oneLine(shown, 60) + "\"");
         }
         JsonNode number = value.isObject() ? value.get("score") : value;
         if (number == null || !number.isNumber()) {
-            return invalid(who, "\"" + Texts.oneLine(text, 60) + "\"");
+            return invalid(who, "\"" + Texts.oneLine(shown, 60) + "\"");
         }
         double score = number.asDouble();
         if (!(score >= 0 && score <= 1)) {
-            return invalid(who, "the score " + Texts.oneLine(number.asText(), 40) + ", outside [0, 1]");
+            return invalid(
+                    who, "the score " + Texts.oneLine(env.secrets().mask(number.asText()), 40) + ", outside [0, 1]");
         }
         return new Verdict(score >= passScore, score, Optional.empty());
     }

@@ -2,6 +2,7 @@ package dev.vigilo.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.errors.SecretValues;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -13,7 +14,8 @@ import java.util.Objects;
  * built by {@link Evaluators#fromPlan}. Thread-safe: concurrent cases may evaluate at once.
  *
  * <p>Evaluating never throws for a failure of an evaluator (missing expected, bad pattern, crash, bad score,
- * timeout): that is an {@link EvaluatorResult.Status#ERROR} result. Cancellation is by thread interruption, as for
+ * timeout): that is an {@link EvaluatorResult.Status#ERROR} result, whose message has the run's secret values masked
+ * (a command evaluator inherits them and may print them). Cancellation is by thread interruption, as for
  * agents: a running command evaluator is killed, a regex match stops, and the result is
  * {@link EvaluatorErrorType#CANCELLED} with the thread's interrupt status still set.
  */
@@ -21,11 +23,13 @@ public final class EvaluatorSet {
     private final List<String> names;
     private final List<String> kinds;
     private final List<Evaluator> evaluators;
+    private final SecretValues secrets;
 
-    EvaluatorSet(List<String> names, List<String> kinds, List<Evaluator> evaluators) {
+    EvaluatorSet(List<String> names, List<String> kinds, List<Evaluator> evaluators, SecretValues secrets) {
         this.names = List.copyOf(names);
         this.kinds = List.copyOf(kinds);
         this.evaluators = List.copyOf(evaluators);
+        this.secrets = secrets;
     }
 
     /** How many evaluators the plan has (at most 64). */
@@ -90,6 +94,10 @@ public final class EvaluatorSet {
                     "evaluator \"" + names.get(index) + "\" was not run: the worker was interrupted");
         } else {
             v = evaluators.get(index).evaluate(caseRecord, tree, output);
+        }
+        if (v.error().isPresent()) {
+            EvaluatorError e = v.error().get();
+            v = Evaluator.Verdict.error(e.type(), secrets.mask(e.message()));
         }
         EvaluatorResult.Status status = v.error().isPresent()
                 ? EvaluatorResult.Status.ERROR

@@ -46,7 +46,7 @@ public final class Evaluators {
             kinds.add(kind);
             evaluators.add(evaluator(p, name, kind, env));
         }
-        return new EvaluatorSet(names, kinds, evaluators);
+        return new EvaluatorSet(names, kinds, evaluators, env.secrets());
     }
 
     private static Evaluator evaluator(Params p, String name, String kind, AgentEnvironment env) {

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.errors.SecretValues;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
@@ -74,7 +75,9 @@ final class HttpAgent implements Agent {
     private final HttpClient client;
     private final Attempts attempts;
     private final Duration maxRetryAfter;
+    private final SecretValues secrets;
 
+    /** {@code env}'s secrets must include the agent's own key (an endpoint may echo the request's headers). */
     HttpAgent(Settings settings, AgentEnvironment env) {
         this.settings = settings;
         this.url = displayUrl(settings.uri());
@@ -91,13 +94,14 @@ final class HttpAgent implements Agent {
                 .build();
         this.attempts = new Attempts(settings.maxAttempts(), env);
         this.maxRetryAfter = env.maxRetryAfter();
+        this.secrets = env.secrets();
     }
 
     @Override
     public AgentOutcome run(AgentCall call) {
         ObjectNode request = request(call.caseRecord());
         byte[] body = Json.bytes(request);
-        return attempts.run(call.observer(), n -> redacted(attempt(n, request, body, call.observer())));
+        return attempts.run(call.observer(), (n, observer) -> attempt(n, request, body, observer));
     }
 
     private ObjectNode request(CaseRecord c) {
@@ -172,7 +176,7 @@ final class HttpAgent implements Agent {
             return failed(
                     AgentErrorType.INVALID_RESPONSE,
                     "POST " + url + " answered HTTP " + status + " with a body that is not JSON: \""
-                            + Texts.oneLine(new String(bytes, StandardCharsets.UTF_8), 120)
+                            + Texts.oneLine(secrets.mask(new String(bytes, StandardCharsets.UTF_8)), 120)
                             + "\"; check that agent.url is an OpenAI-compatible chat completions endpoint");
         }
         return answer(parsed, status);
@@ -289,8 +293,11 @@ final class HttpAgent implements Agent {
         };
     }
 
-    /** ": <the endpoint's error message>" from an error body, bounded; empty when there is nothing useful. */
-    private static String detail(JsonNode parsed, byte[] bytes) {
+    /**
+     * ": <the endpoint's error message>" from an error body, bounded; empty when there is nothing useful. Masked
+     * before it is cut: a cut could leave a part of a secret that no mask matches.
+     */
+    private String detail(JsonNode parsed, byte[] bytes) {
         String text = null;
         if (parsed != null) {
             JsonNode e = parsed.get("error");
@@ -302,12 +309,13 @@ final class HttpAgent implements Agent {
                 text = parsed.get("message").asText();
             }
         } else if (bytes.length > 0) {
-            text = new String(bytes, 0, Math.min(bytes.length, 400), StandardCharsets.UTF_8);
+            String whole = secrets.mask(new String(bytes, StandardCharsets.UTF_8));
+            text = whole.substring(0, Math.min(whole.length(), 400));
         }
         if (text == null || text.isBlank()) {
             return "";
         }
-        return ": \"" + Texts.oneLine(text, 200) + "\"";
+        return ": \"" + Texts.oneLine(secrets.mask(text), 200) + "\"";
     }
 
     private Duration retryAfter(Optional<String> header) {
@@ -339,27 +347,15 @@ final class HttpAgent implements Agent {
         }
     }
 
-    private static JsonNode textNode(byte[] bytes) {
+    /** At most {@link #MAX_OBSERVED_TEXT} of a body that is not JSON, masked before it is cut. */
+    private JsonNode textNode(byte[] bytes) {
+        byte[] masked = secrets.mask(new String(bytes, StandardCharsets.UTF_8)).getBytes(StandardCharsets.UTF_8);
         return TextNode.valueOf(
-                new String(bytes, 0, Math.min(bytes.length, MAX_OBSERVED_TEXT), StandardCharsets.UTF_8));
+                new String(masked, 0, Math.min(masked.length, MAX_OBSERVED_TEXT), StandardCharsets.UTF_8));
     }
 
     private static Attempts.Result failed(AgentErrorType type, String message) {
         return Attempts.Result.failed(AgentError.of(type, message));
-    }
-
-    /** An endpoint may echo the request's headers: no message leaves this class with the key in it. */
-    private Attempts.Result redacted(Attempts.Result r) {
-        if (settings.apiKey().isEmpty() || r.error().isEmpty()) {
-            return r;
-        }
-        AgentError e = r.error().get();
-        String key = settings.apiKey().get();
-        if (!e.message().contains(key)) {
-            return r;
-        }
-        return Attempts.Result.failed(
-                new AgentError(e.type(), e.message().replace(key, "***"), e.retryable()), r.retryAfter());
     }
 
     /** scheme://host[:port]/path: no user info or query, which may hold credentials. */

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.errors.SecretValues;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -27,7 +28,8 @@ final class TestSupport {
                 Duration.ofMillis(10),
                 Duration.ofMillis(50),
                 Duration.ofSeconds(5),
-                AgentEnvironment.DEFAULT_REGEX_TIME_LIMIT);
+                AgentEnvironment.DEFAULT_REGEX_TIME_LIMIT,
+                SecretValues.NONE);
     }
 
     /** {@code env} plus one variable. */

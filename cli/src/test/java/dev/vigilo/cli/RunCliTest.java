@@ -203,4 +203,26 @@ class RunCliTest {
         CliRunner.Result unknown = cli.run("run", "status", UUID.randomUUID().toString());
         assertThat(unknown.exitCode()).isEqualTo(ExitCode.INVALID_INPUT);
     }
+
+    @Test
+    void runCreateRefusesAnAgentUrlCarryingCredentialsInOneLineAndCreatesNothing() {
+        String runId = UUID.randomUUID().toString();
+        String profile = """
+                name: leaky-url
+                agent: {kind: http, url: "http://user:pw@127.0.0.1:9/v1/chat/completions?api_key=sk-live-123",
+                        model: m, api_key_env: OPENAI_API_KEY}
+                evaluators: [{name: exact, kind: exact_match}]
+                gates: [{name: all, required_evaluators: [exact], min_pass_rate: 1}]
+                """;
+        CliRunner.Result r =
+                cli.run("run", "create", "--profile", profile, "--dataset-upload-id", uploadId, "--run-id", runId);
+        assertThat(r.exitCode()).as(r.out() + r.err()).isEqualTo(ExitCode.INVALID_INPUT);
+        assertThat(r.err().strip())
+                .isEqualTo("vigilo: error: run " + runId + ": agent.url: 'url' must not carry credentials; put the key"
+                        + " in the variable api_key_env names");
+        assertThat(r.out()).isEmpty();
+        CliRunner.Result status = cli.run("run", "status", runId);
+        assertThat(status.exitCode()).isEqualTo(ExitCode.INVALID_INPUT);
+        assertThat(status.err()).contains("no such run");
+    }
 }

@@ -2,6 +2,7 @@ package dev.vigilo.datagen;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.vigilo.common.errors.SecretValues;
 import dev.vigilo.common.retry.RetryPolicy;
 import java.io.IOException;
 import java.net.URI;
@@ -26,7 +27,8 @@ import java.util.function.LongSupplier;
  * or a connection that fails before the answer is complete, is sent again after a back-off (the endpoint's
  * Retry-After when given, which also pauses every other request to that endpoint; else exponential with full jitter)
  * without using up the step's attempts, up to {@link #MAX_RESENDS} times. A request that times out, any other 4xx,
- * and running out of re-sends fail the attempt ({@link StepFailure}). No message carries the API key. Thread-safe.
+ * and running out of re-sends fail the attempt ({@link StepFailure}). No message carries a key of the pipeline
+ * ({@link SecretValues}, masked before a body is cut). Thread-safe.
  */
 final class ChatClient implements AutoCloseable {
     /** Re-sends of one request after 429/5xx/connection failures before the attempt fails. */
@@ -70,12 +72,14 @@ final class ChatClient implements AutoCloseable {
      * Sends {@code body} to {@code chat.url()} until it is answered with 2xx JSON.
      *
      * @param apiKey the bearer token, or null
+     * @param secrets masked in every failure message (the pipeline's keys; {@code apiKey} is masked too)
      * @param tokenEstimate tokens the request is expected to use (for a tokens-per-minute limit)
      * @param timeout bound of one request
      * @throws StepFailure the attempt failed; its {@code requests} say how many requests it sent
      */
-    Answer send(ChatSpec chat, byte[] body, String apiKey, long tokenEstimate, Duration timeout)
+    Answer send(ChatSpec chat, byte[] body, String apiKey, SecretValues secrets, long tokenEstimate, Duration timeout)
             throws StepFailure, InterruptedException {
+        SecretValues masked = secrets.and(apiKey);
         Endpoint ep = endpoints.computeIfAbsent(chat.url().toString(), u -> endpoint(chat.rateLimit()));
         String url = display(chat.url());
         int requests = 0;
@@ -85,7 +89,7 @@ final class ChatClient implements AutoCloseable {
                 throw failure(
                         "HttpStatusError",
                         "POST " + url + " still failed after " + MAX_RESENDS + " re-sends: " + lastProblem,
-                        apiKey,
+                        masked,
                         requests);
             }
             ep.requests().acquire(1);
@@ -107,7 +111,7 @@ final class ChatClient implements AutoCloseable {
                         "StepTimeout",
                         "POST " + url + " did not answer within " + timeout.toSeconds()
                                 + " s; raise timeout_seconds or check the endpoint's load",
-                        apiKey,
+                        masked,
                         requests);
             } catch (IOException e) {
                 refund(ep, tokenEstimate);
@@ -115,13 +119,13 @@ final class ChatClient implements AutoCloseable {
                 sleep(backoffNanos(resend));
                 continue;
             } catch (IllegalArgumentException e) {
-                throw failure("HttpError", "POST " + url + " failed: " + e.getMessage(), apiKey, requests);
+                throw failure("HttpError", "POST " + url + " failed: " + e.getMessage(), masked, requests);
             }
             int status = resp.statusCode();
             byte[] bytes = resp.body();
             if (status == 429 || status >= 500 || status == 408) {
                 refund(ep, tokenEstimate);
-                lastProblem = "HTTP " + status + tail(bytes);
+                lastProblem = "HTTP " + status + tail(bytes, masked);
                 Optional<Duration> after = retryAfter(resp.headers().firstValue("Retry-After"));
                 long wait = after.isPresent() ? after.get().toNanos() : backoffNanos(resend);
                 if (after.isPresent()) ep.requests().pauseUntil(clock.getAsLong() + wait);
@@ -132,15 +136,15 @@ final class ChatClient implements AutoCloseable {
                 refund(ep, tokenEstimate);
                 throw failure(
                         "HttpStatusError",
-                        "POST " + url + " answered HTTP " + status + tail(bytes) + "; " + advice(status, chat),
-                        apiKey,
+                        "POST " + url + " answered HTTP " + status + tail(bytes, masked) + "; " + advice(status, chat),
+                        masked,
                         requests);
             }
             if (bytes.length > MAX_RESPONSE_BYTES) {
                 throw failure(
                         "InvalidHttpResponse",
                         "POST " + url + " answered " + bytes.length + " bytes; set max_tokens",
-                        apiKey,
+                        masked,
                         requests);
             }
             JsonNode parsed;
@@ -155,8 +159,9 @@ final class ChatClient implements AutoCloseable {
                 throw failure(
                         "InvalidHttpResponse",
                         "POST " + url + " answered HTTP " + status + " with a body that is not a JSON object:"
-                                + tail(bytes) + "; check that url is an OpenAI-compatible chat completions endpoint",
-                        apiKey,
+                                + tail(bytes, masked)
+                                + "; check that url is an OpenAI-compatible chat completions endpoint",
+                        masked,
                         requests);
             }
             if (ep.tokens() != null) {
@@ -221,16 +226,16 @@ final class ChatClient implements AutoCloseable {
         };
     }
 
-    private static String tail(byte[] b) {
+    /** ": <the body>": at most {@link #MAX_DUMP} characters, masked before the cut (which can leave part of a key). */
+    private static String tail(byte[] b, SecretValues secrets) {
         if (b == null || b.length == 0) return "";
-        String s = new String(b, StandardCharsets.UTF_8).strip();
+        String s = secrets.mask(new String(b, StandardCharsets.UTF_8)).strip();
         return ": " + (s.length() <= MAX_DUMP ? s : s.substring(0, MAX_DUMP) + "...");
     }
 
-    /** A failure whose messages cannot carry the key (an endpoint may echo the request's headers). */
-    private static StepFailure failure(String type, String message, String apiKey, int requests) {
-        String m = apiKey == null || apiKey.isEmpty() ? message : message.replace(apiKey, "***");
-        return new StepFailure(type, m, null).withRequests(requests);
+    /** A failure whose messages cannot carry a key (an endpoint may echo the request's headers). */
+    private static StepFailure failure(String type, String message, SecretValues secrets, int requests) {
+        return new StepFailure(type, secrets.mask(message), null).withRequests(requests);
     }
 
     /** scheme://host[:port]/path: no user info or query, which may hold credentials. */

@@ -3,6 +3,7 @@ package dev.vigilo.datagen;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.input.EndpointUrls;
 import java.math.BigDecimal;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -105,16 +106,17 @@ final class ChatParser {
         } catch (URISyntaxException e) {
             throw p.err(ptr + "/url", "'url' is not a URL (" + e.getReason() + "); give the endpoint's http(s) URL");
         }
+        // The one check of endpoint URLs (run profiles make it too); first, so a refused URL is never echoed.
+        Optional<String> credentials = EndpointUrls.credentialsProblem(url);
+        if (credentials.isPresent()) {
+            throw p.err(ptr + "/url", credentials.get());
+        }
         if (url.getScheme() == null
                 || !(url.getScheme().equals("http") || url.getScheme().equals("https"))
                 || url.getHost() == null) {
             throw p.err(
                     ptr + "/url",
                     "'url' must be an http:// or https:// URL, e.g. https://api.openai.com/v1/chat/completions");
-        }
-        if (url.getRawUserInfo() != null) {
-            throw p.err(
-                    ptr + "/url", "'url' must not carry credentials; put the key in the variable api_key_env names");
         }
         String model = p.text(n, ptr, "model", true);
         String apiKeyEnv = p.text(n, ptr, "api_key_env", false);

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.errors.SecretValues;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -33,13 +34,19 @@ final class ChatStep {
     private final ChatClient client;
     private final ResponseCache cache;
     private final Map<String, String> apiKeys;
+    private final SecretValues secrets;
     private final Map<StepSpec, ResponseSchema> schemas = new ConcurrentHashMap<>();
 
-    /** {@code apiKeys}: environment variable name -> value, for every api_key_env of the pipeline. */
+    /**
+     * {@code apiKeys}: environment variable name -> value, for every api_key_env of the pipeline. Every one of those
+     * values is masked in every answer and failure before anything looks at it (an endpoint may echo the request's
+     * headers), so no field, tag, cached answer or message holds one.
+     */
     ChatStep(ChatClient client, ResponseCache cache, Map<String, String> apiKeys) {
         this.client = client;
         this.cache = cache;
         this.apiKeys = Map.copyOf(apiKeys);
+        this.secrets = SecretValues.of(apiKeys.values());
     }
 
     StepResult run(StepSpec step, ObjectNode fields, int attempt) throws StepFailure, InterruptedException {
@@ -57,17 +64,19 @@ final class ChatStep {
                         chat,
                         Json.canonical(body).getBytes(StandardCharsets.UTF_8),
                         key,
+                        secrets,
                         estimate(chat, body),
                         step.timeout());
             } catch (StepFailure f) {
                 // The requests it sent count, though nothing was answered.
                 throw f.tags != null ? f : f.withTags(tags(chat, null, f.requests, attempt, false, hash, null));
             }
+            JsonNode answerBody = secrets.mask(a.body());
             ObjectNode normalized;
             try {
-                normalized = normalize(a.body());
+                normalized = normalize(answerBody);
             } catch (StepFailure f) {
-                throw f.withTags(tags(chat, a.body().path("usage"), a.requests(), attempt, false, hash, null));
+                throw f.withTags(tags(chat, answerBody.path("usage"), a.requests(), attempt, false, hash, null));
             }
             StepResult r = result(step, normalized, a.requests(), attempt, false, hash);
             answer = normalized;

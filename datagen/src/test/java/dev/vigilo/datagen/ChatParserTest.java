@@ -114,6 +114,23 @@ class ChatParserTest {
     }
 
     @Test
+    void aUrlCarryingCredentialsIsAnErrorAtTheUrlThatDoesNotEchoIt() {
+        for (String url : new String[] {
+            "http://user:pw@127.0.0.1:1/v1/chat/completions",
+            "http://127.0.0.1:1/v1/chat/completions?key=sk-live-123",
+            "http://127.0.0.1:1/v1/chat/completions?API_KEY=sk-live-123",
+            "http://127.0.0.1:1/v1/chat/completions?model=m&access_token=sk-live-123",
+            "ftp://user:pw@127.0.0.1:1/x"
+        }) {
+            assertThatThrownBy(() -> parse(step("").replace("http://127.0.0.1:1/v1/chat/completions", url)))
+                    .as(url)
+                    .isInstanceOf(PipelineDefinitionException.class)
+                    .hasMessage("p.yaml:5:10: 'url' must not carry credentials; put the key in the variable"
+                            + " api_key_env names");
+        }
+    }
+
+    @Test
     void aMissingKeyVariableIsAnErrorAtApiKeyEnvAndWritesNothing() throws Exception {
         Files.writeString(dir.resolve("s.jsonl"), "{\"q\": 1}\n");
         Path yaml = dir.resolve("p.yaml");

@@ -327,6 +327,43 @@ class ChatStepTest {
     }
 
     @Test
+    void anEndpointGivingTheKeyBackHasItMaskedInFieldsFailuresAndTheCache() throws Exception {
+        String key = "sk-secret-123";
+        server.answerWith(r -> {
+            String auth = r.authorization();
+            if (r.lastUserMessage().endsWith("question 1")) {
+                // an error whose dump is cut (2,000 characters) inside the echoed header
+                return Reply.raw(400, "y".repeat(1980) + " " + auth + " rejected");
+            }
+            return Reply.content("{\"answer\": \"the key is " + auth.substring(7) + "\", \"" + key + "\": 1}");
+        });
+        ExperimentStatus s = run("mask", 2, """
+          - name: ask
+            kind: chat
+            url: %s
+            model: test-model
+            api_key_env: TEST_KEY
+            messages: [{role: user, content: "Q: {{q}}"}]
+            response_schema: {type: object}
+            cache: true
+            retries: 0
+        """.formatted(url()), "", opts("mask", 1));
+        assertThat(s.completed()).isEqualTo(1);
+        assertThat(s.failed()).isEqualTo(1);
+        assertThat(server.requests())
+                .allSatisfy(r -> assertThat(r.authorization()).isEqualTo("Bearer " + key));
+        JsonNode done = item("mask", "s0");
+        assertThat(done.path("fields").path("ask").path("answer").asText()).isEqualTo("the key is ***");
+        assertThat(done.path("fields").path("ask").has("***")).isTrue();
+        JsonNode failed = item("mask", "s1");
+        assertThat(failed.toString()).contains("Bearer ***");
+        for (JsonNode it : List.of(done, failed)) {
+            assertThat(it.toString()).doesNotContain(key).doesNotContain("sk-secr");
+        }
+        assertThat(s.toJson()).doesNotContain("sk-secr");
+    }
+
+    @Test
     void retryFailedRetriesItemsThatFailedFinallyKeepingTheirHistory() throws Exception {
         server.enqueue(Reply.content("{\"n\": \"not a number\"}"));
         server.answerWith(r -> Reply.content("{\"n\": 4}"));

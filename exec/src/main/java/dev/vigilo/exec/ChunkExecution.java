@@ -40,7 +40,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * The worker's {@link ChunkExecutor}: reads and verifies the claimed chunk file against its scheduling row, reads
  * and verifies the chunk's cases ({@link ChunkCases}: only the dataset ranges the chunk covers, whole case files
  * checked, membership digest reproduced before any case runs), then runs the agent and exactly the evaluators of
- * each case's mask on a case pool shared by every chunk of the worker, and assembles the receipt. Every attempt of a
+ * each case's mask on a case pool shared by every chunk of the worker, and assembles the receipt. The agent and the
+ * evaluators run with the run's secrets ({@link AgentEnvironment#forRun}), so what they hand on, and so every
+ * transcript, receipt and output written from it, has them masked. Every attempt of a
  * case's agent call is recorded as a transcript under the chunk's lease generation ({@link TranscriptRecorder},
  * docs/transcripts.md) and referenced from the case's receipt entry.
  *
@@ -86,9 +88,12 @@ final class ChunkExecution implements ChunkExecutor {
                         : Path.of(agent.path("command").path(0).asText("agent"))
                                 .getFileName()
                                 .toString();
+                // The run's secrets (the values of its configuration's *_env keys) are masked in everything the
+                // agent and the evaluators hand on, so no transcript, receipt or message below can hold one.
+                AgentEnvironment runEnvironment = environment.forRun(run.configuration());
                 return new RunAgent(
-                        Agents.create(agent, environment),
-                        Evaluators.fromPlan(run.configuration().path("evaluator_plan"), environment),
+                        Agents.create(agent, runEnvironment),
+                        Evaluators.fromPlan(run.configuration().path("evaluator_plan"), runEnvironment),
                         http ? AttemptTranscript.HTTP_PROVIDER : AttemptTranscript.COMMAND_PROVIDER,
                         model.isEmpty() ? "agent" : model);
             });

@@ -244,7 +244,12 @@ public final class Worker {
                         .withWorkingDirectory(Objects.requireNonNull(agentDirectory, "agentDirectory")));
     }
 
-    private Worker(
+    /**
+     * A worker whose agents and command evaluators run with {@code agentEnvironment}: its variables (inherited by
+     * commands, the source of every {@code *_env} key, whose values are masked in everything the worker records),
+     * working directory, scratch directory and waits between attempts.
+     */
+    public Worker(
             Placements placements,
             StorageConfig storage,
             Options options,

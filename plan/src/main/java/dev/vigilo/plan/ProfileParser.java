@@ -16,6 +16,7 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.vigilo.agent.Agents;
 import dev.vigilo.agent.SafeRegex;
 import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.input.EndpointUrls;
 import dev.vigilo.common.input.InputFiles;
 import dev.vigilo.common.input.TextEncoding;
 import java.io.IOException;
@@ -334,12 +335,17 @@ public final class ProfileParser {
             }
             switch (kind) {
                 case "command" -> {
-                    allow(node, "agent", "kind", "command", "timeout_seconds", "env", "max_attempts");
+                    allow(node, "agent", "kind", "command", "timeout_seconds", "env", "api_key_env", "max_attempts");
                     out.set("command", argv(node.get("command"), "agent.command"));
                     out.put(
                             "timeout_seconds",
                             intIn(node.get("timeout_seconds"), "agent.timeout_seconds", 1, 3600, 300));
                     out.set("env", env(node.get("env"), "agent.env"));
+                    // Written only when given: profiles without it keep their canonical bytes and identity.
+                    String keyEnv = keyEnv(node);
+                    if (keyEnv != null) {
+                        out.put("api_key_env", keyEnv);
+                    }
                     maxAttempts(node, out);
                     return new Profile.Agent(Profile.AgentKind.COMMAND, out);
                 }
@@ -359,28 +365,12 @@ public final class ProfileParser {
                             "max_attempts");
                     String url = text(node.get("url"), "agent.url", true);
                     if (url != null) {
-                        try {
-                            URI uri = new URI(url);
-                            if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme())
-                                    || uri.getHost() == null) {
-                                problem(
-                                        "agent.url",
-                                        "must be an http:// or https:// URL with a host, got \"" + url + "\"");
-                            }
-                        } catch (URISyntaxException e) {
-                            problem("agent.url", "is not a URL: " + e.getMessage());
-                        }
+                        endpointUrl(url, "agent.url");
                         out.put("url", url);
                     }
                     String model = text(node.get("model"), "agent.model", true);
                     out.put("model", model);
-                    String keyEnv = text(node.get("api_key_env"), "agent.api_key_env", false);
-                    if (keyEnv != null && !keyEnv.matches("[A-Za-z_][A-Za-z0-9_]*")) {
-                        problem(
-                                "agent.api_key_env",
-                                "must name an environment variable (credentials never go in the profile)");
-                    }
-                    out.put("api_key_env", keyEnv);
+                    out.put("api_key_env", keyEnv(node));
                     out.put(
                             "timeout_seconds",
                             intIn(node.get("timeout_seconds"), "agent.timeout_seconds", 1, 3600, 120));
@@ -411,6 +401,39 @@ public final class ProfileParser {
                     return new Profile.Agent(Profile.AgentKind.COMMAND, out);
                 }
             }
+        }
+
+        /**
+         * Checks an endpoint URL (an http agent's; judges' and tools' when they come): it must parse, be http(s) with
+         * a host, and carry no credentials ({@link EndpointUrls}, the check datagen's chat steps make). A refused URL
+         * is never echoed, since it may hold a key.
+         */
+        private void endpointUrl(String url, String path) {
+            URI uri;
+            try {
+                uri = new URI(url);
+            } catch (URISyntaxException e) {
+                problem(
+                        path,
+                        "is not a URL (" + e.getReason() + (e.getIndex() >= 0 ? " at index " + e.getIndex() : "")
+                                + "); give the endpoint's http:// or https:// URL");
+                return;
+            }
+            Optional<String> credentials = EndpointUrls.credentialsProblem(uri);
+            if (credentials.isPresent()) {
+                problem(path, credentials.get());
+            } else if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme()) || uri.getHost() == null) {
+                problem(path, "must be an http:// or https:// URL with a host, got \"" + url + "\"");
+            }
+        }
+
+        /** {@code api_key_env}: the name of the variable holding a key (never the key), or null when absent. */
+        private String keyEnv(JsonNode agent) {
+            String keyEnv = text(agent.get("api_key_env"), "agent.api_key_env", false);
+            if (keyEnv != null && !keyEnv.matches("[A-Za-z_][A-Za-z0-9_]*")) {
+                problem("agent.api_key_env", "must name an environment variable (credentials never go in the profile)");
+            }
+            return keyEnv;
         }
 
         /**

@@ -200,6 +200,42 @@ class PreparationTest {
     }
 
     @Test
+    void anAgentUrlCarryingCredentialsIsRefusedAndNothingIsCreated() {
+        UUID run = UUID.randomUUID();
+        String profile = PlanFixture.PROFILE.replace(
+                "agent: {kind: command, command: [./agent]}",
+                "agent: {kind: http, url: 'http://user:pw@127.0.0.1:9/v1/chat/completions?key=sk-live-123',"
+                        + " model: m, api_key_env: KEY}");
+        assertThat(profile).contains("user:pw");
+        long rowsBefore = controlRows();
+        assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, profile, false)))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessage("run " + run + ": agent.url: 'url' must not carry credentials; put the key in the variable"
+                        + " api_key_env names");
+        assertThatThrownBy(() -> new RunStatusReader(fx.control.jdbi()).status(run))
+                .isInstanceOf(NotFoundException.class);
+        assertThat(fx.planFiles(run)).isEmpty();
+        assertThat(controlRows()).isEqualTo(rowsBefore);
+    }
+
+    /** Rows of every table of the control database. */
+    private static long controlRows() {
+        return fx.control.jdbi().withHandle(h -> {
+            long n = 0;
+            for (String t : h.createQuery("SELECT quote_ident(table_schema) || '.' || quote_ident(table_name)"
+                            + " FROM information_schema.tables WHERE table_type = 'BASE TABLE'"
+                            + " AND table_schema NOT IN ('pg_catalog', 'information_schema')")
+                    .mapTo(String.class)
+                    .list()) {
+                n += h.createQuery("SELECT count(*) FROM " + t)
+                        .mapTo(Long.class)
+                        .one();
+            }
+            return n;
+        });
+    }
+
+    @Test
     void aGateSelectingNoCaseRejectsPreparation() {
         UUID run = UUID.randomUUID();
         String profile = PlanFixture.PROFILE + "  - {name: none, required_evaluators: [exact], tags_any: [nope],"

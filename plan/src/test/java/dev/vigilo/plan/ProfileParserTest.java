@@ -135,6 +135,58 @@ class ProfileParserTest {
                 .hasMessageContaining(expected);
     }
 
+    @ParameterizedTest
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "http://user:pw@api.example.com/v1/chat/completions",
+                "https://sk-live-123@api.example.com/v1/chat/completions",
+                "https://api.example.com/v1/chat/completions?key=sk-live-123",
+                "https://api.example.com/v1/chat/completions?model=m&API_KEY=sk-live-123",
+                "https://api.example.com/v1/chat/completions?access_token=t",
+                "https://api.example.com/v1/chat/completions?X-Amz-Signature=abc&X-Amz-Credential=c",
+                "https://api.example.com/v1/chat/completions#token=t",
+                "ftp://user:pw@api.example.com/v1",
+            })
+    void anAgentUrlCarryingCredentialsIsRefusedWithoutEchoingIt(String url) {
+        String doc = "name: p\nagent: {kind: http, url: '" + url + "', model: m, api_key_env: KEY}\n"
+                + "evaluators: [{name: e, kind: exact_match}]\n"
+                + "gates: [{name: g, required_evaluators: [e], min_pass_rate: 1}]\n";
+        assertThatThrownBy(() -> ProfileParser.parse(doc))
+                .isInstanceOf(ProfileException.class)
+                .hasMessage(
+                        "agent.url: 'url' must not carry credentials; put the key in the variable api_key_env names")
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("pw", "sk-live", "abc"));
+    }
+
+    @Test
+    void aUrlThatDoesNotParseIsNotEchoed() {
+        String doc = "name: p\nagent: {kind: http, url: 'https://h/v1?key=sk live', model: m}\n"
+                + "evaluators: [{name: e, kind: exact_match}]\n"
+                + "gates: [{name: g, required_evaluators: [e], min_pass_rate: 1}]\n";
+        assertThatThrownBy(() -> ProfileParser.parse(doc))
+                .isInstanceOf(ProfileException.class)
+                .hasMessageStartingWith("agent.url: is not a URL (Illegal character in query at index 19)")
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("sk live"));
+    }
+
+    @Test
+    void aCommandAgentMayNameTheVariableOfTheKeyItUses() {
+        String base = "name: p\nagent: {kind: command, command: [a]%s}\n"
+                + "evaluators: [{name: e, kind: exact_match}]\n"
+                + "gates: [{name: g, required_evaluators: [e], min_pass_rate: 1}]\n";
+        Profile with = ProfileParser.parse(base.formatted(", api_key_env: OPENAI_API_KEY"));
+        assertThat(with.agent().parameters().get("api_key_env").asText()).isEqualTo("OPENAI_API_KEY");
+        // Without it the canonical profile (and so the identity of every earlier profile) is unchanged.
+        Profile without = ProfileParser.parse(base.formatted(""));
+        assertThat(without.agent().parameters().has("api_key_env")).isFalse();
+        assertThat(new String(ProfileJson.encode(without), StandardCharsets.UTF_8))
+                .doesNotContain("api_key_env");
+        assertThatThrownBy(() -> ProfileParser.parse(base.formatted(", api_key_env: 'sk-123'")))
+                .isInstanceOf(ProfileException.class)
+                .hasMessageContaining("agent.api_key_env: must name an environment variable");
+    }
+
     @Test
     void backtrackingPronePatternsAreAcceptedForTheLinearTimeEngine() {
         Profile p = ProfileParser.parse("name: p\nagent: {kind: command, command: [a]}\n"
