@@ -1,12 +1,16 @@
 package dev.vigilo.control;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.vigilo.common.errors.SecretValues;
 import dev.vigilo.common.errors.Secrets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Objects;
+import java.util.Properties;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.flywaydb.core.api.FlywayException;
 import org.jdbi.v3.core.Jdbi;
@@ -132,6 +136,31 @@ public final class ControlDatabase implements AutoCloseable {
     public SchemaDatabase openSchema(String name, String schema, String migrationLocation, int poolSize) {
         return SchemaDatabase.open(name, jdbcUrl, null, schema, migrationLocation, poolSize);
     }
+
+    /**
+     * The credential of this database's connection: the {@code password} parameter of its JDBC URL, if it has one
+     * (the embedded server has none). Child commands inherit the variable the URL came from, so whoever records what
+     * they print masks this value too.
+     */
+    public SecretValues credentials() {
+        SecretValues out = SecretValues.NONE;
+        // As written in the URL (what a child command sees in the variable) and as the driver decodes it.
+        Matcher written = PASSWORD_PARAMETER.matcher(jdbcUrl);
+        while (written.find()) {
+            if (!written.group(1).isEmpty()) {
+                out = out.and(written.group(1));
+            }
+        }
+        try {
+            Properties parsed = org.postgresql.Driver.parseURL(jdbcUrl, null);
+            String password = parsed == null ? null : parsed.getProperty("password");
+            return password == null || password.isEmpty() ? out : out.and(password);
+        } catch (RuntimeException e) {
+            return out;
+        }
+    }
+
+    private static final Pattern PASSWORD_PARAMETER = Pattern.compile("[?&;]password=([^&;]*)");
 
     /** @return the connection pool (at most {@value Pools#MAX_POOL_SIZE} connections) */
     public DataSource dataSource() {

@@ -2,6 +2,7 @@ package dev.vigilo.exec;
 
 import dev.vigilo.common.errors.ConflictException;
 import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.errors.SecretValues;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.control.ControlDatabase;
 import dev.vigilo.control.SchemaDatabase;
@@ -52,11 +53,23 @@ public final class Placements implements AutoCloseable {
     private final Jdbi control;
     private final ExecutionConfig config;
     private final Map<String, SchemaDatabase> databases;
+    private final SecretValues credentials;
 
-    private Placements(Jdbi control, ExecutionConfig config, Map<String, SchemaDatabase> databases) {
+    private Placements(
+            Jdbi control, ExecutionConfig config, Map<String, SchemaDatabase> databases, SecretValues credentials) {
         this.control = control;
         this.config = config;
         this.databases = databases;
+        this.credentials = credentials;
+    }
+
+    /**
+     * The credentials these databases were opened with: the control database's URL password and the value of every
+     * placement's {@code password_env}. Agents and evaluators inherit the worker's environment, which holds them, so
+     * the worker masks them in everything it records as it masks a run's own secrets.
+     */
+    public SecretValues credentials() {
+        return credentials;
     }
 
     /**
@@ -74,7 +87,14 @@ public final class Placements implements AutoCloseable {
             for (ExecutionConfig.Placement p : config.placements().values()) {
                 opened.put(p.alias(), openOne(controlDb, config, p));
             }
-            Placements placements = new Placements(controlDb.jdbi(), config, opened);
+            SecretValues credentials = controlDb.credentials();
+            for (ExecutionConfig.Placement p : config.placements().values()) {
+                String password = p.passwordEnv().map(System::getenv).orElse(null);
+                if (password != null && !password.isEmpty()) {
+                    credentials = credentials.and(password);
+                }
+            }
+            Placements placements = new Placements(controlDb.jdbi(), config, opened, credentials);
             for (var e : opened.entrySet()) {
                 placements.register(e.getKey(), e.getValue());
             }

@@ -267,7 +267,10 @@ public final class Worker {
         this.controlProbe = waits.probe(Service.DATABASE, ExecutionConfig.CONTROL);
         this.heartbeatControlProbe = waits.probe(Service.DATABASE, ExecutionConfig.CONTROL);
         this.contexts = new RunContexts(placements, storage, waits);
-        this.executor = new ChunkExecution(options.concurrency(), agentEnvironment);
+        // The databases' own credentials are in the environment agents inherit: masked like a run's secrets.
+        this.executor = new ChunkExecution(
+                options.concurrency(),
+                agentEnvironment.withSecrets(agentEnvironment.secrets().and(placements.credentials())));
         this.coordinator = new Coordinator(placements, storage, options.creationLease(), listener);
     }
 

@@ -9,8 +9,11 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.AppenderBase;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.github.luben.zstd.ZstdInputStream;
+import dev.vigilo.agent.AgentEnvironment;
 import dev.vigilo.agent.OpenAiTestServer;
 import dev.vigilo.common.errors.Secrets;
+import dev.vigilo.control.ControlDatabase;
+import dev.vigilo.control.ControlSettings;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -18,7 +21,9 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -157,6 +162,37 @@ class SecretMaskingTest {
         String transcript = transcriptJson(run, "case-0");
         assertThat(transcript).contains("I will call the API with ***");
         assertNoPieceOfTheKey(Map.of("run transcript --json", transcript));
+    }
+
+    @Test
+    void aCommandAgentPrintingTheDatabaseCredentialsItInheritedStoresTheMask() throws Exception {
+        // The worker's control database URL carries a password (trust authentication ignores it); agents inherit
+        // the variable the URL came from, as a worker started with VIGILO_CONTROL_DB would pass it on.
+        key = SecretLeaks.newKey();
+        String url = fx.controlUrl + (fx.controlUrl.contains("?") ? "&" : "?") + "password=" + key;
+        Path printer = dir.resolve("scripts/print-db.sh");
+        Files.writeString(printer, "#!/bin/sh\ncat >/dev/null\necho \"connected to $VIGILO_CONTROL_DB\"\n");
+        printer.toFile().setExecutable(true);
+        Map<String, String> variables = new HashMap<>(System.getenv());
+        variables.put("VIGILO_CONTROL_DB", url);
+        AgentEnvironment environment = AgentEnvironment.system()
+                .withVariables(variables)
+                .withBackoff(Duration.ZERO, Duration.ZERO, Duration.ZERO);
+        try (ControlDatabase withPassword = ControlDatabase.open(new ControlSettings.Jdbc(url));
+                Placements inherited = Placements.open(withPassword, ExecutionConfig.defaults())) {
+            UUID run = fx.prepare("""
+                    name: db-printer
+                    agent: {kind: command, command: ["%s"]}
+                    evaluators: [{name: exact, kind: exact_match}]
+                    gates: [{name: all, required_evaluators: [exact], min_pass_rate: 0.1}]
+                    """.formatted(printer));
+            new Admission(inherited, fx.storage).admit(run);
+            new Worker(inherited, fx.storage, TranscriptTest.fast(2), Worker.Listener.NONE, environment).run();
+            assertThat(fx.runStatus(run)).isEqualTo("settled");
+            Map<String, String> stored = everyStoredText();
+            assertNoPieceOfTheKey(stored);
+            assertThat(transcriptEvents(stored, run, 0, 1)).contains("password=***");
+        }
     }
 
     /** Neither the key, nor its JSON-escaped or URL-encoded spelling, nor any 12 characters of it. */
