@@ -240,7 +240,16 @@ final class HttpAgent implements Agent {
                         AgentErrorType.CONNECTION_FAILED,
                         "cannot connect to " + url + " (" + reason(cause) + "); check agent.url and that the"
                                 + " endpoint is up"));
-            case CONNECTION_BROKEN, INVALID_CALL, CANCELLED -> Optional.of(brokenConnection(cause));
+            case INVALID_CALL ->
+                // The same request would be refused again: not retried. The HTTP stack's own message is left out: it
+                // quotes the refused header, which is the key.
+                Optional.of(Attempts.Result.failed(new AgentError(
+                        AgentErrorType.CONNECTION_FAILED,
+                        "POST " + url + " cannot be sent: the HTTP client refuses the request's headers; check that "
+                                + settings.apiKeyEnv().map(v -> "$" + v).orElse("the API key")
+                                + " holds no line break or control character",
+                        false)));
+            case CONNECTION_BROKEN, CANCELLED -> Optional.of(brokenConnection(cause));
         };
     }
 
