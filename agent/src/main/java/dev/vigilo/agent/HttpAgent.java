@@ -1,36 +1,37 @@
 package dev.vigilo.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.SecretValues;
+import dev.vigilo.llm.ChatAnswer;
+import dev.vigilo.llm.ChatCall;
+import dev.vigilo.llm.ChatChoice;
+import dev.vigilo.llm.ChatCompletions;
+import dev.vigilo.llm.ChatExchange;
+import dev.vigilo.llm.ChatMessage;
+import dev.vigilo.llm.ChatRequest;
+import dev.vigilo.llm.EndpointText;
+import dev.vigilo.llm.HttpOptions;
+import dev.vigilo.llm.Usage;
 import java.io.IOException;
-import java.net.ConnectException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpConnectTimeoutException;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.time.ZonedDateTime;
-import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeParseException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * The {@code http} agent (docs/formats/agent-protocol.md): one OpenAI-compatible chat completions request per
- * attempt. Thread-safe: one HTTP/1.1 client (and its connection pool) serves every concurrent call.
+ * attempt through the shared {@link ChatCompletions} client, whose endings this class words as {@link AgentError}s
+ * (the retries are {@link Attempts}'). Thread-safe: one client (and its connection pool) serves every concurrent
+ * call.
  */
 final class HttpAgent implements Agent {
     /** The largest response body read. */
@@ -71,8 +72,7 @@ final class HttpAgent implements Agent {
 
     private final Settings settings;
     private final String url;
-    private final ExecutorService executor;
-    private final HttpClient client;
+    private final ChatCompletions client;
     private final Attempts attempts;
     private final Duration maxRetryAfter;
     private final SecretValues secrets;
@@ -81,17 +81,8 @@ final class HttpAgent implements Agent {
     HttpAgent(Settings settings, AgentEnvironment env) {
         this.settings = settings;
         this.url = displayUrl(settings.uri());
-        this.executor = Executors.newCachedThreadPool(r -> {
-            Thread t = new Thread(r, "vigilo-http-agent");
-            t.setDaemon(true);
-            return t;
-        });
-        this.client = HttpClient.newBuilder()
-                .version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(settings.connectTimeout())
-                .followRedirects(HttpClient.Redirect.NEVER)
-                .executor(executor)
-                .build();
+        this.client = ChatCompletions.http(new HttpOptions(
+                settings.connectTimeout(), MAX_RESPONSE_BYTES, HttpOptions.Oversized.ABORT, "vigilo-http-agent"));
         this.attempts = new Attempts(settings.maxAttempts(), env);
         this.maxRetryAfter = env.maxRetryAfter();
         this.secrets = env.secrets();
@@ -116,48 +107,42 @@ final class HttpAgent implements Agent {
         if (input == null) {
             throw new InvalidInputException("case \"" + Texts.oneLine(c.id(), 80) + "\" has no input");
         }
-        JsonNodeFactory f = JsonNodeFactory.instance;
-        ObjectNode r = f.objectNode();
-        r.put("model", settings.model());
-        ArrayNode messages = r.putArray("messages");
-        settings.systemPrompt()
-                .ifPresent(sp -> messages.addObject().put("role", "system").put("content", sp));
-        messages.addObject().put("role", "user").put("content", input.isTextual() ? input.asText() : Json.text(input));
-        settings.maxTokens().ifPresent(t -> r.put("max_tokens", t));
-        settings.temperature().ifPresent(t -> r.put("temperature", t));
-        return r;
+        List<ChatMessage> messages = new ArrayList<>();
+        settings.systemPrompt().ifPresent(sp -> messages.add(ChatMessage.of("system", sp)));
+        messages.add(ChatMessage.of("user", input.isTextual() ? input.asText() : Json.text(input)));
+        return ChatRequest.of(settings.model(), messages)
+                .withSampling(settings.maxTokens(), settings.temperature())
+                .toJson();
     }
 
     private Attempts.Result attempt(int n, ObjectNode request, byte[] body, AgentObserver observer) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(settings.uri())
-                .timeout(settings.timeout())
-                .header("Content-Type", "application/json")
-                .header("Accept", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(body));
-        settings.apiKey().ifPresent(k -> b.header("Authorization", "Bearer " + k));
         observer.onRequest(n, request);
-        CompletableFuture<HttpResponse<byte[]>> future =
-                client.sendAsync(b.build(), info -> new LimitedBody(MAX_RESPONSE_BYTES));
-        HttpResponse<byte[]> response;
+        CompletableFuture<ChatExchange> future =
+                client.send(ChatCall.of(settings.uri(), body, settings.apiKey(), settings.timeout()));
+        ChatExchange x;
         try {
-            response = future.get(settings.timeout().toNanos(), TimeUnit.NANOSECONDS);
+            x = future.get();
         } catch (InterruptedException e) {
             future.cancel(true);
             Thread.currentThread().interrupt();
             return failed(
                     AgentErrorType.CANCELLED, "request to " + url + " was cancelled (the worker was interrupted)");
-        } catch (TimeoutException e) {
-            future.cancel(true);
-            return timedOut();
         } catch (ExecutionException e) {
-            return transportFailure(e.getCause());
+            // The client completes every ending normally; this is only a guard.
+            return brokenConnection(e.getCause());
         }
-        byte[] bytes = response.body();
-        JsonNode parsed = parse(bytes);
-        observer.onResponse(n, response.statusCode(), parsed != null ? parsed : textNode(bytes));
-        int status = response.statusCode();
+        Optional<Attempts.Result> failure = transportFailure(x);
+        if (failure.isPresent()) {
+            return failure.get();
+        }
+        byte[] bytes = x.body();
+        JsonNode parsed = x.json().orElse(null);
+        observer.onResponse(n, x.status(), parsed != null ? parsed : textNode(bytes));
+        int status = x.status();
         if (status == 429) {
-            Duration wait = retryAfter(response.headers().firstValue("Retry-After"));
+            Duration wait = x.retryAfter(Instant.now())
+                    .map(d -> d.compareTo(maxRetryAfter) > 0 ? maxRetryAfter : d)
+                    .orElse(Duration.ZERO);
             return Attempts.Result.failed(
                     AgentError.of(
                             AgentErrorType.RATE_LIMITED,
@@ -176,7 +161,7 @@ final class HttpAgent implements Agent {
             return failed(
                     AgentErrorType.INVALID_RESPONSE,
                     "POST " + url + " answered HTTP " + status + " with a body that is not JSON: \""
-                            + Texts.oneLine(secrets.mask(new String(bytes, StandardCharsets.UTF_8)), 120)
+                            + Texts.oneLine(EndpointText.masked(bytes, secrets), 120)
                             + "\"; check that agent.url is an OpenAI-compatible chat completions endpoint");
         }
         return answer(parsed, status);
@@ -184,36 +169,29 @@ final class HttpAgent implements Agent {
 
     /** Output from a 2xx chat completion. */
     private Attempts.Result answer(JsonNode root, int status) {
-        JsonNode message = root.path("choices").path(0).path("message");
-        if (!message.isObject()) {
+        Optional<ChatChoice> first = ChatAnswer.parse(root).first();
+        if (first.isEmpty() || !first.get().message().isObject()) {
             return failed(
                     AgentErrorType.INVALID_RESPONSE,
                     "POST " + url + " answered HTTP " + status + " without choices[0].message; check that agent.url"
                             + " is an OpenAI-compatible chat completions endpoint");
         }
-        JsonNode content = message.get("content");
-        JsonNode toolCalls = message.get("tool_calls");
+        ChatChoice choice = first.get();
         String output;
-        if (content != null && content.isTextual()) {
-            output = content.asText();
-        } else if (content != null && content.isArray()) {
-            StringBuilder text = new StringBuilder();
-            for (JsonNode part : content) {
-                if (!part.path("text").isTextual()) {
-                    return failed(
-                            AgentErrorType.INVALID_RESPONSE,
-                            "POST " + url + " answered a content part without text; only text answers are supported");
-                }
-                text.append(part.get("text").asText());
+        if (choice.contentKind() == ChatChoice.ContentKind.TEXT) {
+            output = choice.text().orElseThrow();
+        } else if (choice.contentKind() == ChatChoice.ContentKind.PARTS) {
+            if (choice.parts().stream().anyMatch(p -> p.text().isEmpty())) {
+                return failed(
+                        AgentErrorType.INVALID_RESPONSE,
+                        "POST " + url + " answered a content part without text; only text answers are supported");
             }
-            output = text.toString();
-        } else if ((content == null || content.isNull())
-                && toolCalls != null
-                && toolCalls.isArray()
-                && !toolCalls.isEmpty()) {
-            // No tools are offered or executed: the calls themselves are the answer evaluators can score.
+            output = choice.text().orElseThrow();
+        } else if (choice.contentKind() == ChatChoice.ContentKind.ABSENT
+                && !choice.toolCalls().isEmpty()) {
+            // No tools are offered or executed: the calls themselves (as sent) are the answer evaluators can score.
             ObjectNode calls = JsonNodeFactory.instance.objectNode();
-            calls.set("tool_calls", toolCalls);
+            calls.set("tool_calls", choice.message().get("tool_calls"));
             output = Json.text(calls);
         } else {
             return failed(
@@ -227,17 +205,10 @@ final class HttpAgent implements Agent {
                     "POST " + url + " answered " + size + " bytes; an output may be at most "
                             + Texts.bytes(MAX_OUTPUT_BYTES) + " (set agent.max_tokens)"));
         }
-        return Attempts.Result.ok(output, usage(root.get("usage")));
-    }
-
-    private static Optional<TokenUsage> usage(JsonNode u) {
-        if (u == null || !u.isObject()) {
-            return Optional.empty();
-        }
-        long p = Math.max(0, u.path("prompt_tokens").asLong(0));
-        long c = Math.max(0, u.path("completion_tokens").asLong(0));
-        long t = Math.max(0, u.path("total_tokens").asLong(p + c));
-        return Optional.of(new TokenUsage(p, c, t));
+        return Attempts.Result.ok(
+                output,
+                Usage.of(root.get("usage"))
+                        .map(u -> new TokenUsage(u.promptTokens(), u.completionTokens(), u.totalTokens())));
     }
 
     private Attempts.Result timedOut() {
@@ -247,29 +218,42 @@ final class HttpAgent implements Agent {
                         + " s; raise agent.timeout_seconds or check the endpoint's load");
     }
 
-    private Attempts.Result transportFailure(Throwable cause) {
-        if (cause instanceof LimitedBody.TooLarge) {
-            return failed(
-                    AgentErrorType.OUTPUT_TOO_LARGE,
-                    "POST " + url + " answered a body larger than " + Texts.bytes(MAX_RESPONSE_BYTES)
-                            + "; set agent.max_tokens");
-        }
-        if (cause instanceof HttpConnectTimeoutException) {
-            return failed(
-                    AgentErrorType.CONNECTION_FAILED,
-                    "cannot connect to " + url + " within "
-                            + settings.connectTimeout().toSeconds()
-                            + " s; check agent.url and the network, or raise agent.connect_timeout_seconds");
-        }
-        if (cause instanceof HttpTimeoutException) {
-            return timedOut();
-        }
-        if (cause instanceof ConnectException) {
-            return failed(
-                    AgentErrorType.CONNECTION_FAILED,
-                    "cannot connect to " + url + " (" + reason(cause) + "); check agent.url and that the endpoint is"
-                            + " up");
-        }
+    /** The failure of an exchange that ended without a response to look at; empty when it has one. */
+    private Optional<Attempts.Result> transportFailure(ChatExchange x) {
+        Throwable cause = x.cause().orElse(null);
+        return switch (x.outcome()) {
+            case ANSWERED, NOT_JSON, RATE_LIMITED, RETRYABLE_STATUS, REJECTED -> Optional.empty();
+            case TOO_LARGE ->
+                Optional.of(failed(
+                        AgentErrorType.OUTPUT_TOO_LARGE,
+                        "POST " + url + " answered a body larger than " + Texts.bytes(MAX_RESPONSE_BYTES)
+                                + "; set agent.max_tokens"));
+            case CONNECT_TIMEOUT ->
+                Optional.of(failed(
+                        AgentErrorType.CONNECTION_FAILED,
+                        "cannot connect to " + url + " within "
+                                + settings.connectTimeout().toSeconds()
+                                + " s; check agent.url and the network, or raise agent.connect_timeout_seconds"));
+            case TIMEOUT -> Optional.of(timedOut());
+            case CONNECT_FAILED ->
+                Optional.of(failed(
+                        AgentErrorType.CONNECTION_FAILED,
+                        "cannot connect to " + url + " (" + reason(cause) + "); check agent.url and that the"
+                                + " endpoint is up"));
+            case INVALID_CALL ->
+                // The same request would be refused again: not retried. The HTTP stack's own message is left out: it
+                // quotes the refused header, which is the key.
+                Optional.of(Attempts.Result.failed(new AgentError(
+                        AgentErrorType.CONNECTION_FAILED,
+                        "POST " + url + " cannot be sent: the HTTP client refuses the request's headers; check that "
+                                + settings.apiKeyEnv().map(v -> "$" + v).orElse("the API key")
+                                + " holds no line break or control character",
+                        false)));
+            case CONNECTION_BROKEN, CANCELLED -> Optional.of(brokenConnection(cause));
+        };
+    }
+
+    private Attempts.Result brokenConnection(Throwable cause) {
         return failed(
                 AgentErrorType.CONNECTION_FAILED,
                 "the connection to " + url + " failed before the answer was complete (" + reason(cause)
@@ -277,6 +261,9 @@ final class HttpAgent implements Agent {
     }
 
     private static String reason(Throwable t) {
+        if (t == null) {
+            return "no cause";
+        }
         String m = t.getMessage();
         return Texts.oneLine(m == null || m.isBlank() ? t.getClass().getSimpleName() : m, 160);
     }
@@ -300,51 +287,15 @@ final class HttpAgent implements Agent {
     private String detail(JsonNode parsed, byte[] bytes) {
         String text = null;
         if (parsed != null) {
-            JsonNode e = parsed.get("error");
-            if (e != null && e.path("message").isTextual()) {
-                text = e.get("message").asText();
-            } else if (e != null && e.isTextual()) {
-                text = e.asText();
-            } else if (parsed.path("message").isTextual()) {
-                text = parsed.get("message").asText();
-            }
+            text = EndpointText.errorMessage(parsed).orElse(null);
         } else if (bytes.length > 0) {
-            String whole = secrets.mask(new String(bytes, StandardCharsets.UTF_8));
+            String whole = EndpointText.masked(bytes, secrets);
             text = whole.substring(0, Math.min(whole.length(), 400));
         }
         if (text == null || text.isBlank()) {
             return "";
         }
         return ": \"" + Texts.oneLine(secrets.mask(text), 200) + "\"";
-    }
-
-    private Duration retryAfter(Optional<String> header) {
-        if (header.isEmpty()) {
-            return Duration.ZERO;
-        }
-        String v = header.get().strip();
-        Duration d;
-        try {
-            d = Duration.ofSeconds(Long.parseLong(v));
-        } catch (NumberFormatException e) {
-            try {
-                d = Duration.between(ZonedDateTime.now(), ZonedDateTime.parse(v, DateTimeFormatter.RFC_1123_DATE_TIME));
-            } catch (DateTimeParseException x) {
-                return Duration.ZERO;
-            }
-        }
-        if (d.isNegative()) {
-            return Duration.ZERO;
-        }
-        return d.compareTo(maxRetryAfter) > 0 ? maxRetryAfter : d;
-    }
-
-    private static JsonNode parse(byte[] bytes) {
-        try {
-            return Json.parse(bytes);
-        } catch (IOException e) {
-            return null;
-        }
     }
 
     /** At most {@link #MAX_OBSERVED_TEXT} of a body that is not JSON, masked before it is cut. */
@@ -360,13 +311,12 @@ final class HttpAgent implements Agent {
 
     /** scheme://host[:port]/path: no user info or query, which may hold credentials. */
     static String displayUrl(URI uri) {
-        return uri.getScheme() + "://" + uri.getHost() + (uri.getPort() >= 0 ? ":" + uri.getPort() : "")
-                + (uri.getRawPath() == null ? "" : uri.getRawPath());
+        return EndpointText.display(uri);
     }
 
     @Override
     public void close() {
-        executor.shutdownNow();
+        client.close();
     }
 
     @Override

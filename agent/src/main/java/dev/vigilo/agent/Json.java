@@ -1,26 +1,15 @@
 package dev.vigilo.agent;
 
-import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.StreamReadConstraints;
-import com.fasterxml.jackson.core.StreamReadFeature;
-import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.vigilo.common.json.StrictJson;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 
 /** The module's one JSON mapper: strict (duplicate keys and trailing content are errors), bounded nesting. */
 final class Json {
-    static final ObjectMapper MAPPER = new ObjectMapper(JsonFactory.builder()
-                    .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
-                    .streamReadConstraints(StreamReadConstraints.builder()
-                            .maxNestingDepth(256)
-                            .maxStringLength(64 << 20)
-                            .build())
-                    .build())
-            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
-            .enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY);
+    static final ObjectMapper MAPPER = StrictJson.newMapper();
 
     private Json() {}
 

@@ -1,34 +1,37 @@
 package dev.vigilo.datagen;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.vigilo.common.errors.SecretValues;
 import dev.vigilo.common.retry.RetryPolicy;
+import dev.vigilo.llm.ChatCall;
+import dev.vigilo.llm.ChatCompletions;
+import dev.vigilo.llm.ChatExchange;
+import dev.vigilo.llm.EndpointText;
+import dev.vigilo.llm.HttpOptions;
 import java.io.IOException;
+import java.net.ConnectException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.net.http.HttpTimeoutException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.time.ZonedDateTime;
-import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeParseException;
+import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.LongSupplier;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLHandshakeException;
 
 /**
- * Sends chat completion requests for every chat step of a run: one HTTP/1.1 client (and connection pool), and one
- * {@link RateLimiter} pair (requests, tokens) per endpoint url, shared by all concurrent items. A 429 or 5xx answer,
- * or a connection that fails before the answer is complete, is sent again after a back-off (the endpoint's
- * Retry-After when given, which also pauses every other request to that endpoint; else exponential with full jitter)
- * without using up the step's attempts, up to {@link #MAX_RESENDS} times. A request that times out, any other 4xx,
- * and running out of re-sends fail the attempt ({@link StepFailure}). No message carries a key of the pipeline
- * ({@link SecretValues}, masked before a body is cut). Thread-safe.
+ * Sends chat completion requests for every chat step of a run through the shared {@link ChatCompletions} client
+ * (one connection pool), with one {@link EndpointLimiter} (requests and tokens per minute) per endpoint url, shared
+ * by all concurrent items. A 429 or 5xx answer, or a connection that fails before the answer is complete, is sent
+ * again after a back-off (the endpoint's Retry-After when given, which also pauses every other request to that
+ * endpoint; else exponential with full jitter) without using up the step's attempts, up to {@link #MAX_RESENDS}
+ * times. A request that times out, any other 4xx, and running out of re-sends fail the attempt ({@link
+ * StepFailure}). No message carries a key of the pipeline ({@link SecretValues}, masked before a body is cut).
+ * Thread-safe.
  */
 final class ChatClient implements AutoCloseable {
     /** Re-sends of one request after 429/5xx/connection failures before the attempt fails. */
@@ -39,26 +42,20 @@ final class ChatClient implements AutoCloseable {
     static final int MAX_RESPONSE_BYTES = 8 << 20;
 
     private static final int MAX_DUMP = 2000;
-    /** Requests per minute of an endpoint without a limit: far beyond any client. */
-    private static final long UNLIMITED = 60_000_000_000L;
 
     /** One answered request: the parsed body and how many requests it took. */
     record Answer(JsonNode body, int requests) {}
 
-    private final HttpClient http;
+    private final ChatCompletions http;
     private final RetryPolicy backoff;
     private final LongSupplier clock;
-    private final Map<String, Endpoint> endpoints = new ConcurrentHashMap<>();
-
-    private record Endpoint(RateLimiter requests, RateLimiter tokens) {}
+    private final Map<String, EndpointLimiter> endpoints = new ConcurrentHashMap<>();
 
     /** {@code backoff} bounds the sleeps between re-sends without a Retry-After (its attempts are not used). */
     ChatClient(RetryPolicy backoff, LongSupplier clock) {
-        this.http = HttpClient.newBuilder()
-                .version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(Duration.ofSeconds(30))
-                .followRedirects(HttpClient.Redirect.NEVER)
-                .build();
+        // Oversized answers are read to the end (not kept) so their failure can say how large they were.
+        this.http = ChatCompletions.http(new HttpOptions(
+                Duration.ofSeconds(30), MAX_RESPONSE_BYTES, HttpOptions.Oversized.DRAIN, "vigilo-datagen-chat"));
         this.backoff = backoff;
         this.clock = clock;
     }
@@ -80,7 +77,10 @@ final class ChatClient implements AutoCloseable {
     Answer send(ChatSpec chat, byte[] body, String apiKey, SecretValues secrets, long tokenEstimate, Duration timeout)
             throws StepFailure, InterruptedException {
         SecretValues masked = secrets.and(apiKey);
-        Endpoint ep = endpoints.computeIfAbsent(chat.url().toString(), u -> endpoint(chat.rateLimit()));
+        EndpointLimiter ep = endpoints.computeIfAbsent(
+                chat.url().toString(), u -> new EndpointLimiter(chat.rateLimit(), clock, MAX_RETRY_AFTER));
+        ChatCall call =
+                new ChatCall(chat.url(), body, chat.headers(), Optional.ofNullable(apiKey), timeout, tokenEstimate, ep);
         String url = display(chat.url());
         int requests = 0;
         String lastProblem = null;
@@ -92,100 +92,100 @@ final class ChatClient implements AutoCloseable {
                         masked,
                         requests);
             }
-            ep.requests().acquire(1);
-            if (ep.tokens() != null) ep.tokens().acquire(tokenEstimate);
-            HttpRequest.Builder b = HttpRequest.newBuilder(chat.url())
-                    .timeout(timeout)
-                    .header("Content-Type", "application/json")
-                    .header("Accept", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofByteArray(body));
-            chat.headers().forEach(b::header);
-            if (apiKey != null) b.header("Authorization", "Bearer " + apiKey);
-            HttpResponse<byte[]> resp;
             requests++;
-            try {
-                resp = http.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
-            } catch (HttpTimeoutException e) {
-                refund(ep, tokenEstimate);
-                throw failure(
-                        "StepTimeout",
-                        "POST " + url + " did not answer within " + timeout.toSeconds()
-                                + " s; raise timeout_seconds or check the endpoint's load",
-                        masked,
-                        requests);
-            } catch (IOException e) {
-                refund(ep, tokenEstimate);
-                lastProblem = "the connection failed before the answer was complete (" + e + ")";
-                sleep(backoffNanos(resend));
-                continue;
-            } catch (IllegalArgumentException e) {
-                throw failure("HttpError", "POST " + url + " failed: " + e.getMessage(), masked, requests);
+            ChatExchange x = await(http.send(call));
+            int status = x.status();
+            switch (x.outcome()) {
+                case TIMEOUT, CONNECT_TIMEOUT ->
+                    throw failure(
+                            "StepTimeout",
+                            "POST " + url + " did not answer within " + timeout.toSeconds()
+                                    + " s; raise timeout_seconds or check the endpoint's load",
+                            masked,
+                            requests);
+                case CONNECT_FAILED, CONNECTION_BROKEN, CANCELLED -> {
+                    lastProblem = "the connection failed before the answer was complete ("
+                            + asSent(x.cause().orElse(null)) + ")";
+                    sleep(backoffNanos(resend));
+                    continue;
+                }
+                case INVALID_CALL ->
+                    throw failure(
+                            "HttpError",
+                            "POST " + url + " failed: "
+                                    + x.cause().map(Throwable::getMessage).orElse("invalid request"),
+                            masked,
+                            requests);
+                default -> {}
             }
-            int status = resp.statusCode();
-            byte[] bytes = resp.body();
-            if (status == 429 || status >= 500 || status == 408) {
-                refund(ep, tokenEstimate);
-                lastProblem = "HTTP " + status + tail(bytes, masked);
-                Optional<Duration> after = retryAfter(resp.headers().firstValue("Retry-After"));
-                long wait = after.isPresent() ? after.get().toNanos() : backoffNanos(resend);
-                if (after.isPresent()) ep.requests().pauseUntil(clock.getAsLong() + wait);
-                sleep(wait);
+            if (EndpointLimiter.resendable(status)) {
+                lastProblem = "HTTP " + status + tail(x.body(), masked);
+                Optional<Duration> after = retryAfter(x);
+                sleep(after.isPresent() ? after.get().toNanos() : backoffNanos(resend));
                 continue;
             }
             if (status / 100 != 2) {
-                refund(ep, tokenEstimate);
                 throw failure(
                         "HttpStatusError",
-                        "POST " + url + " answered HTTP " + status + tail(bytes, masked) + "; " + advice(status, chat),
+                        "POST " + url + " answered HTTP " + status + tail(x.body(), masked) + "; "
+                                + advice(status, chat),
                         masked,
                         requests);
             }
-            if (bytes.length > MAX_RESPONSE_BYTES) {
+            if (x.outcome() == ChatExchange.Outcome.TOO_LARGE) {
                 throw failure(
                         "InvalidHttpResponse",
-                        "POST " + url + " answered " + bytes.length + " bytes; set max_tokens",
+                        "POST " + url + " answered " + x.bodySize() + " bytes; set max_tokens",
                         masked,
                         requests);
             }
-            JsonNode parsed;
-            try {
-                parsed = Json.MAPPER.readTree(bytes);
-            } catch (JsonProcessingException e) {
-                parsed = null;
-            } catch (IOException e) {
-                parsed = null;
-            }
-            if (parsed == null || !parsed.isObject()) {
+            Optional<JsonNode> parsed = x.json();
+            if (parsed.isEmpty() || !parsed.get().isObject()) {
                 throw failure(
                         "InvalidHttpResponse",
                         "POST " + url + " answered HTTP " + status + " with a body that is not a JSON object:"
-                                + tail(bytes, masked)
+                                + tail(x.body(), masked)
                                 + "; check that url is an OpenAI-compatible chat completions endpoint",
                         masked,
                         requests);
             }
-            if (ep.tokens() != null) {
-                JsonNode usage = parsed.path("usage");
-                if (usage.isObject()) {
-                    long used = usage.path("prompt_tokens").asLong(0)
-                            + usage.path("completion_tokens").asLong(0);
-                    ep.tokens().adjust(used - tokenEstimate);
-                }
-            }
-            return new Answer(parsed, requests);
+            return new Answer(parsed.get(), requests);
         }
     }
 
-    private Endpoint endpoint(ChatSpec.RateLimit limit) {
-        // Without a request limit the limiter is effectively unbounded: it still carries a Retry-After pause.
-        long rpm = limit == null || limit.requestsPerMinute() == 0 ? UNLIMITED : limit.requestsPerMinute();
-        return new Endpoint(
-                new RateLimiter(rpm, clock),
-                limit != null && limit.tokensPerMinute() > 0 ? new RateLimiter(limit.tokensPerMinute(), clock) : null);
+    private static ChatExchange await(CompletableFuture<ChatExchange> f) throws InterruptedException {
+        try {
+            return f.get();
+        } catch (InterruptedException e) {
+            f.cancel(true);
+            throw e;
+        } catch (ExecutionException e) {
+            // The client completes every ending normally: anything else is a bug.
+            throw new IllegalStateException("the chat client failed", e.getCause());
+        }
     }
 
-    private static void refund(Endpoint ep, long tokens) {
-        if (ep.tokens() != null) ep.tokens().adjust(-tokens);
+    /** Retry-After of a resendable answer, capped at {@link #MAX_RETRY_AFTER}; empty when absent or bad. */
+    static Optional<Duration> retryAfter(ChatExchange x) {
+        return x.retryAfter(Instant.now()).map(d -> d.compareTo(MAX_RETRY_AFTER) > 0 ? MAX_RETRY_AFTER : d);
+    }
+
+    /**
+     * How a failed connection is named in a message: as the exception the JDK's blocking {@code HttpClient.send}
+     * (which this class used before the shared client) throws for it, so messages stay as they were.
+     */
+    private static String asSent(Throwable t) {
+        String msg = t == null ? null : t.getMessage();
+        if (t instanceof ConnectException) {
+            return new ConnectException(msg).toString();
+        }
+        if (t instanceof SSLHandshakeException) {
+            return new SSLHandshakeException(msg).toString();
+        }
+        if (t instanceof SSLException) {
+            return new SSLException(msg).toString();
+        }
+        return new IOException(msg).toString();
     }
 
     private long backoffNanos(int resend) {
@@ -195,24 +195,6 @@ final class ChatClient implements AutoCloseable {
 
     private static void sleep(long nanos) throws InterruptedException {
         if (nanos > 0) Thread.sleep(nanos / 1_000_000, (int) (nanos % 1_000_000));
-    }
-
-    /** Retry-After in seconds or as an HTTP date, capped at {@link #MAX_RETRY_AFTER}; empty when absent or bad. */
-    static Optional<Duration> retryAfter(Optional<String> header) {
-        if (header.isEmpty()) return Optional.empty();
-        String v = header.get().strip();
-        Duration d;
-        try {
-            d = Duration.ofMillis(Math.round(Double.parseDouble(v) * 1000));
-        } catch (NumberFormatException e) {
-            try {
-                d = Duration.between(ZonedDateTime.now(), ZonedDateTime.parse(v, DateTimeFormatter.RFC_1123_DATE_TIME));
-            } catch (DateTimeParseException x) {
-                return Optional.empty();
-            }
-        }
-        if (d.isNegative()) d = Duration.ZERO;
-        return Optional.of(d.compareTo(MAX_RETRY_AFTER) > 0 ? MAX_RETRY_AFTER : d);
     }
 
     private static String advice(int status, ChatSpec chat) {
@@ -229,7 +211,7 @@ final class ChatClient implements AutoCloseable {
     /** ": <the body>": at most {@link #MAX_DUMP} characters, masked before the cut (which can leave part of a key). */
     private static String tail(byte[] b, SecretValues secrets) {
         if (b == null || b.length == 0) return "";
-        String s = secrets.mask(new String(b, StandardCharsets.UTF_8)).strip();
+        String s = EndpointText.masked(b, secrets).strip();
         return ": " + (s.length() <= MAX_DUMP ? s : s.substring(0, MAX_DUMP) + "...");
     }
 
@@ -240,12 +222,11 @@ final class ChatClient implements AutoCloseable {
 
     /** scheme://host[:port]/path: no user info or query, which may hold credentials. */
     static String display(URI uri) {
-        return uri.getScheme() + "://" + uri.getHost() + (uri.getPort() >= 0 ? ":" + uri.getPort() : "")
-                + (uri.getRawPath() == null ? "" : uri.getRawPath());
+        return EndpointText.display(uri);
     }
 
     @Override
     public void close() {
-        // HttpClient has no close() before Java 21; its threads are daemons and its pool goes with it.
+        http.close();
     }
 }

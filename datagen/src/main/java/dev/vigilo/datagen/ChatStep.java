@@ -5,11 +5,18 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.common.errors.SecretValues;
+import dev.vigilo.llm.ChatAnswer;
+import dev.vigilo.llm.ChatChoice;
+import dev.vigilo.llm.ChatMessage;
+import dev.vigilo.llm.ChatRequest;
+import dev.vigilo.llm.ResponseFormat;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -88,20 +95,18 @@ final class ChatStep {
 
     /** The request body: model, rendered messages, the step's parameters, response_format. */
     static ObjectNode request(ChatSpec chat, String stepName, ObjectNode fields) {
-        ObjectNode body = Json.MAPPER.createObjectNode().put("model", chat.model());
-        ArrayNode messages = body.putArray("messages");
+        List<ChatMessage> messages = new ArrayList<>();
         for (ChatSpec.Message m : chat.messages())
-            messages.addObject().put("role", m.role()).put("content", StepExecutor.render(m.content(), fields));
-        body.setAll(chat.parameters());
-        switch (chat.responseFormat()) {
-            case JSON_SCHEMA -> {
-                ObjectNode rf = body.putObject("response_format").put("type", "json_schema");
-                rf.putObject("json_schema").put("name", schemaName(stepName)).set("schema", chat.responseSchema());
-            }
-            case JSON_OBJECT -> body.putObject("response_format").put("type", "json_object");
-            case NONE -> {}
-        }
-        return body;
+            messages.add(ChatMessage.of(m.role(), StepExecutor.render(m.content(), fields)));
+        Optional<ResponseFormat> format = switch (chat.responseFormat()) {
+            case JSON_SCHEMA -> Optional.of(ResponseFormat.jsonSchema(schemaName(stepName), chat.responseSchema()));
+            case JSON_OBJECT -> Optional.of(ResponseFormat.jsonObject());
+            case NONE -> Optional.empty();
+        };
+        return ChatRequest.of(chat.model(), messages)
+                .withParameters(chat.parameters())
+                .withResponseFormat(format)
+                .toJson();
     }
 
     /** OpenAI's schema names: {@code [A-Za-z0-9_-]{1,64}}. */
@@ -144,43 +149,26 @@ final class ChatStep {
      * "usage"}}; InvalidHttpResponse when there is no choice with text content.
      */
     static ObjectNode normalize(JsonNode body) throws StepFailure {
-        JsonNode choices = body.path("choices");
-        if (!choices.isArray() || choices.isEmpty()) {
+        ChatAnswer answer = ChatAnswer.parse(body);
+        if (answer.choices().isEmpty()) {
             throw new StepFailure("InvalidHttpResponse", "the answer has no choices: " + brief(body), null);
         }
         ObjectNode out = Json.MAPPER.createObjectNode();
         ArrayNode cs = out.putArray("choices");
-        for (JsonNode c : choices) {
-            JsonNode msg = c.path("message");
-            JsonNode content = msg.path("content");
-            String text;
-            if (content.isTextual()) {
-                text = content.textValue();
-            } else if (content.isArray()) {
-                StringBuilder sb = new StringBuilder();
-                for (JsonNode part : content) sb.append(part.path("text").asText(""));
-                text = sb.toString();
-            } else {
+        for (ChatChoice c : answer.choices()) {
+            if (c.contentKind() != ChatChoice.ContentKind.TEXT && c.contentKind() != ChatChoice.ContentKind.PARTS) {
                 throw new StepFailure(
-                        "InvalidHttpResponse",
-                        "choice " + c.path("index").asInt(cs.size()) + " has no text content: " + brief(body),
-                        null);
+                        "InvalidHttpResponse", "choice " + c.index() + " has no text content: " + brief(body), null);
             }
-            ObjectNode o = cs.addObject().put("content", text);
-            JsonNode reasoning = msg.has("reasoning_content") ? msg.get("reasoning_content") : msg.get("reasoning");
-            if (reasoning != null && reasoning.isTextual()) o.put("reasoning", reasoning.textValue());
-            if (c.path("finish_reason").isTextual())
-                o.put("finish_reason", c.get("finish_reason").textValue());
+            ObjectNode o = cs.addObject().put("content", c.text().orElseThrow());
+            c.reasoning().ifPresent(r -> o.put("reasoning", r));
+            c.finishReason().ifPresent(f -> o.put("finish_reason", f));
         }
-        JsonNode u = body.path("usage");
-        if (u.isObject()) {
-            long p = Math.max(0, u.path("prompt_tokens").asLong(0));
-            long c = Math.max(0, u.path("completion_tokens").asLong(0));
-            out.putObject("usage")
-                    .put("prompt_tokens", p)
-                    .put("completion_tokens", c)
-                    .put("total_tokens", Math.max(0, u.path("total_tokens").asLong(p + c)));
-        }
+        answer.usage()
+                .ifPresent(u -> out.putObject("usage")
+                        .put("prompt_tokens", u.promptTokens())
+                        .put("completion_tokens", u.completionTokens())
+                        .put("total_tokens", u.totalTokens()));
         return out;
     }
 

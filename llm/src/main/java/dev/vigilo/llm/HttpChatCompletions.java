@@ -1,0 +1,239 @@
+package dev.vigilo.llm;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.net.ConnectException;
+import java.net.http.HttpClient;
+import java.net.http.HttpConnectTimeoutException;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * {@link ChatCompletions} over the JDK HTTP/1.1 client: asynchronous end to end (a limiter's wait and each call's
+ * timeout are timers, not sleeping threads), one connection pool for every call.
+ */
+final class HttpChatCompletions implements ChatCompletions {
+    private final HttpOptions options;
+    private final ExecutorService executor;
+    private final ScheduledThreadPoolExecutor timers;
+    private final HttpClient client;
+
+    HttpChatCompletions(HttpOptions options) {
+        this.options = options;
+        this.executor = Executors.newCachedThreadPool(daemons(options.threadName()));
+        this.timers = new ScheduledThreadPoolExecutor(1, daemons(options.threadName() + "-timer"));
+        // A finished call's timeout must not stay queued until it would have fired.
+        this.timers.setRemoveOnCancelPolicy(true);
+        this.client = HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(options.connectTimeout())
+                .followRedirects(HttpClient.Redirect.NEVER)
+                .executor(executor)
+                .build();
+    }
+
+    // TODO(integrator): common's shared daemon thread factory replaces this once it exists.
+    private static ThreadFactory daemons(String name) {
+        return r -> {
+            Thread t = new Thread(r, name);
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    @Override
+    public CompletableFuture<ChatExchange> send(ChatCall call) {
+        Exchange x = new Exchange(call);
+        Duration wait = call.limiter().reserve(call);
+        if (wait.isNegative() || wait.isZero()) {
+            x.start();
+        } else {
+            x.schedule(timers.schedule(x::start, wait.toNanos(), TimeUnit.NANOSECONDS));
+        }
+        return x.result;
+    }
+
+    /** One call's state: its result, the HTTP future and the timer in flight, and whether the limiter was told. */
+    private final class Exchange {
+        final ChatCall call;
+        final CompletableFuture<ChatExchange> result = new CompletableFuture<>();
+        final AtomicReference<CompletableFuture<HttpResponse<byte[]>>> inFlight = new AtomicReference<>();
+        final AtomicReference<ScheduledFuture<?>> timer = new AtomicReference<>();
+        final AtomicBoolean settled = new AtomicBoolean();
+        final AtomicBoolean timedOut = new AtomicBoolean();
+
+        Exchange(ChatCall call) {
+            this.call = call;
+            result.whenComplete((r, t) -> {
+                if (t != null) {
+                    // Cancelled by the caller: abort what is in flight and give the reservation back.
+                    cancelTimer();
+                    CompletableFuture<HttpResponse<byte[]>> f = inFlight.get();
+                    if (f != null) {
+                        f.cancel(true);
+                    }
+                    settle(ChatExchange.failed(ChatExchange.Outcome.CANCELLED, t));
+                }
+            });
+        }
+
+        void schedule(ScheduledFuture<?> f) {
+            // The exchange may have started (and set its timeout timer) before this runs.
+            timer.compareAndSet(null, f);
+        }
+
+        void start() {
+            if (result.isDone()) {
+                return;
+            }
+            HttpRequest request;
+            try {
+                HttpRequest.Builder b = HttpRequest.newBuilder(call.uri())
+                        .timeout(call.timeout())
+                        .header("Content-Type", "application/json")
+                        .header("Accept", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofByteArray(call.body()));
+                call.headers().forEach(b::header);
+                call.apiKey().ifPresent(k -> b.header("Authorization", "Bearer " + k));
+                request = b.build();
+            } catch (IllegalArgumentException e) {
+                finish(ChatExchange.failed(ChatExchange.Outcome.INVALID_CALL, e));
+                return;
+            }
+            CompletableFuture<HttpResponse<byte[]>> f;
+            try {
+                f = client.sendAsync(
+                        request, info -> new LimitedBody(info, options.maxResponseBytes(), options.oversized()));
+            } catch (IllegalArgumentException e) {
+                finish(ChatExchange.failed(ChatExchange.Outcome.INVALID_CALL, e));
+                return;
+            }
+            inFlight.set(f);
+            // The request's own timeout covers the response head only: this bounds the whole exchange.
+            timer.set(timers.schedule(
+                    () -> {
+                        if (!f.isDone()) {
+                            timedOut.set(true);
+                            f.cancel(true);
+                        }
+                    },
+                    call.timeout().toNanos(),
+                    TimeUnit.NANOSECONDS));
+            if (result.isDone()) {
+                // Cancelled while the exchange was being started.
+                f.cancel(true);
+            }
+            f.whenComplete((response, failure) -> {
+                cancelTimer();
+                finish(response != null ? answered(response) : failed(failure));
+            });
+        }
+
+        private ChatExchange failed(Throwable failure) {
+            Throwable t = unwrap(failure);
+            if (timedOut.get()) {
+                return ChatExchange.failed(ChatExchange.Outcome.TIMEOUT, t);
+            }
+            if (t instanceof LimitedBody.TooLarge large) {
+                return new ChatExchange(
+                        ChatExchange.Outcome.TOO_LARGE,
+                        large.status,
+                        large.retryAfter,
+                        large.prefix,
+                        large.size,
+                        Optional.empty(),
+                        Optional.of(large));
+            }
+            ChatExchange.Outcome outcome;
+            if (t instanceof CancellationException) {
+                outcome = ChatExchange.Outcome.CANCELLED;
+            } else if (t instanceof HttpConnectTimeoutException) {
+                outcome = ChatExchange.Outcome.CONNECT_TIMEOUT;
+            } else if (t instanceof HttpTimeoutException) {
+                outcome = ChatExchange.Outcome.TIMEOUT;
+            } else if (t instanceof ConnectException) {
+                outcome = ChatExchange.Outcome.CONNECT_FAILED;
+            } else if (t instanceof IllegalArgumentException) {
+                outcome = ChatExchange.Outcome.INVALID_CALL;
+            } else {
+                outcome = ChatExchange.Outcome.CONNECTION_BROKEN;
+            }
+            return ChatExchange.failed(outcome, t);
+        }
+
+        private void finish(ChatExchange exchange) {
+            settle(exchange);
+            result.complete(exchange);
+        }
+
+        private void settle(ChatExchange exchange) {
+            if (settled.compareAndSet(false, true)) {
+                call.limiter().settle(call, exchange);
+            }
+        }
+
+        private void cancelTimer() {
+            ScheduledFuture<?> t = timer.get();
+            if (t != null) {
+                t.cancel(false);
+            }
+        }
+    }
+
+    private static ChatExchange answered(HttpResponse<byte[]> response) {
+        int status = response.statusCode();
+        byte[] body = response.body();
+        Optional<JsonNode> json = Json.parse(body);
+        ChatExchange.Outcome outcome;
+        if (status >= 200 && status <= 299) {
+            outcome = json.isPresent() ? ChatExchange.Outcome.ANSWERED : ChatExchange.Outcome.NOT_JSON;
+        } else if (status == 429) {
+            outcome = ChatExchange.Outcome.RATE_LIMITED;
+        } else if (status == 408 || status >= 500) {
+            outcome = ChatExchange.Outcome.RETRYABLE_STATUS;
+        } else {
+            outcome = ChatExchange.Outcome.REJECTED;
+        }
+        return new ChatExchange(
+                outcome,
+                status,
+                response.headers().firstValue("Retry-After"),
+                body,
+                body.length,
+                json,
+                Optional.empty());
+    }
+
+    private static Throwable unwrap(Throwable t) {
+        Throwable c = t;
+        while ((c instanceof CompletionException || c instanceof ExecutionException) && c.getCause() != null) {
+            c = c.getCause();
+        }
+        return c;
+    }
+
+    @Override
+    public void close() {
+        timers.shutdownNow();
+        executor.shutdownNow();
+    }
+
+    @Override
+    public String toString() {
+        return "ChatCompletions[http, " + options.threadName() + "]";
+    }
+}
