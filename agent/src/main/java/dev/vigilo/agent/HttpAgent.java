@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
+import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.SecretValues;
 import java.io.IOException;
@@ -81,11 +82,7 @@ final class HttpAgent implements Agent {
     HttpAgent(Settings settings, AgentEnvironment env) {
         this.settings = settings;
         this.url = displayUrl(settings.uri());
-        this.executor = Executors.newCachedThreadPool(r -> {
-            Thread t = new Thread(r, "vigilo-http-agent");
-            t.setDaemon(true);
-            return t;
-        });
+        this.executor = Executors.newCachedThreadPool(Threads.daemonFactory("http-agent"));
         this.client = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(settings.connectTimeout())
