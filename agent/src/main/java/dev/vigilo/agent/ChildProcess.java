@@ -1,5 +1,6 @@
 package dev.vigilo.agent;
 
+import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.common.errors.SecretValues;
 import dev.vigilo.common.process.ProcessTree;
 import java.io.IOException;
@@ -115,9 +116,9 @@ final class ChildProcess {
         }
         StdoutReader out = new StdoutReader(process.getInputStream(), spec.stdoutLimit());
         TailReader err = new TailReader(process.getErrorStream());
-        daemon("vigilo-child-stdin", () -> feed(process.getOutputStream(), spec.stdin()));
-        Thread outThread = daemon("vigilo-child-stdout", out);
-        Thread errThread = daemon("vigilo-child-stderr", err);
+        Threads.startDaemon("child-stdin", () -> feed(process.getOutputStream(), spec.stdin()));
+        Thread outThread = Threads.startDaemon("child-stdout", out);
+        Thread errThread = Threads.startDaemon("child-stderr", err);
         Ending ending;
         try {
             CompletableFuture.anyOf(process.onExit(), out.overflow).get(remaining(deadline), TimeUnit.NANOSECONDS);
@@ -193,13 +194,6 @@ final class ChildProcess {
                 // Best effort: the descriptors go with the process object anyway.
             }
         }
-    }
-
-    private static Thread daemon(String name, Runnable r) {
-        Thread t = new Thread(r, name);
-        t.setDaemon(true);
-        t.start();
-        return t;
     }
 
     private static long remaining(long deadline) {

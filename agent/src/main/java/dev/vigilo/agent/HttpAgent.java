@@ -82,7 +82,7 @@ final class HttpAgent implements Agent {
         this.settings = settings;
         this.url = displayUrl(settings.uri());
         this.client = ChatCompletions.http(new HttpOptions(
-                settings.connectTimeout(), MAX_RESPONSE_BYTES, HttpOptions.Oversized.ABORT, "vigilo-http-agent"));
+                settings.connectTimeout(), MAX_RESPONSE_BYTES, HttpOptions.Oversized.ABORT, "http-agent"));
         this.attempts = new Attempts(settings.maxAttempts(), env);
         this.maxRetryAfter = env.maxRetryAfter();
         this.secrets = env.secrets();

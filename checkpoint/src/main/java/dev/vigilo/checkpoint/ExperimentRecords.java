@@ -1,18 +1,16 @@
 package dev.vigilo.checkpoint;
 
-import dev.vigilo.common.crash.CrashPoints;
 import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.common.io.AtomicFiles;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.Objects;
 import java.util.Optional;
@@ -100,23 +98,8 @@ public interface ExperimentRecords extends AutoCloseable {
                     String current = read(name).map(Versioned::version).orElse(null);
                     if (!Objects.equals(current, expectedVersion)) return Optional.empty();
                     String version = UUID.randomUUID().toString();
-                    Path tmp = dir.resolve(name + ".json." + version + ".tmp");
-                    CrashPoints.boundary("checkpoint.record.tmp");
-                    Files.writeString(tmp, version + "\n" + json, StandardCharsets.UTF_8);
-                    try (FileChannel c = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
-                        c.force(true);
-                    }
-                    CrashPoints.boundary("checkpoint.record.rename");
-                    try {
-                        Files.move(tmp, f, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-                    } catch (AtomicMoveNotSupportedException e) {
-                        Files.deleteIfExists(tmp);
-                        throw new UnavailableException("cannot replace " + f + " atomically: " + e.getMessage(), e);
-                    }
-                    // The rename itself must survive a power loss too, not only the file's bytes.
-                    try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-                        d.force(true);
-                    }
+                    AtomicFiles.replace(
+                            f, (version + "\n" + json).getBytes(StandardCharsets.UTF_8), "checkpoint.record");
                     return Optional.of(version);
                 }
             } catch (IOException e) {

@@ -1,5 +1,6 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.common.crash.CrashPoints;
 import dev.vigilo.common.errors.FencedException;
 import dev.vigilo.common.errors.UnavailableException;
@@ -93,11 +94,7 @@ public final class LogWriter implements AutoCloseable {
     }
 
     private final java.util.concurrent.ExecutorService putThread =
-            java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
-                Thread t = new Thread(r, "checkpoint-put");
-                t.setDaemon(true);
-                return t;
-            });
+            java.util.concurrent.Executors.newSingleThreadExecutor(Threads.daemonFactory("checkpoint-put"));
 
     private LogWriter(
             CheckpointLog log,

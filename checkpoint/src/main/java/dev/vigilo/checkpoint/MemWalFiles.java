@@ -2,7 +2,9 @@ package dev.vigilo.checkpoint;
 
 import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.common.retry.RetryPolicy;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -135,39 +137,54 @@ final class MemWalFiles {
         return bestName;
     }
 
-    static ShardManifest manifest(LogFiles files, ShardId shard) {
-        String dir = "_mem_wal/" + shard + "/manifest";
-        for (int attempt = 0; ; attempt++) {
-            String bestName = newest(files.list(dir));
-            if (bestName == null) return ShardManifest.empty(shard);
-            long best = bitReversed(bestName.substring(0, 64));
-            Optional<byte[]> bytes = files.read(dir + "/" + bestName);
-            if (bytes.isEmpty()) {
-                // A newer manifest superseded and removed it between list and read: list again.
-                if (attempt < 10) continue;
-                throw new UnavailableException("MemWAL manifest of shard " + shard + " keeps disappearing", null);
-            }
-            long epoch = 0, current = 0;
-            List<Generation> gens = new ArrayList<>();
-            for (Protobuf.Entry e : Protobuf.parse(bytes.get())) {
-                if (e.wireType() == 0 && e.field() == 2) epoch = e.varint();
-                else if (e.wireType() == 0 && e.field() == 6) current = e.varint();
-                else if (e.wireType() == 2 && e.field() == 8) {
-                    long g = -1;
-                    String folder = null;
-                    for (Protobuf.Entry f : Protobuf.parse(e.bytes())) {
-                        if (f.wireType() == 0 && f.field() == 1) g = f.varint();
-                        else if (f.wireType() == 2 && f.field() == 2)
-                            folder = new String(f.bytes(), java.nio.charset.StandardCharsets.UTF_8);
-                    }
-                    if (g < 0 || folder == null)
-                        throw new DamagedException("malformed flushed generation in " + dir + "/" + bestName);
-                    gens.add(new Generation(g, folder));
-                }
-            }
-            gens.sort(java.util.Comparator.comparingLong(Generation::number));
-            return new ShardManifest(shard, best, epoch, current, List.copyOf(gens));
+    /**
+     * Re-reads of a shard's manifest that a newer one superseded and removed between list and read: at once (a newer
+     * manifest is already there, nothing to wait for), 11 reads in all.
+     */
+    private static final RetryPolicy SUPERSEDED =
+            new RetryPolicy(11, Duration.ZERO, Duration.ZERO, e -> e instanceof ManifestSuperseded);
+
+    /** The manifest read vanished: a newer one superseded it (retried by {@link #SUPERSEDED}). */
+    private static final class ManifestSuperseded extends UnavailableException {
+        ManifestSuperseded(ShardId shard) {
+            super("MemWAL manifest of shard " + shard + " keeps disappearing");
         }
+    }
+
+    static ShardManifest manifest(LogFiles files, ShardId shard) {
+        return SUPERSEDED.run(attempt -> readManifest(files, shard));
+    }
+
+    private static ShardManifest readManifest(LogFiles files, ShardId shard) {
+        String dir = "_mem_wal/" + shard + "/manifest";
+        String bestName = newest(files.list(dir));
+        if (bestName == null) return ShardManifest.empty(shard);
+        long best = bitReversed(bestName.substring(0, 64));
+        Optional<byte[]> bytes = files.read(dir + "/" + bestName);
+        if (bytes.isEmpty()) {
+            // A newer manifest superseded and removed it between list and read: list again.
+            throw new ManifestSuperseded(shard);
+        }
+        long epoch = 0, current = 0;
+        List<Generation> gens = new ArrayList<>();
+        for (Protobuf.Entry e : Protobuf.parse(bytes.get())) {
+            if (e.wireType() == 0 && e.field() == 2) epoch = e.varint();
+            else if (e.wireType() == 0 && e.field() == 6) current = e.varint();
+            else if (e.wireType() == 2 && e.field() == 8) {
+                long g = -1;
+                String folder = null;
+                for (Protobuf.Entry f : Protobuf.parse(e.bytes())) {
+                    if (f.wireType() == 0 && f.field() == 1) g = f.varint();
+                    else if (f.wireType() == 2 && f.field() == 2)
+                        folder = new String(f.bytes(), java.nio.charset.StandardCharsets.UTF_8);
+                }
+                if (g < 0 || folder == null)
+                    throw new DamagedException("malformed flushed generation in " + dir + "/" + bestName);
+                gens.add(new Generation(g, folder));
+            }
+        }
+        gens.sort(java.util.Comparator.comparingLong(Generation::number));
+        return new ShardManifest(shard, best, epoch, current, List.copyOf(gens));
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.common.errors.Causes;
 import dev.vigilo.common.errors.DatabaseErrors;
 import dev.vigilo.common.errors.Secrets;
 import dev.vigilo.common.errors.VigiloException;
@@ -61,10 +62,9 @@ final class ErrorReporter implements CommandLine.IExecutionExceptionHandler {
      * unavailable ({@link DatabaseErrors}). Empty for a bug.
      */
     static Optional<VigiloException> classify(Throwable ex) {
-        for (Throwable t = ex; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof VigiloException known) {
-                return Optional.of(known);
-            }
+        Optional<VigiloException> known = Causes.find(ex, VigiloException.class);
+        if (known.isPresent()) {
+            return known;
         }
         return DatabaseErrors.unavailable(ex, "control database", "repeat the command")
                 .map(VigiloException.class::cast);

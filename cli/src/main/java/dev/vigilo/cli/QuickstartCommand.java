@@ -1,6 +1,8 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.common.io.AtomicFiles;
 import dev.vigilo.dataset.DatasetCatalog;
 import dev.vigilo.dataset.DatasetEntry;
 import dev.vigilo.dataset.DatasetReader;
@@ -27,7 +29,6 @@ import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -214,32 +215,27 @@ final class QuickstartCommand implements Callable<Integer> {
      * database), so the in-process worker never outlives the example.
      */
     private static Thread stopWhenFinished(ExecutionStatusReader reader, UUID runId, Worker worker) {
-        Thread t = new Thread(
-                () -> {
-                    while (!Thread.currentThread().isInterrupted()) {
-                        try {
-                            Thread.sleep(500);
-                            if (reader.status(runId).finished()) {
-                                worker.stop();
-                                return;
-                            }
-                        } catch (InterruptedException e) {
-                            return;
-                        } catch (RuntimeException e) {
-                            // Unreadable for a moment: the worker goes on; look again.
-                        }
+        return Threads.startDaemon("quickstart-watch", () -> {
+            while (!Thread.currentThread().isInterrupted()) {
+                try {
+                    Thread.sleep(500);
+                    if (reader.status(runId).finished()) {
+                        worker.stop();
+                        return;
                     }
-                },
-                "vigilo-quickstart-watch");
-        t.setDaemon(true);
-        t.start();
-        return t;
+                } catch (InterruptedException e) {
+                    return;
+                } catch (RuntimeException e) {
+                    // Unreadable for a moment: the worker goes on; look again.
+                }
+            }
+        });
     }
 
     /**
      * Puts the bundled example agent at {@code directory}/{@value #AGENT}, where the profile's relative command path
-     * finds it from an agent working directory of {@code directory}. Rewritten only when its content differs, through
-     * a temporary file, so a concurrent reader never sees half a file.
+     * finds it from an agent working directory of {@code directory}. Rewritten only when its content differs, crash-safely
+     * ({@link AtomicFiles#replace}), so a concurrent reader never sees half a file.
      */
     static Path installAgent(Path directory) {
         byte[] source = readResource(AGENT).getBytes(StandardCharsets.UTF_8);
@@ -249,13 +245,7 @@ final class QuickstartCommand implements Callable<Integer> {
                 return directory;
             }
             Files.createDirectories(target.getParent());
-            Path tmp = Files.createTempFile(target.getParent(), ".QuickAgent.", ".tmp");
-            try {
-                Files.write(tmp, source);
-                Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } finally {
-                Files.deleteIfExists(tmp);
-            }
+            AtomicFiles.replace(target, source);
             return directory;
         } catch (IOException e) {
             throw new UnavailableException(

@@ -1,7 +1,5 @@
 package dev.vigilo.cli;
 
-import dev.vigilo.common.errors.InvalidInputException;
-import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.common.input.OutputFiles;
 import dev.vigilo.exec.RunResults;
 import dev.vigilo.plan.RunStatusReader;
@@ -11,10 +9,7 @@ import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileAlreadyExistsException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -81,47 +76,9 @@ final class RunResultsCommand implements Callable<Integer> {
         return ExitCode.OK;
     }
 
-    /** Writes beside the target and renames on success; the temporary file never outlives the command. */
+    /** Writes crash-safely beside the target and publishes on success; the temporary file never outlives it. */
     private RunResults.Summary writeFile(UUID id, RunResults results) {
-        Path target = out.toAbsolutePath().normalize();
-        Path tmp;
-        try {
-            tmp = Files.createTempFile(target.getParent(), "." + target.getFileName() + ".", ".tmp");
-        } catch (IOException e) {
-            throw new UnavailableException("cannot create a temporary file beside " + out + ": " + e.getMessage(), e);
-        }
-        boolean kept = false;
-        try {
-            RunResults.Summary summary;
-            try (OutputStream file = Files.newOutputStream(tmp)) {
-                summary = Interruptible.run(() -> results.write(id, file));
-            } catch (UncheckedIOException e) {
-                IOException cause = e.getCause();
-                throw new UnavailableException("cannot write " + out + ": " + cause.getMessage(), e);
-            }
-            if (force) {
-                Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } else {
-                // Without --force an existing file is never replaced, even one created while this command ran.
-                Files.createLink(target, tmp);
-            }
-            kept = true;
-            return summary;
-        } catch (FileAlreadyExistsException e) {
-            throw new InvalidInputException(
-                    "--out " + out + " already exists; choose another --out, or pass --force to replace it");
-        } catch (IOException e) {
-            throw new UnavailableException("cannot write " + out + ": " + e.getMessage(), e);
-        } finally {
-            try {
-                Files.deleteIfExists(tmp);
-            } catch (IOException e) {
-                if (!kept) {
-                    CommandSupport.err(spec)
-                            .println("vigilo: warning: cannot remove the temporary file " + CommandSupport.shown(tmp));
-                }
-            }
-        }
+        return Interruptible.run(() -> OutputFiles.write(out, "--out", force, file -> results.write(id, file)));
     }
 
     /**

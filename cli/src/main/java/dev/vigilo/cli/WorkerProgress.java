@@ -1,5 +1,6 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.exec.ExecutionStatus;
 import dev.vigilo.exec.ExecutionStatusReader;
 import dev.vigilo.exec.GateResult;
@@ -32,11 +33,7 @@ final class WorkerProgress implements Worker.Listener, AutoCloseable {
         this.err = err;
         this.reader = reader;
         if (terminal) {
-            summary = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "vigilo-worker-progress");
-                t.setDaemon(true);
-                return t;
-            });
+            summary = Executors.newSingleThreadScheduledExecutor(Threads.daemonFactory("worker-progress"));
             long every = SUMMARY_EVERY.toMillis();
             summary.scheduleWithFixedDelay(this::summarize, every, every, TimeUnit.MILLISECONDS);
         } else {

@@ -1,6 +1,7 @@
 package dev.vigilo.control;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.vigilo.common.errors.Causes;
 import dev.vigilo.common.errors.SecretValues;
 import dev.vigilo.common.errors.Secrets;
 import java.sql.Connection;
@@ -81,8 +82,8 @@ public final class ControlDatabase implements AutoCloseable {
         } catch (RuntimeException e) {
             throw new ControlDatabaseException(
                     target.where(),
-                    "Cannot connect to the " + target.noun() + " at " + target.where() + ": " + rootMessage(e) + ". "
-                            + target.advice(),
+                    "Cannot connect to the " + target.noun() + " at " + target.where() + ": " + Causes.rootMessage(e)
+                            + ". " + target.advice(),
                     e);
         }
         try {
@@ -102,7 +103,7 @@ public final class ControlDatabase implements AutoCloseable {
             pool.close();
             throw new ControlDatabaseException(
                     target.where(),
-                    "Cannot use the " + target.noun() + " at " + target.where() + ": " + rootMessage(e) + ". "
+                    "Cannot use the " + target.noun() + " at " + target.where() + ": " + Causes.rootMessage(e) + ". "
                             + target.advice(),
                     e);
         }
@@ -112,14 +113,6 @@ public final class ControlDatabase implements AutoCloseable {
         try (Connection connection = dataSource.getConnection()) {
             return connection.getMetaData().getDatabaseProductVersion();
         }
-    }
-
-    private static String rootMessage(Throwable e) {
-        Throwable root = e;
-        while (root.getCause() != null && root.getCause() != root) {
-            root = root.getCause();
-        }
-        return root.getMessage() != null ? root.getMessage() : root.toString();
     }
 
     /** @return the shared Jdbi, with the PostgreSQL plugin installed */

@@ -1,5 +1,6 @@
 package dev.vigilo.control;
 
+import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.VigiloException;
 import dev.vigilo.common.retry.RetryPolicy;
@@ -41,11 +42,7 @@ final class HostWatch implements AutoCloseable {
         this.layout = Objects.requireNonNull(layout, "layout");
         this.state = Objects.requireNonNull(state, "state");
         this.rejoin = Objects.requireNonNull(rejoin, "rejoin");
-        this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "vigilo-pg-watch");
-            t.setDaemon(true);
-            return t;
-        });
+        this.thread = Executors.newSingleThreadScheduledExecutor(Threads.daemonFactory("pg-watch"));
     }
 
     /**

@@ -2,6 +2,7 @@ package dev.vigilo.control;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.vigilo.common.errors.Causes;
 import dev.vigilo.common.errors.Secrets;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -73,7 +74,7 @@ public final class SchemaDatabase implements AutoCloseable {
         } catch (RuntimeException e) {
             throw new ControlDatabaseException(
                     where,
-                    "Cannot connect to the " + name + " at " + where + ": " + rootMessage(e)
+                    "Cannot connect to the " + name + " at " + where + ": " + Causes.rootMessage(e)
                             + ". Check its jdbc_url in the execution configuration and that the server is running.",
                     e);
         }
@@ -92,16 +93,8 @@ public final class SchemaDatabase implements AutoCloseable {
         } catch (FlywayException | IllegalStateException e) {
             pool.close();
             throw new ControlDatabaseException(
-                    where, "Migrating the " + name + " at " + where + " failed: " + rootMessage(e), e);
+                    where, "Migrating the " + name + " at " + where + " failed: " + Causes.rootMessage(e), e);
         }
-    }
-
-    private static String rootMessage(Throwable e) {
-        Throwable root = e;
-        while (root.getCause() != null && root.getCause() != root) {
-            root = root.getCause();
-        }
-        return Secrets.mask(root.getMessage() != null ? root.getMessage() : root.toString());
     }
 
     /** @return the Jdbi over this schema's pool, with the PostgreSQL plugin installed */

@@ -1,15 +1,14 @@
 package dev.vigilo.control;
 
+import dev.vigilo.common.io.AtomicFiles;
 import dev.vigilo.common.process.ProcessRef;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.io.UncheckedIOException;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Properties;
@@ -34,7 +33,7 @@ record ServerState(String token, int port, ProcessRef host, long postmasterPid) 
         }
     }
 
-    /** Writes the state to {@code file} atomically (temporary file, then rename). */
+    /** Writes the state to {@code file} crash-safely ({@link AtomicFiles#replace}: temporary file, fsync, rename). */
     void writeTo(Path file) {
         Properties properties = new Properties();
         properties.setProperty("token", token);
@@ -42,16 +41,10 @@ record ServerState(String token, int port, ProcessRef host, long postmasterPid) 
         properties.setProperty("hostPid", Long.toString(host.pid()));
         properties.setProperty("hostStart", Long.toString(host.startEpochMilli()));
         properties.setProperty("postmasterPid", Long.toString(postmasterPid));
-        Path temporary = file.resolveSibling(file.getFileName() + ".tmp");
+        ByteArrayOutputStream content = new ByteArrayOutputStream();
         try {
-            try (OutputStream out = Files.newOutputStream(temporary)) {
-                properties.store(out, "Vigilo embedded PostgreSQL; written by the server host, do not edit");
-            }
-            try {
-                Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(temporary, file, StandardCopyOption.REPLACE_EXISTING);
-            }
+            properties.store(content, "Vigilo embedded PostgreSQL; written by the server host, do not edit");
+            AtomicFiles.replace(file, content.toByteArray());
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + file, e);
         }

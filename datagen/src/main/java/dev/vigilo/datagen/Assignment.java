@@ -8,6 +8,7 @@ import dev.vigilo.checkpoint.ExperimentLease;
 import dev.vigilo.checkpoint.ExperimentRecords;
 import dev.vigilo.checkpoint.LogWriter;
 import dev.vigilo.checkpoint.WriterOptions;
+import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.common.errors.ConflictException;
 import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.common.errors.FencedException;
@@ -181,11 +182,7 @@ final class Assignment implements AutoCloseable {
 
     private void startHeartbeat() {
         long every = Math.max(200, ttl.toMillis() / 3);
-        heartbeat = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "datagen-slot-heartbeat");
-            t.setDaemon(true);
-            return t;
-        });
+        heartbeat = Executors.newSingleThreadScheduledExecutor(Threads.daemonFactory("datagen-slot-heartbeat"));
         heartbeat.scheduleWithFixedDelay(this::renew, every, every, TimeUnit.MILLISECONDS);
     }
 

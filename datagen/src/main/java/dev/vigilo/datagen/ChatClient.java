@@ -55,7 +55,7 @@ final class ChatClient implements AutoCloseable {
     ChatClient(RetryPolicy backoff, LongSupplier clock) {
         // Oversized answers are read to the end (not kept) so their failure can say how large they were.
         this.http = ChatCompletions.http(new HttpOptions(
-                Duration.ofSeconds(30), MAX_RESPONSE_BYTES, HttpOptions.Oversized.DRAIN, "vigilo-datagen-chat"));
+                Duration.ofSeconds(30), MAX_RESPONSE_BYTES, HttpOptions.Oversized.DRAIN, "datagen-chat"));
         this.backoff = backoff;
         this.clock = clock;
     }

@@ -14,13 +14,13 @@ import dev.vigilo.checkpoint.Terminal;
 import dev.vigilo.checkpoint.Trajectory;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.common.input.OutputFiles;
 import java.io.IOException;
+import java.io.OutputStreamWriter;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -315,8 +315,8 @@ public final class Experiments {
     /**
      * Writes the completed leaf items (completed, no children) as JSONL in the dataset upload
      * format ({@code {"id", "input", "metadata"}}: input = the folded fields, metadata = pipeline,
-     * experiment, root and parent ids), sorted by id, through a temporary file beside {@code out}
-     * moved into place (and removed on failure); an existing {@code out} is never replaced.
+     * experiment, root and parent ids), sorted by id, crash-safely ({@link OutputFiles#write}: a
+     * temporary file beside {@code out}, published only when complete); an existing {@code out} is never replaced.
      * Returns the number of lines.
      *
      * @throws InvalidInputException when {@code out} exists
@@ -339,45 +339,28 @@ public final class Experiments {
         all.values().forEach(s -> {
             if (s.item().parentItemId() != null) parents.add(s.item().parentItemId());
         });
-        Path abs = out.toAbsolutePath();
-        Path tmp = abs.resolveSibling(abs.getFileName() + ".tmp");
-        long n = 0;
-        try {
-            try (Writer w = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8)) {
-                for (ItemState s : all.values()) {
-                    if (statusOf(s) != ItemStatus.COMPLETED
-                            || parents.contains(s.item().itemId())) continue;
-                    ObjectNode line =
-                            Json.MAPPER.createObjectNode().put("id", s.item().itemId());
-                    line.set("input", Json.fields(s.fields()));
-                    line.putObject("metadata")
-                            .put("pipeline", pipeline)
-                            .put("experiment", experiment)
-                            .put("root_item_id", s.item().rootItemId())
-                            .put("parent_item_id", s.item().parentItemId());
-                    w.write(Json.canonical(line));
-                    w.write('\n');
-                    n++;
+        return OutputFiles.write(out, "--out", replace, file -> {
+            Writer w = new OutputStreamWriter(file, StandardCharsets.UTF_8);
+            long n = 0;
+            for (ItemState s : all.values()) {
+                if (statusOf(s) != ItemStatus.COMPLETED
+                        || parents.contains(s.item().itemId())) {
+                    continue;
                 }
+                ObjectNode line =
+                        Json.MAPPER.createObjectNode().put("id", s.item().itemId());
+                line.set("input", Json.fields(s.fields()));
+                line.putObject("metadata")
+                        .put("pipeline", pipeline)
+                        .put("experiment", experiment)
+                        .put("root_item_id", s.item().rootItemId())
+                        .put("parent_item_id", s.item().parentItemId());
+                w.write(Json.canonical(line));
+                w.write('\n');
+                n++;
             }
-            if (replace) {
-                Files.move(tmp, abs, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-            } else {
-                // A link fails if the target exists, so a file created meanwhile is never replaced.
-                Files.createLink(abs, tmp);
-            }
+            w.flush();
             return n;
-        } catch (FileAlreadyExistsException e) {
-            throw new InvalidInputException(
-                    out + " already exists; choose another --out, or pass --force to replace it");
-        } catch (IOException e) {
-            throw new UnavailableException("cannot write " + out + ": " + e.getMessage(), e);
-        } finally {
-            try {
-                Files.deleteIfExists(tmp);
-            } catch (IOException e) {
-                // Best effort: the temporary file is named after the target and harmless.
-            }
-        }
+        });
     }
 }

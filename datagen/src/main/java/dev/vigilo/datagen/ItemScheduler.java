@@ -1,5 +1,7 @@
 package dev.vigilo.datagen;
 
+import dev.vigilo.common.concurrent.Futures;
+import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.common.errors.CancelledException;
 import java.util.Collection;
 import java.util.List;
@@ -68,11 +70,7 @@ final class ItemScheduler {
     /** As {@link #runAll(int, Collection, Task, Listener)}, taking more items from {@code source} as workers free up. */
     static <T> void runAll(int workers, Collection<T> initial, Task<T> task, Listener<T> listener, Source<T> source) {
         if (workers < 1) throw new IllegalArgumentException("workers must be >= 1, got " + workers);
-        ExecutorService pool = Executors.newFixedThreadPool(workers, r -> {
-            Thread t = new Thread(r, "datagen-worker");
-            t.setDaemon(true);
-            return t;
-        });
+        ExecutorService pool = Executors.newFixedThreadPool(workers, Threads.daemonFactory("datagen-worker"));
         CompletionService<Done<T>> done = new ExecutorCompletionService<>(pool);
         int pending = 0; // submitted and not yet taken; touched by the coordinator only
         try {
@@ -108,12 +106,9 @@ final class ItemScheduler {
         try {
             return f.get();
         } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof RuntimeException r) throw r;
-            if (cause instanceof Error err) throw err;
-            // Only InterruptedException is left: workers are interrupted only by stop(), so this is
-            // unexpected; the run stops rather than leave the item silently unfinished.
-            throw new CancelledException("interrupted", cause);
+            // Only InterruptedException is left as a checked cause: workers are interrupted only by stop(), so
+            // this is unexpected; the run stops rather than leave the item silently unfinished.
+            throw Futures.unwrap(e, cause -> new CancelledException("interrupted", cause));
         }
     }
 

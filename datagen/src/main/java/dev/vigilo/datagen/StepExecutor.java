@@ -3,6 +3,7 @@ package dev.vigilo.datagen;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.common.process.ProcessTree;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -86,7 +87,7 @@ final class StepExecutor {
         try {
             // stdin, stdout and stderr are drained on their own threads so a chatty command cannot
             // deadlock on a pipe.
-            Thread in = daemon(() -> {
+            Thread in = Threads.startDaemon("step-io", () -> {
                 try (OutputStream os = p.getOutputStream()) {
                     os.write(Json.canonical(fields).getBytes(StandardCharsets.UTF_8));
                 } catch (IOException ignored) {
@@ -96,8 +97,8 @@ final class StepExecutor {
             });
             var out = new java.util.concurrent.CompletableFuture<byte[]>();
             var err = new java.util.concurrent.CompletableFuture<byte[]>();
-            daemon(() -> drain(p.getInputStream(), out));
-            daemon(() -> drain(p.getErrorStream(), err));
+            Threads.startDaemon("step-io", () -> drain(p.getInputStream(), out));
+            Threads.startDaemon("step-io", () -> drain(p.getErrorStream(), err));
             boolean finished = p.waitFor(step.timeout().toMillis(), TimeUnit.MILLISECONDS);
             // Before stdout is read to its end: a leftover process holding it open would hold the step for ever.
             tree.reap(Optional.of(p.toHandle()));
@@ -220,12 +221,5 @@ final class StepExecutor {
         StringWriter w = new StringWriter();
         t.printStackTrace(new PrintWriter(w));
         return w.toString();
-    }
-
-    private static Thread daemon(Runnable r) {
-        Thread t = new Thread(r, "step-io");
-        t.setDaemon(true);
-        t.start();
-        return t;
     }
 }

@@ -73,7 +73,7 @@ class ItemSchedulerTest {
                 });
         assertThat(heard).containsExactlyInAnyOrder(1, 2, 10, 11, 20, 21, 100, 101, 110, 111, 200, 201, 210, 211);
         assertThat(listenerThreads).containsOnly(caller);
-        assertThat(workerThreads.values()).containsOnly("datagen-worker");
+        assertThat(workerThreads.values()).allMatch(name -> name.matches("vigilo-datagen-worker-\\d+"));
     }
 
     @Test

@@ -1,6 +1,7 @@
 package dev.vigilo.dataset;
 
-import dev.vigilo.common.errors.CancelledException;
+import dev.vigilo.common.concurrent.Futures;
+import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectIntegrityException;
@@ -14,7 +15,6 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -290,11 +290,7 @@ public final class DatasetReader {
                     file -> deliver(decode(file, decoder, firstOrdinal, count, fold != null), consumer, fold));
             return;
         }
-        ExecutorService pool = Executors.newFixedThreadPool(readAhead, r -> {
-            Thread t = new Thread(r, "vigilo-dataset-read");
-            t.setDaemon(true);
-            return t;
-        });
+        ExecutorService pool = Executors.newFixedThreadPool(readAhead, Threads.daemonFactory("dataset-read"));
         ThreadLocal<CaseFileDecoder> decoders = ThreadLocal.withInitial(DatasetReader::newDecoder);
         Deque<Future<DecodedFile>> ahead = new ArrayDeque<>();
         try {
@@ -352,20 +348,7 @@ public final class DatasetReader {
     }
 
     private static <T> T join(Future<T> f) {
-        try {
-            return f.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CancelledException("the dataset read was interrupted", e);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException re) {
-                throw re;
-            }
-            if (e.getCause() instanceof Error error) {
-                throw error;
-            }
-            throw new IllegalStateException(e.getCause());
-        }
+        return Futures.join(f, "the dataset read was interrupted");
     }
 
     private IndexDocument readIndex(ObjectRef ref, int expectedLevel, long firstOrdinal, long count) {

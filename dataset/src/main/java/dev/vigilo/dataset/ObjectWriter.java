@@ -1,6 +1,7 @@
 package dev.vigilo.dataset;
 
-import dev.vigilo.common.errors.CancelledException;
+import dev.vigilo.common.concurrent.Futures;
+import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
@@ -11,7 +12,6 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.Objects;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -46,11 +46,7 @@ final class ObjectWriter implements AutoCloseable {
         this.store = Objects.requireNonNull(store, "store");
         this.maxInFlight = maxInFlight;
         this.maxInFlightBytes = maxInFlightBytes;
-        this.pool = Executors.newFixedThreadPool(maxInFlight, r -> {
-            Thread t = new Thread(r, "vigilo-dataset-writer");
-            t.setDaemon(true);
-            return t;
-        });
+        this.pool = Executors.newFixedThreadPool(maxInFlight, Threads.daemonFactory("dataset-writer"));
     }
 
     /** Starts creating {@code key}; blocks while {@code maxInFlight} creates are pending. */
@@ -111,18 +107,7 @@ final class ObjectWriter implements AutoCloseable {
 
     /** Waits for one create and returns its reference; rethrows its failure. */
     static ObjectRef join(Future<ObjectRef> f) {
-        try {
-            return f.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CancelledException("upload interrupted while writing", e);
-        } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof RuntimeException re) {
-                throw re;
-            }
-            throw new IllegalStateException(cause);
-        }
+        return Futures.join(f, "upload interrupted while writing");
     }
 
     @Override

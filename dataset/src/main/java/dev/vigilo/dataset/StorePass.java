@@ -1,6 +1,7 @@
 package dev.vigilo.dataset;
 
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
+import dev.vigilo.common.concurrent.OrderedPipeline;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
 import java.io.IOException;
@@ -95,33 +96,33 @@ final class StorePass {
      */
     Sha256 run(SourceBatches source) throws IOException {
         int[] perBatch = validated.casesPerBatch();
-        try (OrderedWork<Encoded> work = new OrderedWork<>(
-                "vigilo-store",
-                OrderedWork.defaultThreads(),
+        try (OrderedPipeline<Encoded> work = new OrderedPipeline<>(
+                "store",
+                ValidationPass.THREADS,
                 ValidationPass.MAX_BATCHES,
                 ValidationPass.MAX_BATCH_BYTES,
-                this::consume)) {
+                ValidationPass.INTERRUPTED)) {
             long firstOrdinal = 0;
             while (true) {
                 SourceBatches.Batch batch;
                 try {
                     batch = source.next();
                 } catch (SourceBatches.LineTooLongException tooLong) {
-                    work.finish();
+                    work.finish(this::consume);
                     throw DatasetUploader.tooLong(file, lines + 1);
                 }
                 if (batch == null) {
                     break;
                 }
                 if (batch.index() >= perBatch.length) {
-                    work.finish();
+                    work.finish(this::consume);
                     throw changed();
                 }
                 long first = firstOrdinal;
-                work.submit(() -> encode(batch, first), batch.length());
+                work.submit(() -> encode(batch, first), batch.length(), this::consume);
                 firstOrdinal += perBatch[(int) batch.index()];
             }
-            work.finish();
+            work.finish(this::consume);
         }
         progress.update(UploadProgress.Phase.STORE, bytesDone, size, ordinal);
         if (batchesConsumed != perBatch.length

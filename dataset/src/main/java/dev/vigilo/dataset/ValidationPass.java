@@ -1,5 +1,6 @@
 package dev.vigilo.dataset;
 
+import dev.vigilo.common.concurrent.OrderedPipeline;
 import dev.vigilo.common.input.TextEncoding;
 import dev.vigilo.storage.Sha256;
 import java.io.IOException;
@@ -11,7 +12,7 @@ import java.util.Optional;
 
 /**
  * The upload's first pass: reads the file in batches of whole lines on the calling thread (hashing every byte) and
- * validates each batch's lines on worker threads ({@link OrderedWork}); results come back in file order, so ids
+ * validates each batch's lines on worker threads ({@link OrderedPipeline}); results come back in file order, so ids
  * reach the duplicate detector in file order and the error thrown is the first invalid line of the file, as in a
  * sequential pass. A batch's lines go through one JSON parser ({@link CaseLineParser#lines}); each valid case
  * leaves only a 64-bit fingerprint of its id, taken from the id's bytes in place when they are plain.
@@ -24,6 +25,10 @@ final class ValidationPass {
     static final int BATCH_BYTES = 1 << 20;
     /** Batches in flight, and their bytes: enough to keep the workers busy, small against the heap. */
     static final int MAX_BATCHES = 8;
+    /** Worker threads of a pass: one per core (at most 4), so the submitting thread shares them. */
+    static final int THREADS = OrderedPipeline.processorsUpTo(4);
+    /** What an interrupt of a pass cancels. */
+    static final String INTERRUPTED = "the upload was interrupted";
 
     static final long MAX_BATCH_BYTES = 16L << 20;
 
@@ -64,23 +69,23 @@ final class ValidationPass {
      * @throws InvalidDatasetException for the first invalid line of the file
      */
     Result run(SourceBatches source) throws IOException {
-        try (OrderedWork<Checked> work = new OrderedWork<>(
-                "vigilo-validate", OrderedWork.defaultThreads(), MAX_BATCHES, MAX_BATCH_BYTES, this::consume)) {
+        try (OrderedPipeline<Checked> work =
+                new OrderedPipeline<>("validate", THREADS, MAX_BATCHES, MAX_BATCH_BYTES, INTERRUPTED)) {
             while (true) {
                 SourceBatches.Batch batch;
                 try {
                     batch = source.next();
                 } catch (SourceBatches.LineTooLongException tooLong) {
                     // An earlier line may be invalid too: the first error of the file wins.
-                    work.finish();
+                    work.finish(this::consume);
                     throw DatasetUploader.tooLong(file, lines + 1);
                 }
                 if (batch == null) {
                     break;
                 }
-                work.submit(() -> check(batch), batch.length());
+                work.submit(() -> check(batch), batch.length(), this::consume);
             }
-            work.finish();
+            work.finish(this::consume);
         }
         progress.update(UploadProgress.Phase.VALIDATE, bytesDone, size, cases);
         return new Result(cases, source.sourceSha256(), Arrays.copyOf(casesPerBatch, batches));

@@ -1,6 +1,7 @@
 package dev.vigilo.exec;
 
-import dev.vigilo.common.errors.CancelledException;
+import dev.vigilo.common.concurrent.Futures;
+import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.plan.ChunkFile;
 import dev.vigilo.plan.PublishedPlan;
 import dev.vigilo.storage.Deadline;
@@ -9,11 +10,9 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.Optional;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Finds the chunk of a case by its id: the plan's chunk files list every case's id and ordinal, so the locator walks
@@ -37,12 +36,7 @@ final class CaseLocator {
 
     /** The case whose id is {@code caseId}, if the plan has one. */
     static Optional<Located> find(PublishedPlan plan, ObjectReader store, String caseId) {
-        AtomicLong n = new AtomicLong();
-        ExecutorService pool = Executors.newFixedThreadPool(IN_FLIGHT, r -> {
-            Thread t = new Thread(r, "vigilo-locate-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
+        ExecutorService pool = Executors.newFixedThreadPool(IN_FLIGHT, Threads.daemonFactory("locate"));
         Deque<Future<Optional<Located>>> window = new ArrayDeque<>();
         Optional<Located>[] found = new Optional[] {Optional.empty()};
         try {
@@ -75,16 +69,6 @@ final class CaseLocator {
     }
 
     private static Optional<Located> take(Future<Optional<Located>> f) {
-        try {
-            return f.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CancelledException("the search for the case was interrupted", e);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException r) {
-                throw r;
-            }
-            throw new IllegalStateException(e.getCause());
-        }
+        return Futures.join(f, "the search for the case was interrupted");
     }
 }

@@ -9,6 +9,8 @@ import dev.vigilo.agent.CaseRecord;
 import dev.vigilo.agent.EvaluatorResult;
 import dev.vigilo.agent.EvaluatorSet;
 import dev.vigilo.agent.Evaluators;
+import dev.vigilo.common.concurrent.Futures;
+import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.dataset.DatasetReader;
@@ -34,7 +36,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The worker's {@link ChunkExecutor}: reads and verifies the claimed chunk file against its scheduling row, reads
@@ -69,12 +70,7 @@ final class ChunkExecution implements ChunkExecutor {
     }
 
     ChunkExecution(int concurrency, AgentEnvironment environment) {
-        AtomicLong n = new AtomicLong();
-        this.cases = Executors.newFixedThreadPool(concurrency, r -> {
-            Thread t = new Thread(r, "vigilo-case-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
+        this.cases = Executors.newFixedThreadPool(concurrency, Threads.daemonFactory("case"));
         this.environment = environment;
     }
 
@@ -166,10 +162,7 @@ final class ChunkExecution implements ChunkExecutor {
             Thread.currentThread().interrupt();
             throw new CancelledException("chunk " + seed.chunkIndex() + " of run " + run.runId() + " was cancelled");
         } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException r) {
-                throw r;
-            }
-            throw new IllegalStateException(e.getCause());
+            throw Futures.unwrap(e);
         } finally {
             futures.forEach(f -> f.cancel(true));
         }

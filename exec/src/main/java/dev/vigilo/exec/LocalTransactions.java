@@ -1,6 +1,7 @@
 package dev.vigilo.exec;
 
 import dev.vigilo.common.errors.CancelledException;
+import dev.vigilo.common.errors.Causes;
 import dev.vigilo.common.errors.DatabaseErrors;
 import dev.vigilo.common.errors.UnavailableException;
 import java.time.Duration;
@@ -94,12 +95,6 @@ final class LocalTransactions {
     }
 
     static String rootMessage(Throwable e) {
-        Throwable root = e;
-        while (root.getCause() != null && root.getCause() != root) {
-            root = root.getCause();
-        }
-        String m = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
-        int nl = m.indexOf('\n');
-        return nl < 0 ? m : m.substring(0, nl);
+        return Causes.rootMessage(e);
     }
 }

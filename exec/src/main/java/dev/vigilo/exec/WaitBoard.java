@@ -1,5 +1,6 @@
 package dev.vigilo.exec;
 
+import dev.vigilo.common.concurrent.Threads;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.util.List;
@@ -44,11 +45,7 @@ final class WaitBoard implements AutoCloseable {
         this.control = Objects.requireNonNull(control, "control");
         this.worker = Objects.requireNonNull(worker, "worker");
         this.source = Objects.requireNonNull(source, "source");
-        this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "vigilo-wait-board");
-            t.setDaemon(true);
-            return t;
-        });
+        this.thread = Executors.newSingleThreadScheduledExecutor(Threads.daemonFactory("wait-board"));
         long every = REFRESH.toMillis();
         thread.scheduleWithFixedDelay(this::refresh, every, every, TimeUnit.MILLISECONDS);
     }

@@ -1,6 +1,7 @@
 package dev.vigilo.exec;
 
 import dev.vigilo.agent.AgentEnvironment;
+import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.ErrorKind;
 import dev.vigilo.common.errors.VigiloException;
@@ -289,8 +290,9 @@ public final class Worker {
     public Report run() {
         runner = Thread.currentThread();
         board = new WaitBoard(placements.control(), id, waits::current);
-        ExecutorService chunks = Executors.newFixedThreadPool(options.concurrency(), named("vigilo-chunk"));
-        ScheduledExecutorService heartbeat = Executors.newSingleThreadScheduledExecutor(named("vigilo-heartbeat"));
+        ExecutorService chunks = Executors.newFixedThreadPool(options.concurrency(), Threads.daemonFactory("chunk"));
+        ScheduledExecutorService heartbeat =
+                Executors.newSingleThreadScheduledExecutor(Threads.daemonFactory("heartbeat"));
         long beat = options.heartbeat().toMillis();
         heartbeat.scheduleWithFixedDelay(this::heartbeat, beat, beat, TimeUnit.MILLISECONDS);
         long lastCoordination = System.nanoTime();
@@ -718,14 +720,5 @@ public final class Worker {
         } catch (RuntimeException e) {
             LOG.warn("heartbeat failed: {}", e.getMessage());
         }
-    }
-
-    private static java.util.concurrent.ThreadFactory named(String prefix) {
-        AtomicLong n = new AtomicLong();
-        return r -> {
-            Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        };
     }
 }

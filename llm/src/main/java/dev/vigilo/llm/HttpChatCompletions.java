@@ -1,6 +1,7 @@
 package dev.vigilo.llm;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.vigilo.common.concurrent.Threads;
 import java.net.ConnectException;
 import java.net.http.HttpClient;
 import java.net.http.HttpConnectTimeoutException;
@@ -17,7 +18,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -34,8 +34,8 @@ final class HttpChatCompletions implements ChatCompletions {
 
     HttpChatCompletions(HttpOptions options) {
         this.options = options;
-        this.executor = Executors.newCachedThreadPool(daemons(options.threadName()));
-        this.timers = new ScheduledThreadPoolExecutor(1, daemons(options.threadName() + "-timer"));
+        this.executor = Executors.newCachedThreadPool(Threads.daemonFactory(options.threadName()));
+        this.timers = new ScheduledThreadPoolExecutor(1, Threads.daemonFactory(options.threadName() + "-timer"));
         // A finished call's timeout must not stay queued until it would have fired.
         this.timers.setRemoveOnCancelPolicy(true);
         this.client = HttpClient.newBuilder()
@@ -44,15 +44,6 @@ final class HttpChatCompletions implements ChatCompletions {
                 .followRedirects(HttpClient.Redirect.NEVER)
                 .executor(executor)
                 .build();
-    }
-
-    // TODO(integrator): common's shared daemon thread factory replaces this once it exists.
-    private static ThreadFactory daemons(String name) {
-        return r -> {
-            Thread t = new Thread(r, name);
-            t.setDaemon(true);
-            return t;
-        };
     }
 
     @Override

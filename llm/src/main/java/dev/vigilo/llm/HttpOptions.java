@@ -9,7 +9,8 @@ import java.util.Objects;
  * @param connectTimeout   bound of opening a connection ({@link ChatExchange.Outcome#CONNECT_TIMEOUT} beyond it)
  * @param maxResponseBytes the largest response body kept in memory
  * @param oversized        what happens to a body larger than {@code maxResponseBytes}
- * @param threadName       the name of the client's (daemon) threads, as thread dumps show them
+ * @param threadName       the role in the names of the client's daemon threads ({@code vigilo-<role>-<n>}, see
+ *                         {@code Threads}), e.g. {@code http-agent}
  */
 public record HttpOptions(Duration connectTimeout, int maxResponseBytes, Oversized oversized, String threadName) {
     /** What the client does with a response body over the limit; either way the exchange ends {@code TOO_LARGE}. */

@@ -1,5 +1,7 @@
 package dev.vigilo.plan;
 
+import dev.vigilo.common.concurrent.Futures;
+import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.dataset.CaseFold;
 import dev.vigilo.storage.Deadline;
@@ -12,7 +14,6 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -58,11 +59,7 @@ final class ChunkRestore {
      * @return the number of chunks restored (the cursor)
      */
     long restore(long cursor, Planner planner, CaseFold identity) {
-        ExecutorService pool = Executors.newFixedThreadPool(READ_THREADS, r -> {
-            Thread t = new Thread(r, "vigilo-plan-restore");
-            t.setDaemon(true);
-            return t;
-        });
+        ExecutorService pool = Executors.newFixedThreadPool(READ_THREADS, Threads.daemonFactory("plan-restore"));
         Deque<Future<Restored>> ahead = new ArrayDeque<>();
         try {
             long next = 0;
@@ -157,19 +154,6 @@ final class ChunkRestore {
     }
 
     private Restored join(Future<Restored> f) {
-        try {
-            return f.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CancelledException("preparation of run " + authority.runId() + " was cancelled", e);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException re) {
-                throw re;
-            }
-            if (e.getCause() instanceof Error error) {
-                throw error;
-            }
-            throw new IllegalStateException(e.getCause());
-        }
+        return Futures.join(f, "preparation of run " + authority.runId() + " was cancelled");
     }
 }

@@ -1,6 +1,7 @@
 package dev.vigilo.plan;
 
-import dev.vigilo.common.errors.CancelledException;
+import dev.vigilo.common.concurrent.Futures;
+import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectConflictException;
 import dev.vigilo.storage.ObjectIntegrityException;
@@ -141,16 +142,8 @@ final class GroupWriter implements AutoCloseable {
         this.maxFiles = Math.min(MAX_FILES, options.groupMaxFiles());
         this.chunkPrefix = chunkPrefix;
         this.verifiedPrefix = chunkPrefix;
-        this.pool = Executors.newFixedThreadPool(TRANSFERS, r -> {
-            Thread t = new Thread(r, "vigilo-plan-transfer");
-            t.setDaemon(true);
-            return t;
-        });
-        this.coordinator = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "vigilo-plan-groups");
-            t.setDaemon(true);
-            return t;
-        });
+        this.pool = Executors.newFixedThreadPool(TRANSFERS, Threads.daemonFactory("plan-transfer"));
+        this.coordinator = Executors.newSingleThreadExecutor(Threads.daemonFactory("plan-groups"));
     }
 
     void add(Pending p) {
@@ -217,20 +210,7 @@ final class GroupWriter implements AutoCloseable {
     /** Waits for the oldest hand-off; rethrows its failure as the coordinator threw it. */
     private void awaitOldestHandOff() {
         Future<?> oldest = handOffs.removeFirst();
-        try {
-            oldest.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CancelledException("preparation of run " + authority.runId() + " was cancelled", e);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException re) {
-                throw re;
-            }
-            if (e.getCause() instanceof Error error) {
-                throw error;
-            }
-            throw new IllegalStateException(e.getCause());
-        }
+        Futures.join(oldest, "preparation of run " + authority.runId() + " was cancelled");
     }
 
     /**
@@ -344,20 +324,7 @@ final class GroupWriter implements AutoCloseable {
     }
 
     private Transfer join(Future<Transfer> f) {
-        try {
-            return f.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CancelledException("preparation of run " + authority.runId() + " was cancelled", e);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException re) {
-                throw re;
-            }
-            if (e.getCause() instanceof Error error) {
-                throw error;
-            }
-            throw new IllegalStateException(e.getCause());
-        }
+        return Futures.join(f, "preparation of run " + authority.runId() + " was cancelled");
     }
 
     /** Stops the transfers still running after a failure and waits for them, so none outlives the failure. */

@@ -1,5 +1,7 @@
 package dev.vigilo.plan;
 
+import dev.vigilo.common.concurrent.Futures;
+import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.dataset.DatasetEntry;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectIntegrityException;
@@ -11,7 +13,6 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.UUID;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -72,11 +73,7 @@ final class PlanVerifier {
             gate = gf.next().orElse(null);
         }
         nextChunk = 0;
-        pool = Executors.newFixedThreadPool(READ_THREADS, r -> {
-            Thread t = new Thread(r, "vigilo-plan-verify");
-            t.setDaemon(true);
-            return t;
-        });
+        pool = Executors.newFixedThreadPool(READ_THREADS, Threads.daemonFactory("plan-verify"));
         try {
             walk(m.chunkIndexRoot(), m.chunkIndexLevels() - 1, 0, m.chunks(), 0, m.cases());
             while (!chunks.isEmpty()) {
@@ -128,20 +125,7 @@ final class PlanVerifier {
     }
 
     private static void join(Future<?> f) {
-        try {
-            f.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new dev.vigilo.common.errors.CancelledException("publication was interrupted", e);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException re) {
-                throw re;
-            }
-            if (e.getCause() instanceof Error error) {
-                throw error;
-            }
-            throw new IllegalStateException(e.getCause());
-        }
+        Futures.join(f, "publication was interrupted");
     }
 
     /** Reads and verifies one file; thread-safe (chunk files are fetched on the pool). */

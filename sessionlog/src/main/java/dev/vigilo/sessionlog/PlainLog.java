@@ -1,6 +1,7 @@
 package dev.vigilo.sessionlog;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.vigilo.common.concurrent.OrderedPipeline;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.common.errors.VigiloException;
 import java.io.IOException;
@@ -25,7 +26,10 @@ import java.util.zip.CRC32C;
  */
 final class PlainLog {
     static final int BLOCK = 1 << 20;
-    static final int WINDOW = 2 * OrderedWorkers.THREADS + 2;
+    /** Worker threads: the machine's processors (the reading thread does little while they work), at most 8. */
+    static final int THREADS = OrderedPipeline.processorsUpTo(8);
+
+    static final int WINDOW = 2 * THREADS + 2;
     private static final byte[] COMMIT_HINT = "commit".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
 
     private PlainLog() {}
@@ -118,8 +122,21 @@ final class PlainLog {
         void accept(Block b) throws IOException;
     }
 
+    /**
+     * The pipeline of a reading pass: at most {@code window} independent tasks (decoding and indexing one chunk each)
+     * in flight, which bounds the memory of their buffers, on at most {@link #THREADS} daemon threads.
+     */
+    static <T> OrderedPipeline<T> workers(int window) {
+        return new OrderedPipeline<>(
+                "sessionlog-read",
+                Math.min(THREADS, window),
+                window,
+                Long.MAX_VALUE,
+                "interrupted while reading the session log");
+    }
+
     private static void forEachBlock(Blocks blocks, boolean fast, BlockSink sink) throws IOException {
-        try (OrderedWorkers<Block> workers = new OrderedWorkers<>(WINDOW)) {
+        try (OrderedPipeline<Block> workers = workers(WINDOW)) {
             ArrayDeque<Block> free = new ArrayDeque<>();
             for (int i = 0; i < WINDOW; i++) free.add(new Block(fast));
             boolean more = true;

@@ -2,8 +2,10 @@ package dev.vigilo.sessionlog;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.crash.CrashPoints;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.common.io.AtomicFiles;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -136,7 +138,9 @@ final class Rewriter {
                     backup = in.resolveSibling(in.getFileName() + ".bak-" + System.currentTimeMillis());
                     Files.createLink(backup, in); // keep the original
                 }
-                AtomicFiles.publish(tmp, target, inPlace || replaceOut);
+                CrashPoints.boundary("sessionlog.publish");
+                AtomicFiles.publish(
+                        tmp, target, inPlace || replaceOut ? AtomicFiles.Mode.REPLACE : AtomicFiles.Mode.CREATE_NEW);
                 Path manifestPath = Manifest.pathFor(target);
                 if (pre.report().channel() == Channel.P2) {
                     AtomicFiles.replace(
@@ -147,7 +151,8 @@ final class Rewriter {
                                     counts[0],
                                     size,
                                     counts[0] == 1 ? SessionLogWriter.checksum(header, to) : lastChecksum[0],
-                                    hist)));
+                                    hist)),
+                            "sessionlog.replace");
                 } else if ((inPlace || replaceOut) && Files.exists(manifestPath)) {
                     Files.move(
                             manifestPath,

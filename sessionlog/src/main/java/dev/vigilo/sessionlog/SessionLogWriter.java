@@ -6,6 +6,7 @@ import dev.vigilo.common.crash.CrashPoints;
 import dev.vigilo.common.errors.FencedException;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.common.errors.VigiloException;
+import dev.vigilo.common.io.AtomicFiles;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -117,17 +118,14 @@ public final class SessionLogWriter implements AutoCloseable {
                 AtomicFiles.writeFully(t, frame);
                 t.force(true);
             }
-            AtomicFiles.publish(tmp, log, false);
+            CrashPoints.boundary("sessionlog.publish");
+            AtomicFiles.publish(tmp, log, AtomicFiles.Mode.CREATE_NEW);
             if (options.manifest())
                 AtomicFiles.replace(
                         Manifest.pathFor(log),
                         ManifestCodec.write(new Manifest(
-                                lease.epoch(),
-                                -1,
-                                1,
-                                frame.length,
-                                checksum(frame, options.compression()),
-                                List.of())));
+                                lease.epoch(), -1, 1, frame.length, checksum(frame, options.compression()), List.of())),
+                        "sessionlog.replace");
             FileChannel ch = FileChannel.open(log, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
             return new SessionLogWriter(
                     log, options, lease, ch, 0, 1, List.of(), new SurfaceFold(), options.compression());
@@ -193,12 +191,12 @@ public final class SessionLogWriter implements AutoCloseable {
     /** Temp files of a crashed manifest replace or create (".<name>.tmp-*"); safe to delete while holding the lease. */
     private static void removeStaleTemps(Path log) throws IOException {
         Path dir = log.toAbsolutePath().getParent();
-        String prefix = "." + log.getFileName() + ".tmp-",
-                mprefix = "." + Manifest.pathFor(log).getFileName() + ".tmp-";
+        Path manifest = Manifest.pathFor(log);
         try (var s = Files.list(dir)) {
             for (Path p : (Iterable<Path>) s::iterator) {
-                String n = p.getFileName().toString();
-                if (n.startsWith(prefix) || n.startsWith(mprefix)) Files.deleteIfExists(p);
+                if (AtomicFiles.isTemporaryOf(p, log) || AtomicFiles.isTemporaryOf(p, manifest)) {
+                    Files.deleteIfExists(p);
+                }
             }
         }
     }
@@ -424,7 +422,8 @@ public final class SessionLogWriter implements AutoCloseable {
             AtomicFiles.replace(
                     Manifest.pathFor(log),
                     ManifestCodec.write(
-                            new Manifest(lease.epoch(), seq - 1, frames, end, checksum(frame, compression), history)));
+                            new Manifest(lease.epoch(), seq - 1, frames, end, checksum(frame, compression), history)),
+                    "sessionlog.replace");
         }
         CrashPoints.boundary("sessionlog.append.done");
         HighWatermark now = new HighWatermark(seq - 1, end);

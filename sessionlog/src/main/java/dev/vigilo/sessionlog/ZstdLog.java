@@ -1,6 +1,7 @@
 package dev.vigilo.sessionlog;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.vigilo.common.concurrent.OrderedPipeline;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.common.errors.VigiloException;
 import java.io.IOException;
@@ -18,7 +19,7 @@ import java.util.List;
  */
 final class ZstdLog {
     /** Batches in flight: enough to keep every worker busy while the reading thread consumes. */
-    static final int WINDOW = 2 * OrderedWorkers.THREADS + 2;
+    static final int WINDOW = 2 * PlainLog.THREADS + 2;
 
     /** Frames per batch, and the compressed bytes that close a batch early: a task is worth a thread hand-off. */
     static final int BATCH_FRAMES = 8;
@@ -96,7 +97,7 @@ final class ZstdLog {
         boolean bomb = false;
         CorruptSessionLogException structural = null;
         try (FrameSlot.Contexts contexts = new FrameSlot.Contexts();
-                OrderedWorkers<Batch> workers = new OrderedWorkers<>(WINDOW)) {
+                OrderedPipeline<Batch> workers = PlainLog.workers(WINDOW)) {
             ArrayDeque<Batch> free = new ArrayDeque<>();
             for (int i = 0; i < WINDOW; i++) free.add(new Batch(fast));
             int ordinal = 1;
@@ -231,7 +232,7 @@ final class ZstdLog {
             throws IOException {
         boolean fast = rows.fast();
         try (FrameSlot.Contexts contexts = new FrameSlot.Contexts();
-                OrderedWorkers<Batch> workers = new OrderedWorkers<>(WINDOW)) {
+                OrderedPipeline<Batch> workers = PlainLog.workers(WINDOW)) {
             ArrayDeque<Batch> free = new ArrayDeque<>();
             for (int i = 0; i < WINDOW; i++) free.add(new Batch(fast));
             int next = 0;

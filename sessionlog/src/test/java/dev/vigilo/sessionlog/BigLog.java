@@ -1,5 +1,6 @@
 package dev.vigilo.sessionlog;
 
+import dev.vigilo.common.io.AtomicFiles;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;

@@ -7,6 +7,7 @@ import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.common.errors.VigiloException;
 import dev.vigilo.common.input.InputFiles;
+import dev.vigilo.common.io.AtomicFiles;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedByInterruptException;
@@ -23,16 +24,15 @@ import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * An {@link ObjectStore} in a directory of the local filesystem: key {@code a/b/c} is the file
  * {@code root/a/b/c}.
  *
- * <p>A create writes a hidden temporary file {@code .<name>.tmp-<random>} beside the target, forces it to disk,
+ * <p>A create writes a hidden temporary file {@code .<name>.tmp-<random>} beside the target
+ * ({@link AtomicFiles#tempBeside}), forces it to disk,
  * and publishes it with a hard link. Linking, unlike renaming, fails when the target exists, so concurrent
  * writers of one key cannot overwrite each other: exactly one link wins and the others compare against it. The
  * parent directory is then forced so that the new name survives a crash. Keys never start a segment with
@@ -46,9 +46,6 @@ final class LocalObjectStore implements ObjectStore {
     private static final int CHUNK = 1 << 20;
     /** Largest byte array the JVM reliably allocates. */
     private static final long MAX_ARRAY = Integer.MAX_VALUE - 8;
-    /** Windows cannot open a directory as a channel; NTFS journals directory entries itself. */
-    private static final boolean DIRECTORY_FSYNC =
-            !System.getProperty("os.name", "").toLowerCase(Locale.ROOT).startsWith("windows");
 
     private final StoreSpec.Local spec;
     private final Path root;
@@ -83,8 +80,7 @@ final class LocalObjectStore implements ObjectStore {
         } catch (IOException e) {
             throw failure("cannot create directory " + dir + " for " + key, e);
         }
-        Path temp = dir.resolve("." + target.getFileName() + ".tmp-"
-                + Long.toHexString(ThreadLocalRandom.current().nextLong()));
+        Path temp = AtomicFiles.tempBeside(target);
         try {
             CrashPoints.boundary("storage.local.write");
             writeDurably(temp, bytes, deadline, what);
@@ -99,7 +95,7 @@ final class LocalObjectStore implements ObjectStore {
             // The object is published; from here on the call succeeds even if the deadline passes.
             CrashPoints.boundary("storage.local.published");
             Files.delete(temp);
-            fsyncDirectory(dir);
+            AtomicFiles.fsyncDirectory(dir);
             return ref;
         } catch (UnsupportedOperationException e) {
             throw new UnavailableException(
@@ -292,7 +288,7 @@ final class LocalObjectStore implements ObjectStore {
             }
             // The first writer may have crashed between linking and forcing the directory; replaying the
             // create must leave the object as durable as a first create would.
-            fsyncDirectory(target.getParent());
+            AtomicFiles.fsyncDirectory(target.getParent());
             return ref;
         } catch (IOException e) {
             throw failure("cannot read existing " + target, e);
@@ -359,16 +355,7 @@ final class LocalObjectStore implements ObjectStore {
                     e);
         }
         if (parent != null) {
-            fsyncDirectory(parent);
-        }
-    }
-
-    private static void fsyncDirectory(Path dir) throws IOException {
-        if (!DIRECTORY_FSYNC) {
-            return;
-        }
-        try (FileChannel channel = FileChannel.open(dir, StandardOpenOption.READ)) {
-            channel.force(true);
+            AtomicFiles.fsyncDirectory(parent);
         }
     }
 

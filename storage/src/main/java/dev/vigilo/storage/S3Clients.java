@@ -1,5 +1,6 @@
 package dev.vigilo.storage;
 
+import dev.vigilo.common.errors.Causes;
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
 import java.net.SocketTimeoutException;
@@ -141,7 +142,7 @@ public final class S3Clients {
     /** The first exception in {@code e}'s cause chain (itself included) of one of {@code types}, or null. */
     @SafeVarargs
     private static Throwable causeOf(Throwable e, Class<? extends Throwable>... types) {
-        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+        for (Throwable t : Causes.chain(e)) {
             for (Class<? extends Throwable> type : types) {
                 if (type.isInstance(t)) {
                     return t;

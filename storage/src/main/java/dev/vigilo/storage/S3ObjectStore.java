@@ -1,10 +1,13 @@
 package dev.vigilo.storage;
 
+import dev.vigilo.common.concurrent.Futures;
+import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.common.crash.CrashPoints;
 import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.common.errors.VigiloException;
+import dev.vigilo.common.retry.RetryPolicy;
 import java.io.IOException;
 import java.nio.channels.ClosedByInterruptException;
 import java.security.MessageDigest;
@@ -20,10 +23,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import software.amazon.awssdk.awscore.AwsRequestOverrideConfiguration;
 import software.amazon.awssdk.awscore.exception.AwsServiceException;
@@ -67,6 +68,12 @@ final class S3ObjectStore implements ObjectStore {
     private static final Duration CALL_GRACE = Duration.ofSeconds(2);
     /** Bounds the PUT retries caused by concurrent writers (409) even under a generous deadline. */
     private static final int MAX_CREATE_ATTEMPTS = 10;
+    /**
+     * Retries of a create whose key is contended: doubling waits from 40 ms up to {@link #MAX_CONFLICT_BACKOFF}
+     * (with jitter, so racing writers spread out), never past the create's deadline.
+     */
+    private static final RetryPolicy CONTENDED = new RetryPolicy(
+            MAX_CREATE_ATTEMPTS, Duration.ofMillis(40), MAX_CONFLICT_BACKOFF, e -> e instanceof KeyContended);
 
     private final StoreSpec.S3 spec;
     private final S3Client client;
@@ -78,13 +85,8 @@ final class S3ObjectStore implements ObjectStore {
     S3ObjectStore(StoreSpec.S3 spec) {
         this.spec = Objects.requireNonNull(spec, "spec");
         this.client = S3Clients.open(spec);
-        AtomicInteger threads = new AtomicInteger();
-        String threadName = "vigilo-s3-" + spec.bucket() + "-";
-        this.calls = Executors.newCachedThreadPool(task -> {
-            Thread thread = new Thread(task, threadName + threads.incrementAndGet());
-            thread.setDaemon(true); // an abandoned call must not keep the JVM alive
-            return thread;
-        });
+        // Daemon threads: an abandoned call must not keep the JVM alive.
+        this.calls = Executors.newCachedThreadPool(Threads.daemonFactory("s3-" + spec.bucket()));
     }
 
     @Override
@@ -101,50 +103,49 @@ final class S3ObjectStore implements ObjectStore {
         String what = "create " + key + " in " + binding();
         ObjectRef ref = ObjectRef.of(key, bytes);
         String checksum = ref.sha256().toBase64();
-        for (int attempt = 1; ; attempt++) {
-            deadline.check(what);
-            if (attempt > MAX_CREATE_ATTEMPTS) {
+        return CONTENDED.run(attempt -> createOnce(key, bytes, deadline, what, ref, checksum), deadline::remaining);
+    }
+
+    /** One conditional PUT of a create; {@link KeyContended} when another write of the key is in the way. */
+    private ObjectRef createOnce(
+            ObjectKey key, byte[] bytes, Deadline deadline, String what, ObjectRef ref, String checksum) {
+        deadline.check(what);
+        try {
+            CrashPoints.boundary("storage.s3.put");
+            call(
+                    what,
+                    deadline,
+                    () -> client.putObject(
+                            b -> b.bucket(spec.bucket())
+                                    .key(s3Key(key))
+                                    .ifNoneMatch("*")
+                                    .checksumSHA256(checksum)
+                                    .contentLength((long) bytes.length)
+                                    .overrideConfiguration(timeout(deadline)),
+                            RequestBody.fromBytes(bytes)));
+            return ref;
+        } catch (S3Exception e) {
+            if (e.statusCode() == 412) {
+                Optional<ObjectRef> settled = compareExisting(ref, bytes, deadline);
+                if (settled.isPresent()) {
+                    return settled.get();
+                }
+                throw new KeyContended(what); // the object vanished between the PUT and the GET: try again
+            }
+            if (e.statusCode() == 409) {
+                // ConditionalRequestConflict: a concurrent conditional write of this key is in flight. Wait
+                // for it to land; the next attempt then gets 412 and compares.
+                throw new KeyContended(what);
+            }
+            if ("BadDigest".equals(errorCode(e))) {
                 throw new UnavailableException(
-                        what + " failed: the key stayed contended for " + MAX_CREATE_ATTEMPTS + " attempts", null);
+                        what + " failed: the bytes S3 received do not match"
+                                + " their SHA-256 (corrupted in transit); nothing was stored, retrying may help",
+                        e);
             }
-            try {
-                CrashPoints.boundary("storage.s3.put");
-                call(
-                        what,
-                        deadline,
-                        () -> client.putObject(
-                                b -> b.bucket(spec.bucket())
-                                        .key(s3Key(key))
-                                        .ifNoneMatch("*")
-                                        .checksumSHA256(checksum)
-                                        .contentLength((long) bytes.length)
-                                        .overrideConfiguration(timeout(deadline)),
-                                RequestBody.fromBytes(bytes)));
-                return ref;
-            } catch (S3Exception e) {
-                if (e.statusCode() == 412) {
-                    Optional<ObjectRef> settled = compareExisting(ref, bytes, deadline);
-                    if (settled.isPresent()) {
-                        return settled.get();
-                    }
-                    continue; // the object vanished between the PUT and the GET: try again
-                }
-                if (e.statusCode() == 409) {
-                    // ConditionalRequestConflict: a concurrent conditional write of this key is in flight. Wait
-                    // for it to land; the next attempt then gets 412 and compares.
-                    backOff(attempt, deadline, what);
-                    continue;
-                }
-                if ("BadDigest".equals(errorCode(e))) {
-                    throw new UnavailableException(
-                            what + " failed: the bytes S3 received do not match"
-                                    + " their SHA-256 (corrupted in transit); nothing was stored, retrying may help",
-                            e);
-                }
-                throw failure(what, e);
-            } catch (SdkException e) {
-                throw failure(what, e);
-            }
+            throw failure(what, e);
+        } catch (SdkException e) {
+            throw failure(what, e);
         }
     }
 
@@ -381,15 +382,10 @@ final class S3ObjectStore implements ObjectStore {
                             + " did not answer in time; check that it is reachable (store \"" + spec.name() + "\")",
                     e);
         } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof RuntimeException runtime) {
-                runtime.addSuppressed(new Exception("rethrown by the thread that called " + what));
-                throw runtime;
-            }
-            if (cause instanceof Error error) {
-                throw error;
-            }
-            throw new UnavailableException(what + " failed: " + cause, cause);
+            RuntimeException failure =
+                    Futures.unwrap(e, cause -> new UnavailableException(what + " failed: " + cause, cause));
+            failure.addSuppressed(new Exception("rethrown by the thread that called " + what));
+            throw failure;
         }
     }
 
@@ -400,16 +396,10 @@ final class S3ObjectStore implements ObjectStore {
                 .build();
     }
 
-    private static void backOff(int attempt, Deadline deadline, String what) {
-        long capMillis = Math.min(MAX_CONFLICT_BACKOFF.toMillis(), 20L << Math.min(attempt, 10));
-        long sleepMillis = Math.min(
-                ThreadLocalRandom.current().nextLong(capMillis / 2, capMillis + 1),
-                deadline.remaining().toMillis());
-        try {
-            Thread.sleep(sleepMillis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CancelledException(what + " was cancelled", e);
+    /** A create that another write of the same key got in the way of; retried by {@link #CONTENDED}. */
+    private static final class KeyContended extends UnavailableException {
+        KeyContended(String what) {
+            super(what + " failed: the key stayed contended for " + MAX_CREATE_ATTEMPTS + " attempts");
         }
     }
 

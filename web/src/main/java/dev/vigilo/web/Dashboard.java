@@ -2,6 +2,7 @@ package dev.vigilo.web;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.errors.Causes;
 import dev.vigilo.common.errors.DatabaseErrors;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.UnavailableException;
@@ -175,19 +176,11 @@ public final class Dashboard implements AutoCloseable {
             stores.close();
             metrics.close();
             throw new UnavailableException(
-                    "cannot listen on " + options.bind() + ":" + options.port() + " (" + rootMessage(e)
+                    "cannot listen on " + options.bind() + ":" + options.port() + " (" + Causes.rootMessage(e)
                             + "); choose another --port or --bind",
                     e);
         }
         return new Dashboard(app, token, required, options.bind(), stores, metrics, runs);
-    }
-
-    private static String rootMessage(Throwable e) {
-        Throwable t = e;
-        while (t.getCause() != null && t.getCause() != t) {
-            t = t.getCause();
-        }
-        return t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
     }
 
     private static void securityHeaders(Context ctx) {

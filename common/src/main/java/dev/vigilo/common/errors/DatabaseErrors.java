@@ -36,7 +36,7 @@ public final class DatabaseErrors {
 
     /** Whether {@code e} or one of its causes says the database is unavailable (see the class comment). */
     public static boolean isUnavailable(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+        for (Throwable t : Causes.chain(e)) {
             if (!(t instanceof SQLException sql)) {
                 continue;
             }
@@ -75,7 +75,7 @@ public final class DatabaseErrors {
      */
     public static String detail(Throwable e) {
         String message = null;
-        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+        for (Throwable t : Causes.chain(e)) {
             if (t instanceof SQLException sql
                     && sql.getMessage() != null
                     && !sql.getMessage().isBlank()) {

@@ -1,5 +1,6 @@
 package dev.vigilo.common.natives;
 
+import dev.vigilo.common.errors.Causes;
 import dev.vigilo.common.errors.UnavailableException;
 import java.util.Objects;
 
@@ -53,25 +54,11 @@ public final class NativeLibraries {
     }
 
     private static boolean hasLinkageCause(Throwable e) {
-        for (Throwable c = e.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
-            if (c instanceof LinkageError) {
-                return true;
-            }
-        }
-        return false;
+        return Causes.chain(e).stream().skip(1).anyMatch(LinkageError.class::isInstance);
     }
 
     /** The innermost message, on one line: the loaders wrap the I/O error that says what went wrong. */
     private static String reason(Throwable e) {
-        String reason = null;
-        for (Throwable c = e; c != null; c = c.getCause() == c ? null : c.getCause()) {
-            if (c.getMessage() != null && !c.getMessage().isBlank()) {
-                reason = c.getMessage();
-            }
-        }
-        if (reason == null) {
-            reason = e.getClass().getSimpleName();
-        }
-        return reason.replaceAll("\\s+", " ").strip();
+        return Causes.rootMessage(e);
     }
 }

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 /**
  * The one retry utility: runs an action up to {@code maxAttempts} times, sleeping with exponential backoff and full
@@ -63,10 +64,19 @@ public record RetryPolicy(
      * retry, or runs out of attempts.
      */
     public <T> T run(Action<T> action) {
+        return run(action, () -> maxBackoff);
+    }
+
+    /**
+     * As {@link #run(Action)}, never sleeping longer than {@code sleepLimit} says before an attempt (e.g. the time
+     * left to a deadline, which the action then checks itself).
+     */
+    public <T> T run(Action<T> action, Supplier<Duration> sleepLimit) {
+        Objects.requireNonNull(sleepLimit, "sleepLimit");
         RuntimeException last = null;
         for (int attempt = 1; attempt <= maxAttempts; attempt++) {
             if (attempt > 1) {
-                sleepBefore(attempt, last);
+                sleepBefore(attempt, last, sleepLimit.get());
             }
             try {
                 return action.run(attempt);
@@ -89,9 +99,10 @@ public record RetryPolicy(
         return Duration.ofNanos(Math.min(bound, maxBackoff.toNanos()));
     }
 
-    private void sleepBefore(int attempt, RuntimeException last) {
+    private void sleepBefore(int attempt, RuntimeException last, Duration limit) {
         long bound = backoffBound(attempt).toNanos();
         long nanos = bound == 0 ? 0 : ThreadLocalRandom.current().nextLong(bound + 1);
+        nanos = Math.max(0, Math.min(nanos, limit.toNanos()));
         try {
             Thread.sleep(nanos / 1_000_000, (int) (nanos % 1_000_000));
         } catch (InterruptedException e) {

@@ -2,6 +2,7 @@ package dev.vigilo.common.retry;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.InvalidInputException;
@@ -58,6 +59,26 @@ class RetryPolicyTest {
         assertThat(p.backoffBound(4)).isEqualTo(Duration.ofMillis(400));
         assertThat(p.backoffBound(5)).isEqualTo(Duration.ofMillis(500));
         assertThat(p.backoffBound(9)).isEqualTo(Duration.ofMillis(500));
+    }
+
+    @Test
+    void theSleepLimitCapsEveryWait() {
+        RetryPolicy slow = RetryPolicy.of(3, Duration.ofSeconds(60), Duration.ofSeconds(60));
+        AtomicInteger calls = new AtomicInteger();
+        // Uncapped, the two waits would take up to two minutes; capped at zero, the three attempts run at once.
+        String result = assertTimeoutPreemptively(
+                Duration.ofSeconds(30),
+                () -> slow.run(
+                        attempt -> {
+                            calls.incrementAndGet();
+                            if (attempt < 3) {
+                                throw new UnavailableException("down");
+                            }
+                            return "ok@" + attempt;
+                        },
+                        () -> Duration.ZERO));
+        assertThat(result).isEqualTo("ok@3");
+        assertThat(calls).hasValue(3);
     }
 
     @Test
