@@ -1,5 +1,6 @@
 package dev.vigilo.plan;
 
+import java.util.Collections;
 import java.util.EnumSet;
 import java.util.Objects;
 import java.util.Set;
@@ -41,12 +42,13 @@ import org.jdbi.v3.core.Handle;
  * {@link #awaitingAdmission}, never as literals.
  */
 public final class RunLifecycle {
-    /** The states in which execution may still change a run: dispatch, claims and settlement apply. */
-    public static final Set<RunState> EXECUTING = Set.copyOf(EnumSet.of(RunState.PENDING, RunState.RUNNING));
+    /** The states in which execution may still change a run (dispatch, claims, settlement), in declaration order. */
+    public static final Set<RunState> EXECUTING =
+            Collections.unmodifiableSet(EnumSet.of(RunState.PENDING, RunState.RUNNING));
 
-    /** The states no transition leaves. */
+    /** The states no transition leaves, in declaration order. */
     public static final Set<RunState> TERMINAL =
-            Set.copyOf(EnumSet.of(RunState.SETTLED, RunState.FAILED, RunState.CANCELLED));
+            Collections.unmodifiableSet(EnumSet.of(RunState.SETTLED, RunState.FAILED, RunState.CANCELLED));
 
     private static final String EXECUTING_LIST = quotedList(EXECUTING);
 
@@ -124,7 +126,6 @@ public final class RunLifecycle {
      * @return whether it applied; false when the run already ended (then nothing changed)
      */
     public static boolean fail(Handle h, UUID runId, String reason) {
-        Objects.requireNonNull(reason, "reason");
         return h.createUpdate("UPDATE runs SET status = " + quoted(RunState.FAILED)
                                 + ", verdict = NULL, failure_reason = :x,"
                                 + " dispatchable = false, finished_at = now(), updated_at = now()"
