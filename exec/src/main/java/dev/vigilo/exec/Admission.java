@@ -13,6 +13,7 @@ import dev.vigilo.plan.ChunkFile;
 import dev.vigilo.plan.GateFile;
 import dev.vigilo.plan.PlanManifest;
 import dev.vigilo.plan.PublishedPlan;
+import dev.vigilo.plan.RunLifecycle;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.ObjectStores;
@@ -376,14 +377,7 @@ public final class Admission {
             CrashPoints.boundary("exec.admit.acknowledge");
             control.useTransaction(h -> {
                 lease.recheck(h);
-                int n = h.createUpdate("UPDATE run_plans SET admission_cursor = :to, admission_folds = :f"
-                                + " WHERE run_id = :r AND admission_cursor = :from")
-                        .bind("to", to)
-                        .bind("f", folds.toJson())
-                        .bind("r", runId)
-                        .bind("from", from)
-                        .execute();
-                if (n != 1) {
+                if (!lease.advanceAdmission(h, from, to, folds.toJson())) {
                     throw new FencedException(
                             "run " + runId + ": the admission cursor moved under this admission; it stopped");
                 }
@@ -456,12 +450,7 @@ public final class Admission {
         }
 
         private AdmissionFolds ackedFolds() {
-            String json =
-                    control.withHandle(h -> h.createQuery("SELECT admission_folds FROM run_plans WHERE run_id = :r")
-                            .bind("r", runId)
-                            .mapTo(String.class)
-                            .one());
-            return AdmissionFolds.parse(java.util.Optional.ofNullable(json));
+            return AdmissionFolds.parse(lease.admissionFolds());
         }
 
         private void requireActive(String alias) {
@@ -505,10 +494,9 @@ public final class Admission {
                         .bindArray("s", Integer.class, List.copyOf(cursors.keySet()))
                         .bindArray("n", Long.class, List.copyOf(cursors.values()))
                         .execute();
-                h.createUpdate("UPDATE runs SET status = 'pending', dispatchable = true, updated_at = now()"
-                                + " WHERE run_id = :r")
-                        .bind("r", runId)
-                        .execute();
+                if (!RunLifecycle.admit(h, runId)) {
+                    throw new FencedException("run " + runId + " left creating under this admission; it stopped");
+                }
                 lease.clear(h);
                 return null;
             });
@@ -528,11 +516,9 @@ public final class Admission {
                 CrashPoints.boundary("exec.admit.fail");
                 control.useTransaction(h -> {
                     lease.recheck(h);
-                    h.createUpdate("UPDATE runs SET status = 'failed', dispatchable = false, failure_reason = :x,"
-                                    + " finished_at = now(), updated_at = now() WHERE run_id = :r")
-                            .bind("x", reason.getMessage())
-                            .bind("r", runId)
-                            .execute();
+                    if (!RunLifecycle.fail(h, runId, reason.getMessage())) {
+                        throw new FencedException("run " + runId + " already ended; admission did not fail it");
+                    }
                     lease.clear(h);
                 });
             } catch (RuntimeException e) {

@@ -1,6 +1,7 @@
 package dev.vigilo.exec;
 
 import dev.vigilo.common.crash.CrashPoints;
+import dev.vigilo.plan.RunLifecycle;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -25,7 +26,7 @@ final class Routes {
         Map<String, List<ChunkTables.Claimable>> out = new LinkedHashMap<>();
         control.useHandle(h -> h.createQuery("SELECT s.run_id, s.shard, s.placement, s.dispatch_cursor"
                         + " FROM runs r JOIN exec_shard_routes s USING (run_id)"
-                        + " WHERE r.status IN ('pending', 'running') AND r.dispatchable AND s.state = 'active'"
+                        + " WHERE " + RunLifecycle.executing("r.status") + " AND r.dispatchable AND s.state = 'active'"
                         + " AND s.dispatch_cursor IS NOT NULL ORDER BY r.created_at, s.run_id, s.shard")
                 .mapToMap()
                 .forEach(m -> out.computeIfAbsent((String) m.get("placement"), k -> new ArrayList<>())
@@ -39,10 +40,7 @@ final class Routes {
     /** Marks the run running on its first claim (a no-op after that). */
     static void markRunning(Jdbi control, UUID runId) {
         CrashPoints.boundary("exec.mark-running");
-        control.useHandle(h -> h.createUpdate("UPDATE runs SET status = 'running', updated_at = now()"
-                        + " WHERE run_id = :r AND status = 'pending'")
-                .bind("r", runId)
-                .execute());
+        control.useHandle(h -> RunLifecycle.markRunning(h, runId));
     }
 
     /** Of {@code runs}, those that may no longer execute (cancelled, failed, settled or gone). */
@@ -51,7 +49,7 @@ final class Routes {
             return List.of();
         }
         List<UUID> live = control.withHandle(h -> h.createQuery("SELECT run_id FROM runs WHERE run_id = ANY(:r)"
-                        + " AND status IN ('pending', 'running') AND dispatchable")
+                        + " AND " + RunLifecycle.executing("status") + " AND dispatchable")
                 .bindArray("r", UUID.class, runs)
                 .mapTo(UUID.class)
                 .list());
@@ -63,7 +61,7 @@ final class Routes {
     /** Runs whose admission was requested and whose creator is gone (no live creation lease), oldest first. */
     static List<UUID> admissionCandidates(Jdbi control, int limit) {
         return control.withHandle(h -> h.createQuery("SELECT r.run_id FROM runs r JOIN run_plans p USING (run_id)"
-                        + " WHERE r.status = 'creating' AND p.plan_status = 'ready' AND p.execution_requested"
+                        + " WHERE " + RunLifecycle.awaitingAdmission("r", "p")
                         + " AND (r.creation_owner IS NULL OR r.creation_lease_expires_at < clock_timestamp())"
                         + " ORDER BY r.updated_at LIMIT :n")
                 .bind("n", limit)
@@ -79,13 +77,13 @@ final class Routes {
     static Map<UUID, Set<String>> unfinished(Jdbi control) {
         Map<UUID, Set<String>> out = new LinkedHashMap<>();
         control.useHandle(h -> {
-            h.createQuery("SELECT s.run_id, s.placement FROM runs r JOIN exec_shard_routes s USING (run_id)"
-                            + " WHERE r.status IN ('pending', 'running')")
+            h.createQuery("SELECT s.run_id, s.placement FROM runs r JOIN exec_shard_routes s USING (run_id)" + " WHERE "
+                            + RunLifecycle.executing("r.status"))
                     .map((rs, ctx) -> Map.entry(rs.getObject(1, UUID.class), rs.getString(2)))
                     .forEach(e -> out.computeIfAbsent(e.getKey(), k -> new HashSet<>())
                             .add(e.getValue()));
-            h.createQuery("SELECT r.run_id, p.initial_placement FROM runs r JOIN run_plans p USING (run_id)"
-                            + " WHERE r.status = 'creating' AND p.plan_status = 'ready' AND p.execution_requested")
+            h.createQuery("SELECT r.run_id, p.initial_placement FROM runs r JOIN run_plans p USING (run_id)" + " WHERE "
+                            + RunLifecycle.awaitingAdmission("r", "p"))
                     .map((rs, ctx) -> Map.entry(rs.getObject(1, UUID.class), rs.getString(2)))
                     .forEach(e -> out.computeIfAbsent(e.getKey(), k -> new HashSet<>())
                             .addAll(Placements.aliasesOf(e.getValue())));
@@ -96,7 +94,7 @@ final class Routes {
     /** Dispatchable runs (pending or running), oldest first: candidates for settlement. */
     static List<UUID> dispatchable(Jdbi control) {
         return control.withHandle(h -> h.createQuery(
-                        "SELECT run_id FROM runs WHERE status IN ('pending', 'running')" + " ORDER BY created_at")
+                        "SELECT run_id FROM runs WHERE " + RunLifecycle.executing("status") + " ORDER BY created_at")
                 .mapTo(UUID.class)
                 .list());
     }

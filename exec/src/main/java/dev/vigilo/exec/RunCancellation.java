@@ -4,6 +4,7 @@ import dev.vigilo.common.errors.ConflictException;
 import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.common.retry.RetryPolicy;
+import dev.vigilo.plan.RunLifecycle;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -126,16 +127,11 @@ public final class RunCancellation {
     /** Inside the control transaction that holds the run row: ends every authority over the run. */
     private static int revoke(Handle h, RunRecords.Run run) {
         UUID runId = run.runId();
-        h.createUpdate("UPDATE runs SET status = 'cancelled', dispatchable = false, creation_owner = NULL,"
-                        + " creation_lease_expires_at = NULL, finished_at = now(), updated_at = now()"
-                        + " WHERE run_id = :r")
-                .bind("r", runId)
-                .execute();
-        // A creator or admission holding an older generation fails its next recheck, even one that was delayed
-        // before it could read the status.
-        h.createUpdate("UPDATE run_plans SET plan_generation = plan_generation + 1 WHERE run_id = :r")
-                .bind("r", runId)
-                .execute();
+        // Also ends a creator's or admission's lease: the plan generation moves, so one holding an older generation
+        // fails its next recheck, even one that was delayed before it could read the status.
+        if (!RunLifecycle.cancel(h, runId)) {
+            throw new IllegalStateException("run " + runId + " ended while its cancellation held its row");
+        }
         List<RunRecords.Route> routes = RunRecords.routes(h, runId, "FOR UPDATE");
         int n = h.createUpdate("UPDATE exec_shard_routes SET state = 'tombstoned' WHERE run_id = :r")
                 .bind("r", runId)

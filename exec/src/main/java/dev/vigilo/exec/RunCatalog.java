@@ -3,6 +3,7 @@ package dev.vigilo.exec;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.plan.RunLifecycle;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
@@ -401,8 +402,8 @@ public final class RunCatalog {
 
     /** Chunk and worker counts of the runs still executing; an unreachable execution database is listed, not fatal. */
     public ActiveCounts activeCounts() {
-        List<UUID> active =
-                control.withHandle(h -> h.createQuery("SELECT run_id FROM runs WHERE status IN ('pending', 'running')")
+        List<UUID> active = control.withHandle(
+                h -> h.createQuery("SELECT run_id FROM runs WHERE " + RunLifecycle.executing("status"))
                         .mapTo(UUID.class)
                         .list());
         Map<String, Long> byState = new TreeMap<>();

@@ -1,6 +1,8 @@
 package dev.vigilo.exec;
 
 import dev.vigilo.common.errors.NotFoundException;
+import dev.vigilo.plan.RunLifecycle;
+import dev.vigilo.plan.RunState;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -15,7 +17,8 @@ final class RunRecords {
     private RunRecords() {}
 
     /** Run statuses from which execution may still change something. */
-    static final List<String> ACTIVE = List.of("pending", "running");
+    static final List<String> ACTIVE =
+            RunLifecycle.EXECUTING.stream().map(RunState::spelling).toList();
 
     /**
      * The run row as execution sees it.

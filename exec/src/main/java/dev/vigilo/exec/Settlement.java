@@ -3,6 +3,8 @@ package dev.vigilo.exec;
 import dev.vigilo.common.crash.CrashPoints;
 import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.plan.RunLifecycle;
+import dev.vigilo.plan.RunVerdict;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -150,19 +152,21 @@ final class Settlement {
                         + ev.problems().get(0)
                         + (ev.problems().size() > 1 ? " (and " + (ev.problems().size() - 1) + " more)" : "")
                         + "; its results cannot be settled, create a new run";
-                end(h, runId, "failed", null, reason);
+                ended(runId, RunLifecycle.fail(h, runId, reason));
                 return new Result(runId, Outcome.FAILED, "failed", Optional.empty(), Optional.of(reason), List.of());
             }
             List<GateResult> gates = ev.gateTable();
             insertGates(h, runId, gates);
             if (ev.failedChunks() > 0) {
                 String reason = ev.failureReason();
-                end(h, runId, "failed", null, reason);
+                ended(runId, RunLifecycle.fail(h, runId, reason));
                 return new Result(runId, Outcome.FAILED, "failed", Optional.empty(), Optional.of(reason), gates);
             }
-            String verdict = gates.stream().allMatch(g -> g.passedGate().orElse(false)) ? "passed" : "failed";
-            end(h, runId, "settled", verdict, null);
-            return new Result(runId, Outcome.SETTLED, "settled", Optional.of(verdict), Optional.empty(), gates);
+            RunVerdict verdict =
+                    gates.stream().allMatch(g -> g.passedGate().orElse(false)) ? RunVerdict.PASSED : RunVerdict.FAILED;
+            ended(runId, RunLifecycle.settle(h, runId, verdict));
+            return new Result(
+                    runId, Outcome.SETTLED, "settled", Optional.of(verdict.spelling()), Optional.empty(), gates);
         });
         if (r.outcome() == Outcome.SETTLED || r.outcome() == Outcome.FAILED) {
             LOG.info(
@@ -176,14 +180,11 @@ final class Settlement {
         return r;
     }
 
-    private static void end(Handle h, UUID runId, String status, String verdict, String reason) {
-        h.createUpdate("UPDATE runs SET status = :s, verdict = :v, failure_reason = :x, dispatchable = false,"
-                        + " finished_at = now(), updated_at = now() WHERE run_id = :r")
-                .bind("s", status)
-                .bind("v", verdict)
-                .bind("x", reason)
-                .bind("r", runId)
-                .execute();
+    /** The transition cannot be refused: this transaction holds the run row and found it pending or running. */
+    private static void ended(UUID runId, boolean applied) {
+        if (!applied) {
+            throw new IllegalStateException("run " + runId + " left pending and running while settlement held its row");
+        }
     }
 
     private static void insertGates(Handle h, UUID runId, List<GateResult> gates) {

@@ -1,6 +1,7 @@
 package dev.vigilo.exec;
 
 import dev.vigilo.common.concurrent.Threads;
+import dev.vigilo.plan.RunLifecycle;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.util.List;
@@ -111,7 +112,7 @@ final class WaitBoard implements AutoCloseable {
                         "SELECT w.service, w.target, min(w.since) AS since, count(DISTINCT w.worker_id) AS workers,"
                                 + " (array_agg(w.last_error ORDER BY w.updated_at DESC))[1] AS error"
                                 + " FROM exec_worker_waits w JOIN runs r ON r.run_id = :r"
-                                + " WHERE r.status IN ('pending', 'running')"
+                                + " WHERE " + RunLifecycle.executing("r.status")
                                 + " AND w.updated_at > now() - make_interval(secs => :fresh)"
                                 + " AND ((w.service = 'store' AND w.target ="
                                 + " (SELECT p.storage_binding FROM run_plans p WHERE p.run_id = :r))"

@@ -46,19 +46,11 @@ public final class AdmissionLease {
             Optional<String> admissionFolds) {}
 
     private final Jdbi jdbi;
-    private final UUID runId;
-    private final UUID owner;
-    private final PlanGeneration generation;
-    private final Duration duration;
-    private long lastRenewNanos;
+    private final LeaseAuthority lease;
 
-    private AdmissionLease(Jdbi jdbi, UUID runId, UUID owner, PlanGeneration generation, Duration duration) {
+    private AdmissionLease(Jdbi jdbi, LeaseAuthority lease) {
         this.jdbi = jdbi;
-        this.runId = runId;
-        this.owner = owner;
-        this.generation = generation;
-        this.duration = duration;
-        this.lastRenewNanos = System.nanoTime();
+        this.lease = lease;
     }
 
     /** The outcome of {@link #claimForAdmission}. */
@@ -89,7 +81,7 @@ public final class AdmissionLease {
         Objects.requireNonNull(jdbi, "jdbi");
         Objects.requireNonNull(runId, "runId");
         Objects.requireNonNull(duration, "duration");
-        UUID owner = UUID.randomUUID();
+        LeaseAuthority authority = new LeaseAuthority(jdbi, runId, LeaseAuthority.Role.ADMITTER, duration);
         CrashPoints.boundary("plan.admission-lease");
         return jdbi.inTransaction(h -> {
             Optional<Map<String, Object>> row = h.createQuery("SELECT r.status, " + CreationLease.COLUMNS + ", "
@@ -106,10 +98,11 @@ public final class AdmissionLease {
             }
             Map<String, Object> m = row.get();
             String status = (String) m.get("status");
-            if (!"creating".equals(status)) {
+            if (RunState.fromSpelling(status) != RunState.CREATING) {
                 return new NotCreating(status);
             }
-            if (!"ready".equals(m.get("plan_status")) || !Boolean.TRUE.equals(m.get("execution_requested"))) {
+            if (!PlanStatus.READY.spelling().equals(m.get("plan_status"))
+                    || !Boolean.TRUE.equals(m.get("execution_requested"))) {
                 throw PlanErrors.conflict(
                         runId,
                         "the plan is " + m.get("plan_status")
@@ -118,28 +111,8 @@ public final class AdmissionLease {
                                         : " and execution was not requested")
                                 + "; repeat vigilo run create without --prepare-only to request it");
             }
-            Optional<CreationLease> held = CreationLease.held(m);
-            if (held.isPresent()) {
-                // As for preparation: a holder of this host that no longer runs is not waited for.
-                Optional<LeaseHolder> recorded = LeaseHolder.recorded(m);
-                if (recorded.map(LeaseHolder::state).orElse(null) != LeaseHolder.State.DEAD_HERE) {
-                    throw PlanErrors.conflict(runId, held.get().refusal("process", recorded));
-                }
-            }
-            long gen = ((Number) m.get("plan_generation")).longValue() + 1;
-            LeaseHolder.current()
-                    .bind(h.createUpdate("UPDATE runs SET creation_owner = :o, creation_lease_expires_at ="
-                            + " clock_timestamp() + make_interval(secs => :s), " + LeaseHolder.ASSIGNMENTS
-                            + ", updated_at = now() WHERE run_id = :r"))
-                    .bind("o", owner)
-                    .bind("s", duration.toMillis() / 1000.0)
-                    .bind("r", runId)
-                    .execute();
-            h.createUpdate("UPDATE run_plans SET plan_generation = :g WHERE run_id = :r")
-                    .bind("g", gen)
-                    .bind("r", runId)
-                    .execute();
-            AdmissionLease lease = new AdmissionLease(jdbi, runId, owner, new PlanGeneration(gen), duration);
+            authority.takeOver(h, m, ((Number) m.get("plan_generation")).longValue());
+            AdmissionLease lease = new AdmissionLease(jdbi, authority);
             ObjectRef root = new ObjectRef(
                     ObjectKey.of((String) m.get("root_key")),
                     ((Number) m.get("root_length")).longValue(),
@@ -157,58 +130,55 @@ public final class AdmissionLease {
     }
 
     public UUID runId() {
-        return runId;
+        return lease.runId();
     }
 
     public PlanGeneration generation() {
-        return generation;
+        return lease.generation();
     }
 
     /**
      * Locks the run row and rechecks this holder's authority, extending the lease: call first in every control
-     * transaction that mutates the run on the lease's behalf.
+     * transaction that mutates the run on the lease's behalf. Checks, in this order, that the run is
+     * {@code creating}, that this claim holds it (owner and plan generation) and that the lease has not expired.
      *
      * @throws FencedException when the lease expired or was taken over, or the run left {@code creating} (cancelled,
      *     failed, admitted by another holder)
      */
     public void recheck(Handle h) {
-        Optional<Map<String, Object>> row = h.createQuery("SELECT r.status, r.creation_owner,"
-                        + " r.creation_lease_expires_at > clock_timestamp() AS live, p.plan_generation"
-                        + " FROM runs r JOIN run_plans p USING (run_id) WHERE r.run_id = :r FOR UPDATE OF r")
-                .bind("r", runId)
-                .mapToMap()
-                .findOne();
-        if (row.isEmpty()) {
-            throw PlanErrors.fenced(runId, "the run disappeared");
-        }
-        Map<String, Object> m = row.get();
-        if (!"creating".equals(m.get("status"))) {
-            throw PlanErrors.fenced(runId, "the run is " + m.get("status") + ", no longer creating");
-        }
-        if (!owner.equals(m.get("creation_owner"))
-                || ((Number) m.get("plan_generation")).longValue() != generation.value()) {
-            throw PlanErrors.fenced(
-                    runId,
-                    "another process claimed the run (plan generation " + m.get("plan_generation") + ", ours "
-                            + generation.value() + "); this one stopped");
-        }
-        if (!Boolean.TRUE.equals(m.get("live"))) {
-            throw PlanErrors.fenced(
-                    runId, "the creation lease expired before it was renewed; repeat the command to resume");
-        }
-        h.createUpdate("UPDATE runs SET creation_lease_expires_at = clock_timestamp() + make_interval(secs => :s)"
-                        + " WHERE run_id = :r")
-                .bind("s", duration.toMillis() / 1000.0)
-                .bind("r", runId)
-                .execute();
-        lastRenewNanos = System.nanoTime();
+        lease.recheck(h);
     }
 
     /** Renews the lease (one short transaction) if {@code interval} passed since the last recheck. */
     public void renewIfDue(Duration interval) {
-        if (System.nanoTime() - lastRenewNanos >= interval.toNanos()) {
-            jdbi.useTransaction(this::recheck);
-        }
+        lease.renewIfDue(interval);
+    }
+
+    /**
+     * Records admission's progress ({@code run_plans.admission_cursor} and {@code admission_folds}): moves the cursor
+     * from {@code from} to {@code to} with the acknowledged folds {@code foldsJson}. Call inside a transaction that
+     * already ran {@link #recheck}; checks that the cursor is still at {@code from}.
+     *
+     * @return whether it applied; false when the cursor moved under this admission (then nothing changed)
+     */
+    public boolean advanceAdmission(Handle h, long from, long to, String foldsJson) {
+        return h.createUpdate("UPDATE run_plans SET admission_cursor = :to, admission_folds = :f"
+                                + " WHERE run_id = :r AND admission_cursor = :from")
+                        .bind("to", to)
+                        .bind("f", foldsJson)
+                        .bind("r", lease.runId())
+                        .bind("from", from)
+                        .execute()
+                == 1;
+    }
+
+    /** The acknowledged admission folds (opaque JSON) as recorded now, if any. Read-only: no authority check. */
+    public Optional<String> admissionFolds() {
+        return Optional.ofNullable(
+                jdbi.withHandle(h -> h.createQuery("SELECT admission_folds FROM run_plans WHERE run_id = :r")
+                        .bind("r", lease.runId())
+                        .mapTo(String.class)
+                        .one()));
     }
 
     /**
@@ -216,18 +186,11 @@ public final class AdmissionLease {
      * creation authority any more. Call inside a transaction that already ran {@link #recheck}.
      */
     public void clear(Handle h) {
-        h.createUpdate("UPDATE runs SET creation_owner = NULL, creation_lease_expires_at = NULL, " + LeaseHolder.CLEARED
-                        + " WHERE run_id = :r")
-                .bind("r", runId)
-                .execute();
+        lease.clear(h);
     }
 
     /** Yields the lease if this holder still has it; best effort (it expires anyway). */
     public void release() {
-        jdbi.useHandle(h -> h.createUpdate("UPDATE runs SET creation_owner = NULL, creation_lease_expires_at = NULL, "
-                        + LeaseHolder.CLEARED + " WHERE run_id = :r AND creation_owner = :o")
-                .bind("r", runId)
-                .bind("o", owner)
-                .execute());
+        lease.release();
     }
 }

@@ -42,13 +42,13 @@ final class ChunkRestore {
     private static final Duration READ = Duration.ofSeconds(120);
 
     private final ObjectStore store;
-    private final Authority authority;
+    private final PlanFiles planFiles;
     private final PreparationOptions options;
     private final long caseCount;
 
-    ChunkRestore(ObjectStore store, Authority authority, PreparationOptions options, long caseCount) {
+    ChunkRestore(ObjectStore store, PlanFiles planFiles, PreparationOptions options, long caseCount) {
         this.store = Objects.requireNonNull(store, "store");
-        this.authority = Objects.requireNonNull(authority, "authority");
+        this.planFiles = Objects.requireNonNull(planFiles, "planFiles");
         this.options = Objects.requireNonNull(options, "options");
         this.caseCount = caseCount;
     }
@@ -64,17 +64,17 @@ final class ChunkRestore {
         try {
             long next = 0;
             while (next < cursor) {
-                List<Authority.AcknowledgedChunk> page = authority.acknowledgedChunks(next, cursor, PAGE);
+                List<PlanFiles.AcknowledgedChunk> page = planFiles.acknowledgedChunks(next, cursor, PAGE);
                 if (page.isEmpty() || page.get(0).chunkIndex() != next) {
                     throw PlanErrors.damaged(
-                            authority.runId(),
+                            planFiles.runId(),
                             "chunk " + next + " is below the chunk cursor " + cursor
                                     + " but has no acknowledged file; create a new run");
                 }
-                for (Authority.AcknowledgedChunk chunk : page) {
+                for (PlanFiles.AcknowledgedChunk chunk : page) {
                     if (chunk.chunkIndex() != next) {
                         throw PlanErrors.damaged(
-                                authority.runId(),
+                                planFiles.runId(),
                                 "chunk " + next + " is below the chunk cursor " + cursor
                                         + " but has no acknowledged file; create a new run");
                     }
@@ -101,20 +101,20 @@ final class ChunkRestore {
     private record Restored(ChunkFile file, ObjectRef ref, CaseFold.Batch entries) {}
 
     /** On a reading thread: reads, verifies and decodes one acknowledged chunk file. */
-    private Restored read(Authority.AcknowledgedChunk chunk) {
+    private Restored read(PlanFiles.AcknowledgedChunk chunk) {
         ObjectRef ref = chunk.ref();
         byte[] bytes;
         try {
             bytes = store.read(ref, Deadline.after(READ));
         } catch (ObjectNotFoundException e) {
             throw PlanErrors.damaged(
-                    authority.runId(),
+                    planFiles.runId(),
                     "acknowledged plan file " + ref.key() + " is missing from " + store.binding()
                             + "; create a new run",
                     e);
         } catch (ObjectIntegrityException e) {
             throw PlanErrors.damaged(
-                    authority.runId(),
+                    planFiles.runId(),
                     "plan file " + ref.key() + " failed verification: " + e.getMessage()
                             + "; the stored copy was altered, create a new run",
                     e);
@@ -123,17 +123,17 @@ final class ChunkRestore {
         try {
             file = ChunkFile.decode(bytes);
         } catch (PlanJson.FormatException e) {
-            throw PlanErrors.damaged(authority.runId(), "plan file " + ref.key() + " is invalid: " + e.getMessage(), e);
+            throw PlanErrors.damaged(planFiles.runId(), "plan file " + ref.key() + " is invalid: " + e.getMessage(), e);
         }
         long first = chunk.chunkIndex() * PlanLayout.CHUNK_CASES;
         long expectedCases = Math.min(PlanLayout.CHUNK_CASES, caseCount - first);
-        if (!file.runId().equals(authority.runId())
+        if (!file.runId().equals(planFiles.runId())
                 || file.chunkIndex() != chunk.chunkIndex()
                 || file.firstOrdinal() != first
                 || file.cases().size() != expectedCases
-                || !ref.key().equals(PlanLayout.chunk(authority.runId(), chunk.chunkIndex()))) {
+                || !ref.key().equals(PlanLayout.chunk(planFiles.runId(), chunk.chunkIndex()))) {
             throw PlanErrors.damaged(
-                    authority.runId(),
+                    planFiles.runId(),
                     "plan file " + ref.key() + " is not chunk " + chunk.chunkIndex() + " of the run");
         }
         CaseFold.Batch entries = new CaseFold.Batch();
@@ -146,14 +146,14 @@ final class ChunkRestore {
     /** On the creator's thread, in chunk order. */
     private void apply(Restored restored, Planner planner, CaseFold identity) {
         if (Thread.currentThread().isInterrupted()) {
-            throw new CancelledException("preparation of run " + authority.runId() + " was cancelled");
+            throw new CancelledException("preparation of run " + planFiles.runId() + " was cancelled");
         }
-        authority.renewIfDue(options.renewInterval());
+        planFiles.renewIfDue(options.renewInterval());
         identity.addAll(restored.entries());
         planner.restoreChunk(restored.file(), restored.ref(), restored.entries());
     }
 
     private Restored join(Future<Restored> f) {
-        return Futures.join(f, "preparation of run " + authority.runId() + " was cancelled");
+        return Futures.join(f, "preparation of run " + planFiles.runId() + " was cancelled");
     }
 }

@@ -109,7 +109,7 @@ final class GroupWriter implements AutoCloseable {
     }
 
     private final ObjectStore store;
-    private final Authority authority;
+    private final PlanFiles planFiles;
     private final PreparationOptions options;
     private final ExecutorService pool;
     /** Runs hand-offs one after the other, off the creator's thread; owns {@link #inFlight} and the counters. */
@@ -135,9 +135,9 @@ final class GroupWriter implements AutoCloseable {
     /**
      * @param chunkPrefix the chunks already acknowledged (the run's chunk cursor), which this writer is not given
      */
-    GroupWriter(ObjectStore store, Authority authority, PreparationOptions options, long chunkPrefix) {
+    GroupWriter(ObjectStore store, PlanFiles planFiles, PreparationOptions options, long chunkPrefix) {
         this.store = store;
-        this.authority = authority;
+        this.planFiles = planFiles;
         this.options = options;
         this.maxFiles = Math.min(MAX_FILES, options.groupMaxFiles());
         this.chunkPrefix = chunkPrefix;
@@ -210,7 +210,7 @@ final class GroupWriter implements AutoCloseable {
     /** Waits for the oldest hand-off; rethrows its failure as the coordinator threw it. */
     private void awaitOldestHandOff() {
         Future<?> oldest = handOffs.removeFirst();
-        Futures.join(oldest, "preparation of run " + authority.runId() + " was cancelled");
+        Futures.join(oldest, "preparation of run " + planFiles.runId() + " was cancelled");
     }
 
     /**
@@ -234,11 +234,11 @@ final class GroupWriter implements AutoCloseable {
                 finished++;
             }
             Deadline window = Deadline.after(WINDOW); // minted before registration
-            List<Authority.FileRow> rows = new ArrayList<>(group.size());
+            List<PlanFiles.FileRow> rows = new ArrayList<>(group.size());
             for (Pending p : group) {
-                rows.add(new Authority.FileRow(p.ref(), p.kind(), p.chunkIndex()));
+                rows.add(new PlanFiles.FileRow(p.ref(), p.kind(), p.chunkIndex()));
             }
-            Set<ObjectKey> acked = new HashSet<>(authority.register(rows, verified, cursorIfAdvanced(verifiedPrefix)));
+            Set<ObjectKey> acked = new HashSet<>(planFiles.register(rows, verified, cursorIfAdvanced(verifiedPrefix)));
             if (!verified.isEmpty()) {
                 chunkPrefix = verifiedPrefix;
             }
@@ -262,7 +262,7 @@ final class GroupWriter implements AutoCloseable {
     /** Takes the oldest group's results in order, checkpointing if it runs long, and acknowledges it. */
     private void completeOldest() {
         List<ObjectKey> verified = takeResults(inFlight.peekFirst());
-        authority.acknowledge(verified, cursorIfAdvanced(verifiedPrefix));
+        planFiles.acknowledge(verified, cursorIfAdvanced(verifiedPrefix));
         chunkPrefix = verifiedPrefix;
         inFlight.removeFirst();
         options.hooks().afterAcknowledge(chunkPrefix);
@@ -295,7 +295,7 @@ final class GroupWriter implements AutoCloseable {
             if (System.nanoTime() - g.started >= options.checkpointInterval().toNanos()
                     && verified.size() < g.files.size()) {
                 // Checkpoint only the verified prefix, and recheck authority before starting more transfers.
-                authority.acknowledge(verified, cursorIfAdvanced(verifiedPrefix));
+                planFiles.acknowledge(verified, cursorIfAdvanced(verifiedPrefix));
                 chunkPrefix = verifiedPrefix;
                 verified.clear();
                 options.hooks().afterCheckpoint(chunkPrefix);
@@ -313,7 +313,7 @@ final class GroupWriter implements AutoCloseable {
                 store.create(p.ref().key(), p.bytes(), deadline);
             } catch (ObjectConflictException e) {
                 throw PlanErrors.damaged(
-                        authority.runId(),
+                        planFiles.runId(),
                         "plan file " + p.ref().key()
                                 + " already exists with different bytes; the run's inputs changed, create a new run",
                         e);
@@ -324,7 +324,7 @@ final class GroupWriter implements AutoCloseable {
     }
 
     private Transfer join(Future<Transfer> f) {
-        return Futures.join(f, "preparation of run " + authority.runId() + " was cancelled");
+        return Futures.join(f, "preparation of run " + planFiles.runId() + " was cancelled");
     }
 
     /** Stops the transfers still running after a failure and waits for them, so none outlives the failure. */
@@ -361,12 +361,12 @@ final class GroupWriter implements AutoCloseable {
             store.read(ref, deadline);
         } catch (ObjectNotFoundException e) {
             throw PlanErrors.damaged(
-                    authority.runId(),
+                    planFiles.runId(),
                     "plan file " + ref.key() + " is missing from " + store.binding() + " although it was written",
                     e);
         } catch (ObjectIntegrityException e) {
             throw PlanErrors.damaged(
-                    authority.runId(),
+                    planFiles.runId(),
                     "plan file " + ref.key() + " failed verification: " + e.getMessage()
                             + "; the stored copy was altered, create a new run",
                     e);

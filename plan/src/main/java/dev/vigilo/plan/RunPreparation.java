@@ -105,7 +105,7 @@ public final class RunPreparation {
                                 + " VIGILO_STORAGE_CONFIG to a configuration with that store"));
         long expectedChunks = Planner.expectedChunks(dataset.caseCount());
         Authority authority = new Authority(jdbi, runId, options.lease());
-        Authority.Frozen frozen = new Authority.Frozen(
+        FrozenInputs frozen = new FrozenInputs(
                 dataset.uploadId(),
                 dataset.sourceSha256().toHex(),
                 dataset.membershipUuid(),
@@ -230,7 +230,7 @@ public final class RunPreparation {
             }
             // A resume starts after the consecutive acknowledged chunks (the cursor); see ChunkRestore.
             long cursor = Math.min(claimed.cursor().value(), expectedChunks);
-            try (GroupWriter writer = new GroupWriter(store, authority, options, cursor)) {
+            try (GroupWriter writer = new GroupWriter(store, authority.files(), options, cursor)) {
                 return prepare(runId, profile, dataset, store, authority, writer, cursor, expectedChunks, execute);
             }
         }
@@ -248,8 +248,8 @@ public final class RunPreparation {
             boolean execute) {
         Planner planner = new Planner(runId, profile, dataset, writer);
         CaseFold identity = new CaseFold();
-        long restored =
-                new ChunkRestore(store, authority, options, dataset.caseCount()).restore(cursor, planner, identity);
+        long restored = new ChunkRestore(store, authority.files(), options, dataset.caseCount())
+                .restore(cursor, planner, identity);
         DatasetReader reader = DatasetReader.open(dataset, store).withReadAhead(READ_AHEAD);
         reader.readVerifiedFrom(planner.cases(), identity, c -> {
             if (Thread.currentThread().isInterrupted()) {

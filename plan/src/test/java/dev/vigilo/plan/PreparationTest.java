@@ -672,14 +672,14 @@ class PreparationTest {
         a.release();
     }
 
-    private static Authority.Frozen frozenOf(UUID run) {
+    private static FrozenInputs frozenOf(UUID run) {
         Profile p = ProfileParser.parse(PlanFixture.PROFILE);
         return fx.control.jdbi().withHandle(h -> {
             var m = h.createQuery("SELECT * FROM run_plans WHERE run_id = :r")
                     .bind("r", run)
                     .mapToMap()
                     .one();
-            return new Authority.Frozen(
+            return new FrozenInputs(
                     UPLOAD,
                     (String) m.get("dataset_source_sha256"),
                     (UUID) m.get("dataset_membership_uuid"),

@@ -1,0 +1,195 @@
+package dev.vigilo.plan;
+
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.Objects;
+import java.util.Set;
+import java.util.UUID;
+import java.util.stream.Collectors;
+import org.jdbi.v3.core.Handle;
+
+/**
+ * The one owner of a run's state machine ({@code runs.status}, with the verdict, failure reason, dispatchability and
+ * end time recorded beside it): every change of a run's state is one of the transitions below, and no other class
+ * writes {@code runs.status}. Each transition is one SQL statement on the caller's handle, inside the caller's
+ * transaction, so it commits or rolls back with the caller's other records; each is guarded by the state it leaves
+ * and returns whether it applied (it updated the run's row), never silently nothing.
+ *
+ * <table>
+ *   <caption>Transitions (docs/execution.md, "The run state machine")</caption>
+ *   <tr><th>transition</th><th>from</th><th>to</th><th>called by</th><th>the caller checked first</th></tr>
+ *   <tr><td>{@link #create}</td><td>(no row)</td><td>creating</td><td>preparation's claim</td><td>nothing: the
+ *       insert itself is the check</td></tr>
+ *   <tr><td>{@link #admit}</td><td>creating</td><td>pending, dispatchable</td><td>admission's activation</td><td>the
+ *       admission lease ({@link AdmissionLease#recheck}: owner, plan generation, expiry, creating)</td></tr>
+ *   <tr><td>{@link #markRunning}</td><td>pending</td><td>running</td><td>a worker's first claim</td><td>nothing: a
+ *       no-op once running or ended</td></tr>
+ *   <tr><td>{@link #settle}</td><td>pending, running</td><td>settled, with a verdict</td><td>settlement</td><td>the
+ *       run row locked, its routes unchanged, every shard complete</td></tr>
+ *   <tr><td>{@link #fail}</td><td>creating, pending, running</td><td>failed, with a reason</td><td>admission (after
+ *       its lease recheck), settlement</td><td>as for admit or settle</td></tr>
+ *   <tr><td>{@link #cancel}</td><td>creating, pending, running</td><td>cancelled</td><td>{@code vigilo run
+ *       cancel}</td><td>the run row locked {@code FOR UPDATE}</td></tr>
+ * </table>
+ *
+ * <p>Settled, failed and cancelled are terminal: no transition leaves them. Wave 3's {@code paused} (running to
+ * paused and back, not dispatchable while paused) is designed as one more state of this table; it is not a
+ * {@link RunState} yet because {@code runs.status}'s check constraint does not admit it: it comes with its migration
+ * and its command. An inconclusive outcome is a {@link RunVerdict}, recorded next to {@link RunState#SETTLED}, not a
+ * state.
+ *
+ * <p>Reads of {@code runs} elsewhere (the views of module exec) spell states only through {@link #executing} and
+ * {@link #awaitingAdmission}, never as literals.
+ */
+public final class RunLifecycle {
+    /** The states in which execution may still change a run (dispatch, claims, settlement), in declaration order. */
+    public static final Set<RunState> EXECUTING =
+            Collections.unmodifiableSet(EnumSet.of(RunState.PENDING, RunState.RUNNING));
+
+    /** The states no transition leaves, in declaration order. */
+    public static final Set<RunState> TERMINAL =
+            Collections.unmodifiableSet(EnumSet.of(RunState.SETTLED, RunState.FAILED, RunState.CANCELLED));
+
+    private static final String EXECUTING_LIST = quotedList(EXECUTING);
+
+    private static final String NOT_TERMINAL =
+            "status IN (" + quotedList(EnumSet.complementOf(EnumSet.copyOf(TERMINAL))) + ")";
+
+    private RunLifecycle() {}
+
+    /**
+     * (no row) to creating: inserts the run's row in state creating, nothing else (its creation lease is the claim's,
+     * taken next in the same transaction). A concurrent first insert of the same run blocks this one until it commits.
+     *
+     * @return whether the row was inserted; false when the run exists (in any state), which the caller then locks
+     *     and reads
+     */
+    static boolean create(Handle h, UUID runId) {
+        return h.createUpdate("INSERT INTO runs (run_id, status) VALUES (:r, :creating)"
+                                + " ON CONFLICT (run_id) DO NOTHING")
+                        .bind("r", runId)
+                        .bind("creating", RunState.CREATING.spelling())
+                        .execute()
+                == 1;
+    }
+
+    /**
+     * Creating to pending: the run becomes dispatchable. Call after {@link AdmissionLease#recheck} in the same
+     * transaction (it checked the lease, the plan generation and the state); this statement checks the state again.
+     *
+     * @return whether it applied; false when the run is not creating (then nothing changed)
+     */
+    public static boolean admit(Handle h, UUID runId) {
+        return update(
+                h,
+                runId,
+                "status = " + quoted(RunState.PENDING) + ", dispatchable = true, updated_at = now()",
+                "status = " + quoted(RunState.CREATING));
+    }
+
+    /**
+     * Pending to running, on a worker's first claim of the run's chunks. Checks only the state.
+     *
+     * @return whether it applied; false when the run is already running, or no longer pending (ended), a no-op
+     */
+    public static boolean markRunning(Handle h, UUID runId) {
+        return update(
+                h,
+                runId,
+                "status = " + quoted(RunState.RUNNING) + ", updated_at = now()",
+                "status = " + quoted(RunState.PENDING));
+    }
+
+    /**
+     * Pending or running to settled with {@code verdict}: no longer dispatchable, ended now. Call with the run row
+     * locked in the caller's transaction, after the caller checked that every shard is complete.
+     *
+     * @return whether it applied; false when the run is not pending or running (then nothing changed)
+     */
+    public static boolean settle(Handle h, UUID runId, RunVerdict verdict) {
+        Objects.requireNonNull(verdict, "verdict");
+        return h.createUpdate("UPDATE runs SET status = " + quoted(RunState.SETTLED)
+                                + ", verdict = :v, failure_reason = NULL,"
+                                + " dispatchable = false, finished_at = now(), updated_at = now()"
+                                + " WHERE run_id = :r AND " + executing("status"))
+                        .bind("v", verdict.spelling())
+                        .bind("r", runId)
+                        .execute()
+                == 1;
+    }
+
+    /**
+     * Creating, pending or running to failed with {@code reason} (admission met an immutable conflict, or chunks
+     * failed or records are damaged at settlement): no longer dispatchable, ended now. Admission calls it after its
+     * lease recheck, settlement with the run row locked.
+     *
+     * @return whether it applied; false when the run already ended (then nothing changed)
+     */
+    public static boolean fail(Handle h, UUID runId, String reason) {
+        return h.createUpdate("UPDATE runs SET status = " + quoted(RunState.FAILED)
+                                + ", verdict = NULL, failure_reason = :x,"
+                                + " dispatchable = false, finished_at = now(), updated_at = now()"
+                                + " WHERE run_id = :r AND " + NOT_TERMINAL)
+                        .bind("x", reason)
+                        .bind("r", runId)
+                        .execute()
+                == 1;
+    }
+
+    /**
+     * Creating, pending or running to cancelled, ending every authority over the run: no longer dispatchable, the
+     * creation lease cleared and the plan generation incremented, so a creator or admission holding an older
+     * generation fails its next recheck, even one that was delayed before it could read the state. Call with the
+     * run row locked {@code FOR UPDATE} in the caller's transaction.
+     *
+     * @return whether it applied; false when the run already ended (then nothing changed)
+     */
+    public static boolean cancel(Handle h, UUID runId) {
+        boolean applied = update(
+                h,
+                runId,
+                "status = " + quoted(RunState.CANCELLED)
+                        + ", dispatchable = false, creation_owner = NULL, creation_lease_expires_at = NULL,"
+                        + " finished_at = now(), updated_at = now()",
+                NOT_TERMINAL);
+        if (applied) {
+            h.createUpdate("UPDATE run_plans SET plan_generation = plan_generation + 1 WHERE run_id = :r")
+                    .bind("r", runId)
+                    .execute();
+        }
+        return applied;
+    }
+
+    /**
+     * A read-only predicate: the run whose status column is {@code column} (e.g. {@code r.status}) is executing
+     * ({@link #EXECUTING}), {@code r.status IN ('pending', 'running')}.
+     */
+    public static String executing(String column) {
+        return column + " IN (" + EXECUTING_LIST + ")";
+    }
+
+    /**
+     * A read-only predicate over {@code runs} aliased {@code run} joined with {@code run_plans} aliased {@code plan}:
+     * the run awaits admission (creating, its plan ready, execution requested).
+     */
+    public static String awaitingAdmission(String run, String plan) {
+        return run + ".status = " + quoted(RunState.CREATING) + " AND " + plan + ".plan_status = '"
+                + PlanStatus.READY.spelling() + "' AND " + plan + ".execution_requested";
+    }
+
+    /** {@code 'pending', 'running'}: the states' SQL literals, in declaration order. */
+    private static String quotedList(Set<RunState> states) {
+        return EnumSet.copyOf(states).stream().map(RunLifecycle::quoted).collect(Collectors.joining(", "));
+    }
+
+    private static String quoted(RunState s) {
+        return "'" + s.spelling() + "'";
+    }
+
+    private static boolean update(Handle h, UUID runId, String assignments, String guard) {
+        return h.createUpdate("UPDATE runs SET " + assignments + " WHERE run_id = :r AND " + guard)
+                        .bind("r", runId)
+                        .execute()
+                == 1;
+    }
+}
