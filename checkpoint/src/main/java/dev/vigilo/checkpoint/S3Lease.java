@@ -115,12 +115,12 @@ final class S3Lease implements Election {
         return Optional.of(lease);
     }
 
-    /** Whether the lease object {@code <experiment>/<name>} exists and has not expired by this host's clock. */
-    static boolean isHeld(LogLocation loc, String name) {
+    /** Whether the lease object {@code <experiment>/<name>} exists and has not expired by {@code clock}. */
+    static boolean isHeld(LogLocation loc, String name, Clock clock) {
         StoreSpec.S3 store = loc.root().s3Store();
         try (S3Client client = S3Clients.open(store)) {
-            S3Lease probe = new S3Lease(
-                    client, store, loc.experimentKey() + "/" + name, "probe", DEFAULT_TTL, Clock.systemUTC(), null);
+            S3Lease probe =
+                    new S3Lease(client, store, loc.experimentKey() + "/" + name, "probe", DEFAULT_TTL, clock, null);
             return probe.read().map(s -> s.expiresAtMs() > probe.clock.millis()).orElse(false);
         }
     }

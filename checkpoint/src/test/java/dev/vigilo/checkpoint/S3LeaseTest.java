@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.vigilo.common.crash.ChildJvm;
 import dev.vigilo.common.errors.FencedException;
+import dev.vigilo.common.time.MovableClock;
 import dev.vigilo.storage.S3Clients;
 import dev.vigilo.storage.S3ProxyFixture;
 import java.io.BufferedReader;

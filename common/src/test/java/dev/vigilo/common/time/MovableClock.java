@@ -1,4 +1,4 @@
-package dev.vigilo.checkpoint;
+package dev.vigilo.common.time;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -6,21 +6,24 @@ import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
 
-/** A clock that stands still until a test moves it, so lease expiry is tested without waiting. Thread-safe. */
-final class MovableClock extends Clock {
+/**
+ * A clock that stands still until a test moves it, so what depends on time (lease expiry) is tested without waiting
+ * for it. For code that takes a {@link Clock}. Thread-safe.
+ */
+public final class MovableClock extends Clock {
     private volatile long millis;
 
-    MovableClock(long epochMillis) {
+    public MovableClock(long epochMillis) {
         this.millis = epochMillis;
     }
 
     /** Sets the time to {@code epochMillis}. */
-    void set(long epochMillis) {
+    public void set(long epochMillis) {
         millis = epochMillis;
     }
 
     /** Moves the time on by {@code d}. */
-    synchronized void advance(Duration d) {
+    public synchronized void advance(Duration d) {
         millis += d.toMillis();
     }
 
