@@ -22,6 +22,7 @@ import java.util.Optional;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -759,30 +760,59 @@ class PreparationTest {
     @Test
     void watchFollowsProgressUntilThePlanIsReady() throws Exception {
         UUID run = UUID.randomUUID();
-        List<RunStatus> seen = java.util.Collections.synchronizedList(new ArrayList<>());
-        PreparationOptions.Hooks slow = new PreparationOptions.Hooks() {
+        List<RunStatus> seen = new ArrayList<>();
+        List<Long> unseen = java.util.Collections.synchronizedList(new ArrayList<>());
+        Object progress = new Object();
+        // Lockstep: after each acknowledgement the creator waits until the watcher has seen that prefix, so the
+        // watch reports every step however fast or slow this machine is.
+        PreparationOptions.Hooks lockstep = new PreparationOptions.Hooks() {
             @Override
             public void afterAcknowledge(long prefix) {
-                try {
-                    Thread.sleep(30);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
+                if (!unseen.isEmpty()) {
+                    return; // failed already: no need to wait for every later step too
+                }
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                synchronized (progress) {
+                    while (seen.stream().noneMatch(x -> x.creationProgress().planChunkCursor() >= prefix)) {
+                        long left = deadline - System.nanoTime();
+                        if (left <= 0) {
+                            unseen.add(prefix);
+                            return;
+                        }
+                        try {
+                            TimeUnit.NANOSECONDS.timedWait(progress, left);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            return;
+                        }
+                    }
                 }
             }
         };
-        PreparationOptions o =
-                new PreparationOptions(Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(30), 2, slow);
+        PreparationOptions o = new PreparationOptions(
+                Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(30), 2, lockstep);
         Thread creator = new Thread(() -> fx.preparation(o).create(request(run, PlanFixture.PROFILE, false)));
         creator.start();
         RunStatusReader reader = new RunStatusReader(fx.control.jdbi());
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (reader.statusOrNull(run) == null) {
+            assertThat(System.nanoTime() - deadline).as("the run was created").isNegative();
             Thread.sleep(5);
         }
-        RunStatus last = reader.watch(run, Duration.ofMillis(20), seen::add);
+        RunStatus last = reader.watch(run, Duration.ofMillis(20), s -> {
+            synchronized (progress) {
+                seen.add(s);
+                progress.notifyAll();
+            }
+        });
         creator.join();
+        assertThat(unseen).as("acknowledged prefixes the watch never reported").isEmpty();
         assertThat(last.creationProgress().planStatus()).isEqualTo(PlanStatus.READY);
         assertThat(last.shards()).hasSize(24);
-        assertThat(seen.size()).isGreaterThan(2);
-        assertThat(seen).extracting(x -> x.creationProgress().planChunkCursor()).isSorted();
+        List<Long> cursors =
+                seen.stream().map(x -> x.creationProgress().planChunkCursor()).toList();
+        assertThat(cursors).isSorted();
+        // Several distinct steps between the first report and the last: the watch followed progress.
+        assertThat(cursors.stream().distinct().count()).isGreaterThan(2);
     }
 }
