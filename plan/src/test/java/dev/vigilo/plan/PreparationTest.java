@@ -771,7 +771,8 @@ class PreparationTest {
                 if (!unseen.isEmpty()) {
                     return; // failed already: no need to wait for every later step too
                 }
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                // The watch polls every 20 ms: a step it has not reported within 10 s it will not report.
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
                 synchronized (progress) {
                     while (seen.stream().noneMatch(x -> x.creationProgress().planChunkCursor() >= prefix)) {
                         long left = deadline - System.nanoTime();
@@ -791,7 +792,14 @@ class PreparationTest {
         };
         PreparationOptions o = new PreparationOptions(
                 Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(30), 2, lockstep);
-        Thread creator = new Thread(() -> fx.preparation(o).create(request(run, PlanFixture.PROFILE, false)));
+        AtomicReference<Throwable> creatorFailed = new AtomicReference<>();
+        Thread creator = new Thread(() -> {
+            try {
+                fx.preparation(o).create(request(run, PlanFixture.PROFILE, false));
+            } catch (Throwable t) {
+                creatorFailed.set(t);
+            }
+        });
         creator.start();
         RunStatusReader reader = new RunStatusReader(fx.control.jdbi());
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
@@ -800,12 +808,16 @@ class PreparationTest {
             Thread.sleep(5);
         }
         RunStatus last = reader.watch(run, Duration.ofMillis(20), s -> {
+            if (creatorFailed.get() != null) {
+                throw new AssertionError("the creation failed", creatorFailed.get()); // the plan never gets ready
+            }
             synchronized (progress) {
                 seen.add(s);
                 progress.notifyAll();
             }
         });
         creator.join();
+        assertThat(creatorFailed.get()).isNull();
         assertThat(unseen).as("acknowledged prefixes the watch never reported").isEmpty();
         assertThat(last.creationProgress().planStatus()).isEqualTo(PlanStatus.READY);
         assertThat(last.shards()).hasSize(24);
