@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -349,14 +350,22 @@ class HttpAgentTest {
         server.enqueue(Reply.rateLimited(Duration.ofSeconds(25)));
         env = env.withBackoff(Duration.ofMillis(10), Duration.ofMillis(50), Duration.ofSeconds(30));
         ExecutorService pool = Executors.newSingleThreadExecutor();
-        try (Agent agent = Agents.create(config(), env)) {
-            Future<AgentOutcome> f = pool.submit(() -> agent.run(AgentCall.of(caseOf("q", "x", null))));
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (server.requestCount() == 0 && System.nanoTime() < deadline) {
-                Thread.sleep(10);
+        // The first attempt's end is the last event before the wait: an interrupt after it lands in the wait (or
+        // just before it, which the wait honours at once), never in the attempt.
+        CountDownLatch attemptEnded = new CountDownLatch(1);
+        AgentObserver observer = new AgentObserver() {
+            @Override
+            public void onAttemptEnd(AgentAttempt attempt) {
+                attemptEnded.countDown();
             }
-            Thread.sleep(300);
+        };
+        try (Agent agent = Agents.create(config(), env)) {
+            Future<AgentOutcome> f = pool.submit(() -> agent.run(new AgentCall(caseOf("q", "x", null), observer)));
+            assertThat(attemptEnded.await(10, TimeUnit.SECONDS))
+                    .as("the first attempt ended")
+                    .isTrue();
             pool.shutdownNow();
+            // Well before the 25 s Retry-After: the wait was cut short, not served.
             AgentOutcome o = f.get(15, TimeUnit.SECONDS);
             assertThat(o.cancelled()).isTrue();
             assertThat(o.error().orElseThrow().message())

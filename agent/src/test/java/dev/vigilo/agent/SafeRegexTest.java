@@ -3,29 +3,54 @@ package dev.vigilo.agent;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.google.re2j.Matcher;
+import com.google.re2j.Pattern;
 import dev.vigilo.common.errors.InvalidInputException;
 import java.time.Duration;
+import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 class SafeRegexTest {
+    /** Each pattern with a text it must find and a text it must not: compiling alone proves nothing. */
+    static Stream<Arguments> ordinaryAndAdversarialButSmallPatterns() {
+        return Stream.of(
+                Arguments.of("(a+)+$", "aaa", "aaab"),
+                Arguments.of("^-?[0-9]+(\\.[0-9]+)?$", "-12.5", "12."),
+                Arguments.of("\\d{1,3}(\\.\\d{1,3}){3}", "10.0.0.1", "10.0.1"),
+                Arguments.of("[a-z]{1000}", "a".repeat(1000), "a".repeat(999)),
+                Arguments.of("(?i)paris|lyon", "PARIS", "berlin"),
+                Arguments.of("\\p{Greek}+\\x{10FFFF}", "\u03b1\u03b2\udbff\udfff", "ab\udbff\udfff"),
+                Arguments.of("[]a{1000}]{2}", "x]}", "xy"),
+                Arguments.of("\\Q{1000}{1000}\\E", "{1000}{1000}", "{1000}"),
+                Arguments.of("(a{100}){100}", "a".repeat(10_000), "a".repeat(9_999)),
+                Arguments.of("(?P<year>\\d{4})-(?P<month>\\d{2})", "on 2024-05-01", "24-05"));
+    }
+
     @ParameterizedTest
-    @ValueSource(
-            strings = {
-                "(a+)+$",
-                "^-?[0-9]+(\\.[0-9]+)?$",
-                "\\d{1,3}(\\.\\d{1,3}){3}",
-                "[a-z]{1000}",
-                "(?i)paris|lyon",
-                "\\p{Greek}+\\x{10FFFF}",
-                "[]a{1000}]{2}",
-                "\\Q{1000}{1000}\\E",
-                "(a{100}){100}",
-                "(?P<year>\\d{4})-(?P<month>\\d{2})",
-            })
-    void ordinaryAndAdversarialButSmallPatternsCompile(String pattern) {
+    @MethodSource("ordinaryAndAdversarialButSmallPatterns")
+    void ordinaryAndAdversarialButSmallPatternsCompileAndMatch(String pattern, String match, String noMatch) {
         assertThat(SafeRegex.estimatedSize(pattern)).isLessThanOrEqualTo(SafeRegex.MAX_PROGRAM_SIZE);
-        assertThat(SafeRegex.compile(pattern)).isNotNull();
+        Pattern compiled = SafeRegex.compile(pattern);
+        assertThat(compiled.matcher(match).find())
+                .as("%s finds its example", pattern)
+                .isTrue();
+        assertThat(compiled.matcher(noMatch).find())
+                .as("%s does not find its counter-example", pattern)
+                .isFalse();
+    }
+
+    @org.junit.jupiter.api.Test
+    void namedGroupsCaptureAndNestedQuantifiersDoNotBacktrack() {
+        Matcher date = SafeRegex.compile("(?P<year>\\d{4})-(?P<month>\\d{2})").matcher("on 2024-05-01");
+        assertThat(date.find()).isTrue();
+        assertThat(date.group("year")).isEqualTo("2024");
+        assertThat(date.group("month")).isEqualTo("05");
+        // A backtracking engine takes exponential time on this text; RE2/J answers in linear time.
+        assertThat(SafeRegex.compile("(a+)+$").matcher("a".repeat(50_000) + "!").find())
+                .isFalse();
     }
 
     @ParameterizedTest

@@ -47,7 +47,9 @@ public final class CheckpointBenchmark {
         int total = args.length > 1 ? Integer.parseInt(args[1]) : 1_000_000;
         Path root = Files.createTempDirectory(Path.of("target"), "bench");
         write(root, batches);
-        if (total <= 0) return;
+        if (total <= 0) {
+            return;
+        }
 
         LogLocation big = new LogLocation(root, "bench", "fold");
         try (CheckpointLog log = CheckpointLog.openOrCreate(big)) {
@@ -59,7 +61,9 @@ public final class CheckpointBenchmark {
             for (int i = 0; i < itemsN; i++) {
                 CheckpointBatch.Builder b = CheckpointBatch.builder("bench", ep, StepRef.of("gen", 0, null, 1));
                 var ie = b.item(ItemRef.root("item-" + i), ItemSeq.FIRST).created(null);
-                for (int f = 0; f < perItem - 2; f++) ie.set("f" + f, new FieldValue.IntValue(f));
+                for (int f = 0; f < perItem - 2; f++) {
+                    ie.set("f" + f, new FieldValue.IntValue(f));
+                }
                 ie.stepCompleted();
                 chunk.addAll(b.build().events());
                 if (chunk.size() >= 100_000) {
@@ -67,7 +71,9 @@ public final class CheckpointBenchmark {
                     chunk.clear();
                 }
             }
-            if (!chunk.isEmpty()) append(log, log.location().uri(), chunk);
+            if (!chunk.isEmpty()) {
+                append(log, log.location().uri(), chunk);
+            }
             System.out.printf(
                     "LOAD   %d events (%d items) into the base table in %.1f s%n",
                     itemsN * perItem, itemsN, (System.nanoTime() - t0) / 1e9);
@@ -113,23 +119,31 @@ public final class CheckpointBenchmark {
             }
             for (int r = 0; r < rounds; r++) {
                 List<CheckpointBatch> work = new ArrayList<>();
-                for (int i = 0; i < batches; i++) work.add(itemWithStep(ep, "w-" + r + "-" + i, 3));
+                for (int i = 0; i < batches; i++) {
+                    work.add(itemWithStep(ep, "w-" + r + "-" + i, 3));
+                }
                 int events = work.stream().mapToInt(b -> b.events().size()).sum();
                 long t0 = System.nanoTime();
-                for (CheckpointBatch b : work) w.write(b);
+                for (CheckpointBatch b : work) {
+                    w.write(b);
+                }
                 double vigiloS = (System.nanoTime() - t0) / 1e9;
                 RawMemWalPuts rawPuts = new RawMemWalPuts(
                         alloc,
                         log.location().uri(),
                         root.resolve("raw-" + r + ".lance").toString());
                 t0 = System.nanoTime();
-                for (CheckpointBatch b : work) rawPuts.put(b.events());
+                for (CheckpointBatch b : work) {
+                    rawPuts.put(b.events());
+                }
                 double rawS = (System.nanoTime() - t0) / 1e9;
                 t0 = System.nanoTime();
                 rawPuts.close();
                 double rawFlushS = (System.nanoTime() - t0) / 1e9;
                 t0 = System.nanoTime();
-                for (CheckpointBatch b : work) append(log, plainUri, b.events());
+                for (CheckpointBatch b : work) {
+                    append(log, plainUri, b.events());
+                }
                 double plainS = (System.nanoTime() - t0) / 1e9;
                 vigilo[r] = events / vigiloS;
                 raw[r] = events / rawS;
@@ -178,8 +192,9 @@ public final class CheckpointBenchmark {
                 long t = System.nanoTime();
                 ItemState s = r.fold(id).orElseThrow();
                 ms[i] = (System.nanoTime() - t) / 1e6;
-                if (s.eventCount() != perItem)
+                if (s.eventCount() != perItem) {
                     throw new IllegalStateException("bad fold of " + id + ": " + s.eventCount());
+                }
             }
         }
         Arrays.sort(ms);
@@ -194,7 +209,9 @@ public final class CheckpointBenchmark {
     private static CheckpointBatch itemWithStep(WriterEpoch epoch, String itemId, int fields) {
         CheckpointBatch.Builder b = CheckpointBatch.builder("run-1", epoch, StepRef.of("gen", 0, null, 1));
         var ie = b.item(ItemRef.root(itemId), ItemSeq.FIRST).created(null);
-        for (int f = 0; f < fields; f++) ie.set("f" + f, new FieldValue.StrValue(itemId + "/" + f));
+        for (int f = 0; f < fields; f++) {
+            ie.set("f" + f, new FieldValue.StrValue(itemId + "/" + f));
+        }
         ie.stepCompleted();
         return b.build();
     }

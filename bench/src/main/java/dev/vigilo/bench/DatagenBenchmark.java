@@ -65,12 +65,13 @@ public final class DatagenBenchmark {
                     .withUsage(12, 4)
                     .withLatency(latency));
             StringBuilder seeds = new StringBuilder();
-            for (int i = 0; i < items; i++)
+            for (int i = 0; i < items; i++) {
                 seeds.append("{\"id\":\"s")
                         .append(i)
                         .append("\",\"n\":")
                         .append(i)
                         .append("}\n");
+            }
             Files.writeString(work.resolve("seeds.jsonl"), seeds);
             Path yaml = work.resolve("bench.yaml");
             Files.writeString(yaml, """
@@ -100,7 +101,9 @@ public final class DatagenBenchmark {
                 String exp = "p" + processes;
                 double secs = vigilo(work, yaml, root, exp, processes);
                 ExperimentStatus s = Experiments.status(LogRoot.local(root), "bench", exp);
-                if (s.completed() != items) throw new IllegalStateException("not all items completed: " + s.toJson());
+                if (s.completed() != items) {
+                    throw new IllegalStateException("not all items completed: " + s.toJson());
+                }
                 long batches = items + (items + 255) / 256; // one step batch per item, seeds 256 per batch
                 long puts = WalEntries.count(root, exp);
                 System.out.printf(
@@ -118,8 +121,11 @@ public final class DatagenBenchmark {
             }
         } finally {
             // -Dbench.keep=true keeps the logs and the processes' stderr for a look afterwards.
-            if (Boolean.getBoolean("bench.keep")) System.out.println("kept " + work);
-            else delete(work);
+            if (Boolean.getBoolean("bench.keep")) {
+                System.out.println("kept " + work);
+            } else {
+                delete(work);
+            }
         }
     }
 
@@ -143,7 +149,9 @@ public final class DatagenBenchmark {
                         .statusCode()));
             }
             for (Future<Integer> f : done) {
-                if (f.get() != 200) throw new IllegalStateException("raw request failed: " + f.get());
+                if (f.get() != 200) {
+                    throw new IllegalStateException("raw request failed: " + f.get());
+                }
             }
             return (System.nanoTime() - t0) / 1e9;
         } finally {
@@ -179,7 +187,9 @@ public final class DatagenBenchmark {
             procs.add(proc);
             outs.add(new BufferedReader(new InputStreamReader(proc.getInputStream(), StandardCharsets.UTF_8)));
         }
-        for (int p = 0; p < processes; p++) expect(outs.get(p), "READY", work, exp, p);
+        for (int p = 0; p < processes; p++) {
+            expect(outs.get(p), "READY", work, exp, p);
+        }
         long t0 = System.nanoTime();
         for (Process proc : procs) {
             proc.getOutputStream().write("GO\n".getBytes(StandardCharsets.UTF_8));
@@ -187,8 +197,9 @@ public final class DatagenBenchmark {
         }
         for (int p = 0; p < processes; p++) {
             expect(outs.get(p), "DONE", work, exp, p);
-            if (!procs.get(p).waitFor(5, TimeUnit.MINUTES) || procs.get(p).exitValue() != 0)
+            if (!procs.get(p).waitFor(5, TimeUnit.MINUTES) || procs.get(p).exitValue() != 0) {
                 throw new IllegalStateException("process " + p + " failed");
+            }
         }
         return (System.nanoTime() - t0) / 1e9;
     }
@@ -219,7 +230,9 @@ public final class DatagenBenchmark {
 
     private static void delete(Path dir) throws IOException {
         try (Stream<Path> s = Files.walk(dir)) {
-            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
+            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
         }
     }
 }

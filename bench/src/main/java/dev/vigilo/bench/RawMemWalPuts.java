@@ -52,9 +52,10 @@ final class RawMemWalPuts implements AutoCloseable {
                     "the log has " + schema.getFields().size() + " columns, the raw loop " + COLUMN_NAMES.size());
         }
         for (int c = 0; c < COLUMN_NAMES.size(); c++) {
-            if (!schema.getFields().get(c).getName().equals(COLUMN_NAMES.get(c)))
+            if (!schema.getFields().get(c).getName().equals(COLUMN_NAMES.get(c))) {
                 throw new IllegalStateException("column " + c + " is "
                         + schema.getFields().get(c).getName() + ", the raw loop expects " + COLUMN_NAMES.get(c));
+            }
         }
         this.root = VectorSchemaRoot.create(schema, allocator);
         root.allocateNew();
@@ -107,22 +108,35 @@ final class RawMemWalPuts implements AutoCloseable {
 
     private static void set(FieldVector v, int i, Object value) {
         if (value == null) {
-            if (v instanceof org.apache.arrow.vector.BaseFixedWidthVector f) f.setNull(i);
-            else if (v instanceof org.apache.arrow.vector.BaseVariableWidthVector w) w.setNull(i);
-            else if (v instanceof org.apache.arrow.vector.BaseLargeVariableWidthVector w) w.setNull(i);
-            else throw new IllegalStateException("unexpected vector " + v.getClass());
+            if (v instanceof org.apache.arrow.vector.BaseFixedWidthVector f) {
+                f.setNull(i);
+            } else if (v instanceof org.apache.arrow.vector.BaseVariableWidthVector w) {
+                w.setNull(i);
+            } else if (v instanceof org.apache.arrow.vector.BaseLargeVariableWidthVector w) {
+                w.setNull(i);
+            } else {
+                throw new IllegalStateException("unexpected vector " + v.getClass());
+            }
             return;
         }
-        if (v instanceof VarCharVector x) x.setSafe(i, ((String) value).getBytes(StandardCharsets.UTF_8));
-        else if (v instanceof LargeVarCharVector x) x.setSafe(i, ((String) value).getBytes(StandardCharsets.UTF_8));
-        else if (v instanceof BigIntVector x) x.setSafe(i, (Long) value);
-        else if (v instanceof IntVector x) x.setSafe(i, (Integer) value);
-        else if (v instanceof Float8Vector x) x.setSafe(i, (Double) value);
-        else if (v instanceof BitVector x) x.setSafe(i, (Boolean) value ? 1 : 0);
-        else if (v instanceof TimeStampMicroTZVector x) x.setSafe(i, (Long) value);
-        else
+        if (v instanceof VarCharVector x) {
+            x.setSafe(i, ((String) value).getBytes(StandardCharsets.UTF_8));
+        } else if (v instanceof LargeVarCharVector x) {
+            x.setSafe(i, ((String) value).getBytes(StandardCharsets.UTF_8));
+        } else if (v instanceof BigIntVector x) {
+            x.setSafe(i, (Long) value);
+        } else if (v instanceof IntVector x) {
+            x.setSafe(i, (Integer) value);
+        } else if (v instanceof Float8Vector x) {
+            x.setSafe(i, (Double) value);
+        } else if (v instanceof BitVector x) {
+            x.setSafe(i, (Boolean) value ? 1 : 0);
+        } else if (v instanceof TimeStampMicroTZVector x) {
+            x.setSafe(i, (Long) value);
+        } else {
             throw new IllegalStateException(
                     "the raw loop writes no " + v.getClass().getSimpleName());
+        }
     }
 
     private static final List<String> COLUMN_NAMES = List.of(
@@ -186,7 +200,9 @@ final class RawMemWalPuts implements AutoCloseable {
             e -> e.value() instanceof FieldValue.StrValue x ? x.value() : null,
             e -> e.value() instanceof FieldValue.JsonValue x ? x.json() : null,
             e -> {
-                if (e.value() instanceof FieldValue.BlobValue) throw new IllegalStateException("no blobs here");
+                if (e.value() instanceof FieldValue.BlobValue) {
+                    throw new IllegalStateException("no blobs here");
+                }
                 return null;
             },
             e -> null, // payload_size
@@ -219,7 +235,9 @@ final class RawMemWalPuts implements AutoCloseable {
 
         @Override
         public boolean loadNextBatch() {
-            if (done) return false;
+            if (done) {
+                return false;
+            }
             done = true;
             try (ArrowRecordBatch batch = new VectorUnloader(source).getRecordBatch()) {
                 loadRecordBatch(batch);

@@ -58,28 +58,37 @@ public final class SessionLogBenchmark {
 
     public static void main(String[] args) throws Exception {
         List<Integer> sizes = new ArrayList<>();
-        for (String s : (args.length > 0 ? args[0] : "200,1000").split(",")) sizes.add(Integer.parseInt(s.trim()));
+        for (String s : (args.length > 0 ? args[0] : "200,1000").split(",")) {
+            sizes.add(Integer.parseInt(s.trim()));
+        }
         int secs = args.length > 1 ? Integer.parseInt(args[1]) : 3;
         Path work = args.length > 2
                 ? Path.of(args[2])
                 : Path.of(System.getProperty("user.home"), ".cache", "vigilo", "session-bench");
         Files.createDirectories(work);
         String launcher = System.getProperty("vigilo.launcher");
-        if (launcher == null || !Files.isExecutable(Path.of(launcher)))
+        if (launcher == null || !Files.isExecutable(Path.of(launcher))) {
             throw new IllegalStateException("pass -Dvigilo.launcher=<repository>/vigilo (bench/run session does)");
+        }
         Path refDir = SessionLogFixtures.refereeDir();
         System.out.println("machine: " + Runtime.getRuntime().availableProcessors() + " processors, load " + load()
                 + "; java " + System.getProperty("java.version"));
         Run warm = run(List.of(launcher, "--version"), Map.of()); // builds the CLI first if needed
-        if (warm.exit() != 0) throw new IllegalStateException("vigilo --version failed: " + warm.output());
+        if (warm.exit() != 0) {
+            throw new IllegalStateException("vigilo --version failed: " + warm.output());
+        }
         Path first = null;
         for (int mb : sizes) {
             Path log = generate(work, refDir, mb);
-            if (first == null) first = log;
+            if (first == null) {
+                first = log;
+            }
             verifyRows(log, mb + " MB", launcher, refDir, true);
         }
         Path plain = work.resolve("hand-" + sizes.get(0) + "mb.jsonl");
-        if (!Files.exists(plain)) decompress(first, plain);
+        if (!Files.exists(plain)) {
+            decompress(first, plain);
+        }
         verifyRows(plain, sizes.get(0) + " MB, uncompressed twin", launcher, refDir, false);
 
         // compaction: frame merging, storage and verify time before/after
@@ -94,8 +103,9 @@ public final class SessionLogBenchmark {
             SessionVerifier.verify(log);
             before = Math.min(before, (System.nanoTime() - t0) / 1e9);
             t0 = System.nanoTime();
-            if (!SessionVerifier.verify(compacted).accepted())
+            if (!SessionVerifier.verify(compacted).accepted()) {
                 throw new IllegalStateException("compacted log rejected");
+            }
             after = Math.min(after, (System.nanoTime() - t0) / 1e9);
         }
         String refCompacted = run(
@@ -148,7 +158,9 @@ public final class SessionLogBenchmark {
     /** A hand-mode log of {@code mb} MB compressed, generated once into {@code work}. */
     private static Path generate(Path work, Path refDir, int mb) throws Exception {
         Path log = work.resolve("hand-" + mb + "mb.jsonl.zstd");
-        if (Files.exists(log)) return log;
+        if (Files.exists(log)) {
+            return log;
+        }
         System.out.println("generating " + mb + " MB with gen-big.mjs --mode hand ...");
         Path tmp = work.resolve("gen-" + mb + "mb.jsonl.zstd");
         ProcessBuilder pb = new ProcessBuilder(
@@ -161,7 +173,9 @@ public final class SessionLogBenchmark {
                 "--quiet");
         pb.environment().put("DSH_REF", refDir.toString());
         Process p = pb.inheritIO().start();
-        if (p.waitFor() != 0) throw new IllegalStateException("gen-big.mjs failed");
+        if (p.waitFor() != 0) {
+            throw new IllegalStateException("gen-big.mjs failed");
+        }
         Files.move(tmp, log);
         Files.move(work.resolve(tmp.getFileName() + ".meta.json"), work.resolve(log.getFileName() + ".meta.json"));
         return log;
@@ -185,10 +199,14 @@ public final class SessionLogBenchmark {
         java.util.regex.Pattern used = java.util.regex.Pattern.compile("used (\\d+)K");
         for (String l : Files.readAllLines(gcLog)) {
             java.util.regex.Matcher m = before.matcher(l);
-            while (m.find()) peak = Math.max(peak, Long.parseLong(m.group(1)) << shift(m.group(2)));
+            while (m.find()) {
+                peak = Math.max(peak, Long.parseLong(m.group(1)) << shift(m.group(2)));
+            }
             if (l.contains("garbage-first heap") || l.contains("Heap")) {
                 java.util.regex.Matcher u = used.matcher(l);
-                if (u.find()) peak = Math.max(peak, Long.parseLong(u.group(1)) << 10);
+                if (u.find()) {
+                    peak = Math.max(peak, Long.parseLong(u.group(1)) << 10);
+                }
             }
         }
         return peak;
@@ -230,12 +248,15 @@ public final class SessionLogBenchmark {
             Run a = run(vigilo, Map.of());
             v[i] = a.seconds();
             vOut = a.firstLine();
-            if (a.exit() != 0) throw new IllegalStateException("vigilo verify failed: " + a.output());
+            if (a.exit() != 0) {
+                throw new IllegalStateException("vigilo verify failed: " + a.output());
+            }
             if (!refFailed) {
                 Run b = run(referee, Map.of());
                 rOut = b.firstLine();
-                if (b.exit() == 0) r.add(b.seconds());
-                else {
+                if (b.exit() == 0) {
+                    r.add(b.seconds());
+                } else {
                     refFailed = true;
                     rOut = "exit " + b.exit() + " after " + String.format("%.1f s", b.seconds()) + ": "
                             + b.output()
@@ -254,17 +275,19 @@ public final class SessionLogBenchmark {
         Run capped = run(vigilo, Map.of("VIGILO_JAVA_OPTS", "-Xmx256m -Xlog:gc,gc+heap+exit:file=" + gc));
         long peakCapped = peakHeapBytes(gc);
         Files.delete(gc);
-        if (capped.exit() != 0 || !capped.firstLine().equals(vOut))
+        if (capped.exit() != 0 || !capped.firstLine().equals(vOut)) {
             throw new IllegalStateException("verify under -Xmx256m differs: " + capped.output());
+        }
         double[] rs = r.stream().mapToDouble(Double::doubleValue).toArray();
-        if (rs.length > 0)
+        if (rs.length > 0) {
             System.out.printf(
                     "VERIFY       %s: vigilo %.2f s (median %.2f)  referee %.2f s (median %.2f)  ratio referee/vigilo %.2fx (median %.2fx)%n",
                     label, min(v), median(v), min(rs), median(rs), min(rs) / min(v), median(rs) / median(v));
-        else
+        } else {
             System.out.printf(
                     "VERIFY       %s: vigilo %.2f s (median %.2f)  referee failed: %s%n",
                     label, min(v), median(v), rOut);
+        }
         System.out.printf(
                 "HEAP         %s: vigilo peak heap %.0f MiB with the default heap, %.0f MiB with -Xmx256m (%.2f s)%n",
                 label, peak / 1048576.0, peakCapped / 1048576.0, capped.seconds());
@@ -276,22 +299,28 @@ public final class SessionLogBenchmark {
         for (int i = 0; i < 3; i++) {
             long t0 = System.nanoTime();
             VerifyReport rep = SessionVerifier.verify(log);
-            if (!rep.accepted()) throw new IllegalStateException(rep.toText());
+            if (!rep.accepted()) {
+                throw new IllegalStateException(rep.toText());
+            }
             verifyBest = Math.min(verifyBest, (System.nanoTime() - t0) / 1e9);
-            if (!zstd) continue;
+            if (!zstd) {
+                continue;
+            }
             t0 = System.nanoTime();
             plain = 0;
             try (FileChannel ch = FileChannel.open(log)) {
                 for (long[] f : frames) {
                     byte[] fb = SessionLogFixtures.readRange(ch, f[0], f[1]);
                     try (InputStream z = new ZstdInputStreamNoFinalizer(new ByteArrayInputStream(fb))) {
-                        for (int n; (n = z.read(buf)) >= 0; ) plain += n;
+                        for (int n; (n = z.read(buf)) >= 0; ) {
+                            plain += n;
+                        }
                     }
                 }
             }
             rawBest = Math.min(rawBest, (System.nanoTime() - t0) / 1e9);
         }
-        if (zstd)
+        if (zstd) {
             System.out.printf(
                     "THROUGHPUT   %s: vigilo %.0f MB/s (the command, start-up included; %.0f MB/s in-process)  raw zstd-jni streaming decompression %.0f MB/s (one thread, in-process; %.1f MB plaintext, %d frames)  vigilo at %.0f%% of it (%.0f%% in-process)%n",
                     label,
@@ -302,10 +331,11 @@ public final class SessionLogBenchmark {
                     frames.size(),
                     100 * rawBest / min(v),
                     100 * rawBest / verifyBest);
-        else
+        } else {
             System.out.printf(
                     "THROUGHPUT   %s: vigilo %.0f MB/s (the command, start-up included; %.0f MB/s in-process)%n",
                     label, sizeMb / min(v), sizeMb / verifyBest);
+        }
         System.out.println("load after: " + load());
     }
 
@@ -326,7 +356,9 @@ public final class SessionLogBenchmark {
 
     private static long[] round(double[] v) {
         long[] r = new long[v.length];
-        for (int i = 0; i < v.length; i++) r[i] = Math.round(v[i]);
+        for (int i = 0; i < v.length; i++) {
+            r[i] = Math.round(v[i]);
+        }
         return r;
     }
 
@@ -363,7 +395,9 @@ public final class SessionLogBenchmark {
                         .start();
                 String out = new String(q.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
                 q.waitFor();
-                if (!out.startsWith("ACCEPT")) throw new IllegalStateException(out);
+                if (!out.startsWith("ACCEPT")) {
+                    throw new IllegalStateException(out);
+                }
                 refTimes[k] = Math.min(refTimes[k], (System.nanoTime() - t0) / 1e9);
                 t0 = System.nanoTime();
                 SessionVerifier.verify(files[k]);
@@ -406,13 +440,18 @@ public final class SessionLogBenchmark {
                 th.start();
                 ts.add(th);
             }
-            for (Thread th : ts) th.join();
+            for (Thread th : ts) {
+                th.join();
+            }
             double s = (System.nanoTime() - t0) / 1e9;
-            if (!SessionVerifier.verify(f).accepted()) throw new IllegalStateException("bench log rejected");
+            if (!SessionVerifier.verify(f).accepted()) {
+                throw new IllegalStateException("bench log rejected");
+            }
             return count.get() / s;
         } finally {
-            for (Path p : new Path[] {f, Manifest.pathFor(f), LockFileEpochSource.lockPathFor(f)})
+            for (Path p : new Path[] {f, Manifest.pathFor(f), LockFileEpochSource.lockPathFor(f)}) {
                 Files.deleteIfExists(p);
+            }
         }
     }
 

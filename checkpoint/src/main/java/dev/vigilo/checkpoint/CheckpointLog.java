@@ -148,11 +148,20 @@ public final class CheckpointLog implements AutoCloseable {
      * {@link ExperimentLease#renew()} and taken over once expired. Empty if a live process (or this JVM) holds it.
      */
     public Optional<ExperimentLease> tryAcquireLease(String name, java.time.Duration ttl) {
+        return tryAcquireLease(name, ttl, java.time.Clock.systemUTC());
+    }
+
+    /**
+     * {@link #tryAcquireLease(String, java.time.Duration)} with an S3 lease's expiry judged and renewed on {@code
+     * clock} (tests move time with a clock of their own; a local lock has no expiry).
+     */
+    public Optional<ExperimentLease> tryAcquireLease(String name, java.time.Duration ttl, java.time.Clock clock) {
         checkLeaseName(name);
         Objects.requireNonNull(ttl, "ttl");
+        Objects.requireNonNull(clock, "clock");
         Optional<Election> e = location.isLocal()
                 ? FileLockElection.tryAcquire(location.experimentDir().resolve(name + ".lock"))
-                : S3Lease.tryAcquire(location, name + ".lease", Maintenance.holderId(), ttl);
+                : S3Lease.tryAcquire(location, name + ".lease", Maintenance.holderId(), ttl, clock);
         return e.map(el -> new ExperimentLease() {
             @Override
             public void renew() {
@@ -171,14 +180,20 @@ public final class CheckpointLog implements AutoCloseable {
      * lease object exists and has not expired by this host's clock). A snapshot: the answer may change right after.
      */
     public boolean leaseHeld(String name) {
+        return leaseHeld(name, java.time.Clock.systemUTC());
+    }
+
+    /** {@link #leaseHeld(String)} with an S3 lease's expiry judged on {@code clock}. */
+    public boolean leaseHeld(String name, java.time.Clock clock) {
         checkLeaseName(name);
+        Objects.requireNonNull(clock, "clock");
         if (location.isLocal()) {
             Optional<Election> probe =
                     FileLockElection.tryAcquire(location.experimentDir().resolve(name + ".lock"));
             probe.ifPresent(Election::release);
             return probe.isEmpty();
         }
-        return S3Lease.isHeld(location, name + ".lease");
+        return S3Lease.isHeld(location, name + ".lease", clock);
     }
 
     /** The experiment's compare-and-set records in {@code dir} (see {@link ExperimentRecords}); close them. */

@@ -8,6 +8,7 @@ import dev.vigilo.common.errors.VigiloException;
 import dev.vigilo.storage.S3Clients;
 import dev.vigilo.storage.StoreSpec;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Optional;
 import software.amazon.awssdk.services.s3.S3Client;
@@ -18,8 +19,9 @@ import software.amazon.awssdk.services.s3.S3Client;
  * overwrite conditional on the ETag we wrote ({@code If-Match}); takeover = conditional overwrite
  * of an expired lease, conditional on the ETag read, so two contenders cannot both win. A holder
  * that dies stops renewing and the role passes on after the expiry; a holder whose lease was taken
- * over fails its next {@link #confirm()}. Expiry is compared with the contender's wall clock:
- * clocks must agree to well within the lease duration.
+ * over fails its next {@link #confirm()}. Expiry is compared with the contender's clock (the wall
+ * clock; tests pass a {@link Clock} of their own to move time): clocks must agree to well within
+ * the lease duration.
  */
 final class S3Lease implements Election {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(S3Lease.class);
@@ -40,10 +42,13 @@ final class S3Lease implements Election {
     private final String key;
     private final String holder;
     private final Duration ttl;
+    private final Clock clock;
     private String etag;
 
-    private S3Lease(S3Client client, StoreSpec.S3 store, String key, String holder, Duration ttl, String etag) {
+    private S3Lease(
+            S3Client client, StoreSpec.S3 store, String key, String holder, Duration ttl, Clock clock, String etag) {
         this.client = client;
+        this.clock = clock;
         this.objects = new S3Conditional(client, store, "lease");
         this.bucket = store.bucket();
         this.key = key;
@@ -54,15 +59,25 @@ final class S3Lease implements Election {
 
     /** Tries to acquire the lease of {@code loc}'s experiment with a client of its own, closed with the lease. */
     static Optional<Election> tryAcquire(LogLocation loc, String holder, Duration ttl) {
-        return tryAcquire(loc, "maintenance.lease", holder, ttl);
+        return tryAcquire(loc, holder, ttl, Clock.systemUTC());
+    }
+
+    /** {@link #tryAcquire(LogLocation, String, Duration)} on {@code clock}. */
+    static Optional<Election> tryAcquire(LogLocation loc, String holder, Duration ttl, Clock clock) {
+        return tryAcquire(loc, "maintenance.lease", holder, ttl, clock);
     }
 
     /** Tries to acquire the lease object {@code <experiment>/<name>} with a client of its own, closed with it. */
     static Optional<Election> tryAcquire(LogLocation loc, String name, String holder, Duration ttl) {
+        return tryAcquire(loc, name, holder, ttl, Clock.systemUTC());
+    }
+
+    /** {@link #tryAcquire(LogLocation, String, String, Duration)} on {@code clock}. */
+    static Optional<Election> tryAcquire(LogLocation loc, String name, String holder, Duration ttl, Clock clock) {
         StoreSpec.S3 store = loc.root().s3Store();
         S3Client client = S3Clients.open(store);
         try {
-            Optional<Election> e = tryAcquire(client, store, loc.experimentKey() + "/" + name, holder, ttl);
+            Optional<Election> e = tryAcquire(client, store, loc.experimentKey() + "/" + name, holder, ttl, clock);
             if (e.isEmpty()) client.close();
             return e;
         } catch (RuntimeException e) {
@@ -72,9 +87,18 @@ final class S3Lease implements Election {
     }
 
     static Optional<Election> tryAcquire(S3Client client, StoreSpec.S3 store, String key, String holder, Duration ttl) {
-        S3Lease lease = new S3Lease(client, store, key, holder, ttl, null);
+        return tryAcquire(client, store, key, holder, ttl, Clock.systemUTC());
+    }
+
+    /**
+     * Tries to acquire the lease object {@code key}, judging expiry and computing the new one with {@code clock};
+     * the lease keeps {@code clock} for its renewals.
+     */
+    static Optional<Election> tryAcquire(
+            S3Client client, StoreSpec.S3 store, String key, String holder, Duration ttl, Clock clock) {
+        S3Lease lease = new S3Lease(client, store, key, holder, ttl, clock, null);
         Optional<Stored> cur = lease.read();
-        long now = System.currentTimeMillis();
+        long now = clock.millis();
         if (cur.isPresent() && cur.get().expiresAtMs() > now) return Optional.empty();
         // Absent: create-only. Expired: overwrite exactly the version we judged expired (a
         // concurrent renewal or
@@ -91,14 +115,13 @@ final class S3Lease implements Election {
         return Optional.of(lease);
     }
 
-    /** Whether the lease object {@code <experiment>/<name>} exists and has not expired by this host's clock. */
-    static boolean isHeld(LogLocation loc, String name) {
+    /** Whether the lease object {@code <experiment>/<name>} exists and has not expired by {@code clock}. */
+    static boolean isHeld(LogLocation loc, String name, Clock clock) {
         StoreSpec.S3 store = loc.root().s3Store();
         try (S3Client client = S3Clients.open(store)) {
-            S3Lease probe = new S3Lease(client, store, loc.experimentKey() + "/" + name, "probe", DEFAULT_TTL, null);
-            return probe.read()
-                    .map(s -> s.expiresAtMs() > System.currentTimeMillis())
-                    .orElse(false);
+            S3Lease probe =
+                    new S3Lease(client, store, loc.experimentKey() + "/" + name, "probe", DEFAULT_TTL, clock, null);
+            return probe.read().map(s -> s.expiresAtMs() > probe.clock.millis()).orElse(false);
         }
     }
 
@@ -137,7 +160,7 @@ final class S3Lease implements Election {
 
     @Override
     public void confirm() {
-        Optional<String> renewed = put(etag, System.currentTimeMillis() + ttl.toMillis());
+        Optional<String> renewed = put(etag, clock.millis() + ttl.toMillis());
         if (renewed.isEmpty()) {
             throw new FencedException("lease s3://"
                     + bucket

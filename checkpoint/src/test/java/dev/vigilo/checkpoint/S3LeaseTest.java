@@ -3,8 +3,10 @@ package dev.vigilo.checkpoint;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.vigilo.common.crash.ChildJvm;
 import dev.vigilo.common.errors.FencedException;
+import dev.vigilo.common.time.MovableClock;
 import dev.vigilo.storage.S3Clients;
 import dev.vigilo.storage.S3ProxyFixture;
 import java.io.BufferedReader;
@@ -30,6 +32,8 @@ import software.amazon.awssdk.services.s3.model.S3Exception;
 class S3LeaseTest {
     @TempDir
     static Path tmp;
+
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     static S3ProxyFixture s3;
     static S3Client client;
@@ -101,63 +105,62 @@ class S3LeaseTest {
         try (BufferedReader out =
                 new BufferedReader(new InputStreamReader(holder.getInputStream(), StandardCharsets.UTF_8))) {
             assertThat(out.readLine()).isEqualTo("ELECTED");
-            long electedAt = System.currentTimeMillis();
-            String stored = client.getObjectAsBytes(b -> b.bucket(S3ProxyFixture.BUCKET)
-                            .key("lease/datagen_checkpoints/pipe/killed/maintenance.lease"))
-                    .asUtf8String();
-            long expiresAt = new com.fasterxml.jackson.databind.ObjectMapper()
-                    .readTree(stored)
-                    .get("expires_at_ms")
-                    .asLong();
-            assertThat(new com.fasterxml.jackson.databind.ObjectMapper()
-                            .readTree(stored)
-                            .get("holder")
-                            .asText())
-                    .isEqualTo("child");
-            // Refused while the child's lease is valid. A loaded machine may take longer than the lease's term to
-            // get to any of these attempts: whenever one succeeds, the lease must have expired before it returned.
-            assertThat(takeNotBefore(loc, expiresAt)).isEmpty();
+            String stored = storedLease("killed");
+            long expiresAt = JSON.readTree(stored).get("expires_at_ms").asLong();
+            assertThat(JSON.readTree(stored).get("holder").asText()).isEqualTo("child");
+            // The contender's clock stands one millisecond before the child's lease ends, however long this
+            // machine takes: every attempt until it moves must be refused.
+            MovableClock clock = new MovableClock(expiresAt - 1);
+            assertThat(S3Lease.tryAcquire(loc, "me", Duration.ofSeconds(30), clock))
+                    .isEmpty();
             holder.destroyForcibly(); // kill -9: the lease is neither renewed nor released
             assertThat(holder.waitFor(30, TimeUnit.SECONDS)).isTrue();
-            Optional<Election> mine = takeNotBefore(loc, expiresAt); // right after the kill: not expired yet
-            while (mine.isEmpty() && System.currentTimeMillis() - electedAt < 30_000) {
-                Thread.sleep(200);
-                mine = takeNotBefore(loc, expiresAt);
-            }
-            assertThat(mine).as("takeover after expiry").isPresent();
-            assertThat(System.currentTimeMillis()).isGreaterThanOrEqualTo(expiresAt);
+            assertThat(S3Lease.tryAcquire(loc, "me", Duration.ofSeconds(30), clock))
+                    .as("a dead holder's lease is still valid until it expires")
+                    .isEmpty();
+            assertThat(storedLease("killed")).isEqualTo(stored);
+            clock.set(expiresAt); // a lease is valid before its expiry, not at it
+            Optional<Election> mine = S3Lease.tryAcquire(loc, "me", Duration.ofSeconds(30), clock);
+            assertThat(mine).as("takeover at expiry").isPresent();
+            assertThat(JSON.readTree(storedLease("killed")).get("holder").asText())
+                    .isEqualTo("me");
             mine.get().confirm();
-            assertThat(S3Lease.tryAcquire(loc, "other", Duration.ofSeconds(30))).isEmpty();
+            assertThat(S3Lease.tryAcquire(loc, "other", Duration.ofSeconds(30), clock))
+                    .isEmpty();
             mine.get().release();
-            assertThat(S3Lease.tryAcquire(loc, "other", Duration.ofSeconds(30))).isPresent(); // released: at once
+            assertThat(S3Lease.tryAcquire(loc, "other", Duration.ofSeconds(30), clock))
+                    .isPresent(); // released: at once
         } finally {
             holder.destroyForcibly();
         }
     }
 
     @Test
-    void aHolderWhoseExpiredLeaseWasTakenOverLosesTheRoleOnItsNextStep() throws Exception {
+    void aHolderWhoseExpiredLeaseWasTakenOverLosesTheRoleOnItsNextStep() {
         LogLocation loc = location("stale");
-        Election slow = S3Lease.tryAcquire(loc, "slow", Duration.ofMillis(500)).orElseThrow();
-        slow.confirm(); // renewal by If-Match on its own ETag works
-        Thread.sleep(700);
+        MovableClock clock = new MovableClock(System.currentTimeMillis());
+        Election slow =
+                S3Lease.tryAcquire(loc, "slow", Duration.ofMillis(500), clock).orElseThrow();
+        clock.advance(Duration.ofMillis(400));
+        slow.confirm(); // renewal by If-Match on its own ETag works, and moves the expiry on
+        clock.advance(Duration.ofMillis(499));
+        assertThat(S3Lease.tryAcquire(loc, "fresh", Duration.ofSeconds(30), clock))
+                .as("taken before the renewed lease expired")
+                .isEmpty();
+        clock.advance(Duration.ofMillis(1));
         Election fresh =
-                S3Lease.tryAcquire(loc, "fresh", Duration.ofSeconds(30)).orElseThrow();
+                S3Lease.tryAcquire(loc, "fresh", Duration.ofSeconds(30), clock).orElseThrow();
         assertThatThrownBy(slow::confirm).isInstanceOf(FencedException.class);
         fresh.confirm();
         slow.release(); // must not release the new holder's lease
-        assertThat(S3Lease.tryAcquire(loc, "third", Duration.ofSeconds(30))).isEmpty();
+        assertThat(S3Lease.tryAcquire(loc, "third", Duration.ofSeconds(30), clock))
+                .isEmpty();
         fresh.release();
     }
 
-    /** Tries to take the lease as "me"; a success is only allowed once the holder's lease expired. */
-    private static Optional<Election> takeNotBefore(LogLocation loc, long expiresAtMs) {
-        Optional<Election> e = S3Lease.tryAcquire(loc, "me", Duration.ofSeconds(30));
-        if (e.isPresent()) {
-            assertThat(System.currentTimeMillis())
-                    .as("the lease was taken before it expired")
-                    .isGreaterThanOrEqualTo(expiresAtMs);
-        }
-        return e;
+    private static String storedLease(String experiment) {
+        return client.getObjectAsBytes(b -> b.bucket(S3ProxyFixture.BUCKET)
+                        .key("lease/datagen_checkpoints/pipe/" + experiment + "/maintenance.lease"))
+                .asUtf8String();
     }
 }

@@ -61,15 +61,21 @@ public final class Cli {
     private static String namedCommand(CommandLine.Model.CommandSpec root, String... args) {
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
-            if (arg.equals("--") || arg.startsWith("@")) return null;
+            if (arg.equals("--") || arg.startsWith("@")) {
+                return null;
+            }
             if (arg.startsWith("-")) {
                 CommandLine.Model.OptionSpec option = arg.contains("=") ? null : root.findOption(arg);
-                if (option != null && option.arity().max() > 0) i++;
+                if (option != null && option.arity().max() > 0) {
+                    i++;
+                }
                 continue;
             }
             for (Class<?> type : VigiloCommand.SUBCOMMANDS) {
                 String name = type.getAnnotation(CommandLine.Command.class).name();
-                if (name.equals(arg)) return name.equals("help") ? null : name;
+                if (name.equals(arg)) {
+                    return name.equals("help") ? null : name;
+                }
             }
             return null;
         }

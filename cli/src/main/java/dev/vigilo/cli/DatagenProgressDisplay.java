@@ -34,7 +34,9 @@ final class DatagenProgressDisplay implements DatagenProgress, AutoCloseable {
 
     @Override
     public void started(int finished, int failed, int items) {
-        if (!terminal) return;
+        if (!terminal) {
+            return;
+        }
         this.items = items;
         bar = new ProgressBar("datagen " + experiment, items);
         show(finished, failed);
@@ -43,7 +45,9 @@ final class DatagenProgressDisplay implements DatagenProgress, AutoCloseable {
     @Override
     public void itemFinished(String itemId, ItemStatus status, int finished, int failed, int items) {
         if (terminal) {
-            if (items != this.items) bar.maxHint(items); // an expand step added items
+            if (items != this.items) {
+                bar.maxHint(items); // an expand step added items
+            }
             this.items = items;
             show(finished, failed);
             return;
@@ -60,7 +64,9 @@ final class DatagenProgressDisplay implements DatagenProgress, AutoCloseable {
 
     private void show(int finished, int failed) {
         bar.stepTo(finished);
-        if (failed > 0) bar.setExtraMessage(failed + " failed");
+        if (failed > 0) {
+            bar.setExtraMessage(failed + " failed");
+        }
     }
 
     @Override

@@ -89,7 +89,9 @@ final class DatagenRunCommand implements Callable<Integer> {
                     + "; for example --lease-seconds 30");
         }
         CommandSupport.segmentName(experiment, "--experiment");
-        for (String other : cacheFrom) CommandSupport.segmentName(other, "--cache-from");
+        for (String other : cacheFrom) {
+            CommandSupport.segmentName(other, "--cache-from");
+        }
         PipelineSpec spec = PipelineParser.parse(pipeline);
         LogRoot root = DatagenCommand.durableRoot(durableRoot, store, CommandSupport.root(this.spec));
         PrintWriter out = CommandSupport.out(this.spec);

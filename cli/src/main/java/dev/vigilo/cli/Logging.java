@@ -23,7 +23,9 @@ final class Logging {
         if (!verbose && !SLF4JBridgeHandler.isInstalled()) {
             java.util.logging.Logger root =
                     java.util.logging.LogManager.getLogManager().getLogger("");
-            for (java.util.logging.Handler handler : root.getHandlers()) root.removeHandler(handler);
+            for (java.util.logging.Handler handler : root.getHandlers()) {
+                root.removeHandler(handler);
+            }
             return;
         }
         if (!SLF4JBridgeHandler.isInstalled()) {

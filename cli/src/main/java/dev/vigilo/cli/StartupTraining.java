@@ -61,7 +61,9 @@ final class StartupTraining {
             Cli.commandLine(new VigiloCommand(environment));
             Path log = directory.resolve("session.jsonl.zstd");
             List<ObjectNode> events = new ArrayList<>();
-            for (String event : EVENTS) events.add((ObjectNode) MAPPER.readTree(event));
+            for (String event : EVENTS) {
+                events.add((ObjectNode) MAPPER.readTree(event));
+            }
             try (SessionLogWriter writer = SessionLogWriter.create(
                     log,
                     new SessionHeader("startup-training", directory.toString(), 1760000000000L, 0),
@@ -80,7 +82,9 @@ final class StartupTraining {
 
     private static void delete(Path directory) {
         try (Stream<Path> paths = Files.walk(directory)) {
-            for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
+            for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
         } catch (IOException | UncheckedIOException e) {
             // a leftover directory under Vigilo home's tmp/ is harmless
         }

@@ -4,9 +4,13 @@ import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.exec.ExecutionStatusReader;
 import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.Worker;
+import dev.vigilo.web.DashboardOptions;
+import dev.vigilo.web.MetricsEndpoint;
+import dev.vigilo.web.WorkerMetrics;
 import java.io.PrintWriter;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -33,6 +37,8 @@ import picocli.CommandLine.Spec;
 final class WorkerCommand implements Callable<Integer> {
     /** Cases run at once by default: enough to overlap agents that wait on I/O, modest for a laptop. */
     static final int DEFAULT_CONCURRENCY = 4;
+    /** Where the metrics access token comes from (never an option: it would show in the process list). */
+    static final String METRICS_TOKEN_VARIABLE = "VIGILO_METRICS_TOKEN";
 
     @Spec
     CommandSpec spec;
@@ -50,27 +56,61 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print the exit summary as one JSON object.")
     boolean json;
 
+    @Option(
+            names = "--metrics-port",
+            paramLabel = "PORT",
+            description = "Serve /metrics (Prometheus text), /healthz and /readyz on this port (0 for any free port;"
+                    + " the address is printed to stderr). Off by default.")
+    Integer metricsPort;
+
+    @Option(
+            names = "--metrics-bind",
+            paramLabel = "ADDR",
+            description = "Address the metrics listen on (default 127.0.0.1). Another address requires the token in "
+                    + METRICS_TOKEN_VARIABLE + " on every /metrics request; the probes need none.")
+    String metricsBind = DashboardOptions.LOOPBACK;
+
     @Override
     public Integer call() {
         if (concurrency < 1 || concurrency > 256) {
             throw new InvalidInputException("--concurrency must be between 1 and 256, got " + concurrency
                     + "; for example --concurrency " + DEFAULT_CONCURRENCY);
         }
+        Optional<DashboardOptions> metrics = metricsOptions();
         PrintWriter out = CommandSupport.out(spec);
         PrintWriter err = CommandSupport.err(spec);
         try (SignalStop signal = SignalStop.install();
                 Connections connections = CommandSupport.root(spec).connections()) {
             Placements placements = connections.placements();
+            WorkerReadiness readiness =
+                    new WorkerReadiness(connections.control().jdbi());
             Worker.Report report;
             Worker worker;
-            try (WorkerProgress progress =
-                    new WorkerProgress(err, new ExecutionStatusReader(placements), System.console() != null)) {
+            try (MetricsEndpoint endpoint = metrics.map(o -> MetricsEndpoint.start(o, readiness))
+                            .orElse(null);
+                    WorkerProgress progress =
+                            new WorkerProgress(err, new ExecutionStatusReader(placements), System.console() != null)) {
+                Worker.Listener listener = endpoint == null
+                        ? progress
+                        : new BothListeners(progress, new WorkerMetrics(endpoint.registry()));
                 worker = new Worker(
                         placements,
                         connections.storage(),
                         Worker.Options.defaults(concurrency, exitWhenIdle),
-                        progress);
-                signal.onSignal(worker::stop);
+                        listener);
+                Worker stoppable = worker;
+                signal.onSignal(() -> {
+                    readiness.stopping();
+                    stoppable.stop();
+                });
+                if (endpoint != null) {
+                    synchronized (err) {
+                        err.printf(
+                                "worker metrics on http://%s:%d/metrics (probes /healthz, /readyz)%n",
+                                metricsBind.contains(":") ? "[" + metricsBind + "]" : metricsBind, endpoint.port());
+                        err.flush();
+                    }
+                }
                 synchronized (err) {
                     err.printf(
                             "worker %s: concurrency %d, execution databases %s; %s%n",
@@ -80,7 +120,12 @@ final class WorkerCommand implements Callable<Integer> {
                             exitWhenIdle ? "exits when no work is left" : "stop with Ctrl-C");
                     err.flush();
                 }
-                report = worker.run();
+                readiness.started();
+                try {
+                    report = worker.run();
+                } finally {
+                    readiness.stopping();
+                }
             }
             String stopped = signal.signalled() ? "signal" : exitWhenIdle ? "idle" : "stopped";
             if (json) {
@@ -103,6 +148,33 @@ final class WorkerCommand implements Callable<Integer> {
             err.flush();
             return signal.signalled() ? ExitCode.INTERRUPTED : ExitCode.OK;
         }
+    }
+
+    /** The metrics listener's options, when --metrics-port is given; checked before anything is opened. */
+    private Optional<DashboardOptions> metricsOptions() {
+        if (metricsPort == null) {
+            return Optional.empty();
+        }
+        if (metricsPort < 0 || metricsPort > 65_535) {
+            throw new InvalidInputException("--metrics-port " + metricsPort
+                    + " is out of range; use 1..65535 (0 for any free port), for example --metrics-port 9400");
+        }
+        Optional<String> token = CommandSupport.root(spec).environment().get(METRICS_TOKEN_VARIABLE);
+        DashboardOptions options;
+        try {
+            options = new DashboardOptions(metricsBind, metricsPort, token);
+        } catch (InvalidInputException e) {
+            // The dashboard's options name its own flag, --bind.
+            throw new InvalidInputException(e.getMessage()
+                    .replaceFirst("^--bind ", "--metrics-bind ")
+                    .replace("the access token", METRICS_TOKEN_VARIABLE));
+        }
+        if (!options.loopback() && token.isEmpty()) {
+            // A generated token would have to be printed, and a worker's output is often a log.
+            throw new InvalidInputException("--metrics-bind " + metricsBind + " is not a loopback address: set "
+                    + METRICS_TOKEN_VARIABLE + " to the access token (16..256 characters) scrapers must send");
+        }
+        return Optional.of(options);
     }
 
     private static Map<String, Object> summary(Worker worker, String stopped, Worker.Report r) {

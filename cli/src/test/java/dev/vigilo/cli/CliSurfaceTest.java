@@ -122,9 +122,15 @@ class CliSurfaceTest {
     }
 
     private static Class<?> box(Class<?> type) {
-        if (type == int.class) return Integer.class;
-        if (type == long.class) return Long.class;
-        if (type == double.class) return Double.class;
+        if (type == int.class) {
+            return Integer.class;
+        }
+        if (type == long.class) {
+            return Long.class;
+        }
+        if (type == double.class) {
+            return Double.class;
+        }
         return type;
     }
 

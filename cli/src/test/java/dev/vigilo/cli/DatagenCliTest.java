@@ -231,9 +231,10 @@ class DatagenCliTest {
                     kind: command
                     command: |
                       cat > /dev/null
-                      sleep 0.2
+                      touch '%1$s/started'
+                      while [ ! -e '%1$s/go' ]; do sleep 0.05; done
                       echo '{"done": true}'
-                """);
+                """.formatted(dir));
         String[] run = {
             "datagen",
             "run",
@@ -248,15 +249,13 @@ class DatagenCliTest {
         java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
         try {
             java.util.concurrent.Future<CliRunner.Result> first = pool.submit(() -> cli.run(run));
-            // Start the second run once the first one is writing its log.
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (!Files.isDirectory(dir.resolve("datagen_checkpoints/slow/twice/log.lance"))
-                    && System.nanoTime() < deadline) {
-                Thread.sleep(50);
-            }
-            Thread.sleep(1500);
+            // Every item waits for the file "go": the first run stays in its first item until the second joined.
+            awaitFile(dir.resolve("started"), first);
             assertThat(first.isDone()).as("the first run is still running").isFalse();
             java.util.concurrent.Future<CliRunner.Result> second = pool.submit(() -> cli.run(run));
+            awaitFile(dir.resolve("datagen_checkpoints/slow/twice/assign/slot-1.json"), second);
+            assertThat(first.isDone()).as("the first run is still running").isFalse();
+            Files.writeString(dir.resolve("go"), "");
             // The runs divide the items: both finish, and the experiment is complete.
             CliRunner.Result one = first.get(120, TimeUnit.SECONDS);
             CliRunner.Result two = second.get(120, TimeUnit.SECONDS);
@@ -266,6 +265,19 @@ class DatagenCliTest {
             assertThat(lines[lines.length - 1]).contains("\"completed\":40").contains("\"writer\":\"runner-1\"");
         } finally {
             pool.shutdownNow();
+        }
+    }
+
+    /** Waits (bounded) for {@code file}; fails at once with the run's error when {@code run} ends first. */
+    private static void awaitFile(Path file, java.util.concurrent.Future<CliRunner.Result> run) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!Files.exists(file)) {
+            if (run.isDone()) {
+                throw new AssertionError("the run ended before " + file + " appeared: "
+                        + run.get().err());
+            }
+            assertThat(System.nanoTime() - deadline).as("%s appeared", file).isNegative();
+            Thread.sleep(20);
         }
     }
 

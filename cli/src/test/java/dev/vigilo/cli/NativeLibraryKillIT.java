@@ -49,7 +49,9 @@ class NativeLibraryKillIT {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (partial == null && p.isAlive() && System.nanoTime() < deadline) {
             partial = copies(tmp).stream().findFirst().orElse(null);
-            if (partial == null) Thread.sleep(2);
+            if (partial == null) {
+                Thread.sleep(2);
+            }
         }
         Set<Path> outside = outsideTestDirectory(p.pid());
         p.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
@@ -102,7 +104,9 @@ class NativeLibraryKillIT {
 
     private Path pipeline(int items) throws IOException {
         StringBuilder seeds = new StringBuilder();
-        for (int i = 0; i < items; i++) seeds.append("{\"id\": \"s").append(i).append("\"}\n");
+        for (int i = 0; i < items; i++) {
+            seeds.append("{\"id\": \"s").append(i).append("\"}\n");
+        }
         Files.writeString(dir.resolve("seeds.jsonl"), seeds);
         return Files.writeString(dir.resolve("slow.yaml"), """
                 name: slow
@@ -125,18 +129,24 @@ class NativeLibraryKillIT {
         BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         String line;
         while ((line = out.readLine()) != null) {
-            if (line.contains("item_finished")) return;
+            if (line.contains("item_finished")) {
+                return;
+            }
         }
         throw new AssertionError("the run ended before finishing an item");
     }
 
     private static List<String> copies(Path directory) throws IOException {
         List<String> names = new ArrayList<>();
-        if (!Files.isDirectory(directory)) return names;
+        if (!Files.isDirectory(directory)) {
+            return names;
+        }
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(directory)) {
             for (Path entry : entries) {
                 String name = entry.getFileName().toString();
-                if (name.startsWith("liblance_jni") || name.startsWith("jnilib-")) names.add(name);
+                if (name.startsWith("liblance_jni") || name.startsWith("jnilib-")) {
+                    names.add(name);
+                }
             }
         }
         return names;

@@ -136,7 +136,9 @@ class UploadCrashIT {
                 log.add(where + " killed " + delay + " ms into its work, " + objectFiles(dataHome)
                         + " files in the store");
                 assertCatalogConsistent(dataHome, db, where);
-                if (random.nextInt(3) == 0) upload = UUID.randomUUID();
+                if (random.nextInt(3) == 0) {
+                    upload = UUID.randomUUID();
+                }
             } else {
                 assertThat(p.exitValue()).as(where).isZero();
                 log.add(where + " completed before its kill at " + delay + " ms");
@@ -275,7 +277,9 @@ class UploadCrashIT {
     private static void watchCatalogs(List<String> urls, AtomicReference<String> failure) {
         List<Connection> connections = new ArrayList<>();
         try {
-            for (String url : urls) connections.add(DriverManager.getConnection(url));
+            for (String url : urls) {
+                connections.add(DriverManager.getConnection(url));
+            }
             while (!Thread.currentThread().isInterrupted()) {
                 for (Connection c : connections) {
                     try (Statement s = c.createStatement();

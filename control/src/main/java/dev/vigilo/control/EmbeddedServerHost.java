@@ -183,6 +183,7 @@ final class EmbeddedServerHost {
     private int watch(Server server) throws InterruptedException {
         long pollMillis = Math.max(50, Math.min(1_000, idleGrace.toMillis() / 4));
         Instant idleSince = null;
+        int lastLive = -1;
         while (true) {
             Thread.sleep(pollMillis);
             if (!ProcessRef.isRunning(server.postmasterPid())) {
@@ -195,7 +196,13 @@ final class EmbeddedServerHost {
                 stop(server, "data directory " + layout.dataDirectory() + " was removed");
                 return 1;
             }
-            if (clients.pruneAndCountLive() > 0) {
+            int live = clients.pruneAndCountLive();
+            if (live != lastLive) {
+                // In server.log for whoever wonders why the server still runs (or stops): what the host saw.
+                log("live clients: " + live);
+                lastLive = live;
+            }
+            if (live > 0) {
                 idleSince = null;
             } else if (idleSince == null) {
                 idleSince = Instant.now();

@@ -92,11 +92,14 @@ class EmbeddedServerTest {
             assertThat(listClients()).hasSize(3);
             assertDurableSettings(state.port());
 
+            awaitLiveClients(state, 3);
             assertThat(b.finish(EXIT)).isZero();
             // The host it may have started does not hold the client's output open.
             assertThat(b.outputClosedWithin(Duration.ofSeconds(5))).isTrue();
             assertThat(c.finish(EXIT)).isZero();
-            Thread.sleep(GRACE.multipliedBy(3).toMillis());
+            // The host's own account, not a wait on the wall clock: it saw the one client left and keeps serving.
+            awaitLiveClients(state, 1);
+            assertThat(Files.readString(layout.logFile())).doesNotContain("stopping PostgreSQL");
             assertThat(currentState()).isEqualTo(state);
             assertThat(alive(state.postmasterPid())).isTrue();
 
@@ -274,9 +277,12 @@ class EmbeddedServerTest {
         try (ControlDatabase second = ControlDatabase.open(settings, List.of(Migrations.DEFAULT_LOCATION), options)) {
             assertThat(second.description())
                     .matches("embedded PostgreSQL 17\\.\\S+ at " + layout.root() + " \\(port " + state.port() + "\\)");
+            awaitLiveClients(state, 2);
             first.close();
             first.close();
-            Thread.sleep(GRACE.multipliedBy(3).toMillis());
+            // The host saw the second handle still registered (were both gone, it would say 0 and stop).
+            awaitLiveClients(state, 1);
+            assertThat(Files.readString(layout.logFile())).doesNotContain("stopping PostgreSQL");
             assertThat(currentState()).isEqualTo(state);
             int one = second.jdbi()
                     .withHandle(
@@ -329,6 +335,35 @@ class EmbeddedServerTest {
             if (System.nanoTime() - deadline >= 0) {
                 throw new AssertionError(
                         "no new server host within " + READY + "; log:\n" + Files.readString(layout.logFile()));
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    /**
+     * Waits until the latest count of live clients by {@code state}'s host (each host logs each change to server.log,
+     * after the line of its start) is {@code expected}; a later host's counts do not count.
+     */
+    private void awaitLiveClients(ServerState state, int expected) throws Exception {
+        String start = "[vigilo-host] host pid " + state.host().pid() + " starting PostgreSQL";
+        long deadline = System.nanoTime() + STOPPED.toNanos();
+        while (true) {
+            List<String> counts = new java.util.ArrayList<>();
+            boolean ours = false;
+            for (String l : Files.readAllLines(layout.logFile())) {
+                if (l.contains("[vigilo-host] host pid ")) {
+                    ours = l.contains(start);
+                } else if (ours && l.contains("[vigilo-host] live clients: ")) {
+                    counts.add(l.substring(l.indexOf("live clients: ") + "live clients: ".length()));
+                }
+            }
+            if (!counts.isEmpty() && counts.get(counts.size() - 1).equals(Integer.toString(expected))) {
+                return;
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                throw new AssertionError("host " + state.host().pid() + " did not count " + expected
+                        + " live clients within " + STOPPED + " (its counts: " + counts + "); log:\n"
+                        + Files.readString(layout.logFile()));
             }
             Thread.sleep(50);
         }

@@ -16,6 +16,7 @@ import dev.vigilo.common.errors.VigiloException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -99,21 +100,41 @@ final class Assignment implements AutoCloseable {
     /** A bucket record: its holder's slot and incarnation, whether it was released, and finished. */
     record BucketRecord(int slot, long incarnation, boolean released, boolean done, String version) {}
 
+    /**
+     * Runs the slot lease's renewals: {@link #TIMER} on a timer thread of its own; a test beats by hand, to move time
+     * without waiting for it.
+     */
+    interface Heartbeat {
+        /** Calls {@code beat} every {@code every} until the returned handle is closed. */
+        AutoCloseable start(Duration every, Runnable beat);
+    }
+
+    /** Beats on a daemon timer thread, {@code every} apart (fixed delay). */
+    static final Heartbeat TIMER = (every, beat) -> {
+        ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(Threads.daemonFactory("datagen-slot-heartbeat"));
+        timer.scheduleWithFixedDelay(beat, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
+        return timer::shutdownNow;
+    };
+
     private final CheckpointLog log;
     private final ExperimentRecords records;
     private final Duration ttl;
+    private final Clock clock;
+    private final Heartbeat beats;
     private final String holder;
     private int slot = -1;
     private long incarnation;
     private String slotVersion;
     private ExperimentLease lease;
-    private ScheduledExecutorService heartbeat;
+    private AutoCloseable heartbeat;
     private volatile boolean leaseLost;
 
-    private Assignment(CheckpointLog log, Duration ttl) {
+    private Assignment(CheckpointLog log, Duration ttl, Clock clock, Heartbeat beats) {
         this.log = log;
         this.records = log.records(DIR);
         this.ttl = ttl;
+        this.clock = Objects.requireNonNull(clock, "clock");
+        this.beats = Objects.requireNonNull(beats, "beats");
         this.holder = holderId();
     }
 
@@ -141,7 +162,14 @@ final class Assignment implements AutoCloseable {
      * @throws ConflictException every slot is taken
      */
     static Assignment join(CheckpointLog log, Duration ttl) {
-        Assignment a = new Assignment(log, ttl);
+        return join(log, ttl, Clock.systemUTC(), TIMER);
+    }
+
+    /**
+     * {@link #join(CheckpointLog, Duration)} with S3 slot leases judged on {@code clock} and renewed by {@code beats}.
+     */
+    static Assignment join(CheckpointLog log, Duration ttl, Clock clock, Heartbeat beats) {
+        Assignment a = new Assignment(log, ttl, clock, beats);
         try {
             a.takeSlot();
             return a;
@@ -153,7 +181,7 @@ final class Assignment implements AutoCloseable {
 
     private void takeSlot() {
         for (int k = 0; k < MAX_SLOTS; k++) {
-            Optional<ExperimentLease> l = log.tryAcquireLease(leaseName(k), ttl);
+            Optional<ExperimentLease> l = log.tryAcquireLease(leaseName(k), ttl, clock);
             if (l.isEmpty()) continue;
             SlotRecord cur = readSlot(k).orElse(null);
             long inc = (cur == null ? 0 : cur.incarnation()) + 1;
@@ -181,9 +209,7 @@ final class Assignment implements AutoCloseable {
     }
 
     private void startHeartbeat() {
-        long every = Math.max(200, ttl.toMillis() / 3);
-        heartbeat = Executors.newSingleThreadScheduledExecutor(Threads.daemonFactory("datagen-slot-heartbeat"));
-        heartbeat.scheduleWithFixedDelay(this::renew, every, every, TimeUnit.MILLISECONDS);
+        heartbeat = beats.start(Duration.ofMillis(Math.max(200, ttl.toMillis() / 3)), this::renew);
     }
 
     private void renew() {
@@ -279,7 +305,7 @@ final class Assignment implements AutoCloseable {
     private boolean ensureRecovered(int k, long i) {
         SlotRecord rec = readSlot(k).orElse(null);
         if (rec != null && rec.incarnation() > i && rec.replayed()) return true;
-        Optional<ExperimentLease> l = log.tryAcquireLease(leaseName(k), ttl);
+        Optional<ExperimentLease> l = log.tryAcquireLease(leaseName(k), ttl, clock);
         if (l.isEmpty()) return false; // a live process holds the slot and is opening (replaying) its writer
         try {
             rec = readSlot(k).orElse(null);
@@ -310,7 +336,10 @@ final class Assignment implements AutoCloseable {
     /** Whether incarnation {@code i} of slot {@code k} is alive: the slot's current one, not left, lease held. */
     private boolean alive(int k, long i) {
         Optional<SlotRecord> rec = readSlot(k);
-        return rec.isPresent() && rec.get().incarnation() == i && !rec.get().released() && log.leaseHeld(leaseName(k));
+        return rec.isPresent()
+                && rec.get().incarnation() == i
+                && !rec.get().released()
+                && log.leaseHeld(leaseName(k), clock);
     }
 
     /**
@@ -454,7 +483,13 @@ final class Assignment implements AutoCloseable {
      */
     @Override
     public void close() {
-        if (heartbeat != null) heartbeat.shutdownNow();
+        if (heartbeat != null) {
+            try {
+                heartbeat.close();
+            } catch (Exception e) {
+                LOG.warn("stopping the heartbeat of slot {} failed: {}", slot, e.getMessage());
+            }
+        }
         try {
             if (slot >= 0 && slotVersion != null) {
                 SlotRecord cur = readSlot(slot).orElse(null);

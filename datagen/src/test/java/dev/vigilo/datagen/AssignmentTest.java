@@ -14,6 +14,7 @@ import dev.vigilo.checkpoint.LogWriter;
 import dev.vigilo.checkpoint.StepRef;
 import dev.vigilo.checkpoint.WriterOptions;
 import dev.vigilo.common.errors.FencedException;
+import dev.vigilo.common.time.MovableClock;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -86,6 +87,42 @@ class AssignmentTest {
                 }
             }
             assertThat(Assignment.slots(log)).hasSize(2);
+        }
+    }
+
+    /** A heartbeat that beats when the test says, and records its period and whether it was stopped. */
+    static final class ManualHeartbeat implements Assignment.Heartbeat {
+        Duration every;
+        Runnable beat;
+        boolean stopped;
+
+        @Override
+        public AutoCloseable start(Duration period, Runnable renew) {
+            assertThat(beat).as("one heartbeat per process").isNull();
+            every = period;
+            beat = renew;
+            return () -> stopped = true;
+        }
+    }
+
+    @Test
+    void theSlotLeaseIsRenewedAThirdOfItsTermApartUntilTheProcessLeaves() {
+        LogLocation loc = new LogLocation(dir, "pipe", "beats");
+        try (CheckpointLog log = CheckpointLog.openOrCreate(loc)) {
+            ManualHeartbeat beats = new ManualHeartbeat();
+            Assignment a = Assignment.join(log, Duration.ofSeconds(30), new MovableClock(0), beats);
+            assertThat(beats.every).isEqualTo(Duration.ofSeconds(10));
+            beats.beat.run(); // a renewal of a lease still held keeps it
+            assertThat(a.leaseLost()).isFalse();
+            assertThat(Assignment.slots(log).get(0).getValue())
+                    .as("slot 0 held")
+                    .isTrue();
+            assertThat(beats.stopped).isFalse();
+            a.close();
+            assertThat(beats.stopped).as("leaving stops the heartbeat").isTrue();
+            assertThat(Assignment.slots(log).get(0).getValue())
+                    .as("slot 0 held")
+                    .isFalse();
         }
     }
 }

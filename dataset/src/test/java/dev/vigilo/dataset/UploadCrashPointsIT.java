@@ -57,7 +57,9 @@ class UploadCrashPointsIT {
 
             CrashSweep.Selection selection = CrashSweep.select(boundaries.size(), LIMIT);
             Map<Integer, UUID> ids = new LinkedHashMap<>();
-            for (int point : selection.points()) ids.put(point, UUID.randomUUID());
+            for (int point : selection.points()) {
+                ids.put(point, UUID.randomUUID());
+            }
             List<String> committedBeforeTheHalt = new ArrayList<>();
             CrashSweep.forEach(
                     selection,

@@ -128,7 +128,9 @@ class ExecutionCrashIT {
                     // on a new run's admission.
                     int exit = admit.process().waitFor();
                     log.add("admission of " + run + " ended " + exit + " before its claim");
-                    if (exit == 0) admitting = newRun();
+                    if (exit == 0) {
+                        admitting = newRun();
+                    }
                 } else if (RandomKills.killAfter(admit.process(), delay)) {
                     admissionsKilled++;
                     log.add("admission of " + run + " killed " + delay + " ms after its claim, admitted "
@@ -144,7 +146,9 @@ class ExecutionCrashIT {
 
             try (Placements placements = Placements.open(fx.control, exec)) {
                 List<Child> workers = new ArrayList<>();
-                for (int i = 0; i < WORKERS; i++) workers.add(startWorker());
+                for (int i = 0; i < WORKERS; i++) {
+                    workers.add(startWorker());
+                }
                 RandomKills.await(
                         CHILD_TIMEOUT, "run " + first + " to execute", () -> "running".equals(fx.runStatus(first)));
                 boolean moved = false;
@@ -158,7 +162,9 @@ class ExecutionCrashIT {
                         log.add("all runs settled after " + workersKilled + " worker kills; run " + more + " added");
                         admitUninterrupted(more);
                         for (int i = 0; i < workers.size(); i++) {
-                            if (!workers.get(i).process().isAlive()) workers.set(i, startWorker());
+                            if (!workers.get(i).process().isAlive()) {
+                                workers.set(i, startWorker());
+                            }
                         }
                     }
                     // Kill only after the runs made progress since the last kill, and a worker none of whose chunks
@@ -179,8 +185,12 @@ class ExecutionCrashIT {
                     long delay = RandomKills.delayWithin(random, progress.medianChunkMillis());
                     Thread.sleep(delay);
                     Set<String> held = held(w);
-                    if (held.isEmpty()) continue; // its chunks ended meanwhile: not a kill mid-work
-                    if (!RandomKills.killAfter(w.process(), 0)) continue; // it ended on its own first
+                    if (held.isEmpty()) {
+                        continue; // its chunks ended meanwhile: not a kill mid-work
+                    }
+                    if (!RandomKills.killAfter(w.process(), 0)) {
+                        continue; // it ended on its own first
+                    }
                     workersKilled++;
                     completedAtLastKill = progress().completed();
                     held.forEach(c -> killsPerChunk.merge(c, 1, Integer::sum));
@@ -251,7 +261,9 @@ class ExecutionCrashIT {
 
     /** The chunks a worker has claimed and not yet completed or given back, by its progress log. */
     private static Set<String> held(Child w) {
-        if (!w.process().isAlive()) return Set.of();
+        if (!w.process().isAlive()) {
+            return Set.of();
+        }
         Set<String> held = new HashSet<>();
         for (String[] f : events(w.log())) {
             String chunk = f[1] + " " + f[2];
@@ -274,8 +286,12 @@ class ExecutionCrashIT {
             for (String[] f : events(log)) {
                 String chunk = f[1] + " " + f[2];
                 long at = Long.parseLong(f[3]);
-                if (f[0].equals("claimed")) claimed.put(chunk, at);
-                if (f[0].equals("completed") && claimed.containsKey(chunk)) durations.add(at - claimed.get(chunk));
+                if (f[0].equals("claimed")) {
+                    claimed.put(chunk, at);
+                }
+                if (f[0].equals("completed") && claimed.containsKey(chunk)) {
+                    durations.add(at - claimed.get(chunk));
+                }
             }
         }
         Collections.sort(durations);

@@ -147,7 +147,9 @@ class ExecutionCrashPointsIT {
                                         .mapTo(Boolean.class)
                                         .one();
             });
-            if (!live) return;
+            if (!live) {
+                return;
+            }
             Thread.sleep(100);
         }
         throw new AssertionError("the halted child's leases did not expire within 60 s");

@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -68,6 +69,24 @@ class MultiPlacementTest {
         return placements
                 .jdbi(alias)
                 .withHandle(h -> h.createQuery(sql).bind("r", run).mapTo(type).one());
+    }
+
+    /** Waits (bounded) until {@code alias}'s database, whose clock judges leases, holds the chunk's lease expired. */
+    private void awaitLeaseExpired(String alias, UUID run, long chunk) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!placements
+                .jdbi(alias)
+                .withHandle(h -> h.createQuery("SELECT lease_expires_at < clock_timestamp()"
+                                + " FROM exec_chunks WHERE run_id = :r AND chunk_index = :c")
+                        .bind("r", run)
+                        .bind("c", chunk)
+                        .mapTo(Boolean.class)
+                        .one())) {
+            assertThat(System.nanoTime() - deadline)
+                    .as("lease of chunk %d expired", chunk)
+                    .isNegative();
+            Thread.sleep(5);
+        }
     }
 
     private RunRecords.Route route(UUID run, int shard) {
@@ -142,7 +161,7 @@ class MultiPlacementTest {
         SimulatedWorker slow = new SimulatedWorker(placements, fx.store, run);
         SimulatedWorker.Held slowHeld = slow.claim("b", 5, Duration.ofMillis(1)).orElseThrow();
         Receipt slowReceipt = slow.execute(slowHeld.lease());
-        Thread.sleep(20);
+        awaitLeaseExpired("b", run, slowHeld.lease().chunkIndex());
         SimulatedWorker.Held takeover =
                 worker.claim("b", 5, Duration.ofSeconds(60)).orElseThrow();
         assertThat(takeover.lease().chunkIndex()).isEqualTo(slowHeld.lease().chunkIndex());

@@ -15,6 +15,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
@@ -325,16 +329,45 @@ class WorkerTest {
 
     @Test
     void stopGivesHeldChunksBackAndAnotherWorkerFinishes() throws Exception {
-        llm.answerWith(req -> OpenAiTestServer.Reply.content("slow").withLatency(Duration.ofMillis(300)));
+        // Each case takes 300 ms and a chunk 100 cases: once both slots have a case in flight, the worker holds two
+        // chunks it cannot finish before the stop.
+        CountDownLatch casesInFlight = new CountDownLatch(2);
+        llm.answerWith(req -> {
+            casesInFlight.countDown();
+            return OpenAiTestServer.Reply.content("slow").withLatency(Duration.ofMillis(300));
+        });
         UUID run = fx.prepare(httpProfile());
         new Admission(placements, fx.storage).admit(run);
-        Worker w = new Worker(placements, fx.storage, fast(2), Worker.Listener.NONE);
+        AtomicInteger claimed = new AtomicInteger();
+        AtomicInteger completed = new AtomicInteger();
+        List<String> givenBack = new CopyOnWriteArrayList<>();
+        Worker w = new Worker(placements, fx.storage, fast(2), new Worker.Listener() {
+            @Override
+            public void chunkClaimed(UUID runId, long chunkIndex) {
+                claimed.incrementAndGet();
+            }
+
+            @Override
+            public void chunkCompleted(UUID runId, long chunkIndex, int cases) {
+                completed.incrementAndGet();
+            }
+
+            @Override
+            public void chunkGivenBack(UUID runId, long chunkIndex, String outcome) {
+                givenBack.add(outcome);
+            }
+        });
         Thread t = new Thread(w::run);
         t.start();
-        Thread.sleep(1500);
+        assertThat(casesInFlight.await(60, TimeUnit.SECONDS))
+                .as("the worker is executing cases")
+                .isTrue();
         w.stop();
         t.join(30_000);
         assertThat(t.isAlive()).isFalse();
+        // Every chunk it claimed was completed or requeued; at least the two in flight were requeued.
+        assertThat(givenBack).hasSizeGreaterThanOrEqualTo(2).containsOnly("requeued");
+        assertThat(completed.get() + givenBack.size()).isEqualTo(claimed.get());
         long leased = placements
                 .jdbi(ExecutionConfig.CONTROL)
                 .withHandle(

@@ -97,7 +97,9 @@ final class PlanFixture implements AutoCloseable {
                         .create(new CreateRequest(ProfileInput.file(profile), upload, Optional.of(run), false));
                 return waited;
             } catch (ConflictException live) {
-                if (System.nanoTime() > deadline) throw live;
+                if (System.nanoTime() > deadline) {
+                    throw live;
+                }
                 waited = true;
                 Thread.sleep(pollMillis);
             }

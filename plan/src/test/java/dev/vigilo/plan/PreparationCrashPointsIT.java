@@ -69,7 +69,9 @@ class PreparationCrashPointsIT {
                             assertThat(halted.halted())
                                     .as(where + ": " + halted.err() + halted.out())
                                     .isTrue();
-                            if (repeat(fx, run, profile)) waitedForLease.add(boundaries.get(point - 1));
+                            if (repeat(fx, run, profile)) {
+                                waitedForLease.add(boundaries.get(point - 1));
+                            }
                             PreparationTest.assertIdentical(expected, fx.planFiles(run));
                             RunStatus status = new RunStatusReader(fx.control.jdbi()).status(run);
                             assertThat(status.shards()).as(where).isEqualTo(cleanStatus.shards());

@@ -22,6 +22,7 @@ import java.util.Optional;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -759,30 +760,71 @@ class PreparationTest {
     @Test
     void watchFollowsProgressUntilThePlanIsReady() throws Exception {
         UUID run = UUID.randomUUID();
-        List<RunStatus> seen = java.util.Collections.synchronizedList(new ArrayList<>());
-        PreparationOptions.Hooks slow = new PreparationOptions.Hooks() {
+        List<RunStatus> seen = new ArrayList<>();
+        List<Long> unseen = java.util.Collections.synchronizedList(new ArrayList<>());
+        Object progress = new Object();
+        // Lockstep: after each acknowledgement the creator waits until the watcher has seen that prefix, so the
+        // watch reports every step however fast or slow this machine is.
+        PreparationOptions.Hooks lockstep = new PreparationOptions.Hooks() {
             @Override
             public void afterAcknowledge(long prefix) {
-                try {
-                    Thread.sleep(30);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
+                if (!unseen.isEmpty()) {
+                    return; // failed already: no need to wait for every later step too
+                }
+                // The watch polls every 20 ms: a step it has not reported within 10 s it will not report.
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                synchronized (progress) {
+                    while (seen.stream().noneMatch(x -> x.creationProgress().planChunkCursor() >= prefix)) {
+                        long left = deadline - System.nanoTime();
+                        if (left <= 0) {
+                            unseen.add(prefix);
+                            return;
+                        }
+                        try {
+                            TimeUnit.NANOSECONDS.timedWait(progress, left);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                            return;
+                        }
+                    }
                 }
             }
         };
-        PreparationOptions o =
-                new PreparationOptions(Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(30), 2, slow);
-        Thread creator = new Thread(() -> fx.preparation(o).create(request(run, PlanFixture.PROFILE, false)));
+        PreparationOptions o = new PreparationOptions(
+                Duration.ofSeconds(30), Duration.ofSeconds(1), Duration.ofSeconds(30), 2, lockstep);
+        AtomicReference<Throwable> creatorFailed = new AtomicReference<>();
+        Thread creator = new Thread(() -> {
+            try {
+                fx.preparation(o).create(request(run, PlanFixture.PROFILE, false));
+            } catch (Throwable t) {
+                creatorFailed.set(t);
+            }
+        });
         creator.start();
         RunStatusReader reader = new RunStatusReader(fx.control.jdbi());
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (reader.statusOrNull(run) == null) {
+            assertThat(System.nanoTime() - deadline).as("the run was created").isNegative();
             Thread.sleep(5);
         }
-        RunStatus last = reader.watch(run, Duration.ofMillis(20), seen::add);
+        RunStatus last = reader.watch(run, Duration.ofMillis(20), s -> {
+            if (creatorFailed.get() != null) {
+                throw new AssertionError("the creation failed", creatorFailed.get()); // the plan never gets ready
+            }
+            synchronized (progress) {
+                seen.add(s);
+                progress.notifyAll();
+            }
+        });
         creator.join();
+        assertThat(creatorFailed.get()).isNull();
+        assertThat(unseen).as("acknowledged prefixes the watch never reported").isEmpty();
         assertThat(last.creationProgress().planStatus()).isEqualTo(PlanStatus.READY);
         assertThat(last.shards()).hasSize(24);
-        assertThat(seen.size()).isGreaterThan(2);
-        assertThat(seen).extracting(x -> x.creationProgress().planChunkCursor()).isSorted();
+        List<Long> cursors =
+                seen.stream().map(x -> x.creationProgress().planChunkCursor()).toList();
+        assertThat(cursors).isSorted();
+        // Several distinct steps between the first report and the last: the watch followed progress.
+        assertThat(cursors.stream().distinct().count()).isGreaterThan(2);
     }
 }

@@ -70,7 +70,9 @@ public final class StallingTcpProxy implements AutoCloseable {
             try {
                 Socket in = server.accept();
                 sockets.add(in);
-                if (stalled) continue; // accepted, never answered
+                if (stalled) {
+                    continue; // accepted, never answered
+                }
                 Socket out = new Socket(InetAddress.getLoopbackAddress(), targetPort);
                 sockets.add(out);
                 pump(in, out, true);
@@ -122,6 +124,8 @@ public final class StallingTcpProxy implements AutoCloseable {
     @Override
     public void close() throws IOException {
         server.close();
-        for (Socket s : sockets) s.close();
+        for (Socket s : sockets) {
+            s.close();
+        }
     }
 }

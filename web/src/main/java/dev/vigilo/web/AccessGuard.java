@@ -61,12 +61,19 @@ final class AccessGuard {
         return csrf;
     }
 
-    /** Runs before every handler; ends the request with 4xx when it may not proceed. */
-    void check(Context ctx) {
+    /**
+     * The Host check alone (for probes that answer without the token): on a loopback bind, refuses a request whose
+     * Host is not a loopback name.
+     */
+    void checkHost(Context ctx) {
         if (loopback && !loopbackHost(ctx.header("Host"))) {
             refuse(ctx, HttpStatus.FORBIDDEN, "this server answers only to localhost, 127.0.0.1 or [::1]");
-            return;
         }
+    }
+
+    /** Runs before every handler; ends the request with 4xx when it may not proceed. */
+    void check(Context ctx) {
+        checkHost(ctx);
         String landing = ctx.queryParam("token");
         if (landing != null && ctx.method() == HandlerType.GET) {
             if (!matches(landing)) {

@@ -70,4 +70,38 @@ class WorkerMetricsTest {
                     .isEqualTo(200);
         }
     }
+
+    @Test
+    void probesSayAliveAndReadyAsTheReadinessSaysWithoutTheToken() throws java.io.IOException {
+        java.util.concurrent.atomic.AtomicReference<java.util.Optional<String>> why =
+                new java.util.concurrent.atomic.AtomicReference<>(java.util.Optional.of("starting"));
+        try (MetricsEndpoint open =
+                MetricsEndpoint.start(new DashboardOptions("0.0.0.0", 0, java.util.Optional.empty()), why::get)) {
+            String base = "http://127.0.0.1:" + open.port();
+            var healthy = Http.get(base + "/healthz");
+            assertThat(healthy.statusCode()).isEqualTo(200);
+            assertThat(healthy.body()).isEqualTo("ok\n");
+            var starting = Http.get(base + "/readyz");
+            assertThat(starting.statusCode()).isEqualTo(503);
+            assertThat(starting.body()).isEqualTo("not ready: starting\n");
+            why.set(java.util.Optional.empty());
+            var ready = Http.get(base + "/readyz");
+            assertThat(ready.statusCode()).isEqualTo(200);
+            assertThat(ready.body()).isEqualTo("ready\n");
+            // The probes need no token; the metrics still do.
+            assertThat(Http.get(base + "/metrics").statusCode()).isEqualTo(401);
+        }
+        try (MetricsEndpoint local =
+                MetricsEndpoint.start(new DashboardOptions(DashboardOptions.LOOPBACK, 0, java.util.Optional.empty()))) {
+            String base = "http://127.0.0.1:" + local.port();
+            assertThat(Http.get(base + "/readyz").statusCode()).isEqualTo(200);
+            // A loopback bind answers loopback host names only, probes included.
+            int port = local.port();
+            assertThat(Http.status(Http.raw(
+                            port,
+                            "GET /healthz HTTP/1.1\r\nHost: attacker.example:" + port
+                                    + "\r\nConnection: close\r\n\r\n")))
+                    .isEqualTo(403);
+        }
+    }
 }

@@ -50,7 +50,9 @@ public final class CrashPoints {
      * effect's completion {@code module.effect.done}); it appears only in traces.
      */
     public static void boundary(String name) {
-        if (MODE != null) MODE.reached(name);
+        if (MODE != null) {
+            MODE.reached(name);
+        }
     }
 
     /** Whether this JVM runs in crash-test mode. */
@@ -71,7 +73,9 @@ public final class CrashPoints {
         static Mode fromSystemProperties() {
             String at = System.getProperty(HALT_AT_PROPERTY);
             String file = System.getProperty(TRACE_PROPERTY);
-            if (at == null && file == null) return null;
+            if (at == null && file == null) {
+                return null;
+            }
             long haltAt = at == null ? 0 : Long.parseLong(at.trim());
             if (at != null && haltAt < 1) {
                 throw new IllegalArgumentException(HALT_AT_PROPERTY + " must be at least 1, got " + at);
@@ -87,7 +91,9 @@ public final class CrashPoints {
             long n = reached.incrementAndGet();
             if (haltAt > 0 && n > haltAt) {
                 // Another thread is halting the process right now: start no further durable effect.
-                while (true) LockSupport.park(this);
+                while (true) {
+                    LockSupport.park(this);
+                }
             }
             if (trace != null) {
                 synchronized (trace) {

@@ -192,7 +192,9 @@ public final class CrashSweep {
                     f.get();
                 } catch (ExecutionException e) {
                     pool.shutdownNow();
-                    if (e.getCause() instanceof Error err) throw err;
+                    if (e.getCause() instanceof Error err) {
+                        throw err;
+                    }
                     throw new AssertionError(e.getCause());
                 }
             }
@@ -228,11 +230,15 @@ public final class CrashSweep {
         TreeSet<Integer> chosen = new TreeSet<>(List.of(1, total));
         for (int i = 1; i <= total; i++) {
             if (counts.get(names.get(i - 1)) <= rareAtMost) {
-                for (int j = Math.max(1, i - 3); j <= Math.min(total, i + 1); j++) chosen.add(j);
+                for (int j = Math.max(1, i - 3); j <= Math.min(total, i + 1); j++) {
+                    chosen.add(j);
+                }
             }
         }
         Random random = new Random(seed);
-        while (chosen.size() < Math.min(max, total)) chosen.add(1 + random.nextInt(total));
+        while (chosen.size() < Math.min(max, total)) {
+            chosen.add(1 + random.nextInt(total));
+        }
         Selection s = new Selection(List.copyOf(chosen), total, seed, false);
         System.out.println("crash sweep: " + s + "; every step occurring at most " + rareAtMost
                 + " times is halted at, with the 3 boundaries before it and the one after it");
@@ -249,12 +255,16 @@ public final class CrashSweep {
         Selection s;
         if (Boolean.getBoolean(EXHAUSTIVE) || total <= max) {
             List<Integer> all = new ArrayList<>();
-            for (int i = 1; i <= total; i++) all.add(i);
+            for (int i = 1; i <= total; i++) {
+                all.add(i);
+            }
             s = new Selection(all, total, seed, true);
         } else {
             Random random = new Random(seed);
             TreeSet<Integer> chosen = new TreeSet<>(List.of(1, total));
-            while (chosen.size() < max) chosen.add(1 + random.nextInt(total));
+            while (chosen.size() < max) {
+                chosen.add(1 + random.nextInt(total));
+            }
             s = new Selection(List.copyOf(chosen), total, seed, false);
         }
         System.out.println("crash sweep: " + s);

@@ -93,8 +93,12 @@ public final class RandomKills {
             throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
-            if (condition.getAsBoolean()) return true;
-            if (!p.isAlive()) return condition.getAsBoolean();
+            if (condition.getAsBoolean()) {
+                return true;
+            }
+            if (!p.isAlive()) {
+                return condition.getAsBoolean();
+            }
             if (System.nanoTime() > deadline) {
                 p.destroyForcibly().waitFor();
                 throw new AssertionError("waited " + timeout + " for " + what);
@@ -107,7 +111,9 @@ public final class RandomKills {
     public static void await(Duration timeout, String what, BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) throw new AssertionError("waited " + timeout + " for " + what);
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("waited " + timeout + " for " + what);
+            }
             Thread.sleep(POLL_MILLIS);
         }
     }
@@ -117,7 +123,9 @@ public final class RandomKills {
      * waits for its end. Returns whether the signal ended it; false when it ended on its own first.
      */
     public static boolean killAfter(Process p, long delayMillis) throws InterruptedException {
-        if (p.waitFor(delayMillis, TimeUnit.MILLISECONDS)) return false;
+        if (p.waitFor(delayMillis, TimeUnit.MILLISECONDS)) {
+            return false;
+        }
         p.destroyForcibly(); // SIGKILL
         return p.waitFor() == KILLED;
     }
