@@ -3,7 +3,7 @@ package dev.vigilo.cli;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.common.input.OutputFiles;
-import dev.vigilo.exec.RunResults;
+import dev.vigilo.exec.view.RunResults;
 import dev.vigilo.plan.RunStatusReader;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

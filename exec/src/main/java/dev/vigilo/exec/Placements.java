@@ -154,7 +154,7 @@ public final class Placements implements AutoCloseable {
     }
 
     /** The control database's Jdbi. */
-    Jdbi control() {
+    public Jdbi control() {
         return control;
     }
 
@@ -173,7 +173,7 @@ public final class Placements implements AutoCloseable {
      *
      * @throws UnavailableException when this process's execution configuration does not list it
      */
-    Jdbi jdbi(String alias) {
+    public Jdbi jdbi(String alias) {
         SchemaDatabase db = databases.get(alias);
         if (db == null) {
             throw new UnavailableException("execution database \"" + alias + "\" is not in this process's execution"
@@ -255,7 +255,7 @@ public final class Placements implements AutoCloseable {
     }
 
     /** The aliases of a frozen placement rule ({@code round-robin:128:a,b}), in order. */
-    static List<String> aliasesOf(String initialPlacement) {
+    public static List<String> aliasesOf(String initialPlacement) {
         String prefix = "round-robin:128:";
         if (!initialPlacement.startsWith(prefix)) {
             // Runs prepared before placements existed: everything in the control database.

@@ -2,6 +2,10 @@ package dev.vigilo.exec;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.vigilo.exec.admission.Admission;
+import dev.vigilo.exec.placement.Routes;
+import dev.vigilo.exec.record.ChunkTables;
+import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectRef;
 import java.io.IOException;

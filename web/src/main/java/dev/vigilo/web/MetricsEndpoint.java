@@ -15,7 +15,7 @@ import java.util.Objects;
 
 /**
  * {@code /metrics} alone, for a process that is not the dashboard (a worker: pass {@code new
- * WorkerMetrics(endpoint.registry())} as its {@link dev.vigilo.exec.Worker.Listener}). Prometheus text format, with
+ * WorkerMetrics(endpoint.registry())} as its {@link dev.vigilo.exec.worker.Worker.Listener}). Prometheus text format, with
  * the JVM's meters; the same access rules as the dashboard ({@link DashboardOptions}: loopback by default, a token on
  * every request for any other bind, loopback host names only on a loopback bind). Everything else answers 404.
  */
