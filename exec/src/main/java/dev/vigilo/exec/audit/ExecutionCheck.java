@@ -143,8 +143,8 @@ final class ExecutionCheck {
 
     /** The chunk rows against the plan's chunks, and each done row's receipt, outputs and transcripts. */
     void checkChunks(Iterator<ChunkRows.Row> rows) {
-        ChunkCursor chunks = new ChunkCursor(plan, store);
-        for (ChunkCursor.Chunk c = chunks.next(); c != null; c = chunks.next()) {
+        PlanChunkWalk chunks = new PlanChunkWalk(plan, store);
+        for (PlanChunkWalk.Chunk c = chunks.next(); c != null; c = chunks.next()) {
             long index = c.file().chunkIndex();
             ChunkRows.Row row = rows.hasNext() ? rows.next() : null;
             require(

@@ -64,8 +64,8 @@ final class PlanCheck {
     private final long[] gateSelected;
     private final long[] evaluatorSelected;
     private long unselected;
-    private ChunkCursor cursor;
-    private ChunkCursor.Chunk current;
+    private PlanChunkWalk cursor;
+    private PlanChunkWalk.Chunk current;
     private int position;
     private long nextChunk;
     private long chunks;
@@ -124,7 +124,7 @@ final class PlanCheck {
         PlanManifest m = plan.manifest();
         String manifestKey = plan.root().key().value();
         checkIdentity(dataset, record, m, configuration, manifestKey);
-        cursor = new ChunkCursor(plan, planStore);
+        cursor = new PlanChunkWalk(plan, planStore);
         datasetReport = DatasetReader.open(dataset, datasetStore).readVerified(this::accept);
         if (current != null && position < current.file().cases().size()) {
             throw new VerificationFailure(
@@ -134,7 +134,7 @@ final class PlanCheck {
                             + " of them");
         }
         finishChunk();
-        ChunkCursor.Chunk extra = cursor.next();
+        PlanChunkWalk.Chunk extra = cursor.next();
         if (extra != null) {
             throw new VerificationFailure(
                     extra.ref().ref().key().value(),
@@ -245,7 +245,7 @@ final class PlanCheck {
         }
     }
 
-    private void startChunk(ChunkCursor.Chunk ch) {
+    private void startChunk(PlanChunkWalk.Chunk ch) {
         ChunkFile f = ch.file();
         String key = ch.ref().ref().key().value();
         require(

@@ -5,7 +5,7 @@ import dev.vigilo.exec.LocalTransactions;
 import dev.vigilo.exec.Outages;
 import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.admission.Admission;
-import dev.vigilo.exec.placement.Routes;
+import dev.vigilo.exec.placement.ShardRoutes;
 import dev.vigilo.exec.record.ChunkTables;
 import dev.vigilo.exec.settlement.Settlement;
 import dev.vigilo.storage.StorageConfig;
@@ -78,7 +78,7 @@ final class Coordinator {
         resumeAdmissions();
         List<UUID> runs;
         try {
-            runs = Routes.dispatchable(placements.control());
+            runs = ShardRoutes.dispatchable(placements.control());
         } catch (RuntimeException e) {
             warn(e, "coordination cannot read runs: {}", e.getMessage());
             return;
@@ -122,7 +122,7 @@ final class Coordinator {
     private void resumeAdmissions() {
         List<UUID> candidates;
         try {
-            candidates = Routes.admissionCandidates(placements.control(), CANDIDATES);
+            candidates = ShardRoutes.admissionCandidates(placements.control(), CANDIDATES);
         } catch (RuntimeException e) {
             warn(e, "coordination cannot read admission candidates: {}", e.getMessage());
             return;

@@ -12,7 +12,7 @@ import dev.vigilo.exec.Outages;
 import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.Service;
 import dev.vigilo.exec.WaitBoard;
-import dev.vigilo.exec.placement.Routes;
+import dev.vigilo.exec.placement.ShardRoutes;
 import dev.vigilo.exec.record.ChunkTables;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.storage.Deadline;
@@ -402,7 +402,7 @@ public final class Worker {
     private Optional<Claimed> claimOne() {
         Map<String, List<ChunkTables.Claimable>> routes;
         try {
-            routes = Routes.claimable(placements.control());
+            routes = ShardRoutes.claimable(placements.control());
             controlProbe.answered();
         } catch (RuntimeException e) {
             if (!controlProbe.failed(e)) {
@@ -458,7 +458,7 @@ public final class Worker {
             return;
         }
         try {
-            Routes.markRunning(placements.control(), run);
+            ShardRoutes.markRunning(placements.control(), run);
         } catch (RuntimeException e) {
             markedRunning.remove(run);
             if (!controlProbe.failed(e)) {
@@ -475,7 +475,7 @@ public final class Worker {
      */
     private boolean idle() {
         try {
-            for (var run : Routes.unfinished(placements.control()).entrySet()) {
+            for (var run : ShardRoutes.unfinished(placements.control()).entrySet()) {
                 if (placements.aliases().containsAll(run.getValue())) {
                     return false;
                 }
@@ -711,7 +711,7 @@ public final class Worker {
             listener.heartbeat(holding, renewed);
             List<UUID> stopped;
             try {
-                stopped = Routes.stopped(
+                stopped = ShardRoutes.stopped(
                         placements.control(), runs.stream().distinct().toList());
                 heartbeatControlProbe.answered();
             } catch (RuntimeException e) {

@@ -14,7 +14,7 @@ import dev.vigilo.exec.OutageWaits;
 import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.admission.Admission;
 import dev.vigilo.exec.audit.RunVerifier;
-import dev.vigilo.exec.placement.Routes;
+import dev.vigilo.exec.placement.ShardRoutes;
 import dev.vigilo.exec.record.ChunkTables;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.TranscriptStore;
@@ -380,7 +380,7 @@ public class TranscriptTest {
         UUID run = fx.prepare(httpProfile());
         new Admission(placements, fx.storage).admit(run);
         var jdbi = placements.jdbi(ExecutionConfig.CONTROL);
-        var routes = Routes.claimable(fx.control.jdbi()).get(ExecutionConfig.CONTROL);
+        var routes = ShardRoutes.claimable(fx.control.jdbi()).get(ExecutionConfig.CONTROL);
         UUID staleOwner = UUID.randomUUID();
         UUID currentOwner = UUID.randomUUID();
         ChunkTables.Lease stale = jdbi.inTransaction(

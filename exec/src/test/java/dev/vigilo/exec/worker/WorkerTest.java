@@ -7,7 +7,7 @@ import dev.vigilo.exec.ExecFixture;
 import dev.vigilo.exec.ExecutionConfig;
 import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.admission.Admission;
-import dev.vigilo.exec.placement.Routes;
+import dev.vigilo.exec.placement.ShardRoutes;
 import dev.vigilo.exec.record.ChunkTables;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.storage.Deadline;
@@ -193,7 +193,7 @@ class WorkerTest {
         UUID run = fx.prepare(httpProfile());
         new Admission(placements, fx.storage).admit(run);
         var jdbi = placements.jdbi(ExecutionConfig.CONTROL);
-        var routes = Routes.claimable(fx.control.jdbi()).get(ExecutionConfig.CONTROL);
+        var routes = ShardRoutes.claimable(fx.control.jdbi()).get(ExecutionConfig.CONTROL);
         UUID stale = UUID.randomUUID();
         ChunkTables.Lease first = jdbi.inTransaction(h -> ChunkTables.claim(h, routes, stale, Duration.ofSeconds(60)))
                 .orElseThrow();

@@ -16,7 +16,7 @@ import java.util.Map;
  * and synthesizes the closers of an open turn (tool/result errors, step/end, turn/end{interrupted}) with seqs
  * continuing after the last event and its time. O(open calls) memory.
  */
-final class Closers {
+final class CloserEvents {
     static final String NOT_STARTED_TEXT =
             "The tool call was interrupted before the Harness recorded it as started. Retry it if it is still needed.";
     static final String UNKNOWN_TEXT =

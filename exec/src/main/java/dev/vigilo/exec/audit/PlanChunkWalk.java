@@ -15,7 +15,7 @@ import java.util.List;
  * references (a resumed walk skips the index subtrees it passed), and each chunk file is read and verified when it is
  * reached. Memory: one page of references, one index path and one chunk file. Not thread-safe.
  */
-final class ChunkCursor {
+final class PlanChunkWalk {
     static final int PAGE = 256;
     private static final Duration READ = Duration.ofSeconds(120);
 
@@ -29,7 +29,7 @@ final class ChunkCursor {
     /** One chunk: the reference the index gave and the verified file. */
     record Chunk(PublishedPlan.ChunkRef ref, ChunkFile file) {}
 
-    ChunkCursor(PublishedPlan plan, ObjectReader store) {
+    PlanChunkWalk(PublishedPlan plan, ObjectReader store) {
         this.plan = plan;
         this.store = store;
     }

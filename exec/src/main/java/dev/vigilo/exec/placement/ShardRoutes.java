@@ -16,8 +16,8 @@ import org.jdbi.v3.core.Jdbi;
  * Reads of the control database a worker needs between claims: which runs are dispatchable and where their shards
  * live. Stateless; every call reads current values (placements and routes move).
  */
-public final class Routes {
-    private Routes() {}
+public final class ShardRoutes {
+    private ShardRoutes() {}
 
     /** One active route of a dispatchable run. */
     record Route(UUID runId, int shard, String placement, long dispatchCursor, long epoch) {}
