@@ -1,7 +1,7 @@
 package dev.vigilo.exec.record;
 
 import dev.vigilo.plan.ChunkFile;
-import dev.vigilo.plan.PublishedPlan;
+import dev.vigilo.plan.PlanShape;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
 import java.util.UUID;
@@ -33,7 +33,7 @@ public record ChunkSeed(
         return new ChunkSeed(
                 c.chunkIndex(),
                 c.shard(),
-                c.chunkIndex() / PublishedPlan.SHARDS,
+                c.chunkIndex() / PlanShape.SHARDS,
                 c.chunkId(),
                 c.firstOrdinal(),
                 c.cases().size(),

@@ -5,6 +5,7 @@ import dev.vigilo.dataset.CaseFileSpan;
 import dev.vigilo.dataset.CaseFold;
 import dev.vigilo.dataset.DatasetReader;
 import dev.vigilo.dataset.StoredCase;
+import dev.vigilo.plan.PlanShape;
 import dev.vigilo.storage.Sha256;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,7 +20,7 @@ import java.util.function.Consumer;
  * into the chunk's membership digest; nothing is handed out unless all of it agrees. Then:
  * <ul>
  *   <li>when the covering files' encoded size is within the resident-byte budget, the cases stay in memory (at
- *       most {@link ChunkMembership#MAX_CASES}) and {@link #forEach} iterates them;</li>
+ *       most {@link PlanShape#CHUNK_CASES}) and {@link #forEach} iterates them;</li>
  *   <li>otherwise nothing is retained, and {@link #forEach} reads the immutable case files again one at a time,
  *       checking each case against the chunk's list again before passing it on. A single file larger than the
  *       budget is still read whole: a file is the smallest unit that can be verified, and the format bounds it

@@ -1,5 +1,6 @@
 package dev.vigilo.exec.worker;
 
+import dev.vigilo.plan.PlanShape;
 import dev.vigilo.storage.Sha256;
 import java.util.List;
 import java.util.Objects;
@@ -11,19 +12,17 @@ import java.util.UUID;
  *
  * @param chunkIndex the chunk's index in the plan
  * @param chunkId    the chunk's id
- * @param cases      1..{@link #MAX_CASES} cases with consecutive ordinals
+ * @param cases      1..{@link #PlanShape.CHUNK_CASES} cases with consecutive ordinals
  * @param membership the chunk file's {@code membership_sha256}
  */
 record ChunkMembership(long chunkIndex, UUID chunkId, List<Case> cases, Sha256 membership) {
-    /** Most cases in one chunk (the plan's chunk size). */
-    static final int MAX_CASES = 100;
-
     ChunkMembership {
         Objects.requireNonNull(chunkId, "chunkId");
         Objects.requireNonNull(membership, "membership");
         cases = List.copyOf(cases);
-        if (cases.isEmpty() || cases.size() > MAX_CASES) {
-            throw new IllegalArgumentException("a chunk holds 1.." + MAX_CASES + " cases, got " + cases.size());
+        if (cases.isEmpty() || cases.size() > PlanShape.CHUNK_CASES) {
+            throw new IllegalArgumentException(
+                    "a chunk holds 1.." + PlanShape.CHUNK_CASES + " cases, got " + cases.size());
         }
         for (int i = 1; i < cases.size(); i++) {
             if (cases.get(i).ordinal() != cases.get(0).ordinal() + i) {
