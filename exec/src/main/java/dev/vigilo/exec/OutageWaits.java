@@ -2,7 +2,6 @@ package dev.vigilo.exec;
 
 import dev.vigilo.common.errors.Secrets;
 import dev.vigilo.common.retry.RetryPolicy;
-import dev.vigilo.exec.worker.Worker;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -22,7 +21,7 @@ import org.slf4j.LoggerFactory;
  * it calls, so the outage costs the chunk no attempt; any other failure is the caller's.
  *
  * <p>It also keeps which services are out now, for the worker's log (one line when an outage begins, one when it
- * ends), its {@link Worker.Listener} and the status rows ({@link WaitBoard}). An outage of a service (a store
+ * ends), its {@link OutageListener} and the status rows ({@link WaitBoard}). An outage of a service (a store
  * binding, a database alias) begins with the first failed operation and ends when an operation that waited for it
  * succeeds (or fails otherwise: the service answered); operations that never failed do not end it, so a disk that is
  * full for writes stays out while reads of it succeed. Thread-safe: every chunk thread, the heartbeat and the claiming
@@ -52,7 +51,7 @@ public final class OutageWaits {
 
     private final Map<Service, RetryPolicy> policies = new EnumMap<>(Service.class);
     private final RetryPolicy policy;
-    private final Worker.Listener listener;
+    private final OutageListener listener;
     private final Runnable changed;
     private final Map<Key, Outage> current = new ConcurrentHashMap<>();
 
@@ -61,7 +60,7 @@ public final class OutageWaits {
      * @param listener told when an outage begins, of each wait and when it ends
      * @param changed  called whenever an outage begins or ends (the status rows are republished)
      */
-    public OutageWaits(RetryPolicy policy, Worker.Listener listener, Runnable changed) {
+    public OutageWaits(RetryPolicy policy, OutageListener listener, Runnable changed) {
         Objects.requireNonNull(policy, "policy");
         this.policy = new RetryPolicy(
                 Integer.MAX_VALUE,

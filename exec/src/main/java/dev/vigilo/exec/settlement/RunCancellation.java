@@ -7,7 +7,6 @@ import dev.vigilo.common.retry.RetryPolicy;
 import dev.vigilo.exec.LocalTransactions;
 import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.record.RunRecords;
-import dev.vigilo.exec.view.RunResults;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -31,7 +30,7 @@ import org.slf4j.LoggerFactory;
  * claims there stop at once; an unreachable one is retried, then reported (repeating the command finishes it).
  *
  * <p>Nothing is deleted: chunks completed before the cancellation keep their receipts and stay listed by
- * {@link RunResults}; no evaluator error is fabricated for cases that never ran. Thread-safe.
+ * {@link dev.vigilo.exec.view.RunResults}; no evaluator error is fabricated for cases that never ran. Thread-safe.
  */
 public final class RunCancellation {
     private static final Logger LOG = LoggerFactory.getLogger(RunCancellation.class);

@@ -7,6 +7,7 @@ import dev.vigilo.common.errors.VigiloException;
 import dev.vigilo.common.retry.RetryPolicy;
 import dev.vigilo.exec.ExecutionConfig;
 import dev.vigilo.exec.LocalTransactions;
+import dev.vigilo.exec.OutageListener;
 import dev.vigilo.exec.OutageWaits;
 import dev.vigilo.exec.Outages;
 import dev.vigilo.exec.Placements;
@@ -20,7 +21,6 @@ import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.StorageConfig;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -167,9 +167,10 @@ public final class Worker {
 
     /**
      * Receives progress from the worker's threads (implementations must be thread-safe and quick: they run on the
-     * claiming, chunk and heartbeat threads). Metrics are kept through it.
+     * claiming, chunk and heartbeat threads), with the outage reports of {@link OutageListener}. Metrics are kept
+     * through it.
      */
-    public interface Listener {
+    public interface Listener extends OutageListener {
         /** A chunk lease was claimed. */
         default void chunkClaimed(UUID runId, long chunkIndex) {}
 
@@ -189,18 +190,6 @@ public final class Worker {
         default void heartbeat(int held, int renewed) {}
 
         default void runSettled(UUID runId, String status) {}
-
-        /**
-         * The worker began waiting for {@code service} at {@code target} (a store binding or a database alias): an
-         * operation failed because it cannot be reached, is full or read-only. Once per outage.
-         */
-        default void outageBegan(Service service, String target, Instant since, String error) {}
-
-        /** An operation waiting for {@code service} at {@code target} failed again: its {@code failures}-th wait. */
-        default void outageWaited(Service service, String target, int failures) {}
-
-        /** {@code service} at {@code target} answers again after {@code lasted} (or nothing waits for it any more). */
-        default void outageEnded(Service service, String target, Duration lasted) {}
 
         Listener NONE = new Listener() {};
     }
