@@ -4,7 +4,7 @@ import dev.vigilo.control.ControlDatabase;
 import dev.vigilo.control.ControlSettings;
 import dev.vigilo.exec.ExecutionConfig;
 import dev.vigilo.exec.Placements;
-import dev.vigilo.exec.Worker;
+import dev.vigilo.exec.worker.Worker;
 import dev.vigilo.storage.StorageConfig;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;

@@ -2,7 +2,7 @@ package dev.vigilo.cli;
 
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.exec.Placements;
-import dev.vigilo.exec.RunCancellation;
+import dev.vigilo.exec.settlement.RunCancellation;
 import dev.vigilo.plan.RunStatusReader;
 import java.io.PrintWriter;
 import java.util.ArrayList;

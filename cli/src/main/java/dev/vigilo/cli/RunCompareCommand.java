@@ -4,7 +4,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.vigilo.common.input.Names;
 import dev.vigilo.exec.GateResult;
-import dev.vigilo.exec.RunComparison;
+import dev.vigilo.exec.view.RunComparison;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;

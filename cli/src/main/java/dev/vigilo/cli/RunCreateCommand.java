@@ -1,6 +1,6 @@
 package dev.vigilo.cli;
 
-import dev.vigilo.exec.Admission;
+import dev.vigilo.exec.admission.Admission;
 import dev.vigilo.plan.CreateRequest;
 import dev.vigilo.plan.CreateResult;
 import dev.vigilo.plan.ProfileInput;

@@ -2,7 +2,7 @@ package dev.vigilo.cli;
 
 import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.ConflictException;
-import dev.vigilo.exec.ShardMover;
+import dev.vigilo.exec.placement.ShardMover;
 import dev.vigilo.plan.RunStatusReader;
 import java.util.UUID;
 import java.util.concurrent.Callable;

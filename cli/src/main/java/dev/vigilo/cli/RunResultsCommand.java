@@ -1,7 +1,7 @@
 package dev.vigilo.cli;
 
 import dev.vigilo.common.input.OutputFiles;
-import dev.vigilo.exec.RunResults;
+import dev.vigilo.exec.view.RunResults;
 import dev.vigilo.plan.RunStatusReader;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

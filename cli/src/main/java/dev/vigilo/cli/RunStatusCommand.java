@@ -1,7 +1,7 @@
 package dev.vigilo.cli;
 
 import dev.vigilo.exec.ExecutionStatus;
-import dev.vigilo.exec.ExecutionStatusReader;
+import dev.vigilo.exec.view.ExecutionStatusReader;
 import dev.vigilo.plan.PlanStatus;
 import dev.vigilo.plan.RunState;
 import dev.vigilo.plan.RunStatus;

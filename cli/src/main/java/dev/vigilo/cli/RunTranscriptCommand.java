@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.common.input.Names;
-import dev.vigilo.exec.RunTranscripts;
+import dev.vigilo.exec.view.RunTranscripts;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;

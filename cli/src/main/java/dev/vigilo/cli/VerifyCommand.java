@@ -2,7 +2,7 @@ package dev.vigilo.cli;
 
 import dev.vigilo.common.input.Names;
 import dev.vigilo.exec.GateResult;
-import dev.vigilo.exec.RunVerifier;
+import dev.vigilo.exec.audit.RunVerifier;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -1,9 +1,9 @@
 package dev.vigilo.cli;
 
 import dev.vigilo.common.errors.InvalidInputException;
-import dev.vigilo.exec.ExecutionStatusReader;
 import dev.vigilo.exec.Placements;
-import dev.vigilo.exec.Worker;
+import dev.vigilo.exec.view.ExecutionStatusReader;
+import dev.vigilo.exec.worker.Worker;
 import dev.vigilo.web.DashboardOptions;
 import dev.vigilo.web.MetricsEndpoint;
 import dev.vigilo.web.WorkerMetrics;

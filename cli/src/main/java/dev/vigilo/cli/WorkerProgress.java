@@ -2,9 +2,9 @@ package dev.vigilo.cli;
 
 import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.exec.ExecutionStatus;
-import dev.vigilo.exec.ExecutionStatusReader;
 import dev.vigilo.exec.GateResult;
-import dev.vigilo.exec.Worker;
+import dev.vigilo.exec.view.ExecutionStatusReader;
+import dev.vigilo.exec.worker.Worker;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.UUID;

@@ -9,7 +9,7 @@ import dev.vigilo.control.ControlSettings;
 import dev.vigilo.control.TestPostgres;
 import dev.vigilo.exec.ExecutionConfig;
 import dev.vigilo.exec.Placements;
-import dev.vigilo.exec.Worker;
+import dev.vigilo.exec.worker.Worker;
 import dev.vigilo.storage.StorageConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -3,6 +3,7 @@ package dev.vigilo.exec;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.input.InputFiles;
+import dev.vigilo.plan.PlanShape;
 import dev.vigilo.storage.TomlDocuments;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -79,7 +80,7 @@ public record ExecutionConfig(String source, Map<String, Placement> placements) 
 
     /** The frozen placement description recorded with a run: {@code round-robin:128:alias,alias,...}. */
     public String initialPlacement() {
-        return "round-robin:128:" + String.join(",", aliases());
+        return PlanShape.placementRule(aliases());
     }
 
     /**

@@ -40,7 +40,8 @@ public record GateResult(
      * The final row of a gate: decides {@code passed_gate} exactly in decimal, {@code passed >= min_pass_rate x
      * planned} (the threshold as written, so 9 of 10 meets 0.9 without binary rounding).
      */
-    static GateResult decided(String name, long planned, long passed, long failed, long errored, double minPassRate) {
+    public static GateResult decided(
+            String name, long planned, long passed, long failed, long errored, double minPassRate) {
         boolean ok = BigDecimal.valueOf(passed)
                         .compareTo(BigDecimal.valueOf(minPassRate).multiply(BigDecimal.valueOf(planned)))
                 >= 0;
@@ -48,7 +49,8 @@ public record GateResult(
     }
 
     /** A row of a run still executing: counts so far, no decision. */
-    static GateResult partial(String name, long planned, long passed, long failed, long errored, double minPassRate) {
+    public static GateResult partial(
+            String name, long planned, long passed, long failed, long errored, double minPassRate) {
         return new GateResult(name, planned, passed, failed, errored, minPassRate, Optional.empty());
     }
 

@@ -17,7 +17,7 @@ import org.jdbi.v3.core.transaction.TransactionIsolationLevel;
  * the deadline), and rolls back when it fails, times out or the thread is interrupted. Committed work stays; nothing
  * of a failed transaction does.
  */
-final class LocalTransactions {
+public final class LocalTransactions {
     /** The spec's outer deadline for one local database operation. */
     static final Duration DEADLINE = Duration.ofSeconds(30);
 
@@ -31,7 +31,7 @@ final class LocalTransactions {
      *                              if the commit itself failed, its outcome is unknown and the caller must replay)
      * @throws CancelledException   when the thread was interrupted
      */
-    static <T> T inTransaction(Jdbi jdbi, String what, HandleCallback<T, RuntimeException> callback) {
+    public static <T> T inTransaction(Jdbi jdbi, String what, HandleCallback<T, RuntimeException> callback) {
         return run(jdbi, what, false, callback);
     }
 
@@ -39,7 +39,7 @@ final class LocalTransactions {
      * Like {@link #inTransaction}, as one {@code REPEATABLE READ} transaction: every statement of
      * {@code callback} sees the same snapshot (sums and lists read by separate statements agree with each other).
      */
-    static <T> T inSnapshot(Jdbi jdbi, String what, HandleCallback<T, RuntimeException> callback) {
+    public static <T> T inSnapshot(Jdbi jdbi, String what, HandleCallback<T, RuntimeException> callback) {
         return run(jdbi, what, true, callback);
     }
 
@@ -94,7 +94,7 @@ final class LocalTransactions {
         return false;
     }
 
-    static String rootMessage(Throwable e) {
+    public static String rootMessage(Throwable e) {
         return Causes.rootMessage(e);
     }
 }

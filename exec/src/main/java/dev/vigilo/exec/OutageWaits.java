@@ -21,19 +21,19 @@ import org.slf4j.LoggerFactory;
  * it calls, so the outage costs the chunk no attempt; any other failure is the caller's.
  *
  * <p>It also keeps which services are out now, for the worker's log (one line when an outage begins, one when it
- * ends), its {@link Worker.Listener} and the status rows ({@link WaitBoard}). An outage of a service (a store
+ * ends), its {@link OutageListener} and the status rows ({@link WaitBoard}). An outage of a service (a store
  * binding, a database alias) begins with the first failed operation and ends when an operation that waited for it
  * succeeds (or fails otherwise: the service answered); operations that never failed do not end it, so a disk that is
  * full for writes stays out while reads of it succeed. Thread-safe: every chunk thread, the heartbeat and the claiming
  * thread share one instance.
  */
-final class OutageWaits {
+public final class OutageWaits {
     private static final Logger LOG = LoggerFactory.getLogger(OutageWaits.class);
     /** Longest error text kept per outage (status rows and the log show it). */
     static final int MAX_ERROR = 500;
 
     /** One service out now: since when and why (the latest failure, one line, credentials masked). */
-    record Current(Service service, String target, Instant since, String error) {}
+    public record Current(Service service, String target, Instant since, String error) {}
 
     private record Key(Service service, String target) {}
 
@@ -51,7 +51,7 @@ final class OutageWaits {
 
     private final Map<Service, RetryPolicy> policies = new EnumMap<>(Service.class);
     private final RetryPolicy policy;
-    private final Worker.Listener listener;
+    private final OutageListener listener;
     private final Runnable changed;
     private final Map<Key, Outage> current = new ConcurrentHashMap<>();
 
@@ -60,7 +60,7 @@ final class OutageWaits {
      * @param listener told when an outage begins, of each wait and when it ends
      * @param changed  called whenever an outage begins or ends (the status rows are republished)
      */
-    OutageWaits(RetryPolicy policy, Worker.Listener listener, Runnable changed) {
+    public OutageWaits(RetryPolicy policy, OutageListener listener, Runnable changed) {
         Objects.requireNonNull(policy, "policy");
         this.policy = new RetryPolicy(
                 Integer.MAX_VALUE,
@@ -75,7 +75,7 @@ final class OutageWaits {
     }
 
     /** The outages in progress, oldest first. */
-    List<Current> current() {
+    public List<Current> current() {
         List<Current> out = new ArrayList<>();
         current.forEach((k, o) -> out.add(new Current(k.service(), k.target(), o.since, o.error)));
         out.sort((a, b) -> a.since().compareTo(b.since()));
@@ -83,7 +83,7 @@ final class OutageWaits {
     }
 
     /** The back-off bound before the {@code failures + 1}-th try of an operation that failed {@code failures} times. */
-    Duration backoff(int failures) {
+    public Duration backoff(int failures) {
         return policy.backoffBound(Math.max(2, failures + 1));
     }
 
@@ -94,7 +94,7 @@ final class OutageWaits {
      *
      * @param target the store binding or database alias the action calls (what the status rows name)
      */
-    <T> T await(Service service, String target, RetryPolicy.Action<T> action) {
+    public <T> T await(Service service, String target, RetryPolicy.Action<T> action) {
         Waiter w = new Waiter(new Key(service, target));
         try {
             return policies.get(service).run(attempt -> {
@@ -123,12 +123,12 @@ final class OutageWaits {
      * A probe for loops that keep their own cadence (claiming, the heartbeat, coordination): each of their tries of
      * {@code target} reports here, so an outage is logged once and ended by their next success.
      */
-    Probe probe(Service service, String target) {
+    public Probe probe(Service service, String target) {
         return new Probe(new Waiter(new Key(service, target)));
     }
 
     /** See {@link #probe}. Used by one thread. */
-    final class Probe {
+    public final class Probe {
         private final Waiter waiter;
         private int failures;
 
@@ -141,7 +141,7 @@ final class OutageWaits {
          *
          * @return whether it was an outage of the probe's service (noted; logged only when it begins)
          */
-        boolean failed(RuntimeException e) {
+        public boolean failed(RuntimeException e) {
             if (!Outages.isOutageOf(waiter.key.service(), e)) {
                 answered();
                 return false;
@@ -155,14 +155,14 @@ final class OutageWaits {
         }
 
         /** Reports a successful try: an outage this probe waited for ends. */
-        void answered() {
+        public void answered() {
             failures = 0;
             waiter.answered();
             waiter.leave();
         }
 
         /** Consecutive outage failures so far (0 after a success). */
-        int failures() {
+        public int failures() {
             return failures;
         }
     }
@@ -176,7 +176,7 @@ final class OutageWaits {
             this.key = key;
         }
 
-        void failed(RuntimeException e) {
+        public void failed(RuntimeException e) {
             String error = describe(e);
             Outage fresh = new Outage(error);
             Outage o = current.putIfAbsent(key, fresh);
@@ -194,7 +194,7 @@ final class OutageWaits {
         }
 
         /** The service answered this operation: the outage it waited for (if still current) is over. */
-        void answered() {
+        public void answered() {
             Outage o = joined;
             if (o != null && current.remove(key, o)) {
                 ended(key, o, true);

@@ -33,11 +33,11 @@ import org.jdbi.v3.core.JdbiException;
  *       outage.
  * </ol>
  */
-final class Outages {
+public final class Outages {
     private Outages() {}
 
     /** The service {@code failure} says is out, or empty when it is not an outage. */
-    static Optional<Service> classify(Throwable failure) {
+    public static Optional<Service> classify(Throwable failure) {
         if (failure == null || cancelled(failure)) {
             return Optional.empty();
         }
@@ -63,7 +63,7 @@ final class Outages {
     }
 
     /** Whether {@code failure} is an outage of {@code service}. */
-    static boolean isOutageOf(Service service, Throwable failure) {
+    public static boolean isOutageOf(Service service, Throwable failure) {
         return classify(failure).filter(service::equals).isPresent();
     }
 

@@ -6,6 +6,7 @@ import dev.vigilo.common.errors.SecretValues;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.control.ControlDatabase;
 import dev.vigilo.control.SchemaDatabase;
+import dev.vigilo.plan.PlanShape;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -154,7 +155,7 @@ public final class Placements implements AutoCloseable {
     }
 
     /** The control database's Jdbi. */
-    Jdbi control() {
+    public Jdbi control() {
         return control;
     }
 
@@ -173,7 +174,7 @@ public final class Placements implements AutoCloseable {
      *
      * @throws UnavailableException when this process's execution configuration does not list it
      */
-    Jdbi jdbi(String alias) {
+    public Jdbi jdbi(String alias) {
         SchemaDatabase db = databases.get(alias);
         if (db == null) {
             throw new UnavailableException("execution database \"" + alias + "\" is not in this process's execution"
@@ -255,14 +256,13 @@ public final class Placements implements AutoCloseable {
     }
 
     /** The aliases of a frozen placement rule ({@code round-robin:128:a,b}), in order. */
-    static List<String> aliasesOf(String initialPlacement) {
-        String prefix = "round-robin:128:";
-        if (!initialPlacement.startsWith(prefix)) {
+    public static List<String> aliasesOf(String initialPlacement) {
+        Optional<List<String>> aliases = PlanShape.placementAliases(initialPlacement);
+        if (aliases.isEmpty()) {
             // Runs prepared before placements existed: everything in the control database.
             return List.of(ExecutionConfig.CONTROL);
         }
-        List<String> out = new ArrayList<>(
-                List.of(initialPlacement.substring(prefix.length()).split(",")));
+        List<String> out = new ArrayList<>(aliases.get());
         out.removeIf(String::isEmpty);
         return out.isEmpty() ? List.of(ExecutionConfig.CONTROL) : out;
     }

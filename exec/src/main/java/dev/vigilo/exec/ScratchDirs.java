@@ -5,11 +5,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /** Removal of the flat temporary directories the readers of runs stage files in. */
-final class ScratchDirs {
+public final class ScratchDirs {
     private ScratchDirs() {}
 
     /** Deletes {@code dir} and the files in it, quietly: a leftover temporary file harms nothing. */
-    static void delete(Path dir) {
+    public static void delete(Path dir) {
         if (dir == null) {
             return;
         }

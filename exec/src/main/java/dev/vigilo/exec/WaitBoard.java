@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * control database itself cannot be reached the publication is tried again at the next refresh; nothing waits for
  * it. Readers ({@link #forRun}) run in the caller's transaction.
  */
-final class WaitBoard implements AutoCloseable {
+public final class WaitBoard implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(WaitBoard.class);
     /** How often a worker refreshes its rows while it waits. */
     static final Duration REFRESH = Duration.ofSeconds(15);
@@ -42,7 +42,7 @@ final class WaitBoard implements AutoCloseable {
     /**
      * @param source the worker's outages now ({@link OutageWaits#current})
      */
-    WaitBoard(Jdbi control, UUID worker, Supplier<List<OutageWaits.Current>> source) {
+    public WaitBoard(Jdbi control, UUID worker, Supplier<List<OutageWaits.Current>> source) {
         this.control = Objects.requireNonNull(control, "control");
         this.worker = Objects.requireNonNull(worker, "worker");
         this.source = Objects.requireNonNull(source, "source");
@@ -52,7 +52,7 @@ final class WaitBoard implements AutoCloseable {
     }
 
     /** An outage began or ended: publish soon, on the board's thread. */
-    void changed() {
+    public void changed() {
         dirty.set(true);
         try {
             thread.execute(this::publish);
@@ -107,7 +107,7 @@ final class WaitBoard implements AutoCloseable {
      * databases of its routes; one entry per service and target, with the earliest start, the number of workers and
      * the latest error. Empty for a run that is not pending or running.
      */
-    static List<ExecutionStatus.Wait> forRun(Handle h, UUID runId) {
+    public static List<ExecutionStatus.Wait> forRun(Handle h, UUID runId) {
         return h.createQuery(
                         "SELECT w.service, w.target, min(w.since) AS since, count(DISTINCT w.worker_id) AS workers,"
                                 + " (array_agg(w.last_error ORDER BY w.updated_at DESC))[1] AS error"

@@ -13,14 +13,14 @@ import java.util.Objects;
  * deadline as the first had (at least {@link #MIN_RETRY_DEADLINE}). Missing or damaged objects and cancellation end
  * the read as the underlying reader reports them. Thread-safe.
  */
-final class WaitingReader implements ObjectReader {
+public final class WaitingReader implements ObjectReader {
     /** The shortest deadline a try after an outage gets, so a caller's spent budget cannot make every try fail. */
     static final Duration MIN_RETRY_DEADLINE = Duration.ofSeconds(10);
 
     private final ObjectReader reader;
     private final OutageWaits waits;
 
-    WaitingReader(ObjectReader reader, OutageWaits waits) {
+    public WaitingReader(ObjectReader reader, OutageWaits waits) {
         this.reader = Objects.requireNonNull(reader, "reader");
         this.waits = Objects.requireNonNull(waits, "waits");
     }

@@ -18,11 +18,11 @@ import java.util.Optional;
  * missing or damaged objects and cancellation end the call as the store reports them. {@link #close()} leaves the
  * wrapped store open: its owner closes it. Thread-safe.
  */
-final class WaitingStore implements ObjectStore {
+public final class WaitingStore implements ObjectStore {
     private final ObjectStore store;
     private final OutageWaits waits;
 
-    WaitingStore(ObjectStore store, OutageWaits waits) {
+    public WaitingStore(ObjectStore store, OutageWaits waits) {
         this.store = Objects.requireNonNull(store, "store");
         this.waits = Objects.requireNonNull(waits, "waits");
     }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.vigilo.common.errors.ConflictException;
 import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.exec.admission.Admission;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -2,6 +2,8 @@ package dev.vigilo.exec;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.vigilo.exec.admission.Admission;
+import dev.vigilo.exec.worker.Worker;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

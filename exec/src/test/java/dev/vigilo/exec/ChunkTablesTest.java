@@ -2,6 +2,10 @@ package dev.vigilo.exec;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.vigilo.exec.admission.Admission;
+import dev.vigilo.exec.placement.ShardRoutes;
+import dev.vigilo.exec.record.ChunkTables;
+import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectRef;
 import java.io.IOException;
@@ -36,7 +40,7 @@ class ChunkTablesTest {
         run = fx.prepare();
         new Admission(placements, fx.storage).admit(run);
         jdbi = placements.jdbi(ExecutionConfig.CONTROL);
-        routes = Routes.claimable(fx.control.jdbi()).get(ExecutionConfig.CONTROL);
+        routes = ShardRoutes.claimable(fx.control.jdbi()).get(ExecutionConfig.CONTROL);
     }
 
     @AfterEach

@@ -2,6 +2,7 @@ package dev.vigilo.exec;
 
 import dev.vigilo.control.ControlDatabase;
 import dev.vigilo.control.ControlSettings;
+import dev.vigilo.exec.view.RunComparison;
 import dev.vigilo.storage.Sha256;
 import dev.vigilo.storage.StorageConfig;
 import java.lang.management.ManagementFactory;

@@ -4,6 +4,11 @@ import static dev.vigilo.exec.StoreOutageIT.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.vigilo.agent.OpenAiTestServer;
+import dev.vigilo.exec.admission.Admission;
+import dev.vigilo.exec.audit.RunVerifier;
+import dev.vigilo.exec.record.ChunkTables;
+import dev.vigilo.exec.view.ExecutionStatusReader;
+import dev.vigilo.exec.worker.Worker;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;

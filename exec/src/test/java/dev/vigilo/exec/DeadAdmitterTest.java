@@ -3,6 +3,7 @@ package dev.vigilo.exec;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.vigilo.common.crash.CrashSweep;
+import dev.vigilo.exec.admission.Admission;
 import dev.vigilo.plan.CreationLeases;
 import java.nio.file.Path;
 import java.time.Duration;

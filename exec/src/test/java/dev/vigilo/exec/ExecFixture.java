@@ -30,8 +30,8 @@ import java.util.UUID;
 import java.util.stream.Stream;
 
 /** A real control database, a local object store, an uploaded dataset and prepared runs over it. */
-final class ExecFixture implements AutoCloseable {
-    static final String PROFILE = """
+public final class ExecFixture implements AutoCloseable {
+    public static final String PROFILE = """
             name: exec-fixture
             agent: {kind: command, command: [./agent]}
             evaluators:
@@ -43,18 +43,18 @@ final class ExecFixture implements AutoCloseable {
             """;
 
     final String controlUrl;
-    final ControlDatabase control;
-    final Path storeRoot;
-    final StorageConfig storage;
-    final ObjectStore store;
+    public final ControlDatabase control;
+    public final Path storeRoot;
+    public final StorageConfig storage;
+    public final ObjectStore store;
     final DatasetEntry dataset;
 
-    ExecFixture(Path dir, int cases) throws IOException {
+    public ExecFixture(Path dir, int cases) throws IOException {
         this(dir, cases, StorageConfig.localDefault(dir.resolve("objects")));
     }
 
     /** A fixture whose dataset and runs live in {@code storage}'s default store (a local one under dir, or S3). */
-    ExecFixture(Path dir, int cases, StorageConfig storage) throws IOException {
+    public ExecFixture(Path dir, int cases, StorageConfig storage) throws IOException {
         controlUrl = TestPostgres.newDatabaseUrl();
         control = ControlDatabase.open(new ControlSettings.Jdbc(controlUrl));
         storeRoot = dir.resolve("objects");
@@ -120,7 +120,7 @@ final class ExecFixture implements AutoCloseable {
     }
 
     /** Prepares a run with execution requested (the run stays creating until admitted). */
-    UUID prepare(String profile) {
+    public UUID prepare(String profile) {
         CreateResult r = create(profile, UUID.randomUUID());
         control.jdbi()
                 .useHandle(h -> h.createUpdate("UPDATE run_plans SET execution_requested = true WHERE run_id = :r")
@@ -135,12 +135,12 @@ final class ExecFixture implements AutoCloseable {
                 .create(new CreateRequest(ProfileInput.inline(profile), dataset.uploadId(), Optional.of(runId), true));
     }
 
-    UUID prepare() {
+    public UUID prepare() {
         return prepare(PROFILE);
     }
 
     /** Freezes the run's placement list, as preparation does from the execution configuration. */
-    void placeOn(UUID run, ExecutionConfig config) {
+    public void placeOn(UUID run, ExecutionConfig config) {
         control.jdbi()
                 .useHandle(h -> h.createUpdate("UPDATE run_plans SET initial_placement = :p WHERE run_id = :r")
                         .bind("p", config.initialPlacement())
@@ -169,7 +169,7 @@ final class ExecFixture implements AutoCloseable {
                         .execute());
     }
 
-    String runStatus(UUID run) {
+    public String runStatus(UUID run) {
         return control.jdbi()
                 .withHandle(h -> h.createQuery("SELECT status FROM runs WHERE run_id = :r")
                         .bind("r", run)

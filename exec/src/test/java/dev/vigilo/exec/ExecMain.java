@@ -2,6 +2,8 @@ package dev.vigilo.exec;
 
 import dev.vigilo.control.ControlDatabase;
 import dev.vigilo.control.ControlSettings;
+import dev.vigilo.exec.admission.Admission;
+import dev.vigilo.exec.worker.Worker;
 import dev.vigilo.storage.StorageConfig;
 import java.nio.file.Path;
 import java.time.Duration;

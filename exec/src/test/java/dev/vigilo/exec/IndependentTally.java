@@ -2,6 +2,7 @@ package dev.vigilo.exec;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.plan.GateFile;
 import dev.vigilo.plan.PublishedPlan;
 import dev.vigilo.storage.Deadline;
@@ -23,11 +24,11 @@ import java.util.UUID;
  * plan's gate files, outcomes counted case by case from every receipt a done chunk row (in its shard's current
  * placement) references, parsed as plain JSON.
  */
-final class IndependentTally {
+public final class IndependentTally {
     private static final ObjectMapper MAPPER = new ObjectMapper();
 
     /** One gate, as counted here. */
-    record Gate(String name, long planned, long passed, long failed, long errored, double minPassRate) {
+    public record Gate(String name, long planned, long passed, long failed, long errored, double minPassRate) {
         boolean meets() {
             // Integer form of passed / planned >= min, with a tolerance for the binary threshold.
             return passed >= (long) Math.ceil(minPassRate * planned - 1e-9);
@@ -36,7 +37,7 @@ final class IndependentTally {
 
     private IndependentTally() {}
 
-    static Map<String, Gate> compute(ExecFixture fx, Placements placements, UUID run) {
+    public static Map<String, Gate> compute(ExecFixture fx, Placements placements, UUID run) {
         PublishedPlan plan = fx.plan(run);
         Map<String, long[]> counts = new LinkedHashMap<>();
         Map<String, GateFile> files = new LinkedHashMap<>();
@@ -69,7 +70,7 @@ final class IndependentTally {
     }
 
     /** The receipt references of done chunks, each read from its shard's current placement. */
-    static List<ObjectRef> receipts(Placements placements, UUID run) {
+    public static List<ObjectRef> receipts(Placements placements, UUID run) {
         List<ObjectRef> out = new ArrayList<>();
         RunRecords.byPlacement(placements.control().withHandle(h -> RunRecords.routes(h, run, "")))
                 .forEach((alias, shards) -> placements

@@ -7,6 +7,7 @@ import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.common.retry.RetryPolicy;
+import dev.vigilo.exec.worker.Worker;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.vigilo.agent.OpenAiTestServer;
 import dev.vigilo.control.TestPostgres;
+import dev.vigilo.exec.admission.Admission;
+import dev.vigilo.exec.worker.Worker;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;

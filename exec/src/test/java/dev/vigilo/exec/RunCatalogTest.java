@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.NotFoundException;
+import dev.vigilo.exec.admission.Admission;
+import dev.vigilo.exec.view.RunCatalog;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -6,6 +6,8 @@ import dev.vigilo.dataset.DatasetCatalog;
 import dev.vigilo.dataset.DatasetEntry;
 import dev.vigilo.dataset.UploadProgress;
 import dev.vigilo.dataset.UploadRequest;
+import dev.vigilo.exec.admission.Admission;
+import dev.vigilo.exec.settlement.Settlement;
 import dev.vigilo.plan.CreateRequest;
 import dev.vigilo.plan.ProfileInput;
 import dev.vigilo.plan.RunPreparation;

@@ -5,6 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.vigilo.agent.OpenAiTestServer;
 import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.exec.admission.Admission;
+import dev.vigilo.exec.audit.RunVerifier;
+import dev.vigilo.exec.record.Receipt;
+import dev.vigilo.exec.settlement.RunCancellation;
+import dev.vigilo.exec.worker.TranscriptTest;
+import dev.vigilo.exec.worker.Worker;
 import dev.vigilo.plan.PublishedPlan;
 import dev.vigilo.storage.Deadline;
 import java.io.IOException;

@@ -3,6 +3,7 @@ package dev.vigilo.exec;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.vigilo.agent.AgentEnvironment;
 import dev.vigilo.agent.OpenAiTestServer;
+import dev.vigilo.exec.worker.Worker;
 import dev.vigilo.storage.StorageConfig;
 import java.io.IOException;
 import java.net.URLEncoder;

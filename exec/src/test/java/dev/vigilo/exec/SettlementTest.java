@@ -2,6 +2,8 @@ package dev.vigilo.exec;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.vigilo.exec.admission.Admission;
+import dev.vigilo.exec.settlement.Settlement;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
@@ -12,7 +14,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class SettlementTest {
+public class SettlementTest {
     static final String LENIENT = ExecFixture.PROFILE
             .replace("min_pass_rate: 0.9", "min_pass_rate: 0.6")
             .replace("min_pass_rate: 0.5", "min_pass_rate: 0.4");
@@ -59,7 +61,7 @@ class SettlementTest {
                         .one());
     }
 
-    static void assertMatches(List<GateResult> gates, Map<String, IndependentTally.Gate> expected) {
+    public static void assertMatches(List<GateResult> gates, Map<String, IndependentTally.Gate> expected) {
         assertThat(gates).extracting(GateResult::name).containsExactlyElementsOf(expected.keySet());
         for (GateResult g : gates) {
             IndependentTally.Gate e = expected.get(g.name());

@@ -1,5 +1,10 @@
 package dev.vigilo.exec;
 
+import dev.vigilo.exec.record.ChunkSeed;
+import dev.vigilo.exec.record.ChunkTables;
+import dev.vigilo.exec.record.Receipt;
+import dev.vigilo.exec.record.RunRecords;
+import dev.vigilo.exec.record.RunSnapshot;
 import dev.vigilo.plan.ChunkFile;
 import dev.vigilo.plan.PublishedPlan;
 import dev.vigilo.storage.Deadline;
@@ -22,12 +27,12 @@ import java.util.UUID;
  * agent errors, evaluator errors and failures, one output long enough to be stored apart), writes a real receipt to
  * the store and completes the chunk under its lease.
  */
-final class SimulatedWorker {
+public final class SimulatedWorker {
     /** The fixture profile's evaluators, in profile order. */
     static final List<String> EVALUATORS = List.of("exact", "re");
 
     /** A held lease and where it was claimed. */
-    record Held(String placement, ChunkTables.Lease lease) {}
+    public record Held(String placement, ChunkTables.Lease lease) {}
 
     private final Placements placements;
     private final ObjectStore store;
@@ -35,12 +40,12 @@ final class SimulatedWorker {
     private final int salt;
     final UUID owner = UUID.randomUUID();
 
-    SimulatedWorker(Placements placements, ObjectStore store, UUID runId) {
+    public SimulatedWorker(Placements placements, ObjectStore store, UUID runId) {
         this(placements, store, runId, 0);
     }
 
     /** @param salt varies the made-up results: runs with different salts disagree on some cases */
-    SimulatedWorker(Placements placements, ObjectStore store, UUID runId, int salt) {
+    public SimulatedWorker(Placements placements, ObjectStore store, UUID runId, int salt) {
         this.placements = placements;
         this.store = store;
         this.runId = runId;
@@ -48,12 +53,12 @@ final class SimulatedWorker {
     }
 
     /** Claims the next claimable chunk of the run in {@code alias}, by the routes active there now. */
-    Optional<Held> claim(String alias) {
+    public Optional<Held> claim(String alias) {
         return claim(alias, -1, Duration.ofSeconds(60));
     }
 
     /** Claims a chunk of {@code shard} (any shard when negative) in {@code alias} for {@code lease}. */
-    Optional<Held> claim(String alias, int shard, Duration lease) {
+    public Optional<Held> claim(String alias, int shard, Duration lease) {
         List<ChunkTables.Claimable> routes = placements
                 .control()
                 .withHandle(h -> RunRecords.routes(h, runId, "").stream()
@@ -78,7 +83,7 @@ final class SimulatedWorker {
     }
 
     /** Executes the held chunk (made-up results) into a receipt; writes long outputs to the store. */
-    Receipt execute(ChunkTables.Lease l) {
+    public Receipt execute(ChunkTables.Lease l) {
         ChunkSeed s = l.seed();
         ChunkFile chunk = PublishedPlan.readChunk(
                 runId,
@@ -203,7 +208,7 @@ final class SimulatedWorker {
     }
 
     /** Writes the receipt (create-only) and completes the chunk under the lease, as the worker does. */
-    ChunkTables.Completion complete(Held held, Receipt r) {
+    public ChunkTables.Completion complete(Held held, Receipt r) {
         ObjectRef ref = store.create(
                 Receipt.key(runId, r.chunkIndex(), r.leaseGeneration()),
                 r.encode(),
@@ -227,7 +232,7 @@ final class SimulatedWorker {
     }
 
     /** Runs chunks until nothing is claimable or {@code limit} chunks completed; returns how many. */
-    int run(int limit) {
+    public int run(int limit) {
         int n = 0;
         while (n < limit) {
             Optional<ChunkTables.Completion> c = runOne();

@@ -5,6 +5,12 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.control.TestPostgres;
+import dev.vigilo.exec.admission.Admission;
+import dev.vigilo.exec.placement.ShardMover;
+import dev.vigilo.exec.settlement.RunCancellation;
+import dev.vigilo.exec.settlement.Settlement;
+import dev.vigilo.exec.view.ExecutionStatusReader;
+import dev.vigilo.exec.view.RunResults;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.file.Path;

@@ -17,7 +17,7 @@ import java.util.UUID;
 
 /**
  * One execution chunk, format {@code vigilo.plan.chunk} version 1 (docs/formats/plan-chunk.md): at most
- * {@link PlanLayout#CHUNK_CASES} consecutive cases with their ids, hashes and per-case evaluator/gate selection
+ * {@link PlanShape#CHUNK_CASES} consecutive cases with their ids, hashes and per-case evaluator/gate selection
  * masks, and the chunk's membership digest. Immutable.
  */
 public record ChunkFile(
@@ -160,14 +160,14 @@ public record ChunkFile(
         long count = header.num("case_count");
         Sha256 membership = header.sha("membership_sha256");
         PlanJson.expect(
-                index >= 0 && shard == PlanLayout.shardOf(index), "shard " + shard + " is not chunk index mod 128");
+                index >= 0 && shard == PlanShape.shardOf(index), "shard " + shard + " is not chunk index mod 128");
         PlanJson.expect(chunkId.equals(Fold.chunkId(runId, index)), "chunk_id does not derive from run id and index");
         if (entries == null) {
             throw new PlanJson.FormatException("field \"cases\" is missing or not a list");
         }
         PlanJson.expect(
-                count >= 1 && count <= PlanLayout.CHUNK_CASES && entries.size() == count,
-                "case_count " + count + " does not match " + entries.size() + " entries (1.." + PlanLayout.CHUNK_CASES
+                count >= 1 && count <= PlanShape.CHUNK_CASES && entries.size() == count,
+                "case_count " + count + " does not match " + entries.size() + " entries (1.." + PlanShape.CHUNK_CASES
                         + ")");
         List<Entry> cases = new ArrayList<>(entries.size());
         for (int i = 0; i < entries.size(); i++) {
@@ -192,7 +192,7 @@ public record ChunkFile(
 
     /** The elements of the {@code cases} array; an element that is not an object has no fields. */
     private static List<Fields> readEntries(JsonParser p) throws IOException {
-        List<Fields> entries = new ArrayList<>(PlanLayout.CHUNK_CASES);
+        List<Fields> entries = new ArrayList<>(PlanShape.CHUNK_CASES);
         JsonToken t;
         while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
             Fields entry = new Fields();

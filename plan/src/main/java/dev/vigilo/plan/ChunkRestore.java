@@ -125,8 +125,8 @@ final class ChunkRestore {
         } catch (PlanJson.FormatException e) {
             throw PlanErrors.damaged(planFiles.runId(), "plan file " + ref.key() + " is invalid: " + e.getMessage(), e);
         }
-        long first = chunk.chunkIndex() * PlanLayout.CHUNK_CASES;
-        long expectedCases = Math.min(PlanLayout.CHUNK_CASES, caseCount - first);
+        long first = chunk.chunkIndex() * PlanShape.CHUNK_CASES;
+        long expectedCases = Math.min(PlanShape.CHUNK_CASES, caseCount - first);
         if (!file.runId().equals(planFiles.runId())
                 || file.chunkIndex() != chunk.chunkIndex()
                 || file.firstOrdinal() != first

@@ -41,6 +41,6 @@ public record CreateRequest(
 
     /** The frozen placement rule recorded with the run: {@code round-robin:128:alias,alias,...}. */
     String initialPlacement() {
-        return "round-robin:" + PlanLayout.SHARDS + ":" + String.join(",", placements);
+        return PlanShape.placementRule(placements);
     }
 }

@@ -84,7 +84,7 @@ public record GateFile(
         for (JsonNode s : a) {
             ShardCount sc = new ShardCount((int) PlanJson.num(s, "shard"), PlanJson.num(s, "count"));
             PlanJson.expect(
-                    sc.shard() > prev && sc.shard() < PlanLayout.SHARDS && sc.count() >= 0,
+                    sc.shard() > prev && sc.shard() < PlanShape.SHARDS && sc.count() >= 0,
                     "shard entries are not sorted, unique and in 0..127");
             prev = sc.shard();
             sum += sc.count();

@@ -55,8 +55,8 @@ final class PlanConfiguration {
         ObjectNode x = n.putObject("executability");
         x.put("cases", dataset.caseCount());
         x.put("chunks", chunks);
-        x.put("chunk_cases", PlanLayout.CHUNK_CASES);
-        x.put("shards", PlanLayout.SHARDS);
+        x.put("chunk_cases", PlanShape.CHUNK_CASES);
+        x.put("shards", PlanShape.SHARDS);
         x.put("shards_used", shardsUsed);
         x.put("unselected_cases", unselectedCases);
         ArrayNode g = x.putArray("gate_cases");

@@ -4,15 +4,11 @@ import dev.vigilo.storage.ObjectKey;
 import java.util.UUID;
 
 /**
- * Object keys and fixed shape constants of a plan (docs/formats/plan-layout.md). Keys are fixed names under the
+ * Object keys and the index bounds of a plan (docs/formats/plan-layout.md; its shape: {@link PlanShape}). Keys are fixed names under the
  * run's prefix rather than content addresses: a replay that produces different bytes for the same logical file then
  * hits the store's create-only conflict instead of silently writing a second version.
  */
 final class PlanLayout {
-    /** Cases per execution chunk, at most. */
-    static final int CHUNK_CASES = 100;
-    /** Logical shards; chunk i lives on shard i mod SHARDS. */
-    static final int SHARDS = 128;
     /** Entries per chunk index document, at most. */
     static final int INDEX_MAX_ENTRIES = 512;
     /** Bytes per chunk index document, at most. */
@@ -58,9 +54,5 @@ final class PlanLayout {
         }
         String digits = Long.toString(value);
         return digits.length() >= width ? digits : "0".repeat(width - digits.length()) + digits;
-    }
-
-    static int shardOf(long chunkIndex) {
-        return (int) (chunkIndex % SHARDS);
     }
 }

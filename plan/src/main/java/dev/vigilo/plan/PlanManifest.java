@@ -42,8 +42,8 @@ public record PlanManifest(
         n.put("format", FORMAT);
         n.put("version", PlanLayout.FORMAT_VERSION);
         n.put("run_id", runId.toString());
-        n.put("chunk_cases", PlanLayout.CHUNK_CASES);
-        n.put("shard_count", PlanLayout.SHARDS);
+        n.put("chunk_cases", PlanShape.CHUNK_CASES);
+        n.put("shard_count", PlanShape.SHARDS);
         ObjectNode d = n.putObject("dataset");
         d.put("upload_id", datasetUploadId.toString());
         d.put("membership_uuid", membershipUuid.toString());
@@ -72,8 +72,8 @@ public record PlanManifest(
     static PlanManifest decode(byte[] bytes) {
         JsonNode n = PlanJson.decode(bytes, FORMAT, PlanLayout.FORMAT_VERSION);
         PlanJson.expect(
-                PlanJson.num(n, "chunk_cases") == PlanLayout.CHUNK_CASES
-                        && PlanJson.num(n, "shard_count") == PlanLayout.SHARDS,
+                PlanJson.num(n, "chunk_cases") == PlanShape.CHUNK_CASES
+                        && PlanJson.num(n, "shard_count") == PlanShape.SHARDS,
                 "unsupported chunk size or shard count");
         JsonNode d = n.get("dataset");
         PlanJson.expect(d != null, "dataset is missing");
@@ -92,7 +92,7 @@ public record PlanManifest(
                     PlanJson.sha(s, "projection_sha256"),
                     PlanJson.sha(s, "settlement_sha256"));
             PlanJson.expect(
-                    sh.shard() > prev && sh.shard() < PlanLayout.SHARDS && sh.chunks() >= 1,
+                    sh.shard() > prev && sh.shard() < PlanShape.SHARDS && sh.chunks() >= 1,
                     "shards are not sorted, unique, used and in 0..127");
             prev = sh.shard();
             cases += sh.cases();

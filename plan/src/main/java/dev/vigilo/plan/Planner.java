@@ -24,11 +24,11 @@ final class Planner {
     private final DatasetEntry dataset;
     private final GroupWriter writer;
     private final long[] requiredMask;
-    private final Shard[] shards = new Shard[PlanLayout.SHARDS];
+    private final Shard[] shards = new Shard[PlanShape.SHARDS];
     private final long[] evaluatorCases;
     private final long[] gateCases;
     private long unselected;
-    private final List<ChunkFile.Entry> page = new ArrayList<>(PlanLayout.CHUNK_CASES);
+    private final List<ChunkFile.Entry> page = new ArrayList<>(PlanShape.CHUNK_CASES);
     private long pageFirstOrdinal;
     private long nextChunk;
     private long cases;
@@ -112,7 +112,7 @@ final class Planner {
         }
         page.add(new ChunkFile.Entry(c.ordinal(), c.id(), c.sha256(), eval, gates));
         cases++;
-        if (page.size() == PlanLayout.CHUNK_CASES) {
+        if (page.size() == PlanShape.CHUNK_CASES) {
             emitChunk();
         }
     }
@@ -129,7 +129,7 @@ final class Planner {
         Sha256 membership = fold.finish();
         UUID chunkId = Fold.chunkId(runId, index);
         ChunkFile file =
-                new ChunkFile(runId, index, chunkId, PlanLayout.shardOf(index), pageFirstOrdinal, page, membership);
+                new ChunkFile(runId, index, chunkId, PlanShape.shardOf(index), pageFirstOrdinal, page, membership);
         byte[] bytes = file.encode();
         ObjectRef ref = ObjectRef.of(PlanLayout.chunk(runId, index), bytes);
         writer.add(new GroupWriter.Pending(ref, bytes, PlanFileKind.CHUNK, index));
@@ -170,7 +170,7 @@ final class Planner {
      */
     private void account(ChunkFile file, ObjectRef ref, CaseFold.Batch entries) {
         long index = nextChunk++;
-        int shardNo = PlanLayout.shardOf(index);
+        int shardNo = PlanShape.shardOf(index);
         Shard shard = shards[shardNo];
         if (shard == null) {
             shard = shards[shardNo] = new Shard(gateCases.length);
@@ -235,7 +235,7 @@ final class Planner {
         Optional<ObjectRef> next = Optional.empty();
         for (int g = gateCount - 1; g >= 0; g--) {
             List<GateFile.ShardCount> counts = new ArrayList<>();
-            for (int s = 0; s < PlanLayout.SHARDS; s++) {
+            for (int s = 0; s < PlanShape.SHARDS; s++) {
                 if (shards[s] != null) {
                     counts.add(new GateFile.ShardCount(s, shards[s].gates[g]));
                 }
@@ -247,7 +247,7 @@ final class Planner {
             next = Optional.of(ref);
         }
         List<ShardTotals> totals = new ArrayList<>();
-        for (int s = 0; s < PlanLayout.SHARDS; s++) {
+        for (int s = 0; s < PlanShape.SHARDS; s++) {
             Shard sh = shards[s];
             if (sh == null) {
                 continue;
@@ -288,6 +288,6 @@ final class Planner {
     }
 
     static long expectedChunks(long caseCount) {
-        return (caseCount + PlanLayout.CHUNK_CASES - 1) / PlanLayout.CHUNK_CASES;
+        return (caseCount + PlanShape.CHUNK_CASES - 1) / PlanShape.CHUNK_CASES;
     }
 }

@@ -220,11 +220,8 @@ public final class PublishedPlan {
 
     /** The shard of chunk {@code chunkIndex}. */
     public static int shardOf(long chunkIndex) {
-        return PlanLayout.shardOf(chunkIndex);
+        return PlanShape.shardOf(chunkIndex);
     }
-
-    /** The number of logical shards (128). */
-    public static final int SHARDS = PlanLayout.SHARDS;
 
     private static byte[] read(UUID runId, ObjectReader store, ObjectRef ref, Deadline deadline) {
         try {

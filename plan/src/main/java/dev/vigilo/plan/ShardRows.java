@@ -74,12 +74,9 @@ final class ShardRows {
      * database.
      */
     static String placementAlias(String initialPlacement, int shard) {
-        String prefix = "round-robin:" + PlanLayout.SHARDS + ":";
-        if (!initialPlacement.startsWith(prefix)) {
-            return "control";
-        }
-        String[] aliases = initialPlacement.substring(prefix.length()).split(",");
-        return aliases[shard % aliases.length];
+        return PlanShape.placementAliases(initialPlacement)
+                .map(aliases -> aliases.get(shard % aliases.size()))
+                .orElse("control");
     }
 
     /** {@code [["all",300],["math",100]]}: compact, gate order kept. */

@@ -34,7 +34,7 @@ class ChunkFileEncodingTest {
                 .filter(s -> StandardCharsets.UTF_8.newEncoder().canEncode(s))
                 .list()
                 .ofMinSize(1)
-                .ofMaxSize(PlanLayout.CHUNK_CASES);
+                .ofMaxSize(PlanShape.CHUNK_CASES);
     }
 
     @Property(tries = 200)
@@ -58,7 +58,7 @@ class ChunkFileEncodingTest {
                 run,
                 index,
                 Fold.chunkId(run, index),
-                PlanLayout.shardOf(index),
+                PlanShape.shardOf(index),
                 firstOrdinal,
                 cases,
                 ChunkFile.membershipOf(cases));

@@ -26,7 +26,7 @@ class PlanFormatsTest {
                 RUN,
                 index,
                 Fold.chunkId(RUN, index),
-                PlanLayout.shardOf(index),
+                PlanShape.shardOf(index),
                 first,
                 cases,
                 ChunkFile.membershipOf(cases));

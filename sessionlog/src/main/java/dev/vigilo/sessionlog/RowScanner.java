@@ -17,7 +17,7 @@ final class RowScanner {
     }
 
     private final RowSink sink;
-    private final Closers closers = new Closers();
+    private final CloserEvents closers = new CloserEvents();
     private final SurfaceFold surface = new SurfaceFold();
     private byte[] frag = new byte[256];
     private int fragLen = 0;
@@ -64,7 +64,7 @@ final class RowScanner {
         return surface;
     }
 
-    Closers closers() {
+    CloserEvents closers() {
         return closers;
     }
 

@@ -6,7 +6,7 @@ import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.input.Ids;
 import dev.vigilo.common.input.Names;
 import dev.vigilo.exec.GateResult;
-import dev.vigilo.exec.RunComparison;
+import dev.vigilo.exec.view.RunComparison;
 import io.javalin.http.Context;
 import io.javalin.http.HttpStatus;
 import java.net.URLEncoder;

@@ -3,7 +3,7 @@ package dev.vigilo.web;
 import dev.vigilo.checkpoint.LogRoot;
 import dev.vigilo.datagen.ExperimentStatus;
 import dev.vigilo.datagen.Experiments;
-import dev.vigilo.exec.RunCatalog;
+import dev.vigilo.exec.view.RunCatalog;
 import io.javalin.http.Context;
 import io.javalin.router.Endpoint;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -17,7 +17,7 @@ import java.util.Set;
 
 /**
  * {@code /metrics}, {@code /healthz} and {@code /readyz}, for a process that is not the dashboard (a worker: pass {@code
- * new WorkerMetrics(endpoint.registry())} as its {@link dev.vigilo.exec.Worker.Listener}; {@code vigilo worker
+ * new WorkerMetrics(endpoint.registry())} as its {@link dev.vigilo.exec.worker.Worker.Listener}; {@code vigilo worker
  * --metrics-port} does). {@code /metrics} is Prometheus text, with the JVM's meters, under the same access rules as
  * the dashboard ({@link DashboardOptions}: loopback by default, a token on every request for any other bind, loopback
  * host names only on a loopback bind). The probes answer without the token (they tell only whether the process is

@@ -8,13 +8,14 @@ import dev.vigilo.dataset.DatasetCatalog;
 import dev.vigilo.dataset.DatasetEntry;
 import dev.vigilo.dataset.DatasetReader;
 import dev.vigilo.dataset.StoredCase;
-import dev.vigilo.exec.CaseResults;
 import dev.vigilo.exec.ExecutionStatus;
-import dev.vigilo.exec.ExecutionStatusReader;
 import dev.vigilo.exec.GateResult;
-import dev.vigilo.exec.RunCancellation;
-import dev.vigilo.exec.RunCatalog;
-import dev.vigilo.exec.RunTranscripts;
+import dev.vigilo.exec.settlement.RunCancellation;
+import dev.vigilo.exec.view.CaseResults;
+import dev.vigilo.exec.view.ExecutionStatusReader;
+import dev.vigilo.exec.view.RunCatalog;
+import dev.vigilo.exec.view.RunTranscripts;
+import dev.vigilo.plan.PlanShape;
 import dev.vigilo.plan.RunStatus;
 import dev.vigilo.plan.RunStatusReader;
 import io.javalin.http.Context;
@@ -34,7 +35,6 @@ import java.util.UUID;
 final class RunPages {
     static final int RUNS_PER_PAGE = 50;
     static final int CASES_PER_PAGE = 50;
-    static final int SHARDS = 128;
     /** Longest output or input shown on a page; the API returns outputs whole. */
     static final int SHOWN_CHARS = 64 * 1024;
 
@@ -195,8 +195,8 @@ final class RunPages {
     private static List<Map<String, Object>> shardCells(ExecutionStatus.Progress p) {
         Map<Integer, ExecutionStatus.ShardProgress> byShard = new LinkedHashMap<>();
         p.shards().forEach(s -> byShard.put(s.shard(), s));
-        List<Map<String, Object>> cells = new ArrayList<>(SHARDS);
-        for (int i = 0; i < SHARDS; i++) {
+        List<Map<String, Object>> cells = new ArrayList<>(PlanShape.SHARDS);
+        for (int i = 0; i < PlanShape.SHARDS; i++) {
             ExecutionStatus.ShardProgress s = byShard.get(i);
             Map<String, Object> c = new LinkedHashMap<>();
             c.put("shard", i);

@@ -1,6 +1,6 @@
 package dev.vigilo.web;
 
-import dev.vigilo.exec.Worker;
+import dev.vigilo.exec.worker.Worker;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;

@@ -1,5 +1,7 @@
 package dev.vigilo.exec;
 
+import dev.vigilo.exec.admission.Admission;
+import dev.vigilo.exec.settlement.Settlement;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.UUID;

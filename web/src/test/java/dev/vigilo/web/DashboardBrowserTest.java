@@ -3,8 +3,8 @@ package dev.vigilo.web;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.vigilo.exec.ExecutionStatus;
-import dev.vigilo.exec.ExecutionStatusReader;
 import dev.vigilo.exec.GateResult;
+import dev.vigilo.exec.view.ExecutionStatusReader;
 import java.io.IOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
@@ -189,9 +189,10 @@ class DashboardBrowserTest {
     void casesFilteredByOutcomeAndOneCase() throws IOException {
         Map<String, Long> counts = new java.util.HashMap<>();
         long after = -1;
-        dev.vigilo.exec.CaseResults results = new dev.vigilo.exec.CaseResults(state.placements, state.storage);
+        dev.vigilo.exec.view.CaseResults results =
+                new dev.vigilo.exec.view.CaseResults(state.placements, state.storage);
         try (results) {
-            for (var c : results.page(state.settledRun, dev.vigilo.exec.CaseResults.Filter.ALL, after, 500)
+            for (var c : results.page(state.settledRun, dev.vigilo.exec.view.CaseResults.Filter.ALL, after, 500)
                     .cases()) {
                 counts.merge(c.outcome().spelling(), 1L, Long::sum);
             }

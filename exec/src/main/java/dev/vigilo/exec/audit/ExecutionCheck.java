@@ -1,0 +1,342 @@
+package dev.vigilo.exec.audit;
+
+import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.exec.LocalTransactions;
+import dev.vigilo.exec.Placements;
+import dev.vigilo.exec.record.ChunkRows;
+import dev.vigilo.exec.record.ChunkSeed;
+import dev.vigilo.exec.record.Receipt;
+import dev.vigilo.exec.record.RunRecords;
+import dev.vigilo.exec.record.RunSnapshot;
+import dev.vigilo.exec.record.TranscriptStore;
+import dev.vigilo.plan.ChunkFile;
+import dev.vigilo.plan.GateFile;
+import dev.vigilo.plan.PlanManifest;
+import dev.vigilo.plan.PublishedPlan;
+import dev.vigilo.sessionlog.SessionVerifier;
+import dev.vigilo.sessionlog.VerifyReport;
+import dev.vigilo.storage.ObjectReader;
+import dev.vigilo.storage.ObjectRef;
+import dev.vigilo.storage.Sha256;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * The second pass of {@code vigilo verify}: the execution records against the plan. The run snapshot and shard
+ * snapshots of every execution database the run is routed to must be what admission derives from the plan; the chunk
+ * rows (merged across databases in chunk order) are zipped with the plan's chunks: each row's identity must be its
+ * chunk's, a done row's receipt is read through its reference and checked against the row and against the chunk file
+ * (cases, evaluators of each mask, gates, each gate outcome recomputed from the evaluator results), and every output
+ * and transcript it references is read through its reference (length and SHA-256); a transcript must also be an
+ * accepted session log whose writer epoch is the receipt's lease generation. The per-gate outcomes are summed from
+ * the receipts themselves. Memory: one page of rows per database, one chunk file, one receipt and one transcript.
+ * Owned by one thread.
+ */
+final class ExecutionCheck {
+    private final UUID runId;
+    private final PublishedPlan plan;
+    private final ObjectReader store;
+    private final List<GateFile> gates;
+    private final List<String> evaluators;
+    private final Path scratch;
+    final long[] passed;
+    final long[] failed;
+    final long[] errored;
+    long failedChunks;
+    long doneChunks;
+    long receipts;
+    long transcripts;
+    long outputs;
+    long casesWithoutTranscripts;
+    long casesExecuted;
+
+    ExecutionCheck(
+            UUID runId,
+            PublishedPlan plan,
+            ObjectReader store,
+            List<GateFile> gates,
+            List<String> evaluators,
+            Path scratch) {
+        this.runId = runId;
+        this.plan = plan;
+        this.store = store;
+        this.gates = gates;
+        this.evaluators = evaluators;
+        this.scratch = scratch;
+        this.passed = new long[gates.size()];
+        this.failed = new long[gates.size()];
+        this.errored = new long[gates.size()];
+    }
+
+    /** The snapshots in each execution database of the run's routes. */
+    void checkSnapshots(Placements placements, List<RunRecords.Route> routes, String storageBinding) {
+        PlanManifest m = plan.manifest();
+        RunSnapshot expected = RunSnapshot.of(runId, plan.root(), storageBinding, m, gates);
+        List<Integer> published =
+                m.shards().stream().map(PlanManifest.Shard::shard).toList();
+        List<Integer> routed = routes.stream().map(RunRecords.Route::shard).toList();
+        require(
+                null,
+                routed.equals(published),
+                "the run is routed for shards " + routed + ", the plan uses " + published);
+        for (var group : RunRecords.byPlacement(routes).entrySet()) {
+            String alias = group.getKey();
+            String where = "execution database \"" + alias + "\"";
+            LocalTransactions.inTransaction(placements.jdbi(alias), "verifying run " + runId + " in " + where, h -> {
+                Optional<Map<String, Object>> run = h.createQuery(
+                                "SELECT snapshot_sha256, snapshot FROM exec_runs WHERE run_id = :r")
+                        .bind("r", runId)
+                        .mapToMap()
+                        .findOne();
+                require(null, run.isPresent(), where + " has no snapshot of the run");
+                RunSnapshot read = RunSnapshot.decode((String) run.get().get("snapshot"));
+                require(
+                        null,
+                        read.sha256().toHex().equals(run.get().get("snapshot_sha256"))
+                                && read.sha256().equals(expected.sha256()),
+                        "the run snapshot in " + where + " is not the one the plan gives (plan root, configuration,"
+                                + " dataset, totals and gate policy)");
+                for (Map<String, Object> row : h.createQuery("SELECT shard, cases, chunks, projection_sha256,"
+                                + " settlement_sha256, gate_counts, state FROM exec_run_shards WHERE run_id = :r"
+                                + " AND shard = ANY(:s) ORDER BY shard")
+                        .bind("r", runId)
+                        .bindArray("s", Integer.class, group.getValue())
+                        .mapToMap()
+                        .list()) {
+                    int shard = ((Number) row.get("shard")).intValue();
+                    PlanManifest.Shard ms = m.shards().stream()
+                            .filter(x -> x.shard() == shard)
+                            .findFirst()
+                            .orElseThrow();
+                    StringBuilder counts = new StringBuilder("[");
+                    for (int g = 0; g < gates.size(); g++) {
+                        long c = gates.get(g).shards().stream()
+                                .filter(x -> x.shard() == shard)
+                                .mapToLong(GateFile.ShardCount::count)
+                                .sum();
+                        counts.append(g == 0 ? "" : ",").append(c);
+                    }
+                    counts.append(']');
+                    require(
+                            null,
+                            ((Number) row.get("cases")).longValue() == ms.cases()
+                                    && ((Number) row.get("chunks")).longValue() == ms.chunks()
+                                    && ms.projection().toHex().equals(row.get("projection_sha256"))
+                                    && ms.settlement().toHex().equals(row.get("settlement_sha256"))
+                                    && counts.toString().equals(((String) row.get("gate_counts")).replace(" ", "")),
+                            "shard " + shard + "'s snapshot in " + where + " (" + row.get("cases") + " cases, "
+                                    + row.get("chunks") + " chunks, gate counts " + row.get("gate_counts")
+                                    + ") is not the plan's (" + ms.cases() + ", " + ms.chunks() + ", " + counts + ")");
+                }
+                return null;
+            });
+        }
+    }
+
+    /** The chunk rows against the plan's chunks, and each done row's receipt, outputs and transcripts. */
+    void checkChunks(Iterator<ChunkRows.Row> rows) {
+        PlanChunkWalk chunks = new PlanChunkWalk(plan, store);
+        for (PlanChunkWalk.Chunk c = chunks.next(); c != null; c = chunks.next()) {
+            long index = c.file().chunkIndex();
+            ChunkRows.Row row = rows.hasNext() ? rows.next() : null;
+            require(
+                    null,
+                    row != null && row.chunkIndex() == index,
+                    "chunk " + index + " has no scheduling row"
+                            + (row == null ? "" : " (the next row is chunk " + row.chunkIndex() + ")"));
+            require(
+                    null,
+                    row.seed().equals(ChunkSeed.of(c.file(), c.ref().ref())),
+                    "chunk " + index + "'s scheduling row (id " + row.seed().chunkId() + ", "
+                            + row.seed().caseCount() + " cases from ordinal "
+                            + row.seed().firstOrdinal()
+                            + ", file " + row.seed().file().key() + ") is not the plan's chunk");
+            switch (row.state()) {
+                case "done" -> checkDone(row, c.file());
+                case "failed" -> failedChunks++;
+                default ->
+                    throw new VerificationFailure(
+                            null, "chunk " + index + " is still " + row.state() + " in a run that ended");
+            }
+        }
+        if (rows.hasNext()) {
+            throw new VerificationFailure(null, "chunk row " + rows.next().chunkIndex() + " has no chunk in the plan");
+        }
+    }
+
+    private void checkDone(ChunkRows.Row row, ChunkFile chunk) {
+        Receipt r = ChunkRows.receipt(runId, store, row);
+        String key = row.receipt().orElseThrow().key().value();
+        receipts++;
+        doneChunks++;
+        List<String> gateNames = gates.stream().map(g -> g.gate().name()).toList();
+        require(
+                key,
+                r.evaluators().equals(evaluators) && r.gates().equals(gateNames),
+                "receipt " + key + " names evaluators " + r.evaluators() + " and gates " + r.gates() + ", the plan "
+                        + evaluators + " and " + gateNames);
+        for (int i = 0; i < chunk.cases().size(); i++) {
+            ChunkFile.Entry e = chunk.cases().get(i);
+            Receipt.CaseResult c = r.cases().get(i);
+            require(
+                    key,
+                    c.ordinal() == e.ordinal()
+                            && c.id().equals(e.id())
+                            && c.caseSha256().equals(e.sha256()),
+                    "receipt " + key + " records case \"" + c.id() + "\" at ordinal " + c.ordinal() + " where chunk "
+                            + chunk.chunkIndex() + " has \"" + e.id() + "\" at " + e.ordinal());
+            checkCase(key, r, c, e);
+        }
+    }
+
+    private void checkCase(String key, Receipt r, Receipt.CaseResult c, ChunkFile.Entry e) {
+        casesExecuted++;
+        String what = "case \"" + c.id() + "\" in receipt " + key;
+        List<String> applied = new ArrayList<>();
+        for (int i = 0; i < evaluators.size(); i++) {
+            if ((e.evaluators() & (1L << i)) != 0) {
+                applied.add(evaluators.get(i));
+            }
+        }
+        List<String> ran =
+                c.evaluatorResults().stream().map(Receipt.EvaluatorResult::name).toList();
+        require(
+                key,
+                c.attempts() >= 1
+                        && c.errored() == c.error().isPresent()
+                        && c.errored() != c.outputSha256().isPresent(),
+                what + " is inconsistent: attempts " + c.attempts() + ", status " + (c.errored() ? "errored" : "ok")
+                        + ", error " + c.error().isPresent() + ", output "
+                        + c.outputSha256().isPresent());
+        require(
+                key,
+                c.errored() ? ran.isEmpty() : ran.equals(applied),
+                what + " has results of evaluators " + ran + ", its evaluator mask names " + applied);
+        for (int g = 0; g < gates.size(); g++) {
+            String name = gates.get(g).gate().name();
+            Receipt.GateOutcome recorded = c.gates().get(name);
+            if ((e.gates() & (1L << g)) == 0) {
+                require(
+                        key,
+                        recorded == null,
+                        what + " has an outcome for gate " + name + ", which does not select it");
+                continue;
+            }
+            Receipt.GateOutcome recomputed = outcome(c, gates.get(g).gate().requiredEvaluators());
+            require(
+                    key,
+                    recomputed == recorded,
+                    what + " records gate " + name + " " + (recorded == null ? "missing" : recorded.wire)
+                            + ", its evaluator results give " + recomputed.wire);
+            switch (recomputed) {
+                case PASSED -> passed[g]++;
+                case FAILED -> failed[g]++;
+                case ERRORED -> errored[g]++;
+            }
+        }
+        require(
+                key,
+                c.gates().size() == Long.bitCount(e.gates()),
+                what + " has outcomes for gates that do not select it");
+        checkOutput(key, what, c);
+        checkTranscripts(r, c, what);
+    }
+
+    /** A gate's outcome from the evaluator results: errored, passed when every required one passed, else failed. */
+    private static Receipt.GateOutcome outcome(Receipt.CaseResult c, List<String> required) {
+        if (c.errored()) {
+            return Receipt.GateOutcome.ERRORED;
+        }
+        boolean all = true;
+        for (String name : required) {
+            Receipt.EvaluatorResult res = c.evaluatorResults().stream()
+                    .filter(x -> x.name().equals(name))
+                    .findFirst()
+                    .orElse(null);
+            if (res == null || res.error().isPresent()) {
+                return Receipt.GateOutcome.ERRORED;
+            }
+            all &= res.passed();
+        }
+        return all ? Receipt.GateOutcome.PASSED : Receipt.GateOutcome.FAILED;
+    }
+
+    private void checkOutput(String key, String what, Receipt.CaseResult c) {
+        if (c.output().isPresent()) {
+            byte[] b = c.output().get().getBytes(StandardCharsets.UTF_8);
+            require(
+                    key,
+                    b.length == c.outputLength()
+                            && c.outputSha256().map(Sha256.of(b)::equals).orElse(false),
+                    what + ": its inline output's length or SHA-256 differs from the receipt's record of it");
+        } else if (c.outputRef().isPresent()) {
+            ObjectRef ref = c.outputRef().get();
+            byte[] b = ChunkRows.read(store, ref, "output " + ref.key() + " of " + what);
+            outputs++;
+            require(
+                    ref.key().value(),
+                    b.length == c.outputLength()
+                            && c.outputSha256().map(Sha256.of(b)::equals).orElse(false),
+                    "output " + ref.key() + " of " + what + " differs from the length and SHA-256 the receipt records");
+        }
+    }
+
+    private void checkTranscripts(Receipt r, Receipt.CaseResult c, String what) {
+        if (c.transcripts().isEmpty()) {
+            casesWithoutTranscripts++; // a version 1 receipt: written before transcripts were recorded
+            return;
+        }
+        require(
+                null,
+                c.transcripts().size() == c.attempts(),
+                what + " made " + c.attempts() + " attempts but references "
+                        + c.transcripts().size() + " transcripts");
+        for (int a = 0; a < c.transcripts().size(); a++) {
+            Receipt.TranscriptRef t = c.transcripts().get(a);
+            String expectedKey = TranscriptStore.key(runId, r.chunkIndex(), c.ordinal(), a + 1, r.leaseGeneration())
+                    .value();
+            require(
+                    t.ref().key().value(),
+                    t.attempt() == a + 1 && t.ref().key().value().equals(expectedKey),
+                    what + ": transcript " + t.ref().key() + " is listed as attempt " + t.attempt()
+                            + ", the key of attempt " + (a + 1) + " under lease generation " + r.leaseGeneration()
+                            + " is " + expectedKey);
+            byte[] bytes =
+                    ChunkRows.read(store, t.ref(), "transcript " + t.ref().key() + " of " + what);
+            transcripts++;
+            VerifyReport v = sessionLog(bytes);
+            require(
+                    t.ref().key().value(),
+                    v.accepted() && v.maxEpoch() != null && v.maxEpoch() == r.leaseGeneration(),
+                    "transcript " + t.ref().key() + " of " + what + " is "
+                            + (v.accepted()
+                                    ? "written under writer epoch " + v.maxEpoch() + ", not lease generation "
+                                            + r.leaseGeneration()
+                                    : "not a readable session log: " + v.error()));
+        }
+    }
+
+    private VerifyReport sessionLog(byte[] bytes) {
+        Path file = scratch.resolve("transcript.jsonl.zstd");
+        try {
+            Files.write(file, bytes);
+            return SessionVerifier.verify(file);
+        } catch (IOException e) {
+            throw new UnavailableException("cannot stage a transcript in " + scratch + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static void require(String key, boolean ok, String what) {
+        if (!ok) {
+            throw new VerificationFailure(key, what);
+        }
+    }
+}

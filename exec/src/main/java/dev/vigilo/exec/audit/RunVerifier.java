@@ -1,0 +1,260 @@
+package dev.vigilo.exec.audit;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.vigilo.common.errors.DamagedException;
+import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.errors.NotFoundException;
+import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.dataset.DatasetCatalog;
+import dev.vigilo.dataset.DatasetEntry;
+import dev.vigilo.exec.GateResult;
+import dev.vigilo.exec.Placements;
+import dev.vigilo.exec.ScratchDirs;
+import dev.vigilo.exec.record.ChunkRows;
+import dev.vigilo.exec.record.PlanRecord;
+import dev.vigilo.exec.record.RunRecords;
+import dev.vigilo.plan.GateFile;
+import dev.vigilo.plan.PublishedPlan;
+import dev.vigilo.storage.Deadline;
+import dev.vigilo.storage.ObjectStore;
+import dev.vigilo.storage.ObjectStores;
+import dev.vigilo.storage.StorageConfig;
+import dev.vigilo.storage.StoreBinding;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+import org.jdbi.v3.core.Jdbi;
+
+/**
+ * {@code vigilo verify RUN_ID}: re-reads a settled (or failed) run end to end and checks it against its own records
+ * (docs/execution.md, "Verification"): the dataset (catalog identity, index, every case) and the published plan
+ * (root, manifest, configuration, gates, every chunk) against each other ({@link PlanCheck}); the execution records,
+ * every receipt and every output and transcript it references against the plan ({@link ExecutionCheck}); and finally
+ * the settlement, recomputed independently from the receipts and the frozen gate counts, against the recorded gate
+ * table, verdict and status. Every object is read through the reference that names it (length and SHA-256).
+ *
+ * <p>It stops at the first damaged object or disagreeing figure and reports it; nothing is written anywhere. Memory:
+ * what the two passes hold (one dataset case file, one chunk file, one receipt and one transcript at a time) plus 128
+ * shard summaries. Thread-safe.
+ */
+public final class RunVerifier {
+    private static final Duration READ = Duration.ofSeconds(120);
+
+    /**
+     * What was read and checked.
+     *
+     * @param datasetCases           dataset cases verified (each against its chunk entry)
+     * @param caseFiles              dataset case files read
+     * @param indexDocuments         dataset index documents read
+     * @param chunks                 chunks of the plan (each chunk file read twice: once per pass)
+     * @param receipts               receipts read
+     * @param outputs                outputs stored apart read
+     * @param transcripts            transcripts read and judged by the session-log reader
+     * @param casesWithoutTranscripts executed cases whose receipt (version 1) references no transcript
+     */
+    public record Checked(
+            long datasetCases,
+            long caseFiles,
+            long indexDocuments,
+            long chunks,
+            long receipts,
+            long outputs,
+            long transcripts,
+            long casesWithoutTranscripts) {
+        static final Checked NONE = new Checked(0, 0, 0, 0, 0, 0, 0, 0);
+    }
+
+    /**
+     * The outcome.
+     *
+     * @param status     the run's recorded status ({@code settled} or {@code failed})
+     * @param verdict    the run's recorded verdict
+     * @param intact     whether every check passed
+     * @param damagedKey the first damaged object, when one object is to blame
+     * @param problem    what the first failed check found (figures included); empty when intact
+     * @param checked    what was read before the end (everything, when intact)
+     * @param gates      the gate table recomputed from the receipts (empty when a check failed before)
+     */
+    public record Report(
+            UUID runId,
+            String status,
+            Optional<String> verdict,
+            boolean intact,
+            Optional<String> damagedKey,
+            Optional<String> problem,
+            Checked checked,
+            List<GateResult> gates) {
+        public Report {
+            gates = List.copyOf(gates);
+        }
+    }
+
+    private final Placements placements;
+    private final StorageConfig storage;
+    private final Jdbi control;
+
+    public RunVerifier(Placements placements, StorageConfig storage) {
+        this.placements = Objects.requireNonNull(placements, "placements");
+        this.storage = Objects.requireNonNull(storage, "storage");
+        this.control = placements.control();
+    }
+
+    /**
+     * Verifies the run.
+     *
+     * @return the report; damage is reported in it, never thrown
+     * @throws NotFoundException     no such run
+     * @throws InvalidInputException the run has not ended (settled or failed), was cancelled (it ended without a
+     *                               result to check), or a store is not configured
+     * @throws UnavailableException  a database or a store cannot be reached
+     */
+    public Report verify(UUID runId) {
+        Objects.requireNonNull(runId, "runId");
+        RunRecords.Run run = control.withHandle(h -> RunRecords.run(h, runId));
+        if (run.status().equals("cancelled")) {
+            // Ended, but without a settlement: nothing recorded to recompute, and waiting changes nothing.
+            throw new InvalidInputException("run " + runId + " was cancelled: it ended without settling, so there is"
+                    + " no gate table or verdict to check; `vigilo run results " + runId + "` lists the chunks it"
+                    + " committed, each receipt verified against its reference");
+        }
+        if (!run.status().equals("settled") && !run.status().equals("failed")) {
+            throw new InvalidInputException("run " + runId + " is " + run.status() + "; verify checks a run that has"
+                    + " ended: wait until it settles (`vigilo run watch " + runId + "`)");
+        }
+        PlanRecord record =
+                control.withHandle(h -> PlanRecord.find(h, runId)).orElseThrow(() -> RunRecords.notFound(runId));
+        Progress p = new Progress();
+        Path scratch = null;
+        try (ObjectStore store = ObjectStores.open(record.store(storage))) {
+            scratch = Files.createTempDirectory("vigilo-verify-");
+            List<GateResult> gates = check(run, record, store, scratch, p);
+            return new Report(
+                    runId, run.status(), run.verdict(), true, Optional.empty(), Optional.empty(), p.checked(), gates);
+        } catch (DamagedException e) {
+            return new Report(
+                    runId,
+                    run.status(),
+                    run.verdict(),
+                    false,
+                    VerificationFailure.keyOf(e),
+                    Optional.of(e.getMessage()),
+                    p.checked(),
+                    List.of());
+        } catch (IOException e) {
+            throw new UnavailableException(
+                    "cannot create a temporary directory for verification: " + e.getMessage(), e);
+        } finally {
+            ScratchDirs.delete(scratch);
+        }
+    }
+
+    /** What the passes read so far, for the report. */
+    private static final class Progress {
+        PlanCheck plan;
+        ExecutionCheck execution;
+
+        Checked checked() {
+            if (plan == null) {
+                return Checked.NONE;
+            }
+            var d = plan.datasetReport();
+            return new Checked(
+                    d == null ? 0 : d.caseCount(),
+                    d == null ? 0 : d.caseFiles(),
+                    d == null ? 0 : d.indexDocuments(),
+                    plan.chunks(),
+                    execution == null ? 0 : execution.receipts,
+                    execution == null ? 0 : execution.outputs,
+                    execution == null ? 0 : execution.transcripts,
+                    execution == null ? 0 : execution.casesWithoutTranscripts);
+        }
+    }
+
+    private List<GateResult> check(RunRecords.Run run, PlanRecord record, ObjectStore store, Path scratch, Progress p) {
+        UUID runId = run.runId();
+        PublishedPlan plan = record.plan(store, READ);
+        JsonNode configuration = plan.configuration(Deadline.after(READ));
+        List<GateFile> gates = plan.gates(Deadline.after(READ));
+        DatasetEntry dataset = new DatasetCatalog(control).get(plan.manifest().datasetUploadId());
+        p.plan = new PlanCheck(runId, plan, store, gates, configuration);
+        try (ObjectStore datasetStore = dataset.storage().equals(new StoreBinding(record.storageBinding()))
+                ? null
+                : ObjectStores.open(storage.resolve(dataset.storage())
+                        .orElseThrow(() -> new InvalidInputException("dataset " + dataset.uploadId() + " is stored in "
+                                + dataset.storage() + ", which the storage configuration does not resolve")))) {
+            p.plan.run(dataset, datasetStore == null ? store : datasetStore, record, configuration, control);
+        }
+        List<RunRecords.Route> routes = control.withHandle(h -> RunRecords.routes(h, runId, ""));
+        p.execution = new ExecutionCheck(runId, plan, store, gates, p.plan.evaluators(), scratch);
+        p.execution.checkSnapshots(placements, routes, record.storageBinding());
+        p.execution.checkChunks(ChunkRows.cursor(placements, runId, routes, false));
+        return settlement(run, gates, p.execution);
+    }
+
+    /** The gate table and verdict recomputed from the receipts' outcomes and the frozen planned counts. */
+    private List<GateResult> settlement(RunRecords.Run run, List<GateFile> gates, ExecutionCheck ex) {
+        List<GateResult> table = new ArrayList<>();
+        for (int g = 0; g < gates.size(); g++) {
+            GateFile gf = gates.get(g);
+            table.add(GateResult.decided(
+                    gf.gate().name(),
+                    gf.selectedCases(),
+                    ex.passed[g],
+                    ex.failed[g],
+                    ex.errored[g],
+                    gf.gate().minPassRate()));
+        }
+        List<Map<String, Object>> recorded = control.withHandle(h -> h.createQuery(
+                        "SELECT name, planned, passed, failed,"
+                                + " errored, min_pass_rate, passed_gate FROM run_gate_results WHERE run_id = :r ORDER BY gate_index")
+                .bind("r", run.runId())
+                .mapToMap()
+                .list());
+        if (recorded.size() != table.size()) {
+            throw new VerificationFailure(
+                    null,
+                    "the run records " + recorded.size() + " gate results, the plan has " + table.size() + " gates");
+        }
+        for (int g = 0; g < table.size(); g++) {
+            GateResult t = table.get(g);
+            Map<String, Object> r = recorded.get(g);
+            boolean same = t.name().equals(r.get("name"))
+                    && t.planned() == ((Number) r.get("planned")).longValue()
+                    && t.passed() == ((Number) r.get("passed")).longValue()
+                    && t.failed() == ((Number) r.get("failed")).longValue()
+                    && t.errored() == ((Number) r.get("errored")).longValue()
+                    && t.minPassRate() == ((Number) r.get("min_pass_rate")).doubleValue()
+                    && t.passedGate().orElseThrow().equals(r.get("passed_gate"));
+            if (!same) {
+                throw new VerificationFailure(
+                        null,
+                        "gate " + t.name() + ": the run records " + r.get("planned") + " planned, " + r.get("passed")
+                                + " passed, " + r.get("failed") + " failed, " + r.get("errored")
+                                + " errored, passed_gate "
+                                + r.get("passed_gate") + "; the receipts give " + t.planned() + ", " + t.passed() + ", "
+                                + t.failed() + ", " + t.errored() + ", "
+                                + t.passedGate().orElseThrow());
+            }
+        }
+        String status = ex.failedChunks > 0 ? "failed" : "settled";
+        Optional<String> verdict = ex.failedChunks > 0
+                ? Optional.empty()
+                : Optional.of(table.stream().allMatch(x -> x.passedGate().orElseThrow()) ? "passed" : "failed");
+        if (!status.equals(run.status()) || !verdict.equals(run.verdict())) {
+            throw new VerificationFailure(
+                    null,
+                    "the run records status " + run.status() + " and verdict "
+                            + run.verdict().orElse("none") + "; "
+                            + ex.failedChunks + " failed chunks and the recomputed gates give " + status + " and "
+                            + verdict.orElse("none"));
+        }
+        return table;
+    }
+}

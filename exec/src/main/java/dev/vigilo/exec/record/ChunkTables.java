@@ -1,0 +1,259 @@
+package dev.vigilo.exec.record;
+
+import dev.vigilo.common.crash.CrashPoints;
+import dev.vigilo.storage.ObjectRef;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import org.jdbi.v3.core.Handle;
+
+/**
+ * The worker's SQL on an execution database: claiming a chunk lease, renewing it, and ending it by completion,
+ * requeue or failure. Every write after the claim matches the lease owner and generation, so a worker whose lease
+ * was taken over changes nothing; completion also holds the shard row {@code FOR SHARE} and requires it open, so a
+ * cancelled or moved shard takes no more results. Every method runs inside the caller's (bounded) transaction.
+ */
+public final class ChunkTables {
+    /** Claims after this many attempts end the chunk failed instead (the bounded chunk retry path). */
+    public static final int MAX_ATTEMPTS = 8;
+
+    private ChunkTables() {}
+
+    /** A held chunk lease: the row's identity plus the owner and generation every later write must match. */
+    public record Lease(UUID runId, long chunkIndex, UUID owner, long generation, int attempts, ChunkSeed seed) {}
+
+    /** A route a worker may claim from: the shard's chunks below the dispatch cursor. */
+    public record Claimable(UUID runId, int shard, long dispatchCursor) {}
+
+    /** A chunk a worker executes now (its claims skip it). */
+    public record Held(UUID runId, long chunkIndex) {}
+
+    /** {@link #claim(Handle, List, UUID, Duration, List)} for a worker that holds no chunk. */
+    public static Optional<Lease> claim(Handle h, List<Claimable> routes, UUID owner, Duration lease) {
+        return claim(h, routes, owner, lease, List.of());
+    }
+
+    /**
+     * Claims the next claimable chunk among {@code routes} (queued, or leased with an expired lease; past its
+     * backoff; below its shard's dispatch cursor; shard open), in run and chunk order, skipping rows other workers
+     * hold locked and the chunks in {@code held} (this worker still executes them: a lease of its own that expired
+     * while a database was out is renewed or completed by the thread holding it, never taken over by its own claim).
+     * The claim increments the lease generation and the attempt count.
+     */
+    public static Optional<Lease> claim(Handle h, List<Claimable> routes, UUID owner, Duration lease, List<Held> held) {
+        if (routes.isEmpty()) {
+            return Optional.empty();
+        }
+        return h.createQuery("WITH r AS (SELECT * FROM unnest(:runs::uuid[], :shards::int[], :cursors::bigint[])"
+                        + " AS r(run_id, shard, cursor)),"
+                        + " next AS (SELECT c.run_id, c.chunk_index FROM exec_chunks c"
+                        + " JOIN r ON r.run_id = c.run_id AND r.shard = c.shard AND c.shard_seq < r.cursor"
+                        + " JOIN exec_run_shards s ON s.run_id = c.run_id AND s.shard = c.shard AND s.state = 'open'"
+                        + " WHERE (c.state = 'queued' OR (c.state = 'leased' AND c.lease_expires_at < clock_timestamp()))"
+                        + " AND (c.not_before IS NULL OR c.not_before <= clock_timestamp())"
+                        + " AND c.attempts < :max"
+                        + " AND NOT EXISTS (SELECT 1 FROM unnest(:held_runs::uuid[], :held_chunks::bigint[])"
+                        + " AS held(run_id, chunk_index) WHERE held.run_id = c.run_id"
+                        + " AND held.chunk_index = c.chunk_index)"
+                        + " ORDER BY c.run_id, c.chunk_index LIMIT 1 FOR UPDATE OF c SKIP LOCKED)"
+                        + " UPDATE exec_chunks c SET state = 'leased', lease_owner = :o,"
+                        + " lease_generation = c.lease_generation + 1, attempts = c.attempts + 1,"
+                        + " lease_expires_at = clock_timestamp() + make_interval(secs => :s)"
+                        + " FROM next WHERE c.run_id = next.run_id AND c.chunk_index = next.chunk_index"
+                        + " RETURNING c.*")
+                .bindArray(
+                        "runs",
+                        UUID.class,
+                        routes.stream().map(Claimable::runId).toList())
+                .bindArray(
+                        "shards",
+                        Integer.class,
+                        routes.stream().map(Claimable::shard).toList())
+                .bindArray(
+                        "cursors",
+                        Long.class,
+                        routes.stream().map(Claimable::dispatchCursor).toList())
+                .bindArray(
+                        "held_runs", UUID.class, held.stream().map(Held::runId).toList())
+                .bindArray(
+                        "held_chunks",
+                        Long.class,
+                        held.stream().map(Held::chunkIndex).toList())
+                .bind("max", MAX_ATTEMPTS)
+                .bind("o", owner)
+                .bind("s", (double) lease.toMillis() / 1000.0)
+                .map((rs, ctx) -> new Lease(
+                        rs.getObject("run_id", UUID.class),
+                        rs.getLong("chunk_index"),
+                        owner,
+                        rs.getLong("lease_generation"),
+                        rs.getInt("attempts"),
+                        SeedTables.seed(rs)))
+                .findOne()
+                .map(ChunkTables::claimed);
+    }
+
+    /** A claim made in the open transaction: a durable boundary (halting here is halting before its commit). */
+    private static Lease claimed(Lease lease) {
+        CrashPoints.boundary("exec.claim");
+        return lease;
+    }
+
+    /** Whether this execution database holds chunks of {@code run} that are queued or leased. */
+    public static boolean unfinished(Handle h, UUID run) {
+        return h.createQuery("SELECT EXISTS (SELECT 1 FROM exec_chunks WHERE run_id = :r"
+                        + " AND state IN ('queued', 'leased'))")
+                .bind("r", run)
+                .mapTo(Boolean.class)
+                .one();
+    }
+
+    /**
+     * Ends, as failed, chunks of {@code runs} that used up their attempts and are not held by a live lease (a chunk
+     * whose workers keep dying, for example).
+     *
+     * @return the number of chunks failed now
+     */
+    public static int failExhausted(Handle h, List<UUID> runs) {
+        if (runs.isEmpty()) {
+            return 0;
+        }
+        return h.createUpdate("UPDATE exec_chunks SET state = 'failed', lease_owner = NULL, lease_expires_at = NULL,"
+                        + " finished_at = now(), last_error = 'gave up after ' || attempts || ' attempts: '"
+                        + " || coalesce(last_error, 'every worker holding it stopped without finishing')"
+                        + " WHERE run_id = ANY(:runs) AND attempts >= :max"
+                        + " AND (state = 'queued' OR (state = 'leased' AND lease_expires_at < clock_timestamp()))")
+                .bindArray("runs", UUID.class, runs)
+                .bind("max", MAX_ATTEMPTS)
+                .execute();
+    }
+
+    /**
+     * Extends a held lease while its shard is open.
+     *
+     * @return false when the lease is no longer this worker's (taken over, or the chunk ended), or the shard was
+     *     cancelled or moved away: the worker stops executing the chunk, whose result would not count
+     */
+    public static boolean renew(Handle h, Lease l, Duration lease) {
+        return h.createUpdate(
+                                "UPDATE exec_chunks c SET lease_expires_at = clock_timestamp() + make_interval(secs => :s)"
+                                        + " WHERE run_id = :r AND chunk_index = :c AND state = 'leased' AND lease_owner = :o"
+                                        + " AND lease_generation = :g AND EXISTS (SELECT 1 FROM exec_run_shards s"
+                                        + " WHERE s.run_id = c.run_id AND s.shard = c.shard AND s.state = 'open')")
+                        .bind("s", (double) lease.toMillis() / 1000.0)
+                        .bind("r", l.runId())
+                        .bind("c", l.chunkIndex())
+                        .bind("o", l.owner())
+                        .bind("g", l.generation())
+                        .execute()
+                == 1;
+    }
+
+    /** The tallies a completion records, per gate in gate order. */
+    public record Tallies(int casesExecuted, int casesErrored, long[] passed, long[] failed, long[] errored) {}
+
+    /** Why a completion did not count. */
+    public enum Completion {
+        /** The chunk is done with this receipt. */
+        COMPLETED,
+        /** The lease was taken over or the chunk ended otherwise: this worker's result is dropped. */
+        FENCED,
+        /** The shard was cancelled or moved: no more results are taken. */
+        SHARD_CLOSED
+    }
+
+    /**
+     * Completes the chunk with its receipt, if the lease is still this worker's and the shard is open. The shard
+     * row is locked FOR SHARE first so a concurrent cancellation or move (FOR UPDATE) serializes with it. A replay of
+     * a completion whose commit was acknowledged to nobody (the database went away while it committed) finds the
+     * chunk done with this very receipt (its key names the lease generation) and reports it completed.
+     */
+    public static Completion complete(Handle h, Lease l, ObjectRef receipt, Tallies t) {
+        CrashPoints.boundary("exec.complete"); // inside the transaction: halting here is halting before its commit
+        Optional<String> shard = h.createQuery(
+                        "SELECT state FROM exec_run_shards WHERE run_id = :r AND shard = :s" + " FOR SHARE")
+                .bind("r", l.runId())
+                .bind("s", l.seed().shard())
+                .mapTo(String.class)
+                .findOne();
+        if (shard.isEmpty() || !"open".equals(shard.get())) {
+            return Completion.SHARD_CLOSED;
+        }
+        int n = h.createUpdate("UPDATE exec_chunks SET state = 'done', lease_owner = NULL, lease_expires_at = NULL,"
+                        + " receipt_key = :k, receipt_length = :len, receipt_sha256 = :sha, cases_executed = :ce,"
+                        + " cases_errored = :cer, gate_passed = :gp, gate_failed = :gf, gate_errored = :ge,"
+                        + " last_error = NULL, finished_at = now()"
+                        + " WHERE run_id = :r AND chunk_index = :c AND state = 'leased' AND lease_owner = :o"
+                        + " AND lease_generation = :g")
+                .bind("k", receipt.key().value())
+                .bind("len", receipt.length())
+                .bind("sha", receipt.sha256().toHex())
+                .bind("ce", t.casesExecuted())
+                .bind("cer", t.casesErrored())
+                .bind("gp", t.passed())
+                .bind("gf", t.failed())
+                .bind("ge", t.errored())
+                .bind("r", l.runId())
+                .bind("c", l.chunkIndex())
+                .bind("o", l.owner())
+                .bind("g", l.generation())
+                .execute();
+        if (n == 1) {
+            return Completion.COMPLETED;
+        }
+        boolean mine = h.createQuery("SELECT EXISTS (SELECT 1 FROM exec_chunks WHERE run_id = :r AND chunk_index = :c"
+                        + " AND state = 'done' AND receipt_key = :k AND receipt_sha256 = :sha)")
+                .bind("r", l.runId())
+                .bind("c", l.chunkIndex())
+                .bind("k", receipt.key().value())
+                .bind("sha", receipt.sha256().toHex())
+                .mapTo(Boolean.class)
+                .one();
+        return mine ? Completion.COMPLETED : Completion.FENCED;
+    }
+
+    /**
+     * Gives the chunk back for another attempt after {@code backoff}, recording why. With {@code refund}, the
+     * attempt its claim counted is given back too (the attempt ended for a reason outside the chunk: an outage).
+     *
+     * @return false when the lease was no longer this worker's
+     */
+    public static boolean requeue(Handle h, Lease l, Duration backoff, String error, boolean refund) {
+        CrashPoints.boundary("exec.requeue");
+        return h.createUpdate("UPDATE exec_chunks SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL,"
+                                + " not_before = clock_timestamp() + make_interval(secs => :b), last_error = :e,"
+                                + " attempts = CASE WHEN :refund THEN greatest(attempts - 1, 0) ELSE attempts END"
+                                + " WHERE run_id = :r AND chunk_index = :c AND state = 'leased' AND lease_owner = :o"
+                                + " AND lease_generation = :g")
+                        .bind("b", (double) backoff.toMillis() / 1000.0)
+                        .bind("e", error)
+                        .bind("refund", refund)
+                        .bind("r", l.runId())
+                        .bind("c", l.chunkIndex())
+                        .bind("o", l.owner())
+                        .bind("g", l.generation())
+                        .execute()
+                == 1;
+    }
+
+    /**
+     * Ends the chunk failed for a reason retrying cannot cure (damaged bytes), or because its attempts ran out.
+     *
+     * @return false when the lease was no longer this worker's
+     */
+    public static boolean fail(Handle h, Lease l, String error) {
+        CrashPoints.boundary("exec.fail");
+        return h.createUpdate("UPDATE exec_chunks SET state = 'failed', lease_owner = NULL, lease_expires_at = NULL,"
+                                + " last_error = :e, finished_at = now()"
+                                + " WHERE run_id = :r AND chunk_index = :c AND state = 'leased' AND lease_owner = :o"
+                                + " AND lease_generation = :g")
+                        .bind("e", error)
+                        .bind("r", l.runId())
+                        .bind("c", l.chunkIndex())
+                        .bind("o", l.owner())
+                        .bind("g", l.generation())
+                        .execute()
+                == 1;
+    }
+}

@@ -1,0 +1,139 @@
+package dev.vigilo.exec.record;
+
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.UUID;
+import org.jdbi.v3.core.Handle;
+
+/**
+ * Per-shard sums over an execution database's chunk rows, by aggregate SQL (one row per shard and one per shard and
+ * gate; at most 128 and 128 x 64): chunk counts by state, cases, and the per-gate passed/failed/errored tallies the
+ * fenced completions copied from the receipts. No object-store read; the rows carry everything. Runs inside the
+ * caller's bounded transaction.
+ */
+public final class ShardTallies {
+    private ShardTallies() {}
+
+    /**
+     * One shard's sums.
+     *
+     * @param chunks       chunk rows
+     * @param chunksDone   done chunks (a receipt counts)
+     * @param chunksFailed failed chunks (their cases never ran)
+     * @param chunksOpen   queued or leased chunks (execution not over)
+     * @param cases        cases of every chunk row
+     * @param casesDone    cases of done chunks (each executed: passed, failed or errored)
+     * @param casesErrored cases of done chunks whose agent ended in an error
+     * @param passed       per gate in gate order, over done chunks
+     * @param failed       likewise
+     * @param errored      likewise
+     * @param malformed    done rows whose tallies cannot be right (wrong lengths, counts beyond the chunk's cases)
+     */
+    public record Tally(
+            int shard,
+            long chunks,
+            long chunksDone,
+            long chunksFailed,
+            long chunksOpen,
+            long cases,
+            long casesDone,
+            long casesErrored,
+            long[] passed,
+            long[] failed,
+            long[] errored,
+            long malformed) {}
+
+    /** The sums of {@code shards} (rows of other shards are ignored); a shard without rows is absent. */
+    public static Map<Integer, Tally> read(Handle h, UUID runId, List<Integer> shards, int gates) {
+        Map<Integer, Tally> out = new TreeMap<>();
+        h.createQuery("SELECT shard, count(*) AS chunks,"
+                        + " count(*) FILTER (WHERE state = 'done') AS done,"
+                        + " count(*) FILTER (WHERE state = 'failed') AS failed,"
+                        + " count(*) FILTER (WHERE state IN ('queued', 'leased')) AS open,"
+                        + " sum(case_count) AS cases,"
+                        + " coalesce(sum(case_count) FILTER (WHERE state = 'done'), 0) AS cases_done,"
+                        + " coalesce(sum(cases_errored) FILTER (WHERE state = 'done'), 0) AS cases_errored,"
+                        + " count(*) FILTER (WHERE state = 'done' AND NOT coalesce(cases_executed = case_count"
+                        + " AND cases_errored BETWEEN 0 AND case_count AND cardinality(gate_passed) = :g"
+                        + " AND cardinality(gate_failed) = :g AND cardinality(gate_errored) = :g"
+                        + " AND array_position(gate_passed, NULL) IS NULL AND array_position(gate_failed, NULL) IS NULL"
+                        + " AND array_position(gate_errored, NULL) IS NULL, false)) AS malformed"
+                        + " FROM exec_chunks WHERE run_id = :r AND shard = ANY(:s) GROUP BY shard")
+                .bind("r", runId)
+                .bind("g", gates)
+                .bindArray("s", Integer.class, shards)
+                .mapToMap()
+                .forEach(m -> {
+                    int shard = ((Number) m.get("shard")).intValue();
+                    out.put(
+                            shard,
+                            new Tally(
+                                    shard,
+                                    num(m, "chunks"),
+                                    num(m, "done"),
+                                    num(m, "failed"),
+                                    num(m, "open"),
+                                    num(m, "cases"),
+                                    num(m, "cases_done"),
+                                    num(m, "cases_errored"),
+                                    new long[gates],
+                                    new long[gates],
+                                    new long[gates],
+                                    num(m, "malformed")));
+                });
+        // Per gate: sums, and rows where one gate's outcomes exceed the chunk's cases (counted as malformed).
+        h.createQuery("SELECT c.shard, g.i, sum(g.p) AS p, sum(g.f) AS f, sum(g.e) AS e,"
+                        + " count(*) FILTER (WHERE g.p < 0 OR g.f < 0 OR g.e < 0 OR g.p + g.f + g.e > c.case_count)"
+                        + " AS bad FROM exec_chunks c CROSS JOIN LATERAL"
+                        + " unnest(c.gate_passed, c.gate_failed, c.gate_errored) WITH ORDINALITY AS g(p, f, e, i)"
+                        + " WHERE c.run_id = :r AND c.shard = ANY(:s) AND c.state = 'done' AND g.i <= :g"
+                        + " GROUP BY c.shard, g.i")
+                .bind("r", runId)
+                .bind("g", gates)
+                .bindArray("s", Integer.class, shards)
+                .mapToMap()
+                .forEach(m -> {
+                    Tally t = out.get(((Number) m.get("shard")).intValue());
+                    int i = ((Number) m.get("i")).intValue() - 1;
+                    t.passed()[i] = num(m, "p");
+                    t.failed()[i] = num(m, "f");
+                    t.errored()[i] = num(m, "e");
+                    if (num(m, "bad") > 0) {
+                        out.put(t.shard(), withMalformed(t, num(m, "bad")));
+                    }
+                });
+        return out;
+    }
+
+    private static Tally withMalformed(Tally t, long more) {
+        return new Tally(
+                t.shard(),
+                t.chunks(),
+                t.chunksDone(),
+                t.chunksFailed(),
+                t.chunksOpen(),
+                t.cases(),
+                t.casesDone(),
+                t.casesErrored(),
+                t.passed(),
+                t.failed(),
+                t.errored(),
+                t.malformed() + more);
+    }
+
+    private static long num(Map<String, Object> m, String column) {
+        Object v = m.get(column);
+        return v == null ? 0 : ((Number) v).longValue();
+    }
+
+    /** Whether any chunk of {@code shards} is queued or leased (uses the claimable index). */
+    public static boolean anyOpen(Handle h, UUID runId, List<Integer> shards) {
+        return h.createQuery("SELECT EXISTS (SELECT 1 FROM exec_chunks WHERE run_id = :r AND shard = ANY(:s)"
+                        + " AND state IN ('queued', 'leased'))")
+                .bind("r", runId)
+                .bindArray("s", Integer.class, shards)
+                .mapTo(Boolean.class)
+                .one();
+    }
+}

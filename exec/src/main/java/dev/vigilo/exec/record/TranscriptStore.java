@@ -1,0 +1,66 @@
+package dev.vigilo.exec.record;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.sessionlog.Epoch;
+import dev.vigilo.sessionlog.SessionHeader;
+import dev.vigilo.sessionlog.SessionLogEncoder;
+import dev.vigilo.sessionlog.WriterOptions;
+import dev.vigilo.storage.Deadline;
+import dev.vigilo.storage.ObjectKey;
+import dev.vigilo.storage.ObjectRef;
+import dev.vigilo.storage.ObjectStore;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * Writes transcripts (docs/transcripts.md): each attempt's events are encoded as a session log by the session-log
+ * writer's encoder ({@link SessionLogEncoder}: the writer's exact bytes, in memory) under the chunk's lease generation
+ * as its writer epoch (P1 commit records, so every batch names the generation), and created as an immutable object
+ * under a key that names the run, chunk, case ordinal, attempt and lease generation. Objects are create-only, so a
+ * transcript can be neither extended nor replaced; it counts only once a fenced receipt references it.
+ *
+ * <p>The object store's create is the durability point: a transcript is written once, whole, so a local log file and
+ * its fsyncs would only add cost. Stateless and thread-safe.
+ */
+public final class TranscriptStore {
+    /** P1 commit records (the epoch is in the object), no sidecar manifest, chunk runs packed as the writer does. */
+    public static final WriterOptions OPTIONS = new WriterOptions(true, false, false, true);
+    /** Events per batch (one zstd frame each). */
+    static final int BATCH_EVENTS = 256;
+
+    private static final Duration WRITE = Duration.ofSeconds(120);
+
+    /** The object key of a transcript: {@code runs/<run>/transcripts/<chunk, 10 digits>/<ordinal>-a<attempt>-g<gen>.jsonl.zstd}. */
+    public static ObjectKey key(UUID runId, long chunkIndex, long ordinal, int attempt, long generation) {
+        return ObjectKey.of("runs/" + runId + "/transcripts/" + String.format("%010d", chunkIndex) + "/" + ordinal
+                + "-a" + attempt + "-g" + generation + ".jsonl.zstd");
+    }
+
+    /** The session id in a transcript's header: names the same things as its key. */
+    public static String sessionId(UUID runId, long chunkIndex, long ordinal, int attempt, long generation) {
+        return "vigilo-run-" + runId + "-chunk-" + chunkIndex + "-case-" + ordinal + "-a" + attempt + "-g" + generation;
+    }
+
+    /** The session log of {@code events} under writer epoch {@code generation}. */
+    static byte[] encode(SessionHeader header, long generation, List<ObjectNode> events) {
+        SessionLogEncoder log = new SessionLogEncoder(header, new Epoch(generation), OPTIONS);
+        for (int from = 0; from < events.size(); from += BATCH_EVENTS) {
+            log.append(events.subList(from, Math.min(events.size(), from + BATCH_EVENTS)));
+        }
+        return log.toByteArray();
+    }
+
+    /**
+     * Encodes {@code events} as a session log with epoch {@code generation} and creates it at {@code key}.
+     *
+     * @return the created object's reference
+     * @throws UnavailableException when the store fails
+     * @throws dev.vigilo.storage.ObjectConflictException when {@code key} already holds other bytes
+     */
+    public ObjectRef write(
+            ObjectStore store, ObjectKey key, SessionHeader header, long generation, List<ObjectNode> events) {
+        return store.create(key, encode(header, generation, events), Deadline.after(WRITE));
+    }
+}

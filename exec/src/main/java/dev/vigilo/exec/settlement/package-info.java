@@ -1,0 +1,7 @@
+/**
+ * Ending a run (docs/execution.md, "Settlement (exact rules)", "Cancellation"): settlement into a verdict from the chunks' receipts
+ * and tallies, with its evidence, and cancellation. The module's API: {@link
+ * dev.vigilo.exec.settlement.RunCancellation}. Internal to exec although public: {@code Settlement} (the worker's
+ * coordinator calls it). Uses {@code record} and the root package.
+ */
+package dev.vigilo.exec.settlement;

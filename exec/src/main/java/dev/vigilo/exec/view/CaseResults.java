@@ -1,0 +1,417 @@
+package dev.vigilo.exec.view;
+
+import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.errors.NotFoundException;
+import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.exec.Placements;
+import dev.vigilo.exec.record.ChunkRows;
+import dev.vigilo.exec.record.Receipt;
+import dev.vigilo.exec.record.RunRecords;
+import dev.vigilo.storage.ObjectStore;
+import dev.vigilo.storage.ObjectStores;
+import dev.vigilo.storage.Sha256;
+import dev.vigilo.storage.StorageConfig;
+import dev.vigilo.storage.StoreBinding;
+import dev.vigilo.storage.StoreSpec;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import org.jdbi.v3.core.Jdbi;
+
+/**
+ * Pages of a run's executed cases, filtered by outcome and gate, for viewers (docs/execution.md, "Case pages"); and
+ * one case with everything its receipt says. The cases of done chunks are read from their receipts (verified like
+ * {@link RunResults} does); nothing is loaded beyond one page of chunk rows per execution database and one receipt at
+ * a time.
+ *
+ * <p>A case's <em>outcome</em>: {@code errored} when its agent ended in an error or a gate that selects it errored;
+ * otherwise {@code failed} when such a gate failed; otherwise {@code passed} (a case no gate selects passes unless its
+ * agent errored). With a gate in the filter, the outcome is that gate's, and cases the gate does not select are left
+ * out. Chunks whose tallies show no case of the wanted outcome are skipped without reading their receipt, so sparse
+ * failures of a large run are found in a few reads. A page reads at most {@value #RECEIPT_BUDGET} receipts: when that
+ * budget ends the page is shorter and {@link Page#nextAfter()} continues after the last case looked at.
+ *
+ * <p>Thread-safe. Opens the run's object store on first use and keeps it until {@link #close()}.
+ */
+public final class CaseResults implements AutoCloseable {
+    /** The largest page. */
+    public static final int MAX_LIMIT = 500;
+    /** Receipts read at most per page. */
+    static final int RECEIPT_BUDGET = 64;
+    /** Chunk rows per query and execution database. */
+    static final int ROWS = 64;
+
+    /** What became of one executed case. */
+    public enum Outcome {
+        PASSED,
+        FAILED,
+        ERRORED;
+
+        /** Lower-case, as in URLs and JSON. */
+        public String spelling() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+
+        /** @throws InvalidInputException for anything but passed, failed or errored */
+        public static Outcome parse(String text) {
+            for (Outcome o : values()) {
+                if (o.spelling().equals(text)) {
+                    return o;
+                }
+            }
+            throw new InvalidInputException("unknown case outcome \"" + text + "\"; use passed, failed or errored");
+        }
+    }
+
+    /**
+     * Which cases a page lists.
+     *
+     * @param outcome only cases with this outcome (all when empty)
+     * @param gate    outcomes of this gate only, and only cases it selects (every gate when empty)
+     */
+    public record Filter(Optional<Outcome> outcome, Optional<String> gate) {
+        public static final Filter ALL = new Filter(Optional.empty(), Optional.empty());
+
+        public Filter {
+            Objects.requireNonNull(outcome, "outcome");
+            Objects.requireNonNull(gate, "gate");
+        }
+    }
+
+    /** One evaluator's result on a case; {@code errorType} and {@code errorMessage} are set together. */
+    public record EvaluatorOutcome(
+            String name,
+            boolean passed,
+            double score,
+            Optional<String> errorType,
+            Optional<String> errorMessage,
+            long millis) {}
+
+    /**
+     * One executed case, as its receipt records it.
+     *
+     * @param outcome           see the class comment
+     * @param agentErrored      the agent ended in an error (no output)
+     * @param gates             outcome per selecting gate, gate order ({@code passed|failed|errored})
+     * @param outputLength      UTF-8 bytes of the output
+     * @param outputStoredApart whether the output is an object of its own (longer than the receipt inlines)
+     */
+    public record ExecutedCase(
+            long ordinal,
+            String caseId,
+            int shard,
+            long chunk,
+            Outcome outcome,
+            boolean agentErrored,
+            int attempts,
+            long agentMillis,
+            Optional<String> errorType,
+            Optional<String> errorMessage,
+            List<EvaluatorOutcome> evaluators,
+            Map<String, String> gates,
+            long outputLength,
+            boolean outputStoredApart) {
+        public ExecutedCase {
+            evaluators = List.copyOf(evaluators);
+            gates = Collections.unmodifiableMap(new LinkedHashMap<>(gates));
+        }
+    }
+
+    /**
+     * One page.
+     *
+     * @param cases        matching cases in ordinal order, at most the limit
+     * @param nextAfter    the {@code after} of the next page; empty when no case is left to look at
+     * @param receiptsRead receipts this page read
+     */
+    public record Page(List<ExecutedCase> cases, OptionalLong nextAfter, int receiptsRead) {
+        public Page {
+            cases = List.copyOf(cases);
+        }
+    }
+
+    /**
+     * One case with its output and its receipt's provenance.
+     *
+     * @param output          the output (read and verified when stored apart); empty when the agent errored
+     * @param outputSha256    SHA-256 of the output's UTF-8 bytes
+     * @param receiptKey      the chunk's receipt object
+     * @param leaseGeneration the lease generation the receipt was written under
+     * @param worker          the worker that wrote it
+     * @param chunkStartedAt  when the chunk's execution began
+     * @param chunkFinishedAt when its last case ended
+     * @param caseSha256      the case's SHA-256 (as the dataset and the chunk file record it)
+     * @param transcripts     the transcript of each attempt of the agent, in attempt order (read them with
+     *                        {@link RunTranscripts#write}); empty for a receipt written before transcripts were
+     *                        recorded
+     */
+    public record CaseDetail(
+            ExecutedCase result,
+            Optional<String> output,
+            Optional<String> outputSha256,
+            String receiptKey,
+            long leaseGeneration,
+            UUID worker,
+            Instant chunkStartedAt,
+            Instant chunkFinishedAt,
+            String caseSha256,
+            List<RunTranscripts.Attempt> transcripts) {
+        public CaseDetail {
+            transcripts = List.copyOf(transcripts);
+        }
+    }
+
+    private final Placements placements;
+    private final StorageConfig storage;
+    private final Jdbi control;
+    private final Map<String, ObjectStore> stores = new ConcurrentHashMap<>();
+
+    public CaseResults(Placements placements, StorageConfig storage) {
+        this.placements = Objects.requireNonNull(placements, "placements");
+        this.storage = Objects.requireNonNull(storage, "storage");
+        this.control = placements.control();
+    }
+
+    /** The run as a viewer needs it: routes, gate names and its store. */
+    private record RunView(UUID runId, List<RunRecords.Route> routes, List<String> gates, ObjectStore store) {}
+
+    /**
+     * Cases of the run with ordinal greater than {@code after} that match {@code filter}, in ordinal order.
+     *
+     * @param after the previous page's {@link Page#nextAfter()}, or -1 for the first page
+     * @param limit 1..{@value #MAX_LIMIT}
+     * @throws NotFoundException     no such run
+     * @throws InvalidInputException a gate the run does not have, or a limit out of range
+     * @throws dev.vigilo.common.errors.DamagedException a receipt is missing or altered
+     * @throws UnavailableException  an execution database or the store cannot be reached
+     */
+    public Page page(UUID runId, Filter filter, long after, int limit) {
+        Objects.requireNonNull(runId, "runId");
+        Objects.requireNonNull(filter, "filter");
+        if (limit < 1 || limit > MAX_LIMIT) {
+            throw new InvalidInputException("page size " + limit + " is out of range; use 1.." + MAX_LIMIT);
+        }
+        RunView run = view(runId);
+        int gate = gateIndex(run, filter.gate());
+        Iterator<ChunkRows.Row> rows = ChunkRows.cursor(
+                placements,
+                runId,
+                run.routes(),
+                ChunkRows.DONE + prefilter(filter.outcome(), gate),
+                Math.max(-1, after),
+                ROWS);
+        List<ExecutedCase> out = new ArrayList<>();
+        int reads = 0;
+        long lastSeen = after;
+        while (true) {
+            if (!rows.hasNext()) {
+                return new Page(out, OptionalLong.empty(), reads);
+            }
+            if (reads == RECEIPT_BUDGET) {
+                return new Page(out, OptionalLong.of(lastSeen), reads);
+            }
+            ChunkRows.Row row = rows.next();
+            Receipt r = ChunkRows.receipt(runId, run.store(), row);
+            reads++;
+            for (Receipt.CaseResult c : r.cases()) {
+                if (c.ordinal() <= after) {
+                    continue;
+                }
+                ExecutedCase e = executed(
+                        row,
+                        c,
+                        gate < 0 ? Optional.empty() : Optional.of(run.gates().get(gate)));
+                if (e == null || filter.outcome().map(o -> o != e.outcome()).orElse(false)) {
+                    lastSeen = c.ordinal();
+                    continue;
+                }
+                if (out.size() == limit) {
+                    return new Page(out, OptionalLong.of(lastSeen), reads);
+                }
+                out.add(e);
+                lastSeen = c.ordinal();
+            }
+        }
+    }
+
+    /**
+     * The executed case at {@code ordinal}; empty when the run has no done chunk holding it (the case has not run,
+     * its chunk failed, or the ordinal is beyond the plan).
+     *
+     * @throws NotFoundException no such run
+     */
+    public Optional<CaseDetail> find(UUID runId, long ordinal) {
+        Objects.requireNonNull(runId, "runId");
+        if (ordinal < 0) {
+            return Optional.empty();
+        }
+        RunView run = view(runId);
+        for (var g : RunRecords.byPlacement(run.routes()).entrySet()) {
+            for (ChunkRows.Row row : ChunkRows.doneHolding(placements, runId, g.getKey(), g.getValue(), ordinal)) {
+                Receipt r = ChunkRows.receipt(runId, run.store(), row);
+                for (Receipt.CaseResult c : r.cases()) {
+                    if (c.ordinal() == ordinal) {
+                        ExecutedCase e = executed(row, c, Optional.empty());
+                        Optional<String> output = c.output().isPresent()
+                                ? c.output()
+                                : c.outputRef().map(x -> RunResults.output(run.store(), c));
+                        return Optional.of(new CaseDetail(
+                                e,
+                                output,
+                                c.outputSha256().map(Sha256::toHex),
+                                row.receipt().orElseThrow().key().value(),
+                                r.leaseGeneration(),
+                                r.worker(),
+                                r.startedAt(),
+                                r.finishedAt(),
+                                c.caseSha256().toHex(),
+                                c.transcripts().stream()
+                                        .map(t -> new RunTranscripts.Attempt(t.attempt(), t.ref()))
+                                        .toList()));
+                    }
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * SQL that keeps only chunks whose tallies can hold a case of the wanted outcome (a necessary condition: the
+     * receipt decides). Built from constants and a gate index, never from user text.
+     */
+    private static String prefilter(Optional<Outcome> outcome, int gate) {
+        if (outcome.isEmpty()) {
+            return "";
+        }
+        if (gate >= 0) {
+            String column = switch (outcome.get()) {
+                case PASSED -> "gate_passed";
+                case FAILED -> "gate_failed";
+                case ERRORED -> "gate_errored";
+            };
+            return " AND " + column + "[" + (gate + 1) + "] > 0";
+        }
+        return switch (outcome.get()) {
+            case PASSED -> " AND case_count > cases_errored";
+            case FAILED -> " AND EXISTS (SELECT 1 FROM unnest(gate_failed) AS x WHERE x > 0)";
+            case ERRORED -> " AND (cases_errored > 0 OR EXISTS (SELECT 1 FROM unnest(gate_errored) AS x WHERE x > 0))";
+        };
+    }
+
+    private RunView view(UUID runId) {
+        RunRecords.Run run = control.withHandle(h -> RunRecords.run(h, runId));
+        List<RunRecords.Route> routes = control.withHandle(h -> RunRecords.routes(h, runId, ""));
+        List<String> gates = control.withHandle(
+                h -> h.createQuery("SELECT gate_counts FROM run_plan_shards WHERE run_id = :r ORDER BY shard LIMIT 1")
+                        .bind("r", runId)
+                        .mapTo(String.class)
+                        .findOne()
+                        .map(CaseResults::gateNames)
+                        .orElse(List.of()));
+        return new RunView(runId, routes, gates, store(runId, run.storageBinding()));
+    }
+
+    private static List<String> gateNames(String gateCounts) {
+        try {
+            List<String> out = new ArrayList<>();
+            new com.fasterxml.jackson.databind.ObjectMapper()
+                    .readTree(gateCounts)
+                    .forEach(p -> out.add(p.path(0).asText()));
+            return out;
+        } catch (java.io.IOException e) {
+            throw new dev.vigilo.common.errors.DamagedException("the published gate counts of a shard cannot be"
+                    + " read (" + e.getMessage() + "); the control record run_plan_shards was altered");
+        }
+    }
+
+    private static int gateIndex(RunView run, Optional<String> gate) {
+        if (gate.isEmpty()) {
+            return -1;
+        }
+        int i = run.gates().indexOf(gate.get());
+        if (i < 0) {
+            throw new InvalidInputException("run " + run.runId() + " has no gate named \"" + gate.get()
+                    + "\"; its gates: " + String.join(", ", run.gates()));
+        }
+        return i;
+    }
+
+    private ObjectStore store(UUID runId, String binding) {
+        return stores.computeIfAbsent(binding, b -> {
+            StoreSpec spec = storage.resolve(new StoreBinding(b))
+                    .orElseThrow(() -> new InvalidInputException("run " + runId + ": its receipts are stored in " + b
+                            + ", which the storage configuration (" + storage.source() + ") does not resolve; use a"
+                            + " configuration with that store"));
+            return ObjectStores.open(spec);
+        });
+    }
+
+    /** The case as a viewer shows it, or null when {@code gate} is given and does not select it. */
+    private static ExecutedCase executed(ChunkRows.Row row, Receipt.CaseResult c, Optional<String> gate) {
+        Outcome outcome;
+        if (gate.isPresent()) {
+            Receipt.GateOutcome g = c.gates().get(gate.get());
+            if (g == null) {
+                return null;
+            }
+            outcome = of(g);
+        } else if (c.errored() || c.gates().containsValue(Receipt.GateOutcome.ERRORED)) {
+            outcome = Outcome.ERRORED;
+        } else if (c.gates().containsValue(Receipt.GateOutcome.FAILED)) {
+            outcome = Outcome.FAILED;
+        } else {
+            outcome = Outcome.PASSED;
+        }
+        List<EvaluatorOutcome> evaluators = new ArrayList<>();
+        for (Receipt.EvaluatorResult e : c.evaluatorResults()) {
+            evaluators.add(new EvaluatorOutcome(
+                    e.name(),
+                    e.passed(),
+                    e.score(),
+                    e.error().map(Receipt.Error::type),
+                    e.error().map(Receipt.Error::message),
+                    e.millis()));
+        }
+        Map<String, String> gates = new LinkedHashMap<>();
+        c.gates().forEach((k, v) -> gates.put(k, v.wire));
+        return new ExecutedCase(
+                c.ordinal(),
+                c.id(),
+                row.seed().shard(),
+                row.chunkIndex(),
+                outcome,
+                c.errored(),
+                c.attempts(),
+                c.agentMillis(),
+                c.error().map(Receipt.Error::type),
+                c.error().map(Receipt.Error::message),
+                evaluators,
+                gates,
+                c.outputLength(),
+                c.outputRef().isPresent());
+    }
+
+    private static Outcome of(Receipt.GateOutcome g) {
+        return switch (g) {
+            case PASSED -> Outcome.PASSED;
+            case FAILED -> Outcome.FAILED;
+            case ERRORED -> Outcome.ERRORED;
+        };
+    }
+
+    @Override
+    public void close() {
+        stores.values().forEach(ObjectStore::close);
+        stores.clear();
+    }
+}

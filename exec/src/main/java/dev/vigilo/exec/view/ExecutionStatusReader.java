@@ -1,0 +1,249 @@
+package dev.vigilo.exec.view;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.vigilo.common.errors.DamagedException;
+import dev.vigilo.common.errors.NotFoundException;
+import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.exec.ExecutionStatus;
+import dev.vigilo.exec.GateResult;
+import dev.vigilo.exec.LocalTransactions;
+import dev.vigilo.exec.Outages;
+import dev.vigilo.exec.Placements;
+import dev.vigilo.exec.Service;
+import dev.vigilo.exec.WaitBoard;
+import dev.vigilo.exec.record.RunRecords;
+import dev.vigilo.exec.record.RunSnapshot;
+import dev.vigilo.exec.record.ShardTallies;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.function.Consumer;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
+
+/**
+ * Reads a run's {@link ExecutionStatus}: the run row, its routes, published shard totals and recorded gate table from
+ * the control database (one transaction), then per execution database one snapshot transaction of aggregate SQL over
+ * the chunk rows of the shards routed there. Bounded: at most 128 route rows, one aggregate per placement, no
+ * object-store read. While a run executes, the gate table is computed from the sums so far and marked partial.
+ *
+ * <p>An execution database of the run's routes that cannot be reached does not fail the reading: its alias is listed
+ * as unreachable and its shards' progress is unknown (the counts leave them out), so a status can still say what
+ * workers wait for ({@link ExecutionStatus#waiting()}, read from the control database). Thread-safe.
+ */
+public final class ExecutionStatusReader {
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+
+    private final Placements placements;
+    private final Jdbi control;
+
+    public ExecutionStatusReader(Placements placements) {
+        this.placements = Objects.requireNonNull(placements, "placements");
+        this.control = placements.control();
+    }
+
+    /** The control database's part of a reading. */
+    private record ControlView(
+            RunRecords.Run run,
+            long expectedChunks,
+            List<RunRecords.Route> routes,
+            Map<Integer, long[]> shardTotals,
+            List<String> gateNames,
+            long[] planned,
+            List<GateResult> recorded,
+            List<ExecutionStatus.Wait> waiting) {}
+
+    /**
+     * Reads the run's execution status now.
+     *
+     * @throws NotFoundException    no such run
+     * @throws UnavailableException the control database cannot be reached, or an execution database of the run is not
+     *                              in this process's execution configuration (its alias named)
+     */
+    public ExecutionStatus status(UUID runId) {
+        Objects.requireNonNull(runId, "runId");
+        ControlView v = control.inTransaction(h -> readControl(h, runId));
+        Map<Integer, ShardTallies.Tally> tallies = new HashMap<>();
+        Optional<RunSnapshot> snapshot = Optional.empty();
+        List<String> unreachable = new ArrayList<>();
+        for (var g : RunRecords.byPlacement(v.routes()).entrySet()) {
+            String alias = g.getKey();
+            Jdbi jdbi = placements.jdbi(alias);
+            Optional<RunSnapshot> read;
+            try {
+                read = LocalTransactions.inSnapshot(
+                        jdbi, "status of run " + runId + " in execution database \"" + alias + "\"", h -> {
+                            Map<Integer, ShardTallies.Tally> t = ShardTallies.read(
+                                    h, runId, g.getValue(), v.gateNames().size());
+                            Optional<RunSnapshot> s = h.createQuery("SELECT snapshot FROM exec_runs WHERE run_id = :r")
+                                    .bind("r", runId)
+                                    .mapTo(String.class)
+                                    .findOne()
+                                    .map(RunSnapshot::decode);
+                            tallies.putAll(t);
+                            return s;
+                        });
+            } catch (UnavailableException e) {
+                if (!Outages.isOutageOf(Service.DATABASE, e)) {
+                    throw e;
+                }
+                unreachable.add(alias);
+                continue;
+            }
+            if (snapshot.isEmpty()) {
+                snapshot = read;
+            }
+        }
+        Collections.sort(unreachable);
+        List<ExecutionStatus.ShardProgress> shards = new ArrayList<>();
+        long done = 0;
+        long failed = 0;
+        long casesDone = 0;
+        for (RunRecords.Route r : v.routes()) {
+            long[] totals = v.shardTotals().getOrDefault(r.shard(), new long[2]);
+            if (unreachable.contains(r.placement())) {
+                shards.add(new ExecutionStatus.ShardProgress(
+                        r.shard(), r.placement(), r.state(), totals[1], -1, -1, totals[0], -1));
+                continue;
+            }
+            ShardTallies.Tally t = tallies.get(r.shard());
+            long d = t == null ? 0 : t.chunksDone();
+            long f = t == null ? 0 : t.chunksFailed();
+            long c = t == null ? 0 : t.casesDone();
+            shards.add(new ExecutionStatus.ShardProgress(
+                    r.shard(), r.placement(), r.state(), totals[1], d, f, totals[0], c));
+            done += d;
+            failed += f;
+            casesDone += c;
+        }
+        long cases = v.shardTotals().values().stream().mapToLong(x -> x[0]).sum();
+        ExecutionStatus.Progress progress =
+                new ExecutionStatus.Progress(v.expectedChunks(), done, failed, cases, casesDone, shards, unreachable);
+        boolean recorded = !v.recorded().isEmpty();
+        List<GateResult> gates = recorded ? v.recorded() : partial(v, tallies, snapshot);
+        return new ExecutionStatus(
+                runId,
+                v.run().status(),
+                v.run().verdict(),
+                v.run().failureReason(),
+                progress,
+                gates,
+                recorded,
+                v.waiting());
+    }
+
+    /**
+     * Reads the status every {@code interval}, passes each reading to {@code listener}, and returns the last one once
+     * the run is settled, failed or cancelled (the live view behind {@code vigilo run watch}).
+     *
+     * @throws InterruptedException when the calling thread is interrupted (Ctrl-C)
+     */
+    public ExecutionStatus watch(UUID runId, Duration interval, Consumer<ExecutionStatus> listener)
+            throws InterruptedException {
+        Objects.requireNonNull(interval, "interval");
+        Objects.requireNonNull(listener, "listener");
+        while (true) {
+            ExecutionStatus s = status(runId);
+            listener.accept(s);
+            if (s.finished()) {
+                return s;
+            }
+            Thread.sleep(interval.toMillis());
+        }
+    }
+
+    private static ControlView readControl(Handle h, UUID runId) {
+        RunRecords.Run run = RunRecords.run(h, runId);
+        long expected = h.createQuery("SELECT expected_chunks FROM run_plans WHERE run_id = :r")
+                .bind("r", runId)
+                .mapTo(Long.class)
+                .one();
+        List<RunRecords.Route> routes = RunRecords.routes(h, runId, "");
+        Map<Integer, long[]> totals = new LinkedHashMap<>();
+        List<String> names = new ArrayList<>();
+        List<long[]> perShard = new ArrayList<>();
+        h.createQuery("SELECT shard, cases, chunks, gate_counts FROM run_plan_shards WHERE run_id = :r ORDER BY shard")
+                .bind("r", runId)
+                .mapToMap()
+                .forEach(m -> {
+                    totals.put(
+                            ((Number) m.get("shard")).intValue(),
+                            new long[] {((Number) m.get("cases")).longValue(), ((Number) m.get("chunks")).longValue()});
+                    JsonNode pairs = json(runId, (String) m.get("gate_counts"));
+                    if (names.isEmpty()) {
+                        pairs.forEach(p -> names.add(p.path(0).asText()));
+                    }
+                    long[] counts = new long[pairs.size()];
+                    for (int i = 0; i < pairs.size(); i++) {
+                        counts[i] = pairs.get(i).path(1).asLong();
+                    }
+                    perShard.add(counts);
+                });
+        long[] planned = new long[names.size()];
+        for (long[] counts : perShard) {
+            for (int i = 0; i < planned.length && i < counts.length; i++) {
+                planned[i] += counts[i];
+            }
+        }
+        List<GateResult> recorded = h.createQuery("SELECT name, planned, passed, failed, errored, min_pass_rate,"
+                        + " passed_gate FROM run_gate_results WHERE run_id = :r ORDER BY gate_index")
+                .bind("r", runId)
+                .map((rs, ctx) -> new GateResult(
+                        rs.getString("name"),
+                        rs.getLong("planned"),
+                        rs.getLong("passed"),
+                        rs.getLong("failed"),
+                        rs.getLong("errored"),
+                        rs.getDouble("min_pass_rate"),
+                        Optional.of(rs.getBoolean("passed_gate"))))
+                .list();
+        return new ControlView(run, expected, routes, totals, names, planned, recorded, WaitBoard.forRun(h, runId));
+    }
+
+    /** The gate table so far: counts of done chunks against the planned totals; no decision yet. */
+    private static List<GateResult> partial(
+            ControlView v, Map<Integer, ShardTallies.Tally> tallies, Optional<RunSnapshot> snapshot) {
+        if (snapshot.isEmpty()) {
+            return List.of();
+        }
+        List<GateResult> out = new ArrayList<>();
+        List<RunSnapshot.Gate> policy = snapshot.get().gates();
+        for (int g = 0; g < v.gateNames().size() && g < policy.size(); g++) {
+            long passed = 0;
+            long failed = 0;
+            long errored = 0;
+            for (ShardTallies.Tally t : tallies.values()) {
+                passed += t.passed()[g];
+                failed += t.failed()[g];
+                errored += t.errored()[g];
+            }
+            long planned = Math.max(v.planned()[g], passed + failed + errored);
+            out.add(GateResult.partial(
+                    v.gateNames().get(g),
+                    planned,
+                    passed,
+                    failed,
+                    errored,
+                    policy.get(g).minPassRate()));
+        }
+        return out;
+    }
+
+    private static JsonNode json(UUID runId, String text) {
+        try {
+            return MAPPER.readTree(text);
+        } catch (IOException e) {
+            throw new DamagedException("run " + runId + ": the published gate counts of a shard cannot be read ("
+                    + e.getMessage() + "); the control record run_plan_shards was altered");
+        }
+    }
+}

@@ -1,0 +1,464 @@
+package dev.vigilo.exec.view;
+
+import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.errors.NotFoundException;
+import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.plan.RunLifecycle;
+import dev.vigilo.exec.LocalTransactions;
+import dev.vigilo.exec.Placements;
+import dev.vigilo.exec.record.RunRecords;
+import dev.vigilo.storage.ObjectKey;
+import dev.vigilo.storage.ObjectRef;
+import dev.vigilo.storage.Sha256;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.UUID;
+import org.jdbi.v3.core.Jdbi;
+
+/**
+ * Read-only views over every run for dashboards and metrics: a keyset-paged run list with progress, a run's plan
+ * identity, its throughput over time, and counts by status and chunk state. Bounded work: one control query per call
+ * and one aggregate per execution database over the rows of the runs asked about; never a per-case row, never an
+ * object read. Thread-safe.
+ */
+public final class RunCatalog {
+    /** The largest page of {@link #list}. */
+    public static final int MAX_LIMIT = 200;
+    /** The most buckets {@link #throughput} returns. */
+    public static final int MAX_BUCKETS = 500;
+
+    private final Placements placements;
+    private final Jdbi control;
+
+    public RunCatalog(Placements placements) {
+        this.placements = Objects.requireNonNull(placements, "placements");
+        this.control = placements.control();
+    }
+
+    /**
+     * Where a page of the run list starts: after the run created at {@code createdAt} with id {@code runId} (newest
+     * first). Its text form ({@link #toString()}, {@link #parse}) goes into URLs.
+     */
+    public record Cursor(Instant createdAt, UUID runId) {
+        public Cursor {
+            Objects.requireNonNull(createdAt, "createdAt");
+            Objects.requireNonNull(runId, "runId");
+        }
+
+        @Override
+        public String toString() {
+            long micros = createdAt.getEpochSecond() * 1_000_000L + createdAt.getNano() / 1_000;
+            return micros + "_" + runId;
+        }
+
+        /** @throws InvalidInputException for anything {@link #toString()} does not produce */
+        public static Cursor parse(String text) {
+            int i = text.indexOf('_');
+            try {
+                if (i < 1 || text.length() - i - 1 != 36) {
+                    throw new IllegalArgumentException();
+                }
+                long micros = Long.parseLong(text.substring(0, i));
+                UUID id = UUID.fromString(text.substring(i + 1));
+                if (!id.toString().equals(text.substring(i + 1))) {
+                    throw new IllegalArgumentException();
+                }
+                return new Cursor(
+                        Instant.ofEpochSecond(
+                                Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1_000),
+                        id);
+            } catch (RuntimeException e) {
+                throw new InvalidInputException("run list cursor \"" + text + "\" is not one this server wrote;"
+                        + " start from the first page");
+            }
+        }
+    }
+
+    /**
+     * One run in the list.
+     *
+     * @param planStatus     preparing, ready or rejected
+     * @param datasetName    the dataset's label
+     * @param cases          cases of the published plan (0 before publication)
+     * @param chunksDone     done chunks; -1 when an execution database of the run could not be reached
+     * @param chunksFailed   failed chunks; -1 likewise
+     * @param casesDone      cases of done chunks; -1 likewise
+     */
+    public record RunSummary(
+            UUID runId,
+            String status,
+            Optional<String> verdict,
+            Instant createdAt,
+            Optional<Instant> finishedAt,
+            UUID datasetUploadId,
+            String datasetName,
+            String planStatus,
+            long expectedChunks,
+            long cases,
+            long chunksDone,
+            long chunksFailed,
+            long casesDone) {}
+
+    /** A page of runs, newest first, and where the next starts (empty on the last page). */
+    public record Page(List<RunSummary> runs, Optional<Cursor> next) {
+        public Page {
+            runs = List.copyOf(runs);
+        }
+    }
+
+    /**
+     * A run's plan identity: what it was prepared from and where its plan is.
+     *
+     * @param datasetSourceSha256 SHA-256 of the dataset's uploaded bytes
+     * @param membershipUuid      the dataset's membership identity
+     * @param profileSha256       SHA-256 of the profile the plan was prepared from
+     * @param storageBinding      the store holding the plan, receipts and outputs
+     * @param root                the published plan manifest (empty until publication)
+     * @param initialPlacement    the frozen placement rule
+     * @param failureReason       why the run failed, when it did
+     * @param rejection           why preparation was rejected, when it was
+     */
+    public record PlanIdentity(
+            UUID runId,
+            String status,
+            Optional<String> verdict,
+            UUID datasetUploadId,
+            String datasetName,
+            String datasetSourceSha256,
+            UUID membershipUuid,
+            long datasetCaseCount,
+            String profileSha256,
+            String storageBinding,
+            String planStatus,
+            long expectedChunks,
+            Optional<ObjectRef> root,
+            String initialPlacement,
+            Instant createdAt,
+            Optional<Instant> publishedAt,
+            Optional<Instant> finishedAt,
+            Optional<String> failureReason,
+            Optional<String> rejection) {}
+
+    /** Cases completed in {@code [start, start + width)} (by their chunk's completion time). */
+    public record ThroughputPoint(Instant start, Duration width, long cases) {}
+
+    /**
+     * Chunks of the runs still executing (pending or running), by state, summed over every execution database this
+     * process reaches, and the workers holding live leases there.
+     *
+     * @param chunksByState    queued, leased, done, failed
+     * @param casesDone        cases of their done chunks
+     * @param casesPlanned     cases of all their chunks
+     * @param workersLeasing   distinct workers holding an unexpired lease
+     * @param unreachable      execution databases that could not be read (their aliases)
+     */
+    public record ActiveCounts(
+            Map<String, Long> chunksByState,
+            long casesDone,
+            long casesPlanned,
+            long workersLeasing,
+            List<String> unreachable) {
+        public ActiveCounts {
+            chunksByState = java.util.Collections.unmodifiableMap(new TreeMap<>(chunksByState));
+            unreachable = List.copyOf(unreachable);
+        }
+    }
+
+    private static final String SUMMARY_COLUMNS = "SELECT r.run_id, r.status, r.verdict, r.created_at,"
+            + " r.finished_at, p.dataset_upload_id, d.name AS dataset_name, p.plan_status, p.expected_chunks,"
+            + " (SELECT coalesce(sum(s.cases), 0) FROM run_plan_shards s WHERE s.run_id = r.run_id) AS cases"
+            + " FROM runs r JOIN run_plans p USING (run_id) JOIN dataset_uploads d ON d.upload_id ="
+            + " p.dataset_upload_id";
+
+    /**
+     * A page of runs, newest first, each with its progress.
+     *
+     * @param after where to start (the previous page's {@link Page#next()}); empty for the first page
+     * @param limit 1..{@value #MAX_LIMIT}
+     */
+    public Page list(Optional<Cursor> after, int limit) {
+        Objects.requireNonNull(after, "after");
+        if (limit < 1 || limit > MAX_LIMIT) {
+            throw new InvalidInputException("page size " + limit + " is out of range; use 1.." + MAX_LIMIT);
+        }
+        List<Map<String, Object>> rows = control.withHandle(h -> h.createQuery(SUMMARY_COLUMNS
+                        + (after.isPresent() ? " WHERE (r.created_at, r.run_id) < (:at, :id)" : "")
+                        + " ORDER BY r.created_at DESC, r.run_id DESC LIMIT :n")
+                .bind(
+                        "at",
+                        after.map(c -> OffsetDateTime.ofInstant(c.createdAt(), java.time.ZoneOffset.UTC))
+                                .orElse(null))
+                .bind("id", after.map(Cursor::runId).orElse(null))
+                .bind("n", limit + 1)
+                .mapToMap()
+                .list());
+        boolean more = rows.size() > limit;
+        List<Map<String, Object>> page = more ? rows.subList(0, limit) : rows;
+        List<UUID> ids = page.stream().map(m -> (UUID) m.get("run_id")).toList();
+        Map<UUID, long[]> progress = progress(ids);
+        List<RunSummary> out = new ArrayList<>();
+        for (Map<String, Object> m : page) {
+            UUID id = (UUID) m.get("run_id");
+            long[] p = progress.getOrDefault(id, new long[3]);
+            out.add(new RunSummary(
+                    id,
+                    (String) m.get("status"),
+                    Optional.ofNullable((String) m.get("verdict")),
+                    instant(m.get("created_at")),
+                    Optional.ofNullable(m.get("finished_at")).map(RunCatalog::instant),
+                    (UUID) m.get("dataset_upload_id"),
+                    (String) m.get("dataset_name"),
+                    (String) m.get("plan_status"),
+                    ((Number) m.get("expected_chunks")).longValue(),
+                    ((Number) m.get("cases")).longValue(),
+                    p[0],
+                    p[1],
+                    p[2]));
+        }
+        Optional<Cursor> next = more
+                ? Optional.of(new Cursor(
+                        out.get(out.size() - 1).createdAt(),
+                        out.get(out.size() - 1).runId()))
+                : Optional.empty();
+        return new Page(out, next);
+    }
+
+    /**
+     * Done chunks, failed chunks and done cases per run, summed over the execution databases holding its shards now
+     * (a moved shard's frozen rows at its former placement are not counted); -1 for a run one of whose databases
+     * cannot be reached.
+     */
+    private Map<UUID, long[]> progress(List<UUID> ids) {
+        Map<UUID, long[]> out = new HashMap<>();
+        if (ids.isEmpty()) {
+            return out;
+        }
+        Map<String, List<UUID>> byAlias = new TreeMap<>();
+        control.useHandle(h -> h.createQuery(
+                        "SELECT DISTINCT placement, run_id FROM exec_shard_routes WHERE run_id = ANY(:ids)")
+                .bindArray("ids", UUID.class, ids)
+                .mapToMap()
+                .forEach(m -> byAlias.computeIfAbsent((String) m.get("placement"), a -> new ArrayList<>())
+                        .add((UUID) m.get("run_id"))));
+        for (var e : byAlias.entrySet()) {
+            try {
+                LocalTransactions.inSnapshot(
+                        placements.jdbi(e.getKey()),
+                        "progress of runs in execution database \"" + e.getKey() + "\"",
+                        h -> {
+                            h.createQuery("SELECT c.run_id, count(*) FILTER (WHERE c.state = 'done') AS done,"
+                                            + " count(*) FILTER (WHERE c.state = 'failed') AS failed,"
+                                            + " coalesce(sum(c.case_count) FILTER (WHERE c.state = 'done'), 0)"
+                                            + " AS cases_done FROM exec_chunks c JOIN exec_run_shards s USING"
+                                            + " (run_id, shard) WHERE c.run_id = ANY(:ids) AND s.state <> 'moved'"
+                                            + " GROUP BY c.run_id")
+                                    .bindArray("ids", UUID.class, e.getValue())
+                                    .mapToMap()
+                                    .forEach(m -> {
+                                        long[] p = out.computeIfAbsent((UUID) m.get("run_id"), k -> new long[3]);
+                                        if (p[0] >= 0) {
+                                            p[0] += ((Number) m.get("done")).longValue();
+                                            p[1] += ((Number) m.get("failed")).longValue();
+                                            p[2] += ((Number) m.get("cases_done")).longValue();
+                                        }
+                                    });
+                            return null;
+                        });
+            } catch (UnavailableException ex) {
+                for (UUID id : e.getValue()) {
+                    out.put(id, new long[] {-1, -1, -1});
+                }
+            }
+        }
+        return out;
+    }
+
+    /** @throws NotFoundException no such run */
+    public PlanIdentity identity(UUID runId) {
+        Objects.requireNonNull(runId, "runId");
+        Map<String, Object> m = control.withHandle(h -> h.createQuery("SELECT r.run_id, r.status, r.verdict,"
+                                + " r.created_at, r.finished_at, r.failure_reason, p.dataset_upload_id, d.name AS"
+                                + " dataset_name, p.dataset_source_sha256, p.dataset_membership_uuid,"
+                                + " p.dataset_case_count, p.profile_sha256, p.storage_binding, p.plan_status,"
+                                + " p.expected_chunks, p.root_key, p.root_length, p.root_sha256, p.initial_placement,"
+                                + " p.published_at, p.rejection FROM runs r JOIN run_plans p USING (run_id) JOIN"
+                                + " dataset_uploads d ON d.upload_id = p.dataset_upload_id WHERE r.run_id = :r")
+                        .bind("r", runId)
+                        .mapToMap()
+                        .findOne())
+                .orElseThrow(() -> RunRecords.notFound(runId));
+        Optional<ObjectRef> root = Optional.ofNullable((String) m.get("root_key"))
+                .map(k -> new ObjectRef(
+                        ObjectKey.of(k), ((Number) m.get("root_length")).longValue(), Sha256.parseHex((String)
+                                m.get("root_sha256"))));
+        return new PlanIdentity(
+                runId,
+                (String) m.get("status"),
+                Optional.ofNullable((String) m.get("verdict")),
+                (UUID) m.get("dataset_upload_id"),
+                (String) m.get("dataset_name"),
+                (String) m.get("dataset_source_sha256"),
+                (UUID) m.get("dataset_membership_uuid"),
+                ((Number) m.get("dataset_case_count")).longValue(),
+                (String) m.get("profile_sha256"),
+                (String) m.get("storage_binding"),
+                (String) m.get("plan_status"),
+                ((Number) m.get("expected_chunks")).longValue(),
+                root,
+                (String) m.get("initial_placement"),
+                instant(m.get("created_at")),
+                Optional.ofNullable(m.get("published_at")).map(RunCatalog::instant),
+                Optional.ofNullable(m.get("finished_at")).map(RunCatalog::instant),
+                Optional.ofNullable((String) m.get("failure_reason")),
+                Optional.ofNullable((String) m.get("rejection")));
+    }
+
+    /**
+     * Cases completed over time, in at most {@code buckets} equal buckets from the first to the last chunk
+     * completion (each chunk's cases count at its completion). Empty before the first completion.
+     *
+     * @throws NotFoundException    no such run
+     * @throws UnavailableException an execution database of the run cannot be reached
+     */
+    public List<ThroughputPoint> throughput(UUID runId, int buckets) {
+        Objects.requireNonNull(runId, "runId");
+        if (buckets < 1 || buckets > MAX_BUCKETS) {
+            throw new InvalidInputException("bucket count " + buckets + " is out of range; use 1.." + MAX_BUCKETS);
+        }
+        control.useHandle(h -> RunRecords.run(h, runId));
+        Map<String, List<Integer>> byAlias =
+                RunRecords.byPlacement(control.withHandle(h -> RunRecords.routes(h, runId, "")));
+        String where = " FROM exec_chunks c JOIN exec_run_shards s USING (run_id, shard) WHERE c.run_id = :r"
+                + " AND c.shard = ANY(:s) AND c.state = 'done' AND s.state <> 'moved'";
+        double lo = Double.MAX_VALUE;
+        double hi = -Double.MAX_VALUE;
+        for (var e : byAlias.entrySet()) {
+            double[] range = LocalTransactions.inTransaction(
+                    placements.jdbi(e.getKey()),
+                    "throughput of run " + runId + " in execution database \"" + e.getKey() + "\"",
+                    h -> h.createQuery("SELECT extract(epoch FROM min(c.finished_at))::float8 AS lo,"
+                                    + " extract(epoch FROM max(c.finished_at))::float8 AS hi" + where)
+                            .bind("r", runId)
+                            .bindArray("s", Integer.class, e.getValue())
+                            .map((rs, ctx) -> rs.getObject("lo") == null
+                                    ? null
+                                    : new double[] {rs.getDouble("lo"), rs.getDouble("hi")})
+                            .one());
+            if (range != null) {
+                lo = Math.min(lo, range[0]);
+                hi = Math.max(hi, range[1]);
+            }
+        }
+        if (lo > hi) {
+            return List.of();
+        }
+        // At least one second per bucket: finer buckets only make noise.
+        int n = (int) Math.max(1, Math.min(buckets, Math.ceil(hi - lo)));
+        double width = Math.max(1.0, (hi - lo) / n);
+        long[] sums = new long[n];
+        final double start = lo;
+        for (var e : byAlias.entrySet()) {
+            LocalTransactions.inTransaction(
+                    placements.jdbi(e.getKey()),
+                    "throughput of run " + runId + " in execution database \"" + e.getKey() + "\"",
+                    h -> {
+                        h.createQuery("SELECT least(floor((extract(epoch FROM c.finished_at) - :lo) / :w)::int, :last)"
+                                        + " AS b, sum(c.case_count) AS cases" + where + " GROUP BY b")
+                                .bind("r", runId)
+                                .bindArray("s", Integer.class, e.getValue())
+                                .bind("lo", start)
+                                .bind("w", width)
+                                .bind("last", n - 1)
+                                .mapToMap()
+                                .forEach(m -> sums[Math.max(0, ((Number) m.get("b")).intValue())] +=
+                                        ((Number) m.get("cases")).longValue());
+                        return null;
+                    });
+        }
+        List<ThroughputPoint> out = new ArrayList<>(n);
+        Duration w = Duration.ofNanos((long) (width * 1e9));
+        for (int i = 0; i < n; i++) {
+            double t = start + i * width;
+            out.add(new ThroughputPoint(
+                    Instant.ofEpochSecond((long) Math.floor(t), (long) ((t - Math.floor(t)) * 1e9)), w, sums[i]));
+        }
+        return out;
+    }
+
+    /** Runs by status (every status present in the control database). */
+    public Map<String, Long> countByStatus() {
+        Map<String, Long> out = new LinkedHashMap<>();
+        control.useHandle(h -> h.createQuery("SELECT status, count(*) AS n FROM runs GROUP BY status ORDER BY status")
+                .mapToMap()
+                .forEach(m -> out.put((String) m.get("status"), ((Number) m.get("n")).longValue())));
+        return out;
+    }
+
+    /** Chunk and worker counts of the runs still executing; an unreachable execution database is listed, not fatal. */
+    public ActiveCounts activeCounts() {
+        List<UUID> active = control.withHandle(
+                h -> h.createQuery("SELECT run_id FROM runs WHERE " + RunLifecycle.executing("status"))
+                        .mapTo(UUID.class)
+                        .list());
+        Map<String, Long> byState = new TreeMap<>();
+        for (String s : List.of("queued", "leased", "done", "failed")) {
+            byState.put(s, 0L);
+        }
+        long[] cases = new long[3];
+        List<String> unreachable = new ArrayList<>();
+        if (!active.isEmpty()) {
+            for (String alias : placements.aliases()) {
+                try {
+                    LocalTransactions.inSnapshot(
+                            placements.jdbi(alias), "chunk counts in execution database \"" + alias + "\"", h -> {
+                                h.createQuery("SELECT c.state, count(*) AS n, sum(c.case_count) AS cases FROM"
+                                                + " exec_chunks c JOIN exec_run_shards s USING (run_id, shard) WHERE"
+                                                + " c.run_id = ANY(:ids) AND s.state <> 'moved' GROUP BY c.state")
+                                        .bindArray("ids", UUID.class, active)
+                                        .mapToMap()
+                                        .forEach(m -> {
+                                            long c = ((Number) m.get("cases")).longValue();
+                                            byState.merge(
+                                                    (String) m.get("state"),
+                                                    ((Number) m.get("n")).longValue(),
+                                                    Long::sum);
+                                            cases[1] += c;
+                                            if ("done".equals(m.get("state"))) {
+                                                cases[0] += c;
+                                            }
+                                        });
+                                cases[2] += h.createQuery("SELECT count(DISTINCT lease_owner) FROM exec_chunks WHERE"
+                                                + " run_id = ANY(:ids) AND state = 'leased' AND lease_expires_at >"
+                                                + " now()")
+                                        .bindArray("ids", UUID.class, active)
+                                        .mapTo(Long.class)
+                                        .one();
+                                return null;
+                            });
+                } catch (UnavailableException e) {
+                    unreachable.add(alias);
+                }
+            }
+        }
+        return new ActiveCounts(byState, cases[0], cases[1], cases[2], unreachable);
+    }
+
+    private static Instant instant(Object o) {
+        if (o instanceof OffsetDateTime t) {
+            return t.toInstant();
+        }
+        if (o instanceof java.sql.Timestamp t) {
+            return t.toInstant();
+        }
+        throw new IllegalStateException("unexpected timestamp type " + o.getClass());
+    }
+}

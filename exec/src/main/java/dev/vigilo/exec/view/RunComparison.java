@@ -1,0 +1,320 @@
+package dev.vigilo.exec.view;
+
+import dev.vigilo.common.errors.DamagedException;
+import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.errors.NotFoundException;
+import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.exec.ExecutionStatus;
+import dev.vigilo.exec.GateResult;
+import dev.vigilo.exec.Placements;
+import dev.vigilo.exec.ScratchDirs;
+import dev.vigilo.exec.record.PlanRecord;
+import dev.vigilo.exec.record.RunRecords;
+import dev.vigilo.storage.ObjectStore;
+import dev.vigilo.storage.ObjectStores;
+import dev.vigilo.storage.StorageConfig;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+import org.jdbi.v3.core.Jdbi;
+
+/**
+ * {@code vigilo run compare RUN_A RUN_B}: per gate, the two runs' pass rates and their difference, then every case
+ * whose outcome changed, matched by case id (docs/execution.md, "Comparison").
+ *
+ * <p>Both runs' executed cases are streamed from their receipts ({@link CaseOutcomes}). Runs over the same dataset
+ * (same upload id, so the same ids at the same ordinals) are merged by ordinal. Runs over different datasets are each
+ * sorted by case id on disk ({@link ExternalIdSort}) and merged by id; cases only one of them executed are counted.
+ * Memory is bounded whatever the runs' sizes: one page of chunk rows per execution database, one receipt, and the
+ * sort's budget ({@value ExternalIdSort#DEFAULT_BUDGET} bytes) per run being sorted. Thread-safe.
+ */
+public final class RunComparison {
+    /** How a case's outcome under one gate changed from run A to run B. */
+    public enum Change {
+        /** A passed, B failed. */
+        PASS_TO_FAIL("pass_to_fail"),
+        /** A failed or errored, B passed. */
+        FAIL_TO_PASS("fail_to_pass"),
+        /** A passed or failed, B errored. */
+        NEWLY_ERRORED("newly_errored"),
+        /** A errored, B failed. */
+        ERROR_TO_FAIL("error_to_fail");
+
+        private final String wire;
+
+        Change(String wire) {
+            this.wire = wire;
+        }
+
+        /** The stable name printed by {@code run compare} ({@code pass_to_fail}, ...). */
+        public String wire() {
+            return wire;
+        }
+    }
+
+    /**
+     * One gate in both runs: its row of each run's gate table (empty when that run has no gate of this name).
+     * Rows are final for settled (or failed) runs and partial while a run executes.
+     */
+    public record GateComparison(String name, Optional<GateResult> a, Optional<GateResult> b) {
+        /** {@code pass_rate(B) - pass_rate(A)}, when both runs have the gate. */
+        public Optional<Double> difference() {
+            return a.isPresent() && b.isPresent()
+                    ? Optional.of(b.get().passRate() - a.get().passRate())
+                    : Optional.empty();
+        }
+    }
+
+    /**
+     * What is compared, known before any case is read.
+     *
+     * @param sameDataset whether both runs are over the same dataset upload (cases are then merged by ordinal)
+     * @param gates       the gates of run A in order, then those only run B has
+     */
+    public record Header(
+            UUID runA,
+            UUID runB,
+            String statusA,
+            String statusB,
+            UUID datasetA,
+            UUID datasetB,
+            boolean sameDataset,
+            List<GateComparison> gates) {
+        public Header {
+            gates = List.copyOf(gates);
+        }
+    }
+
+    /** One gate's changed outcome ({@code passed}, {@code failed} or {@code errored} in each run). */
+    public record GateChange(String gate, String a, String b, Change change) {}
+
+    /**
+     * A case whose outcome changed under at least one gate both runs have.
+     *
+     * @param ordinalA the case's ordinal in run A's dataset
+     * @param ordinalB the case's ordinal in run B's dataset
+     */
+    public record Flip(String caseId, long ordinalA, long ordinalB, List<GateChange> changes) {
+        public Flip {
+            changes = List.copyOf(changes);
+        }
+    }
+
+    /**
+     * The counts over the executed cases.
+     *
+     * @param compared     cases both runs executed (matched by id)
+     * @param onlyInA      cases run A executed and run B did not (not in its dataset, or not executed)
+     * @param onlyInB      likewise for run B
+     * @param flipped      compared cases with at least one changed gate outcome
+     * @param changes      per kind of change, the cases showing it under at least one gate
+     * @param complete     whether every case of both runs was read; false when the listener ended the comparison
+     *                     early ({@link Listener#enough()}): the counts are then those of the cases read until then
+     */
+    public record Summary(
+            long compared, long onlyInA, long onlyInB, long flipped, Map<Change, Long> changes, boolean complete) {
+        public Summary {
+            changes = Collections.unmodifiableMap(new LinkedHashMap<>(changes));
+        }
+    }
+
+    /** Receives the comparison as it is made. Called on the comparing thread. */
+    public interface Listener {
+        /** Called once, first. */
+        void start(Header header);
+
+        /** Called for every flipped case: in ordinal order (same dataset) or case id order. */
+        void flip(Flip flip);
+
+        /**
+         * Asked after every flip: true ends the comparison there (a viewer that has the page of flips it wants), and
+         * the summary is then not {@link Summary#complete() complete}. By default every case is read.
+         */
+        default boolean enough() {
+            return false;
+        }
+    }
+
+    private final Placements placements;
+    private final StorageConfig storage;
+    private final Jdbi control;
+    private final long sortBudget;
+
+    public RunComparison(Placements placements, StorageConfig storage) {
+        this(placements, storage, ExternalIdSort.DEFAULT_BUDGET);
+    }
+
+    RunComparison(Placements placements, StorageConfig storage, long sortBudget) {
+        this.placements = Objects.requireNonNull(placements, "placements");
+        this.storage = Objects.requireNonNull(storage, "storage");
+        this.control = placements.control();
+        this.sortBudget = sortBudget;
+    }
+
+    /**
+     * Compares run A with run B.
+     *
+     * @throws NotFoundException     either run does not exist
+     * @throws InvalidInputException the storage configuration does not resolve a run's store
+     * @throws DamagedException      a receipt is missing or differs from its reference or row
+     * @throws UnavailableException  an execution database, the store or the scratch directory fails
+     */
+    public Summary compare(UUID runA, UUID runB, Listener listener) {
+        Objects.requireNonNull(runA, "runA");
+        Objects.requireNonNull(runB, "runB");
+        Objects.requireNonNull(listener, "listener");
+        PlanRecord a = control.withHandle(h -> PlanRecord.find(h, runA)).orElseThrow(() -> RunRecords.notFound(runA));
+        PlanRecord b = control.withHandle(h -> PlanRecord.find(h, runB)).orElseThrow(() -> RunRecords.notFound(runB));
+        ExecutionStatusReader status = new ExecutionStatusReader(placements);
+        ExecutionStatus sa = status.status(runA);
+        ExecutionStatus sb = status.status(runB);
+        boolean same = a.datasetUploadId().equals(b.datasetUploadId());
+        listener.start(new Header(
+                runA,
+                runB,
+                sa.status(),
+                sb.status(),
+                a.datasetUploadId(),
+                b.datasetUploadId(),
+                same,
+                gates(sa.gates(), sb.gates())));
+        List<RunRecords.Route> routesA = control.withHandle(h -> RunRecords.routes(h, runA, ""));
+        List<RunRecords.Route> routesB = control.withHandle(h -> RunRecords.routes(h, runB, ""));
+        Path scratch = null;
+        try (ObjectStore storeA = ObjectStores.open(a.store(storage));
+                ObjectStore storeB = ObjectStores.open(b.store(storage))) {
+            CaseOutcomes ca = new CaseOutcomes(placements, runA, routesA, storeA);
+            CaseOutcomes cb = new CaseOutcomes(placements, runB, routesB, storeB);
+            if (same) {
+                return merge(ca, cb, ca, cb, Comparator.comparingLong(CaseOutcome::ordinal), listener);
+            }
+            scratch = Files.createTempDirectory("vigilo-compare-");
+            try (ExternalIdSort sortedA = ExternalIdSort.sort(ca, scratch, sortBudget);
+                    ExternalIdSort sortedB = ExternalIdSort.sort(cb, scratch, sortBudget)) {
+                return merge(sortedA, sortedB, ca, cb, Comparator.comparing(CaseOutcome::id), listener);
+            }
+        } catch (IOException e) {
+            throw new UnavailableException(
+                    "cannot create a temporary directory to sort the runs' cases: " + e.getMessage(), e);
+        } finally {
+            ScratchDirs.delete(scratch);
+        }
+    }
+
+    /** Gate rows matched by name: run A's gates in order, then run B's other gates. */
+    static List<GateComparison> gates(List<GateResult> a, List<GateResult> b) {
+        Map<String, GateResult> byName = new LinkedHashMap<>();
+        b.forEach(g -> byName.put(g.name(), g));
+        List<GateComparison> out = new ArrayList<>();
+        for (GateResult g : a) {
+            out.add(new GateComparison(g.name(), Optional.of(g), Optional.ofNullable(byName.remove(g.name()))));
+        }
+        byName.values().forEach(g -> out.add(new GateComparison(g.name(), Optional.empty(), Optional.of(g))));
+        return out;
+    }
+
+    /** Merge-join of two streams ordered by {@code order}; the gate names come from the case streams. */
+    private static Summary merge(
+            Iterator<CaseOutcome> a,
+            Iterator<CaseOutcome> b,
+            CaseOutcomes gatesA,
+            CaseOutcomes gatesB,
+            Comparator<CaseOutcome> order,
+            Listener listener) {
+        long compared = 0;
+        long onlyA = 0;
+        long onlyB = 0;
+        long flipped = 0;
+        Map<Change, Long> changes = new LinkedHashMap<>();
+        for (Change c : Change.values()) {
+            changes.put(c, 0L);
+        }
+        CaseOutcome x = a.hasNext() ? a.next() : null;
+        CaseOutcome y = b.hasNext() ? b.next() : null;
+        int[] gateMap = null;
+        while (x != null || y != null) {
+            int cmp = x == null ? 1 : y == null ? -1 : order.compare(x, y);
+            if (cmp < 0 || (cmp == 0 && !x.id().equals(y.id()))) {
+                // same ordinal but another id cannot happen over one dataset; count both sides apart if it does
+                onlyA++;
+                x = a.hasNext() ? a.next() : null;
+                if (cmp == 0) {
+                    onlyB++;
+                    y = b.hasNext() ? b.next() : null;
+                }
+                continue;
+            }
+            if (cmp > 0) {
+                onlyB++;
+                y = b.hasNext() ? b.next() : null;
+                continue;
+            }
+            compared++;
+            if (gateMap == null) {
+                gateMap = gateMap(gatesA.gates(), gatesB.gates());
+            }
+            List<GateChange> diff = diff(gatesA.gates(), gateMap, x, y);
+            if (!diff.isEmpty()) {
+                flipped++;
+                diff.stream().map(GateChange::change).distinct().forEach(c -> changes.merge(c, 1L, Long::sum));
+                listener.flip(new Flip(x.id(), x.ordinal(), y.ordinal(), diff));
+                if (listener.enough()) {
+                    return new Summary(compared, onlyA, onlyB, flipped, changes, false);
+                }
+            }
+            x = a.hasNext() ? a.next() : null;
+            y = b.hasNext() ? b.next() : null;
+        }
+        return new Summary(compared, onlyA, onlyB, flipped, changes, true);
+    }
+
+    /** For each gate of run A, its index among run B's gates, or -1. */
+    private static int[] gateMap(List<String> a, List<String> b) {
+        int[] map = new int[a.size()];
+        for (int i = 0; i < a.size(); i++) {
+            map[i] = b.indexOf(a.get(i));
+        }
+        return map;
+    }
+
+    private static List<GateChange> diff(List<String> gatesA, int[] gateMap, CaseOutcome x, CaseOutcome y) {
+        List<GateChange> out = new ArrayList<>();
+        for (int i = 0; i < gateMap.length && i < x.gates().length; i++) {
+            int j = gateMap[i];
+            if (j < 0 || j >= y.gates().length) {
+                continue;
+            }
+            byte oa = x.gates()[i];
+            byte ob = y.gates()[j];
+            Change c = change(oa, ob);
+            if (c != null) {
+                out.add(new GateChange(gatesA.get(i), CaseOutcome.wire(oa), CaseOutcome.wire(ob), c));
+            }
+        }
+        return out;
+    }
+
+    /** The kind of change from {@code a} to {@code b}, or null when there is none (or a gate does not select it). */
+    static Change change(byte a, byte b) {
+        if (a == b || a == CaseOutcome.NOT_SELECTED || b == CaseOutcome.NOT_SELECTED) {
+            return null;
+        }
+        if (b == CaseOutcome.ERRORED) {
+            return Change.NEWLY_ERRORED;
+        }
+        if (b == CaseOutcome.PASSED) {
+            return Change.FAIL_TO_PASS;
+        }
+        return a == CaseOutcome.PASSED ? Change.PASS_TO_FAIL : Change.ERROR_TO_FAIL;
+    }
+}

@@ -1,0 +1,171 @@
+package dev.vigilo.exec.view;
+
+import com.fasterxml.jackson.core.JsonEncoding;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import dev.vigilo.common.errors.DamagedException;
+import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.errors.NotFoundException;
+import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.exec.Placements;
+import dev.vigilo.exec.record.ChunkRows;
+import dev.vigilo.exec.record.Receipt;
+import dev.vigilo.exec.record.RunRecords;
+import dev.vigilo.storage.ObjectRef;
+import dev.vigilo.storage.ObjectStore;
+import dev.vigilo.storage.ObjectStores;
+import dev.vigilo.storage.Sha256;
+import dev.vigilo.storage.StorageConfig;
+import dev.vigilo.storage.StoreBinding;
+import dev.vigilo.storage.StoreSpec;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import org.jdbi.v3.core.Jdbi;
+
+/**
+ * {@code vigilo run results}: one JSON line per executed case (the cases of done chunks), in chunk order across the
+ * run's execution databases (docs/execution.md, "Results"). Each done chunk row names its receipt; the receipt is
+ * read through the store with that reference (length and SHA-256 verified), decoded, and checked against the row
+ * (run, chunk, shard, membership digest, lease generation, tallies). Outputs stored apart are read and verified the
+ * same way.
+ *
+ * <p>Line keys: {@code case_id}, {@code ordinal}, {@code shard}, {@code chunk}, {@code status} ({@code ok} or
+ * {@code errored}), {@code attempts}, {@code output} (null when the agent errored), {@code evaluators} (name to
+ * {@code {passed, score, error}}), {@code gates} (name to {@code passed|failed|errored}) and {@code error} (null or
+ * {@code {type, message}}).
+ *
+ * <p>Memory is bounded: per execution database one page of at most {@value ChunkRows#PAGE} chunk rows, and one receipt (and
+ * one output) at a time. The routes are read once at the start; a shard moved meanwhile is still read where its rows
+ * were. A missing or altered receipt is a {@link DamagedException} naming its key; lines written before it stay
+ * written, so callers that write a file write it aside and keep it only on success. Thread-safe.
+ */
+public final class RunResults {
+    private static final JsonFactory JSON = new JsonFactory();
+
+    /**
+     * What {@link #write} wrote.
+     *
+     * @param chunks done chunks read
+     * @param cases  lines written
+     */
+    public record Summary(UUID runId, long chunks, long cases) {}
+
+    private final Placements placements;
+    private final StorageConfig storage;
+    private final Jdbi control;
+
+    public RunResults(Placements placements, StorageConfig storage) {
+        this.placements = Objects.requireNonNull(placements, "placements");
+        this.storage = Objects.requireNonNull(storage, "storage");
+        this.control = placements.control();
+    }
+
+    /**
+     * Writes the run's results to {@code out} (UTF-8 JSON lines; {@code out} is flushed after every chunk, not
+     * closed).
+     *
+     * @throws NotFoundException     no such run
+     * @throws InvalidInputException the storage configuration does not resolve the run's store
+     * @throws DamagedException      a receipt or output is missing or differs from its reference or row
+     * @throws UnavailableException  an execution database or the store cannot be reached
+     */
+    public Summary write(UUID runId, OutputStream out) {
+        Objects.requireNonNull(runId, "runId");
+        Objects.requireNonNull(out, "out");
+        RunRecords.Run run = control.withHandle(h -> RunRecords.run(h, runId));
+        List<RunRecords.Route> routes = control.withHandle(h -> RunRecords.routes(h, runId, ""));
+        StoreSpec spec = storage.resolve(new StoreBinding(run.storageBinding()))
+                .orElseThrow(() -> new InvalidInputException("run " + runId + ": its receipts are stored in "
+                        + run.storageBinding() + ", which the storage configuration (" + storage.source()
+                        + ") does not resolve; set VIGILO_STORAGE_CONFIG or --storage-config to a configuration"
+                        + " with that store"));
+        Iterator<ChunkRows.Row> rows = ChunkRows.cursor(placements, runId, routes, true);
+        long chunks = 0;
+        long cases = 0;
+        try (ObjectStore store = ObjectStores.open(spec);
+                JsonGenerator g = JSON.createGenerator(out, JsonEncoding.UTF8)) {
+            g.disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET);
+            // One object per line: no separator between root values besides the newline written after each.
+            g.setRootValueSeparator(null);
+            while (rows.hasNext()) {
+                ChunkRows.Row row = rows.next();
+                Receipt r = ChunkRows.receipt(runId, store, row);
+                for (Receipt.CaseResult c : r.cases()) {
+                    writeCase(g, store, row, c);
+                }
+                g.flush();
+                chunks++;
+                cases += r.cases().size();
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("writing the results of run " + runId + " failed: " + e.getMessage(), e);
+        }
+        return new Summary(runId, chunks, cases);
+    }
+
+    private static void writeCase(JsonGenerator g, ObjectStore store, ChunkRows.Row row, Receipt.CaseResult c)
+            throws IOException {
+        g.writeStartObject();
+        g.writeStringField("case_id", c.id());
+        g.writeNumberField("ordinal", c.ordinal());
+        g.writeNumberField("shard", row.seed().shard());
+        g.writeNumberField("chunk", row.chunkIndex());
+        g.writeStringField("status", c.errored() ? "errored" : "ok");
+        g.writeNumberField("attempts", c.attempts());
+        g.writeFieldName("output");
+        if (c.output().isPresent()) {
+            g.writeString(c.output().get());
+        } else if (c.outputRef().isPresent()) {
+            g.writeString(output(store, c));
+        } else {
+            g.writeNull();
+        }
+        g.writeObjectFieldStart("evaluators");
+        for (Receipt.EvaluatorResult e : c.evaluatorResults()) {
+            g.writeObjectFieldStart(e.name());
+            g.writeBooleanField("passed", e.passed());
+            g.writeNumberField("score", e.score());
+            writeError(g, e.error());
+            g.writeEndObject();
+        }
+        g.writeEndObject();
+        g.writeObjectFieldStart("gates");
+        for (Map.Entry<String, Receipt.GateOutcome> e : c.gates().entrySet()) {
+            g.writeStringField(e.getKey(), e.getValue().wire);
+        }
+        g.writeEndObject();
+        writeError(g, c.error());
+        g.writeEndObject();
+        g.writeRaw('\n');
+    }
+
+    /** An output stored apart: read, verified against the reference and the receipt's length and digest. */
+    static String output(ObjectStore store, Receipt.CaseResult c) {
+        ObjectRef ref = c.outputRef().get();
+        byte[] bytes = ChunkRows.read(store, ref, "output " + ref.key().value() + " of case " + c.id());
+        if (bytes.length != c.outputLength()
+                || !c.outputSha256().map(Sha256.of(bytes)::equals).orElse(false)) {
+            throw new DamagedException("output " + ref.key().value() + " of case " + c.id() + " differs from the"
+                    + " length and SHA-256 its receipt records");
+        }
+        return new String(bytes, StandardCharsets.UTF_8);
+    }
+
+    private static void writeError(JsonGenerator g, java.util.Optional<Receipt.Error> error) throws IOException {
+        if (error.isEmpty()) {
+            g.writeNullField("error");
+            return;
+        }
+        g.writeObjectFieldStart("error");
+        g.writeStringField("type", error.get().type());
+        g.writeStringField("message", error.get().message());
+        g.writeEndObject();
+    }
+}

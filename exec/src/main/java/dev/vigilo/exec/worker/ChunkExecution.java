@@ -1,0 +1,306 @@
+package dev.vigilo.exec.worker;
+
+import dev.vigilo.agent.Agent;
+import dev.vigilo.agent.AgentCall;
+import dev.vigilo.agent.AgentEnvironment;
+import dev.vigilo.agent.AgentOutcome;
+import dev.vigilo.agent.Agents;
+import dev.vigilo.agent.CaseRecord;
+import dev.vigilo.agent.EvaluatorResult;
+import dev.vigilo.agent.EvaluatorSet;
+import dev.vigilo.agent.Evaluators;
+import dev.vigilo.common.concurrent.Futures;
+import dev.vigilo.common.concurrent.Threads;
+import dev.vigilo.common.errors.CancelledException;
+import dev.vigilo.common.errors.DamagedException;
+import dev.vigilo.dataset.DatasetReader;
+import dev.vigilo.dataset.StoredCase;
+import dev.vigilo.exec.record.ChunkSeed;
+import dev.vigilo.exec.record.ChunkTables;
+import dev.vigilo.exec.record.Receipt;
+import dev.vigilo.exec.record.TranscriptStore;
+import dev.vigilo.plan.ChunkFile;
+import dev.vigilo.plan.PublishedPlan;
+import dev.vigilo.storage.Deadline;
+import dev.vigilo.storage.ObjectRef;
+import dev.vigilo.storage.Sha256;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
+
+/**
+ * The worker's {@link ChunkExecutor}: reads and verifies the claimed chunk file against its scheduling row, reads
+ * and verifies the chunk's cases ({@link ChunkCases}: only the dataset ranges the chunk covers, whole case files
+ * checked, membership digest reproduced before any case runs), then runs the agent and exactly the evaluators of
+ * each case's mask on a case pool shared by every chunk of the worker, and assembles the receipt. The agent and the
+ * evaluators run with the run's secrets ({@link AgentEnvironment#forRun}), so what they hand on, and so every
+ * transcript, receipt and output written from it, has them masked. Every attempt of a
+ * case's agent call is recorded as a transcript under the chunk's lease generation ({@link TranscriptRecorder},
+ * docs/transcripts.md) and referenced from the case's receipt entry.
+ *
+ * <p>Bounds: at most {@code concurrency} cases run at once in the worker; a chunk keeps at most
+ * {@link ChunkCases#DEFAULT_RESIDENT_BYTES} of case bytes in flight. Interruption cancels the chunk's running cases
+ * (agents' child processes are killed) and ends with {@link CancelledException}. Thread-safe.
+ */
+final class ChunkExecution implements ChunkExecutor {
+    private static final Duration READ = Duration.ofSeconds(120);
+
+    private final ExecutorService cases;
+    private final AgentEnvironment environment;
+    private final Map<UUID, RunAgent> agents = new HashMap<>();
+    private final TranscriptStore transcripts = new TranscriptStore();
+
+    /**
+     * The agent and evaluators of one run, built once per worker, and what its transcripts name as the model's
+     * provider and default model.
+     */
+    private record RunAgent(Agent agent, EvaluatorSet evaluators, String provider, String defaultModel) {}
+
+    ChunkExecution(int concurrency) {
+        this(concurrency, AgentEnvironment.system());
+    }
+
+    ChunkExecution(int concurrency, AgentEnvironment environment) {
+        this.cases = Executors.newFixedThreadPool(concurrency, Threads.daemonFactory("case"));
+        this.environment = environment;
+    }
+
+    private RunAgent agentOf(RunContext run) {
+        synchronized (agents) {
+            return agents.computeIfAbsent(run.runId(), id -> {
+                var agent = run.configuration().path("agent");
+                boolean http = "http".equals(agent.path("kind").asText());
+                String model = http
+                        ? agent.path("model").asText("model")
+                        : Path.of(agent.path("command").path(0).asText("agent"))
+                                .getFileName()
+                                .toString();
+                // The run's secrets (the values of its configuration's *_env keys) are masked in everything the
+                // agent and the evaluators hand on, so no transcript, receipt or message below can hold one.
+                AgentEnvironment runEnvironment = environment.forRun(run.configuration());
+                return new RunAgent(
+                        Agents.create(agent, runEnvironment),
+                        Evaluators.fromPlan(run.configuration().path("evaluator_plan"), runEnvironment),
+                        http ? AttemptTranscript.HTTP_PROVIDER : AttemptTranscript.COMMAND_PROVIDER,
+                        model.isEmpty() ? "agent" : model);
+            });
+        }
+    }
+
+    @Override
+    public Receipt execute(ChunkTables.Lease lease, UUID worker, RunContext run) {
+        Instant started = Instant.now();
+        ChunkSeed seed = lease.seed();
+        ChunkFile chunk = PublishedPlan.readChunk(
+                run.runId(),
+                new PublishedPlan.ChunkRef(seed.chunkIndex(), seed.file(), seed.firstOrdinal(), seed.caseCount()),
+                run.reader(),
+                Deadline.after(READ));
+        if (!chunk.chunkId().equals(seed.chunkId()) || !chunk.membership().equals(seed.membership())) {
+            throw new DamagedException("chunk " + seed.chunkIndex() + " of run " + run.runId()
+                    + ": the chunk file's identity differs from its scheduling row");
+        }
+        List<ChunkMembership.Case> listed = new ArrayList<>();
+        for (ChunkFile.Entry e : chunk.cases()) {
+            listed.add(new ChunkMembership.Case(e.ordinal(), e.id(), e.sha256()));
+        }
+        ChunkMembership membership =
+                new ChunkMembership(chunk.chunkIndex(), chunk.chunkId(), listed, chunk.membership());
+        ChunkCases verified = ChunkCases.open(
+                membership, DatasetReader.open(run.dataset(), run.reader()), ChunkCases.DEFAULT_RESIDENT_BYTES);
+        RunAgent ra = agentOf(run);
+        TranscriptRecorder.Scope scope = new TranscriptRecorder.Scope(
+                run, seed.chunkIndex(), lease.generation(), ra.provider(), ra.defaultModel());
+        Semaphore inFlight = new Semaphore((int) Math.min(Integer.MAX_VALUE, ChunkCases.DEFAULT_RESIDENT_BYTES));
+        List<Future<Receipt.CaseResult>> futures = new ArrayList<>();
+        try {
+            int[] position = {0};
+            verified.forEach(c -> {
+                ChunkFile.Entry entry = chunk.cases().get(position[0]++);
+                int charge = (int) Math.min(c.caseJson().length, ChunkCases.DEFAULT_RESIDENT_BYTES);
+                try {
+                    inFlight.acquire(charge);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new CancelledException("chunk " + seed.chunkIndex() + " was cancelled");
+                }
+                futures.add(cases.submit(() -> {
+                    try {
+                        return runCase(run, ra, scope, c, entry);
+                    } finally {
+                        inFlight.release(charge);
+                    }
+                }));
+            });
+            List<Receipt.CaseResult> results = new ArrayList<>(futures.size());
+            for (Future<Receipt.CaseResult> f : futures) {
+                results.add(f.get());
+            }
+            return new Receipt(
+                    run.runId(),
+                    seed.chunkIndex(),
+                    seed.chunkId(),
+                    seed.shard(),
+                    lease.generation(),
+                    worker,
+                    seed.membership(),
+                    started,
+                    Instant.now(),
+                    run.evaluatorNames(),
+                    run.gateNames(),
+                    results);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CancelledException("chunk " + seed.chunkIndex() + " of run " + run.runId() + " was cancelled");
+        } catch (ExecutionException e) {
+            throw Futures.unwrap(e);
+        } finally {
+            futures.forEach(f -> f.cancel(true));
+        }
+    }
+
+    /**
+     * Runs on a case thread: the agent (recorded as transcripts), then the evaluators of the mask, then the gate
+     * outcomes; the transcripts end with the output, the evaluators' results and the gate outcomes.
+     */
+    private Receipt.CaseResult runCase(
+            RunContext run, RunAgent ra, TranscriptRecorder.Scope scope, StoredCase c, ChunkFile.Entry entry) {
+        TranscriptRecorder recorder = new TranscriptRecorder(scope, c, transcripts);
+        Evaluated e = evaluate(run, ra, recorder, c, entry);
+        return e.result().withTranscripts(recorder.finish(e.result(), e.output()));
+    }
+
+    /** A case's result and the output its evaluators judged (null when the agent errored). */
+    private record Evaluated(Receipt.CaseResult result, String output) {}
+
+    private Evaluated evaluate(
+            RunContext run, RunAgent ra, TranscriptRecorder recorder, StoredCase c, ChunkFile.Entry entry) {
+        CaseRecord record = new CaseRecord(c.id(), c.ordinal(), c.caseJson());
+        AgentOutcome outcome = ra.agent().run(new AgentCall(record, recorder));
+        if (outcome.cancelled()) {
+            throw new CancelledException("case " + c.id() + " was cancelled");
+        }
+        long agentMillis = outcome.elapsed().toMillis();
+        int attempts = outcome.attempts().size();
+        Map<String, Receipt.GateOutcome> gates = new LinkedHashMap<>();
+        List<String> gateNames = run.gateNames();
+        if (outcome.status() == AgentOutcome.Status.ERROR) {
+            for (int g = 0; g < gateNames.size(); g++) {
+                if ((entry.gates() & (1L << g)) != 0) {
+                    gates.put(gateNames.get(g), Receipt.GateOutcome.ERRORED);
+                }
+            }
+            var err = outcome.error().orElseThrow();
+            return new Evaluated(
+                    new Receipt.CaseResult(
+                            c.ordinal(),
+                            c.id(),
+                            c.sha256(),
+                            true,
+                            Optional.empty(),
+                            Optional.empty(),
+                            0,
+                            Optional.empty(),
+                            attempts,
+                            agentMillis,
+                            Optional.of(new Receipt.Error(err.type().code(), err.message())),
+                            List.of(),
+                            gates),
+                    null);
+        }
+        String output = outcome.output().orElseThrow();
+        List<EvaluatorResult> results = ra.evaluators().evaluate(entry.evaluators(), record, output);
+        Map<Integer, EvaluatorResult> byIndex = new HashMap<>();
+        List<Receipt.EvaluatorResult> evaluated = new ArrayList<>();
+        for (EvaluatorResult r : results) {
+            if (r.cancelled()) {
+                throw new CancelledException("case " + c.id() + " was cancelled");
+            }
+            byIndex.put(r.index(), r);
+            evaluated.add(new Receipt.EvaluatorResult(
+                    r.name(),
+                    r.passed(),
+                    r.score(),
+                    r.error().map(e -> new Receipt.Error(e.type().code(), e.message())),
+                    r.elapsed().toMillis()));
+        }
+        for (int g = 0; g < gateNames.size(); g++) {
+            if ((entry.gates() & (1L << g)) == 0) {
+                continue;
+            }
+            gates.put(gateNames.get(g), gateOutcome(run.requiredByGate().get(g), byIndex, c.id()));
+        }
+        byte[] utf8 = output.getBytes(StandardCharsets.UTF_8);
+        Sha256 sha = Sha256.of(utf8);
+        Optional<String> inline = Optional.empty();
+        Optional<ObjectRef> ref = Optional.empty();
+        if (utf8.length <= Receipt.INLINE_OUTPUT_BYTES) {
+            inline = Optional.of(output);
+        } else {
+            ref = Optional.of(run.store().create(Receipt.outputKey(run.runId(), sha), utf8, Deadline.after(READ)));
+        }
+        return new Evaluated(
+                new Receipt.CaseResult(
+                        c.ordinal(),
+                        c.id(),
+                        c.sha256(),
+                        false,
+                        inline,
+                        ref,
+                        utf8.length,
+                        Optional.of(sha),
+                        attempts,
+                        agentMillis,
+                        Optional.empty(),
+                        evaluated,
+                        gates),
+                output);
+    }
+
+    /**
+     * A case passes a gate when every required evaluator passed; it is errored when one of them errored; otherwise
+     * it failed. A required evaluator missing from the results means the plan's masks disagree: damaged.
+     */
+    static Receipt.GateOutcome gateOutcome(int[] required, Map<Integer, EvaluatorResult> byIndex, String caseId) {
+        boolean allPassed = true;
+        boolean errored = false;
+        for (int index : required) {
+            EvaluatorResult r = byIndex.get(index);
+            if (r == null) {
+                throw new DamagedException("case " + caseId + ": a gate selecting it requires evaluator " + index
+                        + ", which its evaluator mask does not include; the plan is inconsistent");
+            }
+            if (r.status() == EvaluatorResult.Status.ERROR) {
+                errored = true;
+            } else if (!r.passed()) {
+                allPassed = false;
+            }
+        }
+        if (errored) {
+            return Receipt.GateOutcome.ERRORED;
+        }
+        return allPassed ? Receipt.GateOutcome.PASSED : Receipt.GateOutcome.FAILED;
+    }
+
+    @Override
+    public void close() {
+        cases.shutdownNow();
+        synchronized (agents) {
+            agents.values().forEach(a -> a.agent().close());
+            agents.clear();
+        }
+    }
+}

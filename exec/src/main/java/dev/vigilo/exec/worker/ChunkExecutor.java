@@ -1,0 +1,17 @@
+package dev.vigilo.exec.worker;
+
+import dev.vigilo.exec.record.ChunkTables;
+import dev.vigilo.exec.record.Receipt;
+import java.util.UUID;
+
+/**
+ * Executes one claimed chunk: verifies it and its cases, runs the agent and the evaluators per case, and returns the
+ * receipt to write. Interruption (lease lost, run stopped, worker stopping) ends it with a
+ * {@link dev.vigilo.common.errors.CancelledException}. Thread-safe: chunk threads call it concurrently.
+ */
+interface ChunkExecutor extends AutoCloseable {
+    Receipt execute(ChunkTables.Lease lease, UUID worker, RunContext run);
+
+    @Override
+    void close();
+}

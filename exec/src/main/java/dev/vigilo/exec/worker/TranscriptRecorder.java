@@ -1,0 +1,187 @@
+package dev.vigilo.exec.worker;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.agent.AgentAttempt;
+import dev.vigilo.agent.AgentErrorType;
+import dev.vigilo.agent.AgentObserver;
+import dev.vigilo.dataset.StoredCase;
+import dev.vigilo.exec.record.Receipt;
+import dev.vigilo.exec.record.TranscriptStore;
+import dev.vigilo.sessionlog.SessionHeader;
+import dev.vigilo.storage.ObjectRef;
+import dev.vigilo.storage.Sha256;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Records one case's agent call as transcripts, one per attempt (docs/transcripts.md): watches the call as its
+ * {@link AgentObserver}, builds each attempt's events ({@link AttemptTranscript}), writes a finished attempt when the
+ * next one starts, and the last one, with the output, the evaluators' results and the gate outcomes, in
+ * {@link #finish}. A cancelled attempt is not written.
+ *
+ * <p>Observer callbacks never throw: a failure is kept and thrown by {@link #finish}, on the case's thread, where it
+ * takes the chunk's retry path. Used by the one thread running the case.
+ */
+final class TranscriptRecorder implements AgentObserver {
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+
+    /**
+     * What names a case's transcripts and what the agent is.
+     *
+     * @param provider     {@link AttemptTranscript#HTTP_PROVIDER} or {@link AttemptTranscript#COMMAND_PROVIDER}
+     * @param defaultModel the configured model, or a command's program name
+     */
+    record Scope(RunContext run, long chunkIndex, long generation, String provider, String defaultModel) {}
+
+    private final Scope scope;
+    private final StoredCase storedCase;
+    private final TranscriptStore store;
+    private final String userText;
+    private final List<Receipt.TranscriptRef> written = new ArrayList<>();
+    private AttemptTranscript current;
+    private long currentStart;
+    private RuntimeException failure;
+
+    TranscriptRecorder(Scope scope, StoredCase storedCase, TranscriptStore store) {
+        this.scope = Objects.requireNonNull(scope, "scope");
+        this.storedCase = Objects.requireNonNull(storedCase, "storedCase");
+        this.store = Objects.requireNonNull(store, "store");
+        this.userText = userText(storedCase.caseJson());
+    }
+
+    /** The case's input as both agent kinds present it: the text itself when it is a JSON string, else compact JSON. */
+    static String userText(byte[] caseJson) {
+        try {
+            JsonNode input = MAPPER.readTree(caseJson).get("input");
+            if (input == null) {
+                return "";
+            }
+            return input.isTextual() ? input.asText() : input.toString();
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    @Override
+    public void onAttemptStart(int attempt) {
+        guard(() -> {
+            writeCurrent(); // a previous attempt failed and is retried: its transcript is complete
+            ObjectNode c = JsonNodeFactory.instance
+                    .objectNode()
+                    .put("v", AttemptTranscript.VERSION)
+                    .put("run_id", scope.run().runId().toString())
+                    .put("chunk_index", scope.chunkIndex())
+                    .put("case_id", storedCase.id())
+                    .put("ordinal", storedCase.ordinal())
+                    .put("case_sha256", storedCase.sha256().toHex())
+                    .put("attempt", attempt)
+                    .put("lease_generation", scope.generation());
+            currentStart = System.currentTimeMillis();
+            current = new AttemptTranscript(attempt, c, userText, scope.provider(), scope.defaultModel());
+        });
+    }
+
+    @Override
+    public void onRequest(int attempt, JsonNode request) {
+        guard(() -> current.request(request));
+    }
+
+    @Override
+    public void onResponse(int attempt, int status, JsonNode response) {
+        guard(() -> current.response(status, response));
+    }
+
+    @Override
+    public void onEvent(int attempt, JsonNode event) {
+        guard(() -> current.agentEvent(event));
+    }
+
+    @Override
+    public void onAttemptEnd(AgentAttempt attempt) {
+        guard(() -> {
+            if (attempt.error().map(e -> e.type() == AgentErrorType.CANCELLED).orElse(false)) {
+                current = null; // not a result of the case: nothing is recorded
+                return;
+            }
+            current.end(attempt);
+        });
+    }
+
+    /** Runs a callback's work unless an earlier one failed; keeps the first failure for {@link #finish}. */
+    private void guard(Runnable work) {
+        if (failure != null) {
+            return;
+        }
+        try {
+            work.run();
+        } catch (RuntimeException e) {
+            failure = e;
+        }
+    }
+
+    /**
+     * Ends the case: adds the output and the evaluators' results (when the agent answered) and the gate outcomes to
+     * the last attempt's transcript, and writes it.
+     *
+     * @param result     the case's result, without transcripts
+     * @param output     the agent's output, or null when it errored
+     * @return every attempt's transcript, in attempt order
+     * @throws RuntimeException the first failure to record or write a transcript
+     */
+    List<Receipt.TranscriptRef> finish(Receipt.CaseResult result, String output) {
+        if (failure != null) {
+            throw failure;
+        }
+        if (current != null) {
+            if (output != null) {
+                current.output(
+                        output,
+                        result.outputLength(),
+                        result.outputSha256().map(Sha256::toHex).orElse(null));
+                for (Receipt.EvaluatorResult e : result.evaluatorResults()) {
+                    current.evaluator(
+                            e.name(),
+                            e.passed(),
+                            e.score(),
+                            e.error().map(Receipt.Error::type).orElse(null),
+                            e.error().map(Receipt.Error::message).orElse(null),
+                            e.millis());
+                }
+            }
+            Map<String, String> gates = new LinkedHashMap<>();
+            result.gates().forEach((g, o) -> gates.put(g, o.wire));
+            current.gates(result.errored(), gates);
+            writeCurrent();
+        }
+        return List.copyOf(written);
+    }
+
+    private void writeCurrent() {
+        if (current == null) {
+            return;
+        }
+        AttemptTranscript t = current;
+        current = null;
+        RunContext run = scope.run();
+        long ordinal = storedCase.ordinal();
+        SessionHeader header = new SessionHeader(
+                TranscriptStore.sessionId(run.runId(), scope.chunkIndex(), ordinal, t.attempt(), scope.generation()),
+                null,
+                currentStart,
+                0);
+        ObjectRef ref = store.write(
+                run.store(),
+                TranscriptStore.key(run.runId(), scope.chunkIndex(), ordinal, t.attempt(), scope.generation()),
+                header,
+                scope.generation(),
+                t.events());
+        written.add(new Receipt.TranscriptRef(t.attempt(), ref));
+    }
+}

@@ -1,0 +1,723 @@
+package dev.vigilo.exec.worker;
+
+import dev.vigilo.agent.AgentEnvironment;
+import dev.vigilo.common.concurrent.Threads;
+import dev.vigilo.common.errors.CancelledException;
+import dev.vigilo.common.errors.ErrorKind;
+import dev.vigilo.common.errors.VigiloException;
+import dev.vigilo.common.retry.RetryPolicy;
+import dev.vigilo.exec.ExecutionConfig;
+import dev.vigilo.exec.LocalTransactions;
+import dev.vigilo.exec.OutageListener;
+import dev.vigilo.exec.OutageWaits;
+import dev.vigilo.exec.Outages;
+import dev.vigilo.exec.Placements;
+import dev.vigilo.exec.Service;
+import dev.vigilo.exec.WaitBoard;
+import dev.vigilo.exec.placement.ShardRoutes;
+import dev.vigilo.exec.record.ChunkTables;
+import dev.vigilo.exec.record.Receipt;
+import dev.vigilo.storage.Deadline;
+import dev.vigilo.storage.ObjectRef;
+import dev.vigilo.storage.StorageConfig;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code vigilo worker}: claims chunk leases of dispatchable runs, executes their cases and completes each chunk with
+ * its receipt under the lease (docs/execution.md, "Workers"). Also coordinates: resumes requested admissions whose
+ * creator is gone and settles runs whose chunks all ended.
+ *
+ * <p>Threads: the thread calling {@link #run} claims chunks and coordinates; a pool of {@code concurrency} threads
+ * executes claimed chunks (each chunk's cases go to a shared case pool of the same size, so at most
+ * {@code concurrency} cases run at once); one heartbeat thread renews every held lease and interrupts the execution
+ * of a chunk whose lease was lost or whose run stopped. {@link #stop} may be called from any thread (a signal
+ * handler): it stops claiming, interrupts running agents and gives held chunks back.
+ *
+ * <p>Outages (docs/execution.md, "Outages"): a store or database operation that fails because the service cannot be
+ * reached, is full or read-only ({@link Outages}) is tried again after a bounded back-off for as long as the outage
+ * lasts, by the thread that needed it and with the chunk's lease held; it costs the chunk no attempt. Only the
+ * chunk's own errors count as attempts. What a worker waits for is logged once per outage and when it ends, told to
+ * the {@link Listener} and published in the control database for {@code run status} and the dashboard.
+ */
+public final class Worker {
+    private static final Logger LOG = LoggerFactory.getLogger(Worker.class);
+
+    /**
+     * @param concurrency  cases (and chunks) executed at once, 1..256
+     * @param exitWhenIdle return from {@link #run} once no run has work left that this worker could do
+     * @param lease        a chunk lease's length
+     * @param heartbeat    how often held leases are renewed (well below {@code lease})
+     * @param poll         how long to wait before looking for work again when none was found
+     * @param coordination how often to look for admissions to resume and runs to settle
+     * @param creationLease the creation lease a resumed admission holds (5 minutes; tests shorten it)
+     * @param chunkRetry   the back-off before a chunk's next attempt after one failed with an error of the chunk: the
+     *                     bound of attempt {@code n + 1} after {@code n} attempts (only its back-off bounds are
+     *                     used: a chunk has 8 attempts)
+     * @param outageWait   the back-off between tries of an operation waiting out an outage (only its back-off bounds
+     *                     are used: such waits last as long as the outage)
+     */
+    public record Options(
+            int concurrency,
+            boolean exitWhenIdle,
+            Duration lease,
+            Duration heartbeat,
+            Duration poll,
+            Duration coordination,
+            Duration creationLease,
+            RetryPolicy chunkRetry,
+            RetryPolicy outageWait) {
+        /** A chunk's back-off: 1 s after its first failed attempt, doubling, at most 60 s. */
+        public static final RetryPolicy CHUNK_RETRY =
+                RetryPolicy.of(ChunkTables.MAX_ATTEMPTS, Duration.ofSeconds(1), Duration.ofSeconds(60));
+        /** An outage's back-off: tries at most 1 s apart at first, doubling, at most 30 s apart (full jitter). */
+        public static final RetryPolicy OUTAGE_WAIT =
+                RetryPolicy.of(Integer.MAX_VALUE, Duration.ofSeconds(1), Duration.ofSeconds(30));
+
+        /** Options with the default back-offs ({@link #CHUNK_RETRY}, {@link #OUTAGE_WAIT}). */
+        public Options(
+                int concurrency,
+                boolean exitWhenIdle,
+                Duration lease,
+                Duration heartbeat,
+                Duration poll,
+                Duration coordination,
+                Duration creationLease) {
+            this(
+                    concurrency,
+                    exitWhenIdle,
+                    lease,
+                    heartbeat,
+                    poll,
+                    coordination,
+                    creationLease,
+                    CHUNK_RETRY,
+                    OUTAGE_WAIT);
+        }
+
+        public Options {
+            if (concurrency < 1 || concurrency > 256) {
+                throw new IllegalArgumentException("concurrency must be in 1..256, got " + concurrency);
+            }
+            Objects.requireNonNull(lease, "lease");
+            Objects.requireNonNull(heartbeat, "heartbeat");
+            Objects.requireNonNull(poll, "poll");
+            Objects.requireNonNull(coordination, "coordination");
+            Objects.requireNonNull(creationLease, "creationLease");
+            Objects.requireNonNull(chunkRetry, "chunkRetry");
+            Objects.requireNonNull(outageWait, "outageWait");
+        }
+
+        /** These options with other back-offs (tests shorten them). */
+        public Options withBackoffs(RetryPolicy chunkRetry, RetryPolicy outageWait) {
+            return new Options(
+                    concurrency,
+                    exitWhenIdle,
+                    lease,
+                    heartbeat,
+                    poll,
+                    coordination,
+                    creationLease,
+                    chunkRetry,
+                    outageWait);
+        }
+
+        /** Defaults: 60 s leases renewed every 15 s, 1 s polling, coordination every 5 s. */
+        public static Options defaults(int concurrency, boolean exitWhenIdle) {
+            return new Options(
+                    concurrency,
+                    exitWhenIdle,
+                    Duration.ofSeconds(60),
+                    Duration.ofSeconds(15),
+                    Duration.ofSeconds(1),
+                    Duration.ofSeconds(5),
+                    dev.vigilo.plan.AdmissionLease.DURATION);
+        }
+    }
+
+    /** What a worker did, for its exit summary and metrics. */
+    public record Report(
+            long chunksCompleted,
+            long casesExecuted,
+            long chunksRequeued,
+            long chunksFailed,
+            long chunksFenced,
+            long admissions,
+            long settlements) {}
+
+    /**
+     * Receives progress from the worker's threads (implementations must be thread-safe and quick: they run on the
+     * claiming, chunk and heartbeat threads), with the outage reports of {@link OutageListener}. Metrics are kept
+     * through it.
+     */
+    public interface Listener extends OutageListener {
+        /** A chunk lease was claimed. */
+        default void chunkClaimed(UUID runId, long chunkIndex) {}
+
+        /** A chunk was completed with its receipt under the lease. */
+        default void chunkCompleted(UUID runId, long chunkIndex, int cases) {}
+
+        /**
+         * One case of a completed chunk, as its receipt records it: the agent's wall time over its attempts and
+         * whether it ended in an error. Called after {@link #chunkCompleted}, once per case.
+         */
+        default void caseExecuted(UUID runId, Duration agentTime, boolean errored) {}
+
+        /** A chunk was given back (requeued), failed, or dropped because the lease was lost. */
+        default void chunkGivenBack(UUID runId, long chunkIndex, String outcome) {}
+
+        /** One heartbeat renewed {@code renewed} of the {@code held} leases. */
+        default void heartbeat(int held, int renewed) {}
+
+        default void runSettled(UUID runId, String status) {}
+
+        Listener NONE = new Listener() {};
+    }
+
+    private final Placements placements;
+    private final Options options;
+    private final Listener listener;
+    private final OutageWaits waits;
+    private final RunContexts contexts;
+    private final ChunkExecutor executor;
+    private final Coordinator coordinator;
+    private final UUID id = UUID.randomUUID();
+    private final Map<ChunkTables.Held, Held> held = new ConcurrentHashMap<>();
+    /** The claiming thread's probes: the control database, and each execution database by alias. */
+    private final OutageWaits.Probe controlProbe;
+
+    private final Map<String, OutageWaits.Probe> claimProbes = new HashMap<>();
+    /** The heartbeat thread's probes, likewise. */
+    private final OutageWaits.Probe heartbeatControlProbe;
+
+    private final Map<String, OutageWaits.Probe> heartbeatProbes = new HashMap<>();
+    private volatile WaitBoard board;
+    private final Set<UUID> markedRunning = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean stopping = new AtomicBoolean();
+    private final Semaphore wake = new Semaphore(0);
+    private final AtomicLong completed = new AtomicLong();
+    private final AtomicLong cases = new AtomicLong();
+    private final AtomicLong requeued = new AtomicLong();
+    private final AtomicLong failed = new AtomicLong();
+    private final AtomicLong fenced = new AtomicLong();
+    private volatile Thread runner;
+
+    /** A worker whose agents and command evaluators run in this process's working directory. */
+    public Worker(Placements placements, StorageConfig storage, Options options, Listener listener) {
+        this(placements, storage, options, listener, AgentEnvironment.system());
+    }
+
+    /**
+     * A worker whose agents and command evaluators run in {@code agentDirectory}: relative paths in a profile's
+     * commands (a script named as an argument, a relative program) resolve from it rather than from this process's
+     * working directory. Everything else of the agent environment is this process's.
+     */
+    public Worker(
+            Placements placements, StorageConfig storage, Options options, Listener listener, Path agentDirectory) {
+        this(
+                placements,
+                storage,
+                options,
+                listener,
+                AgentEnvironment.system()
+                        .withWorkingDirectory(Objects.requireNonNull(agentDirectory, "agentDirectory")));
+    }
+
+    /**
+     * A worker whose agents and command evaluators run with {@code agentEnvironment}: its variables (inherited by
+     * commands, the source of every {@code *_env} key, whose values are masked in everything the worker records),
+     * working directory, scratch directory and waits between attempts.
+     */
+    public Worker(
+            Placements placements,
+            StorageConfig storage,
+            Options options,
+            Listener listener,
+            AgentEnvironment agentEnvironment) {
+        this.placements = Objects.requireNonNull(placements, "placements");
+        this.options = Objects.requireNonNull(options, "options");
+        this.listener = Objects.requireNonNull(listener, "listener");
+        this.waits = new OutageWaits(options.outageWait(), listener, () -> {
+            WaitBoard b = board;
+            if (b != null) {
+                b.changed();
+            }
+        });
+        this.controlProbe = waits.probe(Service.DATABASE, ExecutionConfig.CONTROL);
+        this.heartbeatControlProbe = waits.probe(Service.DATABASE, ExecutionConfig.CONTROL);
+        this.contexts = new RunContexts(placements, storage, waits);
+        // The databases' own credentials are in the environment agents inherit: masked like a run's secrets.
+        this.executor = new ChunkExecution(
+                options.concurrency(),
+                agentEnvironment.withSecrets(agentEnvironment.secrets().and(placements.credentials())));
+        this.coordinator = new Coordinator(placements, storage, options.creationLease(), listener);
+    }
+
+    /** This worker's id: the lease owner recorded on the chunks it holds. */
+    public UUID id() {
+        return id;
+    }
+
+    /** One claimed chunk being executed. */
+    private record Held(String placement, ChunkTables.Lease lease, Future<?> future, AtomicBoolean lost) {}
+
+    /**
+     * Claims and executes chunks until {@link #stop} is called (or, with {@code exitWhenIdle}, until no work is
+     * left), then gives back what it holds and returns.
+     */
+    public Report run() {
+        runner = Thread.currentThread();
+        board = new WaitBoard(placements.control(), id, waits::current);
+        ExecutorService chunks = Executors.newFixedThreadPool(options.concurrency(), Threads.daemonFactory("chunk"));
+        ScheduledExecutorService heartbeat =
+                Executors.newSingleThreadScheduledExecutor(Threads.daemonFactory("heartbeat"));
+        long beat = options.heartbeat().toMillis();
+        heartbeat.scheduleWithFixedDelay(this::heartbeat, beat, beat, TimeUnit.MILLISECONDS);
+        long lastCoordination = System.nanoTime();
+        long nextCoordination = lastCoordination;
+        try {
+            while (!stopping.get() && !Thread.currentThread().isInterrupted()) {
+                long now = System.nanoTime();
+                // A chunk that just ended may complete its run: settle it after one poll interval rather than at
+                // the next scheduled round, so a run's verdict (and --exit-when-idle) follows its last chunk.
+                boolean settleDue = coordinator.settlementRequested()
+                        && now - lastCoordination >= options.poll().toNanos();
+                if (now - nextCoordination >= 0 || settleDue) {
+                    coordinator.coordinate();
+                    lastCoordination = System.nanoTime();
+                    nextCoordination = lastCoordination + options.coordination().toNanos();
+                }
+                int outageFailures = 0;
+                if (held.size() < options.concurrency()) {
+                    Optional<Claimed> c = claimOne();
+                    if (c.isPresent()) {
+                        start(chunks, c.get());
+                        continue;
+                    }
+                    outageFailures = claimOutageFailures();
+                }
+                if (options.exitWhenIdle() && held.isEmpty() && idle()) {
+                    break;
+                }
+                // While a database is out, look again after the outage back-off rather than every poll interval.
+                long pause = options.poll().toMillis();
+                if (outageFailures > 0) {
+                    pause = Math.max(pause, waits.backoff(outageFailures).toMillis());
+                }
+                wake.drainPermits();
+                wake.tryAcquire(pause, TimeUnit.MILLISECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            stopping.set(true);
+            held.values().forEach(h -> h.future().cancel(true));
+            chunks.shutdown();
+            try {
+                if (!chunks.awaitTermination(30, TimeUnit.SECONDS)) {
+                    LOG.warn("chunks still executing after 30 s; their leases expire on their own");
+                } else {
+                    giveBackUnstarted();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            heartbeat.shutdownNow();
+            executor.close();
+            contexts.close();
+            board.close();
+        }
+        return new Report(
+                completed.get(),
+                cases.get(),
+                requeued.get(),
+                failed.get(),
+                fenced.get(),
+                coordinator.admissions(),
+                coordinator.settlements());
+    }
+
+    /**
+     * Gives back the chunks whose task was cancelled before it ran (claimed just as the worker stopped): a task that
+     * ran removed its chunk from {@link #held} when it ended, so once the pool has terminated whatever is left there
+     * never ran and would otherwise stay leased until its lease expired.
+     */
+    private void giveBackUnstarted() {
+        for (var e : held.entrySet()) {
+            Held h = e.getValue();
+            String what =
+                    "chunk " + h.lease().chunkIndex() + " of run " + h.lease().runId();
+            giveBack(
+                    new Claimed(h.placement(), h.lease()),
+                    h.lost(),
+                    what,
+                    new CancelledException(what + ": the worker" + " stopped before it started"));
+            held.remove(e.getKey());
+        }
+    }
+
+    /** Stops claiming and gives held chunks back; {@link #run} returns soon after. Callable from any thread. */
+    public void stop() {
+        stopping.set(true);
+        held.values().forEach(h -> h.future().cancel(true));
+        wake.release();
+    }
+
+    private record Claimed(String placement, ChunkTables.Lease lease) {}
+
+    /**
+     * Claims one chunk, if any database answers and has one. A database that is out is noted by its probe (logged once
+     * per outage) and skipped until the next round.
+     */
+    private Optional<Claimed> claimOne() {
+        Map<String, List<ChunkTables.Claimable>> routes;
+        try {
+            routes = ShardRoutes.claimable(placements.control());
+            controlProbe.answered();
+        } catch (RuntimeException e) {
+            if (!controlProbe.failed(e)) {
+                LOG.warn("cannot read dispatchable runs from the control database: {}", e.getMessage());
+            }
+            return Optional.empty();
+        }
+        List<ChunkTables.Held> executing = List.copyOf(held.keySet());
+        for (var entry : routes.entrySet()) {
+            String alias = entry.getKey();
+            if (!placements.has(alias)) {
+                continue;
+            }
+            OutageWaits.Probe probe = claimProbes.computeIfAbsent(alias, a -> waits.probe(Service.DATABASE, a));
+            Optional<ChunkTables.Lease> lease;
+            try {
+                lease = LocalTransactions.inTransaction(
+                        placements.jdbi(alias),
+                        "claim in execution database \"" + alias + "\"",
+                        h -> ChunkTables.claim(h, entry.getValue(), id, options.lease(), executing));
+                probe.answered();
+            } catch (RuntimeException e) {
+                if (!probe.failed(e)) {
+                    LOG.warn("cannot claim from execution database \"{}\": {}", alias, e.getMessage());
+                }
+                continue;
+            }
+            if (lease.isPresent()) {
+                UUID run = lease.get().runId();
+                markRunning(run);
+                listener.chunkClaimed(run, lease.get().chunkIndex());
+                return Optional.of(new Claimed(alias, lease.get()));
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** The most consecutive outage failures of the claiming thread's probes (0 when every database answered). */
+    private int claimOutageFailures() {
+        int most = controlProbe.failures();
+        for (OutageWaits.Probe p : claimProbes.values()) {
+            most = Math.max(most, p.failures());
+        }
+        return most;
+    }
+
+    /**
+     * Marks the run running on this worker's first claim of it. A failure leaves the claim standing (the chunk is
+     * executed; the mark is tried again with the run's next claim).
+     */
+    private void markRunning(UUID run) {
+        if (!markedRunning.add(run)) {
+            return;
+        }
+        try {
+            ShardRoutes.markRunning(placements.control(), run);
+        } catch (RuntimeException e) {
+            markedRunning.remove(run);
+            if (!controlProbe.failed(e)) {
+                LOG.warn("cannot mark run {} running (tried again with its next claim): {}", run, e.getMessage());
+            }
+        }
+    }
+
+    /**
+     * Whether no unfinished run has work this worker could do. A run whose execution databases this worker all
+     * reaches keeps it busy until the run ends (it may admit, claim, or settle it). A run it reaches only in part keeps
+     * it busy while a reached database still holds queued or leased chunks of the run; admission and settlement of
+     * such a run are left to workers that reach all of it. A run it reaches nowhere is not its work.
+     */
+    private boolean idle() {
+        try {
+            for (var run : ShardRoutes.unfinished(placements.control()).entrySet()) {
+                if (placements.aliases().containsAll(run.getValue())) {
+                    return false;
+                }
+                for (String alias : run.getValue()) {
+                    if (placements.has(alias)
+                            && placements.jdbi(alias).withHandle(h -> ChunkTables.unfinished(h, run.getKey()))) {
+                        return false;
+                    }
+                }
+            }
+            return true;
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
+    private void start(ExecutorService pool, Claimed c) {
+        AtomicBoolean lost = new AtomicBoolean();
+        ChunkTables.Held key = new ChunkTables.Held(c.lease().runId(), c.lease().chunkIndex());
+        FutureTask<Void> task = new FutureTask<>(
+                () -> {
+                    try {
+                        execute(c, lost);
+                    } finally {
+                        held.remove(key);
+                        wake.release();
+                    }
+                },
+                null);
+        // Registered before it runs, so the heartbeat covers the lease from the start.
+        held.put(key, new Held(c.placement(), c.lease(), task, lost));
+        pool.execute(task);
+    }
+
+    /**
+     * Runs on a chunk thread: execute, write the receipt, complete; on failure requeue or fail under the lease. The
+     * context's store and cache wait out store outages, and the completion waits out outages of its database, all
+     * with the lease held: a completion whose commit was lost is replayed and recognised ({@link ChunkTables#complete}),
+     * and one whose lease was taken over meanwhile is fenced.
+     */
+    private void execute(Claimed c, AtomicBoolean lost) {
+        ChunkTables.Lease lease = c.lease();
+        String what = "chunk " + lease.chunkIndex() + " of run " + lease.runId();
+        try {
+            RunContext ctx = contexts.get(lease.runId(), c.placement());
+            Receipt receipt = executor.execute(lease, id, ctx);
+            ObjectRef ref = ctx.store()
+                    .create(
+                            Receipt.key(lease.runId(), lease.chunkIndex(), lease.generation()),
+                            receipt.encode(),
+                            Deadline.after(Duration.ofSeconds(120)));
+            ChunkTables.Tallies tallies = tallies(receipt);
+            ChunkTables.Completion outcome = waits.await(
+                    Service.DATABASE,
+                    c.placement(),
+                    attempt -> LocalTransactions.inTransaction(
+                            placements.jdbi(c.placement()),
+                            "completion of " + what,
+                            h -> ChunkTables.complete(h, lease, ref, tallies)));
+            switch (outcome) {
+                case COMPLETED -> {
+                    completed.incrementAndGet();
+                    cases.addAndGet(receipt.cases().size());
+                    listener.chunkCompleted(
+                            lease.runId(), lease.chunkIndex(), receipt.cases().size());
+                    for (Receipt.CaseResult rc : receipt.cases()) {
+                        listener.caseExecuted(lease.runId(), Duration.ofMillis(rc.agentMillis()), rc.errored());
+                    }
+                    coordinator.settleSoon(lease.runId());
+                }
+                case FENCED, SHARD_CLOSED -> {
+                    fenced.incrementAndGet();
+                    listener.chunkGivenBack(lease.runId(), lease.chunkIndex(), "fenced");
+                    LOG.info("{}: result dropped ({}); another worker or the run's state owns it now", what, outcome);
+                }
+            }
+        } catch (RuntimeException e) {
+            giveBack(c, lost, what, e);
+        }
+    }
+
+    private void giveBack(Claimed c, AtomicBoolean lost, String what, RuntimeException e) {
+        ChunkTables.Lease lease = c.lease();
+        if (lost.get()) {
+            fenced.incrementAndGet();
+            listener.chunkGivenBack(lease.runId(), lease.chunkIndex(), "fenced");
+            LOG.info("{}: lease lost while executing; dropped", what);
+            return;
+        }
+        boolean cancelled = stopping.get() || Thread.currentThread().isInterrupted() || isCancellation(e);
+        Thread.interrupted(); // the database writes below must not be aborted by our own interrupt
+        String message = LocalTransactions.rootMessage(e);
+        // An outage that reached this far (an operation outside the waiting store, cache and transactions) still
+        // costs the chunk no attempt: it is given back with its attempt refunded, after the outage back-off's cap.
+        boolean outage = !cancelled && Outages.classify(e).isPresent();
+        try {
+            if (!cancelled && isDamage(e)) {
+                boolean mine =
+                        giveBackWrite(c, "failing " + what, false, h -> ChunkTables.fail(h, lease, e.getMessage()));
+                if (mine) {
+                    failed.incrementAndGet();
+                    listener.chunkGivenBack(lease.runId(), lease.chunkIndex(), "failed");
+                    LOG.warn("{} failed: {}", what, e.getMessage());
+                    coordinator.settleSoon(lease.runId());
+                }
+                return;
+            }
+            Duration backoff =
+                    cancelled ? Duration.ZERO : outage ? options.outageWait().maxBackoff() : backoff(lease.attempts());
+            String reason = cancelled ? "worker stopped" : message;
+            boolean mine = giveBackWrite(
+                    c, "requeue of " + what, cancelled, h -> ChunkTables.requeue(h, lease, backoff, reason, outage));
+            if (mine) {
+                requeued.incrementAndGet();
+                listener.chunkGivenBack(lease.runId(), lease.chunkIndex(), "requeued");
+                if (outage) {
+                    LOG.warn(
+                            "{} given back without counting its attempt (an outage), retried in {} s: {}",
+                            what,
+                            backoff.toSeconds(),
+                            message);
+                } else if (!cancelled) {
+                    LOG.warn(
+                            "{} attempt {} failed, retried in {} s: {}",
+                            what,
+                            lease.attempts(),
+                            backoff.toSeconds(),
+                            message);
+                }
+            }
+        } catch (RuntimeException again) {
+            LOG.warn("{}: cannot give the chunk back ({}); its lease expires on its own", what, again.getMessage());
+        }
+    }
+
+    /**
+     * A give-back's write under the lease: tried once when the worker stops (it must not hang on an outage: the
+     * lease then expires on its own), else waiting out outages of the chunk's database like every other write.
+     */
+    private boolean giveBackWrite(
+            Claimed c, String what, boolean once, org.jdbi.v3.core.HandleCallback<Boolean, RuntimeException> write) {
+        if (once) {
+            return LocalTransactions.inTransaction(placements.jdbi(c.placement()), what, write);
+        }
+        return waits.await(
+                Service.DATABASE,
+                c.placement(),
+                attempt -> LocalTransactions.inTransaction(placements.jdbi(c.placement()), what, write));
+    }
+
+    /** The back-off before a chunk's next attempt after {@code attempts} attempts, the last of which failed. */
+    private Duration backoff(int attempts) {
+        return options.chunkRetry().backoffBound(Math.max(1, attempts) + 1);
+    }
+
+    static boolean isDamage(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof VigiloException v && v.kind() == ErrorKind.DAMAGED) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean isCancellation(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof CancelledException || t instanceof InterruptedException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    static ChunkTables.Tallies tallies(Receipt r) {
+        List<Receipt.GateTally> t = r.tallies();
+        long[] p = new long[t.size()];
+        long[] f = new long[t.size()];
+        long[] e = new long[t.size()];
+        for (int i = 0; i < t.size(); i++) {
+            p[i] = t.get(i).passed();
+            f[i] = t.get(i).failed();
+            e[i] = t.get(i).errored();
+        }
+        return new ChunkTables.Tallies(r.cases().size(), (int) r.casesErrored(), p, f, e);
+    }
+
+    /**
+     * Runs on the heartbeat thread: renews held leases; interrupts chunks whose lease was lost or run stopped. A
+     * database that is out is noted by its probe (logged once per outage); the other leases on it wait for the next
+     * beat, and a chunk executing meanwhile keeps its lease unless another worker takes it over after it expired
+     * (its completion is then fenced).
+     */
+    private void heartbeat() {
+        try {
+            List<UUID> runs = new ArrayList<>();
+            Set<String> out = new HashSet<>();
+            int renewed = 0;
+            int holding = 0;
+            for (Held h : held.values()) {
+                holding++;
+                runs.add(h.lease().runId());
+                if (out.contains(h.placement())) {
+                    continue;
+                }
+                OutageWaits.Probe probe =
+                        heartbeatProbes.computeIfAbsent(h.placement(), a -> waits.probe(Service.DATABASE, a));
+                boolean mine;
+                try {
+                    mine = LocalTransactions.inTransaction(
+                            placements.jdbi(h.placement()),
+                            "lease renewal",
+                            tx -> ChunkTables.renew(tx, h.lease(), options.lease()));
+                    probe.answered();
+                } catch (RuntimeException e) {
+                    if (probe.failed(e)) {
+                        out.add(h.placement());
+                    } else {
+                        LOG.warn(
+                                "cannot renew the lease of chunk {} of run {}: {}",
+                                h.lease().chunkIndex(),
+                                h.lease().runId(),
+                                e.getMessage());
+                    }
+                    continue;
+                }
+                if (!mine) {
+                    h.lost().set(true);
+                    h.future().cancel(true);
+                } else {
+                    renewed++;
+                }
+            }
+            listener.heartbeat(holding, renewed);
+            List<UUID> stopped;
+            try {
+                stopped = ShardRoutes.stopped(
+                        placements.control(), runs.stream().distinct().toList());
+                heartbeatControlProbe.answered();
+            } catch (RuntimeException e) {
+                if (!heartbeatControlProbe.failed(e)) {
+                    LOG.warn("heartbeat cannot read which runs stopped: {}", e.getMessage());
+                }
+                return;
+            }
+            for (Held h : held.values()) {
+                if (stopped.contains(h.lease().runId())) {
+                    h.future().cancel(true);
+                }
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("heartbeat failed: {}", e.getMessage());
+        }
+    }
+}
