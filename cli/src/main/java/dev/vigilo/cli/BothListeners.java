@@ -1,7 +1,7 @@
 package dev.vigilo.cli;
 
 import dev.vigilo.exec.Service;
-import dev.vigilo.exec.Worker;
+import dev.vigilo.exec.worker.Worker;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;

@@ -111,7 +111,8 @@ final class Assignment implements AutoCloseable {
 
     /** Beats on a daemon timer thread, {@code every} apart (fixed delay). */
     static final Heartbeat TIMER = (every, beat) -> {
-        ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(Threads.daemonFactory("datagen-slot-heartbeat"));
+        ScheduledExecutorService timer =
+                Executors.newSingleThreadScheduledExecutor(Threads.daemonFactory("datagen-slot-heartbeat"));
         timer.scheduleWithFixedDelay(beat, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
         return timer::shutdownNow;
     };

@@ -1,9 +1,9 @@
 package dev.vigilo.exec.placement;
 
 import dev.vigilo.common.crash.CrashPoints;
-import dev.vigilo.plan.RunLifecycle;
 import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.record.ChunkTables;
+import dev.vigilo.plan.RunLifecycle;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
