@@ -26,6 +26,26 @@ public final class KeyPath {
         return ROOT;
     }
 
+    /**
+     * The path a JSON pointer names ({@code ""} is the root); a segment of digits is read as a list index, which
+     * names the same node's position either way.
+     */
+    public static KeyPath ofPointer(String pointer) {
+        Objects.requireNonNull(pointer, "pointer");
+        if (pointer.isEmpty()) {
+            return ROOT;
+        }
+        if (!pointer.startsWith("/")) {
+            throw new IllegalArgumentException("not a JSON pointer: " + pointer);
+        }
+        KeyPath out = ROOT;
+        for (String segment : pointer.substring(1).split("/", -1)) {
+            String key = segment.replace("~1", "/").replace("~0", "~");
+            out = key.matches("0|[1-9][0-9]{0,8}") ? out.index(Integer.parseInt(key)) : out.key(key);
+        }
+        return out;
+    }
+
     /** The path of the value under {@code key} of the mapping at this path. */
     public KeyPath key(String key) {
         Objects.requireNonNull(key, "key");
