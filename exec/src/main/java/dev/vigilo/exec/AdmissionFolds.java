@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.common.errors.DamagedException;
+import dev.vigilo.config.StrictJson;
 import dev.vigilo.storage.Sha256;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -23,7 +24,7 @@ import java.util.UUID;
  * the local rows and compares. Mutable; owned by one admitting thread.
  */
 final class AdmissionFolds {
-    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final ObjectMapper MAPPER = StrictJson.mapper();
 
     /** One shard's running totals. */
     record Entry(long chunks, long cases, byte[] fold) {}

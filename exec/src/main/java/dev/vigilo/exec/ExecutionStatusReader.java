@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.config.StrictJson;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,7 +32,7 @@ import org.jdbi.v3.core.Jdbi;
  * workers wait for ({@link ExecutionStatus#waiting()}, read from the control database). Thread-safe.
  */
 public final class ExecutionStatusReader {
-    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final ObjectMapper MAPPER = StrictJson.mapper();
 
     private final Placements placements;
     private final Jdbi control;

@@ -3,6 +3,7 @@ package dev.vigilo.exec;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.vigilo.common.errors.DamagedException;
+import dev.vigilo.config.StrictJson;
 import dev.vigilo.plan.PublishedPlan;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -20,7 +21,7 @@ import org.jdbi.v3.core.Jdbi;
  * outside any control transaction; never reads the object store. Owned by one settling thread.
  */
 final class SettlementEvidence {
-    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final ObjectMapper MAPPER = StrictJson.mapper();
 
     /** A shard's frozen snapshot row in its execution database. */
     private record ShardRow(
