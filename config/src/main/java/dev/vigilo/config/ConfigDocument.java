@@ -111,6 +111,26 @@ public final class ConfigDocument {
         JsonParser open(JsonFactory factory) throws IOException;
     }
 
+    private interface Pass<T> {
+        T over(JsonParser parser) throws IOException;
+    }
+
+    /** One pass over the document; whatever it throws becomes a {@link ConfigSyntaxException}. */
+    private static <T> T pass(
+            JsonFactory factory, String format, String source, ReadOptions options, ParserSource input, Pass<T> pass) {
+        try (JsonParser parser = input.open(factory)) {
+            try {
+                return pass.over(parser);
+            } catch (IOException | RuntimeException e) {
+                throw syntaxError(source, format, options, e, parser);
+            }
+        } catch (ConfigSyntaxException e) {
+            throw e;
+        } catch (IOException | RuntimeException e) {
+            throw syntaxError(source, format, options, e, null);
+        }
+    }
+
     private static ConfigDocument read(
             JsonFactory factory, String format, String source, ReadOptions options, ParserSource input) {
         Objects.requireNonNull(source, "source");
@@ -119,44 +139,26 @@ public final class ConfigDocument {
             mapper.enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
                     .enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY);
         }
-        JsonNode root;
-        try (JsonParser parser = input.open(factory)) {
-            try {
-                root = mapper.readTree(parser);
-            } catch (IOException | RuntimeException e) {
-                throw syntaxError(source, format, options, e, parser);
-            }
-        } catch (ConfigSyntaxException e) {
-            throw e;
-        } catch (IOException | RuntimeException e) {
-            throw syntaxError(source, format, options, e, null);
-        }
-        Map<String, Position> positions = new HashMap<>();
+        JsonNode root = pass(factory, format, source, options, input, mapper::readTree);
         // Second pass: where every node starts, by JSON pointer. For a scalar the context is its container with the
         // current key or index set; for a container's start it is the new container: either way the pointer names the
         // node starting here.
-        try (JsonParser parser = input.open(factory)) {
-            try {
-                JsonToken t;
-                while ((t = parser.nextToken()) != null) {
-                    if (t == JsonToken.FIELD_NAME) {
-                        continue;
-                    }
-                    JsonLocation at = parser.currentTokenLocation();
-                    if (at != null && at.getLineNr() > 0 && at.getColumnNr() > 0) {
-                        positions.putIfAbsent(
-                                parser.getParsingContext().pathAsPointer().toString(),
-                                new Position(at.getLineNr(), at.getColumnNr()));
-                    }
+        Map<String, Position> positions = pass(factory, format, source, options, input, parser -> {
+            Map<String, Position> out = new HashMap<>();
+            JsonToken t;
+            while ((t = parser.nextToken()) != null) {
+                if (t == JsonToken.FIELD_NAME) {
+                    continue;
                 }
-            } catch (IOException | RuntimeException e) {
-                throw syntaxError(source, format, options, e, parser);
+                JsonLocation at = parser.currentTokenLocation();
+                if (at != null && at.getLineNr() > 0 && at.getColumnNr() > 0) {
+                    out.putIfAbsent(
+                            parser.getParsingContext().pathAsPointer().toString(),
+                            new Position(at.getLineNr(), at.getColumnNr()));
+                }
             }
-        } catch (ConfigSyntaxException e) {
-            throw e;
-        } catch (IOException | RuntimeException e) {
-            throw syntaxError(source, format, options, e, null);
-        }
+            return out;
+        });
         return new ConfigDocument(source, root == null ? MissingNode.getInstance() : root, Map.copyOf(positions));
     }
 

@@ -70,12 +70,9 @@ public final class ConfigReader {
      * @param what what is wrong and what to do, in plain words
      */
     public void problem(KeyPath at, String what) {
-        Problem p = new Problem(document.source(), document.position(at), at, what);
-        if (stop != null) {
-            throw stop.apply(p);
-        }
-        if (problems.size() < maxProblems) {
-            problems.add(p);
+        RuntimeException stopped = report(at, what);
+        if (stopped != null) {
+            throw stopped;
         }
     }
 
@@ -85,6 +82,14 @@ public final class ConfigReader {
      * listing what was collected (this problem included) as {@link #problemLines()} joined by {@code "; "}.
      */
     public RuntimeException failure(KeyPath at, String what) {
+        RuntimeException stopped = report(at, what);
+        return stopped != null
+                ? stopped
+                : new dev.vigilo.common.errors.InvalidInputException(String.join("; ", problemLines()));
+    }
+
+    /** Collects the problem, or returns the first-problem reader's exception for it. */
+    private RuntimeException report(KeyPath at, String what) {
         Problem p = new Problem(document.source(), document.position(at), at, what);
         if (stop != null) {
             return stop.apply(p);
@@ -92,7 +97,7 @@ public final class ConfigReader {
         if (problems.size() < maxProblems) {
             problems.add(p);
         }
-        return new dev.vigilo.common.errors.InvalidInputException(String.join("; ", problemLines()));
+        return null;
     }
 
     /**
