@@ -2,6 +2,7 @@ package dev.vigilo.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.config.AttemptLimits;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.time.Duration;
@@ -10,10 +11,10 @@ import java.util.Optional;
 
 /** Builds the {@link Agent} a run configuration's {@code agent} object describes. */
 public final class Agents {
-    /** Attempts per call when the profile gives no {@code max_attempts}. */
-    public static final int DEFAULT_MAX_ATTEMPTS = 3;
+    /** Attempts per call when the profile gives no {@code max_attempts} (the profile reader's rule too). */
+    public static final int DEFAULT_MAX_ATTEMPTS = AttemptLimits.DEFAULT_MAX_ATTEMPTS;
     /** The most attempts per call a profile may ask for. */
-    public static final int MAX_ATTEMPTS = 10;
+    public static final int MAX_ATTEMPTS = AttemptLimits.MAX_ATTEMPTS;
 
     private Agents() {}
 

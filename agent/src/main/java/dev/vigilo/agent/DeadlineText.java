@@ -3,7 +3,7 @@ package dev.vigilo.agent;
 /**
  * A text that stops whoever reads it once a deadline passes or the reading thread is interrupted: {@link #charAt}
  * throws {@link Expired}. RE2/J reads its input one character per step, and a step's work is bounded by the
- * program size ({@link SafeRegex#MAX_PROGRAM_SIZE}), so this bounds a match's time without a second thread.
+ * program size ({@link dev.vigilo.config.SafeRegex#MAX_PROGRAM_SIZE}), so this bounds a match's time without a second thread.
  */
 final class DeadlineText implements CharSequence {
     private static final int CHECK_EVERY = 64;

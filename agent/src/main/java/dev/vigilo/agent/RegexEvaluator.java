@@ -3,6 +3,7 @@ package dev.vigilo.agent;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.google.re2j.Pattern;
 import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.config.SafeRegex;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Optional;

@@ -218,8 +218,9 @@ class RunCliTest {
                 cli.run("run", "create", "--profile", profile, "--dataset-upload-id", uploadId, "--run-id", runId);
         assertThat(r.exitCode()).as(r.out() + r.err()).isEqualTo(ExitCode.INVALID_INPUT);
         assertThat(r.err().strip())
-                .isEqualTo("vigilo: error: run " + runId + ": agent.url: 'url' must not carry credentials; put the key"
-                        + " in the variable api_key_env names");
+                .isEqualTo(
+                        "vigilo: error: run " + runId + ": --profile:2:26: agent.url: 'url' must not carry credentials;"
+                                + " put the key in the variable api_key_env names");
         assertThat(r.out()).isEmpty();
         CliRunner.Result status = cli.run("run", "status", runId);
         assertThat(status.exitCode()).isEqualTo(ExitCode.INVALID_INPUT);

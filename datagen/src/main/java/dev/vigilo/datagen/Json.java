@@ -1,10 +1,6 @@
 package dev.vigilo.datagen;
 
-import com.fasterxml.jackson.core.JsonLocation;
-import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.StreamReadConstraints;
-import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.cfg.JsonNodeFeature;
@@ -31,39 +27,6 @@ final class Json {
 
     static JsonNode parse(String s) throws JsonProcessingException {
         return MAPPER.readTree(s);
-    }
-
-    /**
-     * A limit of the JSON or YAML parser in plain words, without a position: Jackson's own message names its
-     * classes ({@code StreamReadConstraints}) instead of the document's problem.
-     */
-    static String limitProblem(StreamConstraintsException e) {
-        String m = String.valueOf(e.getOriginalMessage());
-        StreamReadConstraints limits = StreamReadConstraints.defaults();
-        if (m.startsWith("Document nesting depth")) {
-            return "nested deeper than " + limits.getMaxNestingDepth() + " levels";
-        }
-        if (m.startsWith("Number value length") || m.startsWith("Number length")) {
-            return "a number longer than " + limits.getMaxNumberLength() + " digits";
-        }
-        return "a value longer than this reader accepts";
-    }
-
-    /**
-     * Where a parser that hit a limit stopped: it has read the character that went over it, so that character is
-     * one column before its current location (never before column 1).
-     */
-    static JsonLocation lastRead(JsonParser parser) {
-        JsonLocation at = parser.currentLocation();
-        if (at == null) {
-            return null;
-        }
-        return new JsonLocation(
-                at.contentReference(),
-                at.getByteOffset(),
-                at.getCharOffset(),
-                at.getLineNr(),
-                Math.max(1, at.getColumnNr() - 1));
     }
 
     /**

@@ -1,15 +1,13 @@
 package dev.vigilo.datagen;
 
-import com.fasterxml.jackson.core.JsonLocation;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.vigilo.common.input.InputFiles;
 import dev.vigilo.common.input.TextEncoding;
+import dev.vigilo.config.ConfigDocument;
+import dev.vigilo.config.ConfigSyntaxException;
+import dev.vigilo.config.KeyPath;
+import dev.vigilo.config.Position;
+import dev.vigilo.config.ReadOptions;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -22,6 +20,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
 
@@ -44,7 +43,8 @@ public final class PipelineParser {
             StepKind.CHAT, ChatParser.KEYS);
 
     private final String file;
-    private final Map<String, JsonLocation> locations = new HashMap<>();
+    /** The document read, with the position of every node for messages. */
+    private ConfigDocument document;
     /** The pipeline's {@code prices} by model; null when it gives none. */
     private Map<String, ChatSpec.Price> prices;
     /** Rate limit per chat url and the pointer of the step that set it: one endpoint, one limit. */
@@ -91,39 +91,17 @@ public final class PipelineParser {
     }
 
     private PipelineSpec parse(String yaml, Path baseDir) {
-        JsonNode root;
-        YAMLMapper mapper = new YAMLMapper();
         try {
-            // First pass: remember where every node starts, keyed by JSON pointer, for error
-            // messages.
-            try (JsonParser p = new YAMLFactory().createParser(yaml)) {
-                try {
-                    JsonToken t;
-                    while ((t = p.nextToken()) != null) {
-                        if (t == JsonToken.FIELD_NAME) continue;
-                        // For a scalar the context is its container with the current key/index set; for
-                        // a container start it is
-                        // the new container itself: either way the pointer names the node starting
-                        // here.
-                        locations.putIfAbsent(
-                                p.getParsingContext().pathAsPointer().toString(), p.currentTokenLocation());
-                    }
-                } catch (StreamConstraintsException e) {
-                    // No location in the exception, and Jackson's words: say where the parser stopped, plainly.
-                    JsonLocation l = Json.lastRead(p);
-                    throw new PipelineDefinitionException(
-                            file,
-                            l == null ? 0 : l.getLineNr(),
-                            l == null ? 0 : l.getColumnNr(),
-                            "invalid YAML: " + Json.limitProblem(e) + "; flatten it");
-                }
-            }
-            root = mapper.readTree(yaml);
-        } catch (JsonProcessingException e) {
-            throw syntaxError(e);
-        } catch (IOException e) {
-            throw new PipelineDefinitionException(file, 0, 0, "cannot read YAML: " + e.getMessage());
+            document = ConfigDocument.yaml(yaml, file, ReadOptions.lenient());
+        } catch (ConfigSyntaxException e) {
+            // One line: the YAML parser's problem at its 1-based line and column, without its multi-line context.
+            throw new PipelineDefinitionException(
+                    file,
+                    e.position().map(p -> (int) p.line()).orElse(0),
+                    e.position().map(p -> (int) p.column()).orElse(0),
+                    "invalid YAML: " + e.problem() + (e.isLimit() ? "; flatten it" : "; fix the syntax"));
         }
+        JsonNode root = document.root();
         if (root == null || !root.isObject())
             throw err("", "the pipeline must be a YAML mapping with 'input' and 'steps'");
         checkKeys(root, "", TOP_KEYS);
@@ -261,8 +239,11 @@ public final class PipelineParser {
 
     /** {@code FILE:LINE:COLUMN} of the node at {@code ptr}. */
     ChatSpec.SourcePosition position(String ptr) {
-        JsonLocation l = location(ptr);
-        return new ChatSpec.SourcePosition(file, l == null ? 1 : l.getLineNr(), l == null ? 1 : l.getColumnNr());
+        Optional<Position> l = location(ptr);
+        return new ChatSpec.SourcePosition(
+                file,
+                l.map(p -> (int) p.line()).orElse(1),
+                l.map(p -> (int) p.column()).orElse(1));
     }
 
     private String where(String ptr) {
@@ -307,47 +288,17 @@ public final class PipelineParser {
         return v.intValue();
     }
 
-    /** One line: the YAML parser's problem at its 1-based line and column, without its multi-line context. */
-    private PipelineDefinitionException syntaxError(JsonProcessingException e) {
-        String problem = e.getOriginalMessage();
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof org.yaml.snakeyaml.error.MarkedYAMLException marked && marked.getProblem() != null) {
-                problem = marked.getProblem();
-                break;
-            }
-        }
-        JsonLocation l = e.getLocation();
+    PipelineDefinitionException err(String ptr, String problem) {
+        Optional<Position> l = location(ptr);
         return new PipelineDefinitionException(
                 file,
-                l == null ? 0 : l.getLineNr(),
-                l == null ? 0 : l.getColumnNr(),
-                "invalid YAML: " + firstLine(problem) + "; fix the syntax");
-    }
-
-    private static String firstLine(String text) {
-        return text == null
-                ? "syntax error"
-                : text.lines()
-                        .map(String::strip)
-                        .filter(l -> !l.isEmpty())
-                        .findFirst()
-                        .orElse("syntax error");
-    }
-
-    PipelineDefinitionException err(String ptr, String problem) {
-        JsonLocation l = location(ptr);
-        return new PipelineDefinitionException(
-                file, l == null ? 1 : l.getLineNr(), l == null ? 1 : l.getColumnNr(), problem);
+                l.map(p -> (int) p.line()).orElse(1),
+                l.map(p -> (int) p.column()).orElse(1),
+                problem);
     }
 
     /** Where the node at {@code ptr} (or its nearest located ancestor) starts. */
-    private JsonLocation location(String ptr) {
-        JsonLocation l = null;
-        for (String p = ptr; l == null; p = p.contains("/") ? p.substring(0, p.lastIndexOf('/')) : null) {
-            if (p == null) break;
-            l = locations.get(p);
-            if (p.isEmpty()) break;
-        }
-        return l;
+    private Optional<Position> location(String ptr) {
+        return document.position(KeyPath.ofPointer(ptr));
     }
 }

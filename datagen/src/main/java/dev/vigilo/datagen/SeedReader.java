@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.common.input.InputFiles;
 import dev.vigilo.common.input.TextEncoding;
+import dev.vigilo.config.ParserLimits;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -115,12 +116,14 @@ final class SeedReader {
                 node = Json.MAPPER.readTree(parser);
             } catch (StreamConstraintsException e) {
                 // Jackson's message names its own classes and no place: say what it means, and where.
-                JsonLocation l = Json.lastRead(parser);
+                JsonLocation l = ParserLimits.lastRead(parser);
                 throw new PipelineDefinitionException(
                         file,
                         n,
                         l == null ? 1 : l.getColumnNr(),
-                        Json.limitProblem(e) + "; each line must be one JSON object of at most "
+                        ParserLimits.describe(
+                                        e, StreamReadConstraints.defaults(), "a value longer than this reader accepts")
+                                + "; each line must be one JSON object of at most "
                                 + StreamReadConstraints.defaults().getMaxNestingDepth() + " levels");
             }
         } catch (JsonProcessingException e) {

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.base.ParserBase;
 import com.fasterxml.jackson.core.exc.StreamConstraintsException;
+import dev.vigilo.config.ParserLimits;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
@@ -97,7 +98,10 @@ final class CaseLineParser {
                 // Jackson names its own classes and no place; the parser stands one past the byte that went over.
                 JsonLocation at = p.currentLocation();
                 throw new CaseSyntaxException(
-                        at == null ? 1 : (int) Math.max(1, at.getColumnNr() - 1), "invalid JSON: " + limitProblem(e));
+                        at == null ? 1 : (int) Math.max(1, at.getColumnNr() - 1),
+                        "invalid JSON: "
+                                + ParserLimits.describe(
+                                        e, StreamReadConstraints.defaults(), "a value longer than a case allows"));
             }
         } catch (JsonParseException e) {
             throw new CaseSyntaxException(column(e.getLocation()), "invalid JSON: " + e.getOriginalMessage());
@@ -105,19 +109,6 @@ final class CaseLineParser {
             // Parsing a byte array does no I/O; any other IOException is a parse failure too.
             throw new CaseSyntaxException(1, "invalid JSON: " + e.getMessage());
         }
-    }
-
-    /** A limit of the parser in plain words (Jackson's message names {@code StreamReadConstraints}). */
-    private static String limitProblem(StreamConstraintsException e) {
-        String m = String.valueOf(e.getOriginalMessage());
-        StreamReadConstraints limits = StreamReadConstraints.defaults();
-        if (m.startsWith("Document nesting depth")) {
-            return "nested deeper than " + limits.getMaxNestingDepth() + " levels";
-        }
-        if (m.startsWith("Number value length") || m.startsWith("Number length")) {
-            return "a number longer than " + limits.getMaxNumberLength() + " digits";
-        }
-        return "a value longer than a case allows";
     }
 
     /** The longest line (in bytes) {@link #parse} accepts. */

@@ -4,7 +4,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.input.InputFiles;
 import dev.vigilo.plan.PlanShape;
-import dev.vigilo.storage.TomlDocuments;
+import dev.vigilo.config.ConfigDocument;
+import dev.vigilo.config.ConfigReader;
+import dev.vigilo.config.KeyPath;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -106,37 +108,39 @@ public record ExecutionConfig(String source, Map<String, Placement> placements) 
                     + (Files.isDirectory(abs) ? " is a directory" : " cannot be read: " + e.getMessage())
                     + "; give the path of an execution.toml file (--execution-config / VIGILO_EXECUTION_CONFIG)");
         }
-        JsonNode root = TomlDocuments.parse(content, "execution config " + abs);
-        String where = "execution config " + abs;
+        ConfigDocument document = ConfigDocument.toml(content, "execution config " + abs);
+        // The first problem ends the read: a configuration is used whole or not at all.
+        ConfigReader reader =
+                ConfigReader.firstProblem(document, problem -> new InvalidInputException(problem.toString()));
+        JsonNode root = document.root();
+        KeyPath top = KeyPath.root();
         if (root == null || !root.isObject()) {
-            throw new InvalidInputException(where + ": expected [placements.ALIAS] tables");
+            throw reader.failure(top, "expected [placements.ALIAS] tables");
         }
         for (var field : root.properties()) {
             if (!field.getKey().equals("placements") && !field.getKey().equals("version")) {
-                throw new InvalidInputException(
-                        where + ": unknown key " + field.getKey() + "; allowed: version, placements");
+                throw reader.failure(top, "unknown key " + field.getKey() + "; allowed: version, placements");
             }
         }
         JsonNode version = root.get("version");
         if (version != null && !(version.isIntegralNumber() && version.asInt() == 1)) {
-            throw new InvalidInputException(where + ": version must be 1 (a newer file needs a newer Vigilo)");
+            throw reader.failure(top, "version must be 1 (a newer file needs a newer Vigilo)");
         }
         JsonNode placements = root.get("placements");
         if (placements == null || !placements.isObject() || placements.isEmpty()) {
-            throw new InvalidInputException(
-                    where + ": no placements; add a [placements.ALIAS] table (see docs/formats/execution-config.md)");
+            throw reader.failure(
+                    top, "no placements; add a [placements.ALIAS] table (see docs/formats/execution-config.md)");
         }
         Map<String, Placement> out = new TreeMap<>();
         for (var entry : placements.properties()) {
             String alias = entry.getKey();
-            String at = where + ": placements." + alias;
+            KeyPath at = top.key("placements").key(alias);
             if (!ALIAS.matcher(alias).matches()) {
-                throw new InvalidInputException(
-                        at + ": an alias is 1..63 of a-z, 0-9, '_' and '-', starting with a letter");
+                throw reader.failure(at, "an alias is 1..63 of a-z, 0-9, '_' and '-', starting with a letter");
             }
             JsonNode t = entry.getValue();
             if (!t.isObject()) {
-                throw new InvalidInputException(at + ": expected a table");
+                throw reader.failure(at, "expected a table");
             }
             List<String> unknown = new ArrayList<>();
             t.fieldNames().forEachRemaining(k -> {
@@ -145,39 +149,43 @@ public record ExecutionConfig(String source, Map<String, Placement> placements) 
                 }
             });
             if (!unknown.isEmpty()) {
-                throw new InvalidInputException(at + ": unknown key " + unknown.get(0)
-                        + (unknown.get(0).toLowerCase().contains("password")
-                                ? "; passwords never go in the file, name a variable with password_env"
-                                : "; allowed: jdbc_url, password_env, pool_size"));
+                throw reader.failure(
+                        at,
+                        "unknown key " + unknown.get(0)
+                                + (unknown.get(0).toLowerCase().contains("password")
+                                        ? "; passwords never go in the file, name a variable with password_env"
+                                        : "; allowed: jdbc_url, password_env, pool_size"));
             }
-            Optional<String> url = text(t, "jdbc_url", at);
+            Optional<String> url = text(reader, t, "jdbc_url", at);
             if (alias.equals(CONTROL)) {
                 if (url.isPresent()) {
-                    throw new InvalidInputException(
-                            at + ": the alias \"control\" is the control database itself and takes no jdbc_url");
+                    throw reader.failure(
+                            at, "the alias \"control\" is the control database itself and takes no jdbc_url");
                 }
             } else if (url.isEmpty()) {
-                throw new InvalidInputException(at + ".jdbc_url: required (jdbc:postgresql://host:port/database)");
+                throw reader.failure(at.key("jdbc_url"), "required (jdbc:postgresql://host:port/database)");
             }
             if (url.isPresent()) {
                 String u = url.get();
                 if (!u.startsWith("jdbc:postgresql:")) {
-                    throw new InvalidInputException(at + ".jdbc_url: must start with jdbc:postgresql:");
+                    throw reader.failure(at.key("jdbc_url"), "must start with jdbc:postgresql:");
                 }
                 if (u.toLowerCase().contains("password=") || u.matches("jdbc:postgresql://[^/?]*:[^/?]*@.*")) {
-                    throw new InvalidInputException(at + ".jdbc_url: contains a password; remove it and name the"
-                            + " environment variable holding it with password_env");
+                    throw reader.failure(
+                            at.key("jdbc_url"),
+                            "contains a password; remove it and name the"
+                                    + " environment variable holding it with password_env");
                 }
             }
-            Optional<String> env = text(t, "password_env", at);
+            Optional<String> env = text(reader, t, "password_env", at);
             if (env.isPresent() && !ENV_NAME.matcher(env.get()).matches()) {
-                throw new InvalidInputException(at + ".password_env: not an environment variable name");
+                throw reader.failure(at.key("password_env"), "not an environment variable name");
             }
             int pool = 4;
             if (t.has("pool_size")) {
                 JsonNode p = t.get("pool_size");
                 if (!p.isIntegralNumber() || p.asInt() < 1 || p.asInt() > 64) {
-                    throw new InvalidInputException(at + ".pool_size: an integer in 1..64");
+                    throw reader.failure(at.key("pool_size"), "an integer in 1..64");
                 }
                 pool = p.asInt();
             }
@@ -186,13 +194,13 @@ public record ExecutionConfig(String source, Map<String, Placement> placements) 
         return new ExecutionConfig(abs.toString(), out);
     }
 
-    private static Optional<String> text(JsonNode t, String key, String at) {
+    private static Optional<String> text(ConfigReader reader, JsonNode t, String key, KeyPath at) {
         JsonNode v = t.get(key);
         if (v == null) {
             return Optional.empty();
         }
         if (!v.isTextual() || v.asText().isBlank()) {
-            throw new InvalidInputException(at + "." + key + ": expected a non-empty string");
+            throw reader.failure(at.key(key), "expected a non-empty string");
         }
         return Optional.of(v.asText());
     }

@@ -211,8 +211,8 @@ class PreparationTest {
         long rowsBefore = controlRows();
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, profile, false)))
                 .isInstanceOf(InvalidInputException.class)
-                .hasMessage("run " + run + ": agent.url: 'url' must not carry credentials; put the key in the variable"
-                        + " api_key_env names");
+                .hasMessage("run " + run + ": --profile:2:26: agent.url: 'url' must not carry credentials; put the key"
+                        + " in the variable api_key_env names");
         assertThatThrownBy(() -> new RunStatusReader(fx.control.jdbi()).status(run))
                 .isInstanceOf(NotFoundException.class);
         assertThat(fx.planFiles(run)).isEmpty();

@@ -155,7 +155,7 @@ class ProfileParserTest {
         assertThatThrownBy(() -> ProfileParser.parse(doc))
                 .isInstanceOf(ProfileException.class)
                 .hasMessage(
-                        "agent.url: 'url' must not carry credentials; put the key in the variable api_key_env names")
+                        "--profile:2:26: agent.url: 'url' must not carry credentials; put the key in the variable api_key_env names")
                 .satisfies(e -> assertThat(e.getMessage()).doesNotContain("pw", "sk-live", "abc"));
     }
 
@@ -166,7 +166,8 @@ class ProfileParserTest {
                 + "gates: [{name: g, required_evaluators: [e], min_pass_rate: 1}]\n";
         assertThatThrownBy(() -> ProfileParser.parse(doc))
                 .isInstanceOf(ProfileException.class)
-                .hasMessageStartingWith("agent.url: is not a URL (Illegal character in query at index 19)")
+                .hasMessageStartingWith(
+                        "--profile:2:26: agent.url: is not a URL (Illegal character in query at index 19)")
                 .satisfies(e -> assertThat(e.getMessage()).doesNotContain("sk live"));
     }
 
@@ -347,5 +348,32 @@ class ProfileParserTest {
         assertThatThrownBy(() -> ProfileParser.parse(bigEndian, "p.yaml"))
                 .isInstanceOf(ProfileException.class)
                 .hasMessageContaining("p.yaml is UTF-16 (big-endian) text");
+    }
+
+    @Test
+    void everyProblemSaysWhereItIsAsFileLineColumnAndKeyPath() {
+        String doc = """
+                name: p
+                agent: {kind: command, command: [a], timeout_seconds: 0}
+                evaluators:
+                  - {name: e, kind: exact_match}
+                gates:
+                  - name: g
+                    required_evaluators:
+                      - e
+                      - judge
+                    min_pass_rate: 1
+                  - {name: h, min_pass_rate: 1}
+                """;
+        assertThatThrownBy(() -> ProfileParser.parse(doc.getBytes(StandardCharsets.UTF_8), "profile.yaml"))
+                .isInstanceOf(ProfileException.class)
+                .satisfies(e -> assertThat(((ProfileException) e).problems())
+                        .containsExactly(
+                                "profile.yaml:2:55: agent.timeout_seconds: must be an integer in [1, 3600], got 0",
+                                "profile.yaml:9:9: gates[0].required_evaluators[1]: unknown evaluator \"judge\";"
+                                        + " define it under evaluators or fix the name",
+                                // Where a key is missing, the mapping that lacks it is named.
+                                "profile.yaml:11:5: gates[1].required_evaluators: is required: list the evaluators"
+                                        + " this gate needs"));
     }
 }

@@ -3,6 +3,9 @@ package dev.vigilo.storage;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.input.InputFiles;
+import dev.vigilo.config.ConfigDocument;
+import dev.vigilo.config.ConfigReader;
+import dev.vigilo.config.KeyPath;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -45,9 +48,12 @@ final class StorageConfigParser {
     /** Store names appear on command lines and in logs; keep them to TOML's bare-key characters. */
     private static final Pattern STORE_NAME = Pattern.compile("[A-Za-z0-9_-]+");
 
-    private static final Pattern BARE_KEY = STORE_NAME;
+    private static final KeyPath STORES = KeyPath.root().key("stores");
+    private static final KeyPath DEFAULT = KeyPath.root().key("default");
 
     private final Path file;
+    /** Stops at the first problem: a storage configuration is used whole or not at all. */
+    private ConfigReader reader;
 
     private StorageConfigParser(Path file) {
         this.file = file.toAbsolutePath().normalize();
@@ -58,14 +64,16 @@ final class StorageConfigParser {
     }
 
     private StorageConfig parse() {
-        JsonNode root = readToml();
-        checkKeys(root, "", TOP_KEYS);
+        ConfigDocument document = readToml();
+        reader = ConfigReader.firstProblem(document, problem -> new InvalidInputException(problem.toString()));
+        JsonNode root = document.root();
+        checkKeys(root, KeyPath.root(), TOP_KEYS);
         Map<String, StoreSpec> stores = stores(root.get("stores"));
         String defaultName = defaultName(root.get("default"), stores);
         return new StorageConfig(file.toString(), stores, defaultName);
     }
 
-    private JsonNode readToml() {
+    private ConfigDocument readToml() {
         // Checked before opening: a named pipe would block the open for ever.
         InputFiles.problem(file).ifPresent(problem -> {
             throw new InvalidInputException(
@@ -83,22 +91,22 @@ final class StorageConfigParser {
                             + "; give the path of a storage.toml file",
                     e);
         }
-        return TomlDocuments.parse(content, "storage config " + file);
+        return ConfigDocument.toml(content, "storage config " + file);
     }
 
     private Map<String, StoreSpec> stores(JsonNode stores) {
         if (stores != null && !stores.isObject()) {
-            throw error("stores", "expected a table of stores, got " + typeOf(stores));
+            throw error(STORES, "expected a table of stores, got " + typeOf(stores));
         }
         if (stores == null || stores.isEmpty()) {
             throw error(
-                    "stores",
+                    STORES,
                     "no stores configured; add a [stores.NAME] table with kind = \"local\" or" + " kind = \"s3\"");
         }
         Map<String, StoreSpec> specs = new LinkedHashMap<>();
         for (Map.Entry<String, JsonNode> entry : stores.properties()) {
             String name = entry.getKey();
-            String path = "stores." + keyText(name);
+            KeyPath path = STORES.key(name);
             if (CREDENTIAL_KEYS.contains(name.toLowerCase(Locale.ROOT))) {
                 throw credentials(path);
             }
@@ -113,32 +121,32 @@ final class StorageConfigParser {
         return specs;
     }
 
-    private StoreSpec store(String name, String path, JsonNode table) {
+    private StoreSpec store(String name, KeyPath path, JsonNode table) {
         checkCredentials(table, path);
         JsonNode kind = table.get("kind");
         if (kind == null) {
             throw error(path, "missing \"kind\" (expected \"local\" or \"s3\")");
         }
-        String kindText = string(kind, path + ".kind");
+        String kindText = string(kind, path.key("kind"));
         switch (kindText) {
             case KIND_LOCAL:
                 checkKeys(table, path, LOCAL_KEYS);
-                return new StoreSpec.Local(name, localRoot(requiredString(table, path, "root"), path + ".root"));
+                return new StoreSpec.Local(name, localRoot(requiredString(table, path, "root"), path.key("root")));
             case KIND_S3:
                 checkKeys(table, path, S3_KEYS);
                 return s3(name, path, table);
             default:
-                throw error(path + ".kind", "unknown kind \"" + kindText + "\" (expected \"local\" or \"s3\")");
+                throw error(path.key("kind"), "unknown kind \"" + kindText + "\" (expected \"local\" or \"s3\")");
         }
     }
 
-    private StoreSpec.S3 s3(String name, String path, JsonNode table) {
+    private StoreSpec.S3 s3(String name, KeyPath path, JsonNode table) {
         Optional<URI> endpoint =
-                optionalString(table, path, "endpoint").map(text -> endpoint(text, path + ".endpoint"));
+                optionalString(table, path, "endpoint").map(text -> endpoint(text, path.key("endpoint")));
         String region = requiredString(table, path, "region");
         String bucket = requiredString(table, path, "bucket");
         if (bucket.contains("/")) {
-            throw error(path + ".bucket", "a bucket name cannot contain '/' (put key prefixes in \"prefix\")");
+            throw error(path.key("bucket"), "a bucket name cannot contain '/' (put key prefixes in \"prefix\")");
         }
         // Leading and trailing slashes are a common way of writing a "directory"; they add nothing to keys.
         String prefix = optionalString(table, path, "prefix").orElse("").replaceAll("^/+|/+$", "");
@@ -146,14 +154,14 @@ final class StorageConfigParser {
         JsonNode style = table.get("path_style");
         if (style != null) {
             if (!style.isBoolean()) {
-                throw error(path + ".path_style", "expected true or false, got " + typeOf(style));
+                throw error(path.key("path_style"), "expected true or false, got " + typeOf(style));
             }
             pathStyle = style.booleanValue();
         }
         return new StoreSpec.S3(name, endpoint, region, bucket, prefix, pathStyle);
     }
 
-    private Path localRoot(String text, String path) {
+    private Path localRoot(String text, KeyPath path) {
         Path root;
         try {
             root = Path.of(text);
@@ -173,7 +181,7 @@ final class StorageConfigParser {
      * Parses an endpoint and normalizes it (lower-case scheme and host, no trailing {@code /}) so that equal
      * endpoints produce equal {@link StoreBinding}s.
      */
-    private URI endpoint(String text, String path) {
+    private URI endpoint(String text, KeyPath path) {
         URI uri;
         try {
             uri = new URI(text);
@@ -211,63 +219,63 @@ final class StorageConfigParser {
                 return stores.keySet().iterator().next();
             }
             throw error(
-                    "default",
+                    DEFAULT,
                     "missing; with " + stores.size() + " stores (" + String.join(", ", stores.keySet())
                             + ") set default = \"NAME\" to choose one");
         }
-        String name = string(node, "default");
+        String name = string(node, DEFAULT);
         if (!stores.containsKey(name)) {
             throw error(
-                    "default",
+                    DEFAULT,
                     "no store named \"" + name + "\" (configured: " + String.join(", ", stores.keySet()) + ")");
         }
         return name;
     }
 
     /** Rejects keys outside {@code allowed}, pointing credentials to where they belong. */
-    private void checkKeys(JsonNode table, String path, List<String> allowed) {
+    private void checkKeys(JsonNode table, KeyPath path, List<String> allowed) {
         checkCredentials(table, path);
         for (Map.Entry<String, JsonNode> entry : table.properties()) {
             String key = entry.getKey();
             if (!allowed.contains(key)) {
-                throw error(join(path, key), "unknown key (expected one of " + String.join(", ", allowed) + ")");
+                throw error(path.key(key), "unknown key (expected one of " + String.join(", ", allowed) + ")");
             }
         }
     }
 
-    private void checkCredentials(JsonNode table, String path) {
+    private void checkCredentials(JsonNode table, KeyPath path) {
         for (Map.Entry<String, JsonNode> entry : table.properties()) {
             String key = entry.getKey();
             if (CREDENTIAL_KEYS.contains(key.toLowerCase(Locale.ROOT))) {
-                throw credentials(join(path, key));
+                throw credentials(path.key(key));
             }
         }
     }
 
-    private String requiredString(JsonNode table, String path, String key) {
+    private String requiredString(JsonNode table, KeyPath path, String key) {
         return optionalString(table, path, key).orElseThrow(() -> error(path, "missing \"" + key + "\""));
     }
 
-    private Optional<String> optionalString(JsonNode table, String path, String key) {
+    private Optional<String> optionalString(JsonNode table, KeyPath path, String key) {
         JsonNode node = table.get(key);
         if (node == null) {
             return Optional.empty();
         }
-        String text = string(node, join(path, key));
+        String text = string(node, path.key(key));
         if (text.isBlank()) {
-            throw error(join(path, key), "must not be empty");
+            throw error(path.key(key), "must not be empty");
         }
         return Optional.of(text);
     }
 
-    private String string(JsonNode node, String path) {
+    private String string(JsonNode node, KeyPath path) {
         if (!node.isTextual()) {
             throw error(path, "expected a string, got " + typeOf(node));
         }
         return node.textValue();
     }
 
-    private InvalidInputException credentials(String path) {
+    private RuntimeException credentials(KeyPath path) {
         return error(
                 path,
                 "credentials do not belong in the storage config; S3 credentials come from the AWS"
@@ -275,19 +283,9 @@ final class StorageConfigParser {
                         + " ~/.aws/credentials, or an instance or container role)");
     }
 
-    private InvalidInputException error(String path, String message) {
-        return new InvalidInputException("storage config " + file + ": " + path + ": " + message);
-    }
-
-    private static String join(String path, String key) {
-        return path.isEmpty() ? keyText(key) : path + "." + keyText(key);
-    }
-
-    /** A key as TOML would need it written: bare when possible, quoted otherwise. */
-    private static String keyText(String key) {
-        return BARE_KEY.matcher(key).matches()
-                ? key
-                : "\"" + key.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
+    /** {@code storage config FILE: key.path: message} (TOML trees carry no positions). */
+    private RuntimeException error(KeyPath path, String message) {
+        return reader.failure(path, message);
     }
 
     private static String typeOf(JsonNode node) {

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.exec.record.ChunkSeed;
+import dev.vigilo.common.json.StrictJson;
 import dev.vigilo.storage.Sha256;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -24,7 +25,7 @@ import java.util.UUID;
  * the local rows and compares. Mutable; owned by one admitting thread.
  */
 final class AdmissionFolds {
-    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final ObjectMapper MAPPER = StrictJson.newMapper();
 
     /** One shard's running totals. */
     record Entry(long chunks, long cases, byte[] fold) {}

@@ -2,6 +2,7 @@ package dev.vigilo.exec.audit;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.vigilo.common.json.StrictJson;
 import dev.vigilo.dataset.CaseFold;
 import dev.vigilo.dataset.DatasetEntry;
 import dev.vigilo.dataset.DatasetReader;
@@ -35,7 +36,7 @@ import org.jdbi.v3.core.Jdbi;
  * chunk references and one chunk file, plus 128 shard summaries. Owned by one thread.
  */
 final class PlanCheck {
-    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final ObjectMapper MAPPER = StrictJson.newMapper();
 
     /** One shard's figures recomputed from the chunk files. */
     static final class Shard {

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.common.errors.DamagedException;
+import dev.vigilo.common.json.StrictJson;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
@@ -58,7 +59,7 @@ public record Receipt(
     /** Outputs up to this many UTF-8 bytes are stored in the receipt itself. */
     public static final int INLINE_OUTPUT_BYTES = 64 * 1024;
 
-    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final ObjectMapper MAPPER = StrictJson.newMapper();
 
     public Receipt {
         evaluators = List.copyOf(evaluators);

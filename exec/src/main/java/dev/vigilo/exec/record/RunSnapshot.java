@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.json.StrictJson;
 import dev.vigilo.plan.GateFile;
 import dev.vigilo.plan.PlanManifest;
 import dev.vigilo.storage.ObjectKey;
@@ -43,7 +44,7 @@ public record RunSnapshot(
         List<Gate> gates) {
     static final String FORMAT = "vigilo.exec.snapshot";
     static final int VERSION = 1;
-    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final ObjectMapper MAPPER = StrictJson.newMapper();
 
     public RunSnapshot {
         gates = List.copyOf(gates);

@@ -11,6 +11,7 @@ import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.RunSnapshot;
 import dev.vigilo.exec.record.SeedTables;
 import dev.vigilo.exec.record.ShardTallies;
+import dev.vigilo.common.json.StrictJson;
 import dev.vigilo.plan.PublishedPlan;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -28,7 +29,7 @@ import org.jdbi.v3.core.Jdbi;
  * outside any control transaction; never reads the object store. Owned by one settling thread.
  */
 final class SettlementEvidence {
-    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final ObjectMapper MAPPER = StrictJson.newMapper();
 
     /** A shard's frozen snapshot row in its execution database. */
     private record ShardRow(

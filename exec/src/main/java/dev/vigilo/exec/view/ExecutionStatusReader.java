@@ -15,6 +15,7 @@ import dev.vigilo.exec.WaitBoard;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.RunSnapshot;
 import dev.vigilo.exec.record.ShardTallies;
+import dev.vigilo.common.json.StrictJson;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -41,7 +42,7 @@ import org.jdbi.v3.core.Jdbi;
  * workers wait for ({@link ExecutionStatus#waiting()}, read from the control database). Thread-safe.
  */
 public final class ExecutionStatusReader {
-    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final ObjectMapper MAPPER = StrictJson.newMapper();
 
     private final Placements placements;
     private final Jdbi control;

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.agent.AgentAttempt;
 import dev.vigilo.agent.AgentErrorType;
 import dev.vigilo.agent.AgentObserver;
+import dev.vigilo.common.json.StrictJson;
 import dev.vigilo.dataset.StoredCase;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.TranscriptStore;
@@ -30,7 +31,7 @@ import java.util.Objects;
  * takes the chunk's retry path. Used by the one thread running the case.
  */
 final class TranscriptRecorder implements AgentObserver {
-    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final ObjectMapper MAPPER = StrictJson.newMapper();
 
     /**
      * What names a case's transcripts and what the agent is.

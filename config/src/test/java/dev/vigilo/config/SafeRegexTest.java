@@ -1,4 +1,4 @@
-package dev.vigilo.agent;
+package dev.vigilo.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package dev.vigilo.agent;
+package dev.vigilo.config;
 
 import com.google.re2j.Pattern;
 import com.google.re2j.PatternSyntaxException;
@@ -41,8 +41,8 @@ public final class SafeRegex {
         } catch (PatternSyntaxException e) {
             String m = e.getMessage() == null ? "syntax error" : e.getMessage();
             m = m.startsWith("error parsing regexp: ") ? m.substring("error parsing regexp: ".length()) : m;
-            throw new InvalidInputException("invalid regular expression: " + Texts.oneLine(m, 200)
-                    + " (RE2 syntax: no backreferences or lookaround)");
+            throw new InvalidInputException(
+                    "invalid regular expression: " + oneLine(m) + " (RE2 syntax: no backreferences or lookaround)");
         }
     }
 
@@ -194,5 +194,11 @@ public final class SafeRegex {
             return null;
         }
         return new int[] {copies, j + 1};
+    }
+
+    /** RE2/J's message on one line of at most 200 characters: it quotes the pattern, which may span lines. */
+    private static String oneLine(String m) {
+        String line = m.replaceAll("[\\s\\p{Cntrl}]+", " ").strip();
+        return line.length() > 200 ? line.substring(0, 200) + "..." : line;
     }
 }

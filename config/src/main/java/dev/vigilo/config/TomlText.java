@@ -1,4 +1,4 @@
-package dev.vigilo.storage;
+package dev.vigilo.config;
 
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -11,19 +11,21 @@ import dev.vigilo.common.input.TextEncoding;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
- * The one reader of Vigilo's TOML configuration files ({@code storage.toml}, {@code execution.toml}): their bytes
- * become a tree, or one {@link InvalidInputException} saying {@code WHERE:LINE:COLUMN: problem} in plain words. A
+ * The TOML half of {@link ConfigDocument}, for Vigilo's TOML configuration files ({@code storage.toml},
+ * {@code execution.toml}): their bytes become a tree, or one {@link InvalidInputException} (a
+ * {@link ConfigSyntaxException} for TOML syntax) saying {@code WHERE:LINE:COLUMN: problem} in plain words. A
  * UTF-8 byte order mark is skipped; a file saved as UTF-16 or UTF-32, a byte that is not UTF-8 and a document nested
  * deeper than the parser allows are named as such, where they are, instead of with the parser's or the decoder's
  * message (which name its own classes, or no place at all). Stateless and thread-safe.
  */
-public final class TomlDocuments {
+final class TomlText {
     /** Up to this size a limit of the parser is located by parsing prefixes; configuration files are far smaller. */
     private static final int LOCATE_LIMIT_BYTES = 1 << 20;
 
-    private TomlDocuments() {}
+    private TomlText() {}
 
     /**
      * The document {@code content} holds; an empty document is an empty table.
@@ -32,7 +34,7 @@ public final class TomlDocuments {
      * @throws InvalidInputException {@code WHERE:LINE:COLUMN: ...} (or {@code WHERE: ...} when the problem has no
      *                               place) for text that is not UTF-8 or not valid TOML
      */
-    public static JsonNode parse(byte[] content, String where) {
+    static JsonNode parse(byte[] content, String where) {
         Objects.requireNonNull(content, "content");
         Objects.requireNonNull(where, "where");
         TextEncoding.notUtf8(content, content.length).ifPresent(problem -> {
@@ -50,33 +52,30 @@ public final class TomlDocuments {
             root = new TomlMapper().readTree(text);
         } catch (StreamConstraintsException e) {
             long[] at = text.length <= LOCATE_LIMIT_BYTES ? locate(text) : null;
-            throw new InvalidInputException(
-                    where + (at == null ? "" : ":" + at[0] + ":" + at[1]) + ": not valid TOML: " + limitProblem(e)
-                            + "; flatten it",
+            throw new ConfigSyntaxException(
+                    where,
+                    "TOML",
+                    at == null ? Optional.empty() : Optional.of(new Position(at[0], at[1])),
+                    ParserLimits.describe(
+                            e, StreamReadConstraints.defaults(), "a value longer than this reader accepts"),
+                    true,
                     e);
         } catch (JsonProcessingException e) {
             JsonLocation at = e.getLocation();
-            throw new InvalidInputException(
-                    where + (at == null ? "" : ":" + at.getLineNr() + ":" + at.getColumnNr()) + ": not valid TOML: "
-                            + firstLine(e.getOriginalMessage()),
+            throw new ConfigSyntaxException(
+                    where,
+                    "TOML",
+                    at == null || at.getLineNr() < 1 || at.getColumnNr() < 1
+                            ? Optional.empty()
+                            : Optional.of(new Position(at.getLineNr(), at.getColumnNr())),
+                    ConfigDocument.firstLine(e.getOriginalMessage()),
+                    false,
                     e);
         } catch (IOException e) {
             throw new InvalidInputException(where + ": cannot be read: " + e.getMessage(), e);
         }
         // An empty document parses to nothing rather than to an empty table.
         return root == null || root.isMissingNode() ? new TomlMapper().createObjectNode() : root;
-    }
-
-    private static String limitProblem(StreamConstraintsException e) {
-        String m = String.valueOf(e.getOriginalMessage());
-        StreamReadConstraints limits = StreamReadConstraints.defaults();
-        if (m.startsWith("Document nesting depth")) {
-            return "nested deeper than " + limits.getMaxNestingDepth() + " levels";
-        }
-        if (m.startsWith("Number value length") || m.startsWith("Number length")) {
-            return "a number longer than " + limits.getMaxNumberLength() + " digits";
-        }
-        return "a value longer than this reader accepts";
     }
 
     /**
@@ -140,15 +139,5 @@ public final class TomlDocuments {
         } catch (IOException | RuntimeException e) {
             return false;
         }
-    }
-
-    private static String firstLine(String text) {
-        return text == null
-                ? "syntax error"
-                : text.lines()
-                        .map(String::strip)
-                        .filter(l -> !l.isEmpty())
-                        .findFirst()
-                        .orElse("syntax error");
     }
 }

@@ -1,0 +1,161 @@
+package dev.vigilo.plan;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.input.EndpointUrls;
+import dev.vigilo.config.AttemptLimits;
+import dev.vigilo.config.ConfigReader;
+import dev.vigilo.config.KeyPath;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Reads a profile's {@code agent} (docs/formats/plan-profile.md): a {@code command} or an {@code http} agent and
+ * their parameters, in the canonical form the profile's identity is computed over. A parameter written only when
+ * given stays out of the canonical form when absent, so profiles written before it existed keep their identity.
+ */
+final class AgentReader {
+    private static final KeyPath AGENT = KeyPath.root().key("agent");
+    private static final Map<String, Profile.AgentKind> KINDS = kinds();
+
+    private final ProfileFields fields;
+    private final ConfigReader reader;
+
+    AgentReader(ProfileFields fields) {
+        this.fields = fields;
+        this.reader = fields.reader();
+    }
+
+    Profile.Agent agent(JsonNode node) {
+        ObjectNode out = JsonNodeFactory.instance.objectNode();
+        Profile.Agent fallback = new Profile.Agent(Profile.AgentKind.COMMAND, out);
+        if (node == null) {
+            reader.problem(AGENT, "is required: give kind: command or kind: http");
+            return fallback;
+        }
+        if (reader.mapping(node, AGENT).isEmpty()) {
+            return fallback;
+        }
+        Optional<Profile.AgentKind> kind = reader.oneOf(node.get("kind"), AGENT.key("kind"), true, "agent kind", KINDS);
+        if (kind.isEmpty()) {
+            return fallback;
+        }
+        return switch (kind.get()) {
+            case COMMAND -> command(node, out);
+            case HTTP -> http(node, out);
+        };
+    }
+
+    private Profile.Agent command(JsonNode node, ObjectNode out) {
+        reader.allowKeys(
+                node, AGENT, List.of("kind", "command", "timeout_seconds", "env", "api_key_env", "max_attempts"));
+        out.set("command", fields.argv(node.get("command"), AGENT.key("command")));
+        out.put(
+                "timeout_seconds",
+                reader.integer(node.get("timeout_seconds"), AGENT.key("timeout_seconds"), 1, 3600, 300));
+        out.set("env", fields.env(node.get("env"), AGENT.key("env")));
+        // Written only when given: profiles without it keep their canonical bytes and identity.
+        String keyEnv = fields.keyEnv(node.get("api_key_env"), AGENT.key("api_key_env"));
+        if (keyEnv != null) {
+            out.put("api_key_env", keyEnv);
+        }
+        maxAttempts(node, out);
+        return new Profile.Agent(Profile.AgentKind.COMMAND, out);
+    }
+
+    private Profile.Agent http(JsonNode node, ObjectNode out) {
+        reader.allowKeys(
+                node,
+                AGENT,
+                List.of(
+                        "kind",
+                        "url",
+                        "model",
+                        "api_key_env",
+                        "timeout_seconds",
+                        "connect_timeout_seconds",
+                        "max_tokens",
+                        "temperature",
+                        "system_prompt",
+                        "max_attempts"));
+        String url = fields.text(node.get("url"), AGENT.key("url"), true);
+        if (url != null) {
+            endpointUrl(url, AGENT.key("url"));
+            out.put("url", url);
+        }
+        out.put("model", fields.text(node.get("model"), AGENT.key("model"), true));
+        out.put("api_key_env", fields.keyEnv(node.get("api_key_env"), AGENT.key("api_key_env")));
+        out.put(
+                "timeout_seconds",
+                reader.integer(node.get("timeout_seconds"), AGENT.key("timeout_seconds"), 1, 3600, 120));
+        out.put(
+                "connect_timeout_seconds",
+                reader.integer(node.get("connect_timeout_seconds"), AGENT.key("connect_timeout_seconds"), 1, 300, 10));
+        JsonNode mt = node.get("max_tokens");
+        if (mt != null) {
+            out.put("max_tokens", reader.integer(mt, AGENT.key("max_tokens"), 1, 1_000_000, 0));
+        }
+        fields.number(node.get("temperature"), AGENT.key("temperature"), 0, 2)
+                .ifPresent(t -> out.put("temperature", t));
+        String sp = fields.text(node.get("system_prompt"), AGENT.key("system_prompt"), false);
+        if (sp != null) {
+            out.put("system_prompt", sp);
+        }
+        maxAttempts(node, out);
+        return new Profile.Agent(Profile.AgentKind.HTTP, out);
+    }
+
+    /**
+     * Checks an endpoint URL (an http agent's; judges' and tools' when they come): it must parse, be http(s) with
+     * a host, and carry no credentials ({@link EndpointUrls}, the check datagen's chat steps make). A refused URL
+     * is never echoed, since it may hold a key.
+     */
+    private void endpointUrl(String url, KeyPath at) {
+        URI uri;
+        try {
+            uri = new URI(url);
+        } catch (URISyntaxException e) {
+            reader.problem(
+                    at,
+                    "is not a URL (" + e.getReason() + (e.getIndex() >= 0 ? " at index " + e.getIndex() : "")
+                            + "); give the endpoint's http:// or https:// URL");
+            return;
+        }
+        Optional<String> credentials = EndpointUrls.credentialsProblem(uri);
+        if (credentials.isPresent()) {
+            reader.problem(at, credentials.get());
+        } else if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme()) || uri.getHost() == null) {
+            reader.problem(at, "must be an http:// or https:// URL with a host, got \"" + url + "\"");
+        }
+    }
+
+    /**
+     * {@code max_attempts}, written to the canonical form only when it differs from the default: profiles that
+     * do not mention it (all profiles written before it existed) keep their canonical bytes and identity, and
+     * giving the default explicitly means the same profile.
+     */
+    private void maxAttempts(JsonNode node, ObjectNode out) {
+        int attempts = reader.integer(
+                node.get("max_attempts"),
+                AGENT.key("max_attempts"),
+                1,
+                AttemptLimits.MAX_ATTEMPTS,
+                AttemptLimits.DEFAULT_MAX_ATTEMPTS);
+        if (attempts != AttemptLimits.DEFAULT_MAX_ATTEMPTS) {
+            out.put("max_attempts", attempts);
+        }
+    }
+
+    private static Map<String, Profile.AgentKind> kinds() {
+        Map<String, Profile.AgentKind> kinds = new LinkedHashMap<>();
+        for (Profile.AgentKind k : Profile.AgentKind.values()) {
+            kinds.put(k.wire(), k);
+        }
+        return kinds;
+    }
+}
