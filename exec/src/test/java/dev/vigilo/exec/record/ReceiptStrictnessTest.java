@@ -1,4 +1,4 @@
-package dev.vigilo.exec;
+package dev.vigilo.exec.record;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
