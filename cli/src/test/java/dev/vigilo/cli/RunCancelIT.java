@@ -7,6 +7,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.vigilo.control.TestPostgres;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -60,21 +64,24 @@ class RunCancelIT {
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .redirectError(ProcessBuilder.Redirect.DISCARD)
                 .start();
-        // Wait until preparation has acknowledged some chunks, then terminate it politely.
+        // Wait until preparation has acknowledged some chunks, then terminate it politely. The cursor is read from
+        // the control database directly: a `run status` process per poll takes a second or more to start, long
+        // enough for a fast preparation to finish between two polls.
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
         long cursor = 0;
-        while (System.nanoTime() < deadline && p.isAlive()) {
-            VigiloProcess.Result status = VigiloProcess.run(
-                    home, Map.of(), List.of(), 60, "--control-db", db, "run", "status", runId, "--json");
-            if (status.exitCode() == 0) {
-                cursor = JSON.readTree(status.out())
-                        .at("/creation_progress/plan_chunk_cursor")
-                        .asLong();
+        try (Connection c = DriverManager.getConnection(db);
+                PreparedStatement q =
+                        c.prepareStatement("SELECT plan_chunk_cursor FROM run_plans WHERE run_id::text = ?")) {
+            q.setString(1, runId);
+            while (System.nanoTime() < deadline && p.isAlive()) {
+                try (ResultSet rs = q.executeQuery()) {
+                    cursor = rs.next() ? rs.getLong(1) : 0;
+                }
                 if (cursor > 0) {
                     break;
                 }
+                Thread.sleep(10);
             }
-            Thread.sleep(100);
         }
         assertThat(p.isAlive()).as("preparation still running when interrupted").isTrue();
         assertThat(cursor).isPositive();
