@@ -1,6 +1,8 @@
 package dev.vigilo.checkpoint;
 
 import dev.vigilo.common.crash.CrashPoints;
+import dev.vigilo.common.retry.RetryPolicy;
+import java.time.Duration;
 import dev.vigilo.common.errors.FencedException;
 import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.common.errors.UnavailableException;
@@ -276,18 +278,57 @@ public final class CheckpointLog implements AutoCloseable {
                             "cannot create checkpoint log " + location.uri() + ": " + e.getMessage(), e);
             }
         }
+        try {
+            MEMWAL_INIT.run(attempt -> {
+                initializeMemWal();
+                return null;
+            });
+        } catch (MemWalInitConflict e) {
+            throw new UnavailableException(
+                    "cannot initialize MemWAL on " + location.uri() + ": " + e.getMessage(), e.getCause());
+        }
+    }
+
+    /**
+     * Concurrent creators race here too: Lance refuses all but one MemWAL initialization, either saying the index
+     * exists ("already") or, when the commits overlap, with a retryable commit conflict. Either way the loser reads
+     * the dataset again: an index written by the winner is success, and a conflict with no index yet is tried again
+     * ({@link #MEMWAL_INIT}).
+     */
+    private static final RetryPolicy MEMWAL_INIT = RetryPolicy.of(6, Duration.ofMillis(50), Duration.ofSeconds(1))
+            .retrying(e -> e instanceof MemWalInitConflict);
+
+    private void initializeMemWal() {
         try (Dataset ds = openDataset()) {
-            if (ds.memWalIndexDetails().isEmpty()) {
-                try {
-                    CrashPoints.boundary("checkpoint.memwal-init");
-                    ds.initializeMemWal(new InitializeMemWalParams());
-                } catch (RuntimeException e) {
-                    if (!String.valueOf(e.getMessage()).contains("already")) {
-                        throw new UnavailableException(
-                                "cannot initialize MemWAL on " + location.uri() + ": " + e.getMessage(), e);
-                    }
-                }
+            if (!ds.memWalIndexDetails().isEmpty()) {
+                return;
             }
+            try {
+                CrashPoints.boundary("checkpoint.memwal-init");
+                ds.initializeMemWal(new InitializeMemWalParams());
+            } catch (RuntimeException e) {
+                String message = String.valueOf(e.getMessage());
+                if (message.contains("already") || memWalInitialized()) {
+                    return;
+                }
+                if (message.contains("Retryable commit conflict")) {
+                    throw new MemWalInitConflict(e);
+                }
+                throw new UnavailableException("cannot initialize MemWAL on " + location.uri() + ": " + message, e);
+            }
+        }
+    }
+
+    private boolean memWalInitialized() {
+        try (Dataset ds = openDataset()) {
+            return !ds.memWalIndexDetails().isEmpty();
+        }
+    }
+
+    /** A MemWAL initialization that lost a commit race before any initialization was visible. */
+    private static final class MemWalInitConflict extends RuntimeException {
+        MemWalInitConflict(RuntimeException cause) {
+            super(cause.getMessage(), cause);
         }
     }
 
