@@ -1,14 +1,14 @@
 package dev.vigilo.checkpoint;
 
 import dev.vigilo.common.crash.CrashPoints;
-import dev.vigilo.common.retry.RetryPolicy;
-import java.time.Duration;
 import dev.vigilo.common.errors.FencedException;
 import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.common.retry.RetryPolicy;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;

@@ -81,10 +81,11 @@ class KillResumeTest {
                         if (line.startsWith("DONE")) done = true;
                         if (!scheduled && line.contains("item_finished") && round < KILLS) {
                             scheduled = true;
-                            timer.schedule(
-                                    p::destroyForcibly,
-                                    50 + rnd.nextInt(300),
-                                    TimeUnit.MILLISECONDS); // SIGKILL mid-work
+                            // SIGKILL mid-work through the process handle: Process.destroyForcibly also closes
+                            // the child's stdout under this reader ("Stream closed"); the handle only kills, and the
+                            // reader sees the end of the stream as the child dies.
+                            ProcessHandle child = p.toHandle();
+                            timer.schedule(child::destroyForcibly, 50 + rnd.nextInt(300), TimeUnit.MILLISECONDS);
                         }
                     }
                 }
