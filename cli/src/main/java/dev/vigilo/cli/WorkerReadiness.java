@@ -1,5 +1,6 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.web.MetricsEndpoint;
 import java.time.Duration;
 import java.util.Objects;
@@ -51,11 +52,7 @@ final class WorkerReadiness implements MetricsEndpoint.Readiness {
         CompletableFuture<Integer> probe = CompletableFuture.supplyAsync(
                 () -> control.withHandle(
                         h -> h.createQuery("SELECT 1").mapTo(Integer.class).one()),
-                task -> {
-                    Thread t = new Thread(task, "vigilo-readiness-probe");
-                    t.setDaemon(true);
-                    t.start();
-                });
+                task -> Threads.startDaemon("readiness-probe", task));
         try {
             probe.get(PROBE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
             return stopping ? Optional.of("stopping") : Optional.empty();
