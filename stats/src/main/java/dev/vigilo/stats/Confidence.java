@@ -1,5 +1,6 @@
 package dev.vigilo.stats;
 
+import java.math.BigDecimal;
 import org.apache.commons.statistics.distribution.NormalDistribution;
 
 /**
@@ -8,22 +9,29 @@ import org.apache.commons.statistics.distribution.NormalDistribution;
  */
 public final class Confidence {
 
+    // Before DEFAULT: static fields initialize in order.
+    private static final NormalDistribution STANDARD_NORMAL = NormalDistribution.of(0, 1);
+
     /** The lowest level a profile may ask for. */
     public static final double MIN = 0.5;
     /** The highest level a profile may ask for. */
     public static final double MAX = 0.999;
-    /** The default level, 0.95 (z = 1.959963984540054). */
+    /** The default level, 0.95 (z = 1.95996398454005). */
     public static final Confidence DEFAULT = of(0.95);
-
-    private static final NormalDistribution STANDARD_NORMAL = NormalDistribution.of(0, 1);
 
     private final double level;
     private final double z;
 
     private Confidence(double level) {
         this.level = level;
-        // The upper (1 - level) / 2 tail, read from the survival function so that levels near 1 lose no digits.
-        this.z = STANDARD_NORMAL.inverseSurvivalProbability((1.0 - level) / 2.0);
+        // The upper tail (1 - level) / 2, read from the survival function so that levels near 1 lose no digits, and
+        // computed in decimal from the level as written (0.95, not the binary double nearest to it, whose tail
+        // 0.025000000000000022 would give z one unit in the last place low).
+        double tail = BigDecimal.ONE
+                .subtract(BigDecimal.valueOf(level))
+                .divide(BigDecimal.valueOf(2))
+                .doubleValue();
+        this.z = STANDARD_NORMAL.inverseSurvivalProbability(tail);
     }
 
     /**
@@ -46,7 +54,9 @@ public final class Confidence {
 
     /**
      * The two-sided standard normal quantile of the level: z with P(|Z| <= z) = level, i.e. the (1 + level) / 2
-     * quantile (1.959963984540054 for 0.95, 0.6744897501960817 for 0.5), from Apache Commons Statistics.
+     * quantile (1.95996398454005 for 0.95, 0.674489750196082 for 0.5), from Apache Commons Statistics, within two
+     * units in the last place of the exact value: the inverse survival function of the standard normal at (1 - level) / 2, that tail computed in decimal from the
+     * level as written ({@link BigDecimal#valueOf(double)}).
      */
     public double z() {
         return z;
