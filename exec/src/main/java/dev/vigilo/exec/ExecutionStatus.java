@@ -7,11 +7,13 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.common.json.StrictJson;
+import dev.vigilo.stats.ProportionInterval;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.UUID;
 
 /**
@@ -179,6 +181,17 @@ public record ExecutionStatus(
                 o.put("passed_gate", r.passedGate().get());
             } else {
                 o.putNull("passed_gate");
+            }
+            ProportionInterval interval = r.interval();
+            o.put("stderr", interval.stderr())
+                    .put("ci_low", interval.low())
+                    .put("ci_high", interval.high())
+                    .put("confidence", r.confidence().level())
+                    .put("decide", r.decide().wire())
+                    .put("decision", r.decision().map(GateDecision::spelling).orElse(null));
+            OptionalLong toDecide = r.casesToDecide();
+            if (toDecide.isPresent()) {
+                o.put("cases_to_decide", toDecide.getAsLong());
             }
         }
         doc.put("gates_final", gatesFinal);

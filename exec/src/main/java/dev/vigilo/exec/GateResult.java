@@ -1,14 +1,23 @@
 package dev.vigilo.exec;
 
+import dev.vigilo.plan.Profile;
+import dev.vigilo.plan.RunVerdict;
+import dev.vigilo.stats.BoundDecision;
+import dev.vigilo.stats.Confidence;
+import dev.vigilo.stats.ProportionInterval;
+import dev.vigilo.stats.Wilson;
 import java.math.BigDecimal;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
- * One gate's row of a run's gate table (docs/execution.md, "Settlement"). A case selected by the gate either ran
- * (passed, failed or errored) or never ran (its chunk failed, or the run was cancelled before it); cases that never
- * ran count against the pass rate because {@code pass_rate = passed / planned}. The error rate ({@code errored /
- * planned}) is reported apart from the failure rate ({@code failed / planned}).
+ * One gate's row of a run's gate table (docs/execution.md, "Settlement" and "Statistics"). A case selected by the
+ * gate either ran (passed, failed or errored) or never ran (its chunk failed, or the run was cancelled before it);
+ * cases that never ran count against the pass rate because {@code pass_rate = passed / planned}, and the interval is
+ * over the planned cases for the same reason. The error rate ({@code errored / planned}) is reported apart from the
+ * failure rate ({@code failed / planned}).
  *
  * @param name        the gate's name
  * @param planned     cases the plan's gate selects (frozen at preparation)
@@ -16,8 +25,9 @@ import java.util.Optional;
  * @param failed      executed cases that neither passed nor errored
  * @param errored     cases whose agent (after its retries) or a required evaluator ended in an error
  * @param minPassRate the gate's threshold
- * @param passedGate  whether {@code pass_rate >= min_pass_rate}; empty while the run is still executing (the table is
- *                    then partial)
+ * @param decide      whether the gate decides on the point rate or on its interval
+ * @param confidence  the level of the gate's interval
+ * @param decision    what the gate decided; empty while the run is still executing (the table is then partial)
  */
 public record GateResult(
         String name,
@@ -26,32 +36,115 @@ public record GateResult(
         long failed,
         long errored,
         double minPassRate,
-        Optional<Boolean> passedGate) {
+        Profile.Decide decide,
+        Confidence confidence,
+        Optional<GateDecision> decision) {
     public GateResult {
         Objects.requireNonNull(name, "name");
-        Objects.requireNonNull(passedGate, "passedGate");
+        Objects.requireNonNull(decide, "decide");
+        Objects.requireNonNull(confidence, "confidence");
+        Objects.requireNonNull(decision, "decision");
         if (planned < 0 || passed < 0 || failed < 0 || errored < 0 || passed + failed + errored > planned) {
             throw new IllegalArgumentException("gate " + name + ": " + passed + " passed, " + failed + " failed, "
                     + errored + " errored of " + planned + " planned");
         }
+        if (decide == Profile.Decide.POINT && decision.equals(Optional.of(GateDecision.INCONCLUSIVE))) {
+            throw new IllegalArgumentException("gate " + name + ": a point decision is never inconclusive");
+        }
     }
 
     /**
-     * The final row of a gate: decides {@code passed_gate} exactly in decimal, {@code passed >= min_pass_rate x
-     * planned} (the threshold as written, so 9 of 10 meets 0.9 without binary rounding).
+     * The final row of a gate, decided by its rule. {@code point}: passed when {@code passed >= min_pass_rate x
+     * planned}, exactly in decimal (the threshold as written, so 9 of 10 meets 0.9 without binary rounding), else
+     * failed. {@code bound}: passed when the interval's lower bound is at least {@code min_pass_rate}, failed when
+     * its upper bound is below it, else inconclusive.
      */
     public static GateResult decided(
-            String name, long planned, long passed, long failed, long errored, double minPassRate) {
-        boolean ok = BigDecimal.valueOf(passed)
-                        .compareTo(BigDecimal.valueOf(minPassRate).multiply(BigDecimal.valueOf(planned)))
-                >= 0;
-        return new GateResult(name, planned, passed, failed, errored, minPassRate, Optional.of(ok));
+            String name,
+            long planned,
+            long passed,
+            long failed,
+            long errored,
+            double minPassRate,
+            Profile.Decide decide,
+            Confidence confidence) {
+        GateResult open = partial(name, planned, passed, failed, errored, minPassRate, decide, confidence);
+        GateDecision decision = switch (decide) {
+            case POINT ->
+                BigDecimal.valueOf(passed)
+                                        .compareTo(
+                                                BigDecimal.valueOf(minPassRate).multiply(BigDecimal.valueOf(planned)))
+                                >= 0
+                        ? GateDecision.PASSED
+                        : GateDecision.FAILED;
+            case BOUND ->
+                switch (BoundDecision.of(open.interval(), minPassRate)) {
+                    case PASSED -> GateDecision.PASSED;
+                    case FAILED -> GateDecision.FAILED;
+                    case INCONCLUSIVE -> GateDecision.INCONCLUSIVE;
+                };
+        };
+        return open.withDecision(decision);
     }
 
     /** A row of a run still executing: counts so far, no decision. */
     public static GateResult partial(
-            String name, long planned, long passed, long failed, long errored, double minPassRate) {
-        return new GateResult(name, planned, passed, failed, errored, minPassRate, Optional.empty());
+            String name,
+            long planned,
+            long passed,
+            long failed,
+            long errored,
+            double minPassRate,
+            Profile.Decide decide,
+            Confidence confidence) {
+        return new GateResult(
+                name, planned, passed, failed, errored, minPassRate, decide, confidence, Optional.empty());
+    }
+
+    /** This row with {@code decision} recorded. */
+    public GateResult withDecision(GateDecision decision) {
+        return new GateResult(
+                name, planned, passed, failed, errored, minPassRate, decide, confidence, Optional.of(decision));
+    }
+
+    /**
+     * The run's verdict over its decided gates: {@code failed} if any gate failed, else {@code inconclusive} if any
+     * gate is, else {@code passed}.
+     *
+     * @throws IllegalArgumentException when a gate is not decided
+     */
+    public static RunVerdict verdict(List<GateResult> gates) {
+        boolean inconclusive = false;
+        for (GateResult g : gates) {
+            GateDecision d = g.decision()
+                    .orElseThrow(() -> new IllegalArgumentException("gate " + g.name() + " is not decided"));
+            if (d == GateDecision.FAILED) {
+                return RunVerdict.FAILED;
+            }
+            inconclusive |= d == GateDecision.INCONCLUSIVE;
+        }
+        return inconclusive ? RunVerdict.INCONCLUSIVE : RunVerdict.PASSED;
+    }
+
+    /** Whether the gate passed; empty while undecided. */
+    public Optional<Boolean> passedGate() {
+        return decision.map(d -> d == GateDecision.PASSED);
+    }
+
+    /** The pass rate with its standard error and Wilson interval at {@link #confidence}, over the planned cases. */
+    public ProportionInterval interval() {
+        return Wilson.interval(passed, planned, confidence);
+    }
+
+    /**
+     * For a settled inconclusive gate, how many cases in all, at the observed rate, would decide it (so {@code n' -
+     * planned} more); empty when decided, when the rate sits on the threshold, or beyond 10^9 cases.
+     */
+    public OptionalLong casesToDecide() {
+        if (!decision.equals(Optional.of(GateDecision.INCONCLUSIVE))) {
+            return OptionalLong.empty();
+        }
+        return BoundDecision.casesToDecide(interval(), minPassRate);
     }
 
     /** Cases that ran: {@code passed + failed + errored}. */

@@ -53,7 +53,15 @@ final class AgentReader {
 
     private Profile.Agent command(JsonNode node, ObjectNode out) {
         reader.allowKeys(
-                node, AGENT, List.of("kind", "command", "timeout_seconds", "env", "api_key_env", "max_attempts"));
+                node,
+                AGENT,
+                List.of("kind", "command", "timeout_seconds", "env", "api_key_env", "max_attempts", "seed_per_epoch"));
+        if (node.has("seed_per_epoch")) {
+            reader.problem(
+                    AGENT.key("seed_per_epoch"),
+                    "is for http agents (it sends the epoch as the request's seed); a command agent reads its epoch"
+                            + " from VIGILO_EPOCH: remove the key");
+        }
         out.set("command", fields.argv(node.get("command"), AGENT.key("command")));
         out.put(
                 "timeout_seconds",
@@ -82,7 +90,8 @@ final class AgentReader {
                         "max_tokens",
                         "temperature",
                         "system_prompt",
-                        "max_attempts"));
+                        "max_attempts",
+                        "seed_per_epoch"));
         String url = fields.text(node.get("url"), AGENT.key("url"), true);
         if (url != null) {
             endpointUrl(url, AGENT.key("url"));
@@ -107,6 +116,10 @@ final class AgentReader {
             out.put("system_prompt", sp);
         }
         maxAttempts(node, out);
+        // Written only when asked for, like max_attempts: profiles without it keep their identity.
+        if (reader.bool(node.get("seed_per_epoch"), AGENT.key("seed_per_epoch"), false)) {
+            out.put("seed_per_epoch", true);
+        }
         return new Profile.Agent(Profile.AgentKind.HTTP, out);
     }
 

@@ -11,10 +11,13 @@ import java.util.Optional;
 import java.util.UUID;
 
 /**
- * One gate's frozen policy and planned counts, format {@code vigilo.plan.gate} version 1
- * (docs/formats/plan-gates.md). Gate files form a chain in profile order: each links to the next, so the chain is
- * written from tail to head and the manifest references the head. Counts are sorted by shard and include a zero
- * entry for every used shard. Immutable.
+ * One gate's frozen policy and planned counts, format {@code vigilo.plan.gate} (docs/formats/plan-gates.md). Gate
+ * files form a chain in profile order: each links to the next, so the chain is written from tail to head and the
+ * manifest references the head. Counts are sorted by shard and include a zero entry for every used shard. Immutable.
+ *
+ * <p>Versions: 1 says nothing of how the gate decides (on the point rate, intervals at 0.95); 2 adds {@code decide}
+ * and {@code confidence}. A gate whose policy version 1 can say is written as version 1, byte for byte as before
+ * version 2 existed, so a plan prepared from an older profile is the same plan; readers accept both.
  */
 public record GateFile(
         UUID runId,
@@ -25,6 +28,8 @@ public record GateFile(
         List<ShardCount> shards,
         Optional<ObjectRef> next) {
     static final String FORMAT = "vigilo.plan.gate";
+    /** The version that carries {@code decide} and {@code confidence}. */
+    static final int VERSION_DECIDE = 2;
 
     public GateFile {
         shards = List.copyOf(shards);
@@ -36,7 +41,7 @@ public record GateFile(
     byte[] encode() {
         ObjectNode n = JsonNodeFactory.instance.objectNode();
         n.put("format", FORMAT);
-        n.put("version", PlanLayout.FORMAT_VERSION);
+        n.put("version", gate.defaultPolicy() ? PlanLayout.FORMAT_VERSION : VERSION_DECIDE);
         n.put("run_id", runId.toString());
         n.put("gate_index", gateIndex);
         n.put("gate_count", gateCount);
@@ -45,6 +50,10 @@ public record GateFile(
         ObjectNode sel = n.putObject("selector");
         ProfileJson.selector(sel, gate.selector());
         n.put("min_pass_rate", gate.minPassRate());
+        if (!gate.defaultPolicy()) {
+            n.put("decide", gate.decide().wire());
+            n.put("confidence", gate.confidence());
+        }
         n.put("selected_cases", selectedCases);
         ArrayNode a = n.putArray("shards");
         for (ShardCount s : shards) {
@@ -60,7 +69,8 @@ public record GateFile(
 
     /** Decodes and checks position, sort order and that the shard counts sum to {@code selected_cases}. */
     static GateFile decode(byte[] bytes, UUID runId, int expectedIndex) {
-        JsonNode n = PlanJson.decode(bytes, FORMAT, PlanLayout.FORMAT_VERSION);
+        JsonNode n = PlanJson.decode(bytes, FORMAT, PlanLayout.FORMAT_VERSION, VERSION_DECIDE);
+        boolean decides = PlanJson.num(n, "version") == VERSION_DECIDE;
         PlanJson.expect(runId.equals(PlanJson.uuid(n, "run_id")), "belongs to another run");
         int index = (int) PlanJson.num(n, "gate_index");
         int count = (int) PlanJson.num(n, "gate_count");
@@ -76,6 +86,21 @@ public record GateFile(
                 new Profile.Selector(list(sel, "groups"), list(sel, "tags_all"), list(sel, "tags_any"));
         JsonNode rate = n.get("min_pass_rate");
         PlanJson.expect(rate != null && rate.isNumber(), "min_pass_rate is missing");
+        Profile.Decide decide = Profile.Decide.POINT;
+        double confidence = Profile.DEFAULT_CONFIDENCE;
+        if (decides) {
+            String rule = PlanJson.text(n, "decide");
+            decide = Profile.Decide.fromWire(rule)
+                    .orElseThrow(() -> new PlanJson.FormatException("decide \"" + rule + "\" is not point or bound"));
+            JsonNode c = n.get("confidence");
+            PlanJson.expect(
+                    c != null
+                            && c.isNumber()
+                            && c.asDouble() >= Profile.MIN_CONFIDENCE
+                            && c.asDouble() <= Profile.MAX_CONFIDENCE,
+                    "confidence is missing or outside [0.5, 0.999]");
+            confidence = c.asDouble();
+        }
         long selected = PlanJson.num(n, "selected_cases");
         JsonNode a = PlanJson.array(n, "shards");
         List<ShardCount> shards = new ArrayList<>();
@@ -100,7 +125,7 @@ public record GateFile(
                 runId,
                 index,
                 count,
-                new Profile.Gate(name, required, selector, rate.asDouble()),
+                new Profile.Gate(name, required, selector, rate.asDouble(), decide, confidence),
                 selected,
                 shards,
                 nextRef);

@@ -5,16 +5,19 @@ import dev.vigilo.config.ConfigReader;
 import dev.vigilo.config.KeyPath;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
  * Reads a profile's {@code gates} (docs/formats/plan-profile.md): at least one, at most {@link Profile#MAX_GATES},
  * uniquely named, each naming the evaluators it requires (defined under {@code evaluators}, each once), the cases it
- * selects and its pass threshold.
+ * selects, its pass threshold and how it decides ({@code decide}: on the point rate or on the interval).
  */
 final class GateReader {
     private static final KeyPath GATES = KeyPath.root().key("gates");
+    private static final Map<String, Profile.Decide> DECIDE = decideRules();
 
     private final ProfileFields fields;
     private final ConfigReader reader;
@@ -24,7 +27,7 @@ final class GateReader {
         this.reader = fields.reader();
     }
 
-    List<Profile.Gate> gates(JsonNode node, List<Profile.Evaluator> evaluators) {
+    List<Profile.Gate> gates(JsonNode node, List<Profile.Evaluator> evaluators, double confidence) {
         List<Profile.Gate> out = new ArrayList<>();
         if (node == null) {
             reader.problem(GATES, "is required: give at least one gate");
@@ -52,7 +55,16 @@ final class GateReader {
                 continue;
             }
             reader.allowKeys(
-                    g, at, List.of("name", "required_evaluators", "groups", "tags_all", "tags_any", "min_pass_rate"));
+                    g,
+                    at,
+                    List.of(
+                            "name",
+                            "required_evaluators",
+                            "groups",
+                            "tags_all",
+                            "tags_any",
+                            "min_pass_rate",
+                            "decide"));
             String name = fields.name(g.get("name"), at.key("name"), true);
             if (name != null && !names.add(name)) {
                 reader.problem(at.key("name"), "duplicate gate name \"" + name + "\"; names must be unique");
@@ -61,8 +73,10 @@ final class GateReader {
                     required(g.get("required_evaluators"), at.key("required_evaluators"), evaluatorNames);
             Profile.Selector selector = fields.selector(g, at, false);
             double rate = minPassRate(g.get("min_pass_rate"), at.key("min_pass_rate"));
+            Profile.Decide decide = reader.oneOf(g.get("decide"), at.key("decide"), false, "decision rule", DECIDE)
+                    .orElse(Profile.Decide.POINT);
             if (name != null) {
-                out.add(new Profile.Gate(name, required, selector, rate));
+                out.add(new Profile.Gate(name, required, selector, rate, decide, confidence));
             }
         }
         return out;
@@ -91,6 +105,14 @@ final class GateReader {
             }
         }
         return required;
+    }
+
+    private static Map<String, Profile.Decide> decideRules() {
+        Map<String, Profile.Decide> rules = new LinkedHashMap<>();
+        for (Profile.Decide d : Profile.Decide.values()) {
+            rules.put(d.wire(), d);
+        }
+        return rules;
     }
 
     private double minPassRate(JsonNode mp, KeyPath at) {

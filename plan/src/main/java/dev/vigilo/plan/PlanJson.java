@@ -1,8 +1,10 @@
 package dev.vigilo.plan;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.common.errors.DamagedException;
+import dev.vigilo.common.json.StrictJson;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
@@ -11,6 +13,9 @@ import java.util.UUID;
 
 /** Shared encoding and strict decoding helpers of the plan formats. Decoders throw {@link FormatException}. */
 final class PlanJson {
+    /** Plan files are read back strictly: a key given twice is damage, never "the last value wins". */
+    private static final ObjectMapper READER = StrictJson.newMapper();
+
     private PlanJson() {}
 
     /** A plan file does not decode; the caller turns it into {@link DamagedException} naming the key. */
@@ -29,9 +34,17 @@ final class PlanJson {
     }
 
     static JsonNode decode(byte[] bytes, String format, int version) {
+        return decode(bytes, format, version, version);
+    }
+
+    /**
+     * Decodes a plan file of {@code format} whose version is one of {@code oldest..newest} (read its {@code version}
+     * to tell them apart); a newer version says to upgrade, an older or unknown one is unsupported.
+     */
+    static JsonNode decode(byte[] bytes, String format, int oldest, int newest) {
         JsonNode n;
         try {
-            n = ProfileJson.MAPPER.readTree(bytes);
+            n = READER.readTree(bytes);
         } catch (IOException e) {
             throw new FormatException("not JSON: " + e.getMessage());
         }
@@ -43,11 +56,11 @@ final class PlanJson {
             throw new FormatException("format is \"" + f + "\", expected \"" + format + "\"");
         }
         long v = num(n, "version");
-        if (v > version) {
+        if (v > newest) {
             throw new FormatException(
-                    "version " + v + " is newer than this Vigilo reads (" + version + "); upgrade Vigilo");
+                    "version " + v + " is newer than this Vigilo reads (" + newest + "); upgrade Vigilo");
         }
-        if (v != version) {
+        if (v < oldest) {
             throw new FormatException("unsupported version " + v);
         }
         return n;

@@ -1,6 +1,7 @@
 package dev.vigilo.plan;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.vigilo.stats.Reducer;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -16,9 +17,19 @@ import java.util.Optional;
  * @param evaluators evaluators in document order, 1..{@link #MAX_EVALUATORS}, unique names
  * @param gates   gates in document order, 1..{@link #MAX_GATES}, unique names
  * @param limits  preparation limits
+ * @param epochs  how many times every case is executed and how its epochs reduce to one result
+ * @param confidence the confidence level of every interval reported for the run, in
+ *                   [{@link #MIN_CONFIDENCE}, {@link #MAX_CONFIDENCE}]
  */
 public record Profile(
-        int version, String name, Agent agent, List<Evaluator> evaluators, List<Gate> gates, Limits limits) {
+        int version,
+        String name,
+        Agent agent,
+        List<Evaluator> evaluators,
+        List<Gate> gates,
+        Limits limits,
+        Epochs epochs,
+        double confidence) {
 
     /** The newest profile format version this build understands. */
     public static final int VERSION = 1;
@@ -28,6 +39,12 @@ public record Profile(
     public static final int MAX_EVALUATORS = 64;
     /** Both the input limit and the canonical encoded limit of a profile, in bytes. */
     public static final int MAX_BYTES = 8 * 1024 * 1024;
+    /** Default of {@code confidence}: the level of every interval when the profile does not name one. */
+    public static final double DEFAULT_CONFIDENCE = 0.95;
+    /** Smallest accepted {@code confidence}. */
+    public static final double MIN_CONFIDENCE = 0.5;
+    /** Largest accepted {@code confidence}. */
+    public static final double MAX_CONFIDENCE = 0.999;
 
     public Profile {
         Objects.requireNonNull(name, "name");
@@ -35,6 +52,10 @@ public record Profile(
         evaluators = List.copyOf(evaluators);
         gates = List.copyOf(gates);
         Objects.requireNonNull(limits, "limits");
+        Objects.requireNonNull(epochs, "epochs");
+        if (!(confidence >= MIN_CONFIDENCE && confidence <= MAX_CONFIDENCE)) {
+            throw new IllegalArgumentException("confidence " + confidence + " is outside [0.5, 0.999]");
+        }
     }
 
     /** The evaluator with this name. */
@@ -113,18 +134,90 @@ public record Profile(
     }
 
     /**
-     * A gate.
+     * A gate and its frozen decision policy.
      *
      * @param name               unique within the profile
      * @param requiredEvaluators evaluator names, at least one, no duplicates, each defined
      * @param selector           group and tag rules
      * @param minPassRate        pass threshold in [0, 1]
+     * @param decide             whether the gate decides on the point pass rate or on its confidence interval
+     * @param confidence         the confidence level of the gate's interval (the profile's {@code confidence})
      */
-    public record Gate(String name, List<String> requiredEvaluators, Selector selector, double minPassRate) {
+    public record Gate(
+            String name,
+            List<String> requiredEvaluators,
+            Selector selector,
+            double minPassRate,
+            Decide decide,
+            double confidence) {
         public Gate {
             Objects.requireNonNull(name, "name");
             requiredEvaluators = List.copyOf(requiredEvaluators);
             Objects.requireNonNull(selector, "selector");
+            Objects.requireNonNull(decide, "decide");
+        }
+
+        /** A gate deciding on the point pass rate, with intervals at the default confidence (today's gates). */
+        public Gate(String name, List<String> requiredEvaluators, Selector selector, double minPassRate) {
+            this(name, requiredEvaluators, selector, minPassRate, Decide.POINT, DEFAULT_CONFIDENCE);
+        }
+
+        /** Whether this gate's policy says only what a version 1 gate file can say (point, default confidence). */
+        public boolean defaultPolicy() {
+            return decide == Decide.POINT && confidence == DEFAULT_CONFIDENCE;
+        }
+    }
+
+    /** How a gate turns its counts into a decision (docs/execution.md, "Statistics"). */
+    public enum Decide {
+        /** Passes when {@code passed / planned >= min_pass_rate} (the rule of every gate before decisions on bounds). */
+        POINT("point"),
+        /**
+         * Passes when the interval's lower bound is at least {@code min_pass_rate}, fails when its upper bound is
+         * below, and is otherwise inconclusive.
+         */
+        BOUND("bound");
+
+        private final String wire;
+
+        Decide(String wire) {
+            this.wire = wire;
+        }
+
+        /** The spelling in profiles and plan files. */
+        public String wire() {
+            return wire;
+        }
+
+        /** The rule spelled {@code wire}, if there is one. */
+        public static Optional<Decide> fromWire(String wire) {
+            for (Decide d : values()) {
+                if (d.wire.equals(wire)) {
+                    return Optional.of(d);
+                }
+            }
+            return Optional.empty();
+        }
+    }
+
+    /**
+     * Epochs: every case is executed {@code count} times, each epoch its own attempt sequence with its own
+     * transcripts, and the epochs' evaluator results reduce to one per case and evaluator.
+     *
+     * @param count   1..{@link #MAX_COUNT}
+     * @param reducer how the epochs of one case and evaluator reduce to one result
+     */
+    public record Epochs(int count, Reducer reducer) {
+        /** Largest accepted {@code epochs.count}. */
+        public static final int MAX_COUNT = 100;
+        /** One epoch, reduced by the mean: what a profile without {@code epochs} means. */
+        public static final Epochs SINGLE = new Epochs(1, Reducer.MEAN);
+
+        public Epochs {
+            Objects.requireNonNull(reducer, "reducer");
+            if (count < 1 || count > MAX_COUNT) {
+                throw new IllegalArgumentException("epochs.count " + count + " is outside [1, " + MAX_COUNT + "]");
+            }
         }
     }
 

@@ -13,7 +13,10 @@ import java.util.List;
 /**
  * The canonical JSON form of a {@link Profile}: fixed key order, defaults filled in, no whitespace. Two profiles that
  * mean the same thing (YAML or JSON, any key order, defaults explicit or not) encode to the same bytes, so the
- * SHA-256 of this encoding is the profile identity a repeated {@code run create} is compared by.
+ * SHA-256 of this encoding is the profile identity a repeated {@code run create} is compared by. Keys added after
+ * version 1 was published ({@code epochs}, {@code confidence}, a gate's {@code decide}, an agent's {@code max_attempts}
+ * and {@code seed_per_epoch}) are written only when they differ from their defaults, so every profile written before
+ * them keeps its identity and giving a default explicitly means the same profile.
  */
 final class ProfileJson {
     static final ObjectMapper MAPPER = new ObjectMapper();
@@ -39,8 +42,19 @@ final class ProfileJson {
             strings(n.putArray("required_evaluators"), g.requiredEvaluators());
             selector(n, g.selector());
             n.put("min_pass_rate", g.minPassRate());
+            if (g.decide() != Profile.Decide.POINT) {
+                n.put("decide", g.decide().wire());
+            }
         }
         root.putObject("limits").put("max_cases", p.limits().maxCases());
+        if (p.epochs().count() > 1) {
+            ObjectNode epochs = root.putObject("epochs");
+            epochs.put("count", p.epochs().count());
+            epochs.put("reducer", p.epochs().reducer().toString());
+        }
+        if (p.confidence() != Profile.DEFAULT_CONFIDENCE) {
+            root.put("confidence", p.confidence());
+        }
         return root;
     }
 

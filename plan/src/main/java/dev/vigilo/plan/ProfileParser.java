@@ -29,7 +29,7 @@ import java.util.Objects;
  * {@link Profile#MAX_BYTES} is rejected before parsing; the canonical encoding is checked against the same limit.
  * Every problem found is reported where it is and with its path in the document, read by the shared reader
  * ({@link ConfigReader}) part by part: {@link AgentReader}, {@link EvaluatorReader}, {@link GateReader},
- * {@link LimitReader}. Stateless and thread-safe.
+ * {@link LimitReader}, {@link EpochReader}. Stateless and thread-safe.
  */
 public final class ProfileParser {
     private static final String INLINE = "--profile";
@@ -179,7 +179,10 @@ public final class ProfileParser {
                                 + ConfigReader.typeOf(root));
                 throw new ProfileException(reader.problemLines());
             }
-            reader.allowKeys(root, top, List.of("version", "name", "agent", "evaluators", "gates", "limits"));
+            reader.allowKeys(
+                    root,
+                    top,
+                    List.of("version", "name", "agent", "evaluators", "gates", "limits", "epochs", "confidence"));
             int version = 1;
             JsonNode v = root.get("version");
             if (v != null) {
@@ -197,12 +200,15 @@ public final class ProfileParser {
             String name = fields.name(root.get("name"), top.key("name"), true);
             Profile.Agent agent = new AgentReader(fields).agent(root.get("agent"));
             List<Profile.Evaluator> evaluators = new EvaluatorReader(fields).evaluators(root.get("evaluators"));
-            List<Profile.Gate> gates = new GateReader(fields).gates(root.get("gates"), evaluators);
+            EpochReader epochReader = new EpochReader(reader);
+            Profile.Epochs epochs = epochReader.epochs(root.get("epochs"));
+            double confidence = epochReader.confidence(root.get("confidence"));
+            List<Profile.Gate> gates = new GateReader(fields).gates(root.get("gates"), evaluators, confidence);
             Profile.Limits limits = new LimitReader(reader).limits(root.get("limits"));
             if (reader.hasProblems()) {
                 throw new ProfileException(reader.problemLines());
             }
-            return new Profile(version, name, agent, evaluators, gates, limits);
+            return new Profile(version, name, agent, evaluators, gates, limits, epochs, confidence);
         }
     }
 }

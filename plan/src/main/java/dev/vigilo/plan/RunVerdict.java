@@ -4,14 +4,16 @@ package dev.vigilo.plan;
  * The verdict of a settled run ({@code runs.verdict}; {@code verdict} in {@code run status}): recorded next to the
  * state {@link RunState#SETTLED}, never instead of it, and present exactly when the run is settled (the
  * {@code runs_verdict_settled} check constraint). A verdict is an outcome of a run that ended, not a state a run is
- * in: an inconclusive verdict (wave 3: judges that cannot decide) joins this enum, with the migration that widens
- * {@code runs.verdict}'s check constraint, and leaves {@link RunState} as it is.
+ * in: {@link #INCONCLUSIVE} (a gate deciding on its interval could not decide) is a verdict of a settled run, and
+ * {@link RunState} does not know it.
  */
 public enum RunVerdict {
     /** Every gate passed. */
     PASSED("passed"),
     /** At least one gate failed. */
-    FAILED("failed");
+    FAILED("failed"),
+    /** No gate failed, and at least one gate deciding on its interval could not decide (docs/execution.md). */
+    INCONCLUSIVE("inconclusive");
 
     private final String spelling;
 

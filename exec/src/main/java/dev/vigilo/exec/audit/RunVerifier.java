@@ -7,14 +7,17 @@ import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.dataset.DatasetCatalog;
 import dev.vigilo.dataset.DatasetEntry;
+import dev.vigilo.exec.GateDecision;
 import dev.vigilo.exec.GateResult;
 import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.ScratchDirs;
 import dev.vigilo.exec.record.ChunkRows;
+import dev.vigilo.exec.record.GateTable;
 import dev.vigilo.exec.record.PlanRecord;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.plan.GateFile;
 import dev.vigilo.plan.PublishedPlan;
+import dev.vigilo.stats.Confidence;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.ObjectStores;
@@ -26,7 +29,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
@@ -198,7 +200,11 @@ public final class RunVerifier {
         return settlement(run, gates, p.execution);
     }
 
-    /** The gate table and verdict recomputed from the receipts' outcomes and the frozen planned counts. */
+    /**
+     * The gate table and verdict recomputed from the receipts' outcomes and the frozen planned counts and policy
+     * (threshold, rule, confidence): each recorded row must hold the same counts, policy and decision, and the
+     * interval it recorded must be the one recomputed (rows settled before intervals were recorded hold none).
+     */
     private List<GateResult> settlement(RunRecords.Run run, List<GateFile> gates, ExecutionCheck ex) {
         List<GateResult> table = new ArrayList<>();
         for (int g = 0; g < gates.size(); g++) {
@@ -209,14 +215,11 @@ public final class RunVerifier {
                     ex.passed[g],
                     ex.failed[g],
                     ex.errored[g],
-                    gf.gate().minPassRate()));
+                    gf.gate().minPassRate(),
+                    gf.gate().decide(),
+                    Confidence.of(gf.gate().confidence())));
         }
-        List<Map<String, Object>> recorded = control.withHandle(h -> h.createQuery(
-                        "SELECT name, planned, passed, failed,"
-                                + " errored, min_pass_rate, passed_gate FROM run_gate_results WHERE run_id = :r ORDER BY gate_index")
-                .bind("r", run.runId())
-                .mapToMap()
-                .list());
+        List<GateTable.Row> recorded = control.withHandle(h -> GateTable.read(h, run.runId()));
         if (recorded.size() != table.size()) {
             throw new VerificationFailure(
                     null,
@@ -224,29 +227,25 @@ public final class RunVerifier {
         }
         for (int g = 0; g < table.size(); g++) {
             GateResult t = table.get(g);
-            Map<String, Object> r = recorded.get(g);
-            boolean same = t.name().equals(r.get("name"))
-                    && t.planned() == ((Number) r.get("planned")).longValue()
-                    && t.passed() == ((Number) r.get("passed")).longValue()
-                    && t.failed() == ((Number) r.get("failed")).longValue()
-                    && t.errored() == ((Number) r.get("errored")).longValue()
-                    && t.minPassRate() == ((Number) r.get("min_pass_rate")).doubleValue()
-                    && t.passedGate().orElseThrow().equals(r.get("passed_gate"));
-            if (!same) {
+            GateTable.Row row = recorded.get(g);
+            GateResult r = row.gate();
+            if (!r.equals(t)) {
                 throw new VerificationFailure(
                         null,
-                        "gate " + t.name() + ": the run records " + r.get("planned") + " planned, " + r.get("passed")
-                                + " passed, " + r.get("failed") + " failed, " + r.get("errored")
-                                + " errored, passed_gate "
-                                + r.get("passed_gate") + "; the receipts give " + t.planned() + ", " + t.passed() + ", "
-                                + t.failed() + ", " + t.errored() + ", "
-                                + t.passedGate().orElseThrow());
+                        "gate " + t.name() + ": the run records " + describe(r) + "; the receipts give " + describe(t));
+            }
+            GateTable.Interval recomputed = GateTable.Interval.of(t.interval());
+            if (row.recorded().isPresent() && !row.recorded().get().equals(recomputed)) {
+                throw new VerificationFailure(
+                        null,
+                        "gate " + t.name() + ": the run records the interval "
+                                + row.recorded().get() + "; the receipts give " + recomputed);
             }
         }
         String status = ex.failedChunks > 0 ? "failed" : "settled";
         Optional<String> verdict = ex.failedChunks > 0
                 ? Optional.empty()
-                : Optional.of(table.stream().allMatch(x -> x.passedGate().orElseThrow()) ? "passed" : "failed");
+                : Optional.of(GateResult.verdict(table).spelling());
         if (!status.equals(run.status()) || !verdict.equals(run.verdict())) {
             throw new VerificationFailure(
                     null,
@@ -256,5 +255,13 @@ public final class RunVerifier {
                             + verdict.orElse("none"));
         }
         return table;
+    }
+
+    private static String describe(GateResult g) {
+        return g.planned() + " planned, " + g.passed() + " passed, " + g.failed() + " failed, " + g.errored()
+                + " errored, min_pass_rate " + g.minPassRate() + " decided on the "
+                + g.decide().wire() + " at "
+                + g.confidence() + ": "
+                + g.decision().map(GateDecision::spelling).orElse("undecided");
     }
 }

@@ -8,6 +8,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.common.json.StrictJson;
 import dev.vigilo.plan.GateFile;
 import dev.vigilo.plan.PlanManifest;
+import dev.vigilo.plan.Profile;
+import dev.vigilo.stats.Confidence;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
@@ -16,13 +18,18 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.UUID;
 
 /**
  * The common run snapshot admission writes into every execution database of a run ({@code exec_runs.snapshot},
- * format {@code vigilo.exec.snapshot} version 1, docs/execution.md): the immutable plan references, the storage
- * binding, the dataset identity and the frozen gate policy. Compact JSON in a fixed key order; its SHA-256 is the
- * identity admission compares on replay. Immutable.
+ * format {@code vigilo.exec.snapshot}, docs/execution.md): the immutable plan references, the storage binding, the
+ * dataset identity and the frozen gate policy. Compact JSON in a fixed key order; its SHA-256 is the identity
+ * admission compares on replay. Immutable.
+ *
+ * <p>Versions: 1 holds each gate's threshold; 2 adds each gate's {@code decide} and {@code confidence}. A run whose
+ * gates all decide on the point rate at 0.95 is written as version 1, byte for byte as before, so a replayed
+ * admission of a run admitted by an earlier build compares equal; readers accept both.
  *
  * @param runId          the run
  * @param planRoot       the published manifest
@@ -44,16 +51,30 @@ public record RunSnapshot(
         List<Gate> gates) {
     static final String FORMAT = "vigilo.exec.snapshot";
     static final int VERSION = 1;
+    static final int VERSION_DECIDE = 2;
     private static final ObjectMapper MAPPER = StrictJson.newMapper();
 
     public RunSnapshot {
         gates = List.copyOf(gates);
     }
 
-    /** One gate's frozen policy: evaluators by name, threshold and planned total. */
-    public record Gate(String name, List<String> requiredEvaluators, double minPassRate, long plannedCases) {
+    /** One gate's frozen policy: evaluators by name, threshold, decision rule and confidence, planned total. */
+    public record Gate(
+            String name,
+            List<String> requiredEvaluators,
+            double minPassRate,
+            Profile.Decide decide,
+            Confidence confidence,
+            long plannedCases) {
         public Gate {
             requiredEvaluators = List.copyOf(requiredEvaluators);
+            Objects.requireNonNull(decide, "decide");
+            Objects.requireNonNull(confidence, "confidence");
+        }
+
+        /** Whether version 1 can say this gate's policy: point decisions, intervals at 0.95. */
+        boolean defaultPolicy() {
+            return decide == Profile.Decide.POINT && confidence.equals(Confidence.DEFAULT);
         }
     }
 
@@ -62,7 +83,12 @@ public record RunSnapshot(
         List<Gate> g = new ArrayList<>();
         for (GateFile gf : gates) {
             g.add(new Gate(
-                    gf.gate().name(), gf.gate().requiredEvaluators(), gf.gate().minPassRate(), gf.selectedCases()));
+                    gf.gate().name(),
+                    gf.gate().requiredEvaluators(),
+                    gf.gate().minPassRate(),
+                    gf.gate().decide(),
+                    Confidence.of(gf.gate().confidence()),
+                    gf.selectedCases()));
         }
         return new RunSnapshot(
                 runId, root, m.configuration(), storageBinding, m.datasetUploadId(), m.cases(), m.chunks(), g);
@@ -71,7 +97,8 @@ public record RunSnapshot(
     byte[] encode() {
         ObjectNode n = JsonNodeFactory.instance.objectNode();
         n.put("format", FORMAT);
-        n.put("version", VERSION);
+        boolean decides = !gates.stream().allMatch(Gate::defaultPolicy);
+        n.put("version", decides ? VERSION_DECIDE : VERSION);
         n.put("run_id", runId.toString());
         putRef(n.putObject("plan_root"), planRoot);
         putRef(n.putObject("configuration"), configuration);
@@ -86,6 +113,10 @@ public record RunSnapshot(
             ArrayNode r = o.putArray("required_evaluators");
             gate.requiredEvaluators().forEach(r::add);
             o.put("min_pass_rate", gate.minPassRate());
+            if (decides) {
+                o.put("decide", gate.decide().wire());
+                o.put("confidence", gate.confidence().level());
+            }
             o.put("planned_cases", gate.plannedCases());
         }
         try {
@@ -107,17 +138,27 @@ public record RunSnapshot(
     public static RunSnapshot decode(String text) {
         try {
             JsonNode n = MAPPER.readTree(text);
-            if (!FORMAT.equals(n.path("format").asText()) || n.path("version").asInt() != VERSION) {
-                throw new IllegalStateException("not a " + FORMAT + " version " + VERSION + " document");
+            int version = n.path("version").asInt();
+            if (!FORMAT.equals(n.path("format").asText()) || (version != VERSION && version != VERSION_DECIDE)) {
+                throw new IllegalStateException("not a " + FORMAT + " version 1 or 2 document");
             }
             List<Gate> gates = new ArrayList<>();
             for (JsonNode g : n.path("gates")) {
                 List<String> req = new ArrayList<>();
                 g.path("required_evaluators").forEach(x -> req.add(x.asText()));
+                Profile.Decide decide = Profile.Decide.POINT;
+                Confidence confidence = Confidence.DEFAULT;
+                if (version == VERSION_DECIDE) {
+                    decide = Profile.Decide.fromWire(g.path("decide").asText())
+                            .orElseThrow(() -> new IllegalStateException("a gate's decide is not point or bound"));
+                    confidence = Confidence.of(g.path("confidence").asDouble());
+                }
                 gates.add(new Gate(
                         g.path("name").asText(),
                         req,
                         g.path("min_pass_rate").asDouble(),
+                        decide,
+                        confidence,
                         g.path("planned_cases").asLong()));
             }
             return new RunSnapshot(

@@ -6,6 +6,7 @@ import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.exec.GateResult;
 import dev.vigilo.exec.LocalTransactions;
 import dev.vigilo.exec.Placements;
+import dev.vigilo.exec.record.GateTable;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.ShardTallies;
 import dev.vigilo.plan.RunLifecycle;
@@ -15,7 +16,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
-import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,8 +27,9 @@ import org.slf4j.LoggerFactory;
  * then records the gate table and the verdict in one control transaction. No object-storage read happens anywhere in
  * it, inside a transaction or not.
  *
- * <p>Outcomes: every chunk done and the records consistent: {@code settled} with verdict {@code passed} (every gate
- * met its threshold) or {@code failed}. Some chunk failed: the run ends {@code failed}, the gate table is still
+ * <p>Outcomes: every chunk done and the records consistent: {@code settled} with the verdict its gates decide
+ * ({@link GateResult#verdict}: {@code failed} if a gate failed, else {@code inconclusive} if a gate deciding on its
+ * interval could not decide, else {@code passed}). Some chunk failed: the run ends {@code failed}, the gate table is still
  * written (cases of failed chunks count as never run) and no verdict is given. Records that contradict the plan
  * (fold, counts, tallies): the run ends {@code failed} with the damage named, without a gate table.
  *
@@ -161,14 +162,13 @@ public final class Settlement {
                 return new Result(runId, Outcome.FAILED, "failed", Optional.empty(), Optional.of(reason), List.of());
             }
             List<GateResult> gates = ev.gateTable();
-            insertGates(h, runId, gates);
+            GateTable.insert(h, runId, gates);
             if (ev.failedChunks() > 0) {
                 String reason = ev.failureReason();
                 ended(runId, RunLifecycle.fail(h, runId, reason));
                 return new Result(runId, Outcome.FAILED, "failed", Optional.empty(), Optional.of(reason), gates);
             }
-            RunVerdict verdict =
-                    gates.stream().allMatch(g -> g.passedGate().orElse(false)) ? RunVerdict.PASSED : RunVerdict.FAILED;
+            RunVerdict verdict = GateResult.verdict(gates);
             ended(runId, RunLifecycle.settle(h, runId, verdict));
             return new Result(
                     runId, Outcome.SETTLED, "settled", Optional.of(verdict.spelling()), Optional.empty(), gates);
@@ -190,24 +190,5 @@ public final class Settlement {
         if (!applied) {
             throw new IllegalStateException("run " + runId + " left pending and running while settlement held its row");
         }
-    }
-
-    private static void insertGates(Handle h, UUID runId, List<GateResult> gates) {
-        var batch = h.prepareBatch("INSERT INTO run_gate_results (run_id, gate_index, name, planned, passed, failed,"
-                + " errored, min_pass_rate, passed_gate) VALUES (:r, :i, :n, :p, :ps, :f, :e, :m, :ok)");
-        for (int i = 0; i < gates.size(); i++) {
-            GateResult g = gates.get(i);
-            batch.bind("r", runId)
-                    .bind("i", i)
-                    .bind("n", g.name())
-                    .bind("p", g.planned())
-                    .bind("ps", g.passed())
-                    .bind("f", g.failed())
-                    .bind("e", g.errored())
-                    .bind("m", g.minPassRate())
-                    .bind("ok", g.passedGate().orElseThrow())
-                    .add();
-        }
-        batch.execute();
     }
 }

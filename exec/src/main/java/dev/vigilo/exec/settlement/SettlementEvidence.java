@@ -274,7 +274,15 @@ final class SettlementEvidence {
                 errored += t.errored()[g];
             }
             RunSnapshot.Gate gate = snapshot.gates().get(g);
-            out.add(GateResult.decided(gate.name(), planned(g), passed, failed, errored, gate.minPassRate()));
+            out.add(GateResult.decided(
+                    gate.name(),
+                    planned(g),
+                    passed,
+                    failed,
+                    errored,
+                    gate.minPassRate(),
+                    gate.decide(),
+                    gate.confidence()));
         }
         return out;
     }

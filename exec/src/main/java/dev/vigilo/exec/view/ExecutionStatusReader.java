@@ -13,6 +13,7 @@ import dev.vigilo.exec.Outages;
 import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.Service;
 import dev.vigilo.exec.WaitBoard;
+import dev.vigilo.exec.record.GateTable;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.RunSnapshot;
 import dev.vigilo.exec.record.ShardTallies;
@@ -195,18 +196,7 @@ public final class ExecutionStatusReader {
                 planned[i] += counts[i];
             }
         }
-        List<GateResult> recorded = h.createQuery("SELECT name, planned, passed, failed, errored, min_pass_rate,"
-                        + " passed_gate FROM run_gate_results WHERE run_id = :r ORDER BY gate_index")
-                .bind("r", runId)
-                .map((rs, ctx) -> new GateResult(
-                        rs.getString("name"),
-                        rs.getLong("planned"),
-                        rs.getLong("passed"),
-                        rs.getLong("failed"),
-                        rs.getLong("errored"),
-                        rs.getDouble("min_pass_rate"),
-                        Optional.of(rs.getBoolean("passed_gate"))))
-                .list();
+        List<GateResult> recorded = GateTable.results(h, runId);
         return new ControlView(run, expected, routes, totals, names, planned, recorded, WaitBoard.forRun(h, runId));
     }
 
@@ -234,7 +224,9 @@ public final class ExecutionStatusReader {
                     passed,
                     failed,
                     errored,
-                    policy.get(g).minPassRate()));
+                    policy.get(g).minPassRate(),
+                    policy.get(g).decide(),
+                    policy.get(g).confidence()));
         }
         return out;
     }
