@@ -10,6 +10,9 @@ import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.ScratchDirs;
 import dev.vigilo.exec.record.PlanRecord;
 import dev.vigilo.exec.record.RunRecords;
+import dev.vigilo.stats.Confidence;
+import dev.vigilo.stats.McNemar;
+import dev.vigilo.stats.PairedDifference;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.ObjectStores;
 import dev.vigilo.storage.StorageConfig;
@@ -111,6 +114,35 @@ public final class RunComparison {
     }
 
     /**
+     * Whether one gate's pass rate differs between the runs, over the cases both runs executed and the gate selects
+     * in both (paired: each case is its own control), with a case counted passed only when it passed (a failed or
+     * errored case did not). The exact two-sided McNemar test over the discordant cases and the difference of the
+     * paired pass rates, B - A, with Newcombe's method 10 interval, both at the confidence of run A's gate
+     * (docs/execution.md, "Statistics").
+     *
+     * @param gate        the gate's name
+     * @param mcNemar     the discordant counts ({@code a_only}: passed in A only; {@code b_only}: in B only) and the
+     *                    p-value
+     * @param difference  B - A over the paired cases with its interval
+     * @param significant whether {@code p_value < 1 - confidence}
+     */
+    public record GateSignificance(String gate, McNemar mcNemar, PairedDifference difference, boolean significant) {
+        static GateSignificance of(String gate, long[] table, Confidence confidence) {
+            McNemar test = McNemar.test(table[1], table[2]);
+            return new GateSignificance(
+                    gate,
+                    test,
+                    PairedDifference.newcombe(table[0], table[1], table[2], table[3], confidence),
+                    test.significant(confidence));
+        }
+
+        /** Cases both runs executed and the gate selects in both. */
+        public long paired() {
+            return difference.both() + difference.aOnly() + difference.bOnly() + difference.neither();
+        }
+    }
+
+    /**
      * The counts over the executed cases.
      *
      * @param compared     cases both runs executed (matched by id)
@@ -120,11 +152,24 @@ public final class RunComparison {
      * @param changes      per kind of change, the cases showing it under at least one gate
      * @param complete     whether every case of both runs was read; false when the listener ended the comparison
      *                     early ({@link Listener#enough()}): the counts are then those of the cases read until then
+     * @param significance per gate both runs have (run A's order), the paired test of its pass rates
      */
     public record Summary(
-            long compared, long onlyInA, long onlyInB, long flipped, Map<Change, Long> changes, boolean complete) {
+            long compared,
+            long onlyInA,
+            long onlyInB,
+            long flipped,
+            Map<Change, Long> changes,
+            boolean complete,
+            List<GateSignificance> significance) {
         public Summary {
             changes = Collections.unmodifiableMap(new LinkedHashMap<>(changes));
+            significance = List.copyOf(significance);
+        }
+
+        /** The significance of the gate named {@code gate}, when both runs have it. */
+        public Optional<GateSignificance> significance(String gate) {
+            return significance.stream().filter(s -> s.gate().equals(gate)).findFirst();
         }
     }
 
@@ -179,15 +224,9 @@ public final class RunComparison {
         ExecutionStatus sa = status.status(runA);
         ExecutionStatus sb = status.status(runB);
         boolean same = a.datasetUploadId().equals(b.datasetUploadId());
+        List<GateComparison> gates = gates(sa.gates(), sb.gates());
         listener.start(new Header(
-                runA,
-                runB,
-                sa.status(),
-                sb.status(),
-                a.datasetUploadId(),
-                b.datasetUploadId(),
-                same,
-                gates(sa.gates(), sb.gates())));
+                runA, runB, sa.status(), sb.status(), a.datasetUploadId(), b.datasetUploadId(), same, gates));
         List<RunRecords.Route> routesA = control.withHandle(h -> RunRecords.routes(h, runA, ""));
         List<RunRecords.Route> routesB = control.withHandle(h -> RunRecords.routes(h, runB, ""));
         Path scratch = null;
@@ -196,12 +235,12 @@ public final class RunComparison {
             CaseOutcomes ca = new CaseOutcomes(placements, runA, routesA, storeA);
             CaseOutcomes cb = new CaseOutcomes(placements, runB, routesB, storeB);
             if (same) {
-                return merge(ca, cb, ca, cb, Comparator.comparingLong(CaseOutcome::ordinal), listener);
+                return merge(ca, cb, ca, cb, Comparator.comparingLong(CaseOutcome::ordinal), gates, listener);
             }
             scratch = Files.createTempDirectory("vigilo-compare-");
             try (ExternalIdSort sortedA = ExternalIdSort.sort(ca, scratch, sortBudget);
                     ExternalIdSort sortedB = ExternalIdSort.sort(cb, scratch, sortBudget)) {
-                return merge(sortedA, sortedB, ca, cb, Comparator.comparing(CaseOutcome::id), listener);
+                return merge(sortedA, sortedB, ca, cb, Comparator.comparing(CaseOutcome::id), gates, listener);
             }
         } catch (IOException e) {
             throw new UnavailableException(
@@ -230,6 +269,7 @@ public final class RunComparison {
             CaseOutcomes gatesA,
             CaseOutcomes gatesB,
             Comparator<CaseOutcome> order,
+            List<GateComparison> gates,
             Listener listener) {
         long compared = 0;
         long onlyA = 0;
@@ -242,6 +282,7 @@ public final class RunComparison {
         CaseOutcome x = a.hasNext() ? a.next() : null;
         CaseOutcome y = b.hasNext() ? b.next() : null;
         int[] gateMap = null;
+        long[][] tables = null;
         while (x != null || y != null) {
             int cmp = x == null ? 1 : y == null ? -1 : order.compare(x, y);
             if (cmp < 0 || (cmp == 0 && !x.id().equals(y.id()))) {
@@ -262,20 +303,62 @@ public final class RunComparison {
             compared++;
             if (gateMap == null) {
                 gateMap = gateMap(gatesA.gates(), gatesB.gates());
+                tables = new long[gateMap.length][4];
             }
+            pair(gateMap, tables, x, y);
             List<GateChange> diff = diff(gatesA.gates(), gateMap, x, y);
             if (!diff.isEmpty()) {
                 flipped++;
                 diff.stream().map(GateChange::change).distinct().forEach(c -> changes.merge(c, 1L, Long::sum));
                 listener.flip(new Flip(x.id(), x.ordinal(), y.ordinal(), diff));
                 if (listener.enough()) {
-                    return new Summary(compared, onlyA, onlyB, flipped, changes, false);
+                    return new Summary(
+                            compared, onlyA, onlyB, flipped, changes, false, significance(gates, gatesA, tables));
                 }
             }
             x = a.hasNext() ? a.next() : null;
             y = b.hasNext() ? b.next() : null;
         }
-        return new Summary(compared, onlyA, onlyB, flipped, changes, true);
+        return new Summary(compared, onlyA, onlyB, flipped, changes, true, significance(gates, gatesA, tables));
+    }
+
+    /**
+     * Adds one compared case to each gate's 2x2 table (both passed, A only, B only, neither), for the gates that
+     * select it in both runs.
+     */
+    private static void pair(int[] gateMap, long[][] tables, CaseOutcome x, CaseOutcome y) {
+        for (int i = 0; i < gateMap.length && i < x.gates().length; i++) {
+            int j = gateMap[i];
+            if (j < 0 || j >= y.gates().length) {
+                continue;
+            }
+            byte oa = x.gates()[i];
+            byte ob = y.gates()[j];
+            if (oa == CaseOutcome.NOT_SELECTED || ob == CaseOutcome.NOT_SELECTED) {
+                continue;
+            }
+            boolean pa = oa == CaseOutcome.PASSED;
+            boolean pb = ob == CaseOutcome.PASSED;
+            tables[i][pa ? (pb ? 0 : 1) : (pb ? 2 : 3)]++;
+        }
+    }
+
+    /**
+     * Per gate both runs have, in run A's order: the paired test over its table (an empty table when no case was
+     * compared), at the confidence of run A's gate.
+     */
+    private static List<GateSignificance> significance(
+            List<GateComparison> gates, CaseOutcomes gatesA, long[][] tables) {
+        List<GateSignificance> out = new ArrayList<>();
+        for (GateComparison g : gates) {
+            if (g.a().isEmpty() || g.b().isEmpty()) {
+                continue;
+            }
+            int i = gatesA.gates().indexOf(g.name());
+            long[] table = tables != null && i >= 0 && i < tables.length ? tables[i] : new long[4];
+            out.add(GateSignificance.of(g.name(), table, g.a().get().confidence()));
+        }
+        return out;
     }
 
     /** For each gate of run A, its index among run B's gates, or -1. */

@@ -225,6 +225,74 @@ class RunComparisonTest {
         assertThat(all.difference().orElseThrow()).isCloseTo((passB - passA) / (double) CASES, within());
     }
 
+    /** The exact two-sided McNemar p-value, computed here in exact integers: min(1, 2 sum_{i<=min} C(n,i) / 2^n). */
+    static double mcNemar(long b, long c) {
+        int n = (int) (b + c);
+        if (n == 0) {
+            return 1.0;
+        }
+        java.math.BigInteger sum = java.math.BigInteger.ZERO;
+        java.math.BigInteger binomial = java.math.BigInteger.ONE;
+        for (int i = 0; i <= Math.min(b, c); i++) {
+            sum = sum.add(binomial);
+            binomial =
+                    binomial.multiply(java.math.BigInteger.valueOf(n - i)).divide(java.math.BigInteger.valueOf(i + 1));
+        }
+        java.math.BigDecimal p = new java.math.BigDecimal(sum.shiftLeft(1))
+                .divide(
+                        new java.math.BigDecimal(java.math.BigInteger.ONE.shiftLeft(n)),
+                        java.math.MathContext.DECIMAL64);
+        return Math.min(1.0, p.doubleValue());
+    }
+
+    @Test
+    void eachGateGetsAPairedSignificanceTestOverTheCasesBothRunsSelect() {
+        Collected c = compare(new RunComparison(placements, fx.storage), runA, runB);
+        for (String gate : List.of("all", "math")) {
+            long both = 0;
+            long aOnly = 0;
+            long bOnly = 0;
+            long neither = 0;
+            for (long i = 0; i < CASES; i++) {
+                Map<String, String> a = expected("a", i);
+                if (!a.containsKey(gate)) {
+                    continue;
+                }
+                boolean pa = a.get(gate).equals("passed");
+                boolean pb = expected("b", i).get(gate).equals("passed");
+                if (pa && pb) {
+                    both++;
+                } else if (pa) {
+                    aOnly++;
+                } else if (pb) {
+                    bOnly++;
+                } else {
+                    neither++;
+                }
+            }
+            RunComparison.GateSignificance s = c.summary().significance(gate).orElseThrow();
+            assertThat(s.mcNemar().aOnly()).as(gate).isEqualTo(aOnly);
+            assertThat(s.mcNemar().bOnly()).as(gate).isEqualTo(bOnly);
+            assertThat(s.paired()).isEqualTo(both + aOnly + bOnly + neither);
+            assertThat(s.mcNemar().pValue()).isCloseTo(mcNemar(aOnly, bOnly), within());
+            assertThat(s.difference().difference()).isCloseTo((bOnly - aOnly) / (double) s.paired(), within());
+            assertThat(s.difference().low()).isLessThan(s.difference().difference());
+            assertThat(s.difference().high()).isGreaterThan(s.difference().difference());
+            assertThat(s.significant()).isEqualTo(mcNemar(aOnly, bOnly) < 0.05);
+        }
+        // Model a is wrong on multiples of 5, model b on multiples of 7 and 11: B loses more than it gains.
+        RunComparison.GateSignificance all = c.summary().significance("all").orElseThrow();
+        assertThat(all.mcNemar().aOnly()).isGreaterThan(all.mcNemar().bOnly());
+        // A run compared with itself: no discordant case, p = 1, difference 0, never significant.
+        RunComparison.GateSignificance self = compare(new RunComparison(placements, fx.storage), runA, runA)
+                .summary()
+                .significance("all")
+                .orElseThrow();
+        assertThat(self.mcNemar().pValue()).isEqualTo(1.0);
+        assertThat(self.difference().difference()).isZero();
+        assertThat(self.significant()).isFalse();
+    }
+
     @Test
     void aListenerThatHasEnoughEndsTheComparisonEarly() {
         List<String> ids = new ArrayList<>();
