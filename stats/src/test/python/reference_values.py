@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Independent reference values for the stats module's tests (StatsReferenceTest).
+"""Independent reference values for the stats module's tests (ConfidenceTest, WilsonTest, PassAtKTest, McNemarTest,
+PairedDifferenceTest).
 
 Computed outside Java, with SciPy and mpmath (50 significant digits), from the formulas of
 docs/execution.md ("Statistics"); the tests hard-code what this prints. Run: python3 reference_values.py
@@ -26,7 +27,8 @@ def wilson(x, n, z):
     d = 1 + z * z / n
     c = (p + z * z / (2 * n)) / d
     h = z * mp.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return p, mp.sqrt(p * (1 - p) / n), max(mp.mpf(0), c - h), min(mp.mpf(1), c + h)
+    low = mp.mpf(0) if x == 0 else max(mp.mpf(0), c - h)  # exactly 0: c - h is 0 up to the working precision
+    return p, mp.sqrt(p * (1 - p) / n), low, min(mp.mpf(1), c + h)
 
 
 def pass_at_k(n, c, k):
@@ -68,7 +70,7 @@ def s(v, digits=17):
 print("// z: level, z (mpmath, exact decimal level), z (SciPy double)")
 for level in ["0.5", "0.8", "0.9", "0.95", "0.99", "0.999"]:
     exact, sp = z_of(level)
-    print(f"{{{level}, {s(exact)}, {sp!r}}},")
+    print(f"{{{level}, {s(exact)}, {float(sp)!r}}},")
 
 z95 = z_of("0.95")[0]
 print("// Wilson at 0.95: x, n, rate, stderr, low, high")
@@ -87,7 +89,7 @@ print("// McNemar: b, c, p (exact rational for b + c <= 5000, else SciPy's binom
 for b, c in [(0, 0), (0, 1), (1, 5), (0, 10), (10, 11), (5, 20), (1000, 1200), (1200, 1000)]:
     print(f"{{{b}, {c}, {s(mcnemar_exact(b, c).numerator / mp.mpf(mcnemar_exact(b, c).denominator))}}},")
 for b, c in [(1500000, 1502000), (1000000, 1003000), (1000000, 1010000)]:
-    print(f"{{{b}, {c}, {2 * binom.cdf(min(b, c), b + c, 0.5)!r}}},  // SciPy")
+    print(f"{{{b}, {c}, {float(2 * binom.cdf(min(b, c), b + c, 0.5))!r}}},  // SciPy")
 
 print("// pass@k spot values: n, c, k, pass@k, pass^k")
 for n, c, k in [(5, 2, 2), (10, 3, 1), (10, 3, 5), (10, 0, 3), (10, 10, 3), (100, 1, 1), (100, 50, 10), (20, 15, 6)]:

@@ -1,5 +1,6 @@
 package dev.vigilo.stats;
 
+import java.util.Locale;
 import java.util.Objects;
 import java.util.OptionalLong;
 
@@ -100,6 +101,6 @@ public enum BoundDecision {
 
     /** The decision as reports spell it: {@code passed}, {@code failed} or {@code inconclusive}. */
     public String text() {
-        return name().toLowerCase(java.util.Locale.ROOT);
+        return name().toLowerCase(Locale.ROOT);
     }
 }

@@ -53,7 +53,7 @@ public final class Confidence {
     }
 
     /**
-     * The two-sided standard normal quantile of the level: z with P(|Z| <= z) = level, i.e. the (1 + level) / 2
+     * The two-sided standard normal quantile of the level: z with P(|Z| &lt;= z) = level, i.e. the (1 + level) / 2
      * quantile (1.95996398454005 for 0.95, 0.674489750196082 for 0.5), from Apache Commons Statistics, within two
      * units in the last place of the exact value: the inverse survival function of the standard normal at (1 - level) / 2, that tail computed in decimal from the
      * level as written ({@link BigDecimal#valueOf(double)}).

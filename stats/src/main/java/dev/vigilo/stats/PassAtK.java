@@ -106,8 +106,11 @@ public final class PassAtK {
         return cases;
     }
 
-    /** {@code histogram[c]}: the cases with c passing epochs. */
+    /** {@code histogram[c]}: the cases with c passing epochs, {@code 0 <= c <= n}. */
     public long casesWithPasses(int c) {
+        if (c < 0 || c > epochs()) {
+            throw new IllegalArgumentException("need 0 <= c <= n (" + epochs() + "), got " + c);
+        }
         return histogram[c];
     }
 

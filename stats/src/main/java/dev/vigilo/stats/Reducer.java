@@ -71,7 +71,8 @@ public final class Reducer {
 
     /**
      * Parses a profile's {@code epochs.reducer} for a profile of {@code epochCount} epochs. The text must be exactly
-     * one of {@code mean}, {@code majority}, {@code any}, {@code all} or {@code at_least:K} with K a decimal integer,
+     * one of {@code mean}, {@code majority}, {@code any}, {@code all} or {@code at_least:K} with K a decimal integer
+     * without leading zeros,
      * {@code 1 <= K <= epochCount} (no spaces, lower case).
      *
      * @throws IllegalArgumentException with a message fit to follow the key's location in a profile error, e.g.
@@ -98,7 +99,11 @@ public final class Reducer {
             throw new IllegalArgumentException("unknown reducer '" + printable(text) + "': expected " + ALLOWED);
         }
         String digits = text.substring(prefix.length());
-        if (digits.isEmpty() || digits.length() > 9 || !digits.chars().allMatch(ch -> ch >= '0' && ch <= '9')) {
+        boolean canonical = !digits.isEmpty()
+                && digits.length() <= 9
+                && digits.chars().allMatch(ch -> ch >= '0' && ch <= '9')
+                && (digits.length() == 1 || digits.charAt(0) != '0');
+        if (!canonical) {
             throw new IllegalArgumentException(
                     "at_least:K needs an integer K, got '" + printable(digits) + "' (expected " + ALLOWED + ")");
         }

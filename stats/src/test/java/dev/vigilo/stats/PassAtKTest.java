@@ -141,6 +141,7 @@ class PassAtKTest {
         assertThatThrownBy(() -> PassAtK.of(new long[] {Long.MAX_VALUE, 1})).isInstanceOf(ArithmeticException.class);
         assertThatThrownBy(() -> one.passAt(2)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> one.passAt(0)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> one.casesWithPasses(2)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> PassAtK.perCase(5, 6, 1)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> PassAtK.perCase(5, 2, 6)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> PassAtK.perCase(0, 0, 1)).isInstanceOf(IllegalArgumentException.class);
