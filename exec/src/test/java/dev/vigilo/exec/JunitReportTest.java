@@ -155,6 +155,15 @@ class JunitReportTest {
         UUID cancelled = fx.prepare();
         new Admission(placements, fx.storage).admit(cancelled);
         new SimulatedWorker(placements, fx.store, cancelled).run(3);
+        // While it runs, the cases not run yet say so.
+        Path running = dir.resolve("running.xml");
+        for (ReportTestSuite s : check(cancelled, running, write(cancelled, running))) {
+            assertThat(s.getTestCases())
+                    .filteredOn(ReportTestCase::hasSkipped)
+                    .isNotEmpty()
+                    .allMatch(c -> c.getFailureMessage().equals("not run yet"));
+        }
+        assertThat(Files.readString(running)).contains("chunk 3 is queued; the run is " + fx.runStatus(cancelled));
         new RunCancellation(placements).cancel(cancelled);
         Path xml2 = dir.resolve("cancelled.xml");
         JunitReport.Summary summary = write(cancelled, xml2);

@@ -13,6 +13,8 @@ import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.plan.ChunkFile;
 import dev.vigilo.plan.GateFile;
 import dev.vigilo.plan.PublishedPlan;
+import dev.vigilo.plan.RunLifecycle;
+import dev.vigilo.plan.RunState;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.ObjectStores;
@@ -251,7 +253,7 @@ public final class JunitReport {
                 } else {
                     ChunkFile chunk = PublishedPlan.readChunk(runId, ref, store, Deadline.after(READ));
                     String why = whyNotRun(run, ref.chunkIndex(), Optional.ofNullable(row));
-                    String message = run.active() ? "not run yet" : "never ran";
+                    String message = ended(run) ? "never ran" : "not run yet";
                     for (ChunkFile.Entry e : chunk.cases()) {
                         for (Suite s : suites) {
                             if ((e.gates() & (1L << s.gate.gateIndex())) != 0) {
@@ -276,11 +278,16 @@ public final class JunitReport {
         return read;
     }
 
+    /** Whether the run ended (settled, failed or cancelled): a case without a result then never ran. */
+    private static boolean ended(RunRecords.Run run) {
+        return RunLifecycle.TERMINAL.contains(RunState.fromSpelling(run.status()));
+    }
+
     /** Why a chunk's cases have no result: its row's state (and last error), or the run's status. */
     private static String whyNotRun(RunRecords.Run run, long chunkIndex, Optional<ChunkRows.Row> row) {
         StringBuilder b = new StringBuilder("chunk ").append(chunkIndex);
         if (row.isEmpty()) {
-            b.append(run.active() ? " is not admitted yet" : " was never admitted for execution");
+            b.append(ended(run) ? " was never admitted for execution" : " is not admitted yet");
         } else if ("failed".equals(row.get().state())) {
             b.append(" failed");
             row.get().lastError().ifPresent(e -> b.append(": ").append(e));
