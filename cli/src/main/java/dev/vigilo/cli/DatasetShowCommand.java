@@ -6,8 +6,8 @@ import dev.vigilo.dataset.DatasetEntry;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
@@ -20,8 +20,8 @@ final class DatasetShowCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "UPLOAD_ID", description = "The dataset's upload id.")
     String uploadId;
 
-    @Option(names = "--json", description = "Print one JSON object.")
-    boolean json;
+    @Mixin
+    JsonOption json;
 
     @Override
     public Integer call() {
@@ -29,8 +29,8 @@ final class DatasetShowCommand implements Callable<Integer> {
             DatasetEntry e = new DatasetCatalog(connections.control().jdbi())
                     .get(CommandSupport.uploadId(uploadId, "UPLOAD_ID"));
             PrintWriter out = CommandSupport.out(spec);
-            if (json) {
-                out.println(Json.write(Json.dataset(e)));
+            if (json.requested()) {
+                json.print(Json.dataset(e));
             } else {
                 out.printf("upload id:        %s%n", e.uploadId());
                 out.printf("name:             %s%n", Names.printable(e.name()));

@@ -11,8 +11,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
@@ -32,8 +32,8 @@ final class DatasetVerifyCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "UPLOAD_ID", description = "The dataset's upload id.")
     String uploadId;
 
-    @Option(names = "--json", description = "Print one JSON object with the verdict.")
-    boolean json;
+    @Mixin
+    JsonOption json;
 
     @Override
     public Integer call() {
@@ -53,8 +53,8 @@ final class DatasetVerifyCommand implements Callable<Integer> {
                 result.put("bytes_read", report.bytesRead());
                 result.put("damaged_key", null);
                 result.put("error", null);
-                if (json) {
-                    out.println(Json.write(result));
+                if (json.requested()) {
+                    json.print(result);
                 } else {
                     out.printf(
                             "intact: %d cases in %d case files and %d index documents (%d bytes) verified%n",
@@ -65,8 +65,8 @@ final class DatasetVerifyCommand implements Callable<Integer> {
                 result.put("intact", false);
                 result.put("damaged_key", e.key().value());
                 result.put("error", e.getMessage());
-                if (json) {
-                    out.println(Json.write(result));
+                if (json.requested()) {
+                    json.print(result);
                 } else {
                     out.println("DAMAGED: " + e.key());
                 }

@@ -11,8 +11,8 @@ import java.util.Map;
 import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
@@ -48,8 +48,8 @@ final class PlacementCommand implements Runnable {
         @Spec
         CommandSpec spec;
 
-        @Option(names = "--json", description = "Print a JSON array of objects.")
-        boolean json;
+        @Mixin
+        JsonOption json;
 
         @Override
         public Integer call() {
@@ -74,8 +74,8 @@ final class PlacementCommand implements Runnable {
                     rows.add(row);
                 }
                 PrintWriter out = CommandSupport.out(spec);
-                if (json) {
-                    out.println(Json.write(rows));
+                if (json.requested()) {
+                    json.print(rows);
                     return ExitCode.OK;
                 }
                 int width = Math.max(

@@ -15,8 +15,8 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
@@ -43,8 +43,8 @@ final class RunCompareCommand implements Callable<Integer> {
     @Parameters(index = "1", paramLabel = "RUN_B", description = "The run compared to.")
     String runB;
 
-    @Option(names = "--json", description = "Print one JSON object (flips streamed inside it).")
-    boolean json;
+    @Mixin
+    JsonOption json;
 
     @Override
     public Integer call() {
@@ -53,7 +53,7 @@ final class RunCompareCommand implements Callable<Integer> {
         PrintWriter out = CommandSupport.out(spec);
         try (Connections connections = CommandSupport.root(spec).connections()) {
             RunComparison comparison = new RunComparison(connections.placements(), connections.storage());
-            if (json) {
+            if (json.requested()) {
                 json(comparison, a, b, out);
             } else {
                 text(comparison, a, b, out);

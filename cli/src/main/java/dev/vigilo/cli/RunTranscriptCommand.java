@@ -11,6 +11,7 @@ import java.io.UncheckedIOException;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -40,8 +41,8 @@ final class RunTranscriptCommand implements Callable<Integer> {
     @Option(names = "--attempt", paramLabel = "N", description = "Which attempt (from 1; default: the last).")
     Integer attempt;
 
-    @Option(names = "--json", description = "Print the transcript's events as JSON lines.")
-    boolean json;
+    @Mixin
+    JsonOption json;
 
     @Override
     public Integer call() {
@@ -60,7 +61,7 @@ final class RunTranscriptCommand implements Callable<Integer> {
                     .orElseThrow(() -> new InvalidInputException("--attempt " + n + ": case " + name + " of run " + run
                             + " made " + c.attempts().size() + " attempts; choose 1 to "
                             + c.attempts().size()));
-            if (json) {
+            if (json.requested()) {
                 try (LineSink lines = new LineSink(out::println)) {
                     reader.write(run, a, lines);
                 }

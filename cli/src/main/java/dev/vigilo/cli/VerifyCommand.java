@@ -11,8 +11,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
@@ -34,8 +34,8 @@ final class VerifyCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "RUN_ID", description = "The run id.")
     String runId;
 
-    @Option(names = "--json", description = "Print one JSON object with the verdict.")
-    boolean json;
+    @Mixin
+    JsonOption json;
 
     @Override
     public Integer call() {
@@ -44,8 +44,8 @@ final class VerifyCommand implements Callable<Integer> {
             RunVerifier.Report r = new RunVerifier(connections.placements(), connections.storage())
                     .verify(CommandSupport.runId(runId, "RUN_ID"));
             RunVerifier.Checked c = r.checked();
-            if (json) {
-                out.println(Json.write(json(r)));
+            if (json.requested()) {
+                json.print(json(r));
             } else if (r.intact()) {
                 out.printf(
                         "intact: run %s %s%s: %d cases, %d chunks, %d receipts, %d outputs and %d transcripts"
