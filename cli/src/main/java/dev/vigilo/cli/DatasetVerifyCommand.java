@@ -6,8 +6,8 @@ import dev.vigilo.dataset.DatasetEntry;
 import dev.vigilo.dataset.DatasetReader;
 import dev.vigilo.dataset.VerifyReport;
 import dev.vigilo.storage.ObjectStore;
-import java.io.PrintWriter;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -37,8 +37,7 @@ final class DatasetVerifyCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        PrintWriter out = CommandSupport.out(spec);
-        try (Connections connections = CommandSupport.root(spec).connections()) {
+        return Verification.run(spec, json, connections -> {
             DatasetEntry entry = new DatasetCatalog(connections.control().jdbi())
                     .get(CommandSupport.uploadId(uploadId, "UPLOAD_ID"));
             ObjectStore store = connections.openStore(entry.storage());
@@ -53,26 +52,17 @@ final class DatasetVerifyCommand implements Callable<Integer> {
                 result.put("bytes_read", report.bytesRead());
                 result.put("damaged_key", null);
                 result.put("error", null);
-                if (json.requested()) {
-                    json.print(result);
-                } else {
-                    out.printf(
-                            "intact: %d cases in %d case files and %d index documents (%d bytes) verified%n",
-                            report.caseCount(), report.caseFiles(), report.indexDocuments(), report.bytesRead());
-                }
-                return ExitCode.OK;
+                return Verification.intact(
+                        result,
+                        List.of(String.format(
+                                "intact: %d cases in %d case files and %d index documents (%d bytes) verified",
+                                report.caseCount(), report.caseFiles(), report.indexDocuments(), report.bytesRead())));
             } catch (DatasetDamagedException e) {
                 result.put("intact", false);
                 result.put("damaged_key", e.key().value());
                 result.put("error", e.getMessage());
-                if (json.requested()) {
-                    json.print(result);
-                } else {
-                    out.println("DAMAGED: " + e.key());
-                }
-                CommandSupport.err(spec).println("vigilo: error: " + e.getMessage());
-                return ExitCode.FAILED;
+                return Verification.damaged(result, "DAMAGED: " + e.key(), e.getMessage());
             }
-        }
+        });
     }
 }
