@@ -58,7 +58,7 @@ final class SessionCompactCommand implements Callable<Integer> {
                         r.bytesBefore(),
                         r.bytesAfter(),
                         r.events(),
-                        r.backup() == null ? "" : " (original kept as " + CommandSupport.shown(r.backup()) + ")");
+                        SessionCommand.keptAs(r.backup()));
         return ExitCode.OK;
     }
 }

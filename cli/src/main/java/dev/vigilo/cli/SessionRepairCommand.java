@@ -57,7 +57,7 @@ final class SessionRepairCommand implements Callable<Integer> {
                         r.closers(),
                         r.frames(),
                         r.bytes(),
-                        r.backup() == null ? "" : " (original kept as " + CommandSupport.shown(r.backup()) + ")");
+                        SessionCommand.keptAs(r.backup()));
         return ExitCode.OK;
     }
 }
