@@ -1,6 +1,5 @@
 package dev.vigilo.cli;
 
-import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.vigilo.common.input.Names;
 import dev.vigilo.exec.GateResult;
@@ -32,8 +31,6 @@ import picocli.CommandLine.Spec;
                     + " id in the temporary directory)."
         })
 final class RunCompareCommand implements Callable<Integer> {
-    private static final JsonFactory JSON = new JsonFactory();
-
     @Spec
     CommandSpec spec;
 
@@ -121,8 +118,7 @@ final class RunCompareCommand implements Callable<Integer> {
     }
 
     private static void json(RunComparison comparison, UUID a, UUID b, PrintWriter out) {
-        try (JsonGenerator g = JSON.createGenerator(out)) {
-            g.disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET);
+        try (JsonGenerator g = Json.generator(out)) {
             g.writeStartObject();
             RunComparison.Summary s = comparison.compare(a, b, new RunComparison.Listener() {
                 @Override

@@ -1,13 +1,12 @@
 package dev.vigilo.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.common.input.Names;
 import dev.vigilo.exec.view.RunTranscripts;
-import java.io.IOException;
 import java.io.PrintWriter;
-import java.io.UncheckedIOException;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -27,8 +26,6 @@ import picocli.CommandLine.Spec;
             "The case is found by id in the run's plan (the chunk files are read in order until it is found)."
         })
 final class RunTranscriptCommand implements Callable<Integer> {
-    private static final ObjectMapper JSON = new ObjectMapper();
-
     @Spec
     CommandSpec spec;
 
@@ -78,9 +75,10 @@ final class RunTranscriptCommand implements Callable<Integer> {
             TranscriptRenderer renderer = new TranscriptRenderer(out);
             try (LineSink lines = new LineSink(line -> {
                 try {
-                    renderer.render(JSON.readTree(line));
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
+                    renderer.render(Json.read(line));
+                } catch (JsonProcessingException e) {
+                    throw new DamagedException("transcript " + a.transcript().key() + " of run " + run
+                            + ": an event is not valid JSON: " + e.getOriginalMessage());
                 }
             })) {
                 reader.write(run, a, lines);
