@@ -451,9 +451,9 @@ final class RunPages {
         Map<String, Object> m = views.page("Case " + ordinal + " of run " + id, "runs");
         m.put("id", id.toString());
         m.put("ordinal", ordinal);
-        JsonNode caseJson = read(new String(input.get().caseJson(), StandardCharsets.UTF_8));
+        JsonNode caseJson = StoredJson.datasetCase(input.get().caseJson());
         m.put("case_id", input.get().id());
-        m.put("input", Views.cut(pretty(caseJson.path("input")), SHOWN_CHARS));
+        m.put("input", Views.cut(pretty(StoredJson.input(caseJson)), SHOWN_CHARS));
         m.put("expected", caseJson.has("expected") ? Views.cut(pretty(caseJson.path("expected")), SHOWN_CHARS) : null);
         m.put("group", input.get().fields().group().orElse(""));
         m.put("tags", String.join(", ", input.get().fields().tags()));
@@ -520,7 +520,7 @@ final class RunPages {
         }
         ObjectNode o = Dashboard.JSON.createObjectNode().put("run_id", id.toString());
         o.put("ordinal", ordinal);
-        o.set("case", read(new String(input.get().caseJson(), StandardCharsets.UTF_8)));
+        o.set("case", StoredJson.datasetCase(input.get().caseJson()));
         Optional<CaseResults.CaseDetail> detail = cases.find(id, ordinal);
         o.put("executed", detail.isPresent());
         if (detail.isPresent()) {
@@ -564,7 +564,7 @@ final class RunPages {
 
     private static JsonNode read(String json) {
         try {
-            return Dashboard.JSON.readTree(json);
+            return StoredJson.read(json);
         } catch (IOException e) {
             throw new IllegalStateException("unreadable JSON from a module: " + e.getMessage(), e);
         }
