@@ -12,8 +12,9 @@ import picocli.CommandLine.Spec;
 @Command(
         name = "export",
         mixinStandardHelpOptions = true,
-        modelTransformer = OutputFileOptions.Required.class,
-        description = "Write an experiment's completed items as JSONL cases, ready for `vigilo dataset upload`.")
+        description =
+                "Write an experiment's completed items as JSONL cases, ready for `vigilo dataset upload`, to --out FILE"
+                        + " (required).")
 final class DatagenExportCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -26,6 +27,7 @@ final class DatagenExportCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        output.required();
         output.check();
         long n = Experiments.export(
                 experiment.root(spec), experiment.pipeline(), experiment.experiment(), output.path(), output.force());

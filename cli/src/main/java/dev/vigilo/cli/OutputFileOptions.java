@@ -3,21 +3,24 @@ package dev.vigilo.cli;
 import dev.vigilo.common.input.OutputFiles;
 import dev.vigilo.common.io.AtomicFiles;
 import java.nio.file.Path;
-import picocli.CommandLine.IModelTransformer;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code --out FILE} and {@code --force}, declared once: every command that writes a file the user names mixes them
  * in ({@code @Mixin OutputFileOptions output;}), so both options have one description and one behaviour, the
  * output-file rule of {@link OutputFiles} (docs/cli.md, "Output files"): {@link #check} before any work, then the
  * crash-safe {@link #write} (or the module's own write, given {@link #path} and {@link #force}). {@code --out} is
- * optional; a command that cannot do without it adds {@link Required} as its model transformer.
+ * optional; a command that cannot do without it asks for {@link #required} first.
  */
 final class OutputFileOptions {
     /** The option's name, as messages say it. */
     static final String OUT = "--out";
+
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec command;
 
     @Option(
             names = OUT,
@@ -44,6 +47,17 @@ final class OutputFileOptions {
         return force;
     }
 
+    /**
+     * The {@code --out} file of a command that cannot do without it; refused as picocli refuses a missing required
+     * option (exit 2). (Not {@code required = true}: the option is declared once, for every command.)
+     */
+    Path required() {
+        if (out == null) {
+            throw new ParameterException(command.commandLine(), "Missing required option: '--out=FILE'");
+        }
+        return out;
+    }
+
     /** Checks the {@code --out} file, when given, against the output-file rule (exit 3 otherwise). */
     void check() {
         if (out != null) {
@@ -59,19 +73,5 @@ final class OutputFileOptions {
     /** Writes the {@code --out} file crash-safely ({@link OutputFiles#write}); {@link #check} first. */
     <T> T write(AtomicFiles.StreamContent<T> content) {
         return OutputFiles.write(out, OUT, force, content);
-    }
-
-    /**
-     * For a command whose {@code --out} is required (picocli then refuses a command line without it, exit 2, and the
-     * synopsis shows it as required): {@code @Command(modelTransformer = OutputFileOptions.Required.class)}.
-     */
-    static final class Required implements IModelTransformer {
-        @Override
-        public CommandSpec transform(CommandSpec command) {
-            OptionSpec optional = command.findOption(OUT);
-            command.remove(optional);
-            command.addOption(OptionSpec.builder(optional).required(true).build());
-            return command;
-        }
     }
 }
