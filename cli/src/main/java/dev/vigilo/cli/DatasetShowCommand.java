@@ -8,7 +8,6 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /** {@code vigilo dataset show ID}. */
@@ -17,8 +16,8 @@ final class DatasetShowCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "UPLOAD_ID", description = "The dataset's upload id.")
-    String uploadId;
+    @Mixin
+    IdParameters.Upload uploadId;
 
     @Mixin
     JsonOption json;
@@ -26,8 +25,7 @@ final class DatasetShowCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         try (Connections connections = CommandSupport.root(spec).connections()) {
-            DatasetEntry e = new DatasetCatalog(connections.control().jdbi())
-                    .get(CommandSupport.uploadId(uploadId, "UPLOAD_ID"));
+            DatasetEntry e = new DatasetCatalog(connections.control().jdbi()).get(uploadId.id());
             PrintWriter out = CommandSupport.out(spec);
             if (json.requested()) {
                 json.print(Json.dataset(e));

@@ -13,7 +13,6 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /** {@code vigilo dataset verify ID}: exit 0 when intact, 1 with the damaged key otherwise. */
@@ -29,8 +28,8 @@ final class DatasetVerifyCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "UPLOAD_ID", description = "The dataset's upload id.")
-    String uploadId;
+    @Mixin
+    IdParameters.Upload uploadId;
 
     @Mixin
     JsonOption json;
@@ -38,8 +37,7 @@ final class DatasetVerifyCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         return Verification.run(spec, json, connections -> {
-            DatasetEntry entry = new DatasetCatalog(connections.control().jdbi())
-                    .get(CommandSupport.uploadId(uploadId, "UPLOAD_ID"));
+            DatasetEntry entry = new DatasetCatalog(connections.control().jdbi()).get(uploadId.id());
             ObjectStore store = connections.openStore(entry.storage());
             Map<String, Object> result = new LinkedHashMap<>();
             result.put("upload_id", entry.uploadId().toString());

@@ -13,7 +13,6 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
@@ -34,15 +33,15 @@ final class RunResultsCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "RUN_ID", description = "The run id.")
-    String runId;
+    @Mixin
+    IdParameters.Run runId;
 
     @Mixin
     OutputFileOptions output;
 
     @Override
     public Integer call() {
-        UUID id = CommandSupport.runId(runId, "RUN_ID");
+        UUID id = runId.id();
         output.check();
         try (Connections connections = CommandSupport.root(spec).connections()) {
             new RunStatusReader(connections.control().jdbi()).status(id); // unknown run: exit 3, nothing opened

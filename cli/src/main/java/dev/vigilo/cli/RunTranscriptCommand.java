@@ -29,8 +29,8 @@ final class RunTranscriptCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "RUN_ID", description = "The run id.")
-    String runId;
+    @Mixin
+    IdParameters.Run runId;
 
     @Parameters(index = "1", paramLabel = "CASE_ID", description = "The case's id, as in the dataset.")
     String caseId;
@@ -43,7 +43,7 @@ final class RunTranscriptCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        UUID run = CommandSupport.runId(runId, "RUN_ID");
+        UUID run = runId.id();
         PrintWriter out = CommandSupport.out(spec);
         try (Connections connections = CommandSupport.root(spec).connections()) {
             RunTranscripts reader = new RunTranscripts(connections.placements(), connections.storage());

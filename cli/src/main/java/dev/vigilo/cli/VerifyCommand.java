@@ -12,7 +12,6 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /** {@code vigilo verify RUN_ID [--json]}: exit 0 when the run checks out, 1 with the first damage otherwise. */
@@ -30,8 +29,8 @@ final class VerifyCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "RUN_ID", description = "The run id.")
-    String runId;
+    @Mixin
+    IdParameters.Run runId;
 
     @Mixin
     JsonOption json;
@@ -39,8 +38,7 @@ final class VerifyCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         return Verification.run(spec, json, connections -> {
-            RunVerifier.Report r = new RunVerifier(connections.placements(), connections.storage())
-                    .verify(CommandSupport.runId(runId, "RUN_ID"));
+            RunVerifier.Report r = new RunVerifier(connections.placements(), connections.storage()).verify(runId.id());
             if (!r.intact()) {
                 return Verification.damaged(
                         json(r),
