@@ -122,7 +122,9 @@ public final class LogWriter implements AutoCloseable {
     static LogWriter open(CheckpointLog log, String name, WriterOptions options) {
         Objects.requireNonNull(name, "writerName");
         Objects.requireNonNull(options, "options");
-        if (name.isBlank()) throw new IllegalArgumentException("writer name must not be blank");
+        if (name.isBlank()) {
+            throw new IllegalArgumentException("writer name must not be blank");
+        }
         LogLocation loc = log.location();
         ShardId shard = ShardId.forWriter(loc.pipeline(), loc.experiment(), name);
         ShardWriterConfig cfg = config();
@@ -144,8 +146,12 @@ public final class LogWriter implements AutoCloseable {
             return new LogWriter(log, name, shard, options, ds, env, w, after[0]);
         } catch (RuntimeException e) {
             ds.close();
-            if (env != null) env.close();
-            if (e instanceof VigiloException) throw e;
+            if (env != null) {
+                env.close();
+            }
+            if (e instanceof VigiloException) {
+                throw e;
+            }
             throw new UnavailableException(
                     "cannot open writer '" + name + "' on " + loc.uri() + ": " + e.getMessage(), e);
         }
@@ -318,7 +324,9 @@ public final class LogWriter implements AutoCloseable {
      * the last group held one batch and nobody waits. Caller holds {@link #groupLock}.
      */
     private void gather() {
-        if (lastGroupSize <= 1 || waiting.size() >= lastGroupSize) return;
+        if (lastGroupSize <= 1 || waiting.size() >= lastGroupSize) {
+            return;
+        }
         long left = WriterOptions.GROUP_GATHER.toNanos();
         while (waiting.size() < Math.min(lastGroupSize, options.groupBatches()) && left > 0) {
             try {
@@ -430,19 +438,25 @@ public final class LogWriter implements AutoCloseable {
     }
 
     private void checkUsable() {
-        if (closed) throw new IllegalStateException("writer " + name + " is closed");
-        if (fenced)
+        if (closed) {
+            throw new IllegalStateException("writer " + name + " is closed");
+        }
+        if (fenced) {
             throw new FencedException("writer " + epoch + " was fenced earlier: another writer took over its shard"
                     + " (another process opened this log under the same writer name)");
-        if (stuck)
+        }
+        if (stuck) {
             throw new UnavailableException(
                     "writer " + epoch + " is unusable after a put that did not complete; reopen it", null);
+        }
     }
 
     private void checkNotFenced() {
         // A newer incarnation opening the shard writes a newer manifest version (with its epoch); our own puts write
         // none. So an unchanged current version is proof enough, and only a changed one is read.
-        if (MemWalFiles.currentManifestVersion(log.files(), shard) == checkedManifestVersion) return;
+        if (MemWalFiles.currentManifestVersion(log.files(), shard) == checkedManifestVersion) {
+            return;
+        }
         MemWalFiles.ShardManifest current = MemWalFiles.manifest(log.files(), shard);
         long stored = current.epoch();
         if (stored == shardEpoch) {
@@ -476,13 +490,17 @@ public final class LogWriter implements AutoCloseable {
 
     static int mergeGenerations(CheckpointLog log, ShardId shard) {
         MemWalFiles.ShardManifest m = MemWalFiles.manifest(log.files(), shard);
-        if (m.flushed().isEmpty()) return 0;
+        if (m.flushed().isEmpty()) {
+            return 0;
+        }
         try (Dataset base = log.openDataset();
                 GenerationBatches events = new GenerationBatches(log.allocator())) {
             long merged = MemWalFiles.mergedGenerations(base).getOrDefault(shard, 0L);
             List<MergedGeneration> marks = new ArrayList<>();
             for (MemWalFiles.Generation g : m.flushed()) {
-                if (g.number() <= merged) continue;
+                if (g.number() <= merged) {
+                    continue;
+                }
                 marks.add(new MergedGeneration(shard.toString(), g.number()));
                 try (Dataset gen = log.openGeneration(shard, g);
                         LanceScanner sc = gen.newScan(new ScanOptions.Builder()
@@ -492,7 +510,9 @@ public final class LogWriter implements AutoCloseable {
                     events.addAll(r);
                 }
             }
-            if (marks.isEmpty()) return 0;
+            if (marks.isEmpty()) {
+                return 0;
+            }
             ArrowReader src = events.reader();
             try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(log.allocator())) {
                 // The exported stream owns src from here on (closing it ourselves NPEs, FINDINGS).
@@ -519,7 +539,9 @@ public final class LogWriter implements AutoCloseable {
      */
     public synchronized void flush() {
         checkUsable();
-        if (batchesSinceFlush > 0) rotate();
+        if (batchesSinceFlush > 0) {
+            rotate();
+        }
     }
 
     /**
@@ -528,7 +550,9 @@ public final class LogWriter implements AutoCloseable {
      */
     @Override
     public synchronized void close() {
-        if (closed) return;
+        if (closed) {
+            return;
+        }
         closed = true;
         putThread.shutdown();
         if (stuck) {

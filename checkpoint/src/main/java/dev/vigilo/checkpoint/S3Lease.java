@@ -78,7 +78,9 @@ final class S3Lease implements Election {
         S3Client client = S3Clients.open(store);
         try {
             Optional<Election> e = tryAcquire(client, store, loc.experimentKey() + "/" + name, holder, ttl, clock);
-            if (e.isEmpty()) client.close();
+            if (e.isEmpty()) {
+                client.close();
+            }
             return e;
         } catch (RuntimeException e) {
             client.close();
@@ -99,19 +101,24 @@ final class S3Lease implements Election {
         S3Lease lease = new S3Lease(client, store, key, holder, ttl, clock, null);
         Optional<Stored> cur = lease.read();
         long now = clock.millis();
-        if (cur.isPresent() && cur.get().expiresAtMs() > now) return Optional.empty();
+        if (cur.isPresent() && cur.get().expiresAtMs() > now) {
+            return Optional.empty();
+        }
         // Absent: create-only. Expired: overwrite exactly the version we judged expired (a
         // concurrent renewal or
         // takeover changes the ETag and makes this PUT fail with 412).
         Optional<String> won = lease.put(cur.isEmpty() ? null : cur.get().etag(), now + ttl.toMillis());
-        if (won.isEmpty()) return Optional.empty();
+        if (won.isEmpty()) {
+            return Optional.empty();
+        }
         lease.etag = won.get();
-        if (cur.isPresent())
+        if (cur.isPresent()) {
             LOG.info(
                     "took over expired lease s3://{}/{} from {}",
                     store.bucket(),
                     key,
                     cur.get().holder());
+        }
         return Optional.of(lease);
     }
 
@@ -127,7 +134,9 @@ final class S3Lease implements Election {
 
     Optional<Stored> read() {
         Optional<S3Conditional.Stored> r = objects.get(key);
-        if (r.isEmpty()) return Optional.empty();
+        if (r.isEmpty()) {
+            return Optional.empty();
+        }
         try {
             JsonNode n = JSON.readTree(r.get().bytes());
             return Optional.of(new Stored(

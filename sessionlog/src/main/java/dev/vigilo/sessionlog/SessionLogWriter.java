@@ -102,14 +102,17 @@ public final class SessionLogWriter implements AutoCloseable {
         Objects.requireNonNull(epochs, "epochs");
         Objects.requireNonNull(options, "options");
         Compression claimed = Compression.claimedBy(log);
-        if (claimed != null && claimed != options.compression())
+        if (claimed != null && claimed != options.compression()) {
             throw new IllegalArgumentException("cannot create " + log + " with compression "
                     + options.compression().jsonName() + ": the name says " + claimed.jsonName()
                     + " and readers decide by the name; name it session"
                     + options.compression().suffix());
+        }
         WriterLease lease = epochs.acquire(log, new Epoch(0));
         try {
-            if (Files.exists(log)) throw new IOException(log + " already exists; open it instead");
+            if (Files.exists(log)) {
+                throw new IOException(log + " already exists; open it instead");
+            }
             byte[] h = (header.toJsonLine() + "\n").getBytes(StandardCharsets.UTF_8);
             byte[] frame = options.compression() == Compression.ZSTD ? FrameCodec.encode(h, 0, h.length) : h;
             Path tmp = AtomicFiles.tempBeside(log);
@@ -120,12 +123,13 @@ public final class SessionLogWriter implements AutoCloseable {
             }
             CrashPoints.boundary("sessionlog.publish");
             AtomicFiles.publish(tmp, log, AtomicFiles.Mode.CREATE_NEW);
-            if (options.manifest())
+            if (options.manifest()) {
                 AtomicFiles.replace(
                         Manifest.pathFor(log),
                         ManifestCodec.write(new Manifest(
                                 lease.epoch(), -1, 1, frame.length, checksum(frame, options.compression()), List.of())),
                         "sessionlog.replace");
+            }
             FileChannel ch = FileChannel.open(log, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
             return new SessionLogWriter(
                     log, options, lease, ch, 0, 1, List.of(), new SurfaceFold(), options.compression());
@@ -153,21 +157,24 @@ public final class SessionLogWriter implements AutoCloseable {
         Objects.requireNonNull(options, "options");
         LogReader.Outcome o = LogReader.read(log, null);
         VerifyReport r = o.report();
-        if (!r.accepted())
+        if (!r.accepted()) {
             throw new CorruptSessionLogException(
                     "cannot append to " + log + ": " + r.error(), r.errorOffset() == null ? -1 : r.errorOffset());
+        }
         Epoch atLeast = o.maxEpoch() == null ? new Epoch(0) : o.maxEpoch().next();
-        if (o.manifest() != null && o.manifest().epoch().compareTo(atLeast) >= 0)
+        if (o.manifest() != null && o.manifest().epoch().compareTo(atLeast) >= 0) {
             atLeast = o.manifest().epoch().next();
+        }
         WriterLease lease = epochs.acquire(log, atLeast);
         try {
             removeStaleTemps(log);
             long fileSize = Files.size(log);
-            if (r.channel() == Channel.NONE && r.tornOffset() != null)
+            if (r.channel() == Channel.NONE && r.tornOffset() != null) {
                 throw new CorruptSessionLogException(
                         log + " ends in a torn tail at byte " + r.tornOffset()
                                 + "; run `vigilo session repair` first (it keeps the recovered events and adds closers)",
                         r.tornOffset());
+            }
             FileChannel ch = FileChannel.open(log, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
             if (r.channel() != Channel.NONE && r.hwOffset() < fileSize) {
                 CrashPoints.boundary("sessionlog.truncate");
@@ -207,15 +214,23 @@ public final class SessionLogWriter implements AutoCloseable {
             long n = 0;
             if (compression == Compression.ZSTD) {
                 FrameScanner sc = new FrameScanner(c, end, 0);
-                while (sc.next() != null) n++;
+                while (sc.next() != null) {
+                    n++;
+                }
                 return n;
             }
             ByteBuffer b = ByteBuffer.allocate(1 << 16);
             for (long pos = 0; pos < end; ) {
                 b.clear().limit((int) Math.min(b.capacity(), end - pos));
                 int r = c.read(b, pos);
-                if (r < 0) break;
-                for (int i = 0; i < r; i++) if (b.get(i) == '\n') n++;
+                if (r < 0) {
+                    break;
+                }
+                for (int i = 0; i < r; i++) {
+                    if (b.get(i) == '\n') {
+                        n++;
+                    }
+                }
                 pos += r;
             }
             return n;
@@ -245,14 +260,22 @@ public final class SessionLogWriter implements AutoCloseable {
      */
     public AppendResult append(List<? extends JsonNode> events) {
         Objects.requireNonNull(events, "events");
-        if (events.isEmpty()) throw new IllegalArgumentException("append needs at least one event");
+        if (events.isEmpty()) {
+            throw new IllegalArgumentException("append needs at least one event");
+        }
         List<ObjectNode> copies = new ArrayList<>(events.size());
-        for (JsonNode e : events) copies.add(normalize(e));
+        for (JsonNode e : events) {
+            copies.add(normalize(e));
+        }
         Pending p = new Pending(copies);
         lock.lock();
         try {
-            if (closed) throw new IllegalStateException("writer for " + log + " is closed");
-            if (broken != null) throw broken;
+            if (closed) {
+                throw new IllegalStateException("writer for " + log + " is closed");
+            }
+            if (broken != null) {
+                throw broken;
+            }
             queue.add(p);
             while (!p.done) {
                 if (!flushing) {
@@ -275,9 +298,13 @@ public final class SessionLogWriter implements AutoCloseable {
                         lock.lock();
                     }
                     flushing = false;
-                    if (err instanceof FencedException f) broken = f;
+                    if (err instanceof FencedException f) {
+                        broken = f;
+                    }
                     for (Pending q : batch) {
-                        if (err != null) q.error = err; // else q.error may hold its own refusal (see writeBatch)
+                        if (err != null) {
+                            q.error = err; // else q.error may hold its own refusal (see writeBatch)
+                        }
                         q.done = true;
                     }
                     changed.signalAll();
@@ -288,36 +315,51 @@ public final class SessionLogWriter implements AutoCloseable {
         } finally {
             lock.unlock();
         }
-        if (p.error instanceof RuntimeException re) throw re;
-        if (p.error instanceof Error er) throw er;
-        if (p.error instanceof IOException io)
+        if (p.error instanceof RuntimeException re) {
+            throw re;
+        }
+        if (p.error instanceof Error er) {
+            throw er;
+        }
+        if (p.error instanceof IOException io) {
             throw new UnavailableException(
                     "append to " + log + " failed; durability unknown, re-open the log: " + io.getMessage(), io);
-        if (p.error != null) throw new IllegalStateException(p.error);
+        }
+        if (p.error != null) {
+            throw new IllegalStateException(p.error);
+        }
         return p.result;
     }
 
     /** A copy of {@code e} in the stored key order, checked like an append (shared with {@link SessionLogEncoder}). */
     static ObjectNode normalize(JsonNode e) {
-        if (e == null || !e.isObject()) throw new IllegalArgumentException("an event must be a JSON object, got " + e);
+        if (e == null || !e.isObject()) {
+            throw new IllegalArgumentException("an event must be a JSON object, got " + e);
+        }
         ObjectNode out = Json.MAPPER.createObjectNode();
         out.set("type", e.get("type"));
         out.put("seq", 0);
-        if (e.has("time")) out.set("time", e.get("time"));
-        else out.put("time", System.currentTimeMillis());
+        if (e.has("time")) {
+            out.set("time", e.get("time"));
+        } else {
+            out.put("time", System.currentTimeMillis());
+        }
         out.set("data", e.get("data"));
         for (var it = e.fields(); it.hasNext(); ) {
             var f = it.next();
-            if (!out.has(f.getKey())) out.set(f.getKey(), f.getValue());
+            if (!out.has(f.getKey())) {
+                out.set(f.getKey(), f.getValue());
+            }
         }
         try {
             EventRules.validateStored(out, Where.APPEND);
         } catch (VigiloException x) {
             throw new IllegalArgumentException("cannot append event " + e + ": " + x.getMessage(), x);
         }
-        if (CommitRecord.TYPE.equals(out.path("type").textValue()))
+        if (CommitRecord.TYPE.equals(out.path("type").textValue())) {
             throw new IllegalArgumentException(
                     "type " + CommitRecord.TYPE + " is reserved for the writer's commit records");
+        }
         return out;
     }
 
@@ -388,7 +430,9 @@ public final class SessionLogWriter implements AutoCloseable {
         byte[] pb = plain.toByteArray();
         byte[] frame = compression == Compression.ZSTD ? FrameCodec.encode(pb, 0, pb.length) : pb;
         long start = ch.size();
-        if (start != size) frames = countUnits(log, start, compression); // another process appended (rare)
+        if (start != size) {
+            frames = countUnits(log, start, compression); // another process appended (rare)
+        }
         try {
             CrashPoints.boundary("sessionlog.append");
             AtomicFiles.writeFully(ch, frame);
@@ -407,18 +451,20 @@ public final class SessionLogWriter implements AutoCloseable {
         frames += compression == Compression.ZSTD ? 1 : lines(pb);
         size = end;
         if (options.manifest()) {
-            if (history.isEmpty() || !history.get(history.size() - 1).epoch().equals(lease.epoch()))
+            if (history.isEmpty() || !history.get(history.size() - 1).epoch().equals(lease.epoch())) {
                 history.add(new Manifest.EpochStart(lease.epoch(), start, firstSeqOfBatch));
+            }
             Manifest current = null;
             try {
                 current = ManifestCodec.read(log);
             } catch (VigiloException ignored) {
                 // an unreadable manifest is replaced
             }
-            if (current != null && current.epoch().compareTo(lease.epoch()) > 0)
+            if (current != null && current.epoch().compareTo(lease.epoch()) > 0) {
                 throw new FencedException("manifest of " + log + " is owned by epoch "
                         + current.epoch().value() + " > ours " + lease.epoch().value() + "; the batch at byte " + start
                         + " stays uncommitted");
+            }
             AtomicFiles.replace(
                     Manifest.pathFor(log),
                     ManifestCodec.write(
@@ -428,12 +474,18 @@ public final class SessionLogWriter implements AutoCloseable {
         CrashPoints.boundary("sessionlog.append.done");
         HighWatermark now = new HighWatermark(seq - 1, end);
         hw = now;
-        for (Pending p : batch) p.result = new AppendResult(p.result.firstSeq(), p.result.lastSeq(), now);
+        for (Pending p : batch) {
+            p.result = new AppendResult(p.result.firstSeq(), p.result.lastSeq(), now);
+        }
     }
 
     private static long lines(byte[] b) {
         long n = 0;
-        for (byte x : b) if (x == '\n') n++;
+        for (byte x : b) {
+            if (x == '\n') {
+                n++;
+            }
+        }
         return n;
     }
 
@@ -442,9 +494,13 @@ public final class SessionLogWriter implements AutoCloseable {
      * uncompressed log the CRC-32C of its last line (newline included).
      */
     static long checksum(byte[] written, Compression compression) {
-        if (compression == Compression.ZSTD) return checksumTrailer(written);
+        if (compression == Compression.ZSTD) {
+            return checksumTrailer(written);
+        }
         int end = written.length - 1, start = end - 1;
-        while (start >= 0 && written[start] != '\n') start--;
+        while (start >= 0 && written[start] != '\n') {
+            start--;
+        }
         return PlainLog.lineChecksum(written, start + 1, end - start);
     }
 
@@ -459,9 +515,13 @@ public final class SessionLogWriter implements AutoCloseable {
     public void close() {
         lock.lock();
         try {
-            if (closed) return;
+            if (closed) {
+                return;
+            }
             closed = true;
-            while (flushing) changed.awaitUninterruptibly();
+            while (flushing) {
+                changed.awaitUninterruptibly();
+            }
         } finally {
             lock.unlock();
         }
