@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.cfg.JsonNodeFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.json.StrictJson;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
@@ -27,8 +28,9 @@ public final class CheckpointBatch {
     /** The query tag of a FAILED event after which the writer gave up on the item. */
     static final String FINAL_ATTEMPT_KEY = "final_attempt";
 
+    /** Query tags: read strictly (a key given twice is not one object), written with their keys sorted. */
     private static final ObjectMapper TAGS =
-            new ObjectMapper().configure(JsonNodeFeature.WRITE_PROPERTIES_SORTED, true);
+            StrictJson.newMapper().configure(JsonNodeFeature.WRITE_PROPERTIES_SORTED, true);
 
     /** {@code json} as a JSON object; IllegalArgumentException otherwise. */
     static ObjectNode parseTags(String json) {

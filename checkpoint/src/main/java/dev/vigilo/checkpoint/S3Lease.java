@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.common.errors.FencedException;
 import dev.vigilo.common.errors.VigiloException;
+import dev.vigilo.common.json.StrictJson;
 import dev.vigilo.storage.S3Clients;
 import dev.vigilo.storage.StoreSpec;
 import java.nio.charset.StandardCharsets;
@@ -25,7 +26,8 @@ import software.amazon.awssdk.services.s3.S3Client;
  */
 final class S3Lease implements Election {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(S3Lease.class);
-    private static final ObjectMapper JSON = new ObjectMapper();
+    /** Lease records are read strictly: a key given twice, or content after the record, is damage. */
+    private static final ObjectMapper JSON = StrictJson.newMapper();
 
     /**
      * Default lease duration; each maintenance step renews it, so it must exceed the longest single
