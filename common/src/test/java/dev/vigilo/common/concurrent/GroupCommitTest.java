@@ -404,12 +404,12 @@ class GroupCommitTest {
         assertThat(r.batches).containsExactly(List.of("a"), List.of("b", "c"), List.of("x"));
     }
 
-    @Test
-    void anInterruptedFollowerWithdrawsItsQueuedItemWhenInterruptible() throws Exception {
-        Recorder r = new Recorder();
-        GroupCommit<String, String> g = GroupCommit.builder("test", r)
-                .interruptible(e -> new IllegalStateException("interrupted; outcome unknown", e))
-                .build();
+    /** "a"'s commit held, "b" submitted behind it on its own thread, which is then interrupted. */
+    private record InterruptedFollower(
+            Future<String> a, CountDownLatch releaseA, Future<String> b, Thread thread, AtomicBoolean flagKept) {}
+
+    private InterruptedFollower interruptAFollower(Recorder r, GroupCommit<String, String> g)
+            throws InterruptedException {
         CountDownLatch release = r.hold("a");
         Future<String> a = submit(g, "a");
         r.awaitEntered("a");
@@ -425,11 +425,21 @@ class GroupCommitTest {
         });
         awaitCondition("b queued", () -> g.queued() == 1);
         follower[0].interrupt();
-        assertThat(failure(b)).isInstanceOf(IllegalStateException.class).hasMessage("interrupted; outcome unknown");
-        assertThat(flagKept).isTrue();
+        return new InterruptedFollower(a, release, b, follower[0], flagKept);
+    }
+
+    @Test
+    void anInterruptedFollowerWithdrawsItsQueuedItemWhenInterruptible() throws Exception {
+        Recorder r = new Recorder();
+        GroupCommit<String, String> g = GroupCommit.builder("test", r)
+                .interruptible(e -> new IllegalStateException("interrupted; outcome unknown", e))
+                .build();
+        InterruptedFollower f = interruptAFollower(r, g);
+        assertThat(failure(f.b())).isInstanceOf(IllegalStateException.class).hasMessage("interrupted; outcome unknown");
+        assertThat(f.flagKept()).isTrue();
         assertThat(g.queued()).isZero();
-        release.countDown();
-        result(a);
+        f.releaseA().countDown();
+        result(f.a());
         assertThat(g.submit("c")).isEqualTo("c!");
         assertThat(r.batches).containsExactly(List.of("a"), List.of("c"));
     }
@@ -438,28 +448,14 @@ class GroupCommitTest {
     void anInterruptedFollowerKeepsWaitingWhenNotInterruptible() throws Exception {
         Recorder r = new Recorder();
         GroupCommit<String, String> g = GroupCommit.builder("test", r).build();
-        CountDownLatch release = r.hold("a");
-        Future<String> a = submit(g, "a");
-        r.awaitEntered("a");
-        Thread[] follower = new Thread[1];
-        AtomicBoolean flagKept = new AtomicBoolean();
-        Future<String> b = pool.submit(() -> {
-            follower[0] = Thread.currentThread();
-            try {
-                return g.submit("b");
-            } finally {
-                flagKept.set(Thread.currentThread().isInterrupted());
-            }
-        });
-        awaitCondition("b queued", () -> g.queued() == 1);
-        follower[0].interrupt();
+        InterruptedFollower f = interruptAFollower(r, g);
         awaitCondition(
                 "the interrupted follower waiting again (its flag kept aside until it returns), or failing",
-                () -> b.isDone() || follower[0].getState() == Thread.State.WAITING);
-        release.countDown();
-        assertThat(result(b)).isEqualTo("b!");
-        assertThat(flagKept).isTrue();
-        result(a);
+                () -> f.b().isDone() || f.thread().getState() == Thread.State.WAITING);
+        f.releaseA().countDown();
+        assertThat(result(f.b())).isEqualTo("b!");
+        assertThat(f.flagKept()).isTrue();
+        result(f.a());
         assertThat(r.batches).containsExactly(List.of("a"), List.of("b"));
     }
 
