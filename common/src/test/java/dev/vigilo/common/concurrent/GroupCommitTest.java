@@ -105,6 +105,17 @@ class GroupCommitTest {
         }
     }
 
+    /** A commit held on its first item until {@code release} is counted down. */
+    private record Held(Future<String> outcome, CountDownLatch release) {}
+
+    /** Submits {@code first} and returns once its commit has started, held until the returned latch is released. */
+    private Held holdCommitOf(Recorder r, GroupCommit<String, String> g, String first) throws InterruptedException {
+        CountDownLatch release = r.hold(first);
+        Future<String> outcome = submit(g, first);
+        r.awaitEntered(first);
+        return new Held(outcome, release);
+    }
+
     /** Submits {@code items} one after the other, each once the previous one is queued behind the held commit. */
     private List<Future<String>> queueBehind(GroupCommit<String, String> g, String... items)
             throws InterruptedException {
@@ -135,13 +146,11 @@ class GroupCommitTest {
     void itemsArrivingDuringACommitShareTheNextOneInArrivalOrder() throws Exception {
         Recorder r = new Recorder();
         GroupCommit<String, String> g = GroupCommit.builder("test", r).build();
-        CountDownLatch releaseA = r.hold("a");
-        Future<String> a = submit(g, "a");
-        r.awaitEntered("a");
+        Held a = holdCommitOf(r, g, "a");
         List<Future<String>> followers = queueBehind(g, "b", "c", "d");
-        releaseA.countDown();
+        a.release().countDown();
 
-        assertThat(result(a)).isEqualTo("a!");
+        assertThat(result(a.outcome())).isEqualTo("a!");
         assertThat(result(followers.get(0))).isEqualTo("b!");
         assertThat(result(followers.get(1))).isEqualTo("c!");
         assertThat(result(followers.get(2))).isEqualTo("d!");
@@ -157,15 +166,13 @@ class GroupCommitTest {
                 .maxItems(3)
                 .maxWeight(4, String::length)
                 .build();
-        CountDownLatch release = r.hold("a");
-        Future<String> a = submit(g, "a");
-        r.awaitEntered("a");
+        Held a = holdCommitOf(r, g, "a");
         List<Future<String>> rest = queueBehind(g, "b", "c", "long-item", "d", "e", "f", "g");
-        release.countDown();
+        a.release().countDown();
         for (Future<String> f : rest) {
             result(f);
         }
-        result(a);
+        result(a.outcome());
         // whichever waiting thread leads next, batches are taken from the head of the queue in arrival order
         assertThat(r.batches)
                 .containsExactly(
@@ -177,14 +184,12 @@ class GroupCommitTest {
         Recorder r = new Recorder();
         GroupCommit<String, String> g =
                 GroupCommit.builder("test", r).maxItems(1).build();
-        CountDownLatch release = r.hold("a");
-        Future<String> a = submit(g, "a");
-        r.awaitEntered("a");
+        Held a = holdCommitOf(r, g, "a");
         List<Future<String>> rest = queueBehind(g, "b", "c");
-        release.countDown();
+        a.release().countDown();
         assertThat(result(rest.get(1))).isEqualTo("c!");
         result(rest.get(0));
-        result(a);
+        result(a.outcome());
         assertThat(r.batches).containsExactly(List.of("a"), List.of("b"), List.of("c"));
     }
 
@@ -200,12 +205,10 @@ class GroupCommitTest {
             }
         };
         GroupCommit<String, String> g = GroupCommit.builder("test", r).build();
-        CountDownLatch release = r.hold("a");
-        Future<String> a = submit(g, "a");
-        r.awaitEntered("a");
+        Held a = holdCommitOf(r, g, "a");
         List<Future<String>> failing = queueBehind(g, "b", "c", "d");
-        release.countDown();
-        assertThat(result(a)).isEqualTo("a!");
+        a.release().countDown();
+        assertThat(result(a.outcome())).isEqualTo("a!");
         for (Future<String> f : failing) {
             assertThat(failure(f)).isSameAs(boom);
         }
@@ -232,12 +235,10 @@ class GroupCommitTest {
         GroupCommit<String, String> g = GroupCommit.builder("test", r)
                 .failures(t -> new UncheckedIOException("durability unknown: " + t.getMessage(), (IOException) t))
                 .build();
-        CountDownLatch release = r.hold("a");
-        Future<String> a = submit(g, "a");
-        r.awaitEntered("a");
+        Held a = holdCommitOf(r, g, "a");
         List<Future<String>> batch = queueBehind(g, "b", "refused", "io");
-        release.countDown();
-        result(a);
+        a.release().countDown();
+        result(a.outcome());
         Throwable b = failure(batch.get(0));
         Throwable io = failure(batch.get(2));
         assertThat(b).isInstanceOf(UncheckedIOException.class).hasMessage("durability unknown: fsync failed");
@@ -247,12 +248,10 @@ class GroupCommitTest {
                 .hasMessage("not this one");
 
         // a refusal in a batch that commits fails that item alone
-        CountDownLatch release2 = r.hold("x");
-        Future<String> x = submit(g, "x");
-        r.awaitEntered("x");
+        Held x = holdCommitOf(r, g, "x");
         List<Future<String>> second = queueBehind(g, "y", "refused", "z");
-        release2.countDown();
-        result(x);
+        x.release().countDown();
+        result(x.outcome());
         assertThat(result(second.get(0))).isEqualTo("y!");
         assertThat(failure(second.get(1))).isInstanceOf(IllegalArgumentException.class);
         assertThat(result(second.get(2))).isEqualTo("z!");
@@ -272,21 +271,17 @@ class GroupCommitTest {
         GroupCommit<String, String> g = GroupCommit.builder("test", r)
                 .failures(t -> new IllegalStateException("another caller's commit failed", t))
                 .build();
-        CountDownLatch release = r.hold("a");
-        Future<String> a = submit(g, "a");
-        r.awaitEntered("a");
-        release.countDown();
-        assertThat(failure(a)).isSameAs(fatal);
+        Held a = holdCommitOf(r, g, "a");
+        a.release().countDown();
+        assertThat(failure(a.outcome())).isSameAs(fatal);
 
         // a follower of a batch that hit an Error gets the translation
-        CountDownLatch hold = r.hold("p");
-        Future<String> p = submit(g, "p");
-        r.awaitEntered("p");
+        Held p = holdCommitOf(r, g, "p");
         r.holds.put("a", new CountDownLatch(0));
         // "a" leads the next batch again and hits the Error; "q" follows it
         List<Future<String>> next = queueBehind(g, "a", "q");
-        hold.countDown();
-        result(p);
+        p.release().countDown();
+        result(p.outcome());
         Throwable first = failure(next.get(0));
         Throwable second = failure(next.get(1));
         Throwable leader = first == fatal ? first : second;
@@ -355,15 +350,13 @@ class GroupCommitTest {
         // a window far longer than the test: the leader stops gathering when the third item arrives, not on time
         GroupCommit<String, String> g =
                 GroupCommit.builder("test", r).gather(Duration.ofMinutes(10)).build();
-        CountDownLatch release = r.hold("a");
-        Future<String> a = submit(g, "a");
-        r.awaitEntered("a");
+        Held a = holdCommitOf(r, g, "a");
         List<Future<String>> three = queueBehind(g, "b", "c", "d");
-        release.countDown();
+        a.release().countDown();
         for (Future<String> f : three) {
             result(f);
         }
-        result(a);
+        result(a.outcome());
         // the last batch held 3: x's thread leads and gathers; had it not waited, it would have committed [x] alone
         Thread[] leader = new Thread[1];
         Future<String> x = pool.submit(() -> {
@@ -391,28 +384,23 @@ class GroupCommitTest {
         Recorder r = new Recorder();
         GroupCommit<String, String> g =
                 GroupCommit.builder("test", r).gather(Duration.ofMillis(20)).build();
-        CountDownLatch release = r.hold("a");
-        Future<String> a = submit(g, "a");
-        r.awaitEntered("a");
+        Held a = holdCommitOf(r, g, "a");
         List<Future<String>> two = queueBehind(g, "b", "c");
-        release.countDown();
+        a.release().countDown();
         result(two.get(0));
         result(two.get(1));
-        result(a);
+        result(a.outcome());
         // nobody else comes: the lone item is committed once the window has passed
         assertThat(result(submit(g, "x"))).isEqualTo("x!");
         assertThat(r.batches).containsExactly(List.of("a"), List.of("b", "c"), List.of("x"));
     }
 
     /** "a"'s commit held, "b" submitted behind it on its own thread, which is then interrupted. */
-    private record InterruptedFollower(
-            Future<String> a, CountDownLatch releaseA, Future<String> b, Thread thread, AtomicBoolean flagKept) {}
+    private record InterruptedFollower(Held a, Future<String> b, Thread thread, AtomicBoolean flagKept) {}
 
     private InterruptedFollower interruptAFollower(Recorder r, GroupCommit<String, String> g)
             throws InterruptedException {
-        CountDownLatch release = r.hold("a");
-        Future<String> a = submit(g, "a");
-        r.awaitEntered("a");
+        Held a = holdCommitOf(r, g, "a");
         Thread[] follower = new Thread[1];
         AtomicBoolean flagKept = new AtomicBoolean();
         Future<String> b = pool.submit(() -> {
@@ -425,7 +413,7 @@ class GroupCommitTest {
         });
         awaitCondition("b queued", () -> g.queued() == 1);
         follower[0].interrupt();
-        return new InterruptedFollower(a, release, b, follower[0], flagKept);
+        return new InterruptedFollower(a, b, follower[0], flagKept);
     }
 
     @Test
@@ -438,8 +426,8 @@ class GroupCommitTest {
         assertThat(failure(f.b())).isInstanceOf(IllegalStateException.class).hasMessage("interrupted; outcome unknown");
         assertThat(f.flagKept()).isTrue();
         assertThat(g.queued()).isZero();
-        f.releaseA().countDown();
-        result(f.a());
+        f.a().release().countDown();
+        result(f.a().outcome());
         assertThat(result(submit(g, "c"))).isEqualTo("c!");
         assertThat(r.batches).containsExactly(List.of("a"), List.of("c"));
     }
@@ -452,10 +440,10 @@ class GroupCommitTest {
         awaitCondition(
                 "the interrupted follower waiting again (its flag kept aside until it returns), or failing",
                 () -> f.b().isDone() || f.thread().getState() == Thread.State.WAITING);
-        f.releaseA().countDown();
+        f.a().release().countDown();
         assertThat(result(f.b())).isEqualTo("b!");
         assertThat(f.flagKept()).isTrue();
-        result(f.a());
+        result(f.a().outcome());
         assertThat(r.batches).containsExactly(List.of("a"), List.of("b"));
     }
 
@@ -472,9 +460,7 @@ class GroupCommitTest {
         };
         GroupCommit<String, String> g =
                 GroupCommit.builder("writer for x.log", r).build();
-        CountDownLatch release = r.hold("a");
-        Future<String> a = submit(g, "a");
-        r.awaitEntered("a");
+        Held a = holdCommitOf(r, g, "a");
         Future<String> b = queueBehind(g, "b").get(0);
         Thread[] closer = new Thread[1];
         CountDownLatch closing = new CountDownLatch(1);
@@ -486,13 +472,13 @@ class GroupCommitTest {
         });
         assertThat(closing.await(BOUND_SECONDS, TimeUnit.SECONDS)).isTrue();
         awaitCondition("close waiting", () -> closer[0].getState() == Thread.State.WAITING);
-        release.countDown();
+        a.release().countDown();
         assertThat(result(closed)).as("b's commit ended before close returned").isTrue();
         assertThatThrownBy(() -> g.submit("late"))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessage("writer for x.log is closed");
         assertThat(result(b)).isEqualTo("b!");
-        result(a);
+        result(a.outcome());
         assertThat(r.batches).containsExactly(List.of("a"), List.of("b"));
     }
 }
