@@ -63,7 +63,9 @@ final class ChatParser {
     /** {@code prices: {MODEL: {prompt_per_million: X, completion_per_million: Y}}}; null when absent. */
     Map<String, ChatSpec.Price> prices(JsonNode root) {
         JsonNode n = root.get("prices");
-        if (n == null || n.isNull()) return null;
+        if (n == null || n.isNull()) {
+            return null;
+        }
         if (!n.isObject() || n.isEmpty()) {
             throw p.err("/prices", "'prices' must map model names to {prompt_per_million, completion_per_million}");
         }
@@ -89,7 +91,9 @@ final class ChatParser {
 
     private BigDecimal decimal(JsonNode n, String ptr, String key) {
         JsonNode v = n.get(key);
-        if (v == null) throw p.err(ptr, "missing required key '" + key + "'");
+        if (v == null) {
+            throw p.err(ptr, "missing required key '" + key + "'");
+        }
         if (!v.isNumber() || v.asDouble() < 0 || !Double.isFinite(v.asDouble())) {
             throw p.err(ptr + "/" + key, "'" + key + "' must be a number >= 0 (a price per million tokens)");
         }
@@ -128,15 +132,20 @@ final class ChatParser {
         ObjectNode params = Json.MAPPER.createObjectNode();
         number(n, ptr, "temperature", 0, 2, params);
         number(n, ptr, "top_p", 0, 1, params);
-        if (n.has("max_tokens")) params.put("max_tokens", p.integer(n, ptr, "max_tokens", 0, 1, 10_000_000));
+        if (n.has("max_tokens")) {
+            params.put("max_tokens", p.integer(n, ptr, "max_tokens", 0, 1, 10_000_000));
+        }
         if (n.has("seed")) {
             JsonNode seed = n.get("seed");
-            if (!seed.isIntegralNumber() || !seed.canConvertToLong())
+            if (!seed.isIntegralNumber() || !seed.canConvertToLong()) {
                 throw p.err(ptr + "/seed", "'seed' must be an integer");
+            }
             params.put("seed", seed.longValue());
         }
         int choices = p.integer(n, ptr, "n", 1, 1, 128);
-        if (n.has("n")) params.put("n", choices);
+        if (n.has("n")) {
+            params.put("n", choices);
+        }
         stop(n, ptr, params);
         JsonNode schema = n.get("response_schema");
         if (schema != null) {
@@ -162,10 +171,14 @@ final class ChatParser {
                 outputField(n, ptr, "finish_reason_field", name + "_finish_reason"),
                 outputField(n, ptr, "usage_field", name + "_usage"));
         ChatSpec.RateLimit limit = rateLimit(n, ptr);
-        if (limit != null) p.rateLimit(url.toString(), limit, ptr + "/rate_limit");
+        if (limit != null) {
+            p.rateLimit(url.toString(), limit, ptr + "/rate_limit");
+        }
         boolean cache = false;
         if (n.has("cache")) {
-            if (!n.get("cache").isBoolean()) throw p.err(ptr + "/cache", "'cache' must be true or false");
+            if (!n.get("cache").isBoolean()) {
+                throw p.err(ptr + "/cache", "'cache' must be true or false");
+            }
             cache = n.get("cache").booleanValue();
         }
         ChatSpec.Price price = null;
@@ -199,14 +212,19 @@ final class ChatParser {
 
     private Map<String, String> headers(JsonNode n, String ptr) {
         JsonNode h = n.get("headers");
-        if (h == null) return Map.of();
-        if (!h.isObject()) throw p.err(ptr + "/headers", "'headers' must be a mapping of header names to strings");
+        if (h == null) {
+            return Map.of();
+        }
+        if (!h.isObject()) {
+            throw p.err(ptr + "/headers", "'headers' must be a mapping of header names to strings");
+        }
         Map<String, String> out = new LinkedHashMap<>();
         for (Iterator<Map.Entry<String, JsonNode>> it = h.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> e = it.next();
             String hp = ptr + "/headers/" + escape(e.getKey());
-            if (!HEADER_NAME.matcher(e.getKey()).matches())
+            if (!HEADER_NAME.matcher(e.getKey()).matches()) {
                 throw p.err(hp, "'" + e.getKey() + "' is not a valid header name");
+            }
             if (RESERVED_HEADERS.contains(e.getKey().toLowerCase(Locale.ROOT))) {
                 throw p.err(
                         hp,
@@ -215,7 +233,9 @@ final class ChatParser {
                                         ? "; name the key's variable in api_key_env instead"
                                         : "; remove it"));
             }
-            if (!e.getValue().isTextual()) throw p.err(hp, "header values must be strings");
+            if (!e.getValue().isTextual()) {
+                throw p.err(hp, "header values must be strings");
+            }
             out.put(e.getKey(), e.getValue().textValue());
         }
         return out;
@@ -223,28 +243,37 @@ final class ChatParser {
 
     private List<ChatSpec.Message> messages(JsonNode n, String ptr) {
         JsonNode m = n.get("messages");
-        if (m == null) throw p.err(ptr, "a chat step needs 'messages' (a list of {role, content})");
-        if (!m.isArray() || m.isEmpty())
+        if (m == null) {
+            throw p.err(ptr, "a chat step needs 'messages' (a list of {role, content})");
+        }
+        if (!m.isArray() || m.isEmpty()) {
             throw p.err(ptr + "/messages", "'messages' must be a non-empty list of {role, content}");
+        }
         List<ChatSpec.Message> out = new ArrayList<>();
         for (int i = 0; i < m.size(); i++) {
             String mp = ptr + "/messages/" + i;
             JsonNode msg = m.get(i);
-            if (!msg.isObject()) throw p.err(mp, "a message must be a mapping {role, content}");
+            if (!msg.isObject()) {
+                throw p.err(mp, "a message must be a mapping {role, content}");
+            }
             p.checkKeys(msg, mp, Set.of("role", "content"));
             String role = p.text(msg, mp, "role", true);
-            if (!ROLES.contains(role))
+            if (!ROLES.contains(role)) {
                 throw p.err(mp + "/role", "unknown role '" + role + "'; use system, user or assistant");
+            }
             out.add(new ChatSpec.Message(role, p.text(msg, mp, "content", true)));
         }
-        if (out.stream().noneMatch(x -> x.role().equals("user")))
+        if (out.stream().noneMatch(x -> x.role().equals("user"))) {
             throw p.err(ptr + "/messages", "'messages' needs at least one user message");
+        }
         return out;
     }
 
     private void number(JsonNode n, String ptr, String key, double min, double max, ObjectNode params) {
         JsonNode v = n.get(key);
-        if (v == null) return;
+        if (v == null) {
+            return;
+        }
         if (!v.isNumber() || v.asDouble() < min || v.asDouble() > max) {
             throw p.err(ptr + "/" + key, "'" + key + "' must be a number from " + fmt(min) + " to " + fmt(max));
         }
@@ -257,7 +286,9 @@ final class ChatParser {
 
     private void stop(JsonNode n, String ptr, ObjectNode params) {
         JsonNode v = n.get("stop");
-        if (v == null) return;
+        if (v == null) {
+            return;
+        }
         if (v.isTextual() && !v.textValue().isEmpty()) {
             params.put("stop", v.textValue());
             return;
@@ -265,8 +296,9 @@ final class ChatParser {
         if (v.isArray() && !v.isEmpty() && v.size() <= 4) {
             ArrayNode a = params.putArray("stop");
             for (JsonNode s : v) {
-                if (!s.isTextual() || s.textValue().isEmpty())
+                if (!s.isTextual() || s.textValue().isEmpty()) {
                     throw p.err(ptr + "/stop", "'stop' must be a string or a list of 1-4 non-empty strings");
+                }
                 a.add(s.textValue());
             }
             return;
@@ -276,8 +308,12 @@ final class ChatParser {
 
     private ChatSpec.ResponseFormat responseFormat(JsonNode n, String ptr, JsonNode schema) {
         String f = p.text(n, ptr, "response_format", false);
-        if (f == null) return schema == null ? ChatSpec.ResponseFormat.NONE : ChatSpec.ResponseFormat.JSON_SCHEMA;
-        if (schema == null) throw p.err(ptr + "/response_format", "'response_format' needs a 'response_schema'");
+        if (f == null) {
+            return schema == null ? ChatSpec.ResponseFormat.NONE : ChatSpec.ResponseFormat.JSON_SCHEMA;
+        }
+        if (schema == null) {
+            throw p.err(ptr + "/response_format", "'response_format' needs a 'response_schema'");
+        }
         return switch (f) {
             case "json_schema" -> ChatSpec.ResponseFormat.JSON_SCHEMA;
             case "json_object" -> ChatSpec.ResponseFormat.JSON_OBJECT;
@@ -291,12 +327,18 @@ final class ChatParser {
 
     private Map<String, String> fieldMap(JsonNode n, String ptr, JsonNode schema, int choices) {
         JsonNode f = n.get("fields");
-        if (f == null) return Map.of();
-        if (schema == null)
+        if (f == null) {
+            return Map.of();
+        }
+        if (schema == null) {
             throw p.err(ptr + "/fields", "'fields' maps the answer's properties: it needs a 'response_schema'");
-        if (choices > 1) throw p.err(ptr + "/fields", "'fields' needs a single answer (n: 1)");
-        if (!f.isObject() || f.isEmpty())
+        }
+        if (choices > 1) {
+            throw p.err(ptr + "/fields", "'fields' needs a single answer (n: 1)");
+        }
+        if (!f.isObject() || f.isEmpty()) {
             throw p.err(ptr + "/fields", "'fields' must map answer properties to item fields, e.g. {answer: answer}");
+        }
         JsonNode declared = schema.get("properties");
         Map<String, String> out = new LinkedHashMap<>();
         for (Iterator<Map.Entry<String, JsonNode>> it = f.fields(); it.hasNext(); ) {
@@ -308,8 +350,9 @@ final class ChatParser {
                         "'" + e.getKey() + "' is not a property of the response_schema (properties: "
                                 + new TreeMap<>(Json.MAPPER.convertValue(declared, Map.class)).keySet() + ")");
             }
-            if (!e.getValue().isTextual() || e.getValue().textValue().isEmpty())
+            if (!e.getValue().isTextual() || e.getValue().textValue().isEmpty()) {
                 throw p.err(fp, "the item field for '" + e.getKey() + "' must be a non-empty string");
+            }
             out.put(e.getKey(), e.getValue().textValue());
         }
         return out;
@@ -318,19 +361,27 @@ final class ChatParser {
     /** An output field: the given name, the default when absent, null when set to {@code false} (not kept). */
     private String outputField(JsonNode n, String ptr, String key, String dflt) {
         JsonNode v = n.get(key);
-        if (v == null) return dflt;
-        if (v.isBoolean() && !v.booleanValue()) return null;
-        if (!v.isTextual() || v.textValue().isEmpty())
+        if (v == null) {
+            return dflt;
+        }
+        if (v.isBoolean() && !v.booleanValue()) {
+            return null;
+        }
+        if (!v.isTextual() || v.textValue().isEmpty()) {
             throw p.err(ptr + "/" + key, "'" + key + "' must be a field name, or false to drop this part");
+        }
         return v.textValue();
     }
 
     private ChatSpec.RateLimit rateLimit(JsonNode n, String ptr) {
         JsonNode r = n.get("rate_limit");
-        if (r == null) return null;
+        if (r == null) {
+            return null;
+        }
         String rp = ptr + "/rate_limit";
-        if (!r.isObject() || r.isEmpty())
+        if (!r.isObject() || r.isEmpty()) {
             throw p.err(rp, "'rate_limit' must be a mapping {requests_per_minute, tokens_per_minute}");
+        }
         p.checkKeys(r, rp, Set.of("requests_per_minute", "tokens_per_minute"));
         return new ChatSpec.RateLimit(
                 p.integer(r, rp, "requests_per_minute", 0, 1, 100_000_000),

@@ -102,8 +102,9 @@ public final class PipelineParser {
                     "invalid YAML: " + e.problem() + (e.isLimit() ? "; flatten it" : "; fix the syntax"));
         }
         JsonNode root = document.root();
-        if (root == null || !root.isObject())
+        if (root == null || !root.isObject()) {
             throw err("", "the pipeline must be a YAML mapping with 'input' and 'steps'");
+        }
         checkKeys(root, "", TOP_KEYS);
         String name = text(root, "", "name", false);
         if (name == null) {
@@ -117,14 +118,16 @@ public final class PipelineParser {
         String idField = text(root, "", "id_field", false);
         prices = new ChatParser(this).prices(root);
         JsonNode steps = root.get("steps");
-        if (steps == null || !steps.isArray() || steps.isEmpty())
+        if (steps == null || !steps.isArray() || steps.isEmpty()) {
             throw err(steps == null ? "" : "/steps", "'steps' must be a non-empty list");
+        }
         List<StepSpec> out = new ArrayList<>();
         Set<String> names = new HashSet<>();
         for (int i = 0; i < steps.size(); i++) {
             StepSpec s = step(steps.get(i), "/steps/" + i);
-            if (!names.add(s.name()))
+            if (!names.add(s.name())) {
                 throw err("/steps/" + i + "/name", "duplicate step name '" + s.name() + "'; step names must be unique");
+            }
             out.add(s);
         }
         return new PipelineSpec(
@@ -132,7 +135,9 @@ public final class PipelineParser {
     }
 
     private StepSpec step(JsonNode n, String ptr) {
-        if (!n.isObject()) throw err(ptr, "a step must be a mapping with 'name' and 'kind'");
+        if (!n.isObject()) {
+            throw err(ptr, "a step must be a mapping with 'name' and 'kind'");
+        }
         String name = text(n, ptr, "name", true);
         String kindText = text(n, ptr, "kind", true);
         StepKind kind;
@@ -160,14 +165,17 @@ public final class PipelineParser {
             case CHAT -> chat = new ChatParser(this).chat(n, ptr, name);
             case COMMAND -> {
                 JsonNode c = n.get("command");
-                if (c == null) throw err(ptr, "a command step needs 'command' (a list of arguments or a shell string)");
+                if (c == null) {
+                    throw err(ptr, "a command step needs 'command' (a list of arguments or a shell string)");
+                }
                 command = new ArrayList<>();
                 if (c.isTextual()) {
                     command = List.of("sh", "-c", c.textValue());
                 } else if (c.isArray() && !c.isEmpty()) {
                     for (int i = 0; i < c.size(); i++) {
-                        if (!c.get(i).isTextual())
+                        if (!c.get(i).isTextual()) {
                             throw err(ptr + "/command/" + i, "command arguments must be strings");
+                        }
                         command.add(c.get(i).textValue());
                     }
                 } else {
@@ -188,18 +196,24 @@ public final class PipelineParser {
             case EXPAND -> {
                 listField = text(n, ptr, "field", true);
                 childField = text(n, ptr, "as", false);
-                if (childField == null) childField = "element";
+                if (childField == null) {
+                    childField = "element";
+                }
             }
             case LOOP -> {
                 JsonNode b = n.get("body");
-                if (b == null) throw err(ptr, "a loop step needs 'body' (one step mapping)");
+                if (b == null) {
+                    throw err(ptr, "a loop step needs 'body' (one step mapping)");
+                }
                 body = step(b, ptr + "/body");
                 if (body.kind() == StepKind.LOOP || body.kind() == StepKind.EXPAND || body.kind() == StepKind.FILTER) {
                     throw err(ptr + "/body/kind", "a loop body must be a command, http, chat or template step");
                 }
                 cond = condition(n, ptr, "until");
                 maxIter = integer(n, ptr, "max_iterations", 0, 1, 10_000);
-                if (!n.has("max_iterations")) throw err(ptr, "a loop step needs 'max_iterations'");
+                if (!n.has("max_iterations")) {
+                    throw err(ptr, "a loop step needs 'max_iterations'");
+                }
             }
         }
         return new StepSpec(
@@ -253,8 +267,9 @@ public final class PipelineParser {
 
     private Condition condition(JsonNode n, String ptr, String key) {
         JsonNode c = n.get(key);
-        if (c == null || !c.isObject())
+        if (c == null || !c.isObject()) {
             throw err(c == null ? ptr : ptr + "/" + key, "'" + key + "' must be a mapping {field: F[, equals: V]}");
+        }
         checkKeys(c, ptr + "/" + key, Set.of("field", "equals"));
         return new Condition(text(c, ptr + "/" + key, "field", true), c.get("equals"));
     }
@@ -271,17 +286,22 @@ public final class PipelineParser {
     String text(JsonNode n, String ptr, String key, boolean required) {
         JsonNode v = n.get(key);
         if (v == null || v.isNull()) {
-            if (required) throw err(ptr, "missing required key '" + key + "'");
+            if (required) {
+                throw err(ptr, "missing required key '" + key + "'");
+            }
             return null;
         }
-        if (!v.isTextual() || v.textValue().isEmpty())
+        if (!v.isTextual() || v.textValue().isEmpty()) {
             throw err(ptr + "/" + key, "'" + key + "' must be a non-empty string");
+        }
         return v.textValue();
     }
 
     int integer(JsonNode n, String ptr, String key, int dflt, int min, int max) {
         JsonNode v = n.get(key);
-        if (v == null) return dflt;
+        if (v == null) {
+            return dflt;
+        }
         if (!v.canConvertToInt() || !v.isIntegralNumber() || v.intValue() < min || v.intValue() > max) {
             throw err(ptr + "/" + key, "'" + key + "' must be an integer from " + min + " to " + max);
         }
