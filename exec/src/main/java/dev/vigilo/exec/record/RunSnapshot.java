@@ -1,18 +1,9 @@
 package dev.vigilo.exec.record;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.vigilo.common.json.StrictJson;
 import dev.vigilo.plan.GateFile;
 import dev.vigilo.plan.PlanManifest;
-import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,9 +11,9 @@ import java.util.UUID;
 
 /**
  * The common run snapshot admission writes into every execution database of a run ({@code exec_runs.snapshot},
- * format {@code vigilo.exec.snapshot} version 1, docs/execution.md): the immutable plan references, the storage
- * binding, the dataset identity and the frozen gate policy. Compact JSON in a fixed key order; its SHA-256 is the
- * identity admission compares on replay. Immutable.
+ * format {@code vigilo.exec.snapshot}, docs/formats/exec-snapshot.md): the immutable plan references, the storage
+ * binding, the dataset identity and the frozen gate policy. Compact JSON in a fixed key order, written and read by
+ * {@link RunSnapshotParser}; its SHA-256 is the identity admission compares on replay. Immutable.
  *
  * @param runId          the run
  * @param planRoot       the published manifest
@@ -42,9 +33,6 @@ public record RunSnapshot(
         long cases,
         long chunks,
         List<Gate> gates) {
-    static final String FORMAT = "vigilo.exec.snapshot";
-    static final int VERSION = 1;
-    private static final ObjectMapper MAPPER = StrictJson.newMapper();
 
     public RunSnapshot {
         gates = List.copyOf(gates);
@@ -69,30 +57,7 @@ public record RunSnapshot(
     }
 
     byte[] encode() {
-        ObjectNode n = JsonNodeFactory.instance.objectNode();
-        n.put("format", FORMAT);
-        n.put("version", VERSION);
-        n.put("run_id", runId.toString());
-        putRef(n.putObject("plan_root"), planRoot);
-        putRef(n.putObject("configuration"), configuration);
-        n.put("storage_binding", storageBinding);
-        n.put("dataset_upload_id", datasetUploadId.toString());
-        n.put("cases", cases);
-        n.put("chunks", chunks);
-        ArrayNode a = n.putArray("gates");
-        for (Gate gate : gates) {
-            ObjectNode o = a.addObject();
-            o.put("name", gate.name());
-            ArrayNode r = o.putArray("required_evaluators");
-            gate.requiredEvaluators().forEach(r::add);
-            o.put("min_pass_rate", gate.minPassRate());
-            o.put("planned_cases", gate.plannedCases());
-        }
-        try {
-            return MAPPER.writeValueAsBytes(n);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return RunSnapshotParser.toJson(this);
     }
 
     public Sha256 sha256() {
@@ -101,50 +66,5 @@ public record RunSnapshot(
 
     String text() {
         return new String(encode(), StandardCharsets.UTF_8);
-    }
-
-    /** Decodes a snapshot this build wrote; anything else is a damaged execution record. */
-    public static RunSnapshot decode(String text) {
-        try {
-            JsonNode n = MAPPER.readTree(text);
-            if (!FORMAT.equals(n.path("format").asText()) || n.path("version").asInt() != VERSION) {
-                throw new IllegalStateException("not a " + FORMAT + " version " + VERSION + " document");
-            }
-            List<Gate> gates = new ArrayList<>();
-            for (JsonNode g : n.path("gates")) {
-                List<String> req = new ArrayList<>();
-                g.path("required_evaluators").forEach(x -> req.add(x.asText()));
-                gates.add(new Gate(
-                        g.path("name").asText(),
-                        req,
-                        g.path("min_pass_rate").asDouble(),
-                        g.path("planned_cases").asLong()));
-            }
-            return new RunSnapshot(
-                    UUID.fromString(n.path("run_id").asText()),
-                    ref(n.path("plan_root")),
-                    ref(n.path("configuration")),
-                    n.path("storage_binding").asText(),
-                    UUID.fromString(n.path("dataset_upload_id").asText()),
-                    n.path("cases").asLong(),
-                    n.path("chunks").asLong(),
-                    gates);
-        } catch (IOException | RuntimeException e) {
-            throw new dev.vigilo.common.errors.DamagedException(
-                    "the execution database's run snapshot cannot be read (" + e.getMessage() + ")", e);
-        }
-    }
-
-    private static void putRef(ObjectNode o, ObjectRef ref) {
-        o.put("key", ref.key().value());
-        o.put("length", ref.length());
-        o.put("sha256", ref.sha256().toHex());
-    }
-
-    private static ObjectRef ref(JsonNode n) {
-        return new ObjectRef(
-                ObjectKey.of(n.path("key").asText()),
-                n.path("length").asLong(),
-                Sha256.parseHex(n.path("sha256").asText()));
     }
 }

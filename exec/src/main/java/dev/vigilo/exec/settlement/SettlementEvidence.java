@@ -10,6 +10,7 @@ import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.record.ChunkSeed;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.RunSnapshot;
+import dev.vigilo.exec.record.RunSnapshotParser;
 import dev.vigilo.exec.record.SeedTables;
 import dev.vigilo.exec.record.ShardTallies;
 import dev.vigilo.plan.PublishedPlan;
@@ -165,7 +166,7 @@ final class SettlementEvidence {
 
     private RunSnapshot decodeSnapshot(String text, String sha, String alias) {
         try {
-            RunSnapshot s = RunSnapshot.decode(text);
+            RunSnapshot s = RunSnapshotParser.fromJson(text);
             if (!s.sha256().toHex().equals(sha) || !s.runId().equals(runId)) {
                 problems.add("the run snapshot in execution database \"" + alias + "\" does not match its hash");
                 return null;

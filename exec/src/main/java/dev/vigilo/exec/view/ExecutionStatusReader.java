@@ -15,6 +15,7 @@ import dev.vigilo.exec.Service;
 import dev.vigilo.exec.WaitBoard;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.RunSnapshot;
+import dev.vigilo.exec.record.RunSnapshotParser;
 import dev.vigilo.exec.record.ShardTallies;
 import java.io.IOException;
 import java.time.Duration;
@@ -89,7 +90,7 @@ public final class ExecutionStatusReader {
                                     .bind("r", runId)
                                     .mapTo(String.class)
                                     .findOne()
-                                    .map(RunSnapshot::decode);
+                                    .map(RunSnapshotParser::fromJson);
                             tallies.putAll(t);
                             return s;
                         });
