@@ -134,7 +134,7 @@ public final class ExecutionStatusReader {
         List<GateResult> gates = recorded ? v.recorded() : partial(v, tallies, snapshot);
         return new ExecutionStatus(
                 runId,
-                v.run().status(),
+                v.run().status().spelling(),
                 v.run().verdict(),
                 v.run().failureReason(),
                 progress,
