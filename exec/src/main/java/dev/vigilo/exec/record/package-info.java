@@ -1,7 +1,8 @@
 /**
  * The durable records exec's rooms share, each class with the SQL of the table or the format it owns: chunk leases
  * and states ({@code ChunkTables}), chunk rows and their receipts read back ({@code ChunkRows}), the seed tables
- * admission writes ({@code SeedTables}, {@code ChunkSeed}, {@code RunSnapshot}), receipts ({@code Receipt},
+ * admission writes ({@code SeedTables}, {@code ChunkSeed}, {@code RunSnapshot} with its format's
+ * {@code RunSnapshotParser}, docs/formats/exec-snapshot.md), receipts ({@code Receipt} with {@code ReceiptParser},
  * docs/formats/exec-receipt.md), run rows and routes ({@code RunRecords}), the run's plan row ({@code PlanRecord}),
  * shard tallies ({@code ShardTallies}) and transcript keys ({@code TranscriptStore}).
  *
