@@ -266,16 +266,10 @@ final class SettlementEvidence {
     List<GateResult> gateTable() {
         List<GateResult> out = new ArrayList<>();
         for (int g = 0; g < snapshot.gates().size(); g++) {
-            long passed = 0;
-            long failed = 0;
-            long errored = 0;
-            for (ShardTallies.Tally t : tallies.values()) {
-                passed += t.passed()[g];
-                failed += t.failed()[g];
-                errored += t.errored()[g];
-            }
+            ShardTallies.GateSum sum = ShardTallies.sum(tallies.values(), g);
             RunSnapshot.Gate gate = snapshot.gates().get(g);
-            out.add(GateResult.decided(gate.name(), planned(g), passed, failed, errored, gate.minPassRate()));
+            out.add(GateResult.decided(
+                    gate.name(), planned(g), sum.passed(), sum.failed(), sum.errored(), gate.minPassRate()));
         }
         return out;
     }

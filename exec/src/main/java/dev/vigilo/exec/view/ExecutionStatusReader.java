@@ -220,21 +220,14 @@ public final class ExecutionStatusReader {
         List<GateResult> out = new ArrayList<>();
         List<RunSnapshot.Gate> policy = snapshot.get().gates();
         for (int g = 0; g < v.gateNames().size() && g < policy.size(); g++) {
-            long passed = 0;
-            long failed = 0;
-            long errored = 0;
-            for (ShardTallies.Tally t : tallies.values()) {
-                passed += t.passed()[g];
-                failed += t.failed()[g];
-                errored += t.errored()[g];
-            }
-            long planned = Math.max(v.planned()[g], passed + failed + errored);
+            ShardTallies.GateSum sum = ShardTallies.sum(tallies.values(), g);
+            long planned = Math.max(v.planned()[g], sum.passed() + sum.failed() + sum.errored());
             out.add(GateResult.partial(
                     v.gateNames().get(g),
                     planned,
-                    passed,
-                    failed,
-                    errored,
+                    sum.passed(),
+                    sum.failed(),
+                    sum.errored(),
                     policy.get(g).minPassRate()));
         }
         return out;
