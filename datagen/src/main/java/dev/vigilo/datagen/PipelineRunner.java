@@ -206,8 +206,8 @@ public final class PipelineRunner {
             String v = opts.environment().apply(c.apiKeyEnv());
             if (v == null || v.isBlank()) {
                 throw c.apiKeyEnvAt()
-                        .error("environment variable " + c.apiKeyEnv() + " (api_key_env of step '" + s.name()
-                                + "') is not set; export it with the endpoint's API key");
+                        .error("environment variable " + c.apiKeyEnv() + " (of step \"" + s.name()
+                                + "\") is not set; export it with the endpoint's API key");
             }
             keys.put(c.apiKeyEnv(), v);
         }
