@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.cfg.JsonNodeFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.json.StrictJson;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
@@ -27,13 +28,16 @@ public final class CheckpointBatch {
     /** The query tag of a FAILED event after which the writer gave up on the item. */
     static final String FINAL_ATTEMPT_KEY = "final_attempt";
 
+    /** Query tags: read strictly (a key given twice is not one object), written with their keys sorted. */
     private static final ObjectMapper TAGS =
-            new ObjectMapper().configure(JsonNodeFeature.WRITE_PROPERTIES_SORTED, true);
+            StrictJson.newMapper().configure(JsonNodeFeature.WRITE_PROPERTIES_SORTED, true);
 
     /** {@code json} as a JSON object; IllegalArgumentException otherwise. */
     static ObjectNode parseTags(String json) {
         try {
-            if (TAGS.readTree(json) instanceof ObjectNode o) return o;
+            if (TAGS.readTree(json) instanceof ObjectNode o) {
+                return o;
+            }
         } catch (JsonProcessingException e) {
             // reported below
         }
@@ -42,7 +46,9 @@ public final class CheckpointBatch {
 
     /** Whether stored query tags mark a final attempt. */
     static boolean isFinalAttempt(String queryTagsJson) {
-        if (queryTagsJson == null) return false;
+        if (queryTagsJson == null) {
+            return false;
+        }
         try {
             return TAGS.readTree(queryTagsJson).path(FINAL_ATTEMPT_KEY).asBoolean(false);
         } catch (JsonProcessingException e) {
@@ -107,8 +113,9 @@ public final class CheckpointBatch {
             Objects.requireNonNull(item, "item");
             Objects.requireNonNull(nextSeq, "nextSeq");
             for (ItemEvents ie : items) {
-                if (ie.item.itemId().equals(item.itemId()))
+                if (ie.item.itemId().equals(item.itemId())) {
                     throw new IllegalStateException("item already in batch: " + item.itemId());
+                }
             }
             ItemEvents ie = new ItemEvents(item, nextSeq);
             items.add(ie);
@@ -117,7 +124,9 @@ public final class CheckpointBatch {
 
         /** Derives ids and freezes the batch. Throws if it is empty. */
         public CheckpointBatch build() {
-            if (drafts.isEmpty()) throw new IllegalStateException("empty checkpoint batch");
+            if (drafts.isEmpty()) {
+                throw new IllegalStateException("empty checkpoint batch");
+            }
             Draft first = drafts.get(0);
             CheckpointId cid =
                     EventIds.checkpointId(epoch, first.item.itemId(), first.seq, step.stepInstanceId(), step.attempt());
@@ -197,7 +206,9 @@ public final class CheckpointBatch {
              * null.
              */
             public ItemEvents created(String queryTagsJson) {
-                if (next.value() != 0) throw new IllegalStateException("ITEM_CREATED must be at item_seq 0");
+                if (next.value() != 0) {
+                    throw new IllegalStateException("ITEM_CREATED must be at item_seq 0");
+                }
                 return add(EventType.ITEM_CREATED, null, null, null, null, null, null, queryTagsJson);
             }
 
@@ -237,7 +248,9 @@ public final class CheckpointBatch {
              * e.g. what the step's requests cost; folded into {@link CompletedStep#queryTagsJson()}.
              */
             public ItemEvents stepCompleted(String queryTagsJson) {
-                if (step.stepName() == null) throw new IllegalStateException("STEP_COMPLETED needs a step");
+                if (step.stepName() == null) {
+                    throw new IllegalStateException("STEP_COMPLETED needs a step");
+                }
                 return add(EventType.STEP_COMPLETED, null, null, null, null, null, null, tagsObject(queryTagsJson));
             }
 
@@ -263,9 +276,12 @@ public final class CheckpointBatch {
             public ItemEvents failed(
                     String errorType, String errorDump, String traceback, boolean finalAttempt, String queryTagsJson) {
                 ObjectNode tags = queryTagsJson == null ? TAGS.createObjectNode() : parseTags(queryTagsJson);
-                if (tags.has(FINAL_ATTEMPT_KEY))
+                if (tags.has(FINAL_ATTEMPT_KEY)) {
                     throw new IllegalArgumentException("tag '" + FINAL_ATTEMPT_KEY + "' is set by finalAttempt");
-                if (finalAttempt) tags.put(FINAL_ATTEMPT_KEY, true);
+                }
+                if (finalAttempt) {
+                    tags.put(FINAL_ATTEMPT_KEY, true);
+                }
                 return add(
                         EventType.FAILED,
                         null,

@@ -8,7 +8,9 @@ import java.util.Objects;
 public record CheckpointId(String value) {
     public CheckpointId {
         Objects.requireNonNull(value, "value");
-        if (value.isEmpty()) throw new IllegalArgumentException("checkpoint id must not be empty");
+        if (value.isEmpty()) {
+            throw new IllegalArgumentException("checkpoint id must not be empty");
+        }
     }
 
     @Override

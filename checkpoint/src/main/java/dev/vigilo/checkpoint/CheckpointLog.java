@@ -83,7 +83,9 @@ public final class CheckpointLog implements AutoCloseable {
 
     /** Whether a log exists at {@code location}. */
     public static boolean exists(LogLocation location) {
-        if (location.isLocal()) return Files.isDirectory(location.logDir().resolve("_versions"));
+        if (location.isLocal()) {
+            return Files.isDirectory(location.logDir().resolve("_versions"));
+        }
         try (LogFiles f = LogFiles.open(location)) {
             return !f.list("_versions").isEmpty();
         }
@@ -92,7 +94,9 @@ public final class CheckpointLog implements AutoCloseable {
     /** Names of the experiments of {@code pipeline} under {@code durableRoot}, sorted. */
     public static List<String> experiments(Path durableRoot, String pipeline) {
         Path d = durableRoot.resolve("datagen_checkpoints").resolve(pipeline);
-        if (!Files.isDirectory(d)) return List.of();
+        if (!Files.isDirectory(d)) {
+            return List.of();
+        }
         try (Stream<Path> s = Files.list(d)) {
             return s.filter(p -> Files.isDirectory(p.resolve("log.lance")))
                     .map(p -> p.getFileName().toString())
@@ -206,8 +210,9 @@ public final class CheckpointLog implements AutoCloseable {
     private static void checkLeaseName(String name) {
         Objects.requireNonNull(name, "name");
         for (String seg : name.split("/", -1)) {
-            if (!ExperimentRecords.NAME.matcher(seg).matches())
+            if (!ExperimentRecords.NAME.matcher(seg).matches()) {
                 throw new IllegalArgumentException("invalid lease name: " + name);
+            }
         }
     }
 
@@ -252,7 +257,9 @@ public final class CheckpointLog implements AutoCloseable {
     private void ensureCreated() {
         if (!exists(location)) {
             try {
-                if (location.isLocal()) Files.createDirectories(location.experimentDir());
+                if (location.isLocal()) {
+                    Files.createDirectories(location.experimentDir());
+                }
                 {
                     CrashPoints.boundary("checkpoint.create");
                     try (ArrowReader r = EventSchema.reader(allocator, List.of());
@@ -273,9 +280,10 @@ public final class CheckpointLog implements AutoCloseable {
                 throw new UnavailableException("cannot create " + location.experimentUri(), e);
             } catch (RuntimeException e) {
                 // A concurrent creator won the race: fine if the dataset now exists.
-                if (!exists(location))
+                if (!exists(location)) {
                     throw new UnavailableException(
                             "cannot create checkpoint log " + location.uri() + ": " + e.getMessage(), e);
+                }
             }
         }
         try {

@@ -9,7 +9,9 @@ import java.util.Objects;
 public record EventId(String value) {
     public EventId {
         Objects.requireNonNull(value, "value");
-        if (value.isEmpty()) throw new IllegalArgumentException("event id must not be empty");
+        if (value.isEmpty()) {
+            throw new IllegalArgumentException("event id must not be empty");
+        }
     }
 
     @Override

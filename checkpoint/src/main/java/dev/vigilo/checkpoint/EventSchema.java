@@ -146,7 +146,9 @@ final class EventSchema {
 
         @Override
         public boolean loadNextBatch() {
-            if (next == sources.size()) return false;
+            if (next == sources.size()) {
+                return false;
+            }
             // Transfers nothing: the reader's root takes references to the same buffers.
             try (ArrowRecordBatch batch = new VectorUnloader(sources.get(next++)).getRecordBatch()) {
                 loadRecordBatch(batch);
@@ -200,11 +202,17 @@ final class EventSchema {
             str(root, "value_kind", i, v == null ? null : v.kind());
             i64(root, "value_i64", i, v instanceof FieldValue.IntValue x ? x.value() : null);
             Float8Vector f64 = (Float8Vector) root.getVector("value_f64");
-            if (v instanceof FieldValue.FloatValue x) f64.setSafe(i, x.value());
-            else f64.setNull(i);
+            if (v instanceof FieldValue.FloatValue x) {
+                f64.setSafe(i, x.value());
+            } else {
+                f64.setNull(i);
+            }
             BitVector b = (BitVector) root.getVector("value_bool");
-            if (v instanceof FieldValue.BoolValue x) b.setSafe(i, x.value() ? 1 : 0);
-            else b.setNull(i);
+            if (v instanceof FieldValue.BoolValue x) {
+                b.setSafe(i, x.value() ? 1 : 0);
+            } else {
+                b.setNull(i);
+            }
             str(root, "value_str", i, v instanceof FieldValue.StrValue x ? x.value() : null);
             str(root, "value_json", i, v instanceof FieldValue.JsonValue x ? x.json() : null);
             LargeVarBinaryVector blob = (LargeVarBinaryVector) root.getVector("value_blob");
@@ -299,18 +307,32 @@ final class EventSchema {
 
     private static Object get(VectorSchemaRoot root, String col, int i) {
         FieldVector v = root.getVector(col);
-        if (v == null) throw new DamagedException("column " + col + " missing from scan");
-        if (v.isNull(i)) return null;
-        if (v instanceof TimeStampMicroTZVector t) return t.get(i);
+        if (v == null) {
+            throw new DamagedException("column " + col + " missing from scan");
+        }
+        if (v.isNull(i)) {
+            return null;
+        }
+        if (v instanceof TimeStampMicroTZVector t) {
+            return t.get(i);
+        }
         return v.getObject(i);
     }
 
     private static String s(VectorSchemaRoot root, String col, int i) {
         FieldVector v = root.getVector(col);
-        if (v == null) throw new DamagedException("column " + col + " missing from scan");
-        if (v.isNull(i)) return null;
-        if (v instanceof VarCharVector x) return new String(x.get(i), StandardCharsets.UTF_8);
-        if (v instanceof LargeVarCharVector x) return new String(x.get(i), StandardCharsets.UTF_8);
+        if (v == null) {
+            throw new DamagedException("column " + col + " missing from scan");
+        }
+        if (v.isNull(i)) {
+            return null;
+        }
+        if (v instanceof VarCharVector x) {
+            return new String(x.get(i), StandardCharsets.UTF_8);
+        }
+        if (v instanceof LargeVarCharVector x) {
+            return new String(x.get(i), StandardCharsets.UTF_8);
+        }
         return v.getObject(i).toString();
     }
 
@@ -321,19 +343,28 @@ final class EventSchema {
             return;
         }
         byte[] b = value.getBytes(StandardCharsets.UTF_8);
-        if (v instanceof VarCharVector x) x.setSafe(i, b);
-        else ((LargeVarCharVector) v).setSafe(i, b);
+        if (v instanceof VarCharVector x) {
+            x.setSafe(i, b);
+        } else {
+            ((LargeVarCharVector) v).setSafe(i, b);
+        }
     }
 
     private static void i64(VectorSchemaRoot root, String col, int i, Long value) {
         BigIntVector v = (BigIntVector) root.getVector(col);
-        if (value == null) v.setNull(i);
-        else v.setSafe(i, value);
+        if (value == null) {
+            v.setNull(i);
+        } else {
+            v.setSafe(i, value);
+        }
     }
 
     private static void i32(VectorSchemaRoot root, String col, int i, Integer value) {
         IntVector v = (IntVector) root.getVector(col);
-        if (value == null) v.setNull(i);
-        else v.setSafe(i, value);
+        if (value == null) {
+            v.setNull(i);
+        } else {
+            v.setSafe(i, value);
+        }
     }
 }

@@ -48,7 +48,9 @@ public interface ExperimentRecords extends AutoCloseable {
     /** The records in {@code dir} of {@code loc}'s experiment. */
     static ExperimentRecords open(LogLocation loc, String dir) {
         check(dir);
-        if (loc.isLocal()) return new Local(loc.experimentDir().resolve(dir));
+        if (loc.isLocal()) {
+            return new Local(loc.experimentDir().resolve(dir));
+        }
         dev.vigilo.storage.StoreSpec.S3 store = loc.root().s3Store();
         return new S3(
                 new S3Conditional(dev.vigilo.storage.S3Clients.open(store), store, "experiment record"),
@@ -58,7 +60,9 @@ public interface ExperimentRecords extends AutoCloseable {
 
     private static String check(String name) {
         Objects.requireNonNull(name, "name");
-        if (!NAME.matcher(name).matches()) throw new IllegalArgumentException("invalid record name: " + name);
+        if (!NAME.matcher(name).matches()) {
+            throw new IllegalArgumentException("invalid record name: " + name);
+        }
         return name;
     }
 
@@ -82,7 +86,9 @@ public interface ExperimentRecords extends AutoCloseable {
                 throw new UnavailableException("cannot read " + f + ": " + e.getMessage(), e);
             }
             int nl = text.indexOf('\n');
-            if (nl <= 0) throw new DamagedException(f + " is not an experiment record (no version line)");
+            if (nl <= 0) {
+                throw new DamagedException(f + " is not an experiment record (no version line)");
+            }
             return Optional.of(new Versioned(text.substring(nl + 1), text.substring(0, nl)));
         }
 
@@ -96,7 +102,9 @@ public interface ExperimentRecords extends AutoCloseable {
                                 dir.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
                         FileLock ignored = lock(ch)) {
                     String current = read(name).map(Versioned::version).orElse(null);
-                    if (!Objects.equals(current, expectedVersion)) return Optional.empty();
+                    if (!Objects.equals(current, expectedVersion)) {
+                        return Optional.empty();
+                    }
                     String version = UUID.randomUUID().toString();
                     AtomicFiles.replace(
                             f, (version + "\n" + json).getBytes(StandardCharsets.UTF_8), "checkpoint.record");
@@ -153,7 +161,9 @@ public interface ExperimentRecords extends AutoCloseable {
 
         @Override
         public void close() {
-            if (ownsClient) objects.close();
+            if (ownsClient) {
+                objects.close();
+            }
         }
     }
 }

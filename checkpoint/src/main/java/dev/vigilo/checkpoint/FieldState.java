@@ -11,7 +11,9 @@ import java.util.Objects;
 public record FieldState(List<FieldValue> values, boolean appended) {
     public FieldState {
         values = List.copyOf(Objects.requireNonNull(values, "values"));
-        if (values.isEmpty()) throw new IllegalArgumentException("a folded field has at least one value");
+        if (values.isEmpty()) {
+            throw new IllegalArgumentException("a folded field has at least one value");
+        }
     }
 
     /** The current value of a set field (the last value of an appended one). */

@@ -59,7 +59,9 @@ final class FileLockElection implements Election {
 
     private static void closeQuietly(FileChannel ch) {
         try {
-            if (ch != null) ch.close();
+            if (ch != null) {
+                ch.close();
+            }
         } catch (IOException ignored) {
             // Nothing held yet.
         }
@@ -71,7 +73,9 @@ final class FileLockElection implements Election {
 
     @Override
     public void confirm() {
-        if (!lock.isValid()) throw new FencedException("lock " + lockPath() + " was released");
+        if (!lock.isValid()) {
+            throw new FencedException("lock " + lockPath() + " was released");
+        }
     }
 
     @Override

@@ -23,7 +23,9 @@ final class Fold {
             if (!out.isEmpty()) {
                 CheckpointEvent prev = out.get(out.size() - 1);
                 if (prev.itemSeq().equals(e.itemSeq())) {
-                    if (prev.eventId().equals(e.eventId())) continue;
+                    if (prev.eventId().equals(e.eventId())) {
+                        continue;
+                    }
                     throw new FencingViolationException(
                             itemId,
                             e.itemSeq(),
@@ -53,7 +55,9 @@ final class Fold {
 
     static ItemState fold(String itemId, List<CheckpointEvent> events) {
         List<CheckpointEvent> ordered = ordered(itemId, events);
-        if (ordered.isEmpty()) throw new IllegalArgumentException("no events for item " + itemId);
+        if (ordered.isEmpty()) {
+            throw new IllegalArgumentException("no events for item " + itemId);
+        }
         CheckpointEvent first = ordered.get(0);
         ItemRef ref = new ItemRef(itemId, first.rootItemId(), first.parentItemId());
         Map<String, FieldState> fields = new LinkedHashMap<>();

@@ -57,9 +57,13 @@ final class GenerationBatches implements AutoCloseable {
                 throw new DamagedException("event written with schema_version " + versions.get(i)
                         + " but this Vigilo reads up to " + CheckpointBatch.SCHEMA_VERSION + "; upgrade Vigilo");
             }
-            if (ids.add(new String(eventIds.get(i), StandardCharsets.UTF_8))) keep[kept++] = i;
+            if (ids.add(new String(eventIds.get(i), StandardCharsets.UTF_8))) {
+                keep[kept++] = i;
+            }
         }
-        if (kept == 0) return;
+        if (kept == 0) {
+            return;
+        }
         VectorSchemaRoot out = VectorSchemaRoot.create(EventSchema.SCHEMA, allocator);
         try {
             for (Field f : EventSchema.SCHEMA.getFields()) {
@@ -70,7 +74,9 @@ final class GenerationBatches implements AutoCloseable {
                 } else {
                     to.setInitialCapacity(kept);
                     to.allocateNew();
-                    for (int j = 0; j < kept; j++) to.copyFromSafe(keep[j], j, from);
+                    for (int j = 0; j < kept; j++) {
+                        to.copyFromSafe(keep[j], j, from);
+                    }
                     to.setValueCount(kept);
                 }
             }
@@ -84,7 +90,9 @@ final class GenerationBatches implements AutoCloseable {
 
     private static FieldVector column(VectorSchemaRoot root, String name) {
         FieldVector v = root.getVector(name);
-        if (v == null) throw new DamagedException("column " + name + " missing from a generation of the log");
+        if (v == null) {
+            throw new DamagedException("column " + name + " missing from a generation of the log");
+        }
         return v;
     }
 

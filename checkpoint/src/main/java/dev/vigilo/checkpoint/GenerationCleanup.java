@@ -52,7 +52,9 @@ final class GenerationCleanup {
         Removed total = Removed.NONE;
         for (ShardId shard : MemWalFiles.shards(log.files())) {
             long watermark = merged.getOrDefault(shard, 0L);
-            if (watermark > 0) total = total.plus(cleanShard(log.files(), shard, watermark, afterEachFile));
+            if (watermark > 0) {
+                total = total.plus(cleanShard(log.files(), shard, watermark, afterEachFile));
+            }
         }
         return total;
     }
@@ -66,8 +68,12 @@ final class GenerationCleanup {
             Optional<Version> v = ds.listVersions().stream()
                     .filter(x -> !x.getDataTime().toInstant().isAfter(cutoff))
                     .max(Comparator.comparingLong(Version::getId));
-            if (v.isEmpty()) return Map.of();
-            if (v.get().getId() == ds.version()) return MemWalFiles.mergedGenerations(ds);
+            if (v.isEmpty()) {
+                return Map.of();
+            }
+            if (v.get().getId() == ds.version()) {
+                return MemWalFiles.mergedGenerations(ds);
+            }
             try (Dataset old = ds.checkoutVersion(v.get().getId())) {
                 return MemWalFiles.mergedGenerations(old);
             }

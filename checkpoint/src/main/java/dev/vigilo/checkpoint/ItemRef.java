@@ -10,7 +10,9 @@ public record ItemRef(String itemId, String rootItemId, String parentItemId) {
     public ItemRef {
         Objects.requireNonNull(itemId, "itemId");
         Objects.requireNonNull(rootItemId, "rootItemId");
-        if (itemId.isEmpty()) throw new IllegalArgumentException("item id must not be empty");
+        if (itemId.isEmpty()) {
+            throw new IllegalArgumentException("item id must not be empty");
+        }
         if (parentItemId == null && !rootItemId.equals(itemId)) {
             throw new IllegalArgumentException("a root item must be its own root: " + itemId + " vs " + rootItemId);
         }

@@ -10,7 +10,9 @@ public record ItemSeq(long value) implements Comparable<ItemSeq> {
     public static final ItemSeq FIRST = new ItemSeq(0);
 
     public ItemSeq {
-        if (value < 0) throw new IllegalArgumentException("item_seq must be >= 0, got " + value);
+        if (value < 0) {
+            throw new IllegalArgumentException("item_seq must be >= 0, got " + value);
+        }
     }
 
     /** The next sequence number. */

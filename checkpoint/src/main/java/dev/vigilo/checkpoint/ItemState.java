@@ -52,7 +52,9 @@ public record ItemState(
      * completed since.
      */
     public boolean failedPermanently() {
-        if (failures.isEmpty() || terminal.isPresent()) return false;
+        if (failures.isEmpty() || terminal.isPresent()) {
+            return false;
+        }
         Failure last = failures.get(failures.size() - 1);
         return last.finalAttempt()
                 && cursor().map(c -> c.itemSeq().compareTo(last.itemSeq()) < 0).orElse(true);

@@ -67,7 +67,9 @@ interface LogFiles extends AutoCloseable {
         @Override
         public List<String> list(String dir) {
             Path d = root.resolve(dir);
-            if (!Files.isDirectory(d)) return List.of();
+            if (!Files.isDirectory(d)) {
+                return List.of();
+            }
             try (Stream<Path> s = Files.list(d)) {
                 return s.map(p -> p.getFileName().toString()).sorted().toList();
             } catch (IOException e) {
@@ -98,7 +100,9 @@ interface LogFiles extends AutoCloseable {
         @Override
         public void deleteTree(String dir, java.util.function.Consumer<String> afterEach) {
             Path d = root.resolve(dir);
-            if (!Files.isDirectory(d)) return;
+            if (!Files.isDirectory(d)) {
+                return;
+            }
             List<Path> all;
             try (Stream<Path> s = Files.walk(d)) {
                 all = new ArrayList<>(s.toList());
@@ -113,7 +117,9 @@ interface LogFiles extends AutoCloseable {
                 try {
                     boolean file = !Files.isDirectory(p);
                     Files.deleteIfExists(p);
-                    if (file) afterEach.accept(root.relativize(p).toString().replace('\\', '/'));
+                    if (file) {
+                        afterEach.accept(root.relativize(p).toString().replace('\\', '/'));
+                    }
                 } catch (IOException e) {
                     throw new UnavailableException("cannot delete " + p, e);
                 }
@@ -173,7 +179,9 @@ interface LogFiles extends AutoCloseable {
                         String s = cp.prefix().substring(p.length());
                         out.add(s.endsWith("/") ? s.substring(0, s.length() - 1) : s);
                     }
-                    for (S3Object o : r.contents()) out.add(o.key().substring(p.length()));
+                    for (S3Object o : r.contents()) {
+                        out.add(o.key().substring(p.length()));
+                    }
                     token = r.isTruncated() ? r.nextContinuationToken() : null;
                 } while (token != null);
             } catch (SdkException e) {
@@ -228,8 +236,9 @@ interface LogFiles extends AutoCloseable {
                         if (d.hasErrors() && !d.errors().isEmpty()) {
                             throw failure("delete under", p, d.errors().get(0).message(), null);
                         }
-                        for (ObjectIdentifier id : ids)
+                        for (ObjectIdentifier id : ids) {
                             afterEach.accept(id.key().substring(prefix.length() + 1));
+                        }
                     }
                     token = r.isTruncated() ? r.nextContinuationToken() : null;
                 } while (token != null);

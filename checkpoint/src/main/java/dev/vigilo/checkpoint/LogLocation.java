@@ -56,7 +56,9 @@ public record LogLocation(LogRoot root, String pipeline, String experiment) {
 
     /** The experiment directory of a local root. */
     public Path experimentDir() {
-        if (!isLocal()) throw new UnsupportedOperationException("not a local durable root: " + root);
+        if (!isLocal()) {
+            throw new UnsupportedOperationException("not a local durable root: " + root);
+        }
         return root.directory().resolve(experimentPath());
     }
 

@@ -51,7 +51,9 @@ public final class LogReader implements AutoCloseable {
                 long done = merged.getOrDefault(shard, 0L);
                 ShardSnapshot snap = new ShardSnapshot(shard.toString()).withCurrentGeneration(m.currentGeneration());
                 for (MemWalFiles.Generation g : m.flushed()) {
-                    if (g.number() <= done) continue;
+                    if (g.number() <= done) {
+                        continue;
+                    }
                     snap.withFlushedGeneration(g.number(), g.folder());
                     r.generations.add(new GenRef(shard, g));
                 }
@@ -92,8 +94,9 @@ public final class LogReader implements AutoCloseable {
     /** Folded state of every item, keyed by item id in first-seen order. */
     public Map<String, ItemState> foldAll() {
         Map<String, List<CheckpointEvent>> byItem = new LinkedHashMap<>();
-        for (CheckpointEvent e : scan(null))
+        for (CheckpointEvent e : scan(null)) {
             byItem.computeIfAbsent(e.itemId(), k -> new ArrayList<>()).add(e);
+        }
         Map<String, ItemState> out = new LinkedHashMap<>();
         byItem.forEach((id, evs) -> out.put(id, Fold.fold(id, evs)));
         return out;
@@ -110,7 +113,9 @@ public final class LogReader implements AutoCloseable {
      */
     public Optional<Trajectory> trajectory(String itemId) {
         Optional<ItemState> st = fold(itemId);
-        if (st.isEmpty()) return Optional.empty();
+        if (st.isEmpty()) {
+            return Optional.empty();
+        }
         Map<String, List<CheckpointEvent>> tree = new HashMap<>();
         for (CheckpointEvent e : scan("root_item_id = " + quote(st.get().item().rootItemId()))) {
             tree.computeIfAbsent(e.itemId(), k -> new ArrayList<>()).add(e);
@@ -127,7 +132,9 @@ public final class LogReader implements AutoCloseable {
                 .sorted()
                 .toList();
         List<Trajectory> children = new ArrayList<>();
-        for (String k : kids) children.add(build(k, tree));
+        for (String k : kids) {
+            children.add(build(k, tree));
+        }
         return new Trajectory(state, history, children);
     }
 
@@ -146,7 +153,9 @@ public final class LogReader implements AutoCloseable {
                 bytes = take(gen, filter);
             }
         }
-        if (bytes == null) throw new DamagedException("blob of event " + ref.eventId() + " not found in this snapshot");
+        if (bytes == null) {
+            throw new DamagedException("blob of event " + ref.eventId() + " not found in this snapshot");
+        }
         if (bytes.length != ref.size() || !ref.sha256().equals("sha256:" + EventIds.sha256Hex(bytes))) {
             throw new DamagedException("blob of event " + ref.eventId() + " fails its size/checksum check");
         }
@@ -163,14 +172,19 @@ public final class LogReader implements AutoCloseable {
             Long rowId = null;
             while (rowId == null && r.loadNextBatch()) {
                 VectorSchemaRoot root = r.getVectorSchemaRoot();
-                if (root.getRowCount() > 0)
+                if (root.getRowCount() > 0) {
                     rowId = (Long) root.getVector("_rowid").getObject(0);
+                }
             }
-            if (rowId == null) return null;
+            if (rowId == null) {
+                return null;
+            }
             try (ArrowReader t = ds.takeRows(List.of(rowId), List.of("value_blob"))) {
                 while (t.loadNextBatch()) {
                     VectorSchemaRoot root = t.getVectorSchemaRoot();
-                    if (root.getRowCount() > 0) return ((LargeVarBinaryVector) root.getVector("value_blob")).get(0);
+                    if (root.getRowCount() > 0) {
+                        return ((LargeVarBinaryVector) root.getVector("value_blob")).get(0);
+                    }
                 }
             }
             return null;
@@ -181,18 +195,23 @@ public final class LogReader implements AutoCloseable {
 
     private List<CheckpointEvent> scan(String filter) {
         LsmScanner sc = LsmScanner.fromSnapshots(base, snapshots).project(EventSchema.LIGHT_COLUMNS);
-        if (filter != null) sc.filter(filter);
+        if (filter != null) {
+            sc.filter(filter);
+        }
         Map<String, CheckpointEvent> byId = new LinkedHashMap<>();
         try (sc;
                 ArrowReader r = sc.scanBatches()) {
             while (r.loadNextBatch()) {
-                for (CheckpointEvent e : EventSchema.decode(r.getVectorSchemaRoot()))
+                for (CheckpointEvent e : EventSchema.decode(r.getVectorSchemaRoot())) {
                     byId.putIfAbsent(e.eventId().value(), e);
+                }
             }
         } catch (IOException e) {
             throw new UnavailableException("scan of " + log.location().uri() + " failed: " + e.getMessage(), e);
         } catch (RuntimeException e) {
-            if (e instanceof VigiloException) throw e;
+            if (e instanceof VigiloException) {
+                throw e;
+            }
             throw new UnavailableException("scan of " + log.location().uri() + " failed: " + e.getMessage(), e);
         }
         List<CheckpointEvent> out = new ArrayList<>(byId.values());

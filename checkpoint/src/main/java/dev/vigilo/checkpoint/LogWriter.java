@@ -1,5 +1,6 @@
 package dev.vigilo.checkpoint;
 
+import dev.vigilo.common.concurrent.GroupCommit;
 import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.common.crash.CrashPoints;
 import dev.vigilo.common.errors.FencedException;
@@ -8,8 +9,6 @@ import dev.vigilo.common.errors.VigiloException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 import org.apache.arrow.c.ArrowArrayStream;
 import org.apache.arrow.c.Data;
 import org.apache.arrow.vector.ipc.ArrowReader;
@@ -33,7 +32,8 @@ import org.lance.merge.MergeInsertResult;
  * WriterOptions#GROUP_EVENTS} events), in the order they arrived. One put is atomic, so each batch in
  * it stays all-or-nothing; a caller's later batch is in the same or a later put, so each item's order
  * holds; a failed shared put fails every batch in it (each caller retries its own). Puts are
- * serialized; the thread that finds no put under way becomes the leader and writes for the others.
+ * serialized; the thread that finds no put under way becomes the leader and writes for the others, after waiting up
+ * to {@link WriterOptions#GROUP_GATHER} for as many batches as the previous put held (common's {@link GroupCommit}).
  *
  * <p>Fencing: Lance silently discards the puts of a writer whose shard was reopened by a newer
  * incarnation. Before and after every put this writer lists its shard's manifests and, when the current version
@@ -67,31 +67,14 @@ public final class LogWriter implements AutoCloseable {
     private boolean stuck;
     private boolean closed;
 
-    /** Guards {@link #waiting}, {@link #leading}, {@link #lastGroupSize} and every {@link Waiter}; never held over I/O. */
-    private final ReentrantLock groupLock = new ReentrantLock();
-    /** Signalled when a put ended (its waiters are done and a new leader may start). */
-    private final Condition putEnded = groupLock.newCondition();
-    /** Signalled when a batch arrived (a gathering leader counts them). */
-    private final Condition batchArrived = groupLock.newCondition();
-    /** Batches waiting for the next put, in arrival order. */
-    private final java.util.ArrayDeque<Waiter> waiting = new java.util.ArrayDeque<>();
-    /** Whether a thread is writing a group now. */
-    private boolean leading;
-    /** How many batches the last put held: the number of concurrent writers a leader gathers for. */
-    private int lastGroupSize = 1;
+    /**
+     * Batches waiting for, or sharing, a put: at most {@link WriterOptions#groupBatches()} batches and about
+     * {@link WriterOptions#GROUP_EVENTS} events per put, the {@link WriterOptions#GROUP_GATHER} window, interruptible
+     * waits.
+     */
+    private final GroupCommit<CheckpointBatch, Void> group;
     /** Durable puts done (tests observe group commit through it). */
     private final java.util.concurrent.atomic.AtomicLong puts = new java.util.concurrent.atomic.AtomicLong();
-
-    /** One caller's batch and, once its put ended, the outcome. Fields guarded by {@link #groupLock}. */
-    private static final class Waiter {
-        final CheckpointBatch batch;
-        boolean done;
-        RuntimeException failure;
-
-        Waiter(CheckpointBatch batch) {
-            this.batch = batch;
-        }
-    }
 
     private final java.util.concurrent.ExecutorService putThread =
             java.util.concurrent.Executors.newSingleThreadExecutor(Threads.daemonFactory("checkpoint-put"));
@@ -117,12 +100,22 @@ public final class LogWriter implements AutoCloseable {
         this.shardEpoch = opened.epoch();
         this.checkedManifestVersion = opened.version();
         this.epoch = new WriterEpoch(name + "@" + shard + "#" + shardEpoch);
+        this.group = GroupCommit.<CheckpointBatch, Void>builder("writer " + name, b -> putGroup(b.items()))
+                .maxItems(options.groupBatches())
+                .maxWeight(WriterOptions.GROUP_EVENTS, b -> b.events().size())
+                .gather(WriterOptions.GROUP_GATHER)
+                .failures(t -> new UnavailableException("a checkpoint put failed: " + t, t))
+                .interruptible(e -> new UnavailableException(
+                        "interrupted while waiting to write a checkpoint batch; it may or may not be durable", e))
+                .build();
     }
 
     static LogWriter open(CheckpointLog log, String name, WriterOptions options) {
         Objects.requireNonNull(name, "writerName");
         Objects.requireNonNull(options, "options");
-        if (name.isBlank()) throw new IllegalArgumentException("writer name must not be blank");
+        if (name.isBlank()) {
+            throw new IllegalArgumentException("writer name must not be blank");
+        }
         LogLocation loc = log.location();
         ShardId shard = ShardId.forWriter(loc.pipeline(), loc.experiment(), name);
         ShardWriterConfig cfg = config();
@@ -144,8 +137,12 @@ public final class LogWriter implements AutoCloseable {
             return new LogWriter(log, name, shard, options, ds, env, w, after[0]);
         } catch (RuntimeException e) {
             ds.close();
-            if (env != null) env.close();
-            if (e instanceof VigiloException) throw e;
+            if (env != null) {
+                env.close();
+            }
+            if (e instanceof VigiloException) {
+                throw e;
+            }
             throw new UnavailableException(
                     "cannot open writer '" + name + "' on " + loc.uri() + ": " + e.getMessage(), e);
         }
@@ -259,126 +256,27 @@ public final class LogWriter implements AutoCloseable {
                         "batch was built for writer epoch " + e.writerEpoch() + " but this writer is " + epoch);
             }
         }
-        Waiter me = new Waiter(batch);
-        groupLock.lock();
-        try {
-            waiting.addLast(me);
-            batchArrived.signal();
-        } finally {
-            groupLock.unlock();
-        }
-        while (true) {
-            List<Waiter> group;
-            groupLock.lock();
-            try {
-                while (!me.done && leading) {
-                    awaitPutEnded();
-                }
-                if (me.done) {
-                    outcome(me);
-                    return;
-                }
-                leading = true;
-                gather();
-                group = takeGroup();
-                lastGroupSize = group.size();
-            } finally {
-                groupLock.unlock();
-            }
-            // Leader: write the group. It holds this caller's batch unless the batches that arrived
-            // earlier filled it; then the loop comes round again.
-            RuntimeException failure = null;
-            try {
-                putGroup(group);
-            } catch (RuntimeException e) {
-                failure = e;
-            } catch (Error e) {
-                failure = new UnavailableException("a checkpoint put failed: " + e, e);
-                throw e;
-            } finally {
-                groupLock.lock();
-                try {
-                    for (Waiter w : group) {
-                        w.done = true;
-                        w.failure = failure;
-                    }
-                    leading = false;
-                    putEnded.signalAll();
-                } finally {
-                    groupLock.unlock();
-                }
-            }
-        }
-    }
-
-    /**
-     * A new leader waits up to {@link WriterOptions#GROUP_GATHER} for as many batches as the last put held. Without
-     * it, the writers released together by a put come back a few hundred microseconds apart and the first one puts
-     * alone while the rest queue behind it (groups alternated between 1 and 15 batches at 16 writers). With one writer
-     * the last group held one batch and nobody waits. Caller holds {@link #groupLock}.
-     */
-    private void gather() {
-        if (lastGroupSize <= 1 || waiting.size() >= lastGroupSize) return;
-        long left = WriterOptions.GROUP_GATHER.toNanos();
-        while (waiting.size() < Math.min(lastGroupSize, options.groupBatches()) && left > 0) {
-            try {
-                left = batchArrived.awaitNanos(left);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return; // gathering is an optimization; the put goes ahead with what has arrived
-            }
-        }
-    }
-
-    private static void outcome(Waiter w) {
-        if (w.failure != null) {
-            throw w.failure;
-        }
-    }
-
-    private void awaitPutEnded() {
-        try {
-            putEnded.await();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new UnavailableException(
-                    "interrupted while waiting to write a checkpoint batch; it may or may not be durable", e);
-        }
-    }
-
-    /** The next group: waiting batches in arrival order, within the group limits. Caller holds {@link #groupLock}. */
-    private List<Waiter> takeGroup() {
-        List<Waiter> group = new ArrayList<>();
-        int events = 0;
-        while (!waiting.isEmpty() && group.size() < options.groupBatches()) {
-            int next = waiting.peekFirst().batch.events().size();
-            if (!group.isEmpty() && events + next > WriterOptions.GROUP_EVENTS) {
-                break;
-            }
-            group.add(waiting.pollFirst());
-            events += next;
-        }
-        return group;
+        group.submit(batch);
     }
 
     /** One durable put of every batch of {@code group}; all of them are durable when it returns. */
-    private synchronized void putGroup(List<Waiter> group) {
+    private synchronized void putGroup(List<CheckpointBatch> group) {
         checkUsable();
         // Check before the put as well: a fenced ShardWriter's put() was seen to block forever (not
         // only to drop rows).
         checkNotFenced();
         List<CheckpointEvent> events;
         if (group.size() == 1) {
-            events = group.get(0).batch.events();
+            events = group.get(0).events();
         } else {
             events = new ArrayList<>();
-            for (Waiter w : group) {
-                events.addAll(w.batch.events());
+            for (CheckpointBatch b : group) {
+                events.addAll(b.events());
             }
         }
         String what = group.size() == 1
-                ? "checkpoint batch " + group.get(0).batch.id()
-                : "checkpoint batches " + group.get(0).batch.id() + " and " + (group.size() - 1) + " more (one put)";
+                ? "checkpoint batch " + group.get(0).id()
+                : "checkpoint batches " + group.get(0).id() + " and " + (group.size() - 1) + " more (one put)";
         CrashPoints.boundary("checkpoint.put");
         java.util.concurrent.Future<?> put = putThread.submit(() -> {
             try (ArrowReader r = EventSchema.reader(log.allocator(), events)) {
@@ -430,19 +328,25 @@ public final class LogWriter implements AutoCloseable {
     }
 
     private void checkUsable() {
-        if (closed) throw new IllegalStateException("writer " + name + " is closed");
-        if (fenced)
+        if (closed) {
+            throw new IllegalStateException("writer " + name + " is closed");
+        }
+        if (fenced) {
             throw new FencedException("writer " + epoch + " was fenced earlier: another writer took over its shard"
                     + " (another process opened this log under the same writer name)");
-        if (stuck)
+        }
+        if (stuck) {
             throw new UnavailableException(
                     "writer " + epoch + " is unusable after a put that did not complete; reopen it", null);
+        }
     }
 
     private void checkNotFenced() {
         // A newer incarnation opening the shard writes a newer manifest version (with its epoch); our own puts write
         // none. So an unchanged current version is proof enough, and only a changed one is read.
-        if (MemWalFiles.currentManifestVersion(log.files(), shard) == checkedManifestVersion) return;
+        if (MemWalFiles.currentManifestVersion(log.files(), shard) == checkedManifestVersion) {
+            return;
+        }
         MemWalFiles.ShardManifest current = MemWalFiles.manifest(log.files(), shard);
         long stored = current.epoch();
         if (stored == shardEpoch) {
@@ -476,13 +380,17 @@ public final class LogWriter implements AutoCloseable {
 
     static int mergeGenerations(CheckpointLog log, ShardId shard) {
         MemWalFiles.ShardManifest m = MemWalFiles.manifest(log.files(), shard);
-        if (m.flushed().isEmpty()) return 0;
+        if (m.flushed().isEmpty()) {
+            return 0;
+        }
         try (Dataset base = log.openDataset();
                 GenerationBatches events = new GenerationBatches(log.allocator())) {
             long merged = MemWalFiles.mergedGenerations(base).getOrDefault(shard, 0L);
             List<MergedGeneration> marks = new ArrayList<>();
             for (MemWalFiles.Generation g : m.flushed()) {
-                if (g.number() <= merged) continue;
+                if (g.number() <= merged) {
+                    continue;
+                }
                 marks.add(new MergedGeneration(shard.toString(), g.number()));
                 try (Dataset gen = log.openGeneration(shard, g);
                         LanceScanner sc = gen.newScan(new ScanOptions.Builder()
@@ -492,7 +400,9 @@ public final class LogWriter implements AutoCloseable {
                     events.addAll(r);
                 }
             }
-            if (marks.isEmpty()) return 0;
+            if (marks.isEmpty()) {
+                return 0;
+            }
             ArrowReader src = events.reader();
             try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(log.allocator())) {
                 // The exported stream owns src from here on (closing it ourselves NPEs, FINDINGS).
@@ -519,7 +429,9 @@ public final class LogWriter implements AutoCloseable {
      */
     public synchronized void flush() {
         checkUsable();
-        if (batchesSinceFlush > 0) rotate();
+        if (batchesSinceFlush > 0) {
+            rotate();
+        }
     }
 
     /**
@@ -528,7 +440,9 @@ public final class LogWriter implements AutoCloseable {
      */
     @Override
     public synchronized void close() {
-        if (closed) return;
+        if (closed) {
+            return;
+        }
         closed = true;
         putThread.shutdown();
         if (stuck) {

@@ -164,7 +164,9 @@ public final class Maintenance implements AutoCloseable {
             return new Report(
                     before, after, indexed, removed, gone.generationFolders(), gone.walFiles(), gone.manifests());
         } catch (RuntimeException e) {
-            if (e instanceof VigiloException) throw e;
+            if (e instanceof VigiloException) {
+                throw e;
+            }
             throw new UnavailableException("maintenance of " + log.location().uri() + " failed: " + e.getMessage(), e);
         }
     }

@@ -54,15 +54,22 @@ final class MemWalFiles {
         String dir = "_mem_wal/" + shard + "/manifest";
         List<ManifestFile> out = new ArrayList<>();
         for (String n : files.list(dir)) {
-            if (!n.endsWith(".binpb") || n.length() != 64 + 6) continue;
+            if (!n.endsWith(".binpb") || n.length() != 64 + 6) {
+                continue;
+            }
             Optional<byte[]> bytes = files.read(dir + "/" + n);
-            if (bytes.isEmpty()) continue;
+            if (bytes.isEmpty()) {
+                continue;
+            }
             long replayAfter = 0, maxGen = 0;
             for (Protobuf.Entry e : Protobuf.parse(bytes.get())) {
-                if (e.wireType() == 0 && e.field() == 3) replayAfter = e.varint();
-                else if (e.wireType() == 2 && e.field() == 8) {
+                if (e.wireType() == 0 && e.field() == 3) {
+                    replayAfter = e.varint();
+                } else if (e.wireType() == 2 && e.field() == 8) {
                     for (Protobuf.Entry f : Protobuf.parse(e.bytes())) {
-                        if (f.wireType() == 0 && f.field() == 1) maxGen = Math.max(maxGen, f.varint());
+                        if (f.wireType() == 0 && f.field() == 1) {
+                            maxGen = Math.max(maxGen, f.varint());
+                        }
                     }
                 }
             }
@@ -74,7 +81,9 @@ final class MemWalFiles {
 
     /** A WAL file name's position, or -1 if the name is not a WAL entry. */
     static long walPosition(String fileName) {
-        if (!fileName.endsWith(".arrow") || fileName.length() != 64 + 6) return -1;
+        if (!fileName.endsWith(".arrow") || fileName.length() != 64 + 6) {
+            return -1;
+        }
         try {
             return bitReversed(fileName.substring(0, 64));
         } catch (NumberFormatException e) {
@@ -127,7 +136,9 @@ final class MemWalFiles {
         long best = -1;
         String bestName = null;
         for (String n : names) {
-            if (!n.endsWith(".binpb") || n.length() != 64 + 6) continue;
+            if (!n.endsWith(".binpb") || n.length() != 64 + 6) {
+                continue;
+            }
             long v = bitReversed(n.substring(0, 64));
             if (bestName == null || Long.compareUnsigned(v, best) > 0) {
                 best = v;
@@ -158,7 +169,9 @@ final class MemWalFiles {
     private static ShardManifest readManifest(LogFiles files, ShardId shard) {
         String dir = "_mem_wal/" + shard + "/manifest";
         String bestName = newest(files.list(dir));
-        if (bestName == null) return ShardManifest.empty(shard);
+        if (bestName == null) {
+            return ShardManifest.empty(shard);
+        }
         long best = bitReversed(bestName.substring(0, 64));
         Optional<byte[]> bytes = files.read(dir + "/" + bestName);
         if (bytes.isEmpty()) {
@@ -168,18 +181,23 @@ final class MemWalFiles {
         long epoch = 0, current = 0;
         List<Generation> gens = new ArrayList<>();
         for (Protobuf.Entry e : Protobuf.parse(bytes.get())) {
-            if (e.wireType() == 0 && e.field() == 2) epoch = e.varint();
-            else if (e.wireType() == 0 && e.field() == 6) current = e.varint();
-            else if (e.wireType() == 2 && e.field() == 8) {
+            if (e.wireType() == 0 && e.field() == 2) {
+                epoch = e.varint();
+            } else if (e.wireType() == 0 && e.field() == 6) {
+                current = e.varint();
+            } else if (e.wireType() == 2 && e.field() == 8) {
                 long g = -1;
                 String folder = null;
                 for (Protobuf.Entry f : Protobuf.parse(e.bytes())) {
-                    if (f.wireType() == 0 && f.field() == 1) g = f.varint();
-                    else if (f.wireType() == 2 && f.field() == 2)
+                    if (f.wireType() == 0 && f.field() == 1) {
+                        g = f.varint();
+                    } else if (f.wireType() == 2 && f.field() == 2) {
                         folder = new String(f.bytes(), java.nio.charset.StandardCharsets.UTF_8);
+                    }
                 }
-                if (g < 0 || folder == null)
+                if (g < 0 || folder == null) {
                     throw new DamagedException("malformed flushed generation in " + dir + "/" + bestName);
+                }
                 gens.add(new Generation(g, folder));
             }
         }
@@ -195,11 +213,17 @@ final class MemWalFiles {
     static Map<ShardId, Long> mergedGenerations(Dataset base) {
         Map<ShardId, Long> out = new HashMap<>();
         for (Index ix : base.getIndexes()) {
-            if (!"__lance_mem_wal".equals(ix.name()) || ix.indexDetails().isEmpty()) continue;
+            if (!"__lance_mem_wal".equals(ix.name()) || ix.indexDetails().isEmpty()) {
+                continue;
+            }
             for (Protobuf.Entry any : Protobuf.parse(ix.indexDetails().get())) {
-                if (any.wireType() != 2 || any.field() != 2) continue;
+                if (any.wireType() != 2 || any.field() != 2) {
+                    continue;
+                }
                 for (Protobuf.Entry mg : Protobuf.parse(any.bytes())) {
-                    if (mg.wireType() != 2 || mg.field() != 9) continue;
+                    if (mg.wireType() != 2 || mg.field() != 9) {
+                        continue;
+                    }
                     UUID uuid = null;
                     long gen = 0;
                     for (Protobuf.Entry f : Protobuf.parse(mg.bytes())) {
@@ -214,7 +238,9 @@ final class MemWalFiles {
                             gen = f.varint();
                         }
                     }
-                    if (uuid != null) out.merge(new ShardId(uuid), gen, Math::max);
+                    if (uuid != null) {
+                        out.merge(new ShardId(uuid), gen, Math::max);
+                    }
                 }
             }
         }

@@ -99,7 +99,9 @@ final class NativeLibraryCopies {
     /** Removes the stale copies if the exclusive lock is free right now (nobody loading); otherwise does nothing. */
     private void removeStaleIfIdle(FileChannel channel) {
         try (FileLock exclusive = channel.tryLock()) {
-            if (exclusive != null) removeStale();
+            if (exclusive != null) {
+                removeStale();
+            }
         } catch (IOException | RuntimeException e) {
             // Not now: a later process removes them.
         }
@@ -108,7 +110,9 @@ final class NativeLibraryCopies {
     /** Removes the copies this process maps (Linux); elsewhere they stay until exit or a later sweep. */
     void removeOwn() {
         Path maps = PROC.resolve("self").resolve("maps");
-        if (!Files.isRegularFile(maps)) return;
+        if (!Files.isRegularFile(maps)) {
+            return;
+        }
         Path real;
         try {
             real = directory.toRealPath();
@@ -119,9 +123,13 @@ final class NativeLibraryCopies {
         try (Stream<String> lines = Files.lines(maps)) {
             lines.forEach(line -> {
                 int slash = line.indexOf('/');
-                if (slash < 0) return;
+                if (slash < 0) {
+                    return;
+                }
                 Path file = Path.of(stripDeleted(line.substring(slash)));
-                if (real.equals(file.getParent()) && isCopy(file.getFileName().toString())) own.add(file);
+                if (real.equals(file.getParent()) && isCopy(file.getFileName().toString())) {
+                    own.add(file);
+                }
             });
         } catch (IOException | RuntimeException e) {
             return;
@@ -132,17 +140,23 @@ final class NativeLibraryCopies {
     /** Removes every copy no live process maps or holds open. Call only while holding the exclusive lock. */
     void removeStale() {
         List<Path> candidates = copies();
-        if (candidates.isEmpty()) return;
+        if (candidates.isEmpty()) {
+            return;
+        }
         Set<String> inUse;
         if (Files.isDirectory(PROC)) {
             Optional<Set<String>> listed = pathsInUse();
-            if (listed.isEmpty()) return; // cannot tell what is in use: keep everything
+            if (listed.isEmpty()) {
+                return; // cannot tell what is in use: keep everything
+            }
             inUse = listed.get();
         } else {
             inUse = Set.of(); // no /proc (macOS): under the lock nobody unpacks, and unlinking a mapped file is safe
         }
         for (Path copy : candidates) {
-            if (!inUse.contains(copy.toString())) delete(copy);
+            if (!inUse.contains(copy.toString())) {
+                delete(copy);
+            }
         }
     }
 
@@ -157,7 +171,9 @@ final class NativeLibraryCopies {
         }
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(real)) {
             for (Path entry : entries) {
-                if (isCopy(entry.getFileName().toString()) && Files.isRegularFile(entry)) found.add(entry);
+                if (isCopy(entry.getFileName().toString()) && Files.isRegularFile(entry)) {
+                    found.add(entry);
+                }
             }
         } catch (IOException e) {
             // Unreadable directory: nothing we could remove anyway.
@@ -182,7 +198,9 @@ final class NativeLibraryCopies {
         try (Stream<String> lines = Files.lines(process.resolve("maps"))) {
             lines.forEach(line -> {
                 int slash = line.indexOf('/');
-                if (slash >= 0) paths.add(stripDeleted(line.substring(slash)));
+                if (slash >= 0) {
+                    paths.add(stripDeleted(line.substring(slash)));
+                }
             });
         } catch (IOException | RuntimeException e) {
             // Process gone, or not ours to read.

@@ -28,7 +28,9 @@ final class Protobuf {
                 case 1 -> pos[0] += 8;
                 case 2 -> {
                     int len = Math.toIntExact(varint(b, pos));
-                    if (pos[0] + len > b.length) throw new DamagedException("truncated protobuf message");
+                    if (pos[0] + len > b.length) {
+                        throw new DamagedException("truncated protobuf message");
+                    }
                     out.add(new Entry(field, wt, 0, Arrays.copyOfRange(b, pos[0], pos[0] + len)));
                     pos[0] += len;
                 }
@@ -42,10 +44,14 @@ final class Protobuf {
     private static long varint(byte[] b, int[] pos) {
         long r = 0;
         for (int shift = 0; shift < 64; shift += 7) {
-            if (pos[0] >= b.length) throw new DamagedException("truncated protobuf varint");
+            if (pos[0] >= b.length) {
+                throw new DamagedException("truncated protobuf varint");
+            }
             int x = b[pos[0]++] & 0xff;
             r |= (long) (x & 0x7f) << shift;
-            if ((x & 0x80) == 0) return r;
+            if ((x & 0x80) == 0) {
+                return r;
+            }
         }
         throw new DamagedException("malformed protobuf varint");
     }

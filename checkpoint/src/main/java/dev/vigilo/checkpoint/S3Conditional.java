@@ -62,15 +62,20 @@ final class S3Conditional {
             String tag = client.putObject(
                             b -> {
                                 b.bucket(store.bucket()).key(key).contentType("application/json");
-                                if (ifMatch == null) b.ifNoneMatch("*");
-                                else b.ifMatch(ifMatch);
+                                if (ifMatch == null) {
+                                    b.ifNoneMatch("*");
+                                } else {
+                                    b.ifMatch(ifMatch);
+                                }
                             },
                             RequestBody.fromBytes(body))
                     .eTag();
             return Optional.of(tag);
         } catch (S3Exception e) {
             // 412: the condition failed (someone else wrote the object); 409: a concurrent conditional write.
-            if (e.statusCode() == 412 || e.statusCode() == 409) return Optional.empty();
+            if (e.statusCode() == 412 || e.statusCode() == 409) {
+                return Optional.empty();
+            }
             throw new UnavailableException(
                     "cannot write " + what + " " + uri(key) + ": " + S3Clients.explain(store, e), e);
         } catch (SdkException e) {

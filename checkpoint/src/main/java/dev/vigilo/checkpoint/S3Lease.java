@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.common.errors.FencedException;
 import dev.vigilo.common.errors.VigiloException;
+import dev.vigilo.common.json.StrictJson;
 import dev.vigilo.storage.S3Clients;
 import dev.vigilo.storage.StoreSpec;
 import java.nio.charset.StandardCharsets;
@@ -25,7 +26,8 @@ import software.amazon.awssdk.services.s3.S3Client;
  */
 final class S3Lease implements Election {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(S3Lease.class);
-    private static final ObjectMapper JSON = new ObjectMapper();
+    /** Lease records are read strictly: a key given twice, or content after the record, is damage. */
+    private static final ObjectMapper JSON = StrictJson.newMapper();
 
     /**
      * Default lease duration; each maintenance step renews it, so it must exceed the longest single
@@ -78,7 +80,9 @@ final class S3Lease implements Election {
         S3Client client = S3Clients.open(store);
         try {
             Optional<Election> e = tryAcquire(client, store, loc.experimentKey() + "/" + name, holder, ttl, clock);
-            if (e.isEmpty()) client.close();
+            if (e.isEmpty()) {
+                client.close();
+            }
             return e;
         } catch (RuntimeException e) {
             client.close();
@@ -99,19 +103,24 @@ final class S3Lease implements Election {
         S3Lease lease = new S3Lease(client, store, key, holder, ttl, clock, null);
         Optional<Stored> cur = lease.read();
         long now = clock.millis();
-        if (cur.isPresent() && cur.get().expiresAtMs() > now) return Optional.empty();
+        if (cur.isPresent() && cur.get().expiresAtMs() > now) {
+            return Optional.empty();
+        }
         // Absent: create-only. Expired: overwrite exactly the version we judged expired (a
         // concurrent renewal or
         // takeover changes the ETag and makes this PUT fail with 412).
         Optional<String> won = lease.put(cur.isEmpty() ? null : cur.get().etag(), now + ttl.toMillis());
-        if (won.isEmpty()) return Optional.empty();
+        if (won.isEmpty()) {
+            return Optional.empty();
+        }
         lease.etag = won.get();
-        if (cur.isPresent())
+        if (cur.isPresent()) {
             LOG.info(
                     "took over expired lease s3://{}/{} from {}",
                     store.bucket(),
                     key,
                     cur.get().holder());
+        }
         return Optional.of(lease);
     }
 
@@ -127,7 +136,9 @@ final class S3Lease implements Election {
 
     Optional<Stored> read() {
         Optional<S3Conditional.Stored> r = objects.get(key);
-        if (r.isEmpty()) return Optional.empty();
+        if (r.isEmpty()) {
+            return Optional.empty();
+        }
         try {
             JsonNode n = JSON.readTree(r.get().bytes());
             return Optional.of(new Stored(

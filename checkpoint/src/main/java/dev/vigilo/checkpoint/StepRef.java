@@ -13,8 +13,12 @@ public record StepRef(String stepName, Long stepIndex, String stepInstanceId, Lo
     public static final StepRef NONE = new StepRef(null, null, null, null, 1);
 
     public StepRef {
-        if (attempt < 1) throw new IllegalArgumentException("attempt is 1-based, got " + attempt);
-        if (stepIndex != null && stepIndex < 0) throw new IllegalArgumentException("step_index must be >= 0");
+        if (attempt < 1) {
+            throw new IllegalArgumentException("attempt is 1-based, got " + attempt);
+        }
+        if (stepIndex != null && stepIndex < 0) {
+            throw new IllegalArgumentException("step_index must be >= 0");
+        }
     }
 
     /**

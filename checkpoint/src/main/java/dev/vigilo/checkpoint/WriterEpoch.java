@@ -10,7 +10,9 @@ import java.util.Objects;
 public record WriterEpoch(String value) {
     public WriterEpoch {
         Objects.requireNonNull(value, "value");
-        if (value.isEmpty()) throw new IllegalArgumentException("writer epoch must not be empty");
+        if (value.isEmpty()) {
+            throw new IllegalArgumentException("writer epoch must not be empty");
+        }
     }
 
     /** The writer name part ({@code <writer name>} before the {@code @}). */

@@ -50,10 +50,15 @@ public record WriterOptions(int mergeEveryFlushes, Duration putTimeout, int grou
 
     public WriterOptions {
         Objects.requireNonNull(putTimeout, "putTimeout");
-        if (putTimeout.isNegative() || putTimeout.isZero())
+        if (putTimeout.isNegative() || putTimeout.isZero()) {
             throw new IllegalArgumentException("putTimeout must be > 0");
-        if (mergeEveryFlushes < 0) throw new IllegalArgumentException("mergeEveryFlushes must be >= 0");
-        if (groupBatches < 1) throw new IllegalArgumentException("groupBatches must be >= 1");
+        }
+        if (mergeEveryFlushes < 0) {
+            throw new IllegalArgumentException("mergeEveryFlushes must be >= 0");
+        }
+        if (groupBatches < 1) {
+            throw new IllegalArgumentException("groupBatches must be >= 1");
+        }
     }
 
     /** With the default group commit. */

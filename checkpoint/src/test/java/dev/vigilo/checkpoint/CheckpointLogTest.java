@@ -244,7 +244,9 @@ class CheckpointLogTest {
         try (CheckpointLog m = CheckpointLog.openOrCreate(loc)) {
             for (int round = 0; round < 3; round++) {
                 try (LogWriter w = m.openWriter("mw", WriterOptions.mergingEvery(1))) {
-                    for (int i = 0; i < 4; i++) w.write(TestBatches.itemWithStep(w.epoch(), "m-" + round + "-" + i, 2));
+                    for (int i = 0; i < 4; i++) {
+                        w.write(TestBatches.itemWithStep(w.epoch(), "m-" + round + "-" + i, 2));
+                    }
                 }
             }
             Map<String, ItemState> before;

@@ -69,7 +69,9 @@ class CrashRecoveryTest {
                 while ((line = out.readLine()) != null) {
                     if (line.startsWith("ACK ")) {
                         mine.add(Integer.parseInt(line.substring(4)));
-                        if (mine.size() >= target) break;
+                        if (mine.size() >= target) {
+                            break;
+                        }
                     }
                 }
                 p.destroyForcibly(); // SIGKILL while the writer is in the middle of further puts

@@ -85,9 +85,16 @@ class ExperimentRecordsTest {
                 }
                 go.countDown();
                 int wins = 0;
-                for (Future<Optional<String>> f : results) if (f.get().isPresent()) wins++;
-                if (raceIsAtomic) assertThat(wins).isEqualTo(1);
-                else assertThat(wins).isPositive();
+                for (Future<Optional<String>> f : results) {
+                    if (f.get().isPresent()) {
+                        wins++;
+                    }
+                }
+                if (raceIsAtomic) {
+                    assertThat(wins).isEqualTo(1);
+                } else {
+                    assertThat(wins).isPositive();
+                }
             } finally {
                 pool.shutdownNow();
             }

@@ -27,8 +27,11 @@ class FoldPropertiesTest {
         for (int s = 0; s < steps; s++) {
             CheckpointBatch.Builder b = CheckpointBatch.builder("r", ep, StepRef.of("s" + s, s, null, 1));
             var e = b.item(ItemRef.root("x"), next);
-            if (r.nextBoolean()) e.set("v", new FieldValue.IntValue(r.nextInt(100)));
-            else e.append("log", new FieldValue.StrValue("s" + s));
+            if (r.nextBoolean()) {
+                e.set("v", new FieldValue.IntValue(r.nextInt(100)));
+            } else {
+                e.append("log", new FieldValue.StrValue("s" + s));
+            }
             e.stepCompleted();
             out.addAll(b.build().events());
             next = e.nextSeq();
@@ -42,8 +45,9 @@ class FoldPropertiesTest {
         ItemState expected = Fold.fold("x", h);
         List<CheckpointEvent> shuffled = new ArrayList<>(h);
         Random r = new Random(seed ^ 0x5DEECE66DL);
-        for (int i = 0; i < 3 && !h.isEmpty(); i++)
+        for (int i = 0; i < 3 && !h.isEmpty(); i++) {
             shuffled.add(h.get(r.nextInt(h.size()))); // retried batches seen twice
+        }
         Collections.shuffle(shuffled, r);
         ItemState actual = Fold.fold("x", shuffled);
         assertThat(actual).isEqualTo(expected);

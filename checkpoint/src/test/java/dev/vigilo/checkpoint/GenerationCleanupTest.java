@@ -38,19 +38,25 @@ class GenerationCleanupTest {
             try (LogWriter w = log.openWriter("cw", WriterOptions.mergingEvery(0))) {
                 for (int i = 0; i < 16; i++) {
                     w.write(TestBatches.itemWithStep(w.epoch(), "c-" + i, 2));
-                    if (i % 8 == 7) w.flush(); // two generations
+                    if (i % 8 == 7) {
+                        w.flush(); // two generations
+                    }
                 }
                 early = log.reader(); // sees the two generations unmerged
                 assertThat(early.unmergedGenerations()).isEqualTo(2);
                 assertThat(w.mergeOwnGenerations()).isEqualTo(2);
                 for (int i = 16; i < 32; i++) {
                     w.write(TestBatches.itemWithStep(w.epoch(), "c-" + i, 2));
-                    if (i % 8 == 7) w.flush();
+                    if (i % 8 == 7) {
+                        w.flush();
+                    }
                 }
                 assertThat(w.mergeOwnGenerations()).isEqualTo(2);
             }
             try (LogWriter o = log.openWriter("other", WriterOptions.mergingEvery(0))) {
-                for (int i = 0; i < 8; i++) o.write(TestBatches.itemWithStep(o.epoch(), "o-" + i, 2)); // never merged
+                for (int i = 0; i < 8; i++) {
+                    o.write(TestBatches.itemWithStep(o.epoch(), "o-" + i, 2)); // never merged
+                }
             }
             int walBefore = log.files().list("_mem_wal/" + cw + "/wal").size();
             assertThat(genFolders(loc, cw)).hasSizeGreaterThanOrEqualTo(4);
@@ -92,8 +98,9 @@ class GenerationCleanupTest {
             log.openWriter("cw", WriterOptions.mergingEvery(1)).close();
             try (LogReader r = log.reader()) {
                 Map<String, ItemState> all = r.foldAll();
-                for (int n : acked)
+                for (int n : acked) {
                     assertThat(all).as("acknowledged batch %d", n).containsKey("crash-" + n);
+                }
                 long crashItems = all.keySet().stream()
                         .filter(k -> k.startsWith("crash-"))
                         .count();
@@ -113,8 +120,9 @@ class GenerationCleanupTest {
         ShardId shard = ShardId.forWriter("pipe", "cleancrash", "w");
         try (CheckpointLog log = CheckpointLog.openOrCreate(loc);
                 LogWriter w = log.openWriter("w", WriterOptions.mergingEvery(1))) {
-            for (int i = 0; i < 32; i++)
+            for (int i = 0; i < 32; i++) {
                 w.write(TestBatches.itemWithStep(w.epoch(), "k-" + i, 2)); // 4 merged generations
+            }
         }
         List<String> gensBefore = genFolders(loc, shard);
         Process p = child(CleanupCrashMain.class, loc.root().uri(), "pipe", "cleancrash");
@@ -123,7 +131,9 @@ class GenerationCleanupTest {
                 new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
             while ((line = out.readLine()) != null && !line.equals("PAUSE")) {
-                if (line.startsWith("REMOVED ")) removed.add(line.substring(8));
+                if (line.startsWith("REMOVED ")) {
+                    removed.add(line.substring(8));
+                }
             }
             assertThat(line).isEqualTo("PAUSE");
         } finally {
@@ -172,7 +182,9 @@ class GenerationCleanupTest {
                 new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
             while (acked.size() < acks && (line = out.readLine()) != null) {
-                if (line.startsWith("ACK ")) acked.add(Integer.parseInt(line.substring(4)));
+                if (line.startsWith("ACK ")) {
+                    acked.add(Integer.parseInt(line.substring(4)));
+                }
             }
         } finally {
             p.destroyForcibly();

@@ -108,7 +108,9 @@ class NativeLibraryCopiesTest {
             copies.loadUnderLock(() -> {});
             assertThat(held).as("a copy another process holds open stays").exists();
         } finally {
-            if (other != null) other.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            if (other != null) {
+                other.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
         }
     }
 

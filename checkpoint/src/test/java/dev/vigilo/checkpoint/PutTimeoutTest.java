@@ -94,7 +94,9 @@ class PutTimeoutTest {
             p.getOutputStream().write('\n');
             p.getOutputStream().flush();
             String l;
-            while ((l = out.readLine()) != null) lines.add(l);
+            while ((l = out.readLine()) != null) {
+                lines.add(l);
+            }
             assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
         } finally {
             p.destroyForcibly();

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.vigilo.common.crash.ChildJvm;
+import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.common.errors.FencedException;
 import dev.vigilo.common.time.MovableClock;
 import dev.vigilo.storage.S3Clients;
@@ -156,6 +157,20 @@ class S3LeaseTest {
         assertThat(S3Lease.tryAcquire(loc, "third", Duration.ofSeconds(30), clock))
                 .isEmpty();
         fresh.release();
+    }
+
+    @Test
+    void aLeaseRecordWithAKeyGivenTwiceIsDamageNotAChoice() {
+        LogLocation loc = location("twice");
+        // A lenient reader would take the later, far-future expiry and report the lease as held.
+        client.putObject(
+                b -> b.bucket(S3ProxyFixture.BUCKET).key("lease/datagen_checkpoints/pipe/twice/maintenance.lease"),
+                RequestBody.fromString(
+                        "{\"holder\":\"a\",\"expires_at_ms\":1,\"expires_at_ms\":" + Long.MAX_VALUE + "}"));
+        assertThatThrownBy(() -> S3Lease.tryAcquire(loc, "b", Duration.ofSeconds(30)))
+                .isInstanceOf(DamagedException.class)
+                .hasMessageContaining("is not a lease record")
+                .hasMessageContaining("expires_at_ms");
     }
 
     private static String storedLease(String experiment) {

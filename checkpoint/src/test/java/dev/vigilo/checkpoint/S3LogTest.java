@@ -35,7 +35,9 @@ class S3LogTest {
                     for (int i = 0; i < 20; i++) {
                         CheckpointBatch b = TestBatches.itemWithStep(w.epoch(), "s3-" + i, 2);
                         w.write(b);
-                        if (i == 3) w.write(b); // a retried batch: same ids
+                        if (i == 3) {
+                            w.write(b); // a retried batch: same ids
+                        }
                     }
                     CheckpointBatch.Builder b = CheckpointBatch.builder("r", w.epoch(), StepRef.of("blob", 1, null, 1));
                     b.item(ItemRef.root("s3-0"), new ItemSeq(4))
@@ -115,7 +117,9 @@ class S3LogTest {
         List<String> lines = new ArrayList<>();
         try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             String l;
-            while ((l = r.readLine()) != null) lines.add(l);
+            while ((l = r.readLine()) != null) {
+                lines.add(l);
+            }
         }
         assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).as("child %s output: %s", phase, lines).isZero();

@@ -11,7 +11,9 @@ final class TestBatches {
     static CheckpointBatch itemWithStep(WriterEpoch epoch, String itemId, int fields) {
         CheckpointBatch.Builder b = CheckpointBatch.builder("run-1", epoch, StepRef.of("gen", 0, null, 1));
         var ie = b.item(ItemRef.root(itemId), ItemSeq.FIRST).created(null);
-        for (int f = 0; f < fields; f++) ie.set("f" + f, new FieldValue.StrValue(itemId + "/" + f));
+        for (int f = 0; f < fields; f++) {
+            ie.set("f" + f, new FieldValue.StrValue(itemId + "/" + f));
+        }
         ie.stepCompleted();
         return b.build();
     }

@@ -8,8 +8,8 @@ import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /** {@code vigilo datagen status}: counts by state, failures by error type, progress. */
@@ -25,18 +25,15 @@ final class DatagenStatusCommand implements Callable<Integer> {
     @ArgGroup(exclusive = false, multiplicity = "1")
     DatagenCommand.Experiment experiment;
 
-    @Option(
-            names = "--json",
-            description = "Print one JSON object (items, completed, filtered, failed, running, "
-                    + "failures_by_type, progress, usage, usage_by_step, processes, pipeline, experiment).")
-    boolean json;
+    @Mixin
+    JsonOption json;
 
     @Override
     public Integer call() {
         ExperimentStatus s = Experiments.status(experiment.root(spec), experiment.pipeline(), experiment.experiment());
         PrintWriter out = CommandSupport.out(spec);
-        if (json) {
-            out.println(s.toJson());
+        if (json.requested()) {
+            json.printDocument(s.toJson());
         } else {
             out.printf(
                     "items %d  completed %d  filtered %d  failed %d  running %d  progress %.0f%%%n",

@@ -7,8 +7,8 @@ import java.io.PrintWriter;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /** {@code vigilo dataset list}. */
@@ -17,8 +17,8 @@ final class DatasetListCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--json", description = "Print one JSON array.")
-    boolean json;
+    @Mixin
+    JsonOption json;
 
     @Override
     public Integer call() {
@@ -26,8 +26,8 @@ final class DatasetListCommand implements Callable<Integer> {
             List<DatasetEntry> entries =
                     new DatasetCatalog(connections.control().jdbi()).list();
             PrintWriter out = CommandSupport.out(spec);
-            if (json) {
-                out.println(Json.write(entries.stream().map(Json::dataset).toList()));
+            if (json.requested()) {
+                json.print(entries.stream().map(Json::dataset).toList());
             } else if (entries.isEmpty()) {
                 out.println("No datasets yet. Upload one with `vigilo dataset upload FILE`.");
             } else {

@@ -6,9 +6,8 @@ import dev.vigilo.dataset.DatasetEntry;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /** {@code vigilo dataset show ID}. */
@@ -17,20 +16,19 @@ final class DatasetShowCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "UPLOAD_ID", description = "The dataset's upload id.")
-    String uploadId;
+    @Mixin
+    IdParameters.Upload uploadId;
 
-    @Option(names = "--json", description = "Print one JSON object.")
-    boolean json;
+    @Mixin
+    JsonOption json;
 
     @Override
     public Integer call() {
         try (Connections connections = CommandSupport.root(spec).connections()) {
-            DatasetEntry e = new DatasetCatalog(connections.control().jdbi())
-                    .get(CommandSupport.uploadId(uploadId, "UPLOAD_ID"));
+            DatasetEntry e = new DatasetCatalog(connections.control().jdbi()).get(uploadId.id());
             PrintWriter out = CommandSupport.out(spec);
-            if (json) {
-                out.println(Json.write(Json.dataset(e)));
+            if (json.requested()) {
+                json.print(Json.dataset(e));
             } else {
                 out.printf("upload id:        %s%n", e.uploadId());
                 out.printf("name:             %s%n", Names.printable(e.name()));

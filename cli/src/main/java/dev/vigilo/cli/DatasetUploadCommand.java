@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -50,8 +51,8 @@ final class DatasetUploadCommand implements Callable<Integer> {
             description = "The store of the storage config to upload into (default: its default store).")
     String store;
 
-    @Option(names = "--json", description = "Print one JSON object instead of the upload id.")
-    boolean json;
+    @Mixin
+    JsonOption json;
 
     @Override
     public Integer call() {
@@ -66,8 +67,8 @@ final class DatasetUploadCommand implements Callable<Integer> {
             DatasetCatalog catalog = new DatasetCatalog(connections.control().jdbi());
             DatasetEntry entry = catalog.upload(request, objectStore, progress);
             progress.close();
-            if (json) {
-                CommandSupport.out(spec).println(Json.write(Json.dataset(entry)));
+            if (json.requested()) {
+                json.print(Json.dataset(entry));
             } else {
                 CommandSupport.out(spec).println(entry.uploadId());
             }

@@ -6,14 +6,13 @@ import dev.vigilo.dataset.DatasetEntry;
 import dev.vigilo.dataset.DatasetReader;
 import dev.vigilo.dataset.VerifyReport;
 import dev.vigilo.storage.ObjectStore;
-import java.io.PrintWriter;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /** {@code vigilo dataset verify ID}: exit 0 when intact, 1 with the damaged key otherwise. */
@@ -29,18 +28,16 @@ final class DatasetVerifyCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "UPLOAD_ID", description = "The dataset's upload id.")
-    String uploadId;
+    @Mixin
+    IdParameters.Upload uploadId;
 
-    @Option(names = "--json", description = "Print one JSON object with the verdict.")
-    boolean json;
+    @Mixin
+    JsonOption json;
 
     @Override
     public Integer call() {
-        PrintWriter out = CommandSupport.out(spec);
-        try (Connections connections = CommandSupport.root(spec).connections()) {
-            DatasetEntry entry = new DatasetCatalog(connections.control().jdbi())
-                    .get(CommandSupport.uploadId(uploadId, "UPLOAD_ID"));
+        return Verification.run(spec, json, connections -> {
+            DatasetEntry entry = new DatasetCatalog(connections.control().jdbi()).get(uploadId.id());
             ObjectStore store = connections.openStore(entry.storage());
             Map<String, Object> result = new LinkedHashMap<>();
             result.put("upload_id", entry.uploadId().toString());
@@ -53,26 +50,17 @@ final class DatasetVerifyCommand implements Callable<Integer> {
                 result.put("bytes_read", report.bytesRead());
                 result.put("damaged_key", null);
                 result.put("error", null);
-                if (json) {
-                    out.println(Json.write(result));
-                } else {
-                    out.printf(
-                            "intact: %d cases in %d case files and %d index documents (%d bytes) verified%n",
-                            report.caseCount(), report.caseFiles(), report.indexDocuments(), report.bytesRead());
-                }
-                return ExitCode.OK;
+                return Verification.intact(
+                        result,
+                        List.of(String.format(
+                                "intact: %d cases in %d case files and %d index documents (%d bytes) verified",
+                                report.caseCount(), report.caseFiles(), report.indexDocuments(), report.bytesRead())));
             } catch (DatasetDamagedException e) {
                 result.put("intact", false);
                 result.put("damaged_key", e.key().value());
                 result.put("error", e.getMessage());
-                if (json) {
-                    out.println(Json.write(result));
-                } else {
-                    out.println("DAMAGED: " + e.key());
-                }
-                CommandSupport.err(spec).println("vigilo: error: " + e.getMessage());
-                return ExitCode.FAILED;
+                return Verification.damaged(result, "DAMAGED: " + e.key(), e.getMessage());
             }
-        }
+        });
     }
 }

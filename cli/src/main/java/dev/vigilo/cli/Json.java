@@ -1,15 +1,25 @@
 package dev.vigilo.cli;
 
+import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.vigilo.common.json.StrictJson;
 import dev.vigilo.dataset.DatasetEntry;
+import java.io.IOException;
+import java.io.Writer;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-/** The JSON shapes the CLI prints with {@code --json}; key names are documented in docs/cli.md. */
+/**
+ * The CLI's JSON, one way: the one mapper for what it prints (the {@code --json} shapes; key names are documented in
+ * docs/cli.md), and common's strict reading ({@link StrictJson}: a key given twice is an error) for what it reads that
+ * another program wrote or that was persisted.
+ */
 final class Json {
     private static final ObjectMapper MAPPER = new ObjectMapper().disable(SerializationFeature.INDENT_OUTPUT);
+    private static final ObjectMapper STRICT = StrictJson.newMapper();
 
     private Json() {}
 
@@ -19,6 +29,16 @@ final class Json {
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("cannot encode CLI output", e);
         }
+    }
+
+    /** A generator for output streamed as it is produced (the caller closes it; {@code out} stays open). */
+    static JsonGenerator generator(Writer out) throws IOException {
+        return MAPPER.getFactory().createGenerator(out).disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET);
+    }
+
+    /** One JSON document another program wrote or that was persisted, read strictly. */
+    static JsonNode read(String json) throws JsonProcessingException {
+        return STRICT.readTree(json);
     }
 
     static Map<String, Object> dataset(DatasetEntry e) {

@@ -11,8 +11,8 @@ import java.util.Map;
 import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
@@ -48,8 +48,8 @@ final class PlacementCommand implements Runnable {
         @Spec
         CommandSpec spec;
 
-        @Option(names = "--json", description = "Print a JSON array of objects.")
-        boolean json;
+        @Mixin
+        JsonOption json;
 
         @Override
         public Integer call() {
@@ -74,8 +74,8 @@ final class PlacementCommand implements Runnable {
                     rows.add(row);
                 }
                 PrintWriter out = CommandSupport.out(spec);
-                if (json) {
-                    out.println(Json.write(rows));
+                if (json.requested()) {
+                    json.print(rows);
                     return ExitCode.OK;
                 }
                 int width = Math.max(
@@ -101,16 +101,9 @@ final class PlacementCommand implements Runnable {
             mixinStandardHelpOptions = true,
             description = "Take no new admissions into the execution database ALIAS; work already admitted there"
                     + " finishes. Reads and writes the control database only.")
-    static final class DrainCommand implements Callable<Integer> {
-        @Spec
-        CommandSpec spec;
-
-        @Parameters(index = "0", paramLabel = "ALIAS", description = "The execution database's alias.")
-        String alias;
-
-        @Override
-        public Integer call() {
-            return set(spec, alias, Placements.State.DRAINING);
+    static final class DrainCommand extends SetStateCommand {
+        DrainCommand() {
+            super(Placements.State.DRAINING);
         }
     }
 
@@ -120,34 +113,43 @@ final class PlacementCommand implements Runnable {
             mixinStandardHelpOptions = true,
             description = "Let the execution database ALIAS take new admissions again. Reads and writes the control"
                     + " database only.")
-    static final class ActivateCommand implements Callable<Integer> {
+    static final class ActivateCommand extends SetStateCommand {
+        ActivateCommand() {
+            super(Placements.State.ACTIVE);
+        }
+    }
+
+    /** A command that puts the execution database ALIAS in one state (drain, activate). */
+    abstract static class SetStateCommand implements Callable<Integer> {
+        private final Placements.State state;
+
         @Spec
         CommandSpec spec;
 
         @Parameters(index = "0", paramLabel = "ALIAS", description = "The execution database's alias.")
         String alias;
 
+        SetStateCommand(Placements.State state) {
+            this.state = state;
+        }
+
         @Override
         public Integer call() {
-            return set(spec, alias, Placements.State.ACTIVE);
+            if (!ExecutionConfig.isAlias(alias)) {
+                throw new InvalidInputException("ALIAS \"" + alias + "\" is not an execution database alias (1..63 of"
+                        + " a-z, 0-9, '_' and '-', starting with a letter); see `vigilo placement list`");
+            }
+            try (Connections connections = CommandSupport.root(spec).connections()) {
+                Placements.setState(connections.control(), alias, state);
+                CommandSupport.out(spec)
+                        .printf(
+                                "execution database \"%s\" is %s%n",
+                                alias,
+                                state == Placements.State.DRAINING
+                                        ? "draining: it takes no new admissions; admitted work finishes"
+                                        : "active: it takes new admissions");
+            }
+            return ExitCode.OK;
         }
-    }
-
-    private static int set(CommandSpec spec, String alias, Placements.State state) {
-        if (!ExecutionConfig.isAlias(alias)) {
-            throw new InvalidInputException("ALIAS \"" + alias + "\" is not an execution database alias (1..63 of"
-                    + " a-z, 0-9, '_' and '-', starting with a letter); see `vigilo placement list`");
-        }
-        try (Connections connections = CommandSupport.root(spec).connections()) {
-            Placements.setState(connections.control(), alias, state);
-            CommandSupport.out(spec)
-                    .printf(
-                            "execution database \"%s\" is %s%n",
-                            alias,
-                            state == Placements.State.DRAINING
-                                    ? "draining: it takes no new admissions; admitted work finishes"
-                                    : "active: it takes new admissions");
-        }
-        return ExitCode.OK;
     }
 }

@@ -10,8 +10,8 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
@@ -32,12 +32,12 @@ final class RunCancelCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "RUN_ID", description = "The run id.")
-    String runId;
+    @Mixin
+    IdParameters.Run runId;
 
     @Override
     public Integer call() {
-        UUID id = CommandSupport.runId(runId, "RUN_ID");
+        UUID id = runId.id();
         PrintWriter out = CommandSupport.out(spec);
         try (Connections connections = CommandSupport.root(spec).connections()) {
             // An unknown run is refused before any execution database is opened.

@@ -1,6 +1,5 @@
 package dev.vigilo.cli;
 
-import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.vigilo.common.input.Names;
 import dev.vigilo.exec.GateResult;
@@ -15,8 +14,8 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
@@ -32,8 +31,6 @@ import picocli.CommandLine.Spec;
                     + " id in the temporary directory)."
         })
 final class RunCompareCommand implements Callable<Integer> {
-    private static final JsonFactory JSON = new JsonFactory();
-
     @Spec
     CommandSpec spec;
 
@@ -43,8 +40,8 @@ final class RunCompareCommand implements Callable<Integer> {
     @Parameters(index = "1", paramLabel = "RUN_B", description = "The run compared to.")
     String runB;
 
-    @Option(names = "--json", description = "Print one JSON object (flips streamed inside it).")
-    boolean json;
+    @Mixin
+    JsonOption json;
 
     @Override
     public Integer call() {
@@ -53,7 +50,7 @@ final class RunCompareCommand implements Callable<Integer> {
         PrintWriter out = CommandSupport.out(spec);
         try (Connections connections = CommandSupport.root(spec).connections()) {
             RunComparison comparison = new RunComparison(connections.placements(), connections.storage());
-            if (json) {
+            if (json.requested()) {
                 json(comparison, a, b, out);
             } else {
                 text(comparison, a, b, out);
@@ -121,8 +118,7 @@ final class RunCompareCommand implements Callable<Integer> {
     }
 
     private static void json(RunComparison comparison, UUID a, UUID b, PrintWriter out) {
-        try (JsonGenerator g = JSON.createGenerator(out)) {
-            g.disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET);
+        try (JsonGenerator g = Json.generator(out)) {
             g.writeStartObject();
             RunComparison.Summary s = comparison.compare(a, b, new RunComparison.Listener() {
                 @Override

@@ -12,6 +12,7 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -60,8 +61,8 @@ final class RunCreateCommand implements Callable<Integer> {
     @Option(names = "--prepare-only", description = "Publish the plan but hold the run (not dispatchable).")
     boolean prepareOnly;
 
-    @Option(names = "--json", description = "Print one JSON object.")
-    boolean json;
+    @Mixin
+    JsonOption json;
 
     @Override
     public Integer call() {
@@ -95,8 +96,8 @@ final class RunCreateCommand implements Callable<Integer> {
                         prepared.filesReverified());
             }
             PrintWriter out = CommandSupport.out(spec);
-            if (json) {
-                out.println(result.toJson());
+            if (json.requested()) {
+                json.printDocument(result.toJson());
             } else if (result.status() == RunState.CREATING && !result.executionRequested()) {
                 out.printf(
                         "run %s %s: plan %s, %d chunks, %d cases; held by --prepare-only, repeat without it to "

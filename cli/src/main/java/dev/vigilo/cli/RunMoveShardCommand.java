@@ -7,6 +7,7 @@ import dev.vigilo.plan.RunStatusReader;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
@@ -28,8 +29,8 @@ final class RunMoveShardCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "RUN_ID", description = "The run id.")
-    String runId;
+    @Mixin
+    IdParameters.Run runId;
 
     @Parameters(index = "1", paramLabel = "SHARD", description = "The shard, 0..127 (see `vigilo run status`).")
     int shard;
@@ -39,7 +40,7 @@ final class RunMoveShardCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        UUID id = CommandSupport.runId(runId, "RUN_ID");
+        UUID id = runId.id();
         try (Connections connections = CommandSupport.root(spec).connections()) {
             new RunStatusReader(connections.control().jdbi()).status(id); // unknown run: exit 3, nothing opened
             ShardMover.Result r;

@@ -1,6 +1,5 @@
 package dev.vigilo.cli;
 
-import dev.vigilo.common.input.OutputFiles;
 import dev.vigilo.exec.view.RunResults;
 import dev.vigilo.plan.RunStatusReader;
 import java.io.ByteArrayOutputStream;
@@ -9,13 +8,11 @@ import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
@@ -36,29 +33,20 @@ final class RunResultsCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "RUN_ID", description = "The run id.")
-    String runId;
+    @Mixin
+    IdParameters.Run runId;
 
-    @Option(
-            names = "--out",
-            paramLabel = "FILE",
-            description = "Write the lines to FILE instead of stdout; its directory must exist, and an existing file"
-                    + " is kept unless --force is given. A failed command leaves no partial file.")
-    Path out;
-
-    @Option(names = "--force", description = "Replace an existing --out file.")
-    boolean force;
+    @Mixin
+    OutputFileOptions output;
 
     @Override
     public Integer call() {
-        UUID id = CommandSupport.runId(runId, "RUN_ID");
-        if (out != null) {
-            OutputFiles.check(out, "--out", force);
-        }
+        UUID id = runId.id();
+        output.check();
         try (Connections connections = CommandSupport.root(spec).connections()) {
             new RunStatusReader(connections.control().jdbi()).status(id); // unknown run: exit 3, nothing opened
             RunResults results = new RunResults(connections.placements(), connections.storage());
-            if (out == null) {
+            if (!output.given()) {
                 PrintWriter stdout = CommandSupport.out(spec);
                 try (LineWriter lines = new LineWriter(stdout)) {
                     Interruptible.run(() -> results.write(id, lines));
@@ -71,14 +59,14 @@ final class RunResultsCommand implements Callable<Integer> {
             CommandSupport.out(spec)
                     .printf(
                             "wrote %d results of %d chunks of run %s to %s%n",
-                            summary.cases(), summary.chunks(), id, CommandSupport.shown(out));
+                            summary.cases(), summary.chunks(), id, CommandSupport.shown(output.path()));
         }
         return ExitCode.OK;
     }
 
     /** Writes crash-safely beside the target and publishes on success; the temporary file never outlives it. */
     private RunResults.Summary writeFile(UUID id, RunResults results) {
-        return Interruptible.run(() -> OutputFiles.write(out, "--out", force, file -> results.write(id, file)));
+        return Interruptible.run(() -> output.write(file -> results.write(id, file)));
     }
 
     /**

@@ -10,9 +10,8 @@ import java.io.PrintWriter;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /** {@code vigilo run status UUID}. */
@@ -29,20 +28,20 @@ final class RunStatusCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "RUN_ID", description = "The run id.")
-    String runId;
+    @Mixin
+    IdParameters.Run runId;
 
-    @Option(names = "--json", description = "Print one JSON object.")
-    boolean json;
+    @Mixin
+    JsonOption json;
 
     @Override
     public Integer call() {
-        UUID id = CommandSupport.runId(runId, "RUN_ID");
+        UUID id = runId.id();
         try (Connections connections = CommandSupport.root(spec).connections()) {
             Reading r = read(connections, id);
             PrintWriter out = CommandSupport.out(spec);
-            if (json) {
-                out.println(r.json());
+            if (json.requested()) {
+                json.printDocument(r.json());
             } else {
                 r.print(out);
             }

@@ -1,16 +1,16 @@
 package dev.vigilo.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.common.input.Names;
 import dev.vigilo.exec.view.RunTranscripts;
-import java.io.IOException;
 import java.io.PrintWriter;
-import java.io.UncheckedIOException;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -26,13 +26,11 @@ import picocli.CommandLine.Spec;
             "The case is found by id in the run's plan (the chunk files are read in order until it is found)."
         })
 final class RunTranscriptCommand implements Callable<Integer> {
-    private static final ObjectMapper JSON = new ObjectMapper();
-
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "RUN_ID", description = "The run id.")
-    String runId;
+    @Mixin
+    IdParameters.Run runId;
 
     @Parameters(index = "1", paramLabel = "CASE_ID", description = "The case's id, as in the dataset.")
     String caseId;
@@ -40,12 +38,12 @@ final class RunTranscriptCommand implements Callable<Integer> {
     @Option(names = "--attempt", paramLabel = "N", description = "Which attempt (from 1; default: the last).")
     Integer attempt;
 
-    @Option(names = "--json", description = "Print the transcript's events as JSON lines.")
-    boolean json;
+    @Mixin
+    JsonOption json;
 
     @Override
     public Integer call() {
-        UUID run = CommandSupport.runId(runId, "RUN_ID");
+        UUID run = runId.id();
         PrintWriter out = CommandSupport.out(spec);
         try (Connections connections = CommandSupport.root(spec).connections()) {
             RunTranscripts reader = new RunTranscripts(connections.placements(), connections.storage());
@@ -60,7 +58,7 @@ final class RunTranscriptCommand implements Callable<Integer> {
                     .orElseThrow(() -> new InvalidInputException("--attempt " + n + ": case " + name + " of run " + run
                             + " made " + c.attempts().size() + " attempts; choose 1 to "
                             + c.attempts().size()));
-            if (json) {
+            if (json.requested()) {
                 try (LineSink lines = new LineSink(out::println)) {
                     reader.write(run, a, lines);
                 }
@@ -77,9 +75,10 @@ final class RunTranscriptCommand implements Callable<Integer> {
             TranscriptRenderer renderer = new TranscriptRenderer(out);
             try (LineSink lines = new LineSink(line -> {
                 try {
-                    renderer.render(JSON.readTree(line));
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
+                    renderer.render(Json.read(line));
+                } catch (JsonProcessingException e) {
+                    throw new DamagedException("transcript " + a.transcript().key() + " of run " + run
+                            + ": an event is not valid JSON: " + e.getOriginalMessage());
                 }
             })) {
                 reader.write(run, a, lines);

@@ -12,9 +12,9 @@ import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
@@ -37,8 +37,8 @@ final class RunWatchCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "RUN_ID", description = "The run id.")
-    String runId;
+    @Mixin
+    IdParameters.Run runId;
 
     @Option(
             names = "--interval",
@@ -59,7 +59,7 @@ final class RunWatchCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Duration interval = interval();
-        UUID id = CommandSupport.runId(runId, "RUN_ID");
+        UUID id = runId.id();
         PrintWriter out = CommandSupport.out(spec);
         boolean terminal = System.console() != null;
         String last = "";

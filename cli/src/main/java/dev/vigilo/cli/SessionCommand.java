@@ -31,6 +31,11 @@ final class SessionCommand implements Runnable {
         spec.commandLine().usage(spec.commandLine().getOut());
     }
 
+    /** How a command that rewrote a log names the backup it kept ({@code --in-place}): empty when it kept none. */
+    static String keptAs(java.nio.file.Path backup) {
+        return backup == null ? "" : " (original kept as " + CommandSupport.shown(backup) + ")";
+    }
+
     /**
      * A missing, unreadable or non-regular log is invalid input (exit 3), said before anything is read: the one
      * input-file rule ({@link InputFiles}), so a named pipe or a device is named for what it is and never opened.

@@ -1,12 +1,12 @@
 package dev.vigilo.cli;
 
 import dev.vigilo.common.errors.InvalidInputException;
-import dev.vigilo.common.input.OutputFiles;
 import dev.vigilo.sessionlog.CompactReport;
 import dev.vigilo.sessionlog.SessionCompactor;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -30,15 +30,8 @@ final class SessionCompactCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "FILE", description = "The session log.")
     Path file;
 
-    @Option(
-            names = "--out",
-            paramLabel = "F",
-            description = "Write the compacted log here instead; its directory must exist, and an existing file is "
-                    + "kept unless --force is given.")
-    Path out;
-
-    @Option(names = "--force", description = "Replace an existing --out file.")
-    boolean force;
+    @Mixin
+    OutputFileOptions output;
 
     @Option(
             names = "--frame-bytes",
@@ -53,10 +46,8 @@ final class SessionCompactCommand implements Callable<Integer> {
             throw new InvalidInputException("--frame-bytes must be positive, got " + target + "; for example 262144");
         }
         SessionCommand.existingLog(file);
-        if (out != null) {
-            OutputFiles.check(out, "--out", force);
-        }
-        CompactReport r = SessionCompactor.compact(file, out, target, force);
+        output.check();
+        CompactReport r = SessionCompactor.compact(file, output.path(), target, output.force());
         CommandSupport.out(spec)
                 .printf(
                         "compacted %s -> %s: %d -> %d frames, %d -> %d bytes, %d events%s%n",
@@ -67,7 +58,7 @@ final class SessionCompactCommand implements Callable<Integer> {
                         r.bytesBefore(),
                         r.bytesAfter(),
                         r.events(),
-                        r.backup() == null ? "" : " (original kept as " + CommandSupport.shown(r.backup()) + ")");
+                        SessionCommand.keptAs(r.backup()));
         return ExitCode.OK;
     }
 }

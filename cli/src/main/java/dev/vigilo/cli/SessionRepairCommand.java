@@ -1,14 +1,14 @@
 package dev.vigilo.cli;
 
-import dev.vigilo.common.input.OutputFiles;
 import dev.vigilo.sessionlog.RepairReport;
 import dev.vigilo.sessionlog.SessionRepair;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
-import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
@@ -28,37 +28,26 @@ final class SessionRepairCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "FILE", description = "The session log.")
     Path file;
 
-    @ArgGroup(exclusive = true)
-    Target target;
+    @Mixin
+    OutputFileOptions output;
 
-    static final class Target {
-        @Option(
-                names = "--out",
-                paramLabel = "F",
-                description = "Write the repaired log here; its directory must exist, and an existing file is kept "
-                        + "unless --force is given.")
-        Path out;
-
-        @Option(names = "--in-place", description = "Replace FILE (a backup FILE.bak-<millis> is kept).")
-        boolean inPlace;
-    }
-
-    @Option(names = "--force", description = "Replace an existing output file (--out, or FILE.repaired).")
-    boolean force;
+    @Option(names = "--in-place", description = "Replace FILE (a backup FILE.bak-<millis> is kept); not with --out.")
+    boolean inPlace;
 
     @Override
     public Integer call() {
-        boolean inPlace = target != null && target.inPlace;
-        Path out = inPlace
-                ? null
-                : target != null && target.out != null
-                        ? target.out
-                        : file.resolveSibling(file.getFileName() + ".repaired");
+        if (inPlace && output.given()) {
+            // What picocli says of an exclusive group (--out is a mixin's option, which a group cannot hold).
+            throw new ParameterException(
+                    spec.commandLine(), "Error: --out=FILE, --in-place are mutually exclusive (specify only one)");
+        }
+        Path out =
+                inPlace ? null : output.given() ? output.path() : file.resolveSibling(file.getFileName() + ".repaired");
         SessionCommand.existingLog(file);
         if (out != null) {
-            OutputFiles.check(out, "--out", force);
+            output.check(out);
         }
-        RepairReport r = SessionRepair.repair(file, out, inPlace, force);
+        RepairReport r = SessionRepair.repair(file, out, inPlace, output.force());
         CommandSupport.out(spec)
                 .printf(
                         "repaired %s -> %s: %d events kept, %d closers added, %d frames, %d bytes%s%n",
@@ -68,7 +57,7 @@ final class SessionRepairCommand implements Callable<Integer> {
                         r.closers(),
                         r.frames(),
                         r.bytes(),
-                        r.backup() == null ? "" : " (original kept as " + CommandSupport.shown(r.backup()) + ")");
+                        SessionCommand.keptAs(r.backup()));
         return ExitCode.OK;
     }
 }

@@ -5,8 +5,8 @@ import dev.vigilo.sessionlog.VerifyReport;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
@@ -31,17 +31,18 @@ final class SessionVerifyCommand implements Callable<Integer> {
             description = "The session log (session.jsonl.zstd or session.jsonl).")
     Path file;
 
-    @Option(
-            names = "--json",
-            description = "Print one JSON object (verdict, events, stored, closers, channel, compression, "
-                    + "hw_seq, hw_offset, fenced, truncated, error, error_offset, ...).")
-    boolean json;
+    @Mixin
+    JsonOption json;
 
     @Override
     public Integer call() {
         VerifyReport report = SessionVerifier.verify(SessionCommand.existingLog(file));
         // The text names the file (and may quote its bytes): escaped like every message.
-        CommandSupport.out(spec).println(json ? report.toJson() : CommandSupport.shown(report.toText()));
+        if (json.requested()) {
+            json.printDocument(report.toJson());
+        } else {
+            CommandSupport.out(spec).println(CommandSupport.shown(report.toText()));
+        }
         return report.accepted() ? ExitCode.OK : ExitCode.FAILED;
     }
 }

@@ -1,6 +1,5 @@
 package dev.vigilo.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.sessionlog.LockFileEpochSource;
 import dev.vigilo.sessionlog.SessionHeader;
@@ -27,8 +26,6 @@ import java.util.stream.Stream;
  * <p>Exit 0 when the workload ran as expected, 1 otherwise (the launcher then keeps no archive).
  */
 final class StartupTraining {
-    private static final ObjectMapper MAPPER = new ObjectMapper();
-
     /** Events of the small log: one short turn with the common event kinds. */
     private static final List<String> EVENTS = List.of(
             "{\"type\":\"turn/start\",\"time\":1760000000001,\"data\":{\"turn\":1}}",
@@ -62,7 +59,7 @@ final class StartupTraining {
             Path log = directory.resolve("session.jsonl.zstd");
             List<ObjectNode> events = new ArrayList<>();
             for (String event : EVENTS) {
-                events.add((ObjectNode) MAPPER.readTree(event));
+                events.add((ObjectNode) Json.read(event));
             }
             try (SessionLogWriter writer = SessionLogWriter.create(
                     log,

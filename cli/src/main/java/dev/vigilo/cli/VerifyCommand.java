@@ -3,7 +3,6 @@ package dev.vigilo.cli;
 import dev.vigilo.common.input.Names;
 import dev.vigilo.exec.GateResult;
 import dev.vigilo.exec.audit.RunVerifier;
-import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -11,9 +10,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /** {@code vigilo verify RUN_ID [--json]}: exit 0 when the run checks out, 1 with the first damage otherwise. */
@@ -31,62 +29,57 @@ final class VerifyCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "RUN_ID", description = "The run id.")
-    String runId;
+    @Mixin
+    IdParameters.Run runId;
 
-    @Option(names = "--json", description = "Print one JSON object with the verdict.")
-    boolean json;
+    @Mixin
+    JsonOption json;
 
     @Override
     public Integer call() {
-        PrintWriter out = CommandSupport.out(spec);
-        try (Connections connections = CommandSupport.root(spec).connections()) {
-            RunVerifier.Report r = new RunVerifier(connections.placements(), connections.storage())
-                    .verify(CommandSupport.runId(runId, "RUN_ID"));
-            RunVerifier.Checked c = r.checked();
-            if (json) {
-                out.println(Json.write(json(r)));
-            } else if (r.intact()) {
-                out.printf(
-                        "intact: run %s %s%s: %d cases, %d chunks, %d receipts, %d outputs and %d transcripts"
-                                + " verified; settlement recomputed:%n",
-                        r.runId(),
-                        r.status(),
-                        r.verdict().map(v -> ", verdict " + v).orElse(""),
-                        c.datasetCases(),
-                        c.chunks(),
-                        c.receipts(),
-                        c.outputs(),
-                        c.transcripts());
-                for (GateResult g : r.gates()) {
-                    out.printf(
-                            Locale.ROOT,
-                            "  gate %s: %d passed, %d failed, %d errored of %d planned (%.1f%%, minimum %.1f%%): %s%n",
-                            Names.printable(g.name()),
-                            g.passed(),
-                            g.failed(),
-                            g.errored(),
-                            g.planned(),
-                            g.passRate() * 100,
-                            g.minPassRate() * 100,
-                            g.passedGate().orElseThrow() ? "passed" : "failed");
-                }
-                if (c.casesWithoutTranscripts() > 0) {
-                    out.printf(
-                            "  %d cases have no transcript (receipts written before transcripts were recorded)%n",
-                            c.casesWithoutTranscripts());
-                }
-            } else {
-                out.println(Names.printable(r.damagedKey()
-                        .map(k -> "DAMAGED: " + k)
-                        .orElse("MISMATCH: " + r.problem().orElseThrow())));
-            }
+        return Verification.run(spec, json, connections -> {
+            RunVerifier.Report r = new RunVerifier(connections.placements(), connections.storage()).verify(runId.id());
             if (!r.intact()) {
-                CommandSupport.err(spec).println("vigilo: error: " + r.problem().orElseThrow());
-                return ExitCode.FAILED;
+                return Verification.damaged(
+                        json(r),
+                        Names.printable(r.damagedKey()
+                                .map(k -> "DAMAGED: " + k)
+                                .orElse("MISMATCH: " + r.problem().orElseThrow())),
+                        r.problem().orElseThrow());
             }
-            return ExitCode.OK;
-        }
+            RunVerifier.Checked c = r.checked();
+            List<String> text = new ArrayList<>();
+            text.add(String.format(
+                    "intact: run %s %s%s: %d cases, %d chunks, %d receipts, %d outputs and %d transcripts"
+                            + " verified; settlement recomputed:",
+                    r.runId(),
+                    r.status(),
+                    r.verdict().map(v -> ", verdict " + v).orElse(""),
+                    c.datasetCases(),
+                    c.chunks(),
+                    c.receipts(),
+                    c.outputs(),
+                    c.transcripts()));
+            for (GateResult g : r.gates()) {
+                text.add(String.format(
+                        Locale.ROOT,
+                        "  gate %s: %d passed, %d failed, %d errored of %d planned (%.1f%%, minimum %.1f%%): %s",
+                        Names.printable(g.name()),
+                        g.passed(),
+                        g.failed(),
+                        g.errored(),
+                        g.planned(),
+                        g.passRate() * 100,
+                        g.minPassRate() * 100,
+                        g.passedGate().orElseThrow() ? "passed" : "failed"));
+            }
+            if (c.casesWithoutTranscripts() > 0) {
+                text.add(String.format(
+                        "  %d cases have no transcript (receipts written before transcripts were recorded)",
+                        c.casesWithoutTranscripts()));
+            }
+            return Verification.intact(json(r), text);
+        });
     }
 
     private static Map<String, Object> json(RunVerifier.Report r) {

@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -53,8 +54,8 @@ final class WorkerCommand implements Callable<Integer> {
     @Option(names = "--exit-when-idle", description = "Exit 0 once no run has claimable or leased work left.")
     boolean exitWhenIdle;
 
-    @Option(names = "--json", description = "Print the exit summary as one JSON object.")
-    boolean json;
+    @Mixin
+    JsonOption json;
 
     @Option(
             names = "--metrics-port",
@@ -128,8 +129,8 @@ final class WorkerCommand implements Callable<Integer> {
                 }
             }
             String stopped = signal.signalled() ? "signal" : exitWhenIdle ? "idle" : "stopped";
-            if (json) {
-                out.println(Json.write(summary(worker, stopped, report)));
+            if (json.requested()) {
+                json.print(summary(worker, stopped, report));
             } else {
                 out.printf(
                         "worker %s stopped (%s): %d chunks completed, %d cases executed, %d chunks requeued,"

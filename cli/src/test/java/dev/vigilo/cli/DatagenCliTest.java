@@ -188,7 +188,7 @@ class DatagenCliTest {
     void invalidPipelinesAndUnknownExperimentsAreClearErrors() throws Exception {
         CliRunner cli = new CliRunner(home, Map.of(), List.of());
         Path bad = home.resolve("bad.yaml");
-        Files.writeString(bad, "name: x\nsteps:\n  - name: a\n    kind: teleport\n");
+        Files.writeString(bad, "name: x\ninput: seeds.jsonl\nsteps:\n  - name: a\n    kind: teleport\n");
         CliRunner.Result r = cli.run(
                 "datagen",
                 "run",
@@ -198,7 +198,9 @@ class DatagenCliTest {
                 "--durable-root",
                 home.resolve("d").toString());
         assertThat(r.exitCode()).isEqualTo(ExitCode.INVALID_INPUT);
-        assertThat(r.err()).contains("bad.yaml:");
+        assertThat(r.err())
+                .contains(bad + ":5:11: steps[0].kind: unknown step kind \"teleport\"; use command, http, chat,"
+                        + " template, filter, expand or loop");
 
         CliRunner.Result missing = cli.run(
                 "datagen",

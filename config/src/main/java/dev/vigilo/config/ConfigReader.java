@@ -1,6 +1,7 @@
 package dev.vigilo.config;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashSet;
@@ -165,6 +166,34 @@ public final class ConfigReader {
             return Optional.empty();
         }
         return Optional.of(v);
+    }
+
+    /**
+     * A decimal number of at least {@code min}, exactly as written ({@code 0.15} stays 0.15, not the nearest double),
+     * for amounts that must add up exactly (prices): empty when absent (reported as {@code is required} when
+     * required) or when it is not such a number, after reporting {@code must be a number >= 0, got "x"}.
+     */
+    public Optional<BigDecimal> decimal(JsonNode node, KeyPath at, boolean required, BigDecimal min) {
+        if (node == null || node.isNull()) {
+            if (required) {
+                problem(at, "is required");
+            }
+            return Optional.empty();
+        }
+        BigDecimal value = null;
+        if (node.isIntegralNumber()) {
+            value = new BigDecimal(node.bigIntegerValue());
+        } else if (node.isBigDecimal()) {
+            value = node.decimalValue();
+        } else if (node.isNumber() && Double.isFinite(node.asDouble())) {
+            // A double's shortest text that reads back as itself: the number as the document wrote it.
+            value = new BigDecimal(node.asText());
+        }
+        if (value == null || value.compareTo(min) < 0) {
+            problem(at, "must be a number >= " + min.toPlainString() + ", got " + node);
+            return Optional.empty();
+        }
+        return Optional.of(value);
     }
 
     /** A boolean, {@code dflt} when absent: {@code must be true or false, got "yes"}. */

@@ -124,4 +124,35 @@ class ConfigDocumentTest {
                         "f.yaml:3:11: tags[1]: \"a\" is listed twice",
                         "f.yaml:4:8: extra: unknown key; allowed here: kind, n, tags");
     }
+
+    @Test
+    void decimalsAreReadExactlyAsWrittenAndRefusedBelowTheirMinimum() {
+        ConfigDocument doc = ConfigDocument.yamlOrJson(
+                utf8("a: 0.15\nb: 12\nc: -0.5\nd: true\ne: x\nf: 1.5e-7\n"), "f.yaml", ReadOptions.lenient());
+        ConfigReader reader = ConfigReader.collecting(doc, 50);
+        KeyPath top = KeyPath.root();
+        java.math.BigDecimal zero = java.math.BigDecimal.ZERO;
+        assertThat(reader.decimal(doc.root().get("a"), top.key("a"), true, zero))
+                .contains(new java.math.BigDecimal("0.15"));
+        assertThat(reader.decimal(doc.root().get("b"), top.key("b"), true, zero))
+                .contains(new java.math.BigDecimal("12"));
+        assertThat(reader.decimal(doc.root().get("f"), top.key("f"), true, zero))
+                .contains(new java.math.BigDecimal("1.5E-7"));
+        assertThat(reader.decimal(doc.root().get("c"), top.key("c"), true, zero))
+                .isEmpty();
+        assertThat(reader.decimal(doc.root().get("d"), top.key("d"), true, zero))
+                .isEmpty();
+        assertThat(reader.decimal(doc.root().get("e"), top.key("e"), true, zero))
+                .isEmpty();
+        assertThat(reader.decimal(doc.root().get("g"), top.key("g"), true, zero))
+                .isEmpty();
+        assertThat(reader.decimal(doc.root().get("h"), top.key("h"), false, zero))
+                .isEmpty();
+        assertThat(reader.problemLines())
+                .containsExactly(
+                        "f.yaml:3:4: c: must be a number >= 0, got -0.5",
+                        "f.yaml:4:4: d: must be a number >= 0, got true",
+                        "f.yaml:5:4: e: must be a number >= 0, got \"x\"",
+                        "f.yaml:1:1: g: is required");
+    }
 }

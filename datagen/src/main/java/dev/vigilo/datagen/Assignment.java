@@ -183,7 +183,9 @@ final class Assignment implements AutoCloseable {
     private void takeSlot() {
         for (int k = 0; k < MAX_SLOTS; k++) {
             Optional<ExperimentLease> l = log.tryAcquireLease(leaseName(k), ttl, clock);
-            if (l.isEmpty()) continue;
+            if (l.isEmpty()) {
+                continue;
+            }
             SlotRecord cur = readSlot(k).orElse(null);
             long inc = (cur == null ? 0 : cur.incarnation()) + 1;
             Optional<String> v =
@@ -216,7 +218,9 @@ final class Assignment implements AutoCloseable {
     private void renew() {
         try {
             synchronized (this) {
-                if (lease != null) lease.renew();
+                if (lease != null) {
+                    lease.renew();
+                }
             }
         } catch (FencedException e) {
             leaseLost = true;
@@ -264,7 +268,9 @@ final class Assignment implements AutoCloseable {
             Optional<BucketRecord> r = readBucket(b);
             s.bucketVersions.put(b, r.map(BucketRecord::version).orElse(null));
             int k = r.map(BucketRecord::slot).orElse(0);
-            if (!s.slots.containsKey(k)) readSlot(k).ifPresent(x -> s.slots.put(k, x));
+            if (!s.slots.containsKey(k)) {
+                readSlot(k).ifPresent(x -> s.slots.put(k, x));
+            }
         }
         return s;
     }
@@ -280,20 +286,29 @@ final class Assignment implements AutoCloseable {
         long prevInc = 0;
         boolean needsRecovery = true;
         if (cur != null && cur.released()) {
-            if (cur.done() && !Objects.equals(cur.version(), snap.bucketVersions.get(b)))
+            if (cur.done() && !Objects.equals(cur.version(), snap.bucketVersions.get(b))) {
                 return new Claim(Outcome.DONE_ELSEWHERE, false);
+            }
             needsRecovery = false; // released after its holder flushed: everything is visible
         } else if (cur != null) {
-            if (cur.slot() == slot && cur.incarnation() == incarnation) return new Claim(Outcome.CLAIMED, false);
-            if (alive(cur.slot(), cur.incarnation())) return new Claim(Outcome.HELD, false);
+            if (cur.slot() == slot && cur.incarnation() == incarnation) {
+                return new Claim(Outcome.CLAIMED, false);
+            }
+            if (alive(cur.slot(), cur.incarnation())) {
+                return new Claim(Outcome.HELD, false);
+            }
             prevSlot = cur.slot();
             prevInc = cur.incarnation();
         }
         boolean recoveredBefore = !needsRecovery || snap.recovered(prevSlot, prevInc);
-        if (needsRecovery && !ensureRecovered(prevSlot, prevInc)) return new Claim(Outcome.HELD, false);
+        if (needsRecovery && !ensureRecovered(prevSlot, prevInc)) {
+            return new Claim(Outcome.HELD, false);
+        }
         Optional<String> v = records.write(
                 bucketName(b), cur == null ? null : cur.version(), bucketJson(slot, incarnation, false, false));
-        if (v.isEmpty()) return new Claim(Outcome.HELD, false);
+        if (v.isEmpty()) {
+            return new Claim(Outcome.HELD, false);
+        }
         boolean unchanged = Objects.equals(cur == null ? null : cur.version(), snap.bucketVersions.get(b));
         LOG.debug("slot {} claimed bucket {} (fold current: {})", slot, b, unchanged && recoveredBefore);
         return new Claim(Outcome.CLAIMED, unchanged && recoveredBefore);
@@ -305,18 +320,26 @@ final class Assignment implements AutoCloseable {
      */
     private boolean ensureRecovered(int k, long i) {
         SlotRecord rec = readSlot(k).orElse(null);
-        if (rec != null && rec.incarnation() > i && rec.replayed()) return true;
+        if (rec != null && rec.incarnation() > i && rec.replayed()) {
+            return true;
+        }
         Optional<ExperimentLease> l = log.tryAcquireLease(leaseName(k), ttl, clock);
-        if (l.isEmpty()) return false; // a live process holds the slot and is opening (replaying) its writer
+        if (l.isEmpty()) {
+            return false; // a live process holds the slot and is opening (replaying) its writer
+        }
         try {
             rec = readSlot(k).orElse(null);
-            if (rec != null && rec.incarnation() > i && rec.replayed()) return true;
+            if (rec != null && rec.incarnation() > i && rec.replayed()) {
+                return true;
+            }
             long inc = (rec == null ? 0 : rec.incarnation()) + 1;
             Optional<String> v = records.write(
                     slotName(k),
                     rec == null ? null : rec.version(),
                     slotJson(holder + " (recovery)", inc, false, true));
-            if (v.isEmpty()) return false;
+            if (v.isEmpty()) {
+                return false;
+            }
             // Opening replays the dead incarnation's WAL into a generation every reader sees and raises the shard
             // epoch, fencing that incarnation should it still be alive; closing merges it.
             LogWriter w = log.openWriter(writerName(k), WriterOptions.DEFAULTS);
@@ -350,7 +373,9 @@ final class Assignment implements AutoCloseable {
     void release(Collection<Integer> buckets, boolean done) {
         for (int b : buckets) {
             BucketRecord cur = readBucket(b).orElse(null);
-            if (cur == null || cur.slot() != slot || cur.incarnation() != incarnation || cur.released()) continue;
+            if (cur == null || cur.slot() != slot || cur.incarnation() != incarnation || cur.released()) {
+                continue;
+            }
             if (records.write(bucketName(b), cur.version(), bucketJson(slot, incarnation, true, done))
                     .isEmpty()) {
                 LOG.warn("bucket {} changed while being released", b);
@@ -364,7 +389,9 @@ final class Assignment implements AutoCloseable {
         try (ExperimentRecords r = log.records(DIR)) {
             for (int k = 0; k < MAX_SLOTS; k++) {
                 Optional<SlotRecord> s = readSlot(r, k);
-                if (s.isEmpty()) break; // slots are taken lowest first
+                if (s.isEmpty()) {
+                    break; // slots are taken lowest first
+                }
                 out.put(k, Map.entry(s.get(), !s.get().released() && log.leaseHeld(leaseName(k))));
             }
         }
@@ -504,7 +531,9 @@ final class Assignment implements AutoCloseable {
             LOG.warn("leaving slot {} failed (it is taken over once its lease is free): {}", slot, e.getMessage());
         } finally {
             synchronized (this) {
-                if (lease != null) lease.release();
+                if (lease != null) {
+                    lease.release();
+                }
                 lease = null;
             }
             records.close();

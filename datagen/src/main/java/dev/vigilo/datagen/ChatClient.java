@@ -194,7 +194,9 @@ final class ChatClient implements AutoCloseable {
     }
 
     private static void sleep(long nanos) throws InterruptedException {
-        if (nanos > 0) Thread.sleep(nanos / 1_000_000, (int) (nanos % 1_000_000));
+        if (nanos > 0) {
+            Thread.sleep(nanos / 1_000_000, (int) (nanos % 1_000_000));
+        }
     }
 
     private static String advice(int status, ChatSpec chat) {
@@ -210,7 +212,9 @@ final class ChatClient implements AutoCloseable {
 
     /** ": <the body>": at most {@link #MAX_DUMP} characters, masked before the cut (which can leave part of a key). */
     private static String tail(byte[] b, SecretValues secrets) {
-        if (b == null || b.length == 0) return "";
+        if (b == null || b.length == 0) {
+            return "";
+        }
         String s = EndpointText.masked(b, secrets).strip();
         return ": " + (s.length() <= MAX_DUMP ? s : s.substring(0, MAX_DUMP) + "...");
     }

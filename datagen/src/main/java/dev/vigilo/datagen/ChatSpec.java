@@ -99,11 +99,15 @@ public record ChatSpec(
         }
     }
 
-    /** A place in the pipeline file, for errors found after parsing. */
-    public record SourcePosition(String file, int line, int column) {
-        /** The one-line error {@code FILE:LINE:COLUMN: problem}. */
+    /**
+     * A place in the pipeline file, for errors found after parsing.
+     *
+     * @param keyPath the node's key path, e.g. {@code steps[0].api_key_env}
+     */
+    public record SourcePosition(String file, int line, int column, String keyPath) {
+        /** The one-line error in the pipeline's location style: {@code FILE:LINE:COLUMN: key.path: problem}. */
         public PipelineDefinitionException error(String problem) {
-            return new PipelineDefinitionException(file, line, column, problem);
+            return new PipelineDefinitionException(file, line, column, keyPath + ": " + problem);
         }
     }
 }

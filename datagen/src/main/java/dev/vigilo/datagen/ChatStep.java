@@ -61,7 +61,9 @@ final class ChatStep {
         ObjectNode body = request(chat, step.name(), fields);
         String hash = requestHash(chat, body);
         Optional<ObjectNode> cached = chat.cache() ? cache.claim(hash) : Optional.empty();
-        if (cached.isPresent()) return result(step, cached.get(), 0, attempt, true, hash);
+        if (cached.isPresent()) {
+            return result(step, cached.get(), 0, attempt, true, hash);
+        }
         ObjectNode answer = null;
         try {
             String key = chat.apiKeyEnv() == null ? null : apiKeys.get(chat.apiKeyEnv());
@@ -89,15 +91,18 @@ final class ChatStep {
             answer = normalized;
             return r;
         } finally {
-            if (chat.cache()) cache.complete(hash, answer);
+            if (chat.cache()) {
+                cache.complete(hash, answer);
+            }
         }
     }
 
     /** The request body: model, rendered messages, the step's parameters, response_format. */
     static ObjectNode request(ChatSpec chat, String stepName, ObjectNode fields) {
         List<ChatMessage> messages = new ArrayList<>();
-        for (ChatSpec.Message m : chat.messages())
+        for (ChatSpec.Message m : chat.messages()) {
             messages.add(ChatMessage.of(m.role(), StepExecutor.render(m.content(), fields)));
+        }
         Optional<ResponseFormat> format = switch (chat.responseFormat()) {
             case JSON_SCHEMA -> Optional.of(ResponseFormat.jsonSchema(schemaName(stepName), chat.responseSchema()));
             case JSON_OBJECT -> Optional.of(ResponseFormat.jsonObject());
@@ -125,7 +130,9 @@ final class ChatStep {
         ObjectNode h = id.putObject("headers");
         new TreeMap<>(chat.headers()).forEach((k, v) -> h.put(k.toLowerCase(Locale.ROOT), v));
         id.set("body", body);
-        if (chat.responseSchema() != null) id.set("response_schema", chat.responseSchema());
+        if (chat.responseSchema() != null) {
+            id.set("response_schema", chat.responseSchema());
+        }
         try {
             byte[] d = MessageDigest.getInstance("SHA-256")
                     .digest(Json.canonical(id).getBytes(StandardCharsets.UTF_8));
@@ -138,8 +145,9 @@ final class ChatStep {
     /** Prompt characters / 4 plus the answer's token budget, for each choice. */
     private static long estimate(ChatSpec chat, ObjectNode body) {
         long chars = 0;
-        for (JsonNode m : body.path("messages"))
+        for (JsonNode m : body.path("messages")) {
             chars += m.path("content").asText().length() + 16;
+        }
         long answer = chat.parameters().path("max_tokens").asLong(DEFAULT_ANSWER_TOKENS);
         return chars / 4 + answer * chat.choices();
     }
@@ -220,22 +228,33 @@ final class ChatStep {
                 contents.add(text);
             }
             reasons.add(c.path("finish_reason"));
-            if (c.has("reasoning")) anyReasoning = true;
+            if (c.has("reasoning")) {
+                anyReasoning = true;
+            }
             reasonings.add(c.path("reasoning"));
         }
         boolean many = chat.choices() > 1;
         ObjectNode updates = Json.MAPPER.createObjectNode();
         ChatSpec.Outputs out = chat.outputs();
-        if (out.content() != null) updates.set(out.content(), many ? contents : contents.get(0));
-        if (out.reasoning() != null && anyReasoning)
+        if (out.content() != null) {
+            updates.set(out.content(), many ? contents : contents.get(0));
+        }
+        if (out.reasoning() != null && anyReasoning) {
             updates.set(out.reasoning(), many ? reasonings : reasonings.get(0));
-        if (out.finishReason() != null) updates.set(out.finishReason(), many ? reasons : reasons.get(0));
-        if (out.usage() != null && usage.isObject()) updates.set(out.usage(), usage);
+        }
+        if (out.finishReason() != null) {
+            updates.set(out.finishReason(), many ? reasons : reasons.get(0));
+        }
+        if (out.usage() != null && usage.isObject()) {
+            updates.set(out.usage(), usage);
+        }
         if (!chat.fieldMap().isEmpty()) {
             JsonNode parsed = contents.get(0);
             chat.fieldMap().forEach((prop, field) -> {
                 JsonNode v = parsed.get(prop);
-                if (v != null) updates.set(field, v);
+                if (v != null) {
+                    updates.set(field, v);
+                }
             });
         }
         return new StepResult(updates, tags);
@@ -270,7 +289,9 @@ final class ChatStep {
             BigDecimal cost = chat.price().cost(p, c);
             u.put("cost", cost.signum() == 0 ? "0" : cost.toPlainString());
         }
-        if (answer != null) u.set("answer", answer);
+        if (answer != null) {
+            u.set("answer", answer);
+        }
         return t;
     }
 }

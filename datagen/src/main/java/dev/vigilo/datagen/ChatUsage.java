@@ -37,7 +37,9 @@ public record ChatUsage(
     /** The usage one event's tags record; {@link #NONE} for tags without a {@code chat} object. */
     static ChatUsage ofTags(JsonNode tags) {
         JsonNode c = tags == null ? null : tags.get("chat");
-        if (c == null || !c.isObject()) return NONE;
+        if (c == null || !c.isObject()) {
+            return NONE;
+        }
         return new ChatUsage(
                 c.path("requests").asLong(0),
                 c.path("retries").asLong(0),
@@ -56,8 +58,11 @@ public record ChatUsage(
                 .put("cached", cachedAnswers)
                 .put("prompt_tokens", promptTokens)
                 .put("completion_tokens", completionTokens);
-        if (cost == null) o.putNull("cost");
-        else o.put("cost", cost.signum() == 0 ? "0" : cost.stripTrailingZeros().toPlainString());
+        if (cost == null) {
+            o.putNull("cost");
+        } else {
+            o.put("cost", cost.signum() == 0 ? "0" : cost.stripTrailingZeros().toPlainString());
+        }
         return o;
     }
 }

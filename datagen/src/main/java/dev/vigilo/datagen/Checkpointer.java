@@ -70,7 +70,9 @@ final class Checkpointer {
         var ie = b.item(item.ref, item.next());
         setAll(ie, updates);
         ie.stepCompleted(tags == null ? null : Json.canonical(tags));
-        if (completesItem) ie.terminal(Terminal.COMPLETED);
+        if (completesItem) {
+            ie.terminal(Terminal.COMPLETED);
+        }
         write(b, item, ie.nextSeq(), step, completesItem ? ItemStatus.COMPLETED : ItemStatus.RUNNING);
         item.fields.setAll(updates);
     }
@@ -99,8 +101,11 @@ final class Checkpointer {
     void filterDecided(RunItem item, StepRef step, boolean keep, boolean last) {
         CheckpointBatch.Builder b = batch(step);
         var ie = b.item(item.ref, item.next()).stepCompleted();
-        if (!keep) ie.terminal(Terminal.FILTERED);
-        else if (last) ie.terminal(Terminal.COMPLETED);
+        if (!keep) {
+            ie.terminal(Terminal.FILTERED);
+        } else if (last) {
+            ie.terminal(Terminal.COMPLETED);
+        }
         write(
                 b,
                 item,
@@ -118,7 +123,9 @@ final class Checkpointer {
         var ie = b.item(item.ref, item.next())
                 .set("__" + loop.stepName() + "_iterations", new FieldValue.IntValue(iterations))
                 .stepCompleted();
-        if (last) ie.terminal(Terminal.COMPLETED);
+        if (last) {
+            ie.terminal(Terminal.COMPLETED);
+        }
         write(b, item, ie.nextSeq(), loop, last ? ItemStatus.COMPLETED : ItemStatus.RUNNING);
     }
 
@@ -152,7 +159,9 @@ final class Checkpointer {
     }
 
     private static void setAll(CheckpointBatch.Builder.ItemEvents ie, ObjectNode fields) {
-        for (Map.Entry<String, JsonNode> f : fields.properties()) ie.set(f.getKey(), Json.toValue(f.getValue()));
+        for (Map.Entry<String, JsonNode> f : fields.properties()) {
+            ie.set(f.getKey(), Json.toValue(f.getValue()));
+        }
     }
 
     /**

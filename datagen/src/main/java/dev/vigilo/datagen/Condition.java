@@ -27,11 +27,21 @@ public record Condition(String field, JsonNode equals) {
     /** Evaluates against an item's fields object. */
     public boolean test(JsonNode fields) {
         JsonNode v = fields.get(field);
-        if (equals != null) return v != null && equals.equals(JSON_VALUES, v);
-        if (v == null || v.isNull() || v.isMissingNode()) return false;
-        if (v.isBoolean()) return v.booleanValue();
-        if (v.isNumber()) return v.doubleValue() != 0;
-        if (v.isTextual()) return !v.textValue().isEmpty();
+        if (equals != null) {
+            return v != null && equals.equals(JSON_VALUES, v);
+        }
+        if (v == null || v.isNull() || v.isMissingNode()) {
+            return false;
+        }
+        if (v.isBoolean()) {
+            return v.booleanValue();
+        }
+        if (v.isNumber()) {
+            return v.doubleValue() != 0;
+        }
+        if (v.isTextual()) {
+            return !v.textValue().isEmpty();
+        }
         return v.size() > 0;
     }
 }

@@ -29,7 +29,9 @@ final class EndOfRunMaintenance {
     static boolean run(CheckpointLog log) {
         try {
             Optional<Maintenance> elected = log.tryElectMaintenance();
-            if (elected.isEmpty()) return false; // another worker maintains this experiment right now
+            if (elected.isEmpty()) {
+                return false; // another worker maintains this experiment right now
+            }
             try (Maintenance m = elected.get()) {
                 m.runOnce(KEEP.toMillis());
             }

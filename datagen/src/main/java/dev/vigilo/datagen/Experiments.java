@@ -84,9 +84,13 @@ public final class Experiments {
         try (java.util.stream.Stream<Path> pipelines = Files.list(base)) {
             for (Path p : pipelines.sorted().toList()) {
                 String pipeline = p.getFileName().toString();
-                if (!validName(pipeline) || !Files.isDirectory(p)) continue;
+                if (!validName(pipeline) || !Files.isDirectory(p)) {
+                    continue;
+                }
                 for (String e : CheckpointLog.experiments(durableRoot.directory(), pipeline)) {
-                    if (validName(e)) out.add(new ExperimentRef(pipeline, e));
+                    if (validName(e)) {
+                        out.add(new ExperimentRef(pipeline, e));
+                    }
                 }
             }
         } catch (IOException e) {
@@ -119,7 +123,9 @@ public final class Experiments {
             Optional<String> afterItemId,
             int limit) {
         java.util.Objects.requireNonNull(durableRoot, "durableRoot");
-        if (limit < 1 || limit > 1000) throw new IllegalArgumentException("limit must be in 1..1000, got " + limit);
+        if (limit < 1 || limit > 1000) {
+            throw new IllegalArgumentException("limit must be in 1..1000, got " + limit);
+        }
         java.util.List<ItemSummary> page = new java.util.ArrayList<>();
         Optional<String> next = Optional.empty();
         try (CheckpointLog log = CheckpointLog.open(new LogLocation(durableRoot, pipeline, experiment));
@@ -129,7 +135,9 @@ public final class Experiments {
                     afterItemId.isPresent() ? all.tailMap(afterItemId.get(), false) : all;
             for (ItemState s : tail.values()) {
                 ItemStatus st = statusOf(s);
-                if (status.isPresent() && status.get() != st) continue;
+                if (status.isPresent() && status.get() != st) {
+                    continue;
+                }
                 if (page.size() == limit) {
                     next = Optional.of(page.get(page.size() - 1).itemId());
                     break;
@@ -194,8 +202,9 @@ public final class Experiments {
                     case FAILED -> failed++;
                     case RUNNING -> running++;
                 }
-                if (st != ItemStatus.RUNNING)
+                if (st != ItemStatus.RUNNING) {
                     byWriter.computeIfAbsent(s.lastEpoch().writerName(), w -> new long[2])[0]++;
+                }
             }
         }
         double progress = items == 0 ? 0 : (double) (completed + filtered + failed) / items;
@@ -216,7 +225,9 @@ public final class Experiments {
     }
 
     private static void addUsage(Map<String, ChatUsage> byStep, String step, String tags) {
-        if (tags == null || step == null || !tags.contains("\"chat\"")) return;
+        if (tags == null || step == null || !tags.contains("\"chat\"")) {
+            return;
+        }
         try {
             ChatUsage u = ChatUsage.ofTags(Json.parse(tags));
             byStep.merge(step, u, ChatUsage::plus);
@@ -244,8 +255,9 @@ public final class Experiments {
 
     /** An item's status. */
     public static ItemStatus statusOf(ItemState s) {
-        if (s.terminal().isPresent())
+        if (s.terminal().isPresent()) {
             return s.terminal().get() == Terminal.COMPLETED ? ItemStatus.COMPLETED : ItemStatus.FILTERED;
+        }
         return s.failedPermanently() ? ItemStatus.FAILED : ItemStatus.RUNNING;
     }
 
@@ -302,10 +314,18 @@ public final class Experiments {
                     .put("attempt", e.attempt())
                     .put("writer_epoch", e.writerEpoch().value())
                     .put("event_ts", e.eventTs().toString());
-            if (e.fieldName() != null) h.put("field", e.fieldName());
-            if (e.value() != null) h.set("value", Json.fromValue(e.value()));
-            if (e.terminal() != null) h.put("terminal", e.terminal());
-            if (e.errorType() != null) h.put("error_type", e.errorType());
+            if (e.fieldName() != null) {
+                h.put("field", e.fieldName());
+            }
+            if (e.value() != null) {
+                h.set("value", Json.fromValue(e.value()));
+            }
+            if (e.terminal() != null) {
+                h.put("terminal", e.terminal());
+            }
+            if (e.errorType() != null) {
+                h.put("error_type", e.errorType());
+            }
         }
         ArrayNode kids = o.putArray("children");
         t.children().forEach(c -> kids.add(toJson(c)));
@@ -337,7 +357,9 @@ public final class Experiments {
         }
         java.util.Set<String> parents = new java.util.HashSet<>();
         all.values().forEach(s -> {
-            if (s.item().parentItemId() != null) parents.add(s.item().parentItemId());
+            if (s.item().parentItemId() != null) {
+                parents.add(s.item().parentItemId());
+            }
         });
         return OutputFiles.write(out, "--out", replace, file -> {
             Writer w = new OutputStreamWriter(file, StandardCharsets.UTF_8);

@@ -37,7 +37,9 @@ final class ItemRunner {
             StepSpec step = steps.get(i);
             boolean last = i == steps.size() - 1;
             StepRef ref = StepRef.of(step.name(), i, null, 1);
-            if (item.isCompleted(ref.stepInstanceId())) continue;
+            if (item.isCompleted(ref.stepInstanceId())) {
+                continue;
+            }
             switch (step.kind()) {
                 case FILTER ->
                     checkpointer.filterDecided(item, ref, step.condition().test(item.fields), last);
@@ -72,7 +74,9 @@ final class ItemRunner {
             } catch (StepFailure f) {
                 boolean finalAttempt = attempt >= item.attemptBudgetStart(instance) + step.maxAttempts();
                 checkpointer.attemptFailed(item, ref, f, finalAttempt);
-                if (finalAttempt) return false;
+                if (finalAttempt) {
+                    return false;
+                }
                 continue;
             }
             checkpointer.stepSucceeded(item, ref, result.updates(), result.tags(), completesItem);
@@ -87,10 +91,14 @@ final class ItemRunner {
     private void runLoop(RunItem item, StepSpec loop, int index, boolean last) throws InterruptedException {
         StepSpec body = loop.body();
         long k = 1;
-        while (item.isCompleted(RunItem.instanceId(body.name(), index, k))) k++;
+        while (item.isCompleted(RunItem.instanceId(body.name(), index, k))) {
+            k++;
+        }
         boolean satisfied = k > 1 && loop.condition().test(item.fields);
         for (; !satisfied && k <= loop.maxIterations(); k++) {
-            if (!runAttempts(item, body, index, k, false)) return;
+            if (!runAttempts(item, body, index, k, false)) {
+                return;
+            }
             satisfied = loop.condition().test(item.fields);
         }
         checkpointer.loopCompleted(

@@ -69,7 +69,9 @@ final class ItemScheduler {
 
     /** As {@link #runAll(int, Collection, Task, Listener)}, taking more items from {@code source} as workers free up. */
     static <T> void runAll(int workers, Collection<T> initial, Task<T> task, Listener<T> listener, Source<T> source) {
-        if (workers < 1) throw new IllegalArgumentException("workers must be >= 1, got " + workers);
+        if (workers < 1) {
+            throw new IllegalArgumentException("workers must be >= 1, got " + workers);
+        }
         ExecutorService pool = Executors.newFixedThreadPool(workers, Threads.daemonFactory("datagen-worker"));
         CompletionService<Done<T>> done = new ExecutorCompletionService<>(pool);
         int pending = 0; // submitted and not yet taken; touched by the coordinator only
@@ -85,7 +87,9 @@ final class ItemScheduler {
                         pending++;
                     }
                 }
-                if (pending == 0) break;
+                if (pending == 0) {
+                    break;
+                }
                 Done<T> d = result(done.take());
                 pending--;
                 for (T child : d.spawned()) {

@@ -34,19 +34,35 @@ final class Json {
      * canonical json.
      */
     static FieldValue toValue(JsonNode n) {
-        if (n.isIntegralNumber() && n.canConvertToLong()) return new FieldValue.IntValue(n.longValue());
-        if (n.isNumber()) return new FieldValue.FloatValue(n.doubleValue());
-        if (n.isBoolean()) return new FieldValue.BoolValue(n.booleanValue());
-        if (n.isTextual()) return new FieldValue.StrValue(n.textValue());
+        if (n.isIntegralNumber() && n.canConvertToLong()) {
+            return new FieldValue.IntValue(n.longValue());
+        }
+        if (n.isNumber()) {
+            return new FieldValue.FloatValue(n.doubleValue());
+        }
+        if (n.isBoolean()) {
+            return new FieldValue.BoolValue(n.booleanValue());
+        }
+        if (n.isTextual()) {
+            return new FieldValue.StrValue(n.textValue());
+        }
         return new FieldValue.JsonValue(canonical(n));
     }
 
     static JsonNode fromValue(FieldValue v) {
         JsonNodeFactory f = JsonNodeFactory.instance;
-        if (v instanceof FieldValue.IntValue x) return f.numberNode(x.value());
-        if (v instanceof FieldValue.FloatValue x) return f.numberNode(x.value());
-        if (v instanceof FieldValue.BoolValue x) return f.booleanNode(x.value());
-        if (v instanceof FieldValue.StrValue x) return f.textNode(x.value());
+        if (v instanceof FieldValue.IntValue x) {
+            return f.numberNode(x.value());
+        }
+        if (v instanceof FieldValue.FloatValue x) {
+            return f.numberNode(x.value());
+        }
+        if (v instanceof FieldValue.BoolValue x) {
+            return f.booleanNode(x.value());
+        }
+        if (v instanceof FieldValue.StrValue x) {
+            return f.textNode(x.value());
+        }
         if (v instanceof FieldValue.JsonValue x) {
             try {
                 return parse(x.json());

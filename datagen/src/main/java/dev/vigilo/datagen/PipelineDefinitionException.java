@@ -1,10 +1,12 @@
 package dev.vigilo.datagen;
 
 import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.config.Problem;
 
 /**
- * The pipeline file or its input is invalid. The message says what, where ({@code
- * FILE:LINE:COLUMN}, 1-based) and what to do. Nothing durable was changed.
+ * The pipeline file or its input is invalid. The message says what, where ({@code FILE:LINE:COLUMN}, 1-based, and
+ * for a problem of the pipeline file the key path: {@code FILE:LINE:COLUMN: key.path: what}) and what to do. Nothing
+ * durable was changed.
  */
 public class PipelineDefinitionException extends InvalidInputException {
     private static final long serialVersionUID = 1L;
@@ -16,6 +18,16 @@ public class PipelineDefinitionException extends InvalidInputException {
         super(file + ":" + line + ":" + column + ": " + problem);
         this.line = line;
         this.column = column;
+    }
+
+    /**
+     * A problem found reading the pipeline file, in the one location style of configuration documents:
+     * {@code FILE:LINE:COLUMN: key.path: what}.
+     */
+    public PipelineDefinitionException(Problem problem) {
+        super(problem.toString());
+        this.line = problem.position().map(p -> (int) p.line()).orElse(0);
+        this.column = problem.position().map(p -> (int) p.column()).orElse(0);
     }
 
     /** 1-based line, 0 if unknown. */

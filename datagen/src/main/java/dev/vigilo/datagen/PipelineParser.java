@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.vigilo.common.input.InputFiles;
 import dev.vigilo.common.input.TextEncoding;
 import dev.vigilo.config.ConfigDocument;
+import dev.vigilo.config.ConfigReader;
 import dev.vigilo.config.ConfigSyntaxException;
 import dev.vigilo.config.KeyPath;
 import dev.vigilo.config.Position;
@@ -15,40 +16,41 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
-import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * Parses a pipeline YAML file (format in docs/datagen.md). Every error names the file, line and
- * column of the offending node and what to do. Unknown keys are errors (a typo must not silently
- * change behaviour).
+ * Parses a pipeline YAML file (format in docs/datagen.md) through {@code config}'s {@link ConfigReader}. It stops at
+ * the first problem ({@link PipelineDefinitionException}, one line in the one location style
+ * {@code FILE:LINE:COLUMN: key.path: what; what to do}): a pipeline is used whole or not at all. Unknown keys are
+ * errors (a typo must not silently change behaviour).
  */
 public final class PipelineParser {
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}");
-    private static final Set<String> TOP_KEYS = Set.of("name", "input", "id_field", "prices", "steps");
-    private static final Set<String> COMMON = Set.of("name", "kind", "retries", "timeout_seconds", "concurrency");
-    private static final Map<StepKind, Set<String>> KIND_KEYS = Map.of(
-            StepKind.COMMAND, Set.of("command"),
-            StepKind.HTTP, Set.of("url", "model", "prompt", "output_field"),
-            StepKind.TEMPLATE, Set.of("template", "output_field"),
-            StepKind.FILTER, Set.of("keep_if"),
-            StepKind.EXPAND, Set.of("field", "as"),
-            StepKind.LOOP, Set.of("body", "until", "max_iterations"),
+    private static final KeyPath ROOT = KeyPath.root();
+    private static final List<String> TOP_KEYS = List.of("name", "input", "id_field", "prices", "steps");
+    private static final List<String> COMMON = List.of("name", "kind", "retries", "timeout_seconds", "concurrency");
+    private static final Map<String, StepKind> KINDS = kinds();
+    private static final Map<StepKind, List<String>> KIND_KEYS = Map.of(
+            StepKind.COMMAND, List.of("command"),
+            StepKind.HTTP, List.of("url", "model", "prompt", "output_field"),
+            StepKind.TEMPLATE, List.of("template", "output_field"),
+            StepKind.FILTER, List.of("keep_if"),
+            StepKind.EXPAND, List.of("field", "as"),
+            StepKind.LOOP, List.of("body", "until", "max_iterations"),
             StepKind.CHAT, ChatParser.KEYS);
 
     private final String file;
-    /** The document read, with the position of every node for messages. */
-    private ConfigDocument document;
+    /** Stops at the first problem, throwing it as a {@link PipelineDefinitionException}. */
+    private ConfigReader reader;
     /** The pipeline's {@code prices} by model; null when it gives none. */
     private Map<String, ChatSpec.Price> prices;
-    /** Rate limit per chat url and the pointer of the step that set it: one endpoint, one limit. */
-    private final Map<String, Map.Entry<ChatSpec.RateLimit, String>> limits = new HashMap<>();
+    /** Rate limit per chat url and the path of the step's rate_limit that set it: one endpoint, one limit. */
+    private final Map<String, Map.Entry<ChatSpec.RateLimit, KeyPath>> limits = new HashMap<>();
 
     private PipelineParser(String file) {
         this.file = file;
@@ -91,6 +93,7 @@ public final class PipelineParser {
     }
 
     private PipelineSpec parse(String yaml, Path baseDir) {
+        ConfigDocument document;
         try {
             document = ConfigDocument.yaml(yaml, file, ReadOptions.lenient());
         } catch (ConfigSyntaxException e) {
@@ -101,55 +104,75 @@ public final class PipelineParser {
                     e.position().map(p -> (int) p.column()).orElse(0),
                     "invalid YAML: " + e.problem() + (e.isLimit() ? "; flatten it" : "; fix the syntax"));
         }
+        reader = ConfigReader.firstProblem(document, PipelineDefinitionException::new);
         JsonNode root = document.root();
-        if (root == null || !root.isObject())
-            throw err("", "the pipeline must be a YAML mapping with 'input' and 'steps'");
-        checkKeys(root, "", TOP_KEYS);
-        String name = text(root, "", "name", false);
+        if (root == null || !root.isObject()) {
+            throw reader.failure(ROOT, "the pipeline must be a YAML mapping with input and steps");
+        }
+        reader.allowKeys(root, ROOT, TOP_KEYS);
+        KeyPath nameAt = ROOT.key("name");
+        String name = reader.text(root.get("name"), nameAt, false).orElse(null);
         if (name == null) {
-            String f = Path.of(file).getFileName().toString();
-            name = f.replaceFirst("\\.ya?ml$", "");
+            String fileName = Path.of(file).getFileName().toString().replaceFirst("\\.ya?ml$", "");
+            if (!NAME.matcher(fileName).matches()) {
+                throw reader.failure(
+                        nameAt,
+                        "is absent and the file name \"" + fileName + "\" is not a valid pipeline name; give name:"
+                                + " (letters, digits, '.', '_' or '-')");
+            }
+            name = fileName;
+        } else if (!NAME.matcher(name).matches()) {
+            throw reader.failure(
+                    nameAt, "\"" + name + "\" is not a valid pipeline name; use letters, digits, '.', '_' or '-'");
         }
-        if (!NAME.matcher(name).matches()) {
-            throw err("/name", "pipeline name '" + name + "' is invalid: use letters, digits, '.', '_' or '-'");
-        }
-        String input = text(root, "", "input", true);
-        String idField = text(root, "", "id_field", false);
-        prices = new ChatParser(this).prices(root);
+        // A first-problem reader has thrown already when a required value is absent or wrong.
+        String input = reader.text(root.get("input"), ROOT.key("input"), true).orElseThrow();
+        String idField =
+                reader.text(root.get("id_field"), ROOT.key("id_field"), false).orElse(null);
+        prices = new ChatParser(this, reader).prices(root.get("prices"), ROOT.key("prices"));
+        KeyPath stepsAt = ROOT.key("steps");
         JsonNode steps = root.get("steps");
-        if (steps == null || !steps.isArray() || steps.isEmpty())
-            throw err(steps == null ? "" : "/steps", "'steps' must be a non-empty list");
+        if (steps == null || steps.isNull()) {
+            throw reader.failure(stepsAt, "is required: a non-empty list of steps");
+        }
+        if (!steps.isArray() || steps.isEmpty()) {
+            throw reader.failure(
+                    stepsAt,
+                    "must be a non-empty list of steps"
+                            + (steps.isArray() ? "" : ", got " + ConfigReader.typeOf(steps)));
+        }
         List<StepSpec> out = new ArrayList<>();
-        Set<String> names = new HashSet<>();
+        Map<String, KeyPath> names = new HashMap<>();
         for (int i = 0; i < steps.size(); i++) {
-            StepSpec s = step(steps.get(i), "/steps/" + i);
-            if (!names.add(s.name()))
-                throw err("/steps/" + i + "/name", "duplicate step name '" + s.name() + "'; step names must be unique");
+            KeyPath at = stepsAt.index(i);
+            StepSpec s = step(steps.get(i), at);
+            KeyPath earlier = names.putIfAbsent(s.name(), at.key("name"));
+            if (earlier != null) {
+                throw reader.failure(
+                        at.key("name"),
+                        "duplicate step name \"" + s.name() + "\" (also at " + earlier
+                                + "); step names must be unique");
+            }
             out.add(s);
         }
         return new PipelineSpec(
                 name, baseDir == null ? Path.of(input) : baseDir.resolve(input).normalize(), idField, out);
     }
 
-    private StepSpec step(JsonNode n, String ptr) {
-        if (!n.isObject()) throw err(ptr, "a step must be a mapping with 'name' and 'kind'");
-        String name = text(n, ptr, "name", true);
-        String kindText = text(n, ptr, "kind", true);
-        StepKind kind;
-        try {
-            kind = StepKind.valueOf(kindText.toUpperCase(Locale.ROOT));
-        } catch (IllegalArgumentException e) {
-            throw err(
-                    ptr + "/kind",
-                    "unknown step kind '" + kindText
-                            + "'; use one of command, http, chat, template, filter, expand, loop");
+    private StepSpec step(JsonNode n, KeyPath at) {
+        if (!n.isObject()) {
+            throw reader.failure(at, "must be a step: a mapping with name and kind, got " + ConfigReader.typeOf(n));
         }
-        Set<String> allowed = new HashSet<>(COMMON);
+        String name = reader.text(n.get("name"), at.key("name"), true).orElseThrow();
+        StepKind kind = reader.oneOf(n.get("kind"), at.key("kind"), true, "step kind", KINDS)
+                .orElseThrow();
+        List<String> allowed = new ArrayList<>(COMMON);
         allowed.addAll(KIND_KEYS.get(kind));
-        checkKeys(n, ptr, allowed);
-        int retries = integer(n, ptr, "retries", 0, 0, 100);
-        Duration timeout = Duration.ofSeconds(integer(n, ptr, "timeout_seconds", 60, 1, 86_400));
-        int concurrency = integer(n, ptr, "concurrency", 0, 0, 10_000);
+        reader.allowKeys(n, at, allowed);
+        int retries = reader.integer(n.get("retries"), at.key("retries"), 0, 100, 0);
+        Duration timeout =
+                Duration.ofSeconds(reader.integer(n.get("timeout_seconds"), at.key("timeout_seconds"), 1, 86_400, 60));
+        int concurrency = reader.integer(n.get("concurrency"), at.key("concurrency"), 0, 10_000, 0);
         List<String> command = null;
         String url = null, model = null, template = null, output = null, listField = null, childField = null;
         Condition cond = null;
@@ -157,49 +180,42 @@ public final class PipelineParser {
         int maxIter = 0;
         ChatSpec chat = null;
         switch (kind) {
-            case CHAT -> chat = new ChatParser(this).chat(n, ptr, name);
-            case COMMAND -> {
-                JsonNode c = n.get("command");
-                if (c == null) throw err(ptr, "a command step needs 'command' (a list of arguments or a shell string)");
-                command = new ArrayList<>();
-                if (c.isTextual()) {
-                    command = List.of("sh", "-c", c.textValue());
-                } else if (c.isArray() && !c.isEmpty()) {
-                    for (int i = 0; i < c.size(); i++) {
-                        if (!c.get(i).isTextual())
-                            throw err(ptr + "/command/" + i, "command arguments must be strings");
-                        command.add(c.get(i).textValue());
-                    }
-                } else {
-                    throw err(ptr + "/command", "'command' must be a non-empty list of strings or a shell string");
-                }
-            }
+            case CHAT -> chat = new ChatParser(this, reader).chat(n, at, name);
+            case COMMAND -> command = command(n.get("command"), at.key("command"));
             case HTTP -> {
-                url = text(n, ptr, "url", true);
-                model = text(n, ptr, "model", true);
-                template = text(n, ptr, "prompt", true);
-                output = text(n, ptr, "output_field", true);
+                url = required(n, at, "url");
+                model = required(n, at, "model");
+                template = required(n, at, "prompt");
+                output = required(n, at, "output_field");
             }
             case TEMPLATE -> {
-                template = text(n, ptr, "template", true);
-                output = text(n, ptr, "output_field", true);
+                template = required(n, at, "template");
+                output = required(n, at, "output_field");
             }
-            case FILTER -> cond = condition(n, ptr, "keep_if");
+            case FILTER -> cond = condition(n.get("keep_if"), at.key("keep_if"));
             case EXPAND -> {
-                listField = text(n, ptr, "field", true);
-                childField = text(n, ptr, "as", false);
-                if (childField == null) childField = "element";
+                listField = required(n, at, "field");
+                childField = reader.text(n.get("as"), at.key("as"), false).orElse("element");
             }
             case LOOP -> {
+                KeyPath bodyAt = at.key("body");
                 JsonNode b = n.get("body");
-                if (b == null) throw err(ptr, "a loop step needs 'body' (one step mapping)");
-                body = step(b, ptr + "/body");
-                if (body.kind() == StepKind.LOOP || body.kind() == StepKind.EXPAND || body.kind() == StepKind.FILTER) {
-                    throw err(ptr + "/body/kind", "a loop body must be a command, http, chat or template step");
+                if (b == null || b.isNull()) {
+                    throw reader.failure(bodyAt, "is required: one command, http, chat or template step");
                 }
-                cond = condition(n, ptr, "until");
-                maxIter = integer(n, ptr, "max_iterations", 0, 1, 10_000);
-                if (!n.has("max_iterations")) throw err(ptr, "a loop step needs 'max_iterations'");
+                body = step(b, bodyAt);
+                if (body.kind() == StepKind.LOOP || body.kind() == StepKind.EXPAND || body.kind() == StepKind.FILTER) {
+                    throw reader.failure(
+                            bodyAt.key("kind"),
+                            "a loop body must be a command, http, chat or template step, not "
+                                    + body.kind().name().toLowerCase(Locale.ROOT));
+                }
+                cond = condition(n.get("until"), at.key("until"));
+                KeyPath maxAt = at.key("max_iterations");
+                if (n.get("max_iterations") == null) {
+                    throw reader.failure(maxAt, "is required: the most iterations, an integer in [1, 10000]");
+                }
+                maxIter = reader.integer(n.get("max_iterations"), maxAt, 1, 10_000, 0);
             }
         }
         return new StepSpec(
@@ -221,84 +237,84 @@ public final class PipelineParser {
                 chat);
     }
 
+    /** A required string under {@code key} of the step at {@code at}. */
+    private String required(JsonNode n, KeyPath at, String key) {
+        return reader.text(n.get(key), at.key(key), true).orElseThrow();
+    }
+
+    /** A command step's program: a non-empty list of arguments, or a shell string run with {@code sh -c}. */
+    private List<String> command(JsonNode c, KeyPath at) {
+        if (c == null || c.isNull()) {
+            throw reader.failure(at, "is required: a list of arguments or a shell string");
+        }
+        if (c.isTextual()) {
+            return List.of("sh", "-c", c.textValue());
+        }
+        if (!c.isArray() || c.isEmpty()) {
+            throw reader.failure(
+                    at,
+                    "must be a non-empty list of arguments or a shell string"
+                            + (c.isArray() ? "" : ", got " + ConfigReader.typeOf(c)));
+        }
+        List<String> command = new ArrayList<>();
+        for (int i = 0; i < c.size(); i++) {
+            // An empty argument is an argument (not reader.text, which refuses empty strings).
+            if (!c.get(i).isTextual()) {
+                throw reader.failure(at.index(i), "must be a string, got " + ConfigReader.typeOf(c.get(i)));
+            }
+            command.add(c.get(i).textValue());
+        }
+        return command;
+    }
+
     /** The pipeline's prices (null: none given). */
     Map<String, ChatSpec.Price> prices() {
         return prices;
     }
 
-    /** Records {@code url}'s rate limit set at {@code ptr}; an error if another step set a different one. */
-    void rateLimit(String url, ChatSpec.RateLimit limit, String ptr) {
-        Map.Entry<ChatSpec.RateLimit, String> earlier = limits.putIfAbsent(url, Map.entry(limit, ptr));
+    /** Records {@code url}'s rate limit set at {@code at}; a problem if another step set a different one. */
+    void rateLimit(String url, ChatSpec.RateLimit limit, KeyPath at) {
+        Map.Entry<ChatSpec.RateLimit, KeyPath> earlier = limits.putIfAbsent(url, Map.entry(limit, at));
         if (earlier != null && !earlier.getKey().equals(limit)) {
-            throw err(
-                    ptr,
-                    "rate_limit differs from the one set for the same url at " + where(earlier.getValue())
+            KeyPath other = earlier.getValue();
+            throw reader.failure(
+                    at,
+                    "differs from the rate_limit set for the same url at " + other
+                            + reader.document()
+                                    .position(other)
+                                    .map(p -> " (" + p + ")")
+                                    .orElse("")
                             + "; an endpoint has one limit, give every step that calls it the same rate_limit");
         }
     }
 
-    /** {@code FILE:LINE:COLUMN} of the node at {@code ptr}. */
-    ChatSpec.SourcePosition position(String ptr) {
-        Optional<Position> l = location(ptr);
+    /** Where the node at {@code at} stands, for a problem found after parsing (a missing api_key_env variable). */
+    ChatSpec.SourcePosition position(KeyPath at) {
+        Optional<Position> p = reader.document().position(at);
         return new ChatSpec.SourcePosition(
                 file,
-                l.map(p -> (int) p.line()).orElse(1),
-                l.map(p -> (int) p.column()).orElse(1));
+                p.map(x -> (int) x.line()).orElse(0),
+                p.map(x -> (int) x.column()).orElse(0),
+                at.toString());
     }
 
-    private String where(String ptr) {
-        ChatSpec.SourcePosition p = position(ptr);
-        return p.line() + ":" + p.column();
-    }
-
-    private Condition condition(JsonNode n, String ptr, String key) {
-        JsonNode c = n.get(key);
-        if (c == null || !c.isObject())
-            throw err(c == null ? ptr : ptr + "/" + key, "'" + key + "' must be a mapping {field: F[, equals: V]}");
-        checkKeys(c, ptr + "/" + key, Set.of("field", "equals"));
-        return new Condition(text(c, ptr + "/" + key, "field", true), c.get("equals"));
-    }
-
-    void checkKeys(JsonNode n, String ptr, Set<String> allowed) {
-        for (Iterator<String> it = n.fieldNames(); it.hasNext(); ) {
-            String k = it.next();
-            if (!allowed.contains(k)) {
-                throw err(ptr + "/" + k, "unknown key '" + k + "'; allowed here: " + new java.util.TreeSet<>(allowed));
-            }
+    /** {@code {field: F[, equals: V]}}, required. */
+    private Condition condition(JsonNode c, KeyPath at) {
+        if (c == null || c.isNull()) {
+            throw reader.failure(at, "is required: a mapping {field: F[, equals: V]}");
         }
-    }
-
-    String text(JsonNode n, String ptr, String key, boolean required) {
-        JsonNode v = n.get(key);
-        if (v == null || v.isNull()) {
-            if (required) throw err(ptr, "missing required key '" + key + "'");
-            return null;
+        if (!c.isObject()) {
+            throw reader.failure(at, "must be a mapping {field: F[, equals: V]}, got " + ConfigReader.typeOf(c));
         }
-        if (!v.isTextual() || v.textValue().isEmpty())
-            throw err(ptr + "/" + key, "'" + key + "' must be a non-empty string");
-        return v.textValue();
+        reader.allowKeys(c, at, List.of("field", "equals"));
+        return new Condition(reader.text(c.get("field"), at.key("field"), true).orElseThrow(), c.get("equals"));
     }
 
-    int integer(JsonNode n, String ptr, String key, int dflt, int min, int max) {
-        JsonNode v = n.get(key);
-        if (v == null) return dflt;
-        if (!v.canConvertToInt() || !v.isIntegralNumber() || v.intValue() < min || v.intValue() > max) {
-            throw err(ptr + "/" + key, "'" + key + "' must be an integer from " + min + " to " + max);
+    private static Map<String, StepKind> kinds() {
+        Map<String, StepKind> kinds = new LinkedHashMap<>();
+        for (StepKind k : StepKind.values()) {
+            kinds.put(k.name().toLowerCase(Locale.ROOT), k);
         }
-        return v.intValue();
-    }
-
-    PipelineDefinitionException err(String ptr, String problem) {
-        Optional<Position> l = location(ptr);
-        return new PipelineDefinitionException(
-                file,
-                l.map(p -> (int) p.line()).orElse(1),
-                l.map(p -> (int) p.column()).orElse(1),
-                problem);
-    }
-
-    /** Where the node at {@code ptr} (or its nearest located ancestor) starts. */
-    private Optional<Position> location(String ptr) {
-        return document.position(KeyPath.ofPointer(ptr));
+        return kinds;
     }
 }

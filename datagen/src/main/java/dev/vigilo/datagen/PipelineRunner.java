@@ -83,8 +83,12 @@ public final class PipelineRunner {
             Objects.requireNonNull(leaseTtl, "leaseTtl");
             Objects.requireNonNull(environment, "environment");
             cacheFrom = List.copyOf(cacheFrom);
-            if (workers < 1) throw new IllegalArgumentException("--workers must be >= 1, got " + workers);
-            if (leaseTtl.toMillis() < 600) throw new IllegalArgumentException("leaseTtl must be >= 600 ms");
+            if (workers < 1) {
+                throw new IllegalArgumentException("--workers must be >= 1, got " + workers);
+            }
+            if (leaseTtl.toMillis() < 600) {
+                throw new IllegalArgumentException("leaseTtl must be >= 600 ms");
+            }
         }
 
         /** Defaults: no retry of failed items, no other cache, 30 s leases, the process environment. */
@@ -190,16 +194,20 @@ public final class PipelineRunner {
         List<StepSpec> all = new ArrayList<>();
         for (StepSpec s : spec.steps()) {
             all.add(s);
-            if (s.body() != null) all.add(s.body());
+            if (s.body() != null) {
+                all.add(s.body());
+            }
         }
         for (StepSpec s : all) {
             ChatSpec c = s.chat();
-            if (c == null || c.apiKeyEnv() == null || keys.containsKey(c.apiKeyEnv())) continue;
+            if (c == null || c.apiKeyEnv() == null || keys.containsKey(c.apiKeyEnv())) {
+                continue;
+            }
             String v = opts.environment().apply(c.apiKeyEnv());
             if (v == null || v.isBlank()) {
                 throw c.apiKeyEnvAt()
-                        .error("environment variable " + c.apiKeyEnv() + " (api_key_env of step '" + s.name()
-                                + "') is not set; export it with the endpoint's API key");
+                        .error("environment variable " + c.apiKeyEnv() + " (of step \"" + s.name()
+                                + "\") is not set; export it with the endpoint's API key");
             }
             keys.put(c.apiKeyEnv(), v);
         }
@@ -209,11 +217,15 @@ public final class PipelineRunner {
     /** Adds the cached answers an item's completed chat steps keep in their tags. */
     static void preload(ResponseCache cache, ItemState st) {
         for (CompletedStep c : st.completedSteps()) {
-            if (c.queryTagsJson() == null || !c.queryTagsJson().contains("\"answer\"")) continue;
+            if (c.queryTagsJson() == null || !c.queryTagsJson().contains("\"answer\"")) {
+                continue;
+            }
             try {
                 JsonNode chat = Json.parse(c.queryTagsJson()).path("chat");
                 String hash = chat.path("request_hash").asText(null);
-                if (hash != null) ResponseCache.asAnswer(chat.get("answer")).ifPresent(a -> cache.preload(hash, a));
+                if (hash != null) {
+                    ResponseCache.asAnswer(chat.get("answer")).ifPresent(a -> cache.preload(hash, a));
+                }
             } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
                 // Tags are non-authoritative: an unreadable one is simply no cache entry.
             }
@@ -251,7 +263,9 @@ public final class PipelineRunner {
                 writer.flush();
                 assignment.release(feed.claimed(), true);
                 feed.released();
-                if (!feed.hasPending()) break;
+                if (!feed.hasPending()) {
+                    break;
+                }
                 if (assignment.leaseLost()) {
                     throw new FencedException("this run's slot was taken over by another run of experiment "
                             + opts.experiment() + " (its lease was not renewed in time)");
@@ -291,7 +305,9 @@ public final class PipelineRunner {
         void finished(RunItem item, List<RunItem> spawned) {
             items += spawned.size();
             finished++;
-            if (item.status() == ItemStatus.FAILED) failed++;
+            if (item.status() == ItemStatus.FAILED) {
+                failed++;
+            }
             progress.itemFinished(item.id(), item.status(), finished, failed, items);
         }
     }

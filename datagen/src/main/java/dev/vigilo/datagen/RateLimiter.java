@@ -21,7 +21,9 @@ final class RateLimiter {
 
     /** A limiter of {@code perMinute} tokens a minute on {@code clock} (nanoseconds, e.g. System::nanoTime). */
     RateLimiter(long perMinute, LongSupplier clock) {
-        if (perMinute < 1) throw new IllegalArgumentException("perMinute must be >= 1");
+        if (perMinute < 1) {
+            throw new IllegalArgumentException("perMinute must be >= 1");
+        }
         this.perNano = perMinute / 60e9;
         this.capacity = Math.max(1, perMinute / 60.0);
         this.clock = clock;
@@ -63,6 +65,8 @@ final class RateLimiter {
     /** Reserves {@code n} tokens and sleeps until they may be used. */
     void acquire(long n) throws InterruptedException {
         long wait = reserve(n);
-        if (wait > 0) Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+        if (wait > 0) {
+            Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+        }
     }
 }

@@ -36,19 +36,25 @@ final class ResponseCache {
     Optional<ObjectNode> claim(String hash) throws InterruptedException {
         while (true) {
             ObjectNode a = answers.get(hash);
-            if (a != null) return Optional.of(a);
+            if (a != null) {
+                return Optional.of(a);
+            }
             CompletableFuture<Optional<ObjectNode>> mine = new CompletableFuture<>();
             CompletableFuture<Optional<ObjectNode>> other = inFlight.putIfAbsent(hash, mine);
             if (other == null) {
                 // Answered between the lookup and the claim?
                 a = answers.get(hash);
-                if (a == null) return Optional.empty();
+                if (a == null) {
+                    return Optional.empty();
+                }
                 complete(hash, a);
                 return Optional.of(a);
             }
             try {
                 Optional<ObjectNode> got = other.get();
-                if (got.isPresent()) return got;
+                if (got.isPresent()) {
+                    return got;
+                }
                 // The other request failed: try to become the sender.
             } catch (ExecutionException e) {
                 // complete() never fails the future exceptionally; treat like a failed request.
@@ -58,9 +64,13 @@ final class ResponseCache {
 
     /** The request {@code hash} claimed by the caller ended with {@code answer} (null: it failed). */
     void complete(String hash, ObjectNode answer) {
-        if (answer != null) answers.put(hash, answer);
+        if (answer != null) {
+            answers.put(hash, answer);
+        }
         CompletableFuture<Optional<ObjectNode>> f = inFlight.remove(hash);
-        if (f != null) f.complete(Optional.ofNullable(answer));
+        if (f != null) {
+            f.complete(Optional.ofNullable(answer));
+        }
     }
 
     /** An answer as stored: a JSON object (anything else is not a cache entry). */

@@ -43,7 +43,9 @@ final class ResponseSchema {
             String dialect = schema.path("$schema").asText(SpecificationVersion.DRAFT_2020_12.getDialectId());
             Schema meta = REGISTRY.getSchema(SchemaLocation.of(dialect));
             List<Error> errors = meta.validate(schema);
-            if (!errors.isEmpty()) return Optional.of(summary(errors));
+            if (!errors.isEmpty()) {
+                return Optional.of(summary(errors));
+            }
             REGISTRY.getSchema(schema).validate(Json.MAPPER.nullNode());
             return Optional.empty();
         } catch (SchemaException | IllegalArgumentException | IllegalStateException e) {

@@ -74,7 +74,9 @@ final class RunItem {
         st.failures().forEach(f -> {
             String instance = instanceId(f.stepName(), f.stepIndex() == null ? -1 : f.stepIndex(), f.iteration());
             int n = item.failures.merge(instance, 1, Integer::sum);
-            if (f.finalAttempt()) item.budgetStart.put(instance, n);
+            if (f.finalAttempt()) {
+                item.budgetStart.put(instance, n);
+            }
         });
         return item;
     }
@@ -124,7 +126,9 @@ final class RunItem {
      */
     void advance(ItemSeq next, String completedInstance, ItemStatus status) {
         this.next = next;
-        if (completedInstance != null) completed.add(completedInstance);
+        if (completedInstance != null) {
+            completed.add(completedInstance);
+        }
         this.status = status;
     }
 

@@ -136,7 +136,9 @@ final class SeedReader {
         } catch (IOException e) {
             throw new PipelineDefinitionException(file, n, 1, "cannot parse the line: " + e.getMessage());
         }
-        if (!node.isObject()) throw new PipelineDefinitionException(file, n, 1, "each line must be one JSON object");
+        if (!node.isObject()) {
+            throw new PipelineDefinitionException(file, n, 1, "each line must be one JSON object");
+        }
         return (ObjectNode) node;
     }
 

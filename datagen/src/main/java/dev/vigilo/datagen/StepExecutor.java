@@ -201,11 +201,12 @@ final class StepExecutor {
         try {
             JsonNode r = Json.parse(resp.body());
             JsonNode content = r.path("choices").path(0).path("message").path("content");
-            if (!content.isTextual())
+            if (!content.isTextual()) {
                 throw new StepFailure(
                         "InvalidHttpResponse",
                         "no choices[0].message.content in: " + tail(resp.body().getBytes(StandardCharsets.UTF_8)),
                         null);
+            }
             return Json.MAPPER.createObjectNode().put(step.outputField(), content.textValue());
         } catch (JsonProcessingException e) {
             throw new StepFailure("InvalidHttpResponse", "response is not JSON: " + e.getOriginalMessage(), trace(e));

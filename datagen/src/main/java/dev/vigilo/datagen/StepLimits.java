@@ -22,16 +22,21 @@ final class StepLimits {
 
     StepLimits(List<StepSpec> steps) {
         for (StepSpec s : steps) {
-            if (s.concurrency() > 0) permits.put(s.name(), new Semaphore(s.concurrency()));
-            if (s.body() != null && s.body().concurrency() > 0)
+            if (s.concurrency() > 0) {
+                permits.put(s.name(), new Semaphore(s.concurrency()));
+            }
+            if (s.body() != null && s.body().concurrency() > 0) {
                 permits.put(s.body().name(), new Semaphore(s.body().concurrency()));
+            }
         }
     }
 
     /** Runs {@code attempt} once a permit of {@code step} is free (at once if it has no limit). */
     StepResult run(StepSpec step, Attempt attempt) throws StepFailure, InterruptedException {
         Semaphore limit = permits.get(step.name());
-        if (limit == null) return attempt.run();
+        if (limit == null) {
+            return attempt.run();
+        }
         limit.acquire();
         try {
             return attempt.run();

@@ -71,10 +71,11 @@ final class WorkFeed implements ItemScheduler.Source<RunItem> {
         this.retryFailed = retryFailed;
         this.onFold = onFold;
         this.clock = clock;
-        for (SeedReader.Seed s : seeds)
+        for (SeedReader.Seed s : seeds) {
             seedsByBucket
                     .computeIfAbsent(Assignment.bucketOf(s.id()), b -> new ArrayList<>())
                     .add(s);
+        }
         fold(true);
     }
 
@@ -127,7 +128,9 @@ final class WorkFeed implements ItemScheduler.Source<RunItem> {
                         .add(item);
             } else {
                 finished++;
-                if (item.status() == ItemStatus.FAILED) failed++;
+                if (item.status() == ItemStatus.FAILED) {
+                    failed++;
+                }
             }
         }
         if (first) {
@@ -138,7 +141,9 @@ final class WorkFeed implements ItemScheduler.Source<RunItem> {
         folded = ids;
         Map<Integer, List<RunItem>> next = new LinkedHashMap<>();
         for (int b = 0; b < Assignment.BUCKETS; b++) {
-            if (claimed.contains(b)) continue; // our own mirrors are ahead of any fold
+            if (claimed.contains(b)) {
+                continue; // our own mirrors are ahead of any fold
+            }
             List<RunItem> items = byBucket.getOrDefault(b, List.of());
             next.put(b, items);
             boolean missingSeeds =
@@ -148,39 +153,54 @@ final class WorkFeed implements ItemScheduler.Source<RunItem> {
                         .filter(s -> !ids.contains(s.id()))
                         .count();
             }
-            if (!items.isEmpty() || missingSeeds) pending.add(b);
-            else pending.remove(b);
+            if (!items.isEmpty() || missingSeeds) {
+                pending.add(b);
+            } else {
+                pending.remove(b);
+            }
         }
         itemsByBucket = next;
     }
 
     @Override
     public List<RunItem> more(int pendingItems) {
-        if (ready.isEmpty()) claimNext(pendingItems);
+        if (ready.isEmpty()) {
+            claimNext(pendingItems);
+        }
         List<RunItem> out = new ArrayList<>();
-        while (!ready.isEmpty() && out.size() < Math.max(1, 2 * workers - pendingItems)) out.add(ready.poll());
+        while (!ready.isEmpty() && out.size() < Math.max(1, 2 * workers - pendingItems)) {
+            out.add(ready.poll());
+        }
         return out;
     }
 
     /** Claims pending buckets until one yields items (or none can be claimed now). */
     private void claimNext(int pendingItems) {
         long now = clock.getAsLong();
-        if (pendingItems > 0 && now - lastFruitlessScan < RESCAN_NANOS) return;
+        if (pendingItems > 0 && now - lastFruitlessScan < RESCAN_NANOS) {
+            return;
+        }
         // Processes start their scans at different buckets so that they rarely contend for the same one.
         int from = Math.floorMod(assignment.slot() * 11, Assignment.BUCKETS);
         List<Integer> order = new ArrayList<>(pending.tailSet(from));
         order.addAll(pending.headSet(from));
         for (int b : order) {
-            if (claimed.contains(b)) continue;
+            if (claimed.contains(b)) {
+                continue;
+            }
             Assignment.Claim c = assignment.claim(b, snapshot);
             switch (c.outcome()) {
                 case DONE_ELSEWHERE -> pending.remove(b);
                 case HELD -> {}
                 case CLAIMED -> {
-                    if (!c.foldCurrent()) fold(false);
+                    if (!c.foldCurrent()) {
+                        fold(false);
+                    }
                     claimed.add(b);
                     start(b);
-                    if (!ready.isEmpty()) return;
+                    if (!ready.isEmpty()) {
+                        return;
+                    }
                 }
             }
         }
@@ -190,7 +210,11 @@ final class WorkFeed implements ItemScheduler.Source<RunItem> {
     /** Creates bucket {@code b}'s missing seeds and queues its unfinished items. */
     private void start(int b) {
         List<SeedReader.Seed> missing = new ArrayList<>();
-        for (SeedReader.Seed s : seedsByBucket.getOrDefault(b, List.of())) if (!folded.contains(s.id())) missing.add(s);
+        for (SeedReader.Seed s : seedsByBucket.getOrDefault(b, List.of())) {
+            if (!folded.contains(s.id())) {
+                missing.add(s);
+            }
+        }
         ready.addAll(itemsByBucket.getOrDefault(b, List.of()));
         ready.addAll(checkpointer.createSeeds(missing));
         missing.forEach(s -> folded.add(s.id()));

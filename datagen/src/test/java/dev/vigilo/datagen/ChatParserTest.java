@@ -11,7 +11,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Chat step definitions: what is parsed, and one-line FILE:LINE:COLUMN errors for every bad input. */
+/** Chat step definitions: what is parsed, and one-line FILE:LINE:COLUMN: key.path errors for every bad input. */
 class ChatParserTest {
     @TempDir
     Path dir;
@@ -64,7 +64,8 @@ class ChatParserTest {
     void anInvalidSchemaIsAnErrorAtTheSchema() {
         assertThatThrownBy(() -> parse(step("    response_schema: {type: 12}\n")))
                 .isInstanceOf(PipelineDefinitionException.class)
-                .hasMessageStartingWith("p.yaml:8:22: 'response_schema' is not a valid JSON Schema (draft 2020-12): ")
+                .hasMessageStartingWith(
+                        "p.yaml:8:22: steps[0].response_schema: is not a valid JSON Schema (draft 2020-12): ")
                 .hasMessageEndingWith("; fix the schema")
                 .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"));
     }
@@ -73,13 +74,14 @@ class ChatParserTest {
     void aMalformedSchemaIsAnErrorAtTheSchema() {
         assertThatThrownBy(() -> parse(step("    response_schema: \"{not json\"\n")))
                 .isInstanceOf(PipelineDefinitionException.class)
-                .hasMessageStartingWith("p.yaml:8:22: 'response_schema' must be a JSON Schema object");
+                .hasMessage(
+                        "p.yaml:8:22: steps[0].response_schema: must be a JSON Schema object (a mapping), e.g. {type:"
+                                + " object, properties: {...}}, got a string");
         assertThatThrownBy(() -> parse(step("    fields: {a: b}\n")))
-                .hasMessageStartingWith(
-                        "p.yaml:8:13: 'fields' maps the answer's properties: it needs a 'response_schema'");
+                .hasMessage("p.yaml:8:13: steps[0].fields: maps the answer's properties: it needs a response_schema");
         assertThatThrownBy(() -> parse(step(
                         "    response_schema: {type: object, properties: {a: {type: string}}}\n    fields: {b: x}\n")))
-                .hasMessageStartingWith("p.yaml:9:17: 'b' is not a property of the response_schema");
+                .hasMessage("p.yaml:9:17: steps[0].fields.b: is not a property of the response_schema (properties: a)");
     }
 
     @Test
@@ -88,29 +90,55 @@ class ChatParserTest {
                         parse("input: s.jsonl\nprices:\n  other: {prompt_per_million: 1, completion_per_million: 2}\n"
                                 + step("").substring(HEAD.length())))
                 .isInstanceOf(PipelineDefinitionException.class)
-                .hasMessage("p.yaml:8:12: no price for model 'm' in 'prices' (priced: [other]); add"
+                .hasMessage("p.yaml:8:12: steps[0].model: no price for model \"m\" in prices (priced: other); add"
                         + " {prompt_per_million, completion_per_million} for it");
+    }
+
+    @Test
+    void aBadPriceIsAnErrorAtThePrice() {
+        String steps = step("").substring(HEAD.length());
+        assertThatThrownBy(() ->
+                        parse(HEAD + "prices:\n  m: {prompt_per_million: -1, completion_per_million: 2}\n" + steps))
+                .isInstanceOf(PipelineDefinitionException.class)
+                .hasMessage("p.yaml:3:27: prices.m.prompt_per_million: must be a number >= 0, got -1");
+        assertThatThrownBy(() -> parse(HEAD + "prices:\n  m: {prompt_per_million: 1}\n" + steps))
+                .hasMessage("p.yaml:3:6: prices.m.completion_per_million: is required");
+        assertThatThrownBy(() -> parse(HEAD + "prices:\n  m: 3\n" + steps))
+                .hasMessage("p.yaml:3:6: prices.m: must be the model's price, a mapping {prompt_per_million,"
+                        + " completion_per_million}, got a number");
     }
 
     @Test
     void otherBadKeysAreErrorsAtTheirPlace() {
         assertThatThrownBy(() -> parse(step("    temperature: 3\n")))
-                .hasMessage("p.yaml:8:18: 'temperature' must be a number from 0 to 2");
+                .hasMessage("p.yaml:8:18: steps[0].temperature: must be a number in [0, 2]");
         assertThatThrownBy(() -> parse(step("    headers: {Authorization: x}\n")))
-                .hasMessageStartingWith(
-                        "p.yaml:8:30: header 'Authorization' is set by the step itself; name the key's");
+                .hasMessage("p.yaml:8:30: steps[0].headers.Authorization: is set by the step itself; name the key's"
+                        + " variable in api_key_env instead");
         assertThatThrownBy(() -> parse(step("    response_format: json_schema\n")))
-                .hasMessage("p.yaml:8:22: 'response_format' needs a 'response_schema'");
+                .hasMessage("p.yaml:8:22: steps[0].response_format: needs a response_schema (the schema the format"
+                        + " sends)");
         assertThatThrownBy(() -> parse(HEAD + "steps:\n  - {name: a, kind: chat, url: \"ftp://x\", model: m, messages:"
                         + " [{role: user, content: x}]}\n"))
-                .hasMessageStartingWith("p.yaml:3:32: 'url' must be an http:// or https:// URL");
+                .hasMessage("p.yaml:3:32: steps[0].url: must be an http:// or https:// URL, e.g."
+                        + " https://api.openai.com/v1/chat/completions");
         assertThatThrownBy(() -> parse(step("    rate_limit: {requests_per_minute: 60}\n")
                         .replace(
                                 "steps:\n",
                                 "steps:\n"
                                         + "  - {name: b, kind: chat, url: http://127.0.0.1:1/v1/chat/completions, model: m, messages: [{role:"
                                         + " user, content: x}], rate_limit: {requests_per_minute: 10}}\n")))
-                .hasMessageStartingWith("p.yaml:9:17: rate_limit differs from the one set for the same url at 3:");
+                .hasMessage("p.yaml:9:17: steps[1].rate_limit: differs from the rate_limit set for the same url at"
+                        + " steps[0].rate_limit (3:132); an endpoint has one limit, give every step that calls it the"
+                        + " same rate_limit");
+        assertThatThrownBy(() -> parse(step("    messages: [{role: robot, content: x}]\n")
+                        .replace("    messages: [{role: user, content: \"{{q}}\"}]\n", "")))
+                .hasMessage("p.yaml:7:23: steps[0].messages[0].role: unknown role \"robot\"; use system, user or"
+                        + " assistant");
+        assertThatThrownBy(() -> parse(step("    cache: yes please\n")))
+                .hasMessage("p.yaml:8:12: steps[0].cache: must be true or false, got \"yes please\"");
+        assertThatThrownBy(() -> parse(step("    stop: [a, 7]\n")))
+                .hasMessage("p.yaml:8:15: steps[0].stop[1]: must be a string, got a number");
     }
 
     @Test
@@ -125,8 +153,8 @@ class ChatParserTest {
             assertThatThrownBy(() -> parse(step("").replace("http://127.0.0.1:1/v1/chat/completions", url)))
                     .as(url)
                     .isInstanceOf(PipelineDefinitionException.class)
-                    .hasMessage("p.yaml:5:10: 'url' must not carry credentials; put the key in the variable"
-                            + " api_key_env names");
+                    .hasMessage("p.yaml:5:10: steps[0].url: 'url' must not carry credentials; put the key in the"
+                            + " variable api_key_env names");
         }
     }
 
@@ -142,8 +170,8 @@ class ChatParserTest {
                         new PipelineRunner.Options(LogRoot.local(root), "e", 1, DatagenProgress.NONE)
                                 .withEnvironment(Map.<String, String>of()::get)))
                 .isInstanceOf(PipelineDefinitionException.class)
-                .hasMessage(yaml + ":8:18: environment variable NOT_SET_ANYWHERE (api_key_env of step 'ask') is not"
-                        + " set; export it with the endpoint's API key");
+                .hasMessage(yaml + ":8:18: steps[0].api_key_env: environment variable NOT_SET_ANYWHERE (of step"
+                        + " \"ask\") is not set; export it with the endpoint's API key");
         assertThat(root).doesNotExist();
     }
 }

@@ -47,12 +47,13 @@ class ChatStepTest {
     ExperimentStatus run(String exp, int n, String steps, String extraTop, PipelineRunner.Options opts)
             throws Exception {
         StringBuilder seeds = new StringBuilder();
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < n; i++) {
             seeds.append("{\"id\": \"s")
                     .append(i)
                     .append("\", \"q\": \"question ")
                     .append(i)
                     .append("\"}\n");
+        }
         Files.writeString(dir.resolve("seeds.jsonl"), seeds);
         Path yaml = dir.resolve("chat.yaml");
         Files.writeString(yaml, "name: chat\ninput: seeds.jsonl\nid_field: id\n" + extraTop + "steps:\n" + steps);
@@ -203,7 +204,11 @@ class ChatStepTest {
                 .isGreaterThanOrEqualTo(Duration.ofMillis(1900).toNanos());
         for (int i = 0; i < times.size(); i++) {
             int inWindow = 0;
-            for (long t : times) if (t >= times.get(i) && t < times.get(i) + 1_000_000_000L) inWindow++;
+            for (long t : times) {
+                if (t >= times.get(i) && t < times.get(i) + 1_000_000_000L) {
+                    inWindow++;
+                }
+            }
             assertThat(inWindow)
                     .as("requests in the second after request %d", i)
                     .isLessThanOrEqualTo(20);

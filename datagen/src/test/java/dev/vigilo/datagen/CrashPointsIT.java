@@ -138,8 +138,9 @@ class CrashPointsIT {
                 h.append("\n  ").append(e.path("item_seq").asText());
                 for (String key : List.of(
                         "event_type", "step", "iteration", "attempt", "field", "value", "terminal", "error_type")) {
-                    if (e.has(key) && !e.get(key).isNull())
+                    if (e.has(key) && !e.get(key).isNull()) {
                         h.append(' ').append(key).append('=').append(e.get(key));
+                    }
                 }
             }
             all.put(id, h.toString());
@@ -154,9 +155,13 @@ class CrashPointsIT {
     }
 
     private static void deleteTree(Path root) throws Exception {
-        if (!Files.exists(root)) return;
+        if (!Files.exists(root)) {
+            return;
+        }
         try (var paths = Files.walk(root)) {
-            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) Files.delete(p);
+            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
         }
     }
 }

@@ -37,12 +37,13 @@ class KillResumeTest {
     @Timeout(value = 10, unit = TimeUnit.MINUTES) // 20 and more child JVMs, each loading Lance
     void repeatedKillMinusNineThenResumeCompletesEverythingExactlyOnce() throws Exception {
         StringBuilder seeds = new StringBuilder();
-        for (int i = 0; i < SEEDS; i++)
+        for (int i = 0; i < SEEDS; i++) {
             seeds.append("{\"id\": \"s")
                     .append(i)
                     .append("\", \"n\": ")
                     .append(i)
                     .append("}\n");
+        }
         Files.writeString(dir.resolve("seeds.jsonl"), seeds);
         Path runs = dir.resolve("runs.txt");
         Path yaml = dir.resolve("kill.yaml");
@@ -78,7 +79,9 @@ class KillResumeTest {
                         new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
                     String line;
                     while ((line = out.readLine()) != null) {
-                        if (line.startsWith("DONE")) done = true;
+                        if (line.startsWith("DONE")) {
+                            done = true;
+                        }
                         if (!scheduled && line.contains("item_finished") && round < KILLS) {
                             scheduled = true;
                             // SIGKILL mid-work through the process handle: Process.destroyForcibly also closes
@@ -90,7 +93,9 @@ class KillResumeTest {
                     }
                 }
                 p.waitFor(60, TimeUnit.SECONDS);
-                if (!done) kills++;
+                if (!done) {
+                    kills++;
+                }
             }
         } finally {
             timer.shutdownNow();

@@ -38,12 +38,13 @@ class MultiProcessTest {
     @Test
     void threeProcessesTwoKilledCompleteEveryItemExactlyOnce() throws Exception {
         StringBuilder seeds = new StringBuilder();
-        for (int i = 0; i < ITEMS; i++)
+        for (int i = 0; i < ITEMS; i++) {
             seeds.append("{\"id\": \"s")
                     .append(i)
                     .append("\", \"n\": ")
                     .append(i)
                     .append("}\n");
+        }
         Files.writeString(dir.resolve("seeds.jsonl"), seeds);
         Random rnd = new Random();
         try (OpenAiTestServer server = OpenAiTestServer.start()) {
@@ -102,7 +103,9 @@ class MultiProcessTest {
                     return lines;
                 }));
             }
-            for (Process p : procs) assertThat(p.waitFor(240, TimeUnit.SECONDS)).isTrue();
+            for (Process p : procs) {
+                assertThat(p.waitFor(240, TimeUnit.SECONDS)).isTrue();
+            }
             List<String> survivor = outputs.get(2).get(10, TimeUnit.SECONDS);
             assertThat(killed).as("killed processes").hasSize(2);
             assertThat(procs.get(2).exitValue())

@@ -58,22 +58,53 @@ class PipelineParserTest {
     void unknownStepKindPointsAtTheKind() {
         assertThatThrownBy(() -> parse("input: a\nsteps:\n  - name: x\n    kind: teleport\n"))
                 .isInstanceOf(PipelineDefinitionException.class)
-                .hasMessage(
-                        "p.yaml:4:11: unknown step kind 'teleport'; use one of command, http, chat, template, filter, expand, loop");
+                .hasMessage("p.yaml:4:11: steps[0].kind: unknown step kind \"teleport\"; use command, http, chat,"
+                        + " template, filter, expand or loop")
+                .satisfies(e -> {
+                    PipelineDefinitionException p = (PipelineDefinitionException) e;
+                    assertThat(p.line()).isEqualTo(4);
+                    assertThat(p.column()).isEqualTo(11);
+                });
     }
 
     @Test
     void unknownKeysAndMissingKeysAreErrors() {
         assertThatThrownBy(() -> parse(
                         "input: a\nsteps:\n  - name: x\n    kind: template\n    templat: y\n    output_field: o\n"))
-                .hasMessageStartingWith("p.yaml:5:")
-                .hasMessageContaining("unknown key 'templat'");
+                .isInstanceOf(PipelineDefinitionException.class)
+                .hasMessage("p.yaml:5:14: steps[0].templat: unknown key; allowed here: name, kind, retries,"
+                        + " timeout_seconds, concurrency, template, output_field");
         assertThatThrownBy(() -> parse("steps:\n  - {name: x, kind: template, template: y, output_field: o}\n"))
-                .hasMessageStartingWith("p.yaml:1:1")
-                .hasMessageContaining("missing required key 'input'");
+                .isInstanceOf(PipelineDefinitionException.class)
+                .hasMessage("p.yaml:1:1: input: is required");
         assertThatThrownBy(() -> parse("input: a\nsteps:\n  - {name: x, kind: command, command: [cat], retries: -1}\n"))
-                .hasMessageStartingWith("p.yaml:3:")
-                .hasMessageContaining("'retries' must be an integer");
+                .hasMessage("p.yaml:3:55: steps[0].retries: must be an integer in [0, 100], got -1");
+        assertThatThrownBy(() -> parse("input: a\nsteps: []\n"))
+                .hasMessage("p.yaml:2:8: steps: must be a non-empty list of steps");
+        assertThatThrownBy(() -> parse("input: a\nsteps:\n  - {name: x, kind: command, command: [cat, 1]}\n"))
+                .hasMessage("p.yaml:3:45: steps[0].command[1]: must be a string, got a number");
+    }
+
+    @Test
+    void stepNamesLoopsAndConditionsAreCheckedWhereTheyStand() {
+        assertThatThrownBy(() -> parse("input: a\nsteps:\n  - {name: x, kind: command, command: [cat]}\n"
+                        + "  - {name: x, kind: command, command: [cat]}\n"))
+                .hasMessage("p.yaml:4:12: steps[1].name: duplicate step name \"x\" (also at steps[0].name); step names"
+                        + " must be unique");
+        assertThatThrownBy(() -> parse("input: a\nsteps:\n  - name: l\n    kind: loop\n    until: {field: d}\n"
+                        + "    body: {name: b, kind: filter, keep_if: {field: f}}\n"))
+                .hasMessage("p.yaml:6:27: steps[0].body.kind: a loop body must be a command, http, chat or template"
+                        + " step, not filter");
+        assertThatThrownBy(() -> parse("input: a\nsteps:\n  - name: l\n    kind: loop\n    until: {field: d}\n"
+                        + "    body: {name: b, kind: command, command: [cat]}\n"))
+                .hasMessage("p.yaml:3:5: steps[0].max_iterations: is required: the most iterations, an integer in"
+                        + " [1, 10000]");
+        assertThatThrownBy(() -> parse("input: a\nsteps:\n  - {name: f, kind: filter, keep_if: {field: a, eq: 1}}\n"))
+                .hasMessage("p.yaml:3:53: steps[0].keep_if.eq: unknown key; allowed here: field, equals");
+        assertThatThrownBy(
+                        () -> parse("input: a\nname: \"a b\"\nsteps:\n  - {name: x, kind: command, command: [cat]}\n"))
+                .hasMessage("p.yaml:2:7: name: \"a b\" is not a valid pipeline name; use letters, digits, '.', '_'"
+                        + " or '-'");
     }
 
     @Test

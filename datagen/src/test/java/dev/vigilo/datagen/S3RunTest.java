@@ -60,7 +60,9 @@ class S3RunTest {
         List<String> lines = new ArrayList<>();
         try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             String l;
-            while ((l = r.readLine()) != null) lines.add(l);
+            while ((l = r.readLine()) != null) {
+                lines.add(l);
+            }
         }
         assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).as("run output %s", lines).isZero();

@@ -51,8 +51,11 @@ class StepLimitsTest {
                 results.add(pool.submit(() -> limits.run(step, () -> {
                     max.accumulateAndGet(active.incrementAndGet(), Math::max);
                     try {
-                        if (together > 1) barrier.await(10, TimeUnit.SECONDS);
-                        else Thread.sleep(20);
+                        if (together > 1) {
+                            barrier.await(10, TimeUnit.SECONDS);
+                        } else {
+                            Thread.sleep(20);
+                        }
                     } catch (Exception e) {
                         throw new IllegalStateException(e);
                     } finally {
@@ -61,7 +64,9 @@ class StepLimitsTest {
                     return StepResult.of(Json.MAPPER.createObjectNode());
                 })));
             }
-            for (Future<StepResult> r : results) r.get(30, TimeUnit.SECONDS);
+            for (Future<StepResult> r : results) {
+                r.get(30, TimeUnit.SECONDS);
+            }
         } finally {
             pool.shutdownNow();
         }

@@ -7,6 +7,8 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.common.json.StrictJson;
+import dev.vigilo.plan.RunLifecycle;
+import dev.vigilo.plan.RunState;
 import dev.vigilo.stats.ProportionInterval;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -125,7 +127,7 @@ public record ExecutionStatus(
 
     /** Whether the run can change no more: settled, failed or cancelled. */
     public boolean finished() {
-        return status.equals("settled") || status.equals("failed") || status.equals("cancelled");
+        return RunLifecycle.TERMINAL.contains(RunState.fromSpelling(status));
     }
 
     /**

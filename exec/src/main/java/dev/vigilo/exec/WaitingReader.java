@@ -6,6 +6,7 @@ import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.StoreBinding;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.function.Function;
 
 /**
  * An {@link ObjectReader} that waits out outages of its store ({@link OutageWaits}): a read failing because the
@@ -32,11 +33,17 @@ public final class WaitingReader implements ObjectReader {
 
     @Override
     public byte[] read(ObjectRef ref, Deadline deadline) {
+        return await(waits, binding(), deadline, d -> reader.read(ref, d));
+    }
+
+    /**
+     * One call to a store through the outage waits: the first try with the caller's {@code deadline}, each try after
+     * an outage with {@link #retryBudget}. Shared with {@link WaitingStore}.
+     */
+    static <T> T await(OutageWaits waits, StoreBinding store, Deadline deadline, Function<Deadline, T> call) {
         Duration budget = retryBudget(deadline);
         return waits.await(
-                Service.STORE,
-                binding().value(),
-                attempt -> reader.read(ref, attempt == 1 ? deadline : Deadline.after(budget)));
+                Service.STORE, store.value(), attempt -> call.apply(attempt == 1 ? deadline : Deadline.after(budget)));
     }
 
     /** The deadline length of a try after the first: the first try's, at least {@link #MIN_RETRY_DEADLINE}. */

@@ -6,7 +6,6 @@ import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.StoreBinding;
-import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -34,38 +33,22 @@ public final class WaitingStore implements ObjectStore {
 
     @Override
     public ObjectRef create(ObjectKey key, byte[] bytes, Deadline deadline) {
-        Duration budget = WaitingReader.retryBudget(deadline);
-        return waits.await(
-                Service.STORE,
-                binding().value(),
-                attempt -> store.create(key, bytes, attempt == 1 ? deadline : Deadline.after(budget)));
+        return WaitingReader.await(waits, binding(), deadline, d -> store.create(key, bytes, d));
     }
 
     @Override
     public byte[] read(ObjectRef ref, Deadline deadline) {
-        Duration budget = WaitingReader.retryBudget(deadline);
-        return waits.await(
-                Service.STORE,
-                binding().value(),
-                attempt -> store.read(ref, attempt == 1 ? deadline : Deadline.after(budget)));
+        return WaitingReader.await(waits, binding(), deadline, d -> store.read(ref, d));
     }
 
     @Override
     public Optional<ObjectInfo> head(ObjectKey key, Deadline deadline) {
-        Duration budget = WaitingReader.retryBudget(deadline);
-        return waits.await(
-                Service.STORE,
-                binding().value(),
-                attempt -> store.head(key, attempt == 1 ? deadline : Deadline.after(budget)));
+        return WaitingReader.await(waits, binding(), deadline, d -> store.head(key, d));
     }
 
     @Override
     public List<ObjectInfo> list(String prefix, Deadline deadline) {
-        Duration budget = WaitingReader.retryBudget(deadline);
-        return waits.await(
-                Service.STORE,
-                binding().value(),
-                attempt -> store.list(prefix, attempt == 1 ? deadline : Deadline.after(budget)));
+        return WaitingReader.await(waits, binding(), deadline, d -> store.list(prefix, d));
     }
 
     /** Leaves the wrapped store open (its owner closes it). */

@@ -11,6 +11,7 @@ import dev.vigilo.exec.settlement.Settlement;
 import dev.vigilo.plan.CreateRequest;
 import dev.vigilo.plan.ProfileInput;
 import dev.vigilo.plan.RunPreparation;
+import dev.vigilo.plan.RunState;
 import java.io.BufferedWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -101,7 +102,7 @@ class RunCompareLargeIT {
                 pool.shutdown();
                 assertThat(chunks).isEqualTo(CASES / 100);
                 assertThat(new Settlement(placements).settleIfComplete(run).status())
-                        .isEqualTo("settled");
+                        .isEqualTo(RunState.SETTLED);
             }
             System.out.println("RunCompareLargeIT: executed 3 runs in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
 

@@ -8,6 +8,7 @@ import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.exec.admission.Admission;
 import dev.vigilo.exec.audit.RunVerifier;
 import dev.vigilo.exec.record.Receipt;
+import dev.vigilo.exec.record.ReceiptParser;
 import dev.vigilo.exec.settlement.RunCancellation;
 import dev.vigilo.exec.worker.TranscriptTest;
 import dev.vigilo.exec.worker.Worker;
@@ -157,8 +158,8 @@ class RunVerifierTest {
 
     @Test
     void aTamperedTranscriptIsReportedWithItsKey() throws IOException {
-        Receipt r2 =
-                Receipt.decode(fx.store.read(receipts().get(2), Deadline.after(Duration.ofSeconds(10))), "receipt");
+        Receipt r2 = ReceiptParser.fromJson(
+                fx.store.read(receipts().get(2), Deadline.after(Duration.ofSeconds(10))), "receipt");
         String key = r2.cases().get(17).transcripts().get(0).ref().key().value();
         assertThat(key).contains("/0000000002/217-a1-g");
         RunVerifier.Report r = verifyWithFlippedByte(key);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.vigilo.exec.admission.Admission;
 import dev.vigilo.exec.settlement.Settlement;
+import dev.vigilo.plan.RunState;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
@@ -187,7 +188,7 @@ public class SettlementTest {
         UUID run = fx.prepare();
         Settlement.Result r = new Settlement(placements).settleIfComplete(run);
         assertThat(r.outcome()).isEqualTo(Settlement.Outcome.NOT_ACTIVE);
-        assertThat(r.status()).isEqualTo("creating");
+        assertThat(r.status()).isEqualTo(RunState.CREATING);
         assertThat(fx.runStatus(run)).isEqualTo("creating");
     }
 }

@@ -3,8 +3,10 @@ package dev.vigilo.exec;
 import dev.vigilo.exec.record.ChunkSeed;
 import dev.vigilo.exec.record.ChunkTables;
 import dev.vigilo.exec.record.Receipt;
+import dev.vigilo.exec.record.ReceiptParser;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.RunSnapshot;
+import dev.vigilo.exec.record.RunSnapshotParser;
 import dev.vigilo.plan.ChunkFile;
 import dev.vigilo.plan.PublishedPlan;
 import dev.vigilo.storage.Deadline;
@@ -119,7 +121,7 @@ public final class SimulatedWorker {
                         .findFirst()
                         .orElseThrow()
                         .placement());
-        return RunSnapshot.decode(placements
+        return RunSnapshotParser.fromJson(placements
                 .jdbi(alias)
                 .withHandle(h -> h.createQuery("SELECT snapshot FROM exec_runs WHERE run_id = :r")
                         .bind("r", runId)
@@ -204,14 +206,15 @@ public final class SimulatedWorker {
                 5,
                 error,
                 evals,
-                gates);
+                gates,
+                List.of());
     }
 
     /** Writes the receipt (create-only) and completes the chunk under the lease, as the worker does. */
     public ChunkTables.Completion complete(Held held, Receipt r) {
         ObjectRef ref = store.create(
                 Receipt.key(runId, r.chunkIndex(), r.leaseGeneration()),
-                r.encode(),
+                ReceiptParser.toJson(r),
                 Deadline.after(Duration.ofSeconds(30)));
         List<Receipt.GateTally> t = r.tallies();
         ChunkTables.Tallies tallies = new ChunkTables.Tallies(

@@ -32,24 +32,13 @@ final class EvaluatorReader {
         this.reader = fields.reader();
     }
 
-    List<Profile.Evaluator> evaluators(JsonNode node) {
+    List<Profile.Evaluator> evaluators(JsonNode given) {
         List<Profile.Evaluator> out = new ArrayList<>();
-        if (node == null) {
-            reader.problem(EVALUATORS, "is required: give at least one evaluator");
+        Optional<JsonNode> list = fields.entries(given, EVALUATORS, "evaluator", "entries", Profile.MAX_EVALUATORS);
+        if (list.isEmpty()) {
             return out;
         }
-        if (!node.isArray()) {
-            reader.problem(EVALUATORS, "must be a list, got " + ConfigReader.typeOf(node));
-            return out;
-        }
-        if (node.isEmpty()) {
-            reader.problem(EVALUATORS, "is empty; give at least one evaluator");
-        }
-        if (node.size() > Profile.MAX_EVALUATORS) {
-            reader.problem(
-                    EVALUATORS, "has " + node.size() + " entries, at most " + Profile.MAX_EVALUATORS + " are allowed");
-            return out;
-        }
+        JsonNode node = list.get();
         Set<String> names = new HashSet<>();
         for (int i = 0; i < node.size(); i++) {
             evaluator(node.get(i), EVALUATORS.index(i), names).ifPresent(out::add);

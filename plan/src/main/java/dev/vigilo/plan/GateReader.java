@@ -8,6 +8,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -27,23 +28,13 @@ final class GateReader {
         this.reader = fields.reader();
     }
 
-    List<Profile.Gate> gates(JsonNode node, List<Profile.Evaluator> evaluators, double confidence) {
+    List<Profile.Gate> gates(JsonNode given, List<Profile.Evaluator> evaluators, double confidence) {
         List<Profile.Gate> out = new ArrayList<>();
-        if (node == null) {
-            reader.problem(GATES, "is required: give at least one gate");
+        Optional<JsonNode> list = fields.entries(given, GATES, "gate", "gates", Profile.MAX_GATES);
+        if (list.isEmpty()) {
             return out;
         }
-        if (!node.isArray()) {
-            reader.problem(GATES, "must be a list, got " + ConfigReader.typeOf(node));
-            return out;
-        }
-        if (node.isEmpty()) {
-            reader.problem(GATES, "is empty; give at least one gate");
-        }
-        if (node.size() > Profile.MAX_GATES) {
-            reader.problem(GATES, "has " + node.size() + " gates, at most " + Profile.MAX_GATES + " are allowed");
-            return out;
-        }
+        JsonNode node = list.get();
         Set<String> evaluatorNames = new HashSet<>();
         evaluators.forEach(e -> evaluatorNames.add(e.name()));
         Set<String> names = new HashSet<>();

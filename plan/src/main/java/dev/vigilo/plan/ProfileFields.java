@@ -126,6 +126,34 @@ final class ProfileFields {
                 parent.get(key), at.key(key), "must be a non-empty list of strings (omit it to match everything)");
     }
 
+    /**
+     * A required list of 1..{@code max} entries (evaluators, gates): {@code is required: give at least one ONE},
+     * {@code must be a list, got ...}, {@code is empty; give at least one ONE}, {@code has N MANY, at most MAX are
+     * allowed}. Empty when absent, not a list or too long (nothing of it can be read); an empty list is reported and
+     * returned.
+     *
+     * @param one  what one entry is called, e.g. {@code evaluator}
+     * @param many what the count names, e.g. {@code entries} or {@code gates}
+     */
+    Optional<JsonNode> entries(JsonNode node, KeyPath at, String one, String many, int max) {
+        if (node == null) {
+            reader.problem(at, "is required: give at least one " + one);
+            return Optional.empty();
+        }
+        if (!node.isArray()) {
+            reader.problem(at, "must be a list, got " + ConfigReader.typeOf(node));
+            return Optional.empty();
+        }
+        if (node.isEmpty()) {
+            reader.problem(at, "is empty; give at least one " + one);
+        }
+        if (node.size() > max) {
+            reader.problem(at, "has " + node.size() + " " + many + ", at most " + max + " are allowed");
+            return Optional.empty();
+        }
+        return Optional.of(node);
+    }
+
     /** An optional number in [min, max], NaN refused. */
     Optional<Double> number(JsonNode node, KeyPath at, double min, double max) {
         return reader.number(node, at, min, max);

@@ -192,6 +192,10 @@ class PreparationTest {
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, small, false)))
                 .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("limits.max_cases: the dataset has 2345");
+        String epochs = PlanFixture.PROFILE + "epochs: {count: 3, reducer: majority}\n";
+        assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, epochs, false)))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("epochs.count: 3 epochs are not executed by this version");
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, "name: x\n", false)))
                 .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("run " + run)

@@ -44,8 +44,11 @@ final class ChunkPacker {
     }
 
     private static void flush(String kind, List<ObjectNode> run, List<ObjectNode> out) {
-        if (kind != null && run.size() >= MIN_RUN) out.add(row(kind, run));
-        else out.addAll(run);
+        if (kind != null && run.size() >= MIN_RUN) {
+            out.add(row(kind, run));
+        } else {
+            out.addAll(run);
+        }
         run.clear();
     }
 
@@ -55,15 +58,27 @@ final class ChunkPacker {
      */
     static String classify(JsonNode e) {
         if (!"assistant/chunk".equals(e.path("type").textValue())
-                || !EventRules.exactKeys(e, "type", "seq", "time", "data")) return null;
-        if (!EventRules.isEventSeq(e.get("seq")) || !Json.isSafeInteger(e.get("time"))) return null;
+                || !EventRules.exactKeys(e, "type", "seq", "time", "data")) {
+            return null;
+        }
+        if (!EventRules.isEventSeq(e.get("seq")) || !Json.isSafeInteger(e.get("time"))) {
+            return null;
+        }
         JsonNode data = e.get("data");
-        if (!data.isObject() || !EventRules.exactKeys(data, "turn", "step", "chunk")) return null;
-        if (!data.get("turn").isNumber() || !data.get("step").isNumber()) return null;
+        if (!data.isObject() || !EventRules.exactKeys(data, "turn", "step", "chunk")) {
+            return null;
+        }
+        if (!data.get("turn").isNumber() || !data.get("step").isNumber()) {
+            return null;
+        }
         JsonNode chunk = data.get("chunk");
-        if (!chunk.isObject() || !chunk.path("index").isNumber()) return null;
+        if (!chunk.isObject() || !chunk.path("index").isNumber()) {
+            return null;
+        }
         String type = chunk.path("type").textValue();
-        if (type == null) return null;
+        if (type == null) {
+            return null;
+        }
         return switch (type) {
             case "text-delta", "reasoning-delta" ->
                 EventRules.exactKeys(chunk, "type", "index", "text")
@@ -84,13 +99,23 @@ final class ChunkPacker {
 
     /** continues: next seq, safe time gap, same turn/step/block and, for tool calls, the same id and name. */
     private static boolean continues(ObjectNode prev, ObjectNode next, String kind) {
-        if (Json.safeLong(next.get("seq")) != Json.safeLong(prev.get("seq")) + 1) return false;
-        if (Math.abs(Json.safeLong(next.get("time")) - Json.safeLong(prev.get("time"))) > Json.MAX_SAFE) return false;
+        if (Json.safeLong(next.get("seq")) != Json.safeLong(prev.get("seq")) + 1) {
+            return false;
+        }
+        if (Math.abs(Json.safeLong(next.get("time")) - Json.safeLong(prev.get("time"))) > Json.MAX_SAFE) {
+            return false;
+        }
         JsonNode a = prev.get("data"), b = next.get("data");
-        if (!sameNumber(a.get("turn"), b.get("turn")) || !sameNumber(a.get("step"), b.get("step"))) return false;
+        if (!sameNumber(a.get("turn"), b.get("turn")) || !sameNumber(a.get("step"), b.get("step"))) {
+            return false;
+        }
         JsonNode ca = a.get("chunk"), cb = b.get("chunk");
-        if (!sameNumber(ca.get("index"), cb.get("index"))) return false;
-        if (!kind.equals("tool-call-delta")) return true;
+        if (!sameNumber(ca.get("index"), cb.get("index"))) {
+            return false;
+        }
+        if (!kind.equals("tool-call-delta")) {
+            return true;
+        }
         return ca.get("id").textValue().equals(cb.get("id").textValue())
                 && ca.has("name") == cb.has("name")
                 && (!ca.has("name")
@@ -121,16 +146,21 @@ final class ChunkPacker {
         data.set("step", fd.get("step"));
         data.set("index", fc.get("index"));
         ArrayNode dt = data.putArray("dt");
-        for (int i = 1; i < run.size(); i++)
+        for (int i = 1; i < run.size(); i++) {
             dt.add(Json.safeLong(run.get(i).get("time"))
                     - Json.safeLong(run.get(i - 1).get("time")));
+        }
         boolean tool = kind.equals("tool-call-delta");
         if (tool) {
             data.set("id", fc.get("id"));
-            if (fc.has("name")) data.set("name", fc.get("name"));
+            if (fc.has("name")) {
+                data.set("name", fc.get("name"));
+            }
         }
         ArrayNode payload = data.putArray(tool ? "args" : "texts");
-        for (ObjectNode e : run) payload.add(e.get("data").get("chunk").get(tool ? "argumentsDelta" : "text"));
+        for (ObjectNode e : run) {
+            payload.add(e.get("data").get("chunk").get(tool ? "argumentsDelta" : "text"));
+        }
         return row;
     }
 }

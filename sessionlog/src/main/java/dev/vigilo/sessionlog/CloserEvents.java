@@ -143,14 +143,18 @@ final class CloserEvents {
 
     /** The node JSON.parse's number would be in the stored event: missing when absent. */
     private static JsonNode number(long v) {
-        if (v == LineIndex.NO_NUMBER) return MissingNode.getInstance();
+        if (v == LineIndex.NO_NUMBER) {
+            return MissingNode.getInstance();
+        }
         return v == (int) v ? IntNode.valueOf((int) v) : LongNode.valueOf(v);
     }
 
     /** @return the closers the published reader would synthesize now (empty when no turn is open) */
     List<ObjectNode> closers() {
         List<ObjectNode> out = new ArrayList<>();
-        if (openTurn == null || !any) return out;
+        if (openTurn == null || !any) {
+            return out;
+        }
         long seq = lastSeq + 1;
         for (Map.Entry<String, long[]> p : pending.entrySet()) {
             String callId = p.getKey();
@@ -173,7 +177,9 @@ final class CloserEvents {
                     .put("name", started ? "ToolOutcomeUnknownError" : "ToolNotStartedError")
                     .put("code", started ? "TOOL_OUTCOME_UNKNOWN" : "TOOL_NOT_STARTED");
             ev.put("surfaceOp", "append");
-            if (started) ev.putArray("sourceEventSeqs").add(p.getValue()[1]);
+            if (started) {
+                ev.putArray("sourceEventSeqs").add(p.getValue()[1]);
+            }
             out.add(ev);
             seq++;
         }
@@ -195,6 +201,8 @@ final class CloserEvents {
     }
 
     private static void setMaybe(ObjectNode d, String k, JsonNode v) {
-        if (v != null && !v.isMissingNode()) d.set(k, v);
+        if (v != null && !v.isMissingNode()) {
+            d.set(k, v);
+        }
     }
 }

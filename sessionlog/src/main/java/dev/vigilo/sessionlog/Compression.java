@@ -39,10 +39,16 @@ public enum Compression {
      */
     public static Compression claimedBy(Path file) {
         Path name = file.getFileName();
-        if (name == null) return null;
+        if (name == null) {
+            return null;
+        }
         String n = name.toString().toLowerCase(Locale.ROOT);
-        if (n.endsWith(".jsonl")) return NONE;
-        if (n.endsWith(".zstd") || n.endsWith(".zst")) return ZSTD;
+        if (n.endsWith(".jsonl")) {
+            return NONE;
+        }
+        if (n.endsWith(".zstd") || n.endsWith(".zst")) {
+            return ZSTD;
+        }
         return null;
     }
 
@@ -53,12 +59,24 @@ public enum Compression {
      */
     static Compression detect(FileChannel ch, Path file) throws IOException {
         ByteBuffer b = ByteBuffer.allocate(4);
-        while (b.hasRemaining()) if (ch.read(b, b.position()) < 0) break;
+        while (b.hasRemaining()) {
+            if (ch.read(b, b.position()) < 0) {
+                break;
+            }
+        }
         int n = b.position();
         boolean prefix = true;
-        for (int i = 0; i < n; i++) if (b.get(i) != MAGIC[i]) prefix = false;
-        if (!prefix) return NONE;
-        if (n == 4) return ZSTD;
+        for (int i = 0; i < n; i++) {
+            if (b.get(i) != MAGIC[i]) {
+                prefix = false;
+            }
+        }
+        if (!prefix) {
+            return NONE;
+        }
+        if (n == 4) {
+            return ZSTD;
+        }
         return claimedBy(file) == NONE ? NONE : ZSTD;
     }
 
@@ -70,19 +88,29 @@ public enum Compression {
      */
     static String notASessionLog(FileChannel ch, Path file) throws IOException {
         ByteBuffer b = ByteBuffer.allocate(8);
-        while (b.hasRemaining()) if (ch.read(b, b.position()) < 0) break;
+        while (b.hasRemaining()) {
+            if (ch.read(b, b.position()) < 0) {
+                break;
+            }
+        }
         int n = b.position();
         byte[] head = Arrays.copyOf(b.array(), n);
         int i = 0;
-        while (i < n && (head[i] == ' ' || head[i] == '\t')) i++;
-        if (i == n || head[i] == '{') return null;
+        while (i < n && (head[i] == ' ' || head[i] == '\t')) {
+            i++;
+        }
+        if (i == n || head[i] == '{') {
+            return null;
+        }
         String foreign = TextEncoding.notUtf8(head, n).orElse(null);
         if (foreign != null) {
             return file + " " + foreign.replace("; save it as UTF-8", "") + ", not a session log: session logs"
                     + " are UTF-8 JSONL (session.jsonl) or zstd frames of it (session.jsonl.zstd)";
         }
         StringBuilder first = new StringBuilder();
-        for (int k = 0; k < n; k++) first.append(String.format("%02X ", head[k] & 0xFF));
+        for (int k = 0; k < n; k++) {
+            first.append(String.format("%02X ", head[k] & 0xFF));
+        }
         return file + " is not a session log: it starts with "
                 + first.toString().strip()
                 + ", neither the zstd frame magic (28 B5 2F FD) nor a JSON line ('{'); give a session.jsonl.zstd or"
@@ -95,7 +123,9 @@ public enum Compression {
      */
     static String nameMismatch(Path file, Compression actual) {
         Compression claimed = claimedBy(file);
-        if (claimed == null || claimed == actual) return null;
+        if (claimed == null || claimed == actual) {
+            return null;
+        }
         return actual == NONE
                 ? file + " holds uncompressed JSONL (no zstd frame magic at byte 0) but its name says zstd; the "
                         + "published reader chooses its decoder by the name and would refuse it: rename it to session.jsonl"

@@ -9,7 +9,9 @@ package dev.vigilo.sessionlog;
  */
 public record Epoch(long value) implements Comparable<Epoch> {
     public Epoch {
-        if (value < 0) throw new IllegalArgumentException("epoch must be >= 0, got " + value);
+        if (value < 0) {
+            throw new IllegalArgumentException("epoch must be >= 0, got " + value);
+        }
     }
 
     /** @return the epoch that directly follows this one */

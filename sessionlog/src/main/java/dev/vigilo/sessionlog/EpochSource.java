@@ -27,9 +27,10 @@ public interface EpochSource {
     static EpochSource fixed(Epoch epoch) {
         Objects.requireNonNull(epoch, "epoch");
         return (log, atLeast) -> {
-            if (epoch.compareTo(atLeast) < 0)
+            if (epoch.compareTo(atLeast) < 0) {
                 throw new FencedException("epoch " + epoch.value() + " is fenced: " + log
                         + " already holds batches of epoch " + (atLeast.value() - 1));
+            }
             return new WriterLease() {
                 @Override
                 public Epoch epoch() {

@@ -30,7 +30,9 @@ final class EventKinds {
     private static final byte[] CODES = new byte[SIZE];
 
     static {
-        for (String t : EventRules.KNOWN_TYPES) put(t, OTHER);
+        for (String t : EventRules.KNOWN_TYPES) {
+            put(t, OTHER);
+        }
         put("turn/start", TURN_START);
         put("turn/end", TURN_END);
         put("step/start", STEP_START);
@@ -49,7 +51,9 @@ final class EventKinds {
             "text-chunks",
             "reasoning-chunks",
             "tool-call-chunks"
-        }) put(t, SLOW);
+        }) {
+            put(t, SLOW);
+        }
     }
 
     private EventKinds() {}
@@ -57,14 +61,18 @@ final class EventKinds {
     private static void put(String type, byte code) {
         byte[] k = type.getBytes(StandardCharsets.US_ASCII);
         int h = hash(k, 0, k.length) & (SIZE - 1);
-        while (KEYS[h] != null && !java.util.Arrays.equals(KEYS[h], k)) h = (h + 1) & (SIZE - 1);
+        while (KEYS[h] != null && !java.util.Arrays.equals(KEYS[h], k)) {
+            h = (h + 1) & (SIZE - 1);
+        }
         KEYS[h] = k;
         CODES[h] = code;
     }
 
     private static int hash(byte[] b, int off, int len) {
         int h = len;
-        for (int i = 0; i < len; i++) h = h * 31 + b[off + i];
+        for (int i = 0; i < len; i++) {
+            h = h * 31 + b[off + i];
+        }
         return h ^ (h >>> 11);
     }
 
@@ -73,8 +81,12 @@ final class EventKinds {
         int h = hash(b, off, len) & (SIZE - 1);
         for (; ; ) {
             byte[] k = KEYS[h];
-            if (k == null) return UNKNOWN;
-            if (k.length == len && java.util.Arrays.equals(k, 0, len, b, off, off + len)) return CODES[h];
+            if (k == null) {
+                return UNKNOWN;
+            }
+            if (k.length == len && java.util.Arrays.equals(k, 0, len, b, off, off + len)) {
+                return CODES[h];
+            }
             h = (h + 1) & (SIZE - 1);
         }
     }

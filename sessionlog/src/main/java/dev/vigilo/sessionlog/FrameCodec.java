@@ -36,12 +36,15 @@ final class FrameCodec {
 
     static byte[] readRange(FileChannel ch, long start, long end) throws IOException {
         long len = end - start;
-        if (len > Integer.MAX_VALUE - 16)
+        if (len > Integer.MAX_VALUE - 16) {
             throw new CorruptSessionLogException("frame at byte " + start + " is larger than 2 GiB", start);
+        }
         ByteBuffer b = ByteBuffer.allocate((int) len);
         while (b.hasRemaining()) {
             int r = ch.read(b, start + b.position());
-            if (r < 0) throw new IOException("file shrank while reading frame at " + start);
+            if (r < 0) {
+                throw new IOException("file shrank while reading frame at " + start);
+            }
         }
         return b.array();
     }
@@ -61,7 +64,9 @@ final class FrameCodec {
         try (InputStream z = new ZstdInputStreamNoFinalizer(new ByteArrayInputStream(frame))) {
             int n;
             while ((n = z.read(buf, 0, buf.length)) >= 0) {
-                if (n > 0) sink.write(buf, 0, n);
+                if (n > 0) {
+                    sink.write(buf, 0, n);
+                }
             }
         }
     }
@@ -79,9 +84,13 @@ final class FrameCodec {
             byte[] buf = new byte[1 << 16];
             int n;
             while ((n = z.read(buf, 0, buf.length)) >= 0) {
-                if (n == 0) break;
+                if (n == 0) {
+                    break;
+                }
                 out.write(buf, 0, n);
-                if (out.size() > maxBytes) return new byte[0];
+                if (out.size() > maxBytes) {
+                    return new byte[0];
+                }
             }
         } catch (IOException | RuntimeException e) {
             return new byte[0];

@@ -52,18 +52,24 @@ final class FrameScanner {
             int n = 0;
             while (win.hasRemaining()) {
                 int r = ch.read(win, p + n);
-                if (r < 0) break;
+                if (r < 0) {
+                    break;
+                }
                 n += r;
             }
             winLen = n;
-            if (n == 0) throw new IOException("unexpected end of file at " + p);
+            if (n == 0) {
+                throw new IOException("unexpected end of file at " + p);
+            }
         }
         return win.get((int) (p - winStart)) & 0xff;
     }
 
     private long le(long p, int bytes) throws IOException {
         long v = 0;
-        for (int i = 0; i < bytes; i++) v |= ((long) byteAt(p + i)) << (8 * i);
+        for (int i = 0; i < bytes; i++) {
+            v |= ((long) byteAt(p + i)) << (8 * i);
+        }
         return v;
     }
 
@@ -72,20 +78,28 @@ final class FrameScanner {
      * @throws CorruptSessionLogException on bad magic, reserved descriptor bits or reserved block type
      */
     Frame next() throws IOException {
-        if (pos >= size || tornStart >= 0) return null;
+        if (pos >= size || tornStart >= 0) {
+            return null;
+        }
         long start = pos;
         long off = pos;
-        if (size - off < 4) return torn(start);
-        if ((int) le(off, 4) != MAGIC)
+        if (size - off < 4) {
+            return torn(start);
+        }
+        if ((int) le(off, 4) != MAGIC) {
             throw new CorruptSessionLogException(
                     "corrupt Zstandard session log: invalid frame magic at byte " + off, off);
+        }
         off += 4;
-        if (off == size) return torn(start);
+        if (off == size) {
+            return torn(start);
+        }
         int descriptor = byteAt(off);
         off += 1;
-        if ((descriptor & 0x18) != 0)
+        if ((descriptor & 0x18) != 0) {
             throw new CorruptSessionLogException(
                     "corrupt Zstandard session log: reserved frame-header bit at byte " + (off - 1), off - 1);
+        }
         int contentSizeFlag = descriptor >>> 6;
         boolean singleSegment = (descriptor & 0x20) != 0;
         boolean checksum = (descriptor & 0x04) != 0;
@@ -93,25 +107,36 @@ final class FrameScanner {
         int dictBytes = dictFlag == 3 ? 4 : dictFlag;
         int csBytes = contentSizeFlag == 0 ? (singleSegment ? 1 : 0) : 1 << contentSizeFlag;
         int rest = (singleSegment ? 0 : 1) + dictBytes + csBytes;
-        if (size - off < rest) return torn(start);
+        if (size - off < rest) {
+            return torn(start);
+        }
         off += rest;
         for (; ; ) {
-            if (size - off < 3) return torn(start);
+            if (size - off < 3) {
+                return torn(start);
+            }
             long bh = le(off, 3);
             off += 3;
             boolean last = (bh & 1) != 0;
             int type = (int) ((bh >>> 1) & 3);
             long blockSize = bh >>> 3;
-            if (type == 3)
+            if (type == 3) {
                 throw new CorruptSessionLogException(
                         "corrupt Zstandard session log: reserved block type at byte " + (off - 3), off - 3);
+            }
             long payload = type == 1 ? 1 : blockSize;
-            if (size - off < payload) return torn(start);
+            if (size - off < payload) {
+                return torn(start);
+            }
             off += payload;
-            if (last) break;
+            if (last) {
+                break;
+            }
         }
         if (checksum) {
-            if (size - off < 4) return torn(start);
+            if (size - off < 4) {
+                return torn(start);
+            }
             off += 4;
         }
         pos = off;
@@ -126,7 +151,9 @@ final class FrameScanner {
 
     /** Reads the frame's 4-byte content checksum trailer as an unsigned int, or -1 without checksum. */
     static long checksumOf(FileChannel ch, Frame f) throws IOException {
-        if (!f.checksum()) return -1;
+        if (!f.checksum()) {
+            return -1;
+        }
         ByteBuffer b = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN);
         ch.read(b, f.end() - 4);
         return Integer.toUnsignedLong(b.getInt(0));

@@ -67,7 +67,9 @@ final class FrameSlot {
 
         @Override
         public void close() {
-            for (ZstdDecompressCtx c : all) c.close();
+            for (ZstdDecompressCtx c : all) {
+                c.close();
+            }
         }
     }
 
@@ -82,11 +84,14 @@ final class FrameSlot {
         lines = 0;
         commitEpoch = null;
         int n = (int) frame.length();
-        if (comp.length < n) comp = new byte[Math.max(n, comp.length * 2)];
+        if (comp.length < n) {
+            comp = new byte[Math.max(n, comp.length * 2)];
+        }
         ByteBuffer bb = ByteBuffer.wrap(comp, 0, n);
         while (bb.hasRemaining()) {
-            if (ch.read(bb, frame.start() + bb.position()) < 0)
+            if (ch.read(bb, frame.start() + bb.position()) < 0) {
                 throw new IOException("file shrank while reading frame at " + frame.start());
+            }
         }
         checksum = frame.checksum()
                 ? ((comp[n - 4] & 0xffL)
@@ -97,7 +102,9 @@ final class FrameSlot {
         decode(n, contexts);
         if (error == null && !tooBig) {
             index.index(plain, plainLen);
-            if (describe) describe();
+            if (describe) {
+                describe();
+            }
         }
         return this;
     }
@@ -108,12 +115,16 @@ final class FrameSlot {
         plainLen = len;
         tooBig = false;
         index.index(plain, plainLen);
-        if (describe) describe();
+        if (describe) {
+            describe();
+        }
     }
 
     private boolean oneShot(int n) {
         int d = comp[4] & 0xff;
-        if ((d & 0x20) != 0 || (d & 3) != 0 || n < 6) return false;
+        if ((d & 0x20) != 0 || (d & 3) != 0 || n < 6) {
+            return false;
+        }
         int w = comp[5] & 0xff;
         long base = 1L << (10 + (w >>> 3));
         return base + (base / 8) * (w & 7) <= MAX_WINDOW;
@@ -125,8 +136,11 @@ final class FrameSlot {
             try {
                 FrameCodec.decodeComplete(java.util.Arrays.copyOf(comp, n), g::write, new byte[1 << 16]);
             } catch (IOException | RuntimeException e) {
-                if (e instanceof LogReader.TooLarge) tooBig = true;
-                else error = e.getMessage();
+                if (e instanceof LogReader.TooLarge) {
+                    tooBig = true;
+                } else {
+                    error = e.getMessage();
+                }
                 return;
             }
             plain = g.buf;
@@ -160,23 +174,36 @@ final class FrameSlot {
     /** Frame-local metadata: first seq, last seq, commit record (the last line), line count. */
     private void describe() {
         LineIndex x = index;
-        if (x.lines == 0) return;
-        if (x.kind[0] != EventKinds.SLOW) firstSeq = x.seq[0];
-        else {
+        if (x.lines == 0) {
+            return;
+        }
+        if (x.kind[0] != EventKinds.SLOW) {
+            firstSeq = x.seq[0];
+        } else {
             long[] r = LogReader.seqRange(Json.parseLine(plain, 0, x.lineEnd[0]));
-            if (r != null) firstSeq = r[0];
+            if (r != null) {
+                firstSeq = r[0];
+            }
         }
         int l = x.lines - 1;
         if (x.kind[l] != EventKinds.SLOW) {
             lastSeq = x.seq[l];
-            if (x.commitEpoch[l] >= 0) commitEpoch = new Epoch(x.commitEpoch[l]);
+            if (x.commitEpoch[l] >= 0) {
+                commitEpoch = new Epoch(x.commitEpoch[l]);
+            }
         } else {
             JsonNode last = Json.parseLine(plain, x.lineStart[l], x.lineEnd[l] - x.lineStart[l]);
             long[] r = LogReader.seqRange(last);
-            if (r != null) lastSeq = r[1];
+            if (r != null) {
+                lastSeq = r[1];
+            }
             CommitRecord c = LogReader.commitOf(last);
-            if (c != null && c.endSeq().value() == lastSeq) commitEpoch = c.epoch();
+            if (c != null && c.endSeq().value() == lastSeq) {
+                commitEpoch = c.epoch();
+            }
         }
-        if (firstSeq < 0 || lastSeq < firstSeq) lines = x.lines;
+        if (firstSeq < 0 || lastSeq < firstSeq) {
+            lines = x.lines;
+        }
     }
 }

@@ -12,7 +12,9 @@ final class HeaderScan {
 
     private static byte[][] keys(String... names) {
         byte[][] out = new byte[names.length][];
-        for (int i = 0; i < names.length; i++) out[i] = names[i].getBytes(StandardCharsets.US_ASCII);
+        for (int i = 0; i < names.length; i++) {
+            out[i] = names[i].getBytes(StandardCharsets.US_ASCII);
+        }
         return out;
     }
 
@@ -54,14 +56,25 @@ final class HeaderScan {
      */
     static String sessionId(byte[] b, int len) {
         JsonTape t = new JsonTape();
-        if (t.parse(b, 0, len) != len - 1 || t.kind[0] != JsonTape.OBJ) return null;
+        if (t.parse(b, 0, len) != len - 1 || t.kind[0] != JsonTape.OBJ) {
+            return null;
+        }
         int[] v = new int[KEYS.length];
-        if (t.lookup(0, KEYS, v) < 0) return null;
-        for (int x : v) if (x == JsonTape.AMBIGUOUS) return null;
+        if (t.lookup(0, KEYS, v) < 0) {
+            return null;
+        }
+        for (int x : v) {
+            if (x == JsonTape.AMBIGUOUS) {
+                return null;
+            }
+        }
         // a version other than 0 is refused before any other rule: the exact path says so
-        if (v[VERSION] < 0 || !t.isSafeInt(v[VERSION]) || t.value[v[VERSION]] != 0) return null;
-        if (negativeZero(t, v[CREATED]) || negativeZero(t, v[DEPTH]))
+        if (v[VERSION] < 0 || !t.isSafeInt(v[VERSION]) || t.value[v[VERSION]] != 0) {
+            return null;
+        }
+        if (negativeZero(t, v[CREATED]) || negativeZero(t, v[DEPTH])) {
             throw new CorruptSessionLogException("corrupt session log: first line is not a session header", 0);
+        }
         boolean ok = v[TYPE] >= 0
                 && t.isPlain(v[TYPE], SESSION)
                 && v[ID] >= 0
@@ -77,7 +90,9 @@ final class HeaderScan {
                         || (t.isPlainString(v[CWD]) && t.end[v[CWD]] > t.start[v[CWD]] && b[t.start[v[CWD]]] == '/'))
                 && (v[PARENT] == JsonTape.ABSENT || t.kind[v[PARENT]] == JsonTape.STR)
                 && (v[SEED] == JsonTape.ABSENT || nonNegative(t, v[SEED]));
-        if (!ok) return null;
+        if (!ok) {
+            return null;
+        }
         return new String(b, t.start[v[ID]], t.end[v[ID]] - t.start[v[ID]], StandardCharsets.US_ASCII);
     }
 
@@ -87,11 +102,17 @@ final class HeaderScan {
 
     /** A number literal that is zero with a minus sign ({@code -0}, {@code -0.0}, {@code -0e5}). */
     private static boolean negativeZero(JsonTape t, int i) {
-        if (i < 0 || t.kind[i] != JsonTape.NUM || t.buf[t.start[i]] != '-') return false;
+        if (i < 0 || t.kind[i] != JsonTape.NUM || t.buf[t.start[i]] != '-') {
+            return false;
+        }
         for (int j = t.start[i] + 1; j < t.end[i]; j++) {
             byte c = t.buf[j];
-            if (c == 'e' || c == 'E') break;
-            if (c >= '1' && c <= '9') return false;
+            if (c == 'e' || c == 'E') {
+                break;
+            }
+            if (c >= '1' && c <= '9') {
+                return false;
+            }
         }
         return true;
     }

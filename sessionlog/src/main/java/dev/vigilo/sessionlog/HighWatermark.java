@@ -14,8 +14,12 @@ public record HighWatermark(long lastSeq, long byteOffset) implements Comparable
     public static final long EMPTY_SEQ = -1;
 
     public HighWatermark {
-        if (lastSeq < EMPTY_SEQ) throw new IllegalArgumentException("lastSeq must be >= -1, got " + lastSeq);
-        if (byteOffset < 0) throw new IllegalArgumentException("byteOffset must be >= 0, got " + byteOffset);
+        if (lastSeq < EMPTY_SEQ) {
+            throw new IllegalArgumentException("lastSeq must be >= -1, got " + lastSeq);
+        }
+        if (byteOffset < 0) {
+            throw new IllegalArgumentException("byteOffset must be >= 0, got " + byteOffset);
+        }
     }
 
     /** Ordered by byte offset (the committed prefix), then seq. */

@@ -71,13 +71,17 @@ final class Json {
         if (len >= 2 && buf[off] == '{' && buf[off + 1] != 0) {
             try {
                 JsonNode n = MAPPER.readTree(buf, off, len);
-                if (n != null && !n.isMissingNode()) return n;
+                if (n != null && !n.isMissingNode()) {
+                    return n;
+                }
             } catch (Exception | StackOverflowError e) {
                 // fall through
             }
         }
         String s = new String(buf, off, len, StandardCharsets.UTF_8);
-        if (!s.isEmpty() && s.charAt(0) == '\uFEFF') return null; // JSON.parse rejects a BOM
+        if (!s.isEmpty() && s.charAt(0) == '\uFEFF') {
+            return null; // JSON.parse rejects a BOM
+        }
         try {
             JsonNode n = MAPPER.readTree(s);
             return n == null || n.isMissingNode() ? null : n;
@@ -88,7 +92,9 @@ final class Json {
 
     /** Number.isSafeInteger(v) for a JSON value. */
     static boolean isSafeInteger(JsonNode n) {
-        if (n == null || !n.isNumber()) return false;
+        if (n == null || !n.isNumber()) {
+            return false;
+        }
         if (n.isIntegralNumber()) {
             if (n.canConvertToLong()) {
                 long v = n.longValue();
@@ -107,9 +113,13 @@ final class Json {
 
     /** JavaScript {@code value === expected} for a number node. */
     static boolean numberEquals(JsonNode n, long expected) {
-        if (n == null || !n.isNumber()) return false;
+        if (n == null || !n.isNumber()) {
+            return false;
+        }
         if (n.isIntegralNumber()) {
-            if (n.canConvertToLong()) return n.longValue() == expected;
+            if (n.canConvertToLong()) {
+                return n.longValue() == expected;
+            }
             // JS would round a huge integer to a double; it can only equal expected if that double does
             return n.bigIntegerValue().doubleValue() == (double) expected && Math.abs(expected) > MAX_SAFE;
         }

@@ -61,20 +61,30 @@ final class JsonTape {
         this.limit = limit;
         this.size = 0;
         this.depth = 0;
-        if (from >= limit) return INCOMPLETE;
+        if (from >= limit) {
+            return INCOMPLETE;
+        }
         int p = value(from);
-        if (p < 0) return p;
+        if (p < 0) {
+            return p;
+        }
         while (p < limit) {
             byte c = b[p];
-            if (c == '\n') return p;
-            if (c != ' ' && c != '\t' && c != '\r') return INVALID;
+            if (c == '\n') {
+                return p;
+            }
+            if (c != ' ' && c != '\t' && c != '\r') {
+                return INVALID;
+            }
             p++;
         }
         return INCOMPLETE;
     }
 
     private int add(byte k, int s) {
-        if (size == kind.length) grow();
+        if (size == kind.length) {
+            grow();
+        }
         kind[size] = k;
         start[size] = s;
         flags[size] = 0;
@@ -98,7 +108,9 @@ final class JsonTape {
         byte[] b = buf;
         while (p < limit) {
             byte c = b[p];
-            if (c != ' ' && c != '\t' && c != '\r') return p;
+            if (c != ' ' && c != '\t' && c != '\r') {
+                return p;
+            }
             p++;
         }
         return p;
@@ -106,7 +118,9 @@ final class JsonTape {
 
     /** @return the position after the value at {@code p}, or INVALID / INCOMPLETE */
     private int value(int p) {
-        if (p >= limit) return INCOMPLETE;
+        if (p >= limit) {
+            return INCOMPLETE;
+        }
         byte c = buf[p];
         switch (c) {
             case '{':
@@ -116,7 +130,9 @@ final class JsonTape {
             case '"': {
                 int i = add(STR, p + 1);
                 int q = string(p + 1, i);
-                if (q < 0) return q;
+                if (q < 0) {
+                    return q;
+                }
                 end[i] = q - 1;
                 next[i] = size;
                 return q;
@@ -128,17 +144,27 @@ final class JsonTape {
             case 'n':
                 return literal(p, NULL, 'n', 'u', 'l', 'l');
             default:
-                if (c == '-' || (c >= '0' && c <= '9')) return number(p);
+                if (c == '-' || (c >= '0' && c <= '9')) {
+                    return number(p);
+                }
                 return INVALID;
         }
     }
 
     private int literal(int p, byte k, char... text) {
         if (p + text.length > limit) {
-            for (int j = 0; p + j < limit; j++) if (buf[p + j] != text[j]) return INVALID;
+            for (int j = 0; p + j < limit; j++) {
+                if (buf[p + j] != text[j]) {
+                    return INVALID;
+                }
+            }
             return INCOMPLETE;
         }
-        for (int j = 0; j < text.length; j++) if (buf[p + j] != text[j]) return INVALID;
+        for (int j = 0; j < text.length; j++) {
+            if (buf[p + j] != text[j]) {
+                return INVALID;
+            }
+        }
         int i = add(k, p);
         end[i] = p + text.length;
         next[i] = size;
@@ -146,30 +172,48 @@ final class JsonTape {
     }
 
     private int object(int p) {
-        if (++depth > MAX_DEPTH) return INVALID;
+        if (++depth > MAX_DEPTH) {
+            return INVALID;
+        }
         int i = add(OBJ, p);
         p = ws(p + 1);
-        if (p >= limit) return INCOMPLETE;
+        if (p >= limit) {
+            return INCOMPLETE;
+        }
         int members = 0;
         if (buf[p] == '}') {
             p++;
         } else {
             for (; ; ) {
-                if (p >= limit) return INCOMPLETE;
-                if (buf[p] != '"') return INVALID;
+                if (p >= limit) {
+                    return INCOMPLETE;
+                }
+                if (buf[p] != '"') {
+                    return INVALID;
+                }
                 int k = add(STR, p + 1);
                 int q = string(p + 1, k);
-                if (q < 0) return q;
+                if (q < 0) {
+                    return q;
+                }
                 end[k] = q - 1;
                 next[k] = size;
                 p = ws(q);
-                if (p >= limit) return INCOMPLETE;
-                if (buf[p] != ':') return INVALID;
+                if (p >= limit) {
+                    return INCOMPLETE;
+                }
+                if (buf[p] != ':') {
+                    return INVALID;
+                }
                 p = value(ws(p + 1));
-                if (p < 0) return p;
+                if (p < 0) {
+                    return p;
+                }
                 members++;
                 p = ws(p);
-                if (p >= limit) return INCOMPLETE;
+                if (p >= limit) {
+                    return INCOMPLETE;
+                }
                 byte c = buf[p];
                 if (c == ',') {
                     p = ws(p + 1);
@@ -189,20 +233,28 @@ final class JsonTape {
     }
 
     private int array(int p) {
-        if (++depth > MAX_DEPTH) return INVALID;
+        if (++depth > MAX_DEPTH) {
+            return INVALID;
+        }
         int i = add(ARR, p);
         p = ws(p + 1);
-        if (p >= limit) return INCOMPLETE;
+        if (p >= limit) {
+            return INCOMPLETE;
+        }
         int elements = 0;
         if (buf[p] == ']') {
             p++;
         } else {
             for (; ; ) {
                 p = value(p);
-                if (p < 0) return p;
+                if (p < 0) {
+                    return p;
+                }
                 elements++;
                 p = ws(p);
-                if (p >= limit) return INCOMPLETE;
+                if (p >= limit) {
+                    return INCOMPLETE;
+                }
                 byte c = buf[p];
                 if (c == ',') {
                     p = ws(p + 1);
@@ -225,7 +277,9 @@ final class JsonTape {
     private static final boolean[] SIMPLE_ESCAPE = new boolean[256];
 
     static {
-        for (char c : "\"\\/bfnrt".toCharArray()) SIMPLE_ESCAPE[c] = true;
+        for (char c : "\"\\/bfnrt".toCharArray()) {
+            SIMPLE_ESCAPE[c] = true;
+        }
     }
 
     /**
@@ -252,23 +306,35 @@ final class JsonTape {
             int at = p + k;
             byte c = b[at];
             if (c == '\\') {
-                if (at + 1 >= lim) return INCOMPLETE;
+                if (at + 1 >= lim) {
+                    return INCOMPLETE;
+                }
                 f |= ESC;
                 if (SIMPLE_ESCAPE[b[at + 1] & 0xff]) {
                     high |= w & ~(-1L << (k << 3));
                     p = at + 2;
                     continue;
                 }
-                if (b[at + 1] != 'u') return INVALID;
-                if (at + 6 > lim) return INCOMPLETE;
-                for (int j = 2; j < 6; j++) if (!hex(b[at + j])) return INVALID;
+                if (b[at + 1] != 'u') {
+                    return INVALID;
+                }
+                if (at + 6 > lim) {
+                    return INCOMPLETE;
+                }
+                for (int j = 2; j < 6; j++) {
+                    if (!hex(b[at + j])) {
+                        return INVALID;
+                    }
+                }
                 high |= w & ~(-1L << (k << 3));
                 p = at + 6;
                 continue;
             }
             high |= w & ~(-1L << (k << 3));
             if (c == '"') {
-                if ((high & HIGHS) != 0) f |= NON_ASCII;
+                if ((high & HIGHS) != 0) {
+                    f |= NON_ASCII;
+                }
                 flags[i] = f;
                 return at + 1;
             }
@@ -276,28 +342,46 @@ final class JsonTape {
         }
         // the last bytes of the input, one at a time
         for (; ; ) {
-            if (p >= lim) return INCOMPLETE;
+            if (p >= lim) {
+                return INCOMPLETE;
+            }
             byte c = b[p];
             if (c == '"') {
-                if ((high & HIGHS) != 0) f |= NON_ASCII;
+                if ((high & HIGHS) != 0) {
+                    f |= NON_ASCII;
+                }
                 flags[i] = f;
                 return p + 1;
             }
             if (c == '\\') {
-                if (p + 1 >= lim) return INCOMPLETE;
+                if (p + 1 >= lim) {
+                    return INCOMPLETE;
+                }
                 f |= ESC;
                 if (SIMPLE_ESCAPE[b[p + 1] & 0xff]) {
                     p += 2;
                     continue;
                 }
-                if (b[p + 1] != 'u') return INVALID;
-                if (p + 6 > lim) return INCOMPLETE;
-                for (int j = 2; j < 6; j++) if (!hex(b[p + j])) return INVALID;
+                if (b[p + 1] != 'u') {
+                    return INVALID;
+                }
+                if (p + 6 > lim) {
+                    return INCOMPLETE;
+                }
+                for (int j = 2; j < 6; j++) {
+                    if (!hex(b[p + j])) {
+                        return INVALID;
+                    }
+                }
                 p += 6;
                 continue;
             }
-            if (c >= 0 && c < 0x20) return INVALID;
-            if (c < 0) high |= 0x80;
+            if (c >= 0 && c < 0x20) {
+                return INVALID;
+            }
+            if (c < 0) {
+                high |= 0x80;
+            }
             p++;
         }
     }
@@ -327,13 +411,17 @@ final class JsonTape {
         if (b[p] == '-') {
             neg = true;
             p++;
-            if (p >= lim) return INCOMPLETE;
+            if (p >= lim) {
+                return INCOMPLETE;
+            }
         }
         int digitsStart = p;
         if (b[p] == '0') {
             p++;
         } else if (b[p] >= '1' && b[p] <= '9') {
-            while (p < lim && b[p] >= '0' && b[p] <= '9') p++;
+            while (p < lim && b[p] >= '0' && b[p] <= '9') {
+                p++;
+            }
         } else {
             return INVALID;
         }
@@ -343,24 +431,38 @@ final class JsonTape {
             integer = false;
             p++;
             int d = p;
-            while (p < lim && b[p] >= '0' && b[p] <= '9') p++;
-            if (p == d) return p >= lim ? INCOMPLETE : INVALID;
+            while (p < lim && b[p] >= '0' && b[p] <= '9') {
+                p++;
+            }
+            if (p == d) {
+                return p >= lim ? INCOMPLETE : INVALID;
+            }
         }
         if (p < lim && (b[p] == 'e' || b[p] == 'E')) {
             integer = false;
             p++;
-            if (p < lim && (b[p] == '+' || b[p] == '-')) p++;
+            if (p < lim && (b[p] == '+' || b[p] == '-')) {
+                p++;
+            }
             int d = p;
-            while (p < lim && b[p] >= '0' && b[p] <= '9') p++;
-            if (p == d) return p >= lim ? INCOMPLETE : INVALID;
+            while (p < lim && b[p] >= '0' && b[p] <= '9') {
+                p++;
+            }
+            if (p == d) {
+                return p >= lim ? INCOMPLETE : INVALID;
+            }
         }
-        if (p >= lim) return INCOMPLETE; // a number is only complete once something follows it
+        if (p >= lim) {
+            return INCOMPLETE; // a number is only complete once something follows it
+        }
         int i = add(NUM, s);
         end[i] = p;
         next[i] = size;
         if (integer && intEnd - digitsStart <= 16) {
             long v = 0;
-            for (int j = digitsStart; j < intEnd; j++) v = v * 10 + (b[j] - '0');
+            for (int j = digitsStart; j < intEnd; j++) {
+                v = v * 10 + (b[j] - '0');
+            }
             if (v <= Json.MAX_SAFE) {
                 value[i] = neg ? -v : v;
                 flags[i] = INT;
@@ -373,10 +475,18 @@ final class JsonTape {
 
     /** @return true when string {@code i} has neither escapes nor non-ASCII bytes and equals {@code ascii} */
     boolean isPlain(int i, byte[] ascii) {
-        if (kind[i] != STR || flags[i] != 0) return false;
+        if (kind[i] != STR || flags[i] != 0) {
+            return false;
+        }
         int s = start[i], n = end[i] - s;
-        if (n != ascii.length) return false;
-        for (int j = 0; j < n; j++) if (buf[s + j] != ascii[j]) return false;
+        if (n != ascii.length) {
+            return false;
+        }
+        for (int j = 0; j < n; j++) {
+            if (buf[s + j] != ascii[j]) {
+                return false;
+            }
+        }
         return true;
     }
 
@@ -408,23 +518,36 @@ final class JsonTape {
      */
     int lookup(int obj, byte[][] keys, int[] out) {
         int nk = keys.length;
-        for (int j = 0; j < nk; j++) out[j] = ABSENT;
+        for (int j = 0; j < nk; j++) {
+            out[j] = ABSENT;
+        }
         int others = 0;
         int k = obj + 1;
         byte[] b = buf;
         for (int m = count[obj]; m > 0; m--) {
-            if ((flags[k] & ESC) != 0) return -1;
+            if ((flags[k] & ESC) != 0) {
+                return -1;
+            }
             int s = start[k], n = end[k] - s;
             int j = 0;
             for (; j < nk; j++) {
                 byte[] key = keys[j];
-                if (key.length != n) continue;
+                if (key.length != n) {
+                    continue;
+                }
                 int x = 0;
-                while (x < n && b[s + x] == key[x]) x++;
-                if (x == n) break;
+                while (x < n && b[s + x] == key[x]) {
+                    x++;
+                }
+                if (x == n) {
+                    break;
+                }
             }
-            if (j == nk) others++;
-            else out[j] = out[j] == ABSENT ? k + 1 : AMBIGUOUS;
+            if (j == nk) {
+                others++;
+            } else {
+                out[j] = out[j] == ABSENT ? k + 1 : AMBIGUOUS;
+            }
             k = next[k + 1];
         }
         return others;

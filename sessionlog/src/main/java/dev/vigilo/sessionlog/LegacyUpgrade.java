@@ -18,7 +18,9 @@ final class LegacyUpgrade {
 
     /** @return {@code e} upgraded, or {@code e} itself when it has no legacy shape */
     static JsonNode apply(JsonNode e, String sessionId, SurfaceFold surface, Where at) {
-        if (!e.isObject()) return e;
+        if (!e.isObject()) {
+            return e;
+        }
         JsonNode out = steering(e, sessionId, at);
         return message(out, sessionId, surface);
     }
@@ -28,13 +30,17 @@ final class LegacyUpgrade {
     }
 
     private static JsonNode steering(JsonNode e, String sessionId, Where at) {
-        if (!"steering/message".equals(e.path("type").textValue())) return e;
+        if (!"steering/message".equals(e.path("type").textValue())) {
+            return e;
+        }
         JsonNode data = e.get("data");
         CorruptSessionLogException malformed = new CorruptSessionLogException(
                 "invalid stored event at seq " + e.get("seq") + " (" + at
                         + "): malformed pre-react-loop steering/message",
                 at.offset());
-        if (data == null || !data.isObject()) throw malformed;
+        if (data == null || !data.isObject()) {
+            throw malformed;
+        }
         JsonNode wrapped = data.get("message");
         ObjectNode out = ((ObjectNode) e).deepCopy();
         out.put("type", "user/message");
@@ -46,8 +52,9 @@ final class LegacyUpgrade {
             return out;
         }
         if (!Json.isSafeInteger(data.get("turn"))
-                || !onlyKeys(data, Set.of("turn", "content", "source"), Set.of("turn", "content", "source")))
+                || !onlyKeys(data, Set.of("turn", "content", "source"), Set.of("turn", "content", "source"))) {
             throw malformed;
+        }
         ObjectNode d = ((ObjectNode) data).deepCopy();
         d.remove("turn");
         d.put("id", legacyId(sessionId, e)).put("role", "user");
@@ -57,9 +64,13 @@ final class LegacyUpgrade {
 
     private static JsonNode message(JsonNode e, String sessionId, SurfaceFold surface) {
         JsonNode data = e.get("data");
-        if (data == null || !data.isObject()) return e;
+        if (data == null || !data.isObject()) {
+            return e;
+        }
         String type = e.path("type").textValue();
-        if (type == null) return e;
+        if (type == null) {
+            return e;
+        }
         ObjectNode out;
         switch (type) {
             case "user/message" -> {
@@ -67,25 +78,31 @@ final class LegacyUpgrade {
                         || data.has("role")
                         || data.has("message")
                         || !data.has("content")
-                        || !data.has("source")) return e;
+                        || !data.has("source")) {
+                    return e;
+                }
                 out = ((ObjectNode) e).deepCopy();
                 ((ObjectNode) out.get("data")).put("id", legacyId(sessionId, e)).put("role", "user");
             }
             case "assistant/message" -> {
-                if (data.has("message") || !data.has("content") || !data.has("provenance")) return e;
+                if (data.has("message") || !data.has("content") || !data.has("provenance")) {
+                    return e;
+                }
                 out = ((ObjectNode) e).deepCopy();
                 ObjectNode d = (ObjectNode) out.get("data");
                 JsonNode content = d.remove("content"), provenance = d.remove("provenance");
                 ObjectNode m = d.putObject("message");
                 m.put("id", legacyId(sessionId, e)).put("role", "assistant").set("content", content);
                 ObjectNode source = m.putObject("source");
-                if (provenance.isObject())
+                if (provenance.isObject()) {
                     source.setAll((ObjectNode) provenance); // {...asRecord(provenance), kind: "model"}
+                }
                 source.put("kind", "model");
             }
             case "tool/result" -> {
-                if (data.has("message") || !data.has("callId") || !data.has("content") || !data.has("isError"))
+                if (data.has("message") || !data.has("callId") || !data.has("content") || !data.has("isError")) {
                     return e;
+                }
                 out = ((ObjectNode) e).deepCopy();
                 ObjectNode d = (ObjectNode) out.get("data");
                 JsonNode callId = d.remove("callId"), content = d.remove("content"), isError = d.remove("isError");
@@ -101,7 +118,9 @@ final class LegacyUpgrade {
                     id = Json.isSafeInteger(op.get("start"))
                             ? surface.toolResultMessageId(Json.safeLong(op.get("start")))
                             : null;
-                    if (id == null) id = "legacy-unresolved";
+                    if (id == null) {
+                        id = "legacy-unresolved";
+                    }
                 }
                 m.put("id", id).put("role", "user");
                 ObjectNode block = m.putArray("content").addObject();
@@ -118,8 +137,16 @@ final class LegacyUpgrade {
     }
 
     private static boolean onlyKeys(JsonNode n, Set<String> required, Set<String> allowed) {
-        for (Iterator<String> it = n.fieldNames(); it.hasNext(); ) if (!allowed.contains(it.next())) return false;
-        for (String k : required) if (!n.has(k)) return false;
+        for (Iterator<String> it = n.fieldNames(); it.hasNext(); ) {
+            if (!allowed.contains(it.next())) {
+                return false;
+            }
+        }
+        for (String k : required) {
+            if (!n.has(k)) {
+                return false;
+            }
+        }
         return true;
     }
 }

@@ -63,7 +63,9 @@ final class LineIndex {
 
     private static byte[][] keys(String... names) {
         byte[][] out = new byte[names.length][];
-        for (int i = 0; i < names.length; i++) out[i] = a(names[i]);
+        for (int i = 0; i < names.length; i++) {
+            out[i] = a(names[i]);
+        }
         return out;
     }
 
@@ -117,14 +119,20 @@ final class LineIndex {
             } else {
                 nl = indexOf(b, (byte) '\n', p, len);
             }
-            if (nl < 0) break;
+            if (nl < 0) {
+                break;
+            }
             int i = lines;
-            if (i == lineStart.length) grow();
+            if (i == lineStart.length) {
+                grow();
+            }
             lineStart[i] = p;
             lineEnd[i] = nl;
             kind[i] = SLOW;
             commitEpoch[i] = -1;
-            if (r >= 0) classify(i);
+            if (r >= 0) {
+                classify(i);
+            }
             lines++;
             p = nl + 1;
         }
@@ -132,7 +140,11 @@ final class LineIndex {
     }
 
     static int indexOf(byte[] b, byte x, int from, int to) {
-        for (int i = from; i < to; i++) if (b[i] == x) return i;
+        for (int i = from; i < to; i++) {
+            if (b[i] == x) {
+                return i;
+            }
+        }
         return -1;
     }
 
@@ -166,9 +178,13 @@ final class LineIndex {
     /** Fills line {@code i}'s summary from the tape, or leaves it SLOW. */
     private void classify(int i) {
         JsonTape t = tape;
-        if (t.kind[0] != OBJ) return;
+        if (t.kind[0] != OBJ) {
+            return;
+        }
         // the envelope: keys within {type, seq, time, data, surfaceOp, sourceEventSeqs, ignorable}, each once
-        if (t.lookup(0, ENVELOPE, env) != 0) return; // another key (or a packed row's seq0/time0), or escaped
+        if (t.lookup(0, ENVELOPE, env) != 0) {
+            return; // another key (or a packed row's seq0/time0), or escaped
+        }
         int type = env[E_TYPE], seqV = env[E_SEQ], timeV = env[E_TIME], data = env[E_DATA];
         int op = env[E_OP], sources = env[E_SOURCES], ignorable = env[E_IGNORABLE];
         if (type < 0
@@ -177,23 +193,39 @@ final class LineIndex {
                 || data < 0
                 || sources == AMBIGUOUS
                 || op == AMBIGUOUS
-                || ignorable == AMBIGUOUS) return;
-        if (!t.isPlainString(type)) return;
-        if (!t.isSafeInt(seqV) || t.value[seqV] < 0 || t.buf[t.start[seqV]] == '-') return;
-        if (!t.isSafeInt(timeV)) return;
-        if (ignorable >= 0 && t.kind[ignorable] != TRUE) return;
+                || ignorable == AMBIGUOUS) {
+            return;
+        }
+        if (!t.isPlainString(type)) {
+            return;
+        }
+        if (!t.isSafeInt(seqV) || t.value[seqV] < 0 || t.buf[t.start[seqV]] == '-') {
+            return;
+        }
+        if (!t.isSafeInt(timeV)) {
+            return;
+        }
+        if (ignorable >= 0 && t.kind[ignorable] != TRUE) {
+            return;
+        }
         byte code = EventKinds.of(t.buf, t.start[type], t.end[type] - t.start[type]);
         boolean surface = code == TOOL_RESULT || code == USER_MESSAGE || code == ASSISTANT_MESSAGE;
         if (surface) {
-            if (op < 0 || !t.isPlain(op, APPEND)) return;
-            if (sources >= 0 && !validSources(sources, t.value[seqV], code == ASSISTANT_MESSAGE)) return;
+            if (op < 0 || !t.isPlain(op, APPEND)) {
+                return;
+            }
+            if (sources >= 0 && !validSources(sources, t.value[seqV], code == ASSISTANT_MESSAGE)) {
+                return;
+            }
         } else if (op >= 0 || sources >= 0) {
             return;
         }
         num[i] = NO_NUMBER;
         refStart[i] = -1;
         idsFrom[i] = idsTo[i] = ids;
-        if (!check(code, i, data, ignorable >= 0, t.value[seqV])) return;
+        if (!check(code, i, data, ignorable >= 0, t.value[seqV])) {
+            return;
+        }
         kind[i] = code == COMMIT ? UNKNOWN : code;
         seq[i] = t.value[seqV];
         time[i] = t.value[timeV];
@@ -208,23 +240,41 @@ final class LineIndex {
             case COMMIT:
                 return ignorable && commit(i, d, seq);
             case TURN_START:
-                if (t.kind[d] == NULL) return false;
-                if (t.kind[d] != OBJ) return true;
-                if (t.lookup(d, TURN_START_KEYS, v) < 0 || v[1] != ABSENT) return false;
+                if (t.kind[d] == NULL) {
+                    return false;
+                }
+                if (t.kind[d] != OBJ) {
+                    return true;
+                }
+                if (t.lookup(d, TURN_START_KEYS, v) < 0 || v[1] != ABSENT) {
+                    return false;
+                }
                 return number(i, v[0]);
             case STEP_START:
-                if (t.kind[d] == NULL) return false;
-                if (t.kind[d] != OBJ) return true;
+                if (t.kind[d] == NULL) {
+                    return false;
+                }
+                if (t.kind[d] != OBJ) {
+                    return true;
+                }
                 return t.lookup(d, STEP_KEYS, v) >= 0 && number(i, v[0]);
             case TURN_END:
                 return t.kind[d] != OBJ || simpleTurnEnd(d);
             case TOOL_CALL:
-                if (t.kind[d] == NULL) return false;
-                if (t.kind[d] != OBJ) return true;
-                if (t.lookup(d, CALL_KEYS, v) < 0 || v[0] == AMBIGUOUS) return false;
+                if (t.kind[d] == NULL) {
+                    return false;
+                }
+                if (t.kind[d] != OBJ) {
+                    return true;
+                }
+                if (t.lookup(d, CALL_KEYS, v) < 0 || v[0] == AMBIGUOUS) {
+                    return false;
+                }
                 int c = v[0];
                 if (c >= 0 && t.kind[c] == STR) {
-                    if (!t.isPlainString(c)) return false;
+                    if (!t.isPlainString(c)) {
+                        return false;
+                    }
                     refStart[i] = t.start[c];
                     refLen[i] = t.end[c] - t.start[c];
                 }
@@ -246,16 +296,26 @@ final class LineIndex {
     /** sourceEventSeqs: an array of distinct non-negative safe integers below the event's seq (non-empty unless allowed). */
     private boolean validSources(int arr, long seq, boolean emptyAllowed) {
         JsonTape t = tape;
-        if (t.kind[arr] != ARR) return false;
+        if (t.kind[arr] != ARR) {
+            return false;
+        }
         int n = t.count[arr];
-        if (n == 0) return emptyAllowed;
-        if (n > 8) return false; // the exact path checks long lists
+        if (n == 0) {
+            return emptyAllowed;
+        }
+        if (n > 8) {
+            return false; // the exact path checks long lists
+        }
         int e = arr + 1;
         for (int m = 0; m < n; m++) {
-            if (!t.isSafeInt(e) || t.value[e] < 0 || t.value[e] >= seq || t.buf[t.start[e]] == '-') return false;
+            if (!t.isSafeInt(e) || t.value[e] < 0 || t.value[e] >= seq || t.buf[t.start[e]] == '-') {
+                return false;
+            }
             int o = arr + 1;
             for (int j = 0; j < m; j++) {
-                if (t.value[o] == t.value[e]) return false;
+                if (t.value[o] == t.value[e]) {
+                    return false;
+                }
                 o = t.next[o];
             }
             e = t.next[e];
@@ -266,8 +326,12 @@ final class LineIndex {
     /** A turn/step number: absent, or a non-negative safe integer, into num[i]; false when it is something else. */
     private boolean number(int i, int value) {
         JsonTape t = tape;
-        if (value == ABSENT) return true;
-        if (value < 0 || !t.isSafeInt(value) || t.buf[t.start[value]] == '-') return false;
+        if (value == ABSENT) {
+            return true;
+        }
+        if (value < 0 || !t.isSafeInt(value) || t.buf[t.start[value]] == '-') {
+            return false;
+        }
         num[i] = t.value[value];
         return true;
     }
@@ -275,34 +339,62 @@ final class LineIndex {
     /** {turn: safe int >= 1, reason: {kind: one of the kinds that allow no other key}} and nothing else. */
     private boolean simpleTurnEnd(int d) {
         JsonTape t = tape;
-        if (t.count[d] != 2 || t.lookup(d, TURN_END_KEYS, v) != 0) return false;
+        if (t.count[d] != 2 || t.lookup(d, TURN_END_KEYS, v) != 0) {
+            return false;
+        }
         int turn = v[0], reason = v[1];
-        if (turn < 0 || reason < 0) return false; // both present once, and nothing else: exactly these two keys
-        if (!t.isSafeInt(turn) || t.value[turn] < 1) return false;
-        if (t.kind[reason] != OBJ || t.count[reason] != 1 || t.lookup(reason, KIND_KEYS, w) != 0) return false;
+        if (turn < 0 || reason < 0) {
+            return false; // both present once, and nothing else: exactly these two keys
+        }
+        if (!t.isSafeInt(turn) || t.value[turn] < 1) {
+            return false;
+        }
+        if (t.kind[reason] != OBJ || t.count[reason] != 1 || t.lookup(reason, KIND_KEYS, w) != 0) {
+            return false;
+        }
         int kind = w[0];
-        if (kind < 0) return false;
-        for (byte[] k : SIMPLE_END_KINDS) if (t.isPlain(kind, k)) return true;
+        if (kind < 0) {
+            return false;
+        }
+        for (byte[] k : SIMPLE_END_KINDS) {
+            if (t.isPlain(kind, k)) {
+                return true;
+            }
+        }
         return false;
     }
 
     /** The commit record's data: epoch and endSeq safe integers, endSeq equal to seq; false: let the exact path decide. */
     private boolean commit(int i, int d, long seq) {
         JsonTape t = tape;
-        if (t.kind[d] != OBJ) return true; // not a commit record, an ordinary ignorable event
-        if (t.lookup(d, COMMIT_KEYS, v) < 0) return false;
+        if (t.kind[d] != OBJ) {
+            return true; // not a commit record, an ordinary ignorable event
+        }
+        if (t.lookup(d, COMMIT_KEYS, v) < 0) {
+            return false;
+        }
         int epoch = v[0], end = v[1];
-        if (epoch == AMBIGUOUS || end == AMBIGUOUS) return false;
-        if (epoch == ABSENT || end == ABSENT || t.kind[epoch] != NUM || t.kind[end] != NUM) return true;
-        if (!t.isSafeInt(epoch) || !t.isSafeInt(end) || t.buf[t.start[epoch]] == '-') return false;
-        if (t.value[end] == seq) commitEpoch[i] = t.value[epoch];
+        if (epoch == AMBIGUOUS || end == AMBIGUOUS) {
+            return false;
+        }
+        if (epoch == ABSENT || end == ABSENT || t.kind[epoch] != NUM || t.kind[end] != NUM) {
+            return true;
+        }
+        if (!t.isSafeInt(epoch) || !t.isSafeInt(end) || t.buf[t.start[epoch]] == '-') {
+            return false;
+        }
+        if (t.value[end] == seq) {
+            commitEpoch[i] = t.value[epoch];
+        }
         return true;
     }
 
     /** A message's id (non-empty), role (as given), source (an object) and content (an array); false otherwise. */
     private boolean message(int msg, byte[] role, int[] out) {
         JsonTape t = tape;
-        if (t.kind[msg] != OBJ || t.lookup(msg, MESSAGE_KEYS, out) < 0) return false;
+        if (t.kind[msg] != OBJ || t.lookup(msg, MESSAGE_KEYS, out) < 0) {
+            return false;
+        }
         int id = out[M_ID], r = out[M_ROLE], source = out[M_SOURCE], content = out[M_CONTENT];
         return id >= 0
                 && t.isNonEmptyString(id)
@@ -317,33 +409,57 @@ final class LineIndex {
     /** user/message: data is the message {id: non-empty, role: "user", source: {kind: non-empty}, content: []}. */
     private boolean userMessage(int d) {
         JsonTape t = tape;
-        if (!message(d, USER, v)) return false;
-        if (t.lookup(v[M_SOURCE], KIND_KEYS, w) < 0) return false;
+        if (!message(d, USER, v)) {
+            return false;
+        }
+        if (t.lookup(v[M_SOURCE], KIND_KEYS, w) < 0) {
+            return false;
+        }
         return w[0] >= 0 && t.isNonEmptyString(w[0]);
     }
 
     /** assistant/message: data.message with model source; records data.step and the tool-call block ids. */
     private boolean assistantMessage(int i, int d) {
         JsonTape t = tape;
-        if (t.kind[d] != OBJ || t.lookup(d, ASSISTANT_DATA_KEYS, u) < 0) return false;
+        if (t.kind[d] != OBJ || t.lookup(d, ASSISTANT_DATA_KEYS, u) < 0) {
+            return false;
+        }
         int msg = u[0];
-        if (msg < 0 || u[1] == AMBIGUOUS || !message(msg, ASSISTANT, v)) return false;
-        if (t.lookup(v[M_SOURCE], MODEL_SOURCE_KEYS, w) < 0) return false;
+        if (msg < 0 || u[1] == AMBIGUOUS || !message(msg, ASSISTANT, v)) {
+            return false;
+        }
+        if (t.lookup(v[M_SOURCE], MODEL_SOURCE_KEYS, w) < 0) {
+            return false;
+        }
         int kind = w[0], provider = w[1], model = w[2];
-        if (kind < 0 || !t.isPlain(kind, MODEL)) return false;
-        if (provider < 0 || !t.isNonEmptyString(provider) || model < 0 || !t.isNonEmptyString(model)) return false;
-        if (!number(i, u[1])) return false;
+        if (kind < 0 || !t.isPlain(kind, MODEL)) {
+            return false;
+        }
+        if (provider < 0 || !t.isNonEmptyString(provider) || model < 0 || !t.isNonEmptyString(model)) {
+            return false;
+        }
+        if (!number(i, u[1])) {
+            return false;
+        }
         int content = v[M_CONTENT];
         int e = content + 1;
         for (int m = 0; m < t.count[content]; m++) {
             if (t.kind[e] == OBJ) {
-                if (t.lookup(e, BLOCK_KEYS, w) < 0) return false;
+                if (t.lookup(e, BLOCK_KEYS, w) < 0) {
+                    return false;
+                }
                 int type = w[0], cid = w[1];
-                if (type == AMBIGUOUS) return false;
+                if (type == AMBIGUOUS) {
+                    return false;
+                }
                 if (type >= 0 && t.kind[type] == STR) {
-                    if (!t.isPlainString(type)) return false;
+                    if (!t.isPlainString(type)) {
+                        return false;
+                    }
                     if (t.isPlain(type, TOOL_CALL_BLOCK) && cid != ABSENT) {
-                        if (cid < 0 || !t.isPlainString(cid)) return false;
+                        if (cid < 0 || !t.isPlainString(cid)) {
+                            return false;
+                        }
                         addId(t.start[cid], t.end[cid] - t.start[cid]);
                     }
                 }
@@ -360,23 +476,42 @@ final class LineIndex {
      */
     private boolean toolResult(int i, int d) {
         JsonTape t = tape;
-        if (t.kind[d] != OBJ || t.lookup(d, TOOL_DATA_KEYS, u) < 0 || u[0] < 0) return false;
-        if (!message(u[0], USER, v)) return false;
-        if (t.lookup(v[M_SOURCE], TOOL_SOURCE_KEYS, w) < 0) return false;
+        if (t.kind[d] != OBJ || t.lookup(d, TOOL_DATA_KEYS, u) < 0 || u[0] < 0) {
+            return false;
+        }
+        if (!message(u[0], USER, v)) {
+            return false;
+        }
+        if (t.lookup(v[M_SOURCE], TOOL_SOURCE_KEYS, w) < 0) {
+            return false;
+        }
         int kind = w[0], callId = w[1];
-        if (kind < 0 || !t.isPlain(kind, TOOL)) return false;
-        if (callId < 0 || !t.isPlainString(callId) || t.end[callId] == t.start[callId]) return false;
+        if (kind < 0 || !t.isPlain(kind, TOOL)) {
+            return false;
+        }
+        if (callId < 0 || !t.isPlainString(callId) || t.end[callId] == t.start[callId]) {
+            return false;
+        }
         int content = v[M_CONTENT];
-        if (t.count[content] != 1) return false;
+        if (t.count[content] != 1) {
+            return false;
+        }
         int block = content + 1;
-        if (t.kind[block] != OBJ || t.lookup(block, RESULT_BLOCK_KEYS, u) < 0) return false;
+        if (t.kind[block] != OBJ || t.lookup(block, RESULT_BLOCK_KEYS, u) < 0) {
+            return false;
+        }
         int type = u[0], inner = u[1], toolCallId = u[2];
-        if (type < 0 || !t.isPlain(type, TOOL_RESULT_BLOCK) || inner < 0 || t.kind[inner] != ARR) return false;
-        if (toolCallId < 0 || !t.isPlainString(toolCallId)) return false;
+        if (type < 0 || !t.isPlain(type, TOOL_RESULT_BLOCK) || inner < 0 || t.kind[inner] != ARR) {
+            return false;
+        }
+        if (toolCallId < 0 || !t.isPlainString(toolCallId)) {
+            return false;
+        }
         int cs = t.start[callId], cn = t.end[callId] - cs;
         if (t.end[toolCallId] - t.start[toolCallId] != cn
-                || !java.util.Arrays.equals(t.buf, cs, cs + cn, t.buf, t.start[toolCallId], t.start[toolCallId] + cn))
+                || !java.util.Arrays.equals(t.buf, cs, cs + cn, t.buf, t.start[toolCallId], t.start[toolCallId] + cn)) {
             return false;
+        }
         refStart[i] = cs;
         refLen[i] = cn;
         return true;

@@ -71,14 +71,17 @@ public final class LockFileEpochSource implements EpochSource {
 
                 @Override
                 public void checkCurrent() {
-                    if (!heldLock.isValid())
+                    if (!heldLock.isValid()) {
                         throw new FencedException("lease on " + p + " for epoch " + granted.value() + " was released");
+                    }
                 }
 
                 @Override
                 public void close() {
                     try {
-                        if (heldLock.isValid()) heldLock.release();
+                        if (heldLock.isValid()) {
+                            heldLock.release();
+                        }
                         held.close();
                     } catch (IOException e) {
                         throw new UnavailableException("cannot release " + p + ": " + e.getMessage(), e);
@@ -87,7 +90,9 @@ public final class LockFileEpochSource implements EpochSource {
             };
         } catch (IOException e) {
             try {
-                if (ch != null) ch.close();
+                if (ch != null) {
+                    ch.close();
+                }
             } catch (IOException ignored) {
                 // already failing
             }

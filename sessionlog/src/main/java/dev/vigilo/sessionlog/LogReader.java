@@ -131,9 +131,13 @@ final class LogReader {
         long size = ch.size();
         Compression compression = Compression.detect(ch, file);
         String notALog = compression == Compression.NONE ? Compression.notASessionLog(ch, file) : null;
-        if (notALog != null) return reject(new CorruptSessionLogException(notALog, 0), 0, compression);
+        if (notALog != null) {
+            return reject(new CorruptSessionLogException(notALog, 0), 0, compression);
+        }
         String mismatch = Compression.nameMismatch(file, compression);
-        if (mismatch != null) return reject(new CorruptSessionLogException(mismatch, 0), 0, compression);
+        if (mismatch != null) {
+            return reject(new CorruptSessionLogException(mismatch, 0), 0, compression);
+        }
         boolean plain = compression == Compression.NONE;
         // Before any frame is judged: a zstd library that cannot load is unavailability (exit 5), not a REJECT.
         if (!plain) {
@@ -159,7 +163,9 @@ final class LogReader {
         }
         List<FrameMeta> fr = p1.frames;
         long units = plain ? p1.lineCount : fr.size() + 1L;
-        if (manifestError != null) return reject(manifestError, units, "absent", Channel.NONE, compression);
+        if (manifestError != null) {
+            return reject(manifestError, units, "absent", Channel.NONE, compression);
+        }
         int p1Hw = -2;
         for (int i = fr.size() - 1; i >= 0; i--) {
             if (fr.get(i).intact && fr.get(i).commitEpoch != null) {
@@ -170,12 +176,23 @@ final class LogReader {
         int p2Hw = -2;
         if (manifest != null) {
             int j = -2;
-            if (manifest.committedBytes() == p1.headerEnd && manifest.frames() == 1) j = -1;
-            else for (int i = 0; i < fr.size(); i++) if (fr.get(i).end == manifest.committedBytes()) j = i;
+            if (manifest.committedBytes() == p1.headerEnd && manifest.frames() == 1) {
+                j = -1;
+            } else {
+                for (int i = 0; i < fr.size(); i++) {
+                    if (fr.get(i).end == manifest.committedBytes()) {
+                        j = i;
+                    }
+                }
+            }
             // zstd: frames are counted with the header frame; uncompressed: lines, header line included
             boolean ok = j >= -1 && (plain ? (j < 0 ? 1 : fr.get(j).cumulativeLines + 1) : j + 2) == manifest.frames();
-            for (int i = 0; ok && i <= j; i++) ok = fr.get(i).intact;
-            if (ok && j >= 0) ok = fr.get(j).checksum == manifest.lastFrameChecksum();
+            for (int i = 0; ok && i <= j; i++) {
+                ok = fr.get(i).intact;
+            }
+            if (ok && j >= 0) {
+                ok = fr.get(j).checksum == manifest.lastFrameChecksum();
+            }
             if (ok) {
                 p2Hw = j;
                 boolean atEnd = j == fr.size() - 1 && p1.fragmentStart < 0 && p1.structural == null;
@@ -194,12 +211,15 @@ final class LogReader {
             hw = p1Hw;
         } else {
             // no usable metadata: today's behaviour, exactly
-            if (p1.error != null) return reject(p1.error, units, manifestState, Channel.NONE, compression);
+            if (p1.error != null) {
+                return reject(p1.error, units, manifestState, Channel.NONE, compression);
+            }
             Pass out = p1;
-            if (sink != null)
+            if (sink != null) {
                 out = plain
                         ? PlainLog.pass1(file, ch, size, sink, new long[0], false)
                         : ZstdLog.pass1(file, ch, size, sink, false);
+            }
             List<ObjectNode> cl = out.rows.closers().closers();
             long stored = out.rows.expected;
             VerifyReport r = new VerifyReport(
@@ -236,7 +256,7 @@ final class LogReader {
         List<FrameMeta> kept = new ArrayList<>();
         for (int i = 0; i <= hw; i++) {
             FrameMeta f = fr.get(i);
-            if (!f.intact)
+            if (!f.intact) {
                 return reject(
                         new CorruptSessionLogException(
                                 "corrupt session log: committed frame at byte " + f.start
@@ -246,6 +266,7 @@ final class LogReader {
                         manifestState,
                         channel,
                         compression);
+            }
             Epoch e =
                     f.commitEpoch != null ? f.commitEpoch : (channel == Channel.P2 ? manifest.epochAt(f.start) : null);
             if (e != null && maxEpoch != null && e.compareTo(maxEpoch) < 0) {
@@ -270,11 +291,14 @@ final class LogReader {
                 }
                 kept.removeIf(x -> x.dropped);
             }
-            if (e != null && (maxEpoch == null || e.compareTo(maxEpoch) > 0)) maxEpoch = e;
+            if (e != null && (maxEpoch == null || e.compareTo(maxEpoch) > 0)) {
+                maxEpoch = e;
+            }
             kept.add(f);
         }
-        for (int i = hw + 1; i < fr.size(); i++)
+        for (int i = hw + 1; i < fr.size(); i++) {
             truncated += fr.get(i).intact ? fr.get(i).rows() : 0;
+        }
         long hwOffset = hw >= 0 ? fr.get(hw).end : p1.headerEnd;
         // ---- pass 2
         RowScanner rows = new RowScanner(sink, p1.sessionId, plain);
@@ -286,11 +310,12 @@ final class LogReader {
                 rows.surface().resolver(ZstdLog.resolver(file, fr));
                 ZstdLog.pass2(ch, fr, kept, rows);
             }
-            if (rows.hasFragment() || rows.committedBytes != rows.inputBytes)
+            if (rows.hasFragment() || rows.committedBytes != rows.inputBytes) {
                 throw rows.issue != null
                         ? rows.issue
                         : new CorruptSessionLogException(
                                 "corrupt session log: committed frame ends inside a JSONL record", hwOffset);
+            }
         } catch (VigiloException e) {
             return reject(e, units, manifestState, channel, compression);
         }
@@ -327,9 +352,13 @@ final class LogReader {
 
     /** Uncompressed units must end where the manifest's claims fall: its epoch starts and committed end. */
     private static long[] splits(Manifest m) {
-        if (m == null) return new long[0];
+        if (m == null) {
+            return new long[0];
+        }
         long[] out = new long[m.epochs().size() + 1];
-        for (int i = 0; i < m.epochs().size(); i++) out[i] = m.epochs().get(i).startOffset();
+        for (int i = 0; i < m.epochs().size(); i++) {
+            out[i] = m.epochs().get(i).startOffset();
+        }
         out[out.length - 1] = m.committedBytes();
         java.util.Arrays.sort(out);
         return out;
@@ -342,8 +371,12 @@ final class LogReader {
     private static Outcome reject(
             VigiloException e, long frames, String manifestState, Channel channel, Compression compression) {
         Long off = null;
-        if (e instanceof CorruptSessionLogException c && c.offset() >= 0) off = c.offset();
-        if (e instanceof UnsupportedSessionFormatException u && u.offset() >= 0) off = u.offset();
+        if (e instanceof CorruptSessionLogException c && c.offset() >= 0) {
+            off = c.offset();
+        }
+        if (e instanceof UnsupportedSessionFormatException u && u.offset() >= 0) {
+            off = u.offset();
+        }
         String name = e instanceof UnsupportedSessionFormatException ? "SessionFormatUnsupportedError: " : "Error: ";
         VerifyReport r = new VerifyReport(
                 VerifyReport.REJECT,
@@ -395,7 +428,9 @@ final class LogReader {
         void write(byte[] b, int off, int n) {
             if (len + n > buf.length) {
                 long need = (long) len + n;
-                if (need > cap) throw new TooLarge();
+                if (need > cap) {
+                    throw new TooLarge();
+                }
                 long want = Math.min(cap, Math.max((long) buf.length * 2, need));
                 buf = java.util.Arrays.copyOf(buf, (int) want);
             }
@@ -406,11 +441,15 @@ final class LogReader {
 
     /** @return the first and last seq of a stored row (a packed row spans several), or null */
     static long[] seqRange(JsonNode v) {
-        if (v == null || !v.isObject()) return null;
+        if (v == null || !v.isObject()) {
+            return null;
+        }
         try {
             List<JsonNode> d = EventRules.decodeStorageRecord(v);
             JsonNode a = d.get(0).get("seq"), b = d.get(d.size() - 1).get("seq");
-            if (!Json.isSafeInteger(a) || !Json.isSafeInteger(b)) return null;
+            if (!Json.isSafeInteger(a) || !Json.isSafeInteger(b)) {
+                return null;
+            }
             return new long[] {Json.safeLong(a), Json.safeLong(b)};
         } catch (EventRules.MalformedRow e) {
             return null;
@@ -422,7 +461,9 @@ final class LogReader {
         if (v == null
                 || !v.isObject()
                 || !CommitRecord.TYPE.equals(v.path("type").textValue())
-                || !v.path("ignorable").asBoolean(false)) return null;
+                || !v.path("ignorable").asBoolean(false)) {
+            return null;
+        }
         JsonNode d = v.get("data");
         if (d == null
                 || !d.isObject()
@@ -430,8 +471,12 @@ final class LogReader {
                 || !Json.isSafeInteger(d.get("endSeq"))
                 || !Json.isSafeInteger(v.get("seq"))
                 || d.path("epoch").longValue() < 0
-                || Json.safeLong(v.get("seq")) < 0) return null;
-        if (Json.safeLong(d.get("endSeq")) != Json.safeLong(v.get("seq"))) return null;
+                || Json.safeLong(v.get("seq")) < 0) {
+            return null;
+        }
+        if (Json.safeLong(d.get("endSeq")) != Json.safeLong(v.get("seq"))) {
+            return null;
+        }
         return new CommitRecord(new Epoch(d.get("epoch").longValue()), new Seq(Json.safeLong(v.get("seq"))));
     }
 }

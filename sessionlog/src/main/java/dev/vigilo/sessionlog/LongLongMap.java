@@ -38,15 +38,23 @@ final class LongLongMap {
     long get(long key) {
         for (int i = slot(key, mask); ; i = (i + 1) & mask) {
             long k = keys[i];
-            if (k == key) return values[i];
-            if (k == FREE) return MISSING;
+            if (k == key) {
+                return values[i];
+            }
+            if (k == FREE) {
+                return MISSING;
+            }
         }
     }
 
     /** @param key any value but {@link Long#MIN_VALUE} */
     void put(long key, long value) {
-        if (key == FREE) throw new IllegalArgumentException("key Long.MIN_VALUE is reserved");
-        if ((size + 1) * 4L > keys.length * 3L) rehash(keys.length * 2);
+        if (key == FREE) {
+            throw new IllegalArgumentException("key Long.MIN_VALUE is reserved");
+        }
+        if ((size + 1) * 4L > keys.length * 3L) {
+            rehash(keys.length * 2);
+        }
         for (int i = slot(key, mask); ; i = (i + 1) & mask) {
             long k = keys[i];
             if (k == key) {
@@ -67,8 +75,12 @@ final class LongLongMap {
         int i = slot(key, mask);
         for (; ; i = (i + 1) & mask) {
             long k = keys[i];
-            if (k == FREE) return MISSING;
-            if (k == key) break;
+            if (k == FREE) {
+                return MISSING;
+            }
+            if (k == key) {
+                break;
+            }
         }
         long old = values[i];
         size--;
@@ -76,7 +88,9 @@ final class LongLongMap {
         int gap = i;
         for (int j = (gap + 1) & mask; ; j = (j + 1) & mask) {
             long k = keys[j];
-            if (k == FREE) break;
+            if (k == FREE) {
+                break;
+            }
             int home = slot(k, mask);
             boolean movable = gap <= j ? (home <= gap || home > j) : (home <= gap && home > j);
             if (movable) {
@@ -96,6 +110,10 @@ final class LongLongMap {
         Arrays.fill(keys, FREE);
         mask = capacity - 1;
         size = 0;
-        for (int i = 0; i < oldKeys.length; i++) if (oldKeys[i] != FREE) put(oldKeys[i], oldValues[i]);
+        for (int i = 0; i < oldKeys.length; i++) {
+            if (oldKeys[i] != FREE) {
+                put(oldKeys[i], oldValues[i]);
+            }
+        }
     }
 }

@@ -24,8 +24,9 @@ public record Manifest(
     public Manifest {
         Objects.requireNonNull(epoch, "epoch");
         epochs = List.copyOf(Objects.requireNonNull(epochs, "epochs"));
-        if (frames < 1 || committedBytes < 0 || endSeq < -1)
+        if (frames < 1 || committedBytes < 0 || endSeq < -1) {
             throw new IllegalArgumentException("invalid manifest counts");
+        }
     }
 
     /**
@@ -49,7 +50,11 @@ public record Manifest(
     /** @return the epoch that owns the frame starting at {@code offset} per the history, or null */
     Epoch epochAt(long offset) {
         Epoch e = null;
-        for (EpochStart s : epochs) if (s.startOffset() <= offset) e = s.epoch();
+        for (EpochStart s : epochs) {
+            if (s.startOffset() <= offset) {
+                e = s.epoch();
+            }
+        }
         return e;
     }
 }

@@ -33,14 +33,18 @@ final class ManifestCodec {
                 .put(F_END_SEQ, m.endSeq())
                 .put(F_FRAMES, m.frames())
                 .put(F_COMMITTED, m.committedBytes());
-        if (m.lastFrameChecksum() < 0) n.putNull(F_CHECKSUM);
-        else n.put(F_CHECKSUM, String.format("%08x", m.lastFrameChecksum()));
+        if (m.lastFrameChecksum() < 0) {
+            n.putNull(F_CHECKSUM);
+        } else {
+            n.put(F_CHECKSUM, String.format("%08x", m.lastFrameChecksum()));
+        }
         var arr = n.putArray(F_EPOCHS);
-        for (Manifest.EpochStart s : m.epochs())
+        for (Manifest.EpochStart s : m.epochs()) {
             arr.addObject()
                     .put(F_EPOCH, s.epoch().value())
                     .put(F_START_OFFSET, s.startOffset())
                     .put(F_START_SEQ, s.startSeq());
+        }
         return (n + "\n").getBytes(StandardCharsets.UTF_8);
     }
 
@@ -60,17 +64,19 @@ final class ManifestCodec {
         JsonNode n = Json.parseLine(b, 0, b.length);
         if (n == null
                 || !n.isObject()
-                || !Manifest.FORMAT.equals(n.path(F_FORMAT).textValue()))
+                || !Manifest.FORMAT.equals(n.path(F_FORMAT).textValue())) {
             throw new CorruptSessionLogException(
                     "manifest " + p + " is not a " + Manifest.FORMAT
                             + " JSON object; delete it to fall back to the frame scan",
                     -1);
+        }
         if (!n.path(F_VERSION).canConvertToInt() || n.path(F_VERSION).intValue() != Manifest.VERSION) {
-            if (n.path(F_VERSION).isIntegralNumber() && n.path(F_VERSION).longValue() > Manifest.VERSION)
+            if (n.path(F_VERSION).isIntegralNumber() && n.path(F_VERSION).longValue() > Manifest.VERSION) {
                 throw new UnsupportedSessionFormatException(
                         "manifest " + p + " has version " + n.get(F_VERSION) + "; this build reads version "
                                 + Manifest.VERSION,
                         -1);
+            }
             throw new CorruptSessionLogException("manifest " + p + " has an invalid version " + n.get(F_VERSION), -1);
         }
         try {
@@ -97,14 +103,17 @@ final class ManifestCodec {
 
     private static JsonNode required(JsonNode n, String f, Path p) {
         JsonNode v = n.get(f);
-        if (v == null) throw new CorruptSessionLogException("manifest " + p + " lacks required field " + f, -1);
+        if (v == null) {
+            throw new CorruptSessionLogException("manifest " + p + " lacks required field " + f, -1);
+        }
         return v;
     }
 
     private static long longField(JsonNode n, String f, Path p) {
         JsonNode v = required(n, f, p);
-        if (!v.isIntegralNumber() || !v.canConvertToLong())
+        if (!v.isIntegralNumber() || !v.canConvertToLong()) {
             throw new CorruptSessionLogException("manifest " + p + " field " + f + " must be an integer", -1);
+        }
         return v.longValue();
     }
 }

@@ -67,7 +67,9 @@ final class PlainLog {
 
         /** @return false at the end (no newline left): {@link #fragment} holds the rest */
         boolean next(Block b) throws IOException {
-            if (b.buf.length < carryLen + BLOCK) b.buf = new byte[carryLen + BLOCK];
+            if (b.buf.length < carryLen + BLOCK) {
+                b.buf = new byte[carryLen + BLOCK];
+            }
             System.arraycopy(carry, 0, b.buf, 0, carryLen);
             int n = carryLen;
             long start = pos - carryLen;
@@ -77,7 +79,9 @@ final class PlainLog {
                 n += got;
                 pos += got;
                 int nl = n - 1;
-                while (nl >= 0 && b.buf[nl] != '\n') nl--;
+                while (nl >= 0 && b.buf[nl] != '\n') {
+                    nl--;
+                }
                 if (nl >= 0) {
                     b.offset = start;
                     b.len = nl + 1;
@@ -88,17 +92,20 @@ final class PlainLog {
                     keep(b.buf, 0, n);
                     return false;
                 }
-                if (b.buf.length >= LogReader.MAX_FRAME_PLAINTEXT)
+                if (b.buf.length >= LogReader.MAX_FRAME_PLAINTEXT) {
                     throw new CorruptSessionLogException(
                             "a line at byte " + start + " is longer than " + LogReader.MAX_FRAME_PLAINTEXT
                                     + " bytes, a quarter of this JVM's heap; raise -Xmx to read it",
                             start);
+                }
                 b.buf = Arrays.copyOf(b.buf, (int) Math.min(LogReader.MAX_FRAME_PLAINTEXT, b.buf.length * 2L));
             }
         }
 
         private void keep(byte[] b, int off, int len) {
-            if (carry.length < len) carry = new byte[Math.max(len, carry.length * 2)];
+            if (carry.length < len) {
+                carry = new byte[Math.max(len, carry.length * 2)];
+            }
             System.arraycopy(b, off, carry, 0, len);
             carryLen = len;
         }
@@ -107,7 +114,9 @@ final class PlainLog {
             ByteBuffer bb = ByteBuffer.wrap(b, off, len);
             while (bb.hasRemaining()) {
                 int r = ch.read(bb, at + bb.position() - off);
-                if (r < 0) throw new IOException("file shrank while reading at byte " + (at + bb.position() - off));
+                if (r < 0) {
+                    throw new IOException("file shrank while reading at byte " + (at + bb.position() - off));
+                }
             }
             return len;
         }
@@ -138,7 +147,9 @@ final class PlainLog {
     private static void forEachBlock(Blocks blocks, boolean fast, BlockSink sink) throws IOException {
         try (OrderedPipeline<Block> workers = workers(WINDOW)) {
             ArrayDeque<Block> free = new ArrayDeque<>();
-            for (int i = 0; i < WINDOW; i++) free.add(new Block(fast));
+            for (int i = 0; i < WINDOW; i++) {
+                free.add(new Block(fast));
+            }
             boolean more = true;
             for (; ; ) {
                 while (more && !workers.full()) {
@@ -150,11 +161,14 @@ final class PlainLog {
                     }
                     workers.submit(b::run);
                 }
-                if (workers.isEmpty()) break;
+                if (workers.isEmpty()) {
+                    break;
+                }
                 Block b = workers.take();
                 sink.accept(b);
-                if (b.buf.length > 4 * BLOCK)
+                if (b.buf.length > 4 * BLOCK) {
                     b.buf = new byte[BLOCK + (BLOCK >> 2)]; // do not keep a huge line's buffer
+                }
                 free.add(b);
             }
         }
@@ -171,8 +185,9 @@ final class PlainLog {
         LogReader.Pass p = new LogReader.Pass();
         byte[] header = headerLine(ch, size);
         p.sessionId = HeaderScan.sessionId(header, header.length);
-        if (p.sessionId == null)
+        if (p.sessionId == null) {
             p.sessionId = EventRules.parseHeader(header, 0, header.length - 1).id();
+        }
         p.headerEnd = header.length;
         p.completeEnd = header.length;
         p.lineCount = 1;
@@ -192,15 +207,23 @@ final class PlainLog {
                         p.error = e;
                     }
                 }
-                if (units != null) units.observe(b);
+                if (units != null) {
+                    units.observe(b);
+                }
             });
         } catch (CorruptSessionLogException e) { // a line longer than the heap allows
-            if (p.error == null) p.error = e;
+            if (p.error == null) {
+                p.error = e;
+            }
             return p;
         }
-        if (units != null) units.finish(ch);
+        if (units != null) {
+            units.finish(ch);
+        }
         byte[] fragment = blocks.fragment();
-        if (p.error == null && fragment.length > 0) p.rows.write(fragment, 0, fragment.length);
+        if (p.error == null && fragment.length > 0) {
+            p.rows.write(fragment, 0, fragment.length);
+        }
         long truncateTo = p.error == null ? p.rows.committedBytes : p.completeEnd;
         p.tornStart = truncateTo < size ? truncateTo : -1;
         p.fragmentStart = p.completeEnd < size ? p.completeEnd : -1;
@@ -213,21 +236,27 @@ final class PlainLog {
         int n = 0;
         for (; ; ) {
             int nl = LineIndex.indexOf(buf, (byte) '\n', 0, n);
-            if (nl >= 0) return Arrays.copyOf(buf, nl + 1);
-            if (n >= size)
+            if (nl >= 0) {
+                return Arrays.copyOf(buf, nl + 1);
+            }
+            if (n >= size) {
                 throw new CorruptSessionLogException(
                         "empty or header-less session log (no newline-terminated first line)", 0);
+            }
             if (n == buf.length) {
-                if (buf.length >= LogReader.MAX_FRAME_PLAINTEXT)
+                if (buf.length >= LogReader.MAX_FRAME_PLAINTEXT) {
                     throw new CorruptSessionLogException(
                             "corrupt session log: the first line is longer than " + LogReader.MAX_FRAME_PLAINTEXT
                                     + " bytes without a newline; raise -Xmx to read it",
                             0);
+                }
                 buf = Arrays.copyOf(buf, (int) Math.min(LogReader.MAX_FRAME_PLAINTEXT, buf.length * 2L));
             }
             ByteBuffer bb = ByteBuffer.wrap(buf, n, (int) Math.min(buf.length - n, size - n));
             int r = ch.read(bb, n);
-            if (r < 0) throw new CorruptSessionLogException("empty or header-less session log", 0);
+            if (r < 0) {
+                throw new CorruptSessionLogException("empty or header-less session log", 0);
+            }
             n += r;
         }
     }
@@ -240,11 +269,17 @@ final class PlainLog {
             Blocks blocks = new Blocks(ch, m.start, m.end);
             forEachBlock(blocks, rows.fast(), b -> {
                 rows.write(b.buf, b.len, b.index, b.offset);
-                if (rows.issue != null) throw rows.issue;
+                if (rows.issue != null) {
+                    throw rows.issue;
+                }
             });
             byte[] fragment = blocks.fragment();
-            if (fragment.length > 0) rows.write(fragment, 0, fragment.length);
-            if (rows.issue != null) throw rows.issue;
+            if (fragment.length > 0) {
+                rows.write(fragment, 0, fragment.length);
+            }
+            if (rows.issue != null) {
+                throw rows.issue;
+            }
         }
     }
 
@@ -254,7 +289,9 @@ final class PlainLog {
             try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
                 byte[] line = lineAt(ch, locator);
                 JsonNode e = Json.parseLine(line, 0, line.length);
-                if (e == null) throw new IOException("the event at byte " + locator + " changed");
+                if (e == null) {
+                    throw new IOException("the event at byte " + locator + " changed");
+                }
                 return e;
             } catch (IOException e) {
                 throw new UnavailableException(
@@ -268,13 +305,21 @@ final class PlainLog {
         byte[] buf = new byte[1 << 14];
         int n = 0;
         for (; ; ) {
-            if (n == buf.length) buf = Arrays.copyOf(buf, buf.length * 2);
+            if (n == buf.length) {
+                buf = Arrays.copyOf(buf, buf.length * 2);
+            }
             int r = ch.read(ByteBuffer.wrap(buf, n, buf.length - n), offset + n);
             int from = n;
-            if (r > 0) n += r;
+            if (r > 0) {
+                n += r;
+            }
             int nl = LineIndex.indexOf(buf, (byte) '\n', from, n);
-            if (nl >= 0) return Arrays.copyOf(buf, nl);
-            if (r < 0) return Arrays.copyOf(buf, n);
+            if (nl >= 0) {
+                return Arrays.copyOf(buf, nl);
+            }
+            if (r < 0) {
+                return Arrays.copyOf(buf, n);
+            }
         }
     }
 
@@ -312,11 +357,14 @@ final class PlainLog {
                     unit = new LogReader.FrameMeta();
                     unit.start = start;
                     unit.intact = true;
-                    if (fast) unit.firstSeq = x.seq[i];
-                    else {
+                    if (fast) {
+                        unit.firstSeq = x.seq[i];
+                    } else {
                         parsed = Json.parseLine(b.buf, s, e - s);
                         long[] r = LogReader.seqRange(parsed);
-                        if (r != null) unit.firstSeq = r[0];
+                        if (r != null) {
+                            unit.firstSeq = r[0];
+                        }
                     }
                 }
                 unit.lines++;
@@ -325,25 +373,34 @@ final class PlainLog {
                     epoch = x.commitEpoch[i];
                     commitSeq = x.seq[i];
                 } else if (contains(b.buf, s, e, COMMIT_HINT) || contains(b.buf, s, e, UNICODE_ESCAPE)) {
-                    if (parsed == null) parsed = Json.parseLine(b.buf, s, e - s);
+                    if (parsed == null) {
+                        parsed = Json.parseLine(b.buf, s, e - s);
+                    }
                     CommitRecord c = LogReader.commitOf(parsed);
                     if (c != null) {
                         epoch = c.epoch().value();
                         commitSeq = c.endSeq().value();
                     }
                 }
-                while (nextSplit < splits.length && splits[nextSplit] < end) nextSplit++;
+                while (nextSplit < splits.length && splits[nextSplit] < end) {
+                    nextSplit++;
+                }
                 boolean split = nextSplit < splits.length && splits[nextSplit] == end;
                 if (epoch >= 0) {
                     unit.lastSeq = commitSeq;
                     unit.commitEpoch = new Epoch(epoch);
                     close(end, lineChecksum(b.buf, s, e - s + 1));
                 } else if (split) {
-                    if (fast) unit.lastSeq = x.seq[i];
-                    else {
-                        if (parsed == null) parsed = Json.parseLine(b.buf, s, e - s);
+                    if (fast) {
+                        unit.lastSeq = x.seq[i];
+                    } else {
+                        if (parsed == null) {
+                            parsed = Json.parseLine(b.buf, s, e - s);
+                        }
                         long[] r = LogReader.seqRange(parsed);
-                        if (r != null) unit.lastSeq = r[1];
+                        if (r != null) {
+                            unit.lastSeq = r[1];
+                        }
                     }
                     close(end, lineChecksum(b.buf, s, e - s + 1));
                 } else {
@@ -359,7 +416,11 @@ final class PlainLog {
         private static boolean contains(byte[] b, int from, int to, byte[] needle) {
             outer:
             for (int i = from; i <= to - needle.length; i++) {
-                for (int j = 0; j < needle.length; j++) if (b[i + j] != needle[j]) continue outer;
+                for (int j = 0; j < needle.length; j++) {
+                    if (b[i + j] != needle[j]) {
+                        continue outer;
+                    }
+                }
                 return true;
             }
             return false;
@@ -376,12 +437,17 @@ final class PlainLog {
 
         /** Closes the open unit at the last complete line. */
         void finish(FileChannel ch) throws IOException {
-            if (unit == null) return;
-            if (lastSeq >= 0) unit.lastSeq = lastSeq;
-            else {
+            if (unit == null) {
+                return;
+            }
+            if (lastSeq >= 0) {
+                unit.lastSeq = lastSeq;
+            } else {
                 byte[] line = lineAt(ch, lastStart);
                 long[] r = LogReader.seqRange(Json.parseLine(line, 0, line.length));
-                if (r != null) unit.lastSeq = r[1];
+                if (r != null) {
+                    unit.lastSeq = r[1];
+                }
             }
             close(lastEnd, -1);
         }

@@ -41,25 +41,29 @@ final class Rewriter {
     /** As above; {@code replaceOut} lets a rewrite to {@code out} replace an existing file there, atomically. */
     static Result rewrite(
             Path in, Path out, boolean inPlace, boolean replaceOut, long targetFrameBytes, boolean addClosers) {
-        if (targetFrameBytes < 1) throw new IllegalArgumentException("target frame size must be >= 1 byte");
+        if (targetFrameBytes < 1) {
+            throw new IllegalArgumentException("target frame size must be >= 1 byte");
+        }
         Path target = inPlace ? in : out;
         WriterLease lease = null;
         try {
             // hold the writer lock while rewriting in place, so no live writer appends to the old file meanwhile
             LogReader.Outcome pre = LogReader.read(in, null);
-            if (!pre.report().accepted())
+            if (!pre.report().accepted()) {
                 throw new CorruptSessionLogException(
                         "cannot rewrite " + in + ": it is rejected ("
                                 + pre.report().error() + ")",
                         pre.report().errorOffset() == null ? -1 : pre.report().errorOffset());
+            }
             Epoch epoch = pre.maxEpoch() == null ? new Epoch(0) : pre.maxEpoch();
             if (inPlace) {
                 lease = new LockFileEpochSource().acquire(in, epoch.next());
                 epoch = lease.epoch();
             }
-            if (!inPlace && !replaceOut && Files.exists(out))
+            if (!inPlace && !replaceOut && Files.exists(out)) {
                 throw new InvalidInputException(
                         out + " already exists; choose another --out, or pass --force to replace it");
+            }
             Path tmp = AtomicFiles.tempBeside(target);
             Compression from = pre.compression();
             Compression to = inPlace || Compression.claimedBy(target) == null ? from : Compression.claimedBy(target);
@@ -73,12 +77,16 @@ final class Rewriter {
             try (FileChannel src = FileChannel.open(in, StandardOpenOption.READ);
                     FileChannel dst = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
                 byte[] header = FrameCodec.readRange(src, 0, pre.headerEnd());
-                if (from != to) header = convertHeader(header, to);
+                if (from != to) {
+                    header = convertHeader(header, to);
+                }
                 AtomicFiles.writeFully(dst, header);
                 counts[0] = 1;
                 ByteArrayOutputStream pending = new ByteArrayOutputStream();
                 Runnable flush = () -> {
-                    if (pending.size() == 0) return;
+                    if (pending.size() == 0) {
+                        return;
+                    }
                     byte[] pb = pending.toByteArray();
                     byte[] frame = to == Compression.ZSTD ? FrameCodec.encode(pb, 0, pb.length) : pb;
                     try {
@@ -87,8 +95,15 @@ final class Rewriter {
                         throw new UnavailableException("cannot write " + tmp + ": " + e.getMessage(), e);
                     }
                     lastChecksum[0] = SessionLogWriter.checksum(frame, to);
-                    if (to == Compression.ZSTD) counts[0]++;
-                    else for (byte x : pb) if (x == '\n') counts[0]++;
+                    if (to == Compression.ZSTD) {
+                        counts[0]++;
+                    } else {
+                        for (byte x : pb) {
+                            if (x == '\n') {
+                                counts[0]++;
+                            }
+                        }
+                    }
                     pending.reset();
                 };
                 o = LogReader.read(in, (buf, off, len, kept, whole) -> {
@@ -96,18 +111,23 @@ final class Rewriter {
                         pending.write(buf, off, len);
                         pending.write('\n');
                     } else {
-                        for (JsonNode e : kept) writeLine(pending, e);
+                        for (JsonNode e : kept) {
+                            writeLine(pending, e);
+                        }
                     }
                     JsonNode last = kept.get(kept.size() - 1);
                     counts[1] += kept.size();
                     counts[2] = Json.safeLong(last.get("seq"));
                     counts[3] = CommitRecord.TYPE.equals(last.path("type").textValue()) ? 1 : 0;
                     time[0] = Json.safeLong(last.get("time"));
-                    if (pending.size() >= targetFrameBytes) flush.run();
+                    if (pending.size() >= targetFrameBytes) {
+                        flush.run();
+                    }
                 });
-                if (!o.report().accepted())
+                if (!o.report().accepted()) {
                     throw new CorruptSessionLogException(
                             "log changed while rewriting: " + o.report().error(), -1);
+                }
                 long closers = 0;
                 if (addClosers) {
                     for (ObjectNode c : o.closers()) {
@@ -132,7 +152,9 @@ final class Rewriter {
                 flush.run();
                 dst.force(true);
                 long size = dst.size();
-                if (pre.report().channel() == Channel.P2) hist.add(new Manifest.EpochStart(epoch, header.length, 0));
+                if (pre.report().channel() == Channel.P2) {
+                    hist.add(new Manifest.EpochStart(epoch, header.length, 0));
+                }
                 Path backup = null;
                 if (inPlace) {
                     backup = in.resolveSibling(in.getFileName() + ".bak-" + System.currentTimeMillis());
@@ -166,13 +188,17 @@ final class Rewriter {
         } catch (IOException e) {
             throw new UnavailableException("cannot rewrite " + in + ": " + e.getMessage(), e);
         } finally {
-            if (lease != null) lease.close();
+            if (lease != null) {
+                lease.close();
+            }
         }
     }
 
     /** The header of one encoding in the other: the header frame decoded, or the header line as one frame. */
     private static byte[] convertHeader(byte[] header, Compression to) throws IOException {
-        if (to == Compression.ZSTD) return FrameCodec.encode(header, 0, header.length);
+        if (to == Compression.ZSTD) {
+            return FrameCodec.encode(header, 0, header.length);
+        }
         ByteArrayOutputStream line = new ByteArrayOutputStream();
         FrameCodec.decodeComplete(header, line::write, new byte[1 << 12]);
         return line.toByteArray();

@@ -86,7 +86,9 @@ final class RowScanner {
         int lineStart = off;
         int end = off + len;
         for (int i = off; i < end; i++) {
-            if (b[i] != '\n') continue;
+            if (b[i] != '\n') {
+                continue;
+            }
             long endByte = chunkStart + (i - off) + 1;
             if (fragLen > 0) {
                 append(b, lineStart, i - lineStart);
@@ -98,7 +100,9 @@ final class RowScanner {
             }
             lineStart = i + 1;
         }
-        if (lineStart < end) append(b, lineStart, end - lineStart);
+        if (lineStart < end) {
+            append(b, lineStart, end - lineStart);
+        }
     }
 
     /**
@@ -123,7 +127,9 @@ final class RowScanner {
                 consume(b, s, e - s, endByte);
             }
         }
-        if (x.tail < len) append(b, x.tail, len - x.tail);
+        if (x.tail < len) {
+            append(b, x.tail, len - x.tail);
+        }
     }
 
     boolean hasFragment() {
@@ -131,7 +137,9 @@ final class RowScanner {
     }
 
     private void append(byte[] b, int off, int len) {
-        if (fragLen + len > frag.length) frag = java.util.Arrays.copyOf(frag, Math.max(frag.length * 2, fragLen + len));
+        if (fragLen + len > frag.length) {
+            frag = java.util.Arrays.copyOf(frag, Math.max(frag.length * 2, fragLen + len));
+        }
         System.arraycopy(b, off, frag, fragLen, len);
         fragLen += len;
     }
@@ -146,15 +154,21 @@ final class RowScanner {
         byte kind = x.kind[i];
         if (issue != null) {
             eventLine++;
-            if (kind == EventKinds.TURN_END) throw issue;
+            if (kind == EventKinds.TURN_END) {
+                throw issue;
+            }
             return true;
         }
         long seq = x.seq[i];
-        if (keepBelow != Long.MAX_VALUE || seq != expected || sink != null) return false;
+        if (keepBelow != Long.MAX_VALUE || seq != expected || sink != null) {
+            return false;
+        }
         eventLine++;
-        if (kind == EventKinds.TOOL_RESULT) surface.appendFast(seq, true, locatorBase + x.lineStart[i]);
-        else if (kind == EventKinds.USER_MESSAGE || kind == EventKinds.ASSISTANT_MESSAGE)
+        if (kind == EventKinds.TOOL_RESULT) {
+            surface.appendFast(seq, true, locatorBase + x.lineStart[i]);
+        } else if (kind == EventKinds.USER_MESSAGE || kind == EventKinds.ASSISTANT_MESSAGE) {
             surface.appendFast(seq, false, 0);
+        }
         closers.acceptFast(x, i, b);
         expected++;
         lastSeq = seq;
@@ -168,9 +182,10 @@ final class RowScanner {
         JsonNode v = Json.parseLine(b, off, len);
         List<JsonNode> decoded = null;
         if (v != null) {
-            if (v.isNull()) // JS: reading .seq/.type of null throws a TypeError -> the whole read fails
-            throw new CorruptSessionLogException(
+            if (v.isNull()) { // JS: reading .seq/.type of null throws a TypeError -> the whole read fails
+                throw new CorruptSessionLogException(
                         "corrupt session log: record at line " + eventLine + " is null (" + at + ")", at.offset());
+            }
             try {
                 decoded = EventRules.decodeStorageRecord(v);
             } catch (EventRules.MalformedRow e) {
@@ -178,20 +193,24 @@ final class RowScanner {
             }
         }
         if (decoded == null) {
-            if (issue == null)
+            if (issue == null) {
                 issue = new CorruptSessionLogException(
                         "corrupt session log: unparsable committed event at line " + eventLine + " (" + at + ")",
                         at.offset());
+            }
             return;
         }
         if (issue != null) {
-            if (hasTurnEnd(decoded)) throw issue;
+            if (hasTurnEnd(decoded)) {
+                throw issue;
+            }
             return;
         }
         int keep = decoded.size();
         if (keepBelow != Long.MAX_VALUE) {
-            if (cutActive) keep = 0;
-            else
+            if (cutActive) {
+                keep = 0;
+            } else {
                 for (int k = 0; k < decoded.size(); k++) {
                     JsonNode s = decoded.get(k).get("seq");
                     if (Json.isSafeInteger(s) && Json.safeLong(s) >= keepBelow) {
@@ -200,6 +219,7 @@ final class RowScanner {
                         break;
                     }
                 }
+            }
             droppedByCut += decoded.size() - keep;
         }
         for (int k = 0; k < keep; k++) {
@@ -211,7 +231,9 @@ final class RowScanner {
                                 + (expected + k) + ", got " + (s == null ? "undefined" : s.toString()) + ") in "
                                 + at,
                         at.offset());
-                if (hasTurnEnd(decoded)) throw issue;
+                if (hasTurnEnd(decoded)) {
+                    throw issue;
+                }
                 return;
             }
         }
@@ -224,7 +246,9 @@ final class RowScanner {
         for (int k = 0; k < kept.size(); k++) {
             JsonNode e = LegacyUpgrade.apply(kept.get(k), sessionId, surface, at);
             if (e != kept.get(k)) {
-                if (!upgraded) kept = new java.util.ArrayList<>(kept);
+                if (!upgraded) {
+                    kept = new java.util.ArrayList<>(kept);
+                }
                 upgraded = true;
                 kept.set(k, e); // the reader reports the upgraded event, like the coordinator
             }
@@ -235,12 +259,17 @@ final class RowScanner {
         expected += keep;
         lastSeq = expected - 1;
         committedBytes = endByte;
-        if (sink != null) sink.row(b, off, len, kept, keep == decoded.size());
+        if (sink != null) {
+            sink.row(b, off, len, kept, keep == decoded.size());
+        }
     }
 
     private static boolean hasTurnEnd(List<JsonNode> decoded) {
-        for (JsonNode e : decoded)
-            if (e.isObject() && "turn/end".equals(e.path("type").textValue())) return true;
+        for (JsonNode e : decoded) {
+            if (e.isObject() && "turn/end".equals(e.path("type").textValue())) {
+                return true;
+            }
+        }
         return false;
     }
 }

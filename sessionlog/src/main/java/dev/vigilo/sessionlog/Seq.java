@@ -8,7 +8,9 @@ package dev.vigilo.sessionlog;
  */
 public record Seq(long value) implements Comparable<Seq> {
     public Seq {
-        if (value < 0) throw new IllegalArgumentException("seq must be >= 0, got " + value);
+        if (value < 0) {
+            throw new IllegalArgumentException("seq must be >= 0, got " + value);
+        }
     }
 
     @Override

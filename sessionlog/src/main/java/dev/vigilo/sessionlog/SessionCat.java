@@ -32,22 +32,30 @@ public final class SessionCat {
     public static CatReport cat(Path log, long fromSeq, OutputStream out) {
         Objects.requireNonNull(log, "log");
         Objects.requireNonNull(out, "out");
-        if (fromSeq < 0) throw new IllegalArgumentException("fromSeq must be >= 0, got " + fromSeq);
+        if (fromSeq < 0) {
+            throw new IllegalArgumentException("fromSeq must be >= 0, got " + fromSeq);
+        }
         long[] n = {0};
         try {
             LogReader.Outcome o = LogReader.read(log, (buf, off, len, kept, whole) -> {
                 try {
                     if (whole && kept.size() == 1) {
                         JsonNode e = kept.get(0);
-                        if (skip(e, fromSeq)) return;
+                        if (skip(e, fromSeq)) {
+                            return;
+                        }
                         int l = len;
-                        if (l > 0 && buf[off + l - 1] == '\r') l--;
+                        if (l > 0 && buf[off + l - 1] == '\r') {
+                            l--;
+                        }
                         out.write(buf, off, l);
                         out.write('\n');
                         n[0]++;
                     } else {
                         for (JsonNode e : kept) {
-                            if (skip(e, fromSeq)) continue;
+                            if (skip(e, fromSeq)) {
+                                continue;
+                            }
                             out.write(Json.MAPPER.writeValueAsBytes(e));
                             out.write('\n');
                             n[0]++;

@@ -15,17 +15,24 @@ import java.util.Objects;
 public record SessionHeader(String id, String cwd, long createdAt, long delegationDepth) {
     public SessionHeader {
         Objects.requireNonNull(id, "id");
-        if (id.isEmpty()) throw new IllegalArgumentException("session id must not be empty");
-        if (cwd != null && !cwd.startsWith("/")) throw new IllegalArgumentException("cwd must be absolute, got " + cwd);
-        if (createdAt < 0 || delegationDepth < 0)
+        if (id.isEmpty()) {
+            throw new IllegalArgumentException("session id must not be empty");
+        }
+        if (cwd != null && !cwd.startsWith("/")) {
+            throw new IllegalArgumentException("cwd must be absolute, got " + cwd);
+        }
+        if (createdAt < 0 || delegationDepth < 0) {
             throw new IllegalArgumentException("createdAt and delegationDepth must be >= 0");
+        }
     }
 
     /** @return the header line (without newline) in the official writer's key order */
     public String toJsonLine() {
         var n = Json.MAPPER.createObjectNode();
         n.put("type", "session").put("version", 0).put("id", id).put("createdAt", createdAt);
-        if (cwd != null) n.put("cwd", cwd);
+        if (cwd != null) {
+            n.put("cwd", cwd);
+        }
         n.put("delegationDepth", delegationDepth);
         return n.toString();
     }

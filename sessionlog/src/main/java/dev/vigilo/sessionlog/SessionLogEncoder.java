@@ -32,7 +32,9 @@ public final class SessionLogEncoder {
         Objects.requireNonNull(header, "header");
         this.epoch = Objects.requireNonNull(epoch, "epoch");
         this.options = Objects.requireNonNull(options, "options");
-        if (options.manifest()) throw new IllegalArgumentException("an in-memory log has no sidecar manifest");
+        if (options.manifest()) {
+            throw new IllegalArgumentException("an in-memory log has no sidecar manifest");
+        }
         byte[] h = (header.toJsonLine() + "\n").getBytes(StandardCharsets.UTF_8);
         out.writeBytes(FrameCodec.encode(h, 0, h.length));
     }
@@ -46,9 +48,13 @@ public final class SessionLogEncoder {
      */
     public AppendResult append(List<? extends JsonNode> events) {
         Objects.requireNonNull(events, "events");
-        if (events.isEmpty()) throw new IllegalArgumentException("append needs at least one event");
+        if (events.isEmpty()) {
+            throw new IllegalArgumentException("append needs at least one event");
+        }
         List<ObjectNode> rows = new ArrayList<>(events.size());
-        for (JsonNode e : events) rows.add(SessionLogWriter.normalize(e));
+        for (JsonNode e : events) {
+            rows.add(SessionLogWriter.normalize(e));
+        }
         long seq = nextSeq;
         long lastTime = 0;
         surface.begin();

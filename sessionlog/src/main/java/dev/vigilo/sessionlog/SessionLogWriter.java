@@ -2,6 +2,7 @@ package dev.vigilo.sessionlog;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.concurrent.GroupCommit;
 import dev.vigilo.common.crash.CrashPoints;
 import dev.vigilo.common.errors.FencedException;
 import dev.vigilo.common.errors.UnavailableException;
@@ -19,14 +20,14 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Appends batches to one session log as a write-ahead log. Every append returns only when its batch is durable
  * (frame written and fsynced; then, with P2, the manifest replaced). With group commit, appenders that arrive
- * while a batch is being written share the next frame and its single fsync (leader/follower). Seqs are assigned
- * here, contiguous across appenders; each caller's events are contiguous.
+ * while a batch is being written share the next frame and its single fsync (common's {@link GroupCommit}: the
+ * appender that finds no write under way writes for the others; without group commit every append is a frame of its
+ * own). Seqs are assigned here, contiguous across appenders; each caller's events are contiguous; an append the
+ * surface rules refuse fails alone, and a failed frame fails every append of it.
  * <p>Thread-safe. A failed write is truncated back; an {@link UnavailableException} leaves durability
  * unknown. After {@link FencedException} the writer is unusable.
  */
@@ -38,13 +39,13 @@ public final class SessionLogWriter implements AutoCloseable {
     /** the log's encoding: one zstd frame per batch, or plain lines */
     private final Compression compression;
 
-    private final ReentrantLock lock = new ReentrantLock();
-    private final Condition changed = lock.newCondition();
-    private List<Pending> queue = new ArrayList<>();
-    private boolean flushing;
+    /** Appends waiting for, or sharing, a frame; the committing thread owns the fields below. */
+    private final GroupCommit<List<ObjectNode>, AppendResult> appends;
+    /** Set once a batch was fenced: every later append fails with it. */
+    private volatile FencedException broken;
+    /** Guarded by this writer's monitor (close only). */
     private boolean closed;
-    private RuntimeException broken;
-    // owned by the flushing thread
+    // owned by the committing thread
     private long nextSeq;
     private long frames;
     private long size;
@@ -52,17 +53,6 @@ public final class SessionLogWriter implements AutoCloseable {
     private volatile HighWatermark hw;
     /** the log's current surface, so an append that the readers would reject is refused instead of written */
     private final SurfaceFold surface;
-
-    private static final class Pending {
-        final List<ObjectNode> events;
-        boolean done;
-        Throwable error;
-        AppendResult result;
-
-        Pending(List<ObjectNode> events) {
-            this.events = events;
-        }
-    }
 
     private SessionLogWriter(
             Path log,
@@ -86,6 +76,10 @@ public final class SessionLogWriter implements AutoCloseable {
         this.size = ch.size();
         this.history = new ArrayList<>(history);
         this.hw = new HighWatermark(nextSeq - 1, size);
+        GroupCommit.Builder<List<ObjectNode>, AppendResult> b = GroupCommit.<List<ObjectNode>, AppendResult>builder(
+                        "writer for " + log, this::writeBatch)
+                .failures(this::appendFailed);
+        this.appends = (options.groupCommit() ? b : b.maxItems(1)).build();
     }
 
     /**
@@ -102,14 +96,17 @@ public final class SessionLogWriter implements AutoCloseable {
         Objects.requireNonNull(epochs, "epochs");
         Objects.requireNonNull(options, "options");
         Compression claimed = Compression.claimedBy(log);
-        if (claimed != null && claimed != options.compression())
+        if (claimed != null && claimed != options.compression()) {
             throw new IllegalArgumentException("cannot create " + log + " with compression "
                     + options.compression().jsonName() + ": the name says " + claimed.jsonName()
                     + " and readers decide by the name; name it session"
                     + options.compression().suffix());
+        }
         WriterLease lease = epochs.acquire(log, new Epoch(0));
         try {
-            if (Files.exists(log)) throw new IOException(log + " already exists; open it instead");
+            if (Files.exists(log)) {
+                throw new IOException(log + " already exists; open it instead");
+            }
             byte[] h = (header.toJsonLine() + "\n").getBytes(StandardCharsets.UTF_8);
             byte[] frame = options.compression() == Compression.ZSTD ? FrameCodec.encode(h, 0, h.length) : h;
             Path tmp = AtomicFiles.tempBeside(log);
@@ -120,12 +117,13 @@ public final class SessionLogWriter implements AutoCloseable {
             }
             CrashPoints.boundary("sessionlog.publish");
             AtomicFiles.publish(tmp, log, AtomicFiles.Mode.CREATE_NEW);
-            if (options.manifest())
+            if (options.manifest()) {
                 AtomicFiles.replace(
                         Manifest.pathFor(log),
                         ManifestCodec.write(new Manifest(
                                 lease.epoch(), -1, 1, frame.length, checksum(frame, options.compression()), List.of())),
                         "sessionlog.replace");
+            }
             FileChannel ch = FileChannel.open(log, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
             return new SessionLogWriter(
                     log, options, lease, ch, 0, 1, List.of(), new SurfaceFold(), options.compression());
@@ -153,21 +151,24 @@ public final class SessionLogWriter implements AutoCloseable {
         Objects.requireNonNull(options, "options");
         LogReader.Outcome o = LogReader.read(log, null);
         VerifyReport r = o.report();
-        if (!r.accepted())
+        if (!r.accepted()) {
             throw new CorruptSessionLogException(
                     "cannot append to " + log + ": " + r.error(), r.errorOffset() == null ? -1 : r.errorOffset());
+        }
         Epoch atLeast = o.maxEpoch() == null ? new Epoch(0) : o.maxEpoch().next();
-        if (o.manifest() != null && o.manifest().epoch().compareTo(atLeast) >= 0)
+        if (o.manifest() != null && o.manifest().epoch().compareTo(atLeast) >= 0) {
             atLeast = o.manifest().epoch().next();
+        }
         WriterLease lease = epochs.acquire(log, atLeast);
         try {
             removeStaleTemps(log);
             long fileSize = Files.size(log);
-            if (r.channel() == Channel.NONE && r.tornOffset() != null)
+            if (r.channel() == Channel.NONE && r.tornOffset() != null) {
                 throw new CorruptSessionLogException(
                         log + " ends in a torn tail at byte " + r.tornOffset()
                                 + "; run `vigilo session repair` first (it keeps the recovered events and adds closers)",
                         r.tornOffset());
+            }
             FileChannel ch = FileChannel.open(log, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
             if (r.channel() != Channel.NONE && r.hwOffset() < fileSize) {
                 CrashPoints.boundary("sessionlog.truncate");
@@ -207,15 +208,23 @@ public final class SessionLogWriter implements AutoCloseable {
             long n = 0;
             if (compression == Compression.ZSTD) {
                 FrameScanner sc = new FrameScanner(c, end, 0);
-                while (sc.next() != null) n++;
+                while (sc.next() != null) {
+                    n++;
+                }
                 return n;
             }
             ByteBuffer b = ByteBuffer.allocate(1 << 16);
             for (long pos = 0; pos < end; ) {
                 b.clear().limit((int) Math.min(b.capacity(), end - pos));
                 int r = c.read(b, pos);
-                if (r < 0) break;
-                for (int i = 0; i < r; i++) if (b.get(i) == '\n') n++;
+                if (r < 0) {
+                    break;
+                }
+                for (int i = 0; i < r; i++) {
+                    if (b.get(i) == '\n') {
+                        n++;
+                    }
+                }
                 pos += r;
             }
             return n;
@@ -245,95 +254,90 @@ public final class SessionLogWriter implements AutoCloseable {
      */
     public AppendResult append(List<? extends JsonNode> events) {
         Objects.requireNonNull(events, "events");
-        if (events.isEmpty()) throw new IllegalArgumentException("append needs at least one event");
-        List<ObjectNode> copies = new ArrayList<>(events.size());
-        for (JsonNode e : events) copies.add(normalize(e));
-        Pending p = new Pending(copies);
-        lock.lock();
-        try {
-            if (closed) throw new IllegalStateException("writer for " + log + " is closed");
-            if (broken != null) throw broken;
-            queue.add(p);
-            while (!p.done) {
-                if (!flushing) {
-                    flushing = true;
-                    List<Pending> batch;
-                    if (options.groupCommit()) {
-                        batch = queue;
-                        queue = new ArrayList<>();
-                    } else {
-                        queue.remove(p);
-                        batch = List.of(p);
-                    }
-                    lock.unlock();
-                    Throwable err = null;
-                    try {
-                        writeBatch(batch);
-                    } catch (Throwable t) {
-                        err = t;
-                    } finally {
-                        lock.lock();
-                    }
-                    flushing = false;
-                    if (err instanceof FencedException f) broken = f;
-                    for (Pending q : batch) {
-                        if (err != null) q.error = err; // else q.error may hold its own refusal (see writeBatch)
-                        q.done = true;
-                    }
-                    changed.signalAll();
-                } else {
-                    changed.awaitUninterruptibly();
-                }
-            }
-        } finally {
-            lock.unlock();
+        if (events.isEmpty()) {
+            throw new IllegalArgumentException("append needs at least one event");
         }
-        if (p.error instanceof RuntimeException re) throw re;
-        if (p.error instanceof Error er) throw er;
-        if (p.error instanceof IOException io)
-            throw new UnavailableException(
+        List<ObjectNode> copies = new ArrayList<>(events.size());
+        for (JsonNode e : events) {
+            copies.add(normalize(e));
+        }
+        FencedException fenced = broken;
+        if (fenced != null) {
+            throw fenced;
+        }
+        return appends.submit(copies);
+    }
+
+    /** What an appender throws when the frame holding its events failed with a checked exception or an Error. */
+    private RuntimeException appendFailed(Throwable t) {
+        if (t instanceof IOException io) {
+            return new UnavailableException(
                     "append to " + log + " failed; durability unknown, re-open the log: " + io.getMessage(), io);
-        if (p.error != null) throw new IllegalStateException(p.error);
-        return p.result;
+        }
+        return new UnavailableException("append to " + log + " failed; durability unknown, re-open the log: " + t, t);
     }
 
     /** A copy of {@code e} in the stored key order, checked like an append (shared with {@link SessionLogEncoder}). */
     static ObjectNode normalize(JsonNode e) {
-        if (e == null || !e.isObject()) throw new IllegalArgumentException("an event must be a JSON object, got " + e);
+        if (e == null || !e.isObject()) {
+            throw new IllegalArgumentException("an event must be a JSON object, got " + e);
+        }
         ObjectNode out = Json.MAPPER.createObjectNode();
         out.set("type", e.get("type"));
         out.put("seq", 0);
-        if (e.has("time")) out.set("time", e.get("time"));
-        else out.put("time", System.currentTimeMillis());
+        if (e.has("time")) {
+            out.set("time", e.get("time"));
+        } else {
+            out.put("time", System.currentTimeMillis());
+        }
         out.set("data", e.get("data"));
         for (var it = e.fields(); it.hasNext(); ) {
             var f = it.next();
-            if (!out.has(f.getKey())) out.set(f.getKey(), f.getValue());
+            if (!out.has(f.getKey())) {
+                out.set(f.getKey(), f.getValue());
+            }
         }
         try {
             EventRules.validateStored(out, Where.APPEND);
         } catch (VigiloException x) {
             throw new IllegalArgumentException("cannot append event " + e + ": " + x.getMessage(), x);
         }
-        if (CommitRecord.TYPE.equals(out.path("type").textValue()))
+        if (CommitRecord.TYPE.equals(out.path("type").textValue())) {
             throw new IllegalArgumentException(
                     "type " + CommitRecord.TYPE + " is reserved for the writer's commit records");
+        }
         return out;
     }
 
-    private void writeBatch(List<Pending> batch) throws IOException {
+    /** The committer of {@link #appends}: one frame (and fsync, and manifest) for every accepted append of the batch. */
+    private void writeBatch(GroupCommit.Batch<List<ObjectNode>, AppendResult> batch) throws IOException {
+        FencedException fenced = broken;
+        if (fenced != null) {
+            throw fenced;
+        }
+        try {
+            writeAccepted(batch);
+        } catch (FencedException f) {
+            broken = f;
+            throw f;
+        }
+    }
+
+    private void writeAccepted(GroupCommit.Batch<List<ObjectNode>, AppendResult> batch) throws IOException {
         lease.checkCurrent();
         ByteArrayOutputStream plain = new ByteArrayOutputStream();
         long seq = nextSeq;
         long lastTime = 0;
         List<ObjectNode> all = new ArrayList<>();
-        List<Pending> accepted = new ArrayList<>(batch.size());
+        List<Integer> accepted = new ArrayList<>(batch.size());
+        List<long[]> ranges = new ArrayList<>(batch.size());
         surface.begin();
-        for (Pending p : batch) {
+        for (int i = 0; i < batch.size(); i++) {
+            List<ObjectNode> events = batch.item(i);
             long first = seq;
             int mark = surface.mark();
             try {
-                for (ObjectNode e : p.events) {
+                for (ObjectNode e : events) {
                     e.put("seq", seq++);
                     surface.accept(e, Where.APPEND); // the surface rules need the final seq and every earlier event
                 }
@@ -341,32 +345,37 @@ public final class SessionLogWriter implements AutoCloseable {
                 // refuse this append only: its events would make the whole log unreadable for both readers
                 surface.rollbackTo(mark);
                 seq = first;
-                p.error = new IllegalArgumentException("cannot append: " + x.getMessage(), x);
+                batch.refuse(i, new IllegalArgumentException("cannot append: " + x.getMessage(), x));
                 continue;
             }
-            for (ObjectNode e : p.events) {
+            for (ObjectNode e : events) {
                 lastTime = Json.safeLong(e.get("time"));
                 all.add(e);
             }
-            accepted.add(p);
-            p.result = new AppendResult(new Seq(first), new Seq(seq - 1), new HighWatermark(0, 0));
+            accepted.add(i);
+            ranges.add(new long[] {first, seq - 1});
         }
         if (accepted.isEmpty()) {
             surface.commit();
             return;
         }
+        HighWatermark now;
         try {
-            writeFrame(accepted, all, seq, lastTime, plain);
+            now = writeFrame(all, seq, lastTime, plain);
             surface.commit();
         } catch (IOException | RuntimeException x) {
             surface.rollbackTo(0); // nothing of this batch is in the log
             surface.commit();
             throw x;
         }
+        for (int k = 0; k < accepted.size(); k++) {
+            long[] r = ranges.get(k);
+            batch.complete(accepted.get(k), new AppendResult(new Seq(r[0]), new Seq(r[1]), now));
+        }
     }
 
-    private void writeFrame(
-            List<Pending> batch, List<ObjectNode> all, long seq, long lastTime, ByteArrayOutputStream plain)
+    /** Writes one frame of {@code all} (plus its commit record), fsyncs it, replaces the manifest; returns the new HW. */
+    private HighWatermark writeFrame(List<ObjectNode> all, long seq, long lastTime, ByteArrayOutputStream plain)
             throws IOException {
         // like the published writer, runs are packed per written batch (a run split by a flush packs per part)
         for (ObjectNode r : options.packChunks() ? ChunkPacker.pack(all) : all) {
@@ -388,7 +397,9 @@ public final class SessionLogWriter implements AutoCloseable {
         byte[] pb = plain.toByteArray();
         byte[] frame = compression == Compression.ZSTD ? FrameCodec.encode(pb, 0, pb.length) : pb;
         long start = ch.size();
-        if (start != size) frames = countUnits(log, start, compression); // another process appended (rare)
+        if (start != size) {
+            frames = countUnits(log, start, compression); // another process appended (rare)
+        }
         try {
             CrashPoints.boundary("sessionlog.append");
             AtomicFiles.writeFully(ch, frame);
@@ -407,18 +418,20 @@ public final class SessionLogWriter implements AutoCloseable {
         frames += compression == Compression.ZSTD ? 1 : lines(pb);
         size = end;
         if (options.manifest()) {
-            if (history.isEmpty() || !history.get(history.size() - 1).epoch().equals(lease.epoch()))
+            if (history.isEmpty() || !history.get(history.size() - 1).epoch().equals(lease.epoch())) {
                 history.add(new Manifest.EpochStart(lease.epoch(), start, firstSeqOfBatch));
+            }
             Manifest current = null;
             try {
                 current = ManifestCodec.read(log);
             } catch (VigiloException ignored) {
                 // an unreadable manifest is replaced
             }
-            if (current != null && current.epoch().compareTo(lease.epoch()) > 0)
+            if (current != null && current.epoch().compareTo(lease.epoch()) > 0) {
                 throw new FencedException("manifest of " + log + " is owned by epoch "
                         + current.epoch().value() + " > ours " + lease.epoch().value() + "; the batch at byte " + start
                         + " stays uncommitted");
+            }
             AtomicFiles.replace(
                     Manifest.pathFor(log),
                     ManifestCodec.write(
@@ -428,12 +441,16 @@ public final class SessionLogWriter implements AutoCloseable {
         CrashPoints.boundary("sessionlog.append.done");
         HighWatermark now = new HighWatermark(seq - 1, end);
         hw = now;
-        for (Pending p : batch) p.result = new AppendResult(p.result.firstSeq(), p.result.lastSeq(), now);
+        return now;
     }
 
     private static long lines(byte[] b) {
         long n = 0;
-        for (byte x : b) if (x == '\n') n++;
+        for (byte x : b) {
+            if (x == '\n') {
+                n++;
+            }
+        }
         return n;
     }
 
@@ -442,9 +459,13 @@ public final class SessionLogWriter implements AutoCloseable {
      * uncompressed log the CRC-32C of its last line (newline included).
      */
     static long checksum(byte[] written, Compression compression) {
-        if (compression == Compression.ZSTD) return checksumTrailer(written);
+        if (compression == Compression.ZSTD) {
+            return checksumTrailer(written);
+        }
         int end = written.length - 1, start = end - 1;
-        while (start >= 0 && written[start] != '\n') start--;
+        while (start >= 0 && written[start] != '\n') {
+            start--;
+        }
         return PlainLog.lineChecksum(written, start + 1, end - start);
     }
 
@@ -454,17 +475,17 @@ public final class SessionLogWriter implements AutoCloseable {
                 .getInt());
     }
 
-    /** Waits for an in-flight batch, then releases the file and the lease. Idempotent. */
+    /**
+     * Refuses later appends, waits for the appends already made (written or failed), then releases the file and the
+     * lease. Idempotent.
+     */
     @Override
-    public void close() {
-        lock.lock();
-        try {
-            if (closed) return;
-            closed = true;
-            while (flushing) changed.awaitUninterruptibly();
-        } finally {
-            lock.unlock();
+    public synchronized void close() {
+        if (closed) {
+            return;
         }
+        closed = true;
+        appends.close();
         try {
             ch.close();
         } catch (IOException e) {

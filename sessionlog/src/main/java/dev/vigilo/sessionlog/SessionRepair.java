@@ -34,7 +34,9 @@ public final class SessionRepair {
     /** As {@link #repair(Path, Path, boolean)}; {@code replaceOut} replaces an existing {@code out} atomically. */
     public static RepairReport repair(Path log, Path out, boolean inPlace, boolean replaceOut) {
         Objects.requireNonNull(log, "log");
-        if (!inPlace) Objects.requireNonNull(out, "out");
+        if (!inPlace) {
+            Objects.requireNonNull(out, "out");
+        }
         Rewriter.Result r = Rewriter.rewrite(log, out, inPlace, replaceOut, FRAME_BYTES, true);
         return new RepairReport(
                 r.before(),

@@ -80,9 +80,13 @@ final class SurfaceFold {
             size = u.index;
             for (int k = 0; k < n; k++) {
                 push(u.removed[k]);
-                if (u.refs[k] != LongLongMap.MISSING) toolResults.put(u.removed[k], u.refs[k]);
+                if (u.refs[k] != LongLongMap.MISSING) {
+                    toolResults.put(u.removed[k], u.refs[k]);
+                }
             }
-            for (long t : tail) push(t);
+            for (long t : tail) {
+                push(t);
+            }
         }
     }
 
@@ -92,7 +96,9 @@ final class SurfaceFold {
     }
 
     private void record(int index, long seq, int from, int to) {
-        if (undo == null) return;
+        if (undo == null) {
+            return;
+        }
         int n = to < from ? 0 : to - from + 1;
         long[] removed = new long[n];
         long[] refs = new long[n];
@@ -106,12 +112,16 @@ final class SurfaceFold {
     /** @return the message id of the current tool/result surface node {@code seq}, or null */
     String toolResultMessageId(long seq) {
         long ref = toolResults.get(seq);
-        if (ref == LongLongMap.MISSING) return null;
+        if (ref == LongLongMap.MISSING) {
+            return null;
+        }
         return facts(ref).messageId();
     }
 
     private ToolResult facts(long ref) {
-        if (ref < 0) return known.get((int) (-ref - 1));
+        if (ref < 0) {
+            return known.get((int) (-ref - 1));
+        }
         JsonNode data = resolver.event(ref).get("data");
         return new ToolResult(restDigest(data), data.get("message").get("id").textValue());
     }
@@ -124,55 +134,78 @@ final class SurfaceFold {
     void appendFast(long seq, boolean toolResult, long locator) {
         record(size, seq, 0, -1);
         push(seq);
-        if (toolResult) toolResults.put(seq, locator);
+        if (toolResult) {
+            toolResults.put(seq, locator);
+        }
     }
 
     /** Validates {@code e} (a stored event that passed validateStored) against the fold and applies it. */
     void accept(JsonNode e, Where at) {
         String type = e.get("type").textValue();
         JsonNode op = e.get("surfaceOp");
-        if (op == null) return; // not surface-eligible (validateStored refused surface metadata on those)
+        if (op == null) {
+            return; // not surface-eligible (validateStored refused surface metadata on those)
+        }
         long seq = Json.safeLong(e.get("seq"));
         Set<Long> sources = sources(e, type, seq, at);
         if (op.isTextual()) { // "append"
             record(size, seq, 0, -1);
             push(seq);
-            if (type.equals("tool/result")) putToolResult(seq, e.get("data"), restDigest(e.get("data")));
+            if (type.equals("tool/result")) {
+                putToolResult(seq, e.get("data"), restDigest(e.get("data")));
+            }
             return;
         }
         long start = Json.safeLong(op.get("start")), end = Json.safeLong(op.get("end"));
         int startIdx = indexOf(start), endIdx = indexOf(end);
-        if (startIdx < 0) throw bad("surface replace: start seq " + start + " not found in surface", seq, at);
-        if (endIdx < 0) throw bad("surface replace: end seq " + end + " not found in surface", seq, at);
-        if (startIdx > endIdx)
+        if (startIdx < 0) {
+            throw bad("surface replace: start seq " + start + " not found in surface", seq, at);
+        }
+        if (endIdx < 0) {
+            throw bad("surface replace: end seq " + end + " not found in surface", seq, at);
+        }
+        if (startIdx > endIdx) {
             throw bad(
                     "surface replace: start seq " + start + " (index " + startIdx + ") is after end seq " + end
                             + " (index " + endIdx + ")",
                     seq,
                     at);
+        }
         List<Long> missing = new ArrayList<>();
-        for (int i = startIdx; i <= endIdx; i++) if (!sources.contains(nodes[i])) missing.add(nodes[i]);
-        if (!missing.isEmpty())
+        for (int i = startIdx; i <= endIdx; i++) {
+            if (!sources.contains(nodes[i])) {
+                missing.add(nodes[i]);
+            }
+        }
+        if (!missing.isEmpty()) {
             throw bad(
                     "surface replace: sourceEventSeqs must include every shadowed surface node; missing "
                             + join(missing),
                     seq,
                     at);
+        }
         byte[] rest = null;
         if (type.equals("tool/result")) {
-            if (endIdx != startIdx)
+            if (endIdx != startIdx) {
                 throw bad("tool/result surface replacement must rewrite exactly one current node", seq, at);
+            }
             long ref = toolResults.get(nodes[startIdx]);
-            if (ref == LongLongMap.MISSING)
+            if (ref == LongLongMap.MISSING) {
                 throw bad("tool/result surface replacement must target a current tool/result", seq, at);
+            }
             rest = restDigest(e.get("data"));
-            if (!Arrays.equals(facts(ref).digest(), rest))
+            if (!Arrays.equals(facts(ref).digest(), rest)) {
                 throw bad("tool/result surface replacement may change only content", seq, at);
+            }
         }
         record(startIdx, seq, startIdx, endIdx);
-        for (int i = startIdx; i <= endIdx; i++) toolResults.remove(nodes[i]);
+        for (int i = startIdx; i <= endIdx; i++) {
+            toolResults.remove(nodes[i]);
+        }
         splice(startIdx, endIdx, seq);
-        if (rest != null) putToolResult(seq, e.get("data"), rest);
+        if (rest != null) {
+            putToolResult(seq, e.get("data"), rest);
+        }
     }
 
     private void putToolResult(long seq, JsonNode data, byte[] rest) {
@@ -183,38 +216,54 @@ final class SurfaceFold {
     /** assertProvenance's event-local part: the cited seqs, checked for shape, duplicates and order. */
     private static Set<Long> sources(JsonNode e, String type, long seq, Where at) {
         JsonNode raw = e.get("sourceEventSeqs");
-        if (raw == null) return Set.of();
-        if (!raw.isArray())
+        if (raw == null) {
+            return Set.of();
+        }
+        if (!raw.isArray()) {
             throw bad("sourceEventSeqs on event at seq " + seq + " must be an array when present", seq, at);
-        if (raw.isEmpty() && !type.equals("assistant/message"))
+        }
+        if (raw.isEmpty() && !type.equals("assistant/message")) {
             throw bad("sourceEventSeqs must not be empty except on assistant/message", seq, at);
+        }
         Set<Long> out = new HashSet<>();
         Long nonEarlier = null;
         for (JsonNode s : raw) {
-            if (!Json.isSafeInteger(s) || Json.safeLong(s) < 0)
+            if (!Json.isSafeInteger(s) || Json.safeLong(s) < 0) {
                 throw bad(
                         "session event \"" + type
                                 + "\" sourceEventSeqs must densely contain non-negative safe integers",
                         seq,
                         at);
+            }
             long v = Json.safeLong(s);
             out.add(v);
-            if (nonEarlier == null && v >= seq) nonEarlier = v;
+            if (nonEarlier == null && v >= seq) {
+                nonEarlier = v;
+            }
         }
-        if (out.size() != raw.size()) throw bad("sourceEventSeqs must not contain duplicates", seq, at);
-        if (nonEarlier != null)
+        if (out.size() != raw.size()) {
+            throw bad("sourceEventSeqs must not contain duplicates", seq, at);
+        }
+        if (nonEarlier != null) {
             throw bad(
                     "sourceEventSeqs must reference earlier events: " + nonEarlier + " >= current seq " + seq, seq, at);
+        }
         return out;
     }
 
     private int indexOf(long seq) {
-        for (int i = 0; i < size; i++) if (nodes[i] == seq) return i;
+        for (int i = 0; i < size; i++) {
+            if (nodes[i] == seq) {
+                return i;
+            }
+        }
         return -1;
     }
 
     private void push(long seq) {
-        if (size == nodes.length) nodes = Arrays.copyOf(nodes, size * 2);
+        if (size == nodes.length) {
+            nodes = Arrays.copyOf(nodes, size * 2);
+        }
         nodes[size++] = seq;
     }
 
@@ -244,16 +293,21 @@ final class SurfaceFold {
     private static void canonical(JsonNode n, StringBuilder sb, int depth) {
         if (n.isObject()) {
             List<String> keys = new ArrayList<>();
-            for (Iterator<String> it = n.fieldNames(); it.hasNext(); ) keys.add(it.next());
+            for (Iterator<String> it = n.fieldNames(); it.hasNext(); ) {
+                keys.add(it.next());
+            }
             keys.sort(null);
             sb.append('{');
             for (String k : keys) {
                 sb.append(Json.MAPPER.getNodeFactory().textNode(k)).append(':');
                 JsonNode v = n.get(k);
-                if (depth == 3 && k.equals("content")) sb.append("null");
-                else if ((depth == 0 && k.equals("message")) || (depth == 1 && k.equals("content")))
+                if (depth == 3 && k.equals("content")) {
+                    sb.append("null");
+                } else if ((depth == 0 && k.equals("message")) || (depth == 1 && k.equals("content"))) {
                     canonical(v, sb, depth + 1);
-                else canonical(v, sb, -1);
+                } else {
+                    canonical(v, sb, -1);
+                }
                 sb.append(',');
             }
             sb.append('}');
@@ -274,7 +328,9 @@ final class SurfaceFold {
 
     private static String join(List<Long> seqs) {
         StringBuilder sb = new StringBuilder();
-        for (Long s : seqs) sb.append(sb.length() == 0 ? "" : ", ").append(s);
+        for (Long s : seqs) {
+            sb.append(sb.length() == 0 ? "" : ", ").append(s);
+        }
         return sb.toString();
     }
 

@@ -85,14 +85,18 @@ public record VerifyReport(
     }
 
     private static void number(JsonGenerator g, String name, Long value) throws IOException {
-        if (value == null) g.writeNullField(name);
-        else g.writeNumberField(name, value);
+        if (value == null) {
+            g.writeNullField(name);
+        } else {
+            g.writeNumberField(name, value);
+        }
     }
 
     /** @return the one-line text form: {@code ACCEPT events=N stored=S closers=C channel=...} or {@code REJECT events=0 error=...} */
     public String toText() {
-        if (!accepted())
+        if (!accepted()) {
             return "REJECT events=0 error=" + error + (errorOffset == null ? "" : " offset=" + errorOffset);
+        }
         return "ACCEPT events=" + events + " stored=" + stored + " closers=" + closers + " channel="
                 + channel.jsonName()
                 + " compression=" + compression.jsonName()

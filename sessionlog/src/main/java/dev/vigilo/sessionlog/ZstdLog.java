@@ -33,7 +33,9 @@ final class ZstdLog {
         long bytes;
 
         Batch(boolean fast) {
-            for (int i = 0; i < slots.length; i++) slots[i] = new FrameSlot(fast);
+            for (int i = 0; i < slots.length; i++) {
+                slots[i] = new FrameSlot(fast);
+            }
         }
 
         boolean full() {
@@ -49,7 +51,9 @@ final class ZstdLog {
         }
 
         Batch run(FileChannel ch, FrameSlot.Contexts contexts, boolean describe) throws IOException {
-            for (int i = 0; i < count; i++) slots[i].run(ch, contexts, describe);
+            for (int i = 0; i < count; i++) {
+                slots[i].run(ch, contexts, describe);
+            }
             return this;
         }
 
@@ -72,9 +76,10 @@ final class ZstdLog {
         LogReader.Pass p = new LogReader.Pass();
         FrameScanner sc = new FrameScanner(ch, size, 0);
         FrameScanner.Frame f0 = sc.next();
-        if (f0 == null)
+        if (f0 == null) {
             throw new CorruptSessionLogException(
                     "empty or header-less Zstandard session log (no complete zstd frame)", 0);
+        }
         LogReader.Growable header = new LogReader.Growable(LogReader.MAX_FRAME_PLAINTEXT);
         try {
             FrameCodec.decodeComplete(FrameCodec.readRange(ch, f0.start(), f0.end()), header::write, new byte[1 << 16]);
@@ -83,12 +88,14 @@ final class ZstdLog {
                     "corrupt Zstandard session log: frame at byte 0 failed validation (" + e.getMessage() + ")", 0, e);
         }
         int nl = LineIndex.indexOf(header.buf, (byte) '\n', 0, header.len);
-        if (header.len == 0 || nl != header.len - 1)
+        if (header.len == 0 || nl != header.len - 1) {
             throw new CorruptSessionLogException(
                     "corrupt Zstandard session log: first frame is not exactly one header line", 0);
+        }
         p.sessionId = HeaderScan.sessionId(header.buf, header.len);
-        if (p.sessionId == null)
+        if (p.sessionId == null) {
             p.sessionId = EventRules.parseHeader(header.buf, 0, header.len - 1).id();
+        }
         p.headerEnd = f0.end();
         p.completeEnd = f0.end();
         p.rows = new RowScanner(sink, p.sessionId, false);
@@ -99,7 +106,9 @@ final class ZstdLog {
         try (FrameSlot.Contexts contexts = new FrameSlot.Contexts();
                 OrderedPipeline<Batch> workers = PlainLog.workers(WINDOW)) {
             ArrayDeque<Batch> free = new ArrayDeque<>();
-            for (int i = 0; i < WINDOW; i++) free.add(new Batch(fast));
+            for (int i = 0; i < WINDOW; i++) {
+                free.add(new Batch(fast));
+            }
             int ordinal = 1;
             boolean more = true;
             consuming:
@@ -128,29 +137,38 @@ final class ZstdLog {
                     }
                     workers.submit(() -> b.run(ch, contexts, collect));
                 }
-                if (workers.isEmpty()) break;
+                if (workers.isEmpty()) {
+                    break;
+                }
                 Batch b = workers.take();
                 for (int i = 0; i < b.count; i++) {
                     bomb = consume(p, b.slots[i], ch, collect);
-                    if (bomb) break consuming;
+                    if (bomb) {
+                        break consuming;
+                    }
                 }
                 free.add(b);
             }
         }
-        if (bomb) return p; // like the published reader's failure: nothing after the frame counts
+        if (bomb) {
+            return p; // like the published reader's failure: nothing after the frame counts
+        }
         if (structural != null) {
             p.structural = structural;
-            if (p.error == null) p.error = structural;
+            if (p.error == null) {
+                p.error = structural;
+            }
         } else {
             p.tornStart = sc.tornStart();
             p.fragmentStart = p.tornStart;
         }
-        if (p.error == null && p.rows.committedBytes != p.rows.inputBytes)
+        if (p.error == null && p.rows.committedBytes != p.rows.inputBytes) {
             p.error = p.rows.issue != null
                     ? p.rows.issue
                     : new CorruptSessionLogException(
                             "corrupt Zstandard session log: complete frame contains a torn JSONL record",
                             p.completeEnd);
+        }
         if (p.error == null && p.tornStart >= 0) {
             byte[] rec =
                     FrameCodec.decodePrefix(FrameCodec.readRange(ch, p.tornStart, size), LogReader.MAX_TORN_PLAINTEXT);
@@ -173,19 +191,25 @@ final class ZstdLog {
         m.end = f.end();
         m.checksum = s.checksum;
         m.ordinal = s.ordinal;
-        if (collect) p.frames.add(m); // before its rows: a replace in this frame may read back an event of it
+        if (collect) {
+            p.frames.add(m); // before its rows: a replace in this frame may read back an event of it
+        }
         if (s.tooBig && !decodeAlone(s, ch, collect)) {
-            if (collect) p.frames.remove(p.frames.size() - 1); // a bomb ends the read before this frame
-            if (p.error == null)
+            if (collect) {
+                p.frames.remove(p.frames.size() - 1); // a bomb ends the read before this frame
+            }
+            if (p.error == null) {
                 p.error = new CorruptSessionLogException(s.error + " (frame at byte " + f.start() + ")", f.start());
+            }
             return true;
         }
         if (s.error != null) {
-            if (p.error == null)
+            if (p.error == null) {
                 p.error = new CorruptSessionLogException(
                         "corrupt Zstandard session log: frame at byte " + f.start() + " failed validation (" + s.error
                                 + ")",
                         f.start());
+            }
         } else {
             m.intact = true;
             if (p.error == null) {
@@ -201,7 +225,9 @@ final class ZstdLog {
             m.lines = s.lines;
             m.commitEpoch = s.commitEpoch;
         }
-        if (s.plain.length > FrameSlot.PARALLEL_PLAINTEXT) s.plain = new byte[1 << 17]; // do not keep a huge buffer
+        if (s.plain.length > FrameSlot.PARALLEL_PLAINTEXT) {
+            s.plain = new byte[1 << 17]; // do not keep a huge buffer
+        }
         return false;
     }
 
@@ -234,7 +260,9 @@ final class ZstdLog {
         try (FrameSlot.Contexts contexts = new FrameSlot.Contexts();
                 OrderedPipeline<Batch> workers = PlainLog.workers(WINDOW)) {
             ArrayDeque<Batch> free = new ArrayDeque<>();
-            for (int i = 0; i < WINDOW; i++) free.add(new Batch(fast));
+            for (int i = 0; i < WINDOW; i++) {
+                free.add(new Batch(fast));
+            }
             int next = 0;
             for (; ; ) {
                 while (next < kept.size() && !workers.full()) {
@@ -246,23 +274,31 @@ final class ZstdLog {
                     }
                     workers.submit(() -> b.run(ch, contexts, false));
                 }
-                if (workers.isEmpty()) break;
+                if (workers.isEmpty()) {
+                    break;
+                }
                 Batch b = workers.take();
                 for (int i = 0; i < b.count; i++) {
                     FrameSlot s = b.slots[i];
-                    if (s.tooBig && !decodeAlone(s, ch, false))
+                    if (s.tooBig && !decodeAlone(s, ch, false)) {
                         throw new CorruptSessionLogException(
                                 s.error + " (frame at byte " + s.frame.start() + ")", s.frame.start());
-                    if (s.error != null)
+                    }
+                    if (s.error != null) {
                         throw new CorruptSessionLogException(
                                 "corrupt Zstandard session log: frame at byte " + s.frame.start()
                                         + " failed validation in pass 2 (" + s.error + ")",
                                 s.frame.start());
+                    }
                     LogReader.FrameMeta m = frames.get(s.ordinal - 1);
                     rows.beginFrame(m.start, m.keepBelow);
                     rows.write(s.plain, s.plainLen, s.index, (long) s.ordinal << 32);
-                    if (s.plain.length > FrameSlot.PARALLEL_PLAINTEXT) s.plain = new byte[1 << 17];
-                    if (rows.issue != null) throw rows.issue;
+                    if (s.plain.length > FrameSlot.PARALLEL_PLAINTEXT) {
+                        s.plain = new byte[1 << 17];
+                    }
+                    if (rows.issue != null) {
+                        throw rows.issue;
+                    }
                 }
                 free.add(b);
             }
@@ -283,7 +319,9 @@ final class ZstdLog {
                 FrameCodec.decodeComplete(FrameCodec.readRange(ch, m.start, m.end), g::write, new byte[1 << 16]);
                 int nl = LineIndex.indexOf(g.buf, (byte) '\n', lineStart, g.len);
                 JsonNode e = Json.parseLine(g.buf, lineStart, nl - lineStart);
-                if (e == null) throw new IOException("the event at " + Long.toHexString(locator) + " changed");
+                if (e == null) {
+                    throw new IOException("the event at " + Long.toHexString(locator) + " changed");
+                }
                 return e;
             } catch (IOException e) {
                 throw new UnavailableException(

@@ -50,7 +50,9 @@ final class BigLog {
                         long cs = ev.toolCall(turn, step, id);
                         text.setLength(0);
                         int n = 2000 + r.nextInt(6000);
-                        for (int i = 0; i < n; i++) text.append(alphabet[r.nextInt(alphabet.length)]);
+                        for (int i = 0; i < n; i++) {
+                            text.append(alphabet[r.nextInt(alphabet.length)]);
+                        }
                         ev.toolResult(turn, step, id, cs, text.toString());
                     }
                     ev.stepEnd(turn, step);

@@ -95,7 +95,9 @@ final class Corpus {
         {
             List<String> a = turns(3, 1, false);
             List<String> bw = new ArrayList<>();
-            for (int i = 4; i <= 8 && i < a.size(); i++) bw.add(a.get(i));
+            for (int i = 4; i <= 8 && i < a.size(); i++) {
+                bw.add(a.get(i));
+            }
             List<List<String>> bs = new ArrayList<>();
             bs.add(a.subList(0, Math.min(10, a.size())));
             bs.add(bw);
@@ -105,7 +107,9 @@ final class Corpus {
         {
             LogBuilder.Events e = new LogBuilder.Events(4, 0);
             e.turnStart(1).user(1, "a").stepStart(1, 1);
-            while (e.seq < 10) e.add("todo/write", "{\"todos\":[]}");
+            while (e.seq < 10) {
+                e.add("todo/write", "{\"todos\":[]}");
+            }
             List<String> prefix = new ArrayList<>(e.rows());
             LogBuilder.Events cl = new LogBuilder.Events(5, 10);
             cl.stepEnd(1, 1).turnEnd(1).add("session/title", "{\"title\":\"t\"}");
@@ -176,7 +180,9 @@ final class Corpus {
             bl.get(1).add(3, "");
             m.put("blank-line", concat(frames(h0, bl)));
             List<List<String>> cr = deep(b);
-            for (List<String> x : cr) x.replaceAll(s -> s + "\r");
+            for (List<String> x : cr) {
+                x.replaceAll(s -> s + "\r");
+            }
             m.put("crlf", concat(frames(h0, cr)));
             List<List<String>> bom = deep(b);
             bom.get(1).set(0, "\uFEFF" + bom.get(1).get(0));
@@ -189,7 +195,9 @@ final class Corpus {
         {
             List<byte[]> f = new ArrayList<>();
             f.add(frameNoChecksum(h0 + "\n"));
-            for (List<String> x : b) f.add(frameNoChecksum(lines(x)));
+            for (List<String> x : b) {
+                f.add(frameNoChecksum(lines(x)));
+            }
             m.put("no-checksum-frames", concat(f));
             byte[] nc = concat(f);
             m.put("no-checksum-torn", Arrays.copyOf(nc, nc.length - 7));
@@ -225,7 +233,11 @@ final class Corpus {
             byte[] bad = new String(plain, StandardCharsets.UTF_8)
                     .replace("\u00ff", "#")
                     .getBytes(StandardCharsets.UTF_8);
-            for (int i = 0; i < bad.length; i++) if (bad[i] == '#') bad[i] = (byte) 0xFF;
+            for (int i = 0; i < bad.length; i++) {
+                if (bad[i] == '#') {
+                    bad[i] = (byte) 0xFF;
+                }
+            }
             uf.set(uf.size() - 1, com.github.luben.zstd.Zstd.compress(bad, 3));
             m.put("invalid-utf8-in-string", concat(uf));
             List<String> sur = new ArrayList<>(ev);
@@ -265,7 +277,9 @@ final class Corpus {
 
     private static List<List<String>> deep(List<List<String>> b) {
         List<List<String>> out = new ArrayList<>();
-        for (List<String> x : b) out.add(new ArrayList<>(x));
+        for (List<String> x : b) {
+            out.add(new ArrayList<>(x));
+        }
         return out;
     }
 
@@ -283,7 +297,9 @@ final class Corpus {
                 case 1 -> {
                     out = base.clone();
                     int n = 1 + r.nextInt(3);
-                    for (int i = 0; i < n; i++) out[r.nextInt(out.length)] ^= (byte) (1 << r.nextInt(8));
+                    for (int i = 0; i < n; i++) {
+                        out[r.nextInt(out.length)] ^= (byte) (1 << r.nextInt(8));
+                    }
                 }
                 case 2 -> {
                     int a = r.nextInt(base.length), len = 1 + r.nextInt(Math.min(2000, base.length - a));
@@ -315,7 +331,9 @@ final class Corpus {
             List<long[]> out = new ArrayList<>();
             try (var ch = java.nio.channels.FileChannel.open(t)) {
                 FrameScanner sc = new FrameScanner(ch, ch.size(), 0);
-                for (FrameScanner.Frame f; (f = sc.next()) != null; ) out.add(new long[] {f.start(), f.end()});
+                for (FrameScanner.Frame f; (f = sc.next()) != null; ) {
+                    out.add(new long[] {f.start(), f.end()});
+                }
             }
             java.nio.file.Files.delete(t);
             return out;

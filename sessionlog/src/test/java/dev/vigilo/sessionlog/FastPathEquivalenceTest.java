@@ -51,14 +51,20 @@ class FastPathEquivalenceTest {
         Map<String, byte[]> zstd = new LinkedHashMap<>(Corpus.shapes());
         zstd.putAll(SemanticCorpus.shapes());
         long[] seeds = new long[120];
-        for (int i = 0; i < seeds.length; i++) seeds[i] = 9000 + i;
+        for (int i = 0; i < seeds.length; i++) {
+            seeds[i] = 9000 + i;
+        }
         zstd.putAll(SemanticCorpus.mutations(seeds));
         zstd.putAll(Corpus.mutations(seeds));
-        for (var e : zstd.entrySet()) assertSame(e.getKey(), e.getValue(), Compression.ZSTD);
+        for (var e : zstd.entrySet()) {
+            assertSame(e.getKey(), e.getValue(), Compression.ZSTD);
+        }
         Map<String, byte[]> plain = new LinkedHashMap<>(PlainCorpus.twins(zstd));
         plain.putAll(PlainCorpus.shapes());
         plain.putAll(PlainCorpus.mutations(seeds));
-        for (var e : plain.entrySet()) assertSame(e.getKey(), e.getValue(), Compression.NONE);
+        for (var e : plain.entrySet()) {
+            assertSame(e.getKey(), e.getValue(), Compression.NONE);
+        }
         assertThat(zstd.size() + plain.size()).isGreaterThan(600);
     }
 
@@ -86,21 +92,27 @@ class FastPathEquivalenceTest {
         byte[] b = base.clone();
         for (int[] e : edits) {
             List<int[]> lines = PlainCorpus.lineBounds(b);
-            if (lines.size() < 2) break;
+            if (lines.size() < 2) {
+                break;
+            }
             int[] line = lines.get(1 + e[1] % (lines.size() - 1));
             int len = line[1] - line[0];
             int k = (e[1] / lines.size()) & 0x3ff;
             int pos = (k & 1) == 0
                     ? line[0] + (k >>> 1) % Math.min(len, 320)
                     : line[1] - 1 - (k >>> 1) % Math.min(len, 120);
-            if (b[pos] == '\n') continue;
+            if (b[pos] == '\n') {
+                continue;
+            }
             byte v = switch (e[2] % 4) {
                 case 0 -> INTERESTING[(e[2] >>> 2) % INTERESTING.length];
                 case 1 -> (byte) ((e[2] >>> 2) & 0x1f); // a control character
                 case 2 -> (byte) (0x80 | ((e[2] >>> 2) & 0x7f)); // a byte of a (possibly broken) UTF-8 sequence
                 default -> (byte) ('a' + (e[2] >>> 2) % 26);
             };
-            if (v == '\n') v = ' ';
+            if (v == '\n') {
+                v = ' ';
+            }
             switch (e[0]) {
                 case 0, 1 -> b[pos] = v;
                 case 2 -> { // insert
@@ -139,11 +151,12 @@ class FastPathEquivalenceTest {
         // re-frame the edited lines: header frame, then batches of lines
         List<byte[]> lines = new ArrayList<>();
         int s = 0;
-        for (int i = 0; i < plain.length; i++)
+        for (int i = 0; i < plain.length; i++) {
             if (plain[i] == '\n') {
                 lines.add(java.util.Arrays.copyOfRange(plain, s, i + 1));
                 s = i + 1;
             }
+        }
         List<byte[]> frames = new ArrayList<>();
         for (int i = 0; i < lines.size(); i += i == 0 ? 1 : 6) {
             int to = i == 0 ? 1 : Math.min(lines.size(), i + 6);
@@ -159,7 +172,9 @@ class FastPathEquivalenceTest {
         JsonTape t = new JsonTape();
         int s = 0;
         for (int i = 0; i < plain.length; i++) {
-            if (plain[i] != '\n') continue;
+            if (plain[i] != '\n') {
+                continue;
+            }
             int r = t.parse(plain, s, plain.length);
             if (r >= 0) {
                 assertThat(r).isEqualTo(i);

@@ -12,9 +12,11 @@ public final class LargeVerifyMain {
         System.out.println(r.toJson());
         System.out.println("maxHeap=" + Runtime.getRuntime().maxMemory());
         long peak = 0;
-        for (var pool : java.lang.management.ManagementFactory.getMemoryPoolMXBeans())
-            if (pool.getType() == java.lang.management.MemoryType.HEAP)
+        for (var pool : java.lang.management.ManagementFactory.getMemoryPoolMXBeans()) {
+            if (pool.getType() == java.lang.management.MemoryType.HEAP) {
                 peak += pool.getPeakUsage().getUsed();
+            }
+        }
         System.out.println("peakHeap=" + peak);
         System.exit(r.accepted() ? 0 : 1);
     }

@@ -46,7 +46,9 @@ final class LogBuilder {
     /** A frame whose content is one raw (uncompressed) block, no checksum: descriptor 0x00, window 0x58. */
     static byte[] rawFrame(String text) {
         byte[] b = text.getBytes(StandardCharsets.UTF_8);
-        if (b.length >= 128 * 1024) throw new IllegalArgumentException("raw block too large");
+        if (b.length >= 128 * 1024) {
+            throw new IllegalArgumentException("raw block too large");
+        }
         ByteArrayOutputStream o = new ByteArrayOutputStream();
         o.write(0x28);
         o.write(0xB5);
@@ -64,13 +66,17 @@ final class LogBuilder {
 
     static byte[] concat(List<byte[]> parts) {
         ByteArrayOutputStream o = new ByteArrayOutputStream();
-        for (byte[] p : parts) o.write(p, 0, p.length);
+        for (byte[] p : parts) {
+            o.write(p, 0, p.length);
+        }
         return o.toByteArray();
     }
 
     static String lines(List<String> rows) {
         StringBuilder sb = new StringBuilder();
-        for (String r : rows) sb.append(r).append('\n');
+        for (String r : rows) {
+            sb.append(r).append('\n');
+        }
         return sb.toString();
     }
 
@@ -78,7 +84,9 @@ final class LogBuilder {
     static List<byte[]> frames(String header, List<List<String>> batches) {
         List<byte[]> out = new ArrayList<>();
         out.add(frame(header + "\n"));
-        for (List<String> b : batches) out.add(frame(lines(b)));
+        for (List<String> b : batches) {
+            out.add(frame(lines(b)));
+        }
         return out;
     }
 
@@ -86,11 +94,15 @@ final class LogBuilder {
         List<List<String>> out = new ArrayList<>();
         int i = 0;
         for (int s : sizes) {
-            if (i >= events.size()) break;
+            if (i >= events.size()) {
+                break;
+            }
             out.add(new ArrayList<>(events.subList(i, Math.min(events.size(), i + s))));
             i += s;
         }
-        if (i < events.size()) out.add(new ArrayList<>(events.subList(i, events.size())));
+        if (i < events.size()) {
+            out.add(new ArrayList<>(events.subList(i, events.size())));
+        }
         return out;
     }
 
@@ -214,7 +226,9 @@ final class LogBuilder {
             for (int i = 0; i < n; i++) {
                 if (i > 0) {
                     texts.append(',');
-                    if (i > 1) dt.append(',');
+                    if (i > 1) {
+                        dt.append(',');
+                    }
                     dt.append(1 + rnd.nextInt(9));
                 }
                 texts.append("\"piece ").append(i).append(' ').append("\"");
@@ -235,7 +249,9 @@ final class LogBuilder {
             int steps = 1 + rnd.nextInt(3);
             for (int step = 1; step <= steps; step++) {
                 stepStart(turn, step);
-                if (chunks) textChunks(turn, step, 3 + rnd.nextInt(6));
+                if (chunks) {
+                    textChunks(turn, step, 3 + rnd.nextInt(6));
+                }
                 boolean last = step == steps;
                 List<String> ids =
                         assistant(turn, step, last ? 0 : 1 + rnd.nextInt(2), "answer " + rnd.nextInt(100000));
@@ -256,7 +272,9 @@ final class LogBuilder {
     /** n complete turns of valid events from seq 0. */
     static List<String> turns(long seed, int n, boolean chunks) {
         Events e = new Events(seed, 0);
-        for (int t = 1; t <= n; t++) e.turn(t, chunks);
+        for (int t = 1; t <= n; t++) {
+            e.turn(t, chunks);
+        }
         return e.rows();
     }
 }

@@ -27,8 +27,11 @@ class MeasurementTableTest {
     /** Damages unit {@code i}: a zstd frame's checksum trailer, or the first byte of an uncompressed batch's first line. */
     private static void damage(ProtocolLogs l, int i) {
         byte[] b = l.frames.get(i).clone();
-        if (zstd(l.compression)) b[b.length - 1] ^= 1;
-        else b[0] = 'z';
+        if (zstd(l.compression)) {
+            b[b.length - 1] ^= 1;
+        } else {
+            b[0] = 'z';
+        }
         l.frames.set(i, b);
     }
 
@@ -50,8 +53,11 @@ class MeasurementTableTest {
         JsonNode ref = Referee.get().judge(f);
         assertThat(v.events()).isEqualTo(ref.path("events").asLong());
         assertThat(v.tornOffset()).isEqualTo(ref.path("torn").path("truncateTo").asLong());
-        if (zstd(c)) assertThat(v.tornOffset()).isEqualTo(l.endOfFrame(2));
-        else assertThat(v.stored()).isEqualTo(7); // the torn last line only
+        if (zstd(c)) {
+            assertThat(v.tornOffset()).isEqualTo(l.endOfFrame(2));
+        } else {
+            assertThat(v.stored()).isEqualTo(7); // the torn last line only
+        }
     }
 
     @ParameterizedTest
@@ -65,9 +71,11 @@ class MeasurementTableTest {
         assertThat(v.channel()).isEqualTo(Channel.P1);
         assertThat(v.hwSeq()).isEqualTo(9);
         JsonNode ref = Referee.get().judge(f);
-        if (zstd(c)) assertThat(ref.path("verdict").asText()).isEqualTo("REJECT");
-        else // the published uncompressed path truncates at the seq gap (no turn/end follows it)
-        assertThat(ref.path("events").asLong()).isEqualTo(10);
+        if (zstd(c)) {
+            assertThat(ref.path("verdict").asText()).isEqualTo("REJECT");
+        } else { // the published uncompressed path truncates at the seq gap (no turn/end follows it)
+            assertThat(ref.path("events").asLong()).isEqualTo(10);
+        }
     }
 
     @ParameterizedTest
@@ -80,8 +88,11 @@ class MeasurementTableTest {
         assertThat(v.truncated()).isEqualTo(3);
         assertThat(v.maxEpoch()).isEqualTo(1);
         JsonNode ref = Referee.get().judge(f);
-        if (zstd(c)) assertThat(ref.path("verdict").asText()).isEqualTo("REJECT");
-        else assertThat(ref.path("events").asLong()).isEqualTo(13); // the stale closers kept, the resumer cut
+        if (zstd(c)) {
+            assertThat(ref.path("verdict").asText()).isEqualTo("REJECT");
+        } else {
+            assertThat(ref.path("events").asLong()).isEqualTo(13); // the stale closers kept, the resumer cut
+        }
     }
 
     @ParameterizedTest
@@ -93,8 +104,11 @@ class MeasurementTableTest {
         assertThat(v.error()).contains("expected 13, got 10");
         assertThat(v.errorOffset()).isNotNull();
         JsonNode ref = Referee.get().judge(f);
-        if (zstd(c)) assertThat(ref.path("verdict").asText()).isEqualTo("REJECT");
-        else assertThat(ref.path("events").asLong()).isEqualTo(13);
+        if (zstd(c)) {
+            assertThat(ref.path("verdict").asText()).isEqualTo("REJECT");
+        } else {
+            assertThat(ref.path("events").asLong()).isEqualTo(13);
+        }
     }
 
     @ParameterizedTest
@@ -110,7 +124,9 @@ class MeasurementTableTest {
         assertThat(v.hwOffset()).isEqualTo(l.endOfFrame(2));
         JsonNode ref = Referee.get().judge(f);
         assertThat(v.tornOffset()).isEqualTo(ref.path("torn").path("truncateTo").asLong());
-        if (zstd(c)) assertThat(v.tornOffset()).isEqualTo(l.endOfFrame(2));
+        if (zstd(c)) {
+            assertThat(v.tornOffset()).isEqualTo(l.endOfFrame(2));
+        }
         // the referee recovers the torn batch's complete lines; the protocol treats them as uncommitted
         assertThat(ref.path("events").asLong()).isGreaterThan(10);
     }
@@ -173,8 +189,11 @@ class MeasurementTableTest {
         assertThat(v.events()).isEqualTo(10);
         assertThat(v.truncated()).isEqualTo(5);
         JsonNode ref = Referee.get().judge(f);
-        if (zstd(c)) assertThat(ref.path("verdict").asText()).isEqualTo("REJECT");
-        else assertThat(ref.path("events").asLong()).isEqualTo(10);
+        if (zstd(c)) {
+            assertThat(ref.path("verdict").asText()).isEqualTo("REJECT");
+        } else {
+            assertThat(ref.path("events").asLong()).isEqualTo(10);
+        }
     }
 
     @ParameterizedTest

@@ -84,8 +84,9 @@ class OperationsTest {
         SessionCat.CatReport r = SessionCat.cat(in, 0, out);
         List<String> lines = out.toString(StandardCharsets.UTF_8).lines().toList();
         assertThat(lines).hasSize((int) r.report().stored()).hasSize((int) r.written());
-        for (int i = 0; i < lines.size(); i++)
+        for (int i = 0; i < lines.size(); i++) {
             assertThat(Json.MAPPER.readTree(lines.get(i)).get("seq").asLong()).isEqualTo(i);
+        }
         ByteArrayOutputStream tail = new ByteArrayOutputStream();
         assertThat(SessionCat.cat(in, 70, tail).written()).isEqualTo(r.report().stored() - 70);
         assertThat(tail.toString(StandardCharsets.UTF_8).lines().findFirst().orElseThrow())
@@ -111,7 +112,9 @@ class OperationsTest {
         var events = WriterTest.parse(LogBuilder.turns(31, 30, false));
         try (SessionLogWriter w =
                 SessionLogWriter.create(in, WriterTest.HEADER, new LockFileEpochSource(), WriterOptions.defaults())) {
-            for (int i = 0; i < events.size(); i += 3) w.append(events.subList(i, Math.min(events.size(), i + 3)));
+            for (int i = 0; i < events.size(); i += 3) {
+                w.append(events.subList(i, Math.min(events.size(), i + 3)));
+            }
         }
         JsonNode refIn = Referee.get().judge(in);
         Path out = dir.resolve("compacted.jsonl.zstd");

@@ -39,7 +39,9 @@ class PackedWriterTest {
     static List<ObjectNode> events(byte[] plain) throws Exception {
         List<ObjectNode> out = new ArrayList<>();
         for (String line : new String(plain, StandardCharsets.UTF_8).split("\n")) {
-            for (JsonNode e : EventRules.decodeStorageRecord(Json.MAPPER.readTree(line))) out.add((ObjectNode) e);
+            for (JsonNode e : EventRules.decodeStorageRecord(Json.MAPPER.readTree(line))) {
+                out.add((ObjectNode) e);
+            }
         }
         return out;
     }
@@ -53,7 +55,9 @@ class PackedWriterTest {
         c.put("type", kind).put("index", index);
         if (kind.equals("tool-call-delta")) {
             c.put("id", text.startsWith("b") ? "call_b" : "call_a");
-            if (!text.endsWith("!")) c.put("name", "bash");
+            if (!text.endsWith("!")) {
+                c.put("name", "bash");
+            }
             c.put("argumentsDelta", text);
         } else {
             c.put("text", text);
@@ -70,30 +74,45 @@ class PackedWriterTest {
         ObjectNode esc = WriterTest.todo(1); // JSON.stringify escaping: lower-case \u001b, raw DEL and U+2028
         ((ArrayNode) esc.get("data").get("todos")).add("\u001b[31mred\u0000\u001f\u007f\u2028\t\"\\/ é😀");
         b.add(esc);
-        for (int i = 0; i < 5; i++) b.add(chunk(t += i, 1, 1, "text-delta", 0, "t\u001b" + i)); // run of 5
-        for (int i = 0; i < 2; i++) b.add(chunk(t += 3, 1, 1, "reasoning-delta", 0, "r" + i)); // run of 2: verbatim
-        for (int i = 0; i < 3; i++) b.add(chunk(t += 1, 1, 1, "reasoning-delta", 1, "r" + i)); // index break, run of 3
-        for (int i = 0; i < 4; i++) b.add(chunk(t += 2, 1, 1, "tool-call-delta", 2, "a" + i)); // tool call with name
-        for (int i = 0; i < 3; i++) b.add(chunk(t += 2, 1, 1, "tool-call-delta", 2, "b" + i)); // id break
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < 5; i++) {
+            b.add(chunk(t += i, 1, 1, "text-delta", 0, "t\u001b" + i)); // run of 5
+        }
+        for (int i = 0; i < 2; i++) {
+            b.add(chunk(t += 3, 1, 1, "reasoning-delta", 0, "r" + i)); // run of 2: verbatim
+        }
+        for (int i = 0; i < 3; i++) {
+            b.add(chunk(t += 1, 1, 1, "reasoning-delta", 1, "r" + i)); // index break, run of 3
+        }
+        for (int i = 0; i < 4; i++) {
+            b.add(chunk(t += 2, 1, 1, "tool-call-delta", 2, "a" + i)); // tool call with name
+        }
+        for (int i = 0; i < 3; i++) {
+            b.add(chunk(t += 2, 1, 1, "tool-call-delta", 2, "b" + i)); // id break
+        }
+        for (int i = 0; i < 3; i++) {
             b.add(chunk(t += 2, 1, 1, "tool-call-delta", 2, "a" + i + "!")); // name absent: breaks the run
+        }
         batches.add(b);
         b = new ArrayList<>();
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < 3; i++) {
             b.add(chunk(t += 1, 1, i < 2 ? 1 : 2, "text-delta", 0, "s" + i)); // step break at the third
+        }
         ObjectNode extra = chunk(t += 1, 1, 2, "text-delta", 0, "x");
         ((ObjectNode) extra.get("data").get("chunk"))
                 .put("providerMeta", 1); // not whitelisted: verbatim, breaks the run
         b.add(chunk(t += 1, 1, 2, "text-delta", 0, "y0"));
         b.add(extra);
         b.add(chunk(t += 1, 1, 2, "text-delta", 0, "y1"));
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < 2; i++) {
             b.add(chunk(t -= 5, 1, 2, "text-delta", 0, "neg" + i)); // negative dt, run of 3 with y1
+        }
         b.add(chunk(t += 1, 1, 2, "text-delta", 0, "split0")); // this run continues into the next batch
         b.add(chunk(t += 1, 1, 2, "text-delta", 0, "split1"));
         batches.add(b);
         b = new ArrayList<>();
-        for (int i = 2; i < 6; i++) b.add(chunk(t += 1, 1, 2, "text-delta", 0, "split" + i));
+        for (int i = 2; i < 6; i++) {
+            b.add(chunk(t += 1, 1, 2, "text-delta", 0, "split" + i));
+        }
         ObjectNode ign = chunk(t += 1, 1, 2, "text-delta", 0, "ign");
         ign.put("ignorable", true); // envelope not exactly {type, seq, time, data}: verbatim
         b.add(ign);
@@ -109,7 +128,9 @@ class PackedWriterTest {
             ObjectNode c = Json.MAPPER.createObjectNode();
             c.put("type", e.get("type").textValue()).put("seq", s++);
             e.fields().forEachRemaining(f -> {
-                if (!f.getKey().equals("type") && !f.getKey().equals("seq")) c.set(f.getKey(), f.getValue());
+                if (!f.getKey().equals("type") && !f.getKey().equals("seq")) {
+                    c.set(f.getKey(), f.getValue());
+                }
             });
             arr.add(c);
         }
@@ -139,7 +160,9 @@ class PackedWriterTest {
         List<Long> starts = new ArrayList<>();
         try (SessionLogWriter w =
                 SessionLogWriter.create(f, WriterTest.HEADER, new LockFileEpochSource(), WriterOptions.plain())) {
-            for (List<ObjectNode> b : batches) starts.add(w.append(b).firstSeq().value());
+            for (List<ObjectNode> b : batches) {
+                starts.add(w.append(b).firstSeq().value());
+            }
         }
         List<byte[]> frames = framePlaintexts(f);
         assertThat(frames).hasSize(batches.size() + 1);
@@ -194,7 +217,9 @@ class PackedWriterTest {
                 ObjectNode got = catted.get(i).deepCopy();
                 long seq = got.remove("seq").longValue();
                 // with P1 each batch's commit record takes a seq of its own, so cat's seqs have gaps there
-                if (!opts.commitRecords()) assertThat(seq).isEqualTo(i);
+                if (!opts.commitRecords()) {
+                    assertThat(seq).isEqualTo(i);
+                }
                 assertThat(got).as("event " + i).isEqualTo(input.get(i));
             }
         }
@@ -208,7 +233,9 @@ class PackedWriterTest {
                 WriterTest.HEADER,
                 new LockFileEpochSource(),
                 WriterOptions.plain().withPackChunks(false))) {
-            for (List<ObjectNode> b : edgeBatches()) w.append(b);
+            for (List<ObjectNode> b : edgeBatches()) {
+                w.append(b);
+            }
         }
         assertThat(new String(LogBuilder.concat(framePlaintexts(f)), StandardCharsets.UTF_8))
                 .doesNotContain("-chunks\"");
@@ -263,7 +290,9 @@ class PackedWriterTest {
             assertThat(new String(mine.get(i), StandardCharsets.UTF_8))
                     .as("frame " + i)
                     .isEqualTo(t);
-            if (t.contains("\"text-chunks\"")) packed++;
+            if (t.contains("\"text-chunks\"")) {
+                packed++;
+            }
         }
         assertThat(packed).as("batches with packed rows").isGreaterThan(0);
         assertThat(Files.readAllBytes(ours))

@@ -53,9 +53,10 @@ final class PlainCorpus {
                             break;
                         }
                         if (f == null) {
-                            if (sc.tornStart() >= 0)
+                            if (sc.tornStart() >= 0) {
                                 out.write(FrameCodec.decodePrefix(
                                         Arrays.copyOfRange(zstd, (int) sc.tornStart(), zstd.length), 1 << 30));
+                            }
                             break;
                         }
                         try {
@@ -83,7 +84,9 @@ final class PlainCorpus {
         Map<String, byte[]> m = new LinkedHashMap<>();
         zstd.forEach((name, b) -> {
             byte[] t = twin(b);
-            if (t != null) m.put(name, t);
+            if (t != null) {
+                m.put(name, t);
+            }
         });
         return m;
     }
@@ -145,7 +148,9 @@ final class PlainCorpus {
         // CRLF everywhere, a lone CR line, a BOM on an event line, NUL inside a line
         {
             StringBuilder sb = new StringBuilder(header() + "\r\n");
-            for (String s : ev) sb.append(s).append("\r\n");
+            for (String s : ev) {
+                sb.append(s).append("\r\n");
+            }
             m.put("crlf-everywhere", bytes(sb.toString()));
             List<String> x = new ArrayList<>(ev);
             x.set(4, x.get(4) + "\r\r");
@@ -192,7 +197,9 @@ final class PlainCorpus {
         {
             List<String> a = turns(3, 1, false);
             List<String> b = new ArrayList<>(a.subList(0, Math.min(10, a.size())));
-            for (int i = 4; i <= 8 && i < a.size(); i++) b.add(a.get(i));
+            for (int i = 4; i <= 8 && i < a.size(); i++) {
+                b.add(a.get(i));
+            }
             m.put("two-writer-interleave", bytes(h + lines(b)));
             LogBuilder.Events e = new LogBuilder.Events(9, ev.size());
             e.turnStart(5).user(5, "hello").stepStart(5, 1);
@@ -224,7 +231,9 @@ final class PlainCorpus {
                 case 1 -> {
                     out = base.clone();
                     int n = 1 + r.nextInt(3);
-                    for (int i = 0; i < n; i++) out[r.nextInt(out.length)] ^= (byte) (1 << r.nextInt(8));
+                    for (int i = 0; i < n; i++) {
+                        out[r.nextInt(out.length)] ^= (byte) (1 << r.nextInt(8));
+                    }
                 }
                 case 2 -> {
                     int a = r.nextInt(base.length), len = 1 + r.nextInt(Math.min(2000, base.length - a));

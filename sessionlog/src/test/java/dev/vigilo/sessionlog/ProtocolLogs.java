@@ -45,7 +45,9 @@ final class ProtocolLogs {
     /** A P1 batch: fillers from..to-1 then the commit record at seq {@code to}. */
     ProtocolLogs p1(long from, long to, long epoch) {
         List<String> rows = new ArrayList<>();
-        for (long s = from; s < to; s++) rows.add(filler(s));
+        for (long s = from; s < to; s++) {
+            rows.add(filler(s));
+        }
         rows.add(commit(to, epoch));
         frames.add(encode(LogBuilder.lines(rows)));
         return this;
@@ -54,10 +56,13 @@ final class ProtocolLogs {
     /** A batch without commit record: fillers from..to inclusive; records its epoch in the P2 history. */
     ProtocolLogs plain(long from, long to, Long epoch) {
         if (epoch != null
-                && (history.isEmpty() || history.get(history.size() - 1).epoch().value() != epoch))
+                && (history.isEmpty() || history.get(history.size() - 1).epoch().value() != epoch)) {
             history.add(new Manifest.EpochStart(new Epoch(epoch), size(), from));
+        }
         List<String> rows = new ArrayList<>();
-        for (long s = from; s <= to; s++) rows.add(filler(s));
+        for (long s = from; s <= to; s++) {
+            rows.add(filler(s));
+        }
         frames.add(encode(LogBuilder.lines(rows)));
         return this;
     }
@@ -68,7 +73,9 @@ final class ProtocolLogs {
 
     long endOfFrame(int i) {
         long s = 0;
-        for (int k = 0; k <= i; k++) s += frames.get(k).length;
+        for (int k = 0; k <= i; k++) {
+            s += frames.get(k).length;
+        }
         return s;
     }
 
@@ -87,7 +94,13 @@ final class ProtocolLogs {
         long units = nFrames;
         if (compression == Compression.NONE) {
             units = 0;
-            for (int i = 0; i < nFrames; i++) for (byte b : frames.get(i)) if (b == '\n') units++;
+            for (int i = 0; i < nFrames; i++) {
+                for (byte b : frames.get(i)) {
+                    if (b == '\n') {
+                        units++;
+                    }
+                }
+            }
         }
         return new Manifest(
                 new Epoch(epoch),
@@ -103,7 +116,9 @@ final class ProtocolLogs {
     Path write(Path dir, String name, Manifest m) throws IOException {
         Path f = dir.resolve(name + compression.suffix());
         Files.write(f, LogBuilder.concat(frames));
-        if (m != null) Files.write(Manifest.pathFor(f), ManifestCodec.write(m));
+        if (m != null) {
+            Files.write(Manifest.pathFor(f), ManifestCodec.write(m));
+        }
         return f;
     }
 }

@@ -25,7 +25,9 @@ class ReaderFuzzTest {
         Path f = Files.createTempFile("fuzz", ".jsonl.zstd");
         try {
             Files.write(f, content);
-            if (manifest != null) Files.write(Manifest.pathFor(f), manifest);
+            if (manifest != null) {
+                Files.write(Manifest.pathFor(f), manifest);
+            }
             return SessionVerifier.verify(f);
         } finally {
             Files.deleteIfExists(Manifest.pathFor(f));
@@ -72,7 +74,9 @@ class ReaderFuzzTest {
     void mutatedLogsGetAVerdict(@ForAll("edits") List<int[]> edits, @ForAll boolean protocol) throws Exception {
         byte[] b = (protocol ? P1 : BASE).clone();
         for (int[] e : edits) {
-            if (b.length == 0) break;
+            if (b.length == 0) {
+                break;
+            }
             int pos = e[1] % b.length;
             switch (e[0]) {
                 case 0 -> b[pos] = (byte) e[2];

@@ -126,7 +126,9 @@ public final class Referee {
                 throw new AssertionError("referee timed out on " + file);
             }
             int rc = pr.exitValue();
-            if (rc == 2) throw new AssertionError("referee environment problem on " + file + ": " + err);
+            if (rc == 2) {
+                throw new AssertionError("referee environment problem on " + file + ": " + err);
+            }
             String s = new String(out, StandardCharsets.UTF_8).trim();
             return Json.MAPPER.readTree(s);
         } catch (IOException e) {

@@ -31,7 +31,9 @@ class RefereeDifferentialTest {
                 f,
                 (buf, off, len, kept, whole) ->
                         kept.forEach(e -> types.add(e.get("type").textValue())));
-        if (!o.report().accepted()) return List.of();
+        if (!o.report().accepted()) {
+            return List.of();
+        }
         o.closers().forEach(c -> types.add(c.get("type").textValue()));
         return types;
     }
@@ -51,8 +53,9 @@ class RefereeDifferentialTest {
             vs += " torn=" + (v.tornOffset() == null ? "no" : v.tornOffset());
         }
         String encoding = f.getFileName().toString().endsWith(".jsonl") ? "none" : "zstd";
-        if (!v.compression().jsonName().equals(encoding))
+        if (!v.compression().jsonName().equals(encoding)) {
             vs += " compression=" + v.compression().jsonName();
+        }
         boolean same = rs.equals(vs);
         if (same && v.accepted()) {
             List<String> refTypes = new ArrayList<>();
@@ -87,8 +90,12 @@ class RefereeDifferentialTest {
                 fs.add(pool.submit(() -> compare(e.getKey(), f)));
             }
             List<Row> rows = new ArrayList<>();
-            for (Future<Row> f : fs) rows.add(f.get());
-            for (var e : cases.keySet()) Files.deleteIfExists(dir.resolve(e + as.suffix()));
+            for (Future<Row> f : fs) {
+                rows.add(f.get());
+            }
+            for (var e : cases.keySet()) {
+                Files.deleteIfExists(dir.resolve(e + as.suffix()));
+            }
             return rows;
         } finally {
             pool.shutdownNow();
@@ -96,9 +103,10 @@ class RefereeDifferentialTest {
     }
 
     private static void report(List<Row> rows) {
-        for (Row r : rows)
+        for (Row r : rows) {
             System.out.println((r.same ? "same " : "DIFF ") + r.name + ": referee=" + r.referee
                     + (r.same ? "" : " vigilo=" + r.vigilo));
+        }
         assertThat(rows.stream()
                         .filter(r -> !r.same)
                         .map(r -> r.name + ": referee=" + r.referee + " vigilo=" + r.vigilo))
@@ -176,7 +184,9 @@ class RefereeDifferentialTest {
     @Test
     void seededContentMutationsMatchTheReferee() throws Exception {
         long[] seeds = new long[Integer.getInteger("vigilo.contentMutations", 72)];
-        for (int i = 0; i < seeds.length; i++) seeds[i] = 5000 + i;
+        for (int i = 0; i < seeds.length; i++) {
+            seeds[i] = 5000 + i;
+        }
         List<Row> rows = judgeAll(dir, SemanticCorpus.mutations(seeds));
         // the mutations must not be trivially all-reject: some keep the log valid
         assertThat(rows.stream().filter(r -> r.referee.startsWith("ACCEPT"))).isNotEmpty();
@@ -204,7 +214,9 @@ class RefereeDifferentialTest {
     @Test
     void uncompressedSemanticCasesAndContentMutationsMatchTheReferee() throws Exception {
         long[] seeds = new long[Integer.getInteger("vigilo.contentMutations", 72) / 2];
-        for (int i = 0; i < seeds.length; i++) seeds[i] = 7000 + i;
+        for (int i = 0; i < seeds.length; i++) {
+            seeds[i] = 7000 + i;
+        }
         Map<String, byte[]> cases = new java.util.LinkedHashMap<>(PlainCorpus.twins(SemanticCorpus.shapes()));
         cases.putAll(PlainCorpus.twins(SemanticCorpus.mutations(seeds)));
         List<Row> rows = judgeAll(dir, cases, Compression.NONE);
@@ -216,14 +228,18 @@ class RefereeDifferentialTest {
     @Test
     void uncompressedSeededMutationsMatchTheReferee() throws Exception {
         long[] seeds = new long[Integer.getInteger("vigilo.mutations", 96)];
-        for (int i = 0; i < seeds.length; i++) seeds[i] = 3000 + i;
+        for (int i = 0; i < seeds.length; i++) {
+            seeds[i] = 3000 + i;
+        }
         report(judgeAll(dir, PlainCorpus.mutations(seeds), Compression.NONE));
     }
 
     @Test
     void seededMutationsMatchTheReferee() throws Exception {
         long[] seeds = new long[Integer.getInteger("vigilo.mutations", 96)];
-        for (int i = 0; i < seeds.length; i++) seeds[i] = 1000 + i;
+        for (int i = 0; i < seeds.length; i++) {
+            seeds[i] = 1000 + i;
+        }
         report(judgeAll(dir, Corpus.mutations(seeds)));
     }
 }

@@ -317,12 +317,18 @@ final class SemanticCorpus {
         for (long seed : seeds) {
             Random r = new Random(seed * 0x2545F4914F6CDD1DL + 5);
             List<JsonNode> rows = new ArrayList<>();
-            for (String s : base) rows.add(Json.parseLine(s.getBytes(), 0, s.length()));
+            for (String s : base) {
+                rows.add(Json.parseLine(s.getBytes(), 0, s.length()));
+            }
             List<Integer> events = new ArrayList<>(), surface = new ArrayList<>();
             for (int i = 0; i < rows.size(); i++) {
-                if (!rows.get(i).has("seq")) continue; // packed rows are mutated by the byte-level generator
+                if (!rows.get(i).has("seq")) {
+                    continue; // packed rows are mutated by the byte-level generator
+                }
                 events.add(i);
-                if (SURFACE.contains(rows.get(i).get("type").textValue())) surface.add(i);
+                if (SURFACE.contains(rows.get(i).get("type").textValue())) {
+                    surface.add(i);
+                }
             }
             int kind = r.nextInt(7);
             ObjectNode a = (ObjectNode) rows.get(events.get(r.nextInt(events.size())));
@@ -349,9 +355,11 @@ final class SemanticCorpus {
                             .put("start", rows.get(surface.get(j)).get("seq").longValue())
                             .put("end", rows.get(surface.get(k)).get("seq").longValue());
                     ArrayNode src = s.putArray("sourceEventSeqs");
-                    for (int x = j; x <= k; x++)
-                        if (x != k || r.nextInt(4) > 0)
+                    for (int x = j; x <= k; x++) {
+                        if (x != k || r.nextInt(4) > 0) {
                             src.add(rows.get(surface.get(x)).get("seq").longValue());
+                        }
+                    }
                 }
                 case 3 -> { // alter sourceEventSeqs
                     long seq = s.get("seq").longValue();
@@ -376,11 +384,15 @@ final class SemanticCorpus {
                         Iterator<String> it = a.get("data").fieldNames();
                         String first = it.next();
                         ((ObjectNode) a.get("data")).remove(first);
-                    } else s.remove(key);
+                    } else {
+                        s.remove(key);
+                    }
                 }
             }
             List<String> out = new ArrayList<>();
-            for (JsonNode n : rows) out.add(n.toString());
+            for (JsonNode n : rows) {
+                out.add(n.toString());
+            }
             String[] names = {
                 "swap-data", "swap-types", "replace-range", "sources", "alter-scalar", "drop-key", "legacy-shape"
             };
@@ -391,7 +403,9 @@ final class SemanticCorpus {
 
     /** Rewrites a message event's data into the shape stored before messages had identities. */
     private static void toLegacyShape(ObjectNode e, Random r) {
-        if (!e.get("data").isObject()) return;
+        if (!e.get("data").isObject()) {
+            return;
+        }
         ObjectNode d = (ObjectNode) e.get("data");
         switch (e.get("type").textValue()) {
             case "user/message" -> {
@@ -400,7 +414,9 @@ final class SemanticCorpus {
             }
             case "assistant/message" -> {
                 JsonNode msg = d.remove("message");
-                if (msg == null) return;
+                if (msg == null) {
+                    return;
+                }
                 d.set("content", msg.get("content"));
                 ObjectNode prov = ((ObjectNode) msg.get("source")).deepCopy();
                 prov.remove("kind");
@@ -408,7 +424,9 @@ final class SemanticCorpus {
             }
             default -> {
                 JsonNode msg = d.remove("message");
-                if (msg == null) return;
+                if (msg == null) {
+                    return;
+                }
                 d.set("callId", msg.get("source").get("callId"));
                 d.set("content", msg.get("content").get(0).get("content"));
                 d.put("isError", r.nextInt(3) == 0);
@@ -420,23 +438,34 @@ final class SemanticCorpus {
         List<ObjectNode> parents = new ArrayList<>();
         List<String> keys = new ArrayList<>();
         collect(data, parents, keys);
-        if (parents.isEmpty()) return;
+        if (parents.isEmpty()) {
+            return;
+        }
         int i = r.nextInt(parents.size());
         ObjectNode p = parents.get(i);
         JsonNode v = p.get(keys.get(i));
-        if (v.isNumber()) p.put(keys.get(i), v.longValue() + 1);
-        else p.put(keys.get(i), v.asText() + "x");
+        if (v.isNumber()) {
+            p.put(keys.get(i), v.longValue() + 1);
+        } else {
+            p.put(keys.get(i), v.asText() + "x");
+        }
     }
 
     private static void collect(JsonNode n, List<ObjectNode> parents, List<String> keys) {
-        if (n.isObject())
+        if (n.isObject()) {
             for (Iterator<Map.Entry<String, JsonNode>> it = n.fields(); it.hasNext(); ) {
                 Map.Entry<String, JsonNode> f = it.next();
                 if (f.getValue().isValueNode()) {
                     parents.add((ObjectNode) n);
                     keys.add(f.getKey());
-                } else collect(f.getValue(), parents, keys);
+                } else {
+                    collect(f.getValue(), parents, keys);
+                }
             }
-        else if (n.isArray()) for (JsonNode c : n) collect(c, parents, keys);
+        } else if (n.isArray()) {
+            for (JsonNode c : n) {
+                collect(c, parents, keys);
+            }
+        }
     }
 }

@@ -29,7 +29,9 @@ class UncompressedChannelTest {
         Path f = dir.resolve(name + ".jsonl");
         List<ObjectNode> events = WriterTest.parse(LogBuilder.turns(21, 4, false));
         try (SessionLogWriter w = SessionLogWriter.create(f, WriterTest.HEADER, new LockFileEpochSource(), opts)) {
-            for (int i = 0; i < events.size(); i += 7) w.append(events.subList(i, Math.min(events.size(), i + 7)));
+            for (int i = 0; i < events.size(); i += 7) {
+                w.append(events.subList(i, Math.min(events.size(), i + 7)));
+            }
         }
         return f;
     }
@@ -41,7 +43,9 @@ class UncompressedChannelTest {
         List<ObjectNode> events = WriterTest.parse(LogBuilder.turns(21, 4, false));
         try (SessionLogWriter w =
                 SessionLogWriter.create(z, WriterTest.HEADER, new LockFileEpochSource(), WriterOptions.plain())) {
-            for (int i = 0; i < events.size(); i += 7) w.append(events.subList(i, Math.min(events.size(), i + 7)));
+            for (int i = 0; i < events.size(); i += 7) {
+                w.append(events.subList(i, Math.min(events.size(), i + 7)));
+            }
         }
         // the same bytes as the zstd log's frames decoded: one encoding is the other's twin
         assertThat(Files.readAllBytes(f)).isEqualTo(PlainCorpus.twin(Files.readAllBytes(z)));

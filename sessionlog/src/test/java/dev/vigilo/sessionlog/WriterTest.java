@@ -52,7 +52,9 @@ class WriterTest {
         Path f = dir.resolve(name + ".jsonl.zstd");
         List<ObjectNode> events = parse(LogBuilder.turns(21, 4, false));
         try (SessionLogWriter w = SessionLogWriter.create(f, HEADER, new LockFileEpochSource(), opts)) {
-            for (int i = 0; i < events.size(); i += 7) w.append(events.subList(i, Math.min(events.size(), i + 7)));
+            for (int i = 0; i < events.size(); i += 7) {
+                w.append(events.subList(i, Math.min(events.size(), i + 7)));
+            }
         }
         return f;
     }
@@ -181,7 +183,9 @@ class WriterTest {
                 }));
             }
             go.countDown();
-            for (Future<?> x : fs) x.get();
+            for (Future<?> x : fs) {
+                x.get();
+            }
             pool.shutdown();
         }
         assertThat(ranges).hasSize(threads * per);
@@ -201,12 +205,17 @@ class WriterTest {
                 SessionLogWriter.create(f, HEADER, new LockFileEpochSource(), new WriterOptions(true, false, false))) {
             ExecutorService pool = Executors.newFixedThreadPool(4);
             List<Future<?>> fs = new ArrayList<>();
-            for (int t = 0; t < 4; t++)
+            for (int t = 0; t < 4; t++) {
                 fs.add(pool.submit(() -> {
-                    for (int i = 0; i < 10; i++) w.append(List.of(todo(i)));
+                    for (int i = 0; i < 10; i++) {
+                        w.append(List.of(todo(i)));
+                    }
                     return null;
                 }));
-            for (Future<?> x : fs) x.get();
+            }
+            for (Future<?> x : fs) {
+                x.get();
+            }
             pool.shutdown();
         }
         VerifyReport v = SessionVerifier.verify(f);

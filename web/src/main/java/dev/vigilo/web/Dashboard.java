@@ -29,7 +29,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class Dashboard implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Dashboard.class);
+    /** The dashboard's one mapper for what it writes (pages' JSON API, errors); reads go through {@link StoredJson}. */
     static final ObjectMapper JSON = new ObjectMapper();
+
     static final String CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:;"
             + " connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 

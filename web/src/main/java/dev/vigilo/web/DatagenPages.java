@@ -257,7 +257,7 @@ final class DatagenPages {
 
     static JsonNode parse(String s) {
         try {
-            return Dashboard.JSON.readTree(s);
+            return StoredJson.read(s);
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }

@@ -10,8 +10,6 @@ import dev.vigilo.dataset.DatasetEntry;
 import dev.vigilo.dataset.DatasetReader;
 import dev.vigilo.dataset.StoredCase;
 import io.javalin.http.Context;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -129,13 +127,13 @@ final class DatasetPages {
         m.putAll(row(e));
         List<Map<String, Object>> rows = new ArrayList<>();
         for (StoredCase c : cases(e, r)) {
-            JsonNode j = read(c.caseJson());
+            JsonNode j = StoredJson.datasetCase(c.caseJson());
             Map<String, Object> row = new LinkedHashMap<>();
             row.put("ordinal", c.ordinal());
             row.put("case_id", c.id());
             row.put("group", c.fields().group().orElse(""));
             row.put("tags", String.join(", ", c.fields().tags()));
-            row.put("input", Views.cut(RunPages.pretty(j.path("input")), SHOWN_CHARS));
+            row.put("input", Views.cut(RunPages.pretty(StoredJson.input(j)), SHOWN_CHARS));
             row.put("expected", j.has("expected") ? Views.cut(RunPages.pretty(j.path("expected")), SHOWN_CHARS) : "");
             rows.add(row);
         }
@@ -167,7 +165,7 @@ final class DatasetPages {
             a.addObject()
                     .put("ordinal", c.ordinal())
                     .put("sha256", c.sha256().toHex())
-                    .set("case", read(c.caseJson()));
+                    .set("case", StoredJson.datasetCase(c.caseJson()));
         }
         long next = r.from() + r.count();
         if (next < e.caseCount()) {
@@ -176,13 +174,5 @@ final class DatasetPages {
             o.putNull("next_from");
         }
         Dashboard.json(ctx, o);
-    }
-
-    private static JsonNode read(byte[] json) {
-        try {
-            return Dashboard.JSON.readTree(new String(json, StandardCharsets.UTF_8));
-        } catch (IOException e) {
-            throw new IllegalStateException("a verified case is not JSON: " + e.getMessage(), e);
-        }
     }
 }

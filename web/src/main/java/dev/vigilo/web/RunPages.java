@@ -438,25 +438,28 @@ final class RunPages {
         return Optional.ofNullable(found[0]);
     }
 
+    /** Case {@code ordinal} of run {@code id}'s dataset; an ordinal beyond the dataset is not found (404). */
+    private StoredCase runCase(UUID id, long ordinal, RunCatalog.PlanIdentity identity) {
+        return datasetCase(identity.datasetUploadId(), ordinal)
+                .orElseThrow(() -> new NotFoundException("run " + id + " has no case " + ordinal + "; its dataset has "
+                        + identity.datasetCaseCount() + " cases"));
+    }
+
     void casePage(Context ctx) {
         UUID id = Params.runId(ctx);
         long ordinal = Params.ordinal(ctx, "ordinal");
         RunCatalog.PlanIdentity identity = catalog.identity(id);
-        Optional<StoredCase> input = datasetCase(identity.datasetUploadId(), ordinal);
-        if (input.isEmpty()) {
-            throw new NotFoundException("run " + id + " has no case " + ordinal + "; its dataset has "
-                    + identity.datasetCaseCount() + " cases");
-        }
+        StoredCase input = runCase(id, ordinal, identity);
         Optional<CaseResults.CaseDetail> detail = cases.find(id, ordinal);
         Map<String, Object> m = views.page("Case " + ordinal + " of run " + id, "runs");
         m.put("id", id.toString());
         m.put("ordinal", ordinal);
-        JsonNode caseJson = read(new String(input.get().caseJson(), StandardCharsets.UTF_8));
-        m.put("case_id", input.get().id());
-        m.put("input", Views.cut(pretty(caseJson.path("input")), SHOWN_CHARS));
+        JsonNode caseJson = StoredJson.datasetCase(input.caseJson());
+        m.put("case_id", input.id());
+        m.put("input", Views.cut(pretty(StoredJson.input(caseJson)), SHOWN_CHARS));
         m.put("expected", caseJson.has("expected") ? Views.cut(pretty(caseJson.path("expected")), SHOWN_CHARS) : null);
-        m.put("group", input.get().fields().group().orElse(""));
-        m.put("tags", String.join(", ", input.get().fields().tags()));
+        m.put("group", input.fields().group().orElse(""));
+        m.put("tags", String.join(", ", input.fields().tags()));
         if (ordinal > 0) {
             m.put("prev", "/runs/" + id + "/cases/" + (ordinal - 1));
         }
@@ -513,14 +516,10 @@ final class RunPages {
         UUID id = Params.runId(ctx);
         long ordinal = Params.ordinal(ctx, "ordinal");
         RunCatalog.PlanIdentity identity = catalog.identity(id);
-        Optional<StoredCase> input = datasetCase(identity.datasetUploadId(), ordinal);
-        if (input.isEmpty()) {
-            throw new NotFoundException("run " + id + " has no case " + ordinal + "; its dataset has "
-                    + identity.datasetCaseCount() + " cases");
-        }
+        StoredCase input = runCase(id, ordinal, identity);
         ObjectNode o = Dashboard.JSON.createObjectNode().put("run_id", id.toString());
         o.put("ordinal", ordinal);
-        o.set("case", read(new String(input.get().caseJson(), StandardCharsets.UTF_8)));
+        o.set("case", StoredJson.datasetCase(input.caseJson()));
         Optional<CaseResults.CaseDetail> detail = cases.find(id, ordinal);
         o.put("executed", detail.isPresent());
         if (detail.isPresent()) {
@@ -564,7 +563,7 @@ final class RunPages {
 
     private static JsonNode read(String json) {
         try {
-            return Dashboard.JSON.readTree(json);
+            return StoredJson.read(json);
         } catch (IOException e) {
             throw new IllegalStateException("unreadable JSON from a module: " + e.getMessage(), e);
         }

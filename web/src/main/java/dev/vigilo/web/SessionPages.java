@@ -310,7 +310,7 @@ final class SessionPages {
     private static String arguments(JsonNode args) {
         if (args.isTextual()) {
             try {
-                return RunPages.pretty(Dashboard.JSON.readTree(args.asText()));
+                return RunPages.pretty(StoredJson.read(args.asText()));
             } catch (java.io.IOException e) {
                 return args.asText();
             }

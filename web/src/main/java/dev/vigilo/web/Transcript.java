@@ -125,7 +125,7 @@ final class Transcript {
                 JsonNode json = null;
                 if (lineBytes <= MAX_EVENT_BYTES) {
                     try {
-                        json = Dashboard.JSON.readTree(bytes);
+                        json = StoredJson.read(bytes);
                     } catch (IOException e) {
                         // kept as text below
                     }

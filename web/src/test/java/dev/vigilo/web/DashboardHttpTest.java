@@ -431,6 +431,26 @@ class DashboardHttpTest {
     }
 
     @Test
+    void aCaseThatRepeatsAKeyIsShownAsItsTextNotAsOneReadingOfIt() throws IOException {
+        // The upload checks a case's own fields, not the keys inside its input: this case is stored as given.
+        Path cases = home.resolve("repeated-key.jsonl");
+        Files.writeString(cases, "{\"id\":\"dup-1\",\"input\":{\"q\":\"first-value\",\"q\":\"second-value\"}}\n");
+        var entry = new dev.vigilo.dataset.DatasetCatalog(state.control.jdbi())
+                .upload(
+                        new dev.vigilo.dataset.UploadRequest(
+                                cases, Optional.of("repeated key"), Optional.of(UUID.randomUUID())),
+                        state.store,
+                        dev.vigilo.dataset.UploadProgress.NONE);
+        JsonNode shown = json("/api/datasets/" + entry.uploadId() + "/cases?from=0&limit=1")
+                .path("cases")
+                .path(0)
+                .path("case");
+        assertThat(shown.isTextual()).as(shown.toString()).isTrue();
+        assertThat(shown.asText()).contains("first-value", "second-value");
+        assertThat(page("/datasets/" + entry.uploadId())).contains("first-value", "second-value");
+    }
+
+    @Test
     void everythingShownIsEscaped() throws IOException {
         String evil = "<img src=x onerror=alert(1)>";
         Path cases = home.resolve("evil.jsonl");

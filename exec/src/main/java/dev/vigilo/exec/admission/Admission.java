@@ -11,6 +11,7 @@ import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.exec.LocalTransactions;
 import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.record.ChunkSeed;
+import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.RunSnapshot;
 import dev.vigilo.exec.record.SeedTables;
 import dev.vigilo.plan.AdmissionLease;
@@ -19,6 +20,7 @@ import dev.vigilo.plan.GateFile;
 import dev.vigilo.plan.PlanManifest;
 import dev.vigilo.plan.PublishedPlan;
 import dev.vigilo.plan.RunLifecycle;
+import dev.vigilo.plan.RunState;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.ObjectStores;
@@ -136,7 +138,7 @@ public final class Admission {
             return new Run(lease, claimed.run()).admit();
         } catch (FencedException e) {
             // The lease's recheck fences this admission when the run left creating; a cancellation is reported as one.
-            if (e.getMessage().contains("cancelled")) {
+            if (cancelledNow(runId, e)) {
                 throw new CancelledException("run " + runId + " was cancelled during admission; nothing was activated");
             }
             throw e;
@@ -150,6 +152,19 @@ public final class Admission {
     }
 
     /** Carries an immutable seed conflict out of the transactions it rolls back. */
+    /**
+     * Whether the run is cancelled, read after its lease fenced this admission (cancelled is terminal, so a run read
+     * cancelled now left creating through the cancellation). A failed read leaves the fence to be reported as it is.
+     */
+    private boolean cancelledNow(UUID runId, FencedException fenced) {
+        try {
+            return control.withHandle(h -> RunRecords.run(h, runId)).status() == RunState.CANCELLED;
+        } catch (RuntimeException e) {
+            fenced.addSuppressed(e);
+            return false;
+        }
+    }
+
     private static final class SeedConflict extends RuntimeException {
         final List<String> conflicts;
 
@@ -202,7 +217,7 @@ public final class Admission {
                 verify(aliases, m);
                 activate(aliases, m);
                 LOG.info("run {} admitted: {} chunks on {}", runId, m.chunks(), aliases);
-                return new Result(runId, Outcome.ACTIVATED, "pending", m.chunks());
+                return new Result(runId, Outcome.ACTIVATED, RunState.PENDING.spelling(), m.chunks());
             }
         }
 

@@ -8,6 +8,7 @@ import dev.vigilo.exec.record.ChunkSeed;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.RunSnapshot;
+import dev.vigilo.exec.record.RunSnapshotParser;
 import dev.vigilo.exec.record.TranscriptStore;
 import dev.vigilo.plan.ChunkFile;
 import dev.vigilo.plan.GateFile;
@@ -97,7 +98,7 @@ final class ExecutionCheck {
                         .mapToMap()
                         .findOne();
                 require(null, run.isPresent(), where + " has no snapshot of the run");
-                RunSnapshot read = RunSnapshot.decode((String) run.get().get("snapshot"));
+                RunSnapshot read = RunSnapshotParser.fromJson((String) run.get().get("snapshot"));
                 require(
                         null,
                         read.sha256().toHex().equals(run.get().get("snapshot_sha256"))

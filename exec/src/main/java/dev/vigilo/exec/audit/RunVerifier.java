@@ -17,6 +17,7 @@ import dev.vigilo.exec.record.PlanRecord;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.plan.GateFile;
 import dev.vigilo.plan.PublishedPlan;
+import dev.vigilo.plan.RunState;
 import dev.vigilo.stats.Confidence;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectStore;
@@ -120,13 +121,13 @@ public final class RunVerifier {
     public Report verify(UUID runId) {
         Objects.requireNonNull(runId, "runId");
         RunRecords.Run run = control.withHandle(h -> RunRecords.run(h, runId));
-        if (run.status().equals("cancelled")) {
+        if (run.status() == RunState.CANCELLED) {
             // Ended, but without a settlement: nothing recorded to recompute, and waiting changes nothing.
             throw new InvalidInputException("run " + runId + " was cancelled: it ended without settling, so there is"
                     + " no gate table or verdict to check; `vigilo run results " + runId + "` lists the chunks it"
                     + " committed, each receipt verified against its reference");
         }
-        if (!run.status().equals("settled") && !run.status().equals("failed")) {
+        if (run.status() != RunState.SETTLED && run.status() != RunState.FAILED) {
             throw new InvalidInputException("run " + runId + " is " + run.status() + "; verify checks a run that has"
                     + " ended: wait until it settles (`vigilo run watch " + runId + "`)");
         }
@@ -138,11 +139,18 @@ public final class RunVerifier {
             scratch = Files.createTempDirectory("vigilo-verify-");
             List<GateResult> gates = check(run, record, store, scratch, p);
             return new Report(
-                    runId, run.status(), run.verdict(), true, Optional.empty(), Optional.empty(), p.checked(), gates);
+                    runId,
+                    run.status().spelling(),
+                    run.verdict(),
+                    true,
+                    Optional.empty(),
+                    Optional.empty(),
+                    p.checked(),
+                    gates);
         } catch (DamagedException e) {
             return new Report(
                     runId,
-                    run.status(),
+                    run.status().spelling(),
                     run.verdict(),
                     false,
                     VerificationFailure.keyOf(e),
@@ -242,11 +250,11 @@ public final class RunVerifier {
                                 + row.recorded().get() + "; the receipts give " + recomputed);
             }
         }
-        String status = ex.failedChunks > 0 ? "failed" : "settled";
+        RunState status = ex.failedChunks > 0 ? RunState.FAILED : RunState.SETTLED;
         Optional<String> verdict = ex.failedChunks > 0
                 ? Optional.empty()
                 : Optional.of(GateResult.verdict(table).spelling());
-        if (!status.equals(run.status()) || !verdict.equals(run.verdict())) {
+        if (status != run.status() || !verdict.equals(run.verdict())) {
             throw new VerificationFailure(
                     null,
                     "the run records status " + run.status() + " and verdict "

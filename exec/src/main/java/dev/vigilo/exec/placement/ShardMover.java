@@ -200,11 +200,11 @@ public final class ShardMover {
 
     private static void requireExecuting(RunRecords.Run run) {
         switch (run.status()) {
-            case "pending", "running" -> {}
-            case "cancelled" ->
+            case PENDING, RUNNING -> {}
+            case CANCELLED ->
                 throw new CancelledException(
                         "run " + run.runId() + " was cancelled; its shards stay" + " where they are");
-            case "creating" ->
+            case CREATING ->
                 throw new ConflictException("run " + run.runId() + " is still being created or admitted;"
                         + " move shards once it is pending");
             default ->

@@ -315,7 +315,7 @@ public final class ChunkRows {
             long[] errored) {
         String key = ref.key().value();
         byte[] bytes = read(store, ref, "receipt " + key + " of chunk " + chunkIndex + " of run " + runId);
-        Receipt r = Receipt.decode(bytes, key);
+        Receipt r = ReceiptParser.fromJson(bytes, key);
         List<String> problems = new ArrayList<>();
         if (!r.runId().equals(runId)
                 || r.chunkIndex() != chunkIndex

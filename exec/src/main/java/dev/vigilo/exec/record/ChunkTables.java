@@ -4,6 +4,7 @@ import dev.vigilo.common.crash.CrashPoints;
 import dev.vigilo.storage.ObjectRef;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import org.jdbi.v3.core.Handle;
@@ -130,6 +131,18 @@ public final class ChunkTables {
     }
 
     /**
+     * The fence of every write a lease holder makes: the chunk is still leased, to this owner, at this generation
+     * (parameters {@code r}, {@code c}, {@code o}, {@code g}: {@link #held}).
+     */
+    private static final String HELD =
+            " WHERE run_id = :r AND chunk_index = :c AND state = 'leased' AND lease_owner = :o AND lease_generation = :g";
+
+    /** The values of {@link #HELD}'s parameters for lease {@code l}. */
+    private static Map<String, Object> held(Lease l) {
+        return Map.of("r", l.runId(), "c", l.chunkIndex(), "o", l.owner(), "g", l.generation());
+    }
+
+    /**
      * Extends a held lease while its shard is open.
      *
      * @return false when the lease is no longer this worker's (taken over, or the chunk ended), or the shard was
@@ -138,14 +151,11 @@ public final class ChunkTables {
     public static boolean renew(Handle h, Lease l, Duration lease) {
         return h.createUpdate(
                                 "UPDATE exec_chunks c SET lease_expires_at = clock_timestamp() + make_interval(secs => :s)"
-                                        + " WHERE run_id = :r AND chunk_index = :c AND state = 'leased' AND lease_owner = :o"
-                                        + " AND lease_generation = :g AND EXISTS (SELECT 1 FROM exec_run_shards s"
+                                        + HELD
+                                        + " AND EXISTS (SELECT 1 FROM exec_run_shards s"
                                         + " WHERE s.run_id = c.run_id AND s.shard = c.shard AND s.state = 'open')")
                         .bind("s", (double) lease.toMillis() / 1000.0)
-                        .bind("r", l.runId())
-                        .bind("c", l.chunkIndex())
-                        .bind("o", l.owner())
-                        .bind("g", l.generation())
+                        .bindMap(held(l))
                         .execute()
                 == 1;
     }
@@ -184,8 +194,7 @@ public final class ChunkTables {
                         + " receipt_key = :k, receipt_length = :len, receipt_sha256 = :sha, cases_executed = :ce,"
                         + " cases_errored = :cer, gate_passed = :gp, gate_failed = :gf, gate_errored = :ge,"
                         + " last_error = NULL, finished_at = now()"
-                        + " WHERE run_id = :r AND chunk_index = :c AND state = 'leased' AND lease_owner = :o"
-                        + " AND lease_generation = :g")
+                        + HELD)
                 .bind("k", receipt.key().value())
                 .bind("len", receipt.length())
                 .bind("sha", receipt.sha256().toHex())
@@ -194,10 +203,7 @@ public final class ChunkTables {
                 .bind("gp", t.passed())
                 .bind("gf", t.failed())
                 .bind("ge", t.errored())
-                .bind("r", l.runId())
-                .bind("c", l.chunkIndex())
-                .bind("o", l.owner())
-                .bind("g", l.generation())
+                .bindMap(held(l))
                 .execute();
         if (n == 1) {
             return Completion.COMPLETED;
@@ -224,15 +230,11 @@ public final class ChunkTables {
         return h.createUpdate("UPDATE exec_chunks SET state = 'queued', lease_owner = NULL, lease_expires_at = NULL,"
                                 + " not_before = clock_timestamp() + make_interval(secs => :b), last_error = :e,"
                                 + " attempts = CASE WHEN :refund THEN greatest(attempts - 1, 0) ELSE attempts END"
-                                + " WHERE run_id = :r AND chunk_index = :c AND state = 'leased' AND lease_owner = :o"
-                                + " AND lease_generation = :g")
+                                + HELD)
                         .bind("b", (double) backoff.toMillis() / 1000.0)
                         .bind("e", error)
                         .bind("refund", refund)
-                        .bind("r", l.runId())
-                        .bind("c", l.chunkIndex())
-                        .bind("o", l.owner())
-                        .bind("g", l.generation())
+                        .bindMap(held(l))
                         .execute()
                 == 1;
     }
@@ -246,13 +248,9 @@ public final class ChunkTables {
         CrashPoints.boundary("exec.fail");
         return h.createUpdate("UPDATE exec_chunks SET state = 'failed', lease_owner = NULL, lease_expires_at = NULL,"
                                 + " last_error = :e, finished_at = now()"
-                                + " WHERE run_id = :r AND chunk_index = :c AND state = 'leased' AND lease_owner = :o"
-                                + " AND lease_generation = :g")
+                                + HELD)
                         .bind("e", error)
-                        .bind("r", l.runId())
-                        .bind("c", l.chunkIndex())
-                        .bind("o", l.owner())
-                        .bind("g", l.generation())
+                        .bindMap(held(l))
                         .execute()
                 == 1;
     }

@@ -1,5 +1,6 @@
 package dev.vigilo.exec.record;
 
+import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.plan.RunLifecycle;
 import dev.vigilo.plan.RunState;
@@ -16,14 +17,10 @@ import org.jdbi.v3.core.Handle;
 public final class RunRecords {
     private RunRecords() {}
 
-    /** Run statuses from which execution may still change something. */
-    static final List<String> ACTIVE =
-            RunLifecycle.EXECUTING.stream().map(RunState::spelling).toList();
-
     /**
      * The run row as execution sees it.
      *
-     * @param status        creating, pending, running, settled, cancelled or failed
+     * @param status        the run's state, read once from {@code runs.status} here
      * @param verdict       passed or failed, when settled
      * @param failureReason why the run failed, when failed
      * @param storageBinding the store holding the run's plan, receipts and outputs
@@ -31,13 +28,13 @@ public final class RunRecords {
      */
     public record Run(
             UUID runId,
-            String status,
+            RunState status,
             Optional<String> verdict,
             Optional<String> failureReason,
             String storageBinding,
             String initialPlacement) {
         public boolean active() {
-            return ACTIVE.contains(status);
+            return RunLifecycle.EXECUTING.contains(status);
         }
     }
 
@@ -73,11 +70,26 @@ public final class RunRecords {
                 .findOne()
                 .map(m -> new Run(
                         runId,
-                        (String) m.get("status"),
+                        state(runId, (String) m.get("status")),
                         Optional.ofNullable((String) m.get("verdict")),
                         Optional.ofNullable((String) m.get("failure_reason")),
                         (String) m.get("storage_binding"),
                         (String) m.get("initial_placement")));
+    }
+
+    /**
+     * The run state a {@code runs.status} spelling names ({@code runs}' check constraint admits only {@link RunState}'s
+     * spellings, so anything else is a row this build cannot read).
+     */
+    private static RunState state(UUID runId, String spelling) {
+        try {
+            return RunState.fromSpelling(spelling);
+        } catch (IllegalArgumentException e) {
+            throw new DamagedException(
+                    "run " + runId + " has status \"" + spelling + "\", which this build does not"
+                            + " know; a newer Vigilo may have written it",
+                    e);
+        }
     }
 
     public static NotFoundException notFound(UUID runId) {

@@ -1,5 +1,6 @@
 package dev.vigilo.exec.record;
 
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -43,6 +44,22 @@ public final class ShardTallies {
             long[] failed,
             long[] errored,
             long malformed) {}
+
+    /** One gate's outcomes summed over shards. */
+    public record GateSum(long passed, long failed, long errored) {}
+
+    /** Gate {@code g}'s outcomes summed over {@code tallies} (each holding counts for at least {@code g + 1} gates). */
+    public static GateSum sum(Collection<Tally> tallies, int g) {
+        long passed = 0;
+        long failed = 0;
+        long errored = 0;
+        for (Tally t : tallies) {
+            passed += t.passed()[g];
+            failed += t.failed()[g];
+            errored += t.errored()[g];
+        }
+        return new GateSum(passed, failed, errored);
+    }
 
     /** The sums of {@code shards} (rows of other shards are ignored); a shard without rows is absent. */
     public static Map<Integer, Tally> read(Handle h, UUID runId, List<Integer> shards, int gates) {

@@ -1,9 +1,11 @@
 /**
  * The durable records exec's rooms share, each class with the SQL of the table or the format it owns: chunk leases
  * and states ({@code ChunkTables}), chunk rows and their receipts read back ({@code ChunkRows}), the seed tables
- * admission writes ({@code SeedTables}, {@code ChunkSeed}, {@code RunSnapshot}), receipts ({@code Receipt},
+ * admission writes ({@code SeedTables}, {@code ChunkSeed}, {@code RunSnapshot} with its format's
+ * {@code RunSnapshotParser}, docs/formats/exec-snapshot.md), receipts ({@code Receipt} with {@code ReceiptParser},
  * docs/formats/exec-receipt.md), run rows and routes ({@code RunRecords}), the run's plan row ({@code PlanRecord}),
- * shard tallies ({@code ShardTallies}) and transcript keys ({@code TranscriptStore}).
+ * shard tallies ({@code ShardTallies}), the settled gate table ({@code GateTable}, {@code run_gate_results}) and
+ * transcript keys ({@code TranscriptStore}).
  *
  * <p>Internal to exec: nothing here is the module's API, though Java makes it public for the rooms. Uses only the
  * root package {@code dev.vigilo.exec}.

@@ -88,8 +88,8 @@ public final class RunCancellation {
         Outcome outcome = control.inTransaction(h -> {
             RunRecords.Run run = RunRecords.lock(h, runId, true);
             Outcome o = switch (run.status()) {
-                case "cancelled" -> Outcome.ALREADY_CANCELLED;
-                case "settled", "failed" ->
+                case CANCELLED -> Outcome.ALREADY_CANCELLED;
+                case SETTLED, FAILED ->
                     throw new ConflictException("run " + runId + " is already "
                             + run.status()
                             + (run.verdict().map(v -> " (verdict " + v + ")").orElse(""))

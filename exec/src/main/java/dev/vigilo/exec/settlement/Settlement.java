@@ -10,6 +10,7 @@ import dev.vigilo.exec.record.GateTable;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.ShardTallies;
 import dev.vigilo.plan.RunLifecycle;
+import dev.vigilo.plan.RunState;
 import dev.vigilo.plan.RunVerdict;
 import java.util.List;
 import java.util.Map;
@@ -65,11 +66,11 @@ public final class Settlement {
     public record Result(
             UUID runId,
             Outcome outcome,
-            String status,
+            RunState status,
             Optional<String> verdict,
             Optional<String> detail,
             List<GateResult> gates) {
-        static Result of(UUID runId, Outcome outcome, String status, String detail) {
+        static Result of(UUID runId, Outcome outcome, RunState status, String detail) {
             return new Result(runId, outcome, status, Optional.empty(), Optional.of(detail), List.of());
         }
     }
@@ -131,7 +132,7 @@ public final class Settlement {
     }
 
     private static Result notActive(RunRecords.Run run) {
-        boolean ended = "settled".equals(run.status()) || "failed".equals(run.status());
+        boolean ended = run.status() == RunState.SETTLED || run.status() == RunState.FAILED;
         return new Result(
                 run.runId(),
                 ended ? Outcome.ALREADY_ENDED : Outcome.NOT_ACTIVE,
@@ -159,19 +160,20 @@ public final class Settlement {
                         + (ev.problems().size() > 1 ? " (and " + (ev.problems().size() - 1) + " more)" : "")
                         + "; its results cannot be settled, create a new run";
                 ended(runId, RunLifecycle.fail(h, runId, reason));
-                return new Result(runId, Outcome.FAILED, "failed", Optional.empty(), Optional.of(reason), List.of());
+                return new Result(
+                        runId, Outcome.FAILED, RunState.FAILED, Optional.empty(), Optional.of(reason), List.of());
             }
             List<GateResult> gates = ev.gateTable();
             GateTable.insert(h, runId, gates);
             if (ev.failedChunks() > 0) {
                 String reason = ev.failureReason();
                 ended(runId, RunLifecycle.fail(h, runId, reason));
-                return new Result(runId, Outcome.FAILED, "failed", Optional.empty(), Optional.of(reason), gates);
+                return new Result(runId, Outcome.FAILED, RunState.FAILED, Optional.empty(), Optional.of(reason), gates);
             }
             RunVerdict verdict = GateResult.verdict(gates);
             ended(runId, RunLifecycle.settle(h, runId, verdict));
             return new Result(
-                    runId, Outcome.SETTLED, "settled", Optional.of(verdict.spelling()), Optional.empty(), gates);
+                    runId, Outcome.SETTLED, RunState.SETTLED, Optional.of(verdict.spelling()), Optional.empty(), gates);
         });
         if (r.outcome() == Outcome.SETTLED || r.outcome() == Outcome.FAILED) {
             LOG.info(

@@ -10,6 +10,7 @@ import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.record.ChunkSeed;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.RunSnapshot;
+import dev.vigilo.exec.record.RunSnapshotParser;
 import dev.vigilo.exec.record.SeedTables;
 import dev.vigilo.exec.record.ShardTallies;
 import dev.vigilo.plan.PublishedPlan;
@@ -165,7 +166,7 @@ final class SettlementEvidence {
 
     private RunSnapshot decodeSnapshot(String text, String sha, String alias) {
         try {
-            RunSnapshot s = RunSnapshot.decode(text);
+            RunSnapshot s = RunSnapshotParser.fromJson(text);
             if (!s.sha256().toHex().equals(sha) || !s.runId().equals(runId)) {
                 problems.add("the run snapshot in execution database \"" + alias + "\" does not match its hash");
                 return null;
@@ -265,21 +266,14 @@ final class SettlementEvidence {
     List<GateResult> gateTable() {
         List<GateResult> out = new ArrayList<>();
         for (int g = 0; g < snapshot.gates().size(); g++) {
-            long passed = 0;
-            long failed = 0;
-            long errored = 0;
-            for (ShardTallies.Tally t : tallies.values()) {
-                passed += t.passed()[g];
-                failed += t.failed()[g];
-                errored += t.errored()[g];
-            }
+            ShardTallies.GateSum sum = ShardTallies.sum(tallies.values(), g);
             RunSnapshot.Gate gate = snapshot.gates().get(g);
             out.add(GateResult.decided(
                     gate.name(),
                     planned(g),
-                    passed,
-                    failed,
-                    errored,
+                    sum.passed(),
+                    sum.failed(),
+                    sum.errored(),
                     gate.minPassRate(),
                     gate.decide(),
                     gate.confidence()));

@@ -16,6 +16,7 @@ import dev.vigilo.exec.WaitBoard;
 import dev.vigilo.exec.record.GateTable;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.RunSnapshot;
+import dev.vigilo.exec.record.RunSnapshotParser;
 import dev.vigilo.exec.record.ShardTallies;
 import java.io.IOException;
 import java.time.Duration;
@@ -90,7 +91,7 @@ public final class ExecutionStatusReader {
                                     .bind("r", runId)
                                     .mapTo(String.class)
                                     .findOne()
-                                    .map(RunSnapshot::decode);
+                                    .map(RunSnapshotParser::fromJson);
                             tallies.putAll(t);
                             return s;
                         });
@@ -134,7 +135,7 @@ public final class ExecutionStatusReader {
         List<GateResult> gates = recorded ? v.recorded() : partial(v, tallies, snapshot);
         return new ExecutionStatus(
                 runId,
-                v.run().status(),
+                v.run().status().spelling(),
                 v.run().verdict(),
                 v.run().failureReason(),
                 progress,
@@ -209,21 +210,14 @@ public final class ExecutionStatusReader {
         List<GateResult> out = new ArrayList<>();
         List<RunSnapshot.Gate> policy = snapshot.get().gates();
         for (int g = 0; g < v.gateNames().size() && g < policy.size(); g++) {
-            long passed = 0;
-            long failed = 0;
-            long errored = 0;
-            for (ShardTallies.Tally t : tallies.values()) {
-                passed += t.passed()[g];
-                failed += t.failed()[g];
-                errored += t.errored()[g];
-            }
-            long planned = Math.max(v.planned()[g], passed + failed + errored);
+            ShardTallies.GateSum sum = ShardTallies.sum(tallies.values(), g);
+            long planned = Math.max(v.planned()[g], sum.passed() + sum.failed() + sum.errored());
             out.add(GateResult.partial(
                     v.gateNames().get(g),
                     planned,
-                    passed,
-                    failed,
-                    errored,
+                    sum.passed(),
+                    sum.failed(),
+                    sum.errored(),
                     policy.get(g).minPassRate(),
                     policy.get(g).decide(),
                     policy.get(g).confidence()));

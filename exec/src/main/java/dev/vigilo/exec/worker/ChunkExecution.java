@@ -218,7 +218,8 @@ final class ChunkExecution implements ChunkExecutor {
                             agentMillis,
                             Optional.of(new Receipt.Error(err.type().code(), err.message())),
                             List.of(),
-                            gates),
+                            gates,
+                            List.of()),
                     null);
         }
         String output = outcome.output().orElseThrow();
@@ -266,7 +267,8 @@ final class ChunkExecution implements ChunkExecutor {
                         agentMillis,
                         Optional.empty(),
                         evaluated,
-                        gates),
+                        gates,
+                        List.of()),
                 output);
     }
 

@@ -91,7 +91,7 @@ final class Coordinator {
                 Settlement.Result r = settlement.settleIfComplete(run);
                 if (r.outcome() == Settlement.Outcome.SETTLED || r.outcome() == Settlement.Outcome.FAILED) {
                     settlements.incrementAndGet();
-                    listener.runSettled(run, r.status());
+                    listener.runSettled(run, r.status().spelling());
                 }
             } catch (RuntimeException e) {
                 warn(e, "settlement of run {} failed, retried later: {}", run, e.getMessage());

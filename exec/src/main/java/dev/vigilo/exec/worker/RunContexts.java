@@ -13,6 +13,7 @@ import dev.vigilo.exec.Service;
 import dev.vigilo.exec.WaitingReader;
 import dev.vigilo.exec.WaitingStore;
 import dev.vigilo.exec.record.RunSnapshot;
+import dev.vigilo.exec.record.RunSnapshotParser;
 import dev.vigilo.plan.PublishedPlan;
 import dev.vigilo.storage.CachingObjectReader;
 import dev.vigilo.storage.Deadline;
@@ -81,7 +82,7 @@ final class RunContexts implements AutoCloseable {
                                 .orElseThrow(
                                         () -> new DamagedException("run " + runId + " has chunk rows but no snapshot in"
                                                 + " execution database \"" + alias + "\""))));
-        RunSnapshot snapshot = RunSnapshot.decode(text);
+        RunSnapshot snapshot = RunSnapshotParser.fromJson(text);
         ObjectStore raw = store(snapshot.storageBinding());
         ObjectStore store = new WaitingStore(raw, waits);
         ObjectReader reader = new WaitingReader(cacheFor(raw), waits);

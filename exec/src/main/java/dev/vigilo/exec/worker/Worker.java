@@ -17,6 +17,7 @@ import dev.vigilo.exec.WaitBoard;
 import dev.vigilo.exec.placement.ShardRoutes;
 import dev.vigilo.exec.record.ChunkTables;
 import dev.vigilo.exec.record.Receipt;
+import dev.vigilo.exec.record.ReceiptParser;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.StorageConfig;
@@ -516,7 +517,7 @@ public final class Worker {
             ObjectRef ref = ctx.store()
                     .create(
                             Receipt.key(lease.runId(), lease.chunkIndex(), lease.generation()),
-                            receipt.encode(),
+                            ReceiptParser.toJson(receipt),
                             Deadline.after(Duration.ofSeconds(120)));
             ChunkTables.Tallies tallies = tallies(receipt);
             ChunkTables.Completion outcome = waits.await(

@@ -17,6 +17,7 @@ import dev.vigilo.exec.audit.RunVerifier;
 import dev.vigilo.exec.placement.ShardRoutes;
 import dev.vigilo.exec.record.ChunkTables;
 import dev.vigilo.exec.record.Receipt;
+import dev.vigilo.exec.record.ReceiptParser;
 import dev.vigilo.exec.record.TranscriptStore;
 import dev.vigilo.exec.view.CaseResults;
 import dev.vigilo.exec.view.RunTranscripts;
@@ -138,7 +139,7 @@ public class TranscriptTest {
                         .bind("r", run)
                         .map((rs, ctx) -> new ObjectRef(
                                 ObjectKey.of(rs.getString(1)), rs.getLong(2), Sha256.parseHex(rs.getString(3))))
-                        .forEach(ref -> out.add(Receipt.decode(
+                        .forEach(ref -> out.add(ReceiptParser.fromJson(
                                 fx.store.read(ref, Deadline.after(Duration.ofSeconds(10))),
                                 ref.key().value()))));
         return out;
@@ -407,7 +408,7 @@ public class TranscriptTest {
             Receipt mine = exec.execute(current, currentOwner, ctx);
             ObjectRef mineRef = fx.store.create(
                     Receipt.key(run, current.chunkIndex(), current.generation()),
-                    mine.encode(),
+                    ReceiptParser.toJson(mine),
                     Deadline.after(Duration.ofSeconds(10)));
             ChunkTables.Completion first =
                     jdbi.inTransaction(h -> ChunkTables.complete(h, current, mineRef, Worker.tallies(mine)));
@@ -416,7 +417,7 @@ public class TranscriptTest {
             Receipt late = exec.execute(stale, staleOwner, ctx);
             ObjectRef lateRef = fx.store.create(
                     Receipt.key(run, stale.chunkIndex(), stale.generation()),
-                    late.encode(),
+                    ReceiptParser.toJson(late),
                     Deadline.after(Duration.ofSeconds(10)));
             ChunkTables.Completion second =
                     jdbi.inTransaction(h -> ChunkTables.complete(h, stale, lateRef, Worker.tallies(late)));

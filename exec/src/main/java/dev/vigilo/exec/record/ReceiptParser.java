@@ -1,0 +1,316 @@
+package dev.vigilo.exec.record;
+
+import static dev.vigilo.exec.record.JsonFields.array;
+import static dev.vigilo.exec.record.JsonFields.bool;
+import static dev.vigilo.exec.record.JsonFields.doubleValue;
+import static dev.vigilo.exec.record.JsonFields.intValue;
+import static dev.vigilo.exec.record.JsonFields.longValue;
+import static dev.vigilo.exec.record.JsonFields.object;
+import static dev.vigilo.exec.record.JsonFields.optionalObject;
+import static dev.vigilo.exec.record.JsonFields.optionalText;
+import static dev.vigilo.exec.record.JsonFields.putRef;
+import static dev.vigilo.exec.record.JsonFields.sha256;
+import static dev.vigilo.exec.record.JsonFields.strings;
+import static dev.vigilo.exec.record.JsonFields.text;
+import static dev.vigilo.exec.record.JsonFields.uuid;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.errors.DamagedException;
+import dev.vigilo.common.json.StrictJson;
+import dev.vigilo.exec.record.Receipt.CaseResult;
+import dev.vigilo.exec.record.Receipt.EvaluatorResult;
+import dev.vigilo.exec.record.Receipt.GateOutcome;
+import dev.vigilo.exec.record.Receipt.GateTally;
+import dev.vigilo.exec.record.Receipt.TranscriptRef;
+import dev.vigilo.storage.Sha256;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The one writer and reader of format {@code vigilo.exec.receipt} (docs/formats/exec-receipt.md), as Apache Iceberg's
+ * {@code TableMetadataParser}: field names are the constants below, {@link #toJson} writes the current version, and
+ * {@link #fromJson} reads every version in {@link Version}, strictly: through {@link StrictJson} (a key given twice is
+ * damage), every field required with its JSON type (a missing or mistyped field is damage, never a default), the
+ * header and the tallies checked against the case entries. A version this build does not know (a newer Vigilo's) is
+ * refused as a {@link DamagedException} that says so, never read as the nearest one it knows.
+ */
+public final class ReceiptParser {
+    private ReceiptParser() {}
+
+    static final String FORMAT = "vigilo.exec.receipt";
+
+    /**
+     * The versions this build reads, oldest first; the last is the one {@link #toJson} writes. A new version is a new
+     * constant here with the capabilities it adds, read where {@link #fromJson} asks for them.
+     */
+    enum Version {
+        /** The first receipt: cases, evaluators, gates and tallies. */
+        V1(1, false),
+        /** Version 1 plus, per case, the references of its attempts' transcripts. */
+        V2(2, true);
+
+        final int number;
+        final boolean transcripts;
+
+        Version(int number, boolean transcripts) {
+            this.number = number;
+            this.transcripts = transcripts;
+        }
+
+        static final Version CURRENT = V2;
+    }
+
+    // Header.
+    static final String RUN_ID = "run_id";
+    static final String CHUNK_INDEX = "chunk_index";
+    static final String CHUNK_ID = "chunk_id";
+    static final String SHARD = "shard";
+    static final String LEASE_GENERATION = "lease_generation";
+    static final String WORKER = "worker";
+    static final String MEMBERSHIP_SHA256 = "membership_sha256";
+    static final String STARTED_AT = "started_at";
+    static final String FINISHED_AT = "finished_at";
+    static final String EVALUATORS = "evaluators";
+    static final String GATES = "gates";
+    static final String CASES = "cases";
+    static final String TALLIES = "tallies";
+    // A case.
+    static final String ORDINAL = "ordinal";
+    static final String ID = "id";
+    static final String CASE_SHA256 = "case_sha256";
+    static final String STATUS = "status";
+    static final String OUTPUT = "output";
+    static final String OUTPUT_REF = "output_ref";
+    static final String OUTPUT_LENGTH = "output_length";
+    static final String OUTPUT_SHA256 = "output_sha256";
+    static final String ATTEMPTS = "attempts";
+    static final String AGENT_MS = "agent_ms";
+    static final String ERROR = "error";
+    static final String TRANSCRIPTS = "transcripts";
+    // A case's evaluator result (also "error"), an error, a transcript reference.
+    static final String NAME = "name";
+    static final String PASSED = "passed";
+    static final String SCORE = "score";
+    static final String MS = "ms";
+    static final String ERROR_TYPE = "type";
+    static final String ERROR_MESSAGE = "message";
+    static final String ATTEMPT = "attempt";
+    // Tallies.
+    static final String CASES_EXECUTED = "cases_executed";
+    static final String CASES_ERRORED = "cases_errored";
+    static final String SELECTED = "selected";
+    static final String FAILED = "failed";
+    static final String ERRORED = "errored";
+    // Case statuses.
+    static final String STATUS_OK = "ok";
+    static final String STATUS_ERRORED = "errored";
+
+    private static final ObjectMapper MAPPER = StrictJson.newMapper();
+
+    /** The receipt in the current version: compact JSON in the documented key order, ending in a newline. */
+    public static byte[] toJson(Receipt r) {
+        ObjectNode n = JsonFields.document(FORMAT, Version.CURRENT.number);
+        n.put(RUN_ID, r.runId().toString());
+        n.put(CHUNK_INDEX, r.chunkIndex());
+        n.put(CHUNK_ID, r.chunkId().toString());
+        n.put(SHARD, r.shard());
+        n.put(LEASE_GENERATION, r.leaseGeneration());
+        n.put(WORKER, r.worker().toString());
+        n.put(MEMBERSHIP_SHA256, r.membership().toHex());
+        n.put(STARTED_AT, r.startedAt().toString());
+        n.put(FINISHED_AT, r.finishedAt().toString());
+        r.evaluators().forEach(n.putArray(EVALUATORS)::add);
+        r.gates().forEach(n.putArray(GATES)::add);
+        ArrayNode a = n.putArray(CASES);
+        for (CaseResult c : r.cases()) {
+            ObjectNode o = a.addObject();
+            o.put(ORDINAL, c.ordinal());
+            o.put(ID, c.id());
+            o.put(CASE_SHA256, c.caseSha256().toHex());
+            o.put(STATUS, c.errored() ? STATUS_ERRORED : STATUS_OK);
+            o.put(OUTPUT, c.output().orElse(null));
+            if (c.outputRef().isPresent()) {
+                putRef(o.putObject(OUTPUT_REF), c.outputRef().get());
+            } else {
+                o.putNull(OUTPUT_REF);
+            }
+            o.put(OUTPUT_LENGTH, c.outputLength());
+            o.put(OUTPUT_SHA256, c.outputSha256().map(Sha256::toHex).orElse(null));
+            o.put(ATTEMPTS, c.attempts());
+            o.put(AGENT_MS, c.agentMillis());
+            putError(o, c.error());
+            ArrayNode ev = o.putArray(EVALUATORS);
+            for (EvaluatorResult e : c.evaluatorResults()) {
+                ObjectNode x = ev.addObject();
+                x.put(NAME, e.name());
+                x.put(PASSED, e.passed());
+                x.put(SCORE, e.score());
+                putError(x, e.error());
+                x.put(MS, e.millis());
+            }
+            ObjectNode g = o.putObject(GATES);
+            c.gates().forEach((name, outcome) -> g.put(name, outcome.wire));
+            ArrayNode tr = o.putArray(TRANSCRIPTS);
+            for (TranscriptRef t : c.transcripts()) {
+                ObjectNode x = tr.addObject();
+                x.put(ATTEMPT, t.attempt());
+                putRef(x, t.ref());
+            }
+        }
+        ObjectNode t = n.putObject(TALLIES);
+        t.put(CASES_EXECUTED, r.cases().size());
+        t.put(CASES_ERRORED, r.casesErrored());
+        ArrayNode ta = t.putArray(GATES);
+        for (GateTally gt : r.tallies()) {
+            ta.addObject()
+                    .put(NAME, gt.name())
+                    .put(SELECTED, gt.selected())
+                    .put(PASSED, gt.passed())
+                    .put(FAILED, gt.failed())
+                    .put(ERRORED, gt.errored());
+        }
+        try {
+            byte[] json = MAPPER.writeValueAsBytes(n);
+            byte[] out = Arrays.copyOf(json, json.length + 1);
+            out[json.length] = '\n';
+            return out;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Reads a receipt of any version in {@link Version} and checks its header and its tallies against its cases.
+     *
+     * @param where names the receipt for messages (its key)
+     * @throws DamagedException on any format or consistency problem, and on a version this build does not read
+     */
+    public static Receipt fromJson(byte[] bytes, String where) {
+        try {
+            JsonNode n = MAPPER.readTree(bytes);
+            Version version = JsonFields.header(n, FORMAT, Version.values(), v -> v.number);
+            return read(n, version);
+        } catch (IOException | RuntimeException e) {
+            throw new DamagedException("receipt " + where + " is invalid: " + e.getMessage(), e);
+        }
+    }
+
+    private static Receipt read(JsonNode n, Version version) {
+        List<CaseResult> cases = new ArrayList<>();
+        for (JsonNode c : array(n, CASES, "")) {
+            cases.add(readCase(c, version));
+        }
+        Receipt r = new Receipt(
+                uuid(n, RUN_ID, ""),
+                longValue(n, CHUNK_INDEX, ""),
+                uuid(n, CHUNK_ID, ""),
+                intValue(n, SHARD, ""),
+                longValue(n, LEASE_GENERATION, ""),
+                uuid(n, WORKER, ""),
+                sha256(n, MEMBERSHIP_SHA256, ""),
+                Instant.parse(text(n, STARTED_AT, "")),
+                Instant.parse(text(n, FINISHED_AT, "")),
+                strings(n, EVALUATORS, ""),
+                strings(n, GATES, ""),
+                cases);
+        checkTallies(r, object(n, TALLIES, ""));
+        return r;
+    }
+
+    private static CaseResult readCase(JsonNode c, Version version) {
+        if (!c.isObject()) {
+            throw new DamagedException("a case entry is " + c + ", not an object");
+        }
+        String in = "case " + c.path(ORDINAL);
+        List<EvaluatorResult> evaluators = new ArrayList<>();
+        for (JsonNode e : array(c, EVALUATORS, in)) {
+            String at = in + ", evaluator " + e.path(NAME);
+            evaluators.add(new EvaluatorResult(
+                    text(e, NAME, at),
+                    bool(e, PASSED, at),
+                    doubleValue(e, SCORE, at),
+                    error(e, at),
+                    longValue(e, MS, at)));
+        }
+        Map<String, GateOutcome> gates = new LinkedHashMap<>();
+        object(c, GATES, in)
+                .properties()
+                .forEach(f -> gates.put(f.getKey(), GateOutcome.of(f.getValue().asText())));
+        List<TranscriptRef> transcripts = new ArrayList<>();
+        if (version.transcripts) {
+            for (JsonNode t : array(c, TRANSCRIPTS, in)) {
+                String at = in + ", transcript";
+                transcripts.add(new TranscriptRef(intValue(t, ATTEMPT, at), JsonFields.ref(t, at)));
+            }
+        }
+        String status = text(c, STATUS, in);
+        if (!status.equals(STATUS_OK) && !status.equals(STATUS_ERRORED)) {
+            throw new DamagedException(in + ": status \"" + status + "\" is neither ok nor errored");
+        }
+        return new CaseResult(
+                longValue(c, ORDINAL, in),
+                text(c, ID, in),
+                sha256(c, CASE_SHA256, in),
+                status.equals(STATUS_ERRORED),
+                optionalText(c, OUTPUT, in),
+                optionalObject(c, OUTPUT_REF, in).map(o -> JsonFields.ref(o, in + ", output_ref")),
+                longValue(c, OUTPUT_LENGTH, in),
+                optionalText(c, OUTPUT_SHA256, in).map(Sha256::parseHex),
+                intValue(c, ATTEMPTS, in),
+                longValue(c, AGENT_MS, in),
+                error(c, in),
+                evaluators,
+                gates,
+                transcripts);
+    }
+
+    private static void checkTallies(Receipt r, JsonNode t) {
+        if (longValue(t, CASES_EXECUTED, TALLIES) != r.cases().size()
+                || longValue(t, CASES_ERRORED, TALLIES) != r.casesErrored()) {
+            throw new DamagedException("case tallies do not match the entries");
+        }
+        List<GateTally> computed = r.tallies();
+        JsonNode written = array(t, GATES, TALLIES);
+        if (written.size() != computed.size()) {
+            throw new DamagedException("gate tallies do not match the gates");
+        }
+        for (int i = 0; i < computed.size(); i++) {
+            GateTally g = computed.get(i);
+            JsonNode x = written.get(i);
+            String in = "tally of gate " + g.name();
+            if (!g.name().equals(text(x, NAME, in))
+                    || g.selected() != longValue(x, SELECTED, in)
+                    || g.passed() != longValue(x, PASSED, in)
+                    || g.failed() != longValue(x, FAILED, in)
+                    || g.errored() != longValue(x, ERRORED, in)) {
+                throw new DamagedException("gate " + g.name() + "'s tally does not match the entries");
+            }
+        }
+    }
+
+    private static void putError(ObjectNode o, Optional<Receipt.Error> error) {
+        if (error.isPresent()) {
+            o.putObject(ERROR)
+                    .put(ERROR_TYPE, error.get().type())
+                    .put(ERROR_MESSAGE, error.get().message());
+        } else {
+            o.putNull(ERROR);
+        }
+    }
+
+    private static Optional<Receipt.Error> error(JsonNode parent, String in) {
+        return optionalObject(parent, ERROR, in)
+                .map(e ->
+                        new Receipt.Error(text(e, ERROR_TYPE, in + ", error"), text(e, ERROR_MESSAGE, in + ", error")));
+    }
+}

@@ -1,0 +1,124 @@
+package dev.vigilo.exec.record;
+
+import dev.vigilo.plan.Profile;
+import dev.vigilo.stats.Confidence;
+import dev.vigilo.storage.ObjectKey;
+import dev.vigilo.storage.ObjectRef;
+import dev.vigilo.storage.Sha256;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * Fixed receipts and run snapshots whose bytes, as the format's writer produced them before the parser classes, are
+ * kept under {@code src/test/resources/dev/vigilo/exec/record/} ({@code FormatCompatibilityTest}).
+ */
+final class FormatSamples {
+    private FormatSamples() {}
+
+    static final UUID RUN = UUID.fromString("0b0e2c1a-6a1f-4c5e-9d1e-1f2a3b4c5d6e");
+    static final UUID CHUNK = UUID.fromString("5f0c6a2e-1b2c-4d3e-8f4a-5b6c7d8e9f00");
+    static final UUID WORKER = UUID.fromString("c3d2e1f0-0a1b-4c2d-9e3f-405162738495");
+    static final UUID UPLOAD = UUID.fromString("9a8b7c6d-5e4f-4a3b-8c2d-1e0f2a3b4c5d");
+
+    static Sha256 sha(String text) {
+        return Sha256.of(text.getBytes(StandardCharsets.UTF_8));
+    }
+
+    static ObjectRef ref(String key, long length) {
+        return new ObjectRef(ObjectKey.of(key), length, sha(key));
+    }
+
+    /** Three cases: inline output with two attempts, an output stored apart, an errored agent; two gates. */
+    static Receipt receipt() {
+        Map<String, Receipt.GateOutcome> bothPassed = new LinkedHashMap<>();
+        bothPassed.put("all", Receipt.GateOutcome.PASSED);
+        bothPassed.put("math", Receipt.GateOutcome.PASSED);
+        Receipt.CaseResult inline = new Receipt.CaseResult(
+                700,
+                "case-700",
+                sha("case-700"),
+                false,
+                Optional.of("1400 \"quoted\" ünïcode"),
+                Optional.empty(),
+                24,
+                Optional.of(sha("1400")),
+                2,
+                12,
+                Optional.empty(),
+                List.of(
+                        new Receipt.EvaluatorResult("exact", true, 1.0, Optional.empty(), 0),
+                        new Receipt.EvaluatorResult("re", true, 0.75, Optional.empty(), 3)),
+                bothPassed,
+                List.of(
+                        new Receipt.TranscriptRef(
+                                1, ref("runs/" + RUN + "/transcripts/0000000007/700-a1-g2.jsonl.zstd", 1234)),
+                        new Receipt.TranscriptRef(
+                                2, ref("runs/" + RUN + "/transcripts/0000000007/700-a2-g2.jsonl.zstd", 987))));
+        Receipt.CaseResult apart = new Receipt.CaseResult(
+                701,
+                "case-701",
+                sha("case-701"),
+                false,
+                Optional.empty(),
+                Optional.of(ref("runs/" + RUN + "/outputs/" + sha("long").toHex() + ".txt", 70000)),
+                70000,
+                Optional.of(sha("long")),
+                1,
+                40,
+                Optional.empty(),
+                List.of(new Receipt.EvaluatorResult(
+                        "exact", false, 0.0, Optional.of(new Receipt.Error("evaluator_error", "no match: x")), 1)),
+                Map.of("all", Receipt.GateOutcome.ERRORED),
+                List.of(new Receipt.TranscriptRef(
+                        1, ref("runs/" + RUN + "/transcripts/0000000007/701-a1-g2.jsonl.zstd", 55))));
+        Receipt.CaseResult errored = new Receipt.CaseResult(
+                702,
+                "case-702",
+                sha("case-702"),
+                true,
+                Optional.empty(),
+                Optional.empty(),
+                0,
+                Optional.empty(),
+                3,
+                30012,
+                Optional.of(new Receipt.Error("timeout", "the agent did not answer within 10s")),
+                List.of(),
+                Map.of("all", Receipt.GateOutcome.ERRORED),
+                List.of());
+        return new Receipt(
+                RUN,
+                7,
+                CHUNK,
+                7,
+                2,
+                WORKER,
+                sha("membership"),
+                Instant.parse("2026-11-30T10:00:00.123Z"),
+                Instant.parse("2026-11-30T10:00:04.456789Z"),
+                List.of("exact", "re"),
+                List.of("all", "math"),
+                List.of(inline, apart, errored));
+    }
+
+    static RunSnapshot snapshot() {
+        return new RunSnapshot(
+                RUN,
+                ref("plans/" + RUN + "/manifest.json", 4096),
+                ref("plans/" + RUN + "/configuration.yaml", 512),
+                "local:/var/lib/vigilo/store",
+                UPLOAD,
+                1000,
+                10,
+                List.of(
+                        new RunSnapshot.Gate(
+                                "all", List.of("exact"), 0.9, Profile.Decide.POINT, Confidence.DEFAULT, 1000),
+                        new RunSnapshot.Gate(
+                                "math", List.of("exact", "re"), 0.5, Profile.Decide.POINT, Confidence.DEFAULT, 120)));
+    }
+}
