@@ -14,7 +14,6 @@ import dev.vigilo.plan.ChunkFile;
 import dev.vigilo.plan.GateFile;
 import dev.vigilo.plan.PublishedPlan;
 import dev.vigilo.plan.RunLifecycle;
-import dev.vigilo.plan.RunState;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.ObjectStores;
@@ -280,7 +279,7 @@ public final class JunitReport {
 
     /** Whether the run ended (settled, failed or cancelled): a case without a result then never ran. */
     private static boolean ended(RunRecords.Run run) {
-        return RunLifecycle.TERMINAL.contains(RunState.fromSpelling(run.status()));
+        return RunLifecycle.TERMINAL.contains(run.status());
     }
 
     /** Why a chunk's cases have no result: its row's state (and last error), or the run's status. */
@@ -294,7 +293,7 @@ public final class JunitReport {
         } else {
             b.append(" is ").append(row.get().state());
         }
-        b.append("; the run is ").append(run.status());
+        b.append("; the run is ").append(run.status().spelling());
         if (row.isEmpty() || !"failed".equals(row.get().state())) {
             run.failureReason().ifPresent(f -> b.append(" (").append(f).append(')'));
         }
