@@ -1,5 +1,7 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.exec.view.JunitReport;
 import dev.vigilo.exec.view.RunResults;
 import dev.vigilo.plan.RunStatusReader;
 import java.io.ByteArrayOutputStream;
@@ -13,12 +15,14 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code vigilo run results UUID [--out FILE] [--force]}: one JSON line per executed case (docs/execution.md,
- * "Results"), streamed with bounded memory. With {@code --out} the lines go to a temporary file beside the target,
- * renamed over it only when every line was written and verified.
+ * {@code vigilo run results UUID [--format jsonl|junit] [--out FILE] [--force]}: one JSON line per executed case
+ * (docs/execution.md, "Results"), or with {@code --format junit} a JUnit XML report (one testsuite per gate, one
+ * testcase per case it selects), streamed with bounded memory. With {@code --out} the output goes to a temporary file
+ * beside the target, renamed over it only when all of it was written and verified.
  */
 @Command(
         name = "results",
@@ -26,6 +30,8 @@ import picocli.CommandLine.Spec;
         description = {
             "Print one JSON line per executed case: case_id, ordinal, shard, chunk, status, attempts, output,"
                     + " evaluators (name to {passed, score, error}), gates and error (docs/cli.md).",
+            "With --format junit: a JUnit XML report for CI systems instead, one testsuite per gate and one testcase"
+                    + " per case it selects (failure, error, or skipped when it never ran).",
             "Works on running, settled, failed and cancelled runs alike: it lists what was committed. Every receipt"
                     + " is verified against its reference; a missing or altered one exits 1 naming its key."
         })
@@ -36,15 +42,41 @@ final class RunResultsCommand implements Callable<Integer> {
     @Mixin
     IdParameters.Run runId;
 
+    @Option(
+            names = "--format",
+            paramLabel = "FORMAT",
+            defaultValue = JSONL,
+            description = "jsonl (one JSON line per executed case, the default) or junit (JUnit XML: one testsuite per"
+                    + " gate, one testcase per case it selects).")
+    String format;
+
     @Mixin
     OutputFileOptions output;
 
+    static final String JSONL = "jsonl";
+    static final String JUNIT = "junit";
+
+    /** Whether {@code --format} asks for JUnit XML; anything but the two formats is refused (exit 3). */
+    private boolean junit() {
+        return switch (format) {
+            case JSONL -> false;
+            case JUNIT -> true;
+            default ->
+                throw new InvalidInputException("--format: unknown format '" + CommandSupport.shown(format)
+                        + "'; use --format jsonl (one JSON line per case, the default) or --format junit (JUnit XML)");
+        };
+    }
+
     @Override
     public Integer call() {
+        boolean junit = junit();
         UUID id = runId.id();
         output.check();
         try (Connections connections = CommandSupport.root(spec).connections()) {
             new RunStatusReader(connections.control().jdbi()).status(id); // unknown run: exit 3, nothing opened
+            if (junit) {
+                return junitReport(id, connections);
+            }
             RunResults results = new RunResults(connections.placements(), connections.storage());
             if (!output.given()) {
                 PrintWriter stdout = CommandSupport.out(spec);
@@ -61,6 +93,31 @@ final class RunResultsCommand implements Callable<Integer> {
                             "wrote %d results of %d chunks of run %s to %s%n",
                             summary.cases(), summary.chunks(), id, CommandSupport.shown(output.path()));
         }
+        return ExitCode.OK;
+    }
+
+    /** The JUnit XML report, to stdout or to the {@code --out} file (written aside, renamed on success). */
+    private int junitReport(UUID id, Connections connections) {
+        JunitReport report = new JunitReport(connections.placements(), connections.storage());
+        if (!output.given()) {
+            try (LineWriter lines = new LineWriter(CommandSupport.out(spec))) {
+                Interruptible.run(() -> report.write(id, lines));
+            } catch (LineWriter.Closed e) {
+                // The reader went away (`| head`): stop quietly.
+            }
+            return ExitCode.OK;
+        }
+        JunitReport.Summary s = Interruptible.run(() -> output.write(file -> report.write(id, file)));
+        CommandSupport.out(spec)
+                .printf(
+                        "wrote %d test cases (%d failures, %d errors, %d skipped) in %d suites of run %s to %s%n",
+                        s.tests(),
+                        s.failures(),
+                        s.errors(),
+                        s.skipped(),
+                        s.gates(),
+                        id,
+                        CommandSupport.shown(output.path()));
         return ExitCode.OK;
     }
 
