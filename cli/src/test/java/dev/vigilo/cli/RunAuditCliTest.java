@@ -257,6 +257,12 @@ class RunAuditCliTest {
         assertThat(v.path("damaged_key").isNull()).isTrue();
         assertThat(v.path("problem").isNull()).isTrue();
         assertThat(v.at("/gates/0/passed").asLong()).isEqualTo(CASES - CASES / 5);
+        assertThat(v.at("/gates/0/decide").asText()).isEqualTo("point");
+        assertThat(v.at("/gates/0/decision").asText()).isEqualTo("passed");
+        assertThat(v.at("/gates/0/confidence").asDouble()).isEqualTo(0.95);
+        assertThat(v.at("/gates/0/ci_low").asDouble()).isLessThan(0.8);
+        assertThat(v.at("/gates/0/ci_high").asDouble()).isGreaterThan(0.8);
+        assertThat(v.at("/gates/0/stderr").asDouble()).isCloseTo(Math.sqrt(0.8 * 0.2 / CASES), within(1e-12));
         assertThat(cli.run("verify", runB).exitCode()).isZero();
     }
 
