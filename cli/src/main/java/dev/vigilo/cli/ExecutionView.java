@@ -1,10 +1,16 @@
 package dev.vigilo.cli;
 
 import dev.vigilo.exec.ExecutionStatus;
+import dev.vigilo.exec.GateDecision;
 import dev.vigilo.exec.GateResult;
+import dev.vigilo.plan.Profile;
+import dev.vigilo.stats.ProportionInterval;
 import java.io.PrintWriter;
+import java.math.BigDecimal;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * The human view of a run's execution: progress, verdict and the gate table, as {@code run status}, {@code run watch}
@@ -63,7 +69,7 @@ final class ExecutionView {
                 + (w.workers() == 1 ? "" : "s") + "): " + CommandSupport.oneLine(w.error());
     }
 
-    /** {@code passed}, {@code failed}, or what the run's state means instead. */
+    /** {@code passed}, {@code failed}, {@code inconclusive}, or what the run's state means instead. */
     static String verdict(ExecutionStatus s) {
         if (s.verdict().isPresent()) {
             return s.verdict().get();
@@ -75,13 +81,30 @@ final class ExecutionView {
         };
     }
 
-    /** The gate table: one row per gate; the result column is PASS, FAIL, or - while the run executes. */
+    /**
+     * The gate table: one row per gate, with the Wilson interval of its pass rate at its confidence and its result
+     * (PASS, FAIL, INCONCLUSIVE, or - while the run executes); then, per inconclusive gate, one line saying how many
+     * cases at its observed rate would decide it.
+     */
     static void printGates(PrintWriter out, List<GateResult> gates) {
         int width = Math.max(
                 4, gates.stream().mapToInt(g -> g.name().length()).max().orElse(4));
-        String row = "%-" + width + "s  %7s  %8s  %6s  %6s  %7s  %9s  %8s  %s%n";
+        boolean oneLevel =
+                gates.stream().map(g -> g.confidence().level()).distinct().count() <= 1;
+        String ciHeader = (oneLevel && !gates.isEmpty() ? level(gates.get(0)) + " " : "") + "CI";
+        String row = "%-" + width + "s  %7s  %8s  %6s  %6s  %7s  %9s  %-" + (oneLevel ? 16 : 24) + "s  %8s  %s%n";
         out.printf(
-                row, "GATE", "PLANNED", "EXECUTED", "PASSED", "FAILED", "ERRORED", "PASS RATE", "MIN RATE", "RESULT");
+                row,
+                "GATE",
+                "PLANNED",
+                "EXECUTED",
+                "PASSED",
+                "FAILED",
+                "ERRORED",
+                "PASS RATE",
+                ciHeader,
+                "MIN RATE",
+                "RESULT");
         for (GateResult g : gates) {
             out.printf(
                     row,
@@ -92,9 +115,85 @@ final class ExecutionView {
                     g.failed(),
                     g.errored(),
                     percent(g.passRate()),
+                    interval(g) + (oneLevel ? "" : " at " + level(g)),
                     percent(g.minPassRate()),
-                    g.passedGate().map(ok -> ok ? "PASS" : "FAIL").orElse("-"));
+                    result(g));
         }
+        for (GateResult g : gates) {
+            if (g.decision().equals(Optional.of(GateDecision.INCONCLUSIVE))) {
+                out.println(inconclusive(g));
+            }
+        }
+    }
+
+    /** {@code PASS}, {@code FAIL}, {@code INCONCLUSIVE}, or {@code -} while undecided. */
+    static String result(GateResult g) {
+        return g.decision()
+                .map(d -> switch (d) {
+                    case PASSED -> "PASS";
+                    case FAILED -> "FAIL";
+                    case INCONCLUSIVE -> "INCONCLUSIVE";
+                })
+                .orElse("-");
+    }
+
+    /** The interval of the gate's pass rate: {@code [81.2%, 88.9%]}. */
+    static String interval(GateResult g) {
+        ProportionInterval i = g.interval();
+        return "[" + percent(i.low()) + ", " + percent(i.high()) + "]";
+    }
+
+    /** The gate's confidence level as a percentage: {@code 95%}, {@code 99.9%}. */
+    static String level(GateResult g) {
+        return BigDecimal.valueOf(g.confidence().level())
+                        .movePointRight(2)
+                        .stripTrailingZeros()
+                        .toPlainString()
+                + "%";
+    }
+
+    /**
+     * What the gate was decided on, after its name: {@code 75.0% >= 70.0%} or {@code 83.3% < 90.0%} for a gate
+     * deciding on the point rate; for one deciding on the bound, its interval against the threshold: {@code 95% CI
+     * [82.1%, 97.0%] >= 80.0%} (passed), {@code ... < 80.0%} (failed) or {@code ... holds 80.0%} (inconclusive).
+     */
+    static String rule(GateResult g) {
+        String min = percent(g.minPassRate());
+        if (g.decide() == Profile.Decide.POINT) {
+            boolean met = g.passedGate().orElse(g.passRate() >= g.minPassRate());
+            return percent(g.passRate()) + (met ? " >= " : " < ") + min;
+        }
+        String ci = level(g) + " CI " + interval(g);
+        ProportionInterval i = g.interval();
+        GateDecision d = g.decision()
+                .orElse(
+                        i.low() >= g.minPassRate()
+                                ? GateDecision.PASSED
+                                : i.high() < g.minPassRate() ? GateDecision.FAILED : GateDecision.INCONCLUSIVE);
+        return ci
+                + switch (d) {
+                    case PASSED -> " >= ";
+                    case FAILED -> " < ";
+                    case INCONCLUSIVE -> " holds ";
+                }
+                + min;
+    }
+
+    /**
+     * The line under the table for an inconclusive gate: {@code math is inconclusive: its 95% CI [59.6%, 98.2%] holds
+     * its minimum 80.0%; 62 cases at the observed 90.0% (52 more than the 10 planned) would pass it}.
+     */
+    static String inconclusive(GateResult g) {
+        ProportionInterval i = g.interval();
+        String head = g.name() + " is inconclusive: its " + level(g) + " CI " + interval(g) + " holds its minimum "
+                + percent(g.minPassRate()) + "; ";
+        OptionalLong n = g.casesToDecide();
+        if (n.isEmpty()) {
+            return head + "no number of cases at the observed " + percent(i.rate()) + " would decide it";
+        }
+        return head + n.getAsLong() + " cases at the observed " + percent(i.rate()) + " ("
+                + (n.getAsLong() - g.planned()) + " more than the " + g.planned() + " planned) would "
+                + (i.rate() > g.minPassRate() ? "pass" : "fail") + " it";
     }
 
     static String percent(double rate) {

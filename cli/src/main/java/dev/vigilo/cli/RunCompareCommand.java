@@ -2,11 +2,14 @@ package dev.vigilo.cli;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.vigilo.common.input.Names;
+import dev.vigilo.exec.GateDecision;
 import dev.vigilo.exec.GateResult;
 import dev.vigilo.exec.view.RunComparison;
+import dev.vigilo.stats.PairedDifference;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
+import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -26,7 +29,9 @@ import picocli.CommandLine.Spec;
         description = {
             "Compare two runs: per gate, the pass rate of A and of B and the difference; then every case whose outcome"
                     + " changed from A to B (pass_to_fail, fail_to_pass, newly_errored, error_to_fail), matched by"
-                    + " case id; and how many cases only one of them executed.",
+                    + " case id; per gate, whether the difference is significant (the exact McNemar p-value over"
+                    + " the cases that passed in one run only, and the paired difference with its interval); and how"
+                    + " many cases only one of them executed.",
             "Streams: runs of any size are compared in bounded memory (runs over different datasets are sorted by case"
                     + " id in the temporary directory)."
         })
@@ -99,6 +104,7 @@ final class RunCompareCommand implements Callable<Integer> {
                 out.println(Names.printable("  " + f.caseId() + ": " + String.join(", ", changes)));
             }
         });
+        printSignificance(out, s);
         out.printf(
                 "compared %d cases; flipped %d (pass_to_fail %d, fail_to_pass %d, newly_errored %d, error_to_fail %d);"
                         + " only in A: %d, only in B: %d%n",
@@ -112,6 +118,57 @@ final class RunCompareCommand implements Callable<Integer> {
                 s.onlyInB());
     }
 
+    /**
+     * Per gate both runs have, the paired test of its pass rates over the cases both executed and it selects in both:
+     * the discordant cases, the exact McNemar p-value, the difference B - A with its interval, and whether it is
+     * significant at run A's confidence.
+     */
+    private static void printSignificance(PrintWriter out, RunComparison.Summary s) {
+        if (s.significance().isEmpty()) {
+            return;
+        }
+        out.println("significance per gate (paired over the cases both runs executed and the gate selects in both):");
+        String row = "%-24s %7s %7s %7s %10s %10s  %-27s %s%n";
+        out.printf(row, "GATE", "PAIRED", "A ONLY", "B ONLY", "P VALUE", "DIFF", "CI OF DIFF", "SIGNIFICANT");
+        for (RunComparison.GateSignificance g : s.significance()) {
+            PairedDifference d = g.difference();
+            out.printf(
+                    row,
+                    Names.printable(g.gate()),
+                    g.paired(),
+                    g.mcNemar().aOnly(),
+                    g.mcNemar().bOnly(),
+                    pValue(g.mcNemar().pValue()),
+                    points(d.difference()),
+                    level(d) + " [" + points(d.low()) + ", " + points(d.high()) + "]",
+                    g.significant() ? "yes (p < " + alpha(d) + ")" : "no");
+        }
+    }
+
+    /** {@code 0.0020}, {@code 0.219}, {@code 2.2e-05}: three significant digits. */
+    static String pValue(double p) {
+        return p >= 0.001 ? String.format(Locale.ROOT, "%.3g", p) : String.format(Locale.ROOT, "%.2g", p);
+    }
+
+    private static String points(double d) {
+        return String.format(Locale.ROOT, "%+.1f pts", d * 100);
+    }
+
+    private static String level(PairedDifference d) {
+        return BigDecimal.valueOf(d.confidence().level())
+                        .movePointRight(2)
+                        .stripTrailingZeros()
+                        .toPlainString()
+                + "%";
+    }
+
+    private static String alpha(PairedDifference d) {
+        return BigDecimal.ONE
+                .subtract(BigDecimal.valueOf(d.confidence().level()))
+                .stripTrailingZeros()
+                .toPlainString();
+    }
+
     private static String rate(Optional<GateResult> g) {
         return g.map(r -> String.format(Locale.ROOT, "%.1f%% (%d/%d)", r.passRate() * 100, r.passed(), r.planned()))
                 .orElse("-");
@@ -120,9 +177,11 @@ final class RunCompareCommand implements Callable<Integer> {
     private static void json(RunComparison comparison, UUID a, UUID b, PrintWriter out) {
         try (JsonGenerator g = Json.generator(out)) {
             g.writeStartObject();
+            List<RunComparison.GateComparison> gates = new ArrayList<>();
             RunComparison.Summary s = comparison.compare(a, b, new RunComparison.Listener() {
                 @Override
                 public void start(RunComparison.Header h) {
+                    gates.addAll(h.gates());
                     try {
                         g.writeStringField("run_a", h.runA().toString());
                         g.writeStringField("run_b", h.runB().toString());
@@ -131,21 +190,6 @@ final class RunCompareCommand implements Callable<Integer> {
                         g.writeStringField("dataset_a", h.datasetA().toString());
                         g.writeStringField("dataset_b", h.datasetB().toString());
                         g.writeBooleanField("same_dataset", h.sameDataset());
-                        g.writeArrayFieldStart("gates");
-                        for (RunComparison.GateComparison c : h.gates()) {
-                            g.writeStartObject();
-                            g.writeStringField("name", c.name());
-                            gate(g, "a", c.a());
-                            gate(g, "b", c.b());
-                            g.writeFieldName("difference");
-                            if (c.difference().isPresent()) {
-                                g.writeNumber(c.difference().get());
-                            } else {
-                                g.writeNull();
-                            }
-                            g.writeEndObject();
-                        }
-                        g.writeEndArray();
                         g.writeArrayFieldStart("flips");
                     } catch (IOException e) {
                         throw new UncheckedIOException(e);
@@ -176,6 +220,23 @@ final class RunCompareCommand implements Callable<Integer> {
                 }
             });
             g.writeEndArray();
+            // The gates follow the flips: their significance is known once every case is read.
+            g.writeArrayFieldStart("gates");
+            for (RunComparison.GateComparison c : gates) {
+                g.writeStartObject();
+                g.writeStringField("name", c.name());
+                gate(g, "a", c.a());
+                gate(g, "b", c.b());
+                g.writeFieldName("difference");
+                if (c.difference().isPresent()) {
+                    g.writeNumber(c.difference().get());
+                } else {
+                    g.writeNull();
+                }
+                significance(g, s.significance(c.name()));
+                g.writeEndObject();
+            }
+            g.writeEndArray();
             g.writeObjectFieldStart("summary");
             g.writeNumberField("compared", s.compared());
             g.writeNumberField("flipped", s.flipped());
@@ -190,6 +251,40 @@ final class RunCompareCommand implements Callable<Integer> {
             throw new UncheckedIOException("writing the comparison failed: " + e.getMessage(), e);
         }
         out.println();
+    }
+
+    /**
+     * {@code a_only}, {@code b_only}, {@code p_value}, {@code difference_ci_low}, {@code difference_ci_high}, {@code
+     * significant} (null when one run lacks the gate), and {@code paired_difference} and {@code paired}, the paired
+     * difference B - A its interval bounds and the cases it is over.
+     */
+    static void significance(JsonGenerator g, Optional<RunComparison.GateSignificance> x) throws IOException {
+        if (x.isEmpty()) {
+            for (String k : List.of(
+                    "a_only",
+                    "b_only",
+                    "p_value",
+                    "paired",
+                    "paired_difference",
+                    "difference_ci_low",
+                    "difference_ci_high",
+                    "confidence",
+                    "significant")) {
+                g.writeNullField(k);
+            }
+            return;
+        }
+        RunComparison.GateSignificance s = x.get();
+        PairedDifference d = s.difference();
+        g.writeNumberField("a_only", s.mcNemar().aOnly());
+        g.writeNumberField("b_only", s.mcNemar().bOnly());
+        g.writeNumberField("p_value", s.mcNemar().pValue());
+        g.writeNumberField("paired", s.paired());
+        g.writeNumberField("paired_difference", d.difference());
+        g.writeNumberField("difference_ci_low", d.low());
+        g.writeNumberField("difference_ci_high", d.high());
+        g.writeNumberField("confidence", d.confidence().level());
+        g.writeBooleanField("significant", s.significant());
     }
 
     private static void gate(JsonGenerator g, String field, Optional<GateResult> r) throws IOException {
@@ -211,6 +306,7 @@ final class RunCompareCommand implements Callable<Integer> {
         } else {
             g.writeNull();
         }
+        g.writeStringField("decision", x.decision().map(GateDecision::spelling).orElse(null));
         g.writeEndObject();
     }
 }

@@ -2,12 +2,15 @@ package dev.vigilo.cli;
 
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.exec.ExecutionStatus;
+import dev.vigilo.exec.GateDecision;
 import dev.vigilo.exec.GateResult;
 import dev.vigilo.plan.CreationLease;
 import dev.vigilo.plan.PlanStatus;
 import dev.vigilo.plan.RunStatus;
 import java.io.PrintWriter;
 import java.time.Duration;
+import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
@@ -19,8 +22,8 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code vigilo run watch UUID}: follows a run until it ends. A run held by --prepare-only ends when its plan is ready
- * (exit 0) or rejected (exit 3); an executing run when it settles (exit 0 when every gate passed, 1 when one failed),
- * fails (1) or is cancelled (1). On a terminal the view is redrawn in place; otherwise each change is printed as one
+ * (exit 0) or rejected (exit 3); an executing run when it settles (exit 0 with the verdict passed, 1 with the verdict
+ * failed or inconclusive, naming which and the gates on stderr), fails (1) or is cancelled (1). On a terminal the view is redrawn in place; otherwise each change is printed as one
  * JSON line (the keys of {@code run status --json}).
  */
 @Command(
@@ -28,9 +31,9 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         description = {
             "Follow a run live until it ends.",
-            "Exit codes: 0 when it settles with every gate passed (or, held by --prepare-only, when its plan is"
-                    + " ready), 1 when it settles with a failing gate, fails or is cancelled, 3 when its plan was"
-                    + " rejected.",
+            "Exit codes: 0 when it settles with the verdict passed (or, held by --prepare-only, when its plan is"
+                    + " ready), 1 when it settles with the verdict failed or inconclusive (named on stderr with the"
+                    + " gates), fails or is cancelled, 3 when its plan was rejected.",
             "On a terminal the view redraws in place; otherwise every change prints one JSON line."
         })
 final class RunWatchCommand implements Callable<Integer> {
@@ -102,11 +105,13 @@ final class RunWatchCommand implements Callable<Integer> {
                 if (e.verdict().filter("passed"::equals).isPresent()) {
                     return ExitCode.OK;
                 }
-                String failing = e.gates().stream()
-                        .filter(g -> g.passedGate().filter(ok -> !ok).isPresent())
-                        .map(RunWatchCommand::describe)
-                        .collect(Collectors.joining(", "));
-                err.println("vigilo: run " + id + " settled with verdict failed: " + failing);
+                String verdict = e.verdict().orElse("none");
+                String failed = gates(e, GateDecision.FAILED);
+                String inconclusive = gates(e, GateDecision.INCONCLUSIVE);
+                String why = failed.isEmpty()
+                        ? inconclusive
+                        : inconclusive.isEmpty() ? failed : failed + "; inconclusive: " + inconclusive;
+                err.println("vigilo: run " + id + " settled with verdict " + verdict + ": " + why);
                 return ExitCode.FAILED;
             }
             case "failed" -> {
@@ -130,9 +135,28 @@ final class RunWatchCommand implements Callable<Integer> {
         }
     }
 
+    /** The gates of {@code e} that decided {@code d}, each with what it was decided on. */
+    private static String gates(ExecutionStatus e, GateDecision d) {
+        return e.gates().stream()
+                .filter(g -> g.decision().equals(Optional.of(d)))
+                .map(RunWatchCommand::describe)
+                .collect(Collectors.joining(", "));
+    }
+
+    /**
+     * {@code gate core 75.0% < 100.0%}; {@code gate math 95% CI [59.6%, 98.2%] holds 80.0% (62 cases at this rate
+     * would decide it)}.
+     */
     private static String describe(GateResult g) {
-        return "gate " + g.name() + " " + ExecutionView.percent(g.passRate()) + " < "
-                + ExecutionView.percent(g.minPassRate());
+        String s = "gate " + g.name() + " " + ExecutionView.rule(g);
+        if (g.decision().equals(Optional.of(GateDecision.INCONCLUSIVE))) {
+            OptionalLong n = g.casesToDecide();
+            s += n.isPresent()
+                    ? " (" + n.getAsLong() + " cases at this rate would decide it, " + (n.getAsLong() - g.planned())
+                            + " more)"
+                    : " (no number of cases at this rate would decide it)";
+        }
+        return s;
     }
 
     /** The status with the lease's countdown fixed, so that only its expiry (moved by renewals) counts as a change. */

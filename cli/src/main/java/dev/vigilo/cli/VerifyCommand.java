@@ -1,8 +1,11 @@
 package dev.vigilo.cli;
 
 import dev.vigilo.common.input.Names;
+import dev.vigilo.exec.GateDecision;
 import dev.vigilo.exec.GateResult;
 import dev.vigilo.exec.audit.RunVerifier;
+import dev.vigilo.plan.Profile;
+import dev.vigilo.stats.ProportionInterval;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -63,15 +66,19 @@ final class VerifyCommand implements Callable<Integer> {
             for (GateResult g : r.gates()) {
                 text.add(String.format(
                         Locale.ROOT,
-                        "  gate %s: %d passed, %d failed, %d errored of %d planned (%.1f%%, minimum %.1f%%): %s",
+                        "  gate %s: %d passed, %d failed, %d errored of %d planned (%.1f%%, %s CI %s, minimum %.1f%%,"
+                                + " decided on the %s): %s",
                         Names.printable(g.name()),
                         g.passed(),
                         g.failed(),
                         g.errored(),
                         g.planned(),
                         g.passRate() * 100,
+                        ExecutionView.level(g),
+                        ExecutionView.interval(g),
                         g.minPassRate() * 100,
-                        g.passedGate().orElseThrow() ? "passed" : "failed"));
+                        g.decide() == Profile.Decide.POINT ? "point rate" : "bound",
+                        g.decision().orElseThrow().spelling()));
             }
             if (c.casesWithoutTranscripts() > 0) {
                 text.add(String.format(
@@ -112,6 +119,14 @@ final class VerifyCommand implements Callable<Integer> {
             x.put("pass_rate", g.passRate());
             x.put("min_pass_rate", g.minPassRate());
             x.put("passed_gate", g.passedGate().orElse(null));
+            ProportionInterval i = g.interval();
+            x.put("stderr", i.stderr());
+            x.put("ci_low", i.low());
+            x.put("ci_high", i.high());
+            x.put("confidence", g.confidence().level());
+            x.put("decide", g.decide().wire());
+            x.put("decision", g.decision().map(GateDecision::spelling).orElse(null));
+            g.casesToDecide().ifPresent(n -> x.put("cases_to_decide", n));
             gates.add(x);
         }
         m.put("gates", gates);

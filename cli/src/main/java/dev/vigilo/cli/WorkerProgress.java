@@ -72,10 +72,9 @@ final class WorkerProgress implements Worker.Listener, AutoCloseable {
                 + s.verdict().orElse("none") + (gates.isEmpty() ? "" : " (" + gates + ")");
     }
 
+    /** {@code math FAIL 83.3% < 90.0%}; an inconclusive gate is never PASS or FAIL: {@code math INCONCLUSIVE 95% CI ...}. */
     private static String gate(GateResult g) {
-        boolean ok = g.passedGate().orElse(false);
-        return g.name() + " " + (ok ? "PASS " : "FAIL ") + ExecutionView.percent(g.passRate()) + (ok ? " >= " : " < ")
-                + ExecutionView.percent(g.minPassRate());
+        return g.name() + " " + ExecutionView.result(g) + " " + ExecutionView.rule(g);
     }
 
     private void summarize() {

@@ -185,8 +185,12 @@ class ExecutionCliTest {
                 .contains("run " + mixed + ": settled")
                 .contains("progress: 1 of 1 chunks done, 8 of 8 cases done")
                 .contains("verdict: failed")
-                .containsPattern("all\\s+8\\s+8\\s+6\\s+2\\s+0\\s+75\\.0%\\s+70\\.0%\\s+PASS")
-                .containsPattern("core\\s+4\\s+4\\s+3\\s+1\\s+0\\s+75\\.0%\\s+100\\.0%\\s+FAIL");
+                .containsPattern(
+                        "GATE\\s+PLANNED\\s+EXECUTED\\s+PASSED\\s+FAILED\\s+ERRORED\\s+PASS RATE\\s+95% CI\\s+MIN"
+                                + " RATE\\s+RESULT")
+                .containsPattern("all\\s+8\\s+8\\s+6\\s+2\\s+0\\s+75\\.0%\\s+\\[40\\.9%, 92\\.9%\\]\\s+70\\.0%\\s+PASS")
+                .containsPattern(
+                        "core\\s+4\\s+4\\s+3\\s+1\\s+0\\s+75\\.0%\\s+\\[30\\.1%, 95\\.4%\\]\\s+100\\.0%\\s+FAIL");
 
         CliRunner.Result watchFailed = cli.run("run", "watch", mixed);
         assertThat(watchFailed.exitCode()).isEqualTo(ExitCode.FAILED);
@@ -237,6 +241,100 @@ class ExecutionCliTest {
         assertThat(oneLine(cli.run("run", "cancel", mixed), ExitCode.CONFLICT)).contains("already settled");
         assertThat(oneLine(cli.run("run", "move-shard", mixed, "0", "control"), ExitCode.CONFLICT))
                 .contains(mixed);
+    }
+
+    /** z of 0.95, computed apart from the stats module (the 0.975 quantile of the standard normal). */
+    private static final double Z95 = 1.959963984540054;
+
+    /** The Wilson interval of x of n at z, from its formula (docs/execution.md, "Statistics"). */
+    private static double[] wilson(long x, long n, double z) {
+        double p = (double) x / n;
+        double centre = (p + z * z / (2 * n)) / (1 + z * z / n);
+        double half = z * Math.sqrt(p * (1 - p) / n + z * z / (4.0 * n * n)) / (1 + z * z / n);
+        return new double[] {centre - half, centre + half};
+    }
+
+    @Test
+    void aGateDecidedOnItsBoundEndsInconclusiveAndEveryViewSaysSo() throws IOException {
+        // 6 of 8 pass "all": 75% with the 95% interval [40.9%, 92.9%], which holds 0.7: inconclusive. "core" (3 of 4
+        // against 0.5, on the point rate) passes, so the run's verdict is inconclusive.
+        String bound = create(profile("bound", answering(), "", """
+                          - {name: all, required_evaluators: [exact], min_pass_rate: 0.7, decide: bound}
+                          - {name: core, required_evaluators: [exact], groups: [core], min_pass_rate: 0.5}
+                        """), uploadId);
+        CliRunner.Result worker = cli.run("worker", "--exit-when-idle", "--json");
+        assertThat(worker.exitCode()).as(worker.err()).isZero();
+        // The worker's line about the run it settled: an inconclusive gate is never PASS or FAIL.
+        assertThat(worker.err())
+                .contains("run " + bound + " settled: verdict inconclusive (all INCONCLUSIVE 95% CI [40.9%, 92.9%]"
+                        + " holds 70.0%, core PASS 75.0% >= 50.0%)");
+        double[] ci = wilson(6, 8, Z95);
+        // The smallest N with N (p - m)^2 >= z^2 m (1 - m): 0.8067 / 0.0025 = 322.7, so 323 cases at 75%.
+        long toDecide = 9;
+        while (toDecide * 0.05 * 0.05 < Z95 * Z95 * 0.7 * 0.3) {
+            toDecide++;
+        }
+        assertThat(toDecide).isEqualTo(323);
+
+        JsonNode st = status(bound);
+        assertThat(st.get("status").asText()).isEqualTo("settled");
+        assertThat(st.get("verdict").asText()).isEqualTo("inconclusive");
+        JsonNode all = st.at("/gates/0");
+        assertThat(all.get("decide").asText()).isEqualTo("bound");
+        assertThat(all.get("decision").asText()).isEqualTo("inconclusive");
+        assertThat(all.get("passed_gate").asBoolean()).isFalse();
+        assertThat(all.get("confidence").asDouble()).isEqualTo(0.95);
+        assertThat(all.get("ci_low").asDouble()).isCloseTo(ci[0], org.assertj.core.data.Offset.offset(1e-12));
+        assertThat(all.get("ci_high").asDouble()).isCloseTo(ci[1], org.assertj.core.data.Offset.offset(1e-12));
+        assertThat(all.get("stderr").asDouble())
+                .isCloseTo(Math.sqrt(0.75 * 0.25 / 8), org.assertj.core.data.Offset.offset(1e-12));
+        assertThat(all.get("cases_to_decide").asLong()).isEqualTo(toDecide);
+        JsonNode core = st.at("/gates/1");
+        assertThat(core.get("decide").asText()).isEqualTo("point");
+        assertThat(core.get("decision").asText()).isEqualTo("passed");
+        assertThat(core.has("cases_to_decide")).isFalse();
+
+        // Text: the interval column, INCONCLUSIVE (never PASS or FAIL), and how many cases would decide it.
+        String text = cli.run("run", "status", bound).out();
+        assertThat(text)
+                .contains("verdict: inconclusive")
+                .containsPattern(
+                        "all\\s+8\\s+8\\s+6\\s+2\\s+0\\s+75\\.0%\\s+\\[40\\.9%, 92\\.9%\\]\\s+70\\.0%\\s+INCONCLUSIVE\n")
+                .containsPattern(
+                        "core\\s+4\\s+4\\s+3\\s+1\\s+0\\s+75\\.0%\\s+\\[30\\.1%, 95\\.4%\\]\\s+50\\.0%\\s+PASS\n")
+                .contains("all is inconclusive: its 95% CI [40.9%, 92.9%] holds its minimum 70.0%; 323 cases at the"
+                        + " observed 75.0% (315 more than the 8 planned) would pass it");
+
+        // run watch: exit 1, naming the verdict and the gate on stderr.
+        CliRunner.Result watch = cli.run("run", "watch", bound);
+        assertThat(watch.exitCode()).as(watch.err()).isEqualTo(ExitCode.FAILED);
+        assertThat(watch.err())
+                .contains("settled with verdict inconclusive: gate all 95% CI [40.9%, 92.9%] holds 70.0% (323 cases"
+                        + " at this rate would decide it, 315 more)")
+                .doesNotContain("core");
+        assertThat(JSON.readTree(watch.out().lines().reduce((a, b) -> b).orElseThrow())
+                        .get("verdict")
+                        .asText())
+                .isEqualTo("inconclusive");
+
+        // verify recomputes the same decision and interval, and says so in both forms.
+        CliRunner.Result verify = cli.run("verify", bound, "--json");
+        assertThat(verify.exitCode()).as(verify.err()).isZero();
+        JsonNode v = JSON.readTree(verify.out());
+        assertThat(v.get("verdict").asText()).isEqualTo("inconclusive");
+        JsonNode vAll = v.at("/gates/0");
+        for (String key : List.of("stderr", "ci_low", "ci_high", "confidence", "decide", "decision")) {
+            assertThat(vAll.get(key)).as(key).isEqualTo(all.get(key));
+        }
+        assertThat(v.at("/gates/1/decision").asText()).isEqualTo("passed");
+        CliRunner.Result verifyText = cli.run("verify", bound);
+        assertThat(verifyText.exitCode()).as(verifyText.err()).isZero();
+        assertThat(verifyText.out())
+                .contains(", verdict inconclusive:")
+                .contains("  gate all: 6 passed, 2 failed, 0 errored of 8 planned (75.0%, 95% CI [40.9%, 92.9%],"
+                        + " minimum 70.0%, decided on the bound): inconclusive")
+                .contains("  gate core: 3 passed, 1 failed, 0 errored of 4 planned (75.0%, 95% CI [30.1%, 95.4%],"
+                        + " minimum 50.0%, decided on the point rate): passed");
     }
 
     @Test

@@ -3,7 +3,10 @@ package dev.vigilo.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.vigilo.exec.ExecutionStatus;
+import dev.vigilo.exec.GateResult;
 import dev.vigilo.exec.Service;
+import dev.vigilo.plan.Profile;
+import dev.vigilo.stats.Confidence;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.time.Instant;
@@ -57,5 +60,43 @@ class ExecutionViewTest {
                         + "waiting for the store since 2026-01-02T03:05:00Z (local:/srv/objects, 1 worker): cannot"
                         + " write x: No space left on device\n"
                         + "verdict: not yet");
+    }
+
+    private static GateResult bound(String name, long passed, double min) {
+        return GateResult.decided(name, 10, passed, 10 - passed, 0, min, Profile.Decide.BOUND, Confidence.DEFAULT);
+    }
+
+    /** The examples of docs/execution.md, "Decisions on the bound", as the gate table prints them. */
+    @Test
+    void printsEachGatesIntervalAndResultAndWhatWouldDecideAnInconclusiveOne() {
+        List<GateResult> gates = List.of(
+                bound("nine", 9, 0.8),
+                bound("six", 6, 0.8),
+                bound("eight", 8, 0.8),
+                bound("none", 0, 0.5),
+                GateResult.decided("point", 10, 9, 1, 0, 0.9, Profile.Decide.POINT, Confidence.DEFAULT),
+                GateResult.partial("open", 10, 5, 0, 0, 0.5, Profile.Decide.BOUND, Confidence.DEFAULT));
+        StringWriter text = new StringWriter();
+        ExecutionView.printGates(new PrintWriter(text, true), gates);
+        assertThat(text.toString())
+                .contains("PASS RATE  95% CI            MIN RATE  RESULT\n")
+                .containsPattern(
+                        "nine\\s+10\\s+10\\s+9\\s+1\\s+0\\s+90\\.0%\\s+\\[59\\.6%, 98\\.2%\\]\\s+80\\.0%\\s+INCONCLUSIVE\n")
+                .containsPattern(
+                        "none\\s+10\\s+10\\s+0\\s+10\\s+0\\s+0\\.0%\\s+\\[0\\.0%, 27\\.8%\\]\\s+50\\.0%\\s+FAIL\n")
+                .containsPattern(
+                        "point\\s+10\\s+10\\s+9\\s+1\\s+0\\s+90\\.0%\\s+\\[59\\.6%, 98\\.2%\\]\\s+90\\.0%\\s+PASS\n")
+                .containsPattern(
+                        "open\\s+10\\s+5\\s+5\\s+0\\s+0\\s+50\\.0%\\s+\\[23\\.7%, 76\\.3%\\]\\s+50\\.0%\\s+-\n")
+                .contains("nine is inconclusive: its 95% CI [59.6%, 98.2%] holds its minimum 80.0%; 62 cases at the"
+                        + " observed 90.0% (52 more than the 10 planned) would pass it\n")
+                .contains("six is inconclusive: its 95% CI [31.3%, 83.2%] holds its minimum 80.0%; 16 cases at the"
+                        + " observed 60.0% (6 more than the 10 planned) would fail it\n")
+                .contains("eight is inconclusive: its 95% CI [49.0%, 94.3%] holds its minimum 80.0%; no number of"
+                        + " cases at the observed 80.0% would decide it\n")
+                .doesNotContain("none is inconclusive", "point is inconclusive", "open is inconclusive");
+        assertThat(ExecutionView.rule(gates.get(0))).isEqualTo("95% CI [59.6%, 98.2%] holds 80.0%");
+        assertThat(ExecutionView.rule(gates.get(3))).isEqualTo("95% CI [0.0%, 27.8%] < 50.0%");
+        assertThat(ExecutionView.rule(gates.get(4))).isEqualTo("90.0% >= 90.0%");
     }
 }

@@ -135,9 +135,15 @@ class QuickstartIT {
 
     private static void assertSettledTable(String out) {
         assertThat(out).contains("settled, verdict failed");
-        assertThat(out).containsPattern("overall\\s+12\\s+12\\s+9\\s+3\\s+0\\s+75\\.0%\\s+70\\.0%\\s+PASS");
-        assertThat(out).containsPattern("math\\s+6\\s+6\\s+5\\s+1\\s+0\\s+83\\.3%\\s+90\\.0%\\s+FAIL");
-        assertThat(out).containsPattern("geography\\s+4\\s+4\\s+3\\s+1\\s+0\\s+75\\.0%\\s+75\\.0%\\s+PASS");
+        assertThat(out)
+                .containsPattern(
+                        "overall\\s+12\\s+12\\s+9\\s+3\\s+0\\s+75\\.0%\\s+\\[46\\.8%, 91\\.1%\\]\\s+70\\.0%\\s+PASS");
+        assertThat(out)
+                .containsPattern(
+                        "math\\s+6\\s+6\\s+5\\s+1\\s+0\\s+83\\.3%\\s+\\[43\\.6%, 97\\.0%\\]\\s+90\\.0%\\s+FAIL");
+        assertThat(out)
+                .containsPattern(
+                        "geography\\s+4\\s+4\\s+3\\s+1\\s+0\\s+75\\.0%\\s+\\[30\\.1%, 95\\.4%\\]\\s+75\\.0%\\s+PASS");
         assertThat(out).contains("vigilo run results ");
     }
 

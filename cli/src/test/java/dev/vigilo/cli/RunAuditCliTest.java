@@ -226,6 +226,40 @@ class RunAuditCliTest {
         assertThat(c.at("/summary/compared").asLong()).isEqualTo(CASES);
         assertThat(c.at("/summary/flipped").asLong()).isEqualTo(expected.size());
         assertThat(c.at("/summary/only_in_a").asLong()).isZero();
+        // Significance, counted apart: a_only passed in A only (i % 7 == 0, not i % 5 == 0), b_only the reverse;
+        // the exact two-sided McNemar p-value 2 * sum_{i <= min} C(b + c, i) / 2^(b + c) in integers.
+        long aOnly = 0;
+        long bOnly = 0;
+        for (int i = 0; i < CASES; i++) {
+            boolean a = i % 5 != 0;
+            boolean b = i % 7 != 0;
+            aOnly += a && !b ? 1 : 0;
+            bOnly += b && !a ? 1 : 0;
+        }
+        java.math.BigInteger tail = java.math.BigInteger.ZERO;
+        java.math.BigInteger binomial = java.math.BigInteger.ONE;
+        for (long i = 0; i <= Math.min(aOnly, bOnly); i++) {
+            tail = tail.add(binomial);
+            binomial = binomial.multiply(java.math.BigInteger.valueOf(aOnly + bOnly - i))
+                    .divide(java.math.BigInteger.valueOf(i + 1));
+        }
+        double p = Math.min(
+                1.0,
+                new java.math.BigDecimal(tail.shiftLeft(1))
+                        .divide(new java.math.BigDecimal(java.math.BigInteger.ONE.shiftLeft((int) (aOnly + bOnly))))
+                        .doubleValue());
+        assertThat(all.path("a_only").asLong()).isEqualTo(aOnly).isEqualTo(4);
+        assertThat(all.path("b_only").asLong()).isEqualTo(bOnly).isEqualTo(6);
+        assertThat(all.path("p_value").asDouble()).isCloseTo(p, within(1e-12));
+        assertThat(all.path("paired").asLong()).isEqualTo(CASES);
+        assertThat(all.path("paired_difference").asDouble()).isCloseTo((bOnly - aOnly) / (double) CASES, within(1e-12));
+        assertThat(all.path("difference_ci_low").asDouble())
+                .isLessThan(all.path("paired_difference").asDouble());
+        assertThat(all.path("difference_ci_high").asDouble())
+                .isGreaterThan(all.path("paired_difference").asDouble());
+        assertThat(all.path("confidence").asDouble()).isEqualTo(0.95);
+        assertThat(all.path("significant").asBoolean()).isEqualTo(p < 0.05).isFalse();
+        assertThat(all.at("/a/decision").asText()).isEqualTo("passed");
 
         CliRunner.Result text = cli.run("run", "compare", runA, runB);
         assertThat(text.exitCode()).as(text.err()).isZero();
@@ -233,7 +267,13 @@ class RunAuditCliTest {
                 .contains("same dataset: cases matched by ordinal")
                 .contains("case-5: all failed -> passed (fail_to_pass)")
                 .contains("case-7: all passed -> failed (pass_to_fail)")
-                .contains("compared " + CASES + " cases; flipped " + expected.size());
+                .contains("compared " + CASES + " cases; flipped " + expected.size())
+                .containsPattern("GATE\\s+PAIRED\\s+A ONLY\\s+B ONLY\\s+P VALUE\\s+DIFF\\s+CI OF DIFF\\s+SIGNIFICANT")
+                .containsPattern(
+                        "all\\s+40\\s+4\\s+6\\s+" + RunCompareCommand.pValue(p).replace(".", "\\.")
+                                + "\\s+\\+5\\.0 pts\\s+95% \\[-[0-9.]+ pts, \\+[0-9.]+ pts\\]\\s+no\n");
+        // the significance table comes after the flips, as the counts do
+        assertThat(text.out().indexOf("P VALUE")).isGreaterThan(text.out().indexOf("case-7:"));
     }
 
     private static org.assertj.core.data.Offset<Double> within(double d) {
@@ -257,6 +297,12 @@ class RunAuditCliTest {
         assertThat(v.path("damaged_key").isNull()).isTrue();
         assertThat(v.path("problem").isNull()).isTrue();
         assertThat(v.at("/gates/0/passed").asLong()).isEqualTo(CASES - CASES / 5);
+        assertThat(v.at("/gates/0/decide").asText()).isEqualTo("point");
+        assertThat(v.at("/gates/0/decision").asText()).isEqualTo("passed");
+        assertThat(v.at("/gates/0/confidence").asDouble()).isEqualTo(0.95);
+        assertThat(v.at("/gates/0/ci_low").asDouble()).isLessThan(0.8);
+        assertThat(v.at("/gates/0/ci_high").asDouble()).isGreaterThan(0.8);
+        assertThat(v.at("/gates/0/stderr").asDouble()).isCloseTo(Math.sqrt(0.8 * 0.2 / CASES), within(1e-12));
         assertThat(cli.run("verify", runB).exitCode()).isZero();
     }
 

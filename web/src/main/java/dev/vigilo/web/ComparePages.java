@@ -5,8 +5,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.input.Ids;
 import dev.vigilo.common.input.Names;
+import dev.vigilo.exec.GateDecision;
 import dev.vigilo.exec.GateResult;
 import dev.vigilo.exec.view.RunComparison;
+import dev.vigilo.stats.PairedDifference;
 import io.javalin.http.Context;
 import io.javalin.http.HttpStatus;
 import java.net.URLEncoder;
@@ -155,6 +157,25 @@ final class ComparePages {
                     g.difference()
                             .map(d -> d > 0 ? "up" : d < 0 ? "down" : "same")
                             .orElse("same"));
+            Optional<RunComparison.GateSignificance> sig = p.summary().significance(g.name());
+            if (sig.isPresent()) {
+                RunComparison.GateSignificance x = sig.get();
+                PairedDifference d = x.difference();
+                r.put("has_significance", true);
+                r.put("paired", x.paired());
+                r.put("a_only", x.mcNemar().aOnly());
+                r.put("b_only", x.mcNemar().bOnly());
+                r.put("p_value", Views.pValue(x.mcNemar().pValue()));
+                r.put("paired_difference", Views.points(d.difference()));
+                r.put(
+                        "difference_ci",
+                        Views.confidence(d.confidence()) + " [" + Views.points(d.low()) + ", " + Views.points(d.high())
+                                + "]");
+                r.put("significant", x.significant() ? "significant" : "not significant");
+                r.put("significance_class", x.significant() ? "significant" : "not-significant");
+            } else {
+                r.put("has_significance", false);
+            }
             gates.add(r);
         }
         m.put("gates", gates);
@@ -208,7 +229,7 @@ final class ComparePages {
     }
 
     private static String decision(Optional<GateResult> g) {
-        return g.map(r -> r.passedGate().map(x -> x ? "passed" : "failed").orElse("pending"))
+        return g.map(r -> r.decision().map(GateDecision::spelling).orElse("pending"))
                 .orElse("none");
     }
 
@@ -236,6 +257,7 @@ final class ComparePages {
             } else {
                 n.putNull("difference");
             }
+            significance(n, p.summary().significance(g.name()));
         }
         ArrayNode flips = o.putArray("flips");
         for (RunComparison.Flip f : p.flips()) {
@@ -263,6 +285,40 @@ final class ComparePages {
         Dashboard.json(ctx, o);
     }
 
+    /**
+     * The keys {@code run compare --json} gives per gate: {@code a_only}, {@code b_only}, {@code p_value}, {@code
+     * paired}, {@code paired_difference}, {@code difference_ci_low}, {@code difference_ci_high}, {@code confidence},
+     * {@code significant}; null when one run lacks the gate.
+     */
+    private static void significance(ObjectNode n, Optional<RunComparison.GateSignificance> sig) {
+        if (sig.isEmpty()) {
+            for (String k : List.of(
+                    "a_only",
+                    "b_only",
+                    "p_value",
+                    "paired",
+                    "paired_difference",
+                    "difference_ci_low",
+                    "difference_ci_high",
+                    "confidence",
+                    "significant")) {
+                n.putNull(k);
+            }
+            return;
+        }
+        RunComparison.GateSignificance x = sig.get();
+        PairedDifference d = x.difference();
+        n.put("a_only", x.mcNemar().aOnly())
+                .put("b_only", x.mcNemar().bOnly())
+                .put("p_value", x.mcNemar().pValue())
+                .put("paired", x.paired())
+                .put("paired_difference", d.difference())
+                .put("difference_ci_low", d.low())
+                .put("difference_ci_high", d.high())
+                .put("confidence", d.confidence().level())
+                .put("significant", x.significant());
+    }
+
     private static void gate(ObjectNode n, String field, Optional<GateResult> g) {
         if (g.isEmpty()) {
             n.putNull(field);
@@ -280,5 +336,6 @@ final class ComparePages {
         } else {
             x.putNull("passed_gate");
         }
+        x.put("decision", r.decision().map(GateDecision::spelling).orElse(null));
     }
 }

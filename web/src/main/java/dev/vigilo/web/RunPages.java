@@ -9,6 +9,7 @@ import dev.vigilo.dataset.DatasetEntry;
 import dev.vigilo.dataset.DatasetReader;
 import dev.vigilo.dataset.StoredCase;
 import dev.vigilo.exec.ExecutionStatus;
+import dev.vigilo.exec.GateDecision;
 import dev.vigilo.exec.GateResult;
 import dev.vigilo.exec.settlement.RunCancellation;
 import dev.vigilo.exec.view.CaseResults;
@@ -16,8 +17,10 @@ import dev.vigilo.exec.view.ExecutionStatusReader;
 import dev.vigilo.exec.view.RunCatalog;
 import dev.vigilo.exec.view.RunTranscripts;
 import dev.vigilo.plan.PlanShape;
+import dev.vigilo.plan.Profile;
 import dev.vigilo.plan.RunStatus;
 import dev.vigilo.plan.RunStatusReader;
+import dev.vigilo.stats.ProportionInterval;
 import io.javalin.http.Context;
 import io.javalin.http.HttpStatus;
 import java.io.IOException;
@@ -252,10 +255,23 @@ final class RunPages {
             r.put("errored", g.errored());
             r.put("pass_rate", Views.percent(g.passRate()));
             r.put("min_pass_rate", Views.percent(g.minPassRate()));
+            ProportionInterval i = g.interval();
+            r.put("ci", "[" + Views.percent(i.low()) + ", " + Views.percent(i.high()) + "]");
+            r.put("confidence", Views.confidence(g.confidence()));
+            r.put("stderr", Views.percent(i.stderr()));
+            r.put("decide", g.decide() == Profile.Decide.POINT ? "point rate" : "interval (bound)");
             // A run that ended without a recorded table (cancelled) gets no decision: nothing more will run.
-            r.put(
-                    "decision",
-                    g.passedGate().map(b -> b ? "passed" : "failed").orElse(s.finished() ? "none" : "pending"));
+            r.put("decision", g.decision().map(GateDecision::spelling).orElse(s.finished() ? "none" : "pending"));
+            if (g.decision().equals(Optional.of(GateDecision.INCONCLUSIVE))) {
+                OptionalLong n = g.casesToDecide();
+                r.put(
+                        "to_decide",
+                        n.isPresent()
+                                ? n.getAsLong() + " cases at the observed " + Views.percent(i.rate()) + " ("
+                                        + (n.getAsLong() - g.planned()) + " more than the " + g.planned()
+                                        + " planned) would " + (i.rate() > g.minPassRate() ? "pass" : "fail") + " it"
+                                : "no number of cases at the observed " + Views.percent(i.rate()) + " would decide it");
+            }
             rows.add(r);
         }
         return rows;

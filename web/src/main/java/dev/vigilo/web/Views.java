@@ -3,8 +3,10 @@ package dev.vigilo.web;
 import com.github.mustachejava.DefaultMustacheFactory;
 import com.github.mustachejava.Mustache;
 import com.github.mustachejava.MustacheFactory;
+import dev.vigilo.stats.Confidence;
 import io.javalin.http.Context;
 import java.io.StringWriter;
+import java.math.BigDecimal;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -83,6 +85,25 @@ final class Views {
 
     static String percent(double fraction) {
         return String.format(Locale.ROOT, "%.1f%%", fraction * 100);
+    }
+
+    /** A confidence level as a percentage: {@code 95%}, {@code 99.9%}. */
+    static String confidence(Confidence c) {
+        return BigDecimal.valueOf(c.level())
+                        .movePointRight(2)
+                        .stripTrailingZeros()
+                        .toPlainString()
+                + "%";
+    }
+
+    /** A difference of rates in points with its sign: {@code +2.5 pts}. */
+    static String points(double difference) {
+        return String.format(Locale.ROOT, "%+.1f pts", difference * 100);
+    }
+
+    /** A p-value to three significant digits ({@code 0.219}, {@code 0.00195}, {@code 2.2e-05}). */
+    static String pValue(double p) {
+        return p >= 0.001 ? String.format(Locale.ROOT, "%.3g", p) : String.format(Locale.ROOT, "%.2g", p);
     }
 
     static String millis(long ms) {

@@ -171,7 +171,13 @@ class DashboardBrowserTest {
             assertThat(cells.get(0).getText()).isEqualTo(g.name());
             assertThat(cells.get(1).getText()).isEqualTo(Long.toString(g.planned()));
             assertThat(cells.get(3).getText()).isEqualTo(Long.toString(g.passed()));
-            assertThat(cells.get(8).getText()).isEqualTo(g.passedGate().orElseThrow() ? "passed" : "failed");
+            assertThat(cells.get(7).getText())
+                    .isEqualTo(String.format(
+                            java.util.Locale.ROOT,
+                            "95%% CI [%.1f%%, %.1f%%]",
+                            g.interval().low() * 100,
+                            g.interval().high() * 100));
+            assertThat(cells.get(10).getText()).isEqualTo(g.passedGate().orElseThrow() ? "passed" : "failed");
         }
         assertThat(text(By.id("run-verdict"))).contains(s.verdict().orElseThrow());
         assertThat(driver.findElements(By.cssSelector("#shard-map span"))).hasSize(128);
@@ -242,6 +248,18 @@ class DashboardBrowserTest {
                 .hasSize(3);
         assertThat(driver.findElements(By.id("no-flips"))).hasSize(1);
         assertThat(text(By.id("counts"))).startsWith("12 cases compared, 0 flipped");
+        // Significance per gate: a run against itself has no discordant case, p = 1, nothing significant.
+        assertThat(rows("significance")).isEqualTo(3);
+        List<WebElement> overall = driver.findElements(By.cssSelector("#significance tbody tr"))
+                .get(0)
+                .findElements(By.tagName("td"));
+        assertThat(overall.get(0).getText()).isEqualTo("overall");
+        assertThat(overall.get(1).getText()).isEqualTo("12");
+        assertThat(overall.get(2).getText()).isEqualTo("0");
+        assertThat(overall.get(3).getText()).isEqualTo("0");
+        assertThat(overall.get(4).getText()).isEqualTo("1.00");
+        assertThat(overall.get(5).getText()).isEqualTo("+0.0 pts");
+        assertThat(overall.get(7).getText()).isEqualTo("not significant");
         noConsoleErrors("a comparison");
         screenshot("04-compare");
     }

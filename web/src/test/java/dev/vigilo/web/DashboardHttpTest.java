@@ -162,6 +162,14 @@ class DashboardHttpTest {
             assertThat(j.path("name").asText()).isEqualTo(g.name());
             assertThat(j.path("passed").asLong()).isEqualTo(g.passed());
             assertThat(j.path("planned").asLong()).isEqualTo(g.planned());
+            // the keys of run status --json: interval, rule and decision
+            assertThat(j.path("ci_low").asDouble()).isEqualTo(g.interval().low());
+            assertThat(j.path("ci_high").asDouble()).isEqualTo(g.interval().high());
+            assertThat(j.path("stderr").asDouble()).isEqualTo(g.interval().stderr());
+            assertThat(j.path("confidence").asDouble()).isEqualTo(0.95);
+            assertThat(j.path("decide").asText()).isEqualTo("point");
+            assertThat(j.path("decision").asText())
+                    .isEqualTo(g.decision().orElseThrow().spelling());
         }
         assertThat(run.path("identity").path("dataset_upload_id").asText())
                 .isEqualTo(state.dataset.uploadId().toString());

@@ -82,6 +82,9 @@ class RunAuditPagesTest {
     static UUID runA;
     static UUID runB;
     static UUID runC;
+    /** Mode a again, its gate decided on the bound against 0.7: 24 of 30 (80%, 95% CI [62.7%, 90.5%]) is inconclusive. */
+    static UUID runD;
+
     static Dashboard dashboard;
     static String base;
 
@@ -100,6 +103,11 @@ class RunAuditPagesTest {
         runA = prepare(first, profile("a", agent, marks));
         runB = prepare(first, profile("b", agent, marks));
         runC = prepare(second, profile("b", agent, marks));
+        // its own marks: case 7's first attempt fails in D as in A, whichever the worker runs first
+        runD = prepare(
+                first,
+                profile("a", agent, Files.createDirectories(home.resolve("marks-d")))
+                        .replace("min_pass_rate: 0.5}", "min_pass_rate: 0.7, decide: bound}"));
         Worker.Options fast = new Worker.Options(
                 2,
                 true,
@@ -109,7 +117,7 @@ class RunAuditPagesTest {
                 Duration.ofMillis(200),
                 Duration.ofSeconds(5));
         new Worker(placements, storage, fast, Worker.Listener.NONE).run();
-        for (UUID run : List.of(runA, runB, runC)) {
+        for (UUID run : List.of(runA, runB, runC, runD)) {
             assertThat(new ExecutionStatusReader(placements).status(run).status())
                     .isEqualTo("settled");
         }
@@ -334,6 +342,50 @@ class RunAuditPagesTest {
     }
 
     @Test
+    void aGateDecidedOnItsBoundShowsItsIntervalAndStaysInconclusive() throws IOException {
+        // Wilson at 0.95 for 24 of 30, from its formula; N (p - m)^2 >= z^2 m (1 - m): 0.8067 / 0.01 -> 81 cases.
+        double z = 1.959963984540054;
+        double p = 0.8;
+        int n = CASES;
+        double centre = (p + z * z / (2 * n)) / (1 + z * z / n);
+        double half = z * Math.sqrt(p * (1 - p) / n + z * z / (4.0 * n * n)) / (1 + z * z / n);
+        String ci =
+                String.format(java.util.Locale.ROOT, "[%.1f%%, %.1f%%]", (centre - half) * 100, (centre + half) * 100);
+        assertThat(ci).isEqualTo("[62.7%, 90.5%]");
+
+        JsonNode run = json("/api/runs/" + runD);
+        assertThat(run.path("verdict").asText()).isEqualTo("inconclusive");
+        JsonNode all = run.at("/gates/0");
+        assertThat(all.path("decide").asText()).isEqualTo("bound");
+        assertThat(all.path("decision").asText()).isEqualTo("inconclusive");
+        assertThat(all.path("ci_low").asDouble()).isCloseTo(centre - half, org.assertj.core.data.Offset.offset(1e-12));
+        assertThat(all.path("ci_high").asDouble()).isCloseTo(centre + half, org.assertj.core.data.Offset.offset(1e-12));
+        assertThat(all.path("cases_to_decide").asLong()).isEqualTo(81);
+
+        String html = page("/runs/" + runD);
+        assertThat(html)
+                .contains("<span class=\"badge verdict-inconclusive\" id=\"run-verdict\">verdict: inconclusive</span>")
+                .contains(">95% CI " + ci + "</td><td class=\"num\">70.0%</td><td>interval (bound)</td>"
+                        + "<td><span class=\"badge verdict-inconclusive\">inconclusive</span></td>")
+                .contains("Gate all is inconclusive: its 95% interval " + ci + " holds its minimum 70.0%; 81 cases at"
+                        + " the observed 80.0% (51 more than the 30 planned) would pass it.");
+        // A point gate shows its interval too, and its decision as before.
+        assertThat(page("/runs/" + runA))
+                .contains("<td>point rate</td><td><span class=\"badge verdict-passed\">passed</span></td>")
+                .doesNotContain("verdict-inconclusive");
+
+        // Compared with A (same cases, same outcomes but case 7's retry): nothing differs, p = 1.
+        JsonNode cmp = json("/api/runs/" + runD + "/compare/" + runA);
+        assertThat(cmp.at("/gates/0/a/decision").asText()).isEqualTo("inconclusive");
+        assertThat(cmp.at("/gates/0/b/decision").asText()).isEqualTo("passed");
+        assertThat(cmp.at("/gates/0/a_only").asLong()).isZero();
+        assertThat(cmp.at("/gates/0/b_only").asLong()).isZero();
+        assertThat(cmp.at("/gates/0/p_value").asDouble()).isEqualTo(1.0);
+        assertThat(page("/runs/" + runD + "/compare/" + runA))
+                .contains("<span class=\"badge verdict-inconclusive\">inconclusive</span>");
+    }
+
+    @Test
     void runsOfOneDatasetAreComparedPagedByOrdinal() throws IOException {
         List<String> expected = expectedFlips(ordinals(i -> i < CASES));
         JsonNode all = json("/api/runs/" + runA + "/compare/" + runB);
@@ -346,6 +398,25 @@ class RunAuditPagesTest {
         assertThat(gate.at("/b/passed").asLong()).isEqualTo(passB);
         assertThat(gate.path("difference").asDouble())
                 .isCloseTo((passB - passA) / (double) CASES, org.assertj.core.data.Offset.offset(1e-12));
+        // Significance over the 30 paired cases, counted apart: a_only = 7, 14, 21, 28; b_only = 5, 10, 15, 20, 25;
+        // McNemar's exact p = 2 (C(9,0) + ... + C(9,4)) / 2^9 = 2 * 256 / 512 = 1.
+        long aOnly =
+                ordinals(i -> i < CASES && passes("a", i) && !passes("b", i)).size();
+        long bOnly =
+                ordinals(i -> i < CASES && passes("b", i) && !passes("a", i)).size();
+        assertThat(gate.path("a_only").asLong()).isEqualTo(aOnly).isEqualTo(4);
+        assertThat(gate.path("b_only").asLong()).isEqualTo(bOnly).isEqualTo(5);
+        assertThat(gate.path("p_value").asDouble()).isEqualTo(1.0);
+        assertThat(gate.path("paired").asLong()).isEqualTo(CASES);
+        assertThat(gate.path("paired_difference").asDouble())
+                .isCloseTo((bOnly - aOnly) / (double) CASES, org.assertj.core.data.Offset.offset(1e-12));
+        assertThat(gate.path("difference_ci_low").asDouble()).isLessThan(0).isGreaterThanOrEqualTo(-1);
+        assertThat(gate.path("difference_ci_high").asDouble())
+                .isGreaterThan(1.0 / CASES)
+                .isLessThanOrEqualTo(1);
+        assertThat(gate.path("confidence").asDouble()).isEqualTo(0.95);
+        assertThat(gate.path("significant").asBoolean()).isFalse();
+        assertThat(gate.at("/a/decision").asText()).isEqualTo("passed");
         assertThat(flips(all)).containsExactlyElementsOf(expected);
         assertThat(all.path("next_after").isNull()).isTrue();
         assertThat(all.at("/summary/complete").asBoolean()).isTrue();
@@ -383,7 +454,12 @@ class RunAuditPagesTest {
                 .contains("all: passed → failed (pass_to_fail)")
                 .contains("href=\"/runs/" + runA + "/cases/7\"")
                 .contains(CASES + " cases compared, " + expected.size() + " flipped")
-                .contains("Over every executed case of both runs.");
+                .contains("Over every executed case of both runs.")
+                .contains("id=\"significance\"")
+                .contains("<tr data-gate=\"all\"><td>all</td><td class=\"num\">30</td><td class=\"num\">4</td>"
+                        + "<td class=\"num\">5</td><td class=\"num\">1.00</td><td class=\"num\">+3.3 pts</td>"
+                        + "<td class=\"num\">95% [")
+                .contains("<span class=\"badge not-significant\">not significant</span>");
         String firstPage = page("/runs/" + runA + "/compare/" + runB + "?limit=1");
         assertThat(firstPage).contains("id=\"next-page\"").contains("Over the cases read for this page");
     }
