@@ -1,6 +1,8 @@
 package dev.vigilo.cli;
 
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.common.input.Names;
 import dev.vigilo.exec.GateDecision;
 import dev.vigilo.exec.GateResult;
@@ -253,38 +255,14 @@ final class RunCompareCommand implements Callable<Integer> {
         out.println();
     }
 
-    /**
-     * {@code a_only}, {@code b_only}, {@code p_value}, {@code difference_ci_low}, {@code difference_ci_high}, {@code
-     * significant} (null when one run lacks the gate), and {@code paired_difference} and {@code paired}, the paired
-     * difference B - A its interval bounds and the cases it is over.
-     */
+    /** The gate's significance keys ({@link RunComparison.GateSignificance#addTo}), written into the open object. */
     static void significance(JsonGenerator g, Optional<RunComparison.GateSignificance> x) throws IOException {
-        if (x.isEmpty()) {
-            for (String k : List.of(
-                    "a_only",
-                    "b_only",
-                    "p_value",
-                    "paired",
-                    "paired_difference",
-                    "difference_ci_low",
-                    "difference_ci_high",
-                    "confidence",
-                    "significant")) {
-                g.writeNullField(k);
-            }
-            return;
+        ObjectNode n = JsonNodeFactory.instance.objectNode();
+        RunComparison.GateSignificance.addTo(n, x);
+        for (var field : n.properties()) {
+            g.writeFieldName(field.getKey());
+            g.writeTree(field.getValue());
         }
-        RunComparison.GateSignificance s = x.get();
-        PairedDifference d = s.difference();
-        g.writeNumberField("a_only", s.mcNemar().aOnly());
-        g.writeNumberField("b_only", s.mcNemar().bOnly());
-        g.writeNumberField("p_value", s.mcNemar().pValue());
-        g.writeNumberField("paired", s.paired());
-        g.writeNumberField("paired_difference", d.difference());
-        g.writeNumberField("difference_ci_low", d.low());
-        g.writeNumberField("difference_ci_high", d.high());
-        g.writeNumberField("confidence", d.confidence().level());
-        g.writeBooleanField("significant", s.significant());
     }
 
     private static void gate(JsonGenerator g, String field, Optional<GateResult> r) throws IOException {

@@ -257,7 +257,7 @@ final class ComparePages {
             } else {
                 n.putNull("difference");
             }
-            significance(n, p.summary().significance(g.name()));
+            RunComparison.GateSignificance.addTo(n, p.summary().significance(g.name()));
         }
         ArrayNode flips = o.putArray("flips");
         for (RunComparison.Flip f : p.flips()) {
@@ -283,40 +283,6 @@ final class ComparePages {
         s.changes().forEach((k, v) -> sum.put(k.wire(), v));
         sum.put("only_in_a", s.onlyInA()).put("only_in_b", s.onlyInB());
         Dashboard.json(ctx, o);
-    }
-
-    /**
-     * The keys {@code run compare --json} gives per gate: {@code a_only}, {@code b_only}, {@code p_value}, {@code
-     * paired}, {@code paired_difference}, {@code difference_ci_low}, {@code difference_ci_high}, {@code confidence},
-     * {@code significant}; null when one run lacks the gate.
-     */
-    private static void significance(ObjectNode n, Optional<RunComparison.GateSignificance> sig) {
-        if (sig.isEmpty()) {
-            for (String k : List.of(
-                    "a_only",
-                    "b_only",
-                    "p_value",
-                    "paired",
-                    "paired_difference",
-                    "difference_ci_low",
-                    "difference_ci_high",
-                    "confidence",
-                    "significant")) {
-                n.putNull(k);
-            }
-            return;
-        }
-        RunComparison.GateSignificance x = sig.get();
-        PairedDifference d = x.difference();
-        n.put("a_only", x.mcNemar().aOnly())
-                .put("b_only", x.mcNemar().bOnly())
-                .put("p_value", x.mcNemar().pValue())
-                .put("paired", x.paired())
-                .put("paired_difference", d.difference())
-                .put("difference_ci_low", d.low())
-                .put("difference_ci_high", d.high())
-                .put("confidence", d.confidence().level())
-                .put("significant", x.significant());
     }
 
     private static void gate(ObjectNode n, String field, Optional<GateResult> g) {

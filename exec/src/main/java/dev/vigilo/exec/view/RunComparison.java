@@ -1,5 +1,6 @@
 package dev.vigilo.exec.view;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.NotFoundException;
@@ -139,6 +140,41 @@ public final class RunComparison {
         /** Cases both runs executed and the gate selects in both. */
         public long paired() {
             return difference.both() + difference.aOnly() + difference.bOnly() + difference.neither();
+        }
+
+        /**
+         * Adds the keys {@code run compare --json} and the dashboard's compare API give per gate, in this order:
+         * {@code a_only}, {@code b_only}, {@code p_value}, {@code paired}, {@code paired_difference}, {@code
+         * difference_ci_low}, {@code difference_ci_high}, {@code confidence}, {@code significant}; each null when
+         * {@code significance} is empty (one run lacks the gate).
+         */
+        public static void addTo(ObjectNode n, Optional<GateSignificance> significance) {
+            if (significance.isEmpty()) {
+                for (String k : List.of(
+                        "a_only",
+                        "b_only",
+                        "p_value",
+                        "paired",
+                        "paired_difference",
+                        "difference_ci_low",
+                        "difference_ci_high",
+                        "confidence",
+                        "significant")) {
+                    n.putNull(k);
+                }
+                return;
+            }
+            GateSignificance x = significance.get();
+            PairedDifference d = x.difference();
+            n.put("a_only", x.mcNemar().aOnly())
+                    .put("b_only", x.mcNemar().bOnly())
+                    .put("p_value", x.mcNemar().pValue())
+                    .put("paired", x.paired())
+                    .put("paired_difference", d.difference())
+                    .put("difference_ci_low", d.low())
+                    .put("difference_ci_high", d.high())
+                    .put("confidence", d.confidence().level())
+                    .put("significant", x.significant());
         }
     }
 
