@@ -3,22 +3,37 @@ package dev.vigilo.agent;
 import java.util.Objects;
 
 /**
- * One request to run the agent on one case.
+ * One request to run the agent on one case, in one epoch.
+ *
+ * <p>With a profile's {@code epochs.count} of n, every case is executed n times; each execution is one epoch and one
+ * call, with its own attempts (retries stay within the call). A command agent reads the epoch from
+ * {@code VIGILO_EPOCH}; an http agent with {@code seed_per_epoch} sends it as the request's {@code seed}
+ * (docs/formats/agent-protocol.md).
  *
  * <p>Cancellation is by thread interruption: interrupting the thread inside {@link Agent#run} kills a command's whole
  * process tree or aborts the HTTP request, and the call returns a {@link AgentErrorType#CANCELLED} outcome promptly.
  *
  * @param caseRecord the case, as stored
  * @param observer   watches the attempts ({@link AgentObserver#NONE} for nothing)
+ * @param epoch      which execution of the case this is, from 1 (1 when the profile has no epochs)
  */
-public record AgentCall(CaseRecord caseRecord, AgentObserver observer) {
+public record AgentCall(CaseRecord caseRecord, AgentObserver observer, int epoch) {
+    /** Checks the components; an {@code epoch} below 1 is an {@link IllegalArgumentException}. */
     public AgentCall {
         Objects.requireNonNull(caseRecord, "caseRecord");
         Objects.requireNonNull(observer, "observer");
+        if (epoch < 1) {
+            throw new IllegalArgumentException("epoch must be at least 1 (epochs count from 1), got " + epoch);
+        }
     }
 
-    /** A call without an observer. */
+    /** A call in epoch 1: a case executed once, as without epochs. */
+    public AgentCall(CaseRecord caseRecord, AgentObserver observer) {
+        this(caseRecord, observer, 1);
+    }
+
+    /** A call in epoch 1 without an observer. */
     public static AgentCall of(CaseRecord caseRecord) {
-        return new AgentCall(caseRecord, AgentObserver.NONE);
+        return new AgentCall(caseRecord, AgentObserver.NONE, 1);
     }
 }

@@ -89,7 +89,8 @@ public final class Agents {
                 p.number("temperature", 0, 2),
                 Duration.ofSeconds(p.integer("timeout_seconds", 1, 3600, 120)),
                 Duration.ofSeconds(p.integer("connect_timeout_seconds", 1, 300, 10)),
-                maxAttempts);
+                maxAttempts,
+                p.bool("seed_per_epoch", false));
         return new HttpAgent(s, keyed.env());
     }
 }

@@ -20,7 +20,7 @@ import java.util.function.Consumer;
 
 /**
  * The {@code command} agent (docs/formats/agent-protocol.md): one child process per attempt, the case on stdin, the
- * output on stdout, exit status 0. Thread-safe and stateless between calls.
+ * output on stdout, exit status 0; the call's epoch in {@code VIGILO_EPOCH}. Thread-safe and stateless between calls.
  */
 final class CommandAgent implements Agent {
     /** Protocol version, given to the command as {@code VIGILO_AGENT_PROTOCOL}. */
@@ -50,10 +50,11 @@ final class CommandAgent implements Agent {
     @Override
     public AgentOutcome run(AgentCall call) {
         byte[] stdin = stdin(call.caseRecord().json());
-        return attempts.run(call.observer(), (n, observer) -> attempt(n, stdin, observer));
+        String epoch = Integer.toString(call.epoch());
+        return attempts.run(call.observer(), (n, observer) -> attempt(n, epoch, stdin, observer));
     }
 
-    private Attempts.Result attempt(int n, byte[] stdin, AgentObserver observer) {
+    private Attempts.Result attempt(int n, String epoch, byte[] stdin, AgentObserver observer) {
         EventsFile events;
         try {
             events = EventsFile.create(env.scratchDirectory());
@@ -69,6 +70,8 @@ final class CommandAgent implements Agent {
             childEnv.putAll(profileEnv);
             childEnv.put("VIGILO_AGENT_PROTOCOL", Integer.toString(PROTOCOL_VERSION));
             childEnv.put("VIGILO_ATTEMPT", Integer.toString(n));
+            // Always set ("1" without epochs), so an agent need not tell an absent variable from the first epoch.
+            childEnv.put("VIGILO_EPOCH", epoch);
             childEnv.put("VIGILO_EVENTS", events.path().toString());
             ChildProcess.Result r = ChildProcess.run(new ChildProcess.Spec(
                     argv, childEnv, env.workingDirectory(), stdin, timeout, MAX_STDOUT_BYTES, env.secrets()));

@@ -30,7 +30,8 @@ import java.util.concurrent.ExecutionException;
 /**
  * The {@code http} agent (docs/formats/agent-protocol.md): one OpenAI-compatible chat completions request per
  * attempt through the shared {@link ChatCompletions} client, whose endings this class words as {@link AgentError}s
- * (the retries are {@link Attempts}'). Thread-safe: one client (and its connection pool) serves every concurrent
+ * (the retries are {@link Attempts}'). With {@code seed_per_epoch} the request's {@code seed} is the call's epoch, the
+ * same on every attempt of the call. Thread-safe: one client (and its connection pool) serves every concurrent
  * call.
  */
 final class HttpAgent implements Agent {
@@ -52,6 +53,8 @@ final class HttpAgent implements Agent {
      * @param timeout      bound of a whole request (sending to last byte of the answer)
      * @param connectTimeout bound of connecting
      * @param maxAttempts  attempts in all
+     * @param seedPerEpoch {@code seed_per_epoch}: send the call's epoch as the request's {@code seed}; when false no
+     *                     {@code seed} is sent
      */
     record Settings(
             URI uri,
@@ -63,7 +66,8 @@ final class HttpAgent implements Agent {
             Optional<Double> temperature,
             Duration timeout,
             Duration connectTimeout,
-            int maxAttempts) {
+            int maxAttempts,
+            boolean seedPerEpoch) {
         @Override
         public String toString() {
             return "Settings[" + displayUrl(uri) + ", model=" + model + "]";
@@ -90,12 +94,13 @@ final class HttpAgent implements Agent {
 
     @Override
     public AgentOutcome run(AgentCall call) {
-        ObjectNode request = request(call.caseRecord());
+        // Built once per call: every attempt (retry) sends the same bytes, the same epoch's seed included.
+        ObjectNode request = request(call.caseRecord(), call.epoch());
         byte[] body = Json.bytes(request);
         return attempts.run(call.observer(), (n, observer) -> attempt(n, request, body, observer));
     }
 
-    private ObjectNode request(CaseRecord c) {
+    private ObjectNode request(CaseRecord c, int epoch) {
         JsonNode input;
         try {
             JsonNode tree = Json.parse(c.json());
@@ -112,6 +117,8 @@ final class HttpAgent implements Agent {
         messages.add(ChatMessage.of("user", input.isTextual() ? input.asText() : Json.text(input)));
         return ChatRequest.of(settings.model(), messages)
                 .withSampling(settings.maxTokens(), settings.temperature())
+                // Without seed_per_epoch no seed key at all: the bytes sent for such profiles stay what they were.
+                .withSeed(settings.seedPerEpoch() ? Optional.of((long) epoch) : Optional.empty())
                 .toJson();
     }
 
