@@ -127,6 +127,9 @@ final class VerifyCommand implements Callable<Integer> {
             x.put("decide", g.decide().wire());
             x.put("decision", g.decision().map(GateDecision::spelling).orElse(null));
             g.casesToDecide().ifPresent(n -> x.put("cases_to_decide", n));
+            if (g.passAtK().isPresent()) {
+                x.put("pass_at_k", g.passAtKByK());
+            }
             gates.add(x);
         }
         m.put("gates", gates);

@@ -195,6 +195,10 @@ public record ExecutionStatus(
             if (toDecide.isPresent()) {
                 o.put("cases_to_decide", toDecide.getAsLong());
             }
+            if (r.passAtK().isPresent()) {
+                ObjectNode k = o.putObject("pass_at_k");
+                r.passAtKByK().forEach(k::put);
+            }
         }
         doc.put("gates_final", gatesFinal);
         ArrayNode w = doc.putArray("waiting");

@@ -4,6 +4,7 @@ import dev.vigilo.plan.Profile;
 import dev.vigilo.plan.RunVerdict;
 import dev.vigilo.stats.BoundDecision;
 import dev.vigilo.stats.Confidence;
+import dev.vigilo.stats.PassAtK;
 import dev.vigilo.stats.ProportionInterval;
 import dev.vigilo.stats.Wilson;
 import java.math.BigDecimal;
@@ -28,6 +29,8 @@ import java.util.OptionalLong;
  * @param decide      whether the gate decides on the point rate or on its interval
  * @param confidence  the level of the gate's interval
  * @param decision    what the gate decided; empty while the run is still executing (the table is then partial)
+ * @param passAtK     in a run of several epochs, the epoch pass histogram of the gate's executed cases that did not
+ *                    error (so pass@k for k = 1..n, docs/execution.md, "Statistics"); empty with one epoch
  */
 public record GateResult(
         String name,
@@ -38,8 +41,14 @@ public record GateResult(
         double minPassRate,
         Profile.Decide decide,
         Confidence confidence,
-        Optional<GateDecision> decision) {
+        Optional<GateDecision> decision,
+        Optional<PassAtK> passAtK) {
     public GateResult {
+        Objects.requireNonNull(passAtK, "passAtK");
+        if (passAtK.isPresent() && passAtK.get().cases() != passed + failed) {
+            throw new IllegalArgumentException("gate " + name + ": the epoch pass histogram counts "
+                    + passAtK.get().cases() + " cases, not the " + (passed + failed) + " that passed or failed");
+        }
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(decide, "decide");
         Objects.requireNonNull(confidence, "confidence");
@@ -51,6 +60,20 @@ public record GateResult(
         if (decide == Profile.Decide.POINT && decision.equals(Optional.of(GateDecision.INCONCLUSIVE))) {
             throw new IllegalArgumentException("gate " + name + ": a point decision is never inconclusive");
         }
+    }
+
+    /** A row without epoch pass counts (a run of one epoch). */
+    public GateResult(
+            String name,
+            long planned,
+            long passed,
+            long failed,
+            long errored,
+            double minPassRate,
+            Profile.Decide decide,
+            Confidence confidence,
+            Optional<GateDecision> decision) {
+        this(name, planned, passed, failed, errored, minPassRate, decide, confidence, decision, Optional.empty());
     }
 
     /**
@@ -104,7 +127,31 @@ public record GateResult(
     /** This row with {@code decision} recorded. */
     public GateResult withDecision(GateDecision decision) {
         return new GateResult(
-                name, planned, passed, failed, errored, minPassRate, decide, confidence, Optional.of(decision));
+                name,
+                planned,
+                passed,
+                failed,
+                errored,
+                minPassRate,
+                decide,
+                confidence,
+                Optional.of(decision),
+                passAtK);
+    }
+
+    /** This row with the epoch pass histogram of its passed and failed cases. */
+    public GateResult withPassAtK(PassAtK histogram) {
+        return new GateResult(
+                name,
+                planned,
+                passed,
+                failed,
+                errored,
+                minPassRate,
+                decide,
+                confidence,
+                decision,
+                Optional.of(histogram));
     }
 
     /**
@@ -145,6 +192,20 @@ public record GateResult(
             return OptionalLong.empty();
         }
         return BoundDecision.casesToDecide(interval(), minPassRate);
+    }
+
+    /**
+     * pass@k for k = 1..n, keyed by k as a string in k order, as the {@code pass_at_k} JSON object gives it; empty
+     * with one epoch.
+     */
+    public java.util.Map<String, Double> passAtKByK() {
+        java.util.Map<String, Double> out = new java.util.LinkedHashMap<>();
+        passAtK.ifPresent(p -> {
+            for (int k = 1; k <= p.epochs(); k++) {
+                out.put(Integer.toString(k), p.passAt(k));
+            }
+        });
+        return out;
     }
 
     /** Cases that ran: {@code passed + failed + errored}. */

@@ -74,7 +74,7 @@ class ChunkTablesTest {
     }
 
     private static ChunkTables.Tallies none() {
-        return new ChunkTables.Tallies(0, 0, new long[2], new long[2], new long[2]);
+        return new ChunkTables.Tallies(0, 0, new long[2], new long[2], new long[2], new long[0]);
     }
 
     private void expire(long chunk) {

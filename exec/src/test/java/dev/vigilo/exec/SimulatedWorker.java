@@ -216,13 +216,7 @@ public final class SimulatedWorker {
                 Receipt.key(runId, r.chunkIndex(), r.leaseGeneration()),
                 ReceiptParser.toJson(r),
                 Deadline.after(Duration.ofSeconds(30)));
-        List<Receipt.GateTally> t = r.tallies();
-        ChunkTables.Tallies tallies = new ChunkTables.Tallies(
-                r.cases().size(),
-                (int) r.casesErrored(),
-                t.stream().mapToLong(Receipt.GateTally::passed).toArray(),
-                t.stream().mapToLong(Receipt.GateTally::failed).toArray(),
-                t.stream().mapToLong(Receipt.GateTally::errored).toArray());
+        ChunkTables.Tallies tallies = ChunkTables.Tallies.of(r);
         return LocalTransactions.inTransaction(
                 placements.jdbi(held.placement()),
                 "completion",

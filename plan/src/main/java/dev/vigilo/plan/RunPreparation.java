@@ -77,14 +77,6 @@ public final class RunPreparation {
         } catch (ProfileException e) {
             throw PlanErrors.invalid(runId, e.problems());
         }
-        // Profiles read epochs already, but workers of this version execute each case once: a plan they would
-        // execute differently from what it says is refused before anything is created.
-        if (profile.epochs().count() > 1) {
-            throw PlanErrors.invalid(
-                    runId,
-                    "epochs.count: " + profile.epochs().count() + " epochs are not executed by this version of"
-                            + " Vigilo yet (each case runs once); remove epochs or set count: 1");
-        }
         Optional<DatasetEntry> found;
         try {
             found = new DatasetCatalog(jdbi).find(request.datasetUploadId());

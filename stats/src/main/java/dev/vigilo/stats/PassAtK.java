@@ -149,4 +149,25 @@ public final class PassAtK {
         }
         return Math.min(1.0, sum / cases);
     }
+
+    /** The histogram: element c counts the cases with c passing epochs (a copy). */
+    public long[] histogram() {
+        return histogram.clone();
+    }
+
+    /** Equal when the histograms are. */
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof PassAtK p && java.util.Arrays.equals(p.histogram, histogram);
+    }
+
+    @Override
+    public int hashCode() {
+        return java.util.Arrays.hashCode(histogram);
+    }
+
+    @Override
+    public String toString() {
+        return "PassAtK" + java.util.Arrays.toString(histogram);
+    }
 }

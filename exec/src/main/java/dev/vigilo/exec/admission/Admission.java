@@ -11,6 +11,7 @@ import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.exec.LocalTransactions;
 import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.record.ChunkSeed;
+import dev.vigilo.exec.record.EpochReduction;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.RunSnapshot;
 import dev.vigilo.exec.record.SeedTables;
@@ -204,14 +205,17 @@ public final class Admission {
             try (ObjectStore store = ObjectStores.open(spec)) {
                 PublishedPlan plan;
                 List<GateFile> gates;
+                int epochs;
                 try {
                     plan = PublishedPlan.open(runId, claim.root(), store, Deadline.after(BLOB_DEADLINE));
                     gates = plan.gates(Deadline.after(BLOB_DEADLINE));
+                    epochs = EpochReduction.Policy.of(plan.configuration(Deadline.after(BLOB_DEADLINE)))
+                            .count();
                 } catch (DamagedException e) {
                     throw fail(e);
                 }
                 PlanManifest m = plan.manifest();
-                RunSnapshot snapshot = RunSnapshot.of(runId, claim.root(), claim.storageBinding(), m, gates);
+                RunSnapshot snapshot = RunSnapshot.of(runId, claim.root(), claim.storageBinding(), m, epochs, gates);
                 Map<Integer, SeedTables.ShardSnapshot> shards = shardSnapshots(m, gates);
                 seed(plan, store, aliases, snapshot, shards);
                 verify(aliases, m);

@@ -5,6 +5,7 @@ import dev.vigilo.exec.LocalTransactions;
 import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.record.ChunkRows;
 import dev.vigilo.exec.record.ChunkSeed;
+import dev.vigilo.exec.record.EpochReduction;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.RunSnapshot;
@@ -47,10 +48,14 @@ final class ExecutionCheck {
     private final ObjectReader store;
     private final List<GateFile> gates;
     private final List<String> evaluators;
+    private final EpochReduction reduction;
     private final Path scratch;
     final long[] passed;
     final long[] failed;
     final long[] errored;
+    /** In a run of n > 1 epochs, the epoch pass histograms recomputed from the receipts (as the chunk rows hold them). */
+    final long[] epochPasses;
+
     long failedChunks;
     long doneChunks;
     long receipts;
@@ -65,22 +70,31 @@ final class ExecutionCheck {
             ObjectReader store,
             List<GateFile> gates,
             List<String> evaluators,
+            EpochReduction reduction,
             Path scratch) {
         this.runId = runId;
         this.plan = plan;
         this.store = store;
         this.gates = gates;
         this.evaluators = evaluators;
+        this.reduction = reduction;
         this.scratch = scratch;
         this.passed = new long[gates.size()];
         this.failed = new long[gates.size()];
         this.errored = new long[gates.size()];
+        int n = reduction.policy().count();
+        this.epochPasses = new long[n > 1 ? gates.size() * (n + 1) : 0];
+    }
+
+    /** Epochs per case in the run. */
+    int epochs() {
+        return reduction.policy().count();
     }
 
     /** The snapshots in each execution database of the run's routes. */
     void checkSnapshots(Placements placements, List<RunRecords.Route> routes, String storageBinding) {
         PlanManifest m = plan.manifest();
-        RunSnapshot expected = RunSnapshot.of(runId, plan.root(), storageBinding, m, gates);
+        RunSnapshot expected = RunSnapshot.of(runId, plan.root(), storageBinding, m, epochs(), gates);
         List<Integer> published =
                 m.shards().stream().map(PlanManifest.Shard::shard).toList();
         List<Integer> routed = routes.stream().map(RunRecords.Route::shard).toList();
@@ -201,6 +215,71 @@ final class ExecutionCheck {
     private void checkCase(String key, Receipt r, Receipt.CaseResult c, ChunkFile.Entry e) {
         casesExecuted++;
         String what = "case \"" + c.id() + "\" in receipt " + key;
+        int n = epochs();
+        require(
+                key,
+                n == 1 ? c.epochs().isEmpty() : c.epochs().size() == n,
+                what + " records " + Math.max(1, c.epochs().size()) + " epochs, the run executes every case " + n
+                        + (n == 1 ? " time" : " times"));
+        if (n == 1) {
+            checkExecution(key, r, c, e, what, 0);
+        } else {
+            for (int i = 0; i < n; i++) {
+                checkExecution(key, r, c.epochs().get(i), e, what + ", epoch " + (i + 1), i + 1);
+            }
+            Receipt.CaseResult reduced;
+            try {
+                reduced = reduction.reduce(c.epochs());
+            } catch (IllegalArgumentException x) {
+                throw new VerificationFailure(key, what + ": its epochs cannot be reduced: " + x.getMessage());
+            }
+            require(
+                    key,
+                    reduced.equals(c),
+                    what + " records " + summary(c) + ", its epochs reduce ("
+                            + reduction.policy().reducer() + ") to " + summary(reduced));
+        }
+        for (int g = 0; g < gates.size(); g++) {
+            Receipt.GateOutcome o = c.gates().get(gates.get(g).gate().name());
+            if (o == null) {
+                continue;
+            }
+            switch (o) {
+                case PASSED -> passed[g]++;
+                case FAILED -> failed[g]++;
+                case ERRORED -> errored[g]++;
+            }
+            if (n > 1 && o != Receipt.GateOutcome.ERRORED) {
+                epochPasses[
+                        g * (n + 1) + c.epochPasses().get(gates.get(g).gate().name())]++;
+            }
+        }
+    }
+
+    /** What a reduced result says, for a message: status, evaluators and gate outcomes. */
+    private static String summary(Receipt.CaseResult c) {
+        StringBuilder b = new StringBuilder(c.errored() ? "errored" : "ok");
+        for (Receipt.EvaluatorResult e : c.evaluatorResults()) {
+            b.append(", ")
+                    .append(e.name())
+                    .append(' ')
+                    .append(e.error().isPresent() ? "errored" : e.passed() ? "passed" : "failed")
+                    .append(" (score ")
+                    .append(e.score())
+                    .append(')');
+        }
+        c.gates().forEach((g, o) -> b.append(", gate ").append(g).append(' ').append(o.wire));
+        b.append(", ").append(c.attempts()).append(" attempts");
+        return b.toString();
+    }
+
+    /**
+     * One execution of a case (the case itself in a run of one epoch, else one of its epochs, 1-based): consistent,
+     * the evaluators of its mask, each selecting gate's outcome recomputed from its evaluator results, its output and
+     * its transcripts.
+     */
+    private void checkExecution(
+            String key, Receipt r, Receipt.CaseResult c, ChunkFile.Entry e, String what, int epoch) {
         List<String> applied = new ArrayList<>();
         for (int i = 0; i < evaluators.size(); i++) {
             if ((e.evaluators() & (1L << i)) != 0) {
@@ -231,43 +310,22 @@ final class ExecutionCheck {
                         what + " has an outcome for gate " + name + ", which does not select it");
                 continue;
             }
-            Receipt.GateOutcome recomputed = outcome(c, gates.get(g).gate().requiredEvaluators());
+            Receipt.GateOutcome recomputed = c.errored()
+                    ? Receipt.GateOutcome.ERRORED
+                    : EpochReduction.gateOutcome(
+                            c.evaluatorResults(), gates.get(g).gate().requiredEvaluators());
             require(
                     key,
                     recomputed == recorded,
                     what + " records gate " + name + " " + (recorded == null ? "missing" : recorded.wire)
                             + ", its evaluator results give " + recomputed.wire);
-            switch (recomputed) {
-                case PASSED -> passed[g]++;
-                case FAILED -> failed[g]++;
-                case ERRORED -> errored[g]++;
-            }
         }
         require(
                 key,
                 c.gates().size() == Long.bitCount(e.gates()),
                 what + " has outcomes for gates that do not select it");
         checkOutput(key, what, c);
-        checkTranscripts(r, c, what);
-    }
-
-    /** A gate's outcome from the evaluator results: errored, passed when every required one passed, else failed. */
-    private static Receipt.GateOutcome outcome(Receipt.CaseResult c, List<String> required) {
-        if (c.errored()) {
-            return Receipt.GateOutcome.ERRORED;
-        }
-        boolean all = true;
-        for (String name : required) {
-            Receipt.EvaluatorResult res = c.evaluatorResults().stream()
-                    .filter(x -> x.name().equals(name))
-                    .findFirst()
-                    .orElse(null);
-            if (res == null || res.error().isPresent()) {
-                return Receipt.GateOutcome.ERRORED;
-            }
-            all &= res.passed();
-        }
-        return all ? Receipt.GateOutcome.PASSED : Receipt.GateOutcome.FAILED;
+        checkTranscripts(r, c, what, epoch);
     }
 
     private void checkOutput(String key, String what, Receipt.CaseResult c) {
@@ -290,7 +348,7 @@ final class ExecutionCheck {
         }
     }
 
-    private void checkTranscripts(Receipt r, Receipt.CaseResult c, String what) {
+    private void checkTranscripts(Receipt r, Receipt.CaseResult c, String what, int epoch) {
         if (c.transcripts().isEmpty()) {
             casesWithoutTranscripts++; // a version 1 receipt: written before transcripts were recorded
             return;
@@ -302,7 +360,8 @@ final class ExecutionCheck {
                         + c.transcripts().size() + " transcripts");
         for (int a = 0; a < c.transcripts().size(); a++) {
             Receipt.TranscriptRef t = c.transcripts().get(a);
-            String expectedKey = TranscriptStore.key(runId, r.chunkIndex(), c.ordinal(), a + 1, r.leaseGeneration())
+            String expectedKey = TranscriptStore.key(
+                            runId, r.chunkIndex(), c.ordinal(), epoch, a + 1, r.leaseGeneration())
                     .value();
             require(
                     t.ref().key().value(),

@@ -12,6 +12,7 @@ import dev.vigilo.exec.GateResult;
 import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.ScratchDirs;
 import dev.vigilo.exec.record.ChunkRows;
+import dev.vigilo.exec.record.EpochReduction;
 import dev.vigilo.exec.record.GateTable;
 import dev.vigilo.exec.record.PlanRecord;
 import dev.vigilo.exec.record.RunRecords;
@@ -19,6 +20,7 @@ import dev.vigilo.plan.GateFile;
 import dev.vigilo.plan.PublishedPlan;
 import dev.vigilo.plan.RunState;
 import dev.vigilo.stats.Confidence;
+import dev.vigilo.stats.PassAtK;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.ObjectStores;
@@ -202,7 +204,8 @@ public final class RunVerifier {
             p.plan.run(dataset, datasetStore == null ? store : datasetStore, record, configuration, control);
         }
         List<RunRecords.Route> routes = control.withHandle(h -> RunRecords.routes(h, runId, ""));
-        p.execution = new ExecutionCheck(runId, plan, store, gates, p.plan.evaluators(), scratch);
+        p.execution = new ExecutionCheck(
+                runId, plan, store, gates, p.plan.evaluators(), EpochReduction.of(configuration), scratch);
         p.execution.checkSnapshots(placements, routes, record.storageBinding());
         p.execution.checkChunks(ChunkRows.cursor(placements, runId, routes, false));
         return settlement(run, gates, p.execution);
@@ -217,7 +220,7 @@ public final class RunVerifier {
         List<GateResult> table = new ArrayList<>();
         for (int g = 0; g < gates.size(); g++) {
             GateFile gf = gates.get(g);
-            table.add(GateResult.decided(
+            GateResult decided = GateResult.decided(
                     gf.gate().name(),
                     gf.selectedCases(),
                     ex.passed[g],
@@ -225,7 +228,13 @@ public final class RunVerifier {
                     ex.errored[g],
                     gf.gate().minPassRate(),
                     gf.gate().decide(),
-                    Confidence.of(gf.gate().confidence())));
+                    Confidence.of(gf.gate().confidence()));
+            int n = ex.epochs();
+            if (n > 1) {
+                decided = decided.withPassAtK(
+                        PassAtK.of(java.util.Arrays.copyOfRange(ex.epochPasses, g * (n + 1), (g + 1) * (n + 1))));
+            }
+            table.add(decided);
         }
         List<GateTable.Row> recorded = control.withHandle(h -> GateTable.read(h, run.runId()));
         if (recorded.size() != table.size()) {
@@ -270,6 +279,9 @@ public final class RunVerifier {
                 + " errored, min_pass_rate " + g.minPassRate() + " decided on the "
                 + g.decide().wire() + " at "
                 + g.confidence() + ": "
-                + g.decision().map(GateDecision::spelling).orElse("undecided");
+                + g.decision().map(GateDecision::spelling).orElse("undecided")
+                + g.passAtK()
+                        .map(h -> ", epoch pass counts " + java.util.Arrays.toString(h.histogram()))
+                        .orElse("");
     }
 }

@@ -50,6 +50,8 @@ public final class ChunkRows {
      * @param passed       per done row and gate (gate order), cases that passed
      * @param failed       likewise, failed
      * @param errored      likewise, errored
+     * @param epochPasses  the epoch pass histograms of a done chunk of a run of several epochs (see
+     *                     {@link ChunkTables.Tallies}); empty otherwise
      * @param lastError    the last error recorded (failed or retried chunks)
      */
     public record Row(
@@ -62,6 +64,7 @@ public final class ChunkRows {
             long[] passed,
             long[] failed,
             long[] errored,
+            long[] epochPasses,
             Optional<String> lastError) {
         public long chunkIndex() {
             return seed.chunkIndex();
@@ -75,7 +78,7 @@ public final class ChunkRows {
     private static final String COLUMNS = "SELECT run_id, chunk_index, shard, shard_seq, chunk_id, first_ordinal,"
             + " case_count, membership_sha256, chunk_key, chunk_length, chunk_sha256, state, lease_generation,"
             + " receipt_key, receipt_length, receipt_sha256, cases_executed, cases_errored, gate_passed, gate_failed,"
-            + " gate_errored, last_error FROM exec_chunks";
+            + " gate_errored, gate_epoch_passes, last_error FROM exec_chunks";
 
     private static Row map(ResultSet rs) throws SQLException {
         String key = rs.getString("receipt_key");
@@ -95,6 +98,7 @@ public final class ChunkRows {
                 longs(rs.getArray("gate_passed")),
                 longs(rs.getArray("gate_failed")),
                 longs(rs.getArray("gate_errored")),
+                longs(rs.getArray("gate_epoch_passes")),
                 Optional.ofNullable(rs.getString("last_error")));
     }
 
@@ -277,7 +281,7 @@ public final class ChunkRows {
      */
     public static Receipt receipt(UUID runId, ObjectReader store, Row row) {
         ChunkSeed s = row.seed();
-        return receipt(
+        Receipt r = receipt(
                 runId,
                 store,
                 row.receipt().orElseThrow(() -> new IllegalArgumentException("chunk row is not done")),
@@ -291,6 +295,13 @@ public final class ChunkRows {
                 row.passed(),
                 row.failed(),
                 row.errored());
+        if (!Arrays.equals(r.epochPassHistograms(), row.epochPasses())) {
+            throw new DamagedException("receipt " + row.receipt().get().key() + " of run " + runId + " does not match"
+                    + " its chunk row: its epoch pass histograms " + Arrays.toString(r.epochPassHistograms())
+                    + " differ from the row's " + Arrays.toString(row.epochPasses())
+                    + "; the execution records were altered");
+        }
+        return r;
     }
 
     /**

@@ -161,7 +161,26 @@ public final class ChunkTables {
     }
 
     /** The tallies a completion records, per gate in gate order. */
-    public record Tallies(int casesExecuted, int casesErrored, long[] passed, long[] failed, long[] errored) {}
+    /**
+     * A receipt's tallies as its chunk row records them: cases, per-gate outcomes in gate order, and the epoch pass
+     * histograms ({@link Receipt#epochPassHistograms}; empty for a run of one epoch, recorded as NULL).
+     */
+    public record Tallies(
+            int casesExecuted, int casesErrored, long[] passed, long[] failed, long[] errored, long[] epochPasses) {
+        /** The tallies of {@code r}. */
+        public static Tallies of(Receipt r) {
+            List<Receipt.GateTally> t = r.tallies();
+            long[] p = new long[t.size()];
+            long[] f = new long[t.size()];
+            long[] e = new long[t.size()];
+            for (int i = 0; i < t.size(); i++) {
+                p[i] = t.get(i).passed();
+                f[i] = t.get(i).failed();
+                e[i] = t.get(i).errored();
+            }
+            return new Tallies(r.cases().size(), (int) r.casesErrored(), p, f, e, r.epochPassHistograms());
+        }
+    }
 
     /** Why a completion did not count. */
     public enum Completion {
@@ -190,11 +209,13 @@ public final class ChunkTables {
         if (shard.isEmpty() || !"open".equals(shard.get())) {
             return Completion.SHARD_CLOSED;
         }
-        int n = h.createUpdate("UPDATE exec_chunks SET state = 'done', lease_owner = NULL, lease_expires_at = NULL,"
-                        + " receipt_key = :k, receipt_length = :len, receipt_sha256 = :sha, cases_executed = :ce,"
-                        + " cases_errored = :cer, gate_passed = :gp, gate_failed = :gf, gate_errored = :ge,"
-                        + " last_error = NULL, finished_at = now()"
-                        + HELD)
+        var update = h.createUpdate(
+                        "UPDATE exec_chunks SET state = 'done', lease_owner = NULL, lease_expires_at = NULL,"
+                                + " receipt_key = :k, receipt_length = :len, receipt_sha256 = :sha, cases_executed = :ce,"
+                                + " cases_errored = :cer, gate_passed = :gp, gate_failed = :gf, gate_errored = :ge,"
+                                + " gate_epoch_passes = :gh,"
+                                + " last_error = NULL, finished_at = now()"
+                                + HELD)
                 .bind("k", receipt.key().value())
                 .bind("len", receipt.length())
                 .bind("sha", receipt.sha256().toHex())
@@ -203,8 +224,13 @@ public final class ChunkTables {
                 .bind("gp", t.passed())
                 .bind("gf", t.failed())
                 .bind("ge", t.errored())
-                .bindMap(held(l))
-                .execute();
+                .bindMap(held(l));
+        if (t.epochPasses().length == 0) {
+            update.bindNull("gh", java.sql.Types.ARRAY);
+        } else {
+            update.bind("gh", t.epochPasses());
+        }
+        int n = update.execute();
         if (n == 1) {
             return Completion.COMPLETED;
         }

@@ -4,6 +4,7 @@ import dev.vigilo.exec.GateDecision;
 import dev.vigilo.exec.GateResult;
 import dev.vigilo.plan.Profile;
 import dev.vigilo.stats.Confidence;
+import dev.vigilo.stats.PassAtK;
 import dev.vigilo.stats.ProportionInterval;
 import java.util.List;
 import java.util.Optional;
@@ -11,7 +12,7 @@ import java.util.UUID;
 import org.jdbi.v3.core.Handle;
 
 /**
- * The settled gate table, {@code run_gate_results} (migrations {@code V10}, {@code V13}): written once, in the
+ * The settled gate table, {@code run_gate_results} (migrations {@code V10}, {@code V13}, {@code V14}): written once, in the
  * settlement transaction, and read by the status views and by {@code vigilo verify}. The one class with that table's
  * SQL. Each row records the counts, the policy (threshold, rule, confidence) and what the gate decided with the
  * interval it decided on; rows settled before {@code V13} hold no decision or interval columns and are read as
@@ -37,8 +38,9 @@ public final class GateTable {
     /** Inserts the decided table, in gate order, in the caller's (settlement's) transaction. */
     public static void insert(Handle h, UUID runId, List<GateResult> gates) {
         var batch = h.prepareBatch("INSERT INTO run_gate_results (run_id, gate_index, name, planned, passed, failed,"
-                + " errored, min_pass_rate, passed_gate, decide, confidence, decision, stderr, ci_low, ci_high)"
-                + " VALUES (:r, :i, :n, :p, :ps, :f, :e, :m, :ok, :d, :c, :dc, :se, :lo, :hi)");
+                + " errored, min_pass_rate, passed_gate, decide, confidence, decision, stderr, ci_low, ci_high,"
+                + " epoch_passes) VALUES (:r, :i, :n, :p, :ps, :f, :e, :m, :ok, :d, :c, :dc, :se, :lo, :hi,"
+                + " CAST(:h AS bigint[]))");
         for (int i = 0; i < gates.size(); i++) {
             GateResult g = gates.get(i);
             Interval interval = Interval.of(g.interval());
@@ -57,6 +59,7 @@ public final class GateTable {
                     .bind("se", interval.stderr())
                     .bind("lo", interval.low())
                     .bind("hi", interval.high())
+                    .bindByType("h", g.passAtK().map(PassAtK::histogram).orElse(null), long[].class)
                     .add();
         }
         batch.execute();
@@ -65,7 +68,8 @@ public final class GateTable {
     /** The recorded table in gate order; empty before settlement. */
     public static List<Row> read(Handle h, UUID runId) {
         return h.createQuery("SELECT name, planned, passed, failed, errored, min_pass_rate, passed_gate, decide,"
-                        + " confidence, decision, stderr, ci_low, ci_high FROM run_gate_results WHERE run_id = :r"
+                        + " confidence, decision, stderr, ci_low, ci_high, epoch_passes FROM run_gate_results"
+                        + " WHERE run_id = :r"
                         + " ORDER BY gate_index")
                 .bind("r", runId)
                 .map((rs, ctx) -> {
@@ -85,7 +89,8 @@ public final class GateTable {
                             rs.getDouble("min_pass_rate"),
                             decide,
                             Confidence.of(rs.getDouble("confidence")),
-                            Optional.of(decided));
+                            Optional.of(decided),
+                            Optional.ofNullable(rs.getArray("epoch_passes")).map(GateTable::histogram));
                     Optional<Interval> interval = decision == null
                             ? Optional.empty()
                             : Optional.of(new Interval(
@@ -93,6 +98,14 @@ public final class GateTable {
                     return new Row(gate, interval);
                 })
                 .list();
+    }
+
+    private static PassAtK histogram(java.sql.Array a) {
+        try {
+            return PassAtK.of(ChunkRows.longs(a));
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** The recorded results alone. */

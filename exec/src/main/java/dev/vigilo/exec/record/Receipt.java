@@ -107,7 +107,13 @@ public record Receipt(
      * @param outputLength UTF-8 bytes of the output (0 when the agent errored)
      * @param outputSha256 SHA-256 of the output's UTF-8 bytes (empty when the agent errored)
      * @param gates        outcome per selecting gate, by gate name, in gate order
-     * @param transcripts  one transcript per attempt, in attempt order (empty in version 1 receipts)
+     * @param transcripts  one transcript per attempt, in attempt order (empty in version 1 receipts, and for a case
+     *                     of several epochs: its epochs list their own)
+     * @param epochs       with several epochs (version 3 receipts), each epoch's own result, in epoch order: the
+     *                     same case, with its own status, output, attempts, evaluator results, gate outcomes and
+     *                     transcripts, and no epochs of its own. This result is then their reduction
+     *                     ({@link EpochReduction}): no output, the attempts and agent time summed, the evaluators
+     *                     reduced, the gate outcomes from the reduced evaluators. Empty with one epoch.
      */
     public record CaseResult(
             long ordinal,
@@ -123,11 +129,72 @@ public record Receipt(
             Optional<Error> error,
             List<EvaluatorResult> evaluatorResults,
             Map<String, GateOutcome> gates,
-            List<TranscriptRef> transcripts) {
+            List<TranscriptRef> transcripts,
+            List<CaseResult> epochs) {
         public CaseResult {
             evaluatorResults = List.copyOf(evaluatorResults);
             gates = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(gates));
             transcripts = List.copyOf(transcripts);
+            epochs = List.copyOf(epochs);
+            for (CaseResult e : epochs) {
+                if (!e.epochs().isEmpty() || e.ordinal() != ordinal) {
+                    throw new IllegalArgumentException(
+                            "case " + id + ": an epoch must be of the same case and have no" + " epochs of its own");
+                }
+            }
+        }
+
+        /** A result of one execution (no epochs). */
+        public CaseResult(
+                long ordinal,
+                String id,
+                Sha256 caseSha256,
+                boolean errored,
+                Optional<String> output,
+                Optional<ObjectRef> outputRef,
+                long outputLength,
+                Optional<Sha256> outputSha256,
+                int attempts,
+                long agentMillis,
+                Optional<Error> error,
+                List<EvaluatorResult> evaluatorResults,
+                Map<String, GateOutcome> gates,
+                List<TranscriptRef> transcripts) {
+            this(
+                    ordinal,
+                    id,
+                    caseSha256,
+                    errored,
+                    output,
+                    outputRef,
+                    outputLength,
+                    outputSha256,
+                    attempts,
+                    agentMillis,
+                    error,
+                    evaluatorResults,
+                    gates,
+                    transcripts,
+                    List.of());
+        }
+
+        /**
+         * Per selecting gate (in gate order), how many of the case's epochs passed it; empty for a case of one
+         * epoch.
+         */
+        public Map<String, Integer> epochPasses() {
+            Map<String, Integer> out = new LinkedHashMap<>();
+            if (epochs.isEmpty()) {
+                return out;
+            }
+            for (String g : gates.keySet()) {
+                int n = 0;
+                for (CaseResult e : epochs) {
+                    n += e.gates().get(g) == GateOutcome.PASSED ? 1 : 0;
+                }
+                out.put(g, n);
+            }
+            return java.util.Collections.unmodifiableMap(out);
         }
 
         /** This result with the given transcripts. */
@@ -146,12 +213,45 @@ public record Receipt(
                     error,
                     evaluatorResults,
                     gates,
-                    refs);
+                    refs,
+                    epochs);
         }
     }
 
     /** Per-gate counts over this receipt's cases. */
     public record GateTally(String name, long selected, long passed, long failed, long errored) {}
+
+    /**
+     * Epochs per case: the number every case of a version 3 receipt lists (at least 2), else 1.
+     */
+    public int epochCount() {
+        return cases.isEmpty() || cases.get(0).epochs().isEmpty()
+                ? 1
+                : cases.get(0).epochs().size();
+    }
+
+    /**
+     * The chunk's epoch pass histograms, for pass@k without per-case rows (docs/execution.md, "Statistics"): for gate
+     * {@code g} (gate order) and {@code 0 <= c <= n} ({@code n} = {@link #epochCount}), element {@code g * (n + 1) + c}
+     * counts the cases the gate selects, not errored, with c of their n epochs passing it. Empty with one epoch.
+     */
+    public long[] epochPassHistograms() {
+        int n = epochCount();
+        if (n == 1) {
+            return new long[0];
+        }
+        long[] out = new long[gates.size() * (n + 1)];
+        for (int g = 0; g < gates.size(); g++) {
+            String gate = gates.get(g);
+            for (CaseResult c : cases) {
+                GateOutcome o = c.gates().get(gate);
+                if (o != null && o != GateOutcome.ERRORED) {
+                    out[g * (n + 1) + c.epochPasses().get(gate)]++;
+                }
+            }
+        }
+        return out;
+    }
 
     public long casesErrored() {
         return cases.stream().filter(CaseResult::errored).count();

@@ -55,19 +55,30 @@ public final class ReceiptParser {
      */
     enum Version {
         /** The first receipt: cases, evaluators, gates and tallies. */
-        V1(1, false),
+        V1(1, false, false),
         /** Version 1 plus, per case, the references of its attempts' transcripts. */
-        V2(2, true);
+        V2(2, true, false),
+        /**
+         * Version 2 plus epochs: the header's {@code epochs} (at least 2), and per case its {@code epoch_passes} and
+         * its {@code epochs}, each an execution entry with its {@code epoch}; the case's own fields are their
+         * reduction. Written only for runs of several epochs; a run of one epoch writes version 2, byte for byte.
+         */
+        V3(3, true, true);
 
         final int number;
         final boolean transcripts;
+        final boolean epochs;
 
-        Version(int number, boolean transcripts) {
+        Version(int number, boolean transcripts, boolean epochs) {
             this.number = number;
             this.transcripts = transcripts;
+            this.epochs = epochs;
         }
 
-        static final Version CURRENT = V2;
+        /** The version a receipt of {@code epochCount} epochs per case is written in. */
+        static Version writing(int epochCount) {
+            return epochCount > 1 ? V3 : V2;
+        }
     }
 
     // Header.
@@ -97,6 +108,9 @@ public final class ReceiptParser {
     static final String AGENT_MS = "agent_ms";
     static final String ERROR = "error";
     static final String TRANSCRIPTS = "transcripts";
+    static final String EPOCH_PASSES = "epoch_passes";
+    static final String EPOCHS = "epochs";
+    static final String EPOCH = "epoch";
     // A case's evaluator result (also "error"), an error, a transcript reference.
     static final String NAME = "name";
     static final String PASSED = "passed";
@@ -117,9 +131,13 @@ public final class ReceiptParser {
 
     private static final ObjectMapper MAPPER = StrictJson.newMapper();
 
-    /** The receipt in the current version: compact JSON in the documented key order, ending in a newline. */
+    /**
+     * The receipt in the version its epochs need ({@link Version#writing}): compact JSON in the documented key order,
+     * ending in a newline.
+     */
     public static byte[] toJson(Receipt r) {
-        ObjectNode n = JsonFields.document(FORMAT, Version.CURRENT.number);
+        Version version = Version.writing(r.epochCount());
+        ObjectNode n = JsonFields.document(FORMAT, version.number);
         n.put(RUN_ID, r.runId().toString());
         n.put(CHUNK_INDEX, r.chunkIndex());
         n.put(CHUNK_ID, r.chunkId().toString());
@@ -131,40 +149,25 @@ public final class ReceiptParser {
         n.put(FINISHED_AT, r.finishedAt().toString());
         r.evaluators().forEach(n.putArray(EVALUATORS)::add);
         r.gates().forEach(n.putArray(GATES)::add);
+        if (version.epochs) {
+            n.put(EPOCHS, r.epochCount());
+        }
         ArrayNode a = n.putArray(CASES);
         for (CaseResult c : r.cases()) {
             ObjectNode o = a.addObject();
             o.put(ORDINAL, c.ordinal());
             o.put(ID, c.id());
             o.put(CASE_SHA256, c.caseSha256().toHex());
-            o.put(STATUS, c.errored() ? STATUS_ERRORED : STATUS_OK);
-            o.put(OUTPUT, c.output().orElse(null));
-            if (c.outputRef().isPresent()) {
-                putRef(o.putObject(OUTPUT_REF), c.outputRef().get());
-            } else {
-                o.putNull(OUTPUT_REF);
-            }
-            o.put(OUTPUT_LENGTH, c.outputLength());
-            o.put(OUTPUT_SHA256, c.outputSha256().map(Sha256::toHex).orElse(null));
-            o.put(ATTEMPTS, c.attempts());
-            o.put(AGENT_MS, c.agentMillis());
-            putError(o, c.error());
-            ArrayNode ev = o.putArray(EVALUATORS);
-            for (EvaluatorResult e : c.evaluatorResults()) {
-                ObjectNode x = ev.addObject();
-                x.put(NAME, e.name());
-                x.put(PASSED, e.passed());
-                x.put(SCORE, e.score());
-                putError(x, e.error());
-                x.put(MS, e.millis());
-            }
-            ObjectNode g = o.putObject(GATES);
-            c.gates().forEach((name, outcome) -> g.put(name, outcome.wire));
-            ArrayNode tr = o.putArray(TRANSCRIPTS);
-            for (TranscriptRef t : c.transcripts()) {
-                ObjectNode x = tr.addObject();
-                x.put(ATTEMPT, t.attempt());
-                putRef(x, t.ref());
+            putExecution(o, c);
+            if (version.epochs) {
+                ObjectNode passes = o.putObject(EPOCH_PASSES);
+                c.epochPasses().forEach(passes::put);
+                ArrayNode epochs = o.putArray(EPOCHS);
+                for (int i = 0; i < c.epochs().size(); i++) {
+                    ObjectNode e = epochs.addObject();
+                    e.put(EPOCH, i + 1);
+                    putExecution(e, c.epochs().get(i));
+                }
             }
         }
         ObjectNode t = n.putObject(TALLIES);
@@ -189,6 +192,39 @@ public final class ReceiptParser {
         }
     }
 
+    /** One execution's fields, shared by a case entry and an epoch entry. */
+    private static void putExecution(ObjectNode o, CaseResult c) {
+        o.put(STATUS, c.errored() ? STATUS_ERRORED : STATUS_OK);
+        o.put(OUTPUT, c.output().orElse(null));
+        if (c.outputRef().isPresent()) {
+            putRef(o.putObject(OUTPUT_REF), c.outputRef().get());
+        } else {
+            o.putNull(OUTPUT_REF);
+        }
+        o.put(OUTPUT_LENGTH, c.outputLength());
+        o.put(OUTPUT_SHA256, c.outputSha256().map(Sha256::toHex).orElse(null));
+        o.put(ATTEMPTS, c.attempts());
+        o.put(AGENT_MS, c.agentMillis());
+        putError(o, c.error());
+        ArrayNode ev = o.putArray(EVALUATORS);
+        for (EvaluatorResult e : c.evaluatorResults()) {
+            ObjectNode x = ev.addObject();
+            x.put(NAME, e.name());
+            x.put(PASSED, e.passed());
+            x.put(SCORE, e.score());
+            putError(x, e.error());
+            x.put(MS, e.millis());
+        }
+        ObjectNode g = o.putObject(GATES);
+        c.gates().forEach((name, outcome) -> g.put(name, outcome.wire));
+        ArrayNode tr = o.putArray(TRANSCRIPTS);
+        for (TranscriptRef t : c.transcripts()) {
+            ObjectNode x = tr.addObject();
+            x.put(ATTEMPT, t.attempt());
+            putRef(x, t.ref());
+        }
+    }
+
     /**
      * Reads a receipt of any version in {@link Version} and checks its header and its tallies against its cases.
      *
@@ -206,9 +242,13 @@ public final class ReceiptParser {
     }
 
     private static Receipt read(JsonNode n, Version version) {
+        int epochCount = version.epochs ? intValue(n, EPOCHS, "") : 1;
+        if (version.epochs && (epochCount < 2 || epochCount > 100)) {
+            throw new DamagedException("a version 3 receipt has " + epochCount + " epochs, not 2..100");
+        }
         List<CaseResult> cases = new ArrayList<>();
         for (JsonNode c : array(n, CASES, "")) {
-            cases.add(readCase(c, version));
+            cases.add(readCase(c, version, epochCount));
         }
         Receipt r = new Receipt(
                 uuid(n, RUN_ID, ""),
@@ -227,11 +267,46 @@ public final class ReceiptParser {
         return r;
     }
 
-    private static CaseResult readCase(JsonNode c, Version version) {
+    private static CaseResult readCase(JsonNode c, Version version, int epochCount) {
         if (!c.isObject()) {
             throw new DamagedException("a case entry is " + c + ", not an object");
         }
         String in = "case " + c.path(ORDINAL);
+        long ordinal = longValue(c, ORDINAL, in);
+        String id = text(c, ID, in);
+        Sha256 caseSha = sha256(c, CASE_SHA256, in);
+        List<CaseResult> epochs = new ArrayList<>();
+        if (version.epochs) {
+            JsonNode entries = array(c, EPOCHS, in);
+            if (entries.size() != epochCount) {
+                throw new DamagedException(in + " lists " + entries.size() + " epochs, the receipt " + epochCount);
+            }
+            for (int i = 0; i < entries.size(); i++) {
+                JsonNode e = entries.get(i);
+                String at = in + ", epoch " + (i + 1);
+                if (!e.isObject() || intValue(e, EPOCH, at) != i + 1) {
+                    throw new DamagedException(at + " is out of order or not an object");
+                }
+                epochs.add(readExecution(e, version, at, ordinal, id, caseSha, List.of()));
+            }
+        }
+        CaseResult result = readExecution(c, version, in, ordinal, id, caseSha, epochs);
+        if (version.epochs) {
+            Map<String, Integer> written = new LinkedHashMap<>();
+            object(c, EPOCH_PASSES, in)
+                    .properties()
+                    .forEach(f -> written.put(f.getKey(), f.getValue().intValue()));
+            if (!written.equals(result.epochPasses())) {
+                throw new DamagedException(
+                        in + ": epoch_passes " + written + " does not match its epochs' " + result.epochPasses());
+            }
+        }
+        return result;
+    }
+
+    /** One execution's fields (a case entry's or an epoch entry's), for the case given. */
+    private static CaseResult readExecution(
+            JsonNode c, Version version, String in, long ordinal, String id, Sha256 caseSha, List<CaseResult> epochs) {
         List<EvaluatorResult> evaluators = new ArrayList<>();
         for (JsonNode e : array(c, EVALUATORS, in)) {
             String at = in + ", evaluator " + e.path(NAME);
@@ -258,9 +333,9 @@ public final class ReceiptParser {
             throw new DamagedException(in + ": status \"" + status + "\" is neither ok nor errored");
         }
         return new CaseResult(
-                longValue(c, ORDINAL, in),
-                text(c, ID, in),
-                sha256(c, CASE_SHA256, in),
+                ordinal,
+                id,
+                caseSha,
                 status.equals(STATUS_ERRORED),
                 optionalText(c, OUTPUT, in),
                 optionalObject(c, OUTPUT_REF, in).map(o -> JsonFields.ref(o, in + ", output_ref")),
@@ -271,7 +346,8 @@ public final class ReceiptParser {
                 error(c, in),
                 evaluators,
                 gates,
-                transcripts);
+                transcripts,
+                epochs);
     }
 
     private static void checkTallies(Receipt r, JsonNode t) {

@@ -18,7 +18,8 @@ import java.util.UUID;
  * binding, the dataset identity and the frozen gate policy. Compact JSON in a fixed key order, written and read by
  * {@link RunSnapshotParser}; its SHA-256 is the identity admission compares on replay. Immutable.
  *
- * <p>Versions: 1 holds each gate's threshold; 2 adds each gate's {@code decide} and {@code confidence}. A run whose
+ * <p>Versions: 1 holds each gate's threshold; 2 adds each gate's {@code decide} and {@code confidence}; 3 adds the
+ * run's {@code epochs} and is written only for a run of several. A run whose
  * gates all decide on the point rate at 0.95 is written as version 1, byte for byte as before, so a replayed
  * admission of a run admitted by an earlier build compares equal; readers accept both.
  *
@@ -29,6 +30,7 @@ import java.util.UUID;
  * @param datasetUploadId the finalized dataset
  * @param cases          planned cases
  * @param chunks         planned chunks
+ * @param epochs         executions of every case ({@code epochs.count}, 1..100)
  * @param gates          the gate policy, in gate order
  */
 public record RunSnapshot(
@@ -39,10 +41,14 @@ public record RunSnapshot(
         UUID datasetUploadId,
         long cases,
         long chunks,
+        int epochs,
         List<Gate> gates) {
 
     public RunSnapshot {
         gates = List.copyOf(gates);
+        if (epochs < 1 || epochs > 100) {
+            throw new IllegalArgumentException("epochs must be in [1, 100], got " + epochs);
+        }
     }
 
     /** One gate's frozen policy: evaluators by name, threshold, decision rule and confidence, planned total. */
@@ -65,8 +71,9 @@ public record RunSnapshot(
         }
     }
 
+    /** The snapshot of a published plan, its gate files and its epochs ({@link EpochReduction.Policy#count}). */
     public static RunSnapshot of(
-            UUID runId, ObjectRef root, String storageBinding, PlanManifest m, List<GateFile> gates) {
+            UUID runId, ObjectRef root, String storageBinding, PlanManifest m, int epochs, List<GateFile> gates) {
         List<Gate> g = new ArrayList<>();
         for (GateFile gf : gates) {
             g.add(new Gate(
@@ -78,7 +85,7 @@ public record RunSnapshot(
                     gf.selectedCases()));
         }
         return new RunSnapshot(
-                runId, root, m.configuration(), storageBinding, m.datasetUploadId(), m.cases(), m.chunks(), g);
+                runId, root, m.configuration(), storageBinding, m.datasetUploadId(), m.cases(), m.chunks(), epochs, g);
     }
 
     byte[] encode() {

@@ -37,13 +37,16 @@ public final class RunSnapshotParser {
     /**
      * The versions this build reads, oldest first. {@link #toJson} writes the oldest that can say the snapshot: a
      * run whose gates all decide on the point rate at 0.95 is {@link #V1}, byte for byte as before {@link #V2}
-     * existed (a replayed admission of an older run compares equal); any other is {@link #V2}.
+     * existed (a replayed admission of an older run compares equal); a run of one epoch otherwise is {@link #V2}; a
+     * run of several epochs is {@link #V3}.
      */
     enum Version {
         /** Each gate's threshold and planned count. */
         V1(1),
         /** Adds each gate's {@code decide} and {@code confidence}. */
-        V2(2);
+        V2(2),
+        /** Version 2 plus {@code epochs}, the executions of every case (at least 2). */
+        V3(3);
 
         final int number;
 
@@ -59,6 +62,7 @@ public final class RunSnapshotParser {
     static final String DATASET_UPLOAD_ID = "dataset_upload_id";
     static final String CASES = "cases";
     static final String CHUNKS = "chunks";
+    static final String EPOCHS = "epochs";
     static final String GATES = "gates";
     static final String NAME = "name";
     static final String REQUIRED_EVALUATORS = "required_evaluators";
@@ -71,8 +75,11 @@ public final class RunSnapshotParser {
 
     /** The snapshot in its version: compact JSON in a fixed key order (its SHA-256 is its identity). */
     public static byte[] toJson(RunSnapshot s) {
-        boolean decides = !s.gates().stream().allMatch(RunSnapshot.Gate::defaultPolicy);
-        ObjectNode n = JsonFields.document(FORMAT, (decides ? Version.V2 : Version.V1).number);
+        Version version = s.epochs() > 1
+                ? Version.V3
+                : s.gates().stream().allMatch(RunSnapshot.Gate::defaultPolicy) ? Version.V1 : Version.V2;
+        boolean decides = version != Version.V1;
+        ObjectNode n = JsonFields.document(FORMAT, version.number);
         n.put(RUN_ID, s.runId().toString());
         putRef(n.putObject(PLAN_ROOT), s.planRoot());
         putRef(n.putObject(CONFIGURATION), s.configuration());
@@ -80,6 +87,9 @@ public final class RunSnapshotParser {
         n.put(DATASET_UPLOAD_ID, s.datasetUploadId().toString());
         n.put(CASES, s.cases());
         n.put(CHUNKS, s.chunks());
+        if (version == Version.V3) {
+            n.put(EPOCHS, s.epochs());
+        }
         ArrayNode a = n.putArray(GATES);
         for (RunSnapshot.Gate gate : s.gates()) {
             ObjectNode o = a.addObject();
@@ -114,7 +124,7 @@ public final class RunSnapshotParser {
                 String in = "gate " + g.path(NAME);
                 Profile.Decide decide = Profile.Decide.POINT;
                 Confidence confidence = Confidence.DEFAULT;
-                if (version == Version.V2) {
+                if (version != Version.V1) {
                     String rule = text(g, DECIDE, in);
                     decide = Profile.Decide.fromWire(rule)
                             .orElseThrow(
@@ -137,10 +147,19 @@ public final class RunSnapshotParser {
                     uuid(n, DATASET_UPLOAD_ID, ""),
                     longValue(n, CASES, ""),
                     longValue(n, CHUNKS, ""),
+                    version == Version.V3 ? epochs(n) : 1,
                     gates);
         } catch (IOException | RuntimeException e) {
             throw new DamagedException(
                     "the execution database's run snapshot cannot be read (" + e.getMessage() + ")", e);
         }
+    }
+
+    private static int epochs(JsonNode n) {
+        long epochs = longValue(n, EPOCHS, "");
+        if (epochs < 2 || epochs > 100) {
+            throw new DamagedException("a version 3 snapshot has " + epochs + " epochs, not 2..100");
+        }
+        return (int) epochs;
     }
 }

@@ -29,7 +29,10 @@ public final class ShardTallies {
      * @param passed       per gate in gate order, over done chunks
      * @param failed       likewise
      * @param errored      likewise
-     * @param malformed    done rows whose tallies cannot be right (wrong lengths, counts beyond the chunk's cases)
+     * @param epochPasses  in a run of n > 1 epochs, the sums of the done chunks' epoch pass histograms (gate g's
+     *                     count of cases with c passing epochs at {@code g * (n + 1) + c}); empty with one epoch
+     * @param malformed    done rows whose tallies cannot be right (wrong lengths, counts beyond the chunk's cases, a
+     *                     histogram that does not count the gate's passed and failed cases)
      */
     public record Tally(
             int shard,
@@ -43,6 +46,7 @@ public final class ShardTallies {
             long[] passed,
             long[] failed,
             long[] errored,
+            long[] epochPasses,
             long malformed) {}
 
     /** One gate's outcomes summed over shards. */
@@ -61,8 +65,26 @@ public final class ShardTallies {
         return new GateSum(passed, failed, errored);
     }
 
-    /** The sums of {@code shards} (rows of other shards are ignored); a shard without rows is absent. */
-    public static Map<Integer, Tally> read(Handle h, UUID runId, List<Integer> shards, int gates) {
+    /**
+     * Gate {@code g}'s epoch pass histogram summed over {@code tallies}, of a run of {@code epochs} > 1 epochs: element
+     * c counts the cases with c passing epochs.
+     */
+    public static long[] epochPasses(Collection<Tally> tallies, int g, int epochs) {
+        long[] out = new long[epochs + 1];
+        for (Tally t : tallies) {
+            for (int c = 0; c <= epochs; c++) {
+                out[c] += t.epochPasses()[g * (epochs + 1) + c];
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The sums of {@code shards} (rows of other shards are ignored) of a run of {@code gates} gates and {@code epochs}
+     * epochs; a shard without rows is absent.
+     */
+    public static Map<Integer, Tally> read(Handle h, UUID runId, List<Integer> shards, int gates, int epochs) {
+        int histogram = epochs > 1 ? gates * (epochs + 1) : 0;
         Map<Integer, Tally> out = new TreeMap<>();
         h.createQuery("SELECT shard, count(*) AS chunks,"
                         + " count(*) FILTER (WHERE state = 'done') AS done,"
@@ -75,10 +97,13 @@ public final class ShardTallies {
                         + " AND cases_errored BETWEEN 0 AND case_count AND cardinality(gate_passed) = :g"
                         + " AND cardinality(gate_failed) = :g AND cardinality(gate_errored) = :g"
                         + " AND array_position(gate_passed, NULL) IS NULL AND array_position(gate_failed, NULL) IS NULL"
-                        + " AND array_position(gate_errored, NULL) IS NULL, false)) AS malformed"
+                        + " AND array_position(gate_errored, NULL) IS NULL"
+                        + " AND coalesce(cardinality(gate_epoch_passes), 0) = :h"
+                        + " AND array_position(gate_epoch_passes, NULL) IS NULL, false)) AS malformed"
                         + " FROM exec_chunks WHERE run_id = :r AND shard = ANY(:s) GROUP BY shard")
                 .bind("r", runId)
                 .bind("g", gates)
+                .bind("h", histogram)
                 .bindArray("s", Integer.class, shards)
                 .mapToMap()
                 .forEach(m -> {
@@ -97,6 +122,7 @@ public final class ShardTallies {
                                     new long[gates],
                                     new long[gates],
                                     new long[gates],
+                                    new long[histogram],
                                     num(m, "malformed")));
                 });
         // Per gate: sums, and rows where one gate's outcomes exceed the chunk's cases (counted as malformed).
@@ -120,7 +146,46 @@ public final class ShardTallies {
                         out.put(t.shard(), withMalformed(t, num(m, "bad")));
                     }
                 });
+        if (histogram > 0) {
+            readEpochPasses(h, runId, shards, gates, epochs, out);
+        }
         return out;
+    }
+
+    /**
+     * The histograms' sums per shard and element, and rows where a gate's histogram does not count exactly its passed
+     * and failed cases (counted as malformed).
+     */
+    private static void readEpochPasses(
+            Handle h, UUID runId, List<Integer> shards, int gates, int epochs, Map<Integer, Tally> out) {
+        h.createQuery("SELECT c.shard, x.i, sum(x.v) AS v FROM exec_chunks c CROSS JOIN LATERAL"
+                        + " unnest(c.gate_epoch_passes) WITH ORDINALITY AS x(v, i)"
+                        + " WHERE c.run_id = :r AND c.shard = ANY(:s) AND c.state = 'done' AND x.i <= :h"
+                        + " GROUP BY c.shard, x.i")
+                .bind("r", runId)
+                .bind("h", gates * (epochs + 1))
+                .bindArray("s", Integer.class, shards)
+                .mapToMap()
+                .forEach(m -> {
+                    Tally t = out.get(((Number) m.get("shard")).intValue());
+                    t.epochPasses()[((Number) m.get("i")).intValue() - 1] = num(m, "v");
+                });
+        h.createQuery("SELECT c.shard, count(*) AS bad FROM exec_chunks c CROSS JOIN LATERAL"
+                        + " generate_series(1, :g) AS g(i) WHERE c.run_id = :r AND c.shard = ANY(:s)"
+                        + " AND c.state = 'done' AND cardinality(c.gate_epoch_passes) = :h"
+                        + " AND (SELECT sum(v) FROM unnest(c.gate_epoch_passes[(g.i - 1) * :w + 1 : g.i * :w]) AS v)"
+                        + " IS DISTINCT FROM c.gate_passed[g.i] + c.gate_failed[g.i]"
+                        + " GROUP BY c.shard")
+                .bind("r", runId)
+                .bind("g", gates)
+                .bind("w", epochs + 1)
+                .bind("h", gates * (epochs + 1))
+                .bindArray("s", Integer.class, shards)
+                .mapToMap()
+                .forEach(m -> {
+                    int shard = ((Number) m.get("shard")).intValue();
+                    out.put(shard, withMalformed(out.get(shard), num(m, "bad")));
+                });
     }
 
     private static Tally withMalformed(Tally t, long more) {
@@ -136,6 +201,7 @@ public final class ShardTallies {
                 t.passed(),
                 t.failed(),
                 t.errored(),
+                t.epochPasses(),
                 t.malformed() + more);
     }
 

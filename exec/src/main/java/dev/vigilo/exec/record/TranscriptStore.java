@@ -34,13 +34,27 @@ public final class TranscriptStore {
 
     /** The object key of a transcript: {@code runs/<run>/transcripts/<chunk, 10 digits>/<ordinal>-a<attempt>-g<gen>.jsonl.zstd}. */
     public static ObjectKey key(UUID runId, long chunkIndex, long ordinal, int attempt, long generation) {
-        return ObjectKey.of("runs/" + runId + "/transcripts/" + String.format("%010d", chunkIndex) + "/" + ordinal
-                + "-a" + attempt + "-g" + generation + ".jsonl.zstd");
+        return key(runId, chunkIndex, ordinal, 0, attempt, generation);
     }
 
-    /** The session id in a transcript's header: names the same things as its key. */
-    public static String sessionId(UUID runId, long chunkIndex, long ordinal, int attempt, long generation) {
-        return "vigilo-run-" + runId + "-chunk-" + chunkIndex + "-case-" + ordinal + "-a" + attempt + "-g" + generation;
+    /**
+     * The object key of a transcript of epoch {@code epoch} (1-based) in a run of several epochs:
+     * {@code .../<ordinal>-e<epoch>-a<attempt>-g<gen>.jsonl.zstd}; epoch 0 means a run of one epoch, whose keys name
+     * none.
+     */
+    public static ObjectKey key(UUID runId, long chunkIndex, long ordinal, int epoch, int attempt, long generation) {
+        return ObjectKey.of("runs/" + runId + "/transcripts/" + String.format("%010d", chunkIndex) + "/"
+                + caseName(ordinal, epoch, attempt, generation) + ".jsonl.zstd");
+    }
+
+    /** The session id in a transcript's header: names the same things as its key (epoch 0: a run of one epoch). */
+    public static String sessionId(UUID runId, long chunkIndex, long ordinal, int epoch, int attempt, long generation) {
+        return "vigilo-run-" + runId + "-chunk-" + chunkIndex + "-case-"
+                + caseName(ordinal, epoch, attempt, generation);
+    }
+
+    private static String caseName(long ordinal, int epoch, int attempt, long generation) {
+        return ordinal + (epoch > 0 ? "-e" + epoch : "") + "-a" + attempt + "-g" + generation;
     }
 
     /** The session log of {@code events} under writer epoch {@code generation}. */

@@ -14,6 +14,7 @@ import dev.vigilo.exec.record.RunSnapshotParser;
 import dev.vigilo.exec.record.SeedTables;
 import dev.vigilo.exec.record.ShardTallies;
 import dev.vigilo.plan.PublishedPlan;
+import dev.vigilo.stats.PassAtK;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -139,7 +140,7 @@ final class SettlementEvidence {
                                         ((Number) m.get("route_epoch")).longValue()));
                     });
             tallies.putAll(
-                    ShardTallies.read(h, runId, assigned, snapshot.gates().size()));
+                    ShardTallies.read(h, runId, assigned, snapshot.gates().size(), snapshot.epochs()));
             h.createQuery("SELECT chunk_index, last_error FROM exec_chunks WHERE run_id = :r AND shard = ANY(:s)"
                             + " AND state = 'failed' ORDER BY chunk_index LIMIT " + Settlement.NAMED_FAILURES)
                     .bind("r", runId)
@@ -268,7 +269,7 @@ final class SettlementEvidence {
         for (int g = 0; g < snapshot.gates().size(); g++) {
             ShardTallies.GateSum sum = ShardTallies.sum(tallies.values(), g);
             RunSnapshot.Gate gate = snapshot.gates().get(g);
-            out.add(GateResult.decided(
+            GateResult decided = GateResult.decided(
                     gate.name(),
                     planned(g),
                     sum.passed(),
@@ -276,7 +277,12 @@ final class SettlementEvidence {
                     sum.errored(),
                     gate.minPassRate(),
                     gate.decide(),
-                    gate.confidence()));
+                    gate.confidence());
+            if (snapshot.epochs() > 1) {
+                decided = decided.withPassAtK(
+                        PassAtK.of(ShardTallies.epochPasses(tallies.values(), g, snapshot.epochs())));
+            }
+            out.add(decided);
         }
         return out;
     }

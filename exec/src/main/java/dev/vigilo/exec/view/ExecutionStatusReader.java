@@ -18,6 +18,7 @@ import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.RunSnapshot;
 import dev.vigilo.exec.record.RunSnapshotParser;
 import dev.vigilo.exec.record.ShardTallies;
+import dev.vigilo.stats.PassAtK;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -85,14 +86,17 @@ public final class ExecutionStatusReader {
             try {
                 read = LocalTransactions.inSnapshot(
                         jdbi, "status of run " + runId + " in execution database \"" + alias + "\"", h -> {
-                            Map<Integer, ShardTallies.Tally> t = ShardTallies.read(
-                                    h, runId, g.getValue(), v.gateNames().size());
                             Optional<RunSnapshot> s = h.createQuery("SELECT snapshot FROM exec_runs WHERE run_id = :r")
                                     .bind("r", runId)
                                     .mapTo(String.class)
                                     .findOne()
                                     .map(RunSnapshotParser::fromJson);
-                            tallies.putAll(t);
+                            tallies.putAll(ShardTallies.read(
+                                    h,
+                                    runId,
+                                    g.getValue(),
+                                    v.gateNames().size(),
+                                    s.map(RunSnapshot::epochs).orElse(1)));
                             return s;
                         });
             } catch (UnavailableException e) {
@@ -212,7 +216,7 @@ public final class ExecutionStatusReader {
         for (int g = 0; g < v.gateNames().size() && g < policy.size(); g++) {
             ShardTallies.GateSum sum = ShardTallies.sum(tallies.values(), g);
             long planned = Math.max(v.planned()[g], sum.passed() + sum.failed() + sum.errored());
-            out.add(GateResult.partial(
+            GateResult partial = GateResult.partial(
                     v.gateNames().get(g),
                     planned,
                     sum.passed(),
@@ -220,7 +224,12 @@ public final class ExecutionStatusReader {
                     sum.errored(),
                     policy.get(g).minPassRate(),
                     policy.get(g).decide(),
-                    policy.get(g).confidence()));
+                    policy.get(g).confidence());
+            int epochs = snapshot.get().epochs();
+            if (epochs > 1) {
+                partial = partial.withPassAtK(PassAtK.of(ShardTallies.epochPasses(tallies.values(), g, epochs)));
+            }
+            out.add(partial);
         }
         return out;
     }

@@ -24,6 +24,8 @@ import java.util.Map;
 final class AttemptTranscript {
     /** The version of Vigilo's transcript vocabulary, in the {@code vigilo/case} event's {@code data.v}. */
     static final int VERSION = 1;
+    /** The version of a transcript of one epoch of a run of several: version 1 plus the case event's {@code epoch}. */
+    static final int EPOCH_VERSION = 2;
 
     static final String CASE = "vigilo/case";
     static final String ATTEMPT = "vigilo/attempt";

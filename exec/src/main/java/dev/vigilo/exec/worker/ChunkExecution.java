@@ -17,6 +17,7 @@ import dev.vigilo.dataset.DatasetReader;
 import dev.vigilo.dataset.StoredCase;
 import dev.vigilo.exec.record.ChunkSeed;
 import dev.vigilo.exec.record.ChunkTables;
+import dev.vigilo.exec.record.EpochReduction;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.TranscriptStore;
 import dev.vigilo.plan.ChunkFile;
@@ -40,6 +41,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The worker's {@link ChunkExecutor}: reads and verifies the claimed chunk file against its scheduling row, reads
@@ -67,7 +69,8 @@ final class ChunkExecution implements ChunkExecutor {
      * The agent and evaluators of one run, built once per worker, and what its transcripts name as the model's
      * provider and default model.
      */
-    private record RunAgent(Agent agent, EvaluatorSet evaluators, String provider, String defaultModel) {}
+    private record RunAgent(
+            Agent agent, EvaluatorSet evaluators, EpochReduction reduction, String provider, String defaultModel) {}
 
     ChunkExecution(int concurrency) {
         this(concurrency, AgentEnvironment.system());
@@ -94,6 +97,7 @@ final class ChunkExecution implements ChunkExecutor {
                 return new RunAgent(
                         Agents.create(agent, runEnvironment),
                         Evaluators.fromPlan(run.configuration().path("evaluator_plan"), runEnvironment),
+                        EpochReduction.of(run.configuration()),
                         http ? AttemptTranscript.HTTP_PROVIDER : AttemptTranscript.COMMAND_PROVIDER,
                         model.isEmpty() ? "agent" : model);
             });
@@ -125,7 +129,11 @@ final class ChunkExecution implements ChunkExecutor {
         TranscriptRecorder.Scope scope = new TranscriptRecorder.Scope(
                 run, seed.chunkIndex(), lease.generation(), ra.provider(), ra.defaultModel());
         Semaphore inFlight = new Semaphore((int) Math.min(Integer.MAX_VALUE, ChunkCases.DEFAULT_RESIDENT_BYTES));
-        List<Future<Receipt.CaseResult>> futures = new ArrayList<>();
+        int epochs = ra.reduction().policy().count();
+        // Per case, one future per epoch: the epochs of a case run side by side on the case pool like cases do, so a
+        // small dataset of many epochs keeps the pool as busy as a large one. The case's bytes are charged once and
+        // released when its last epoch ends.
+        List<List<Future<Receipt.CaseResult>>> futures = new ArrayList<>();
         try {
             int[] position = {0};
             verified.forEach(c -> {
@@ -137,17 +145,32 @@ final class ChunkExecution implements ChunkExecutor {
                     Thread.currentThread().interrupt();
                     throw new CancelledException("chunk " + seed.chunkIndex() + " was cancelled");
                 }
-                futures.add(cases.submit(() -> {
-                    try {
-                        return runCase(run, ra, scope, c, entry);
-                    } finally {
-                        inFlight.release(charge);
-                    }
-                }));
+                AtomicInteger running = new AtomicInteger(epochs);
+                List<Future<Receipt.CaseResult>> perCase = new ArrayList<>(epochs);
+                for (int e = 1; e <= epochs; e++) {
+                    int epoch = epochs > 1 ? e : 0; // a run of one epoch names none, as before epochs existed
+                    perCase.add(cases.submit(() -> {
+                        try {
+                            return runCase(run, ra, scope, c, entry, epoch);
+                        } finally {
+                            if (running.decrementAndGet() == 0) {
+                                inFlight.release(charge);
+                            }
+                        }
+                    }));
+                }
+                futures.add(perCase);
             });
             List<Receipt.CaseResult> results = new ArrayList<>(futures.size());
-            for (Future<Receipt.CaseResult> f : futures) {
-                results.add(f.get());
+            for (List<Future<Receipt.CaseResult>> perCase : futures) {
+                List<Receipt.CaseResult> executions = new ArrayList<>(perCase.size());
+                for (Future<Receipt.CaseResult> f : perCase) {
+                    executions.add(f.get());
+                }
+                results.add(
+                        executions.size() == 1
+                                ? executions.get(0)
+                                : ra.reduction().reduce(executions));
             }
             return new Receipt(
                     run.runId(),
@@ -168,18 +191,24 @@ final class ChunkExecution implements ChunkExecutor {
         } catch (ExecutionException e) {
             throw Futures.unwrap(e);
         } finally {
-            futures.forEach(f -> f.cancel(true));
+            futures.forEach(perCase -> perCase.forEach(f -> f.cancel(true)));
         }
     }
 
     /**
-     * Runs on a case thread: the agent (recorded as transcripts), then the evaluators of the mask, then the gate
-     * outcomes; the transcripts end with the output, the evaluators' results and the gate outcomes.
+     * Runs on a case thread: one execution of the case (its epoch {@code epoch}, 0 in a run of one epoch): the agent
+     * (recorded as transcripts), then the evaluators of the mask, then the gate outcomes; the transcripts end with the
+     * output, the evaluators' results and the gate outcomes.
      */
     private Receipt.CaseResult runCase(
-            RunContext run, RunAgent ra, TranscriptRecorder.Scope scope, StoredCase c, ChunkFile.Entry entry) {
-        TranscriptRecorder recorder = new TranscriptRecorder(scope, c, transcripts);
-        Evaluated e = evaluate(run, ra, recorder, c, entry);
+            RunContext run,
+            RunAgent ra,
+            TranscriptRecorder.Scope scope,
+            StoredCase c,
+            ChunkFile.Entry entry,
+            int epoch) {
+        TranscriptRecorder recorder = new TranscriptRecorder(scope, c, epoch, transcripts);
+        Evaluated e = evaluate(run, ra, recorder, c, entry, Math.max(1, epoch));
         return e.result().withTranscripts(recorder.finish(e.result(), e.output()));
     }
 
@@ -187,9 +216,9 @@ final class ChunkExecution implements ChunkExecutor {
     private record Evaluated(Receipt.CaseResult result, String output) {}
 
     private Evaluated evaluate(
-            RunContext run, RunAgent ra, TranscriptRecorder recorder, StoredCase c, ChunkFile.Entry entry) {
+            RunContext run, RunAgent ra, TranscriptRecorder recorder, StoredCase c, ChunkFile.Entry entry, int epoch) {
         CaseRecord record = new CaseRecord(c.id(), c.ordinal(), c.caseJson());
-        AgentOutcome outcome = ra.agent().run(new AgentCall(record, recorder));
+        AgentOutcome outcome = ra.agent().run(new AgentCall(record, recorder, epoch));
         if (outcome.cancelled()) {
             throw new CancelledException("case " + c.id() + " was cancelled");
         }

@@ -43,6 +43,7 @@ final class TranscriptRecorder implements AgentObserver {
 
     private final Scope scope;
     private final StoredCase storedCase;
+    private final int epoch;
     private final TranscriptStore store;
     private final String userText;
     private final List<Receipt.TranscriptRef> written = new ArrayList<>();
@@ -50,9 +51,14 @@ final class TranscriptRecorder implements AgentObserver {
     private long currentStart;
     private RuntimeException failure;
 
-    TranscriptRecorder(Scope scope, StoredCase storedCase, TranscriptStore store) {
+    /**
+     * @param epoch the 1-based epoch of this execution in a run of several epochs, 0 in a run of one (its keys and
+     *              transcripts name no epoch, as before epochs existed)
+     */
+    TranscriptRecorder(Scope scope, StoredCase storedCase, int epoch, TranscriptStore store) {
         this.scope = Objects.requireNonNull(scope, "scope");
         this.storedCase = Objects.requireNonNull(storedCase, "storedCase");
+        this.epoch = epoch;
         this.store = Objects.requireNonNull(store, "store");
         this.userText = userText(storedCase.caseJson());
     }
@@ -76,14 +82,16 @@ final class TranscriptRecorder implements AgentObserver {
             writeCurrent(); // a previous attempt failed and is retried: its transcript is complete
             ObjectNode c = JsonNodeFactory.instance
                     .objectNode()
-                    .put("v", AttemptTranscript.VERSION)
+                    .put("v", epoch > 0 ? AttemptTranscript.EPOCH_VERSION : AttemptTranscript.VERSION)
                     .put("run_id", scope.run().runId().toString())
                     .put("chunk_index", scope.chunkIndex())
                     .put("case_id", storedCase.id())
                     .put("ordinal", storedCase.ordinal())
-                    .put("case_sha256", storedCase.sha256().toHex())
-                    .put("attempt", attempt)
-                    .put("lease_generation", scope.generation());
+                    .put("case_sha256", storedCase.sha256().toHex());
+            if (epoch > 0) {
+                c.put("epoch", epoch);
+            }
+            c.put("attempt", attempt).put("lease_generation", scope.generation());
             currentStart = System.currentTimeMillis();
             current = new AttemptTranscript(attempt, c, userText, scope.provider(), scope.defaultModel());
         });
@@ -173,13 +181,14 @@ final class TranscriptRecorder implements AgentObserver {
         RunContext run = scope.run();
         long ordinal = storedCase.ordinal();
         SessionHeader header = new SessionHeader(
-                TranscriptStore.sessionId(run.runId(), scope.chunkIndex(), ordinal, t.attempt(), scope.generation()),
+                TranscriptStore.sessionId(
+                        run.runId(), scope.chunkIndex(), ordinal, epoch, t.attempt(), scope.generation()),
                 null,
                 currentStart,
                 0);
         ObjectRef ref = store.write(
                 run.store(),
-                TranscriptStore.key(run.runId(), scope.chunkIndex(), ordinal, t.attempt(), scope.generation()),
+                TranscriptStore.key(run.runId(), scope.chunkIndex(), ordinal, epoch, t.attempt(), scope.generation()),
                 header,
                 scope.generation(),
                 t.events());

@@ -519,7 +519,7 @@ public final class Worker {
                             Receipt.key(lease.runId(), lease.chunkIndex(), lease.generation()),
                             ReceiptParser.toJson(receipt),
                             Deadline.after(Duration.ofSeconds(120)));
-            ChunkTables.Tallies tallies = tallies(receipt);
+            ChunkTables.Tallies tallies = ChunkTables.Tallies.of(receipt);
             ChunkTables.Completion outcome = waits.await(
                     Service.DATABASE,
                     c.placement(),
@@ -639,19 +639,6 @@ public final class Worker {
             }
         }
         return false;
-    }
-
-    static ChunkTables.Tallies tallies(Receipt r) {
-        List<Receipt.GateTally> t = r.tallies();
-        long[] p = new long[t.size()];
-        long[] f = new long[t.size()];
-        long[] e = new long[t.size()];
-        for (int i = 0; i < t.size(); i++) {
-            p[i] = t.get(i).passed();
-            f[i] = t.get(i).failed();
-            e[i] = t.get(i).errored();
-        }
-        return new ChunkTables.Tallies(r.cases().size(), (int) r.casesErrored(), p, f, e);
     }
 
     /**

@@ -11,7 +11,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The parsers read what the writers before them wrote, and write the same bytes: the resources beside this class were
  * written by {@code Receipt.encode} and {@code RunSnapshot.encode} before {@link ReceiptParser} and
- * {@link RunSnapshotParser} existed (the version 1 receipt is the version 2 one without its transcript lists).
+ * {@link RunSnapshotParser} existed (the version 1 receipt is the version 2 one without its transcript lists). The
+ * version 3 files (epochs) pin the bytes this build writes, so a later build keeps reading and writing them.
  */
 class FormatCompatibilityTest {
     static byte[] resource(String name) throws IOException {
@@ -48,5 +49,38 @@ class FormatCompatibilityTest {
         assertThat(s).isEqualTo(FormatSamples.snapshot());
         assertThat(RunSnapshotParser.toJson(s)).isEqualTo(written);
         assertThat(s.sha256()).isEqualTo(dev.vigilo.storage.Sha256.of(written));
+    }
+
+    @Test
+    void aVersion3ReceiptOfEpochsReadsAndIsWrittenByteForByte() throws IOException {
+        byte[] written = resource("receipt-v3.json");
+        Receipt r = ReceiptParser.fromJson(written, "receipt-v3.json");
+        assertThat(r).isEqualTo(FormatSamples.epochReceipt());
+        assertThat(ReceiptParser.toJson(r)).isEqualTo(written);
+        assertThat(r.epochCount()).isEqualTo(3);
+        assertThat(r.cases().get(0).epochPasses()).containsEntry("all", 2);
+        assertThat(r.cases().get(1).errored()).isTrue();
+        assertThat(r.cases().get(1).error().orElseThrow().message()).startsWith("epoch 3 of 3: ");
+        // gate "all", n = 3: one case with two passing epochs; the errored case is not counted
+        assertThat(r.epochPassHistograms()).containsExactly(0, 0, 1, 0);
+    }
+
+    @Test
+    void aVersion3SnapshotOfEpochsReadsAndIsWrittenByteForByte() throws IOException {
+        byte[] written = resource("snapshot-v3.json");
+        RunSnapshot s = RunSnapshotParser.fromJson(new String(written, StandardCharsets.UTF_8));
+        assertThat(s).isEqualTo(FormatSamples.epochSnapshot());
+        assertThat(s.epochs()).isEqualTo(3);
+        assertThat(RunSnapshotParser.toJson(s)).isEqualTo(written);
+    }
+
+    @Test
+    void aVersion3ReceiptWhoseEpochPassesDisagreeWithItsEpochsIsDamage() throws IOException {
+        String text = new String(resource("receipt-v3.json"), StandardCharsets.UTF_8)
+                .replaceFirst("\"epoch_passes\":\\{\"all\":2}", "\"epoch_passes\":{\"all\":3}");
+        assertThat(text).contains("\"epoch_passes\":{\"all\":3}");
+        org.assertj.core.api.Assertions.assertThatThrownBy(
+                        () -> ReceiptParser.fromJson(text.getBytes(StandardCharsets.UTF_8), "forged"))
+                .hasMessageContaining("epoch_passes {all=3} does not match its epochs' {all=2}");
     }
 }

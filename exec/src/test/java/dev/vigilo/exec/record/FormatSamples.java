@@ -106,6 +106,95 @@ final class FormatSamples {
                 List.of(inline, apart, errored));
     }
 
+    /** One execution of case 800 in epoch {@code epoch}: inline output, passing or failing "exact" with a score. */
+    private static Receipt.CaseResult epochOf(long ordinal, int epoch, boolean passed, double score) {
+        String output = passed ? "1600" : "16OO";
+        Map<String, Receipt.GateOutcome> gates = new LinkedHashMap<>();
+        gates.put("all", passed ? Receipt.GateOutcome.PASSED : Receipt.GateOutcome.FAILED);
+        return new Receipt.CaseResult(
+                ordinal,
+                "case-" + ordinal,
+                sha("case-" + ordinal),
+                false,
+                Optional.of(output),
+                Optional.empty(),
+                4,
+                Optional.of(sha(output)),
+                1,
+                10 + epoch,
+                Optional.empty(),
+                List.of(new Receipt.EvaluatorResult("exact", passed, score, Optional.empty(), epoch)),
+                gates,
+                List.of(new Receipt.TranscriptRef(
+                        1,
+                        ref(
+                                "runs/" + RUN + "/transcripts/0000000008/" + ordinal + "-e" + epoch
+                                        + "-a1-g1.jsonl.zstd",
+                                100 + epoch))));
+    }
+
+    /**
+     * A version 3 receipt: two cases of three epochs reduced by majority, one passing two epochs of three, one
+     * erroring in its third.
+     */
+    static Receipt epochReceipt() {
+        EpochReduction reduction = new EpochReduction(
+                new EpochReduction.Policy(3, dev.vigilo.stats.Reducer.MAJORITY),
+                Map.of("exact", 1.0),
+                Map.of("all", List.of("exact")));
+        Receipt.CaseResult twoOfThree = reduction.reduce(
+                List.of(epochOf(800, 1, true, 1.0), epochOf(800, 2, false, 0.0), epochOf(800, 3, true, 1.0)));
+        Receipt.CaseResult e3 = new Receipt.CaseResult(
+                801,
+                "case-801",
+                sha("case-801"),
+                true,
+                Optional.empty(),
+                Optional.empty(),
+                0,
+                Optional.empty(),
+                2,
+                20000,
+                Optional.of(new Receipt.Error("timeout", "the agent did not answer within 10s")),
+                List.of(),
+                Map.of("all", Receipt.GateOutcome.ERRORED),
+                List.of(
+                        new Receipt.TranscriptRef(
+                                1, ref("runs/" + RUN + "/transcripts/0000000008/801-e3-a1-g1.jsonl.zstd", 70)),
+                        new Receipt.TranscriptRef(
+                                2, ref("runs/" + RUN + "/transcripts/0000000008/801-e3-a2-g1.jsonl.zstd", 71))));
+        Receipt.CaseResult erroredInThird =
+                reduction.reduce(List.of(epochOf(801, 1, true, 1.0), epochOf(801, 2, true, 1.0), e3));
+        return new Receipt(
+                RUN,
+                8,
+                CHUNK,
+                8,
+                1,
+                WORKER,
+                sha("membership-8"),
+                Instant.parse("2026-12-02T07:00:00Z"),
+                Instant.parse("2026-12-02T07:00:09.5Z"),
+                List.of("exact"),
+                List.of("all"),
+                List.of(twoOfThree, erroredInThird));
+    }
+
+    /** The snapshot of a run of three epochs (version 3). */
+    static RunSnapshot epochSnapshot() {
+        RunSnapshot s = snapshot();
+        return new RunSnapshot(
+                s.runId(),
+                s.planRoot(),
+                s.configuration(),
+                s.storageBinding(),
+                s.datasetUploadId(),
+                s.cases(),
+                s.chunks(),
+                3,
+                s.gates());
+    }
+
     static RunSnapshot snapshot() {
         return new RunSnapshot(
                 RUN,
@@ -115,6 +204,7 @@ final class FormatSamples {
                 UPLOAD,
                 1000,
                 10,
+                1,
                 List.of(
                         new RunSnapshot.Gate(
                                 "all", List.of("exact"), 0.9, Profile.Decide.POINT, Confidence.DEFAULT, 1000),

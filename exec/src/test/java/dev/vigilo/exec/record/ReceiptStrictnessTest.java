@@ -51,9 +51,9 @@ class ReceiptStrictnessTest {
 
     @Test
     void aNewerVersionIsRefusedAsUnsupported() throws IOException {
-        String newer = replaceOnce(written(), "\"version\":2,", "\"version\":3,");
+        String newer = replaceOnce(written(), "\"version\":2,", "\"version\":4,");
         assertThat(damage(newer))
-                .hasMessageContaining("version 3 is not one this build reads [1, 2]")
+                .hasMessageContaining("version 4 is not one this build reads [1, 2, 3]")
                 .hasMessageContaining("a newer Vigilo wrote it");
     }
 

@@ -30,8 +30,8 @@ class RunSnapshotParserTest {
 
     @Test
     void aNewerVersionIsRefused() throws IOException {
-        damage(written(), "\"version\":1,", "\"version\":3,")
-                .hasMessageContaining("version 3 is not one this build reads [1, 2]");
+        damage(written(), "\"version\":1,", "\"version\":4,")
+                .hasMessageContaining("version 4 is not one this build reads [1, 2, 3]");
     }
 
     @Test
@@ -46,6 +46,7 @@ class RunSnapshotParserTest {
                 v1.datasetUploadId(),
                 v1.cases(),
                 v1.chunks(),
+                1,
                 java.util.List.of(
                         new RunSnapshot.Gate(
                                 all.name(),

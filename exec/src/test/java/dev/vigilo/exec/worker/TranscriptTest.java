@@ -411,7 +411,7 @@ public class TranscriptTest {
                     ReceiptParser.toJson(mine),
                     Deadline.after(Duration.ofSeconds(10)));
             ChunkTables.Completion first =
-                    jdbi.inTransaction(h -> ChunkTables.complete(h, current, mineRef, Worker.tallies(mine)));
+                    jdbi.inTransaction(h -> ChunkTables.complete(h, current, mineRef, ChunkTables.Tallies.of(mine)));
             assertThat(first).isEqualTo(ChunkTables.Completion.COMPLETED);
             // The stale worker wakes up and executes the chunk too: its transcripts carry its own generation.
             Receipt late = exec.execute(stale, staleOwner, ctx);
@@ -420,7 +420,7 @@ public class TranscriptTest {
                     ReceiptParser.toJson(late),
                     Deadline.after(Duration.ofSeconds(10)));
             ChunkTables.Completion second =
-                    jdbi.inTransaction(h -> ChunkTables.complete(h, stale, lateRef, Worker.tallies(late)));
+                    jdbi.inTransaction(h -> ChunkTables.complete(h, stale, lateRef, ChunkTables.Tallies.of(late)));
             assertThat(second).isEqualTo(ChunkTables.Completion.FENCED);
 
             // Only the current generation's receipt, and so only its transcripts, are referenced.

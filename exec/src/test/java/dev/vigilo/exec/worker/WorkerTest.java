@@ -218,7 +218,10 @@ class WorkerTest {
                 "{}".getBytes(),
                 Deadline.after(Duration.ofSeconds(10)));
         ChunkTables.Completion c = jdbi.inTransaction(h -> ChunkTables.complete(
-                h, first, staleReceipt, new ChunkTables.Tallies(0, 0, new long[2], new long[2], new long[2])));
+                h,
+                first,
+                staleReceipt,
+                new ChunkTables.Tallies(0, 0, new long[2], new long[2], new long[2], new long[0])));
         assertThat(c).isEqualTo(ChunkTables.Completion.FENCED);
         assertThat(ChunkTables.renew(jdbi.open(), first, Duration.ofSeconds(60)))
                 .isFalse();
