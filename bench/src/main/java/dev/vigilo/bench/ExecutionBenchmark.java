@@ -74,6 +74,12 @@ import java.util.stream.Stream;
  * <p>Beside the wall times: the CPU time per case of the workers, of the PostgreSQL server ({@link PostgresCpu}) and
  * of this JVM (the agent's server), and the load average, since the machine may be shared.
  *
+ * <p>Epochs ({@code bench/run exec epochs [CASES EPOCHS]}, default 100,000 and 5): the same trivial agent, one worker,
+ * a run of {@code CASES} cases of one epoch against a run of {@code CASES / EPOCHS} cases of {@code EPOCHS} epochs
+ * (the same number of agent calls), twice each in the order A B B A; executed epochs per second (best of two), the
+ * worker's peak live heap of each (two more runs with the probe) and the time settlement took in each (the worker's
+ * settlement call: aggregate sums only, so it must not grow with epochs).
+ *
  * <p>Run: {@code bench/run exec [CASES SMALL]}. {@code BENCH_WORKER_OPTS} adds JVM options to the workers (e.g. a
  * flight recording).
  */
@@ -122,6 +128,12 @@ public final class ExecutionBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].equals("epochs")) {
+            epochsMain(
+                    args.length > 1 ? Integer.parseInt(args[1]) : 100_000,
+                    args.length > 2 ? Integer.parseInt(args[2]) : 5);
+            return;
+        }
         int cases = args.length > 0 ? Integer.parseInt(args[0]) : 100_000;
         int small = args.length > 1 ? Integer.parseInt(args[1]) : 10_000;
         Path work = Files.createTempDirectory("vigilo-bench-exec-");
@@ -152,12 +164,104 @@ public final class ExecutionBenchmark {
         }
     }
 
+    private static void epochsMain(int cases, int epochs) throws Exception {
+        Path work = Files.createTempDirectory("vigilo-bench-exec-");
+        System.out.printf(
+                "%d cores, work dir %s, worker concurrency %d, worker heap -Xmx256m; %,d cases x 1 epoch against %,d"
+                        + " cases x %d epochs%n",
+                Runtime.getRuntime().availableProcessors(), work, CONCURRENCY, cases, cases / epochs, epochs);
+        StorageConfig storage = StorageConfig.localDefault(work.resolve("objects"));
+        try (ControlDatabase control = ControlDatabase.open(new ControlSettings.Embedded(work.resolve("postgres")));
+                ObjectStore store = ObjectStores.open(storage.defaultStore());
+                Placements placements = Placements.open(control, ExecutionConfig.defaults())) {
+            new ExecutionBenchmark(work, control, store, placements).runEpochs(cases, epochs);
+        }
+        deleteTree(work);
+    }
+
+    /** One worker over a run of one epoch (A) and one of several (B), A B B A, then the heap of each. */
+    private void runEpochs(int cases, int epochs) throws Exception {
+        DatasetEntry single = upload("single", cases);
+        DatasetEntry several = upload("several", cases / epochs);
+        String profileA = PROFILE;
+        String profileB = PROFILE + "epochs: {count: " + epochs + ", reducer: majority}\n";
+        List<Execution> a = new ArrayList<>();
+        List<Execution> b = new ArrayList<>();
+        for (boolean first : new boolean[] {true, false, false, true}) {
+            try (OpenAiTestServer llm = agent()) {
+                if (first) {
+                    a.add(execute(prepare(single, llm, profileA), 1, 0));
+                } else {
+                    b.add(execute(prepare(several, llm, profileB), 1, 0));
+                }
+            }
+        }
+        Execution heapA;
+        Execution heapB;
+        try (OpenAiTestServer llm = agent()) {
+            heapA = execute(prepare(single, llm, profileA), 1, HEAP_PROBE_SECONDS);
+        }
+        try (OpenAiTestServer llm = agent()) {
+            heapB = execute(prepare(several, llm, profileB), 1, HEAP_PROBE_SECONDS);
+        }
+        Execution bestA = a.stream()
+                .max(Comparator.comparingDouble(Execution::casesPerSecond))
+                .orElseThrow();
+        Execution bestB = b.stream()
+                .max(Comparator.comparingDouble(Execution::casesPerSecond))
+                .orElseThrow();
+        double ratesA = bestA.casesPerSecond();
+        double ratesB = bestB.cases() * (double) epochs / bestB.seconds();
+        System.out.printf("%nEPOCHS one worker, trivial http agent, %d cases at once%n", CONCURRENCY);
+        System.out.printf(
+                "%-52s %22s %22s%n",
+                "", String.format("%,d x 1 epoch", cases), String.format("%,d x %d", cases / epochs, epochs));
+        System.out.printf(
+                "%-52s %22s %22s%n",
+                "executed epochs/s, launch to last chunk (best of 2)",
+                rate(ratesA, bestA.seconds()),
+                rate(ratesB, bestB.seconds()));
+        System.out.printf(
+                "%-52s %22s %22s%n",
+                "  both runs",
+                a.stream().map(x -> String.format("%,.0f", x.casesPerSecond())).toList(),
+                b.stream()
+                        .map(x -> String.format("%,.0f", x.cases() * (double) epochs / x.seconds()))
+                        .toList());
+        System.out.printf("%-52s %45.3f%n", "ratio epochs/s, several / one epoch", ratesB / ratesA);
+        System.out.printf(
+                "%-52s %22.1f %22.1f%n",
+                "peak live heap of the worker (MiB)", heapA.peakHeapMiB(), heapB.peakHeapMiB());
+        System.out.printf(
+                "%-52s %22s %22s%n", "settlement (ms, each run)", settlements(a, heapA), settlements(b, heapB));
+        System.out.printf(
+                "%-52s %22s %22s%n",
+                "worker CPU ms per executed epoch",
+                String.format("%.3f", bestA.cpu().workers() / (double) cases),
+                String.format("%.3f", bestB.cpu().workers() / (double) (bestB.cases() * epochs)));
+    }
+
+    private static String settlements(List<Execution> runs, Execution heap) {
+        List<String> out = new ArrayList<>();
+        for (Execution e : runs) {
+            out.add(String.format("%.1f", e.settleMicros() / 1000.0));
+        }
+        out.add(String.format("%.1f", heap.settleMicros() / 1000.0));
+        return String.join(" ", out);
+    }
+
     /**
      * One execution of a run by some workers: {@code seconds} from their launch to the last completed chunk,
      * {@code steadySeconds} from the first completed chunk to the last, over which {@code steadyCases} completed.
      */
     private record Execution(
-            long cases, double seconds, double steadySeconds, double peakHeapMiB, long steadyCases, Cpu cpu) {
+            long cases,
+            double seconds,
+            double steadySeconds,
+            double peakHeapMiB,
+            long steadyCases,
+            Cpu cpu,
+            long settleMicros) {
         double casesPerSecond() {
             return cases / seconds;
         }
@@ -352,10 +456,15 @@ public final class ExecutionBenchmark {
 
     /** {@code run create} with execution requested, then admission: the run is pending when this returns. */
     private CreateResult prepare(DatasetEntry dataset, OpenAiTestServer llm) {
+        return prepare(dataset, llm, PROFILE);
+    }
+
+    /** As {@link #prepare(DatasetEntry, OpenAiTestServer)} with {@code profile} (its agent URL a %s). */
+    private CreateResult prepare(DatasetEntry dataset, OpenAiTestServer llm, String profile) {
         long t0 = System.nanoTime();
         CreateResult r = new RunPreparation(control.jdbi(), storage)
                 .create(new CreateRequest(
-                        ProfileInput.inline(PROFILE.formatted(llm.chatUrl())),
+                        ProfileInput.inline(profile.formatted(llm.chatUrl())),
                         dataset.uploadId(),
                         Optional.of(UUID.randomUUID()),
                         false));
@@ -443,8 +552,15 @@ public final class ExecutionBenchmark {
         long last = ws.stream().mapToLong(WorkerProcess::lastChunkAt).max().orElseThrow();
         long firstCases = run.cases() / run.expectedChunks(); // cases completed at the first completion, about
         double peak = ws.stream().mapToLong(WorkerProcess::peakHeapBytes).max().orElseThrow() / 1048576.0;
+        long settle = ws.stream().mapToLong(WorkerProcess::settledMicros).max().orElse(-1);
         Execution e = new Execution(
-                run.cases(), (last - launched) / 1000.0, (last - first) / 1000.0, peak, run.cases() - firstCases, cpu);
+                run.cases(),
+                (last - launched) / 1000.0,
+                (last - first) / 1000.0,
+                peak,
+                run.cases() - firstCases,
+                cpu,
+                settle);
         System.out.printf(
                 "%d worker(s)%s: %,d cases in %.1f s from launch (%,.0f cases/s), %,.0f cases/s from the first"
                         + " completed chunk to the last; verdict %s; load average %s -> %s; CPU: workers %.1f s,"

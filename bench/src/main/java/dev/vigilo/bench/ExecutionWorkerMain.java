@@ -27,6 +27,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * bench-worker chunk EPOCH_MS CPU_MS       a chunk was completed (its receipt recorded under the lease)
  * bench-worker agent CASES AGENT_MS CPU_MS  cases executed, the agent's wall time summed over them, process CPU
  *                                         time (at exit)
+ * bench-worker settled MICROSECONDS CPU_MS         (when this worker settled the run: how long settlement took)
  * bench-worker exit PEAK_LIVE_HEAP_BYTES REPORT
  * </pre>
  *
@@ -67,6 +68,11 @@ public final class ExecutionWorkerMain {
                 @Override
                 public void chunkCompleted(UUID runId, long chunkIndex, int cases) {
                     mark("chunk");
+                }
+
+                @Override
+                public void runSettled(UUID runId, String status, Duration took) {
+                    System.out.println("bench-worker settled " + took.toNanos() / 1_000 + " " + cpuMillis());
                 }
 
                 @Override

@@ -32,6 +32,7 @@ final class WorkerProcess {
     private volatile long firstChunkAt;
     private volatile long firstChunkCpu;
     private volatile long lastChunkAt;
+    private volatile long settledMicros = -1;
     private volatile long peakHeapBytes = -1;
     private volatile String report = "";
 
@@ -104,6 +105,7 @@ final class WorkerProcess {
                         runChunks.incrementAndGet();
                         firstChunk.countDown();
                     }
+                    case "settled" -> settledMicros = Long.parseLong(f[2]);
                     case "exit" -> {
                         peakHeapBytes = Long.parseLong(f[2]);
                         report = f.length > 3 ? f[3] : "";
@@ -114,6 +116,11 @@ final class WorkerProcess {
         } catch (IOException e) {
             // the process was killed
         }
+    }
+
+    /** Microseconds this worker's settlement of the run took; -1 when another worker settled it. */
+    long settledMicros() {
+        return settledMicros;
     }
 
     long launchedAt() {

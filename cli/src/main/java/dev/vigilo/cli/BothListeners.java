@@ -48,9 +48,9 @@ record BothListeners(Worker.Listener first, Worker.Listener second) implements W
     }
 
     @Override
-    public void runSettled(UUID runId, String status) {
-        first.runSettled(runId, status);
-        second.runSettled(runId, status);
+    public void runSettled(UUID runId, String status, Duration took) {
+        first.runSettled(runId, status, took);
+        second.runSettled(runId, status, took);
     }
 
     @Override

@@ -48,7 +48,7 @@ final class WorkerProgress implements Worker.Listener, AutoCloseable {
     }
 
     @Override
-    public void runSettled(UUID runId, String status) {
+    public void runSettled(UUID runId, String status, Duration took) {
         String line;
         try {
             line = describe(reader.status(runId));

@@ -87,10 +87,14 @@ public final class WorkerMetrics implements Worker.Listener {
     }
 
     @Override
-    public void runSettled(UUID runId, String status) {
+    public void runSettled(UUID runId, String status, Duration took) {
         Counter.builder("vigilo_worker_runs_settled")
                 .tag("status", status)
                 .register(registry)
                 .increment();
+        Timer.builder("vigilo_worker_settlement")
+                .description("time of a settlement this worker made (aggregate sums; independent of epochs)")
+                .register(registry)
+                .record(took);
     }
 }

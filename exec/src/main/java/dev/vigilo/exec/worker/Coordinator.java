@@ -88,10 +88,11 @@ final class Coordinator {
         settleSoon.clear();
         for (UUID run : check) {
             try {
+                long t0 = System.nanoTime();
                 Settlement.Result r = settlement.settleIfComplete(run);
                 if (r.outcome() == Settlement.Outcome.SETTLED || r.outcome() == Settlement.Outcome.FAILED) {
                     settlements.incrementAndGet();
-                    listener.runSettled(run, r.status().spelling());
+                    listener.runSettled(run, r.status().spelling(), Duration.ofNanos(System.nanoTime() - t0));
                 }
             } catch (RuntimeException e) {
                 warn(e, "settlement of run {} failed, retried later: {}", run, e.getMessage());

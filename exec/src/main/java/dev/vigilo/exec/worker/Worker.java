@@ -191,7 +191,11 @@ public final class Worker {
         /** One heartbeat renewed {@code renewed} of the {@code held} leases. */
         default void heartbeat(int held, int renewed) {}
 
-        default void runSettled(UUID runId, String status) {}
+        /**
+         * This worker settled a run (or ended it failed), in {@code took}: the settlement call's time, which reads
+         * only aggregate sums of the chunk rows, so it does not grow with cases' epochs.
+         */
+        default void runSettled(UUID runId, String status, Duration took) {}
 
         Listener NONE = new Listener() {};
     }

@@ -123,7 +123,7 @@ class WorkerTest {
             }
 
             @Override
-            public void runSettled(UUID runId, String status) {
+            public void runSettled(UUID runId, String status, Duration took) {
                 settled.incrementAndGet();
             }
         };
