@@ -18,6 +18,9 @@ import java.util.regex.Pattern;
  * <p>It computes arithmetic, length conversions and word puzzles for real and knows a few capitals, so the
  * quickstart run shows real passes and failures: it gives the common mistake for Australia (Sydney), answers
  * Canada with more than the city (so exact_match fails where contains passes), and does not know time units.
+ *
+ * <p>It is deterministic per epoch ({@code VIGILO_EPOCH}, 1 when unset): in even epochs it answers Canada with the
+ * bare city, so a run of several epochs (examples/epochs-profile.yaml) shows a case that passes some epochs only.
  */
 public final class QuickAgent {
     private static final Map<String, String> CAPITALS = Map.of(
@@ -43,7 +46,19 @@ public final class QuickAgent {
         Object input = field(field(message, "case"), "input");
         Object question = input instanceof String ? input : field(input, "question");
         String answer = question instanceof String q ? answer(q.strip()) : "I don't know";
+        if (answer.equals(CAPITALS.get("canada")) && epoch() % 2 == 0) {
+            answer = "Ottawa"; // the bare city in even epochs: a case whose result depends on the epoch
+        }
         System.out.println(answer);
+    }
+
+    /** The epoch of this call (docs/formats/agent-protocol.md), 1 when not run by a worker. */
+    private static int epoch() {
+        try {
+            return Integer.parseInt(System.getenv().getOrDefault("VIGILO_EPOCH", "1"));
+        } catch (NumberFormatException e) {
+            return 1;
+        }
     }
 
     static String answer(String question) {
