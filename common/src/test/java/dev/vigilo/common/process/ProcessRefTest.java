@@ -28,8 +28,9 @@ class ProcessRefTest {
 
     @Test
     void aZombieCountsAsDead() throws Exception {
-        // The shell's child exits at once and is never reaped while the shell waits on its stdin.
-        Process shell = new ProcessBuilder("sh", "-c", "true & echo $!; exec cat >/dev/null").start();
+        // The shell's child exits after the shell has become cat (exec), which never reaps it. A child that exited at
+        // once could be reaped by the shell itself before its exec (dash collects finished jobs), so it sleeps first.
+        Process shell = new ProcessBuilder("sh", "-c", "sleep 1 & echo $!; exec cat >/dev/null").start();
         try {
             long zombie =
                     Long.parseLong(new java.io.BufferedReader(new java.io.InputStreamReader(shell.getInputStream()))
