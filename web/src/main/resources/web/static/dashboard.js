@@ -1,4 +1,4 @@
-// Vigilo dashboard: the only script. Follows a running run (progress, shard map) and draws its throughput with
+// Vigilo dashboard: the only script. Follows a running run (progress, shard map, the partial gate table) and draws its throughput with
 // uPlot. Pages work without it; it reads the same JSON API scripts can call.
 (function () {
   "use strict";
@@ -64,6 +64,7 @@
       var fill = document.getElementById("progress-fill");
       if (fill) { fill.className = "fill " + level(f); }
       showWaits(s.waiting || []);
+      showGates(s.gates || []);
       e.shards.forEach(function (sh) {
         var cell = document.getElementById("shard-" + sh.shard);
         if (!cell) { return; }
@@ -80,6 +81,55 @@
       });
       return s;
     });
+  }
+
+  function percent(fraction) {
+    return (fraction * 100).toFixed(1) + "%";
+  }
+
+  // The partial gate table's counts, rates and intervals, as the page renders them (the decision and the final
+  // table come with the reload once the run ends).
+  function showGates(gates) {
+    var rows = document.querySelectorAll("#gates tr[data-gate]");
+    gates.forEach(function (g) {
+      var row = null;
+      rows.forEach(function (r) { if (r.getAttribute("data-gate") === g.name) { row = r; } });
+      if (!row) { return; }
+      function cell(cls, value) {
+        var el = row.querySelector("td." + cls);
+        if (el) { el.textContent = String(value); }
+      }
+      cell("executed", g.executed);
+      cell("passed", g.passed);
+      cell("failed", g.failed);
+      cell("errored", g.errored);
+      cell("pass-rate", percent(g.pass_rate));
+      cell("ci", String(+(g.confidence * 100).toFixed(4)) + "% CI [" + percent(g.ci_low) + ", " +
+        percent(g.ci_high) + "]");
+      var ci = row.querySelector("td.ci");
+      if (ci) { ci.title = "standard error " + percent(g.stderr); }
+      if (g.pass_at_k) {
+        var ks = Object.keys(g.pass_at_k).map(Number);
+        var n = ks.length;
+        cell("pass-at-k", shownK(n).map(function (k) {
+          return "pass@" + k + " " + g.pass_at_k[String(k)].toFixed(2);
+        }).join(" \u00b7 "));
+      }
+    });
+  }
+
+  // The k the page shows for n epochs (GateResult.shownK): every k up to 5, else 1, 2, 5, 10, ... below n, and n.
+  function shownK(n) {
+    var ks = [];
+    if (n <= 5) {
+      for (var k = 1; k <= n; k++) { ks.push(k); }
+      return ks;
+    }
+    for (var d = 1; d < n; d *= 10) {
+      [1, 2, 5].forEach(function (s) { if (d * s < n) { ks.push(d * s); } });
+    }
+    ks.push(n);
+    return ks;
   }
 
   // What the run's workers wait for (the store or a database that is out), one line each, as the page renders it.

@@ -4,6 +4,7 @@ import dev.vigilo.exec.ExecutionStatus;
 import dev.vigilo.exec.GateDecision;
 import dev.vigilo.exec.GateResult;
 import dev.vigilo.plan.Profile;
+import dev.vigilo.stats.PassAtK;
 import dev.vigilo.stats.ProportionInterval;
 import java.io.PrintWriter;
 import java.math.BigDecimal;
@@ -83,8 +84,9 @@ final class ExecutionView {
 
     /**
      * The gate table: one row per gate, with the Wilson interval of its pass rate at its confidence and its result
-     * (PASS, FAIL, INCONCLUSIVE, or - while the run executes); then, per inconclusive gate, one line saying how many
-     * cases at its observed rate would decide it.
+     * (PASS, FAIL, INCONCLUSIVE, or - while the run executes); then, in a run of several epochs, one line per gate
+     * with its pass@k; then, per inconclusive gate, one line saying how many cases at its observed rate would decide
+     * it.
      */
     static void printGates(PrintWriter out, List<GateResult> gates) {
         int width = Math.max(
@@ -120,10 +122,38 @@ final class ExecutionView {
                     result(g));
         }
         for (GateResult g : gates) {
+            passAtK(g).ifPresent(out::println);
+        }
+        for (GateResult g : gates) {
             if (g.decision().equals(Optional.of(GateDecision.INCONCLUSIVE))) {
                 out.println(inconclusive(g));
             }
         }
+    }
+
+    /**
+     * For a run of several epochs, the line under the table with the gate's pass@k: {@code all pass@k over 120 cases
+     * of 3 epochs: pass@1 0.62  pass@2 0.80  pass@3 0.91}; empty with one epoch.
+     */
+    static Optional<String> passAtK(GateResult g) {
+        if (g.passAtK().isEmpty()) {
+            return Optional.empty();
+        }
+        PassAtK p = g.passAtK().get();
+        StringBuilder b = new StringBuilder(g.name())
+                .append(" pass@k over ")
+                .append(p.cases())
+                .append(p.cases() == 1 ? " case" : " cases")
+                .append(" of ")
+                .append(p.epochs())
+                .append(" epochs:");
+        g.passAtKShown()
+                .forEach((k, v) -> b.append(k == 1 ? " " : "  ")
+                        .append("pass@")
+                        .append(k)
+                        .append(' ')
+                        .append(String.format(Locale.ROOT, "%.2f", v)));
+        return Optional.of(b.toString());
     }
 
     /** {@code PASS}, {@code FAIL}, {@code INCONCLUSIVE}, or {@code -} while undecided. */

@@ -29,7 +29,8 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         description = {
             "Print one JSON line per executed case: case_id, ordinal, shard, chunk, status, attempts, output,"
-                    + " evaluators (name to {passed, score, error}), gates and error (docs/cli.md).",
+                    + " evaluators (name to {passed, score, error}), gates and error (docs/cli.md); in a run of several"
+                    + " epochs also epoch_passes (gate to passing epochs) and epochs (each epoch's own keys).",
             "With --format junit: a JUnit XML report for CI systems instead, one testsuite per gate and one testcase"
                     + " per case it selects (failure, error, or skipped when it never ran).",
             "Works on running, settled, failed and cancelled runs alike: it lists what was committed. Every receipt"

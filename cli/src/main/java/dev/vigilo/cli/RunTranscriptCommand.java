@@ -16,13 +16,18 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-/** {@code vigilo run transcript RUN_ID CASE_ID [--attempt N] [--json]}. */
+/**
+ * {@code vigilo run transcript RUN_ID CASE_ID [--epoch E] [--attempt N] [--json]}. In a run of several epochs every
+ * epoch has its own attempts; {@code --epoch} picks one (default the last), and a run of one epoch has only epoch 1.
+ */
 @Command(
         name = "transcript",
         mixinStandardHelpOptions = true,
         description = {
             "Show the transcript of one executed case: the conversation of its last attempt (or --attempt N),"
                     + " streamed, with the output, the evaluators' results and the gate outcomes.",
+            "In a run of several epochs each epoch has its own attempts: --epoch E picks the epoch (default the"
+                    + " last).",
             "The case is found by id in the run's plan (the chunk files are read in order until it is found)."
         })
 final class RunTranscriptCommand implements Callable<Integer> {
@@ -38,6 +43,13 @@ final class RunTranscriptCommand implements Callable<Integer> {
     @Option(names = "--attempt", paramLabel = "N", description = "Which attempt (from 1; default: the last).")
     Integer attempt;
 
+    @Option(
+            names = "--epoch",
+            paramLabel = "E",
+            description = "In a run of several epochs, which epoch (from 1; default: the last). A run of one epoch has"
+                    + " only epoch 1.")
+    Integer epoch;
+
     @Mixin
     JsonOption json;
 
@@ -49,15 +61,24 @@ final class RunTranscriptCommand implements Callable<Integer> {
             RunTranscripts reader = new RunTranscripts(connections.placements(), connections.storage());
             RunTranscripts.CaseTranscripts c = reader.find(run, caseId);
             String name = Names.quote(caseId);
-            if (c.attempts().isEmpty()) {
+            if (c.attempts().isEmpty() && c.epochs().isEmpty()) {
                 throw new NotFoundException("case " + name + " of run " + run + " has no transcript: its receipt was"
                         + " written before transcripts were recorded (receipt version 1)");
             }
-            int n = attempt == null ? c.attempts().get(c.attempts().size() - 1).attempt() : attempt;
-            RunTranscripts.Attempt a = c.attempt(n)
+            RunTranscripts.Epoch chosen;
+            try {
+                chosen = c.epoch(java.util.Optional.ofNullable(epoch));
+            } catch (InvalidInputException e) {
+                throw new InvalidInputException("--" + e.getMessage());
+            }
+            int n = attempt == null
+                    ? chosen.attempts().get(chosen.attempts().size() - 1).attempt()
+                    : attempt;
+            String of = c.epochCount() > 1 ? " in epoch " + chosen.epoch() : "";
+            RunTranscripts.Attempt a = chosen.attempt(n)
                     .orElseThrow(() -> new InvalidInputException("--attempt " + n + ": case " + name + " of run " + run
-                            + " made " + c.attempts().size() + " attempts; choose 1 to "
-                            + c.attempts().size()));
+                            + " made " + chosen.attempts().size() + " attempts" + of + "; choose 1 to "
+                            + chosen.attempts().size()));
             if (json.requested()) {
                 try (LineSink lines = new LineSink(out::println)) {
                     reader.write(run, a, lines);
@@ -66,9 +87,11 @@ final class RunTranscriptCommand implements Callable<Integer> {
                 return ExitCode.OK;
             }
             out.println(Names.printable("case " + name + " (ordinal " + c.ordinal() + ", chunk " + c.chunkIndex()
-                    + ") of run " + run + ": attempt " + n + " of "
-                    + c.attempts().size() + ", "
-                    + (c.errored() ? "errored" : "answered") + ", lease generation " + c.leaseGeneration()));
+                    + ") of run " + run + ":"
+                    + (c.epochCount() > 1 ? " epoch " + chosen.epoch() + " of " + c.epochCount() + "," : "")
+                    + " attempt " + n + " of "
+                    + chosen.attempts().size() + ", "
+                    + (chosen.errored() ? "errored" : "answered") + ", lease generation " + c.leaseGeneration()));
             out.println(
                     "transcript " + a.transcript().key() + " (" + a.transcript().length() + " bytes, SHA-256 "
                             + a.transcript().sha256().toHex() + ")");

@@ -1,6 +1,7 @@
 package dev.vigilo.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -241,6 +242,94 @@ class ExecutionCliTest {
         assertThat(oneLine(cli.run("run", "cancel", mixed), ExitCode.CONFLICT)).contains("already settled");
         assertThat(oneLine(cli.run("run", "move-shard", mixed, "0", "control"), ExitCode.CONFLICT))
                 .contains(mixed);
+    }
+
+    @Test
+    void aRunOfSeveralEpochsShowsItsEpochsInStatusResultsAndTranscripts() throws IOException {
+        // The agent answers input.answer, except in epoch 2 for case c0 and in epochs 1 and 2 for c3 (c2 and c5 are
+        // always wrong). So "all" passes 2, 3, 0, 1, 3, 0, 3, 3 epochs of c0..c7: histogram [2, 1, 1, 4].
+        Path script = Files.writeString(home.resolve("epochs.sh"), """
+                a=$(sed -n 's/.*"answer":"\\([^"]*\\)".*/\\1/p')
+                if [ "$a" = 0 ] && [ "$VIGILO_EPOCH" = 2 ]; then echo wrong; exit 0; fi
+                if [ "$a" = 3 ] && [ "$VIGILO_EPOCH" != 3 ]; then echo wrong; exit 0; fi
+                echo "$a"
+                """);
+        String epochs = create(
+                profile("epochs", "[sh, \"" + script + "\"]", "", MIXED_GATES)
+                        + "epochs: {count: 3, reducer: majority}\n",
+                uploadId);
+        String single = create(profile("single", answering(), "", MIXED_GATES), uploadId);
+        workUntilIdle();
+
+        // status --json: pass@k per gate; the text: one pass@k line per gate under the table.
+        JsonNode all = status(epochs).at("/gates/0");
+        assertThat(List.of(all.get("passed").asLong(), all.get("failed").asLong()))
+                .containsExactly(5L, 3L);
+        assertThat(all.at("/pass_at_k/2").asDouble()).isCloseTo((2.0 / 3 + 5) / 8, within(1e-12));
+        assertThat(all.at("/pass_at_k/3").asDouble()).isEqualTo(0.75);
+        assertThat(status(single).at("/gates/0").has("pass_at_k")).isFalse();
+        String text = cli.run("run", "status", epochs).out();
+        assertThat(text)
+                .containsPattern(
+                        "\nall pass@k over 8 cases of 3 epochs: pass@1 0\\.6[23]  pass@2 0\\.71  pass@3 0\\.75\n")
+                .containsPattern("core pass@k over 4 cases of 3 epochs: pass@1 0\\.50  pass@2 0\\.67  pass@3 0\\.75");
+        assertThat(cli.run("run", "status", single).out()).doesNotContain("pass@");
+        // watch off a terminal prints the JSON of status --json, pass@k included.
+        CliRunner.Result watched = cli.run("run", "watch", epochs);
+        assertThat(JSON.readTree(watched.out().lines().reduce((a, b) -> b).orElseThrow())
+                        .at("/gates/0/pass_at_k/3")
+                        .asDouble())
+                .isEqualTo(0.75);
+
+        // results: each case's epochs and how many passed each gate; a one-epoch run's lines have neither.
+        List<JsonNode> lines = results(epochs);
+        assertThat(lines).hasSize(8);
+        JsonNode c0 = lines.get(0);
+        assertThat(c0.get("output").isNull()).isTrue();
+        assertThat(c0.get("attempts").asInt()).isEqualTo(3);
+        assertThat(c0.at("/gates/all").asText()).isEqualTo("passed");
+        assertThat(c0.at("/epoch_passes/all").asInt()).isEqualTo(2);
+        assertThat(c0.at("/epoch_passes/core").asInt()).isEqualTo(2);
+        assertThat(c0.get("epochs")).hasSize(3);
+        assertThat(c0.at("/epochs/1/epoch").asInt()).isEqualTo(2);
+        assertThat(c0.at("/epochs/1/status").asText()).isEqualTo("ok");
+        assertThat(c0.at("/epochs/1/attempts").asInt()).isEqualTo(1);
+        assertThat(c0.at("/epochs/1/output").asText()).isEqualTo("wrong");
+        assertThat(c0.at("/epochs/1/evaluators/exact/passed").asBoolean()).isFalse();
+        assertThat(c0.at("/epochs/1/gates/all").asText()).isEqualTo("failed");
+        assertThat(c0.at("/epochs/1/error").isNull()).isTrue();
+        assertThat(c0.at("/epochs/2/output").asText()).isEqualTo("0");
+        JsonNode c3 = lines.get(3);
+        assertThat(c3.at("/gates/all").asText()).isEqualTo("failed");
+        assertThat(c3.at("/epoch_passes/all").asInt()).isEqualTo(1);
+        assertThat(lines.get(4).get("epochs")).hasSize(3);
+        assertThat(lines.get(4).get("epoch_passes").has("core")).isFalse();
+        for (JsonNode n : results(single)) {
+            assertThat(n.has("epochs")).isFalse();
+            assertThat(n.has("epoch_passes")).isFalse();
+        }
+        // JUnit: the reduced case, with how many epochs passed.
+        assertThat(cli.run("run", "results", epochs, "--format", "junit").out())
+                .containsPattern("message=\"exact failed \\(score [0-9.]+\\) \\(1 of 3 epochs passed\\)\"")
+                .contains("(0 of 3 epochs passed)");
+
+        // transcript: the last epoch by default, --epoch E for another, nothing beyond the run's epochs.
+        CliRunner.Result last = cli.run("run", "transcript", epochs, "c0");
+        assertThat(last.exitCode()).as(last.err()).isZero();
+        assertThat(last.out()).contains("epoch 3 of 3, attempt 1 of 1, answered");
+        CliRunner.Result second = cli.run("run", "transcript", epochs, "c0", "--epoch", "2", "--json");
+        assertThat(second.exitCode()).as(second.err()).isZero();
+        JsonNode header = JSON.readTree(second.out().lines().findFirst().orElseThrow());
+        assertThat(header.at("/data/epoch").asInt()).isEqualTo(2);
+        assertThat(oneLine(cli.run("run", "transcript", epochs, "c0", "--epoch", "4"), ExitCode.INVALID_INPUT))
+                .isEqualTo("vigilo: error: --epoch 4: run " + epochs + " ran each case 3 times (epochs); choose 1"
+                        + " to 3");
+        assertThat(oneLine(cli.run("run", "transcript", single, "c0", "--epoch", "2"), ExitCode.INVALID_INPUT))
+                .contains("--epoch 2: run " + single + " ran each case once (one epoch); leave the epoch out or"
+                        + " choose 1");
+        CliRunner.Result one = cli.run("run", "transcript", single, "c0", "--epoch", "1");
+        assertThat(one.exitCode()).as(one.err()).isZero();
+        assertThat(one.out()).contains(": attempt 1 of 1, answered").doesNotContain("epoch 1 of");
     }
 
     /** z of 0.95, computed apart from the stats module (the 0.975 quantile of the standard normal). */

@@ -99,4 +99,24 @@ class ExecutionViewTest {
         assertThat(ExecutionView.rule(gates.get(3))).isEqualTo("95% CI [0.0%, 27.8%] < 50.0%");
         assertThat(ExecutionView.rule(gates.get(4))).isEqualTo("90.0% >= 90.0%");
     }
+
+    @Test
+    void aRunOfSeveralEpochsShowsPassAtKUnderTheGateTable() {
+        // 4 cases of 3 epochs passing 0, 1, 3 and 3 epochs: pass@1 = (0 + 1/3 + 1 + 1) / 4, pass@3 = 3/4.
+        GateResult epochs = GateResult.partial("all", 5, 2, 2, 1, 0.5, Profile.Decide.POINT, Confidence.of(0.95))
+                .withPassAtK(dev.vigilo.stats.PassAtK.of(new long[] {1, 1, 0, 2}));
+        GateResult single = GateResult.partial("one", 5, 2, 2, 1, 0.5, Profile.Decide.POINT, Confidence.of(0.95));
+        StringWriter text = new StringWriter();
+        ExecutionView.printGates(new PrintWriter(text, true), List.of(epochs, single));
+        assertThat(text.toString())
+                .contains("\nall pass@k over 4 cases of 3 epochs: pass@1 0.58  pass@2 0.67  pass@3 0.75\n")
+                .doesNotContain("one pass@k");
+        assertThat(ExecutionView.passAtK(single)).isEmpty();
+        assertThat(GateResult.shownK(1)).containsExactly(1);
+        assertThat(GateResult.shownK(5)).containsExactly(1, 2, 3, 4, 5);
+        assertThat(GateResult.shownK(6)).containsExactly(1, 2, 5, 6);
+        assertThat(GateResult.shownK(10)).containsExactly(1, 2, 5, 10);
+        assertThat(GateResult.shownK(25)).containsExactly(1, 2, 5, 10, 20, 25);
+        assertThat(GateResult.shownK(100)).containsExactly(1, 2, 5, 10, 20, 50, 100);
+    }
 }

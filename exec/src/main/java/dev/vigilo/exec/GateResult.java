@@ -208,6 +208,36 @@ public record GateResult(
         return out;
     }
 
+    /**
+     * The pass@k a viewer shows, keyed by k in k order: every k for up to 5 epochs, else k = 1, 2, 5, 10, 20, 50, ...
+     * below n, and n (so a table stays narrow however many epochs ran); empty with one epoch.
+     */
+    public java.util.Map<Integer, Double> passAtKShown() {
+        java.util.Map<Integer, Double> out = new java.util.LinkedHashMap<>();
+        passAtK.ifPresent(p -> shownK(p.epochs()).forEach(k -> out.put(k, p.passAt(k))));
+        return out;
+    }
+
+    /** The k {@link #passAtKShown} shows for n epochs. */
+    public static List<Integer> shownK(int n) {
+        List<Integer> ks = new java.util.ArrayList<>();
+        if (n <= 5) {
+            for (int k = 1; k <= n; k++) {
+                ks.add(k);
+            }
+            return ks;
+        }
+        for (long decade = 1; decade < n; decade *= 10) {
+            for (long step : new long[] {1, 2, 5}) {
+                if (decade * step < n) {
+                    ks.add((int) (decade * step));
+                }
+            }
+        }
+        ks.add(n);
+        return ks;
+    }
+
     /** Cases that ran: {@code passed + failed + errored}. */
     public long executed() {
         return passed + failed + errored;

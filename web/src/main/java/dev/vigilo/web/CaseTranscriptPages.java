@@ -17,7 +17,8 @@ import java.util.UUID;
 /**
  * A run's case transcripts (docs/transcripts.md): the transcript of one attempt of a case, paged like the transcript
  * viewer and rendered by the same code ({@link SessionPages}), and the first events of the last attempt embedded in
- * the case's page. The case's receipt names its transcripts ({@link CaseResults#find}); each is read through
+ * the case's page. In a run of several epochs each epoch has its own attempts: the pages take {@code epoch=E}
+ * (default the last epoch, as {@code vigilo run transcript --epoch}), and a run of one epoch has only epoch 1. The case's receipt names its transcripts ({@link CaseResults#find}); each is read through
  * {@link RunTranscripts#write}, which verifies it against the receipt's reference and has the session-log reader
  * stream its committed events, of which at most one page is kept.
  */
@@ -35,9 +36,10 @@ final class CaseTranscriptPages {
         this.views = views;
     }
 
-    static String href(UUID run, long ordinal, int attempt, long from) {
-        return "/runs/" + run + "/cases/" + ordinal + "/transcript?attempt=" + attempt
-                + (from > 0 ? "&from=" + from : "");
+    /** A transcript page; {@code epoch} 0 for a run of one epoch (its links name no epoch). */
+    static String href(UUID run, long ordinal, int epoch, int attempt, long from) {
+        return "/runs/" + run + "/cases/" + ordinal + "/transcript?" + (epoch > 0 ? "epoch=" + epoch + "&" : "")
+                + "attempt=" + attempt + (from > 0 ? "&from=" + from : "");
     }
 
     /** One page of an attempt's transcript. */
@@ -51,15 +53,19 @@ final class CaseTranscriptPages {
      * shows everything else.
      */
     void embed(Map<String, Object> m, UUID run, long ordinal, CaseResults.CaseDetail d) {
-        List<RunTranscripts.Attempt> attempts = d.transcripts();
+        // In a run of several epochs, the last epoch's attempts (each epoch's are linked from the epoch table).
+        int epoch = d.epochs().size();
+        List<RunTranscripts.Attempt> attempts =
+                epoch == 0 ? d.transcripts() : d.epochs().get(epoch - 1).transcripts();
         m.put("has_transcripts", !attempts.isEmpty());
         if (attempts.isEmpty()) {
             return;
         }
-        m.put("transcripts", attemptLinks(run, ordinal, attempts, -1));
+        m.put("transcripts", attemptLinks(run, ordinal, epoch, attempts, -1));
         RunTranscripts.Attempt last = attempts.get(attempts.size() - 1);
-        m.put("last_transcript", href(run, ordinal, last.attempt(), 0));
+        m.put("last_transcript", href(run, ordinal, epoch, last.attempt(), 0));
         m.put("last_attempt", last.attempt());
+        m.put("last_epoch", epoch == 0 ? null : epoch);
         try {
             Transcript.Page page = read(run, last, 0, EMBEDDED_EVENTS);
             m.put("events", SessionPages.rows(page.events()));
@@ -69,13 +75,15 @@ final class CaseTranscriptPages {
         }
     }
 
-    private static List<Map<String, Object>> attemptLinks(
-            UUID run, long ordinal, List<RunTranscripts.Attempt> attempts, int current) {
+    /** Links to each attempt's transcript; {@code epoch} 0 for a run of one epoch. */
+    static List<Map<String, Object>> attemptLinks(
+            UUID run, long ordinal, int epoch, List<RunTranscripts.Attempt> attempts, int current) {
         List<Map<String, Object>> links = new ArrayList<>();
         for (RunTranscripts.Attempt a : attempts) {
             Map<String, Object> l = new LinkedHashMap<>();
             l.put("attempt", a.attempt());
-            l.put("href", href(run, ordinal, a.attempt(), 0));
+            l.put("epoch", epoch);
+            l.put("href", href(run, ordinal, epoch, a.attempt(), 0));
             l.put("length", a.transcript().length());
             l.put("current", a.attempt() == current);
             links.add(l);
@@ -83,8 +91,17 @@ final class CaseTranscriptPages {
         return links;
     }
 
-    /** The case, its transcripts and the chosen attempt ({@code ?attempt=}, default the last). */
-    private record Chosen(UUID run, long ordinal, CaseResults.CaseDetail detail, RunTranscripts.Attempt attempt) {}
+    /**
+     * The case, the chosen epoch ({@code ?epoch=}, default the last; 0 in a run of one epoch) with its attempts, and
+     * the chosen attempt ({@code ?attempt=}, default the last).
+     */
+    private record Chosen(
+            UUID run,
+            long ordinal,
+            CaseResults.CaseDetail detail,
+            int epoch,
+            List<RunTranscripts.Attempt> attempts,
+            RunTranscripts.Attempt attempt) {}
 
     private Chosen choose(Context ctx) {
         UUID run = Params.runId(ctx);
@@ -92,19 +109,24 @@ final class CaseTranscriptPages {
         CaseResults.CaseDetail d = cases.find(run, ordinal)
                 .orElseThrow(() -> new NotFoundException("case " + ordinal + " of run " + run + " has not been"
                         + " executed (its chunk is queued, running or failed, or the run has no such case)"));
-        List<RunTranscripts.Attempt> attempts = d.transcripts();
+        int epochs = Math.max(1, d.epochs().size());
+        int e = RunTranscripts.epoch(run, epochs, Params.query(ctx, "epoch").map(x ->
+                (int) Params.number(x, "epoch", 1, Integer.MAX_VALUE)));
+        List<RunTranscripts.Attempt> attempts =
+                d.epochs().isEmpty() ? d.transcripts() : d.epochs().get(e - 1).transcripts();
         if (attempts.isEmpty()) {
             throw new NotFoundException("case " + ordinal + " of run " + run + " has no transcript: its receipt was"
                     + " written before transcripts were recorded");
         }
+        String of = d.epochs().isEmpty() ? "" : " in epoch " + e;
         int last = attempts.get(attempts.size() - 1).attempt();
         int n = (int) Params.number(ctx, "attempt", 1, Integer.MAX_VALUE, last);
         RunTranscripts.Attempt a = attempts.stream()
                 .filter(x -> x.attempt() == n)
                 .findFirst()
                 .orElseThrow(() -> new InvalidInputException("attempt " + n + ": case " + ordinal + " of run " + run
-                        + " made " + attempts.size() + " attempts; choose 1 to " + attempts.size()));
-        return new Chosen(run, ordinal, d, a);
+                        + " made " + attempts.size() + " attempts" + of + "; choose 1 to " + attempts.size()));
+        return new Chosen(run, ordinal, d, d.epochs().isEmpty() ? 0 : e, attempts, a);
     }
 
     void page(Context ctx) {
@@ -117,23 +139,39 @@ final class CaseTranscriptPages {
         m.put("ordinal", c.ordinal());
         m.put("case_id", caseId);
         m.put("attempt", c.attempt().attempt());
-        m.put("attempt_count", c.detail().transcripts().size());
+        m.put("attempt_count", c.attempts().size());
+        m.put("epoch", c.epoch() == 0 ? null : c.epoch());
+        m.put("epoch_count", c.detail().epochs().size());
+        m.put("epoch_query", c.epoch() == 0 ? "" : "epoch=" + c.epoch() + "&");
+        List<Map<String, Object>> epochLinks = new ArrayList<>();
+        for (CaseResults.EpochDetail e : c.detail().epochs()) {
+            epochLinks.add(Map.of(
+                    "epoch",
+                    e.epoch(),
+                    "href",
+                    href(c.run(), c.ordinal(), e.epoch(), lastAttempt(e.transcripts()), 0),
+                    "current",
+                    e.epoch() == c.epoch()));
+        }
+        m.put("epochs", epochLinks);
         m.put(
                 "attempts",
                 attemptLinks(
                         c.run(),
                         c.ordinal(),
-                        c.detail().transcripts(),
+                        c.epoch(),
+                        c.attempts(),
                         c.attempt().attempt()));
         m.put("key", c.attempt().transcript().key().value());
         m.put("length", c.attempt().transcript().length());
         m.put("sha", c.attempt().transcript().sha256().toHex());
         SessionPages.put(m, page);
         page.nextFrom()
-                .ifPresent(n ->
-                        m.put("next", href(c.run(), c.ordinal(), c.attempt().attempt(), n)));
+                .ifPresent(n -> m.put(
+                        "next",
+                        href(c.run(), c.ordinal(), c.epoch(), c.attempt().attempt(), n)));
         if (page.from() > 0) {
-            m.put("first", href(c.run(), c.ordinal(), c.attempt().attempt(), 0));
+            m.put("first", href(c.run(), c.ordinal(), c.epoch(), c.attempt().attempt(), 0));
         }
         views.render(ctx, "case-transcript", m);
     }
@@ -149,21 +187,32 @@ final class CaseTranscriptPages {
                 .put("ordinal", c.ordinal())
                 .put("case_id", c.detail().result().caseId())
                 .put("attempt", c.attempt().attempt())
-                .put("attempts", c.detail().transcripts().size());
+                .put("attempts", c.attempts().size());
+        if (c.epoch() > 0) {
+            o.put("epoch", c.epoch()).put("epochs", c.detail().epochs().size());
+        }
         putRef(o.putObject("transcript"), c.attempt());
         o.set("verify", DatagenPages.parse(page.report().toJson()));
         SessionPages.putJson(o, page);
         Dashboard.json(ctx, o);
     }
 
-    /** The case API's {@code transcripts}: each attempt's reference and its page. */
-    static void putAll(ObjectNode o, UUID run, long ordinal, List<RunTranscripts.Attempt> attempts) {
+    /** The case API's {@code transcripts}: each attempt's reference and its page; {@code epoch} 0 with one epoch. */
+    static void putAll(ObjectNode o, UUID run, long ordinal, int epoch, List<RunTranscripts.Attempt> attempts) {
         ArrayNode a = o.putArray("transcripts");
         for (RunTranscripts.Attempt t : attempts) {
             ObjectNode n = a.addObject().put("attempt", t.attempt());
             putRef(n, t);
-            n.put("api", "/api/runs/" + run + "/cases/" + ordinal + "/transcript?attempt=" + t.attempt());
+            n.put(
+                    "api",
+                    "/api/runs/" + run + "/cases/" + ordinal + "/transcript?"
+                            + (epoch > 0 ? "epoch=" + epoch + "&" : "") + "attempt=" + t.attempt());
         }
+    }
+
+    /** The last attempt's number (1 when there is none: a link then leads to the page's own explanation). */
+    static int lastAttempt(List<RunTranscripts.Attempt> attempts) {
+        return attempts.isEmpty() ? 1 : attempts.get(attempts.size() - 1).attempt();
     }
 
     private static void putRef(ObjectNode n, RunTranscripts.Attempt t) {

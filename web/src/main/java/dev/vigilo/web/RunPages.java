@@ -169,6 +169,7 @@ final class RunPages {
         m.put("routed_shards", p.shards().size());
         m.put("gates", gateRows(s));
         m.put("has_gates", !s.gates().isEmpty());
+        m.put("has_pass_at_k", s.gates().stream().anyMatch(g -> g.passAtK().isPresent()));
         m.put("gates_final", s.gatesFinal());
         m.put("gates_undecided", !s.gatesFinal() && s.finished());
         // Plan identity
@@ -260,6 +261,7 @@ final class RunPages {
             r.put("confidence", Views.confidence(g.confidence()));
             r.put("stderr", Views.percent(i.stderr()));
             r.put("decide", g.decide() == Profile.Decide.POINT ? "point rate" : "interval (bound)");
+            r.put("pass_at_k", passAtK(g));
             // A run that ended without a recorded table (cancelled) gets no decision: nothing more will run.
             r.put("decision", g.decision().map(GateDecision::spelling).orElse(s.finished() ? "none" : "pending"));
             if (g.decision().equals(Optional.of(GateDecision.INCONCLUSIVE))) {
@@ -275,6 +277,17 @@ final class RunPages {
             rows.add(r);
         }
         return rows;
+    }
+
+    /**
+     * A gate's pass@k in a run of several epochs, as {@code run status} shows it: {@code pass@1 0.62 · pass@3 0.91}
+     * (the k of {@link GateResult#passAtKShown}); empty with one epoch.
+     */
+    static String passAtK(GateResult g) {
+        List<String> parts = new ArrayList<>();
+        g.passAtKShown()
+                .forEach((k, v) -> parts.add("pass@" + k + " " + String.format(java.util.Locale.ROOT, "%.2f", v)));
+        return String.join(" · ", parts);
     }
 
     void runApi(Context ctx) {
@@ -432,6 +445,10 @@ final class RunPages {
             putError(en, e.errorType(), e.errorMessage());
         }
         putError(n, c.errorType(), c.errorMessage());
+        if (!c.epochPasses().isEmpty()) {
+            ObjectNode passes = n.putObject("epoch_passes");
+            c.epochPasses().forEach(passes::put);
+        }
         return n;
     }
 
@@ -523,9 +540,49 @@ final class RunPages {
             m.put("chunk_started", Views.time(d.chunkStartedAt()));
             m.put("chunk_finished", Views.time(d.chunkFinishedAt()));
             m.put("case_sha", d.caseSha256());
+            putEpochs(m, id, ordinal, d);
             transcripts.embed(m, id, ordinal, d);
         }
         views.render(ctx, "case", m);
+    }
+
+    /**
+     * A case of several epochs on its page: how many epochs passed each gate, and one row per epoch with its outcome,
+     * attempts, gates, output and a link to each attempt's transcript.
+     */
+    private static void putEpochs(Map<String, Object> m, UUID id, long ordinal, CaseResults.CaseDetail d) {
+        if (d.epochs().isEmpty()) {
+            return;
+        }
+        int n = d.epochs().size();
+        m.put("epoch_count", n);
+        List<Map<String, Object>> passes = new ArrayList<>();
+        d.result().epochPasses().forEach((g, p) -> passes.add(Map.of("name", g, "passes", p, "of", n)));
+        m.put("epoch_passes", passes);
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (CaseResults.EpochDetail e : d.epochs()) {
+            CaseResults.ExecutedCase c = e.result();
+            Map<String, Object> r = new LinkedHashMap<>();
+            r.put("epoch", e.epoch());
+            r.put("outcome", c.outcome().spelling());
+            r.put("status", c.agentErrored() ? "errored" : "ok");
+            r.put("attempts", c.attempts());
+            r.put("agent_time", Views.millis(c.agentMillis()));
+            List<Map<String, Object>> gates = new ArrayList<>();
+            c.gates().forEach((g, v) -> gates.add(Map.of("name", g, "outcome", v)));
+            r.put("gates", gates);
+            r.put(
+                    "output",
+                    e.output()
+                            .map(o -> Views.cut(o, 200))
+                            .orElse(c.errorType()
+                                    .map(t -> t + ": "
+                                            + Views.cut(c.errorMessage().orElse(""), 200))
+                                    .orElse("")));
+            r.put("transcripts", CaseTranscriptPages.attemptLinks(id, ordinal, e.epoch(), e.transcripts(), -1));
+            rows.add(r);
+        }
+        m.put("epochs", rows);
     }
 
     void caseApi(Context ctx) {
@@ -550,7 +607,23 @@ final class RunPages {
                     .put("worker", d.worker().toString())
                     .put("started_at", d.chunkStartedAt().toString())
                     .put("finished_at", d.chunkFinishedAt().toString());
-            CaseTranscriptPages.putAll(o, id, ordinal, d.transcripts());
+            CaseTranscriptPages.putAll(o, id, ordinal, 0, d.transcripts());
+            if (!d.epochs().isEmpty()) {
+                ArrayNode epochs = r.putArray("epochs");
+                for (CaseResults.EpochDetail e : d.epochs()) {
+                    ObjectNode en = caseJson(e.result());
+                    // An epoch's place is its case's: only its own result, output and transcripts are kept.
+                    for (String k : new String[] {"ordinal", "case_id", "shard", "chunk"}) {
+                        en.remove(k);
+                    }
+                    ObjectNode x = Dashboard.JSON.createObjectNode().put("epoch", e.epoch());
+                    x.setAll(en);
+                    x.put("output", e.output().orElse(null));
+                    x.put("output_sha256", e.outputSha256().orElse(null));
+                    CaseTranscriptPages.putAll(x, id, ordinal, e.epoch(), e.transcripts());
+                    epochs.add(x);
+                }
+            }
         }
         Dashboard.json(ctx, o);
     }

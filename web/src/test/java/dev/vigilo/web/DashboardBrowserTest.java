@@ -271,6 +271,24 @@ class DashboardBrowserTest {
         assertThat(text(By.id("run-status"))).isEqualTo("pending");
         assertThat(text(By.id("cases-done"))).isEqualTo("0");
         assertThat(driver.findElements(By.id("live-note"))).hasSize(1);
+        // The page's polling rewrites the partial gate table, intervals included: cells made stale come back.
+        GateResult first = new ExecutionStatusReader(state.placements)
+                .status(state.pendingRun)
+                .gates()
+                .get(0);
+        String ci = String.format(
+                java.util.Locale.ROOT,
+                "95%% CI [%.1f%%, %.1f%%]",
+                first.interval().low() * 100,
+                first.interval().high() * 100);
+        By firstCi = By.cssSelector("#gates tbody tr:first-child td.ci");
+        By firstExecuted = By.cssSelector("#gates tbody tr:first-child td.executed");
+        assertThat(text(firstCi)).isEqualTo(ci);
+        driver.executeScript("document.querySelector('#gates tbody tr td.ci').textContent = 'stale';"
+                + "document.querySelector('#gates tbody tr td.executed').textContent = 'stale';");
+        assertThat(text(firstCi)).isEqualTo("stale");
+        new WebDriverWait(driver, Duration.ofSeconds(15)).until(ExpectedConditions.textToBe(firstCi, ci));
+        assertThat(text(firstExecuted)).isEqualTo(Long.toString(first.executed()));
         screenshot("05-run-pending");
         driver.findElement(By.id("cancel-button")).click();
         new WebDriverWait(driver, Duration.ofSeconds(30))

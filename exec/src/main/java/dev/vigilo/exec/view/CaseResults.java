@@ -105,6 +105,10 @@ public final class CaseResults implements AutoCloseable {
      * @param gates             outcome per selecting gate, gate order ({@code passed|failed|errored})
      * @param outputLength      UTF-8 bytes of the output
      * @param outputStoredApart whether the output is an object of its own (longer than the receipt inlines)
+     * @param epochPasses       in a run of several epochs, per selecting gate (gate order) how many of the case's
+     *                          epochs passed it, the case's result being their reduction; empty with one epoch and for
+     *                          an epoch itself
+     * @param epochs            epochs per case of the run (1 with one epoch, and for an epoch itself)
      */
     public record ExecutedCase(
             long ordinal,
@@ -120,10 +124,33 @@ public final class CaseResults implements AutoCloseable {
             List<EvaluatorOutcome> evaluators,
             Map<String, String> gates,
             long outputLength,
-            boolean outputStoredApart) {
+            boolean outputStoredApart,
+            Map<String, Integer> epochPasses,
+            int epochs) {
         public ExecutedCase {
             evaluators = List.copyOf(evaluators);
             gates = Collections.unmodifiableMap(new LinkedHashMap<>(gates));
+            epochPasses = Collections.unmodifiableMap(new LinkedHashMap<>(epochPasses));
+        }
+    }
+
+    /**
+     * One epoch of a case of a run of several epochs, as its receipt records it.
+     *
+     * @param epoch        the 1-based epoch
+     * @param result       the epoch's own result (its outcome, attempts, evaluators and gates)
+     * @param output       its output (read and verified when stored apart); empty when its agent errored
+     * @param outputSha256 SHA-256 of the output's UTF-8 bytes
+     * @param transcripts  the transcript of each of its attempts, in attempt order
+     */
+    public record EpochDetail(
+            int epoch,
+            ExecutedCase result,
+            Optional<String> output,
+            Optional<String> outputSha256,
+            List<RunTranscripts.Attempt> transcripts) {
+        public EpochDetail {
+            transcripts = List.copyOf(transcripts);
         }
     }
 
@@ -153,7 +180,9 @@ public final class CaseResults implements AutoCloseable {
      * @param caseSha256      the case's SHA-256 (as the dataset and the chunk file record it)
      * @param transcripts     the transcript of each attempt of the agent, in attempt order (read them with
      *                        {@link RunTranscripts#write}); empty for a receipt written before transcripts were
-     *                        recorded
+     *                        recorded, and for a case of several epochs (each epoch lists its own)
+     * @param epochs          in a run of several epochs, each epoch in epoch order (the case's result and output are
+     *                        then their reduction, without an output); empty with one epoch
      */
     public record CaseDetail(
             ExecutedCase result,
@@ -165,9 +194,11 @@ public final class CaseResults implements AutoCloseable {
             Instant chunkStartedAt,
             Instant chunkFinishedAt,
             String caseSha256,
-            List<RunTranscripts.Attempt> transcripts) {
+            List<RunTranscripts.Attempt> transcripts,
+            List<EpochDetail> epochs) {
         public CaseDetail {
             transcripts = List.copyOf(transcripts);
+            epochs = List.copyOf(epochs);
         }
     }
 
@@ -262,12 +293,20 @@ public final class CaseResults implements AutoCloseable {
                 for (Receipt.CaseResult c : r.cases()) {
                     if (c.ordinal() == ordinal) {
                         ExecutedCase e = executed(row, c, Optional.empty());
-                        Optional<String> output = c.output().isPresent()
-                                ? c.output()
-                                : c.outputRef().map(x -> RunResults.output(run.store(), c));
+                        List<EpochDetail> epochs = new ArrayList<>();
+                        List<RunTranscripts.Epoch> epochTranscripts = RunTranscripts.epochs(c);
+                        for (int i = 0; i < c.epochs().size(); i++) {
+                            Receipt.CaseResult x = c.epochs().get(i);
+                            epochs.add(new EpochDetail(
+                                    i + 1,
+                                    executed(row, x, Optional.empty()),
+                                    output(run.store(), x),
+                                    x.outputSha256().map(Sha256::toHex),
+                                    epochTranscripts.get(i).attempts()));
+                        }
                         return Optional.of(new CaseDetail(
                                 e,
-                                output,
+                                output(run.store(), c),
                                 c.outputSha256().map(Sha256::toHex),
                                 row.receipt().orElseThrow().key().value(),
                                 r.leaseGeneration(),
@@ -277,12 +316,18 @@ public final class CaseResults implements AutoCloseable {
                                 c.caseSha256().toHex(),
                                 c.transcripts().stream()
                                         .map(t -> new RunTranscripts.Attempt(t.attempt(), t.ref()))
-                                        .toList()));
+                                        .toList(),
+                                epochs));
                     }
                 }
             }
         }
         return Optional.empty();
+    }
+
+    /** The output of one execution, read and verified when stored apart; empty when its agent errored. */
+    private static Optional<String> output(ObjectStore store, Receipt.CaseResult c) {
+        return c.output().isPresent() ? c.output() : c.outputRef().map(x -> RunResults.output(store, c));
     }
 
     /**
@@ -398,7 +443,9 @@ public final class CaseResults implements AutoCloseable {
                 evaluators,
                 gates,
                 c.outputLength(),
-                c.outputRef().isPresent());
+                c.outputRef().isPresent(),
+                c.epochPasses(),
+                Math.max(1, c.epochs().size()));
     }
 
     private static Outcome of(Receipt.GateOutcome g) {

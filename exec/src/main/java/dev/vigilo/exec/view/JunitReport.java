@@ -51,7 +51,8 @@ import org.jdbi.v3.core.Jdbi;
  * message="never ran">} for a case whose chunk has no receipt (a failed chunk, a cancelled run; {@code "not run
  * yet"} while the run still executes). So a suite's {@code tests} is the gate's planned count, as in the gate
  * table, {@code failures} and {@code errors} its failed and errored counts, and {@code skipped} planned minus
- * executed.
+ * executed. In a run of several epochs a testcase is the reduced case, and a failure's or error's message ends with
+ * how many of its epochs passed the gate ({@code (1 of 3 epochs passed)}).
  *
  * <p>The same reads as {@link RunResults}: the published plan's gate chain and chunk index (walked in chunk order),
  * merged with the run's chunk rows; a done row's receipt is read through its reference and checked against the row,
@@ -349,6 +350,11 @@ public final class JunitReport {
             }
             String message =
                     reasons.isEmpty() ? "gate " + s.gate.gate().name() + " " + o.wire : String.join("; ", reasons);
+            if (!c.epochs().isEmpty()) {
+                // The testcase is the reduced case; how many epochs passed says how near it was.
+                message += " (" + c.epochPasses().get(s.gate.gate().name()) + " of "
+                        + c.epochs().size() + " epochs passed)";
+            }
             s.add(
                     o == Receipt.GateOutcome.FAILED ? FAILURE : ERROR,
                     c.id(),

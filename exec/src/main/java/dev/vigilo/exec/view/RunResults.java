@@ -39,7 +39,10 @@ import org.jdbi.v3.core.Jdbi;
  * <p>Line keys: {@code case_id}, {@code ordinal}, {@code shard}, {@code chunk}, {@code status} ({@code ok} or
  * {@code errored}), {@code attempts}, {@code output} (null when the agent errored), {@code evaluators} (name to
  * {@code {passed, score, error}}), {@code gates} (name to {@code passed|failed|errored}) and {@code error} (null or
- * {@code {type, message}}).
+ * {@code {type, message}}). A run of several epochs adds {@code epoch_passes} (gate to the number of epochs that
+ * passed it) and {@code epochs}: per epoch, in epoch order, {@code epoch} (from 1) and the keys above from
+ * {@code status} to {@code error}, its own; the case's own keys are then the epochs' reduction (its {@code output}
+ * null, its {@code attempts} their sum).
  *
  * <p>Memory is bounded: per execution database one page of at most {@value ChunkRows#PAGE} chunk rows, and one receipt (and
  * one output) at a time. The routes are read once at the start; a shard moved meanwhile is still read where its rows
@@ -117,6 +120,32 @@ public final class RunResults {
         g.writeNumberField("ordinal", c.ordinal());
         g.writeNumberField("shard", row.seed().shard());
         g.writeNumberField("chunk", row.chunkIndex());
+        writeResult(g, store, c);
+        if (!c.epochs().isEmpty()) {
+            // Only runs of several epochs have these keys, so a one-epoch line stays as it always was.
+            g.writeObjectFieldStart("epoch_passes");
+            for (Map.Entry<String, Integer> e : c.epochPasses().entrySet()) {
+                g.writeNumberField(e.getKey(), e.getValue());
+            }
+            g.writeEndObject();
+            g.writeArrayFieldStart("epochs");
+            for (int i = 0; i < c.epochs().size(); i++) {
+                g.writeStartObject();
+                g.writeNumberField("epoch", i + 1);
+                writeResult(g, store, c.epochs().get(i));
+                g.writeEndObject();
+            }
+            g.writeEndArray();
+        }
+        g.writeEndObject();
+        g.writeRaw('\n');
+    }
+
+    /**
+     * The keys one execution of a case has, for the case and for each of its epochs alike: {@code status},
+     * {@code attempts}, {@code output}, {@code evaluators}, {@code gates}, {@code error}.
+     */
+    private static void writeResult(JsonGenerator g, ObjectStore store, Receipt.CaseResult c) throws IOException {
         g.writeStringField("status", c.errored() ? "errored" : "ok");
         g.writeNumberField("attempts", c.attempts());
         g.writeFieldName("output");
@@ -142,8 +171,6 @@ public final class RunResults {
         }
         g.writeEndObject();
         writeError(g, c.error());
-        g.writeEndObject();
-        g.writeRaw('\n');
     }
 
     /** An output stored apart: read, verified against the reference and the receipt's length and digest. */

@@ -54,6 +54,44 @@ public final class RunTranscripts {
     public record Attempt(int attempt, ObjectRef transcript) {}
 
     /**
+     * One epoch of a case of a run of several epochs, with its own attempts and their transcripts.
+     *
+     * @param epoch    the 1-based epoch
+     * @param errored  whether the agent ended in an error in this epoch
+     * @param attempts the epoch's attempts, each with its transcript, in attempt order
+     */
+    public record Epoch(int epoch, boolean errored, List<Attempt> attempts) {
+        public Epoch {
+            attempts = List.copyOf(attempts);
+        }
+
+        /** The given attempt, if the epoch has it. */
+        public Optional<Attempt> attempt(int n) {
+            return attempts.stream().filter(a -> a.attempt() == n).findFirst();
+        }
+    }
+
+    /**
+     * Which epoch a viewer asked for: {@code requested}, or the last one when empty. The one rule of {@code vigilo
+     * run transcript --epoch} and the dashboard's {@code epoch=}.
+     *
+     * @param epochs the run's epochs per case (1 for a run of one epoch)
+     * @throws InvalidInputException an epoch the run does not have (anything but 1 for a run of one epoch)
+     */
+    public static int epoch(UUID runId, int epochs, Optional<Integer> requested) {
+        int e = requested.orElse(epochs);
+        if (e >= 1 && e <= epochs) {
+            return e;
+        }
+        if (epochs == 1) {
+            throw new InvalidInputException("epoch " + e + ": run " + runId + " ran each case once (one epoch);"
+                    + " leave the epoch out or choose 1");
+        }
+        throw new InvalidInputException("epoch " + e + ": run " + runId + " ran each case " + epochs + " times"
+                + " (epochs); choose 1 to " + epochs);
+    }
+
+    /**
      * An executed case and its transcripts.
      *
      * @param ordinal         the case's position in the dataset
@@ -64,6 +102,8 @@ public final class RunTranscripts {
      * @param attempts        the agent's attempts, each with its transcript, in attempt order; empty for a receipt of
      *                        version 1 (written before transcripts were recorded)
      * @param gates           the case's outcome per selecting gate ({@code passed}, {@code failed} or {@code errored})
+     * @param epochs          in a run of several epochs, each epoch with its attempts, in epoch order ({@code attempts}
+     *                        is then empty: the transcripts belong to the epochs); empty in a run of one epoch
      */
     public record CaseTranscripts(
             UUID runId,
@@ -74,10 +114,28 @@ public final class RunTranscripts {
             long leaseGeneration,
             boolean errored,
             List<Attempt> attempts,
-            Map<String, String> gates) {
+            Map<String, String> gates,
+            List<Epoch> epochs) {
         public CaseTranscripts {
             attempts = List.copyOf(attempts);
             gates = Collections.unmodifiableMap(new LinkedHashMap<>(gates));
+            epochs = List.copyOf(epochs);
+        }
+
+        /** Epochs per case of the run: 1 for a run of one epoch. */
+        public int epochCount() {
+            return Math.max(1, epochs.size());
+        }
+
+        /**
+         * The attempts of epoch {@code requested} (the last when empty); a run of one epoch has only epoch 1, its
+         * case's attempts.
+         *
+         * @throws InvalidInputException an epoch the run does not have
+         */
+        public Epoch epoch(Optional<Integer> requested) {
+            int e = RunTranscripts.epoch(runId, epochCount(), requested);
+            return epochs.isEmpty() ? new Epoch(1, errored, attempts) : epochs.get(e - 1);
         }
 
         /** The given attempt, if the case has it. */
@@ -149,8 +207,24 @@ public final class RunTranscripts {
                     c.transcripts().stream()
                             .map(t -> new Attempt(t.attempt(), t.ref()))
                             .toList(),
-                    gates);
+                    gates,
+                    epochs(c));
         }
+    }
+
+    /** The case's epochs with their transcripts, in epoch order; empty with one epoch. */
+    static List<Epoch> epochs(Receipt.CaseResult c) {
+        List<Epoch> out = new java.util.ArrayList<>();
+        for (int i = 0; i < c.epochs().size(); i++) {
+            Receipt.CaseResult e = c.epochs().get(i);
+            out.add(new Epoch(
+                    i + 1,
+                    e.errored(),
+                    e.transcripts().stream()
+                            .map(t -> new Attempt(t.attempt(), t.ref()))
+                            .toList()));
+        }
+        return out;
     }
 
     private static InvalidInputException notRun(UUID runId, String caseId, String why) {

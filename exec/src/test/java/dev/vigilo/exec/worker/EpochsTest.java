@@ -1,8 +1,11 @@
 package dev.vigilo.exec.worker;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.exec.ExecFixture;
 import dev.vigilo.exec.ExecutionConfig;
 import dev.vigilo.exec.ExecutionStatus;
@@ -14,10 +17,15 @@ import dev.vigilo.exec.record.ChunkTables;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.ReceiptParser;
 import dev.vigilo.exec.record.TranscriptStore;
+import dev.vigilo.exec.view.CaseResults;
 import dev.vigilo.exec.view.ExecutionStatusReader;
+import dev.vigilo.exec.view.JunitReport;
+import dev.vigilo.exec.view.RunResults;
+import dev.vigilo.exec.view.RunTranscripts;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.math.BigInteger;
@@ -31,6 +39,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import org.assertj.core.data.Offset;
 import org.junit.jupiter.api.AfterEach;
@@ -339,5 +348,132 @@ class EpochsTest {
                 .contains("gate all failed")
                 .contains("gate all passed");
         assertThat(new String(bytes, StandardCharsets.UTF_8)).contains("\"version\":3");
+    }
+
+    @Test
+    void resultsCasePagesTranscriptsAndJunitShowEveryEpoch() throws Exception {
+        UUID run = executed();
+        Map<Long, Receipt.CaseResult> receipted = new LinkedHashMap<>();
+        for (Receipt r : TranscriptTest.receipts(fx, placements, run)) {
+            r.cases().forEach(c -> receipted.put(c.ordinal(), c));
+        }
+        ObjectMapper json = new ObjectMapper();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        new RunResults(placements, fx.storage).write(run, out);
+        List<String> lines = out.toString(StandardCharsets.UTF_8).lines().toList();
+        assertThat(lines).hasSize(CASES);
+        for (String line : lines) {
+            JsonNode c = json.readTree(line);
+            long n = c.get("ordinal").asLong();
+            List<String> keys = new ArrayList<>();
+            c.fieldNames().forEachRemaining(keys::add);
+            assertThat(keys)
+                    .containsExactly(
+                            "case_id",
+                            "ordinal",
+                            "shard",
+                            "chunk",
+                            "status",
+                            "attempts",
+                            "output",
+                            "evaluators",
+                            "gates",
+                            "error",
+                            "epoch_passes",
+                            "epochs");
+            assertThat(c.get("output").isNull()).isTrue();
+            int passes = 0;
+            int attempts = 0;
+            assertThat(c.get("epochs")).hasSize(EPOCHS);
+            for (int e = 1; e <= EPOCHS; e++) {
+                JsonNode epoch = c.get("epochs").get(e - 1);
+                List<String> epochKeys = new ArrayList<>();
+                epoch.fieldNames().forEachRemaining(epochKeys::add);
+                assertThat(epochKeys)
+                        .containsExactly("epoch", "status", "attempts", "output", "evaluators", "gates", "error");
+                assertThat(epoch.get("epoch").asInt()).isEqualTo(e);
+                assertThat(epoch.get("status").asText()).isEqualTo(errors(n, e) ? "errored" : "ok");
+                assertThat(epoch.get("attempts").asInt()).isEqualTo(errors(n, e) ? 3 : 1);
+                attempts += epoch.get("attempts").asInt();
+                String gate = errors(n, e) ? "errored" : right(n, e) ? "passed" : "failed";
+                assertThat(epoch.at("/gates/all").asText())
+                        .as("case %d epoch %d", n, e)
+                        .isEqualTo(gate);
+                assertThat(epoch.has("gates") && epoch.get("gates").has("math")).isEqualTo(n % 3 == 0);
+                if (errors(n, e)) {
+                    assertThat(epoch.get("output").isNull()).isTrue();
+                    assertThat(epoch.at("/error/message").asText()).contains("no answer in epoch " + e);
+                } else {
+                    assertThat(epoch.get("output").asText())
+                            .isEqualTo(receipted
+                                    .get(n)
+                                    .epochs()
+                                    .get(e - 1)
+                                    .output()
+                                    .orElseThrow());
+                    assertThat(epoch.at("/evaluators/exact/passed").asBoolean()).isEqualTo(right(n, e));
+                    assertThat(epoch.get("error").isNull()).isTrue();
+                    passes += right(n, e) ? 1 : 0;
+                }
+            }
+            assertThat(c.get("attempts").asInt()).isEqualTo(attempts);
+            assertThat(c.at("/epoch_passes/all").asInt()).as("case %d", n).isEqualTo(passes);
+            assertThat(c.get("epoch_passes").has("math")).isEqualTo(n % 3 == 0);
+        }
+
+        // The case page: each epoch's result, output and transcripts; the reduced case has none of its own.
+        try (CaseResults pages = new CaseResults(placements, fx.storage)) {
+            CaseResults.CaseDetail d = pages.find(run, 5).orElseThrow();
+            Receipt.CaseResult c = receipted.get(5L);
+            assertThat(d.transcripts()).isEmpty();
+            assertThat(d.output()).isEmpty();
+            assertThat(d.result().epochs()).isEqualTo(EPOCHS);
+            assertThat(d.result().epochPasses()).isEqualTo(c.epochPasses());
+            assertThat(d.epochs()).extracting(CaseResults.EpochDetail::epoch).containsExactly(1, 2, 3);
+            CaseResults.EpochDetail second = d.epochs().get(1);
+            assertThat(second.result().outcome()).isEqualTo(CaseResults.Outcome.ERRORED);
+            assertThat(second.result().attempts()).isEqualTo(3);
+            assertThat(second.output()).isEmpty();
+            assertThat(second.transcripts())
+                    .extracting(RunTranscripts.Attempt::attempt)
+                    .containsExactly(1, 2, 3);
+            assertThat(d.epochs().get(0).output()).isEqualTo(c.epochs().get(0).output());
+            assertThat(d.epochs().get(0).transcripts().get(0).transcript())
+                    .isEqualTo(c.epochs().get(0).transcripts().get(0).ref());
+        }
+
+        // run transcript: the last epoch by default, any epoch of the run by number, nothing beyond.
+        RunTranscripts reader = new RunTranscripts(placements, fx.storage);
+        RunTranscripts.CaseTranscripts found = reader.find(run, "case-5");
+        assertThat(found.epochCount()).isEqualTo(EPOCHS);
+        assertThat(found.attempts()).isEmpty();
+        assertThat(found.epoch(Optional.empty()).epoch()).isEqualTo(EPOCHS);
+        RunTranscripts.Epoch second = found.epoch(Optional.of(2));
+        assertThat(second.errored()).isTrue();
+        assertThat(second.attempts()).hasSize(3);
+        ByteArrayOutputStream events = new ByteArrayOutputStream();
+        assertThat(reader.write(run, second.attempt(3).orElseThrow(), events).accepted())
+                .isTrue();
+        JsonNode header = json.readTree(
+                events.toString(StandardCharsets.UTF_8).lines().findFirst().orElseThrow());
+        assertThat(header.at("/data/epoch").asInt()).isEqualTo(2);
+        assertThat(header.at("/data/case_id").asText()).isEqualTo("case-5");
+        assertThatThrownBy(() -> found.epoch(Optional.of(4)))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessage("epoch 4: run " + run + " ran each case 3 times (epochs); choose 1 to 3");
+        assertThatThrownBy(() -> found.epoch(Optional.of(0))).isInstanceOf(InvalidInputException.class);
+        // A run of one epoch has epoch 1 only.
+        assertThat(RunTranscripts.epoch(run, 1, Optional.empty())).isEqualTo(1);
+        assertThatThrownBy(() -> RunTranscripts.epoch(run, 1, Optional.of(2)))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("ran each case once (one epoch); leave the epoch out or choose 1");
+
+        // JUnit: the reduced case, its failure saying how many epochs passed (case 0 passes only epoch 1).
+        ByteArrayOutputStream xml = new ByteArrayOutputStream();
+        new JunitReport(placements, fx.storage).write(run, xml);
+        assertThat(xml.toString(StandardCharsets.UTF_8))
+                .containsPattern("name=\"case-0\".*\\n?.*message=\"exact failed \\(score [0-9.]+\\) \\(1 of 3 epochs"
+                        + " passed\\)\"")
+                .contains("(0 of 3 epochs passed)");
     }
 }
