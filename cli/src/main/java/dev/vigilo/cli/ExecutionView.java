@@ -219,11 +219,12 @@ final class ExecutionView {
                 + percent(g.minPassRate()) + "; ";
         OptionalLong n = g.casesToDecide();
         if (n.isEmpty()) {
-            return head + "no number of cases at the observed " + percent(i.rate()) + " would decide it";
+            return head + "no number of cases at the observed " + percent(i.rate()) + " would decide it"
+                    + g.epochsAdvice();
         }
         return head + n.getAsLong() + " cases at the observed " + percent(i.rate()) + " ("
                 + (n.getAsLong() - g.planned()) + " more than the " + g.planned() + " planned) would "
-                + (i.rate() > g.minPassRate() ? "pass" : "fail") + " it";
+                + (i.rate() > g.minPassRate() ? "pass" : "fail") + " it" + g.epochsAdvice();
     }
 
     static String percent(double rate) {

@@ -292,7 +292,7 @@ class ExecutionCliTest {
         assertThat(c0.at("/epoch_passes/core").asInt()).isEqualTo(2);
         assertThat(c0.get("epochs")).hasSize(3);
         assertThat(c0.at("/epochs/1/epoch").asInt()).isEqualTo(2);
-        assertThat(c0.at("/epochs/1/status").asText()).isEqualTo("ok");
+        assertThat(c0.at("/epochs/1/outcome").asText()).isEqualTo("ok");
         assertThat(c0.at("/epochs/1/attempts").asInt()).isEqualTo(1);
         assertThat(c0.at("/epochs/1/output").asText()).isEqualTo("wrong");
         assertThat(c0.at("/epochs/1/evaluators/exact/passed").asBoolean()).isFalse();

@@ -119,4 +119,18 @@ class ExecutionViewTest {
         assertThat(GateResult.shownK(25)).containsExactly(1, 2, 5, 10, 20, 25);
         assertThat(GateResult.shownK(100)).containsExactly(1, 2, 5, 10, 20, 50, 100);
     }
+
+    @Test
+    void anInconclusiveGateOfSeveralEpochsAsksForCasesNotEpochs() {
+        // 9 of 10 against 0.8 at 0.95: inconclusive, 62 cases would pass it (docs/execution.md's example).
+        GateResult one = GateResult.decided("math", 10, 9, 1, 0, 0.8, Profile.Decide.BOUND, Confidence.of(0.95));
+        GateResult epochs = GateResult.decided("math", 10, 9, 1, 0, 0.8, Profile.Decide.BOUND, Confidence.of(0.95))
+                .withPassAtK(dev.vigilo.stats.PassAtK.of(new long[] {0, 1, 0, 9}));
+        assertThat(ExecutionView.inconclusive(one))
+                .endsWith("62 cases at the observed 90.0% (52 more than the 10 planned) would pass it")
+                .doesNotContain("epochs");
+        assertThat(ExecutionView.inconclusive(epochs))
+                .endsWith("62 cases at the observed 90.0% (52 more than the 10 planned) would pass it; more epochs"
+                        + " would not decide it: the interval counts cases");
+    }
 }

@@ -238,6 +238,17 @@ public record GateResult(
         return ks;
     }
 
+    /**
+     * What an inconclusive gate of a run of several epochs adds to its cases-to-decide advice (docs/execution.md,
+     * "Cases, not epochs"): its interval is over cases, so more epochs never decide it.
+     */
+    public static final String EPOCHS_DO_NOT_DECIDE = "more epochs would not decide it: the interval counts cases";
+
+    /** The advice's addition for this gate: {@link #EPOCHS_DO_NOT_DECIDE} with epochs, else nothing. */
+    public String epochsAdvice() {
+        return passAtK.isPresent() ? "; " + EPOCHS_DO_NOT_DECIDE : "";
+    }
+
     /** Cases that ran: {@code passed + failed + errored}. */
     public long executed() {
         return passed + failed + errored;

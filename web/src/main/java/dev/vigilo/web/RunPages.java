@@ -268,11 +268,14 @@ final class RunPages {
                 OptionalLong n = g.casesToDecide();
                 r.put(
                         "to_decide",
-                        n.isPresent()
-                                ? n.getAsLong() + " cases at the observed " + Views.percent(i.rate()) + " ("
-                                        + (n.getAsLong() - g.planned()) + " more than the " + g.planned()
-                                        + " planned) would " + (i.rate() > g.minPassRate() ? "pass" : "fail") + " it"
-                                : "no number of cases at the observed " + Views.percent(i.rate()) + " would decide it");
+                        (n.isPresent()
+                                        ? n.getAsLong() + " cases at the observed " + Views.percent(i.rate()) + " ("
+                                                + (n.getAsLong() - g.planned()) + " more than the " + g.planned()
+                                                + " planned) would " + (i.rate() > g.minPassRate() ? "pass" : "fail")
+                                                + " it"
+                                        : "no number of cases at the observed " + Views.percent(i.rate())
+                                                + " would decide it")
+                                + g.epochsAdvice());
             }
             rows.add(r);
         }

@@ -120,7 +120,7 @@ public final class RunResults {
         g.writeNumberField("ordinal", c.ordinal());
         g.writeNumberField("shard", row.seed().shard());
         g.writeNumberField("chunk", row.chunkIndex());
-        writeResult(g, store, c);
+        writeResult(g, store, c, "status");
         if (!c.epochs().isEmpty()) {
             // Only runs of several epochs have these keys, so a one-epoch line stays as it always was.
             g.writeObjectFieldStart("epoch_passes");
@@ -132,7 +132,7 @@ public final class RunResults {
             for (int i = 0; i < c.epochs().size(); i++) {
                 g.writeStartObject();
                 g.writeNumberField("epoch", i + 1);
-                writeResult(g, store, c.epochs().get(i));
+                writeResult(g, store, c.epochs().get(i), "outcome");
                 g.writeEndObject();
             }
             g.writeEndArray();
@@ -142,11 +142,14 @@ public final class RunResults {
     }
 
     /**
-     * The keys one execution of a case has, for the case and for each of its epochs alike: {@code status},
-     * {@code attempts}, {@code output}, {@code evaluators}, {@code gates}, {@code error}.
+     * The keys one execution of a case has, for the case and for each of its epochs alike: {@code statusKey}
+     * ({@code ok}|{@code errored}), {@code attempts}, {@code output}, {@code evaluators}, {@code gates},
+     * {@code error}. An epoch names its status {@code outcome}, as issue 23 specified the epoch entries
+     * ({@code {"epoch", "outcome", ...}}); a case keeps {@code status}, as its lines always had.
      */
-    private static void writeResult(JsonGenerator g, ObjectStore store, Receipt.CaseResult c) throws IOException {
-        g.writeStringField("status", c.errored() ? "errored" : "ok");
+    private static void writeResult(JsonGenerator g, ObjectStore store, Receipt.CaseResult c, String statusKey)
+            throws IOException {
+        g.writeStringField(statusKey, c.errored() ? "errored" : "ok");
         g.writeNumberField("attempts", c.attempts());
         g.writeFieldName("output");
         if (c.output().isPresent()) {

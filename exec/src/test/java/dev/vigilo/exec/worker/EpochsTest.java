@@ -392,7 +392,7 @@ class EpochsTest {
                 assertThat(epochKeys)
                         .containsExactly("epoch", "status", "attempts", "output", "evaluators", "gates", "error");
                 assertThat(epoch.get("epoch").asInt()).isEqualTo(e);
-                assertThat(epoch.get("status").asText()).isEqualTo(errors(n, e) ? "errored" : "ok");
+                assertThat(epoch.get("outcome").asText()).isEqualTo(errors(n, e) ? "errored" : "ok");
                 assertThat(epoch.get("attempts").asInt()).isEqualTo(errors(n, e) ? 3 : 1);
                 attempts += epoch.get("attempts").asInt();
                 String gate = errors(n, e) ? "errored" : right(n, e) ? "passed" : "failed";
