@@ -390,7 +390,7 @@ class EpochsTest {
                 List<String> epochKeys = new ArrayList<>();
                 epoch.fieldNames().forEachRemaining(epochKeys::add);
                 assertThat(epochKeys)
-                        .containsExactly("epoch", "status", "attempts", "output", "evaluators", "gates", "error");
+                        .containsExactly("epoch", "outcome", "attempts", "output", "evaluators", "gates", "error");
                 assertThat(epoch.get("epoch").asInt()).isEqualTo(e);
                 assertThat(epoch.get("outcome").asText()).isEqualTo(errors(n, e) ? "errored" : "ok");
                 assertThat(epoch.get("attempts").asInt()).isEqualTo(errors(n, e) ? 3 : 1);
