@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -96,6 +98,26 @@ class EvaluatorKindsProfileTest {
         assertThatThrownBy(() -> ProfileParser.parse(profile("  - " + evaluator + "\n")))
                 .isInstanceOf(ProfileException.class)
                 .hasMessageContaining(expected);
+    }
+
+    @Test
+    void theExampleProfileOfTheNewKindsIsValid() throws Exception {
+        Path root = Path.of("").toAbsolutePath();
+        while (!Files.exists(root.resolve("examples/evaluators-profile.yaml"))) {
+            root = root.getParent();
+            assertThat(root)
+                    .as("examples/evaluators-profile.yaml above the working directory")
+                    .isNotNull();
+        }
+        Profile p = ProfileInput.file(root.resolve("examples/evaluators-profile.yaml"))
+                .parse();
+        assertThat(p.evaluators())
+                .extracting(Profile.Evaluator::kind)
+                .containsExactly(
+                        Profile.EvaluatorKind.NUMERIC,
+                        Profile.EvaluatorKind.NUMERIC,
+                        Profile.EvaluatorKind.JSON,
+                        Profile.EvaluatorKind.SIMILARITY);
     }
 
     @Test
