@@ -14,8 +14,10 @@ import java.util.Optional;
  * {@code expected}, a JSON number or a string holding one number. A number is an optional sign, digits (or digits
  * grouped in threes by commas, which are dropped), an optional fraction and an optional exponent: {@code 42},
  * {@code -1,234.5}, {@code .5}, {@code 6.02e23}; around it anything ({@code $42}, {@code 42%}, {@code **42**} all
- * read 42; {@code v2} and {@code H2O} hold none); {@code NaN} and {@code Infinity} are not numbers. Decimal arithmetic (34 significant digits), so
- * {@code 0.3} equals {@code 0.1 + 0.2} written out and {@code 1e400} is a number like any other.
+ * read 42; {@code v2} and {@code H2O} hold none); {@code NaN} and {@code Infinity} are not numbers. The last number
+ * is taken because answers end with their result (Inspect's numeric match reads the end). Decimal arithmetic (34
+ * significant digits): {@code 0.3} is 0.3, not the nearest binary double, and {@code 1e400} is a number like any
+ * other. docs/formats/agent-protocol.md has the whole rule.
  */
 final class NumericEvaluator implements Evaluator {
     /** The longest number read (an output of a million digits is not an answer; parsing it would be slow). */

@@ -40,16 +40,21 @@ final class SimilarityEvaluator implements Evaluator {
                             + Texts.oneLine(caseRecord.id(), 80) + "\" has none; add expected to the case or limit"
                             + " the evaluator with applies_to");
         }
-        int[] want = normalise(expected.get()).codePoints().toArray();
-        int[] got = normalise(output).codePoints().toArray();
-        if ((long) want.length * got.length > MAX_CELLS) {
+        String wantText = normalise(expected.get());
+        String gotText = normalise(output);
+        long wantLength = wantText.codePointCount(0, wantText.length());
+        long gotLength = gotText.codePointCount(0, gotText.length());
+        // Checked before the code points are copied out: a refused output costs no arrays.
+        if (wantLength * gotLength > MAX_CELLS) {
             return Verdict.error(
                     EvaluatorErrorType.INPUT_TOO_LARGE,
-                    "evaluator \"" + name + "\" (similarity) would compare an output of " + got.length
-                            + " characters with an expected of " + want.length + " characters; the product of"
+                    "evaluator \"" + name + "\" (similarity) would compare an output of " + gotLength
+                            + " characters with an expected of " + wantLength + " characters; the product of"
                             + " the lengths may be at most " + MAX_CELLS + " (two texts of 10,000 characters):"
                             + " use exact_match, contains or a command evaluator for longer texts");
         }
+        int[] want = wantText.codePoints().toArray();
+        int[] got = gotText.codePoints().toArray();
         int longer = Math.max(want.length, got.length);
         int distance;
         try {

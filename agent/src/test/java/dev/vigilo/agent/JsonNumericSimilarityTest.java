@@ -5,10 +5,15 @@ import static dev.vigilo.agent.TestSupport.env;
 import static dev.vigilo.agent.TestSupport.q;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.sun.net.httpserver.HttpServer;
 import dev.vigilo.common.errors.InvalidInputException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -16,6 +21,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -104,6 +110,29 @@ class JsonNumericSimilarityTest {
         assertThatThrownBy(() -> plan("{'name':'js','kind':'json','schema':[1]}"))
                 .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("evaluator_plan[0].schema");
+    }
+
+    @Test
+    void aSchemaReferringToARemoteDocumentFetchesNothing() throws Exception {
+        HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        AtomicInteger hits = new AtomicInteger();
+        server.createContext("/", exchange -> {
+            hits.incrementAndGet();
+            byte[] body = "{\"type\":\"string\"}".getBytes(StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders(200, body.length);
+            exchange.getResponseBody().write(body);
+            exchange.close();
+        });
+        server.start();
+        try {
+            String url = "http://127.0.0.1:" + server.getAddress().getPort() + "/s.json";
+            String entry = "{'name':'js','kind':'json','schema':{'$ref':'" + url + "'}}";
+            Throwable refused = catchThrowable(() -> plan(entry).evaluate(0, expecting(null), "\"x\""));
+            assertThat(refused).isInstanceOf(InvalidInputException.class).hasMessageContaining("schema");
+            assertThat(hits.get()).isZero();
+        } finally {
+            server.stop(0);
+        }
     }
 
     // numeric

@@ -91,6 +91,7 @@ class EvaluatorKindsProfileTest {
                 "{name: e, kind: similarity, threshold: 0.5, pattern: x}|evaluators[0].pattern: unknown key",
                 "{name: e, kind: json, schema: [1]}|evaluators[0].schema: must be a mapping (a JSON Schema), got a list",
                 "{name: e, kind: json, schema: {type: 7}}|evaluators[0].schema: is not a usable JSON Schema",
+                "{name: e, kind: json, schema: {$ref: 'http://127.0.0.1:9/s.json'}}|evaluators[0].schema: is not a usable JSON Schema",
                 "{name: e, kind: json, tolerance: 1}|evaluators[0].tolerance: unknown key",
                 "{name: e, kind: levenshtein}|evaluators[0].kind: unknown evaluator kind \"levenshtein\"",
             })
