@@ -2,6 +2,7 @@ package dev.vigilo.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import dev.vigilo.config.ConfigReader;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -16,7 +17,8 @@ import java.util.Optional;
 
 /**
  * {@code command}: a program reads {@code {"case": <case record>, "output": "<output>"}} on stdin and prints a score
- * in [0, 1] (docs/formats/agent-protocol.md); the output passes when the score is at least {@code pass_score}.
+ * in [0, 1] (docs/formats/agent-protocol.md); the output passes when the score is at least {@code pass_score}. A
+ * string {@code reason} beside the score in an object is the result's reason.
  */
 final class CommandEvaluator implements Evaluator {
     /** Protocol version, given to the command as {@code VIGILO_EVALUATOR_PROTOCOL}. */
@@ -122,7 +124,18 @@ final class CommandEvaluator implements Evaluator {
             return invalid(
                     who, "the score " + Texts.oneLine(env.secrets().mask(number.asText()), 40) + ", outside [0, 1]");
         }
-        return new Verdict(score >= passScore, score, Optional.empty());
+        Optional<String> reason = Optional.empty();
+        JsonNode given = value.isObject() ? value.get("reason") : null;
+        if (given != null && !given.isNull()) {
+            if (!given.isTextual()) {
+                return Verdict.error(
+                        EvaluatorErrorType.INVALID_SCORE,
+                        who + " printed a reason that is " + ConfigReader.typeOf(given) + "; \"reason\" must be a"
+                                + " string (or left out)");
+            }
+            reason = given.asText().isEmpty() ? Optional.empty() : Optional.of(given.asText());
+        }
+        return new Verdict(score >= passScore, score, Optional.empty(), reason);
     }
 
     private static Verdict invalid(String who, String what) {

@@ -14,14 +14,18 @@ interface Evaluator {
      */
     Verdict evaluate(CaseRecord caseRecord, JsonNode caseTree, String output);
 
-    /** A judgement before it is stamped with index, name and time. */
-    record Verdict(boolean passed, double score, Optional<EvaluatorError> error) {
-        static Verdict of(boolean passed) {
-            return new Verdict(passed, passed ? 1 : 0, Optional.empty());
+    /**
+     * A judgement before it is stamped with index, name and time, and before {@link EvaluatorSet} masks and bounds
+     * its texts (quotes of longer texts in a reason are masked where they are cut: {@link Reasons}).
+     */
+    record Verdict(boolean passed, double score, Optional<EvaluatorError> error, Optional<String> reason) {
+        /** Passed with score 1 or failed with score 0, and why. */
+        static Verdict of(boolean passed, String reason) {
+            return new Verdict(passed, passed ? 1 : 0, Optional.empty(), Optional.of(reason));
         }
 
         static Verdict error(EvaluatorErrorType type, String message) {
-            return new Verdict(false, 0, Optional.of(new EvaluatorError(type, message)));
+            return new Verdict(false, 0, Optional.of(new EvaluatorError(type, message)), Optional.empty());
         }
     }
 

@@ -6,8 +6,15 @@ package dev.vigilo.agent;
  * gate that requires the evaluator), except {@link #CANCELLED}, which is not a result at all.
  */
 public enum EvaluatorErrorType {
-    /** exact_match, contains, or regex without a pattern: the case has no (or a null) {@code expected}. */
+    /**
+     * exact_match, contains, similarity, numeric, or regex without a pattern: the case has no (or a null)
+     * {@code expected}.
+     */
     MISSING_EXPECTED("missing_expected"),
+    /** numeric: the case's {@code expected} is not a number (nor a string holding one number). */
+    INVALID_EXPECTED("invalid_expected"),
+    /** similarity: the output and {@code expected} are too long to compare in bounded time. */
+    INPUT_TOO_LARGE("input_too_large"),
     /** regex: the case's {@code expected} is not a string, not valid RE2 syntax, or too large. */
     INVALID_PATTERN("invalid_pattern"),
     /** command: the program cannot be started. */
@@ -18,7 +25,7 @@ public enum EvaluatorErrorType {
     INVALID_SCORE("invalid_score"),
     /** command: over {@code timeout_seconds}; regex: over the worker's regex time limit. */
     TIMEOUT("timeout"),
-    /** The calling thread was interrupted; not a result of the case. */
+    /** The calling thread was interrupted (regex, similarity, command); not a result of the case. */
     CANCELLED("cancelled");
 
     private final String code;

@@ -10,12 +10,25 @@ import java.util.Optional;
  * @param index   the evaluator's index in the evaluator plan (its bit in a chunk's evaluator mask)
  * @param name    the evaluator's name
  * @param status  passed, failed, or error
- * @param score   in [0, 1]: 1 or 0 for exact_match, contains and regex, the printed score for command, 0 on error
+ * @param score   in [0, 1]: 1 or 0 for exact_match, contains, regex, json and numeric, the similarity ratio for
+ *     similarity, the printed score for command, 0 on error
  * @param error   why it could not judge; present iff status is ERROR
  * @param elapsed how long the evaluation took
+ * @param reason  why the output passed or failed, in one line of at most {@link #MAX_REASON_BYTES} bytes of UTF-8
+ *     with the run's secrets masked (docs/formats/agent-protocol.md, "Reasons"): always present on a result of a
+ *     built-in evaluator, present on a command evaluator's when it printed one; never on an ERROR result (its error
+ *     message says why)
  */
 public record EvaluatorResult(
-        int index, String name, Status status, double score, Optional<EvaluatorError> error, Duration elapsed) {
+        int index,
+        String name,
+        Status status,
+        double score,
+        Optional<EvaluatorError> error,
+        Duration elapsed,
+        Optional<String> reason) {
+    /** The most bytes of UTF-8 a reason has; a longer one is cut on a code point boundary and ends in "…". */
+    public static final int MAX_REASON_BYTES = 2048;
 
     /** The judgement. */
     public enum Status {
@@ -32,12 +45,25 @@ public record EvaluatorResult(
         Objects.requireNonNull(status, "status");
         Objects.requireNonNull(error, "error");
         Objects.requireNonNull(elapsed, "elapsed");
+        Objects.requireNonNull(reason, "reason");
         if (!(score >= 0 && score <= 1)) {
             throw new IllegalArgumentException("score must be in [0, 1], got " + score);
         }
         if ((status == Status.ERROR) != error.isPresent()) {
             throw new IllegalArgumentException("an ERROR result, and only that, carries an error");
         }
+        if (status == Status.ERROR && reason.isPresent()) {
+            throw new IllegalArgumentException("an ERROR result carries no reason (its error says why)");
+        }
+        if (reason.isPresent() && Reasons.utf8Length(reason.get()) > MAX_REASON_BYTES) {
+            throw new IllegalArgumentException("a reason has at most " + MAX_REASON_BYTES + " bytes of UTF-8");
+        }
+    }
+
+    /** A result without a reason (as results were before reasons existed). */
+    public EvaluatorResult(
+            int index, String name, Status status, double score, Optional<EvaluatorError> error, Duration elapsed) {
+        this(index, name, status, score, error, elapsed, Optional.empty());
     }
 
     /** Whether the output passed. */

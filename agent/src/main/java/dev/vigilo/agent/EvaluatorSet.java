@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * The evaluators of a run, in evaluator-plan order (index {@code i} is bit {@code i} of a chunk's evaluator mask),
@@ -15,7 +16,8 @@ import java.util.Objects;
  *
  * <p>Evaluating never throws for a failure of an evaluator (missing expected, bad pattern, crash, bad score,
  * timeout): that is an {@link EvaluatorResult.Status#ERROR} result, whose message has the run's secret values masked
- * (a command evaluator inherits them and may print them). Cancellation is by thread interruption, as for
+ * (a command evaluator inherits them and may print them). A reason is masked the same way and bounded to
+ * {@link EvaluatorResult#MAX_REASON_BYTES}. Cancellation is by thread interruption, as for
  * agents: a running command evaluator is killed, a regex match stops, and the result is
  * {@link EvaluatorErrorType#CANCELLED} with the thread's interrupt status still set.
  */
@@ -42,7 +44,10 @@ public final class EvaluatorSet {
         return names.get(index);
     }
 
-    /** The kind of evaluator {@code index} ({@code exact_match}, {@code contains}, {@code regex}, {@code command}). */
+    /**
+     * The kind of evaluator {@code index} ({@code exact_match}, {@code contains}, {@code regex}, {@code command},
+     * {@code json}, {@code numeric}, {@code similarity}).
+     */
     public String kind(int index) {
         return kinds.get(index);
     }
@@ -102,13 +107,16 @@ public final class EvaluatorSet {
         EvaluatorResult.Status status = v.error().isPresent()
                 ? EvaluatorResult.Status.ERROR
                 : v.passed() ? EvaluatorResult.Status.PASSED : EvaluatorResult.Status.FAILED;
+        Optional<String> reason =
+                v.error().isPresent() ? Optional.empty() : v.reason().map(r -> Reasons.bound(r, secrets));
         return new EvaluatorResult(
                 index,
                 names.get(index),
                 status,
                 v.error().isPresent() ? 0 : v.score(),
                 v.error(),
-                Duration.ofNanos(System.nanoTime() - start));
+                Duration.ofNanos(System.nanoTime() - start),
+                reason);
     }
 
     private static JsonNode tree(CaseRecord c) {

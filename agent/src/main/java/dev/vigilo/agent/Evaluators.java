@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.google.re2j.Pattern;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.config.SafeRegex;
+import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -50,10 +51,24 @@ public final class Evaluators {
         return new EvaluatorSet(names, kinds, evaluators, env.secrets());
     }
 
+    /**
+     * The score at or above which an evaluator of the plan passes, for reductions of scores (an epochs' mean): a
+     * command's {@code pass_score}, a similarity's {@code threshold}, 1.0 for the other built-ins (their scores are
+     * 0 or 1).
+     */
+    public static double passScore(JsonNode planEntry) {
+        return switch (planEntry.path("kind").asText()) {
+            case "command" -> planEntry.path("pass_score").asDouble(1.0);
+            case "similarity" -> planEntry.path("threshold").asDouble(1.0);
+            default -> 1.0;
+        };
+    }
+
     private static Evaluator evaluator(Params p, String name, String kind, AgentEnvironment env) {
         return switch (kind) {
-            case "exact_match" -> TextEvaluator.exactMatch(name, p.bool("case_sensitive", true), p.bool("trim", true));
-            case "contains" -> TextEvaluator.contains(name, p.bool("case_sensitive", true));
+            case "exact_match" ->
+                TextEvaluator.exactMatch(name, p.bool("case_sensitive", true), p.bool("trim", true), env.secrets());
+            case "contains" -> TextEvaluator.contains(name, p.bool("case_sensitive", true), env.secrets());
             case "regex" -> {
                 Optional<Pattern> pattern = p.optionalText("pattern").map(s -> {
                     try {
@@ -62,8 +77,25 @@ public final class Evaluators {
                         throw Params.bad(p.at() + ".pattern", e.getMessage());
                     }
                 });
-                yield new RegexEvaluator(name, pattern, env.regexTimeLimit());
+                yield new RegexEvaluator(name, pattern, env.regexTimeLimit(), env.secrets());
             }
+            case "json" -> new JsonEvaluator(p.schema("schema"));
+            case "numeric" -> {
+                Optional<BigDecimal> tolerance =
+                        p.number("tolerance", 0, Double.MAX_VALUE).map(BigDecimal::valueOf);
+                Optional<BigDecimal> relative =
+                        p.number("relative_tolerance", 0, Double.MAX_VALUE).map(BigDecimal::valueOf);
+                if (tolerance.isPresent() == relative.isPresent()) {
+                    throw Params.bad(p.at(), "needs exactly one of tolerance and relative_tolerance");
+                }
+                yield new NumericEvaluator(name, tolerance, relative, env.secrets());
+            }
+            case "similarity" ->
+                new SimilarityEvaluator(
+                        name,
+                        p.number("threshold", 0, 1).orElseThrow(() -> Params.bad(p.at() + ".threshold", "is required")),
+                        p.bool("case_sensitive", true),
+                        p.bool("trim", true));
             case "command" ->
                 new CommandEvaluator(
                         name,
@@ -75,7 +107,8 @@ public final class Evaluators {
             default ->
                 throw Params.bad(
                         p.at() + ".kind",
-                        "unknown evaluator kind \"" + kind + "\" (known: exact_match, contains, regex, command)");
+                        "unknown evaluator kind \"" + kind
+                                + "\" (known: exact_match, contains, regex, command, json, numeric, similarity)");
         };
     }
 }

@@ -2,6 +2,7 @@ package dev.vigilo.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.config.CompiledSchema;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -72,6 +73,22 @@ final class Params {
             throw bad(at + "." + key, "must be a number in [" + min + ", " + max + "], got " + v);
         }
         return Optional.of(v.asDouble());
+    }
+
+    /** A JSON Schema (a mapping), compiled; empty when absent. */
+    Optional<CompiledSchema> schema(String key) {
+        JsonNode v = node.get(key);
+        if (v == null || v.isNull()) {
+            return Optional.empty();
+        }
+        if (!v.isObject()) {
+            throw bad(at + "." + key, "must be a JSON Schema (an object)");
+        }
+        Optional<String> problem = CompiledSchema.problem(v);
+        if (problem.isPresent()) {
+            throw bad(at + "." + key, "is not a usable JSON Schema: " + problem.get());
+        }
+        return Optional.of(CompiledSchema.compile(v));
     }
 
     boolean bool(String key, boolean dflt) {

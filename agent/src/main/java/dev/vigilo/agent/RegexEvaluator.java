@@ -1,8 +1,10 @@
 package dev.vigilo.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.google.re2j.Matcher;
 import com.google.re2j.Pattern;
 import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.errors.SecretValues;
 import dev.vigilo.config.SafeRegex;
 import java.time.Duration;
 import java.util.Locale;
@@ -10,17 +12,20 @@ import java.util.Optional;
 
 /**
  * {@code regex}: passes when the pattern (or, without one, the case's {@code expected}) matches somewhere in the
- * output (find, not whole-text match: anchor with {@code ^...$}). RE2/J, time-bounded by {@link DeadlineText}.
+ * output (find, not whole-text match: anchor with {@code ^...$}). RE2/J, time-bounded by {@link DeadlineText}. The
+ * reason quotes the pattern and the first match with its position, or the start of the output when nothing matched.
  */
 final class RegexEvaluator implements Evaluator {
     private final String name;
     private final Optional<Pattern> pattern;
     private final Duration timeLimit;
+    private final SecretValues secrets;
 
-    RegexEvaluator(String name, Optional<Pattern> pattern, Duration timeLimit) {
+    RegexEvaluator(String name, Optional<Pattern> pattern, Duration timeLimit, SecretValues secrets) {
         this.name = name;
         this.pattern = pattern;
         this.timeLimit = timeLimit;
+        this.secrets = secrets;
     }
 
     @Override
@@ -53,8 +58,15 @@ final class RegexEvaluator implements Evaluator {
             }
         }
         try {
-            return Verdict.of(p.matcher(new DeadlineText(output, System.nanoTime() + timeLimit.toNanos()))
-                    .find());
+            Matcher m = p.matcher(new DeadlineText(output, System.nanoTime() + timeLimit.toNanos()));
+            String shown = "pattern " + Reasons.quote(p.pattern(), secrets);
+            if (m.find()) {
+                return Verdict.of(
+                        true,
+                        shown + " matched " + Reasons.excerpt(output, m.start(), m.end(), secrets) + " at character "
+                                + (Reasons.codePointIndex(output, m.start()) + 1));
+            }
+            return Verdict.of(false, shown + " did not match output " + Reasons.quote(output, secrets));
         } catch (DeadlineText.Expired x) {
             if (x.interrupted) {
                 return Verdict.error(

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.common.input.EndpointUrls;
+import dev.vigilo.config.CompiledSchema;
 import dev.vigilo.config.ConfigReader;
 import dev.vigilo.config.KeyPath;
 import java.math.BigDecimal;
@@ -293,7 +294,7 @@ final class ChatParser {
                     "must be a JSON Schema object (a mapping), e.g. {type: object, properties: {...}}, got "
                             + ConfigReader.typeOf(schema));
         }
-        Optional<String> problem = ResponseSchema.problem(schema);
+        Optional<String> problem = CompiledSchema.problem(schema);
         if (problem.isPresent()) {
             throw reader.failure(
                     at, "is not a valid JSON Schema (draft 2020-12): " + problem.get() + "; fix the schema");

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.common.errors.SecretValues;
+import dev.vigilo.config.CompiledSchema;
 import dev.vigilo.llm.ChatAnswer;
 import dev.vigilo.llm.ChatChoice;
 import dev.vigilo.llm.ChatMessage;
@@ -42,7 +43,7 @@ final class ChatStep {
     private final ResponseCache cache;
     private final Map<String, String> apiKeys;
     private final SecretValues secrets;
-    private final Map<StepSpec, ResponseSchema> schemas = new ConcurrentHashMap<>();
+    private final Map<StepSpec, CompiledSchema> schemas = new ConcurrentHashMap<>();
 
     /**
      * {@code apiKeys}: environment variable name -> value, for every api_key_env of the pipeline. Every one of those
@@ -260,9 +261,9 @@ final class ChatStep {
         return new StepResult(updates, tags);
     }
 
-    private ResponseSchema schema(StepSpec step) {
+    private CompiledSchema schema(StepSpec step) {
         return schemas.computeIfAbsent(
-                step, s -> ResponseSchema.compile(s.chat().responseSchema()));
+                step, s -> CompiledSchema.compile(s.chat().responseSchema()));
     }
 
     private static String clip(String s) {

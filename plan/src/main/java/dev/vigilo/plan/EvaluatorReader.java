@@ -1,12 +1,15 @@
 package dev.vigilo.plan;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.config.CompiledSchema;
 import dev.vigilo.config.ConfigReader;
 import dev.vigilo.config.KeyPath;
 import dev.vigilo.config.SafeRegex;
+import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -14,11 +17,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
 
 /**
  * Reads a profile's {@code evaluators} (docs/formats/plan-profile.md): at least one, at most
  * {@link Profile#MAX_EVALUATORS}, uniquely named, each of a known kind with that kind's parameters in canonical form.
- * Regular expressions are checked with the engine and limits workers evaluate with ({@link SafeRegex}).
+ * Regular expressions are checked with the engine and limits workers evaluate with ({@link SafeRegex}), JSON Schemas
+ * with the validator they validate with ({@link CompiledSchema}).
  */
 final class EvaluatorReader {
     private static final KeyPath EVALUATORS = KeyPath.root().key("evaluators");
@@ -108,7 +114,87 @@ final class EvaluatorReader {
                                 .orElse(1.0));
                 params.set("env", fields.env(e.get("env"), at.key("env")));
             }
+            case JSON -> {
+                reader.allowKeys(e, at, List.of("name", "kind", "applies_to", "schema"));
+                params.set("schema", schema(e.get("schema"), at.key("schema")));
+            }
+            case NUMERIC -> {
+                reader.allowKeys(e, at, List.of("name", "kind", "applies_to", "tolerance", "relative_tolerance"));
+                Optional<Double> tolerance = tolerance(e.get("tolerance"), at.key("tolerance"));
+                Optional<Double> relative = tolerance(e.get("relative_tolerance"), at.key("relative_tolerance"));
+                boolean given = e.get("tolerance") != null;
+                if (given == (e.get("relative_tolerance") != null)) {
+                    reader.problem(
+                            given ? at.key("relative_tolerance") : at,
+                            given
+                                    ? "is given beside tolerance; give exactly one of tolerance (absolute) and"
+                                            + " relative_tolerance"
+                                    : "needs tolerance (absolute) or relative_tolerance; give exactly one");
+                }
+                // Both keys, the one not given null: one shape for every numeric evaluator.
+                params.put("tolerance", tolerance.orElse(null));
+                params.put("relative_tolerance", relative.orElse(null));
+            }
+            case SIMILARITY -> {
+                reader.allowKeys(e, at, List.of("name", "kind", "applies_to", "threshold", "case_sensitive", "trim"));
+                if (e.get("threshold") == null) {
+                    reader.problem(at.key("threshold"), "is required: the least similarity in [0, 1] that passes");
+                }
+                params.put(
+                        "threshold",
+                        fields.number(e.get("threshold"), at.key("threshold"), 0, 1)
+                                .orElse(null));
+                params.put("case_sensitive", reader.bool(e.get("case_sensitive"), at.key("case_sensitive"), true));
+                params.put("trim", reader.bool(e.get("trim"), at.key("trim"), true));
+            }
         }
+    }
+
+    /** A tolerance: a finite number >= 0, empty when absent or wrong (after reporting it). */
+    private Optional<Double> tolerance(JsonNode node, KeyPath at) {
+        return reader.decimal(node, at, false, BigDecimal.ZERO).flatMap(d -> {
+            double v = d.doubleValue();
+            if (Double.isInfinite(v)) {
+                reader.problem(at, "is too large; give a number below " + Double.MAX_VALUE);
+                return Optional.empty();
+            }
+            return Optional.of(v);
+        });
+    }
+
+    /**
+     * A json evaluator's schema: absent (null), or a mapping the validator accepts as a JSON Schema, with its keys
+     * sorted at every depth (key order means nothing to a schema, so it must not change the profile's identity).
+     */
+    private JsonNode schema(JsonNode node, KeyPath at) {
+        if (node == null || node.isNull()) {
+            return JsonNodeFactory.instance.nullNode();
+        }
+        if (!node.isObject()) {
+            reader.problem(at, "must be a mapping (a JSON Schema), got " + ConfigReader.typeOf(node));
+            return JsonNodeFactory.instance.nullNode();
+        }
+        Optional<String> problem = CompiledSchema.problem(node);
+        if (problem.isPresent()) {
+            reader.problem(at, "is not a usable JSON Schema: " + problem.get());
+        }
+        return sorted(node);
+    }
+
+    private static JsonNode sorted(JsonNode node) {
+        if (node.isObject()) {
+            ObjectNode out = JsonNodeFactory.instance.objectNode();
+            new TreeMap<String, JsonNode>(
+                            node.propertyStream().collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue)))
+                    .forEach((k, v) -> out.set(k, sorted(v)));
+            return out;
+        }
+        if (node.isArray()) {
+            ArrayNode out = JsonNodeFactory.instance.arrayNode();
+            node.forEach(v -> out.add(sorted(v)));
+            return out;
+        }
+        return node;
     }
 
     private static Map<String, Profile.EvaluatorKind> kinds() {

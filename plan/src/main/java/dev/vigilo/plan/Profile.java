@@ -90,7 +90,13 @@ public record Profile(
         /** The agent's output matches the regular expression in the case's {@code expected} (or {@code pattern}). */
         REGEX("regex"),
         /** A program reads {"case":..., "output":...} on stdin and prints a score in [0, 1]. */
-        COMMAND("command");
+        COMMAND("command"),
+        /** The agent's output is one JSON value, satisfying the {@code schema} when one is given. */
+        JSON("json"),
+        /** The last number in the agent's output is within a tolerance of the case's {@code expected}. */
+        NUMERIC("numeric"),
+        /** The normalised Levenshtein ratio of the output and the case's {@code expected} is at least a threshold. */
+        SIMILARITY("similarity");
 
         private final String wire;
 

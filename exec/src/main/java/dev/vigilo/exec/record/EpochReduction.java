@@ -1,6 +1,7 @@
 package dev.vigilo.exec.record;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.vigilo.agent.Evaluators;
 import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.exec.record.Receipt.CaseResult;
 import dev.vigilo.exec.record.Receipt.EvaluatorResult;
@@ -98,12 +99,13 @@ public final class EpochReduction {
 
     /**
      * The reduction of a run from its frozen configuration: the policy, the pass scores of its evaluator plan
-     * ({@code pass_score}, 1.0 when absent: the built-in evaluators) and its gates' required evaluators.
+     * ({@link Evaluators#passScore}: a command's {@code pass_score}, a similarity's {@code threshold}, 1.0 for the
+     * other built-ins) and its gates' required evaluators.
      */
     public static EpochReduction of(JsonNode configuration) {
         Map<String, Double> scores = new LinkedHashMap<>();
         for (JsonNode e : configuration.path("evaluator_plan")) {
-            scores.put(e.path("name").asText(), e.path("pass_score").asDouble(1.0));
+            scores.put(e.path("name").asText(), Evaluators.passScore(e));
         }
         Map<String, List<String>> required = new LinkedHashMap<>();
         for (JsonNode g : configuration.path("profile").path("gates")) {

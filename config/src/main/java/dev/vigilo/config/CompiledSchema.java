@@ -1,6 +1,7 @@
-package dev.vigilo.datagen;
+package dev.vigilo.config;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.networknt.schema.Error;
 import com.networknt.schema.Schema;
 import com.networknt.schema.SchemaException;
@@ -12,11 +13,14 @@ import java.util.Optional;
 import java.util.stream.Collectors;
 
 /**
- * A chat step's JSON Schema (draft 2020-12 unless the schema names another dialect with {@code $schema}), compiled
- * once with networknt's json-schema-validator; {@link #violations} says why an answer does not satisfy it, in the
- * validator's words. Thread-safe (compiled schemas are).
+ * A JSON Schema given in a configuration (draft 2020-12 unless the schema names another dialect with {@code
+ * $schema}), compiled once with networknt's json-schema-validator: datagen's chat steps check answers with it, and
+ * run profiles' {@code json} evaluators check outputs. {@link #problem} is what a configuration reader reports for a
+ * schema that is not usable, so a schema accepted when the configuration is read compiles where it is used.
+ * {@link #violations} says why a value does not satisfy the schema, in the validator's words. Thread-safe (compiled
+ * schemas are).
  */
-final class ResponseSchema {
+public final class CompiledSchema {
     /** Messages kept per violation report: the first few are what a person reads. */
     private static final int MAX_MESSAGES = 5;
 
@@ -25,20 +29,20 @@ final class ResponseSchema {
 
     private final Schema schema;
 
-    private ResponseSchema(Schema schema) {
+    private CompiledSchema(Schema schema) {
         this.schema = schema;
     }
 
-    /** Compiles {@code schema}; it was checked by {@link #problem} when the pipeline was parsed. */
-    static ResponseSchema compile(JsonNode schema) {
-        return new ResponseSchema(REGISTRY.getSchema(schema));
+    /** Compiles {@code schema}; check it with {@link #problem} first (when the configuration is read). */
+    public static CompiledSchema compile(JsonNode schema) {
+        return new CompiledSchema(REGISTRY.getSchema(schema));
     }
 
     /**
      * Why {@code schema} is not a usable JSON Schema (its meta-schema's verdict, or the compiler's), empty if it is
      * one.
      */
-    static Optional<String> problem(JsonNode schema) {
+    public static Optional<String> problem(JsonNode schema) {
         try {
             String dialect = schema.path("$schema").asText(SpecificationVersion.DRAFT_2020_12.getDialectId());
             Schema meta = REGISTRY.getSchema(SchemaLocation.of(dialect));
@@ -46,7 +50,7 @@ final class ResponseSchema {
             if (!errors.isEmpty()) {
                 return Optional.of(summary(errors));
             }
-            REGISTRY.getSchema(schema).validate(Json.MAPPER.nullNode());
+            REGISTRY.getSchema(schema).validate(JsonNodeFactory.instance.nullNode());
             return Optional.empty();
         } catch (SchemaException | IllegalArgumentException | IllegalStateException e) {
             return Optional.of(
@@ -54,9 +58,12 @@ final class ResponseSchema {
         }
     }
 
-    /** The violations of {@code answer} as one line; empty if it satisfies the schema. */
-    Optional<String> violations(JsonNode answer) {
-        List<Error> errors = schema.validate(answer);
+    /**
+     * The violations of {@code value} as one line (the first five, each {@code at /a/b: } and the validator's
+     * message, joined by {@code "; "}, then {@code and N more}); empty if it satisfies the schema.
+     */
+    public Optional<String> violations(JsonNode value) {
+        List<Error> errors = schema.validate(value);
         return errors.isEmpty() ? Optional.empty() : Optional.of(summary(errors));
     }
 
