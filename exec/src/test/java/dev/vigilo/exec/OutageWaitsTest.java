@@ -113,6 +113,12 @@ class OutageWaitsTest {
         a.start();
         b.start();
         assertThat(bothFailed.await(10, TimeUnit.SECONDS)).isTrue();
+        // Each waiter records the outage after its attempt threw, so the failures alone do not mean it is recorded:
+        // wait for the record (both failed on the same target: one outage).
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (waits.current().isEmpty() && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
         assertThat(waits.current()).hasSize(1);
         up.set(true);
         a.join(10_000);
