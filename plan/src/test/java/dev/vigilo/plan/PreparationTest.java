@@ -192,10 +192,11 @@ class PreparationTest {
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, small, false)))
                 .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("limits.max_cases: the dataset has 2345");
-        String epochs = PlanFixture.PROFILE + "epochs: {count: 3, reducer: majority}\n";
+        String epochs = PlanFixture.PROFILE + "epochs: {count: 3, reducer: at_least:4}\n";
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, epochs, false)))
                 .isInstanceOf(InvalidInputException.class)
-                .hasMessageContaining("epochs.count: 3 epochs are not executed by this version");
+                .hasMessageContaining("run " + run)
+                .hasMessageContaining("epochs.reducer: at_least:K needs 1 <= K <= epochs.count (3), got 4");
         assertThatThrownBy(() -> fx.preparation(PlanFixture.fast()).create(request(run, "name: x\n", false)))
                 .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("run " + run)
