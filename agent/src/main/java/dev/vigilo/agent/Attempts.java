@@ -45,6 +45,11 @@ final class Attempts {
         static Result failed(AgentError error, Duration retryAfter) {
             return new Result(Optional.empty(), Optional.empty(), Optional.of(error), retryAfter);
         }
+
+        /** This result with the usage its answer reported (a failed attempt's answer too: its tokens were paid). */
+        Result withUsage(Optional<TokenUsage> u) {
+            return new Result(output, u, error, retryAfter);
+        }
     }
 
     /** One attempt; {@code attempt} is 1-based; {@code observer} is the call's, masking. */
@@ -66,7 +71,8 @@ final class Attempts {
                         ? Result.failed(
                                 AgentError.of(AgentErrorType.CANCELLED, "not started: the worker was interrupted"))
                         : masked(body.attempt(n, observer));
-                AgentAttempt a = new AgentAttempt(n, started, Duration.ofNanos(System.nanoTime() - t0), r.error());
+                AgentAttempt a =
+                        new AgentAttempt(n, started, Duration.ofNanos(System.nanoTime() - t0), r.error(), r.usage());
                 attempts.add(a);
                 observer.onAttemptEnd(a);
                 if (r.error().isPresent()) {
@@ -104,7 +110,8 @@ final class Attempts {
         }
         if (r.error().isPresent()) {
             AgentError e = r.error().get();
-            return Result.failed(new AgentError(e.type(), secrets.mask(e.message()), e.retryable()), r.retryAfter());
+            return Result.failed(new AgentError(e.type(), secrets.mask(e.message()), e.retryable()), r.retryAfter())
+                    .withUsage(r.usage());
         }
         String output = r.output().orElseThrow();
         String masked = secrets.mask(output);
@@ -115,9 +122,11 @@ final class Attempts {
         if (size > Agent.MAX_OUTPUT_BYTES) {
             // A value shorter than the mask, masked many times, can lengthen an output past the bound.
             return Result.failed(AgentError.of(
-                    AgentErrorType.OUTPUT_TOO_LARGE,
-                    "the agent's output is " + size + " bytes after masking its secret values; an output may be at"
-                            + " most " + Texts.bytes(Agent.MAX_OUTPUT_BYTES)));
+                            AgentErrorType.OUTPUT_TOO_LARGE,
+                            "the agent's output is " + size
+                                    + " bytes after masking its secret values; an output may be at" + " most "
+                                    + Texts.bytes(Agent.MAX_OUTPUT_BYTES)))
+                    .withUsage(r.usage());
         }
         return new Result(Optional.of(masked), r.usage(), Optional.empty(), r.retryAfter());
     }

@@ -1,6 +1,7 @@
 package dev.vigilo.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.util.List;
 import java.util.Optional;
 
 /** One evaluator of an evaluator plan; package-private: {@link EvaluatorSet} is the public face. Thread-safe. */
@@ -18,7 +19,21 @@ interface Evaluator {
      * A judgement before it is stamped with index, name and time, and before {@link EvaluatorSet} masks and bounds
      * its texts (quotes of longer texts in a reason are masked where they are cut: {@link Reasons}).
      */
-    record Verdict(boolean passed, double score, Optional<EvaluatorError> error, Optional<String> reason) {
+    record Verdict(
+            boolean passed,
+            double score,
+            Optional<EvaluatorError> error,
+            Optional<String> reason,
+            List<TokenUsage> usage) {
+        public Verdict {
+            usage = List.copyOf(usage);
+        }
+
+        /** A verdict of an evaluator that calls no model. */
+        public Verdict(boolean passed, double score, Optional<EvaluatorError> error, Optional<String> reason) {
+            this(passed, score, error, reason, List.of());
+        }
+
         /** Passed with score 1 or failed with score 0, and why. */
         static Verdict of(boolean passed, String reason) {
             return new Verdict(passed, passed ? 1 : 0, Optional.empty(), Optional.of(reason));
@@ -26,6 +41,11 @@ interface Evaluator {
 
         static Verdict error(EvaluatorErrorType type, String message) {
             return new Verdict(false, 0, Optional.of(new EvaluatorError(type, message)), Optional.empty());
+        }
+
+        /** This verdict with the tokens of the model calls that produced it. */
+        Verdict withUsage(List<TokenUsage> u) {
+            return new Verdict(passed, score, error, reason, u);
         }
     }
 

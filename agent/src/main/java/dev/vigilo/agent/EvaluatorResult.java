@@ -1,6 +1,7 @@
 package dev.vigilo.agent;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -18,6 +19,8 @@ import java.util.Optional;
  *     with the run's secrets masked (docs/formats/agent-protocol.md, "Reasons"): always present on a result of a
  *     built-in evaluator, present on a command evaluator's when it printed one; never on an ERROR result (its error
  *     message says why)
+ * @param usage   the tokens of every model call the evaluator made (a judge's attempts, failed ones included, in
+ *     order); empty for evaluators that call no model
  */
 public record EvaluatorResult(
         int index,
@@ -26,7 +29,8 @@ public record EvaluatorResult(
         double score,
         Optional<EvaluatorError> error,
         Duration elapsed,
-        Optional<String> reason) {
+        Optional<String> reason,
+        List<TokenUsage> usage) {
     /** The most bytes of UTF-8 a reason has; a longer one is cut on a code point boundary and ends in "…". */
     public static final int MAX_REASON_BYTES = 2048;
 
@@ -46,6 +50,7 @@ public record EvaluatorResult(
         Objects.requireNonNull(error, "error");
         Objects.requireNonNull(elapsed, "elapsed");
         Objects.requireNonNull(reason, "reason");
+        usage = List.copyOf(usage);
         if (!(score >= 0 && score <= 1)) {
             throw new IllegalArgumentException("score must be in [0, 1], got " + score);
         }
@@ -63,7 +68,19 @@ public record EvaluatorResult(
     /** A result without a reason (as results were before reasons existed). */
     public EvaluatorResult(
             int index, String name, Status status, double score, Optional<EvaluatorError> error, Duration elapsed) {
-        this(index, name, status, score, error, elapsed, Optional.empty());
+        this(index, name, status, score, error, elapsed, Optional.empty(), List.of());
+    }
+
+    /** A result of an evaluator that calls no model. */
+    public EvaluatorResult(
+            int index,
+            String name,
+            Status status,
+            double score,
+            Optional<EvaluatorError> error,
+            Duration elapsed,
+            Optional<String> reason) {
+        this(index, name, status, score, error, elapsed, reason, List.of());
     }
 
     /** Whether the output passed. */

@@ -102,7 +102,7 @@ public final class EvaluatorSet {
         }
         if (v.error().isPresent()) {
             EvaluatorError e = v.error().get();
-            v = Evaluator.Verdict.error(e.type(), secrets.mask(e.message()));
+            v = Evaluator.Verdict.error(e.type(), secrets.mask(e.message())).withUsage(v.usage());
         }
         EvaluatorResult.Status status = v.error().isPresent()
                 ? EvaluatorResult.Status.ERROR
@@ -116,7 +116,8 @@ public final class EvaluatorSet {
                 v.error().isPresent() ? 0 : v.score(),
                 v.error(),
                 Duration.ofNanos(System.nanoTime() - start),
-                reason);
+                reason,
+                v.usage());
     }
 
     private static JsonNode tree(CaseRecord c) {

@@ -171,10 +171,24 @@ final class HttpAgent implements Agent {
                             + Texts.oneLine(EndpointText.masked(bytes, secrets), 120)
                             + "\"; check that agent.url is an OpenAI-compatible chat completions endpoint");
         }
-        return answer(parsed, status);
+        return answer(parsed, status).withUsage(usage(parsed));
     }
 
-    /** Output from a 2xx chat completion. */
+    /**
+     * The tokens an answer reports, as the model it names (the requested one when it names none): what pricing and
+     * the per-case limits count, for an answer the agent could not use too.
+     */
+    private Optional<TokenUsage> usage(JsonNode root) {
+        String model =
+                root.path("model").isTextual() && !root.path("model").asText().isBlank()
+                        ? root.path("model").asText()
+                        : settings.model();
+        return Usage.of(root.get("usage"))
+                .map(u -> new TokenUsage(
+                        model, u.promptTokens(), u.completionTokens(), u.totalTokens(), u.cachedPromptTokens()));
+    }
+
+    /** Output from a 2xx chat completion (its usage is added by the caller). */
     private Attempts.Result answer(JsonNode root, int status) {
         Optional<ChatChoice> first = ChatAnswer.parse(root).first();
         if (first.isEmpty() || !first.get().message().isObject()) {
@@ -212,10 +226,7 @@ final class HttpAgent implements Agent {
                     "POST " + url + " answered " + size + " bytes; an output may be at most "
                             + Texts.bytes(MAX_OUTPUT_BYTES) + " (set agent.max_tokens)"));
         }
-        return Attempts.Result.ok(
-                output,
-                Usage.of(root.get("usage"))
-                        .map(u -> new TokenUsage(u.promptTokens(), u.completionTokens(), u.totalTokens())));
+        return Attempts.Result.ok(output, Optional.empty());
     }
 
     private Attempts.Result timedOut() {

@@ -80,7 +80,10 @@ class HttpAgentTest {
         AgentOutcome o = run(config, caseOf("q-1", Map.of("question", "What is 2 + 2?"), "4"));
         assertThat(o.status()).isEqualTo(AgentOutcome.Status.OK);
         assertThat(o.output()).contains("echo: {\"question\":\"What is 2 + 2?\"}");
-        assertThat(o.usage()).contains(new TokenUsage(5, 6, 11));
+        assertThat(o.usage())
+                .as("priced as the model the endpoint answered as")
+                .contains(new TokenUsage("test", 5, 6, 11, 0));
+        assertThat(o.attempts().get(0).usage()).isEqualTo(o.usage());
         assertThat(o.attempts()).hasSize(1);
         OpenAiTestServer.Request r = server.requests().get(0);
         assertThat(r.method()).isEqualTo("POST");
