@@ -16,6 +16,14 @@ interface Evaluator {
     Verdict evaluate(CaseRecord caseRecord, JsonNode caseTree, String output);
 
     /**
+     * Judges {@code output} knowing the agent call's time and tokens, reporting model calls to the context's
+     * observer; evaluators that need neither leave this default.
+     */
+    default Verdict evaluate(CaseRecord caseRecord, JsonNode caseTree, String output, EvaluationContext context) {
+        return evaluate(caseRecord, caseTree, output);
+    }
+
+    /**
      * A judgement before it is stamped with index, name and time, and before {@link EvaluatorSet} masks and bounds
      * its texts (quotes of longer texts in a reason are masked where they are cut: {@link Reasons}).
      */

@@ -64,6 +64,15 @@ public final class EvaluatorSet {
      *     damage)
      */
     public List<EvaluatorResult> evaluate(long mask, CaseRecord caseRecord, String output) {
+        return evaluate(mask, caseRecord, output, EvaluationContext.NONE);
+    }
+
+    /**
+     * As {@link #evaluate(long, CaseRecord, String)}, with what evaluators may know of the agent call and the
+     * observer of their model calls.
+     */
+    public List<EvaluatorResult> evaluate(long mask, CaseRecord caseRecord, String output, EvaluationContext context) {
+        Objects.requireNonNull(context, "context");
         if (size() < 64 && (mask >>> size()) != 0) {
             throw new IllegalArgumentException("evaluator mask " + Long.toHexString(mask)
                     + " selects evaluators the plan (" + size() + " evaluators) does not have");
@@ -73,7 +82,7 @@ public final class EvaluatorSet {
         List<EvaluatorResult> results = new ArrayList<>(Long.bitCount(mask));
         for (int i = 0; i < size(); i++) {
             if ((mask & (1L << i)) != 0) {
-                EvaluatorResult r = evaluate(i, caseRecord, tree, output);
+                EvaluatorResult r = evaluate(i, caseRecord, tree, output, context);
                 results.add(r);
                 if (r.cancelled()) {
                     break;
@@ -87,10 +96,11 @@ public final class EvaluatorSet {
     public EvaluatorResult evaluate(int index, CaseRecord caseRecord, String output) {
         Objects.checkIndex(index, size());
         Objects.requireNonNull(output, "output");
-        return evaluate(index, caseRecord, tree(caseRecord), output);
+        return evaluate(index, caseRecord, tree(caseRecord), output, EvaluationContext.NONE);
     }
 
-    private EvaluatorResult evaluate(int index, CaseRecord caseRecord, JsonNode tree, String output) {
+    private EvaluatorResult evaluate(
+            int index, CaseRecord caseRecord, JsonNode tree, String output, EvaluationContext context) {
         long start = System.nanoTime();
         Evaluator.Verdict v;
         if (Thread.currentThread().isInterrupted()) {
@@ -98,7 +108,7 @@ public final class EvaluatorSet {
                     EvaluatorErrorType.CANCELLED,
                     "evaluator \"" + names.get(index) + "\" was not run: the worker was interrupted");
         } else {
-            v = evaluators.get(index).evaluate(caseRecord, tree, output);
+            v = evaluators.get(index).evaluate(caseRecord, tree, output, context);
         }
         if (v.error().isPresent()) {
             EvaluatorError e = v.error().get();

@@ -6,6 +6,8 @@ import dev.vigilo.agent.AgentEnvironment;
 import dev.vigilo.agent.AgentOutcome;
 import dev.vigilo.agent.Agents;
 import dev.vigilo.agent.CaseRecord;
+import dev.vigilo.agent.EvaluationContext;
+import dev.vigilo.agent.EvaluatorObserver;
 import dev.vigilo.agent.EvaluatorResult;
 import dev.vigilo.agent.EvaluatorSet;
 import dev.vigilo.agent.Evaluators;
@@ -252,7 +254,8 @@ final class ChunkExecution implements ChunkExecutor {
                     null);
         }
         String output = outcome.output().orElseThrow();
-        List<EvaluatorResult> results = ra.evaluators().evaluate(entry.evaluators(), record, output);
+        List<EvaluatorResult> results = ra.evaluators()
+                .evaluate(entry.evaluators(), record, output, EvaluationContext.of(outcome, EvaluatorObserver.NONE));
         Map<Integer, EvaluatorResult> byIndex = new HashMap<>();
         List<Receipt.EvaluatorResult> evaluated = new ArrayList<>();
         for (EvaluatorResult r : results) {
