@@ -85,7 +85,8 @@ class RunResultsTest {
                         "output",
                         "evaluators",
                         "gates",
-                        "error");
+                        "error",
+                        "usage");
         // Compare every line with its receipt, read here as plain JSON.
         int i = 0;
         for (long chunk = 0; chunk < 5; chunk++) {
@@ -106,7 +107,10 @@ class RunResultsTest {
                     assertThat(l.path("score").asDouble())
                             .isEqualTo(e.path("score").asDouble());
                     assertThat(l.path("error")).isEqualTo(e.path("error"));
+                    assertThat(l.path("reason")).isEqualTo(e.path("reason"));
                 }
+                assertThat(line.path("usage").path("cost_usd"))
+                        .isEqualTo(c.path("usage").path("cost_usd"));
                 if (c.path("output").isTextual()) {
                     assertThat(line.path("output")).isEqualTo(c.path("output"));
                 } else if (c.path("output_ref").isObject()) {

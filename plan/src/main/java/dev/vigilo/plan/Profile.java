@@ -1,7 +1,9 @@
 package dev.vigilo.plan;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.vigilo.llm.Pricing;
 import dev.vigilo.stats.Reducer;
+import java.math.BigDecimal;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -20,6 +22,8 @@ import java.util.Optional;
  * @param epochs  how many times every case is executed and how its epochs reduce to one result
  * @param confidence the confidence level of every interval reported for the run, in
  *                   [{@link #MIN_CONFIDENCE}, {@link #MAX_CONFIDENCE}]
+ * @param pricing the prices of models per million tokens ({@code pricing}), by model name as endpoints report it;
+ *                empty when the profile gives none
  */
 public record Profile(
         int version,
@@ -29,7 +33,8 @@ public record Profile(
         List<Gate> gates,
         Limits limits,
         Epochs epochs,
-        double confidence) {
+        double confidence,
+        Pricing pricing) {
 
     /** The newest profile format version this build understands. */
     public static final int VERSION = 1;
@@ -53,6 +58,7 @@ public record Profile(
         gates = List.copyOf(gates);
         Objects.requireNonNull(limits, "limits");
         Objects.requireNonNull(epochs, "epochs");
+        Objects.requireNonNull(pricing, "pricing");
         if (!(confidence >= MIN_CONFIDENCE && confidence <= MAX_CONFIDENCE)) {
             throw new IllegalArgumentException("confidence " + confidence + " is outside [0.5, 0.999]");
         }
@@ -247,14 +253,34 @@ public record Profile(
     }
 
     /**
-     * Preparation limits.
+     * Preparation limits and per-case limits.
      *
-     * @param maxCases the largest dataset (in cases) this profile may be prepared against
+     * @param maxCases    the largest dataset (in cases) this profile may be prepared against
+     * @param caseSeconds {@code case_seconds}: the most wall time of one execution of a case (all attempts of one
+     *                    epoch)
+     * @param caseTokens  {@code case_tokens}: the most tokens (input plus output, agent and judges) of one execution
+     * @param caseCostUsd {@code case_cost_usd}: the most cost of one execution, priced by {@code pricing}
      */
-    public record Limits(long maxCases) {
+    public record Limits(
+            long maxCases, Optional<Long> caseSeconds, Optional<Long> caseTokens, Optional<BigDecimal> caseCostUsd) {
         /** Default for {@code limits.max_cases}. */
         public static final long DEFAULT_MAX_CASES = 10_000_000L;
         /** Largest accepted {@code limits.max_cases}. */
         public static final long MAX_MAX_CASES = 1_000_000_000L;
+        /** Largest accepted {@code limits.case_seconds} (a day). */
+        public static final long MAX_CASE_SECONDS = 86_400;
+        /** Largest accepted {@code limits.case_tokens}. */
+        public static final long MAX_CASE_TOKENS = 1_000_000_000_000L;
+
+        public Limits {
+            Objects.requireNonNull(caseSeconds, "caseSeconds");
+            Objects.requireNonNull(caseTokens, "caseTokens");
+            Objects.requireNonNull(caseCostUsd, "caseCostUsd");
+        }
+
+        /** Only a preparation limit. */
+        public Limits(long maxCases) {
+            this(maxCases, Optional.empty(), Optional.empty(), Optional.empty());
+        }
     }
 }

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.llm.Pricing;
 import dev.vigilo.storage.Sha256;
 import java.io.UncheckedIOException;
 import java.util.List;
@@ -15,7 +16,8 @@ import java.util.List;
  * mean the same thing (YAML or JSON, any key order, defaults explicit or not) encode to the same bytes, so the
  * SHA-256 of this encoding is the profile identity a repeated {@code run create} is compared by. Keys added after
  * version 1 was published ({@code epochs}, {@code confidence}, a gate's {@code decide}, an agent's {@code max_attempts}
- * and {@code seed_per_epoch}) are written only when they differ from their defaults, so every profile written before
+ * and {@code seed_per_epoch}, {@code pricing}, the per-case {@code limits}) are written only when they differ from
+ * their defaults (or are given), so every profile written before
  * them keeps its identity and giving a default explicitly means the same profile.
  */
 final class ProfileJson {
@@ -46,7 +48,11 @@ final class ProfileJson {
                 n.put("decide", g.decide().wire());
             }
         }
-        root.putObject("limits").put("max_cases", p.limits().maxCases());
+        ObjectNode limits = root.putObject("limits");
+        limits.put("max_cases", p.limits().maxCases());
+        p.limits().caseSeconds().ifPresent(v -> limits.put("case_seconds", v));
+        p.limits().caseTokens().ifPresent(v -> limits.put("case_tokens", v));
+        p.limits().caseCostUsd().ifPresent(v -> limits.put("case_cost_usd", Pricing.text(v)));
         if (p.epochs().count() > 1) {
             ObjectNode epochs = root.putObject("epochs");
             epochs.put("count", p.epochs().count());
@@ -54,6 +60,18 @@ final class ProfileJson {
         }
         if (p.confidence() != Profile.DEFAULT_CONFIDENCE) {
             root.put("confidence", p.confidence());
+        }
+        if (!p.pricing().isEmpty()) {
+            // Model order and decimal spelling are normalised: 0.150 and 0.15 are one price, one profile.
+            ObjectNode pricing = root.putObject("pricing");
+            p.pricing().prices().forEach((model, price) -> {
+                ObjectNode m = pricing.putObject(model);
+                m.put("input", Pricing.text(price.input()));
+                m.put("output", Pricing.text(price.output()));
+                if (price.cachedInput().compareTo(price.input()) != 0) {
+                    m.put("cached_input", Pricing.text(price.cachedInput()));
+                }
+            });
         }
         return root;
     }

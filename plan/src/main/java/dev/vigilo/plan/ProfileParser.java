@@ -9,6 +9,7 @@ import dev.vigilo.config.ConfigReader;
 import dev.vigilo.config.ConfigSyntaxException;
 import dev.vigilo.config.KeyPath;
 import dev.vigilo.config.ReadOptions;
+import dev.vigilo.llm.Pricing;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -22,6 +23,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * The one ingestion path for profiles (docs/formats/plan-profile.md): {@code --profile TEXT} and
@@ -182,7 +184,16 @@ public final class ProfileParser {
             reader.allowKeys(
                     root,
                     top,
-                    List.of("version", "name", "agent", "evaluators", "gates", "limits", "epochs", "confidence"));
+                    List.of(
+                            "version",
+                            "name",
+                            "agent",
+                            "evaluators",
+                            "gates",
+                            "limits",
+                            "epochs",
+                            "confidence",
+                            "pricing"));
             int version = 1;
             JsonNode v = root.get("version");
             if (v != null) {
@@ -205,10 +216,25 @@ public final class ProfileParser {
             double confidence = epochReader.confidence(root.get("confidence"));
             List<Profile.Gate> gates = new GateReader(fields).gates(root.get("gates"), evaluators, confidence);
             Profile.Limits limits = new LimitReader(reader).limits(root.get("limits"));
+            Pricing pricing = new PricingReader(reader).pricing(root.get("pricing"));
+            if (limits.caseCostUsd().isPresent()) {
+                agentModel(agent)
+                        .filter(m -> pricing.price(m).isEmpty())
+                        .ifPresent(m -> reader.problem(
+                                top.key("limits").key("case_cost_usd"),
+                                "needs a price for the agent's model \"" + m + "\"; add pricing." + m
+                                        + ": {input: ..., output: ...}"));
+            }
             if (reader.hasProblems()) {
                 throw new ProfileException(reader.problemLines());
             }
-            return new Profile(version, name, agent, evaluators, gates, limits, epochs, confidence);
+            return new Profile(version, name, agent, evaluators, gates, limits, epochs, confidence, pricing);
+        }
+
+        /** The model an http agent asks for; empty for a command agent (it names no model to price). */
+        private static Optional<String> agentModel(Profile.Agent agent) {
+            JsonNode model = agent.parameters().get("model");
+            return model != null && model.isTextual() ? Optional.of(model.asText()) : Optional.empty();
         }
     }
 }

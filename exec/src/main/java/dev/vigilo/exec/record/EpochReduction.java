@@ -28,7 +28,8 @@ import java.util.Optional;
  *       erroring epoch's error) when any epoch's result errored, the time the sum.
  *   <li>Each selecting gate's outcome comes from the reduced evaluators by the one gate rule
  *       ({@link #gateOutcome}): errored when a required evaluator errored, passed when all passed, else failed.
- *   <li>Attempts and agent time are the epochs' sums; the output and transcripts stay with the epochs.
+ *   <li>Attempts, agent time and usage (tokens and cost) are the epochs' sums; the output and transcripts stay with
+ *       the epochs.
  * </ul>
  *
  * Immutable and thread-safe.
@@ -175,7 +176,20 @@ public final class EpochReduction {
                 evaluators,
                 gates,
                 List.of(),
-                epochs);
+                epochs,
+                usage(epochs));
+    }
+
+    /** The epochs' usage summed; none when an epoch has none (a result read from an older receipt). */
+    private static Optional<Receipt.Usage> usage(List<CaseResult> epochs) {
+        Receipt.Usage sum = Receipt.Usage.NONE;
+        for (CaseResult e : epochs) {
+            if (e.usage().isEmpty()) {
+                return Optional.empty();
+            }
+            sum = sum.plus(e.usage().get());
+        }
+        return Optional.of(sum);
     }
 
     private List<EvaluatorResult> reduceEvaluators(List<CaseResult> epochs) {

@@ -1,8 +1,11 @@
 package dev.vigilo.exec.record;
 
+import dev.vigilo.agent.TokenUsage;
+import dev.vigilo.llm.Pricing;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
+import java.math.BigDecimal;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -10,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.UUID;
 
 /**
@@ -81,8 +85,188 @@ public record Receipt(
         }
     }
 
-    /** One evaluator's result on one case. */
-    public record EvaluatorResult(String name, boolean passed, double score, Optional<Error> error, long millis) {}
+    /**
+     * One evaluator's result on one case.
+     *
+     * @param reason why it passed or failed (version 4 receipts; bounded, masked: agent-protocol.md "Reasons"); empty
+     *               on an error, for evaluators that give none, and in older receipts
+     */
+    public record EvaluatorResult(
+            String name, boolean passed, double score, Optional<Error> error, long millis, Optional<String> reason) {
+        public EvaluatorResult {
+            Objects.requireNonNull(name, "name");
+            Objects.requireNonNull(error, "error");
+            Objects.requireNonNull(reason, "reason");
+        }
+
+        /** A result without a reason. */
+        public EvaluatorResult(String name, boolean passed, double score, Optional<Error> error, long millis) {
+            this(name, passed, score, error, millis, Optional.empty());
+        }
+    }
+
+    /** Who made a model call: the agent under evaluation or a judge. */
+    public enum Role {
+        AGENT("agent"),
+        JUDGE("judge");
+
+        public final String wire;
+
+        Role(String wire) {
+            this.wire = wire;
+        }
+
+        static Role of(String wire) {
+            for (Role r : values()) {
+                if (r.wire.equals(wire)) {
+                    return r;
+                }
+            }
+            throw new IllegalArgumentException("unknown role " + wire);
+        }
+    }
+
+    /**
+     * The tokens of one role's calls of one model, as the endpoints reported them, and their cost.
+     *
+     * @param calls             the calls whose answers reported usage (failed attempts' too)
+     * @param inputTokens       prompt tokens
+     * @param cachedInputTokens of those, served from the provider's prompt cache
+     * @param outputTokens      completion tokens
+     * @param costUsd           their cost by the run's pricing; empty when the model has no price (never a silent 0)
+     */
+    public record ModelUsage(
+            Role role,
+            String model,
+            long calls,
+            long inputTokens,
+            long cachedInputTokens,
+            long outputTokens,
+            Optional<BigDecimal> costUsd) {
+        public ModelUsage {
+            Objects.requireNonNull(role, "role");
+            Objects.requireNonNull(model, "model");
+            Objects.requireNonNull(costUsd, "costUsd");
+            if (calls < 0
+                    || inputTokens < 0
+                    || outputTokens < 0
+                    || cachedInputTokens < 0
+                    || cachedInputTokens > inputTokens) {
+                throw new IllegalArgumentException("usage counts must be >= 0, cached at most input");
+            }
+            if (costUsd.isPresent() && costUsd.get().signum() < 0) {
+                throw new IllegalArgumentException("a cost cannot be negative");
+            }
+        }
+
+        /** The calls of both; the cost is the sum (prices are linear, costs exact), unknown when either is. */
+        ModelUsage plus(ModelUsage o) {
+            return new ModelUsage(
+                    role,
+                    model,
+                    calls + o.calls,
+                    inputTokens + o.inputTokens,
+                    cachedInputTokens + o.cachedInputTokens,
+                    outputTokens + o.outputTokens,
+                    sum(costUsd, o.costUsd));
+        }
+
+        /** The cost of these tokens by {@code pricing}: empty when the model has no price. */
+        public Optional<BigDecimal> priced(Pricing pricing) {
+            return pricing.price(model).map(p -> p.cost(inputTokens, cachedInputTokens, outputTokens));
+        }
+
+        String key() {
+            return role.ordinal() + "/" + model;
+        }
+    }
+
+    private static Optional<BigDecimal> sum(Optional<BigDecimal> a, Optional<BigDecimal> b) {
+        return a.isPresent() && b.isPresent()
+                ? Optional.of(Pricing.plain(a.get().add(b.get())))
+                : Optional.empty();
+    }
+
+    /**
+     * The model calls of one execution of a case (version 4 receipts): per role and model, in role then model order
+     * (one entry each, none without calls), each with its cost.
+     */
+    public record Usage(List<ModelUsage> models) {
+        /** No model calls (a command agent and evaluators that call no model): nothing to pay. */
+        public static final Usage NONE = new Usage(List.of());
+
+        public Usage {
+            models = List.copyOf(models);
+            String previous = null;
+            for (ModelUsage m : models) {
+                if (m.calls() < 1 || (previous != null && previous.compareTo(m.key()) >= 0)) {
+                    throw new IllegalArgumentException(
+                            "usage lists one entry per role and model, in order, each with calls");
+                }
+                previous = m.key();
+            }
+        }
+
+        /** The usage of the agent's and the judges' calls, priced by {@code pricing}. */
+        public static Usage of(List<TokenUsage> agent, List<TokenUsage> judges, Pricing pricing) {
+            Map<String, ModelUsage> byKey = new TreeMap<>();
+            add(byKey, Role.AGENT, agent, pricing);
+            add(byKey, Role.JUDGE, judges, pricing);
+            return new Usage(new ArrayList<>(byKey.values()));
+        }
+
+        private static void add(Map<String, ModelUsage> byKey, Role role, List<TokenUsage> usage, Pricing pricing) {
+            for (TokenUsage u : usage) {
+                ModelUsage m = new ModelUsage(
+                        role,
+                        u.model(),
+                        1,
+                        u.promptTokens(),
+                        u.cachedPromptTokens(),
+                        u.completionTokens(),
+                        Optional.empty());
+                m = new ModelUsage(
+                        role,
+                        u.model(),
+                        1,
+                        m.inputTokens(),
+                        m.cachedInputTokens(),
+                        m.outputTokens(),
+                        m.priced(pricing));
+                byKey.merge(m.key(), m, ModelUsage::plus);
+            }
+        }
+
+        /** Both executions' calls (the sum of epochs). */
+        public Usage plus(Usage o) {
+            Map<String, ModelUsage> byKey = new TreeMap<>();
+            for (ModelUsage m : models) {
+                byKey.merge(m.key(), m, ModelUsage::plus);
+            }
+            for (ModelUsage m : o.models) {
+                byKey.merge(m.key(), m, ModelUsage::plus);
+            }
+            return new Usage(new ArrayList<>(byKey.values()));
+        }
+
+        /** The cost of every call; empty when a model has no price; zero without calls. */
+        public Optional<BigDecimal> costUsd() {
+            Optional<BigDecimal> total = Optional.of(BigDecimal.ZERO);
+            for (ModelUsage m : models) {
+                total = sum(total, m.costUsd());
+            }
+            return total;
+        }
+
+        /** Input plus output tokens of every call. */
+        public long tokens() {
+            long t = 0;
+            for (ModelUsage m : models) {
+                t += m.inputTokens() + m.outputTokens();
+            }
+            return t;
+        }
+    }
 
     /**
      * The transcript of one attempt of a case's agent call: a session log object (docs/transcripts.md).
@@ -114,6 +298,8 @@ public record Receipt(
      *                     transcripts, and no epochs of its own. This result is then their reduction
      *                     ({@link EpochReduction}): no output, the attempts and agent time summed, the evaluators
      *                     reduced, the gate outcomes from the reduced evaluators. Empty with one epoch.
+     * @param usage        the execution's model calls and cost (version 4; of a case of several epochs: the sum of
+     *                     its epochs'); empty in older receipts
      */
     public record CaseResult(
             long ordinal,
@@ -130,8 +316,10 @@ public record Receipt(
             List<EvaluatorResult> evaluatorResults,
             Map<String, GateOutcome> gates,
             List<TranscriptRef> transcripts,
-            List<CaseResult> epochs) {
+            List<CaseResult> epochs,
+            Optional<Usage> usage) {
         public CaseResult {
+            Objects.requireNonNull(usage, "usage");
             evaluatorResults = List.copyOf(evaluatorResults);
             gates = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(gates));
             transcripts = List.copyOf(transcripts);
@@ -175,7 +363,65 @@ public record Receipt(
                     evaluatorResults,
                     gates,
                     transcripts,
-                    List.of());
+                    List.of(),
+                    Optional.empty());
+        }
+
+        /** A result of several epochs, without usage. */
+        public CaseResult(
+                long ordinal,
+                String id,
+                Sha256 caseSha256,
+                boolean errored,
+                Optional<String> output,
+                Optional<ObjectRef> outputRef,
+                long outputLength,
+                Optional<Sha256> outputSha256,
+                int attempts,
+                long agentMillis,
+                Optional<Error> error,
+                List<EvaluatorResult> evaluatorResults,
+                Map<String, GateOutcome> gates,
+                List<TranscriptRef> transcripts,
+                List<CaseResult> epochs) {
+            this(
+                    ordinal,
+                    id,
+                    caseSha256,
+                    errored,
+                    output,
+                    outputRef,
+                    outputLength,
+                    outputSha256,
+                    attempts,
+                    agentMillis,
+                    error,
+                    evaluatorResults,
+                    gates,
+                    transcripts,
+                    epochs,
+                    Optional.empty());
+        }
+
+        /** This result with the given usage. */
+        public CaseResult withUsage(Optional<Usage> u) {
+            return new CaseResult(
+                    ordinal,
+                    id,
+                    caseSha256,
+                    errored,
+                    output,
+                    outputRef,
+                    outputLength,
+                    outputSha256,
+                    attempts,
+                    agentMillis,
+                    error,
+                    evaluatorResults,
+                    gates,
+                    transcripts,
+                    epochs,
+                    u);
         }
 
         /**
@@ -214,7 +460,8 @@ public record Receipt(
                     evaluatorResults,
                     gates,
                     refs,
-                    epochs);
+                    epochs,
+                    usage);
         }
     }
 

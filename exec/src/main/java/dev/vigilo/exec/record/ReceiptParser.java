@@ -25,9 +25,11 @@ import dev.vigilo.exec.record.Receipt.EvaluatorResult;
 import dev.vigilo.exec.record.Receipt.GateOutcome;
 import dev.vigilo.exec.record.Receipt.GateTally;
 import dev.vigilo.exec.record.Receipt.TranscriptRef;
+import dev.vigilo.llm.Pricing;
 import dev.vigilo.storage.Sha256;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.math.BigDecimal;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -63,21 +65,37 @@ public final class ReceiptParser {
          * its {@code epochs}, each an execution entry with its {@code epoch}; the case's own fields are their
          * reduction. Written only for runs of several epochs; a run of one epoch writes version 2, byte for byte.
          */
-        V3(3, true, true);
+        V3(3, true, true, false),
+        /**
+         * Version 3 plus reasons and usage, written for every run: each evaluator result's {@code reason}, each
+         * execution's {@code usage} (tokens per role and model, and {@code cost_usd}); the header's {@code epochs}
+         * and each case's {@code epoch_passes} and {@code epochs} are always present ({@code 1}, {@code {}} and
+         * {@code []} for a run of one epoch).
+         */
+        V4(4, true, true, true);
 
         final int number;
         final boolean transcripts;
         final boolean epochs;
+        final boolean usage;
 
-        Version(int number, boolean transcripts, boolean epochs) {
+        Version(int number, boolean transcripts, boolean epochs, boolean usage) {
             this.number = number;
             this.transcripts = transcripts;
             this.epochs = epochs;
+            this.usage = usage;
         }
 
-        /** The version a receipt of {@code epochCount} epochs per case is written in. */
-        static Version writing(int epochCount) {
-            return epochCount > 1 ? V3 : V2;
+        Version(int number, boolean transcripts, boolean epochs) {
+            this(number, transcripts, epochs, false);
+        }
+
+        /** The version receipts are written in. */
+        static final Version WRITING = V4;
+
+        /** The fewest epochs a receipt of this version lists. */
+        int minEpochs() {
+            return usage ? 1 : 2;
         }
     }
 
@@ -119,6 +137,17 @@ public final class ReceiptParser {
     static final String ERROR_TYPE = "type";
     static final String ERROR_MESSAGE = "message";
     static final String ATTEMPT = "attempt";
+    static final String REASON = "reason";
+    // Usage.
+    static final String USAGE = "usage";
+    static final String MODELS = "models";
+    static final String ROLE = "role";
+    static final String MODEL = "model";
+    static final String CALLS = "calls";
+    static final String INPUT_TOKENS = "input_tokens";
+    static final String CACHED_INPUT_TOKENS = "cached_input_tokens";
+    static final String OUTPUT_TOKENS = "output_tokens";
+    static final String COST_USD = "cost_usd";
     // Tallies.
     static final String CASES_EXECUTED = "cases_executed";
     static final String CASES_ERRORED = "cases_errored";
@@ -132,11 +161,11 @@ public final class ReceiptParser {
     private static final ObjectMapper MAPPER = StrictJson.newMapper();
 
     /**
-     * The receipt in the version its epochs need ({@link Version#writing}): compact JSON in the documented key order,
-     * ending in a newline.
+     * The receipt in the current version ({@link Version#WRITING}): compact JSON in the documented key order, ending
+     * in a newline.
      */
     public static byte[] toJson(Receipt r) {
-        Version version = Version.writing(r.epochCount());
+        Version version = Version.WRITING;
         ObjectNode n = JsonFields.document(FORMAT, version.number);
         n.put(RUN_ID, r.runId().toString());
         n.put(CHUNK_INDEX, r.chunkIndex());
@@ -158,7 +187,7 @@ public final class ReceiptParser {
             o.put(ORDINAL, c.ordinal());
             o.put(ID, c.id());
             o.put(CASE_SHA256, c.caseSha256().toHex());
-            putExecution(o, c);
+            putExecution(o, c, version);
             if (version.epochs) {
                 ObjectNode passes = o.putObject(EPOCH_PASSES);
                 c.epochPasses().forEach(passes::put);
@@ -166,7 +195,7 @@ public final class ReceiptParser {
                 for (int i = 0; i < c.epochs().size(); i++) {
                     ObjectNode e = epochs.addObject();
                     e.put(EPOCH, i + 1);
-                    putExecution(e, c.epochs().get(i));
+                    putExecution(e, c.epochs().get(i), version);
                 }
             }
         }
@@ -193,7 +222,7 @@ public final class ReceiptParser {
     }
 
     /** One execution's fields, shared by a case entry and an epoch entry. */
-    private static void putExecution(ObjectNode o, CaseResult c) {
+    private static void putExecution(ObjectNode o, CaseResult c, Version version) {
         o.put(STATUS, c.errored() ? STATUS_ERRORED : STATUS_OK);
         o.put(OUTPUT, c.output().orElse(null));
         if (c.outputRef().isPresent()) {
@@ -214,6 +243,9 @@ public final class ReceiptParser {
             x.put(SCORE, e.score());
             putError(x, e.error());
             x.put(MS, e.millis());
+            if (version.usage) {
+                x.put(REASON, e.reason().orElse(null));
+            }
         }
         ObjectNode g = o.putObject(GATES);
         c.gates().forEach((name, outcome) -> g.put(name, outcome.wire));
@@ -223,6 +255,52 @@ public final class ReceiptParser {
             x.put(ATTEMPT, t.attempt());
             putRef(x, t.ref());
         }
+        if (version.usage) {
+            putUsage(o.putObject(USAGE), c.usage().orElse(Receipt.Usage.NONE));
+        }
+    }
+
+    private static void putUsage(ObjectNode u, Receipt.Usage usage) {
+        ArrayNode models = u.putArray(MODELS);
+        for (Receipt.ModelUsage m : usage.models()) {
+            models.addObject()
+                    .put(ROLE, m.role().wire)
+                    .put(MODEL, m.model())
+                    .put(CALLS, m.calls())
+                    .put(INPUT_TOKENS, m.inputTokens())
+                    .put(CACHED_INPUT_TOKENS, m.cachedInputTokens())
+                    .put(OUTPUT_TOKENS, m.outputTokens())
+                    .put(COST_USD, m.costUsd().map(Pricing::text).orElse(null));
+        }
+        u.put(COST_USD, usage.costUsd().map(Pricing::text).orElse(null));
+    }
+
+    private static Receipt.Usage readUsage(JsonNode parent, String in) {
+        JsonNode u = object(parent, USAGE, in);
+        String at = in + ", usage";
+        List<Receipt.ModelUsage> models = new ArrayList<>();
+        Receipt.Usage usage;
+        try {
+            for (JsonNode m : array(u, MODELS, at)) {
+                models.add(new Receipt.ModelUsage(
+                        Receipt.Role.of(text(m, ROLE, at)),
+                        text(m, MODEL, at),
+                        longValue(m, CALLS, at),
+                        longValue(m, INPUT_TOKENS, at),
+                        longValue(m, CACHED_INPUT_TOKENS, at),
+                        longValue(m, OUTPUT_TOKENS, at),
+                        optionalText(m, COST_USD, at).map(BigDecimal::new)));
+            }
+            usage = new Receipt.Usage(models);
+        } catch (IllegalArgumentException e) { // NumberFormatException included
+            throw new DamagedException(at + ": " + e.getMessage(), e);
+        }
+        Optional<BigDecimal> total = optionalText(u, COST_USD, at).map(BigDecimal::new);
+        if (!total.map(Pricing::plain).equals(usage.costUsd())) {
+            throw new DamagedException(at + ": cost_usd "
+                    + total.map(BigDecimal::toPlainString).orElse("null") + " is not the sum of its models' costs");
+        }
+        return usage;
     }
 
     /**
@@ -243,8 +321,9 @@ public final class ReceiptParser {
 
     private static Receipt read(JsonNode n, Version version) {
         int epochCount = version.epochs ? intValue(n, EPOCHS, "") : 1;
-        if (version.epochs && (epochCount < 2 || epochCount > 100)) {
-            throw new DamagedException("a version 3 receipt has " + epochCount + " epochs, not 2..100");
+        if (version.epochs && (epochCount < version.minEpochs() || epochCount > 100)) {
+            throw new DamagedException("a version " + version.number + " receipt has " + epochCount + " epochs, not "
+                    + version.minEpochs() + "..100");
         }
         List<CaseResult> cases = new ArrayList<>();
         for (JsonNode c : array(n, CASES, "")) {
@@ -278,7 +357,8 @@ public final class ReceiptParser {
         List<CaseResult> epochs = new ArrayList<>();
         if (version.epochs) {
             JsonNode entries = array(c, EPOCHS, in);
-            if (entries.size() != epochCount) {
+            int listed = epochCount == 1 ? 0 : epochCount; // one epoch lists none: the case is its execution
+            if (entries.size() != listed) {
                 throw new DamagedException(in + " lists " + entries.size() + " epochs, the receipt " + epochCount);
             }
             for (int i = 0; i < entries.size(); i++) {
@@ -315,7 +395,8 @@ public final class ReceiptParser {
                     bool(e, PASSED, at),
                     doubleValue(e, SCORE, at),
                     error(e, at),
-                    longValue(e, MS, at)));
+                    longValue(e, MS, at),
+                    version.usage ? optionalText(e, REASON, at) : Optional.empty()));
         }
         Map<String, GateOutcome> gates = new LinkedHashMap<>();
         object(c, GATES, in)
@@ -347,7 +428,8 @@ public final class ReceiptParser {
                 evaluators,
                 gates,
                 transcripts,
-                epochs);
+                epochs,
+                version.usage ? Optional.of(readUsage(c, in)) : Optional.empty());
     }
 
     private static void checkTallies(Receipt r, JsonNode t) {

@@ -11,6 +11,7 @@ import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.record.ChunkRows;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.RunRecords;
+import dev.vigilo.llm.Pricing;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.ObjectStores;
@@ -26,6 +27,8 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.UUID;
 import org.jdbi.v3.core.Jdbi;
 
@@ -38,8 +41,9 @@ import org.jdbi.v3.core.Jdbi;
  *
  * <p>Line keys: {@code case_id}, {@code ordinal}, {@code shard}, {@code chunk}, {@code status} ({@code ok} or
  * {@code errored}), {@code attempts}, {@code output} (null when the agent errored), {@code evaluators} (name to
- * {@code {passed, score, error}}), {@code gates} (name to {@code passed|failed|errored}) and {@code error} (null or
- * {@code {type, message}}). A run of several epochs adds {@code epoch_passes} (gate to the number of epochs that
+ * {@code {passed, score, reason, error}}), {@code gates} (name to {@code passed|failed|errored}), {@code error} (null
+ * or {@code {type, message}}) and, from receipts of version 4, {@code usage} (tokens and cost in all and per role,
+ * unpriced models). A run of several epochs adds {@code epoch_passes} (gate to the number of epochs that
  * passed it) and {@code epochs}: per epoch, in epoch order, {@code epoch} (from 1) and the keys above from
  * {@code status} to {@code error}, its own; the case's own keys are then the epochs' reduction (its {@code output}
  * null, its {@code attempts} their sum).
@@ -164,6 +168,7 @@ public final class RunResults {
             g.writeObjectFieldStart(e.name());
             g.writeBooleanField("passed", e.passed());
             g.writeNumberField("score", e.score());
+            g.writeStringField("reason", e.reason().orElse(null));
             writeError(g, e.error());
             g.writeEndObject();
         }
@@ -174,6 +179,51 @@ public final class RunResults {
         }
         g.writeEndObject();
         writeError(g, c.error());
+        if (c.usage().isPresent()) {
+            writeUsage(g, c.usage().get());
+        }
+    }
+
+    /**
+     * {@code usage}: the execution's tokens and cost, in all and per role ({@code agent}, {@code judges}), and the
+     * models without a price (whose cost is then unknown: {@code cost_usd} null).
+     */
+    static void writeUsage(JsonGenerator g, Receipt.Usage u) throws IOException {
+        g.writeObjectFieldStart("usage");
+        writeTokens(g, u.models());
+        Set<String> unpriced = new TreeSet<>();
+        u.models().stream().filter(m -> m.costUsd().isEmpty()).forEach(m -> unpriced.add(m.model()));
+        g.writeArrayFieldStart("unpriced_models");
+        for (String m : unpriced) {
+            g.writeString(m);
+        }
+        g.writeEndArray();
+        for (Receipt.Role role : Receipt.Role.values()) {
+            g.writeObjectFieldStart(role == Receipt.Role.AGENT ? "agent" : "judges");
+            writeTokens(g, u.models().stream().filter(m -> m.role() == role).toList());
+            g.writeEndObject();
+        }
+        g.writeEndObject();
+    }
+
+    private static void writeTokens(JsonGenerator g, List<Receipt.ModelUsage> models) throws IOException {
+        Receipt.Usage part = new Receipt.Usage(models);
+        long input = 0;
+        long cached = 0;
+        long output = 0;
+        long calls = 0;
+        for (Receipt.ModelUsage m : models) {
+            input += m.inputTokens();
+            cached += m.cachedInputTokens();
+            output += m.outputTokens();
+            calls += m.calls();
+        }
+        g.writeNumberField("calls", calls);
+        g.writeNumberField("input_tokens", input);
+        g.writeNumberField("cached_input_tokens", cached);
+        g.writeNumberField("output_tokens", output);
+        // A decimal string, exact (as datagen's costs): a JSON number would be read back as a double by most tools.
+        g.writeStringField("cost_usd", part.costUsd().map(Pricing::text).orElse(null));
     }
 
     /** An output stored apart: read, verified against the reference and the receipt's length and digest. */

@@ -342,9 +342,19 @@ final class AttemptTranscript {
         endTurn(F.objectNode().put("kind", "completed"));
     }
 
-    /** One evaluator's result on the output. */
-    void evaluator(String name, boolean passed, double score, String errorType, String errorMessage, long millis) {
+    /** One evaluator's result on the output; {@code reason} null when it gave none. */
+    void evaluator(
+            String name,
+            boolean passed,
+            double score,
+            String reason,
+            String errorType,
+            String errorMessage,
+            long millis) {
         ObjectNode d = F.objectNode().put("name", name).put("passed", passed).put("score", score);
+        if (reason != null) {
+            d.put("reason", reason);
+        }
         if (errorType != null) {
             d.putObject("error").put("type", errorType).put("message", errorMessage);
         } else {

@@ -11,6 +11,7 @@ import dev.vigilo.agent.EvaluatorObserver;
 import dev.vigilo.agent.EvaluatorResult;
 import dev.vigilo.agent.EvaluatorSet;
 import dev.vigilo.agent.Evaluators;
+import dev.vigilo.agent.TokenUsage;
 import dev.vigilo.common.concurrent.Futures;
 import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.common.errors.CancelledException;
@@ -22,6 +23,7 @@ import dev.vigilo.exec.record.ChunkTables;
 import dev.vigilo.exec.record.EpochReduction;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.TranscriptStore;
+import dev.vigilo.llm.Pricing;
 import dev.vigilo.plan.ChunkFile;
 import dev.vigilo.plan.PublishedPlan;
 import dev.vigilo.storage.Deadline;
@@ -72,7 +74,12 @@ final class ChunkExecution implements ChunkExecutor {
      * provider and default model.
      */
     private record RunAgent(
-            Agent agent, EvaluatorSet evaluators, EpochReduction reduction, String provider, String defaultModel) {}
+            Agent agent,
+            EvaluatorSet evaluators,
+            EpochReduction reduction,
+            Pricing pricing,
+            String provider,
+            String defaultModel) {}
 
     ChunkExecution(int concurrency) {
         this(concurrency, AgentEnvironment.system());
@@ -100,9 +107,19 @@ final class ChunkExecution implements ChunkExecutor {
                         Agents.create(agent, runEnvironment),
                         Evaluators.fromPlan(run.configuration().path("evaluator_plan"), runEnvironment),
                         EpochReduction.of(run.configuration()),
+                        pricing(run),
                         http ? AttemptTranscript.HTTP_PROVIDER : AttemptTranscript.COMMAND_PROVIDER,
                         model.isEmpty() ? "agent" : model);
             });
+        }
+    }
+
+    private static Pricing pricing(RunContext run) {
+        try {
+            return Pricing.fromJson(run.configuration().path("profile").path("pricing"));
+        } catch (IllegalArgumentException e) {
+            throw new DamagedException(
+                    "run " + run.runId() + ": the frozen profile's pricing is invalid: " + e.getMessage());
         }
     }
 
@@ -226,6 +243,8 @@ final class ChunkExecution implements ChunkExecutor {
         }
         long agentMillis = outcome.elapsed().toMillis();
         int attempts = outcome.attempts().size();
+        List<TokenUsage> agentUsage =
+                outcome.attempts().stream().flatMap(a -> a.usage().stream()).toList();
         Map<String, Receipt.GateOutcome> gates = new LinkedHashMap<>();
         List<String> gateNames = run.gateNames();
         if (outcome.status() == AgentOutcome.Status.ERROR) {
@@ -250,7 +269,9 @@ final class ChunkExecution implements ChunkExecutor {
                             Optional.of(new Receipt.Error(err.type().code(), err.message())),
                             List.of(),
                             gates,
-                            List.of()),
+                            List.of(),
+                            List.of(),
+                            Optional.of(Receipt.Usage.of(agentUsage, List.of(), ra.pricing()))),
                     null);
         }
         String output = outcome.output().orElseThrow();
@@ -258,6 +279,7 @@ final class ChunkExecution implements ChunkExecutor {
                 .evaluate(entry.evaluators(), record, output, EvaluationContext.of(outcome, EvaluatorObserver.NONE));
         Map<Integer, EvaluatorResult> byIndex = new HashMap<>();
         List<Receipt.EvaluatorResult> evaluated = new ArrayList<>();
+        List<TokenUsage> judgeUsage = new ArrayList<>();
         for (EvaluatorResult r : results) {
             if (r.cancelled()) {
                 throw new CancelledException("case " + c.id() + " was cancelled");
@@ -268,7 +290,9 @@ final class ChunkExecution implements ChunkExecutor {
                     r.passed(),
                     r.score(),
                     r.error().map(e -> new Receipt.Error(e.type().code(), e.message())),
-                    r.elapsed().toMillis()));
+                    r.elapsed().toMillis(),
+                    r.reason()));
+            judgeUsage.addAll(r.usage());
         }
         for (int g = 0; g < gateNames.size(); g++) {
             if ((entry.gates() & (1L << g)) == 0) {
@@ -300,7 +324,9 @@ final class ChunkExecution implements ChunkExecutor {
                         Optional.empty(),
                         evaluated,
                         gates,
-                        List.of()),
+                        List.of(),
+                        List.of(),
+                        Optional.of(Receipt.Usage.of(agentUsage, judgeUsage, ra.pricing()))),
                 output);
     }
 

@@ -159,6 +159,7 @@ final class TranscriptRecorder implements AgentObserver {
                             e.name(),
                             e.passed(),
                             e.score(),
+                            e.reason().orElse(null),
                             e.error().map(Receipt.Error::type).orElse(null),
                             e.error().map(Receipt.Error::message).orElse(null),
                             e.millis());

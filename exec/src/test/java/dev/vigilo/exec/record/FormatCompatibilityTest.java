@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Test;
  * The parsers read what the writers before them wrote, and write the same bytes: the resources beside this class were
  * written by {@code Receipt.encode} and {@code RunSnapshot.encode} before {@link ReceiptParser} and
  * {@link RunSnapshotParser} existed (the version 1 receipt is the version 2 one without its transcript lists). The
- * version 3 files (epochs) pin the bytes this build writes, so a later build keeps reading and writing them.
+ * version 3 receipt (epochs) was written by the build before reasons and usage; the version 4 files pin the bytes
+ * this build writes, so a later build keeps reading and writing them.
  */
 class FormatCompatibilityTest {
     static byte[] resource(String name) throws IOException {
@@ -23,10 +24,56 @@ class FormatCompatibilityTest {
     }
 
     @Test
-    void aVersion2ReceiptReadsAndIsWrittenByteForByte() throws IOException {
+    void aVersion2ReceiptReadsWithoutReasonsOrUsage() throws IOException {
         byte[] written = resource("receipt-v2.json");
-        assertThat(ReceiptParser.fromJson(written, "receipt-v2.json")).isEqualTo(FormatSamples.receipt());
-        assertThat(ReceiptParser.toJson(FormatSamples.receipt())).isEqualTo(written);
+        Receipt r = ReceiptParser.fromJson(written, "receipt-v2.json");
+        assertThat(r).isEqualTo(FormatSamples.receipt());
+        assertThat(r.cases()).allSatisfy(c -> assertThat(c.usage()).isEmpty());
+    }
+
+    @Test
+    void aVersion4ReceiptReadsAndIsWrittenByteForByte() throws IOException {
+        byte[] written = resource("receipt-v4.json");
+        Receipt r = ReceiptParser.fromJson(written, "receipt-v4.json");
+        assertThat(r).isEqualTo(FormatSamples.usageReceipt());
+        assertThat(ReceiptParser.toJson(r)).isEqualTo(written);
+        Receipt.Usage first = r.cases().get(0).usage().orElseThrow();
+        // agent: 1320 input (1000 cached), 38 output at 0.15 / 0.075 / 0.6 per million; judge: 400 in, 60 out at
+        // 2.5 / 10
+        assertThat(first.costUsd()).contains(new java.math.BigDecimal("0.0017458"));
+        assertThat(r.cases().get(1).usage().orElseThrow().costUsd())
+                .as("an unpriced model: unknown, never 0")
+                .isEmpty();
+        assertThat(r.cases().get(2).usage().orElseThrow().tokens())
+                .as("an errored case's failed attempts count")
+                .isEqualTo(200);
+        assertThat(r.cases().get(0).evaluatorResults().get(0).reason()).contains("matched `1400`");
+    }
+
+    @Test
+    void aVersion4ReceiptOfEpochsSumsItsEpochsUsage() throws IOException {
+        byte[] written = resource("receipt-v4-epochs.json");
+        Receipt r = ReceiptParser.fromJson(written, "receipt-v4-epochs.json");
+        assertThat(r).isEqualTo(FormatSamples.usageEpochReceipt());
+        assertThat(ReceiptParser.toJson(r)).isEqualTo(written);
+        Receipt.CaseResult c = r.cases().get(0);
+        assertThat(c.usage().orElseThrow().tokens()).isEqualTo(50 + 51 + 52 + 3 * 4);
+        assertThat(c.usage().orElseThrow().costUsd())
+                .isEqualTo(c.epochs().stream()
+                        .map(e -> e.usage().orElseThrow().costUsd().orElseThrow())
+                        .reduce(java.math.BigDecimal::add)
+                        .map(dev.vigilo.llm.Pricing::plain));
+    }
+
+    @Test
+    void aVersion4ReceiptWhoseCostIsNotTheSumOfItsModelsIsDamage() throws IOException {
+        String text = new String(resource("receipt-v4.json"), StandardCharsets.UTF_8);
+        String altered = text.replaceFirst("\"cost_usd\":\"0.0017458\"", "\"cost_usd\":\"0.0027458\"");
+        assertThat(altered).isNotEqualTo(text);
+        org.assertj.core.api.Assertions.assertThatThrownBy(
+                        () -> ReceiptParser.fromJson(altered.getBytes(StandardCharsets.UTF_8), "k"))
+                .isInstanceOf(dev.vigilo.common.errors.DamagedException.class)
+                .hasMessageContaining("is not the sum of its models' costs");
     }
 
     @Test
@@ -52,11 +99,10 @@ class FormatCompatibilityTest {
     }
 
     @Test
-    void aVersion3ReceiptOfEpochsReadsAndIsWrittenByteForByte() throws IOException {
+    void aVersion3ReceiptOfEpochsReads() throws IOException {
         byte[] written = resource("receipt-v3.json");
         Receipt r = ReceiptParser.fromJson(written, "receipt-v3.json");
         assertThat(r).isEqualTo(FormatSamples.epochReceipt());
-        assertThat(ReceiptParser.toJson(r)).isEqualTo(written);
         assertThat(r.epochCount()).isEqualTo(3);
         assertThat(r.cases().get(0).epochPasses()).containsEntry("all", 2);
         assertThat(r.cases().get(1).errored()).isTrue();

@@ -1,10 +1,13 @@
 package dev.vigilo.exec.record;
 
+import dev.vigilo.agent.TokenUsage;
+import dev.vigilo.llm.Pricing;
 import dev.vigilo.plan.Profile;
 import dev.vigilo.stats.Confidence;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
+import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -178,6 +181,117 @@ final class FormatSamples {
                 List.of("exact"),
                 List.of("all"),
                 List.of(twoOfThree, erroredInThird));
+    }
+
+    static final Pricing PRICING = Pricing.of(Map.of(
+            "agent-model",
+            new Pricing.Price(new BigDecimal("0.15"), new BigDecimal("0.6"), new BigDecimal("0.075")),
+            "judge-model",
+            new Pricing.Price(new BigDecimal("2.5"), new BigDecimal("10"), new BigDecimal("2.5"))));
+
+    private static TokenUsage tokens(String model, long in, long out, long cached) {
+        return new TokenUsage(model, in, out, in + out, cached);
+    }
+
+    /** {@code c} with reasons on its passed and failed evaluator results. */
+    private static Receipt.CaseResult withReasons(Receipt.CaseResult c) {
+        List<Receipt.EvaluatorResult> results = c.evaluatorResults().stream()
+                .map(e -> new Receipt.EvaluatorResult(
+                        e.name(),
+                        e.passed(),
+                        e.score(),
+                        e.error(),
+                        e.millis(),
+                        e.error().isPresent()
+                                ? Optional.empty()
+                                : Optional.of(e.passed() ? "matched `1400`" : "expected `1400`, got `14OO` \"…\"")))
+                .toList();
+        return new Receipt.CaseResult(
+                c.ordinal(),
+                c.id(),
+                c.caseSha256(),
+                c.errored(),
+                c.output(),
+                c.outputRef(),
+                c.outputLength(),
+                c.outputSha256(),
+                c.attempts(),
+                c.agentMillis(),
+                c.error(),
+                results,
+                c.gates(),
+                c.transcripts(),
+                c.epochs(),
+                c.usage());
+    }
+
+    /**
+     * A version 4 receipt: {@link #receipt()}'s cases with reasons and usage: agent and judge calls priced (cached
+     * input tokens included), an agent model without a price, and an errored case whose failed attempts reported
+     * tokens.
+     */
+    static Receipt usageReceipt() {
+        Receipt r = receipt();
+        List<Receipt.CaseResult> cases = List.of(
+                withReasons(r.cases().get(0))
+                        .withUsage(Optional.of(Receipt.Usage.of(
+                                List.of(tokens("agent-model", 120, 8, 0), tokens("agent-model", 1200, 30, 1000)),
+                                List.of(tokens("judge-model", 400, 60, 0)),
+                                PRICING))),
+                withReasons(r.cases().get(1))
+                        .withUsage(Optional.of(
+                                Receipt.Usage.of(List.of(tokens("unpriced-model", 10, 5, 0)), List.of(), PRICING))),
+                r.cases()
+                        .get(2)
+                        .withUsage(Optional.of(Receipt.Usage.of(
+                                List.of(tokens("agent-model", 100, 0, 0), tokens("agent-model", 100, 0, 0)),
+                                List.of(),
+                                PRICING))));
+        return new Receipt(
+                r.runId(),
+                r.chunkIndex(),
+                r.chunkId(),
+                r.shard(),
+                r.leaseGeneration(),
+                r.worker(),
+                r.membership(),
+                r.startedAt(),
+                r.finishedAt(),
+                r.evaluators(),
+                r.gates(),
+                cases);
+    }
+
+    /** A version 4 receipt of epochs: {@link #epochReceipt()}'s, each epoch with its agent's tokens. */
+    static Receipt usageEpochReceipt() {
+        EpochReduction reduction = new EpochReduction(
+                new EpochReduction.Policy(3, dev.vigilo.stats.Reducer.MAJORITY),
+                Map.of("exact", 1.0),
+                Map.of("all", List.of("exact")));
+        List<Receipt.CaseResult> cases = new java.util.ArrayList<>();
+        for (Receipt.CaseResult c : epochReceipt().cases()) {
+            List<Receipt.CaseResult> epochs = new java.util.ArrayList<>();
+            for (int i = 0; i < c.epochs().size(); i++) {
+                epochs.add(withReasons(c.epochs().get(i))
+                        .withUsage(Optional.of(
+                                Receipt.Usage.of(List.of(tokens("agent-model", 50 + i, 4, 0)), List.of(), PRICING))));
+            }
+            cases.add(reduction.reduce(epochs));
+        }
+        Receipt r = epochReceipt();
+        return new Receipt(
+                r.runId(),
+                r.chunkIndex(),
+                r.chunkId(),
+                r.shard(),
+                r.leaseGeneration(),
+                r.worker(),
+                r.membership(),
+                r.startedAt(),
+                r.finishedAt(),
+                r.evaluators(),
+                r.gates(),
+                cases);
     }
 
     /** The snapshot of a run of three epochs (version 3). */

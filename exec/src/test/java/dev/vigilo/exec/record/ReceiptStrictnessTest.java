@@ -33,7 +33,7 @@ class ReceiptStrictnessTest {
 
     @Test
     void aReceiptReadsBackAsWritten() {
-        Receipt r = FormatSamples.receipt();
+        Receipt r = FormatSamples.usageReceipt();
         assertThat(ReceiptParser.fromJson(ReceiptParser.toJson(r), "k")).isEqualTo(r);
     }
 
@@ -51,9 +51,9 @@ class ReceiptStrictnessTest {
 
     @Test
     void aNewerVersionIsRefusedAsUnsupported() throws IOException {
-        String newer = replaceOnce(written(), "\"version\":2,", "\"version\":4,");
+        String newer = replaceOnce(written(), "\"version\":2,", "\"version\":5,");
         assertThat(damage(newer))
-                .hasMessageContaining("version 4 is not one this build reads [1, 2, 3]")
+                .hasMessageContaining("version 5 is not one this build reads [1, 2, 3, 4]")
                 .hasMessageContaining("a newer Vigilo wrote it");
     }
 

@@ -347,7 +347,7 @@ class EpochsTest {
                 .contains("its epochs reduce (majority)")
                 .contains("gate all failed")
                 .contains("gate all passed");
-        assertThat(new String(bytes, StandardCharsets.UTF_8)).contains("\"version\":3");
+        assertThat(new String(bytes, StandardCharsets.UTF_8)).contains("\"version\":4");
     }
 
     @Test
@@ -379,6 +379,7 @@ class EpochsTest {
                             "evaluators",
                             "gates",
                             "error",
+                            "usage",
                             "epoch_passes",
                             "epochs");
             assertThat(c.get("output").isNull()).isTrue();
@@ -390,7 +391,8 @@ class EpochsTest {
                 List<String> epochKeys = new ArrayList<>();
                 epoch.fieldNames().forEachRemaining(epochKeys::add);
                 assertThat(epochKeys)
-                        .containsExactly("epoch", "outcome", "attempts", "output", "evaluators", "gates", "error");
+                        .containsExactly(
+                                "epoch", "outcome", "attempts", "output", "evaluators", "gates", "error", "usage");
                 assertThat(epoch.get("epoch").asInt()).isEqualTo(e);
                 assertThat(epoch.get("outcome").asText()).isEqualTo(errors(n, e) ? "errored" : "ok");
                 assertThat(epoch.get("attempts").asInt()).isEqualTo(errors(n, e) ? 3 : 1);
