@@ -13,6 +13,7 @@ import dev.vigilo.stats.ProportionInterval;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -31,6 +32,9 @@ import java.util.UUID;
  * @param gatesFinal    whether {@code gates} is the recorded table of a settled or failed run
  * @param waiting       what live workers of the run wait for now (its store or one of its execution databases, out of
  *                      reach): empty when nothing is out, and for a run that is not pending or running
+ * @param usage         the tokens and cost of the run's model calls so far, or as settlement recorded them: by scope,
+ *                      {@link #ALL_CASES} for every case and each gate's name for the cases it selects; empty for runs
+ *                      whose receipts carry no usage (written before usage was recorded) and before any chunk is done
  */
 public record ExecutionStatus(
         UUID runId,
@@ -40,8 +44,11 @@ public record ExecutionStatus(
         Progress execution,
         List<GateResult> gates,
         boolean gatesFinal,
-        List<Wait> waiting) {
+        List<Wait> waiting,
+        Map<String, UsageSummary> usage) {
     private static final ObjectMapper MAPPER = StrictJson.newMapper();
+    /** The usage scope of every case of the run. */
+    public static final String ALL_CASES = "*";
 
     public ExecutionStatus {
         Objects.requireNonNull(runId, "runId");
@@ -51,6 +58,25 @@ public record ExecutionStatus(
         Objects.requireNonNull(execution, "execution");
         gates = List.copyOf(gates);
         waiting = List.copyOf(waiting);
+        usage = Map.copyOf(usage);
+    }
+
+    /** A status without usage. */
+    public ExecutionStatus(
+            UUID runId,
+            String status,
+            Optional<String> verdict,
+            Optional<String> failureReason,
+            Progress execution,
+            List<GateResult> gates,
+            boolean gatesFinal,
+            List<Wait> waiting) {
+        this(runId, status, verdict, failureReason, execution, gates, gatesFinal, waiting, Map.of());
+    }
+
+    /** The usage of every case of the run, when known. */
+    public Optional<UsageSummary> runUsage() {
+        return Optional.ofNullable(usage.get(ALL_CASES));
     }
 
     /**
@@ -166,6 +192,8 @@ public record ExecutionStatus(
             }
         }
         doc.put("verdict", verdict.orElse(null));
+        // Absent rather than zero for runs without recorded usage: their receipts predate it.
+        runUsage().ifPresent(u -> u.putJson(doc.putObject("usage")));
         ArrayNode g = doc.putArray("gates");
         for (GateResult r : gates) {
             ObjectNode o = g.addObject()
@@ -194,6 +222,12 @@ public record ExecutionStatus(
             OptionalLong toDecide = r.casesToDecide();
             if (toDecide.isPresent()) {
                 o.put("cases_to_decide", toDecide.getAsLong());
+            }
+            UsageSummary gateUsage = usage.get(r.name());
+            if (gateUsage != null) {
+                gateUsage.putJson(o.putObject("usage"));
+            } else if (!usage.isEmpty()) {
+                UsageSummary.NONE.putJson(o.putObject("usage"));
             }
             if (r.passAtK().isPresent()) {
                 ObjectNode k = o.putObject("pass_at_k");

@@ -60,16 +60,20 @@ class RunVerifierTest {
                 return OpenAiTestServer.Reply.error(500, "down");
             }
             if (i == 101) {
-                return OpenAiTestServer.Reply.content("y".repeat(Receipt.INLINE_OUTPUT_BYTES + 5));
+                return OpenAiTestServer.Reply.content("y".repeat(Receipt.INLINE_OUTPUT_BYTES + 5))
+                        .withUsage(inputTokens(i), 2);
             }
             if (i % 7 == 0) {
-                return OpenAiTestServer.Reply.toolCall("multiply", "{\"a\":" + i + "}");
+                return OpenAiTestServer.Reply.toolCall("multiply", "{\"a\":" + i + "}")
+                        .withUsage(inputTokens(i), 2);
             }
-            return OpenAiTestServer.Reply.content(i % 5 == 0 ? "wrong" : Long.toString(i * 2));
+            return OpenAiTestServer.Reply.content(i % 5 == 0 ? "wrong" : Long.toString(i * 2))
+                    .withUsage(inputTokens(i), 2);
         });
         run = fx.prepare("""
                 name: verify
                 agent: {kind: http, url: "%s", model: m, max_attempts: 2}
+                pricing: {test: {input: 0.5, output: 1.5}}
                 evaluators:
                   - {name: exact, kind: exact_match}
                   - {name: re, kind: regex, pattern: "^[0-9]+$", applies_to: {groups: [math]}}
@@ -194,6 +198,65 @@ class RunVerifierTest {
         RunVerifier.Report r = verifyWithFlippedByte(caseFile);
         assertThat(r.intact()).isFalse();
         assertThat(r.damagedKey()).contains(caseFile);
+    }
+
+    /** The prompt tokens the endpoint reports for case {@code i}. */
+    static long inputTokens(long i) {
+        return 10 + i % 3;
+    }
+
+    @Test
+    void usageIsSummedPricedRecordedAndVerified() {
+        long calls = 0;
+        long input = 0;
+        long mathCalls = 0;
+        for (long i = 0; i < 250; i++) {
+            if (i % 13 != 0) { // the errored cases' 500s reported no usage
+                calls++;
+                input += inputTokens(i);
+                mathCalls += i % 3 == 0 ? 1 : 0;
+            }
+        }
+        // 0.5 per million input tokens, 1.5 per million output tokens (2 per call), exact
+        java.math.BigDecimal cost = new java.math.BigDecimal("0.5")
+                .multiply(java.math.BigDecimal.valueOf(input))
+                .add(new java.math.BigDecimal("1.5").multiply(java.math.BigDecimal.valueOf(2 * calls)))
+                .movePointLeft(6);
+        ExecutionStatus status = new dev.vigilo.exec.view.ExecutionStatusReader(placements).status(run);
+        UsageSummary all = status.runUsage().orElseThrow();
+        assertThat(all.all().calls()).isEqualTo(calls);
+        assertThat(all.all().inputTokens()).isEqualTo(input);
+        assertThat(all.all().outputTokens()).isEqualTo(2 * calls);
+        assertThat(all.all().costUsd().orElseThrow()).isEqualByComparingTo(cost);
+        assertThat(all.agent()).isEqualTo(all.all());
+        assertThat(all.judges().calls()).isZero();
+        assertThat(all.unpricedModels()).isEmpty();
+        assertThat(status.usage().get("math").all().calls()).isEqualTo(mathCalls);
+        long rows = fx.control
+                .jdbi()
+                .withHandle(h -> h.createQuery("SELECT count(*) FROM run_usage WHERE run_id = :r")
+                        .bind("r", run)
+                        .mapTo(Long.class)
+                        .one());
+        assertThat(rows).as("settlement recorded the scopes *, all and math").isEqualTo(3);
+
+        fx.control
+                .jdbi()
+                .useHandle(h -> h.execute(
+                        "UPDATE run_usage SET cost_usd = cost_usd * 2 WHERE run_id = ? AND scope = '*'", run));
+        try {
+            RunVerifier.Report r = verify();
+            assertThat(r.intact()).isFalse();
+            assertThat(r.problem().orElseThrow())
+                    .contains("the run records usage")
+                    .contains("the receipts give");
+        } finally {
+            fx.control
+                    .jdbi()
+                    .useHandle(h -> h.execute(
+                            "UPDATE run_usage SET cost_usd = cost_usd / 2 WHERE run_id = ? AND scope = '*'", run));
+        }
+        assertThat(verify().intact()).isTrue();
     }
 
     @Test

@@ -207,7 +207,9 @@ public final class SimulatedWorker {
                 error,
                 evals,
                 gates,
-                List.of());
+                List.of(),
+                List.of(),
+                Optional.of(Receipt.Usage.NONE)); // as a command agent's: no model calls
     }
 
     /** Writes the receipt (create-only) and completes the chunk under the lease, as the worker does. */

@@ -11,6 +11,8 @@ import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.RunSnapshot;
 import dev.vigilo.exec.record.RunSnapshotParser;
 import dev.vigilo.exec.record.TranscriptStore;
+import dev.vigilo.exec.record.UsageTallies;
+import dev.vigilo.llm.Pricing;
 import dev.vigilo.plan.ChunkFile;
 import dev.vigilo.plan.GateFile;
 import dev.vigilo.plan.PlanManifest;
@@ -49,7 +51,11 @@ final class ExecutionCheck {
     private final List<GateFile> gates;
     private final List<String> evaluators;
     private final EpochReduction reduction;
+    private final Pricing pricing;
     private final Path scratch;
+    /** The usage per scope summed from the receipts (as settlement sums the chunk rows'). */
+    Map<String, List<Receipt.ModelUsage>> usage = Map.of();
+
     final long[] passed;
     final long[] failed;
     final long[] errored;
@@ -71,8 +77,10 @@ final class ExecutionCheck {
             List<GateFile> gates,
             List<String> evaluators,
             EpochReduction reduction,
+            Pricing pricing,
             Path scratch) {
         this.runId = runId;
+        this.pricing = pricing;
         this.plan = plan;
         this.store = store;
         this.gates = gates;
@@ -210,6 +218,9 @@ final class ExecutionCheck {
                             + chunk.chunkIndex() + " has \"" + e.id() + "\" at " + e.ordinal());
             checkCase(key, r, c, e);
         }
+        Map<String, List<Receipt.ModelUsage>> used = new java.util.TreeMap<>();
+        r.usageByScope().forEach((scope, u) -> used.put(scope, u.models()));
+        usage = UsageTallies.plus(usage, used);
     }
 
     private void checkCase(String key, Receipt r, Receipt.CaseResult c, ChunkFile.Entry e) {
@@ -326,6 +337,15 @@ final class ExecutionCheck {
                 what + " has outcomes for gates that do not select it");
         checkOutput(key, what, c);
         checkTranscripts(r, c, what, epoch);
+        for (Receipt.ModelUsage m : c.usage().map(Receipt.Usage::models).orElse(List.of())) {
+            require(
+                    key,
+                    m.costUsd().equals(m.priced(pricing)),
+                    what + " records a cost of "
+                            + m.costUsd().map(Pricing::text).orElse("(unknown)") + " for "
+                            + m.role().wire + " model " + m.model() + ", the run's pricing gives "
+                            + m.priced(pricing).map(Pricing::text).orElse("(unknown: no price)"));
+        }
     }
 
     private void checkOutput(String key, String what, Receipt.CaseResult c) {

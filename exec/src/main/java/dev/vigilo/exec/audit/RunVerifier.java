@@ -15,7 +15,11 @@ import dev.vigilo.exec.record.ChunkRows;
 import dev.vigilo.exec.record.EpochReduction;
 import dev.vigilo.exec.record.GateTable;
 import dev.vigilo.exec.record.PlanRecord;
+import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.RunRecords;
+import dev.vigilo.exec.record.UsageTable;
+import dev.vigilo.exec.record.UsageTallies;
+import dev.vigilo.llm.Pricing;
 import dev.vigilo.plan.GateFile;
 import dev.vigilo.plan.PublishedPlan;
 import dev.vigilo.plan.RunState;
@@ -32,6 +36,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
@@ -205,7 +210,14 @@ public final class RunVerifier {
         }
         List<RunRecords.Route> routes = control.withHandle(h -> RunRecords.routes(h, runId, ""));
         p.execution = new ExecutionCheck(
-                runId, plan, store, gates, p.plan.evaluators(), EpochReduction.of(configuration), scratch);
+                runId,
+                plan,
+                store,
+                gates,
+                p.plan.evaluators(),
+                EpochReduction.of(configuration),
+                pricing(configuration),
+                scratch);
         p.execution.checkSnapshots(placements, routes, record.storageBinding());
         p.execution.checkChunks(ChunkRows.cursor(placements, runId, routes, false));
         return settlement(run, gates, p.execution);
@@ -259,6 +271,13 @@ public final class RunVerifier {
                                 + row.recorded().get() + "; the receipts give " + recomputed);
             }
         }
+        Map<String, List<Receipt.ModelUsage>> usage = control.withHandle(h -> UsageTable.read(h, run.runId()));
+        if (!usage.equals(UsageTallies.withCalls(ex.usage))) {
+            throw new VerificationFailure(
+                    null,
+                    "the run records usage " + usage + "; the receipts give " + ex.usage
+                            + " (tokens and cost per scope, role and model)");
+        }
         RunState status = ex.failedChunks > 0 ? RunState.FAILED : RunState.SETTLED;
         Optional<String> verdict = ex.failedChunks > 0
                 ? Optional.empty()
@@ -272,6 +291,14 @@ public final class RunVerifier {
                             + verdict.orElse("none"));
         }
         return table;
+    }
+
+    private static Pricing pricing(JsonNode configuration) {
+        try {
+            return Pricing.fromJson(configuration.path("profile").path("pricing"));
+        } catch (IllegalArgumentException e) {
+            throw new VerificationFailure(null, "the frozen profile's pricing is invalid: " + e.getMessage());
+        }
     }
 
     private static String describe(GateResult g) {

@@ -19,6 +19,7 @@ import java.util.Arrays;
 import java.util.Deque;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Optional;
 import java.util.UUID;
@@ -53,6 +54,8 @@ public final class ChunkRows {
      * @param epochPasses  the epoch pass histograms of a done chunk of a run of several epochs (see
      *                     {@link ChunkTables.Tallies}); empty otherwise
      * @param lastError    the last error recorded (failed or retried chunks)
+     * @param usage        the usage per scope of a done chunk whose receipt is of version 4
+     *                     ({@link UsageTallies#json}, as the database returns it)
      */
     public record Row(
             ChunkSeed seed,
@@ -65,7 +68,8 @@ public final class ChunkRows {
             long[] failed,
             long[] errored,
             long[] epochPasses,
-            Optional<String> lastError) {
+            Optional<String> lastError,
+            Optional<String> usage) {
         public long chunkIndex() {
             return seed.chunkIndex();
         }
@@ -78,7 +82,7 @@ public final class ChunkRows {
     private static final String COLUMNS = "SELECT run_id, chunk_index, shard, shard_seq, chunk_id, first_ordinal,"
             + " case_count, membership_sha256, chunk_key, chunk_length, chunk_sha256, state, lease_generation,"
             + " receipt_key, receipt_length, receipt_sha256, cases_executed, cases_errored, gate_passed, gate_failed,"
-            + " gate_errored, gate_epoch_passes, last_error FROM exec_chunks";
+            + " gate_errored, gate_epoch_passes, last_error, usage FROM exec_chunks";
 
     private static Row map(ResultSet rs) throws SQLException {
         String key = rs.getString("receipt_key");
@@ -99,7 +103,8 @@ public final class ChunkRows {
                 longs(rs.getArray("gate_failed")),
                 longs(rs.getArray("gate_errored")),
                 longs(rs.getArray("gate_epoch_passes")),
-                Optional.ofNullable(rs.getString("last_error")));
+                Optional.ofNullable(rs.getString("last_error")),
+                Optional.ofNullable(rs.getString("usage")));
     }
 
     /** A Postgres bigint array as longs (a null element as -1). */
@@ -301,8 +306,31 @@ public final class ChunkRows {
                     + " differ from the row's " + Arrays.toString(row.epochPasses())
                     + "; the execution records were altered");
         }
+        Map<String, Receipt.Usage> usage = r.usageByScope();
+        if (!sameJson(
+                usage.isEmpty() ? null : UsageTallies.json(usage), row.usage().orElse(null))) {
+            throw new DamagedException("receipt " + row.receipt().get().key() + " of run " + runId + " does not match"
+                    + " its chunk row: its usage " + (usage.isEmpty() ? "(none)" : UsageTallies.json(usage))
+                    + " differs from the row's " + row.usage().orElse("(none)")
+                    + "; the execution records were altered");
+        }
         return r;
     }
+
+    /** Whether two JSON texts hold the same value (the database normalises jsonb's spacing and key order). */
+    private static boolean sameJson(String a, String b) {
+        if (a == null || b == null) {
+            return a == b;
+        }
+        try {
+            return JSON.readTree(a).equals(JSON.readTree(b));
+        } catch (java.io.IOException e) {
+            return false;
+        }
+    }
+
+    private static final com.fasterxml.jackson.databind.ObjectMapper JSON =
+            new com.fasterxml.jackson.databind.ObjectMapper();
 
     /**
      * Reads the receipt {@code ref} names (length and SHA-256 verified), decodes it and checks it against the fields

@@ -160,13 +160,25 @@ public final class ChunkTables {
                 == 1;
     }
 
-    /** The tallies a completion records, per gate in gate order. */
     /**
-     * A receipt's tallies as its chunk row records them: cases, per-gate outcomes in gate order, and the epoch pass
-     * histograms ({@link Receipt#epochPassHistograms}; empty for a run of one epoch, recorded as NULL).
+     * A receipt's tallies as its chunk row records them: cases, per-gate outcomes in gate order, the epoch pass
+     * histograms ({@link Receipt#epochPassHistograms}; empty for a run of one epoch, recorded as NULL) and the usage
+     * per scope ({@link UsageTallies#json}; empty for a receipt before version 4, recorded as NULL).
      */
     public record Tallies(
-            int casesExecuted, int casesErrored, long[] passed, long[] failed, long[] errored, long[] epochPasses) {
+            int casesExecuted,
+            int casesErrored,
+            long[] passed,
+            long[] failed,
+            long[] errored,
+            long[] epochPasses,
+            Optional<String> usage) {
+        /** Tallies without usage. */
+        public Tallies(
+                int casesExecuted, int casesErrored, long[] passed, long[] failed, long[] errored, long[] epochPasses) {
+            this(casesExecuted, casesErrored, passed, failed, errored, epochPasses, Optional.empty());
+        }
+
         /** The tallies of {@code r}. */
         public static Tallies of(Receipt r) {
             List<Receipt.GateTally> t = r.tallies();
@@ -178,7 +190,15 @@ public final class ChunkTables {
                 f[i] = t.get(i).failed();
                 e[i] = t.get(i).errored();
             }
-            return new Tallies(r.cases().size(), (int) r.casesErrored(), p, f, e, r.epochPassHistograms());
+            Map<String, Receipt.Usage> usage = r.usageByScope();
+            return new Tallies(
+                    r.cases().size(),
+                    (int) r.casesErrored(),
+                    p,
+                    f,
+                    e,
+                    r.epochPassHistograms(),
+                    usage.isEmpty() ? Optional.empty() : Optional.of(UsageTallies.json(usage)));
         }
     }
 
@@ -213,7 +233,7 @@ public final class ChunkTables {
                         "UPDATE exec_chunks SET state = 'done', lease_owner = NULL, lease_expires_at = NULL,"
                                 + " receipt_key = :k, receipt_length = :len, receipt_sha256 = :sha, cases_executed = :ce,"
                                 + " cases_errored = :cer, gate_passed = :gp, gate_failed = :gf, gate_errored = :ge,"
-                                + " gate_epoch_passes = :gh,"
+                                + " gate_epoch_passes = :gh, usage = CAST(:u AS jsonb),"
                                 + " last_error = NULL, finished_at = now()"
                                 + HELD)
                 .bind("k", receipt.key().value())
@@ -224,6 +244,7 @@ public final class ChunkTables {
                 .bind("gp", t.passed())
                 .bind("gf", t.failed())
                 .bind("ge", t.errored())
+                .bind("u", t.usage().orElse(null))
                 .bindMap(held(l));
         if (t.epochPasses().length == 0) {
             update.bindNull("gh", java.sql.Types.ARRAY);

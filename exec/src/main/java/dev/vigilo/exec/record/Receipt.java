@@ -500,6 +500,33 @@ public record Receipt(
         return out;
     }
 
+    /** The scope of a run's usage over all its cases, beside the scopes of its gates (named by the gate). */
+    public static final String ALL_CASES = "*";
+
+    /**
+     * The chunk's usage per scope: {@link #ALL_CASES} over every case, and per gate (gate order) over the cases it
+     * selects. Empty when a case has no usage (a receipt before version 4).
+     */
+    public Map<String, Usage> usageByScope() {
+        Map<String, Usage> out = new LinkedHashMap<>();
+        Usage all = Usage.NONE;
+        Map<String, Usage> byGate = new LinkedHashMap<>();
+        gates.forEach(g -> byGate.put(g, Usage.NONE));
+        for (CaseResult c : cases) {
+            if (c.usage().isEmpty()) {
+                return Map.of();
+            }
+            Usage u = c.usage().get();
+            all = all.plus(u);
+            for (String g : c.gates().keySet()) {
+                byGate.merge(g, u, Usage::plus);
+            }
+        }
+        out.put(ALL_CASES, all);
+        out.putAll(byGate);
+        return java.util.Collections.unmodifiableMap(out);
+    }
+
     public long casesErrored() {
         return cases.stream().filter(CaseResult::errored).count();
     }

@@ -256,7 +256,12 @@ public final class ReceiptParser {
             putRef(x, t.ref());
         }
         if (version.usage) {
-            putUsage(o.putObject(USAGE), c.usage().orElse(Receipt.Usage.NONE));
+            // Unknown usage is not written as none: only results read from older receipts lack it.
+            putUsage(
+                    o.putObject(USAGE),
+                    c.usage()
+                            .orElseThrow(() -> new IllegalArgumentException("case " + c.id() + ": a version "
+                                    + version.number + " receipt records every execution's usage")));
         }
     }
 
@@ -289,7 +294,7 @@ public final class ReceiptParser {
                         longValue(m, INPUT_TOKENS, at),
                         longValue(m, CACHED_INPUT_TOKENS, at),
                         longValue(m, OUTPUT_TOKENS, at),
-                        optionalText(m, COST_USD, at).map(BigDecimal::new)));
+                        optionalText(m, COST_USD, at).map(BigDecimal::new).map(Pricing::plain)));
             }
             usage = new Receipt.Usage(models);
         } catch (IllegalArgumentException e) { // NumberFormatException included

@@ -9,6 +9,7 @@ import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.record.GateTable;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.ShardTallies;
+import dev.vigilo.exec.record.UsageTable;
 import dev.vigilo.plan.RunLifecycle;
 import dev.vigilo.plan.RunState;
 import dev.vigilo.plan.RunVerdict;
@@ -165,6 +166,7 @@ public final class Settlement {
             }
             List<GateResult> gates = ev.gateTable();
             GateTable.insert(h, runId, gates);
+            UsageTable.insert(h, runId, ev.usage());
             if (ev.failedChunks() > 0) {
                 String reason = ev.failureReason();
                 ended(runId, RunLifecycle.fail(h, runId, reason));

@@ -8,11 +8,13 @@ import dev.vigilo.exec.GateResult;
 import dev.vigilo.exec.LocalTransactions;
 import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.record.ChunkSeed;
+import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.RunSnapshot;
 import dev.vigilo.exec.record.RunSnapshotParser;
 import dev.vigilo.exec.record.SeedTables;
 import dev.vigilo.exec.record.ShardTallies;
+import dev.vigilo.exec.record.UsageTallies;
 import dev.vigilo.plan.PublishedPlan;
 import dev.vigilo.stats.PassAtK;
 import java.io.IOException;
@@ -49,6 +51,7 @@ final class SettlementEvidence {
     private final Map<Integer, PublishedShard> published = new TreeMap<>();
     private final Map<Integer, ShardRow> shards = new TreeMap<>();
     private final Map<Integer, ShardTallies.Tally> tallies = new TreeMap<>();
+    private Map<String, List<Receipt.ModelUsage>> usage = Map.of();
     private final Map<Integer, PublishedPlan.SettlementFold> folds = new TreeMap<>();
     private final List<FailedChunk> failed = new ArrayList<>();
     private final List<String> problems = new ArrayList<>();
@@ -141,6 +144,7 @@ final class SettlementEvidence {
                     });
             tallies.putAll(
                     ShardTallies.read(h, runId, assigned, snapshot.gates().size(), snapshot.epochs()));
+            usage = UsageTallies.plus(usage, UsageTallies.read(h, runId, assigned));
             h.createQuery("SELECT chunk_index, last_error FROM exec_chunks WHERE run_id = :r AND shard = ANY(:s)"
                             + " AND state = 'failed' ORDER BY chunk_index LIMIT " + Settlement.NAMED_FAILURES)
                     .bind("r", runId)
@@ -264,6 +268,11 @@ final class SettlementEvidence {
     }
 
     /** The decided gate table, in gate order (only meaningful when {@link #problems} is empty). */
+    /** The run's usage per scope, summed over the placements read. */
+    Map<String, List<Receipt.ModelUsage>> usage() {
+        return usage;
+    }
+
     List<GateResult> gateTable() {
         List<GateResult> out = new ArrayList<>();
         for (int g = 0; g < snapshot.gates().size(); g++) {

@@ -12,12 +12,16 @@ import dev.vigilo.exec.LocalTransactions;
 import dev.vigilo.exec.Outages;
 import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.Service;
+import dev.vigilo.exec.UsageSummary;
 import dev.vigilo.exec.WaitBoard;
 import dev.vigilo.exec.record.GateTable;
+import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.RunSnapshot;
 import dev.vigilo.exec.record.RunSnapshotParser;
 import dev.vigilo.exec.record.ShardTallies;
+import dev.vigilo.exec.record.UsageTable;
+import dev.vigilo.exec.record.UsageTallies;
 import dev.vigilo.stats.PassAtK;
 import java.io.IOException;
 import java.time.Duration;
@@ -29,6 +33,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.UUID;
 import java.util.function.Consumer;
 import org.jdbi.v3.core.Handle;
@@ -64,7 +69,8 @@ public final class ExecutionStatusReader {
             List<String> gateNames,
             long[] planned,
             List<GateResult> recorded,
-            List<ExecutionStatus.Wait> waiting) {}
+            List<ExecutionStatus.Wait> waiting,
+            Map<String, List<Receipt.ModelUsage>> recordedUsage) {}
 
     /**
      * Reads the run's execution status now.
@@ -77,6 +83,7 @@ public final class ExecutionStatusReader {
         Objects.requireNonNull(runId, "runId");
         ControlView v = control.inTransaction(h -> readControl(h, runId));
         Map<Integer, ShardTallies.Tally> tallies = new HashMap<>();
+        Map<String, List<Receipt.ModelUsage>> usage = new TreeMap<>();
         Optional<RunSnapshot> snapshot = Optional.empty();
         List<String> unreachable = new ArrayList<>();
         for (var g : RunRecords.byPlacement(v.routes()).entrySet()) {
@@ -97,6 +104,11 @@ public final class ExecutionStatusReader {
                                     g.getValue(),
                                     v.gateNames().size(),
                                     s.map(RunSnapshot::epochs).orElse(1)));
+                            // A run that recorded no usage at settlement (no model calls, or settled before usage
+                            // existed) is read from its chunk rows, which know which of the two it is.
+                            if (v.recordedUsage().isEmpty()) {
+                                usage.putAll(UsageTallies.plus(usage, UsageTallies.read(h, runId, g.getValue())));
+                            }
                             return s;
                         });
             } catch (UnavailableException e) {
@@ -145,7 +157,14 @@ public final class ExecutionStatusReader {
                 progress,
                 gates,
                 recorded,
-                v.waiting());
+                v.waiting(),
+                summaries(v.recordedUsage().isEmpty() ? usage : v.recordedUsage()));
+    }
+
+    private static Map<String, UsageSummary> summaries(Map<String, List<Receipt.ModelUsage>> byScope) {
+        Map<String, UsageSummary> out = new TreeMap<>();
+        byScope.forEach((scope, models) -> out.put(scope, UsageTallies.summary(models)));
+        return out;
     }
 
     /**
@@ -202,7 +221,16 @@ public final class ExecutionStatusReader {
             }
         }
         List<GateResult> recorded = GateTable.results(h, runId);
-        return new ControlView(run, expected, routes, totals, names, planned, recorded, WaitBoard.forRun(h, runId));
+        return new ControlView(
+                run,
+                expected,
+                routes,
+                totals,
+                names,
+                planned,
+                recorded,
+                WaitBoard.forRun(h, runId),
+                UsageTable.read(h, runId));
     }
 
     /** The gate table so far: counts of done chunks against the planned totals; no decision yet. */

@@ -1,0 +1,8 @@
+-- Usage (docs/execution.md, "Usage and cost"). A done chunk whose receipt is of version 4 records, with its tallies,
+-- the tokens and cost of its cases' model calls summed per scope and per role and model:
+--   {"*": {"agent/<model>": [calls, input_tokens, cached_input_tokens, output_tokens, "<cost_usd>" | null], ...},
+--    "<gate>": {...the same over the cases the gate selects...}}
+-- Every number adds up over chunks and shards, so status and settlement sum them by aggregate SQL with no row per
+-- case; a null cost (a model without a price) stays null in any sum. NULL for chunks of receipts before version 4.
+ALTER TABLE exec_chunks ADD COLUMN usage jsonb;
+ALTER TABLE exec_chunks ADD CONSTRAINT exec_chunks_usage_done CHECK (usage IS NULL OR state = 'done');
