@@ -54,6 +54,7 @@ final class ExecutionView {
         for (ExecutionStatus.Wait w : s.waiting()) {
             out.println(waiting(w));
         }
+        s.runUsage().ifPresent(u -> out.println("usage: " + u.line()));
         out.println("verdict: " + verdict(s));
         if (!s.gates().isEmpty()) {
             printGates(out, s.gates());

@@ -11,6 +11,7 @@ import dev.vigilo.dataset.StoredCase;
 import dev.vigilo.exec.ExecutionStatus;
 import dev.vigilo.exec.GateDecision;
 import dev.vigilo.exec.GateResult;
+import dev.vigilo.exec.UsageSummary;
 import dev.vigilo.exec.settlement.RunCancellation;
 import dev.vigilo.exec.view.CaseResults;
 import dev.vigilo.exec.view.ExecutionStatusReader;
@@ -169,6 +170,7 @@ final class RunPages {
         m.put("routed_shards", p.shards().size());
         m.put("gates", gateRows(s));
         m.put("has_gates", !s.gates().isEmpty());
+        m.put("usage", s.runUsage().map(UsageSummary::line).orElse(null));
         m.put("has_pass_at_k", s.gates().stream().anyMatch(g -> g.passAtK().isPresent()));
         m.put("gates_final", s.gatesFinal());
         m.put("gates_undecided", !s.gatesFinal() && s.finished());
@@ -444,10 +446,12 @@ final class RunPages {
             ObjectNode en = evals.putObject(e.name())
                     .put("passed", e.passed())
                     .put("score", e.score())
+                    .put("reason", e.reason().orElse(null))
                     .put("ms", e.millis());
             putError(en, e.errorType(), e.errorMessage());
         }
         putError(n, c.errorType(), c.errorMessage());
+        c.usage().ifPresent(u -> u.putJson(n.putObject("usage")));
         if (!c.epochPasses().isEmpty()) {
             ObjectNode passes = n.putObject("epoch_passes");
             c.epochPasses().forEach(passes::put);
@@ -523,6 +527,7 @@ final class RunPages {
                 r.put("name", e.name());
                 r.put("result", e.errorType().isPresent() ? "errored" : e.passed() ? "passed" : "failed");
                 r.put("score", e.score());
+                r.put("reason", e.reason().orElse(""));
                 r.put("time", Views.millis(e.millis()));
                 r.put(
                         "error",
@@ -532,6 +537,7 @@ final class RunPages {
                 evals.add(r);
             }
             m.put("evaluators", evals);
+            m.put("usage", c.usage().map(UsageSummary::line).orElse(null));
             List<Map<String, Object>> gates = new ArrayList<>();
             c.gates().forEach((g, v) -> gates.add(Map.of("name", g, "outcome", v)));
             m.put("gates", gates);

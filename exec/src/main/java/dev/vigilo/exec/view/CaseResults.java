@@ -4,9 +4,11 @@ import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.exec.Placements;
+import dev.vigilo.exec.UsageSummary;
 import dev.vigilo.exec.record.ChunkRows;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.RunRecords;
+import dev.vigilo.exec.record.UsageTallies;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.ObjectStores;
 import dev.vigilo.storage.Sha256;
@@ -88,14 +90,18 @@ public final class CaseResults implements AutoCloseable {
         }
     }
 
-    /** One evaluator's result on a case; {@code errorType} and {@code errorMessage} are set together. */
+    /**
+     * One evaluator's result on a case; {@code errorType} and {@code errorMessage} are set together; {@code reason} is
+     * why it passed or failed (receipts of version 4; empty on an error and for evaluators that give none).
+     */
     public record EvaluatorOutcome(
             String name,
             boolean passed,
             double score,
             Optional<String> errorType,
             Optional<String> errorMessage,
-            long millis) {}
+            long millis,
+            Optional<String> reason) {}
 
     /**
      * One executed case, as its receipt records it.
@@ -109,6 +115,8 @@ public final class CaseResults implements AutoCloseable {
      *                          epochs passed it, the case's result being their reduction; empty with one epoch and for
      *                          an epoch itself
      * @param epochs            epochs per case of the run (1 with one epoch, and for an epoch itself)
+     * @param usage             the tokens and cost of its model calls (of a case of several epochs: of all of them);
+     *                          empty for receipts written before usage was recorded
      */
     public record ExecutedCase(
             long ordinal,
@@ -126,7 +134,8 @@ public final class CaseResults implements AutoCloseable {
             long outputLength,
             boolean outputStoredApart,
             Map<String, Integer> epochPasses,
-            int epochs) {
+            int epochs,
+            Optional<UsageSummary> usage) {
         public ExecutedCase {
             evaluators = List.copyOf(evaluators);
             gates = Collections.unmodifiableMap(new LinkedHashMap<>(gates));
@@ -425,7 +434,8 @@ public final class CaseResults implements AutoCloseable {
                     e.score(),
                     e.error().map(Receipt.Error::type),
                     e.error().map(Receipt.Error::message),
-                    e.millis()));
+                    e.millis(),
+                    e.reason()));
         }
         Map<String, String> gates = new LinkedHashMap<>();
         c.gates().forEach((k, v) -> gates.put(k, v.wire));
@@ -445,7 +455,8 @@ public final class CaseResults implements AutoCloseable {
                 c.outputLength(),
                 c.outputRef().isPresent(),
                 c.epochPasses(),
-                Math.max(1, c.epochs().size()));
+                Math.max(1, c.epochs().size()),
+                c.usage().map(u -> UsageTallies.summary(u.models())));
     }
 
     private static Outcome of(Receipt.GateOutcome g) {
