@@ -16,15 +16,22 @@ import java.util.Objects;
  * @param caseRecord the case, as stored
  * @param observer   watches the attempts ({@link AgentObserver#NONE} for nothing)
  * @param epoch      which execution of the case this is, from 1 (1 when the profile has no epochs)
+ * @param budget     the execution's per-case limits ({@link CaseBudget#NONE} for none)
  */
-public record AgentCall(CaseRecord caseRecord, AgentObserver observer, int epoch) {
+public record AgentCall(CaseRecord caseRecord, AgentObserver observer, int epoch, CaseBudget budget) {
     /** Checks the components; an {@code epoch} below 1 is an {@link IllegalArgumentException}. */
     public AgentCall {
         Objects.requireNonNull(caseRecord, "caseRecord");
         Objects.requireNonNull(observer, "observer");
+        Objects.requireNonNull(budget, "budget");
         if (epoch < 1) {
             throw new IllegalArgumentException("epoch must be at least 1 (epochs count from 1), got " + epoch);
         }
+    }
+
+    /** A call without per-case limits. */
+    public AgentCall(CaseRecord caseRecord, AgentObserver observer, int epoch) {
+        this(caseRecord, observer, epoch, CaseBudget.NONE);
     }
 
     /** A call in epoch 1: a case executed once, as without epochs. */

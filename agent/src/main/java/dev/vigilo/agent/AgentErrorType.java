@@ -24,6 +24,12 @@ public enum AgentErrorType {
     RATE_LIMITED("rate_limited", true),
     /** No connection to the endpoint, or it broke before the answer was complete. */
     CONNECTION_FAILED("connection_failed", true),
+    /**
+     * A per-case limit ({@code limits.case_seconds}, {@code case_tokens}, {@code case_cost_usd}) was exceeded: the
+     * attempt running was stopped (a command killed with its process tree, a request aborted), or its tokens went over.
+     * Not retried.
+     */
+    LIMIT_EXCEEDED("limit_exceeded", false),
     /** The calling thread was interrupted; the child process was killed or the request aborted. Not retried. */
     CANCELLED("cancelled", false);
 

@@ -52,25 +52,49 @@ final class Attempts {
         }
     }
 
-    /** One attempt; {@code attempt} is 1-based; {@code observer} is the call's, masking. */
+    /**
+     * One attempt; {@code attempt} is 1-based; {@code observer} is the call's, masking; {@code timeLeft} is the most
+     * the attempt may take before the case's {@code case_seconds} runs out (the agent bounds its own timeout by it),
+     * {@link #UNLIMITED} without that limit.
+     */
     @FunctionalInterface
     interface Body {
-        Result attempt(int attempt, AgentObserver observer);
+        Result attempt(int attempt, AgentObserver observer, Duration timeLeft);
     }
 
+    /** The time left of a call without {@code case_seconds}. */
+    static final Duration UNLIMITED = Duration.ofDays(365);
+
     AgentOutcome run(AgentObserver callObserver, Body body) {
+        return run(callObserver, CaseBudget.NONE, body);
+    }
+
+    /**
+     * Runs the attempts within {@code budget}: no attempt starts after its time is up, each attempt's time is bounded
+     * by what is left (an attempt stopped by it ends {@link AgentErrorType#LIMIT_EXCEEDED}), and the calls' tokens
+     * and cost are checked after every attempt (an attempt that takes them over ends the call the same way, its
+     * output, if any, dropped).
+     */
+    AgentOutcome run(AgentObserver callObserver, CaseBudget budget, Body body) {
         AgentObserver observer = MaskingObserver.of(callObserver, secrets);
         long start = System.nanoTime();
         List<AgentAttempt> attempts = new ArrayList<>();
+        List<TokenUsage> used = new ArrayList<>();
         try {
             Result ok = policy.run(n -> {
                 Instant started = Instant.now();
                 long t0 = System.nanoTime();
                 observer.onAttemptStart(n);
-                Result r = Thread.currentThread().isInterrupted()
-                        ? Result.failed(
-                                AgentError.of(AgentErrorType.CANCELLED, "not started: the worker was interrupted"))
-                        : masked(body.attempt(n, observer));
+                Duration left = budget.time().map(t -> t.minus(since(start))).orElse(UNLIMITED);
+                Result r;
+                if (Thread.currentThread().isInterrupted()) {
+                    r = Result.failed(
+                            AgentError.of(AgentErrorType.CANCELLED, "not started: the worker was interrupted"));
+                } else if (left.isNegative() || left.isZero()) {
+                    r = Result.failed(budget.timeExceeded(since(start), n));
+                } else {
+                    r = limited(masked(body.attempt(n, observer, left)), budget, start, n, used);
+                }
                 AgentAttempt a =
                         new AgentAttempt(n, started, Duration.ofNanos(System.nanoTime() - t0), r.error(), r.usage());
                 attempts.add(a);
@@ -101,6 +125,27 @@ final class Attempts {
                     attempts,
                     start);
         }
+    }
+
+    /**
+     * {@code r} held to the budget: a timeout once the case's time is up is the limit's error, and tokens over a
+     * limit end the call (the attempt's usage kept: it was paid).
+     */
+    private static Result limited(Result r, CaseBudget budget, long start, int n, List<TokenUsage> used) {
+        r.usage().ifPresent(used::add);
+        if (r.error().isPresent()
+                && r.error().get().type() == AgentErrorType.TIMEOUT
+                && budget.time().isPresent()
+                && since(start).compareTo(budget.time().get()) >= 0) {
+            return Result.failed(budget.timeExceeded(since(start), n)).withUsage(r.usage());
+        }
+        Optional<String> over = budget.exceededBy(used);
+        if (over.isPresent() && (r.error().isEmpty() || r.error().get().type() != AgentErrorType.CANCELLED)) {
+            return Result.failed(new AgentError(
+                            AgentErrorType.LIMIT_EXCEEDED, over.get() + "; stopped after attempt " + n, false))
+                    .withUsage(r.usage());
+        }
+        return r;
     }
 
     /** {@code r} with its output and error message masked; an output masking made too large is an error. */

@@ -51,10 +51,15 @@ final class CommandAgent implements Agent {
     public AgentOutcome run(AgentCall call) {
         byte[] stdin = stdin(call.caseRecord().json());
         String epoch = Integer.toString(call.epoch());
-        return attempts.run(call.observer(), (n, observer) -> attempt(n, epoch, stdin, observer));
+        return attempts.run(
+                call.observer(),
+                call.budget(),
+                (n, observer, left) ->
+                        attempt(n, epoch, stdin, observer, left.compareTo(timeout) < 0 ? left : timeout));
     }
 
-    private Attempts.Result attempt(int n, String epoch, byte[] stdin, AgentObserver observer) {
+    /** One attempt, killed with its process tree after {@code limit} (the timeout, or less when the case's time ends). */
+    private Attempts.Result attempt(int n, String epoch, byte[] stdin, AgentObserver observer, Duration limit) {
         EventsFile events;
         try {
             events = EventsFile.create(env.scratchDirectory());
@@ -74,7 +79,7 @@ final class CommandAgent implements Agent {
             childEnv.put("VIGILO_EPOCH", epoch);
             childEnv.put("VIGILO_EVENTS", events.path().toString());
             ChildProcess.Result r = ChildProcess.run(new ChildProcess.Spec(
-                    argv, childEnv, env.workingDirectory(), stdin, timeout, MAX_STDOUT_BYTES, env.secrets()));
+                    argv, childEnv, env.workingDirectory(), stdin, limit, MAX_STDOUT_BYTES, env.secrets()));
             if (r.ending() != ChildProcess.Ending.CANCELLED && r.ending() != ChildProcess.Ending.NOT_STARTED) {
                 events.deliver(event -> observer.onEvent(n, event));
             }

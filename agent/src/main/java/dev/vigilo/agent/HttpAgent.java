@@ -97,7 +97,15 @@ final class HttpAgent implements Agent {
         // Built once per call: every attempt (retry) sends the same bytes, the same epoch's seed included.
         ObjectNode request = request(call.caseRecord(), call.epoch());
         byte[] body = Json.bytes(request);
-        return attempts.run(call.observer(), (n, observer) -> attempt(n, request, body, observer));
+        return attempts.run(
+                call.observer(),
+                call.budget(),
+                (n, observer, left) -> attempt(
+                        n,
+                        request,
+                        body,
+                        observer,
+                        left.compareTo(settings.timeout()) < 0 ? left : settings.timeout()));
     }
 
     private ObjectNode request(CaseRecord c, int epoch) {
@@ -122,10 +130,11 @@ final class HttpAgent implements Agent {
                 .toJson();
     }
 
-    private Attempts.Result attempt(int n, ObjectNode request, byte[] body, AgentObserver observer) {
+    /** One request, aborted after {@code limit} (the timeout, or less when the case's time ends). */
+    private Attempts.Result attempt(int n, ObjectNode request, byte[] body, AgentObserver observer, Duration limit) {
         observer.onRequest(n, request);
         CompletableFuture<ChatExchange> future =
-                client.send(ChatCall.of(settings.uri(), body, settings.apiKey(), settings.timeout()));
+                client.send(ChatCall.of(settings.uri(), body, settings.apiKey(), limit));
         ChatExchange x;
         try {
             x = future.get();

@@ -32,6 +32,7 @@ final class AttemptTranscript {
     static final String OUTPUT = "vigilo/output";
     static final String EVALUATOR = "vigilo/evaluator";
     static final String GATES = "vigilo/gates";
+    static final String LIMIT = "vigilo/limit";
     static final String HTTP_RESPONSE = "vigilo/http-response";
     static final String AGENT_EVENT = "vigilo/agent-event";
     /** The provider name recorded for the HTTP agent's endpoint. */
@@ -362,6 +363,11 @@ final class AttemptTranscript {
         }
         d.put("ms", millis);
         add(vigilo(EVALUATOR, d));
+    }
+
+    /** A per-case limit stopped the case after its evaluators ran ({@code message} names the limit and figure). */
+    void limitExceeded(String message) {
+        add(vigilo(LIMIT, F.objectNode().put("type", "limit_exceeded").put("message", message)));
     }
 
     /** The case's outcome per selecting gate (the last attempt's transcript only). */

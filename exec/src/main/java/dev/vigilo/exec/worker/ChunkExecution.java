@@ -3,8 +3,10 @@ package dev.vigilo.exec.worker;
 import dev.vigilo.agent.Agent;
 import dev.vigilo.agent.AgentCall;
 import dev.vigilo.agent.AgentEnvironment;
+import dev.vigilo.agent.AgentErrorType;
 import dev.vigilo.agent.AgentOutcome;
 import dev.vigilo.agent.Agents;
+import dev.vigilo.agent.CaseBudget;
 import dev.vigilo.agent.CaseRecord;
 import dev.vigilo.agent.EvaluationContext;
 import dev.vigilo.agent.EvaluatorObserver;
@@ -78,6 +80,7 @@ final class ChunkExecution implements ChunkExecutor {
             EvaluatorSet evaluators,
             EpochReduction reduction,
             Pricing pricing,
+            CaseBudget budget,
             String provider,
             String defaultModel) {}
 
@@ -108,6 +111,7 @@ final class ChunkExecution implements ChunkExecutor {
                         Evaluators.fromPlan(run.configuration().path("evaluator_plan"), runEnvironment),
                         EpochReduction.of(run.configuration()),
                         pricing(run),
+                        budget(run, pricing(run)),
                         http ? AttemptTranscript.HTTP_PROVIDER : AttemptTranscript.COMMAND_PROVIDER,
                         model.isEmpty() ? "agent" : model);
             });
@@ -121,6 +125,32 @@ final class ChunkExecution implements ChunkExecutor {
             throw new DamagedException(
                     "run " + run.runId() + ": the frozen profile's pricing is invalid: " + e.getMessage());
         }
+    }
+
+    /**
+     * The run's per-case limits from its frozen profile's {@code limits} (docs/formats/plan-profile.md), the cost of
+     * calls priced by its pricing.
+     */
+    private static CaseBudget budget(RunContext run, Pricing pricing) {
+        var limits = run.configuration().path("profile").path("limits");
+        Optional<Duration> time = limits.has("case_seconds")
+                ? Optional.of(Duration.ofSeconds(limits.path("case_seconds").asLong()))
+                : Optional.empty();
+        Optional<Long> tokens = limits.has("case_tokens")
+                ? Optional.of(limits.path("case_tokens").asLong())
+                : Optional.empty();
+        Optional<java.math.BigDecimal> cost = limits.has("case_cost_usd")
+                ? Optional.of(
+                        new java.math.BigDecimal(limits.path("case_cost_usd").asText()))
+                : Optional.empty();
+        if (time.isEmpty() && tokens.isEmpty() && cost.isEmpty()) {
+            return CaseBudget.NONE;
+        }
+        return new CaseBudget(
+                time,
+                tokens,
+                cost,
+                used -> Receipt.Usage.of(used, List.of(), pricing).costUsd());
     }
 
     @Override
@@ -228,16 +258,24 @@ final class ChunkExecution implements ChunkExecutor {
             int epoch) {
         TranscriptRecorder recorder = new TranscriptRecorder(scope, c, epoch, transcripts);
         Evaluated e = evaluate(run, ra, recorder, c, entry, Math.max(1, epoch));
-        return e.result().withTranscripts(recorder.finish(e.result(), e.output()));
+        return e.result().withTranscripts(recorder.finish(e.result(), e.output(), e.judged(), e.stopped()));
     }
 
-    /** A case's result and the output its evaluators judged (null when the agent errored). */
-    private record Evaluated(Receipt.CaseResult result, String output) {}
+    /**
+     * A case's result and the output its evaluators judged (null when the agent errored), with what its transcript
+     * shows: the evaluators' results, and, when a per-case limit stopped the case after them, why.
+     */
+    private record Evaluated(
+            Receipt.CaseResult result, String output, List<Receipt.EvaluatorResult> judged, Optional<String> stopped) {
+        Evaluated(Receipt.CaseResult result, String output) {
+            this(result, output, result.evaluatorResults(), Optional.empty());
+        }
+    }
 
     private Evaluated evaluate(
             RunContext run, RunAgent ra, TranscriptRecorder recorder, StoredCase c, ChunkFile.Entry entry, int epoch) {
         CaseRecord record = new CaseRecord(c.id(), c.ordinal(), c.caseJson());
-        AgentOutcome outcome = ra.agent().run(new AgentCall(record, recorder, epoch));
+        AgentOutcome outcome = ra.agent().run(new AgentCall(record, recorder, epoch, ra.budget()));
         if (outcome.cancelled()) {
             throw new CancelledException("case " + c.id() + " was cancelled");
         }
@@ -299,6 +337,38 @@ final class ChunkExecution implements ChunkExecutor {
                 continue;
             }
             gates.put(gateNames.get(g), gateOutcome(run.requiredByGate().get(g), byIndex, c.id()));
+        }
+        List<TokenUsage> all = new ArrayList<>(agentUsage);
+        all.addAll(judgeUsage);
+        Optional<String> over =
+                judgeUsage.isEmpty() ? Optional.empty() : ra.budget().exceededBy(all);
+        if (over.isPresent()) {
+            // The judges took the case over a limit: the case is errored, as one whose agent did; its output and
+            // the judges' results stay in its transcript, which shows where it stopped.
+            String stopped = over.get() + "; stopped after the evaluators";
+            Map<String, Receipt.GateOutcome> errored = new LinkedHashMap<>();
+            gates.keySet().forEach(g -> errored.put(g, Receipt.GateOutcome.ERRORED));
+            return new Evaluated(
+                    new Receipt.CaseResult(
+                            c.ordinal(),
+                            c.id(),
+                            c.sha256(),
+                            true,
+                            Optional.empty(),
+                            Optional.empty(),
+                            0,
+                            Optional.empty(),
+                            attempts,
+                            agentMillis,
+                            Optional.of(new Receipt.Error(AgentErrorType.LIMIT_EXCEEDED.code(), stopped)),
+                            List.of(),
+                            errored,
+                            List.of(),
+                            List.of(),
+                            Optional.of(Receipt.Usage.of(agentUsage, judgeUsage, ra.pricing()))),
+                    output,
+                    evaluated,
+                    Optional.of(stopped));
         }
         byte[] utf8 = output.getBytes(StandardCharsets.UTF_8);
         Sha256 sha = Sha256.of(utf8);

@@ -20,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * Records one case's agent call as transcripts, one per attempt (docs/transcripts.md): watches the call as its
@@ -145,16 +146,24 @@ final class TranscriptRecorder implements AgentObserver {
      * @throws RuntimeException the first failure to record or write a transcript
      */
     List<Receipt.TranscriptRef> finish(Receipt.CaseResult result, String output) {
+        return finish(result, output, result.evaluatorResults(), Optional.empty());
+    }
+
+    /**
+     * As {@link #finish(Receipt.CaseResult, String)} for a case a per-case limit stopped after its evaluators ran:
+     * the transcript still shows the output and the evaluators' results ({@code judged}), then where it stopped
+     * ({@code stopped}, a {@code vigilo/limit} event), then the case's (errored) gate outcomes.
+     */
+    List<Receipt.TranscriptRef> finish(
+            Receipt.CaseResult result, String output, List<Receipt.EvaluatorResult> judged, Optional<String> stopped) {
         if (failure != null) {
             throw failure;
         }
         if (current != null) {
             if (output != null) {
-                current.output(
-                        output,
-                        result.outputLength(),
-                        result.outputSha256().map(Sha256::toHex).orElse(null));
-                for (Receipt.EvaluatorResult e : result.evaluatorResults()) {
+                byte[] utf8 = output.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+                current.output(output, utf8.length, Sha256.of(utf8).toHex());
+                for (Receipt.EvaluatorResult e : judged) {
                     current.evaluator(
                             e.name(),
                             e.passed(),
@@ -165,6 +174,7 @@ final class TranscriptRecorder implements AgentObserver {
                             e.millis());
                 }
             }
+            stopped.ifPresent(current::limitExceeded);
             Map<String, String> gates = new LinkedHashMap<>();
             result.gates().forEach((g, o) -> gates.put(g, o.wire));
             current.gates(result.errored(), gates);

@@ -287,7 +287,9 @@ class EpochsTest {
                 e2.error(),
                 List.of(new Receipt.EvaluatorResult("exact", true, 1.0, java.util.Optional.empty(), 0)),
                 passed,
-                e2.transcripts());
+                e2.transcripts(),
+                List.of(),
+                e2.usage());
         List<Receipt.CaseResult> epochs = new ArrayList<>(c.epochs());
         epochs.set(1, forgedEpoch);
         Receipt.CaseResult forgedCase = new Receipt.CaseResult(
@@ -305,7 +307,8 @@ class EpochsTest {
                 c.evaluatorResults(),
                 c.gates(),
                 c.transcripts(),
-                epochs);
+                epochs,
+                c.usage());
         List<Receipt.CaseResult> cases = new ArrayList<>(r.cases());
         cases.set(0, forgedCase);
         Receipt forged = new Receipt(
