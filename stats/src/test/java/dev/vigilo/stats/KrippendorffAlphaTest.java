@@ -37,6 +37,8 @@ class KrippendorffAlphaTest {
         assertThat(sums.n()).isEqualTo(40);
         double alpha = KrippendorffAlpha.of(sums).orElseThrow();
         assertThat(alpha).isCloseTo(0.849, within(0.0005));
+        // Exactly 951/1120 (src/test/python/reference_values.py, in rationals), to the nearest double.
+        assertThat(alpha).isEqualTo(951.0 / 1120);
         assertThat(alpha).isCloseTo(coincidenceAlpha(units).orElseThrow(), within(1e-14));
     }
 
