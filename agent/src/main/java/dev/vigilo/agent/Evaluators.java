@@ -114,7 +114,8 @@ public final class Evaluators {
                 throw Params.bad(
                         p.at() + ".kind",
                         "unknown evaluator kind \"" + kind
-                                + "\" (known: exact_match, contains, regex, command, json, numeric, similarity, latency)");
+                                + "\" (known: exact_match, contains, regex, command, json, numeric, similarity,"
+                                + " latency)");
         };
     }
 }

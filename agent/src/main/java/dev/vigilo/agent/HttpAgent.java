@@ -34,8 +34,8 @@ import java.util.concurrent.ExecutionException;
  * attempt through the shared {@link ChatCompletions} client, whose endings this class words as {@link AgentError}s
  * (the retries are {@link Attempts}'). With {@code seed_per_epoch} the request's {@code seed} is the call's epoch, the
  * same on every attempt of the call. The messages sent are the system prompt (if any) and the case's input as the
- * user message, or the profile's {@code messages} rendered over the case ({@link Turn}). Thread-safe: one client (and its connection pool) serves every concurrent
- * call.
+ * user message, or the profile's {@code messages} rendered over the case ({@link Turn}). Thread-safe: one client (and
+ * its connection pool) serves every concurrent call.
  */
 final class HttpAgent implements Agent {
     /** The largest response body read. */

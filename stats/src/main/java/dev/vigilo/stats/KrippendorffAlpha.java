@@ -36,12 +36,12 @@ public final class KrippendorffAlpha {
     private KrippendorffAlpha() {}
 
     /**
-     * The sufficient statistics of alpha over some units: {@code n} pairable scores, their sum, the sum of their squares
-     * and the within-unit disagreement W (see {@link KrippendorffAlpha}). Scores are held exactly (every double is a
-     * decimal fraction) so that sums of parts equal the sum of the whole whatever the order of addition, and all-equal
-     * scores give D_e exactly 0; each unit's W term, a division by m_u - 1, is rounded once to 34 significant digits
-     * ({@link MathContext#DECIMAL128}; exact for two scores a unit). Values are normalised (trailing zeros stripped), so
-     * equal sums are {@code equals}. Immutable.
+     * The sufficient statistics of alpha over some units: {@code n} pairable scores, their sum, the sum of their
+     * squares and the within-unit disagreement W (see {@link KrippendorffAlpha}). Scores are held exactly (every double
+     * is a decimal fraction) so that sums of parts equal the sum of the whole whatever the order of addition, and
+     * all-equal scores give D_e exactly 0; each unit's W term, a division by m_u - 1, is rounded once to 34
+     * significant digits ({@link MathContext#DECIMAL128}; exact for two scores a unit). Values are normalised
+     * (trailing zeros stripped), so equal sums are {@code equals}. Immutable.
      *
      * @param n            the pairable scores (those of units with two or more)
      * @param sum          S, their sum
