@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Independent reference values for the stats module's tests (ConfidenceTest, WilsonTest, PassAtKTest, McNemarTest,
-PairedDifferenceTest).
+PairedDifferenceTest, KrippendorffAlphaTest).
 
 Computed outside Java, with SciPy and mpmath (50 significant digits), from the formulas of
 docs/execution.md ("Statistics"); the tests hard-code what this prints. Run: python3 reference_values.py
@@ -102,3 +102,26 @@ for t in [(59, 6, 16, 80), (1, 1, 7, 12), (36, 12, 2, 0), (10, 0, 0, 0), (5, 0, 
           (1000, 1000, 1200, 7000)]:
     diff, lo, hi = newcombe(*t, z95)
     print(f"{{{', '.join(map(str, t))}, {s(diff)}, {s(lo)}, {s(hi)}}},")
+
+
+def krippendorff_interval(table):
+    # Krippendorff's definition in exact rationals: units are columns, None is a missing judgement.
+    units = [[row[u] for row in table if row[u] is not None] for u in range(len(table[0]))]
+    units = [u for u in units if len(u) > 1]
+    values = [v for u in units for v in u]
+    n = len(values)
+    pairs = lambda vs: sum((a - b) ** 2 for i, a in enumerate(vs) for j, b in enumerate(vs) if i != j)
+    observed = sum(Fraction(pairs(u), len(u) - 1) for u in units) / n
+    expected = Fraction(pairs(values), n * (n - 1))
+    return 1 - observed / expected
+
+
+print("// Krippendorff's alpha, interval metric: Krippendorff (2011), 4 observers x 12 units")
+K2011 = [
+    [1, 2, 3, 3, 2, 1, 4, 1, 2, None, None, None],
+    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, None, 3],
+    [None, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, None],
+    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, None],
+]
+alpha = krippendorff_interval(K2011)
+print(f"// {alpha} = {float(alpha)!r}")

@@ -3,9 +3,13 @@ package dev.vigilo.agent;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.config.AttemptLimits;
+import dev.vigilo.config.CasePlaceholders;
+import dev.vigilo.config.Template;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -67,6 +71,33 @@ public final class Agents {
         return new Keyed(env.withSecrets(env.secrets().and(value)), Optional.of(value));
     }
 
+    /** The {@code messages} template, checked as the profile reader checks it (same placeholder rule). */
+    private static Optional<List<HttpAgent.Turn>> messages(Params p) {
+        Optional<List<Params>> turns = p.objects("messages");
+        if (turns.isEmpty()) {
+            return Optional.empty();
+        }
+        if (p.optionalText("system_prompt").isPresent()) {
+            throw Params.bad("agent.messages", "is given beside system_prompt");
+        }
+        List<HttpAgent.Turn> out = new ArrayList<>();
+        for (Params turn : turns.get()) {
+            String role = turn.text("role");
+            if (!List.of("system", "user", "assistant").contains(role)) {
+                throw Params.bad(turn.at() + ".role", "must be system, user or assistant, got \"" + role + "\"");
+            }
+            Template content = Template.of(turn.text("content"));
+            CasePlaceholders.problem(content).ifPresent(problem -> {
+                throw Params.bad(turn.at() + ".content", problem);
+            });
+            out.add(new HttpAgent.Turn(role, content));
+        }
+        if (out.stream().noneMatch(t -> t.role().equals("user"))) {
+            throw Params.bad("agent.messages", "needs at least one user message");
+        }
+        return Optional.of(List.copyOf(out));
+    }
+
     private static Agent http(Params p, int maxAttempts, AgentEnvironment env) {
         String url = p.text("url");
         URI uri;
@@ -85,6 +116,7 @@ public final class Agents {
                 p.optionalText("api_key_env"),
                 keyed.key(),
                 p.optionalText("system_prompt"),
+                messages(p),
                 p.optionalInteger("max_tokens", 1, 1_000_000),
                 p.number("temperature", 0, 2),
                 Duration.ofSeconds(p.integer("timeout_seconds", 1, 3600, 120)),

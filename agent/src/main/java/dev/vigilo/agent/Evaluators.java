@@ -16,6 +16,9 @@ public final class Evaluators {
     /** The most evaluators a plan may have (one bit each in a 64-bit mask). */
     public static final int MAX_EVALUATORS = 64;
 
+    /** A latency evaluator's largest {@code max_ms}: one day. */
+    static final int MAX_LATENCY_MS = 86_400_000;
+
     private Evaluators() {}
 
     /**
@@ -96,6 +99,9 @@ public final class Evaluators {
                         p.number("threshold", 0, 1).orElseThrow(() -> Params.bad(p.at() + ".threshold", "is required")),
                         p.bool("case_sensitive", true),
                         p.bool("trim", true));
+            case "latency" ->
+                new LatencyEvaluator(p.optionalInteger("max_ms", 1, MAX_LATENCY_MS)
+                        .orElseThrow(() -> Params.bad(p.at() + ".max_ms", "is required")));
             case "command" ->
                 new CommandEvaluator(
                         name,
@@ -108,7 +114,8 @@ public final class Evaluators {
                 throw Params.bad(
                         p.at() + ".kind",
                         "unknown evaluator kind \"" + kind
-                                + "\" (known: exact_match, contains, regex, command, json, numeric, similarity)");
+                                + "\" (known: exact_match, contains, regex, command, json, numeric, similarity,"
+                                + " latency)");
         };
     }
 }

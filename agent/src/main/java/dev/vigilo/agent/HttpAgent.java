@@ -6,6 +6,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.SecretValues;
+import dev.vigilo.config.CasePlaceholders;
+import dev.vigilo.config.Template;
 import dev.vigilo.llm.ChatAnswer;
 import dev.vigilo.llm.ChatCall;
 import dev.vigilo.llm.ChatChoice;
@@ -31,8 +33,9 @@ import java.util.concurrent.ExecutionException;
  * The {@code http} agent (docs/formats/agent-protocol.md): one OpenAI-compatible chat completions request per
  * attempt through the shared {@link ChatCompletions} client, whose endings this class words as {@link AgentError}s
  * (the retries are {@link Attempts}'). With {@code seed_per_epoch} the request's {@code seed} is the call's epoch, the
- * same on every attempt of the call. Thread-safe: one client (and its connection pool) serves every concurrent
- * call.
+ * same on every attempt of the call. The messages sent are the system prompt (if any) and the case's input as the
+ * user message, or the profile's {@code messages} rendered over the case ({@link Turn}). Thread-safe: one client (and
+ * its connection pool) serves every concurrent call.
  */
 final class HttpAgent implements Agent {
     /** The largest response body read. */
@@ -48,6 +51,8 @@ final class HttpAgent implements Agent {
      * @param apiKeyEnv    the variable the key was read from (for messages), if any
      * @param apiKey       the key, sent as a bearer token, if any; never printed
      * @param systemPrompt the system message, if any
+     * @param messages     the {@code messages} template, if any (then no system prompt): the turns sent instead of
+     *                     the system prompt and the input as the user message
      * @param maxTokens    {@code max_tokens}, if given
      * @param temperature  {@code temperature}, if given
      * @param timeout      bound of a whole request (sending to last byte of the answer)
@@ -62,6 +67,7 @@ final class HttpAgent implements Agent {
             Optional<String> apiKeyEnv,
             Optional<String> apiKey,
             Optional<String> systemPrompt,
+            Optional<List<Turn>> messages,
             Optional<Integer> maxTokens,
             Optional<Double> temperature,
             Duration timeout,
@@ -73,6 +79,14 @@ final class HttpAgent implements Agent {
             return "Settings[" + displayUrl(uri) + ", model=" + model + "]";
         }
     }
+
+    /**
+     * One turn of a {@code messages} template.
+     *
+     * @param role    system, user or assistant
+     * @param content its text, whose placeholders are {@link CasePlaceholders}
+     */
+    record Turn(String role, Template content) {}
 
     private final Settings settings;
     private final String url;
@@ -109,20 +123,26 @@ final class HttpAgent implements Agent {
     }
 
     private ObjectNode request(CaseRecord c, int epoch) {
-        JsonNode input;
+        JsonNode tree;
         try {
-            JsonNode tree = Json.parse(c.json());
-            input = tree.get("input");
+            tree = Json.parse(c.json());
         } catch (IOException e) {
             throw new InvalidInputException(
                     "case \"" + Texts.oneLine(c.id(), 80) + "\" is not a JSON object: " + Json.problem(e));
         }
+        JsonNode input = tree.get("input");
         if (input == null) {
             throw new InvalidInputException("case \"" + Texts.oneLine(c.id(), 80) + "\" has no input");
         }
         List<ChatMessage> messages = new ArrayList<>();
-        settings.systemPrompt().ifPresent(sp -> messages.add(ChatMessage.of("system", sp)));
-        messages.add(ChatMessage.of("user", input.isTextual() ? input.asText() : Json.text(input)));
+        if (settings.messages().isPresent()) {
+            for (Turn t : settings.messages().get()) {
+                messages.add(ChatMessage.of(t.role(), t.content().render(name -> CasePlaceholders.value(name, tree))));
+            }
+        } else {
+            settings.systemPrompt().ifPresent(sp -> messages.add(ChatMessage.of("system", sp)));
+            messages.add(ChatMessage.of("user", input.isTextual() ? input.asText() : Json.text(input)));
+        }
         return ChatRequest.of(settings.model(), messages)
                 .withSampling(settings.maxTokens(), settings.temperature())
                 // Without seed_per_epoch no seed key at all: the bytes sent for such profiles stay what they were.

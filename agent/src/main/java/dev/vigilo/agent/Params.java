@@ -91,6 +91,22 @@ final class Params {
         return Optional.of(CompiledSchema.compile(v));
     }
 
+    /** A non-empty list of objects, each read as its own {@code Params}; empty when absent. */
+    Optional<List<Params>> objects(String key) {
+        JsonNode v = node.get(key);
+        if (v == null || v.isNull()) {
+            return Optional.empty();
+        }
+        if (!v.isArray() || v.isEmpty()) {
+            throw bad(at + "." + key, "must be a non-empty list of objects");
+        }
+        List<Params> out = new ArrayList<>();
+        for (int i = 0; i < v.size(); i++) {
+            out.add(of(v.get(i), at + "." + key + "[" + i + "]"));
+        }
+        return Optional.of(out);
+    }
+
     boolean bool(String key, boolean dflt) {
         JsonNode v = node.get(key);
         if (v == null || v.isNull()) {

@@ -119,8 +119,9 @@ public final class OpenAiTestServer implements AutoCloseable {
      * @param path    request path
      * @param headers header names in lower case, first value each
      * @param body    the parsed JSON body, or null when it is not JSON
+     * @param bodyText the body as received (UTF-8), for assertions on the exact bytes sent
      */
-    public record Request(String method, String path, Map<String, String> headers, JsonNode body) {
+    public record Request(String method, String path, Map<String, String> headers, JsonNode body, String bodyText) {
         /** The {@code Authorization} header, or null. */
         public String authorization() {
             return headers.get("authorization");
@@ -299,7 +300,11 @@ public final class OpenAiTestServer implements AutoCloseable {
             Map<String, String> headers = new LinkedHashMap<>();
             exchange.getRequestHeaders().forEach((k, v) -> headers.put(k.toLowerCase(Locale.ROOT), v.get(0)));
             Request request = new Request(
-                    exchange.getRequestMethod(), exchange.getRequestURI().getPath(), Map.copyOf(headers), body);
+                    exchange.getRequestMethod(),
+                    exchange.getRequestURI().getPath(),
+                    Map.copyOf(headers),
+                    body,
+                    new String(in, StandardCharsets.UTF_8));
             Reply reply;
             synchronized (this) {
                 requests.add(request);

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.common.process.ProcessTree;
+import dev.vigilo.config.Template;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintWriter;
@@ -17,15 +18,12 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Executes one attempt of a command, http, chat or template step against an item's fields; returns field
  * updates (and, for chat steps, usage tags).
  */
 final class StepExecutor {
-    private static final Pattern PLACEHOLDER = Pattern.compile("\\{\\{\\s*([A-Za-z0-9_.-]+)\\s*}}");
     private static final int MAX_DUMP = 16 * 1024;
 
     private final HttpClient http = HttpClient.newHttpClient();
@@ -54,16 +52,9 @@ final class StepExecutor {
         };
     }
 
+    /** A step's {@code {{field}}} template rendered over the item's fields (the one rendering: {@link Template}). */
     static String render(String template, ObjectNode fields) {
-        Matcher m = PLACEHOLDER.matcher(template);
-        StringBuilder sb = new StringBuilder();
-        while (m.find()) {
-            JsonNode v = fields.get(m.group(1));
-            String s = v == null || v.isNull() ? "" : v.isTextual() ? v.textValue() : Json.canonical(v);
-            m.appendReplacement(sb, Matcher.quoteReplacement(s));
-        }
-        m.appendTail(sb);
-        return sb.toString();
+        return Template.of(template).render(fields::get);
     }
 
     private ObjectNode command(StepSpec step, String itemId, ObjectNode fields, int attempt)

@@ -1,12 +1,15 @@
 package dev.vigilo.plan;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.common.input.EndpointUrls;
 import dev.vigilo.config.AttemptLimits;
+import dev.vigilo.config.CasePlaceholders;
 import dev.vigilo.config.ConfigReader;
 import dev.vigilo.config.KeyPath;
+import dev.vigilo.config.Template;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.LinkedHashMap;
@@ -22,6 +25,9 @@ import java.util.Optional;
 final class AgentReader {
     private static final KeyPath AGENT = KeyPath.root().key("agent");
     private static final Map<String, Profile.AgentKind> KINDS = kinds();
+    private static final Map<String, String> ROLES = roles();
+    /** The most turns of a {@code messages} template. */
+    private static final int MAX_MESSAGES = 64;
 
     private final ProfileFields fields;
     private final ConfigReader reader;
@@ -90,6 +96,7 @@ final class AgentReader {
                         "max_tokens",
                         "temperature",
                         "system_prompt",
+                        "messages",
                         "max_attempts",
                         "seed_per_epoch"));
         String url = fields.text(node.get("url"), AGENT.key("url"), true);
@@ -115,12 +122,63 @@ final class AgentReader {
         if (sp != null) {
             out.put("system_prompt", sp);
         }
+        // Written only when given, like system_prompt: profiles without it keep their canonical bytes and identity.
+        if (node.get("messages") != null) {
+            if (node.get("system_prompt") != null) {
+                reader.problem(
+                        AGENT.key("messages"),
+                        "is given beside system_prompt; put the system prompt in messages as {role: system,"
+                                + " content: ...} and remove system_prompt");
+            }
+            out.set("messages", messages(node.get("messages"), AGENT.key("messages")));
+        }
         maxAttempts(node, out);
         // Written only when asked for, like max_attempts: profiles without it keep their identity.
         if (reader.bool(node.get("seed_per_epoch"), AGENT.key("seed_per_epoch"), false)) {
             out.put("seed_per_epoch", true);
         }
         return new Profile.Agent(Profile.AgentKind.HTTP, out);
+    }
+
+    /**
+     * An http agent's {@code messages}: a non-empty list of {@code {role, content}} (role system, user or assistant,
+     * at least one user), each content a {@link Template} whose placeholders are {@link CasePlaceholders} (an unknown
+     * one is a problem at the content). Written as given: {@code [{"role":..,"content":..}, ...]}.
+     */
+    private ArrayNode messages(JsonNode node, KeyPath at) {
+        ArrayNode out = JsonNodeFactory.instance.arrayNode();
+        Optional<JsonNode> list = fields.entries(node, at, "message", "messages", MAX_MESSAGES);
+        if (list.isEmpty()) {
+            return out;
+        }
+        boolean user = false;
+        boolean rolesRead = true;
+        for (int i = 0; i < list.get().size(); i++) {
+            JsonNode m = list.get().get(i);
+            KeyPath mAt = at.index(i);
+            if (reader.mapping(m, mAt).isEmpty()) {
+                continue;
+            }
+            reader.allowKeys(m, mAt, List.of("role", "content"));
+            String role = reader.oneOf(m.get("role"), mAt.key("role"), true, "role", ROLES)
+                    .orElse(null);
+            String content = fields.text(m.get("content"), mAt.key("content"), true);
+            if (content != null) {
+                Template.of(content).placeholders().stream()
+                        .distinct()
+                        .map(CasePlaceholders::problem)
+                        .flatMap(Optional::stream)
+                        .forEach(problem -> reader.problem(mAt.key("content"), problem));
+            }
+            user |= "user".equals(role);
+            rolesRead &= role != null;
+            out.addObject().put("role", role).put("content", content);
+        }
+        // Not beside a role that could not be read: that problem is the one to fix.
+        if (!user && rolesRead && !out.isEmpty()) {
+            reader.problem(at, "needs at least one user message (role: user)");
+        }
+        return out;
     }
 
     /**
@@ -162,6 +220,14 @@ final class AgentReader {
         if (attempts != AttemptLimits.DEFAULT_MAX_ATTEMPTS) {
             out.put("max_attempts", attempts);
         }
+    }
+
+    private static Map<String, String> roles() {
+        Map<String, String> roles = new LinkedHashMap<>();
+        for (String r : List.of("system", "user", "assistant")) {
+            roles.put(r, r);
+        }
+        return roles;
     }
 
     private static Map<String, Profile.AgentKind> kinds() {

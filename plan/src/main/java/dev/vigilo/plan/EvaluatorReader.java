@@ -29,6 +29,8 @@ import java.util.stream.Collectors;
 final class EvaluatorReader {
     private static final KeyPath EVALUATORS = KeyPath.root().key("evaluators");
     private static final Map<String, Profile.EvaluatorKind> KINDS = kinds();
+    /** A latency evaluator's largest {@code max_ms}: one day (as agent's {@code Evaluators} checks it). */
+    private static final long MAX_LATENCY_MS = 86_400_000;
 
     private final ProfileFields fields;
     private final ConfigReader reader;
@@ -146,6 +148,15 @@ final class EvaluatorReader {
                                 .orElse(null));
                 params.put("case_sensitive", reader.bool(e.get("case_sensitive"), at.key("case_sensitive"), true));
                 params.put("trim", reader.bool(e.get("trim"), at.key("trim"), true));
+            }
+            case LATENCY -> {
+                reader.allowKeys(e, at, List.of("name", "kind", "applies_to", "max_ms"));
+                if (e.get("max_ms") == null) {
+                    reader.problem(
+                            at.key("max_ms"),
+                            "is required: the agent's most milliseconds that pass, 1.." + MAX_LATENCY_MS);
+                }
+                params.put("max_ms", reader.longInteger(e.get("max_ms"), at.key("max_ms"), 1, MAX_LATENCY_MS, 0));
             }
         }
     }

@@ -102,7 +102,9 @@ public record Profile(
         /** The last number in the agent's output is within a tolerance of the case's {@code expected}. */
         NUMERIC("numeric"),
         /** The normalised Levenshtein ratio of the output and the case's {@code expected} is at least a threshold. */
-        SIMILARITY("similarity");
+        SIMILARITY("similarity"),
+        /** The agent call took at most {@code max_ms} milliseconds. */
+        LATENCY("latency");
 
         private final String wire;
 

@@ -13,7 +13,9 @@
  *   <li>{@link dev.vigilo.stats.PassAtK}: the unbiased pass@k and pass^k estimators over a histogram of epoch pass
  *       counts;
  *   <li>{@link dev.vigilo.stats.McNemar}: the exact two-sided McNemar test of two runs over the same cases;
- *   <li>{@link dev.vigilo.stats.PairedDifference}: the difference of their pass rates with Newcombe's interval.
+ *   <li>{@link dev.vigilo.stats.PairedDifference}: the difference of their pass rates with Newcombe's interval;
+ *   <li>{@link dev.vigilo.stats.KrippendorffAlpha}: the agreement of several judges (interval metric) from sums that
+ *       add up over chunks.
  * </ul>
  *
  * <p>Every type is an immutable value or a final class of static functions; nothing holds mutable state. Invalid

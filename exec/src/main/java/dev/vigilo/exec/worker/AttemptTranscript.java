@@ -35,6 +35,7 @@ final class AttemptTranscript {
     static final String LIMIT = "vigilo/limit";
     static final String HTTP_RESPONSE = "vigilo/http-response";
     static final String AGENT_EVENT = "vigilo/agent-event";
+    static final String MESSAGES = "vigilo/messages";
     /** The provider name recorded for the HTTP agent's endpoint. */
     static final String HTTP_PROVIDER = "openai-compatible";
     /** The provider name recorded for a command agent. */
@@ -47,6 +48,7 @@ final class AttemptTranscript {
 
     private final int attempt;
     private final String defaultModel;
+    private final String userText;
     private final List<ObjectNode> events = new ArrayList<>();
     private int step;
     private boolean stepOpen;
@@ -70,6 +72,7 @@ final class AttemptTranscript {
         this.attempt = attempt;
         this.provider = provider;
         this.defaultModel = defaultModel;
+        this.userText = userText;
         this.model = defaultModel;
         add(vigilo(CASE, caseEvent));
         ObjectNode turn = F.objectNode().put("turn", TURN);
@@ -115,6 +118,27 @@ final class AttemptTranscript {
         add(event(
                 "request/header",
                 F.objectNode().<ObjectNode>set("header", header).put("reason", "initial")));
+        // A messages template sends turns the user message (the case's input) and the header's system do not say:
+        // then the turns as sent are recorded too, so the transcript shows what the model was asked.
+        if (!plainTurns(body.path("messages"))) {
+            add(vigilo(MESSAGES, F.objectNode().put("attempt", attempt).set("messages", body.path("messages"))));
+        }
+    }
+
+    /** Whether {@code messages} is an optional system message and then the case's input as the one user message. */
+    private boolean plainTurns(JsonNode messages) {
+        int n = messages.size();
+        if (!messages.isArray() || n < 1 || n > 2) {
+            return false;
+        }
+        JsonNode user = messages.get(n - 1);
+        boolean systemFirst = n == 1
+                || "system".equals(messages.get(0).path("role").asText())
+                        && messages.get(0).path("content").isTextual();
+        return systemFirst
+                && "user".equals(user.path("role").asText())
+                && user.path("content").isTextual()
+                && user.get("content").asText().equals(userText);
     }
 
     /**

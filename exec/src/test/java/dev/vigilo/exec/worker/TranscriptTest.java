@@ -214,6 +214,8 @@ public class TranscriptTest {
                                     "turn/end");
                     JsonNode user = ev.get(types.indexOf("user/message"));
                     assertThat(user.at("/data/content/0/text").asText()).isEqualTo("what is " + i + " * 2");
+                    // No messages template: the user message and the header's system are the turns sent.
+                    assertThat(types).doesNotContain(AttemptTranscript.MESSAGES);
                     JsonNode header = ev.get(types.indexOf("request/header"));
                     assertThat(header.at("/data/header/system").asText()).isEqualTo("Answer with a number.");
                     assertThat(header.at("/data/header/config/model").asText()).isEqualTo("test-model");
