@@ -3,6 +3,7 @@ package dev.vigilo.agent;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.SecretValues;
+import dev.vigilo.llm.ChatCompletions;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,17 +22,37 @@ import java.util.Optional;
  * agents: a running command evaluator is killed, a regex match stops, and the result is
  * {@link EvaluatorErrorType#CANCELLED} with the thread's interrupt status still set.
  */
-public final class EvaluatorSet {
+public final class EvaluatorSet implements AutoCloseable {
     private final List<String> names;
     private final List<String> kinds;
     private final List<Evaluator> evaluators;
     private final SecretValues secrets;
+    private final Optional<ChatCompletions> judgeClient;
 
     EvaluatorSet(List<String> names, List<String> kinds, List<Evaluator> evaluators, SecretValues secrets) {
+        this(names, kinds, evaluators, secrets, Optional.empty());
+    }
+
+    EvaluatorSet(
+            List<String> names,
+            List<String> kinds,
+            List<Evaluator> evaluators,
+            SecretValues secrets,
+            Optional<ChatCompletions> judgeClient) {
         this.names = List.copyOf(names);
         this.kinds = List.copyOf(kinds);
         this.evaluators = List.copyOf(evaluators);
         this.secrets = secrets;
+        this.judgeClient = judgeClient;
+    }
+
+    /**
+     * Releases the judges' HTTP client (its threads and connections), if the set has judges; evaluations must have
+     * ended before. Idempotent.
+     */
+    @Override
+    public void close() {
+        judgeClient.ifPresent(ChatCompletions::close);
     }
 
     /** How many evaluators the plan has (at most 64). */
@@ -46,7 +67,7 @@ public final class EvaluatorSet {
 
     /**
      * The kind of evaluator {@code index} ({@code exact_match}, {@code contains}, {@code regex}, {@code command},
-     * {@code json}, {@code numeric}, {@code similarity}).
+     * {@code json}, {@code numeric}, {@code similarity}, {@code judge}, {@code panel}).
      */
     public String kind(int index) {
         return kinds.get(index);
@@ -110,6 +131,10 @@ public final class EvaluatorSet {
         } else {
             v = evaluators.get(index).evaluate(caseRecord, tree, output, context);
         }
+        List<JudgeVote> votes = v.votes().stream()
+                .map(vote ->
+                        new JudgeVote(vote.judge(), vote.score(), vote.reason().map(r -> Reasons.bound(r, secrets))))
+                .toList();
         if (v.error().isPresent()) {
             EvaluatorError e = v.error().get();
             v = Evaluator.Verdict.error(e.type(), secrets.mask(e.message())).withUsage(v.usage());
@@ -127,7 +152,8 @@ public final class EvaluatorSet {
                 v.error(),
                 Duration.ofNanos(System.nanoTime() - start),
                 reason,
-                v.usage());
+                v.usage(),
+                votes);
     }
 
     private static JsonNode tree(CaseRecord c) {
