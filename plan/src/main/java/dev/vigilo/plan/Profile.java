@@ -96,7 +96,11 @@ public record Profile(
         /** The last number in the agent's output is within a tolerance of the case's {@code expected}. */
         NUMERIC("numeric"),
         /** The normalised Levenshtein ratio of the output and the case's {@code expected} is at least a threshold. */
-        SIMILARITY("similarity");
+        SIMILARITY("similarity"),
+        /** A model grades the output by a rubric over an OpenAI-compatible endpoint. */
+        JUDGE("judge"),
+        /** Two or more judges grade the output; their scores aggregate (mean, min or majority). */
+        PANEL("panel");
 
         private final String wire;
 
