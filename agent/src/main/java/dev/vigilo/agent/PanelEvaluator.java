@@ -1,5 +1,7 @@
 package dev.vigilo.agent;
 
+import java.math.BigDecimal;
+import java.math.MathContext;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -8,7 +10,7 @@ import java.util.OptionalDouble;
 /**
  * {@code panel}: two or more judges grade the same output, one after another, and their normalised scores
  * aggregate to the panel's (docs/formats/agent-protocol.md, "Judges"): {@code mean} or {@code min} of the scores
- * that were given, passing at {@code pass_score}; {@code majority}, passing when more than half of the judges that
+ * that were given, passing at {@code pass_score} (the mean compared exactly, in decimal, as an epochs' mean is); {@code majority}, passing when more than half of the judges that
  * scored passed (each at its own {@code pass_score}), the score being the fraction that passed. Each judge's vote is
  * on the verdict. Fewer than two scoring judges is no panel: an evaluator error ({@code unscored} when every missing
  * judge was unscored, else the first other judge error's type), the votes kept. Thread-safe.
@@ -98,8 +100,14 @@ final class PanelEvaluator implements Evaluator {
         String rule;
         switch (aggregate) {
             case MEAN -> {
-                score = clamp(scores.stream().mapToDouble(Double::doubleValue).sum() / scores.size());
-                ok = score >= passScore;
+                BigDecimal sum = BigDecimal.ZERO;
+                for (double d : scores) {
+                    sum = sum.add(new BigDecimal(d));
+                }
+                score = clamp(sum.divide(BigDecimal.valueOf(scores.size()), MathContext.DECIMAL128)
+                        .doubleValue());
+                // Exactly, in decimal, as epochs' means are (stats' Reducer): 0.8, 0.6, 0.4 meet 0.6.
+                ok = sum.compareTo(new BigDecimal(passScore).multiply(BigDecimal.valueOf(scores.size()))) >= 0;
                 rule = "mean " + shown(score) + (ok ? " >= " : " < ") + "pass_score " + shown(passScore);
             }
             case MIN -> {
