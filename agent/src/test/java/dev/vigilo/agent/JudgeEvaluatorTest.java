@@ -277,7 +277,11 @@ class JudgeEvaluatorTest {
         assertThat(r.passed()).isTrue();
         JsonNode messages = server.requests().get(0).body().path("messages");
         assertThat(messages.get(0).path("role").asText()).isEqualTo("system");
-        assertThat(messages.get(0).path("content").asText()).contains("a number from 0 to 10");
+        // As docs/formats/agent-protocol.md "Judges" shows it.
+        assertThat(messages.get(0).path("content").asText())
+                .isEqualTo("You are an impartial grader. Grade the answer by the rubric in the user's message. Reply"
+                        + " with only a JSON object {\"score\": ..., \"reason\": ...} where \"score\" is a number"
+                        + " from 0 to 10 and \"reason\" says briefly why.");
         assertThat(messages.get(1).path("role").asText()).isEqualTo("user");
         // {{output}} is placed by the rubric, so the output is not appended again.
         assertThat(messages.get(1).path("content").asText())

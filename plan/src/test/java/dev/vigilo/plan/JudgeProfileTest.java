@@ -3,6 +3,8 @@ package dev.vigilo.plan;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -150,6 +152,22 @@ class JudgeProfileTest {
                         "p.yaml:8:7: evaluators[0].judges: has 1 judges; a panel has 2..16",
                         "p.yaml:8:57: evaluators[0].judges[0].rubric: unknown placeholder {{nope}}; known: {{input}},"
                                 + " {{output}}, {{expected}}, {{case.id}}, {{metadata.KEY}}");
+    }
+
+    @Test
+    void theExampleProfileIsValid() {
+        Path root = Path.of("").toAbsolutePath();
+        while (!Files.exists(root.resolve("examples/judge-profile.yaml"))) {
+            root = root.getParent();
+            assertThat(root)
+                    .as("examples/judge-profile.yaml above the working directory")
+                    .isNotNull();
+        }
+        Profile p =
+                ProfileInput.file(root.resolve("examples/judge-profile.yaml")).parse();
+        assertThat(p.evaluators())
+                .extracting(Profile.Evaluator::kind)
+                .containsExactly(Profile.EvaluatorKind.JUDGE, Profile.EvaluatorKind.PANEL);
     }
 
     @Test
