@@ -18,8 +18,8 @@ import java.util.Optional;
  * @param elapsed how long the evaluation took
  * @param reason  why the output passed or failed, in one line of at most {@link #MAX_REASON_BYTES} bytes of UTF-8
  *     with the run's secrets masked (docs/formats/agent-protocol.md, "Reasons"): always present on a result of a
- *     built-in evaluator, present on a command evaluator's when it printed one; never on an ERROR result (its error
- *     message says why)
+ *     built-in evaluator, a judge's (the judge's own words) and a panel's, present on a command evaluator's when it
+ *     printed one; never on an ERROR result (its error message says why)
  * @param usage   the tokens of every model call the evaluator made (a judge's attempts, failed ones included, in
  *     order); empty for evaluators that call no model
  * @param votes   a panel's judges' votes, in the panel's order (on an ERROR result too, as far as they got); empty

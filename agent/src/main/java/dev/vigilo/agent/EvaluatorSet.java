@@ -17,10 +17,14 @@ import java.util.Optional;
  *
  * <p>Evaluating never throws for a failure of an evaluator (missing expected, bad pattern, crash, bad score,
  * timeout): that is an {@link EvaluatorResult.Status#ERROR} result, whose message has the run's secret values masked
- * (a command evaluator inherits them and may print them). A reason is masked the same way and bounded to
+ * (a command evaluator inherits them and may print them, an endpoint may echo a judge's key). A reason, and a panel's
+ * judges' votes' reasons, are masked the same way and bounded to
  * {@link EvaluatorResult#MAX_REASON_BYTES}. Cancellation is by thread interruption, as for
- * agents: a running command evaluator is killed, a regex match stops, and the result is
+ * agents: a running command evaluator is killed, a regex match stops, a judge's request is aborted, and the result is
  * {@link EvaluatorErrorType#CANCELLED} with the thread's interrupt status still set.
+ *
+ * <p>A set with judges or panels holds the one HTTP client they share: {@link #close()} it when the run's
+ * evaluations have ended, as the run's agent is closed.
  */
 public final class EvaluatorSet implements AutoCloseable {
     private final List<String> names;
