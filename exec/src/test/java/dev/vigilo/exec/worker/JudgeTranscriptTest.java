@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A run with a judge: every judge request and answer is recorded in the case's last attempt transcript, after the
+ * A run with a judge and a panel: every judge request and answer is recorded in the case's last attempt transcript, after the
  * output and before the evaluators' results, and the published reader accepts it.
  */
 class JudgeTranscriptTest {
@@ -50,6 +50,9 @@ class JudgeTranscriptTest {
                     return OpenAiTestServer.Reply.error(503, "busy");
                 }
                 return OpenAiTestServer.Reply.judgement(9, "right").withUsage(40, 5);
+            }
+            if ("grader".equals(req.body().path("model").asText())) {
+                return OpenAiTestServer.Reply.judgement("A", "fine");
             }
             return OpenAiTestServer.Reply.content("42").withUsage(5, 1);
         });
@@ -75,9 +78,15 @@ class JudgeTranscriptTest {
                     rubric: "Is {{output}} the answer to {{input}}?"
                     scale: {min: 0, max: 10}
                     max_attempts: 2
+                  - name: agreement
+                    kind: panel
+                    aggregate: majority
+                    judges:
+                      - {name: a, url: "%s", model: grader, rubric: "Grade {{output}}", grades: {A: 1, F: 0}}
+                      - {name: b, url: "%s", model: grader, rubric: "Grade {{output}} again", grades: {A: 1, F: 0}}
                 gates:
-                  - {name: all, required_evaluators: [quality], min_pass_rate: 0.5}
-                """.formatted(llm.chatUrl(), llm.chatUrl()));
+                  - {name: all, required_evaluators: [quality, agreement], min_pass_rate: 0.5}
+                """.formatted(llm.chatUrl(), llm.chatUrl(), llm.chatUrl(), llm.chatUrl()));
         new Admission(placements, fx.storage).admit(run);
         new Worker(placements, fx.storage, TranscriptTest.fast(1), Worker.Listener.NONE).run();
         assertThat(fx.runStatus(run)).isEqualTo("settled");
@@ -88,7 +97,7 @@ class JudgeTranscriptTest {
         for (Receipt r : TranscriptTest.receipts(fx, placements, run)) {
             for (Receipt.CaseResult c : r.cases()) {
                 cases++;
-                assertThat(c.evaluatorResults()).singleElement().matches(Receipt.EvaluatorResult::passed);
+                assertThat(c.evaluatorResults()).hasSize(2).allMatch(Receipt.EvaluatorResult::passed);
                 Receipt.TranscriptRef last = c.transcripts().get(c.transcripts().size() - 1);
                 Path log = Files.createTempDirectory(dir, "t").resolve("session.jsonl.zstd");
                 Files.write(log, fx.store.read(last.ref(), Deadline.after(Duration.ofSeconds(10))));
@@ -110,13 +119,25 @@ class JudgeTranscriptTest {
                 assertThat(request.at("/data/evaluator").asInt()).isZero();
                 assertThat(request.at("/data/request/messages/1/content").asText())
                         .isEqualTo("Is 42 the answer to what is " + c.ordinal() + " * 2?");
-                JsonNode response = ev.get(types.lastIndexOf("vigilo/judge-response"));
+                JsonNode response = ev.stream()
+                        .filter(e -> e.path("type").asText().equals("vigilo/judge-response"))
+                        .filter(e -> e.at("/data/evaluator").asInt() == 0)
+                        .reduce((a, b) -> b)
+                        .orElseThrow();
                 assertThat(response.at("/data/status").asInt()).isEqualTo(200);
                 assertThat(response.at("/data/response/usage/prompt_tokens").asInt())
                         .isEqualTo(40);
                 assertThat(response.at("/data/ms").canConvertToLong()).isTrue();
-                judgeRequests += (int)
-                        types.stream().filter("vigilo/judge-request"::equals).count();
+                // The panel's judges, in order, under the panel's index.
+                assertThat(ev.stream()
+                                .filter(e -> e.path("type").asText().equals("vigilo/judge-request"))
+                                .filter(e -> e.at("/data/evaluator").asInt() == 1)
+                                .map(e -> e.at("/data/name").asText()))
+                        .containsExactly("agreement/a", "agreement/b");
+                judgeRequests += (int) ev.stream()
+                        .filter(e -> e.path("type").asText().equals("vigilo/judge-request"))
+                        .filter(e -> e.at("/data/evaluator").asInt() == 0)
+                        .count();
                 oneLog = log;
             }
         }
