@@ -105,10 +105,6 @@ final class JudgeEvaluator implements Evaluator {
                 + EndpointText.display(settings.uri()) + ")";
     }
 
-    Settings settings() {
-        return settings;
-    }
-
     @Override
     public Verdict evaluate(CaseRecord caseRecord, JsonNode caseTree, String output) {
         return evaluate(caseRecord, caseTree, output, EvaluationContext.NONE);
