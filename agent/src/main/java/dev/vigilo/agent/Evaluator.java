@@ -32,14 +32,26 @@ interface Evaluator {
             double score,
             Optional<EvaluatorError> error,
             Optional<String> reason,
-            List<TokenUsage> usage) {
+            List<TokenUsage> usage,
+            List<JudgeVote> votes) {
         public Verdict {
             usage = List.copyOf(usage);
+            votes = List.copyOf(votes);
+        }
+
+        /** A verdict without votes (every evaluator but a panel). */
+        public Verdict(
+                boolean passed,
+                double score,
+                Optional<EvaluatorError> error,
+                Optional<String> reason,
+                List<TokenUsage> usage) {
+            this(passed, score, error, reason, usage, List.of());
         }
 
         /** A verdict of an evaluator that calls no model. */
         public Verdict(boolean passed, double score, Optional<EvaluatorError> error, Optional<String> reason) {
-            this(passed, score, error, reason, List.of());
+            this(passed, score, error, reason, List.of(), List.of());
         }
 
         /** Passed with score 1 or failed with score 0, and why. */
@@ -53,7 +65,12 @@ interface Evaluator {
 
         /** This verdict with the tokens of the model calls that produced it. */
         Verdict withUsage(List<TokenUsage> u) {
-            return new Verdict(passed, score, error, reason, u);
+            return new Verdict(passed, score, error, reason, u, votes);
+        }
+
+        /** This verdict with a panel's votes. */
+        Verdict withVotes(List<JudgeVote> v) {
+            return new Verdict(passed, score, error, reason, usage, v);
         }
     }
 

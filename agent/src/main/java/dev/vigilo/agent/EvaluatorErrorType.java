@@ -23,9 +23,22 @@ public enum EvaluatorErrorType {
     EVALUATOR_CRASHED("evaluator_crashed"),
     /** command: stdout is not one number in [0, 1] (nor {@code {"score": n}}), or is too long. */
     INVALID_SCORE("invalid_score"),
-    /** command: over {@code timeout_seconds}; regex: over the worker's regex time limit. */
+    /**
+     * command: over {@code timeout_seconds}; regex: over the worker's regex time limit; judge: its last attempt got
+     * no complete answer within {@code timeout_seconds}.
+     */
     TIMEOUT("timeout"),
-    /** The calling thread was interrupted (regex, similarity, command); not a result of the case. */
+    /**
+     * judge, panel: no attempt's answer held a usable score (not parseable, or outside the scale); the message quotes
+     * the judge's last answer. Never a failed verdict: the judge could not judge.
+     */
+    UNSCORED("unscored"),
+    /**
+     * judge, panel: the endpoint could not be used: refused the request (4xx), kept failing (429, 5xx, connection)
+     * through every attempt, or answered too much.
+     */
+    JUDGE_FAILED("judge_failed"),
+    /** The calling thread was interrupted (regex, similarity, command, judge); not a result of the case. */
     CANCELLED("cancelled");
 
     private final String code;

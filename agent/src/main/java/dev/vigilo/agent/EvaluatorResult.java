@@ -12,15 +12,18 @@ import java.util.Optional;
  * @param name    the evaluator's name
  * @param status  passed, failed, or error
  * @param score   in [0, 1]: 1 or 0 for exact_match, contains, regex, json and numeric, the similarity ratio for
- *     similarity, the printed score for command, 0 on error
+ *     similarity, the printed score for command, the normalised score for judge, the aggregate for panel, 0 on
+ *     error
  * @param error   why it could not judge; present iff status is ERROR
  * @param elapsed how long the evaluation took
  * @param reason  why the output passed or failed, in one line of at most {@link #MAX_REASON_BYTES} bytes of UTF-8
  *     with the run's secrets masked (docs/formats/agent-protocol.md, "Reasons"): always present on a result of a
- *     built-in evaluator, present on a command evaluator's when it printed one; never on an ERROR result (its error
- *     message says why)
+ *     built-in evaluator, a judge's (the judge's own words) and a panel's, present on a command evaluator's when it
+ *     printed one; never on an ERROR result (its error message says why)
  * @param usage   the tokens of every model call the evaluator made (a judge's attempts, failed ones included, in
  *     order); empty for evaluators that call no model
+ * @param votes   a panel's judges' votes, in the panel's order (on an ERROR result too, as far as they got); empty
+ *     for every other evaluator
  */
 public record EvaluatorResult(
         int index,
@@ -30,7 +33,8 @@ public record EvaluatorResult(
         Optional<EvaluatorError> error,
         Duration elapsed,
         Optional<String> reason,
-        List<TokenUsage> usage) {
+        List<TokenUsage> usage,
+        List<JudgeVote> votes) {
     /** The most bytes of UTF-8 a reason has; a longer one is cut on a code point boundary and ends in "…". */
     public static final int MAX_REASON_BYTES = 2048;
 
@@ -51,6 +55,7 @@ public record EvaluatorResult(
         Objects.requireNonNull(elapsed, "elapsed");
         Objects.requireNonNull(reason, "reason");
         usage = List.copyOf(usage);
+        votes = List.copyOf(votes);
         if (!(score >= 0 && score <= 1)) {
             throw new IllegalArgumentException("score must be in [0, 1], got " + score);
         }
@@ -65,10 +70,23 @@ public record EvaluatorResult(
         }
     }
 
+    /** A result without votes (of any evaluator but a panel). */
+    public EvaluatorResult(
+            int index,
+            String name,
+            Status status,
+            double score,
+            Optional<EvaluatorError> error,
+            Duration elapsed,
+            Optional<String> reason,
+            List<TokenUsage> usage) {
+        this(index, name, status, score, error, elapsed, reason, usage, List.of());
+    }
+
     /** A result without a reason (as results were before reasons existed). */
     public EvaluatorResult(
             int index, String name, Status status, double score, Optional<EvaluatorError> error, Duration elapsed) {
-        this(index, name, status, score, error, elapsed, Optional.empty(), List.of());
+        this(index, name, status, score, error, elapsed, Optional.empty(), List.of(), List.of());
     }
 
     /** A result of an evaluator that calls no model. */
@@ -80,7 +98,7 @@ public record EvaluatorResult(
             Optional<EvaluatorError> error,
             Duration elapsed,
             Optional<String> reason) {
-        this(index, name, status, score, error, elapsed, reason, List.of());
+        this(index, name, status, score, error, elapsed, reason, List.of(), List.of());
     }
 
     /** Whether the output passed. */

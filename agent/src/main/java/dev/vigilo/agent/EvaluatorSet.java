@@ -3,6 +3,7 @@ package dev.vigilo.agent;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.SecretValues;
+import dev.vigilo.llm.ChatCompletions;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,22 +17,46 @@ import java.util.Optional;
  *
  * <p>Evaluating never throws for a failure of an evaluator (missing expected, bad pattern, crash, bad score,
  * timeout): that is an {@link EvaluatorResult.Status#ERROR} result, whose message has the run's secret values masked
- * (a command evaluator inherits them and may print them). A reason is masked the same way and bounded to
+ * (a command evaluator inherits them and may print them, an endpoint may echo a judge's key). A reason, and a panel's
+ * judges' votes' reasons, are masked the same way and bounded to
  * {@link EvaluatorResult#MAX_REASON_BYTES}. Cancellation is by thread interruption, as for
- * agents: a running command evaluator is killed, a regex match stops, and the result is
+ * agents: a running command evaluator is killed, a regex match stops, a judge's request is aborted, and the result is
  * {@link EvaluatorErrorType#CANCELLED} with the thread's interrupt status still set.
+ *
+ * <p>A set with judges or panels holds the one HTTP client they share: {@link #close()} it when the run's
+ * evaluations have ended, as the run's agent is closed.
  */
-public final class EvaluatorSet {
+public final class EvaluatorSet implements AutoCloseable {
     private final List<String> names;
     private final List<String> kinds;
     private final List<Evaluator> evaluators;
     private final SecretValues secrets;
+    private final Optional<ChatCompletions> judgeClient;
 
     EvaluatorSet(List<String> names, List<String> kinds, List<Evaluator> evaluators, SecretValues secrets) {
+        this(names, kinds, evaluators, secrets, Optional.empty());
+    }
+
+    EvaluatorSet(
+            List<String> names,
+            List<String> kinds,
+            List<Evaluator> evaluators,
+            SecretValues secrets,
+            Optional<ChatCompletions> judgeClient) {
         this.names = List.copyOf(names);
         this.kinds = List.copyOf(kinds);
         this.evaluators = List.copyOf(evaluators);
         this.secrets = secrets;
+        this.judgeClient = judgeClient;
+    }
+
+    /**
+     * Releases the judges' HTTP client (its threads and connections), if the set has judges; evaluations must have
+     * ended before. Idempotent.
+     */
+    @Override
+    public void close() {
+        judgeClient.ifPresent(ChatCompletions::close);
     }
 
     /** How many evaluators the plan has (at most 64). */
@@ -46,7 +71,7 @@ public final class EvaluatorSet {
 
     /**
      * The kind of evaluator {@code index} ({@code exact_match}, {@code contains}, {@code regex}, {@code command},
-     * {@code json}, {@code numeric}, {@code similarity}).
+     * {@code json}, {@code numeric}, {@code similarity}, {@code judge}, {@code panel}).
      */
     public String kind(int index) {
         return kinds.get(index);
@@ -110,6 +135,10 @@ public final class EvaluatorSet {
         } else {
             v = evaluators.get(index).evaluate(caseRecord, tree, output, context);
         }
+        List<JudgeVote> votes = v.votes().stream()
+                .map(vote ->
+                        new JudgeVote(vote.judge(), vote.score(), vote.reason().map(r -> Reasons.bound(r, secrets))))
+                .toList();
         if (v.error().isPresent()) {
             EvaluatorError e = v.error().get();
             v = Evaluator.Verdict.error(e.type(), secrets.mask(e.message())).withUsage(v.usage());
@@ -127,7 +156,8 @@ public final class EvaluatorSet {
                 v.error(),
                 Duration.ofNanos(System.nanoTime() - start),
                 reason,
-                v.usage());
+                v.usage(),
+                votes);
     }
 
     private static JsonNode tree(CaseRecord c) {

@@ -3,18 +3,36 @@ package dev.vigilo.agent;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.google.re2j.Pattern;
 import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.errors.SecretValues;
+import dev.vigilo.config.RubricTemplate;
 import dev.vigilo.config.SafeRegex;
+import dev.vigilo.llm.ChatCompletions;
+import dev.vigilo.llm.HttpOptions;
 import java.math.BigDecimal;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
-/** Builds the {@link EvaluatorSet} a run configuration's {@code evaluator_plan} describes. */
+/**
+ * Builds the {@link EvaluatorSet} a run configuration's {@code evaluator_plan} describes. A set with judges holds
+ * their HTTP client: close it when the run ends.
+ */
 public final class Evaluators {
     /** The most evaluators a plan may have (one bit each in a 64-bit mask). */
     public static final int MAX_EVALUATORS = 64;
+    /**
+     * A judge's (and a mean/min panel's) {@code pass_score} when the profile gives none: the middle of the normalised
+     * scale, so a judge passes what it rates at least half-way up its scale.
+     */
+    public static final double JUDGE_PASS_SCORE = 0.5;
+    /** How long a judge's connection may take to open. */
+    static final Duration JUDGE_CONNECT_TIMEOUT = Duration.ofSeconds(10);
 
     /** A latency evaluator's largest {@code max_ms}: one day. */
     static final int MAX_LATENCY_MS = 86_400_000;
@@ -40,35 +58,63 @@ public final class Evaluators {
         List<String> names = new ArrayList<>();
         List<String> kinds = new ArrayList<>();
         List<Evaluator> evaluators = new ArrayList<>();
-        for (int i = 0; i < evaluatorPlan.size(); i++) {
-            Params p = Params.of(evaluatorPlan.get(i), "evaluator_plan[" + i + "]");
-            if (p.integer("index", 0, MAX_EVALUATORS - 1, -1) != i) {
-                throw Params.bad(p.at() + ".index", "must be " + i + " (entries are in index order)");
+        // Judges' keys are masked in everything any evaluator hands on (an endpoint may echo its request's headers).
+        AgentEnvironment judged =
+                env.withSecrets(env.secrets().and(SecretValues.ofEnvKeys(evaluatorPlan, env.variables()::get)));
+        // One client (one connection pool) for every judge of the set, made only when the plan has a judge.
+        ChatCompletions client = null;
+        try {
+            for (int i = 0; i < evaluatorPlan.size(); i++) {
+                Params p = Params.of(evaluatorPlan.get(i), "evaluator_plan[" + i + "]");
+                if (p.integer("index", 0, MAX_EVALUATORS - 1, -1) != i) {
+                    throw Params.bad(p.at() + ".index", "must be " + i + " (entries are in index order)");
+                }
+                String name = p.text("name");
+                String kind = p.text("kind");
+                names.add(name);
+                kinds.add(kind);
+                if ((kind.equals("judge") || kind.equals("panel")) && client == null) {
+                    client = ChatCompletions.http(new HttpOptions(
+                            JUDGE_CONNECT_TIMEOUT,
+                            JudgeEvaluator.MAX_RESPONSE_BYTES,
+                            HttpOptions.Oversized.ABORT,
+                            "judge"));
+                }
+                evaluators.add(evaluator(i, p, name, kind, judged, client));
             }
-            String name = p.text("name");
-            String kind = p.text("kind");
-            names.add(name);
-            kinds.add(kind);
-            evaluators.add(evaluator(p, name, kind, env));
+        } catch (RuntimeException e) {
+            if (client != null) {
+                client.close();
+            }
+            throw e;
         }
-        return new EvaluatorSet(names, kinds, evaluators, env.secrets());
+        return new EvaluatorSet(names, kinds, evaluators, judged.secrets(), Optional.ofNullable(client));
     }
 
     /**
      * The score at or above which an evaluator of the plan passes, for reductions of scores (an epochs' mean): a
-     * command's {@code pass_score}, a similarity's {@code threshold}, 1.0 for the other built-ins (their scores are
-     * 0 or 1).
+     * command's, judge's or mean/min panel's {@code pass_score}, a similarity's {@code threshold}, just above 0.5 for a
+     * majority panel (more than half of its judges), 1.0 for the other built-ins (their scores are 0 or 1).
      */
     public static double passScore(JsonNode planEntry) {
         return switch (planEntry.path("kind").asText()) {
             case "command" -> planEntry.path("pass_score").asDouble(1.0);
+            case "judge" -> planEntry.path("pass_score").asDouble(JUDGE_PASS_SCORE);
+            // A majority panel's score is the fraction of judges passing; it passes above one half.
+            case "panel" ->
+                "majority".equals(planEntry.path("aggregate").asText())
+                        ? Math.nextUp(0.5)
+                        : planEntry.path("pass_score").asDouble(JUDGE_PASS_SCORE);
             case "similarity" -> planEntry.path("threshold").asDouble(1.0);
             default -> 1.0;
         };
     }
 
-    private static Evaluator evaluator(Params p, String name, String kind, AgentEnvironment env) {
+    private static Evaluator evaluator(
+            int index, Params p, String name, String kind, AgentEnvironment env, ChatCompletions client) {
         return switch (kind) {
+            case "judge" -> new JudgeEvaluator(index, judge(p, name, env), client, env);
+            case "panel" -> panel(index, p, name, env, client);
             case "exact_match" ->
                 TextEvaluator.exactMatch(name, p.bool("case_sensitive", true), p.bool("trim", true), env.secrets());
             case "contains" -> TextEvaluator.contains(name, p.bool("case_sensitive", true), env.secrets());
@@ -115,7 +161,107 @@ public final class Evaluators {
                         p.at() + ".kind",
                         "unknown evaluator kind \"" + kind
                                 + "\" (known: exact_match, contains, regex, command, json, numeric, similarity,"
-                                + " latency)");
+                                + " latency, judge, panel)");
         };
+    }
+
+    /** A judge's settings; its {@code api_key_env} variable must be set (as an http agent's). */
+    private static JudgeEvaluator.Settings judge(Params p, String name, AgentEnvironment env) {
+        URI uri;
+        try {
+            uri = new URI(p.text("url"));
+        } catch (URISyntaxException e) {
+            throw Params.bad(p.at() + ".url", "is not a URL");
+        }
+        if (!("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) || uri.getHost() == null) {
+            throw Params.bad(p.at() + ".url", "must be an http:// or https:// URL with a host");
+        }
+        Optional<String> keyEnv = p.optionalText("api_key_env");
+        Optional<String> key = Optional.empty();
+        if (keyEnv.isPresent()) {
+            String value = env.variables().get(keyEnv.get());
+            if (value == null || value.isEmpty()) {
+                throw new InvalidInputException(p.at() + ".api_key_env: environment variable " + keyEnv.get()
+                        + " is not set; export it with the judge endpoint's API key before running the worker");
+            }
+            key = Optional.of(value);
+        }
+        RubricTemplate rubric;
+        try {
+            rubric = RubricTemplate.parse(p.text("rubric"));
+        } catch (InvalidInputException e) {
+            throw Params.bad(p.at() + ".rubric", e.getMessage());
+        }
+        return new JudgeEvaluator.Settings(
+                name,
+                uri,
+                p.text("model"),
+                keyEnv,
+                key,
+                rubric,
+                scale(p),
+                p.number("pass_score", 0, 1).orElse(JUDGE_PASS_SCORE),
+                p.integer("max_attempts", 1, Agents.MAX_ATTEMPTS, Agents.DEFAULT_MAX_ATTEMPTS),
+                Duration.ofSeconds(p.integer("timeout_seconds", 1, 3600, 120)),
+                p.number("temperature", 0, 2).orElse(0.0),
+                p.optionalInteger("max_tokens", 1, 1_000_000));
+    }
+
+    /** Exactly one of {@code scale: {min, max}} and {@code grades: {LETTER: score}}. */
+    private static JudgeScale scale(Params p) {
+        if (p.has("scale") == p.has("grades")) {
+            throw Params.bad(p.at(), "needs exactly one of scale and grades");
+        }
+        if (p.has("scale")) {
+            Params s = Params.of(p.get("scale"), p.at() + ".scale");
+            double min = s.number("min", -Double.MAX_VALUE, Double.MAX_VALUE)
+                    .orElseThrow(() -> Params.bad(s.at() + ".min", "is required"));
+            double max = s.number("max", -Double.MAX_VALUE, Double.MAX_VALUE)
+                    .orElseThrow(() -> Params.bad(s.at() + ".max", "is required"));
+            if (!(min < max)) {
+                throw Params.bad(s.at(), "min must be below max");
+            }
+            return JudgeScale.range(min, max);
+        }
+        Params g = Params.of(p.get("grades"), p.at() + ".grades");
+        Map<String, Double> grades = new LinkedHashMap<>();
+        p.get("grades")
+                .fieldNames()
+                .forEachRemaining(k -> grades.put(
+                        k,
+                        g.number(k, 0, 1)
+                                .orElseThrow(() -> Params.bad(g.at() + "." + k, "must be a number in [0, 1]"))));
+        if (grades.size() < 2) {
+            throw Params.bad(g.at(), "needs at least two grades");
+        }
+        return JudgeScale.ofGrades(grades);
+    }
+
+    private static PanelEvaluator panel(
+            int index, Params p, String name, AgentEnvironment env, ChatCompletions client) {
+        JsonNode list = p.get("judges");
+        if (list == null || !list.isArray() || list.size() < 2) {
+            throw Params.bad(p.at() + ".judges", "must be a list of two or more judges");
+        }
+        List<String> judgeNames = new ArrayList<>();
+        List<JudgeEvaluator> judges = new ArrayList<>();
+        for (int j = 0; j < list.size(); j++) {
+            Params jp = Params.of(list.get(j), p.at() + ".judges[" + j + "]");
+            String judgeName = jp.text("name");
+            if (judgeNames.contains(judgeName)) {
+                throw Params.bad(jp.at() + ".name", "repeats \"" + judgeName + "\"; judges' names must be unique");
+            }
+            judgeNames.add(judgeName);
+            judges.add(new JudgeEvaluator(index, judge(jp, name + "/" + judgeName, env), client, env));
+        }
+        String aggregate = p.text("aggregate");
+        PanelEvaluator.Aggregate a = switch (aggregate) {
+            case "mean" -> PanelEvaluator.Aggregate.MEAN;
+            case "min" -> PanelEvaluator.Aggregate.MIN;
+            case "majority" -> PanelEvaluator.Aggregate.MAJORITY;
+            default -> throw Params.bad(p.at() + ".aggregate", "must be mean, min or majority");
+        };
+        return new PanelEvaluator(
+                name, judgeNames, judges, a, p.number("pass_score", 0, 1).orElse(JUDGE_PASS_SCORE));
     }
 }

@@ -34,6 +34,17 @@ final class Params {
         return at;
     }
 
+    /** The raw value of {@code key}, null when absent. */
+    JsonNode get(String key) {
+        return node.get(key);
+    }
+
+    /** Whether {@code key} is given (and not null). */
+    boolean has(String key) {
+        JsonNode v = node.get(key);
+        return v != null && !v.isNull();
+    }
+
     String text(String key) {
         return optionalText(key).orElseThrow(() -> bad(at + "." + key, "is required"));
     }

@@ -283,8 +283,10 @@ class EvaluatorsTest {
                 .hasMessageContaining("evaluator_plan[0].pattern: invalid regular expression");
         assertThatThrownBy(() -> plan("{'name':'re','kind':'regex','pattern':'((a{1000}){1000}){1000}'}"))
                 .hasMessageContaining("evaluator_plan[0].pattern: regular expression is too large");
+        assertThatThrownBy(() -> plan("{'name':'e','kind':'exact_match'}", "{'name':'j','kind':'oracle'}"))
+                .hasMessageContaining("evaluator_plan[1].kind: unknown evaluator kind \"oracle\"");
         assertThatThrownBy(() -> plan("{'name':'e','kind':'exact_match'}", "{'name':'j','kind':'judge'}"))
-                .hasMessageContaining("evaluator_plan[1].kind: unknown evaluator kind \"judge\"");
+                .hasMessageContaining("evaluator_plan[1].url: is required");
         assertThatThrownBy(() -> plan("{'name':'j','kind':'command','command':[]}"))
                 .hasMessageContaining("evaluator_plan[0].command: must be a non-empty list");
         assertThatThrownBy(() -> plan("{'name':'j','kind':'command','command':['x'],'pass_score':2}"))

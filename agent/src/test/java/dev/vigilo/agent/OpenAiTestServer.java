@@ -34,7 +34,7 @@ import java.util.function.Function;
  * port). It answers {@code POST /v1/chat/completions} with scripted {@link Reply replies}: queued ones first, in
  * order, then the default answerer, which is deterministic: {@code "echo: <last user message>"} with word-count
  * usage. Replies can add latency, answer 429 with {@code Retry-After}, 5xx, malformed or truncated bodies, tool
- * calls, or anything else. Every request is recorded (headers and parsed body) and counted. Thread-safe; serves
+ * calls, a judge's structured ({@link Reply#judgement}) or text ({@link Reply#content}) answers, or anything else. Every request is recorded (headers and parsed body) and counted. Thread-safe; serves
  * concurrent requests. Close it to stop it (replies still sleeping are interrupted).
  *
  * <pre>{@code
@@ -166,6 +166,21 @@ public final class OpenAiTestServer implements AutoCloseable {
                     .put("role", "assistant")
                     .put("content", content);
             return json(200, root);
+        }
+
+        /**
+         * 200 with a judge's structured answer: content {@code {"score": <score>, "reason": <reason>}} (a number or a
+         * grade's letter as {@code score}), as an endpoint honouring {@code response_format} answers.
+         */
+        public static Reply judgement(Object score, String reason) {
+            ObjectNode answer = MAPPER.createObjectNode();
+            answer.set("score", MAPPER.valueToTree(score));
+            answer.put("reason", reason);
+            try {
+                return content(MAPPER.writeValueAsString(answer));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
         }
 
         /** 200 with a message that calls one tool (content null). */

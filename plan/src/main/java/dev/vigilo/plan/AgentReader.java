@@ -4,14 +4,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.vigilo.common.input.EndpointUrls;
 import dev.vigilo.config.AttemptLimits;
 import dev.vigilo.config.CasePlaceholders;
 import dev.vigilo.config.ConfigReader;
 import dev.vigilo.config.KeyPath;
 import dev.vigilo.config.Template;
-import java.net.URI;
-import java.net.URISyntaxException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -101,7 +98,7 @@ final class AgentReader {
                         "seed_per_epoch"));
         String url = fields.text(node.get("url"), AGENT.key("url"), true);
         if (url != null) {
-            endpointUrl(url, AGENT.key("url"));
+            fields.endpointUrl(url, AGENT.key("url"));
             out.put("url", url);
         }
         out.put("model", fields.text(node.get("model"), AGENT.key("model"), true));
@@ -179,30 +176,6 @@ final class AgentReader {
             reader.problem(at, "needs at least one user message (role: user)");
         }
         return out;
-    }
-
-    /**
-     * Checks an endpoint URL (an http agent's; judges' and tools' when they come): it must parse, be http(s) with
-     * a host, and carry no credentials ({@link EndpointUrls}, the check datagen's chat steps make). A refused URL
-     * is never echoed, since it may hold a key.
-     */
-    private void endpointUrl(String url, KeyPath at) {
-        URI uri;
-        try {
-            uri = new URI(url);
-        } catch (URISyntaxException e) {
-            reader.problem(
-                    at,
-                    "is not a URL (" + e.getReason() + (e.getIndex() >= 0 ? " at index " + e.getIndex() : "")
-                            + "); give the endpoint's http:// or https:// URL");
-            return;
-        }
-        Optional<String> credentials = EndpointUrls.credentialsProblem(uri);
-        if (credentials.isPresent()) {
-            reader.problem(at, credentials.get());
-        } else if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme()) || uri.getHost() == null) {
-            reader.problem(at, "must be an http:// or https:// URL with a host, got \"" + url + "\"");
-        }
     }
 
     /**

@@ -5,26 +5,33 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.config.AttemptLimits;
 import dev.vigilo.config.CompiledSchema;
 import dev.vigilo.config.ConfigReader;
 import dev.vigilo.config.KeyPath;
+import dev.vigilo.config.RubricTemplate;
 import dev.vigilo.config.SafeRegex;
 import java.math.BigDecimal;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
  * Reads a profile's {@code evaluators} (docs/formats/plan-profile.md): at least one, at most
  * {@link Profile#MAX_EVALUATORS}, uniquely named, each of a known kind with that kind's parameters in canonical form.
  * Regular expressions are checked with the engine and limits workers evaluate with ({@link SafeRegex}), JSON Schemas
- * with the validator they validate with ({@link CompiledSchema}).
+ * with the validator they validate with ({@link CompiledSchema}), judges' rubrics with the template workers render
+ * ({@link RubricTemplate}).
  */
 final class EvaluatorReader {
     private static final KeyPath EVALUATORS = KeyPath.root().key("evaluators");
@@ -32,12 +39,38 @@ final class EvaluatorReader {
     /** A latency evaluator's largest {@code max_ms}: one day (as agent's {@code Evaluators} checks it). */
     private static final long MAX_LATENCY_MS = 86_400_000;
 
+    /** The keys of a judge, besides {@code name}, {@code kind} and {@code applies_to}. */
+    private static final List<String> JUDGE_KEYS = List.of(
+            "url",
+            "model",
+            "api_key_env",
+            "rubric",
+            "scale",
+            "grades",
+            "pass_score",
+            "max_attempts",
+            "timeout_seconds",
+            "temperature",
+            "max_tokens",
+            "allow_self_judge");
+    /** A judge's (and a mean/min panel's) pass score when none is given: the middle of the normalised scale. */
+    static final double JUDGE_PASS_SCORE = 0.5;
+    /** The most judges a panel may have. */
+    static final int MAX_PANEL_JUDGES = 16;
+    /** The most grades a judge may have. */
+    static final int MAX_GRADES = 26;
+
+    private static final Pattern GRADE = Pattern.compile("\\S{1,32}");
+
     private final ProfileFields fields;
     private final ConfigReader reader;
+    private final Profile.Agent agent;
 
-    EvaluatorReader(ProfileFields fields) {
+    /** {@code agent} is the profile's, for refusing a judge that is the agent itself. */
+    EvaluatorReader(ProfileFields fields, Profile.Agent agent) {
         this.fields = fields;
         this.reader = fields.reader();
+        this.agent = agent;
     }
 
     List<Profile.Evaluator> evaluators(JsonNode given) {
@@ -158,7 +191,225 @@ final class EvaluatorReader {
                 }
                 params.put("max_ms", reader.longInteger(e.get("max_ms"), at.key("max_ms"), 1, MAX_LATENCY_MS, 0));
             }
+            case JUDGE -> {
+                List<String> allowed = new ArrayList<>(List.of("name", "kind", "applies_to"));
+                allowed.addAll(JUDGE_KEYS);
+                reader.allowKeys(e, at, allowed);
+                judge(e, at, params);
+            }
+            case PANEL -> panel(e, at, params);
         }
+    }
+
+    /**
+     * A judge's parameters, in canonical form: every key, defaults filled in ({@code api_key_env}, {@code scale} or
+     * {@code grades}, and {@code max_tokens} null when not given). A judge whose endpoint and model are the http
+     * agent's is refused unless {@code allow_self_judge: true}.
+     */
+    private void judge(JsonNode e, KeyPath at, ObjectNode params) {
+        String url = fields.text(e.get("url"), at.key("url"), true);
+        if (url != null) {
+            fields.endpointUrl(url, at.key("url"));
+        }
+        params.put("url", url);
+        String model = fields.text(e.get("model"), at.key("model"), true);
+        params.put("model", model);
+        params.put("api_key_env", fields.keyEnv(e.get("api_key_env"), at.key("api_key_env")));
+        String rubric = fields.text(e.get("rubric"), at.key("rubric"), true);
+        if (rubric != null) {
+            try {
+                RubricTemplate.parse(rubric);
+            } catch (InvalidInputException x) {
+                reader.problem(at.key("rubric"), x.getMessage());
+            }
+        }
+        params.put("rubric", rubric);
+        JsonNode scale = e.get("scale");
+        JsonNode grades = e.get("grades");
+        if ((scale == null) == (grades == null)) {
+            reader.problem(
+                    scale == null ? at : at.key("grades"),
+                    scale == null
+                            ? "needs scale: {min, max} or grades: {LETTER: score}; give exactly one"
+                            : "is given beside scale; give exactly one of scale and grades");
+        }
+        params.set("scale", scale(scale, at.key("scale")));
+        params.set("grades", grades(grades, at.key("grades")));
+        params.put(
+                "pass_score",
+                fields.number(e.get("pass_score"), at.key("pass_score"), 0, 1).orElse(JUDGE_PASS_SCORE));
+        params.put(
+                "max_attempts",
+                reader.integer(
+                        e.get("max_attempts"),
+                        at.key("max_attempts"),
+                        1,
+                        AttemptLimits.MAX_ATTEMPTS,
+                        AttemptLimits.DEFAULT_MAX_ATTEMPTS));
+        params.put(
+                "timeout_seconds", reader.integer(e.get("timeout_seconds"), at.key("timeout_seconds"), 1, 3600, 120));
+        params.put(
+                "temperature",
+                fields.number(e.get("temperature"), at.key("temperature"), 0, 2).orElse(0.0));
+        JsonNode mt = e.get("max_tokens");
+        params.put("max_tokens", mt == null ? null : reader.integer(mt, at.key("max_tokens"), 1, 1_000_000, 1));
+        boolean allowSelf = reader.bool(e.get("allow_self_judge"), at.key("allow_self_judge"), false);
+        params.put("allow_self_judge", allowSelf);
+        if (!allowSelf
+                && url != null
+                && model != null
+                && agent.kind() == Profile.AgentKind.HTTP
+                && model.equals(agent.parameters().path("model").asText())
+                && sameEndpoint(url, agent.parameters().path("url").asText())) {
+            reader.problem(
+                    at,
+                    "judges the agent with itself (the same url and model as agent); use another model, or set"
+                            + " allow_self_judge: true to allow it");
+        }
+    }
+
+    /** {@code scale: {min, max}}: finite numbers, min below max; null when absent or wrong (after reporting it). */
+    private JsonNode scale(JsonNode node, KeyPath at) {
+        if (node == null || reader.mapping(node, at).isEmpty()) {
+            return JsonNodeFactory.instance.nullNode();
+        }
+        reader.allowKeys(node, at, List.of("min", "max"));
+        for (String k : List.of("min", "max")) {
+            if (node.get(k) == null) {
+                reader.problem(
+                        at.key(k), "is required: the scale's " + (k.equals("min") ? "least" : "greatest") + " score");
+            }
+        }
+        Optional<Double> min = fields.number(node.get("min"), at.key("min"), -1e15, 1e15);
+        Optional<Double> max = fields.number(node.get("max"), at.key("max"), -1e15, 1e15);
+        if (min.isEmpty() || max.isEmpty()) {
+            return JsonNodeFactory.instance.nullNode();
+        }
+        if (!(min.get() < max.get())) {
+            reader.problem(at.key("max"), "must be greater than min");
+            return JsonNodeFactory.instance.nullNode();
+        }
+        ObjectNode out = JsonNodeFactory.instance.objectNode();
+        out.put("min", min.get());
+        out.put("max", max.get());
+        return out;
+    }
+
+    /**
+     * {@code grades: {LETTER: score}}: 2..{@link #MAX_GRADES} grades (1..32 characters without blanks), each worth
+     * a score in [0, 1], kept in the profile's order (the order the judge is offered them in); null when absent.
+     */
+    private JsonNode grades(JsonNode node, KeyPath at) {
+        if (node == null || reader.mapping(node, at).isEmpty()) {
+            return JsonNodeFactory.instance.nullNode();
+        }
+        if (node.size() < 2 || node.size() > MAX_GRADES) {
+            reader.problem(at, "has " + node.size() + " grades; give 2.." + MAX_GRADES);
+        }
+        ObjectNode out = JsonNodeFactory.instance.objectNode();
+        for (Map.Entry<String, JsonNode> g : node.properties()) {
+            if (!GRADE.matcher(g.getKey()).matches()) {
+                reader.problem(at.key(g.getKey()), "is not a valid grade: use 1..32 characters without blanks");
+            }
+            if (g.getValue() == null || g.getValue().isNull()) {
+                reader.problem(at.key(g.getKey()), "needs its score in [0, 1]");
+            }
+            fields.number(g.getValue(), at.key(g.getKey()), 0, 1).ifPresent(v -> out.put(g.getKey(), v));
+        }
+        return out;
+    }
+
+    /**
+     * A panel: {@code judges} (2..{@link #MAX_PANEL_JUDGES} judges, each a judge's keys with a unique {@code name};
+     * {@code kind: judge} may be written), {@code aggregate} (required: mean, min or majority) and {@code pass_score}
+     * (mean and min only; majority passes when more than half of the judges pass, each at its own pass score).
+     */
+    private void panel(JsonNode e, KeyPath at, ObjectNode params) {
+        reader.allowKeys(e, at, List.of("name", "kind", "applies_to", "judges", "aggregate", "pass_score"));
+        KeyPath jat = at.key("judges");
+        JsonNode list = e.get("judges");
+        ArrayNode judges = params.putArray("judges");
+        if (list == null) {
+            reader.problem(jat, "is required: give two or more judges");
+        } else if (!list.isArray()) {
+            reader.problem(jat, "must be a list of judges, got " + ConfigReader.typeOf(list));
+        } else {
+            if (list.size() < 2 || list.size() > MAX_PANEL_JUDGES) {
+                reader.problem(jat, "has " + list.size() + " judges; a panel has 2.." + MAX_PANEL_JUDGES);
+            }
+            Set<String> names = new HashSet<>();
+            for (int j = 0; j < list.size() && j < MAX_PANEL_JUDGES; j++) {
+                JsonNode judge = list.get(j);
+                KeyPath at2 = jat.index(j);
+                if (reader.mapping(judge, at2).isEmpty()) {
+                    continue;
+                }
+                List<String> allowed = new ArrayList<>(List.of("name", "kind"));
+                allowed.addAll(JUDGE_KEYS);
+                reader.allowKeys(judge, at2, allowed);
+                JsonNode k = judge.get("kind");
+                if (k != null && !"judge".equals(k.asText())) {
+                    reader.problem(at2.key("kind"), "must be judge (or left out): a panel's members are judges");
+                }
+                ObjectNode out = judges.addObject();
+                String name = fields.name(judge.get("name"), at2.key("name"), true);
+                if (name != null && !names.add(name)) {
+                    reader.problem(at2.key("name"), "duplicate judge name \"" + name + "\"; names must be unique");
+                }
+                out.put("name", name);
+                judge(judge, at2, out);
+            }
+        }
+        String aggregate = fields.text(e.get("aggregate"), at.key("aggregate"), false);
+        if (e.get("aggregate") == null) {
+            reader.problem(at.key("aggregate"), "is required: mean, min or majority");
+        } else if (aggregate != null && !List.of("mean", "min", "majority").contains(aggregate)) {
+            reader.problem(at.key("aggregate"), "unknown aggregate \"" + aggregate + "\"; use mean, min or majority");
+            aggregate = null;
+        }
+        params.put("aggregate", aggregate);
+        if ("majority".equals(aggregate)) {
+            if (e.get("pass_score") != null) {
+                reader.problem(
+                        at.key("pass_score"),
+                        "is for mean and min; majority passes when more than half of the judges pass (each at its own"
+                                + " pass_score): remove it");
+            }
+            params.putNull("pass_score");
+        } else {
+            params.put(
+                    "pass_score",
+                    fields.number(e.get("pass_score"), at.key("pass_score"), 0, 1)
+                            .orElse(JUDGE_PASS_SCORE));
+        }
+    }
+
+    /** Whether two endpoint URLs name the same endpoint: scheme and host ignoring case, path normalised. */
+    static boolean sameEndpoint(String a, String b) {
+        try {
+            URI x = new URI(a).normalize();
+            URI y = new URI(b).normalize();
+            return equalsIgnoreCase(x.getScheme(), y.getScheme())
+                    && equalsIgnoreCase(x.getHost(), y.getHost())
+                    && port(x) == port(y)
+                    && trimSlash(x.getPath()).equals(trimSlash(y.getPath()))
+                    && Objects.equals(x.getQuery(), y.getQuery());
+        } catch (URISyntaxException e) {
+            return a.equals(b);
+        }
+    }
+
+    private static boolean equalsIgnoreCase(String a, String b) {
+        return a == null ? b == null : a.equalsIgnoreCase(b);
+    }
+
+    private static int port(URI u) {
+        return u.getPort() >= 0 ? u.getPort() : "https".equalsIgnoreCase(u.getScheme()) ? 443 : 80;
+    }
+
+    private static String trimSlash(String p) {
+        String s = p == null ? "" : p;
+        return s.endsWith("/") ? s.substring(0, s.length() - 1) : s;
     }
 
     /** A tolerance: a finite number >= 0, empty when absent or wrong (after reporting it). */

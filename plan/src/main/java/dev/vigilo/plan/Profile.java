@@ -104,7 +104,11 @@ public record Profile(
         /** The normalised Levenshtein ratio of the output and the case's {@code expected} is at least a threshold. */
         SIMILARITY("similarity"),
         /** The agent call took at most {@code max_ms} milliseconds. */
-        LATENCY("latency");
+        LATENCY("latency"),
+        /** A model grades the output by a rubric over an OpenAI-compatible endpoint. */
+        JUDGE("judge"),
+        /** Two or more judges grade the output; their scores aggregate (mean, min or majority). */
+        PANEL("panel");
 
         private final String wire;
 

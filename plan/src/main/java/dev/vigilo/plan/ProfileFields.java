@@ -4,8 +4,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.input.EndpointUrls;
 import dev.vigilo.config.ConfigReader;
 import dev.vigilo.config.KeyPath;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -152,6 +155,30 @@ final class ProfileFields {
             return Optional.empty();
         }
         return Optional.of(node);
+    }
+
+    /**
+     * Checks an endpoint URL (an http agent's, a judge's; tools' when they come): it must parse, be http(s) with
+     * a host, and carry no credentials ({@link EndpointUrls}, the check datagen's chat steps make). A refused URL
+     * is never echoed, since it may hold a key.
+     */
+    void endpointUrl(String url, KeyPath at) {
+        URI uri;
+        try {
+            uri = new URI(url);
+        } catch (URISyntaxException e) {
+            reader.problem(
+                    at,
+                    "is not a URL (" + e.getReason() + (e.getIndex() >= 0 ? " at index " + e.getIndex() : "")
+                            + "); give the endpoint's http:// or https:// URL");
+            return;
+        }
+        Optional<String> credentials = EndpointUrls.credentialsProblem(uri);
+        if (credentials.isPresent()) {
+            reader.problem(at, credentials.get());
+        } else if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme()) || uri.getHost() == null) {
+            reader.problem(at, "must be an http:// or https:// URL with a host, got \"" + url + "\"");
+        }
     }
 
     /** An optional number in [min, max], NaN refused. */

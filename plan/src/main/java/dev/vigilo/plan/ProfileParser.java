@@ -210,7 +210,7 @@ public final class ProfileParser {
             }
             String name = fields.name(root.get("name"), top.key("name"), true);
             Profile.Agent agent = new AgentReader(fields).agent(root.get("agent"));
-            List<Profile.Evaluator> evaluators = new EvaluatorReader(fields).evaluators(root.get("evaluators"));
+            List<Profile.Evaluator> evaluators = new EvaluatorReader(fields, agent).evaluators(root.get("evaluators"));
             EpochReader epochReader = new EpochReader(reader);
             Profile.Epochs epochs = epochReader.epochs(root.get("epochs"));
             double confidence = epochReader.confidence(root.get("confidence"));

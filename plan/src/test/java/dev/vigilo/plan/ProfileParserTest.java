@@ -88,7 +88,7 @@ class ProfileParserTest {
     @CsvSource(
             delimiter = '|',
             value = {
-                "[{name: e, kind: judge}]|evaluators[0].kind: unknown evaluator kind \"judge\"",
+                "[{name: e, kind: oracle}]|evaluators[0].kind: unknown evaluator kind \"oracle\"",
                 "[{kind: exact_match}]|evaluators[0].name: is required",
                 "[{name: e, kind: exact_match}, {name: e, kind: contains}]|evaluators[1].name: duplicate evaluator name",
                 "[{name: e, kind: regex, pattern: '(' }]|evaluators[0].pattern: invalid regular expression: missing closing )",

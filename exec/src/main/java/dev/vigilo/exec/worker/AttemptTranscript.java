@@ -14,7 +14,8 @@ import java.util.Map;
  * The events of one attempt's transcript, in the published session-log vocabulary (docs/formats/transcript.md): the
  * turn and step framing, the user message (the case's input), the HTTP agent's request header and answer, a command
  * agent's own events mapped to messages, tool calls and tool results, and Vigilo's ignorable {@code vigilo/*} events
- * (the case, the attempt's timing and error, the output, the evaluators' results and the gate outcomes).
+ * (the case, the attempt's timing and error, the output, judges' model calls, the evaluators' results and the gate
+ * outcomes).
  *
  * <p>Events carry {@code type}, {@code time} and {@code data} (and {@code surfaceOp} or {@code ignorable} where the
  * format needs them); the session-log writer gives them their seqs. Memory: the attempt's events, bounded by the agent
@@ -36,6 +37,8 @@ final class AttemptTranscript {
     static final String HTTP_RESPONSE = "vigilo/http-response";
     static final String AGENT_EVENT = "vigilo/agent-event";
     static final String MESSAGES = "vigilo/messages";
+    static final String JUDGE_REQUEST = "vigilo/judge-request";
+    static final String JUDGE_RESPONSE = "vigilo/judge-response";
     /** The provider name recorded for the HTTP agent's endpoint. */
     static final String HTTP_PROVIDER = "openai-compatible";
     /** The provider name recorded for a command agent. */
@@ -365,6 +368,14 @@ final class AttemptTranscript {
                 OUTPUT,
                 F.objectNode().put("output", output).put("length", length).put("sha256", sha256)));
         endTurn(F.objectNode().put("kind", "completed"));
+    }
+
+    /**
+     * One of a judge's model calls, observed while the evaluators ran: a {@link #JUDGE_REQUEST} or {@link
+     * #JUDGE_RESPONSE} event, recorded after the output and before the evaluators' results.
+     */
+    void judge(String type, ObjectNode data) {
+        add(vigilo(type, data));
     }
 
     /** One evaluator's result on the output; {@code reason} null when it gave none. */

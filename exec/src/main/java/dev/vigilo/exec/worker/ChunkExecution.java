@@ -9,7 +9,6 @@ import dev.vigilo.agent.Agents;
 import dev.vigilo.agent.CaseBudget;
 import dev.vigilo.agent.CaseRecord;
 import dev.vigilo.agent.EvaluationContext;
-import dev.vigilo.agent.EvaluatorObserver;
 import dev.vigilo.agent.EvaluatorResult;
 import dev.vigilo.agent.EvaluatorSet;
 import dev.vigilo.agent.Evaluators;
@@ -313,8 +312,8 @@ final class ChunkExecution implements ChunkExecutor {
                     null);
         }
         String output = outcome.output().orElseThrow();
-        List<EvaluatorResult> results = ra.evaluators()
-                .evaluate(entry.evaluators(), record, output, EvaluationContext.of(outcome, EvaluatorObserver.NONE));
+        List<EvaluatorResult> results =
+                ra.evaluators().evaluate(entry.evaluators(), record, output, EvaluationContext.of(outcome, recorder));
         Map<Integer, EvaluatorResult> byIndex = new HashMap<>();
         List<Receipt.EvaluatorResult> evaluated = new ArrayList<>();
         List<TokenUsage> judgeUsage = new ArrayList<>();
@@ -429,7 +428,10 @@ final class ChunkExecution implements ChunkExecutor {
     public void close() {
         cases.shutdownNow();
         synchronized (agents) {
-            agents.values().forEach(a -> a.agent().close());
+            agents.values().forEach(a -> {
+                a.agent().close();
+                a.evaluators().close();
+            });
             agents.clear();
         }
     }

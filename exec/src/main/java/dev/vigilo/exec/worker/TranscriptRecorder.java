@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.agent.AgentAttempt;
 import dev.vigilo.agent.AgentErrorType;
 import dev.vigilo.agent.AgentObserver;
+import dev.vigilo.agent.EvaluatorObserver;
 import dev.vigilo.common.json.StrictJson;
 import dev.vigilo.dataset.StoredCase;
 import dev.vigilo.exec.record.Receipt;
@@ -25,13 +26,14 @@ import java.util.Optional;
 /**
  * Records one case's agent call as transcripts, one per attempt (docs/transcripts.md): watches the call as its
  * {@link AgentObserver}, builds each attempt's events ({@link AttemptTranscript}), writes a finished attempt when the
- * next one starts, and the last one, with the output, the evaluators' results and the gate outcomes, in
- * {@link #finish}. A cancelled attempt is not written.
+ * next one starts, and the last one, with the output, the judges' model calls (watched as the evaluators' {@link
+ * EvaluatorObserver}, kept until then), the evaluators' results and the gate outcomes, in {@link #finish}. A cancelled
+ * attempt is not written.
  *
  * <p>Observer callbacks never throw: a failure is kept and thrown by {@link #finish}, on the case's thread, where it
  * takes the chunk's retry path. Used by the one thread running the case.
  */
-final class TranscriptRecorder implements AgentObserver {
+final class TranscriptRecorder implements AgentObserver, EvaluatorObserver {
     private static final ObjectMapper MAPPER = StrictJson.newMapper();
 
     /**
@@ -51,6 +53,10 @@ final class TranscriptRecorder implements AgentObserver {
     private AttemptTranscript current;
     private long currentStart;
     private RuntimeException failure;
+    /** The judges' model calls, as event data, in order: recorded in the last attempt's transcript by finish. */
+    private final List<String> judgeTypes = new ArrayList<>();
+
+    private final List<ObjectNode> judgeEvents = new ArrayList<>();
 
     /**
      * @param epoch the 1-based epoch of this execution in a run of several epochs, 0 in a run of one (its keys and
@@ -124,6 +130,36 @@ final class TranscriptRecorder implements AgentObserver {
         });
     }
 
+    @Override
+    public void onModelRequest(int evaluator, String name, int attempt, JsonNode request) {
+        guard(() -> {
+            ObjectNode d = JsonNodeFactory.instance
+                    .objectNode()
+                    .put("evaluator", evaluator)
+                    .put("name", name)
+                    .put("attempt", attempt);
+            d.set("request", request);
+            judgeTypes.add(AttemptTranscript.JUDGE_REQUEST);
+            judgeEvents.add(d);
+        });
+    }
+
+    @Override
+    public void onModelResponse(int evaluator, String name, int attempt, int status, JsonNode response, long millis) {
+        guard(() -> {
+            ObjectNode d = JsonNodeFactory.instance
+                    .objectNode()
+                    .put("evaluator", evaluator)
+                    .put("name", name)
+                    .put("attempt", attempt)
+                    .put("status", status)
+                    .put("ms", millis);
+            d.set("response", response);
+            judgeTypes.add(AttemptTranscript.JUDGE_RESPONSE);
+            judgeEvents.add(d);
+        });
+    }
+
     /** Runs a callback's work unless an earlier one failed; keeps the first failure for {@link #finish}. */
     private void guard(Runnable work) {
         if (failure != null) {
@@ -137,8 +173,8 @@ final class TranscriptRecorder implements AgentObserver {
     }
 
     /**
-     * Ends the case: adds the output and the evaluators' results (when the agent answered) and the gate outcomes to
-     * the last attempt's transcript, and writes it.
+     * Ends the case: adds the output, the judges' model calls and the evaluators' results (when the agent answered)
+     * and the gate outcomes to the last attempt's transcript, and writes it.
      *
      * @param result     the case's result, without transcripts
      * @param output     the agent's output, or null when it errored
@@ -163,6 +199,9 @@ final class TranscriptRecorder implements AgentObserver {
             if (output != null) {
                 byte[] utf8 = output.getBytes(java.nio.charset.StandardCharsets.UTF_8);
                 current.output(output, utf8.length, Sha256.of(utf8).toHex());
+                for (int i = 0; i < judgeEvents.size(); i++) {
+                    current.judge(judgeTypes.get(i), judgeEvents.get(i));
+                }
                 for (Receipt.EvaluatorResult e : judged) {
                     current.evaluator(
                             e.name(),
