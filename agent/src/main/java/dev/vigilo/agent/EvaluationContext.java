@@ -1,8 +1,11 @@
 package dev.vigilo.agent;
 
+import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * What evaluators may know of a case's agent call besides its output, and where model-calling evaluators report
@@ -10,25 +13,45 @@ import java.util.Objects;
  *
  * @param agentElapsed the agent call's time, first attempt's start to last attempt's end (the outcome's elapsed)
  * @param agentUsage   the tokens of every attempt of the agent call, in attempt order (empty for command agents)
+ * @param agentCostUsd what those tokens cost by the run's pricing; empty when a model has no price; zero without calls
  * @param observer     sees the model calls of judges as they happen (transcripts); {@link EvaluatorObserver#NONE}
  *                     to see nothing
  */
-public record EvaluationContext(Duration agentElapsed, List<TokenUsage> agentUsage, EvaluatorObserver observer) {
+public record EvaluationContext(
+        Duration agentElapsed,
+        List<TokenUsage> agentUsage,
+        Optional<BigDecimal> agentCostUsd,
+        EvaluatorObserver observer) {
     /** No agent time, no usage, nothing observed: for evaluating an output alone. */
     public static final EvaluationContext NONE =
-            new EvaluationContext(Duration.ZERO, List.of(), EvaluatorObserver.NONE);
+            new EvaluationContext(Duration.ZERO, List.of(), Optional.of(BigDecimal.ZERO), EvaluatorObserver.NONE);
 
     public EvaluationContext {
         Objects.requireNonNull(agentElapsed, "agentElapsed");
         agentUsage = List.copyOf(agentUsage);
+        Objects.requireNonNull(agentCostUsd, "agentCostUsd");
         Objects.requireNonNull(observer, "observer");
     }
 
-    /** The context of an agent call that ended with {@code outcome}. */
-    public static EvaluationContext of(AgentOutcome outcome, EvaluatorObserver observer) {
-        return new EvaluationContext(
-                outcome.elapsed(),
-                outcome.attempts().stream().flatMap(a -> a.usage().stream()).toList(),
+    /** A context without pricing: the cost is zero without calls, else unknown. */
+    public EvaluationContext(Duration agentElapsed, List<TokenUsage> agentUsage, EvaluatorObserver observer) {
+        this(
+                agentElapsed,
+                agentUsage,
+                agentUsage.isEmpty() ? Optional.of(BigDecimal.ZERO) : Optional.empty(),
                 observer);
+    }
+
+    /** The context of an agent call that ended with {@code outcome}, without pricing. */
+    public static EvaluationContext of(AgentOutcome outcome, EvaluatorObserver observer) {
+        return of(outcome, u -> u.isEmpty() ? Optional.of(BigDecimal.ZERO) : Optional.empty(), observer);
+    }
+
+    /** The context of an agent call that ended with {@code outcome}, its tokens priced by {@code cost}. */
+    public static EvaluationContext of(
+            AgentOutcome outcome, Function<List<TokenUsage>, Optional<BigDecimal>> cost, EvaluatorObserver observer) {
+        List<TokenUsage> usage =
+                outcome.attempts().stream().flatMap(a -> a.usage().stream()).toList();
+        return new EvaluationContext(outcome.elapsed(), usage, cost.apply(usage), observer);
     }
 }

@@ -38,6 +38,8 @@ public enum EvaluatorErrorType {
      * through every attempt, or answered too much.
      */
     JUDGE_FAILED("judge_failed"),
+    /** cost: the agent called a model without a price in the run's pricing, so its cost cannot be compared. */
+    COST_UNKNOWN("cost_unknown"),
     /** The calling thread was interrupted (regex, similarity, command, judge); not a result of the case. */
     CANCELLED("cancelled");
 

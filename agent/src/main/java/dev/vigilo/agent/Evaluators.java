@@ -148,6 +148,13 @@ public final class Evaluators {
             case "latency" ->
                 new LatencyEvaluator(p.optionalInteger("max_ms", 1, MAX_LATENCY_MS)
                         .orElseThrow(() -> Params.bad(p.at() + ".max_ms", "is required")));
+            case "cost" -> {
+                BigDecimal max = p.decimal("max_usd").orElseThrow(() -> Params.bad(p.at() + ".max_usd", "is required"));
+                if (max.signum() <= 0) {
+                    throw Params.bad(p.at() + ".max_usd", "must be greater than 0");
+                }
+                yield new CostEvaluator(max);
+            }
             case "command" ->
                 new CommandEvaluator(
                         name,
@@ -161,7 +168,7 @@ public final class Evaluators {
                         p.at() + ".kind",
                         "unknown evaluator kind \"" + kind
                                 + "\" (known: exact_match, contains, regex, command, json, numeric, similarity,"
-                                + " latency, judge, panel)");
+                                + " latency, cost, judge, panel)");
         };
     }
 

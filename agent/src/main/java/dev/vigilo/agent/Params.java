@@ -86,6 +86,24 @@ final class Params {
         return Optional.of(v.asDouble());
     }
 
+    /**
+     * An exact decimal: a decimal string (the canonical profile writes money so) or a JSON number; empty when absent.
+     */
+    Optional<java.math.BigDecimal> decimal(String key) {
+        JsonNode v = node.get(key);
+        if (v == null || v.isNull()) {
+            return Optional.empty();
+        }
+        try {
+            if (v.isTextual() || v.isNumber()) {
+                return Optional.of(new java.math.BigDecimal(v.asText()));
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw bad(at + "." + key, "must be a decimal number, got " + v);
+    }
+
     /** A JSON Schema (a mapping), compiled; empty when absent. */
     Optional<CompiledSchema> schema(String key) {
         JsonNode v = node.get(key);

@@ -191,6 +191,17 @@ final class EvaluatorReader {
                 }
                 params.put("max_ms", reader.longInteger(e.get("max_ms"), at.key("max_ms"), 1, MAX_LATENCY_MS, 0));
             }
+            case COST -> {
+                reader.allowKeys(e, at, List.of("name", "kind", "applies_to", "max_usd"));
+                reader.decimal(e.get("max_usd"), at.key("max_usd"), true, java.math.BigDecimal.ZERO)
+                        .ifPresent(max -> {
+                            if (max.signum() == 0) {
+                                reader.problem(at.key("max_usd"), "must be greater than 0");
+                            }
+                            // A decimal string: money is exact in the canonical profile (as pricing is).
+                            params.put("max_usd", dev.vigilo.llm.Pricing.text(max));
+                        });
+            }
             case JUDGE -> {
                 List<String> allowed = new ArrayList<>(List.of("name", "kind", "applies_to"));
                 allowed.addAll(JUDGE_KEYS);

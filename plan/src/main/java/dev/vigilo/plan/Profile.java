@@ -105,6 +105,8 @@ public record Profile(
         SIMILARITY("similarity"),
         /** The agent call took at most {@code max_ms} milliseconds. */
         LATENCY("latency"),
+        /** The agent call cost at most {@code max_usd}, priced by the profile's {@code pricing}. */
+        COST("cost"),
         /** A model grades the output by a rubric over an OpenAI-compatible endpoint. */
         JUDGE("judge"),
         /** Two or more judges grade the output; their scores aggregate (mean, min or majority). */

@@ -217,6 +217,17 @@ public final class ProfileParser {
             List<Profile.Gate> gates = new GateReader(fields).gates(root.get("gates"), evaluators, confidence);
             Profile.Limits limits = new LimitReader(reader).limits(root.get("limits"));
             Pricing pricing = new PricingReader(reader).pricing(root.get("pricing"));
+            for (int i = 0; i < evaluators.size(); i++) {
+                if (evaluators.get(i).kind() == Profile.EvaluatorKind.COST) {
+                    int index = i;
+                    agentModel(agent)
+                            .filter(m -> pricing.price(m).isEmpty())
+                            .ifPresent(m -> reader.problem(
+                                    top.key("evaluators").index(index).key("max_usd"),
+                                    "a cost evaluator needs a price for the agent's model \"" + m + "\"; add pricing."
+                                            + m + ": {input: ..., output: ...}"));
+                }
+            }
             if (limits.caseCostUsd().isPresent()) {
                 agentModel(agent)
                         .filter(m -> pricing.price(m).isEmpty())

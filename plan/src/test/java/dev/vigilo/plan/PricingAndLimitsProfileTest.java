@@ -76,6 +76,26 @@ class PricingAndLimitsProfileTest {
     }
 
     @Test
+    void aCostEvaluatorIsExactAndNeedsTheAgentModelsPrice() {
+        String cost = "name: p\nagent: {kind: http, url: \"http://127.0.0.1:9/v1/chat/completions\", model: gpt-x}\n"
+                + "evaluators: [{name: e, kind: exact_match}, {name: c, kind: cost, max_usd: 0.010}]\n"
+                + "gates: [{name: g, required_evaluators: [e, c], min_pass_rate: 1}]\n";
+        Profile p = ProfileParser.parse(
+                (cost + "pricing: {gpt-x: {input: 1, output: 2}}\n").getBytes(StandardCharsets.UTF_8), "p.yaml");
+        assertThat(new String(ProfileJson.encode(p), StandardCharsets.UTF_8))
+                .contains("{\"name\":\"c\",\"kind\":\"cost\",\"max_usd\":\"0.01\"}");
+        try {
+            ProfileParser.parse(cost.getBytes(StandardCharsets.UTF_8), "p.yaml");
+            throw new AssertionError("accepted");
+        } catch (ProfileException e) {
+            assertThat(e.problems())
+                    .singleElement()
+                    .asString()
+                    .contains("evaluators[1].max_usd: a cost evaluator needs a price for the agent's model \"gpt-x\"");
+        }
+    }
+
+    @Test
     void badPricesAndLimitsAreLocatedProblems() {
         assertThat(problems("pricing: {gpt-x: {input: -1, output: 2}}\n"))
                 .containsExactly("p.yaml:5:26: pricing.gpt-x.input: must be a number >= 0, got -1");

@@ -312,8 +312,16 @@ final class ChunkExecution implements ChunkExecutor {
                     null);
         }
         String output = outcome.output().orElseThrow();
-        List<EvaluatorResult> results =
-                ra.evaluators().evaluate(entry.evaluators(), record, output, EvaluationContext.of(outcome, recorder));
+        List<EvaluatorResult> results = ra.evaluators()
+                .evaluate(
+                        entry.evaluators(),
+                        record,
+                        output,
+                        EvaluationContext.of(
+                                outcome,
+                                used -> Receipt.Usage.of(used, List.of(), ra.pricing())
+                                        .costUsd(),
+                                recorder));
         Map<Integer, EvaluatorResult> byIndex = new HashMap<>();
         List<Receipt.EvaluatorResult> evaluated = new ArrayList<>();
         List<TokenUsage> judgeUsage = new ArrayList<>();
