@@ -14,3 +14,17 @@ CREATE TABLE run_usage (
     cost_usd numeric CHECK (cost_usd >= 0),
     PRIMARY KEY (run_id, scope, role, model)
 );
+
+-- Judge agreement: settlement records, per scope and panel evaluator, the sums of Krippendorff's alpha (interval
+-- metric) over the run's panel results, summed from the chunk rows; alpha is computed from them when read. Owned by
+-- exec's record.AgreementTallies.
+CREATE TABLE run_agreement (
+    run_id uuid NOT NULL REFERENCES runs (run_id),
+    scope text NOT NULL,
+    evaluator text NOT NULL,
+    n bigint NOT NULL CHECK (n >= 2),
+    sum_scores numeric NOT NULL,
+    sum_squares numeric NOT NULL CHECK (sum_squares >= 0),
+    disagreement numeric NOT NULL CHECK (disagreement >= 0),
+    PRIMARY KEY (run_id, scope, evaluator)
+);

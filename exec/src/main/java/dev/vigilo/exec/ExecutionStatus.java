@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalDouble;
 import java.util.OptionalLong;
 import java.util.UUID;
 
@@ -35,6 +36,8 @@ import java.util.UUID;
  * @param usage         the tokens and cost of the run's model calls so far, or as settlement recorded them: by scope,
  *                      {@link #ALL_CASES} for every case and each gate's name for the cases it selects; empty for runs
  *                      whose receipts carry no usage (written before usage was recorded) and before any chunk is done
+ * @param agreement     the judges' agreement per scope (as {@code usage}) and panel evaluator, from the panel results
+ *                      so far or as settlement recorded them; empty for runs without panels
  */
 public record ExecutionStatus(
         UUID runId,
@@ -45,7 +48,8 @@ public record ExecutionStatus(
         List<GateResult> gates,
         boolean gatesFinal,
         List<Wait> waiting,
-        Map<String, UsageSummary> usage) {
+        Map<String, UsageSummary> usage,
+        Map<String, Map<String, Agreement>> agreement) {
     private static final ObjectMapper MAPPER = StrictJson.newMapper();
     /** The usage scope of every case of the run. */
     public static final String ALL_CASES = "*";
@@ -59,6 +63,35 @@ public record ExecutionStatus(
         gates = List.copyOf(gates);
         waiting = List.copyOf(waiting);
         usage = Map.copyOf(usage);
+        agreement = Map.copyOf(agreement);
+    }
+
+    /**
+     * One panel's agreement over some cases: Krippendorff's alpha (interval metric) of its judges' scores
+     * (docs/execution.md, "Judge agreement").
+     *
+     * @param values the pairable scores (judges' scores in units of at least two)
+     * @param alpha  1 for perfect agreement, 0 for chance; empty when undefined (fewer than two values, or every score
+     *               equal)
+     */
+    public record Agreement(long values, OptionalDouble alpha) {
+        public Agreement {
+            Objects.requireNonNull(alpha, "alpha");
+        }
+    }
+
+    /** A status without judge agreement. */
+    public ExecutionStatus(
+            UUID runId,
+            String status,
+            Optional<String> verdict,
+            Optional<String> failureReason,
+            Progress execution,
+            List<GateResult> gates,
+            boolean gatesFinal,
+            List<Wait> waiting,
+            Map<String, UsageSummary> usage) {
+        this(runId, status, verdict, failureReason, execution, gates, gatesFinal, waiting, usage, Map.of());
     }
 
     /** A status without usage. */
@@ -71,7 +104,7 @@ public record ExecutionStatus(
             List<GateResult> gates,
             boolean gatesFinal,
             List<Wait> waiting) {
-        this(runId, status, verdict, failureReason, execution, gates, gatesFinal, waiting, Map.of());
+        this(runId, status, verdict, failureReason, execution, gates, gatesFinal, waiting, Map.of(), Map.of());
     }
 
     /** The usage of every case of the run, when known. */
@@ -194,6 +227,7 @@ public record ExecutionStatus(
         doc.put("verdict", verdict.orElse(null));
         // Absent rather than zero for runs without recorded usage: their receipts predate it.
         runUsage().ifPresent(u -> u.putJson(doc.putObject("usage")));
+        putAgreement(doc, agreement.get(ALL_CASES));
         ArrayNode g = doc.putArray("gates");
         for (GateResult r : gates) {
             ObjectNode o = g.addObject()
@@ -229,6 +263,7 @@ public record ExecutionStatus(
             } else if (!usage.isEmpty()) {
                 UsageSummary.NONE.putJson(o.putObject("usage"));
             }
+            putAgreement(o, agreement.get(r.name()));
             if (r.passAtK().isPresent()) {
                 ObjectNode k = o.putObject("pass_at_k");
                 r.passAtKByK().forEach(k::put);
@@ -272,5 +307,22 @@ public record ExecutionStatus(
         n.put("run_id", runId.toString());
         addTo(n);
         return n.toString();
+    }
+
+    /** {@code "agreement": {"<panel>": {"alpha": 0.71 | null, "values": 412}}}, when there are panels. */
+    private static void putAgreement(ObjectNode o, Map<String, Agreement> panels) {
+        if (panels == null || panels.isEmpty()) {
+            return;
+        }
+        ObjectNode a = o.putObject("agreement");
+        new java.util.TreeMap<>(panels).forEach((panel, x) -> {
+            ObjectNode p = a.putObject(panel);
+            if (x.alpha().isPresent()) {
+                p.put("alpha", x.alpha().getAsDouble());
+            } else {
+                p.putNull("alpha");
+            }
+            p.put("values", x.values());
+        });
     }
 }

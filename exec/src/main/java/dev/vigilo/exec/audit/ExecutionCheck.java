@@ -3,6 +3,7 @@ package dev.vigilo.exec.audit;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.exec.LocalTransactions;
 import dev.vigilo.exec.Placements;
+import dev.vigilo.exec.record.AgreementTallies;
 import dev.vigilo.exec.record.ChunkRows;
 import dev.vigilo.exec.record.ChunkSeed;
 import dev.vigilo.exec.record.EpochReduction;
@@ -19,6 +20,7 @@ import dev.vigilo.plan.PlanManifest;
 import dev.vigilo.plan.PublishedPlan;
 import dev.vigilo.sessionlog.SessionVerifier;
 import dev.vigilo.sessionlog.VerifyReport;
+import dev.vigilo.stats.KrippendorffAlpha;
 import dev.vigilo.storage.ObjectReader;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
@@ -55,6 +57,8 @@ final class ExecutionCheck {
     private final Path scratch;
     /** The usage per scope summed from the receipts (as settlement sums the chunk rows'). */
     Map<String, List<Receipt.ModelUsage>> usage = Map.of();
+    /** The judge agreement sums per scope and panel summed from the receipts. */
+    Map<String, Map<String, KrippendorffAlpha.Sums>> agreement = Map.of();
 
     final long[] passed;
     final long[] failed;
@@ -221,6 +225,7 @@ final class ExecutionCheck {
         Map<String, List<Receipt.ModelUsage>> used = new java.util.TreeMap<>();
         r.usageByScope().forEach((scope, u) -> used.put(scope, u.models()));
         usage = UsageTallies.plus(usage, used);
+        agreement = AgreementTallies.plus(agreement, r.agreementByScope());
     }
 
     private void checkCase(String key, Receipt r, Receipt.CaseResult c, ChunkFile.Entry e) {

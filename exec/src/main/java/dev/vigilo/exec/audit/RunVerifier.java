@@ -11,6 +11,7 @@ import dev.vigilo.exec.GateDecision;
 import dev.vigilo.exec.GateResult;
 import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.ScratchDirs;
+import dev.vigilo.exec.record.AgreementTallies;
 import dev.vigilo.exec.record.ChunkRows;
 import dev.vigilo.exec.record.EpochReduction;
 import dev.vigilo.exec.record.GateTable;
@@ -277,6 +278,11 @@ public final class RunVerifier {
                     null,
                     "the run records usage " + usage + "; the receipts give " + ex.usage
                             + " (tokens and cost per scope, role and model)");
+        }
+        var agreement = control.withHandle(h -> AgreementTallies.recorded(h, run.runId()));
+        if (!agreement.equals(ex.agreement)) {
+            throw new VerificationFailure(
+                    null, "the run records judge agreement sums " + agreement + "; the receipts give " + ex.agreement);
         }
         RunState status = ex.failedChunks > 0 ? RunState.FAILED : RunState.SETTLED;
         Optional<String> verdict = ex.failedChunks > 0

@@ -69,7 +69,8 @@ public final class ChunkRows {
             long[] errored,
             long[] epochPasses,
             Optional<String> lastError,
-            Optional<String> usage) {
+            Optional<String> usage,
+            Optional<String> agreement) {
         public long chunkIndex() {
             return seed.chunkIndex();
         }
@@ -82,7 +83,7 @@ public final class ChunkRows {
     private static final String COLUMNS = "SELECT run_id, chunk_index, shard, shard_seq, chunk_id, first_ordinal,"
             + " case_count, membership_sha256, chunk_key, chunk_length, chunk_sha256, state, lease_generation,"
             + " receipt_key, receipt_length, receipt_sha256, cases_executed, cases_errored, gate_passed, gate_failed,"
-            + " gate_errored, gate_epoch_passes, last_error, usage FROM exec_chunks";
+            + " gate_errored, gate_epoch_passes, last_error, usage, agreement FROM exec_chunks";
 
     private static Row map(ResultSet rs) throws SQLException {
         String key = rs.getString("receipt_key");
@@ -104,7 +105,8 @@ public final class ChunkRows {
                 longs(rs.getArray("gate_errored")),
                 longs(rs.getArray("gate_epoch_passes")),
                 Optional.ofNullable(rs.getString("last_error")),
-                Optional.ofNullable(rs.getString("usage")));
+                Optional.ofNullable(rs.getString("usage")),
+                Optional.ofNullable(rs.getString("agreement")));
     }
 
     /** A Postgres bigint array as longs (a null element as -1). */
@@ -312,6 +314,13 @@ public final class ChunkRows {
             throw new DamagedException("receipt " + row.receipt().get().key() + " of run " + runId + " does not match"
                     + " its chunk row: its usage " + (usage.isEmpty() ? "(none)" : UsageTallies.json(usage))
                     + " differs from the row's " + row.usage().orElse("(none)")
+                    + "; the execution records were altered");
+        }
+        String agreement = AgreementTallies.json(r.agreementByScope());
+        if (!sameJson(agreement, row.agreement().orElse(null))) {
+            throw new DamagedException("receipt " + row.receipt().get().key() + " of run " + runId + " does not match"
+                    + " its chunk row: its judge agreement sums " + (agreement == null ? "(none)" : agreement)
+                    + " differ from the row's " + row.agreement().orElse("(none)")
                     + "; the execution records were altered");
         }
         return r;

@@ -172,11 +172,12 @@ public final class ChunkTables {
             long[] failed,
             long[] errored,
             long[] epochPasses,
-            Optional<String> usage) {
+            Optional<String> usage,
+            Optional<String> agreement) {
         /** Tallies without usage. */
         public Tallies(
                 int casesExecuted, int casesErrored, long[] passed, long[] failed, long[] errored, long[] epochPasses) {
-            this(casesExecuted, casesErrored, passed, failed, errored, epochPasses, Optional.empty());
+            this(casesExecuted, casesErrored, passed, failed, errored, epochPasses, Optional.empty(), Optional.empty());
         }
 
         /** The tallies of {@code r}. */
@@ -198,7 +199,8 @@ public final class ChunkTables {
                     f,
                     e,
                     r.epochPassHistograms(),
-                    usage.isEmpty() ? Optional.empty() : Optional.of(UsageTallies.json(usage)));
+                    usage.isEmpty() ? Optional.empty() : Optional.of(UsageTallies.json(usage)),
+                    Optional.ofNullable(AgreementTallies.json(r.agreementByScope())));
         }
     }
 
@@ -234,6 +236,7 @@ public final class ChunkTables {
                                 + " receipt_key = :k, receipt_length = :len, receipt_sha256 = :sha, cases_executed = :ce,"
                                 + " cases_errored = :cer, gate_passed = :gp, gate_failed = :gf, gate_errored = :ge,"
                                 + " gate_epoch_passes = :gh, usage = CAST(:u AS jsonb),"
+                                + " agreement = CAST(:a AS jsonb),"
                                 + " last_error = NULL, finished_at = now()"
                                 + HELD)
                 .bind("k", receipt.key().value())
@@ -245,6 +248,7 @@ public final class ChunkTables {
                 .bind("gf", t.failed())
                 .bind("ge", t.errored())
                 .bind("u", t.usage().orElse(null))
+                .bind("a", t.agreement().orElse(null))
                 .bindMap(held(l));
         if (t.epochPasses().length == 0) {
             update.bindNull("gh", java.sql.Types.ARRAY);

@@ -2,6 +2,7 @@ package dev.vigilo.exec.record;
 
 import dev.vigilo.agent.TokenUsage;
 import dev.vigilo.llm.Pricing;
+import dev.vigilo.stats.KrippendorffAlpha;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
@@ -90,18 +91,63 @@ public record Receipt(
      *
      * @param reason why it passed or failed (version 4 receipts; bounded, masked: agent-protocol.md "Reasons"); empty
      *               on an error, for evaluators that give none, and in older receipts
+     * @param votes  a panel's judges' votes, in the panel's order (version 4); empty for every other evaluator
      */
     public record EvaluatorResult(
-            String name, boolean passed, double score, Optional<Error> error, long millis, Optional<String> reason) {
+            String name,
+            boolean passed,
+            double score,
+            Optional<Error> error,
+            long millis,
+            Optional<String> reason,
+            List<Vote> votes) {
         public EvaluatorResult {
             Objects.requireNonNull(name, "name");
             Objects.requireNonNull(error, "error");
             Objects.requireNonNull(reason, "reason");
+            votes = List.copyOf(votes);
+        }
+
+        /** A result without votes. */
+        public EvaluatorResult(
+                String name,
+                boolean passed,
+                double score,
+                Optional<Error> error,
+                long millis,
+                Optional<String> reason) {
+            this(name, passed, score, error, millis, reason, List.of());
         }
 
         /** A result without a reason. */
         public EvaluatorResult(String name, boolean passed, double score, Optional<Error> error, long millis) {
-            this(name, passed, score, error, millis, Optional.empty());
+            this(name, passed, score, error, millis, Optional.empty(), List.of());
+        }
+
+        /** The scores of the judges that scored, for agreement (a unit of Krippendorff's alpha). */
+        public double[] scoredVotes() {
+            return votes.stream()
+                    .filter(v -> v.score().isPresent())
+                    .mapToDouble(v -> v.score().get())
+                    .toArray();
+        }
+    }
+
+    /**
+     * One judge's vote in a panel's result.
+     *
+     * @param judge  the judge's name within the panel
+     * @param score  its normalised score in [0, 1]; empty when it gave none (unscored, failed)
+     * @param reason its reason, or its error's code and message
+     */
+    public record Vote(String judge, Optional<Double> score, Optional<String> reason) {
+        public Vote {
+            Objects.requireNonNull(judge, "judge");
+            Objects.requireNonNull(score, "score");
+            Objects.requireNonNull(reason, "reason");
+            if (score.isPresent() && !(score.get() >= 0 && score.get() <= 1)) {
+                throw new IllegalArgumentException("a vote's score must be in [0, 1], got " + score.get());
+            }
         }
     }
 
@@ -525,6 +571,36 @@ public record Receipt(
         out.put(ALL_CASES, all);
         out.putAll(byGate);
         return java.util.Collections.unmodifiableMap(out);
+    }
+
+    /**
+     * The chunk's judge agreement per scope ({@link #ALL_CASES} and each gate over the cases it selects) and panel:
+     * Krippendorff's alpha sums over the panel results of the chunk's executions (each execution, each epoch of a
+     * case of several, is one unit of its panel's scored votes). Scopes and panels without a unit of two scored votes
+     * are absent.
+     */
+    public Map<String, Map<String, KrippendorffAlpha.Sums>> agreementByScope() {
+        Map<String, Map<String, KrippendorffAlpha.Sums>> out = new TreeMap<>();
+        for (CaseResult c : cases) {
+            List<CaseResult> executions = c.epochs().isEmpty() ? List.of(c) : c.epochs();
+            for (CaseResult x : executions) {
+                for (EvaluatorResult e : x.evaluatorResults()) {
+                    double[] scored = e.scoredVotes();
+                    if (scored.length < 2) {
+                        continue;
+                    }
+                    KrippendorffAlpha.Sums unit = KrippendorffAlpha.Sums.ofUnit(scored);
+                    List<String> scopes = new ArrayList<>();
+                    scopes.add(ALL_CASES);
+                    scopes.addAll(c.gates().keySet());
+                    for (String scope : scopes) {
+                        out.computeIfAbsent(scope, k -> new TreeMap<>())
+                                .merge(e.name(), unit, KrippendorffAlpha.Sums::plus);
+                    }
+                }
+            }
+        }
+        return out;
     }
 
     public long casesErrored() {

@@ -138,6 +138,8 @@ public final class ReceiptParser {
     static final String ERROR_MESSAGE = "message";
     static final String ATTEMPT = "attempt";
     static final String REASON = "reason";
+    static final String VOTES = "votes";
+    static final String JUDGE = "judge";
     // Usage.
     static final String USAGE = "usage";
     static final String MODELS = "models";
@@ -245,6 +247,16 @@ public final class ReceiptParser {
             x.put(MS, e.millis());
             if (version.usage) {
                 x.put(REASON, e.reason().orElse(null));
+                ArrayNode votes = x.putArray(VOTES);
+                for (Receipt.Vote v : e.votes()) {
+                    ObjectNode vo = votes.addObject().put(JUDGE, v.judge());
+                    if (v.score().isPresent()) {
+                        vo.put(SCORE, v.score().get());
+                    } else {
+                        vo.putNull(SCORE);
+                    }
+                    vo.put(REASON, v.reason().orElse(null));
+                }
             }
         }
         ObjectNode g = o.putObject(GATES);
@@ -278,6 +290,26 @@ public final class ReceiptParser {
                     .put(COST_USD, m.costUsd().map(Pricing::text).orElse(null));
         }
         u.put(COST_USD, usage.costUsd().map(Pricing::text).orElse(null));
+    }
+
+    private static List<Receipt.Vote> votes(JsonNode e, String at) {
+        List<Receipt.Vote> out = new ArrayList<>();
+        for (JsonNode v : array(e, VOTES, at)) {
+            String in = at + ", vote";
+            JsonNode score = v.get(SCORE);
+            if (score == null || !(score.isNull() || score.isNumber())) {
+                throw new DamagedException(in + ": score is missing or not a number");
+            }
+            try {
+                out.add(new Receipt.Vote(
+                        text(v, JUDGE, in),
+                        score.isNull() ? Optional.empty() : Optional.of(score.doubleValue()),
+                        optionalText(v, REASON, in)));
+            } catch (IllegalArgumentException x) {
+                throw new DamagedException(in + ": " + x.getMessage(), x);
+            }
+        }
+        return out;
     }
 
     private static Receipt.Usage readUsage(JsonNode parent, String in) {
@@ -401,7 +433,8 @@ public final class ReceiptParser {
                     doubleValue(e, SCORE, at),
                     error(e, at),
                     longValue(e, MS, at),
-                    version.usage ? optionalText(e, REASON, at) : Optional.empty()));
+                    version.usage ? optionalText(e, REASON, at) : Optional.empty(),
+                    version.usage ? votes(e, at) : List.of()));
         }
         Map<String, GateOutcome> gates = new LinkedHashMap<>();
         object(c, GATES, in)

@@ -6,6 +6,7 @@ import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.exec.GateResult;
 import dev.vigilo.exec.LocalTransactions;
 import dev.vigilo.exec.Placements;
+import dev.vigilo.exec.record.AgreementTallies;
 import dev.vigilo.exec.record.GateTable;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.ShardTallies;
@@ -167,6 +168,7 @@ public final class Settlement {
             List<GateResult> gates = ev.gateTable();
             GateTable.insert(h, runId, gates);
             UsageTable.insert(h, runId, ev.usage());
+            AgreementTallies.insert(h, runId, ev.agreement());
             if (ev.failedChunks() > 0) {
                 String reason = ev.failureReason();
                 ended(runId, RunLifecycle.fail(h, runId, reason));

@@ -7,6 +7,7 @@ import dev.vigilo.common.json.StrictJson;
 import dev.vigilo.exec.GateResult;
 import dev.vigilo.exec.LocalTransactions;
 import dev.vigilo.exec.Placements;
+import dev.vigilo.exec.record.AgreementTallies;
 import dev.vigilo.exec.record.ChunkSeed;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.RunRecords;
@@ -16,6 +17,7 @@ import dev.vigilo.exec.record.SeedTables;
 import dev.vigilo.exec.record.ShardTallies;
 import dev.vigilo.exec.record.UsageTallies;
 import dev.vigilo.plan.PublishedPlan;
+import dev.vigilo.stats.KrippendorffAlpha;
 import dev.vigilo.stats.PassAtK;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -52,6 +54,7 @@ final class SettlementEvidence {
     private final Map<Integer, ShardRow> shards = new TreeMap<>();
     private final Map<Integer, ShardTallies.Tally> tallies = new TreeMap<>();
     private Map<String, List<Receipt.ModelUsage>> usage = Map.of();
+    private Map<String, Map<String, KrippendorffAlpha.Sums>> agreement = Map.of();
     private final Map<Integer, PublishedPlan.SettlementFold> folds = new TreeMap<>();
     private final List<FailedChunk> failed = new ArrayList<>();
     private final List<String> problems = new ArrayList<>();
@@ -145,6 +148,7 @@ final class SettlementEvidence {
             tallies.putAll(
                     ShardTallies.read(h, runId, assigned, snapshot.gates().size(), snapshot.epochs()));
             usage = UsageTallies.plus(usage, UsageTallies.read(h, runId, assigned));
+            agreement = AgreementTallies.plus(agreement, AgreementTallies.read(h, runId, assigned));
             h.createQuery("SELECT chunk_index, last_error FROM exec_chunks WHERE run_id = :r AND shard = ANY(:s)"
                             + " AND state = 'failed' ORDER BY chunk_index LIMIT " + Settlement.NAMED_FAILURES)
                     .bind("r", runId)
@@ -271,6 +275,11 @@ final class SettlementEvidence {
     /** The run's usage per scope, summed over the placements read. */
     Map<String, List<Receipt.ModelUsage>> usage() {
         return usage;
+    }
+
+    /** The run's judge agreement sums per scope and panel, summed over the placements read. */
+    Map<String, Map<String, KrippendorffAlpha.Sums>> agreement() {
+        return agreement;
     }
 
     List<GateResult> gateTable() {

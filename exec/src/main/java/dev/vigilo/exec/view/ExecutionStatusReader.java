@@ -14,6 +14,7 @@ import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.Service;
 import dev.vigilo.exec.UsageSummary;
 import dev.vigilo.exec.WaitBoard;
+import dev.vigilo.exec.record.AgreementTallies;
 import dev.vigilo.exec.record.GateTable;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.RunRecords;
@@ -22,6 +23,7 @@ import dev.vigilo.exec.record.RunSnapshotParser;
 import dev.vigilo.exec.record.ShardTallies;
 import dev.vigilo.exec.record.UsageTable;
 import dev.vigilo.exec.record.UsageTallies;
+import dev.vigilo.stats.KrippendorffAlpha;
 import dev.vigilo.stats.PassAtK;
 import java.io.IOException;
 import java.time.Duration;
@@ -70,7 +72,8 @@ public final class ExecutionStatusReader {
             long[] planned,
             List<GateResult> recorded,
             List<ExecutionStatus.Wait> waiting,
-            Map<String, List<Receipt.ModelUsage>> recordedUsage) {}
+            Map<String, List<Receipt.ModelUsage>> recordedUsage,
+            Map<String, Map<String, KrippendorffAlpha.Sums>> recordedAgreement) {}
 
     /**
      * Reads the run's execution status now.
@@ -84,6 +87,7 @@ public final class ExecutionStatusReader {
         ControlView v = control.inTransaction(h -> readControl(h, runId));
         Map<Integer, ShardTallies.Tally> tallies = new HashMap<>();
         Map<String, List<Receipt.ModelUsage>> usage = new TreeMap<>();
+        Map<String, Map<String, KrippendorffAlpha.Sums>> agreement = new TreeMap<>();
         Optional<RunSnapshot> snapshot = Optional.empty();
         List<String> unreachable = new ArrayList<>();
         for (var g : RunRecords.byPlacement(v.routes()).entrySet()) {
@@ -108,6 +112,10 @@ public final class ExecutionStatusReader {
                             // existed) is read from its chunk rows, which know which of the two it is.
                             if (v.recordedUsage().isEmpty()) {
                                 usage.putAll(UsageTallies.plus(usage, UsageTallies.read(h, runId, g.getValue())));
+                            }
+                            if (!recordedRun(v)) {
+                                agreement.putAll(AgreementTallies.plus(
+                                        agreement, AgreementTallies.read(h, runId, g.getValue())));
                             }
                             return s;
                         });
@@ -158,7 +166,25 @@ public final class ExecutionStatusReader {
                 gates,
                 recorded,
                 v.waiting(),
-                summaries(v.recordedUsage().isEmpty() ? usage : v.recordedUsage()));
+                summaries(v.recordedUsage().isEmpty() ? usage : v.recordedUsage()),
+                alphas(recordedRun(v) ? v.recordedAgreement() : agreement));
+    }
+
+    /** Whether settlement recorded the run's tables (its agreement is then read from them). */
+    private static boolean recordedRun(ControlView v) {
+        return !v.recorded().isEmpty();
+    }
+
+    private static Map<String, Map<String, ExecutionStatus.Agreement>> alphas(
+            Map<String, Map<String, KrippendorffAlpha.Sums>> byScope) {
+        Map<String, Map<String, ExecutionStatus.Agreement>> out = new TreeMap<>();
+        byScope.forEach((scope, panels) -> {
+            Map<String, ExecutionStatus.Agreement> m = new TreeMap<>();
+            panels.forEach(
+                    (panel, sums) -> m.put(panel, new ExecutionStatus.Agreement(sums.n(), KrippendorffAlpha.of(sums))));
+            out.put(scope, m);
+        });
+        return out;
     }
 
     private static Map<String, UsageSummary> summaries(Map<String, List<Receipt.ModelUsage>> byScope) {
@@ -230,7 +256,8 @@ public final class ExecutionStatusReader {
                 planned,
                 recorded,
                 WaitBoard.forRun(h, runId),
-                UsageTable.read(h, runId));
+                UsageTable.read(h, runId),
+                AgreementTallies.recorded(h, runId));
     }
 
     /** The gate table so far: counts of done chunks against the planned totals; no decision yet. */

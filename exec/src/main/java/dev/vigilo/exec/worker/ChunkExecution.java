@@ -336,7 +336,15 @@ final class ChunkExecution implements ChunkExecutor {
                     r.score(),
                     r.error().map(e -> new Receipt.Error(e.type().code(), e.message())),
                     r.elapsed().toMillis(),
-                    r.reason()));
+                    r.reason(),
+                    r.votes().stream()
+                            .map(v -> new Receipt.Vote(
+                                    v.judge(),
+                                    v.score().isPresent()
+                                            ? Optional.of(v.score().getAsDouble())
+                                            : Optional.empty(),
+                                    v.reason()))
+                            .toList()));
             judgeUsage.addAll(r.usage());
         }
         for (int g = 0; g < gateNames.size(); g++) {

@@ -204,7 +204,13 @@ final class FormatSamples {
                         e.millis(),
                         e.error().isPresent()
                                 ? Optional.empty()
-                                : Optional.of(e.passed() ? "matched `1400`" : "expected `1400`, got `14OO` \"…\"")))
+                                : Optional.of(e.passed() ? "matched `1400`" : "expected `1400`, got `14OO` \"…\""),
+                        // "re" stands for a panel here: two judges' votes, one unscored.
+                        e.name().equals("re")
+                                ? List.of(
+                                        new Receipt.Vote("a", Optional.of(0.75), Optional.of("close")),
+                                        new Receipt.Vote("b", Optional.empty(), Optional.of("unscored: no score")))
+                                : List.of()))
                 .toList();
         return new Receipt.CaseResult(
                 c.ordinal(),
