@@ -9,8 +9,8 @@ import dev.vigilo.stats.ProportionInterval;
 import java.io.PrintWriter;
 import java.math.BigDecimal;
 import java.util.List;
-import java.util.Map;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 
@@ -59,13 +59,17 @@ final class ExecutionView {
         Map<String, ExecutionStatus.Agreement> panels = s.agreement().get(ExecutionStatus.ALL_CASES);
         if (panels != null && !panels.isEmpty()) {
             StringBuilder b = new StringBuilder("judge agreement (Krippendorff's alpha):");
-            new java.util.TreeMap<>(panels).forEach((panel, a) -> b.append(' ')
-                    .append(panel)
-                    .append(' ')
-                    .append(a.alpha().isPresent() ? String.format("%.3f", a.alpha().getAsDouble()) : "undefined")
-                    .append(" over ")
-                    .append(a.values())
-                    .append(" scores;"));
+            new java.util.TreeMap<>(panels)
+                    .forEach((panel, a) -> b.append(' ')
+                            .append(panel)
+                            .append(' ')
+                            .append(
+                                    a.alpha().isPresent()
+                                            ? String.format("%.3f", a.alpha().getAsDouble())
+                                            : "undefined")
+                            .append(" over ")
+                            .append(a.values())
+                            .append(" scores;"));
             out.println(b.substring(0, b.length() - 1));
         }
         out.println("verdict: " + verdict(s));
