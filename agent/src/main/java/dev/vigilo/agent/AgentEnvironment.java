@@ -20,6 +20,8 @@ import java.util.Objects;
  * @param regexTimeLimit   how long one regex evaluation may run before it ends in an evaluator {@code timeout}
  * @param secrets          the values masked in everything agents and evaluators hand on (outputs, errors, what
  *                         observers see): the run's, see {@link #forRun}
+ * @param answers          where an http agent with {@code cache: true} finds earlier answers to identical requests and
+ *                         leaves its own ({@link AnswerCache#NONE} for nowhere)
  */
 public record AgentEnvironment(
         Map<String, String> variables,
@@ -29,7 +31,30 @@ public record AgentEnvironment(
         Duration maxBackoff,
         Duration maxRetryAfter,
         Duration regexTimeLimit,
-        SecretValues secrets) {
+        SecretValues secrets,
+        AnswerCache answers) {
+
+    /** An environment without an answer cache. */
+    public AgentEnvironment(
+            Map<String, String> variables,
+            Path workingDirectory,
+            Path scratchDirectory,
+            Duration initialBackoff,
+            Duration maxBackoff,
+            Duration maxRetryAfter,
+            Duration regexTimeLimit,
+            SecretValues secrets) {
+        this(
+                variables,
+                workingDirectory,
+                scratchDirectory,
+                initialBackoff,
+                maxBackoff,
+                maxRetryAfter,
+                regexTimeLimit,
+                secrets,
+                AnswerCache.NONE);
+    }
 
     /** Default {@link #initialBackoff()}. */
     public static final Duration DEFAULT_INITIAL_BACKOFF = Duration.ofMillis(500);
@@ -41,6 +66,7 @@ public record AgentEnvironment(
     public static final Duration DEFAULT_REGEX_TIME_LIMIT = Duration.ofSeconds(10);
 
     public AgentEnvironment {
+        Objects.requireNonNull(answers, "answers");
         variables = Map.copyOf(variables);
         workingDirectory = workingDirectory.toAbsolutePath();
         scratchDirectory = scratchDirectory.toAbsolutePath();
@@ -104,7 +130,8 @@ public record AgentEnvironment(
                 maxBackoff,
                 maxRetryAfter,
                 regexTimeLimit,
-                secrets);
+                secrets,
+                answers);
     }
 
     /** The same environment with another working directory. */
@@ -117,13 +144,22 @@ public record AgentEnvironment(
                 maxBackoff,
                 maxRetryAfter,
                 regexTimeLimit,
-                secrets);
+                secrets,
+                answers);
     }
 
     /** The same environment with other waits between attempts. */
     public AgentEnvironment withBackoff(Duration initial, Duration max, Duration retryAfterCap) {
         return new AgentEnvironment(
-                variables, workingDirectory, scratchDirectory, initial, max, retryAfterCap, regexTimeLimit, secrets);
+                variables,
+                workingDirectory,
+                scratchDirectory,
+                initial,
+                max,
+                retryAfterCap,
+                regexTimeLimit,
+                secrets,
+                answers);
     }
 
     /** The same environment with another regex time limit. */
@@ -136,7 +172,8 @@ public record AgentEnvironment(
                 maxBackoff,
                 maxRetryAfter,
                 limit,
-                secrets);
+                secrets,
+                answers);
     }
 
     /** The same environment with other secrets. */
@@ -149,6 +186,21 @@ public record AgentEnvironment(
                 maxBackoff,
                 maxRetryAfter,
                 regexTimeLimit,
-                newSecrets);
+                newSecrets,
+                answers);
+    }
+
+    /** The same environment with another answer cache. */
+    public AgentEnvironment withAnswers(AnswerCache cache) {
+        return new AgentEnvironment(
+                variables,
+                workingDirectory,
+                scratchDirectory,
+                initialBackoff,
+                maxBackoff,
+                maxRetryAfter,
+                regexTimeLimit,
+                secrets,
+                cache);
     }
 }

@@ -30,6 +30,12 @@ public interface AgentObserver {
      */
     default void onEvent(int attempt, JsonNode event) {}
 
+    /**
+     * HTTP agents with {@code cache: true}: attempt {@code attempt} is answered from the cache under {@code key}
+     * (nothing is sent; the answer follows as {@link #onResponse}).
+     */
+    default void onCachedAnswer(int attempt, String key) {}
+
     /** The attempt ended, with or without an output. */
     default void onAttemptEnd(AgentAttempt attempt) {}
 }

@@ -17,7 +17,8 @@ import java.util.Optional;
  * @param error    the last attempt's error; present iff status is ERROR
  * @param attempts every attempt made, in order (at least one)
  * @param elapsed  from the start of the first attempt to the end of the last, waits included
- * @param usage    token usage of the successful HTTP answer; empty for command agents and errors
+ * @param usage    token usage of the successful HTTP answer; empty for command agents, errors and cached answers
+ * @param cached   whether the output is an earlier answer to the identical request ({@code agent.cache}), not sent
  */
 public record AgentOutcome(
         Status status,
@@ -25,7 +26,8 @@ public record AgentOutcome(
         Optional<AgentError> error,
         List<AgentAttempt> attempts,
         Duration elapsed,
-        Optional<TokenUsage> usage) {
+        Optional<TokenUsage> usage,
+        boolean cached) {
 
     /** Whether the agent answered. */
     public enum Status {
@@ -48,6 +50,17 @@ public record AgentOutcome(
         if (attempts.isEmpty()) {
             throw new IllegalArgumentException("an outcome has at least one attempt");
         }
+    }
+
+    /** An outcome that was not answered from the cache. */
+    public AgentOutcome(
+            Status status,
+            Optional<String> output,
+            Optional<AgentError> error,
+            List<AgentAttempt> attempts,
+            Duration elapsed,
+            Optional<TokenUsage> usage) {
+        this(status, output, error, attempts, elapsed, usage, false);
     }
 
     /** Whether the call was cut short by an interrupt rather than answered or failed. */

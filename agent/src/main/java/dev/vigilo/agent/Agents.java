@@ -122,7 +122,8 @@ public final class Agents {
                 Duration.ofSeconds(p.integer("timeout_seconds", 1, 3600, 120)),
                 Duration.ofSeconds(p.integer("connect_timeout_seconds", 1, 300, 10)),
                 maxAttempts,
-                p.bool("seed_per_epoch", false));
+                p.bool("seed_per_epoch", false),
+                p.bool("cache", false));
         return new HttpAgent(s, keyed.env());
     }
 }

@@ -33,9 +33,22 @@ final class Attempts {
 
     /** What one attempt produced: an output (with optional usage) or an error (with an optional wait hint). */
     record Result(
-            Optional<String> output, Optional<TokenUsage> usage, Optional<AgentError> error, Duration retryAfter) {
+            Optional<String> output,
+            Optional<TokenUsage> usage,
+            Optional<AgentError> error,
+            Duration retryAfter,
+            boolean cached) {
+        Result(Optional<String> output, Optional<TokenUsage> usage, Optional<AgentError> error, Duration retryAfter) {
+            this(output, usage, error, retryAfter, false);
+        }
+
         static Result ok(String output, Optional<TokenUsage> usage) {
             return new Result(Optional.of(output), usage, Optional.empty(), Duration.ZERO);
+        }
+
+        /** This (answered) result marked as an earlier answer from the cache. */
+        Result fromCache() {
+            return new Result(output, usage, error, retryAfter, true);
         }
 
         static Result failed(AgentError error) {
@@ -48,7 +61,7 @@ final class Attempts {
 
         /** This result with the usage its answer reported (a failed attempt's answer too: its tokens were paid). */
         Result withUsage(Optional<TokenUsage> u) {
-            return new Result(output, u, error, retryAfter);
+            return new Result(output, u, error, retryAfter, cached);
         }
     }
 
@@ -111,7 +124,13 @@ final class Attempts {
                 return r;
             });
             return new AgentOutcome(
-                    AgentOutcome.Status.OK, ok.output(), Optional.empty(), attempts, since(start), ok.usage());
+                    AgentOutcome.Status.OK,
+                    ok.output(),
+                    Optional.empty(),
+                    attempts,
+                    since(start),
+                    ok.usage(),
+                    ok.cached());
         } catch (Failed f) {
             return failure(f.error, attempts, start);
         } catch (CancelledException c) {
@@ -173,7 +192,7 @@ final class Attempts {
                                     + Texts.bytes(Agent.MAX_OUTPUT_BYTES)))
                     .withUsage(r.usage());
         }
-        return new Result(Optional.of(masked), r.usage(), Optional.empty(), r.retryAfter());
+        return new Result(Optional.of(masked), r.usage(), Optional.empty(), r.retryAfter(), r.cached());
     }
 
     private static void waitRetryAfter(Duration wait, AgentError error) {

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.SecretValues;
+import dev.vigilo.common.json.CanonicalJson;
 import dev.vigilo.config.CasePlaceholders;
 import dev.vigilo.config.Template;
 import dev.vigilo.llm.ChatAnswer;
@@ -28,6 +29,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The {@code http} agent (docs/formats/agent-protocol.md): one OpenAI-compatible chat completions request per
@@ -60,6 +62,8 @@ final class HttpAgent implements Agent {
      * @param maxAttempts  attempts in all
      * @param seedPerEpoch {@code seed_per_epoch}: send the call's epoch as the request's {@code seed}; when false no
      *                     {@code seed} is sent
+     * @param cache        {@code cache}: answer a request from the environment's {@link AnswerCache} when it holds
+     *                     an answer to the identical request, and keep every answer used there
      */
     record Settings(
             URI uri,
@@ -73,7 +77,8 @@ final class HttpAgent implements Agent {
             Duration timeout,
             Duration connectTimeout,
             int maxAttempts,
-            boolean seedPerEpoch) {
+            boolean seedPerEpoch,
+            boolean cache) {
         @Override
         public String toString() {
             return "Settings[" + displayUrl(uri) + ", model=" + model + "]";
@@ -94,6 +99,7 @@ final class HttpAgent implements Agent {
     private final Attempts attempts;
     private final Duration maxRetryAfter;
     private final SecretValues secrets;
+    private final AnswerCache answers;
 
     /** {@code env}'s secrets must include the agent's own key (an endpoint may echo the request's headers). */
     HttpAgent(Settings settings, AgentEnvironment env) {
@@ -104,6 +110,7 @@ final class HttpAgent implements Agent {
         this.attempts = new Attempts(settings.maxAttempts(), env);
         this.maxRetryAfter = env.maxRetryAfter();
         this.secrets = env.secrets();
+        this.answers = settings.cache() ? env.answers() : AnswerCache.NONE;
     }
 
     @Override
@@ -111,6 +118,9 @@ final class HttpAgent implements Agent {
         // Built once per call: every attempt (retry) sends the same bytes, the same epoch's seed included.
         ObjectNode request = request(call.caseRecord(), call.epoch());
         byte[] body = Json.bytes(request);
+        if (settings.cache()) {
+            return cached(call, request, body);
+        }
         return attempts.run(
                 call.observer(),
                 call.budget(),
@@ -120,6 +130,63 @@ final class HttpAgent implements Agent {
                         body,
                         observer,
                         left.compareTo(settings.timeout()) < 0 ? left : settings.timeout()));
+    }
+
+    /**
+     * A call of an agent with {@code cache: true}: its first attempt is answered from the cache when it holds an
+     * answer to this very request (nothing is sent, no tokens are paid: the outcome is marked cached and has no
+     * usage); otherwise, and on the attempts after an unusable cached answer, it is sent, and the answer it used is
+     * kept (masked, as everything the agent hands on).
+     */
+    private AgentOutcome cached(AgentCall call, ObjectNode request, byte[] body) {
+        String key = cacheKey(request);
+        Optional<byte[]> hit = answers.get(key);
+        AtomicReference<JsonNode> used = new AtomicReference<>();
+        AgentOutcome outcome = attempts.run(call.observer(), call.budget(), (n, observer, left) -> {
+            if (n == 1 && hit.isPresent()) {
+                observer.onRequest(n, request);
+                observer.onCachedAnswer(n, key);
+                JsonNode root;
+                try {
+                    root = Json.parse(hit.get());
+                } catch (IOException e) {
+                    return failed(
+                            AgentErrorType.INVALID_RESPONSE,
+                            "the cached answer " + key + " is not JSON; the request is sent instead");
+                }
+                observer.onResponse(n, 200, root);
+                Attempts.Result r = answer(root, 200);
+                return r.error().isPresent() ? r : r.fromCache();
+            }
+            AtomicReference<JsonNode> parsed = new AtomicReference<>();
+            Attempts.Result r = attempt(
+                    n,
+                    request,
+                    body,
+                    observer,
+                    left.compareTo(settings.timeout()) < 0 ? left : settings.timeout(),
+                    parsed);
+            if (r.output().isPresent()) {
+                used.set(parsed.get());
+            }
+            return r;
+        });
+        JsonNode answer = used.get();
+        if (outcome.status() == AgentOutcome.Status.OK && !outcome.cached() && answer != null) {
+            answers.put(key, secrets.mask(Json.text(answer)).getBytes(StandardCharsets.UTF_8));
+        }
+        return outcome;
+    }
+
+    /**
+     * The cache key of a request: the hex SHA-256 of the canonical JSON (keys sorted) of the endpoint URL without
+     * credentials or query and the request body. The key (a header) is never part of it.
+     */
+    String cacheKey(ObjectNode request) {
+        ObjectNode k = JsonNodeFactory.instance.objectNode();
+        k.put("url", url);
+        k.set("request", request);
+        return CanonicalJson.sha256Hex(k);
     }
 
     private ObjectNode request(CaseRecord c, int epoch) {
@@ -152,6 +219,17 @@ final class HttpAgent implements Agent {
 
     /** One request, aborted after {@code limit} (the timeout, or less when the case's time ends). */
     private Attempts.Result attempt(int n, ObjectNode request, byte[] body, AgentObserver observer, Duration limit) {
+        return attempt(n, request, body, observer, limit, new AtomicReference<>());
+    }
+
+    /** One request; a 2xx JSON answer is left in {@code answered} (the cache keeps the one an output came from). */
+    private Attempts.Result attempt(
+            int n,
+            ObjectNode request,
+            byte[] body,
+            AgentObserver observer,
+            Duration limit,
+            AtomicReference<JsonNode> answered) {
         observer.onRequest(n, request);
         CompletableFuture<ChatExchange> future =
                 client.send(ChatCall.of(settings.uri(), body, settings.apiKey(), limit));
@@ -200,6 +278,7 @@ final class HttpAgent implements Agent {
                             + Texts.oneLine(EndpointText.masked(bytes, secrets), 120)
                             + "\"; check that agent.url is an OpenAI-compatible chat completions endpoint");
         }
+        answered.set(parsed);
         return answer(parsed, status).withUsage(usage(parsed));
     }
 

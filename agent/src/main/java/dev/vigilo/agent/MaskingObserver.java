@@ -43,6 +43,11 @@ final class MaskingObserver implements AgentObserver {
     }
 
     @Override
+    public void onCachedAnswer(int attempt, String key) {
+        observer.onCachedAnswer(attempt, key);
+    }
+
+    @Override
     public void onAttemptEnd(AgentAttempt attempt) {
         observer.onAttemptEnd(attempt);
     }

@@ -95,7 +95,8 @@ final class AgentReader {
                         "system_prompt",
                         "messages",
                         "max_attempts",
-                        "seed_per_epoch"));
+                        "seed_per_epoch",
+                        "cache"));
         String url = fields.text(node.get("url"), AGENT.key("url"), true);
         if (url != null) {
             fields.endpointUrl(url, AGENT.key("url"));
@@ -133,6 +134,11 @@ final class AgentReader {
         // Written only when asked for, like max_attempts: profiles without it keep their identity.
         if (reader.bool(node.get("seed_per_epoch"), AGENT.key("seed_per_epoch"), false)) {
             out.put("seed_per_epoch", true);
+        }
+        // Off by default (docs/formats/agent-protocol.md "Answer cache"): an evaluation measures the agent, and a
+        // cached answer measures an earlier call of it. Written only when on, so other profiles keep their identity.
+        if (reader.bool(node.get("cache"), AGENT.key("cache"), false)) {
+            out.put("cache", true);
         }
         return new Profile.Agent(Profile.AgentKind.HTTP, out);
     }

@@ -236,12 +236,23 @@ public record Receipt(
     /**
      * The model calls of one execution of a case (version 4 receipts): per role and model, in role then model order
      * (one entry each, none without calls), each with its cost.
+     *
+     * @param cachedAnswers the agent's answers taken from the answer cache ({@code agent.cache}): not sent, no tokens,
+     *                      no cost (0 or 1 per execution; summed over epochs)
      */
-    public record Usage(List<ModelUsage> models) {
+    public record Usage(List<ModelUsage> models, long cachedAnswers) {
         /** No model calls (a command agent and evaluators that call no model): nothing to pay. */
-        public static final Usage NONE = new Usage(List.of());
+        public static final Usage NONE = new Usage(List.of(), 0);
+
+        /** Usage without cached answers. */
+        public Usage(List<ModelUsage> models) {
+            this(models, 0);
+        }
 
         public Usage {
+            if (cachedAnswers < 0) {
+                throw new IllegalArgumentException("cached answers cannot be negative");
+            }
             models = List.copyOf(models);
             String previous = null;
             for (ModelUsage m : models) {
@@ -258,7 +269,12 @@ public record Receipt(
             Map<String, ModelUsage> byKey = new TreeMap<>();
             add(byKey, Role.AGENT, agent, pricing);
             add(byKey, Role.JUDGE, judges, pricing);
-            return new Usage(new ArrayList<>(byKey.values()));
+            return new Usage(new ArrayList<>(byKey.values()), 0);
+        }
+
+        /** This usage with the agent's answer taken from the answer cache. */
+        public Usage withCachedAnswer() {
+            return new Usage(models, cachedAnswers + 1);
         }
 
         private static void add(Map<String, ModelUsage> byKey, Role role, List<TokenUsage> usage, Pricing pricing) {
@@ -292,7 +308,7 @@ public record Receipt(
             for (ModelUsage m : o.models) {
                 byKey.merge(m.key(), m, ModelUsage::plus);
             }
-            return new Usage(new ArrayList<>(byKey.values()));
+            return new Usage(new ArrayList<>(byKey.values()), cachedAnswers + o.cachedAnswers);
         }
 
         /** The cost of every call; empty when a model has no price; zero without calls. */

@@ -150,6 +150,7 @@ public final class ReceiptParser {
     static final String CACHED_INPUT_TOKENS = "cached_input_tokens";
     static final String OUTPUT_TOKENS = "output_tokens";
     static final String COST_USD = "cost_usd";
+    static final String CACHED_ANSWERS = "cached_answers";
     // Tallies.
     static final String CASES_EXECUTED = "cases_executed";
     static final String CASES_ERRORED = "cases_errored";
@@ -289,6 +290,7 @@ public final class ReceiptParser {
                     .put(OUTPUT_TOKENS, m.outputTokens())
                     .put(COST_USD, m.costUsd().map(Pricing::text).orElse(null));
         }
+        u.put(CACHED_ANSWERS, usage.cachedAnswers());
         u.put(COST_USD, usage.costUsd().map(Pricing::text).orElse(null));
     }
 
@@ -328,7 +330,7 @@ public final class ReceiptParser {
                         longValue(m, OUTPUT_TOKENS, at),
                         optionalText(m, COST_USD, at).map(BigDecimal::new).map(Pricing::plain)));
             }
-            usage = new Receipt.Usage(models);
+            usage = new Receipt.Usage(models, longValue(u, CACHED_ANSWERS, at));
         } catch (IllegalArgumentException e) { // NumberFormatException included
             throw new DamagedException(at + ": " + e.getMessage(), e);
         }

@@ -34,6 +34,7 @@ final class AttemptTranscript {
     static final String EVALUATOR = "vigilo/evaluator";
     static final String GATES = "vigilo/gates";
     static final String LIMIT = "vigilo/limit";
+    static final String CACHED = "vigilo/cached";
     static final String HTTP_RESPONSE = "vigilo/http-response";
     static final String AGENT_EVENT = "vigilo/agent-event";
     static final String MESSAGES = "vigilo/messages";
@@ -398,6 +399,11 @@ final class AttemptTranscript {
         }
         d.put("ms", millis);
         add(vigilo(EVALUATOR, d));
+    }
+
+    /** The attempt is answered from the answer cache under {@code key}: nothing was sent, no tokens were paid. */
+    void cachedAnswer(String key) {
+        add(vigilo(CACHED, F.objectNode().put("key", key)));
     }
 
     /** A per-case limit stopped the case after its evaluators ran ({@code message} names the limit and figure). */

@@ -104,7 +104,8 @@ final class ChunkExecution implements ChunkExecutor {
                                 .toString();
                 // The run's secrets (the values of its configuration's *_env keys) are masked in everything the
                 // agent and the evaluators hand on, so no transcript, receipt or message below can hold one.
-                AgentEnvironment runEnvironment = environment.forRun(run.configuration());
+                AgentEnvironment runEnvironment =
+                        environment.forRun(run.configuration()).withAnswers(new StoreAnswerCache(run.store()));
                 return new RunAgent(
                         Agents.create(agent, runEnvironment),
                         Evaluators.fromPlan(run.configuration().path("evaluator_plan"), runEnvironment),
@@ -308,7 +309,7 @@ final class ChunkExecution implements ChunkExecutor {
                             gates,
                             List.of(),
                             List.of(),
-                            Optional.of(Receipt.Usage.of(agentUsage, List.of(), ra.pricing()))),
+                            Optional.of(cached(outcome, Receipt.Usage.of(agentUsage, List.of(), ra.pricing())))),
                     null);
         }
         String output = outcome.output().orElseThrow();
@@ -380,7 +381,7 @@ final class ChunkExecution implements ChunkExecutor {
                             errored,
                             List.of(),
                             List.of(),
-                            Optional.of(Receipt.Usage.of(agentUsage, judgeUsage, ra.pricing()))),
+                            Optional.of(cached(outcome, Receipt.Usage.of(agentUsage, judgeUsage, ra.pricing())))),
                     output,
                     evaluated,
                     Optional.of(stopped));
@@ -411,8 +412,13 @@ final class ChunkExecution implements ChunkExecutor {
                         gates,
                         List.of(),
                         List.of(),
-                        Optional.of(Receipt.Usage.of(agentUsage, judgeUsage, ra.pricing()))),
+                        Optional.of(cached(outcome, Receipt.Usage.of(agentUsage, judgeUsage, ra.pricing())))),
                 output);
+    }
+
+    /** {@code usage}, marked with the agent's answer from the answer cache when the outcome was one. */
+    private static Receipt.Usage cached(AgentOutcome outcome, Receipt.Usage usage) {
+        return outcome.cached() ? usage.withCachedAnswer() : usage;
     }
 
     /**

@@ -115,6 +115,11 @@ final class TranscriptRecorder implements AgentObserver, EvaluatorObserver {
     }
 
     @Override
+    public void onCachedAnswer(int attempt, String key) {
+        guard(() -> current.cachedAnswer(key));
+    }
+
+    @Override
     public void onEvent(int attempt, JsonNode event) {
         guard(() -> current.agentEvent(event));
     }
