@@ -34,8 +34,8 @@ import java.util.function.Function;
  * port). It answers {@code POST /v1/chat/completions} with scripted {@link Reply replies}: queued ones first, in
  * order, then the default answerer, which is deterministic: {@code "echo: <last user message>"} with word-count
  * usage. Replies can add latency, answer 429 with {@code Retry-After}, 5xx, malformed or truncated bodies, tool
- * calls, a judge's structured ({@link Reply#judgement}) or text ({@link Reply#content}) answers, or anything else. Every request is recorded (headers and parsed body) and counted. Thread-safe; serves
- * concurrent requests. Close it to stop it (replies still sleeping are interrupted).
+ * calls, a judge's structured ({@link Reply#judgement}) or text ({@link Reply#content}) answers, or anything else. Every request is recorded (headers and parsed body) and counted, and the requests in flight (and
+ * their peak) are counted too. Thread-safe; serves concurrent requests. Close it to stop it (replies still sleeping are interrupted).
  *
  * <pre>{@code
  * try (OpenAiTestServer server = OpenAiTestServer.start()) {
@@ -53,6 +53,8 @@ public final class OpenAiTestServer implements AutoCloseable {
     private final Deque<Reply> queue = new ArrayDeque<>();
     private final List<Request> requests = new ArrayList<>();
     private final AtomicInteger count = new AtomicInteger();
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final AtomicInteger peakInFlight = new AtomicInteger();
     private volatile Function<Request, Reply> answerer = OpenAiTestServer::echo;
 
     private OpenAiTestServer(HttpServer server, ExecutorService executor) {
@@ -99,6 +101,16 @@ public final class OpenAiTestServer implements AutoCloseable {
     /** Requests received so far, any path. */
     public int requestCount() {
         return count.get();
+    }
+
+    /** Requests received and not yet answered (or abandoned), any path. */
+    public int inFlight() {
+        return inFlight.get();
+    }
+
+    /** The most requests in flight at once so far, any path: what bounds a client's concurrency from outside. */
+    public int peakInFlight() {
+        return peakInFlight.get();
     }
 
     /** The requests received so far, in arrival order. */
@@ -248,6 +260,20 @@ public final class OpenAiTestServer implements AutoCloseable {
             return new Reply(status, body, headers, wait, missing);
         }
 
+        /**
+         * The same (JSON completion) reply naming {@code model} as the model that answered: usage is counted under
+         * the model the answer names.
+         */
+        public Reply withModel(String model) {
+            try {
+                ObjectNode root = (ObjectNode) MAPPER.readTree(body);
+                root.put("model", model);
+                return new Reply(status, MAPPER.writeValueAsBytes(root), headers, latency, missing);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
         /** The same reply with one more header. */
         public Reply withHeader(String name, String value) {
             Map<String, String> h = new LinkedHashMap<>(headers);
@@ -304,6 +330,8 @@ public final class OpenAiTestServer implements AutoCloseable {
     }
 
     private void handle(HttpExchange exchange) throws IOException {
+        // In flight from arrival until the answer is written, its latency (and a blocking answerer) included.
+        peakInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
         try (exchange) {
             byte[] in = exchange.getRequestBody().readAllBytes();
             JsonNode body;
@@ -346,6 +374,8 @@ public final class OpenAiTestServer implements AutoCloseable {
             // With bytes missing, closing the exchange fails and drops the connection: the client sees a cut body.
         } catch (IOException e) {
             // The client went away (timeout, cancellation) or the body was cut on purpose.
+        } finally {
+            inFlight.decrementAndGet();
         }
     }
 }

@@ -80,6 +80,16 @@ import java.util.stream.Stream;
  * worker's peak live heap of each (two more runs with the probe) and the time settlement took in each (the worker's
  * settlement call: aggregate sums only, so it must not grow with epochs).
  *
+ * <p>Judges ({@code bench/run exec judge [CASES EPOCHS]}, default 2,000 and 1): the same trivial agent, one worker,
+ * a run of {@code CASES} cases ({@code EPOCHS} epochs each) whose every case is also graded by a {@code judge}
+ * evaluator over a judge server in this JVM ({@link OpenAiTestServer}) that answers every call after
+ * {@value #JUDGE_LATENCY_MS} ms (a score, a reason and token usage), against the same run without the judge (the
+ * baseline), twice each in the order A B B A: cases/s (best of two) beside the ceiling the judge's latency sets
+ * (concurrency / latency); the peak number of judge requests in flight at the server, which must not exceed the
+ * worker's concurrency (the judge runs in the case's slot of the worker's case pool); the judge calls the run counted
+ * (its settled usage) beside those the server answered; and the worker's peak live heap of each (two more runs with
+ * the probe).
+ *
  * <p>Run: {@code bench/run exec [CASES SMALL]}. {@code BENCH_WORKER_OPTS} adds JVM options to the workers (e.g. a
  * flight recording).
  */
@@ -105,6 +115,33 @@ public final class ExecutionBenchmark {
               - {name: math, required_evaluators: [exact, digits], min_pass_rate: 0.9}
             """;
     private static final Pattern QUESTION = Pattern.compile("what is (\\d+) \\* 2");
+    /** How long the judge server of {@code bench/run exec judge} takes to answer each call. */
+    static final long JUDGE_LATENCY_MS = 20;
+    /**
+     * {@link #PROFILE} with a judge on every case, required by the gate {@code all}; its first {@code %s} the agent's
+     * URL, its second the judge's.
+     */
+    private static final String JUDGE_PROFILE = """
+            name: exec-bench-judge
+            agent: {kind: http, url: "%s", model: bench, max_attempts: 1, timeout_seconds: 30}
+            evaluators:
+              - {name: exact, kind: exact_match}
+              - {name: digits, kind: regex, pattern: "^[0-9]+$", applies_to: {groups: [math]}}
+              - name: quality
+                kind: judge
+                url: "%s"
+                model: judge-model
+                rubric: "The question was {{input}}; the reference answer is {{expected}}. Grade the answer {{output}}."
+                scale: {min: 0, max: 10}
+                pass_score: 0.7
+                max_attempts: 1
+                timeout_seconds: 30
+            gates:
+              - {name: all, required_evaluators: [exact, quality], min_pass_rate: 0.9}
+              - {name: math, required_evaluators: [exact, digits], min_pass_rate: 0.9}
+            pricing:
+              judge-model: {input: 0.15, output: 0.60}
+            """;
 
     private final Path work;
     private final Path postgres;
@@ -128,6 +165,12 @@ public final class ExecutionBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].equals("judge")) {
+            judgeMain(
+                    args.length > 1 ? Integer.parseInt(args[1]) : 2_000,
+                    args.length > 2 ? Integer.parseInt(args[2]) : 1);
+            return;
+        }
         if (args.length > 0 && args[0].equals("epochs")) {
             epochsMain(
                     args.length > 1 ? Integer.parseInt(args[1]) : 100_000,
@@ -177,6 +220,158 @@ public final class ExecutionBenchmark {
             new ExecutionBenchmark(work, control, store, placements).runEpochs(cases, epochs);
         }
         deleteTree(work);
+    }
+
+    private static void judgeMain(int cases, int epochs) throws Exception {
+        Path work = Files.createTempDirectory("vigilo-bench-exec-");
+        System.out.printf(
+                "%d cores, work dir %s, worker concurrency %d, worker heap -Xmx256m; %,d cases x %d epoch(s) without"
+                        + " and with a judge answering after %d ms%n",
+                Runtime.getRuntime().availableProcessors(), work, CONCURRENCY, cases, epochs, JUDGE_LATENCY_MS);
+        StorageConfig storage = StorageConfig.localDefault(work.resolve("objects"));
+        try (ControlDatabase control = ControlDatabase.open(new ControlSettings.Embedded(work.resolve("postgres")));
+                ObjectStore store = ObjectStores.open(storage.defaultStore());
+                Placements placements = Placements.open(control, ExecutionConfig.defaults())) {
+            new ExecutionBenchmark(work, control, store, placements).runJudge(cases, epochs);
+        }
+        deleteTree(work);
+    }
+
+    /** A judged run: its execution, and what the judge server saw of it. */
+    private record Judged(Execution execution, int peakInFlight, int requests, long counted) {}
+
+    /**
+     * One worker over the run without a judge (A, the baseline) and with a judge on every case (B), A B B A, then the
+     * heap of each.
+     */
+    private void runJudge(int cases, int epochs) throws Exception {
+        DatasetEntry dataset = upload("judged", cases);
+        String epochsKey = epochs > 1 ? "epochs: {count: " + epochs + ", reducer: majority}\n" : "";
+        String profileA = PROFILE + epochsKey;
+        List<Execution> a = new ArrayList<>();
+        List<Judged> b = new ArrayList<>();
+        for (boolean baseline : new boolean[] {true, false, false, true}) {
+            if (baseline) {
+                try (OpenAiTestServer llm = agent()) {
+                    a.add(execute(prepare(dataset, llm, profileA), 1, 0));
+                }
+            } else {
+                b.add(judged(dataset, epochsKey, 0));
+            }
+        }
+        Execution heapA;
+        try (OpenAiTestServer llm = agent()) {
+            heapA = execute(prepare(dataset, llm, profileA), 1, HEAP_PROBE_SECONDS);
+        }
+        Judged heapB = judged(dataset, epochsKey, HEAP_PROBE_SECONDS);
+        Execution bestA = a.stream()
+                .max(Comparator.comparingDouble(Execution::casesPerSecond))
+                .orElseThrow();
+        Execution bestB = b.stream()
+                .map(Judged::execution)
+                .max(Comparator.comparingDouble(Execution::casesPerSecond))
+                .orElseThrow();
+        List<Judged> allB = new ArrayList<>(b);
+        allB.add(heapB);
+        int peak = allB.stream().mapToInt(Judged::peakInFlight).max().orElseThrow();
+        System.out.printf(
+                "%nJUDGE one worker, trivial http agent, %d cases at once, judge server in this JVM answering after %d"
+                        + " ms%n",
+                CONCURRENCY, JUDGE_LATENCY_MS);
+        System.out.printf("%-58s %22s %22s%n", "", "without judge", "with judge");
+        System.out.printf(
+                "%-58s %22s %22s%n",
+                epochs > 1
+                        ? "executed epochs/s, launch to last chunk (best of 2)"
+                        : "cases/s, launch to last chunk (best of 2)",
+                rate(bestA.casesPerSecond() * epochs, bestA.seconds()),
+                rate(bestB.casesPerSecond() * epochs, bestB.seconds()));
+        System.out.printf(
+                "%-58s %22s %22s%n",
+                "  both runs",
+                a.stream()
+                        .map(x -> String.format("%,.0f", x.casesPerSecond() * epochs))
+                        .toList(),
+                b.stream()
+                        .map(x -> String.format("%,.0f", x.execution().casesPerSecond() * epochs))
+                        .toList());
+        System.out.printf(
+                "%-58s %22s %22s%n",
+                "  first to last chunk (best run)",
+                String.format("%,.0f", bestA.steadyCasesPerSecond() * epochs),
+                String.format("%,.0f", bestB.steadyCasesPerSecond() * epochs));
+        System.out.printf(
+                "%-58s %45.3f%n", "ratio with / without judge", bestB.casesPerSecond() / bestA.casesPerSecond());
+        System.out.printf(
+                "%-58s %45s%n",
+                "ceiling with the judge: concurrency / judge latency",
+                String.format("%,.0f", CONCURRENCY * 1000.0 / JUDGE_LATENCY_MS));
+        System.out.printf(
+                "%-58s %45s%n",
+                "peak judge requests in flight at the server, each run",
+                allB.stream().map(j -> Integer.toString(j.peakInFlight())).toList());
+        System.out.printf(
+                "%-58s %45s%n",
+                "  worker concurrency (the bound)",
+                peak <= CONCURRENCY ? CONCURRENCY + ", held" : CONCURRENCY + ", EXCEEDED");
+        System.out.printf(
+                "%-58s %45s%n",
+                "judge calls the run counted / the server answered",
+                allB.stream().map(j -> j.counted() + " / " + j.requests()).toList());
+        System.out.printf(
+                "%-58s %22.1f %22.1f%n",
+                "peak live heap of the worker (MiB)",
+                heapA.peakHeapMiB(),
+                heapB.execution().peakHeapMiB());
+        System.out.printf(
+                "%-58s %22s %22s%n",
+                "worker CPU ms per executed epoch",
+                String.format("%.3f", bestA.cpu().workers() / (double) (bestA.cases() * epochs)),
+                String.format("%.3f", bestB.cpu().workers() / (double) (bestB.cases() * epochs)));
+        System.out.printf(
+                "%-58s %22s %22s%n",
+                "this JVM's CPU ms per executed epoch (agent, judge)",
+                String.format("%.3f", bestA.cpu().bench() / (double) (bestA.cases() * epochs)),
+                String.format("%.3f", bestB.cpu().bench() / (double) (bestB.cases() * epochs)));
+        if (peak > CONCURRENCY) {
+            throw new IllegalStateException(
+                    "judge requests in flight (" + peak + ") exceeded the worker's concurrency " + CONCURRENCY);
+        }
+    }
+
+    /** A run with a judge on every case, executed by one worker against a fresh judge server. */
+    private Judged judged(DatasetEntry dataset, String epochsKey, long heapProbeSeconds) throws Exception {
+        try (OpenAiTestServer llm = agent();
+                OpenAiTestServer judge = OpenAiTestServer.start()) {
+            judge.answerWith(ExecutionBenchmark::judgement);
+            // The judge's URL now, the agent's (%s) when the run is prepared.
+            String profile = JUDGE_PROFILE.formatted("%s", judge.chatUrl()) + epochsKey;
+            CreateResult run = prepare(dataset, llm, profile);
+            Execution e = execute(run, 1, heapProbeSeconds);
+            long counted = new ExecutionStatusReader(placements)
+                    .status(run.runId())
+                    .runUsage()
+                    .map(u -> u.judges().calls())
+                    .orElse(-1L);
+            System.out.printf(
+                    "  judge server: %,d requests, at most %d in flight; the run counted %,d judge calls%n",
+                    judge.requestCount(), judge.peakInFlight(), counted);
+            return new Judged(e, judge.peakInFlight(), judge.requestCount(), counted);
+        }
+    }
+
+    /**
+     * The judge: after {@value #JUDGE_LATENCY_MS} ms, 9 of 10 when the answer is the reference (the trivial agent's
+     * always is), else 2, with a short reason and fixed usage.
+     */
+    private static Reply judgement(OpenAiTestServer.Request request) {
+        String rubric = request.lastUserMessage();
+        Matcher m = QUESTION.matcher(rubric);
+        boolean right = m.find() && rubric.endsWith("Grade the answer " + Long.parseLong(m.group(1)) * 2 + ".");
+        return Reply.judgement(right ? 9 : 2, right ? "states the reference answer" : "not the reference answer")
+                .withModel("judge-model")
+                .withUsage(60, 12)
+                .withLatency(Duration.ofMillis(JUDGE_LATENCY_MS));
     }
 
     /** One worker over a run of one epoch (A) and one of several (B), A B B A, then the heap of each. */
