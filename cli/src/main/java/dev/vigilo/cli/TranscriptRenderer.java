@@ -39,6 +39,13 @@ final class TranscriptRenderer {
             case "vigilo/attempt" -> attempt(d);
             case "vigilo/output" -> text("output", d.path("output").asText());
             case "turn/end" -> turnEnd(d.path("reason"));
+            case "vigilo/judge-request" -> judge(d, true);
+            case "vigilo/judge-response" -> judge(d, false);
+            case "vigilo/cached" ->
+                out.println(Names.printable(
+                        "answered from the answer cache (" + d.path("key").asText() + "), not sent"));
+            case "vigilo/limit" ->
+                out.println(Names.printable("stopped: " + d.path("message").asText()));
             case "vigilo/evaluator" -> evaluator(d);
             case "vigilo/gates" -> gates(d.path("gates"));
             default -> text("[" + e.path("type").asText() + "]", compact(d));
@@ -125,8 +132,30 @@ final class TranscriptRenderer {
                 ? "errored: " + err.path("type").asText() + ": "
                         + err.path("message").asText()
                 : (d.path("passed").asBoolean() ? "passed" : "failed") + " (score "
-                        + d.path("score").asText() + ")";
+                        + d.path("score").asText() + ")"
+                        + (d.path("reason").isTextual()
+                                ? ": " + d.path("reason").asText()
+                                : "");
         out.println(Names.printable("evaluator " + d.path("name").asText() + ": " + verdict));
+    }
+
+    /** A judge's model call: its request (the rubric it was given) or its answer (status, time, body). */
+    private void judge(JsonNode d, boolean request) {
+        String who = "judge " + d.path("name").asText() + " attempt "
+                + d.path("attempt").asInt();
+        if (request) {
+            JsonNode messages = d.path("request").path("messages");
+            text(
+                    who + " asked",
+                    messages.isArray() && !messages.isEmpty()
+                            ? messages.get(messages.size() - 1).path("content").asText()
+                            : compact(d.path("request")));
+        } else {
+            text(
+                    who + " answered HTTP " + d.path("status").asInt() + " in "
+                            + d.path("ms").asLong() + " ms",
+                    compact(d.path("response")));
+        }
     }
 
     private void gates(JsonNode g) {

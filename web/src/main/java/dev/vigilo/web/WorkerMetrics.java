@@ -1,5 +1,6 @@
 package dev.vigilo.web;
 
+import dev.vigilo.exec.UsageSummary;
 import dev.vigilo.exec.worker.Worker;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -69,6 +70,48 @@ public final class WorkerMetrics implements Worker.Listener {
     public void caseExecuted(UUID runId, Duration agentTime, boolean erroredCase) {
         (erroredCase ? errored : ok).increment();
         agent.record(agentTime);
+    }
+
+    /**
+     * {@code vigilo_worker_model_calls{role}}, {@code vigilo_worker_model_tokens{role, direction=input|output}} and
+     * {@code vigilo_worker_model_cost_usd{role}} (the priced part; calls of a model without a price count in
+     * {@code vigilo_worker_model_calls_unpriced{role}} instead, never as 0).
+     */
+    @Override
+    public void modelUsage(UUID runId, UsageSummary usage) {
+        count("agent", usage.agent());
+        count("judge", usage.judges());
+    }
+
+    private void count(String role, UsageSummary.Part p) {
+        if (p.calls() == 0) {
+            return;
+        }
+        Counter.builder("vigilo_worker_model_calls")
+                .tag("role", role)
+                .register(registry)
+                .increment(p.calls());
+        Counter.builder("vigilo_worker_model_tokens")
+                .tag("role", role)
+                .tag("direction", "input")
+                .register(registry)
+                .increment(p.inputTokens());
+        Counter.builder("vigilo_worker_model_tokens")
+                .tag("role", role)
+                .tag("direction", "output")
+                .register(registry)
+                .increment(p.outputTokens());
+        if (p.costUsd().isPresent()) {
+            Counter.builder("vigilo_worker_model_cost_usd")
+                    .tag("role", role)
+                    .register(registry)
+                    .increment(p.costUsd().get().doubleValue());
+        } else {
+            Counter.builder("vigilo_worker_model_calls_unpriced")
+                    .tag("role", role)
+                    .register(registry)
+                    .increment(p.calls());
+        }
     }
 
     @Override

@@ -43,6 +43,48 @@ class WorkerMetricsTest {
     }
 
     @Test
+    void modelCallsTokensAndCostAreCountedByRoleAndUnpricedCallsApart() {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        WorkerMetrics metrics = new WorkerMetrics(registry);
+        java.util.UUID run = java.util.UUID.randomUUID();
+        var priced = new dev.vigilo.exec.UsageSummary.Part(
+                3, 300, 0, 30, java.util.Optional.of(new java.math.BigDecimal("0.0006")));
+        var unpriced = new dev.vigilo.exec.UsageSummary.Part(2, 200, 0, 10, java.util.Optional.empty());
+        metrics.modelUsage(
+                run, new dev.vigilo.exec.UsageSummary(unpriced, priced, unpriced, java.util.List.of("judge-x")));
+        metrics.modelUsage(
+                run,
+                new dev.vigilo.exec.UsageSummary(
+                        priced, priced, dev.vigilo.exec.UsageSummary.Part.NONE, java.util.List.of()));
+        assertThat(registry.get("vigilo_worker_model_calls")
+                        .tag("role", "agent")
+                        .counter()
+                        .count())
+                .isEqualTo(6.0);
+        assertThat(registry.get("vigilo_worker_model_tokens")
+                        .tag("role", "agent")
+                        .tag("direction", "input")
+                        .counter()
+                        .count())
+                .isEqualTo(600.0);
+        assertThat(registry.get("vigilo_worker_model_cost_usd")
+                        .tag("role", "agent")
+                        .counter()
+                        .count())
+                .isEqualTo(0.0012, org.assertj.core.data.Offset.offset(1e-12));
+        assertThat(registry.get("vigilo_worker_model_calls_unpriced")
+                        .tag("role", "judge")
+                        .counter()
+                        .count())
+                .isEqualTo(2.0);
+        assertThat(registry.find("vigilo_worker_model_cost_usd")
+                        .tag("role", "judge")
+                        .counter())
+                .as("an unknown cost is never counted as 0")
+                .isNull();
+    }
+
+    @Test
     void aWorkerProcessCanServeItsMetricsAlone() {
         try (MetricsEndpoint endpoint =
                 MetricsEndpoint.start(new DashboardOptions(DashboardOptions.LOOPBACK, 0, java.util.Optional.empty()))) {

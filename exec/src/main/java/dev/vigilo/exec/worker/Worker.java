@@ -13,11 +13,13 @@ import dev.vigilo.exec.OutageWaits;
 import dev.vigilo.exec.Outages;
 import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.Service;
+import dev.vigilo.exec.UsageSummary;
 import dev.vigilo.exec.WaitBoard;
 import dev.vigilo.exec.placement.ShardRoutes;
 import dev.vigilo.exec.record.ChunkTables;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.ReceiptParser;
+import dev.vigilo.exec.record.UsageTallies;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.StorageConfig;
@@ -184,6 +186,12 @@ public final class Worker {
          * whether it ended in an error. Called after {@link #chunkCompleted}, once per case.
          */
         default void caseExecuted(UUID runId, Duration agentTime, boolean errored) {}
+
+        /**
+         * The model calls of a completed chunk's cases (agent and judges, as its receipt records them), once per
+         * completed chunk, after {@link #chunkCompleted}: counted once, as the run's usage is.
+         */
+        default void modelUsage(UUID runId, UsageSummary usage) {}
 
         /** A chunk was given back (requeued), failed, or dropped because the lease was lost. */
         default void chunkGivenBack(UUID runId, long chunkIndex, String outcome) {}
@@ -539,6 +547,10 @@ public final class Worker {
                             lease.runId(), lease.chunkIndex(), receipt.cases().size());
                     for (Receipt.CaseResult rc : receipt.cases()) {
                         listener.caseExecuted(lease.runId(), Duration.ofMillis(rc.agentMillis()), rc.errored());
+                    }
+                    Receipt.Usage used = receipt.usageByScope().get(Receipt.ALL_CASES);
+                    if (used != null) {
+                        listener.modelUsage(lease.runId(), UsageTallies.summary(used.models()));
                     }
                     coordinator.settleSoon(lease.runId());
                 }
