@@ -388,7 +388,7 @@ final class RunPages {
                     "error",
                     c.errorType()
                             .map(t -> t + ": " + Views.cut(c.errorMessage().orElse(""), 200))
-                            .orElse(""));
+                            .orElseGet(() -> why(c)));
             rows.add(r);
         }
         m.put("cases", rows);
@@ -457,6 +457,24 @@ final class RunPages {
             c.epochPasses().forEach(passes::put);
         }
         return n;
+    }
+
+    /**
+     * Why a case did not pass, when its agent answered: the first evaluator that errored (its error) or failed (its
+     * reason and score); empty for a case every evaluator passed.
+     */
+    static String why(CaseResults.ExecutedCase c) {
+        for (CaseResults.EvaluatorOutcome e : c.evaluators()) {
+            if (e.errorType().isPresent()) {
+                return e.name() + ": " + e.errorType().get() + ": "
+                        + Views.cut(e.errorMessage().orElse(""), 200);
+            }
+            if (!e.passed()) {
+                return e.name() + " failed (score " + e.score() + ")"
+                        + e.reason().map(x -> ": " + Views.cut(x, 200)).orElse("");
+            }
+        }
+        return "";
     }
 
     private static void putError(ObjectNode n, Optional<String> type, Optional<String> message) {
