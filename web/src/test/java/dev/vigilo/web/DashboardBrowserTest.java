@@ -180,6 +180,10 @@ class DashboardBrowserTest {
             assertThat(cells.get(10).getText()).isEqualTo(g.passedGate().orElseThrow() ? "passed" : "failed");
         }
         assertThat(text(By.id("run-verdict"))).contains(s.verdict().orElseThrow());
+        // The quickstart's agent is a command: no model calls, cost $0 (known, not unknown).
+        assertThat(text(By.id("run-usage")))
+                .isEqualTo("Model usage: " + s.runUsage().orElseThrow().line());
+        assertThat(text(By.id("run-usage"))).contains("in 0 calls, $0");
         assertThat(driver.findElements(By.cssSelector("#shard-map span"))).hasSize(128);
         assertThat(text(By.id("cases-done"))).isEqualTo("12");
         assertThat(text(By.id("profile-sha"))).hasSize(64);
@@ -218,6 +222,9 @@ class DashboardBrowserTest {
         assertThat(text(By.id("case-input"))).contains("What is 17 + 25?");
         assertThat(text(By.id("case-expected"))).isEqualTo("42");
         assertThat(rows("evaluators")).isGreaterThan(0);
+        // Every built-in evaluator says why: case 0 answers 42, expected 42.
+        assertThat(driver.findElements(By.cssSelector("#evaluators td.reason")))
+                .allSatisfy(td -> assertThat(td.getText()).isNotBlank());
         assertThat(text(By.id("receipt"))).contains("receipts/");
         // The case's transcript: the last attempt's events embedded, every attempt linked.
         assertThat(driver.findElements(By.cssSelector("#events .event.kind-user")))
