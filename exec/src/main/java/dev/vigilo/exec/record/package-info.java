@@ -4,8 +4,10 @@
  * admission writes ({@code SeedTables}, {@code ChunkSeed}, {@code RunSnapshot} with its format's
  * {@code RunSnapshotParser}, docs/formats/exec-snapshot.md), receipts ({@code Receipt} with {@code ReceiptParser},
  * docs/formats/exec-receipt.md), run rows and routes ({@code RunRecords}), the run's plan row ({@code PlanRecord}),
- * shard tallies ({@code ShardTallies}), the settled gate table ({@code GateTable}, {@code run_gate_results}) and
- * transcript keys ({@code TranscriptStore}).
+ * shard tallies ({@code ShardTallies}), the settled gate table ({@code GateTable}, {@code run_gate_results}), usage
+ * and judge agreement as chunk rows and settlement record them ({@code UsageTallies}, {@code UsageTable},
+ * {@code AgreementTallies}), a case's epochs reduced ({@code EpochReduction}) and transcript keys
+ * ({@code TranscriptStore}).
  *
  * <p>Internal to exec: nothing here is the module's API, though Java makes it public for the rooms. Uses only the
  * root package {@code dev.vigilo.exec}.
