@@ -1,5 +1,6 @@
 package dev.vigilo.agent;
 
+import dev.vigilo.llm.Pricing;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.List;
@@ -54,8 +55,8 @@ public record CaseBudget(
             Optional<BigDecimal> c = cost.apply(used);
             if (c.isPresent() && c.get().compareTo(costUsd.get()) > 0) {
                 return Optional.of("limits.case_cost_usd: the case cost $"
-                        + c.get().stripTrailingZeros().toPlainString() + ", over its limit of $"
-                        + costUsd.get().stripTrailingZeros().toPlainString());
+                        + Pricing.text(c.get()) + ", over its limit of $"
+                        + Pricing.text(costUsd.get()));
             }
         }
         return Optional.empty();

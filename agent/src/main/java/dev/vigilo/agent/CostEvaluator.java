@@ -1,6 +1,7 @@
 package dev.vigilo.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.vigilo.llm.Pricing;
 import java.math.BigDecimal;
 import java.util.Optional;
 
@@ -40,11 +41,7 @@ final class CostEvaluator implements Evaluator {
         boolean passed = cost.get().compareTo(maxUsd) <= 0;
         return Verdict.of(
                 passed,
-                "agent cost $" + plain(cost.get()) + ", " + (passed ? "within" : "over") + " the limit of $"
-                        + plain(maxUsd));
-    }
-
-    private static String plain(BigDecimal d) {
-        return d.signum() == 0 ? "0" : d.stripTrailingZeros().toPlainString();
+                "agent cost $" + Pricing.text(cost.get()) + ", " + (passed ? "within" : "over") + " the limit of $"
+                        + Pricing.text(maxUsd));
     }
 }

@@ -10,7 +10,6 @@ import java.io.PrintWriter;
 import java.math.BigDecimal;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 
@@ -56,22 +55,8 @@ final class ExecutionView {
             out.println(waiting(w));
         }
         s.runUsage().ifPresent(u -> out.println("usage: " + u.line()));
-        Map<String, ExecutionStatus.Agreement> panels = s.agreement().get(ExecutionStatus.ALL_CASES);
-        if (panels != null && !panels.isEmpty()) {
-            StringBuilder b = new StringBuilder("judge agreement (Krippendorff's alpha):");
-            new java.util.TreeMap<>(panels)
-                    .forEach((panel, a) -> b.append(' ')
-                            .append(panel)
-                            .append(' ')
-                            .append(
-                                    a.alpha().isPresent()
-                                            ? String.format("%.3f", a.alpha().getAsDouble())
-                                            : "undefined")
-                            .append(" over ")
-                            .append(a.values())
-                            .append(" scores;"));
-            out.println(b.substring(0, b.length() - 1));
-        }
+        s.agreementLine(ExecutionStatus.ALL_CASES)
+                .ifPresent(line -> out.println("judge agreement (Krippendorff's alpha): " + line));
         out.println("verdict: " + verdict(s));
         if (!s.gates().isEmpty()) {
             printGates(out, s.gates());

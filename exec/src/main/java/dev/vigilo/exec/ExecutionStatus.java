@@ -107,6 +107,26 @@ public record ExecutionStatus(
         this(runId, status, verdict, failureReason, execution, gates, gatesFinal, waiting, Map.of(), Map.of());
     }
 
+    /**
+     * The panels' agreement over {@code scope} ({@link #ALL_CASES} or a gate) for people: {@code quality 0.710 over
+     * 412 scores; ...} in panel order ({@code undefined} when alpha is); empty without panels.
+     */
+    public Optional<String> agreementLine(String scope) {
+        Map<String, Agreement> panels = agreement.get(scope);
+        if (panels == null || panels.isEmpty()) {
+            return Optional.empty();
+        }
+        List<String> parts = new java.util.ArrayList<>();
+        new java.util.TreeMap<>(panels)
+                .forEach((panel, a) -> parts.add(panel + " "
+                        + (a.alpha().isPresent()
+                                ? String.format(
+                                        java.util.Locale.ROOT, "%.3f", a.alpha().getAsDouble())
+                                : "undefined")
+                        + " over " + a.values() + " scores"));
+        return Optional.of(String.join("; ", parts));
+    }
+
     /** The usage of every case of the run, when known. */
     public Optional<UsageSummary> runUsage() {
         return Optional.ofNullable(usage.get(ALL_CASES));

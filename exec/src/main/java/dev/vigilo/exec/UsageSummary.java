@@ -1,6 +1,7 @@
 package dev.vigilo.exec;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.llm.Pricing;
 import java.math.BigDecimal;
 import java.util.List;
 import java.util.Objects;
@@ -62,7 +63,7 @@ public record UsageSummary(Part all, Part agent, Part judges, List<String> unpri
 
     /** The cost as an exact decimal string ("0.0017458"). */
     public static String decimal(BigDecimal d) {
-        return d.signum() == 0 ? "0" : d.stripTrailingZeros().toPlainString();
+        return Pricing.text(d);
     }
 
     /**

@@ -171,7 +171,7 @@ final class RunPages {
         m.put("gates", gateRows(s));
         m.put("has_gates", !s.gates().isEmpty());
         m.put("usage", s.runUsage().map(UsageSummary::line).orElse(null));
-        m.put("agreement", agreementLine(s.agreement().get(ExecutionStatus.ALL_CASES)));
+        m.put("agreement", s.agreementLine(ExecutionStatus.ALL_CASES).orElse(null));
         m.put("has_pass_at_k", s.gates().stream().anyMatch(g -> g.passAtK().isPresent()));
         m.put("gates_final", s.gatesFinal());
         m.put("gates_undecided", !s.gatesFinal() && s.finished());
@@ -458,21 +458,6 @@ final class RunPages {
             c.epochPasses().forEach(passes::put);
         }
         return n;
-    }
-
-    /** "quality 0.710 over 412 scores; ..." for the panels of a scope, or null without panels. */
-    static String agreementLine(Map<String, ExecutionStatus.Agreement> panels) {
-        if (panels == null || panels.isEmpty()) {
-            return null;
-        }
-        List<String> parts = new ArrayList<>();
-        new java.util.TreeMap<>(panels)
-                .forEach((panel, a) -> parts.add(panel + " "
-                        + (a.alpha().isPresent()
-                                ? String.format("%.3f", a.alpha().getAsDouble())
-                                : "undefined")
-                        + " over " + a.values() + " scores"));
-        return String.join("; ", parts);
     }
 
     /**

@@ -279,22 +279,10 @@ public record Receipt(
 
         private static void add(Map<String, ModelUsage> byKey, Role role, List<TokenUsage> usage, Pricing pricing) {
             for (TokenUsage u : usage) {
+                Optional<BigDecimal> cost = pricing.price(u.model())
+                        .map(p -> p.cost(u.promptTokens(), u.cachedPromptTokens(), u.completionTokens()));
                 ModelUsage m = new ModelUsage(
-                        role,
-                        u.model(),
-                        1,
-                        u.promptTokens(),
-                        u.cachedPromptTokens(),
-                        u.completionTokens(),
-                        Optional.empty());
-                m = new ModelUsage(
-                        role,
-                        u.model(),
-                        1,
-                        m.inputTokens(),
-                        m.cachedInputTokens(),
-                        m.outputTokens(),
-                        m.priced(pricing));
+                        role, u.model(), 1, u.promptTokens(), u.cachedPromptTokens(), u.completionTokens(), cost);
                 byKey.merge(m.key(), m, ModelUsage::plus);
             }
         }

@@ -3,15 +3,19 @@ package dev.vigilo.exec.view;
 import com.fasterxml.jackson.core.JsonEncoding;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.exec.Placements;
+import dev.vigilo.exec.UsageSummary;
 import dev.vigilo.exec.record.ChunkRows;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.RunRecords;
-import dev.vigilo.llm.Pricing;
+import dev.vigilo.exec.record.UsageTallies;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.ObjectStores;
@@ -27,8 +31,6 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
-import java.util.TreeSet;
 import java.util.UUID;
 import org.jdbi.v3.core.Jdbi;
 
@@ -55,6 +57,8 @@ import org.jdbi.v3.core.Jdbi;
  */
 public final class RunResults {
     private static final JsonFactory JSON = new JsonFactory();
+    /** Writes a tree into the streaming generator (which has no codec of its own). */
+    private static final ObjectMapper TREES = new ObjectMapper();
 
     /**
      * What {@link #write} wrote.
@@ -186,44 +190,13 @@ public final class RunResults {
 
     /**
      * {@code usage}: the execution's tokens and cost, in all and per role ({@code agent}, {@code judges}), and the
-     * models without a price (whose cost is then unknown: {@code cost_usd} null).
+     * models without a price: the same object {@code run status --json} gives a run ({@link UsageSummary#putJson}).
      */
     static void writeUsage(JsonGenerator g, Receipt.Usage u) throws IOException {
-        g.writeObjectFieldStart("usage");
-        writeTokens(g, u.models());
-        Set<String> unpriced = new TreeSet<>();
-        u.models().stream().filter(m -> m.costUsd().isEmpty()).forEach(m -> unpriced.add(m.model()));
-        g.writeArrayFieldStart("unpriced_models");
-        for (String m : unpriced) {
-            g.writeString(m);
-        }
-        g.writeEndArray();
-        for (Receipt.Role role : Receipt.Role.values()) {
-            g.writeObjectFieldStart(role == Receipt.Role.AGENT ? "agent" : "judges");
-            writeTokens(g, u.models().stream().filter(m -> m.role() == role).toList());
-            g.writeEndObject();
-        }
-        g.writeEndObject();
-    }
-
-    private static void writeTokens(JsonGenerator g, List<Receipt.ModelUsage> models) throws IOException {
-        Receipt.Usage part = new Receipt.Usage(models);
-        long input = 0;
-        long cached = 0;
-        long output = 0;
-        long calls = 0;
-        for (Receipt.ModelUsage m : models) {
-            input += m.inputTokens();
-            cached += m.cachedInputTokens();
-            output += m.outputTokens();
-            calls += m.calls();
-        }
-        g.writeNumberField("calls", calls);
-        g.writeNumberField("input_tokens", input);
-        g.writeNumberField("cached_input_tokens", cached);
-        g.writeNumberField("output_tokens", output);
-        // A decimal string, exact (as datagen's costs): a JSON number would be read back as a double by most tools.
-        g.writeStringField("cost_usd", part.costUsd().map(Pricing::text).orElse(null));
+        ObjectNode usage = JsonNodeFactory.instance.objectNode();
+        UsageTallies.summary(u.models()).putJson(usage);
+        g.writeFieldName("usage");
+        TREES.writeTree(g, usage);
     }
 
     /** An output stored apart: read, verified against the reference and the receipt's length and digest. */

@@ -30,6 +30,7 @@ import dev.vigilo.plan.PublishedPlan;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
+import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -47,6 +48,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 
 /**
  * The worker's {@link ChunkExecutor}: reads and verifies the claimed chunk file against its scheduling row, reads
@@ -79,6 +81,7 @@ final class ChunkExecution implements ChunkExecutor {
             EvaluatorSet evaluators,
             EpochReduction reduction,
             Pricing pricing,
+            Function<List<TokenUsage>, Optional<BigDecimal>> cost,
             CaseBudget budget,
             String provider,
             String defaultModel) {}
@@ -106,12 +109,17 @@ final class ChunkExecution implements ChunkExecutor {
                 // agent and the evaluators hand on, so no transcript, receipt or message below can hold one.
                 AgentEnvironment runEnvironment =
                         environment.forRun(run.configuration()).withAnswers(new StoreAnswerCache(run.store()));
+                Pricing pricing = pricing(run);
+                // The one pricing of an agent call's tokens: for the cost evaluator and for limits.case_cost_usd.
+                Function<List<TokenUsage>, Optional<BigDecimal>> cost =
+                        used -> Receipt.Usage.of(used, List.of(), pricing).costUsd();
                 return new RunAgent(
                         Agents.create(agent, runEnvironment),
                         Evaluators.fromPlan(run.configuration().path("evaluator_plan"), runEnvironment),
                         EpochReduction.of(run.configuration()),
-                        pricing(run),
-                        budget(run, pricing(run)),
+                        pricing,
+                        cost,
+                        budget(run, cost),
                         http ? AttemptTranscript.HTTP_PROVIDER : AttemptTranscript.COMMAND_PROVIDER,
                         model.isEmpty() ? "agent" : model);
             });
@@ -129,9 +137,9 @@ final class ChunkExecution implements ChunkExecutor {
 
     /**
      * The run's per-case limits from its frozen profile's {@code limits} (docs/formats/plan-profile.md), the cost of
-     * calls priced by its pricing.
+     * calls priced by {@code cost}.
      */
-    private static CaseBudget budget(RunContext run, Pricing pricing) {
+    private static CaseBudget budget(RunContext run, Function<List<TokenUsage>, Optional<BigDecimal>> cost) {
         var limits = run.configuration().path("profile").path("limits");
         Optional<Duration> time = limits.has("case_seconds")
                 ? Optional.of(Duration.ofSeconds(limits.path("case_seconds").asLong()))
@@ -139,18 +147,13 @@ final class ChunkExecution implements ChunkExecutor {
         Optional<Long> tokens = limits.has("case_tokens")
                 ? Optional.of(limits.path("case_tokens").asLong())
                 : Optional.empty();
-        Optional<java.math.BigDecimal> cost = limits.has("case_cost_usd")
-                ? Optional.of(
-                        new java.math.BigDecimal(limits.path("case_cost_usd").asText()))
+        Optional<BigDecimal> maxCost = limits.has("case_cost_usd")
+                ? Optional.of(new BigDecimal(limits.path("case_cost_usd").asText()))
                 : Optional.empty();
-        if (time.isEmpty() && tokens.isEmpty() && cost.isEmpty()) {
+        if (time.isEmpty() && tokens.isEmpty() && maxCost.isEmpty()) {
             return CaseBudget.NONE;
         }
-        return new CaseBudget(
-                time,
-                tokens,
-                cost,
-                used -> Receipt.Usage.of(used, List.of(), pricing).costUsd());
+        return new CaseBudget(time, tokens, maxCost, cost);
     }
 
     @Override
@@ -314,15 +317,7 @@ final class ChunkExecution implements ChunkExecutor {
         }
         String output = outcome.output().orElseThrow();
         List<EvaluatorResult> results = ra.evaluators()
-                .evaluate(
-                        entry.evaluators(),
-                        record,
-                        output,
-                        EvaluationContext.of(
-                                outcome,
-                                used -> Receipt.Usage.of(used, List.of(), ra.pricing())
-                                        .costUsd(),
-                                recorder));
+                .evaluate(entry.evaluators(), record, output, EvaluationContext.of(outcome, ra.cost(), recorder));
         Map<Integer, EvaluatorResult> byIndex = new HashMap<>();
         List<Receipt.EvaluatorResult> evaluated = new ArrayList<>();
         List<TokenUsage> judgeUsage = new ArrayList<>();
