@@ -7,6 +7,7 @@ import dev.vigilo.common.input.Ids;
 import dev.vigilo.common.input.Names;
 import dev.vigilo.exec.GateDecision;
 import dev.vigilo.exec.GateResult;
+import dev.vigilo.exec.view.CaseResults;
 import dev.vigilo.exec.view.RunComparison;
 import dev.vigilo.stats.PairedDifference;
 import io.javalin.http.Context;
@@ -34,11 +35,46 @@ final class ComparePages {
     static final int MAX_LIMIT = 500;
 
     private final RunComparison comparison;
+    private final CaseResults cases;
     private final Views views;
 
-    ComparePages(DashboardSources.Databases sources, Views views) {
+    ComparePages(DashboardSources.Databases sources, CaseResults cases, Views views) {
         this.comparison = new RunComparison(sources.placements(), sources.storage());
+        this.cases = cases;
         this.views = views;
+    }
+
+    /**
+     * Why each flipped case of a page ended as it did in each run ({@link RunPages#why}: the agent's error, or the
+     * first evaluator that errored or failed with its reason), read from both runs' receipts at once: the comparison
+     * itself keeps only each case's gate outcomes.
+     */
+    private record Reasons(Map<Long, CaseResults.ExecutedCase> a, Map<Long, CaseResults.ExecutedCase> b) {
+        static Reasons of(CaseResults cases, UUID a, UUID b, List<RunComparison.Flip> flips) {
+            return new Reasons(
+                    cases.findAll(
+                            a, flips.stream().map(RunComparison.Flip::ordinalA).toList()),
+                    cases.findAll(
+                            b, flips.stream().map(RunComparison.Flip::ordinalB).toList()));
+        }
+
+        String inA(RunComparison.Flip f) {
+            return text(a.get(f.ordinalA()));
+        }
+
+        String inB(RunComparison.Flip f) {
+            return text(b.get(f.ordinalB()));
+        }
+
+        private static String text(CaseResults.ExecutedCase c) {
+            if (c == null) {
+                return "";
+            }
+            String why = c.errorType()
+                    .map(t -> "agent " + t + ": " + Views.cut(c.errorMessage().orElse(""), 200))
+                    .orElseGet(() -> RunPages.why(c));
+            return why.isEmpty() ? "every evaluator passed" : why;
+        }
     }
 
     /** One page: the header, the flips after the cursor (at most {@code limit}), and whether more follow. */
@@ -180,9 +216,12 @@ final class ComparePages {
         }
         m.put("gates", gates);
         List<Map<String, Object>> flips = new ArrayList<>();
+        Reasons reasons = Reasons.of(cases, a, b, p.flips());
         for (RunComparison.Flip f : p.flips()) {
             Map<String, Object> r = new LinkedHashMap<>();
             r.put("case_id", f.caseId());
+            r.put("why_a", reasons.inA(f));
+            r.put("why_b", reasons.inB(f));
             r.put("href_a", "/runs/" + a + "/cases/" + f.ordinalA());
             r.put("href_b", "/runs/" + b + "/cases/" + f.ordinalB());
             r.put("ordinal_a", f.ordinalA());
@@ -260,11 +299,14 @@ final class ComparePages {
             RunComparison.GateSignificance.addTo(n, p.summary().significance(g.name()));
         }
         ArrayNode flips = o.putArray("flips");
+        Reasons reasons = Reasons.of(cases, a, b, p.flips());
         for (RunComparison.Flip f : p.flips()) {
             ObjectNode n = flips.addObject()
                     .put("case_id", f.caseId())
                     .put("ordinal_a", f.ordinalA())
-                    .put("ordinal_b", f.ordinalB());
+                    .put("ordinal_b", f.ordinalB())
+                    .put("why_a", reasons.inA(f))
+                    .put("why_b", reasons.inB(f));
             ArrayNode changes = n.putArray("changes");
             for (RunComparison.GateChange c : f.changes()) {
                 changes.addObject()

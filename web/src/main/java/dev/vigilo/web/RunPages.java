@@ -710,6 +710,11 @@ final class RunPages {
         }
     }
 
+    /** The case reader, shared with the comparison pages (closed with these pages). */
+    CaseResults cases() {
+        return cases;
+    }
+
     /** Closes the case reader's stores. */
     void close() {
         cases.close();

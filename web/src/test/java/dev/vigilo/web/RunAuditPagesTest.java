@@ -452,6 +452,9 @@ class RunAuditPagesTest {
                 .contains("case-5")
                 .contains("all: failed → passed (fail_to_pass)")
                 .contains("all: passed → failed (pass_to_fail)")
+                .contains("<th>Why in A</th><th>Why in B</th>")
+                .contains(
+                        "<td class=\"reason\">every evaluator passed</td><td class=\"reason\">exact failed (score 0.0)")
                 .contains("href=\"/runs/" + runA + "/cases/7\"")
                 .contains(CASES + " cases compared, " + expected.size() + " flipped")
                 .contains("Over every executed case of both runs.")
@@ -518,7 +521,13 @@ class RunAuditPagesTest {
         List<String> out = new ArrayList<>();
         for (JsonNode f : comparison.path("flips")) {
             assertThat(f.path("changes")).hasSize(1);
-            out.add(f.path("case_id").asText() + ":" + f.at("/changes/0/change").asText());
+            String change = f.at("/changes/0/change").asText();
+            // Why each side ended as it did, from its receipt: the failing side's evaluator reason.
+            String passed = change.equals("pass_to_fail") ? "why_a" : "why_b";
+            String failed = change.equals("pass_to_fail") ? "why_b" : "why_a";
+            assertThat(f.path(passed).asText()).isEqualTo("every evaluator passed");
+            assertThat(f.path(failed).asText()).as(f.toString()).startsWith("exact failed (score 0.0): expected `");
+            out.add(f.path("case_id").asText() + ":" + change);
         }
         return out;
     }

@@ -17,7 +17,9 @@ import dev.vigilo.storage.StoreBinding;
 import dev.vigilo.storage.StoreSpec;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -26,6 +28,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jdbi.v3.core.Jdbi;
@@ -332,6 +336,45 @@ public final class CaseResults implements AutoCloseable {
             }
         }
         return Optional.empty();
+    }
+
+    /**
+     * The executed cases at {@code ordinals}, as a page shows them (no outputs or transcripts): each done chunk's
+     * receipt is read once however many of the ordinals it holds. An ordinal no done chunk holds is absent from the
+     * map (its case has not run, its chunk failed, or it is beyond the plan).
+     *
+     * @param ordinals at most {@value #MAX_LIMIT} ordinals of the run's dataset
+     * @throws NotFoundException     no such run
+     * @throws InvalidInputException more than {@value #MAX_LIMIT} ordinals
+     * @throws dev.vigilo.common.errors.DamagedException a receipt is missing or altered
+     */
+    public Map<Long, ExecutedCase> findAll(UUID runId, Collection<Long> ordinals) {
+        Objects.requireNonNull(runId, "runId");
+        if (ordinals.size() > MAX_LIMIT) {
+            throw new InvalidInputException(ordinals.size() + " cases asked for at once; ask for at most " + MAX_LIMIT);
+        }
+        RunView run = view(runId);
+        Map<Long, ExecutedCase> out = new HashMap<>();
+        Map<String, Receipt> read = new HashMap<>();
+        Set<Long> wanted = new TreeSet<>(ordinals);
+        for (long ordinal : wanted) {
+            if (ordinal < 0 || out.containsKey(ordinal)) {
+                continue;
+            }
+            for (var g : RunRecords.byPlacement(run.routes()).entrySet()) {
+                for (ChunkRows.Row row : ChunkRows.doneHolding(placements, runId, g.getKey(), g.getValue(), ordinal)) {
+                    Receipt r = read.computeIfAbsent(
+                            row.receipt().orElseThrow().key().value(), k -> ChunkRows.receipt(runId, run.store(), row));
+                    // One receipt holds a chunk of consecutive cases: keep the asked-for ones it holds.
+                    for (Receipt.CaseResult c : r.cases()) {
+                        if (wanted.contains(c.ordinal())) {
+                            out.putIfAbsent(c.ordinal(), executed(row, c, Optional.empty()));
+                        }
+                    }
+                }
+            }
+        }
+        return out;
     }
 
     /** The output of one execution, read and verified when stored apart; empty when its agent errored. */
