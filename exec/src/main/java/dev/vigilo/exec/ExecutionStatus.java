@@ -127,6 +127,11 @@ public record ExecutionStatus(
         return Optional.of(String.join("; ", parts));
     }
 
+    /** The usage of the cases of {@code scope} ({@link #ALL_CASES} or a gate's name), when known. */
+    public Optional<UsageSummary> usage(String scope) {
+        return Optional.ofNullable(usage.get(scope));
+    }
+
     /** The usage of every case of the run, when known. */
     public Optional<UsageSummary> runUsage() {
         return Optional.ofNullable(usage.get(ALL_CASES));

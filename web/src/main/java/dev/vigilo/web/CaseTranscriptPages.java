@@ -75,6 +75,28 @@ final class CaseTranscriptPages {
         }
     }
 
+    /**
+     * The judges' model calls of the case's answering attempt (the last one, of the last epoch), by evaluator name
+     * ({@link JudgeCalls}); empty when the case has no transcript or it cannot be read (the transcript section says
+     * why).
+     */
+    Map<String, List<Map<String, Object>>> judgeCalls(UUID run, CaseResults.CaseDetail d) {
+        int epoch = d.epochs().size();
+        List<RunTranscripts.Attempt> attempts =
+                epoch == 0 ? d.transcripts() : d.epochs().get(epoch - 1).transcripts();
+        if (attempts.isEmpty()) {
+            return Map.of();
+        }
+        RunTranscripts.Attempt last = attempts.get(attempts.size() - 1);
+        try {
+            Transcript.Page page = Transcript.read(
+                    out -> transcripts.write(run, last, 0, out), 0, JudgeCalls.MAX_EVENTS, JudgeCalls::isJudgeEvent);
+            return JudgeCalls.byEvaluator(page.events());
+        } catch (DamagedException e) {
+            return Map.of();
+        }
+    }
+
     /** Links to each attempt's transcript; {@code epoch} 0 for a run of one epoch. */
     static List<Map<String, Object>> attemptLinks(
             UUID run, long ordinal, int epoch, List<RunTranscripts.Attempt> attempts, int current) {

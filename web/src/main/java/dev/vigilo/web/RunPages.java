@@ -172,6 +172,7 @@ final class RunPages {
         m.put("has_gates", !s.gates().isEmpty());
         m.put("usage", s.runUsage().map(UsageSummary::line).orElse(null));
         m.put("agreement", s.agreementLine(ExecutionStatus.ALL_CASES).orElse(null));
+        m.put("gate_usage", gateUsage(s));
         m.put("has_pass_at_k", s.gates().stream().anyMatch(g -> g.passAtK().isPresent()));
         m.put("gates_final", s.gatesFinal());
         m.put("gates_undecided", !s.gatesFinal() && s.finished());
@@ -541,9 +542,14 @@ final class RunPages {
             m.put("output", d.output().map(o -> Views.cut(o, SHOWN_CHARS)).orElse(null));
             m.put("output_length", c.outputLength());
             List<Map<String, Object>> evals = new ArrayList<>();
+            Map<String, List<Map<String, Object>>> judgeCalls = transcripts.judgeCalls(id, d);
             for (CaseResults.EvaluatorOutcome e : c.evaluators()) {
                 Map<String, Object> r = new LinkedHashMap<>();
                 r.put("name", e.name());
+                List<Map<String, Object>> calls = judgeCalls.getOrDefault(e.name(), List.of());
+                r.put("judge_calls", calls);
+                r.put("has_judge_calls", !calls.isEmpty());
+                r.put("judge_call_count", calls.size());
                 r.put("result", e.errorType().isPresent() ? "errored" : e.passed() ? "passed" : "failed");
                 r.put("score", e.score());
                 r.put("reason", e.reason().orElse(""));
@@ -708,6 +714,26 @@ final class RunPages {
             status.status(r.runId());
             preparation.status(r.runId());
         }
+    }
+
+    /**
+     * Per gate, the model usage of the cases it selects and its panels' agreement, when the run records either
+     * (receipts of version 4): {@code [{name, usage, agreement}]} in gate order.
+     */
+    private static List<Map<String, Object>> gateUsage(ExecutionStatus s) {
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (GateResult g : s.gates()) {
+            Optional<String> usage = s.usage(g.name()).map(UsageSummary::line);
+            Optional<String> agreement = s.agreementLine(g.name());
+            if (usage.isPresent() || agreement.isPresent()) {
+                Map<String, Object> r = new LinkedHashMap<>();
+                r.put("name", g.name());
+                r.put("usage", usage.orElse(null));
+                r.put("agreement", agreement.orElse(null));
+                rows.add(r);
+            }
+        }
+        return rows;
     }
 
     /** The case reader, shared with the comparison pages (closed with these pages). */

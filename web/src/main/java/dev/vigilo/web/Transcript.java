@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * One page of a session log's committed events, read with the session-log reader ({@link SessionCat}: the same
@@ -57,7 +58,15 @@ final class Transcript {
      * {@code RunTranscripts}, or a file through {@link SessionCat}).
      */
     static Page read(Function<OutputStream, VerifyReport> reader, long from, int limit) {
-        Collector c = new Collector(limit);
+        return read(reader, from, limit, e -> true);
+    }
+
+    /**
+     * As {@link #read(Function, long, int)}, keeping only the events {@code keep} accepts (an event kept cut, not
+     * parsed, is offered as null): the others are read and dropped, and count against neither limit.
+     */
+    static Page read(Function<OutputStream, VerifyReport> reader, long from, int limit, Predicate<JsonNode> keep) {
+        Collector c = new Collector(limit, keep);
         VerifyReport report = reader.apply(c);
         OptionalLong next = OptionalLong.empty();
         if (c.more && !c.events.isEmpty()) {
@@ -70,14 +79,16 @@ final class Transcript {
     /** Splits the cat output into lines and keeps what the page needs. */
     private static final class Collector extends OutputStream {
         private final int limit;
+        private final Predicate<JsonNode> keep;
         private final List<Event> events = new ArrayList<>();
         private final ByteArrayOutputStream line = new ByteArrayOutputStream();
         private long lineBytes;
         private long pageBytes;
         private boolean more;
 
-        Collector(int limit) {
+        Collector(int limit, Predicate<JsonNode> keep) {
             this.limit = limit;
+            this.keep = keep;
         }
 
         private boolean full() {
@@ -133,8 +144,12 @@ final class Transcript {
                 if (json == null) {
                     text = new String(bytes, StandardCharsets.UTF_8);
                 }
-                long seq = json != null ? json.path("seq").asLong(-1) : seqOf(text);
-                events.add(new Event(seq, json, text, lineBytes));
+                if (json != null ? keep.test(json) : keep.test(null)) {
+                    long seq = json != null ? json.path("seq").asLong(-1) : seqOf(text);
+                    events.add(new Event(seq, json, text, lineBytes));
+                } else {
+                    pageBytes -= bytes.length;
+                }
             }
             line.reset();
             lineBytes = 0;
