@@ -2,6 +2,12 @@
 // uPlot. Pages work without it; it reads the same JSON API scripts can call.
 (function () {
   "use strict";
+  // The state-changing forms (cancel, pause, resume) ask first; without the script they post at once.
+  Array.prototype.forEach.call(document.querySelectorAll("form[data-confirm]"), function (form) {
+    form.addEventListener("submit", function (e) {
+      if (!window.confirm(form.getAttribute("data-confirm"))) { e.preventDefault(); }
+    });
+  });
   var run = document.getElementById("run");
   if (!run) { return; }
   var id = run.getAttribute("data-run");
@@ -151,8 +157,9 @@
   function follow() {
     refresh().then(function (s) {
       drawThroughput();
-      if (["settled", "failed", "cancelled"].indexOf(s.status) >= 0) {
-        // Finished: show the recorded gate table and verdict once.
+      var wasPaused = document.getElementById("run-status").getAttribute("data-status") === "paused";
+      if (["settled", "failed", "cancelled"].indexOf(s.status) >= 0 || (s.status === "paused") !== wasPaused) {
+        // Finished, paused or resumed elsewhere: show the recorded gate table and verdict, or the right actions.
         window.location.reload();
         return;
       }

@@ -62,6 +62,7 @@ final class ExecutionView {
             printGates(out, s.gates());
         }
         s.failureReason().ifPresent(r -> out.println("failure reason: " + r));
+        s.paused().ifPresent(x -> out.println(x.line() + "; `vigilo run resume " + s.runId() + "` continues it"));
     }
 
     /**

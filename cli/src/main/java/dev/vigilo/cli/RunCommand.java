@@ -9,7 +9,7 @@ import picocli.CommandLine.Spec;
         name = "run",
         mixinStandardHelpOptions = true,
         description = "Prepare runs as immutable, verified execution plans, follow their execution, read their results"
-                + " and transcripts, compare two runs, and cancel or move them.",
+                + " and transcripts, compare two runs, and cancel, pause, resume or move them.",
         subcommands = {
             RunCreateCommand.class,
             RunStatusCommand.class,
@@ -18,6 +18,8 @@ import picocli.CommandLine.Spec;
             RunTranscriptCommand.class,
             RunCompareCommand.class,
             RunCancelCommand.class,
+            RunPauseCommand.Pause.class,
+            RunPauseCommand.Resume.class,
             RunMoveShardCommand.class
         })
 final class RunCommand implements Runnable {

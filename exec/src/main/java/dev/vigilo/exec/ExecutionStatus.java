@@ -25,9 +25,10 @@ import java.util.UUID;
  * (docs/execution.md, "Status"). Immutable.
  *
  * @param runId         the run
- * @param status        the run's status when this was read (creating, pending, running, settled, cancelled, failed)
+ * @param status        the run's status when this was read (creating, pending, running, paused, settled, cancelled, failed)
  * @param verdict       {@code passed} or {@code failed} once settled; empty before, and for failed or cancelled runs
  * @param failureReason why the run failed, when it did
+ * @param paused        why and since when the run is paused, while it is
  * @param execution     chunk and case progress, in all and per routed shard
  * @param gates         the gate table: final once settlement recorded it, otherwise the counts so far (partial)
  * @param gatesFinal    whether {@code gates} is the recorded table of a settled or failed run
@@ -49,7 +50,8 @@ public record ExecutionStatus(
         boolean gatesFinal,
         List<Wait> waiting,
         Map<String, UsageSummary> usage,
-        Map<String, Map<String, Agreement>> agreement) {
+        Map<String, Map<String, Agreement>> agreement,
+        Optional<Paused> paused) {
     private static final ObjectMapper MAPPER = StrictJson.newMapper();
     /** The usage scope of every case of the run. */
     public static final String ALL_CASES = "*";
@@ -64,6 +66,50 @@ public record ExecutionStatus(
         waiting = List.copyOf(waiting);
         usage = Map.copyOf(usage);
         agreement = Map.copyOf(agreement);
+        Objects.requireNonNull(paused, "paused");
+    }
+
+    /**
+     * Why and since when a paused run is paused (docs/execution.md, "Pause and resume").
+     *
+     * @param reason for people, e.g. {@code by vigilo run pause}
+     */
+    public record Paused(String reason, Instant since) {
+        public Paused {
+            Objects.requireNonNull(reason, "reason");
+            Objects.requireNonNull(since, "since");
+        }
+
+        /** {@code paused since 2026-12-02T14:31:07Z: by vigilo run pause}. */
+        public String line() {
+            return "paused since " + since.truncatedTo(ChronoUnit.SECONDS) + ": " + reason;
+        }
+    }
+
+    /** A status of a run that is not paused. */
+    public ExecutionStatus(
+            UUID runId,
+            String status,
+            Optional<String> verdict,
+            Optional<String> failureReason,
+            Progress execution,
+            List<GateResult> gates,
+            boolean gatesFinal,
+            List<Wait> waiting,
+            Map<String, UsageSummary> usage,
+            Map<String, Map<String, Agreement>> agreement) {
+        this(
+                runId,
+                status,
+                verdict,
+                failureReason,
+                execution,
+                gates,
+                gatesFinal,
+                waiting,
+                usage,
+                agreement,
+                Optional.empty());
     }
 
     /**
@@ -305,6 +351,9 @@ public record ExecutionStatus(
                     .put("error", x.error());
         }
         failureReason.ifPresent(x -> doc.put("failure_reason", x));
+        paused.ifPresent(x -> doc.putObject("paused")
+                .put("reason", x.reason())
+                .put("since", x.since().truncatedTo(ChronoUnit.SECONDS).toString()));
     }
 
     /**

@@ -47,11 +47,17 @@ class RunEndingsTest {
     /** A run in {@code state}, dispatchable when executing, with a verdict when settled and a live creation lease. */
     private static UUID runIn(RunState state) {
         UUID run = UUID.randomUUID();
+        boolean paused = state == RunState.PAUSED;
         jdbi.useHandle(h -> h.createUpdate("INSERT INTO runs (run_id, status, dispatchable, verdict, creation_owner,"
-                        + " creation_lease_expires_at) VALUES (:r, :s, :d, :v, :o, now() + interval '5 minutes')")
+                        + " creation_lease_expires_at, pause_reason, paused_from, paused_at)"
+                        + " VALUES (:r, :s, :d, :v, :o, now() + interval '5 minutes', :pr, :pf,"
+                        + " CASE WHEN :paused THEN now() END)")
                 .bind("r", run)
                 .bind("s", state.spelling())
-                .bind("d", RunLifecycle.EXECUTING.contains(state))
+                .bind("d", RunLifecycle.EXECUTING.contains(state) && !paused)
+                .bind("pr", paused ? "test" : null)
+                .bind("pf", paused ? RunState.RUNNING.spelling() : null)
+                .bind("paused", paused)
                 .bind("v", state == RunState.SETTLED ? RunVerdict.PASSED.spelling() : null)
                 .bind("o", UUID.randomUUID())
                 .execute());
@@ -87,6 +93,42 @@ class RunEndingsTest {
                     .as("settle from " + from)
                     .isFalse();
             assertThat(row(run)).as("unchanged from " + from).isEqualTo(before);
+        }
+    }
+
+    @Test
+    void pauseLeavesPendingOrRunningAndResumeReturnsThere() {
+        for (RunState from : RunLifecycle.PAUSABLE) {
+            UUID run = runIn(from);
+            assertThat(applied(h -> RunLifecycle.pause(h, run, "why")))
+                    .as("pause from " + from)
+                    .isTrue();
+            assertThat(row(run))
+                    .containsEntry("status", "paused")
+                    .containsEntry("dispatchable", false)
+                    .containsEntry("finished", false);
+            assertThat(applied(h -> RunLifecycle.pause(h, run, "again"))).isFalse();
+            assertThat(applied(h -> RunLifecycle.resume(h, run)))
+                    .as("resume to " + from)
+                    .isTrue();
+            assertThat(row(run))
+                    .containsEntry("status", from.spelling())
+                    .containsEntry("dispatchable", true)
+                    .containsEntry("finished", false);
+        }
+        for (RunState from : EnumSet.complementOf(EnumSet.copyOf(RunLifecycle.PAUSABLE))) {
+            UUID run = runIn(from);
+            Map<String, Object> before = row(run);
+            assertThat(applied(h -> RunLifecycle.pause(h, run, "why")))
+                    .as("pause from " + from)
+                    .isFalse();
+            assertThat(row(run)).as("unchanged from " + from).isEqualTo(before);
+            if (from != RunState.PAUSED) {
+                assertThat(applied(h -> RunLifecycle.resume(h, run)))
+                        .as("resume from " + from)
+                        .isFalse();
+                assertThat(row(run)).as("unchanged from " + from).isEqualTo(before);
+            }
         }
     }
 

@@ -26,24 +26,36 @@ import org.jdbi.v3.core.Handle;
  *       no-op once running or ended</td></tr>
  *   <tr><td>{@link #settle}</td><td>pending, running</td><td>settled, with a verdict</td><td>settlement</td><td>the
  *       run row locked, its routes unchanged, every shard complete</td></tr>
- *   <tr><td>{@link #fail}</td><td>creating, pending, running</td><td>failed, with a reason</td><td>admission (after
+ *   <tr><td>{@link #fail}</td><td>creating, pending, running, paused</td><td>failed, with a reason</td><td>admission (after
  *       its lease recheck), settlement</td><td>as for admit or settle</td></tr>
- *   <tr><td>{@link #cancel}</td><td>creating, pending, running</td><td>cancelled</td><td>{@code vigilo run
+ *   <tr><td>{@link #settle}</td><td>paused</td><td>settled</td><td>settlement</td><td>as above: the chunks a
+ *       paused run's workers held completed, and they were its last</td></tr>
+ *   <tr><td>{@link #pause}</td><td>pending, running</td><td>paused, not dispatchable, with a reason</td><td>{@code
+ *       vigilo run pause}</td><td>the run row locked {@code FOR UPDATE}</td></tr>
+ *   <tr><td>{@link #resume}</td><td>paused</td><td>the state it was paused from, dispatchable</td><td>{@code vigilo
+ *       run resume}</td><td>the run row locked {@code FOR UPDATE}</td></tr>
+ *   <tr><td>{@link #cancel}</td><td>creating, pending, running, paused</td><td>cancelled</td><td>{@code vigilo run
  *       cancel}</td><td>the run row locked {@code FOR UPDATE}</td></tr>
  * </table>
  *
- * <p>Settled, failed and cancelled are terminal: no transition leaves them. Wave 3's {@code paused} (running to
- * paused and back, not dispatchable while paused) is designed as one more state of this table; it is not a
- * {@link RunState} yet because {@code runs.status}'s check constraint does not admit it: it comes with its migration
- * and its command. An inconclusive outcome is a {@link RunVerdict}, recorded next to {@link RunState#SETTLED}, not a
- * state.
+ * <p>Settled, failed and cancelled are terminal: no transition leaves them. Paused is executing but not dispatchable:
+ * workers claim none of its chunks, finish those they hold, and settlement may still settle it (then nothing was left
+ * to run). {@link #fail} also leaves paused. An inconclusive outcome is a {@link RunVerdict}, recorded next to
+ * {@link RunState#SETTLED}, not a state.
  *
- * <p>Reads of {@code runs} elsewhere (the views of module exec) spell states only through {@link #executing} and
- * {@link #awaitingAdmission}, never as literals.
+ * <p>Reads of {@code runs} elsewhere (the views of module exec) spell states only through {@link #executing}, {@link #runnable}
+ * and {@link #awaitingAdmission}, never as literals.
  */
 public final class RunLifecycle {
-    /** The states in which execution may still change a run (dispatch, claims, settlement), in declaration order. */
+    /**
+     * The states in which execution may still change a run (completions, settlement; dispatch and claims also need
+     * {@code runs.dispatchable}, which a paused run is not), in declaration order.
+     */
     public static final Set<RunState> EXECUTING =
+            Collections.unmodifiableSet(EnumSet.of(RunState.PENDING, RunState.RUNNING, RunState.PAUSED));
+
+    /** The states {@link #pause} leaves (and {@link #resume} returns to), in declaration order. */
+    public static final Set<RunState> PAUSABLE =
             Collections.unmodifiableSet(EnumSet.of(RunState.PENDING, RunState.RUNNING));
 
     /** The states no transition leaves, in declaration order. */
@@ -54,6 +66,9 @@ public final class RunLifecycle {
 
     private static final String NOT_TERMINAL =
             "status IN (" + quotedList(EnumSet.complementOf(EnumSet.copyOf(TERMINAL))) + ")";
+
+    /** The assignments that clear a pause's fields, for every transition that can leave paused. */
+    private static final String NOT_PAUSED = " pause_reason = NULL, paused_from = NULL, paused_at = NULL,";
 
     private RunLifecycle() {}
 
@@ -109,7 +124,7 @@ public final class RunLifecycle {
     public static boolean settle(Handle h, UUID runId, RunVerdict verdict) {
         Objects.requireNonNull(verdict, "verdict");
         return h.createUpdate("UPDATE runs SET status = " + quoted(RunState.SETTLED)
-                                + ", verdict = :v, failure_reason = NULL,"
+                                + ", verdict = :v, failure_reason = NULL," + NOT_PAUSED
                                 + " dispatchable = false, finished_at = now(), updated_at = now()"
                                 + " WHERE run_id = :r AND " + executing("status"))
                         .bind("v", verdict.spelling())
@@ -127,7 +142,7 @@ public final class RunLifecycle {
      */
     public static boolean fail(Handle h, UUID runId, String reason) {
         return h.createUpdate("UPDATE runs SET status = " + quoted(RunState.FAILED)
-                                + ", verdict = NULL, failure_reason = :x,"
+                                + ", verdict = NULL, failure_reason = :x," + NOT_PAUSED
                                 + " dispatchable = false, finished_at = now(), updated_at = now()"
                                 + " WHERE run_id = :r AND " + NOT_TERMINAL)
                         .bind("x", reason)
@@ -148,8 +163,8 @@ public final class RunLifecycle {
         boolean applied = update(
                 h,
                 runId,
-                "status = " + quoted(RunState.CANCELLED)
-                        + ", dispatchable = false, creation_owner = NULL, creation_lease_expires_at = NULL,"
+                "status = " + quoted(RunState.CANCELLED) + "," + NOT_PAUSED
+                        + " dispatchable = false, creation_owner = NULL, creation_lease_expires_at = NULL,"
                         + " finished_at = now(), updated_at = now()",
                 NOT_TERMINAL);
         if (applied) {
@@ -161,11 +176,51 @@ public final class RunLifecycle {
     }
 
     /**
+     * Pending or running to paused with {@code reason}: no longer dispatchable, and the state it left recorded for
+     * {@link #resume}. Call with the run row locked {@code FOR UPDATE} in the caller's transaction.
+     *
+     * @return whether it applied; false when the run is neither pending nor running (then nothing changed)
+     */
+    public static boolean pause(Handle h, UUID runId, String reason) {
+        Objects.requireNonNull(reason, "reason");
+        return h.createUpdate("UPDATE runs SET status = " + quoted(RunState.PAUSED)
+                                + ", pause_reason = :x, paused_from = status, paused_at = now(), dispatchable = false,"
+                                + " updated_at = now() WHERE run_id = :r AND status IN (" + quotedList(PAUSABLE) + ")")
+                        .bind("x", reason)
+                        .bind("r", runId)
+                        .execute()
+                == 1;
+    }
+
+    /**
+     * Paused back to the state it was paused from (pending or running), dispatchable again. Call with the run row
+     * locked {@code FOR UPDATE} in the caller's transaction.
+     *
+     * @return whether it applied; false when the run is not paused (then nothing changed)
+     */
+    public static boolean resume(Handle h, UUID runId) {
+        return update(
+                h,
+                runId,
+                "status = paused_from, pause_reason = NULL, paused_from = NULL, paused_at = NULL, dispatchable = true,"
+                        + " updated_at = now()",
+                "status = " + quoted(RunState.PAUSED));
+    }
+
+    /**
      * A read-only predicate: the run whose status column is {@code column} (e.g. {@code r.status}) is executing
      * ({@link #EXECUTING}), {@code r.status IN ('pending', 'running')}.
      */
     public static String executing(String column) {
         return column + " IN (" + EXECUTING_LIST + ")";
+    }
+
+    /**
+     * A read-only predicate: the run whose status column is {@code column} is pending or running (executing and not
+     * paused: {@link #PAUSABLE}).
+     */
+    public static String runnable(String column) {
+        return column + " IN (" + quotedList(PAUSABLE) + ")";
     }
 
     /**

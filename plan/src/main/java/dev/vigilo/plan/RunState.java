@@ -17,6 +17,11 @@ public enum RunState {
     PENDING("pending"),
     /** Workers execute the run's chunks. */
     RUNNING("running"),
+    /**
+     * Paused by {@code vigilo run pause} (the reason is recorded beside it): still executing, so its held chunks finish
+     * and it settles once every chunk is done, but not dispatchable: no chunk of it is claimed until it is resumed.
+     */
+    PAUSED("paused"),
     /** Every shard settled; the run carries a verdict (passed or failed). Terminal. */
     SETTLED("settled"),
     /** The run was cancelled; committed results stay. Terminal. */

@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * {@code vigilo serve}: the web dashboard and its JSON API over runs, transcripts, datasets and datagen experiments,
- * and {@code /metrics} (docs/web.md). Read-only apart from cancelling a run. Pages are rendered on the server;
+ * and {@code /metrics} (docs/web.md). Read-only apart from cancelling, pausing and resuming a run. Pages are rendered on the server;
  * large lists page on the server with keyset cursors, so no request loads a whole run.
  *
  * <p>Binds a loopback address unless told otherwise; any other bind requires an access token (given, or generated
@@ -113,6 +113,8 @@ public final class Dashboard implements AutoCloseable {
                 r.get("/runs/{run}/cases/{ordinal}", p::casePage);
                 r.get("/runs/{run}/cases/{ordinal}/transcript", p.transcripts()::page);
                 r.post("/runs/{run}/cancel", p::cancelForm);
+                r.post("/runs/{run}/pause", p::pauseForm);
+                r.post("/runs/{run}/resume", p::resumeForm);
                 r.get("/api/runs", p::listApi);
                 r.get("/api/runs/{run}", p::runApi);
                 r.get("/api/runs/{run}/throughput", p::throughputApi);
@@ -120,6 +122,8 @@ public final class Dashboard implements AutoCloseable {
                 r.get("/api/runs/{run}/cases/{ordinal}", p::caseApi);
                 r.get("/api/runs/{run}/cases/{ordinal}/transcript", p.transcripts()::api);
                 r.post("/api/runs/{run}/cancel", p::cancelApi);
+                r.post("/api/runs/{run}/pause", p::pauseApi);
+                r.post("/api/runs/{run}/resume", p::resumeApi);
             });
             comparisons.ifPresent(p -> {
                 r.get("/runs/{run}/compare", p::form);

@@ -13,6 +13,7 @@ import dev.vigilo.exec.GateDecision;
 import dev.vigilo.exec.GateResult;
 import dev.vigilo.exec.UsageSummary;
 import dev.vigilo.exec.settlement.RunCancellation;
+import dev.vigilo.exec.settlement.RunPause;
 import dev.vigilo.exec.view.CaseResults;
 import dev.vigilo.exec.view.ExecutionStatusReader;
 import dev.vigilo.exec.view.RunCatalog;
@@ -152,7 +153,10 @@ final class RunPages {
         m.put("failure_reason", s.failureReason().orElse(null));
         m.put("rejection", identity.rejection().orElse(null));
         m.put("live", !s.finished());
-        m.put("cancellable", List.of("creating", "pending", "running").contains(s.status()));
+        m.put("cancellable", List.of("creating", "pending", "running", "paused").contains(s.status()));
+        m.put("pausable", List.of("pending", "running").contains(s.status()));
+        m.put("resumable", s.status().equals("paused"));
+        m.put("paused", s.paused().map(ExecutionStatus.Paused::line).orElse(null));
         m.put("plan_status", identity.planStatus());
         m.put("creation_cursor", prep.creationProgress().planChunkCursor() + " / " + prep.expectedChunks());
         ExecutionStatus.Progress p = s.execution();
@@ -662,7 +666,7 @@ final class RunPages {
         Dashboard.json(ctx, o);
     }
 
-    // ---- cancel (the one state-changing action)
+    // ---- the state-changing actions: cancel, pause, resume
 
     void cancelForm(Context ctx) {
         UUID id = Params.runId(ctx);
@@ -679,6 +683,38 @@ final class RunPages {
                 .put("outcome", r.outcome().name().toLowerCase(java.util.Locale.ROOT))
                 .put("tombstoned_routes", r.tombstoned())
                 .put("closed_shards", r.closedShards());
+        ArrayNode u = o.putArray("unreachable");
+        r.unreachable().forEach(u::add);
+        Dashboard.json(ctx, o);
+    }
+
+    void pauseForm(Context ctx) {
+        UUID id = Params.runId(ctx);
+        new RunPause(sources.placements()).pause(id, RunPause.BY_DASHBOARD);
+        ctx.redirect("/runs/" + id, HttpStatus.SEE_OTHER);
+    }
+
+    void resumeForm(Context ctx) {
+        UUID id = Params.runId(ctx);
+        new RunPause(sources.placements()).resume(id);
+        ctx.redirect("/runs/" + id, HttpStatus.SEE_OTHER);
+    }
+
+    void pauseApi(Context ctx) {
+        pauseJson(ctx, new RunPause(sources.placements()).pause(Params.runId(ctx), RunPause.BY_DASHBOARD));
+    }
+
+    void resumeApi(Context ctx) {
+        pauseJson(ctx, new RunPause(sources.placements()).resume(Params.runId(ctx)));
+    }
+
+    private static void pauseJson(Context ctx, RunPause.Result r) {
+        ObjectNode o = Dashboard.JSON
+                .createObjectNode()
+                .put("run_id", r.runId().toString())
+                .put("outcome", r.outcome().name().toLowerCase(java.util.Locale.ROOT))
+                .put("status", r.status().spelling())
+                .put("shards", r.shards());
         ArrayNode u = o.putArray("unreachable");
         r.unreachable().forEach(u::add);
         Dashboard.json(ctx, o);

@@ -298,6 +298,11 @@ class DashboardBrowserTest {
         assertThat(text(firstExecuted)).isEqualTo(Long.toString(first.executed()));
         screenshot("05-run-pending");
         driver.findElement(By.id("cancel-button")).click();
+        // The page asks first.
+        org.openqa.selenium.Alert ask =
+                new WebDriverWait(driver, Duration.ofSeconds(10)).until(ExpectedConditions.alertIsPresent());
+        assertThat(ask.getText()).startsWith("Cancel this run?");
+        ask.accept();
         new WebDriverWait(driver, Duration.ofSeconds(30))
                 .until(ExpectedConditions.textToBe(By.id("run-status"), "cancelled"));
         assertThat(driver.findElements(By.id("cancel-button"))).isEmpty();

@@ -200,7 +200,7 @@ public final class ShardMover {
 
     private static void requireExecuting(RunRecords.Run run) {
         switch (run.status()) {
-            case PENDING, RUNNING -> {}
+            case PENDING, RUNNING, PAUSED -> {}
             case CANCELLED ->
                 throw new CancelledException(
                         "run " + run.runId() + " was cancelled; its shards stay" + " where they are");

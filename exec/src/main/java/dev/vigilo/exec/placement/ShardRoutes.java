@@ -45,13 +45,16 @@ public final class ShardRoutes {
         control.useHandle(h -> RunLifecycle.markRunning(h, runId));
     }
 
-    /** Of {@code runs}, those that may no longer execute (cancelled, failed, settled or gone). */
+    /**
+     * Of {@code runs}, those that may no longer execute (cancelled, failed, settled or gone). A paused run is not
+     * stopped: the chunks held when it was paused finish.
+     */
     public static List<UUID> stopped(Jdbi control, List<UUID> runs) {
         if (runs.isEmpty()) {
             return List.of();
         }
-        List<UUID> live = control.withHandle(h -> h.createQuery("SELECT run_id FROM runs WHERE run_id = ANY(:r)"
-                        + " AND " + RunLifecycle.executing("status") + " AND dispatchable")
+        List<UUID> live = control.withHandle(h -> h.createQuery(
+                        "SELECT run_id FROM runs WHERE run_id = ANY(:r)" + " AND " + RunLifecycle.executing("status"))
                 .bindArray("r", UUID.class, runs)
                 .mapTo(UUID.class)
                 .list());
@@ -80,7 +83,7 @@ public final class ShardRoutes {
         Map<UUID, Set<String>> out = new LinkedHashMap<>();
         control.useHandle(h -> {
             h.createQuery("SELECT s.run_id, s.placement FROM runs r JOIN exec_shard_routes s USING (run_id)" + " WHERE "
-                            + RunLifecycle.executing("r.status"))
+                            + RunLifecycle.runnable("r.status"))
                     .map((rs, ctx) -> Map.entry(rs.getObject(1, UUID.class), rs.getString(2)))
                     .forEach(e -> out.computeIfAbsent(e.getKey(), k -> new HashSet<>())
                             .add(e.getValue()));

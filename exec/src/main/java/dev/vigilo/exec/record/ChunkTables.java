@@ -37,7 +37,7 @@ public final class ChunkTables {
 
     /**
      * Claims the next claimable chunk among {@code routes} (queued, or leased with an expired lease; past its
-     * backoff; below its shard's dispatch cursor; shard open), in run and chunk order, skipping rows other workers
+     * backoff; below its shard's dispatch cursor; shard open and not paused), in run and chunk order, skipping rows other workers
      * hold locked and the chunks in {@code held} (this worker still executes them: a lease of its own that expired
      * while a database was out is renewed or completed by the thread holding it, never taken over by its own claim).
      * The claim increments the lease generation and the attempt count.
@@ -51,6 +51,7 @@ public final class ChunkTables {
                         + " next AS (SELECT c.run_id, c.chunk_index FROM exec_chunks c"
                         + " JOIN r ON r.run_id = c.run_id AND r.shard = c.shard AND c.shard_seq < r.cursor"
                         + " JOIN exec_run_shards s ON s.run_id = c.run_id AND s.shard = c.shard AND s.state = 'open'"
+                        + " AND NOT s.paused" // a paused run's chunks are not claimed, whatever the caller's routes say
                         + " WHERE (c.state = 'queued' OR (c.state = 'leased' AND c.lease_expires_at < clock_timestamp()))"
                         + " AND (c.not_before IS NULL OR c.not_before <= clock_timestamp())"
                         + " AND c.attempts < :max"

@@ -25,6 +25,8 @@ public final class RunRecords {
      * @param failureReason why the run failed, when failed
      * @param storageBinding the store holding the run's plan, receipts and outputs
      * @param initialPlacement the frozen placement rule
+     * @param pauseReason   why the run is paused, while it is
+     * @param pausedAt      since when it is paused, while it is
      */
     public record Run(
             UUID runId,
@@ -32,7 +34,9 @@ public final class RunRecords {
             Optional<String> verdict,
             Optional<String> failureReason,
             String storageBinding,
-            String initialPlacement) {
+            String initialPlacement,
+            Optional<String> pauseReason,
+            Optional<java.time.Instant> pausedAt) {
         public boolean active() {
             return RunLifecycle.EXECUTING.contains(status);
         }
@@ -46,7 +50,15 @@ public final class RunRecords {
     }
 
     private static final String RUN_COLUMNS = "SELECT r.run_id, r.status, r.verdict, r.failure_reason,"
-            + " p.storage_binding, p.initial_placement FROM runs r JOIN run_plans p USING (run_id) WHERE r.run_id = :r";
+            + " r.pause_reason, r.paused_at, p.storage_binding, p.initial_placement FROM runs r JOIN run_plans p USING (run_id) WHERE r.run_id = :r";
+
+    /** The aliases of the execution databases the run's shard routes name (any state), unordered. */
+    public static List<String> placementsOf(Handle h, UUID runId) {
+        return h.createQuery("SELECT DISTINCT placement FROM exec_shard_routes WHERE run_id = :r")
+                .bind("r", runId)
+                .mapTo(String.class)
+                .list();
+    }
 
     /**
      * Reads the run.
@@ -74,7 +86,10 @@ public final class RunRecords {
                         Optional.ofNullable((String) m.get("verdict")),
                         Optional.ofNullable((String) m.get("failure_reason")),
                         (String) m.get("storage_binding"),
-                        (String) m.get("initial_placement")));
+                        (String) m.get("initial_placement"),
+                        Optional.ofNullable((String) m.get("pause_reason")),
+                        Optional.ofNullable((java.sql.Timestamp) m.get("paused_at"))
+                                .map(java.sql.Timestamp::toInstant)));
     }
 
     /**

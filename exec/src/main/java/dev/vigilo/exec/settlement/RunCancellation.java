@@ -99,10 +99,7 @@ public final class RunCancellation {
                     yield Outcome.CANCELLED;
                 }
             };
-            routed.addAll(h.createQuery("SELECT DISTINCT placement FROM exec_shard_routes WHERE run_id = :r")
-                    .bind("r", runId)
-                    .mapTo(String.class)
-                    .list());
+            routed.addAll(RunRecords.placementsOf(h, runId));
             return o;
         });
         if (outcome == Outcome.CANCELLED) {

@@ -167,7 +167,11 @@ public final class ExecutionStatusReader {
                 recorded,
                 v.waiting(),
                 summaries(v.recordedUsage().isEmpty() ? usage : v.recordedUsage()),
-                alphas(recordedRun(v) ? v.recordedAgreement() : agreement));
+                alphas(recordedRun(v) ? v.recordedAgreement() : agreement),
+                v.run()
+                        .pauseReason()
+                        .map(x ->
+                                new ExecutionStatus.Paused(x, v.run().pausedAt().orElseThrow())));
     }
 
     /** Whether settlement recorded the run's tables (its agreement is then read from them). */

@@ -472,12 +472,16 @@ public final class Worker {
     }
 
     /**
-     * Whether no unfinished run has work this worker could do. A run whose execution databases this worker all
+     * Whether no unfinished run has work this worker could do. A paused run has none (nothing of it is claimed); a
+     * chunk that just ended is settled first. A run whose execution databases this worker all
      * reaches keeps it busy until the run ends (it may admit, claim, or settle it). A run it reaches only in part keeps
      * it busy while a reached database still holds queued or leased chunks of the run; admission and settlement of
      * such a run are left to workers that reach all of it. A run it reaches nowhere is not its work.
      */
     private boolean idle() {
+        if (coordinator.settlementRequested()) {
+            return false; // a chunk just ended: settle its run first (a paused run's last chunk settles it too)
+        }
         try {
             for (var run : ShardRoutes.unfinished(placements.control()).entrySet()) {
                 if (placements.aliases().containsAll(run.getValue())) {

@@ -1,0 +1,113 @@
+package dev.vigilo.cli;
+
+import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.exec.settlement.RunPause;
+import dev.vigilo.plan.RunStatusReader;
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code vigilo run pause UUID} and {@code vigilo run resume UUID} (docs/execution.md, "Pause and resume"): the run
+ * state changes in the control database ({@link RunPause}), then each execution database this process reaches marks
+ * or clears the run's shards. The two commands are one class: they differ only in the call and the words.
+ */
+final class RunPauseCommand {
+    private RunPauseCommand() {}
+
+    @Command(
+            name = "pause",
+            mixinStandardHelpOptions = true,
+            description = {
+                "Pause a pending or running run: workers claim none of its chunks until `vigilo run resume`; the chunks"
+                        + " they hold finish and count. Committed results stay.",
+                "Pausing again says it is already paused (exit 0); a run being created or already ended has nothing"
+                        + " to pause (exit 4).",
+                "When an execution database cannot be reached, the run is still paused (no worker is dispatched to"
+                        + " it); the command exits 5 and repeating it finishes the pause there."
+            })
+    static final class Pause implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Mixin
+        IdParameters.Run runId;
+
+        @Override
+        public Integer call() {
+            return change(spec, runId.id(), true);
+        }
+    }
+
+    @Command(
+            name = "resume",
+            mixinStandardHelpOptions = true,
+            description = {
+                "Resume a paused run: workers claim its chunks again (start one with `vigilo worker` if none runs).",
+                "Resuming a pending or running run changes nothing (exit 0); a run being created or already ended"
+                        + " cannot be resumed (exit 4).",
+                "When an execution database cannot be reached, the command exits 5; repeat it to finish there."
+            })
+    static final class Resume implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Mixin
+        IdParameters.Run runId;
+
+        @Override
+        public Integer call() {
+            return change(spec, runId.id(), false);
+        }
+    }
+
+    private static int change(CommandSpec spec, UUID id, boolean pause) {
+        String verb = pause ? "pause" : "resume";
+        PrintWriter out = CommandSupport.out(spec);
+        try (Connections connections = CommandSupport.root(spec).connections()) {
+            // An unknown run is refused before any execution database is opened.
+            new RunStatusReader(connections.control().jdbi()).status(id);
+            Connections.Reachable reach = connections.reachablePlacements();
+            if (reach.placements().isEmpty()) {
+                throw new UnavailableException("run " + id + " was not " + verb + "d: no execution database of "
+                        + connections.execution().source() + " can be reached ("
+                        + String.join("; ", reach.unreachable().values()) + "); check them and repeat the command");
+            }
+            RunPause runs = new RunPause(reach.placements().get());
+            RunPause.Result r = pause ? runs.pause(id, RunPause.BY_COMMAND) : runs.resume(id);
+            List<String> unreachable = new ArrayList<>(r.unreachable());
+            reach.unreachable().forEach((alias, why) -> {
+                if (r.placements().contains(alias)) {
+                    unreachable.add(why);
+                }
+            });
+            switch (r.outcome()) {
+                case PAUSED ->
+                    out.printf(
+                            "run %s paused: workers claim none of its chunks; those they hold finish. `vigilo run resume"
+                                    + " %s` continues it%n",
+                            id, id);
+                case ALREADY_PAUSED -> out.printf("run %s is already paused%n", id);
+                case RESUMED ->
+                    out.printf(
+                            "run %s resumed (%s): workers claim its chunks again%n",
+                            id, r.status().spelling());
+                case NOT_PAUSED ->
+                    out.printf("run %s is not paused (%s)%n", id, r.status().spelling());
+            }
+            out.flush();
+            if (!unreachable.isEmpty()) {
+                throw new UnavailableException("run " + id + " is " + r.status().spelling() + ", but its shards could"
+                        + " not be " + (pause ? "marked paused" : "cleared") + " in " + String.join("; ", unreachable)
+                        + "; repeat `vigilo run " + verb + " " + id + "` when the database is back");
+            }
+        }
+        return ExitCode.OK;
+    }
+}
