@@ -395,6 +395,40 @@ class DashboardHttpTest {
     }
 
     @Test
+    void aRunIsPausedAndResumedFromItsPageOrTheApiWithTheToken() throws IOException {
+        UUID run = state.pendingRun;
+        assertThat(page("/runs/" + run))
+                .contains("id=\"pause-form\" data-confirm=\"Pause this run?")
+                .doesNotContain("id=\"resume-form\"");
+        // Without a token: refused, nothing changes.
+        assertThat(Http.post(base + "/api/runs/" + run + "/pause", "").statusCode())
+                .isEqualTo(403);
+        assertThat(json("/api/runs/" + run).path("status").asText()).isEqualTo("pending");
+        HttpResponse<String> paused =
+                Http.post(base + "/api/runs/" + run + "/pause", "", AccessGuard.HEADER, dashboard.token());
+        assertThat(paused.statusCode()).as(paused.body()).isEqualTo(200);
+        JsonNode p = MAPPER.readTree(paused.body());
+        assertThat(p.path("outcome").asText()).isEqualTo("paused");
+        assertThat(p.path("status").asText()).isEqualTo("paused");
+        JsonNode status = json("/api/runs/" + run);
+        assertThat(status.path("status").asText()).isEqualTo("paused");
+        assertThat(status.at("/paused/reason").asText()).isEqualTo("from the dashboard");
+        assertThat(page("/runs/" + run))
+                .contains("id=\"paused-line\">Run paused since ")
+                .contains("id=\"resume-form\"")
+                .doesNotContain("id=\"pause-form\"");
+        HttpResponse<String> resumed =
+                Http.post(base + "/api/runs/" + run + "/resume", "", AccessGuard.HEADER, dashboard.token());
+        assertThat(MAPPER.readTree(resumed.body()).path("status").asText()).isEqualTo("pending");
+        assertThat(json("/api/runs/" + run).path("status").asText()).isEqualTo("pending");
+        // A settled run has nothing to pause: a conflict, said as such.
+        HttpResponse<String> late =
+                Http.post(base + "/api/runs/" + state.settledRun + "/pause", "", AccessGuard.HEADER, dashboard.token());
+        assertThat(late.statusCode()).isEqualTo(409);
+        assertThat(late.body()).contains("there is nothing to pause");
+    }
+
+    @Test
     void anotherBindNeedsTheTokenOnEveryRequest() throws IOException {
         try (Dashboard open = Dashboard.start(new DashboardOptions("0.0.0.0", 0, Optional.empty()), state.sources())) {
             assertThat(open.tokenRequired()).isTrue();
