@@ -1,0 +1,81 @@
+package dev.vigilo.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.vigilo.control.TestPostgres;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code vigilo run pause} and {@code vigilo run resume} as real processes: what each prints, that both are
+ * repeatable (exit 0), what {@code run status} shows of a pause, and the documented exit codes for an unknown run (3)
+ * and an ended one (4).
+ */
+class RunPauseIT {
+    @TempDir
+    Path home;
+
+    private VigiloProcess.Result vigilo(String db, String... args) throws Exception {
+        List<String> all = new java.util.ArrayList<>(List.of("--control-db", db));
+        all.addAll(List.of(args));
+        return VigiloProcess.run(home, Map.of(), List.of(), 120, all.toArray(String[]::new));
+    }
+
+    @Test
+    void pauseAndResumePrintWhatTheyDidAndRefuseWhatTheyCannot() throws Exception {
+        String db = TestPostgres.newDatabaseUrl();
+        Path cases = home.resolve("cases.jsonl");
+        Files.writeString(cases, "{\"id\":\"a\",\"input\":\"1\",\"expected\":\"1\"}\n");
+        VigiloProcess.Result up = vigilo(db, "dataset", "upload", cases.toString());
+        assertThat(up.exitCode()).as(up.err()).isZero();
+        Path profile = home.resolve("profile.yaml");
+        Files.writeString(profile, """
+                name: pause
+                agent: {kind: command, command: ["cat"]}
+                evaluators: [{name: exact, kind: exact_match}]
+                gates: [{name: all, required_evaluators: [exact], min_pass_rate: 0.5}]
+                """);
+        String run = UUID.randomUUID().toString();
+        VigiloProcess.Result created = vigilo(
+                db,
+                "run",
+                "create",
+                "--profile-file",
+                profile.toString(),
+                "--dataset-upload-id",
+                up.out().trim(),
+                "--run-id",
+                run);
+        assertThat(created.exitCode()).as(created.err()).isZero();
+
+        VigiloProcess.Result paused = vigilo(db, "run", "pause", run);
+        assertThat(paused.exitCode()).as(paused.err()).isZero();
+        assertThat(paused.out()).startsWith("run " + run + " paused: workers claim none of its chunks");
+        VigiloProcess.Result again = vigilo(db, "run", "pause", run);
+        assertThat(again.exitCode()).as(again.err()).isZero();
+        assertThat(again.out().trim()).isEqualTo("run " + run + " is already paused");
+        VigiloProcess.Result status = vigilo(db, "run", "status", run);
+        assertThat(status.out()).contains("paused since ").contains(": by vigilo run pause; `vigilo run resume " + run);
+
+        VigiloProcess.Result resumed = vigilo(db, "run", "resume", run);
+        assertThat(resumed.exitCode()).as(resumed.err()).isZero();
+        assertThat(resumed.out()).startsWith("run " + run + " resumed (pending)");
+        VigiloProcess.Result notPaused = vigilo(db, "run", "resume", run);
+        assertThat(notPaused.out().trim()).isEqualTo("run " + run + " is not paused (pending)");
+
+        VigiloProcess.Result unknown =
+                vigilo(db, "run", "pause", UUID.randomUUID().toString());
+        assertThat(unknown.exitCode()).isEqualTo(3);
+        assertThat(vigilo(db, "run", "cancel", run).exitCode()).isZero();
+        VigiloProcess.Result ended = vigilo(db, "run", "pause", run);
+        assertThat(ended.exitCode()).isEqualTo(4);
+        assertThat(ended.err())
+                .contains("is already cancelled; there is nothing to pause")
+                .doesNotContain("\n\t");
+    }
+}
