@@ -553,7 +553,9 @@ final class RunPages {
                 List<Map<String, Object>> calls = judgeCalls.getOrDefault(e.name(), List.of());
                 r.put("judge_calls", calls);
                 r.put("has_judge_calls", !calls.isEmpty());
-                r.put("judge_call_count", calls.size());
+                r.put(
+                        "judge_calls_label",
+                        calls.size() == 1 ? "1 judge model call" : calls.size() + " judge model calls");
                 r.put("result", e.errorType().isPresent() ? "errored" : e.passed() ? "passed" : "failed");
                 r.put("score", e.score());
                 r.put("reason", e.reason().orElse(""));
