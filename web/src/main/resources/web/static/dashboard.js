@@ -19,6 +19,11 @@
     if (el) { el.textContent = String(value); }
   }
 
+  // Counts as the server renders them: 12,345.
+  function count(n) {
+    return n === null || n === undefined ? "" : Number(n).toLocaleString("en-US");
+  }
+
   function level(fraction) {
     var l = Math.round(Math.max(0, Math.min(1, fraction)) * 10);
     return "lvl-" + l;
@@ -60,11 +65,11 @@
     return getJson("/api/runs/" + id).then(function (s) {
       var e = s.execution;
       text("run-status", s.status);
-      text("cases-done", e.cases_done);
-      text("cases-total", e.cases);
-      text("chunks-done", e.chunks_done);
-      text("chunks-total", e.chunks);
-      text("chunks-failed", e.chunks_failed);
+      text("cases-done", count(e.cases_done));
+      text("cases-total", count(e.cases));
+      text("chunks-done", count(e.chunks_done));
+      text("chunks-total", count(e.chunks));
+      text("chunks-failed", count(e.chunks_failed));
       var f = e.cases ? e.cases_done / e.cases : 0;
       text("percent", (f * 100).toFixed(1) + "%");
       var fill = document.getElementById("progress-fill");
@@ -105,10 +110,10 @@
         var el = row.querySelector("td." + cls);
         if (el) { el.textContent = String(value); }
       }
-      cell("executed", g.executed);
-      cell("passed", g.passed);
-      cell("failed", g.failed);
-      cell("errored", g.errored);
+      cell("executed", count(g.executed));
+      cell("passed", count(g.passed));
+      cell("failed", count(g.failed));
+      cell("errored", count(g.errored));
       cell("pass-rate", percent(g.pass_rate));
       cell("ci", String(+(g.confidence * 100).toFixed(4)) + "% CI [" + percent(g.ci_low) + ", " +
         percent(g.ci_high) + "]");

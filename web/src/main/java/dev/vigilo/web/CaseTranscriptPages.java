@@ -106,7 +106,7 @@ final class CaseTranscriptPages {
             l.put("attempt", a.attempt());
             l.put("epoch", epoch);
             l.put("href", href(run, ordinal, epoch, a.attempt(), 0));
-            l.put("length", a.transcript().length());
+            l.put("length", Views.bytes(a.transcript().length()));
             l.put("current", a.attempt() == current);
             links.add(l);
         }
@@ -185,7 +185,7 @@ final class CaseTranscriptPages {
                         c.attempts(),
                         c.attempt().attempt()));
         m.put("key", c.attempt().transcript().key().value());
-        m.put("length", c.attempt().transcript().length());
+        m.put("length", Views.bytes(c.attempt().transcript().length()));
         m.put("sha", c.attempt().transcript().sha256().toHex());
         SessionPages.put(m, page);
         page.nextFrom()

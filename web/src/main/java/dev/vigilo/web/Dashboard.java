@@ -162,8 +162,15 @@ public final class Dashboard implements AutoCloseable {
                 error(ctx, views, HttpStatus.INTERNAL_SERVER_ERROR, "internal error (a bug): " + e);
             });
             r.error(404, ctx -> {
-                if (ctx.result() == null || ctx.result().isEmpty()) {
-                    error(ctx, views, HttpStatus.NOT_FOUND, "no such page: " + ctx.path());
+                // A 404 this dashboard answered (a run or case not found) has its page already; anything else (no
+                // route matched: the framework's plain text) gets the dashboard's own page or JSON.
+                if (ctx.attribute(ERROR_WRITTEN) == null) {
+                    error(
+                            ctx,
+                            views,
+                            HttpStatus.NOT_FOUND,
+                            "no such page: " + ctx.path()
+                                    + (ctx.path().startsWith("/api/") ? "" : "; the runs are listed at /runs"));
                 }
             });
         });
@@ -198,8 +205,12 @@ public final class Dashboard implements AutoCloseable {
     }
 
     /** An error as JSON under {@code /api/}, as one line of text at {@code /metrics}, as a page elsewhere. */
+    /** Request attribute: the response is an error this dashboard wrote (its page or JSON). */
+    private static final String ERROR_WRITTEN = "vigilo.error-written";
+
     static void error(Context ctx, Views views, HttpStatus status, String message) {
         ctx.status(status);
+        ctx.attribute(ERROR_WRITTEN, true);
         if (ctx.path().equals("/metrics")) {
             ctx.contentType("text/plain; charset=utf-8").result(message + "\n");
             return;

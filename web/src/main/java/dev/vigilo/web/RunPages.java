@@ -94,13 +94,16 @@ final class RunPages {
             row.put("cases", r.cases());
             if (r.casesDone() >= 0) {
                 double f = r.cases() == 0 ? 0 : (double) r.casesDone() / r.cases();
-                row.put("progress", r.casesDone() + " / " + r.cases() + " cases (" + Views.percent(f) + ")");
+                row.put(
+                        "progress",
+                        Views.count(r.casesDone()) + " / " + Views.count(r.cases()) + " cases (" + Views.percent(f)
+                                + ")");
                 row.put("level", Views.level(f));
             } else {
                 row.put("progress", "unknown: an execution database is unreachable");
                 row.put("level", "lvl-0");
             }
-            row.put("chunks", r.chunksDone() + " / " + r.expectedChunks());
+            row.put("chunks", Views.count(r.chunksDone()) + " / " + Views.count(r.expectedChunks()));
             row.put("failed_chunks", r.chunksFailed() > 0 ? r.chunksFailed() : null);
             rows.add(row);
         }
@@ -161,11 +164,11 @@ final class RunPages {
         m.put("creation_cursor", prep.creationProgress().planChunkCursor() + " / " + prep.expectedChunks());
         ExecutionStatus.Progress p = s.execution();
         double f = p.cases() == 0 ? 0 : (double) p.casesDone() / p.cases();
-        m.put("chunks", p.chunks());
-        m.put("chunks_done", p.chunksDone());
-        m.put("chunks_failed", p.chunksFailed());
-        m.put("cases", p.cases());
-        m.put("cases_done", p.casesDone());
+        m.put("chunks", Views.count(p.chunks()));
+        m.put("chunks_done", Views.count(p.chunksDone()));
+        m.put("chunks_failed", Views.count(p.chunksFailed()));
+        m.put("cases", Views.count(p.cases()));
+        m.put("cases_done", Views.count(p.casesDone()));
         m.put("percent", Views.percent(f));
         m.put("level", Views.level(f));
         m.put("shards", shardCells(p));
@@ -257,11 +260,11 @@ final class RunPages {
         for (GateResult g : s.gates()) {
             Map<String, Object> r = new LinkedHashMap<>();
             r.put("name", g.name());
-            r.put("planned", g.planned());
-            r.put("executed", g.executed());
-            r.put("passed", g.passed());
-            r.put("failed", g.failed());
-            r.put("errored", g.errored());
+            r.put("planned", Views.count(g.planned()));
+            r.put("executed", Views.count(g.executed()));
+            r.put("passed", Views.count(g.passed()));
+            r.put("failed", Views.count(g.failed()));
+            r.put("errored", Views.count(g.errored()));
             r.put("pass_rate", Views.percent(g.passRate()));
             r.put("min_pass_rate", Views.percent(g.minPassRate()));
             ProportionInterval i = g.interval();
@@ -544,7 +547,7 @@ final class RunPages {
                             .map(t -> t + ": " + c.errorMessage().orElse(""))
                             .orElse(null));
             m.put("output", d.output().map(o -> Views.cut(o, SHOWN_CHARS)).orElse(null));
-            m.put("output_length", c.outputLength());
+            m.put("output_length", Views.bytes(c.outputLength()));
             List<Map<String, Object>> evals = new ArrayList<>();
             Map<String, List<Map<String, Object>>> judgeCalls = transcripts.judgeCalls(id, d);
             for (CaseResults.EvaluatorOutcome e : c.evaluators()) {

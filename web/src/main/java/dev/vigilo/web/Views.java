@@ -83,6 +83,26 @@ final class Views {
         return t == null ? "" : TIME.format(t);
     }
 
+    /** A count with thousands separators ({@code 12,345}), as the page's script writes the counts it updates. */
+    static String count(long n) {
+        return String.format(Locale.ROOT, "%,d", n);
+    }
+
+    /** A size in bytes: {@code 512 bytes}, {@code 493.5 KiB}, {@code 12.0 MiB}, with the exact count beside it. */
+    static String bytes(long n) {
+        if (n < 1024) {
+            return n + (n == 1 ? " byte" : " bytes");
+        }
+        double v = n;
+        String[] units = {"KiB", "MiB", "GiB", "TiB"};
+        int u = -1;
+        while (v >= 1024 && u < units.length - 1) {
+            v /= 1024;
+            u++;
+        }
+        return String.format(Locale.ROOT, "%.1f %s (%,d bytes)", v, units[u], n);
+    }
+
     static String percent(double fraction) {
         return String.format(Locale.ROOT, "%.1f%%", fraction * 100);
     }

@@ -307,7 +307,16 @@ class DashboardHttpTest {
         assertThat(Http.get(base + "/datagen/quiz/nope").statusCode()).isEqualTo(404);
         assertThat(Http.get(base + "/datagen/quiz/demo/item?id=nope").statusCode())
                 .isEqualTo(404);
-        assertThat(Http.get(base + "/no/such/page").statusCode()).isEqualTo(404);
+        HttpResponse<String> noPage = Http.get(base + "/no/such/page");
+        assertThat(noPage.statusCode()).isEqualTo(404);
+        // The dashboard's own page, not the framework's plain text.
+        assertThat(noPage.headers().firstValue("Content-Type").orElse("")).startsWith("text/html");
+        assertThat(noPage.body())
+                .contains("no such page: /no/such/page; the runs are listed at /runs")
+                .doesNotContain("Endpoint GET");
+        HttpResponse<String> noApi = Http.get(base + "/api/no/such");
+        assertThat(noApi.statusCode()).isEqualTo(404);
+        assertThat(MAPPER.readTree(noApi.body()).path("error").asText()).isEqualTo("no such page: /api/no/such");
         // Huge query strings and headers are refused by the HTTP layer before any handler.
         assertThat(Http.status(Http.raw(
                         dashboard.port(),
