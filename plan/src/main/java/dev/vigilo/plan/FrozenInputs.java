@@ -20,6 +20,8 @@ import org.jdbi.v3.core.Handle;
  * @param evaluatorArtifacts the evaluator artifacts, canonical JSON
  * @param initialPlacement   the placement rule, {@code round-robin:128:alias,...}
  * @param expectedChunks     the plan's chunk count
+ * @param identity           what the run is, for people: the profile's name, its agent's kind and model (functions of
+ *                           the profile, so {@code profileSha256} compares them already)
  */
 record FrozenInputs(
         UUID datasetUploadId,
@@ -31,7 +33,28 @@ record FrozenInputs(
         String limits,
         String evaluatorArtifacts,
         String initialPlacement,
-        long expectedChunks) {
+        long expectedChunks,
+        Identity identity) {
+
+    /**
+     * What a run is, for people: the profile's name, its agent's kind, and its model (an http agent's {@code model},
+     * a command agent's program: the file name of its first argument), when there is one.
+     */
+    record Identity(String profileName, String agentKind, java.util.Optional<String> agentModel) {
+        static Identity of(Profile profile) {
+            Profile.Agent a = profile.agent();
+            com.fasterxml.jackson.databind.JsonNode p = a.parameters();
+            java.util.Optional<String> model = p.path("model").isTextual()
+                    ? java.util.Optional.of(p.path("model").asText())
+                    : p.path("command").path(0).isTextual()
+                            ? java.util.Optional.of(java.nio.file.Path.of(
+                                            p.path("command").path(0).asText())
+                                    .getFileName()
+                                    .toString())
+                            : java.util.Optional.empty();
+            return new Identity(profile.name(), a.kind().wire(), model);
+        }
+    }
 
     /**
      * Records these inputs with the run's plan record at its first claim: plan status preparing, generation 1, the
@@ -41,8 +64,8 @@ record FrozenInputs(
         h.createUpdate("INSERT INTO run_plans (run_id, dataset_upload_id, dataset_source_sha256,"
                         + " dataset_membership_uuid, dataset_case_count, storage_binding, profile_sha256, limits,"
                         + " evaluator_artifacts, initial_placement, plan_format_version, plan_generation,"
-                        + " plan_status, expected_chunks) VALUES (:r, :d, :src, :m, :n, :b, :p, :l, :e, :ip, :v,"
-                        + " 1, :ps, :x)")
+                        + " plan_status, expected_chunks, profile_name, agent_kind, agent_model) VALUES (:r, :d, :src,"
+                        + " :m, :n, :b, :p, :l, :e, :ip, :v, 1, :ps, :x, :pn, :ak, :am)")
                 .bind("r", runId)
                 .bind("d", datasetUploadId)
                 .bind("src", sourceSha256)
@@ -56,6 +79,9 @@ record FrozenInputs(
                 .bind("v", PlanLayout.FORMAT_VERSION)
                 .bind("ps", PlanStatus.PREPARING.spelling())
                 .bind("x", expectedChunks)
+                .bind("pn", identity.profileName())
+                .bind("ak", identity.agentKind())
+                .bind("am", identity.agentModel().orElse(null))
                 .execute();
     }
 

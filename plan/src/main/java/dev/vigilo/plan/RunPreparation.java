@@ -115,7 +115,8 @@ public final class RunPreparation {
                 "{\"max_cases\":" + profile.limits().maxCases() + "}",
                 evaluatorArtifacts(profile),
                 request.initialPlacement(),
-                expectedChunks);
+                expectedChunks,
+                FrozenInputs.Identity.of(profile));
         // Claim before opening the storage adapter or reading anything of the plan.
         Authority.Claimed claimed;
         try {

@@ -97,6 +97,35 @@ class PreparationTest {
     }
 
     @Test
+    void theRunsIdentityIsRecordedBesideItsFrozenInputs() {
+        UUID command = UUID.randomUUID();
+        fx.preparation(PlanFixture.fast()).create(request(command, PlanFixture.PROFILE, true));
+        UUID http = UUID.randomUUID();
+        fx.preparation(PlanFixture.fast())
+                .create(request(
+                        http,
+                        PlanFixture.PROFILE.replace(
+                                "agent: {kind: command, command: [./agent]}",
+                                "agent: {kind: http, url: \"http://127.0.0.1:9/v1/chat/completions\", model: m-7}"),
+                        true));
+        assertThat(identity(command)).containsExactly("fixture", "command", "agent");
+        assertThat(identity(http)).containsExactly("fixture", "http", "m-7");
+    }
+
+    private static java.util.List<Object> identity(UUID run) {
+        return fx.control
+                .jdbi()
+                .withHandle(h -> h
+                        .createQuery("SELECT profile_name, agent_kind, agent_model FROM run_plans WHERE run_id = :r")
+                        .bind("r", run)
+                        .mapToMap()
+                        .one()
+                        .values()
+                        .stream()
+                        .toList());
+    }
+
+    @Test
     void planFilesFollowTheirFormats() {
         UUID run = UUID.randomUUID();
         CreateResult r = fx.preparation(PlanFixture.fast()).create(request(run, PlanFixture.PROFILE, false));
@@ -695,7 +724,8 @@ class PreparationTest {
                     (String) m.get("limits"),
                     (String) m.get("evaluator_artifacts"),
                     (String) m.get("initial_placement"),
-                    24);
+                    24,
+                    FrozenInputs.Identity.of(p));
         });
     }
 

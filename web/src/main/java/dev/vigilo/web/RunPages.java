@@ -18,6 +18,7 @@ import dev.vigilo.exec.view.CaseResults;
 import dev.vigilo.exec.view.ExecutionStatusReader;
 import dev.vigilo.exec.view.RunCatalog;
 import dev.vigilo.exec.view.RunTranscripts;
+import dev.vigilo.llm.Pricing;
 import dev.vigilo.plan.PlanShape;
 import dev.vigilo.plan.Profile;
 import dev.vigilo.plan.RunStatus;
@@ -105,6 +106,21 @@ final class RunPages {
             }
             row.put("chunks", Views.count(r.chunksDone()) + " / " + Views.count(r.expectedChunks()));
             row.put("failed_chunks", r.chunksFailed() > 0 ? r.chunksFailed() : null);
+            row.put("name", r.identity().map(RunCatalog.Identity::profileName).orElse("(unnamed)"));
+            row.put("short_id", r.runId().toString().substring(0, 8));
+            row.put("agent", r.identity().map(RunCatalog.Identity::agent).orElse(""));
+            row.put(
+                    "pass_rate",
+                    r.outcome()
+                            .firstGate()
+                            .map(g -> Views.percent(g.getValue()) + " " + g.getKey())
+                            .orElse(""));
+            row.put(
+                    "duration",
+                    r.finishedAt()
+                            .map(f -> Views.duration(java.time.Duration.between(r.createdAt(), f)))
+                            .orElse(""));
+            row.put("cost", cost(r.outcome()));
             rows.add(row);
         }
         m.put("runs", rows);
@@ -112,6 +128,15 @@ final class RunPages {
         page.next().ifPresent(c -> m.put("next", "/runs?after=" + c));
         m.put("paged", Params.query(ctx, "after").isPresent());
         views.render(ctx, "runs", m);
+    }
+
+    /** A settled run's cost for the list: {@code $0.0123 · 45,678 tokens}, tokens alone while a price is missing. */
+    private static String cost(RunCatalog.Outcome o) {
+        if (o.tokens().isEmpty()) {
+            return "";
+        }
+        String tokens = Views.count(o.tokens().getAsLong()) + " tokens";
+        return o.costUsd().map(c -> "$" + Pricing.text(c) + " · " + tokens).orElse(tokens + ", cost unknown");
     }
 
     void listApi(Context ctx) {
@@ -130,6 +155,27 @@ final class RunPages {
                     .put("plan_status", r.planStatus())
                     .put("expected_chunks", r.expectedChunks())
                     .put("cases", r.cases());
+            if (r.identity().isPresent()) {
+                RunCatalog.Identity i = r.identity().get();
+                n.put("name", i.profileName())
+                        .put("agent_kind", i.agentKind())
+                        .put("agent_model", i.agentModel().orElse(null));
+            } else {
+                n.putNull("name").putNull("agent_kind").putNull("agent_model");
+            }
+            r.outcome()
+                    .firstGate()
+                    .ifPresentOrElse(
+                            g -> n.putObject("first_gate")
+                                    .put("name", g.getKey())
+                                    .put("pass_rate", g.getValue()),
+                            () -> n.putNull("first_gate"));
+            if (r.outcome().tokens().isPresent()) {
+                n.put("tokens", r.outcome().tokens().getAsLong());
+            } else {
+                n.putNull("tokens");
+            }
+            n.put("cost_usd", r.outcome().costUsd().orElse(null));
             if (r.casesDone() >= 0) {
                 n.put("chunks_done", r.chunksDone())
                         .put("chunks_failed", r.chunksFailed())
@@ -149,7 +195,11 @@ final class RunPages {
         RunCatalog.PlanIdentity identity = catalog.identity(id);
         ExecutionStatus s = status.status(id);
         RunStatus prep = preparation.status(id);
-        Map<String, Object> m = views.page("Run " + id, "runs");
+        String name =
+                identity.runIdentity().map(RunCatalog.Identity::profileName).orElse("");
+        Map<String, Object> m = views.page(name.isEmpty() ? "Run " + id : name + " · run " + id, "runs");
+        m.put("name", name.isEmpty() ? null : name);
+        m.put("agent", identity.runIdentity().map(RunCatalog.Identity::agent).orElse(null));
         m.put("id", id.toString());
         m.put("status", s.status());
         m.put("verdict", s.verdict().orElse(""));
@@ -319,7 +369,16 @@ final class RunPages {
                 .put("initial_placement", i.initialPlacement())
                 .put("created_at", i.createdAt().toString())
                 .put("published_at", i.publishedAt().map(Object::toString).orElse(null))
-                .put("finished_at", i.finishedAt().map(Object::toString).orElse(null));
+                .put("finished_at", i.finishedAt().map(Object::toString).orElse(null))
+                .put(
+                        "name",
+                        i.runIdentity().map(RunCatalog.Identity::profileName).orElse(null))
+                .put(
+                        "agent_kind",
+                        i.runIdentity().map(RunCatalog.Identity::agentKind).orElse(null))
+                .put(
+                        "agent_model",
+                        i.runIdentity().flatMap(RunCatalog.Identity::agentModel).orElse(null));
         if (i.root().isPresent()) {
             n.putObject("root")
                     .put("key", i.root().get().key().value())

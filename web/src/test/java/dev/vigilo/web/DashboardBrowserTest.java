@@ -152,7 +152,14 @@ class DashboardBrowserTest {
     void runsList() throws IOException {
         open("/runs", By.id("runs"));
         assertThat(rows("runs")).isEqualTo(2);
-        assertThat(text(By.id("runs"))).contains(state.settledRun.toString()).contains("12 / 12 cases (100.0%)");
+        // Runs by name, the id's first characters beside it (the whole id in the link).
+        assertThat(text(By.id("runs")))
+                .contains("quickstart " + state.settledRun.toString().substring(0, 8))
+                .contains("command · java")
+                .contains("12 / 12 cases (100.0%)");
+        assertThat(driver.findElement(By.cssSelector("#runs tr[data-run='" + state.settledRun + "'] a"))
+                        .getAttribute("href"))
+                .endsWith("/runs/" + state.settledRun);
         assertThat(text(By.id("runs"))).contains("settled").contains("pending");
         noConsoleErrors("/runs");
         screenshot("01-runs");

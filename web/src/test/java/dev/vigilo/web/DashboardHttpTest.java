@@ -150,6 +150,29 @@ class DashboardHttpTest {
         assertThat(settled.path("status").asText()).isEqualTo("settled");
         assertThat(settled.path("cases_done").asLong()).isEqualTo(12);
         assertThat(settled.path("cases").asLong()).isEqualTo(12);
+        // Its identity and settled figures: the profile's name, the agent, the first gate's recorded pass rate.
+        assertThat(settled.path("name").asText()).isEqualTo("quickstart");
+        assertThat(settled.path("agent_kind").asText()).isEqualTo("command");
+        assertThat(settled.path("agent_model").asText()).isEqualTo("java");
+        GateResult firstGate = new ExecutionStatusReader(state.placements)
+                .status(state.settledRun)
+                .gates()
+                .get(0);
+        assertThat(settled.at("/first_gate/name").asText()).isEqualTo(firstGate.name());
+        assertThat(settled.at("/first_gate/pass_rate").asDouble())
+                .isEqualTo((double) firstGate.passed() / firstGate.planned());
+        assertThat(settled.path("tokens").isNull())
+                .as("a command agent reports no usage")
+                .isTrue();
+        String list = page("/runs");
+        assertThat(list)
+                .contains(">quickstart</a> <span class=\"mono muted\">"
+                        + state.settledRun.toString().substring(0, 8))
+                .contains("<td class=\"mono\">command · java</td>")
+                .contains("<td class=\"num pass-rate\">"
+                        + String.format(
+                                java.util.Locale.ROOT, "%.1f%%", 100.0 * firstGate.passed() / firstGate.planned())
+                        + " " + firstGate.name() + "</td>");
 
         JsonNode run = json("/api/runs/" + state.settledRun);
         ExecutionStatus s = new ExecutionStatusReader(state.placements).status(state.settledRun);
@@ -176,6 +199,11 @@ class DashboardHttpTest {
         assertThat(run.path("identity").path("root").path("key").asText()).contains(state.settledRun.toString());
 
         String html = page("/runs/" + state.settledRun);
+        assertThat(html)
+                .contains("<title>quickstart · run " + state.settledRun)
+                .contains("<h1>quickstart <span class=\"muted\">run</span>")
+                .contains("id=\"run-agent\">Agent <span class=\"mono\">command · java</span>");
+        assertThat(run.at("/identity/name").asText()).isEqualTo("quickstart");
         for (GateResult g : s.gates()) {
             assertThat(html).contains("<td>" + g.name() + "</td>");
         }

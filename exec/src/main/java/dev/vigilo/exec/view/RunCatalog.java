@@ -10,6 +10,7 @@ import dev.vigilo.plan.RunLifecycle;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
+import java.math.BigDecimal;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -92,6 +93,8 @@ public final class RunCatalog {
      * @param chunksDone     done chunks; -1 when an execution database of the run could not be reached
      * @param chunksFailed   failed chunks; -1 likewise
      * @param casesDone      cases of done chunks; -1 likewise
+     * @param identity       the run's name and agent; empty for runs created before they were recorded
+     * @param outcome        its first gate's recorded pass rate and its usage, once settled
      */
     public record RunSummary(
             UUID runId,
@@ -106,7 +109,35 @@ public final class RunCatalog {
             long cases,
             long chunksDone,
             long chunksFailed,
-            long casesDone) {}
+            long casesDone,
+            Optional<Identity> identity,
+            Outcome outcome) {}
+
+    /**
+     * What a run is, for people: its profile's name, its agent's kind and model (an http agent's model, a command
+     * agent's program), as preparation recorded them.
+     */
+    public record Identity(String profileName, String agentKind, Optional<String> agentModel) {
+        /** {@code http · gpt-x}, or the kind alone. */
+        public String agent() {
+            return agentModel.map(m -> agentKind + " · " + m).orElse(agentKind);
+        }
+    }
+
+    /**
+     * A settled run's figures as settlement recorded them (all empty before).
+     *
+     * @param firstGate     its first gate's name and pass rate (passed / planned)
+     * @param tokens        the tokens of its model calls (input and output), when its receipts recorded usage
+     * @param costUsd       their cost; empty also while a model has no price
+     */
+    public record Outcome(
+            Optional<Map.Entry<String, Double>> firstGate,
+            java.util.OptionalLong tokens,
+            Optional<BigDecimal> costUsd) {
+        public static final Outcome NONE =
+                new Outcome(Optional.empty(), java.util.OptionalLong.empty(), Optional.empty());
+    }
 
     /** A page of runs, newest first, and where the next starts (empty on the last page). */
     public record Page(List<RunSummary> runs, Optional<Cursor> next) {
@@ -146,7 +177,8 @@ public final class RunCatalog {
             Optional<Instant> publishedAt,
             Optional<Instant> finishedAt,
             Optional<String> failureReason,
-            Optional<String> rejection) {}
+            Optional<String> rejection,
+            Optional<Identity> runIdentity) {}
 
     /** Cases completed in {@code [start, start + width)} (by their chunk's completion time). */
     public record ThroughputPoint(Instant start, Duration width, long cases) {}
@@ -175,7 +207,17 @@ public final class RunCatalog {
 
     private static final String SUMMARY_COLUMNS = "SELECT r.run_id, r.status, r.verdict, r.created_at,"
             + " r.finished_at, p.dataset_upload_id, d.name AS dataset_name, p.plan_status, p.expected_chunks,"
-            + " (SELECT coalesce(sum(s.cases), 0) FROM run_plan_shards s WHERE s.run_id = r.run_id) AS cases"
+            + " p.profile_name, p.agent_kind, p.agent_model,"
+            + " (SELECT coalesce(sum(s.cases), 0) FROM run_plan_shards s WHERE s.run_id = r.run_id) AS cases,"
+            // The settled figures: the first gate's recorded counts, and the usage over every case (scope '*'),
+            // whose cost is unknown when any model's is (a sum would drop the unknown ones).
+            + " (SELECT g.name FROM run_gate_results g WHERE g.run_id = r.run_id AND g.gate_index = 0) AS gate_name,"
+            + " (SELECT CASE WHEN g.planned > 0 THEN g.passed::float8 / g.planned END FROM run_gate_results g"
+            + " WHERE g.run_id = r.run_id AND g.gate_index = 0) AS gate_rate,"
+            + " (SELECT sum(u.input_tokens + u.output_tokens) FROM run_usage u WHERE u.run_id = r.run_id"
+            + " AND u.scope = '*') AS tokens,"
+            + " (SELECT CASE WHEN bool_and(u.cost_usd IS NOT NULL) THEN sum(u.cost_usd) END FROM run_usage u"
+            + " WHERE u.run_id = r.run_id AND u.scope = '*') AS cost_usd"
             + " FROM runs r JOIN run_plans p USING (run_id) JOIN dataset_uploads d ON d.upload_id ="
             + " p.dataset_upload_id";
 
@@ -222,7 +264,16 @@ public final class RunCatalog {
                     ((Number) m.get("cases")).longValue(),
                     p[0],
                     p[1],
-                    p[2]));
+                    p[2],
+                    identityOf(m),
+                    new Outcome(
+                            Optional.ofNullable((String) m.get("gate_name"))
+                                    .filter(g -> m.get("gate_rate") != null)
+                                    .map(g -> Map.entry(g, ((Number) m.get("gate_rate")).doubleValue())),
+                            m.get("tokens") == null
+                                    ? java.util.OptionalLong.empty()
+                                    : java.util.OptionalLong.of(((Number) m.get("tokens")).longValue()),
+                            Optional.ofNullable((BigDecimal) m.get("cost_usd")))));
         }
         Optional<Cursor> next = more
                 ? Optional.of(new Cursor(
@@ -290,7 +341,8 @@ public final class RunCatalog {
                                 + " dataset_name, p.dataset_source_sha256, p.dataset_membership_uuid,"
                                 + " p.dataset_case_count, p.profile_sha256, p.storage_binding, p.plan_status,"
                                 + " p.expected_chunks, p.root_key, p.root_length, p.root_sha256, p.initial_placement,"
-                                + " p.published_at, p.rejection FROM runs r JOIN run_plans p USING (run_id) JOIN"
+                                + " p.published_at, p.rejection, p.profile_name, p.agent_kind, p.agent_model FROM runs r"
+                                + " JOIN run_plans p USING (run_id) JOIN"
                                 + " dataset_uploads d ON d.upload_id = p.dataset_upload_id WHERE r.run_id = :r")
                         .bind("r", runId)
                         .mapToMap()
@@ -319,7 +371,15 @@ public final class RunCatalog {
                 Optional.ofNullable(m.get("published_at")).map(RunCatalog::instant),
                 Optional.ofNullable(m.get("finished_at")).map(RunCatalog::instant),
                 Optional.ofNullable((String) m.get("failure_reason")),
-                Optional.ofNullable((String) m.get("rejection")));
+                Optional.ofNullable((String) m.get("rejection")),
+                identityOf(m));
+    }
+
+    /** The identity columns of a {@code run_plans} row; empty for runs created before they were recorded. */
+    private static Optional<Identity> identityOf(Map<String, Object> m) {
+        return Optional.ofNullable((String) m.get("profile_name"))
+                .map(n -> new Identity(
+                        n, (String) m.get("agent_kind"), Optional.ofNullable((String) m.get("agent_model"))));
     }
 
     /**
