@@ -179,7 +179,9 @@ public final class Evaluators {
     /** A {@code tool_use} evaluator: {@code require}, {@code forbid}, {@code max_calls}, {@code ordered}. */
     private static ToolUseEvaluator toolUse(Params p, AgentEnvironment env) {
         List<ToolUseEvaluator.Required> require = new ArrayList<>();
-        for (Params r : p.objects("require").orElse(List.of())) {
+        JsonNode given = p.get("require");
+        boolean none = given != null && given.isArray() && given.isEmpty();
+        for (Params r : none ? List.<Params>of() : p.objects("require").orElse(List.of())) {
             JsonNode args = r.get("arguments");
             if (args != null && !args.isNull() && !args.isObject()) {
                 throw Params.bad(r.at() + ".arguments", "must be an object");
@@ -201,7 +203,7 @@ public final class Evaluators {
             }
         }
         Optional<Integer> max = p.optionalInteger("max_calls", 0, MAX_TOOL_CALLS);
-        if (require.isEmpty() && forbid.isEmpty() && max.isEmpty()) {
+        if (require.isEmpty() && forbid.isEmpty() && max.isEmpty() && !p.has("max_calls")) {
             throw Params.bad(p.at(), "needs require, forbid or max_calls");
         }
         return new ToolUseEvaluator(require, forbid, max, p.bool("ordered", false), env.secrets());

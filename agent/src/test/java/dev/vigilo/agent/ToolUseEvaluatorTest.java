@@ -81,6 +81,13 @@ class ToolUseEvaluatorTest {
     }
 
     @Test
+    void theCanonicalFormOfAProfileIsRead() {
+        String entry = "{'name':'t','kind':'tool_use','require':[],'forbid':['rm'],'max_calls':null,'ordered':false}";
+        assertThat(judge(entry, call("ls", "{}")).status()).isEqualTo(EvaluatorResult.Status.PASSED);
+        assertThat(judge(entry, call("rm", "{}")).status()).isEqualTo(EvaluatorResult.Status.FAILED);
+    }
+
+    @Test
     void aPlanEntryWithNothingToCheckIsRefused() {
         assertThatThrownBy(() -> plan("{'name':'t','kind':'tool_use'}"))
                 .isInstanceOf(InvalidInputException.class)

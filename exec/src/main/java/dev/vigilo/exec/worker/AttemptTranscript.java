@@ -64,6 +64,8 @@ final class AttemptTranscript {
     private String provider;
     private String model;
     private boolean turnEnded;
+    /** the attempt's first request has been recorded with its header */
+    private boolean headerWritten;
 
     /**
      * @param caseEvent    the {@code vigilo/case} data
@@ -98,13 +100,23 @@ final class AttemptTranscript {
 
     // ------------------------------------------------------------------ HTTP agents
 
-    /** The chat completions request: opens the step and records the route and the request header. */
+    /**
+     * The chat completions request: opens the step and records the route, and on the attempt's first request the
+     * request header (and the turns sent, when a template rendered them). A later request of an agent with tools
+     * (its messages are the earlier ones plus the answer's tool calls and their results, all recorded already) ends
+     * the step holding those results and opens the next one, with the route alone.
+     */
     void request(JsonNode body) {
+        closeStep();
         openStep();
         String m = text(body.get("model"), defaultModel);
         model = m;
         provider = HTTP_PROVIDER;
         add(event("request/context", F.objectNode().put("provider", provider).put("model", m)));
+        if (headerWritten) {
+            return;
+        }
+        headerWritten = true;
         ObjectNode header = F.objectNode();
         ObjectNode config = header.putObject("config").put("provider", provider).put("model", m);
         if (body.path("temperature").isNumber()) {
@@ -199,7 +211,19 @@ final class AttemptTranscript {
             }
             this.usage = usage;
         }
+        if (message.path("tool_calls").isArray() && !message.path("tool_calls").isEmpty()) {
+            // The step stays open: an agent with tools records the calls' results in it (the reader takes a
+            // result only in its call's step); the next request, the output or the attempt's end closes it.
+            flushMessage();
+            toolPhase = true;
+            return;
+        }
         closeStep();
+    }
+
+    /** The result of an http agent's tool call, in the step of the answer that made the call. */
+    void toolResult(String callId, String content, boolean isError) {
+        toolResult(callId, F.textNode(content), isError, System.currentTimeMillis());
     }
 
     // ------------------------------------------------------------------ command agents
