@@ -269,6 +269,40 @@ class ToolLoopTest {
     }
 
     @Test
+    void theExampleCalculatorToolAnswersTheModel() {
+        Path root = Path.of("").toAbsolutePath();
+        while (!Files.exists(root.resolve("examples/tools/calc.py"))) {
+            root = root.getParent();
+            assertThat(root)
+                    .as("examples/tools/calc.py above the working directory")
+                    .isNotNull();
+        }
+        ObjectNode c = config();
+        ObjectNode calc = (ObjectNode) c.path("tools").get(0);
+        calc.put("name", "calculator");
+        calc.putArray("command")
+                .add("python3")
+                .add(root.resolve("examples/tools/calc.py").toString());
+        ((ObjectNode) calc.path("parameters")).remove("properties");
+        server.enqueue(Reply.toolCalls(
+                "d",
+                "calculator",
+                "{\"op\":\"divide\",\"a\":1024,\"b\":16}",
+                "z",
+                "calculator",
+                "{\"op\":\"divide\",\"a\":1,\"b\":0}"));
+        server.answerWith(ToolLoopTest::answerAfterTools);
+        Results results = new Results();
+        try (Agent agent = Agents.create(c, env)) {
+            AgentOutcome o = agent.run(new AgentCall(caseOf("c", "What is 1024 / 16?", null), results));
+            assertThat(o.output())
+                    .contains(
+                            "results: d=64 z=tool calculator exited with status 1;" + " stderr ends: division by zero");
+        }
+        assertThat(results.seen.get(1)).startsWith("z|calculator|error|");
+    }
+
+    @Test
     void toolsAreCheckedWhenTheAgentIsBuilt() {
         ObjectNode dup = config();
         ((ObjectNode) dup.path("tools").get(1)).put("name", "add");

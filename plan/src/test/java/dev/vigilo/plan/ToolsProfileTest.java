@@ -3,6 +3,8 @@ package dev.vigilo.plan;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -34,6 +36,25 @@ class ToolsProfileTest {
 
     static String canonical(String text) {
         return new String(ProfileJson.encode(ProfileParser.parse(text)), StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void theExampleProfileIsValid() {
+        Path root = Path.of("").toAbsolutePath();
+        while (!Files.exists(root.resolve("examples/tools-profile.yaml"))) {
+            root = root.getParent();
+            assertThat(root)
+                    .as("examples/tools-profile.yaml above the working directory")
+                    .isNotNull();
+        }
+        Profile p =
+                ProfileInput.file(root.resolve("examples/tools-profile.yaml")).parse();
+        assertThat(p.agent().parameters().path("tools").get(0).path("name").asText())
+                .isEqualTo("calculator");
+        assertThat(p.agent().parameters().path("max_turns").asInt()).isEqualTo(6);
+        assertThat(p.evaluators())
+                .extracting(Profile.Evaluator::kind)
+                .containsExactly(Profile.EvaluatorKind.NUMERIC, Profile.EvaluatorKind.TOOL_USE);
     }
 
     @Test
