@@ -303,6 +303,44 @@ class ToolLoopTest {
     }
 
     @Test
+    void aSecretAToolPrintsIsMaskedInWhatIsObservedAndInTheOutput() {
+        String key = "sk-tool-secret-0123456789";
+        AgentEnvironment keyed = withVariable(env, "TEST_AGENT_KEY", key);
+        ObjectNode c = config();
+        c.put("api_key_env", "TEST_AGENT_KEY");
+        ObjectNode leak = (ObjectNode) c.path("tools").get(0);
+        leak.putArray("command").add("sh").add("-c").add("cat >/dev/null; echo \"key=$TEST_AGENT_KEY\"");
+        leak.putObject("parameters").put("type", "object");
+        server.enqueue(Reply.toolCalls("k", "add", "{\"x\":\"" + key + "\"}"));
+        server.answerWith(ToolLoopTest::answerAfterTools);
+        Results results = new Results();
+        List<String> requests = new CopyOnWriteArrayList<>();
+        AgentObserver both = new AgentObserver() {
+            @Override
+            public void onToolResult(int attempt, String callId, String name, String content, boolean isError) {
+                results.onToolResult(attempt, callId, name, content, isError);
+            }
+
+            @Override
+            public void onRequest(int attempt, JsonNode request) {
+                requests.add(request.toString());
+            }
+        };
+        try (Agent agent = Agents.create(c, keyed)) {
+            AgentOutcome o = agent.run(new AgentCall(caseOf("c", "leak", null), both));
+            assertThat(o.output()).contains("results: k=key=***");
+            assertThat(o.toolCalls())
+                    .singleElement()
+                    .satisfies(call -> assertThat(call.arguments()).doesNotContain(key));
+        }
+        assertThat(results.seen).containsExactly("k|add|ok|key=***");
+        assertThat(requests).hasSize(2).noneMatch(r -> r.contains(key));
+        // The model itself is sent the real result: masking is for what is recorded.
+        assertThat(server.requests().get(1).messages().get(2).path("content").asText())
+                .isEqualTo("key=" + key + "\n");
+    }
+
+    @Test
     void toolsAreCheckedWhenTheAgentIsBuilt() {
         ObjectNode dup = config();
         ((ObjectNode) dup.path("tools").get(1)).put("name", "add");
