@@ -24,6 +24,9 @@ import java.util.concurrent.Future;
  * Thread-safe; close it with its agent.
  */
 final class ToolSet implements AutoCloseable {
+    /** The most calls one answer may make; an answer with more gets an error result for each. */
+    static final int MAX_CALLS_PER_ANSWER = 64;
+
     /** An agent without tools. */
     static final ToolSet NONE = new ToolSet(List.of(), false);
 
@@ -70,6 +73,13 @@ final class ToolSet implements AutoCloseable {
      * their results {@link ToolResult#cancelled() cancelled}.
      */
     List<ToolResult> run(List<Call> calls, Duration timeLeft) {
+        if (calls.size() > MAX_CALLS_PER_ANSWER) {
+            // Not run at all: one answer asking for so many processes is a runaway, and the model should be told.
+            return calls.stream()
+                    .map(c -> ToolResult.error("not called: the answer made " + calls.size() + " tool calls, more than"
+                            + " the " + MAX_CALLS_PER_ANSWER + " one answer may make; make fewer calls at a time"))
+                    .toList();
+        }
         if (executor == null || calls.size() < 2) {
             List<ToolResult> out = new ArrayList<>();
             for (Call c : calls) {
@@ -113,9 +123,11 @@ final class ToolSet implements AutoCloseable {
             return ToolResult.error("unknown tool \"" + Texts.oneLine(c.name(), 80) + "\"; the tools are: "
                     + String.join(", ", tools.keySet()));
         }
+        // No arguments at all is the empty object: some endpoints send "" for a function without parameters.
+        String text = c.arguments().isBlank() ? "{}" : c.arguments();
         JsonNode args;
         try {
-            args = Json.parse(c.arguments());
+            args = Json.parse(text);
         } catch (IOException e) {
             return ToolResult.error("the arguments of tool " + c.name() + " are not valid JSON: " + Json.problem(e)
                     + "; give one JSON object matching the tool's parameters");
@@ -125,7 +137,7 @@ final class ToolSet implements AutoCloseable {
             return ToolResult.error(
                     "the arguments of tool " + c.name() + " do not match its parameters schema: " + violations.get());
         }
-        return tool.call(c.arguments(), timeLeft);
+        return tool.call(text, timeLeft);
     }
 
     @Override
