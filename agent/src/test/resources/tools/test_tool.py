@@ -4,7 +4,7 @@
 {"fail": 3}                 prints to stderr and exits with status 3
 {"me": "x", "other": "y"}   creates $TOOL_DIR/x, then waits (up to 20 s) until $TOOL_DIR/y exists: two calls only
                             meet when they run at the same time
-{"hang": true}              waits until killed
+{"hang": true}              waits until killed; with "started": "f" it first creates $TOOL_DIR/f
 """
 import json
 import os
@@ -27,6 +27,9 @@ if "me" in args:
     print("met " + args["other"])
     sys.exit(0)
 if "hang" in args:
+    if "started" in args:
+        with open(os.path.join(os.environ["TOOL_DIR"], args["started"]), "w") as f:
+            f.write(str(os.getpid()))
     while True:
         time.sleep(1)
 print(args["a"] + args["b"])

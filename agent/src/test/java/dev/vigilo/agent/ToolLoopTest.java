@@ -218,6 +218,32 @@ class ToolLoopTest {
     }
 
     @Test
+    void interruptingTheCallKillsTheRunningToolAndCancelsTheCall() throws Exception {
+        server.enqueue(Reply.toolCalls("h", "add", "{\"hang\":true,\"started\":\"pid\"}"));
+        Path pidFile = dir.resolve("pid");
+        java.util.concurrent.atomic.AtomicReference<AgentOutcome> outcome =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        try (Agent agent = Agents.create(config(), env)) {
+            Thread t = new Thread(() -> outcome.set(agent.run(AgentCall.of(caseOf("c", "hang", null)))));
+            t.start();
+            // Wait for the event (the tool has started and written its pid), not for a time.
+            while (!Files.exists(pidFile) || Files.readString(pidFile).isEmpty()) {
+                assertThat(t.isAlive()).as("the call is still running").isTrue();
+                Thread.onSpinWait();
+            }
+            long pid = Long.parseLong(Files.readString(pidFile).strip());
+            t.interrupt();
+            t.join();
+            assertThat(outcome.get().cancelled()).isTrue();
+            assertThat(outcome.get().error().orElseThrow().message()).contains("tool add was cancelled");
+            assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false))
+                    .as("the tool's process is killed")
+                    .isFalse();
+        }
+        assertThat(server.requestCount()).isEqualTo(1);
+    }
+
+    @Test
     void aModelThatKeepsCallingToolsEndsTheAttemptAtMaxTurnsWithoutRetries() {
         server.answerWith(r -> Reply.toolCalls("c", "add", "{\"a\":1,\"b\":1}").withUsage(5, 1));
         ObjectNode c = config();
