@@ -149,4 +149,50 @@ class ToolTranscriptTest {
         JsonNode verdict = Referee.get().judge(oneLog);
         assertThat(verdict.path("verdict").asText()).as(verdict.toString()).isEqualTo("ACCEPT");
     }
+
+    @Test
+    void aCaseStoppedAtMaxTurnsIsErroredAndItsTranscriptIsAccepted() throws Exception {
+        llm.answerWith(
+                req -> Reply.toolCalls("again", "multiply", "{\"a\":1,\"b\":2}").withUsage(10, 3));
+        UUID run = fx.prepare("""
+                name: looping
+                agent:
+                  kind: http
+                  url: "%s"
+                  model: test-model
+                  max_turns: 2
+                  parallel_tool_calls: false
+                  tools:
+                    - {name: multiply, command: [python3, "%s"]}
+                evaluators:
+                  - {name: right, kind: exact_match}
+                gates:
+                  - {name: all, required_evaluators: [right], min_pass_rate: 1}
+                """.formatted(llm.chatUrl(), tool));
+        new Admission(placements, fx.storage).admit(run);
+        new Worker(placements, fx.storage, TranscriptTest.fast(1), Worker.Listener.NONE).run();
+        assertThat(fx.runStatus(run)).isEqualTo("settled");
+        Path oneLog = null;
+        for (Receipt r : TranscriptTest.receipts(fx, placements, run)) {
+            for (Receipt.CaseResult c : r.cases()) {
+                assertThat(c.errored()).isTrue();
+                assertThat(c.error().orElseThrow().type()).isEqualTo("max_turns");
+                assertThat(c.attempts()).isEqualTo(1);
+                assertThat(c.usage().orElseThrow().models().get(0).calls()).isEqualTo(2);
+                Receipt.TranscriptRef last = c.transcripts().get(c.transcripts().size() - 1);
+                Path log = Files.createTempDirectory(dir, "t").resolve("session.jsonl.zstd");
+                Files.write(log, fx.store.read(last.ref(), Deadline.after(Duration.ofSeconds(10))));
+                VerifyReport v = SessionVerifier.verify(log);
+                assertThat(v.accepted()).as(v.toText()).isTrue();
+                List<String> types = TranscriptTest.types(TranscriptTest.events(log));
+                // Two steps: the first call's result, then the calls not run; the turn ends with the error.
+                assertThat(types.stream().filter("step/start"::equals)).hasSize(2);
+                assertThat(types.stream().filter("tool/result"::equals)).hasSize(1);
+                assertThat(types).containsSubsequence("tool/call", "step/end", "vigilo/attempt", "turn/end");
+                oneLog = log;
+            }
+        }
+        JsonNode verdict = Referee.get().judge(oneLog);
+        assertThat(verdict.path("verdict").asText()).as(verdict.toString()).isEqualTo("ACCEPT");
+    }
 }
