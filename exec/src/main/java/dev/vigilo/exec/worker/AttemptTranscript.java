@@ -38,6 +38,7 @@ final class AttemptTranscript {
     static final String HTTP_RESPONSE = "vigilo/http-response";
     static final String AGENT_EVENT = "vigilo/agent-event";
     static final String MESSAGES = "vigilo/messages";
+    static final String TOOLS = "vigilo/tools";
     static final String JUDGE_REQUEST = "vigilo/judge-request";
     static final String JUDGE_RESPONSE = "vigilo/judge-response";
     /** The provider name recorded for the HTTP agent's endpoint. */
@@ -138,6 +139,10 @@ final class AttemptTranscript {
         // then the turns as sent are recorded too, so the transcript shows what the model was asked.
         if (!plainTurns(body.path("messages"))) {
             add(vigilo(MESSAGES, F.objectNode().put("attempt", attempt).set("messages", body.path("messages"))));
+        }
+        // An agent with tools: what the model was offered (the same in every request of the attempt).
+        if (body.path("tools").isArray() && !body.path("tools").isEmpty()) {
+            add(vigilo(TOOLS, F.objectNode().put("attempt", attempt).set("tools", body.path("tools"))));
         }
     }
 

@@ -131,6 +131,10 @@ class ToolTranscriptTest {
                                 "vigilo/evaluator",
                                 "vigilo/gates");
                 assertThat(types.stream().filter("request/header"::equals)).hasSize(1);
+                JsonNode offered = ev.get(types.indexOf("vigilo/tools"));
+                assertThat(types.stream().filter("vigilo/tools"::equals)).hasSize(1);
+                assertThat(offered.path("ignorable").asBoolean()).isTrue();
+                assertThat(offered.at("/data/tools/0/function/name").asText()).isEqualTo("multiply");
                 JsonNode result = ev.get(types.indexOf("tool/result"));
                 assertThat(result.at("/data/step").asInt()).isEqualTo(1);
                 String n = c.id().substring("case-".length());
