@@ -190,10 +190,14 @@ final class AttemptTranscript {
                 }
             }
         }
+        int position = 0;
         for (JsonNode call : message.path("tool_calls")) {
             JsonNode fn = call.path("function");
+            position++;
             toolCall(
-                    text(call.get("id"), "call-" + (blocks.size() + 1)),
+                    // A call without an id gets the one an agent with tools sends back with its result (the step is
+                    // the attempt's model call): call_<step>_<position>.
+                    text(call.get("id"), "call_" + step + "_" + position),
                     text(fn.get("name"), "unnamed"),
                     fn.path("arguments").isTextual()
                             ? fn.get("arguments").asText()

@@ -156,8 +156,9 @@ class ToolTranscriptTest {
 
     @Test
     void aCaseStoppedAtMaxTurnsIsErroredAndItsTranscriptIsAccepted() throws Exception {
+        // Calls without ids: the worker names them call_<model call>_<position>, in the request and the transcript.
         llm.answerWith(
-                req -> Reply.toolCalls("again", "multiply", "{\"a\":1,\"b\":2}").withUsage(10, 3));
+                req -> Reply.toolCalls("", "multiply", "{\"a\":1,\"b\":2}").withUsage(10, 3));
         UUID run = fx.prepare("""
                 name: looping
                 agent:
@@ -193,6 +194,15 @@ class ToolTranscriptTest {
                 assertThat(types.stream().filter("step/start"::equals)).hasSize(2);
                 assertThat(types.stream().filter("tool/result"::equals)).hasSize(1);
                 assertThat(types).containsSubsequence("tool/call", "step/end", "vigilo/attempt", "turn/end");
+                List<JsonNode> events = TranscriptTest.events(log);
+                assertThat(events.get(types.indexOf("tool/result"))
+                                .at("/data/message/source/callId")
+                                .asText())
+                        .isEqualTo("call_1_1");
+                assertThat(events.get(types.lastIndexOf("tool/call"))
+                                .at("/data/callId")
+                                .asText())
+                        .isEqualTo("call_2_1");
                 oneLog = log;
             }
         }
