@@ -30,6 +30,11 @@ public enum AgentErrorType {
      * Not retried.
      */
     LIMIT_EXCEEDED("limit_exceeded", false),
+    /**
+     * An http agent with tools was still calling tools after {@code max_turns} model calls in one attempt. Not
+     * retried: another attempt would pay for as many turns again.
+     */
+    MAX_TURNS("max_turns", false),
     /** The calling thread was interrupted; the child process was killed or the request aborted. Not retried. */
     CANCELLED("cancelled", false);
 

@@ -36,6 +36,13 @@ public interface AgentObserver {
      */
     default void onCachedAnswer(int attempt, String key) {}
 
+    /**
+     * HTTP agents with tools: the result of tool call {@code callId} (of tool {@code name}) of the answer just
+     * observed, in call order, before the next request; {@code isError} when the tool failed, timed out, is unknown
+     * or was given arguments that are not valid JSON or do not match its schema (the text says which).
+     */
+    default void onToolResult(int attempt, String callId, String name, String content, boolean isError) {}
+
     /** The attempt ended, with or without an output. */
     default void onAttemptEnd(AgentAttempt attempt) {}
 }

@@ -17,8 +17,12 @@ import java.util.Optional;
  * @param error    the last attempt's error; present iff status is ERROR
  * @param attempts every attempt made, in order (at least one)
  * @param elapsed  from the start of the first attempt to the end of the last, waits included
- * @param usage    token usage of the successful HTTP answer; empty for command agents, errors and cached answers
+ * @param usage    token usage of the successful HTTP answer (with tools: of the last model call, which gave the
+ *                 answer; every call's is on the {@link #attempts}); empty for command agents, errors and cached
+ *                 answers
  * @param cached   whether the output is an earlier answer to the identical request ({@code agent.cache}), not sent
+ * @param toolCalls the tool calls of the attempt that answered (an http agent's executed calls, a command agent's
+ *                 {@code tool_call} events), in order; empty when there were none or the call errored
  */
 public record AgentOutcome(
         Status status,
@@ -27,7 +31,8 @@ public record AgentOutcome(
         List<AgentAttempt> attempts,
         Duration elapsed,
         Optional<TokenUsage> usage,
-        boolean cached) {
+        boolean cached,
+        List<AgentToolCall> toolCalls) {
 
     /** Whether the agent answered. */
     public enum Status {
@@ -44,12 +49,25 @@ public record AgentOutcome(
         attempts = List.copyOf(attempts);
         Objects.requireNonNull(elapsed, "elapsed");
         Objects.requireNonNull(usage, "usage");
+        toolCalls = List.copyOf(toolCalls);
         if ((status == Status.OK) != output.isPresent() || output.isPresent() == error.isPresent()) {
             throw new IllegalArgumentException("OK needs an output and no error, ERROR an error and no output");
         }
         if (attempts.isEmpty()) {
             throw new IllegalArgumentException("an outcome has at least one attempt");
         }
+    }
+
+    /** An outcome without tool calls. */
+    public AgentOutcome(
+            Status status,
+            Optional<String> output,
+            Optional<AgentError> error,
+            List<AgentAttempt> attempts,
+            Duration elapsed,
+            Optional<TokenUsage> usage,
+            boolean cached) {
+        this(status, output, error, attempts, elapsed, usage, cached, List.of());
     }
 
     /** An outcome that was not answered from the cache. */

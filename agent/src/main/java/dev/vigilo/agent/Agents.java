@@ -5,6 +5,7 @@ import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.config.AttemptLimits;
 import dev.vigilo.config.CasePlaceholders;
 import dev.vigilo.config.Template;
+import dev.vigilo.llm.ChatTool;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.time.Duration;
@@ -19,6 +20,15 @@ public final class Agents {
     public static final int DEFAULT_MAX_ATTEMPTS = AttemptLimits.DEFAULT_MAX_ATTEMPTS;
     /** The most attempts per call a profile may ask for. */
     public static final int MAX_ATTEMPTS = AttemptLimits.MAX_ATTEMPTS;
+
+    /** Model calls per attempt of an http agent with tools when the profile gives no {@code max_turns}. */
+    public static final int DEFAULT_MAX_TURNS = 10;
+    /** The most {@code max_turns} a profile may ask for. */
+    public static final int MAX_TURNS = 1000;
+    /** A tool's {@code timeout_seconds} when none is given. */
+    public static final int DEFAULT_TOOL_TIMEOUT_SECONDS = 30;
+    /** A tool's name: what OpenAI-compatible endpoints accept as a function name. */
+    static final java.util.regex.Pattern TOOL_NAME = java.util.regex.Pattern.compile("[A-Za-z0-9_-]{1,64}");
 
     private Agents() {}
 
@@ -123,7 +133,48 @@ public final class Agents {
                 Duration.ofSeconds(p.integer("connect_timeout_seconds", 1, 300, 10)),
                 maxAttempts,
                 p.bool("seed_per_epoch", false),
-                p.bool("cache", false));
+                p.bool("cache", false),
+                tools(p, keyed.env()),
+                p.integer("max_turns", 1, MAX_TURNS, DEFAULT_MAX_TURNS));
+        if (s.cache() && !s.tools().isEmpty()) {
+            s.tools().close();
+            throw Params.bad("agent.cache", "cannot be used with tools");
+        }
         return new HttpAgent(s, keyed.env());
+    }
+
+    /**
+     * An http agent's {@code tools} ({@link ToolSet#NONE} without), each a {@link CommandTool}: a unique function
+     * name, an optional description, the JSON Schema of its arguments, its command, timeout and environment.
+     */
+    private static ToolSet tools(Params p, AgentEnvironment env) {
+        Optional<List<Params>> list = p.objects("tools");
+        if (list.isEmpty()) {
+            return ToolSet.NONE;
+        }
+        List<Tool> tools = new ArrayList<>();
+        List<String> names = new ArrayList<>();
+        for (Params t : list.get()) {
+            String name = t.text("name");
+            if (!TOOL_NAME.matcher(name).matches()) {
+                throw Params.bad(t.at() + ".name", "must be 1..64 letters, digits, '_' or '-'");
+            }
+            if (names.contains(name)) {
+                throw Params.bad(t.at() + ".name", "repeats \"" + name + "\"; tool names must be unique");
+            }
+            names.add(name);
+            JsonNode parameters = t.get("parameters");
+            if (parameters == null || !parameters.isObject()) {
+                throw Params.bad(t.at() + ".parameters", "must be a JSON Schema (an object)");
+            }
+            t.schema("parameters");
+            tools.add(new CommandTool(
+                    new ChatTool(name, t.optionalText("description"), parameters),
+                    t.argv("command"),
+                    Duration.ofSeconds(t.integer("timeout_seconds", 1, 3600, DEFAULT_TOOL_TIMEOUT_SECONDS)),
+                    t.env("env"),
+                    env));
+        }
+        return new ToolSet(tools, p.bool("parallel_tool_calls", true));
     }
 }

@@ -31,24 +31,33 @@ final class Attempts {
         return policy.maxAttempts();
     }
 
-    /** What one attempt produced: an output (with optional usage) or an error (with an optional wait hint). */
+    /**
+     * What one attempt produced: an output or an error (with an optional wait hint), the usage of each of its model
+     * calls, and the tool calls it made.
+     */
     record Result(
             Optional<String> output,
-            Optional<TokenUsage> usage,
+            List<TokenUsage> usage,
             Optional<AgentError> error,
             Duration retryAfter,
-            boolean cached) {
-        Result(Optional<String> output, Optional<TokenUsage> usage, Optional<AgentError> error, Duration retryAfter) {
-            this(output, usage, error, retryAfter, false);
+            boolean cached,
+            List<AgentToolCall> toolCalls) {
+        Result {
+            usage = List.copyOf(usage);
+            toolCalls = List.copyOf(toolCalls);
         }
 
-        static Result ok(String output, Optional<TokenUsage> usage) {
-            return new Result(Optional.of(output), usage, Optional.empty(), Duration.ZERO);
+        Result(Optional<String> output, List<TokenUsage> usage, Optional<AgentError> error, Duration retryAfter) {
+            this(output, usage, error, retryAfter, false, List.of());
+        }
+
+        static Result ok(String output) {
+            return new Result(Optional.of(output), List.of(), Optional.empty(), Duration.ZERO);
         }
 
         /** This (answered) result marked as an earlier answer from the cache. */
         Result fromCache() {
-            return new Result(output, usage, error, retryAfter, true);
+            return new Result(output, usage, error, retryAfter, true, toolCalls);
         }
 
         static Result failed(AgentError error) {
@@ -56,12 +65,27 @@ final class Attempts {
         }
 
         static Result failed(AgentError error, Duration retryAfter) {
-            return new Result(Optional.empty(), Optional.empty(), Optional.of(error), retryAfter);
+            return new Result(Optional.empty(), List.of(), Optional.of(error), retryAfter);
         }
 
         /** This result with the usage its answer reported (a failed attempt's answer too: its tokens were paid). */
         Result withUsage(Optional<TokenUsage> u) {
-            return new Result(output, u, error, retryAfter, cached);
+            return withUsage(u.map(List::of).orElse(List.of()));
+        }
+
+        /** This result with the usage of each of the attempt's model calls. */
+        Result withUsage(List<TokenUsage> u) {
+            return new Result(output, u, error, retryAfter, cached, toolCalls);
+        }
+
+        /** This result with the tool calls the attempt made. */
+        Result withToolCalls(List<AgentToolCall> calls) {
+            return new Result(output, usage, error, retryAfter, cached, calls);
+        }
+
+        /** The usage of the attempt's last model call (the one that answered), if it reported one. */
+        Optional<TokenUsage> lastUsage() {
+            return usage.isEmpty() ? Optional.empty() : Optional.of(usage.get(usage.size() - 1));
         }
     }
 
@@ -129,8 +153,9 @@ final class Attempts {
                     Optional.empty(),
                     attempts,
                     since(start),
-                    ok.usage(),
-                    ok.cached());
+                    ok.lastUsage(),
+                    ok.cached(),
+                    ok.toolCalls());
         } catch (Failed f) {
             return failure(f.error, attempts, start);
         } catch (CancelledException c) {
@@ -151,7 +176,7 @@ final class Attempts {
      * limit end the call (the attempt's usage kept: it was paid).
      */
     private static Result limited(Result r, CaseBudget budget, long start, int n, List<TokenUsage> used) {
-        r.usage().ifPresent(used::add);
+        used.addAll(r.usage());
         if (r.error().isPresent()
                 && r.error().get().type() == AgentErrorType.TIMEOUT
                 && budget.time().isPresent()
@@ -177,6 +202,9 @@ final class Attempts {
             return Result.failed(new AgentError(e.type(), secrets.mask(e.message()), e.retryable()), r.retryAfter())
                     .withUsage(r.usage());
         }
+        r = r.withToolCalls(r.toolCalls().stream()
+                .map(c -> new AgentToolCall(secrets.mask(c.id()), secrets.mask(c.name()), secrets.mask(c.arguments())))
+                .toList());
         String output = r.output().orElseThrow();
         String masked = secrets.mask(output);
         if (masked.equals(output)) {
@@ -192,7 +220,7 @@ final class Attempts {
                                     + Texts.bytes(Agent.MAX_OUTPUT_BYTES)))
                     .withUsage(r.usage());
         }
-        return new Result(Optional.of(masked), r.usage(), Optional.empty(), r.retryAfter(), r.cached());
+        return new Result(Optional.of(masked), r.usage(), Optional.empty(), r.retryAfter(), r.cached(), r.toolCalls());
     }
 
     private static void waitRetryAfter(Duration wait, AgentError error) {

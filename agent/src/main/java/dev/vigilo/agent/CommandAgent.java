@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -80,10 +81,14 @@ final class CommandAgent implements Agent {
             childEnv.put("VIGILO_EVENTS", events.path().toString());
             ChildProcess.Result r = ChildProcess.run(new ChildProcess.Spec(
                     argv, childEnv, env.workingDirectory(), stdin, limit, MAX_STDOUT_BYTES, env.secrets()));
+            List<AgentToolCall> calls = new ArrayList<>();
             if (r.ending() != ChildProcess.Ending.CANCELLED && r.ending() != ChildProcess.Ending.NOT_STARTED) {
-                events.deliver(event -> observer.onEvent(n, event));
+                events.deliver(event -> {
+                    toolCall(event).ifPresent(calls::add);
+                    observer.onEvent(n, event);
+                });
             }
-            return result(r);
+            return result(r).withToolCalls(calls);
         } finally {
             events.delete();
         }
@@ -126,6 +131,22 @@ final class CommandAgent implements Agent {
                                         + Texts.seconds(r.elapsed()) + "; fix the agent (it must exit 0)" + stderr(r)))
                         : output(r.stdout(), cmd);
         };
+    }
+
+    /**
+     * A {@code tool_call} event as a tool call ({@code id} and {@code name} strings, {@code arguments} a string or
+     * any JSON value, taken as its compact text), as transcripts read it; empty for any other event.
+     */
+    static Optional<AgentToolCall> toolCall(JsonNode e) {
+        if (!"tool_call".equals(e.path("type").asText())
+                || !e.path("id").isTextual()
+                || !e.path("name").isTextual()
+                || !e.has("arguments")) {
+            return Optional.empty();
+        }
+        JsonNode args = e.get("arguments");
+        return Optional.of(new AgentToolCall(
+                e.get("id").asText(), e.get("name").asText(), args.isTextual() ? args.asText() : Json.text(args)));
     }
 
     /** Applies the stdout rules of the protocol. */
@@ -171,7 +192,7 @@ final class CommandAgent implements Agent {
                     "agent command " + cmd + " answered " + size + " bytes; an output may be at most "
                             + Texts.bytes(MAX_OUTPUT_BYTES)));
         }
-        return Attempts.Result.ok(output, Optional.empty());
+        return Attempts.Result.ok(output);
     }
 
     private static Optional<JsonNode> object(String text) {

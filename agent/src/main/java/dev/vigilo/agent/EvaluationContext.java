@@ -16,12 +16,14 @@ import java.util.function.Function;
  * @param agentCostUsd what those tokens cost by the run's pricing; empty when a model has no price; zero without calls
  * @param observer     sees the model calls of judges as they happen (transcripts); {@link EvaluatorObserver#NONE}
  *                     to see nothing
+ * @param toolCalls    the tool calls of the attempt that answered, in order ({@link AgentOutcome#toolCalls()})
  */
 public record EvaluationContext(
         Duration agentElapsed,
         List<TokenUsage> agentUsage,
         Optional<BigDecimal> agentCostUsd,
-        EvaluatorObserver observer) {
+        EvaluatorObserver observer,
+        List<AgentToolCall> toolCalls) {
     /** No agent time, no usage, nothing observed: for evaluating an output alone. */
     public static final EvaluationContext NONE =
             new EvaluationContext(Duration.ZERO, List.of(), Optional.of(BigDecimal.ZERO), EvaluatorObserver.NONE);
@@ -31,6 +33,21 @@ public record EvaluationContext(
         agentUsage = List.copyOf(agentUsage);
         Objects.requireNonNull(agentCostUsd, "agentCostUsd");
         Objects.requireNonNull(observer, "observer");
+        toolCalls = List.copyOf(toolCalls);
+    }
+
+    /** A context without tool calls. */
+    public EvaluationContext(
+            Duration agentElapsed,
+            List<TokenUsage> agentUsage,
+            Optional<BigDecimal> agentCostUsd,
+            EvaluatorObserver observer) {
+        this(agentElapsed, agentUsage, agentCostUsd, observer, List.of());
+    }
+
+    /** This context with the tool calls of the answering attempt. */
+    public EvaluationContext withToolCalls(List<AgentToolCall> calls) {
+        return new EvaluationContext(agentElapsed, agentUsage, agentCostUsd, observer, calls);
     }
 
     /** A context without pricing: the cost is zero without calls, else unknown. */
@@ -52,6 +69,6 @@ public record EvaluationContext(
             AgentOutcome outcome, Function<List<TokenUsage>, Optional<BigDecimal>> cost, EvaluatorObserver observer) {
         List<TokenUsage> usage =
                 outcome.attempts().stream().flatMap(a -> a.usage().stream()).toList();
-        return new EvaluationContext(outcome.elapsed(), usage, cost.apply(usage), observer);
+        return new EvaluationContext(outcome.elapsed(), usage, cost.apply(usage), observer, outcome.toolCalls());
     }
 }

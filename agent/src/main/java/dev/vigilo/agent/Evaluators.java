@@ -37,6 +37,9 @@ public final class Evaluators {
     /** A latency evaluator's largest {@code max_ms}: one day. */
     static final int MAX_LATENCY_MS = 86_400_000;
 
+    /** A {@code tool_use} evaluator's largest {@code max_calls}. */
+    static final int MAX_TOOL_CALLS = 100_000;
+
     private Evaluators() {}
 
     /**
@@ -155,6 +158,7 @@ public final class Evaluators {
                 }
                 yield new CostEvaluator(max);
             }
+            case "tool_use" -> toolUse(p, env);
             case "command" ->
                 new CommandEvaluator(
                         name,
@@ -168,8 +172,41 @@ public final class Evaluators {
                         p.at() + ".kind",
                         "unknown evaluator kind \"" + kind
                                 + "\" (known: exact_match, contains, regex, command, json, numeric, similarity,"
-                                + " latency, cost, judge, panel)");
+                                + " latency, cost, judge, panel, tool_use)");
         };
+    }
+
+    /** A {@code tool_use} evaluator: {@code require}, {@code forbid}, {@code max_calls}, {@code ordered}. */
+    private static ToolUseEvaluator toolUse(Params p, AgentEnvironment env) {
+        List<ToolUseEvaluator.Required> require = new ArrayList<>();
+        JsonNode given = p.get("require");
+        boolean none = given != null && given.isArray() && given.isEmpty();
+        for (Params r : none ? List.<Params>of() : p.objects("require").orElse(List.of())) {
+            JsonNode args = r.get("arguments");
+            if (args != null && !args.isNull() && !args.isObject()) {
+                throw Params.bad(r.at() + ".arguments", "must be an object");
+            }
+            require.add(new ToolUseEvaluator.Required(
+                    r.text("name"), Optional.ofNullable(args).filter(a -> !a.isNull())));
+        }
+        java.util.Set<String> forbid = new java.util.LinkedHashSet<>();
+        JsonNode f = p.get("forbid");
+        if (f != null && !f.isNull()) {
+            if (!f.isArray()) {
+                throw Params.bad(p.at() + ".forbid", "must be a list of tool names");
+            }
+            for (JsonNode n : f) {
+                if (!n.isTextual() || n.asText().isEmpty()) {
+                    throw Params.bad(p.at() + ".forbid", "must be a list of tool names");
+                }
+                forbid.add(n.asText());
+            }
+        }
+        Optional<Integer> max = p.optionalInteger("max_calls", 0, MAX_TOOL_CALLS);
+        if (require.isEmpty() && forbid.isEmpty() && max.isEmpty() && !p.has("max_calls")) {
+            throw Params.bad(p.at(), "needs require, forbid or max_calls");
+        }
+        return new ToolUseEvaluator(require, forbid, max, p.bool("ordered", false), env.secrets());
     }
 
     /** A judge's settings; its {@code api_key_env} variable must be set (as an http agent's). */

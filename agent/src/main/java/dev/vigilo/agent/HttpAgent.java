@@ -18,6 +18,7 @@ import dev.vigilo.llm.ChatMessage;
 import dev.vigilo.llm.ChatRequest;
 import dev.vigilo.llm.EndpointText;
 import dev.vigilo.llm.HttpOptions;
+import dev.vigilo.llm.ToolCall;
 import dev.vigilo.llm.Usage;
 import java.io.IOException;
 import java.net.URI;
@@ -36,8 +37,11 @@ import java.util.concurrent.atomic.AtomicReference;
  * attempt through the shared {@link ChatCompletions} client, whose endings this class words as {@link AgentError}s
  * (the retries are {@link Attempts}'). With {@code seed_per_epoch} the request's {@code seed} is the call's epoch, the
  * same on every attempt of the call. The messages sent are the system prompt (if any) and the case's input as the
- * user message, or the profile's {@code messages} rendered over the case ({@link Turn}). Thread-safe: one client (and
- * its connection pool) serves every concurrent call.
+ * user message, or the profile's {@code messages} rendered over the case ({@link Turn}). With {@code tools} an attempt
+ * is a conversation: the tools are offered, the calls an answer makes are run ({@link ToolSet}) and their results sent
+ * back as {@code tool} messages, until an answer calls no tool (its text is the output) or {@code max_turns} model
+ * calls were made ({@link AgentErrorType#MAX_TURNS}). Thread-safe: one client (and its connection pool) serves every
+ * concurrent call.
  */
 final class HttpAgent implements Agent {
     /** The largest response body read. */
@@ -64,6 +68,8 @@ final class HttpAgent implements Agent {
      *                     {@code seed} is sent
      * @param cache        {@code cache}: answer a request from the environment's {@link AnswerCache} when it holds
      *                     an answer to the identical request, and keep every answer used there
+     * @param tools        the tools offered ({@link ToolSet#NONE}: one request per attempt, as without tools)
+     * @param maxTurns     {@code max_turns}: the most model calls of one attempt with tools
      */
     record Settings(
             URI uri,
@@ -78,7 +84,9 @@ final class HttpAgent implements Agent {
             Duration connectTimeout,
             int maxAttempts,
             boolean seedPerEpoch,
-            boolean cache) {
+            boolean cache,
+            ToolSet tools,
+            int maxTurns) {
         @Override
         public String toString() {
             return "Settings[" + displayUrl(uri) + ", model=" + model + "]";
@@ -115,6 +123,15 @@ final class HttpAgent implements Agent {
 
     @Override
     public AgentOutcome run(AgentCall call) {
+        if (!settings.tools().isEmpty()) {
+            List<ChatMessage> first = messages(call.caseRecord());
+            // Every model call of every attempt, for the per-case token and cost limits within an attempt.
+            List<TokenUsage> spent = new ArrayList<>();
+            return attempts.run(
+                    call.observer(),
+                    call.budget(),
+                    (n, observer, left) -> conversation(n, first, call.epoch(), observer, left, call.budget(), spent));
+        }
         // Built once per call: every attempt (retry) sends the same bytes, the same epoch's seed included.
         ObjectNode request = request(call.caseRecord(), call.epoch());
         byte[] body = Json.bytes(request);
@@ -190,6 +207,11 @@ final class HttpAgent implements Agent {
     }
 
     private ObjectNode request(CaseRecord c, int epoch) {
+        return request(messages(c), epoch);
+    }
+
+    /** The first messages of a call: the template rendered over the case, or the system prompt and the input. */
+    private List<ChatMessage> messages(CaseRecord c) {
         JsonNode tree;
         try {
             tree = Json.parse(c.json());
@@ -210,11 +232,112 @@ final class HttpAgent implements Agent {
             settings.systemPrompt().ifPresent(sp -> messages.add(ChatMessage.of("system", sp)));
             messages.add(ChatMessage.of("user", input.isTextual() ? input.asText() : Json.text(input)));
         }
-        return ChatRequest.of(settings.model(), messages)
+        return messages;
+    }
+
+    private ObjectNode request(List<ChatMessage> messages, int epoch) {
+        ChatRequest r = ChatRequest.of(settings.model(), messages)
                 .withSampling(settings.maxTokens(), settings.temperature())
                 // Without seed_per_epoch no seed key at all: the bytes sent for such profiles stay what they were.
-                .withSeed(settings.seedPerEpoch() ? Optional.of((long) epoch) : Optional.empty())
-                .toJson();
+                .withSeed(settings.seedPerEpoch() ? Optional.of((long) epoch) : Optional.empty());
+        if (!settings.tools().isEmpty()) {
+            r = r.withTools(settings.tools().definitions());
+            if (!settings.tools().parallel()) {
+                r = r.withParameters(JsonNodeFactory.instance.objectNode().put("parallel_tool_calls", false));
+            }
+        }
+        return r.toJson();
+    }
+
+    /**
+     * One attempt of an agent with tools: model calls until an answer calls no tool, each call's tools run and their
+     * results appended as {@code tool} messages. Each request is bounded by {@code timeout_seconds}, the whole
+     * attempt by {@code left} (the case's time); the case's token and cost limits are checked after every model
+     * call over {@code spent} (every model call of the call so far).
+     */
+    private Attempts.Result conversation(
+            int n,
+            List<ChatMessage> first,
+            int epoch,
+            AgentObserver observer,
+            Duration left,
+            CaseBudget budget,
+            List<TokenUsage> spent) {
+        long deadline = System.nanoTime() + left.toNanos();
+        List<ChatMessage> messages = new ArrayList<>(first);
+        List<TokenUsage> usage = new ArrayList<>();
+        List<AgentToolCall> made = new ArrayList<>();
+        for (int turn = 1; ; turn++) {
+            Duration remaining = Duration.ofNanos(deadline - System.nanoTime());
+            if (remaining.isNegative() || remaining.isZero()) {
+                return failed(
+                                AgentErrorType.TIMEOUT,
+                                "the attempt ran out of time after " + (turn - 1) + " model calls")
+                        .withUsage(usage);
+            }
+            ObjectNode request = request(messages, epoch);
+            AtomicReference<JsonNode> answered = new AtomicReference<>();
+            Attempts.Result r = attempt(
+                    n,
+                    request,
+                    Json.bytes(request),
+                    observer,
+                    remaining.compareTo(settings.timeout()) < 0 ? remaining : settings.timeout(),
+                    answered);
+            usage.addAll(r.usage());
+            spent.addAll(r.usage());
+            if (r.error().isPresent()) {
+                return r.withUsage(usage);
+            }
+            ChatChoice choice = ChatAnswer.parse(answered.get()).first().orElseThrow();
+            if (choice.toolCalls().isEmpty()) {
+                return r.withUsage(usage).withToolCalls(made);
+            }
+            Optional<String> over = budget.exceededBy(spent);
+            if (over.isPresent()) {
+                return Attempts.Result.failed(new AgentError(
+                                AgentErrorType.LIMIT_EXCEEDED,
+                                over.get() + "; stopped after model call " + turn + " of attempt " + n,
+                                false))
+                        .withUsage(usage);
+            }
+            if (turn >= settings.maxTurns()) {
+                return Attempts.Result.failed(AgentError.of(
+                                AgentErrorType.MAX_TURNS,
+                                "the model still called tools after agent.max_turns (" + settings.maxTurns()
+                                        + ") model calls; raise agent.max_turns or check what the tools answered"))
+                        .withUsage(usage);
+            }
+            List<ToolCall> calls = new ArrayList<>();
+            List<ToolSet.Call> toRun = new ArrayList<>();
+            for (int i = 0; i < choice.toolCalls().size(); i++) {
+                ToolCall c = choice.toolCalls().get(i);
+                String id = c.id().filter(s -> !s.isEmpty()).orElse("call_" + turn + "_" + (i + 1));
+                calls.add(new ToolCall(Optional.of(id), c.name(), c.arguments()));
+                toRun.add(new ToolSet.Call(id, c.name(), c.arguments()));
+            }
+            Optional<String> text = choice.contentKind() == ChatChoice.ContentKind.TEXT
+                            || choice.contentKind() == ChatChoice.ContentKind.PARTS
+                    ? choice.text().filter(t -> !t.isEmpty())
+                    : Optional.empty();
+            messages.add(new ChatMessage("assistant", text, calls, Optional.empty()));
+            List<ToolResult> results =
+                    settings.tools().run(toRun, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+            for (int i = 0; i < toRun.size(); i++) {
+                ToolSet.Call c = toRun.get(i);
+                ToolResult res = results.get(i);
+                if (res.cancelled()) {
+                    Thread.currentThread().interrupt();
+                    return failed(
+                                    AgentErrorType.CANCELLED,
+                                    "tool " + c.name() + " was cancelled (the worker was interrupted)")
+                            .withUsage(usage);
+                }
+                observer.onToolResult(n, c.id(), c.name(), res.content(), res.isError());
+                messages.add(ChatMessage.toolResult(c.id(), res.content()));
+                made.add(new AgentToolCall(c.id(), c.name(), c.arguments()));
+            }
+        }
     }
 
     /** One request, aborted after {@code limit} (the timeout, or less when the case's time ends). */
@@ -334,7 +457,7 @@ final class HttpAgent implements Agent {
                     "POST " + url + " answered " + size + " bytes; an output may be at most "
                             + Texts.bytes(MAX_OUTPUT_BYTES) + " (set agent.max_tokens)"));
         }
-        return Attempts.Result.ok(output, Optional.empty());
+        return Attempts.Result.ok(output);
     }
 
     private Attempts.Result timedOut() {
@@ -442,7 +565,11 @@ final class HttpAgent implements Agent {
 
     @Override
     public void close() {
-        client.close();
+        try {
+            settings.tools().close();
+        } finally {
+            client.close();
+        }
     }
 
     @Override

@@ -43,6 +43,11 @@ final class MaskingObserver implements AgentObserver {
     }
 
     @Override
+    public void onToolResult(int attempt, String callId, String name, String content, boolean isError) {
+        observer.onToolResult(attempt, secrets.mask(callId), secrets.mask(name), secrets.mask(content), isError);
+    }
+
+    @Override
     public void onCachedAnswer(int attempt, String key) {
         observer.onCachedAnswer(attempt, key);
     }

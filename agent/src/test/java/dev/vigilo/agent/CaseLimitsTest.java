@@ -106,7 +106,7 @@ class CaseLimitsTest {
                 .isEqualTo("limits.case_tokens: the case used 140 tokens, over its limit of 100; stopped after"
                         + " attempt 2");
         assertThat(o.attempts()).hasSize(2);
-        assertThat(o.attempts()).allSatisfy(a -> assertThat(a.usage()).isPresent());
+        assertThat(o.attempts()).allSatisfy(a -> assertThat(a.usage()).isNotEmpty());
         assertThat(server.requests()).hasSize(2);
     }
 

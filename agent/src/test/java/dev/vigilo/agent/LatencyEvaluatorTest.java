@@ -81,6 +81,6 @@ class LatencyEvaluatorTest {
                 .isEqualTo(1);
         assertThatThrownBy(() -> plan("{'name':'x','kind':'speed'}"))
                 .isInstanceOf(InvalidInputException.class)
-                .hasMessageContaining("similarity, latency, cost, judge, panel)");
+                .hasMessageContaining("similarity, latency, cost, judge, panel, tool_use)");
     }
 }

@@ -139,6 +139,19 @@ public final class OpenAiTestServer implements AutoCloseable {
             return headers.get("authorization");
         }
 
+        /** The messages sent, in order (an empty array when the body has none). */
+        public JsonNode messages() {
+            return body == null ? MAPPER.createArrayNode() : body.path("messages");
+        }
+
+        /** The role of the last message sent, or null. */
+        public String lastRole() {
+            JsonNode m = messages();
+            return m.isArray() && m.size() > 0
+                    ? m.get(m.size() - 1).path("role").asText()
+                    : null;
+        }
+
         /** The content of the last {@code user} message, or null. */
         public String lastUserMessage() {
             String last = null;
@@ -207,6 +220,33 @@ public final class OpenAiTestServer implements AutoCloseable {
             ObjectNode call = message.putArray("tool_calls").addObject();
             call.put("id", "call_1").put("type", "function");
             call.putObject("function").put("name", function).put("arguments", argumentsJson);
+            return json(200, root);
+        }
+
+        /**
+         * 200 with a message that calls several tools at once (content null): {@code idNameArguments} is the calls'
+         * id, function name and arguments text, three strings per call; an empty id is left out of the call.
+         */
+        public static Reply toolCalls(String... idNameArguments) {
+            if (idNameArguments.length % 3 != 0) {
+                throw new IllegalArgumentException("give id, name and arguments per call");
+            }
+            ObjectNode root = completion();
+            ObjectNode message = root.withArray("choices")
+                    .addObject()
+                    .put("index", 0)
+                    .put("finish_reason", "tool_calls")
+                    .putObject("message");
+            message.put("role", "assistant").putNull("content");
+            ArrayNode calls = message.putArray("tool_calls");
+            for (int i = 0; i < idNameArguments.length; i += 3) {
+                ObjectNode call = calls.addObject();
+                if (!idNameArguments[i].isEmpty()) {
+                    call.put("id", idNameArguments[i]);
+                }
+                call.put("type", "function");
+                call.putObject("function").put("name", idNameArguments[i + 1]).put("arguments", idNameArguments[i + 2]);
+            }
             return json(200, root);
         }
 

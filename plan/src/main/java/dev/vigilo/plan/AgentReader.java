@@ -6,13 +6,17 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.config.AttemptLimits;
 import dev.vigilo.config.CasePlaceholders;
+import dev.vigilo.config.CompiledSchema;
 import dev.vigilo.config.ConfigReader;
 import dev.vigilo.config.KeyPath;
 import dev.vigilo.config.Template;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Pattern;
 
 /**
  * Reads a profile's {@code agent} (docs/formats/plan-profile.md): a {@code command} or an {@code http} agent and
@@ -25,6 +29,12 @@ final class AgentReader {
     private static final Map<String, String> ROLES = roles();
     /** The most turns of a {@code messages} template. */
     private static final int MAX_MESSAGES = 64;
+    /** The most tools of an agent. */
+    private static final int MAX_TOOLS = 64;
+    /** The most model calls of one attempt with tools. */
+    private static final int MAX_TURNS = 1000;
+    /** A tool's name: what OpenAI-compatible endpoints accept as a function name. */
+    private static final Pattern TOOL_NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
 
     private final ProfileFields fields;
     private final ConfigReader reader;
@@ -96,7 +106,10 @@ final class AgentReader {
                         "messages",
                         "max_attempts",
                         "seed_per_epoch",
-                        "cache"));
+                        "cache",
+                        "tools",
+                        "max_turns",
+                        "parallel_tool_calls"));
         String url = fields.text(node.get("url"), AGENT.key("url"), true);
         if (url != null) {
             fields.endpointUrl(url, AGENT.key("url"));
@@ -140,7 +153,89 @@ final class AgentReader {
         if (reader.bool(node.get("cache"), AGENT.key("cache"), false)) {
             out.put("cache", true);
         }
+        tools(node, out);
         return new Profile.Agent(Profile.AgentKind.HTTP, out);
+    }
+
+    /**
+     * An http agent's {@code tools}, {@code max_turns} and {@code parallel_tool_calls} (docs/formats/agent-protocol.md,
+     * "Tools"), written only when tools are given (then all three, defaults filled in), so profiles without tools
+     * keep their canonical bytes and identity. Each tool: a unique function name, an optional description, the JSON
+     * Schema of its arguments (an object schema, checked with the validator workers check arguments with, keys
+     * sorted), its command, timeout and environment.
+     */
+    private void tools(JsonNode node, ObjectNode out) {
+        JsonNode given = node.get("tools");
+        if (given == null) {
+            for (String key : List.of("max_turns", "parallel_tool_calls")) {
+                if (node.get(key) != null) {
+                    reader.problem(AGENT.key(key), "is for an agent with tools; add tools or remove the key");
+                }
+            }
+            return;
+        }
+        KeyPath at = AGENT.key("tools");
+        ArrayNode tools = out.putArray("tools");
+        Optional<JsonNode> list = fields.entries(given, at, "tool", "tools", MAX_TOOLS);
+        Set<String> names = new HashSet<>();
+        for (int i = 0; list.isPresent() && i < list.get().size(); i++) {
+            JsonNode t = list.get().get(i);
+            KeyPath tAt = at.index(i);
+            if (reader.mapping(t, tAt).isEmpty()) {
+                continue;
+            }
+            reader.allowKeys(t, tAt, List.of("name", "description", "parameters", "command", "timeout_seconds", "env"));
+            String name = fields.text(t.get("name"), tAt.key("name"), true);
+            if (name != null && !TOOL_NAME.matcher(name).matches()) {
+                reader.problem(
+                        tAt.key("name"),
+                        "\"" + name + "\" is not a valid tool name: use 1..64 letters, digits, '_' or '-'");
+            } else if (name != null && !names.add(name)) {
+                reader.problem(tAt.key("name"), "duplicate tool name \"" + name + "\"; tool names must be unique");
+            }
+            ObjectNode tool = tools.addObject().put("name", name);
+            String description = fields.text(t.get("description"), tAt.key("description"), false);
+            if (description != null) {
+                tool.put("description", description);
+            }
+            tool.set("parameters", parameters(t.get("parameters"), tAt.key("parameters")));
+            tool.set("command", fields.argv(t.get("command"), tAt.key("command")));
+            tool.put(
+                    "timeout_seconds",
+                    reader.integer(t.get("timeout_seconds"), tAt.key("timeout_seconds"), 1, 3600, 30));
+            tool.set("env", fields.env(t.get("env"), tAt.key("env")));
+        }
+        out.put("max_turns", reader.integer(node.get("max_turns"), AGENT.key("max_turns"), 1, MAX_TURNS, 10));
+        out.put(
+                "parallel_tool_calls",
+                reader.bool(node.get("parallel_tool_calls"), AGENT.key("parallel_tool_calls"), true));
+        if (node.get("cache") != null && node.get("cache").asBoolean(false)) {
+            reader.problem(
+                    AGENT.key("cache"),
+                    "cannot be used with tools: an attempt with tools is a conversation of several requests; remove"
+                            + " cache");
+        }
+    }
+
+    /**
+     * A tool's {@code parameters}: a mapping the validator accepts as a JSON Schema, of {@code type: object} (the
+     * arguments of a function call are an object), keys sorted; {@code {"type":"object"}} when absent.
+     */
+    private JsonNode parameters(JsonNode node, KeyPath at) {
+        if (node == null) {
+            return JsonNodeFactory.instance.objectNode().put("type", "object");
+        }
+        if (!node.isObject()) {
+            reader.problem(at, "must be a mapping (a JSON Schema), got " + ConfigReader.typeOf(node));
+            return JsonNodeFactory.instance.objectNode().put("type", "object");
+        }
+        Optional<String> problem = CompiledSchema.problem(node);
+        if (problem.isPresent()) {
+            reader.problem(at, "is not a usable JSON Schema: " + problem.get());
+        } else if (!"object".equals(node.path("type").asText())) {
+            reader.problem(at, "must be a schema of type: object (a tool's arguments are a JSON object)");
+        }
+        return EvaluatorReader.sorted(node);
     }
 
     /**

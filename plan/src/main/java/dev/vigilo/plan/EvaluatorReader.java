@@ -55,6 +55,8 @@ final class EvaluatorReader {
             "allow_self_judge");
     /** A judge's (and a mean/min panel's) pass score when none is given: the middle of the normalised scale. */
     static final double JUDGE_PASS_SCORE = 0.5;
+    /** A tool_use evaluator's largest {@code max_calls} (as agent's {@code Evaluators} checks it). */
+    static final int MAX_TOOL_CALLS = 100_000;
     /** The most judges a panel may have. */
     static final int MAX_PANEL_JUDGES = 16;
     /** The most grades a judge may have. */
@@ -209,7 +211,91 @@ final class EvaluatorReader {
                 judge(e, at, params);
             }
             case PANEL -> panel(e, at, params);
+            case TOOL_USE -> toolUse(e, at, params);
         }
+    }
+
+    /**
+     * A {@code tool_use} evaluator: {@code require} (a list of {@code {name, arguments}}, arguments a mapping matched
+     * as a subset, keys sorted), {@code forbid} (tool names), {@code max_calls} (0..{@value #MAX_TOOL_CALLS}, null when
+     * absent) and {@code ordered} (default false); at least one of the first three. With an http agent that has tools,
+     * every tool named must be one of them.
+     */
+    private void toolUse(JsonNode e, KeyPath at, ObjectNode params) {
+        reader.allowKeys(e, at, List.of("name", "kind", "applies_to", "require", "forbid", "max_calls", "ordered"));
+        Set<String> agentTools = new HashSet<>();
+        agent.parameters()
+                .path("tools")
+                .forEach(t -> agentTools.add(t.path("name").asText()));
+        ArrayNode require = params.putArray("require");
+        JsonNode r = e.get("require");
+        if (r != null) {
+            if (!r.isArray() || r.isEmpty()) {
+                reader.problem(at.key("require"), "must be a non-empty list of {name, arguments}");
+            } else {
+                for (int i = 0; i < r.size(); i++) {
+                    KeyPath rAt = at.key("require").index(i);
+                    if (reader.mapping(r.get(i), rAt).isEmpty()) {
+                        continue;
+                    }
+                    reader.allowKeys(r.get(i), rAt, List.of("name", "arguments"));
+                    String name = toolName(r.get(i).get("name"), rAt.key("name"), agentTools);
+                    ObjectNode one = require.addObject().put("name", name);
+                    JsonNode args = r.get(i).get("arguments");
+                    if (args == null) {
+                        one.putNull("arguments");
+                    } else if (!args.isObject()) {
+                        reader.problem(
+                                rAt.key("arguments"),
+                                "must be a mapping (the arguments the call must contain), got "
+                                        + ConfigReader.typeOf(args));
+                        one.putNull("arguments");
+                    } else {
+                        one.set("arguments", sorted(args));
+                    }
+                }
+            }
+        }
+        ArrayNode forbid = params.putArray("forbid");
+        JsonNode f = e.get("forbid");
+        if (f != null) {
+            if (!f.isArray() || f.isEmpty()) {
+                reader.problem(at.key("forbid"), "must be a non-empty list of tool names");
+            } else {
+                Set<String> seen = new HashSet<>();
+                for (int i = 0; i < f.size(); i++) {
+                    String name = toolName(f.get(i), at.key("forbid").index(i), agentTools);
+                    if (name != null && seen.add(name)) {
+                        forbid.add(name);
+                    }
+                    if (name != null && require.findValuesAsText("name").contains(name)) {
+                        reader.problem(at.key("forbid").index(i), "\"" + name + "\" is also required");
+                    }
+                }
+            }
+        }
+        JsonNode max = e.get("max_calls");
+        if (max == null) {
+            params.putNull("max_calls");
+        } else {
+            params.put("max_calls", reader.integer(max, at.key("max_calls"), 0, MAX_TOOL_CALLS, 0));
+        }
+        params.put("ordered", reader.bool(e.get("ordered"), at.key("ordered"), false));
+        if (r == null && f == null && max == null) {
+            reader.problem(at, "needs require, forbid or max_calls: what the agent's tool calls are judged by");
+        }
+    }
+
+    /** A tool name of a tool_use evaluator; with an http agent that has tools, one of them. */
+    private String toolName(JsonNode node, KeyPath at, Set<String> agentTools) {
+        String name = fields.text(node, at, true);
+        if (name != null && !agentTools.isEmpty() && !agentTools.contains(name)) {
+            reader.problem(
+                    at,
+                    "the agent has no tool \"" + name + "\"; its tools are: "
+                            + String.join(", ", new java.util.TreeSet<>(agentTools)));
+        }
+        return name;
     }
 
     /**
@@ -454,7 +540,8 @@ final class EvaluatorReader {
         return sorted(node);
     }
 
-    private static JsonNode sorted(JsonNode node) {
+    /** {@code node} with its keys sorted at every depth. */
+    static JsonNode sorted(JsonNode node) {
         if (node.isObject()) {
             ObjectNode out = JsonNodeFactory.instance.objectNode();
             new TreeMap<String, JsonNode>(

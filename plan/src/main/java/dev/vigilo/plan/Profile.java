@@ -110,7 +110,9 @@ public record Profile(
         /** A model grades the output by a rubric over an OpenAI-compatible endpoint. */
         JUDGE("judge"),
         /** Two or more judges grade the output; their scores aggregate (mean, min or majority). */
-        PANEL("panel");
+        PANEL("panel"),
+        /** The tool calls of the answering attempt include required ones, no forbidden one, at most max_calls. */
+        TOOL_USE("tool_use");
 
         private final String wire;
 

@@ -38,6 +38,7 @@ final class AttemptTranscript {
     static final String HTTP_RESPONSE = "vigilo/http-response";
     static final String AGENT_EVENT = "vigilo/agent-event";
     static final String MESSAGES = "vigilo/messages";
+    static final String TOOLS = "vigilo/tools";
     static final String JUDGE_REQUEST = "vigilo/judge-request";
     static final String JUDGE_RESPONSE = "vigilo/judge-response";
     /** The provider name recorded for the HTTP agent's endpoint. */
@@ -64,6 +65,8 @@ final class AttemptTranscript {
     private String provider;
     private String model;
     private boolean turnEnded;
+    /** the attempt's first request has been recorded with its header */
+    private boolean headerWritten;
 
     /**
      * @param caseEvent    the {@code vigilo/case} data
@@ -98,13 +101,23 @@ final class AttemptTranscript {
 
     // ------------------------------------------------------------------ HTTP agents
 
-    /** The chat completions request: opens the step and records the route and the request header. */
+    /**
+     * The chat completions request: opens the step and records the route, and on the attempt's first request the
+     * request header (and the turns sent, when a template rendered them). A later request of an agent with tools
+     * (its messages are the earlier ones plus the answer's tool calls and their results, all recorded already) ends
+     * the step holding those results and opens the next one, with the route alone.
+     */
     void request(JsonNode body) {
+        closeStep();
         openStep();
         String m = text(body.get("model"), defaultModel);
         model = m;
         provider = HTTP_PROVIDER;
         add(event("request/context", F.objectNode().put("provider", provider).put("model", m)));
+        if (headerWritten) {
+            return;
+        }
+        headerWritten = true;
         ObjectNode header = F.objectNode();
         ObjectNode config = header.putObject("config").put("provider", provider).put("model", m);
         if (body.path("temperature").isNumber()) {
@@ -126,6 +139,10 @@ final class AttemptTranscript {
         // then the turns as sent are recorded too, so the transcript shows what the model was asked.
         if (!plainTurns(body.path("messages"))) {
             add(vigilo(MESSAGES, F.objectNode().put("attempt", attempt).set("messages", body.path("messages"))));
+        }
+        // An agent with tools: what the model was offered (the same in every request of the attempt).
+        if (body.path("tools").isArray() && !body.path("tools").isEmpty()) {
+            add(vigilo(TOOLS, F.objectNode().put("attempt", attempt).set("tools", body.path("tools"))));
         }
     }
 
@@ -173,10 +190,14 @@ final class AttemptTranscript {
                 }
             }
         }
+        int position = 0;
         for (JsonNode call : message.path("tool_calls")) {
             JsonNode fn = call.path("function");
+            position++;
             toolCall(
-                    text(call.get("id"), "call-" + (blocks.size() + 1)),
+                    // A call without an id gets the one an agent with tools sends back with its result (the step is
+                    // the attempt's model call): call_<step>_<position>.
+                    text(call.get("id"), "call_" + step + "_" + position),
                     text(fn.get("name"), "unnamed"),
                     fn.path("arguments").isTextual()
                             ? fn.get("arguments").asText()
@@ -199,7 +220,19 @@ final class AttemptTranscript {
             }
             this.usage = usage;
         }
+        if (message.path("tool_calls").isArray() && !message.path("tool_calls").isEmpty()) {
+            // The step stays open: an agent with tools records the calls' results in it (the reader takes a
+            // result only in its call's step); the next request, the output or the attempt's end closes it.
+            flushMessage();
+            toolPhase = true;
+            return;
+        }
         closeStep();
+    }
+
+    /** The result of an http agent's tool call, in the step of the answer that made the call. */
+    void toolResult(String callId, String content, boolean isError) {
+        toolResult(callId, F.textNode(content), isError, System.currentTimeMillis());
     }
 
     // ------------------------------------------------------------------ command agents

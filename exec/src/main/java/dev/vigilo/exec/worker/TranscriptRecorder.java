@@ -115,6 +115,11 @@ final class TranscriptRecorder implements AgentObserver, EvaluatorObserver {
     }
 
     @Override
+    public void onToolResult(int attempt, String callId, String name, String content, boolean isError) {
+        guard(() -> current.toolResult(callId, content, isError));
+    }
+
+    @Override
     public void onCachedAnswer(int attempt, String key) {
         guard(() -> current.cachedAnswer(key));
     }
