@@ -42,9 +42,15 @@ class RunLifecycleTest {
 
     private static UUID runIn(RunState state) {
         UUID run = UUID.randomUUID();
-        jdbi.useHandle(h -> h.createUpdate("INSERT INTO runs (run_id, status) VALUES (:r, :s)")
+        // A paused run carries its pause's fields (runs_paused_fields).
+        boolean paused = state == RunState.PAUSED;
+        jdbi.useHandle(h -> h.createUpdate("INSERT INTO runs (run_id, status, pause_reason, paused_from, paused_at)"
+                        + " VALUES (:r, :s, :pr, :pf, CASE WHEN :paused THEN now() END)")
                 .bind("r", run)
                 .bind("s", state.spelling())
+                .bind("pr", paused ? "test" : null)
+                .bind("pf", paused ? RunState.RUNNING.spelling() : null)
+                .bind("paused", paused)
                 .execute());
         return run;
     }
@@ -98,7 +104,7 @@ class RunLifecycleTest {
     }
 
     @Test
-    void theExecutingPredicateSelectsPendingAndRunningRunsOnly() {
+    void theExecutingPredicateSelectsPendingRunningAndPausedRunsOnly() {
         Map<UUID, RunState> runs = new HashMap<>();
         for (RunState s : RunState.values()) {
             runs.put(runIn(s), s);
@@ -109,7 +115,14 @@ class RunLifecycleTest {
                 .mapTo(UUID.class)
                 .list());
         assertThat(selected.stream().map(runs::get)).containsExactlyInAnyOrderElementsOf(RunLifecycle.EXECUTING);
-        assertThat(RunLifecycle.EXECUTING).containsExactlyInAnyOrder(RunState.PENDING, RunState.RUNNING);
+        assertThat(RunLifecycle.EXECUTING)
+                .containsExactlyInAnyOrder(RunState.PENDING, RunState.RUNNING, RunState.PAUSED);
+        var runnable = jdbi.withHandle(h -> h.createQuery("SELECT r.run_id FROM runs r WHERE r.run_id = ANY(:ids)"
+                        + " AND " + RunLifecycle.runnable("r.status"))
+                .bindArray("ids", UUID.class, runs.keySet().toArray(UUID[]::new))
+                .mapTo(UUID.class)
+                .list());
+        assertThat(runnable.stream().map(runs::get)).containsExactlyInAnyOrder(RunState.PENDING, RunState.RUNNING);
     }
 
     @Test

@@ -73,14 +73,20 @@ class StateSpellingsTest {
                             .as(state.name())
                             .isEqualTo(1));
         }
-        assertThatThrownBy(() -> control.jdbi().useHandle(h -> insertRun(h, "paused")))
+        assertThatThrownBy(() -> control.jdbi().useHandle(h -> insertRun(h, "suspended")))
                 .hasMessageContaining("runs_status_check");
     }
 
     private static int insertRun(Handle h, String status) {
-        return h.createUpdate("INSERT INTO runs (run_id, status) VALUES (:r, :s)")
+        // A paused run carries its pause's fields (runs_paused_fields); no other run may.
+        boolean paused = status.equals(RunState.PAUSED.spelling());
+        return h.createUpdate("INSERT INTO runs (run_id, status, pause_reason, paused_from, paused_at)"
+                        + " VALUES (:r, :s, :pr, :pf, CASE WHEN :paused THEN now() END)")
                 .bind("r", UUID.randomUUID())
                 .bind("s", status)
+                .bind("pr", paused ? "test" : null)
+                .bind("pf", paused ? "running" : null)
+                .bind("paused", paused)
                 .execute();
     }
 
