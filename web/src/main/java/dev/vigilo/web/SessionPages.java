@@ -139,6 +139,8 @@ final class SessionPages {
         List<Map<String, Object>> out = new ArrayList<>();
         long previous = -1;
         Map<String, Object> chunks = null;
+        // Tool calls already drawn inside their assistant message: the tool/call events that repeat them are skipped.
+        java.util.Set<String> drawnCalls = new java.util.HashSet<>();
         for (Transcript.Event e : events) {
             if (e.json() == null) {
                 Map<String, Object> r = base(e.seq(), "oversized", "event");
@@ -177,6 +179,9 @@ final class SessionPages {
                 continue;
             }
             chunks = null;
+            if (type.equals("tool/call") && drawnCalls.contains(j.path("data").path("callId").asText(""))) {
+                continue; // drawn once: as a block of the assistant message that made it, just above
+            }
             Map<String, Object> r = base(j.path("seq").asLong(), kind(type), type);
             r.put("time", time(time));
             r.put("delta", delta);
@@ -211,6 +216,11 @@ final class SessionPages {
                                                     + usage.path("outputTokens").asText("?") + " out"
                                             : ""));
                     r.put("blocks", blocks(msg.path("content")));
+                    for (JsonNode b : msg.path("content")) {
+                        if (b.path("type").asText("").equals("tool-call") && b.hasNonNull("id")) {
+                            drawnCalls.add(b.path("id").asText());
+                        }
+                    }
                 }
                 case "tool/call" -> {
                     r.put(

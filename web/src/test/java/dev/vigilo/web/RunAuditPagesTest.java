@@ -243,6 +243,8 @@ class RunAuditPagesTest {
                 .contains("Tool call double [c1]")
                 .contains("what is 3 * 2")
                 .contains("Doubling 3.");
+        // Each tool call is drawn once: in the assistant message that made it, not again as its own event.
+        assertThat(html.split("Tool call double \\[c1\\]", -1)).hasSize(2);
         String seven = page("/runs/" + runA + "/cases/7");
         assertThat(seven).contains("id=\"transcript-attempt-1\"").contains("id=\"transcript-attempt-2\"");
 
