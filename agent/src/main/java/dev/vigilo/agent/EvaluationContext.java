@@ -1,5 +1,6 @@
 package dev.vigilo.agent;
 
+import dev.vigilo.agent.sandbox.SandboxAttempt;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.util.List;
@@ -16,21 +17,39 @@ import java.util.function.Function;
  * @param agentCostUsd what those tokens cost by the run's pricing; empty when a model has no price; zero without calls
  * @param observer     sees the model calls of judges as they happen (transcripts); {@link EvaluatorObserver#NONE}
  *                     to see nothing
+ * @param sandbox      the sandbox the agent's commands ran in, where command evaluators run too (they see the work
+ *                     directory the agent left); empty to run them on the host
  */
 public record EvaluationContext(
         Duration agentElapsed,
         List<TokenUsage> agentUsage,
         Optional<BigDecimal> agentCostUsd,
-        EvaluatorObserver observer) {
+        EvaluatorObserver observer,
+        Optional<SandboxAttempt> sandbox) {
     /** No agent time, no usage, nothing observed: for evaluating an output alone. */
     public static final EvaluationContext NONE =
             new EvaluationContext(Duration.ZERO, List.of(), Optional.of(BigDecimal.ZERO), EvaluatorObserver.NONE);
+
+    /** A context whose command evaluators run on the host. */
+    public EvaluationContext(
+            Duration agentElapsed,
+            List<TokenUsage> agentUsage,
+            Optional<BigDecimal> agentCostUsd,
+            EvaluatorObserver observer) {
+        this(agentElapsed, agentUsage, agentCostUsd, observer, Optional.empty());
+    }
 
     public EvaluationContext {
         Objects.requireNonNull(agentElapsed, "agentElapsed");
         agentUsage = List.copyOf(agentUsage);
         Objects.requireNonNull(agentCostUsd, "agentCostUsd");
         Objects.requireNonNull(observer, "observer");
+        Objects.requireNonNull(sandbox, "sandbox");
+    }
+
+    /** This context with command evaluators run in {@code attempt}. */
+    public EvaluationContext inSandbox(SandboxAttempt attempt) {
+        return new EvaluationContext(agentElapsed, agentUsage, agentCostUsd, observer, Optional.of(attempt));
     }
 
     /** A context without pricing: the cost is zero without calls, else unknown. */
