@@ -21,6 +21,8 @@ final class Launchers {
      * Variables of the worker's host that mean nothing in a container (its own image sets them): not passed to podman.
      */
     static final Set<String> HOST_ONLY = Set.of("PATH", "HOME", "PWD", "OLDPWD", "TMPDIR", "HOSTNAME", "SHELL", "USER");
+    /** The per-user process limit of a container without {@code pids}. */
+    static final long DEFAULT_NPROC = 4096;
     /** The label every container of a worker carries, its value the worker's owner id. */
     static final String OWNER_LABEL = "vigilo.sandbox.owner";
 
@@ -121,7 +123,12 @@ final class Launchers {
         // Podman's default ulimits are above what a worker without CAP_SYS_RESOURCE may set, and the runtime then
         // fails to start; a container gets the worker's own hard limits, which it could never exceed anyway.
         limits.openFiles().ifPresent(n -> out.addAll(List.of("--ulimit", "nofile=" + n + ":" + n)));
-        limits.processes().ifPresent(n -> out.addAll(List.of("--ulimit", "nproc=" + n + ":" + n)));
+        // nproc at the worker's own hard limit is refused by runc on some hosts: the container gets its pids limit,
+        // or DEFAULT_NPROC, whichever is lower than the worker's.
+        long nproc = Math.min(
+                limits.processes().orElse(Long.MAX_VALUE),
+                s.pids().map(Long::valueOf).orElse(DEFAULT_NPROC));
+        out.addAll(List.of("--ulimit", "nproc=" + nproc + ":" + nproc));
         out.addAll(List.of(
                 "-v", work + ":" + WORK + ":rw",
                 "-v", tmp + ":" + TMP + ":rw",
