@@ -8,6 +8,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The memory and process limits of bwrap sandboxes, through cgroups when this process may create them (bwrap has no
@@ -23,6 +26,8 @@ final class Cgroups {
     static final String TOP = "vigilo-sandbox";
     /** Rounds of killing what a cgroup holds before giving up on removing it. */
     private static final int KILL_ROUNDS = 50;
+    /** How long one round waits for each killed process to be gone. */
+    private static final long EXIT_WAIT_MS = 2_000;
 
     /** The owner directories, one per hierarchy (v1: pids, then memory; v2: one). */
     private final List<Path> owners;
@@ -149,13 +154,12 @@ final class Cgroups {
             for (long pid : pids) {
                 ProcessHandle.of(pid).ifPresent(p -> {
                     try {
-                        p.onExit()
-                                .get(
-                                        java.time.Duration.ofSeconds(2).toMillis(),
-                                        java.util.concurrent.TimeUnit.MILLISECONDS);
-                    } catch (Exception e) {
-                        // A process of another pid namespace may never report its exit here: the next round
-                        // reads the cgroup again.
+                        p.onExit().get(EXIT_WAIT_MS, TimeUnit.MILLISECONDS);
+                    } catch (InterruptedException e) {
+                        // Cleanup goes on (leaving processes is what it prevents); the caller sees the interrupt.
+                        Thread.currentThread().interrupt();
+                    } catch (ExecutionException | TimeoutException e) {
+                        // Not gone yet: the next round reads the cgroup again.
                     }
                 });
             }

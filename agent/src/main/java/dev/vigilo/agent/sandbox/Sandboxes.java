@@ -82,7 +82,12 @@ public final class Sandboxes implements AutoCloseable {
         try {
             Files.createDirectories(abs);
             channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-            FileLock lock = channel.tryLock();
+            FileLock lock;
+            try {
+                lock = channel.tryLock();
+            } catch (OverlappingFileLockException e) {
+                lock = null; // held by a worker of this very process
+            }
             if (lock == null) {
                 throw new UnavailableException("sandbox root " + abs + ": owner " + owner + " is locked by another"
                         + " process; every worker needs its own id");
