@@ -10,6 +10,7 @@ import dev.vigilo.plan.RunPreparation;
 import dev.vigilo.plan.RunState;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
@@ -118,11 +119,12 @@ final class RunCreateCommand implements Callable<Integer> {
                         result.expectedChunks(),
                         result.cases());
             }
-            sandboxWarning(input).ifPresent(w -> {
-                PrintWriter err = CommandSupport.err(spec);
-                err.println(w);
-                err.flush();
-            });
+            sandboxWarning(input, CommandSupport.root(spec).environment().variables())
+                    .ifPresent(w -> {
+                        PrintWriter err = CommandSupport.err(spec);
+                        err.println(w);
+                        err.flush();
+                    });
         }
         return ExitCode.OK;
     }
@@ -131,13 +133,13 @@ final class RunCreateCommand implements Callable<Integer> {
      * A warning when the profile's sandbox needs a program this machine does not have: the run's workers need it
      * (each checks it when it starts the run), and this machine is often one of them.
      */
-    static Optional<String> sandboxWarning(ProfileInput input) {
+    static Optional<String> sandboxWarning(ProfileInput input, Map<String, String> variables) {
         Profile.SandboxKind kind = input.parse().sandbox().kind();
         if (kind == Profile.SandboxKind.NONE) {
             return Optional.empty();
         }
         String program = kind == Profile.SandboxKind.BWRAP ? "bwrap" : "podman";
-        if (Sandboxes.find(program, System.getenv()).isPresent()) {
+        if (Sandboxes.find(program, variables).isPresent()) {
             return Optional.empty();
         }
         return Optional.of("vigilo: warning: sandbox.kind " + kind.wire() + " needs " + program + " on every worker's"
