@@ -11,6 +11,7 @@ import dev.vigilo.exec.admission.Admission;
 import dev.vigilo.exec.audit.RunVerifier;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.ReceiptParser;
+import dev.vigilo.exec.view.RunResults;
 import dev.vigilo.storage.Sha256;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -121,6 +122,11 @@ class SandboxRunTest {
         }
         assertThat(new RunVerifier(placements, fx.storage).verify(run).problem())
                 .isEmpty();
+
+        java.io.ByteArrayOutputStream lines = new java.io.ByteArrayOutputStream();
+        new RunResults(placements, fx.storage).write(run, lines);
+        assertThat(lines.toString(StandardCharsets.UTF_8))
+                .contains("\"kept_files\":[{\"path\":\"answer.patch\",\"key\":\"runs/" + run + "/files/");
 
         Files.writeString(fx.storeRoot.resolve(some.ref().key().value()), "tampered\n");
         assertThat(new RunVerifier(placements, fx.storage).verify(run).problem())
