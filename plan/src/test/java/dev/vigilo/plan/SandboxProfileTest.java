@@ -32,6 +32,23 @@ class SandboxProfileTest {
     }
 
     @Test
+    void theExampleSandboxProfileIsValid() throws Exception {
+        java.nio.file.Path root = java.nio.file.Path.of("").toAbsolutePath();
+        while (!java.nio.file.Files.exists(root.resolve("examples/sandbox-profile.yaml"))) {
+            root = root.getParent();
+            assertThat(root)
+                    .as("examples/sandbox-profile.yaml above the working directory")
+                    .isNotNull();
+        }
+        Profile.Sandbox s = ProfileInput.file(root.resolve("examples/sandbox-profile.yaml"))
+                .parse()
+                .sandbox();
+        assertThat(s.kind()).isEqualTo(Profile.SandboxKind.BWRAP);
+        assertThat(s.workdir()).contains("examples/agent");
+        assertThat(s.network()).isFalse();
+    }
+
+    @Test
     void noSandboxOrKindNoneKeepsTheProfilesIdentity() {
         String plain = canonical("");
         assertThat(plain).doesNotContain("sandbox");
