@@ -1,6 +1,6 @@
 package dev.vigilo.agent.sandbox;
 
-import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.common.errors.InvalidInputException;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -121,7 +121,7 @@ final class AttemptDirectory implements SandboxAttempt {
             Trees.empty(tmp);
             fill();
         } catch (IOException e) {
-            throw new UnavailableException(
+            throw new InvalidInputException(
                     "cannot reset the sandbox directory " + dir + ": " + e.getMessage()
                             + "; check the space and permissions of the worker's sandbox root",
                     e);
@@ -142,7 +142,7 @@ final class AttemptDirectory implements SandboxAttempt {
             return Trees.matching(
                     work, settings.keepFiles(), SandboxSettings.MAX_KEPT_FILES, SandboxSettings.MAX_KEPT_BYTES);
         } catch (IOException e) {
-            throw new UnavailableException("cannot read the kept files of sandbox " + dir + ": " + e.getMessage(), e);
+            throw new InvalidInputException("cannot read the kept files of sandbox " + dir + ": " + e.getMessage(), e);
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.vigilo.agent.sandbox;
 
+import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.UnavailableException;
 import java.io.File;
 import java.io.IOException;
@@ -163,13 +164,14 @@ public final class Sandboxes implements AutoCloseable {
     }
 
     /**
-     * Throws what {@link #problem} finds.
+     * Throws what {@link #problem} finds: the worker's setup is wrong for the run (invalid input, not an outage to
+     * wait out), so a chunk that needs it counts its attempt and ends failed with this message if no worker can.
      *
-     * @throws UnavailableException naming what is missing and how to install it
+     * @throws InvalidInputException naming what is missing and how to install it
      */
     public void require(SandboxSettings settings) {
         problem(settings).ifPresent(p -> {
-            throw new UnavailableException(p);
+            throw new InvalidInputException(p);
         });
     }
 
@@ -177,7 +179,7 @@ public final class Sandboxes implements AutoCloseable {
      * A fresh attempt directory with a copy of the settings' workdir, and its cgroups when limits are asked for.
      *
      * @param label names the attempt's directory (a case id and epoch, say); cut and made file-name safe
-     * @throws UnavailableException when the directory cannot be prepared
+     * @throws InvalidInputException when the directory cannot be prepared (the worker's sandbox root is unusable)
      */
     public SandboxAttempt start(SandboxSettings settings, String label) {
         if (closed) {
@@ -203,7 +205,7 @@ public final class Sandboxes implements AutoCloseable {
         } catch (IOException e) {
             cgroups.ifPresent(c -> c.removeAttempt(name));
             remove(dir);
-            throw new UnavailableException(
+            throw new InvalidInputException(
                     "cannot prepare sandbox directory " + dir + ": " + e.getMessage()
                             + "; check the space and permissions of " + root,
                     e);

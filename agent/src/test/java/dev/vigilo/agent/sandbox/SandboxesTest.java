@@ -81,7 +81,7 @@ class SandboxesTest {
                     List.of(),
                     Optional.of("img"));
             assertThatThrownBy(() -> s.require(podman))
-                    .isInstanceOf(UnavailableException.class)
+                    .isInstanceOf(dev.vigilo.common.errors.InvalidInputException.class)
                     .hasMessageContaining("apt-get install podman");
             assertThat(s.problem(SandboxSettings.NONE)).isEmpty();
         }

@@ -21,7 +21,7 @@ import dev.vigilo.common.concurrent.Futures;
 import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.DamagedException;
-import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.dataset.DatasetReader;
 import dev.vigilo.dataset.StoredCase;
 import dev.vigilo.exec.record.ChunkSeed;
@@ -112,8 +112,9 @@ final class ChunkExecution implements ChunkExecutor {
 
     /**
      * The run's sandbox settings, checked against this worker: a run whose sandbox this worker cannot provide (no
-     * bwrap or podman on its PATH, no way to enforce limits, no workdir) fails the chunk with one clear message, before
-     * any case runs; it is not an error of every case.
+     * bwrap or podman on its PATH, no way to enforce limits, no workdir) fails the chunk's attempt with one clear
+     * message, before any case runs; it is not an error of every case. Invalid input, not unavailable: an outage
+     * would be waited out without counting attempts, and a missing program does not come back by itself.
      */
     private SandboxSettings sandbox(RunContext run) {
         SandboxSettings settings;
@@ -127,11 +128,11 @@ final class ChunkExecution implements ChunkExecutor {
         if (settings.sandboxed()) {
             Sandboxes root = sandboxes;
             if (root == null) {
-                throw new UnavailableException("run " + run.runId() + " runs its commands in a "
+                throw new InvalidInputException("run " + run.runId() + " runs its commands in a "
                         + settings.kind().wire() + " sandbox, and this executor has no sandbox root");
             }
             root.problem(settings).ifPresent(p -> {
-                throw new UnavailableException("run " + run.runId() + " cannot run on this worker: " + p);
+                throw new InvalidInputException("run " + run.runId() + " cannot run on this worker: " + p);
             });
         }
         return settings;

@@ -132,4 +132,59 @@ class SandboxRunTest {
         assertThat(new RunVerifier(placements, fx.storage).verify(run).problem())
                 .hasValueSatisfying(p -> assertThat(p.toString()).contains("kept file answer.patch"));
     }
+
+    @Test
+    void aWorkerWithoutBwrapFailsTheChunkWithOneMessageNotEveryCase() throws IOException {
+        Path task = Files.createDirectories(dir.resolve("task"));
+        UUID run = fx.prepare("""
+                name: no-bwrap
+                agent: {kind: command, command: [sh, -c, "echo 0"], timeout_seconds: 60}
+                evaluators:
+                  - {name: exact, kind: exact_match}
+                gates:
+                  - {name: all, required_evaluators: [exact], min_pass_rate: 1}
+                sandbox: {kind: bwrap, workdir: "%s"}
+                """.formatted(task));
+        new Admission(placements, fx.storage).admit(run);
+        Worker.Options fast = TranscriptTest.fast(2);
+        Worker.Options quickRetries = new Worker.Options(
+                fast.concurrency(),
+                true,
+                fast.lease(),
+                fast.heartbeat(),
+                fast.poll(),
+                fast.coordination(),
+                fast.creationLease(),
+                dev.vigilo.common.retry.RetryPolicy.of(
+                        dev.vigilo.exec.record.ChunkTables.MAX_ATTEMPTS,
+                        java.time.Duration.ofMillis(10),
+                        java.time.Duration.ofMillis(20)),
+                fast.outageWait());
+        java.util.Map<String, String> noPrograms = new java.util.HashMap<>(System.getenv());
+        noPrograms.put("PATH", "/nonexistent");
+        new Worker(
+                        placements,
+                        fx.storage,
+                        quickRetries,
+                        Worker.Listener.NONE,
+                        AgentEnvironment.system().withVariables(noPrograms).withWorkingDirectory(dir),
+                        dir.resolve("sandboxes"))
+                .run();
+        assertThat(TranscriptTest.receipts(fx, placements, run))
+                .as("no case ran")
+                .isEmpty();
+        List<String> errors = placements
+                .jdbi(ExecutionConfig.CONTROL)
+                .withHandle(h -> h.createQuery("SELECT state || ': ' || coalesce(last_error, '') FROM exec_chunks"
+                                + " WHERE run_id = :r")
+                        .bind("r", run)
+                        .mapTo(String.class)
+                        .list());
+        assertThat(errors)
+                .isNotEmpty()
+                .allSatisfy(e -> assertThat(e)
+                        .startsWith("failed: ")
+                        .contains("sandbox.kind bwrap needs the program bwrap, which is not on this worker's PATH")
+                        .contains("apt-get install bubblewrap"));
+    }
 }
