@@ -78,16 +78,27 @@ class SandboxIsolationTest {
     }
 
     @Test
-    void writingOutsideTheWorkDirectoryFailsInTheSandboxOnly() {
+    void writingOutsideTheWorkDirectoryFailsInTheSandboxOnly() throws IOException {
         Path target = dir.resolve("outside.txt");
         String script = "echo escaped > '" + target + "' && echo wrote";
         AgentOutcome sandboxed = inSandbox(script, PLAIN);
         assertThat(sandboxed.status()).isEqualTo(AgentOutcome.Status.ERROR);
         assertThat(target).doesNotExist();
         // System directories are there, read-only.
-        AgentOutcome etc = inSandbox("touch /etc/vigilo-sandbox-probe && echo wrote", PLAIN);
-        assertThat(etc.status()).isEqualTo(AgentOutcome.Status.ERROR);
-        assertThat(Path.of("/etc/vigilo-sandbox-probe")).doesNotExist();
+        Path probe = Path.of("/etc/vigilo-sandbox-probe-" + UUID.randomUUID());
+        try {
+            AgentOutcome etc = inSandbox("touch " + probe + " && echo wrote", PLAIN);
+            assertThat(etc.status()).isEqualTo(AgentOutcome.Status.ERROR);
+            // Nor can a command started by a root worker remount them writable: it has no capabilities.
+            AgentOutcome remount = inSandbox(
+                    "mount -o remount,rw,bind /etc; touch " + probe + " && echo wrote; grep CapEff /proc/self/status",
+                    PLAIN);
+            assertThat(remount.status()).isEqualTo(AgentOutcome.Status.OK);
+            assertThat(remount.output().orElseThrow()).doesNotContain("wrote").contains("CapEff:\t0000000000000000");
+            assertThat(probe).doesNotExist();
+        } finally {
+            Files.deleteIfExists(probe);
+        }
 
         AgentOutcome host = run(script, Optional.empty());
         assertThat(host.output()).contains("wrote");

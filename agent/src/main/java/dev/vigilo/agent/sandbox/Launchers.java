@@ -30,7 +30,10 @@ final class Launchers {
 
     /** {@code bwrap ... -- argv}: see docs/formats/agent-protocol.md, "Sandboxes". */
     static List<String> bwrap(SandboxSettings s, Path work, Path tmp, List<String> argv) {
-        List<String> out = new ArrayList<>(List.of("bwrap", "--die-with-parent", "--new-session", "--unshare-all"));
+        // --cap-drop ALL: bwrap started by root keeps root's capabilities inside (in its new user namespace), enough to
+        // remount the read-only binds writable and write to the host's /usr and /etc.
+        List<String> out = new ArrayList<>(
+                List.of("bwrap", "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL"));
         if (s.network()) {
             out.add("--share-net");
         }
