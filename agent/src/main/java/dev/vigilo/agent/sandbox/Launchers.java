@@ -120,7 +120,12 @@ final class Launchers {
                 "--label",
                 OWNER_LABEL + "=" + owner,
                 "--network",
-                s.network() ? "bridge" : "none"));
+                s.network() ? "bridge" : "none",
+                // As in bwrap: no capabilities, and nothing gains privileges through setuid programs of the image.
+                "--cap-drop",
+                "all",
+                "--security-opt",
+                "no-new-privileges"));
         s.memoryMb().ifPresent(mb -> out.addAll(List.of("--memory", mb + "m", "--memory-swap", mb + "m")));
         s.pids().ifPresent(n -> out.addAll(List.of("--pids-limit", Integer.toString(n))));
         // Podman's default ulimits are above what a worker without CAP_SYS_RESOURCE may set, and the runtime then

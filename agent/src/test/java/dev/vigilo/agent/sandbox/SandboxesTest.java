@@ -138,7 +138,8 @@ class SandboxesTest {
                 new Launchers.HardLimits(Optional.of(20000L), Optional.of(96000L)),
                 List.of("python3", "agent.py"));
         assertThat(String.join(" ", argv))
-                .startsWith("podman run --rm -i --name vigilo-w-1-1 --label vigilo.sandbox.owner=w --network none")
+                .startsWith("podman run --rm -i --name vigilo-w-1-1 --label vigilo.sandbox.owner=w --network none"
+                        + " --cap-drop all --security-opt no-new-privileges")
                 .contains("--memory 512m --memory-swap 512m --pids-limit 64")
                 .contains("--ulimit nofile=20000:20000 --ulimit nproc=64:64")
                 .contains("-v /r/w/1/work:/work:rw -v /r/w/1/tmp:/tmp:rw -w /work")
