@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.vigilo.agent.AgentEnvironment;
 import dev.vigilo.agent.SandboxSupport;
 import dev.vigilo.control.ControlDatabase;
 import dev.vigilo.control.ControlSettings;
@@ -103,14 +102,8 @@ class KeptFilesPagesTest {
                 Duration.ofMillis(100),
                 Duration.ofMillis(200),
                 Duration.ofSeconds(5));
-        new Worker(
-                        placements,
-                        storage,
-                        fast,
-                        Worker.Listener.NONE,
-                        AgentEnvironment.system().withWorkingDirectory(home),
-                        home.resolve("sandboxes"))
-                .run();
+        // The agent's directory is this test's; sandboxes go under the default root (the temporary directory's).
+        new Worker(placements, storage, fast, Worker.Listener.NONE, home).run();
         dashboard = Dashboard.start(
                 new DashboardOptions(DashboardOptions.LOOPBACK, 0, Optional.empty()),
                 DashboardSources.all(control.jdbi(), placements, storage, Optional.empty(), List.of(), List.of(home)));
