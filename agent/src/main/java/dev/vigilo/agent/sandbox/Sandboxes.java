@@ -4,13 +4,16 @@ import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.UnavailableException;
 import java.io.File;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -33,6 +36,10 @@ public final class Sandboxes implements AutoCloseable {
     private static final Pattern OWNER = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,99}");
     private static final Pattern UNSAFE = Pattern.compile("[^A-Za-z0-9_.-]");
     private static final String LOCK = ".lock";
+    /** Tries to take the owner's own lock; see {@link #lockOwn}. */
+    private static final int LOCK_TRIES = 25;
+
+    private static final long LOCK_RETRY_MS = 40;
 
     private final Path root;
     private final String owner;
@@ -82,17 +89,9 @@ public final class Sandboxes implements AutoCloseable {
         FileChannel channel = null;
         try {
             Files.createDirectories(abs);
-            channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-            FileLock lock;
-            try {
-                lock = channel.tryLock();
-            } catch (OverlappingFileLockException e) {
-                lock = null; // held by a worker of this very process
-            }
-            if (lock == null) {
-                throw new UnavailableException("sandbox root " + abs + ": owner " + owner + " is locked by another"
-                        + " process; every worker needs its own id");
-            }
+            Locked locked = lockOwn(lockFile, owner);
+            channel = locked.channel();
+            FileLock lock = locked.lock();
             // Cgroups are created after the dead owners' are gone: a dead owner's could otherwise hold a name.
             Sandboxes probe = new Sandboxes(abs, owner, lockFile, channel, lock, variables, Optional.empty());
             probe.removeDead();
@@ -109,6 +108,53 @@ public final class Sandboxes implements AutoCloseable {
         } catch (RuntimeException e) {
             closeQuietly(channel);
             throw e;
+        }
+    }
+
+    private record Locked(FileChannel channel, FileLock lock) {}
+
+    /**
+     * Creates and locks the owner's lock file, and makes sure the locked file is the one at the path: another worker
+     * starting at the same moment may take the new, still unlocked file for a dead owner's and delete it between
+     * this open and this lock. A token written under the lock and read back through the path tells; on a mismatch,
+     * or while such a remover holds the file, it tries again (a few times, briefly: owners are unique ids, so no
+     * one else keeps it).
+     */
+    private static Locked lockOwn(Path lockFile, String owner) throws IOException {
+        byte[] token = (owner + " " + ProcessHandle.current().pid() + " " + System.nanoTime() + "\n")
+                .getBytes(StandardCharsets.US_ASCII);
+        for (int tries = 0; tries < LOCK_TRIES; tries++) {
+            FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            FileLock lock;
+            try {
+                lock = channel.tryLock();
+            } catch (OverlappingFileLockException e) {
+                lock = null; // held by a worker of this very process
+            }
+            if (lock != null) {
+                channel.truncate(0);
+                channel.write(ByteBuffer.wrap(token), 0);
+                if (Arrays.equals(readOrEmpty(lockFile), token)) {
+                    return new Locked(channel, lock);
+                }
+            }
+            closeQuietly(channel);
+            try {
+                Thread.sleep(LOCK_RETRY_MS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        throw new UnavailableException("sandbox root " + lockFile.getParent() + ": owner " + owner
+                + " is locked by another process; every worker needs its own id");
+    }
+
+    private static byte[] readOrEmpty(Path file) {
+        try {
+            return Files.readAllBytes(file);
+        } catch (IOException e) {
+            return new byte[0]; // deleted under us: not our file any more
         }
     }
 
@@ -301,9 +347,7 @@ public final class Sandboxes implements AutoCloseable {
                 p.destroyForcibly();
                 return Optional.empty();
             }
-            return p.exitValue() == 0
-                    ? Optional.of(new String(out, java.nio.charset.StandardCharsets.UTF_8))
-                    : Optional.empty();
+            return p.exitValue() == 0 ? Optional.of(new String(out, StandardCharsets.UTF_8)) : Optional.empty();
         } catch (IOException e) {
             return Optional.empty();
         } catch (InterruptedException e) {
