@@ -1,6 +1,8 @@
 package dev.vigilo.agent;
 
+import dev.vigilo.agent.sandbox.SandboxAttempt;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * One request to run the agent on one case, in one epoch.
@@ -17,16 +19,25 @@ import java.util.Objects;
  * @param observer   watches the attempts ({@link AgentObserver#NONE} for nothing)
  * @param epoch      which execution of the case this is, from 1 (1 when the profile has no epochs)
  * @param budget     the execution's per-case limits ({@link CaseBudget#NONE} for none)
+ * @param sandbox    the sandbox every command of this execution runs in (docs/formats/agent-protocol.md,
+ *                   "Sandboxes"); empty to run commands on the host
  */
-public record AgentCall(CaseRecord caseRecord, AgentObserver observer, int epoch, CaseBudget budget) {
+public record AgentCall(
+        CaseRecord caseRecord, AgentObserver observer, int epoch, CaseBudget budget, Optional<SandboxAttempt> sandbox) {
     /** Checks the components; an {@code epoch} below 1 is an {@link IllegalArgumentException}. */
     public AgentCall {
         Objects.requireNonNull(caseRecord, "caseRecord");
         Objects.requireNonNull(observer, "observer");
         Objects.requireNonNull(budget, "budget");
+        Objects.requireNonNull(sandbox, "sandbox");
         if (epoch < 1) {
             throw new IllegalArgumentException("epoch must be at least 1 (epochs count from 1), got " + epoch);
         }
+    }
+
+    /** A call whose commands run on the host. */
+    public AgentCall(CaseRecord caseRecord, AgentObserver observer, int epoch, CaseBudget budget) {
+        this(caseRecord, observer, epoch, budget, Optional.empty());
     }
 
     /** A call without per-case limits. */

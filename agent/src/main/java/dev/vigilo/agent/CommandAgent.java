@@ -1,6 +1,7 @@
 package dev.vigilo.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.vigilo.agent.sandbox.SandboxAttempt;
 import dev.vigilo.common.errors.UnavailableException;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -52,22 +53,37 @@ final class CommandAgent implements Agent {
     public AgentOutcome run(AgentCall call) {
         byte[] stdin = stdin(call.caseRecord().json());
         String epoch = Integer.toString(call.epoch());
+        Optional<SandboxAttempt> sandbox = call.sandbox();
         return attempts.run(
                 call.observer(),
                 call.budget(),
                 (n, observer, left) ->
-                        attempt(n, epoch, stdin, observer, left.compareTo(timeout) < 0 ? left : timeout));
+                        attempt(n, epoch, stdin, observer, left.compareTo(timeout) < 0 ? left : timeout, sandbox));
     }
 
-    /** One attempt, killed with its process tree after {@code limit} (the timeout, or less when the case's time ends). */
-    private Attempts.Result attempt(int n, String epoch, byte[] stdin, AgentObserver observer, Duration limit) {
+    /**
+     * One attempt, killed with its process tree after {@code limit} (the timeout, or less when the case's time
+     * ends); in {@code sandbox} when there is one, its files reset to the workdir's for every attempt after the first.
+     */
+    private Attempts.Result attempt(
+            int n,
+            String epoch,
+            byte[] stdin,
+            AgentObserver observer,
+            Duration limit,
+            Optional<SandboxAttempt> sandbox) {
+        if (n > 1) {
+            // A retry starts from the files the first attempt started from, not from what a failed one left.
+            sandbox.ifPresent(SandboxAttempt::reset);
+        }
+        Path scratch = sandbox.map(SandboxAttempt::scratchDirectory).orElse(env.scratchDirectory());
         EventsFile events;
         try {
-            events = EventsFile.create(env.scratchDirectory());
+            events = EventsFile.create(scratch);
         } catch (IOException e) {
             // The worker's own scratch space failing is not the agent's fault: the caller's retry path handles it.
             throw new UnavailableException(
-                    "cannot create the agent's events file in " + env.scratchDirectory() + ": " + e.getMessage()
+                    "cannot create the agent's events file in " + scratch + ": " + e.getMessage()
                             + "; check that the scratch directory exists and is writable",
                     e);
         }
@@ -78,9 +94,16 @@ final class CommandAgent implements Agent {
             childEnv.put("VIGILO_ATTEMPT", Integer.toString(n));
             // Always set ("1" without epochs), so an agent need not tell an absent variable from the first epoch.
             childEnv.put("VIGILO_EPOCH", epoch);
-            childEnv.put("VIGILO_EVENTS", events.path().toString());
-            ChildProcess.Result r = ChildProcess.run(new ChildProcess.Spec(
-                    argv, childEnv, env.workingDirectory(), stdin, limit, MAX_STDOUT_BYTES, env.secrets()));
+            // Inside a sandbox the file is in its private /tmp, under the path the command sees.
+            childEnv.put(
+                    "VIGILO_EVENTS",
+                    sandbox.map(s -> s.inside(events.path()))
+                            .orElse(events.path().toString()));
+            List<String> command =
+                    sandbox.map(s -> s.wrap(argv, childEnv.keySet())).orElse(argv);
+            Path directory = sandbox.map(SandboxAttempt::launchDirectory).orElse(env.workingDirectory());
+            ChildProcess.Result r = ChildProcess.run(
+                    new ChildProcess.Spec(command, childEnv, directory, stdin, limit, MAX_STDOUT_BYTES, env.secrets()));
             List<AgentToolCall> calls = new ArrayList<>();
             if (r.ending() != ChildProcess.Ending.CANCELLED && r.ending() != ChildProcess.Ending.NOT_STARTED) {
                 events.deliver(event -> {

@@ -2,6 +2,7 @@ package dev.vigilo.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import dev.vigilo.agent.sandbox.SandboxAttempt;
 import dev.vigilo.config.ConfigReader;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -9,6 +10,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -50,13 +52,22 @@ final class CommandEvaluator implements Evaluator {
 
     @Override
     public Verdict evaluate(CaseRecord caseRecord, JsonNode caseTree, String output) {
+        return evaluate(caseRecord, caseTree, output, EvaluationContext.NONE);
+    }
+
+    /** Runs the command in the context's sandbox when there is one, on the host otherwise. */
+    @Override
+    public Verdict evaluate(CaseRecord caseRecord, JsonNode caseTree, String output, EvaluationContext context) {
         Map<String, String> childEnv = new HashMap<>(env.variables());
         childEnv.putAll(profileEnv);
         childEnv.put("VIGILO_EVALUATOR_PROTOCOL", Integer.toString(PROTOCOL_VERSION));
+        Optional<SandboxAttempt> sandbox = context.sandbox();
+        List<String> command = sandbox.map(s -> s.wrap(argv, childEnv.keySet())).orElse(argv);
+        Path directory = sandbox.map(SandboxAttempt::launchDirectory).orElse(env.workingDirectory());
         ChildProcess.Result r = ChildProcess.run(new ChildProcess.Spec(
-                argv,
+                command,
                 childEnv,
-                env.workingDirectory(),
+                directory,
                 stdin(caseRecord.json(), output),
                 timeout,
                 MAX_STDOUT_BYTES,

@@ -1,5 +1,6 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.agent.AgentEnvironment;
 import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.common.io.AtomicFiles;
@@ -171,7 +172,8 @@ final class QuickstartCommand implements Callable<Integer> {
                     connections.storage(),
                     Worker.Options.defaults(CONCURRENCY, true),
                     Worker.Listener.NONE,
-                    agentDirectory);
+                    AgentEnvironment.system().withWorkingDirectory(agentDirectory),
+                    environment.vigiloHome().resolve("sandboxes"));
             signal.onSignal(worker::stop);
             Thread watcher = stopWhenFinished(reader, runId, worker);
             try {

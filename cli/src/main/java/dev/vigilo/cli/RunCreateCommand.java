@@ -1,13 +1,16 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.agent.sandbox.Sandboxes;
 import dev.vigilo.exec.admission.Admission;
 import dev.vigilo.plan.CreateRequest;
 import dev.vigilo.plan.CreateResult;
+import dev.vigilo.plan.Profile;
 import dev.vigilo.plan.ProfileInput;
 import dev.vigilo.plan.RunPreparation;
 import dev.vigilo.plan.RunState;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
@@ -116,7 +119,31 @@ final class RunCreateCommand implements Callable<Integer> {
                         result.expectedChunks(),
                         result.cases());
             }
+            sandboxWarning(input, CommandSupport.root(spec).environment().variables())
+                    .ifPresent(w -> {
+                        PrintWriter err = CommandSupport.err(spec);
+                        err.println(w);
+                        err.flush();
+                    });
         }
         return ExitCode.OK;
+    }
+
+    /**
+     * A warning when the profile's sandbox needs a program this machine does not have: the run's workers need it
+     * (each checks it when it starts the run), and this machine is often one of them.
+     */
+    static Optional<String> sandboxWarning(ProfileInput input, Map<String, String> variables) {
+        Profile.SandboxKind kind = input.parse().sandbox().kind();
+        if (kind == Profile.SandboxKind.NONE) {
+            return Optional.empty();
+        }
+        String program = kind == Profile.SandboxKind.BWRAP ? "bwrap" : "podman";
+        if (Sandboxes.find(program, variables).isPresent()) {
+            return Optional.empty();
+        }
+        return Optional.of("vigilo: warning: sandbox.kind " + kind.wire() + " needs " + program + " on every worker's"
+                + " PATH, and it is not installed here; install it where the workers run (Debian: apt-get install "
+                + (kind == Profile.SandboxKind.BWRAP ? "bubblewrap" : "podman") + ")");
     }
 }

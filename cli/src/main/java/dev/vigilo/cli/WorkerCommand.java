@@ -1,5 +1,6 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.agent.AgentEnvironment;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.view.ExecutionStatusReader;
@@ -94,11 +95,14 @@ final class WorkerCommand implements Callable<Integer> {
                 Worker.Listener listener = endpoint == null
                         ? progress
                         : new BothListeners(progress, new WorkerMetrics(endpoint.registry()));
+                // Sandboxed cases get their directories under VIGILO_HOME/sandboxes/<worker id>/.
                 worker = new Worker(
                         placements,
                         connections.storage(),
                         Worker.Options.defaults(concurrency, exitWhenIdle),
-                        listener);
+                        listener,
+                        AgentEnvironment.system(),
+                        CommandSupport.root(spec).environment().vigiloHome().resolve("sandboxes"));
                 Worker stoppable = worker;
                 signal.onSignal(() -> {
                     readiness.stopping();

@@ -182,6 +182,30 @@ class RunCliTest {
     }
 
     @Test
+    void runCreateWarnsWhenTheSandboxProgramIsNotInstalledAndLocatesSandboxProblems() {
+        CliRunner noPrograms = new CliRunner(home, Map.of("PATH", "/nonexistent"), List.of("--control-db", controlDb));
+        String sandboxed = PROFILE + "sandbox: {kind: bwrap, pids: 64, keep_files: [\"*.patch\"]}\n";
+        CliRunner.Result created = noPrograms.run(
+                "run", "create", "--profile", sandboxed, "--dataset-upload-id", uploadId, "--prepare-only");
+        assertThat(created.exitCode()).as(created.err()).isZero();
+        assertThat(created.err())
+                .contains("vigilo: warning: sandbox.kind bwrap needs bwrap on every worker's PATH, and it is not"
+                        + " installed here")
+                .contains("apt-get install bubblewrap");
+
+        CliRunner.Result bad = noPrograms.run(
+                "run",
+                "create",
+                "--profile",
+                PROFILE + "sandbox: {kind: podman, pids: 1}\n",
+                "--dataset-upload-id",
+                uploadId,
+                "--prepare-only");
+        assertThat(bad.exitCode()).isNotZero();
+        assertThat(bad.err()).contains("sandbox.image: is required").contains("sandbox.pids: must be an integer");
+    }
+
+    @Test
     void errorsNameTheRunAndThePathInTheProfile() {
         String runId = UUID.randomUUID().toString();
         CliRunner.Result bad = cli.run(

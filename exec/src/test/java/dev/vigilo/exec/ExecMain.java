@@ -1,5 +1,6 @@
 package dev.vigilo.exec;
 
+import dev.vigilo.agent.AgentEnvironment;
 import dev.vigilo.control.ControlDatabase;
 import dev.vigilo.control.ControlSettings;
 import dev.vigilo.exec.admission.Admission;
@@ -10,8 +11,8 @@ import java.time.Duration;
 import java.util.UUID;
 
 /**
- * A child process for crash tests: {@code worker CONTROL_URL STORE_ROOT EXEC_CONFIG CONCURRENCY LEASE_MS} runs a
- * worker until no work is left; {@code admit CONTROL_URL STORE_ROOT EXEC_CONFIG RUN_ID LEASE_MS} admits one run.
+ * A child process for crash tests: {@code worker CONTROL_URL STORE_ROOT EXEC_CONFIG CONCURRENCY LEASE_MS
+ * [SANDBOX_ROOT]} runs a worker (its sandboxes under SANDBOX_ROOT when given) until no work is left; {@code admit CONTROL_URL STORE_ROOT EXEC_CONFIG RUN_ID LEASE_MS} admits one run.
  * Exits 0 when done; tests kill it with SIGKILL at random points. A worker prints its progress, one line per event
  * ({@code claimed RUN CHUNK MILLIS}, {@code completed RUN CHUNK MILLIS}, {@code given-back RUN CHUNK MILLIS
  * OUTCOME}, with the wall-clock time in milliseconds), so a test can tell
@@ -35,7 +36,16 @@ public final class ExecMain {
                         Duration.ofMillis(100),
                         Duration.ofMillis(300),
                         lease);
-                Worker.Report r = new Worker(placements, storage, options, new Progress()).run();
+                Worker worker = args.length > 6
+                        ? new Worker(
+                                placements,
+                                storage,
+                                options,
+                                new Progress(),
+                                AgentEnvironment.system(),
+                                Path.of(args[6]))
+                        : new Worker(placements, storage, options, new Progress());
+                Worker.Report r = worker.run();
                 System.out.println("done " + r);
             } else {
                 Admission.Result r = new Admission(placements, storage, Duration.ofMillis(Long.parseLong(args[5])))

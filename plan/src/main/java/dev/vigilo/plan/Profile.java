@@ -24,6 +24,7 @@ import java.util.Optional;
  *                   [{@link #MIN_CONFIDENCE}, {@link #MAX_CONFIDENCE}]
  * @param pricing the prices of models per million tokens ({@code pricing}), by model name as endpoints report it;
  *                empty when the profile gives none
+ * @param sandbox where the commands of a case run ({@code sandbox}); {@link Sandbox#NONE} when not given
  */
 public record Profile(
         int version,
@@ -34,7 +35,8 @@ public record Profile(
         Limits limits,
         Epochs epochs,
         double confidence,
-        Pricing pricing) {
+        Pricing pricing,
+        Sandbox sandbox) {
 
     /** The newest profile format version this build understands. */
     public static final int VERSION = 1;
@@ -59,8 +61,91 @@ public record Profile(
         Objects.requireNonNull(limits, "limits");
         Objects.requireNonNull(epochs, "epochs");
         Objects.requireNonNull(pricing, "pricing");
+        Objects.requireNonNull(sandbox, "sandbox");
         if (!(confidence >= MIN_CONFIDENCE && confidence <= MAX_CONFIDENCE)) {
             throw new IllegalArgumentException("confidence " + confidence + " is outside [0.5, 0.999]");
+        }
+    }
+
+    /** A profile without a sandbox. */
+    public Profile(
+            int version,
+            String name,
+            Agent agent,
+            List<Evaluator> evaluators,
+            List<Gate> gates,
+            Limits limits,
+            Epochs epochs,
+            double confidence,
+            Pricing pricing) {
+        this(version, name, agent, evaluators, gates, limits, epochs, confidence, pricing, Sandbox.NONE);
+    }
+
+    /** Sandbox kinds (docs/formats/plan-profile.md, "sandbox"). */
+    public enum SandboxKind {
+        /** Commands run on the worker's host (the default). */
+        NONE("none"),
+        /** In bubblewrap ({@code bwrap}). */
+        BWRAP("bwrap"),
+        /** In a podman container. */
+        PODMAN("podman");
+
+        private final String wire;
+
+        SandboxKind(String wire) {
+            this.wire = wire;
+        }
+
+        public String wire() {
+            return wire;
+        }
+    }
+
+    /**
+     * Where the commands of a case run.
+     *
+     * @param kind      none, bwrap or podman
+     * @param network   whether they may use the network
+     * @param workdir   the directory copied into every attempt's work directory, as written (a relative one is
+     *                  relative to the worker's working directory)
+     * @param memoryMb  the most memory of an attempt's processes, in MiB
+     * @param pids      the most processes of an attempt at once
+     * @param keepFiles globs of work-directory files kept after the attempt
+     * @param image     the container image (podman only)
+     */
+    public record Sandbox(
+            SandboxKind kind,
+            boolean network,
+            Optional<String> workdir,
+            Optional<Long> memoryMb,
+            Optional<Integer> pids,
+            List<String> keepFiles,
+            Optional<String> image) {
+        /** No sandbox. */
+        public static final Sandbox NONE = new Sandbox(
+                SandboxKind.NONE,
+                false,
+                Optional.empty(),
+                Optional.empty(),
+                Optional.empty(),
+                List.of(),
+                Optional.empty());
+        /** Smallest accepted {@code memory_mb}. */
+        public static final long MIN_MEMORY_MB = 16;
+        /** Largest accepted {@code memory_mb} (1 TiB). */
+        public static final long MAX_MEMORY_MB = 1L << 20;
+        /** Smallest accepted {@code pids}. */
+        public static final int MIN_PIDS = 4;
+        /** Largest accepted {@code pids}. */
+        public static final int MAX_PIDS = 4_194_304;
+
+        public Sandbox {
+            Objects.requireNonNull(kind, "kind");
+            Objects.requireNonNull(workdir, "workdir");
+            Objects.requireNonNull(memoryMb, "memoryMb");
+            Objects.requireNonNull(pids, "pids");
+            keepFiles = List.copyOf(keepFiles);
+            Objects.requireNonNull(image, "image");
         }
     }
 

@@ -17,7 +17,7 @@ import java.util.List;
  * SHA-256 of this encoding is the profile identity a repeated {@code run create} is compared by. Keys added after
  * version 1 was published ({@code epochs}, {@code confidence}, a gate's {@code decide}, an agent's {@code max_attempts}
  * and {@code seed_per_epoch}, an http agent's {@code tools} (with {@code max_turns} and {@code parallel_tool_calls}),
- * {@code pricing}, the per-case {@code limits}) are written only when they differ from
+ * {@code pricing}, the per-case {@code limits}, {@code sandbox}) are written only when they differ from
  * their defaults (or are given), so every profile written before
  * them keeps its identity and giving a default explicitly means the same profile.
  */
@@ -73,6 +73,20 @@ final class ProfileJson {
                     m.put("cached_input", Pricing.text(price.cachedInput()));
                 }
             });
+        }
+        if (p.sandbox().kind() != Profile.SandboxKind.NONE) {
+            // Written only with a sandbox: every profile without one keeps its identity.
+            Profile.Sandbox s = p.sandbox();
+            ObjectNode sandbox = root.putObject("sandbox");
+            sandbox.put("kind", s.kind().wire());
+            sandbox.put("network", s.network());
+            s.workdir().ifPresent(w -> sandbox.put("workdir", w));
+            s.memoryMb().ifPresent(m -> sandbox.put("memory_mb", m));
+            s.pids().ifPresent(n -> sandbox.put("pids", n));
+            if (!s.keepFiles().isEmpty()) {
+                strings(sandbox.putArray("keep_files"), s.keepFiles());
+            }
+            s.image().ifPresent(i -> sandbox.put("image", i));
         }
         return root;
     }

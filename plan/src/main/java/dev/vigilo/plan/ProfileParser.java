@@ -31,7 +31,7 @@ import java.util.Optional;
  * {@link Profile#MAX_BYTES} is rejected before parsing; the canonical encoding is checked against the same limit.
  * Every problem found is reported where it is and with its path in the document, read by the shared reader
  * ({@link ConfigReader}) part by part: {@link AgentReader}, {@link EvaluatorReader}, {@link GateReader},
- * {@link LimitReader}, {@link EpochReader}. Stateless and thread-safe.
+ * {@link LimitReader}, {@link EpochReader}, {@link SandboxReader}. Stateless and thread-safe.
  */
 public final class ProfileParser {
     private static final String INLINE = "--profile";
@@ -193,7 +193,8 @@ public final class ProfileParser {
                             "limits",
                             "epochs",
                             "confidence",
-                            "pricing"));
+                            "pricing",
+                            "sandbox"));
             int version = 1;
             JsonNode v = root.get("version");
             if (v != null) {
@@ -217,6 +218,7 @@ public final class ProfileParser {
             List<Profile.Gate> gates = new GateReader(fields).gates(root.get("gates"), evaluators, confidence);
             Profile.Limits limits = new LimitReader(reader).limits(root.get("limits"));
             Pricing pricing = new PricingReader(reader).pricing(root.get("pricing"));
+            Profile.Sandbox sandbox = new SandboxReader(reader).sandbox(root.get("sandbox"));
             for (int i = 0; i < evaluators.size(); i++) {
                 if (evaluators.get(i).kind() == Profile.EvaluatorKind.COST) {
                     int index = i;
@@ -239,7 +241,7 @@ public final class ProfileParser {
             if (reader.hasProblems()) {
                 throw new ProfileException(reader.problemLines());
             }
-            return new Profile(version, name, agent, evaluators, gates, limits, epochs, confidence, pricing);
+            return new Profile(version, name, agent, evaluators, gates, limits, epochs, confidence, pricing, sandbox);
         }
 
         /** The model an http agent asks for; empty for a command agent (it names no model to price). */

@@ -112,6 +112,7 @@ public final class Dashboard implements AutoCloseable {
                 r.get("/runs/{run}/cases", p::casesPage);
                 r.get("/runs/{run}/cases/{ordinal}", p::casePage);
                 r.get("/runs/{run}/cases/{ordinal}/transcript", p.transcripts()::page);
+                r.get("/runs/{run}/cases/{ordinal}/files/{index}", p::keptFile);
                 r.post("/runs/{run}/cancel", p::cancelForm);
                 r.post("/runs/{run}/pause", p::pauseForm);
                 r.post("/runs/{run}/resume", p::resumeForm);

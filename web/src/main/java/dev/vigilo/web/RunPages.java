@@ -644,6 +644,9 @@ final class RunPages {
             m.put("case_sha", d.caseSha256());
             putEpochs(m, id, ordinal, d);
             transcripts.embed(m, id, ordinal, d);
+            List<Map<String, Object>> kept = keptFiles(id, ordinal, d);
+            m.put("kept_files", kept);
+            m.put("has_kept_files", !kept.isEmpty());
         }
         views.render(ctx, "case", m);
     }
@@ -687,6 +690,41 @@ final class RunPages {
         m.put("epochs", rows);
     }
 
+    /** The files the case's sandboxed executions kept, each with its download link (empty list for none). */
+    private static List<Map<String, Object>> keptFiles(UUID id, long ordinal, CaseResults.CaseDetail d) {
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (int i = 0; i < d.keptFiles().size(); i++) {
+            CaseResults.KeptFile k = d.keptFiles().get(i);
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("epoch", k.epoch());
+            m.put("epoch_text", k.epoch() == 0 ? "" : Integer.toString(k.epoch()));
+            m.put("path", k.path());
+            m.put("key", k.ref().key().value());
+            m.put("length", k.ref().length());
+            m.put("sha256", k.ref().sha256().toHex());
+            m.put("href", "/runs/" + id + "/cases/" + ordinal + "/files/" + i);
+            out.add(m);
+        }
+        return out;
+    }
+
+    /**
+     * {@code GET /runs/{run}/cases/{ordinal}/files/{index}}: a kept file's bytes, verified against the receipt's
+     * reference, as a download named by the file's own name (never rendered: it is what a sandboxed agent wrote).
+     */
+    void keptFile(Context ctx) {
+        UUID id = Params.runId(ctx);
+        long ordinal = Params.ordinal(ctx, "ordinal");
+        int index = (int) Params.number(ctx.pathParam("index"), "index", 0, Integer.MAX_VALUE);
+        byte[] bytes = cases.keptFile(id, ordinal, index);
+        String path =
+                cases.find(id, ordinal).orElseThrow().keptFiles().get(index).path();
+        String name = path.substring(path.lastIndexOf('/') + 1).replaceAll("[^A-Za-z0-9._-]", "_");
+        ctx.header("Content-Disposition", "attachment; filename=\"" + name + "\"");
+        ctx.header("X-Content-Type-Options", "nosniff");
+        ctx.contentType("application/octet-stream").result(bytes);
+    }
+
     void caseApi(Context ctx) {
         UUID id = Params.runId(ctx);
         long ordinal = Params.ordinal(ctx, "ordinal");
@@ -710,6 +748,18 @@ final class RunPages {
                     .put("started_at", d.chunkStartedAt().toString())
                     .put("finished_at", d.chunkFinishedAt().toString());
             CaseTranscriptPages.putAll(o, id, ordinal, 0, d.transcripts());
+            if (!d.keptFiles().isEmpty()) {
+                ArrayNode kept = r.putArray("kept_files");
+                for (Map<String, Object> k : keptFiles(id, ordinal, d)) {
+                    ObjectNode x = kept.addObject();
+                    x.put("epoch", (Integer) k.get("epoch"));
+                    x.put("path", (String) k.get("path"));
+                    x.put("key", (String) k.get("key"));
+                    x.put("length", (Long) k.get("length"));
+                    x.put("sha256", (String) k.get("sha256"));
+                    x.put("href", (String) k.get("href"));
+                }
+            }
             if (!d.epochs().isEmpty()) {
                 ArrayNode epochs = r.putArray("epochs");
                 for (CaseResults.EpochDetail e : d.epochs()) {

@@ -341,6 +341,7 @@ final class ExecutionCheck {
                 c.gates().size() == Long.bitCount(e.gates()),
                 what + " has outcomes for gates that do not select it");
         checkOutput(key, what, c);
+        checkKeptFiles(what, c);
         checkTranscripts(r, c, what, epoch);
         for (Receipt.ModelUsage m : c.usage().map(Receipt.Usage::models).orElse(List.of())) {
             require(
@@ -370,6 +371,20 @@ final class ExecutionCheck {
                     b.length == c.outputLength()
                             && c.outputSha256().map(Sha256.of(b)::equals).orElse(false),
                     "output " + ref.key() + " of " + what + " differs from the length and SHA-256 the receipt records");
+        }
+    }
+
+    /** Every kept file is where its content's hash says and is the bytes its reference records. */
+    private void checkKeptFiles(String what, Receipt.CaseResult c) {
+        for (Receipt.KeptFileRef k : c.keptFiles()) {
+            ObjectRef ref = k.ref();
+            require(
+                    ref.key().value(),
+                    ref.key().equals(Receipt.keptFileKey(runId, ref.sha256())),
+                    what + ": kept file " + k.path() + " is referenced at " + ref.key() + ", not at the key of its"
+                            + " SHA-256 " + Receipt.keptFileKey(runId, ref.sha256()));
+            // The read compares the bytes with the reference's length and SHA-256: altered or lost is damage.
+            ChunkRows.read(store, ref, "kept file " + k.path() + " (" + ref.key() + ") of " + what);
         }
     }
 

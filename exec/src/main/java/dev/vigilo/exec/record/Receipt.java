@@ -334,6 +334,25 @@ public record Receipt(
     }
 
     /**
+     * A file a sandboxed execution left in its work directory that matched the profile's {@code keep_files}
+     * (version 5 receipts), stored as an immutable object at {@link #keptFileKey}.
+     *
+     * @param path its path relative to the work directory, with {@code /} separators
+     * @param ref  the stored object (key, length, SHA-256)
+     */
+    public record KeptFileRef(String path, ObjectRef ref) {
+        public KeptFileRef {
+            Objects.requireNonNull(path, "path");
+            Objects.requireNonNull(ref, "ref");
+        }
+    }
+
+    /** The content-addressed key of a kept file of run {@code runId}. */
+    public static ObjectKey keptFileKey(UUID runId, Sha256 sha) {
+        return ObjectKey.of("runs/" + runId + "/files/" + sha.toHex());
+    }
+
+    /**
      * One case's result.
      *
      * @param output       the output when stored inline (at most {@link #INLINE_OUTPUT_BYTES} UTF-8 bytes)
@@ -350,6 +369,8 @@ public record Receipt(
      *                     reduced, the gate outcomes from the reduced evaluators. Empty with one epoch.
      * @param usage        the execution's model calls and cost (version 4; of a case of several epochs: the sum of
      *                     its epochs'); empty in older receipts
+     * @param keptFiles    the files a sandboxed execution kept (version 5), in path order; empty without
+     *                     {@code keep_files}, and for a case of several epochs (its epochs list their own)
      */
     public record CaseResult(
             long ordinal,
@@ -367,9 +388,11 @@ public record Receipt(
             Map<String, GateOutcome> gates,
             List<TranscriptRef> transcripts,
             List<CaseResult> epochs,
-            Optional<Usage> usage) {
+            Optional<Usage> usage,
+            List<KeptFileRef> keptFiles) {
         public CaseResult {
             Objects.requireNonNull(usage, "usage");
+            keptFiles = List.copyOf(keptFiles);
             evaluatorResults = List.copyOf(evaluatorResults);
             gates = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(gates));
             transcripts = List.copyOf(transcripts);
@@ -380,6 +403,44 @@ public record Receipt(
                             "case " + id + ": an epoch must be of the same case and have no" + " epochs of its own");
                 }
             }
+        }
+
+        /** A result without kept files. */
+        public CaseResult(
+                long ordinal,
+                String id,
+                Sha256 caseSha256,
+                boolean errored,
+                Optional<String> output,
+                Optional<ObjectRef> outputRef,
+                long outputLength,
+                Optional<Sha256> outputSha256,
+                int attempts,
+                long agentMillis,
+                Optional<Error> error,
+                List<EvaluatorResult> evaluatorResults,
+                Map<String, GateOutcome> gates,
+                List<TranscriptRef> transcripts,
+                List<CaseResult> epochs,
+                Optional<Usage> usage) {
+            this(
+                    ordinal,
+                    id,
+                    caseSha256,
+                    errored,
+                    output,
+                    outputRef,
+                    outputLength,
+                    outputSha256,
+                    attempts,
+                    agentMillis,
+                    error,
+                    evaluatorResults,
+                    gates,
+                    transcripts,
+                    epochs,
+                    usage,
+                    List.of());
         }
 
         /** A result of one execution (no epochs). */
@@ -471,7 +532,30 @@ public record Receipt(
                     gates,
                     transcripts,
                     epochs,
-                    u);
+                    u,
+                    keptFiles);
+        }
+
+        /** This result with the given kept files. */
+        public CaseResult withKeptFiles(List<KeptFileRef> files) {
+            return new CaseResult(
+                    ordinal,
+                    id,
+                    caseSha256,
+                    errored,
+                    output,
+                    outputRef,
+                    outputLength,
+                    outputSha256,
+                    attempts,
+                    agentMillis,
+                    error,
+                    evaluatorResults,
+                    gates,
+                    transcripts,
+                    epochs,
+                    usage,
+                    files);
         }
 
         /**
@@ -511,7 +595,8 @@ public record Receipt(
                     gates,
                     refs,
                     epochs,
-                    usage);
+                    usage,
+                    keptFiles);
         }
     }
 

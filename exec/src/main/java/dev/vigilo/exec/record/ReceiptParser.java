@@ -72,26 +72,49 @@ public final class ReceiptParser {
          * and each case's {@code epoch_passes} and {@code epochs} are always present ({@code 1}, {@code {}} and
          * {@code []} for a run of one epoch).
          */
-        V4(4, true, true, true);
+        V4(4, true, true, true),
+        /**
+         * Version 4 plus each execution's {@code kept_files} (the files of a sandbox's work directory matching the
+         * profile's {@code keep_files}, stored as objects). Written only when an execution of the receipt kept a
+         * file; every other receipt is version 4, byte for byte.
+         */
+        V5(5, true, true, true, true);
 
         final int number;
         final boolean transcripts;
         final boolean epochs;
         final boolean usage;
+        final boolean keptFiles;
 
-        Version(int number, boolean transcripts, boolean epochs, boolean usage) {
+        Version(int number, boolean transcripts, boolean epochs, boolean usage, boolean keptFiles) {
             this.number = number;
             this.transcripts = transcripts;
             this.epochs = epochs;
             this.usage = usage;
+            this.keptFiles = keptFiles;
+        }
+
+        Version(int number, boolean transcripts, boolean epochs, boolean usage) {
+            this(number, transcripts, epochs, usage, false);
         }
 
         Version(int number, boolean transcripts, boolean epochs) {
-            this(number, transcripts, epochs, false);
+            this(number, transcripts, epochs, false, false);
         }
 
-        /** The version receipts are written in. */
+        /** The version receipts are written in when no execution kept a file. */
         static final Version WRITING = V4;
+
+        /** The version {@code r} is written in: {@link #V5} when an execution kept files, else {@link #WRITING}. */
+        static Version writing(Receipt r) {
+            for (CaseResult c : r.cases()) {
+                if (!c.keptFiles().isEmpty()
+                        || c.epochs().stream().anyMatch(e -> !e.keptFiles().isEmpty())) {
+                    return V5;
+                }
+            }
+            return WRITING;
+        }
 
         /** The fewest epochs a receipt of this version lists. */
         int minEpochs() {
@@ -142,6 +165,8 @@ public final class ReceiptParser {
     static final String JUDGE = "judge";
     // Usage.
     static final String USAGE = "usage";
+    static final String KEPT_FILES = "kept_files";
+    static final String PATH = "path";
     static final String MODELS = "models";
     static final String ROLE = "role";
     static final String MODEL = "model";
@@ -164,11 +189,11 @@ public final class ReceiptParser {
     private static final ObjectMapper MAPPER = StrictJson.newMapper();
 
     /**
-     * The receipt in the current version ({@link Version#WRITING}): compact JSON in the documented key order, ending
-     * in a newline.
+     * The receipt in the current version ({@link Version#writing}: version 5 when an execution kept files, else 4):
+     * compact JSON in the documented key order, ending in a newline.
      */
     public static byte[] toJson(Receipt r) {
-        Version version = Version.WRITING;
+        Version version = Version.writing(r);
         ObjectNode n = JsonFields.document(FORMAT, version.number);
         n.put(RUN_ID, r.runId().toString());
         n.put(CHUNK_INDEX, r.chunkIndex());
@@ -275,6 +300,14 @@ public final class ReceiptParser {
                     c.usage()
                             .orElseThrow(() -> new IllegalArgumentException("case " + c.id() + ": a version "
                                     + version.number + " receipt records every execution's usage")));
+        }
+        if (version.keptFiles) {
+            ArrayNode kept = o.putArray(KEPT_FILES);
+            for (Receipt.KeptFileRef k : c.keptFiles()) {
+                ObjectNode x = kept.addObject();
+                x.put(PATH, k.path());
+                putRef(x, k.ref());
+            }
         }
     }
 
@@ -469,7 +502,17 @@ public final class ReceiptParser {
                 gates,
                 transcripts,
                 epochs,
-                version.usage ? Optional.of(readUsage(c, in)) : Optional.empty());
+                version.usage ? Optional.of(readUsage(c, in)) : Optional.empty(),
+                version.keptFiles ? keptFiles(c, in) : List.of());
+    }
+
+    private static List<Receipt.KeptFileRef> keptFiles(JsonNode c, String in) {
+        List<Receipt.KeptFileRef> out = new ArrayList<>();
+        for (JsonNode k : array(c, KEPT_FILES, in)) {
+            String at = in + ", kept file";
+            out.add(new Receipt.KeptFileRef(text(k, PATH, at), JsonFields.ref(k, at)));
+        }
+        return out;
     }
 
     private static void checkTallies(Receipt r, JsonNode t) {

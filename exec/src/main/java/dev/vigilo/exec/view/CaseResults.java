@@ -1,5 +1,6 @@
 package dev.vigilo.exec.view;
 
+import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.common.errors.UnavailableException;
@@ -9,6 +10,7 @@ import dev.vigilo.exec.record.ChunkRows;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.UsageTallies;
+import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.ObjectStore;
 import dev.vigilo.storage.ObjectStores;
 import dev.vigilo.storage.Sha256;
@@ -196,6 +198,8 @@ public final class CaseResults implements AutoCloseable {
      *                        recorded, and for a case of several epochs (each epoch lists its own)
      * @param epochs          in a run of several epochs, each epoch in epoch order (the case's result and output are
      *                        then their reduction, without an output); empty with one epoch
+     * @param keptFiles       the files its sandboxed executions kept (receipt version 5), the case's own or each
+     *                        epoch's in epoch order; empty without {@code keep_files}
      */
     public record CaseDetail(
             ExecutedCase result,
@@ -208,11 +212,49 @@ public final class CaseResults implements AutoCloseable {
             Instant chunkFinishedAt,
             String caseSha256,
             List<RunTranscripts.Attempt> transcripts,
-            List<EpochDetail> epochs) {
+            List<EpochDetail> epochs,
+            List<KeptFile> keptFiles) {
         public CaseDetail {
             transcripts = List.copyOf(transcripts);
             epochs = List.copyOf(epochs);
+            keptFiles = List.copyOf(keptFiles);
         }
+    }
+
+    /**
+     * A file a sandboxed execution of a case kept, as its receipt references it.
+     *
+     * @param epoch the epoch that kept it, from 1; 0 in a run of one epoch
+     * @param path  its path in the sandbox's work directory
+     * @param ref   the stored object
+     */
+    public record KeptFile(int epoch, String path, ObjectRef ref) {
+        public KeptFile {
+            Objects.requireNonNull(path, "path");
+            Objects.requireNonNull(ref, "ref");
+        }
+    }
+
+    /**
+     * The bytes of kept file {@code index} of a case ({@link CaseDetail#keptFiles()} order), read through the run's
+     * store and verified against the receipt's reference.
+     *
+     * @throws NotFoundException when the case has not been executed or kept no such file
+     * @throws DamagedException  when the stored file is missing or altered
+     */
+    public byte[] keptFile(UUID runId, long ordinal, int index) {
+        CaseDetail d = find(runId, ordinal)
+                .orElseThrow(() ->
+                        new NotFoundException("case " + ordinal + " of run " + runId + " has not been" + " executed"));
+        if (index < 0 || index >= d.keptFiles().size()) {
+            throw new NotFoundException("case " + ordinal + " of run " + runId + " kept "
+                    + d.keptFiles().size() + " files; there is no file " + index);
+        }
+        KeptFile k = d.keptFiles().get(index);
+        return ChunkRows.read(
+                view(runId).store(),
+                k.ref(),
+                "kept file " + k.path() + " (" + k.ref().key().value() + ") of case " + ordinal);
     }
 
     private final Placements placements;
@@ -317,6 +359,15 @@ public final class CaseResults implements AutoCloseable {
                                     x.outputSha256().map(Sha256::toHex),
                                     epochTranscripts.get(i).attempts()));
                         }
+                        List<KeptFile> kept = new ArrayList<>();
+                        c.keptFiles().forEach(k -> kept.add(new KeptFile(0, k.path(), k.ref())));
+                        for (int i = 0; i < c.epochs().size(); i++) {
+                            int epoch = i + 1;
+                            c.epochs()
+                                    .get(i)
+                                    .keptFiles()
+                                    .forEach(k -> kept.add(new KeptFile(epoch, k.path(), k.ref())));
+                        }
                         return Optional.of(new CaseDetail(
                                 e,
                                 output(run.store(), c),
@@ -330,7 +381,8 @@ public final class CaseResults implements AutoCloseable {
                                 c.transcripts().stream()
                                         .map(t -> new RunTranscripts.Attempt(t.attempt(), t.ref()))
                                         .toList(),
-                                epochs));
+                                epochs,
+                                kept));
                     }
                 }
             }

@@ -45,7 +45,8 @@ import org.jdbi.v3.core.Jdbi;
  * {@code errored}), {@code attempts}, {@code output} (null when the agent errored), {@code evaluators} (name to
  * {@code {passed, score, reason, error}}), {@code gates} (name to {@code passed|failed|errored}), {@code error} (null
  * or {@code {type, message}}) and, from receipts of version 4, {@code usage} (tokens and cost in all and per role,
- * unpriced models). A run of several epochs adds {@code epoch_passes} (gate to the number of epochs that
+ * unpriced models), and, for executions of a sandbox that kept files (version 5), {@code kept_files} ({@code path},
+ * and the stored object's {@code key}, {@code length}, {@code sha256}). A run of several epochs adds {@code epoch_passes} (gate to the number of epochs that
  * passed it) and {@code epochs}: per epoch, in epoch order, {@code epoch} (from 1) and the keys above from
  * {@code status} to {@code error}, its own; the case's own keys are then the epochs' reduction (its {@code output}
  * null, its {@code attempts} their sum).
@@ -185,6 +186,19 @@ public final class RunResults {
         writeError(g, c.error());
         if (c.usage().isPresent()) {
             writeUsage(g, c.usage().get());
+        }
+        if (!c.keptFiles().isEmpty()) {
+            // Only executions that kept files have the key, so every other line stays as it was.
+            g.writeArrayFieldStart("kept_files");
+            for (Receipt.KeptFileRef k : c.keptFiles()) {
+                g.writeStartObject();
+                g.writeStringField("path", k.path());
+                g.writeStringField("key", k.ref().key().value());
+                g.writeNumberField("length", k.ref().length());
+                g.writeStringField("sha256", k.ref().sha256().toHex());
+                g.writeEndObject();
+            }
+            g.writeEndArray();
         }
     }
 

@@ -13,10 +13,15 @@ import dev.vigilo.agent.EvaluatorResult;
 import dev.vigilo.agent.EvaluatorSet;
 import dev.vigilo.agent.Evaluators;
 import dev.vigilo.agent.TokenUsage;
+import dev.vigilo.agent.sandbox.KeptFile;
+import dev.vigilo.agent.sandbox.SandboxAttempt;
+import dev.vigilo.agent.sandbox.SandboxSettings;
+import dev.vigilo.agent.sandbox.Sandboxes;
 import dev.vigilo.common.concurrent.Futures;
 import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.DamagedException;
+import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.dataset.DatasetReader;
 import dev.vigilo.dataset.StoredCase;
 import dev.vigilo.exec.record.ChunkSeed;
@@ -70,6 +75,9 @@ final class ChunkExecution implements ChunkExecutor {
     private final ExecutorService cases;
     private final AgentEnvironment environment;
     private final Map<UUID, RunAgent> agents = new HashMap<>();
+    /** The worker's sandbox root, set when the worker starts; null until then (a run with a sandbox then fails). */
+    private volatile Sandboxes sandboxes;
+
     private final TranscriptStore transcripts = new TranscriptStore();
 
     /**
@@ -84,7 +92,8 @@ final class ChunkExecution implements ChunkExecutor {
             Function<List<TokenUsage>, Optional<BigDecimal>> cost,
             CaseBudget budget,
             String provider,
-            String defaultModel) {}
+            String defaultModel,
+            SandboxSettings sandbox) {}
 
     ChunkExecution(int concurrency) {
         this(concurrency, AgentEnvironment.system());
@@ -95,7 +104,42 @@ final class ChunkExecution implements ChunkExecutor {
         this.environment = environment;
     }
 
+    /** Where the cases of runs with a sandbox get their attempt directories (docs/formats/agent-protocol.md). */
+    @Override
+    public void useSandboxes(Sandboxes root) {
+        this.sandboxes = root;
+    }
+
+    /**
+     * The run's sandbox settings, checked against this worker: a run whose sandbox this worker cannot provide (no
+     * bwrap or podman on its PATH, no way to enforce limits, no workdir) fails the chunk's attempt with one clear
+     * message, before any case runs; it is not an error of every case. Invalid input, not unavailable: an outage
+     * would be waited out without counting attempts, and a missing program does not come back by itself.
+     */
+    private SandboxSettings sandbox(RunContext run) {
+        SandboxSettings settings;
+        try {
+            settings = SandboxSettings.fromConfig(
+                    run.configuration().path("profile").get("sandbox"), environment.workingDirectory());
+        } catch (RuntimeException e) {
+            throw new DamagedException(
+                    "run " + run.runId() + ": the frozen profile's sandbox is invalid: " + e.getMessage());
+        }
+        if (settings.sandboxed()) {
+            Sandboxes root = sandboxes;
+            if (root == null) {
+                throw new InvalidInputException("run " + run.runId() + " runs its commands in a "
+                        + settings.kind().wire() + " sandbox, and this executor has no sandbox root");
+            }
+            root.problem(settings).ifPresent(p -> {
+                throw new InvalidInputException("run " + run.runId() + " cannot run on this worker: " + p);
+            });
+        }
+        return settings;
+    }
+
     private RunAgent agentOf(RunContext run) {
+        SandboxSettings sandbox = sandbox(run);
         synchronized (agents) {
             return agents.computeIfAbsent(run.runId(), id -> {
                 var agent = run.configuration().path("agent");
@@ -121,7 +165,8 @@ final class ChunkExecution implements ChunkExecutor {
                         cost,
                         budget(run, cost),
                         http ? AttemptTranscript.HTTP_PROVIDER : AttemptTranscript.COMMAND_PROVIDER,
-                        model.isEmpty() ? "agent" : model);
+                        model.isEmpty() ? "agent" : model,
+                        sandbox);
             });
         }
     }
@@ -260,8 +305,28 @@ final class ChunkExecution implements ChunkExecutor {
             ChunkFile.Entry entry,
             int epoch) {
         TranscriptRecorder recorder = new TranscriptRecorder(scope, c, epoch, transcripts);
-        Evaluated e = evaluate(run, ra, recorder, c, entry, Math.max(1, epoch));
-        return e.result().withTranscripts(recorder.finish(e.result(), e.output(), e.judged(), e.stopped()));
+        if (!ra.sandbox().sandboxed()) {
+            Evaluated e = evaluate(run, ra, recorder, c, entry, Math.max(1, epoch), Optional.empty());
+            return e.result().withTranscripts(recorder.finish(e.result(), e.output(), e.judged(), e.stopped()));
+        }
+        // One sandbox per execution: the agent's attempts (each from a fresh copy of the workdir) and then the
+        // command evaluators, which see what the agent left. Its directory and processes go when it closes.
+        try (SandboxAttempt sandbox = sandboxes.start(ra.sandbox(), c.id() + (epoch > 0 ? "-e" + epoch : ""))) {
+            Evaluated e = evaluate(run, ra, recorder, c, entry, Math.max(1, epoch), Optional.of(sandbox));
+            Receipt.CaseResult result = e.result().withKeptFiles(keep(run, sandbox.keptFiles()));
+            return result.withTranscripts(recorder.finish(result, e.output(), e.judged(), e.stopped()));
+        }
+    }
+
+    /** Stores kept files as immutable, content-addressed objects of the run (docs/formats/exec-receipt.md). */
+    private static List<Receipt.KeptFileRef> keep(RunContext run, List<KeptFile> files) {
+        List<Receipt.KeptFileRef> out = new ArrayList<>(files.size());
+        for (KeptFile f : files) {
+            ObjectRef ref = run.store()
+                    .create(Receipt.keptFileKey(run.runId(), Sha256.of(f.bytes())), f.bytes(), Deadline.after(READ));
+            out.add(new Receipt.KeptFileRef(f.path(), ref));
+        }
+        return out;
     }
 
     /**
@@ -276,9 +341,15 @@ final class ChunkExecution implements ChunkExecutor {
     }
 
     private Evaluated evaluate(
-            RunContext run, RunAgent ra, TranscriptRecorder recorder, StoredCase c, ChunkFile.Entry entry, int epoch) {
+            RunContext run,
+            RunAgent ra,
+            TranscriptRecorder recorder,
+            StoredCase c,
+            ChunkFile.Entry entry,
+            int epoch,
+            Optional<SandboxAttempt> sandbox) {
         CaseRecord record = new CaseRecord(c.id(), c.ordinal(), c.caseJson());
-        AgentOutcome outcome = ra.agent().run(new AgentCall(record, recorder, epoch, ra.budget()));
+        AgentOutcome outcome = ra.agent().run(new AgentCall(record, recorder, epoch, ra.budget(), sandbox));
         if (outcome.cancelled()) {
             throw new CancelledException("case " + c.id() + " was cancelled");
         }
@@ -316,8 +387,13 @@ final class ChunkExecution implements ChunkExecutor {
                     null);
         }
         String output = outcome.output().orElseThrow();
+        EvaluationContext context = EvaluationContext.of(outcome, ra.cost(), recorder);
         List<EvaluatorResult> results = ra.evaluators()
-                .evaluate(entry.evaluators(), record, output, EvaluationContext.of(outcome, ra.cost(), recorder));
+                .evaluate(
+                        entry.evaluators(),
+                        record,
+                        output,
+                        sandbox.map(context::inSandbox).orElse(context));
         Map<Integer, EvaluatorResult> byIndex = new HashMap<>();
         List<Receipt.EvaluatorResult> evaluated = new ArrayList<>();
         List<TokenUsage> judgeUsage = new ArrayList<>();

@@ -1,5 +1,6 @@
 package dev.vigilo.exec.worker;
 
+import dev.vigilo.agent.sandbox.Sandboxes;
 import dev.vigilo.exec.record.ChunkTables;
 import dev.vigilo.exec.record.Receipt;
 import java.util.UUID;
@@ -11,6 +12,9 @@ import java.util.UUID;
  */
 interface ChunkExecutor extends AutoCloseable {
     Receipt execute(ChunkTables.Lease lease, UUID worker, RunContext run);
+
+    /** The worker's sandbox root, opened when the worker starts (executors that run no commands ignore it). */
+    default void useSandboxes(Sandboxes root) {}
 
     @Override
     void close();

@@ -1,6 +1,8 @@
 package dev.vigilo.exec.worker;
 
 import dev.vigilo.agent.AgentEnvironment;
+import dev.vigilo.agent.sandbox.SandboxKind;
+import dev.vigilo.agent.sandbox.Sandboxes;
 import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.ErrorKind;
@@ -235,6 +237,10 @@ public final class Worker {
     private final AtomicLong failed = new AtomicLong();
     private final AtomicLong fenced = new AtomicLong();
     private volatile Thread runner;
+    /** Where this worker's sandbox attempt directories go ({@code <root>/<worker id>/}). */
+    private final Path sandboxRoot;
+    /** The environment sandbox programs are looked up in. */
+    private final Map<String, String> variables;
 
     /** A worker whose agents and command evaluators run in this process's working directory. */
     public Worker(Placements placements, StorageConfig storage, Options options, Listener listener) {
@@ -268,6 +274,29 @@ public final class Worker {
             Options options,
             Listener listener,
             AgentEnvironment agentEnvironment) {
+        this(
+                placements,
+                storage,
+                options,
+                listener,
+                agentEnvironment,
+                agentEnvironment.scratchDirectory().resolve("vigilo-sandboxes"));
+    }
+
+    /**
+     * A worker as above whose sandboxed cases get their directories under {@code sandboxRoot}
+     * (docs/formats/agent-protocol.md, "Sandboxes"; the command line uses {@code VIGILO_HOME/sandboxes}). Workers
+     * may share a root: each owns {@code <root>/<its id>/} and, when it starts, removes what dead workers left there.
+     */
+    public Worker(
+            Placements placements,
+            StorageConfig storage,
+            Options options,
+            Listener listener,
+            AgentEnvironment agentEnvironment,
+            Path sandboxRoot) {
+        this.sandboxRoot = Objects.requireNonNull(sandboxRoot, "sandboxRoot");
+        this.variables = agentEnvironment.variables();
         this.placements = Objects.requireNonNull(placements, "placements");
         this.options = Objects.requireNonNull(options, "options");
         this.listener = Objects.requireNonNull(listener, "listener");
@@ -287,6 +316,33 @@ public final class Worker {
         this.coordinator = new Coordinator(placements, storage, options.creationLease(), listener);
     }
 
+    /**
+     * Takes this worker's sandbox root, removing what dead workers left in it (directories, cgroups with their
+     * processes, containers), and says which sandboxes this worker can run. A root that cannot be taken is logged:
+     * runs without a sandbox still run, and a run with one fails its chunks with that reason.
+     */
+    private Sandboxes openSandboxes() {
+        Sandboxes s;
+        try {
+            s = Sandboxes.open(sandboxRoot, id.toString(), variables);
+        } catch (RuntimeException e) {
+            LOG.warn("sandboxes unavailable on this worker: {}", e.getMessage());
+            return null;
+        }
+        if (!s.removedOwners().isEmpty()) {
+            LOG.info("removed the sandboxes dead workers left in {}: {}", sandboxRoot, s.removedOwners());
+        }
+        List<String> kinds = new ArrayList<>();
+        for (SandboxKind k : List.of(SandboxKind.BWRAP, SandboxKind.PODMAN)) {
+            String program = k.program().orElseThrow();
+            kinds.add(program + (Sandboxes.find(program, variables).isPresent() ? " found" : " not found"));
+        }
+        LOG.info(
+                "sandboxes in {}: {}; bwrap limits by {}", s.directory(), String.join(", ", kinds), s.limitMechanism());
+        executor.useSandboxes(s);
+        return s;
+    }
+
     /** This worker's id: the lease owner recorded on the chunks it holds. */
     public UUID id() {
         return id;
@@ -301,6 +357,7 @@ public final class Worker {
      */
     public Report run() {
         runner = Thread.currentThread();
+        Sandboxes sandboxes = openSandboxes();
         board = new WaitBoard(placements.control(), id, waits::current);
         ExecutorService chunks = Executors.newFixedThreadPool(options.concurrency(), Threads.daemonFactory("chunk"));
         ScheduledExecutorService heartbeat =
@@ -360,6 +417,9 @@ public final class Worker {
             executor.close();
             contexts.close();
             board.close();
+            if (sandboxes != null) {
+                sandboxes.close();
+            }
         }
         return new Report(
                 completed.get(),
