@@ -1,11 +1,13 @@
 package dev.vigilo.agent;
 
+import dev.vigilo.agent.sandbox.SandboxAttempt;
 import dev.vigilo.llm.ChatTool;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * A tool that runs a program per call ({@code command} of an agent's {@code tools} entry): the arguments JSON on
@@ -47,15 +49,17 @@ final class CommandTool implements Tool {
     }
 
     @Override
-    public ToolResult call(String arguments, Duration limit) {
+    public ToolResult call(String arguments, Duration limit, Optional<SandboxAttempt> sandbox) {
         Map<String, String> childEnv = new HashMap<>(env.variables());
         childEnv.putAll(profileEnv);
         childEnv.put("VIGILO_TOOL", definition.name());
         Duration bound = limit.compareTo(timeout) < 0 ? limit : timeout;
+        // In a sandbox the tool runs as the agent's commands do: in the case's work directory, wrapped.
+        List<String> command = sandbox.map(x -> x.wrap(argv, childEnv.keySet())).orElse(argv);
         ChildProcess.Result r = ChildProcess.run(new ChildProcess.Spec(
-                argv,
+                command,
                 childEnv,
-                env.workingDirectory(),
+                sandbox.map(SandboxAttempt::launchDirectory).orElse(env.workingDirectory()),
                 arguments.getBytes(StandardCharsets.UTF_8),
                 bound,
                 MAX_STDOUT_BYTES,

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
+import dev.vigilo.agent.sandbox.SandboxAttempt;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.SecretValues;
 import dev.vigilo.common.json.CanonicalJson;
@@ -130,7 +131,8 @@ final class HttpAgent implements Agent {
             return attempts.run(
                     call.observer(),
                     call.budget(),
-                    (n, observer, left) -> conversation(n, first, call.epoch(), observer, left, call.budget(), spent));
+                    (n, observer, left) ->
+                            conversation(n, first, call.epoch(), observer, left, call.budget(), spent, call.sandbox()));
         }
         // Built once per call: every attempt (retry) sends the same bytes, the same epoch's seed included.
         ObjectNode request = request(call.caseRecord(), call.epoch());
@@ -262,7 +264,8 @@ final class HttpAgent implements Agent {
             AgentObserver observer,
             Duration left,
             CaseBudget budget,
-            List<TokenUsage> spent) {
+            List<TokenUsage> spent,
+            Optional<SandboxAttempt> sandbox) {
         long deadline = System.nanoTime() + left.toNanos();
         List<ChatMessage> messages = new ArrayList<>(first);
         List<TokenUsage> usage = new ArrayList<>();
@@ -322,7 +325,7 @@ final class HttpAgent implements Agent {
                     : Optional.empty();
             messages.add(new ChatMessage("assistant", text, calls, Optional.empty()));
             List<ToolResult> results =
-                    settings.tools().run(toRun, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+                    settings.tools().run(toRun, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())), sandbox);
             for (int i = 0; i < toRun.size(); i++) {
                 ToolSet.Call c = toRun.get(i);
                 ToolResult res = results.get(i);

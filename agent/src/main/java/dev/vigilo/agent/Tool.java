@@ -1,7 +1,9 @@
 package dev.vigilo.agent;
 
+import dev.vigilo.agent.sandbox.SandboxAttempt;
 import dev.vigilo.llm.ChatTool;
 import java.time.Duration;
+import java.util.Optional;
 
 /**
  * One tool an http agent offers its model (docs/formats/agent-protocol.md, "Tools"): its function definition, and
@@ -20,6 +22,8 @@ interface Tool {
      *
      * @param arguments the arguments as the model wrote them (valid JSON)
      * @param timeout   the most the call may take
+     * @param sandbox   the case's sandbox, in which a tool that runs a command runs it (docs/formats/agent-protocol.md,
+     *                  "Sandboxes"); empty to run on the host
      */
-    ToolResult call(String arguments, Duration timeout);
+    ToolResult call(String arguments, Duration timeout, Optional<SandboxAttempt> sandbox);
 }

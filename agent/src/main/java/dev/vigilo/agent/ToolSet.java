@@ -1,6 +1,7 @@
 package dev.vigilo.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.vigilo.agent.sandbox.SandboxAttempt;
 import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.config.CompiledSchema;
 import dev.vigilo.llm.ChatTool;
@@ -10,6 +11,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -72,7 +74,7 @@ final class ToolSet implements AutoCloseable {
      * results in call order. Interrupting the calling thread stops the calls still running and returns at once with
      * their results {@link ToolResult#cancelled() cancelled}.
      */
-    List<ToolResult> run(List<Call> calls, Duration timeLeft) {
+    List<ToolResult> run(List<Call> calls, Duration timeLeft, Optional<SandboxAttempt> sandbox) {
         if (calls.size() > MAX_CALLS_PER_ANSWER) {
             // Not run at all: one answer asking for so many processes is a runaway, and the model should be told.
             return calls.stream()
@@ -87,14 +89,14 @@ final class ToolSet implements AutoCloseable {
                     out.add(ToolResult.cancelledCall(
                             "tool " + c.name() + " was not called: the worker was interrupted"));
                 } else {
-                    out.add(one(c, timeLeft));
+                    out.add(one(c, timeLeft, sandbox));
                 }
             }
             return out;
         }
         List<Future<ToolResult>> futures = new ArrayList<>();
         for (Call c : calls) {
-            futures.add(executor.submit(() -> one(c, timeLeft)));
+            futures.add(executor.submit(() -> one(c, timeLeft, sandbox)));
         }
         List<ToolResult> out = new ArrayList<>();
         for (int i = 0; i < calls.size(); i++) {
@@ -117,7 +119,7 @@ final class ToolSet implements AutoCloseable {
     }
 
     /** One call: checked, then run. */
-    private ToolResult one(Call c, Duration timeLeft) {
+    private ToolResult one(Call c, Duration timeLeft, Optional<SandboxAttempt> sandbox) {
         Tool tool = tools.get(c.name());
         if (tool == null) {
             return ToolResult.error("unknown tool \"" + Texts.oneLine(c.name(), 80) + "\"; the tools are: "
@@ -137,7 +139,7 @@ final class ToolSet implements AutoCloseable {
             return ToolResult.error(
                     "the arguments of tool " + c.name() + " do not match its parameters schema: " + violations.get());
         }
-        return tool.call(text, timeLeft);
+        return tool.call(text, timeLeft, sandbox);
     }
 
     @Override

@@ -5,6 +5,7 @@ import static dev.vigilo.agent.TestSupport.env;
 import static dev.vigilo.agent.TestSupport.shAgent;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.agent.sandbox.KeptFile;
@@ -103,6 +104,56 @@ class SandboxIsolationTest {
         AgentOutcome host = run(script, Optional.empty());
         assertThat(host.output()).contains("wrote");
         assertThat(target).exists();
+    }
+
+    @Test
+    void anHttpAgentsCommandToolsRunInTheSandboxToo() throws IOException {
+        Path target = dir.resolve("tool-outside.txt");
+        String probe = "pwd; (echo escaped > '" + target + "') 2>/dev/null && echo wrote || echo blocked";
+        try (OpenAiTestServer server = OpenAiTestServer.start()) {
+            // The model calls the tool once, then answers with what the tool printed.
+            server.answerWith(r -> {
+                if (!"tool".equals(r.lastRole())) {
+                    return OpenAiTestServer.Reply.toolCalls("c1", "probe", "{}");
+                }
+                JsonNode last = r.messages().get(r.messages().size() - 1);
+                return OpenAiTestServer.Reply.content(
+                        "tool said: " + last.path("content").asText().strip());
+            });
+            ObjectNode config = TestSupport.MAPPER
+                    .createObjectNode()
+                    .put("kind", "http")
+                    .put("url", server.chatUrl().toString())
+                    .put("model", "m")
+                    .put("max_attempts", 1)
+                    .put("timeout_seconds", 60);
+            ObjectNode tool = config.putArray("tools").addObject();
+            tool.put("name", "probe").put("description", "Writes a file outside its directory.");
+            tool.putObject("parameters").put("type", "object");
+            tool.putArray("command").add("sh").add("-c").add(probe);
+            AgentOutcome sandboxed;
+            AgentOutcome host;
+            try (Agent agent = Agents.create(config, env(dir))) {
+                try (SandboxAttempt attempt = sandboxes.start(PLAIN, "case")) {
+                    sandboxed = agent.run(new AgentCall(
+                            caseOf("c", "{\"id\":\"c\",\"input\":\"x\"}"),
+                            AgentObserver.NONE,
+                            1,
+                            CaseBudget.NONE,
+                            Optional.of(attempt)));
+                }
+                assertThat(sandboxed.output()).contains("tool said: /work\nblocked");
+                assertThat(target).doesNotExist();
+                host = agent.run(new AgentCall(
+                        caseOf("c", "{\"id\":\"c\",\"input\":\"x\"}"),
+                        AgentObserver.NONE,
+                        1,
+                        CaseBudget.NONE,
+                        Optional.empty()));
+            }
+            assertThat(host.output()).hasValueSatisfying(o -> assertThat(o).endsWith("wrote"));
+            assertThat(target).exists();
+        }
     }
 
     @Test

@@ -179,7 +179,8 @@ final class SessionPages {
                 continue;
             }
             chunks = null;
-            if (type.equals("tool/call") && drawnCalls.contains(j.path("data").path("callId").asText(""))) {
+            if (type.equals("tool/call")
+                    && drawnCalls.contains(j.path("data").path("callId").asText(""))) {
                 continue; // drawn once: as a block of the assistant message that made it, just above
             }
             Map<String, Object> r = base(j.path("seq").asLong(), kind(type), type);
