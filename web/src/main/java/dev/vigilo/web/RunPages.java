@@ -80,6 +80,9 @@ final class RunPages {
         return catalog.list(after, limit);
     }
 
+    /** Runs offered by the compare picker. */
+    static final int PEERS = 50;
+
     void listPage(Context ctx) {
         RunCatalog.Page page = runs(ctx);
         Map<String, Object> m = views.page("Runs", "runs");
@@ -230,6 +233,7 @@ final class RunPages {
         m.put("usage", s.runUsage().map(UsageSummary::line).orElse(null));
         m.put("agreement", s.agreementLine(ExecutionStatus.ALL_CASES).orElse(null));
         m.put("gate_usage", gateUsage(s));
+        m.put("peers", peers(id, identity));
         m.put("has_pass_at_k", s.gates().stream().anyMatch(g -> g.passAtK().isPresent()));
         m.put("gates_final", s.gatesFinal());
         m.put("gates_undecided", !s.gatesFinal() && s.finished());
@@ -884,6 +888,23 @@ final class RunPages {
             }
         }
         return rows;
+    }
+
+    /** The compare picker's choices: the newest other runs of the same dataset, labelled for people. */
+    private List<Map<String, Object>> peers(UUID id, RunCatalog.PlanIdentity identity) {
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (RunCatalog.Peer p : catalog.peers(identity.datasetUploadId(), id, PEERS)) {
+            String name = p.identity().map(RunCatalog.Identity::profileName).orElse("(unnamed)");
+            out.add(Map.of(
+                    "id",
+                    p.runId().toString(),
+                    "label",
+                    name + " · " + p.status()
+                            + p.verdict().map(v -> " (" + v + ")").orElse("") + " · "
+                            + p.identity().map(RunCatalog.Identity::agent).orElse("") + " · "
+                            + Views.time(p.createdAt())));
+        }
+        return out;
     }
 
     /** The case reader, shared with the comparison pages (closed with these pages). */

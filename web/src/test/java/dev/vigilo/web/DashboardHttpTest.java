@@ -204,6 +204,10 @@ class DashboardHttpTest {
                 .contains("<h1>quickstart <span class=\"muted\">run</span>")
                 .contains("id=\"run-agent\">Agent <span class=\"mono\">command · java</span>");
         assertThat(run.at("/identity/name").asText()).isEqualTo("quickstart");
+        // The compare picker offers the other run of the same dataset, not this one.
+        assertThat(html)
+                .contains("<option value=\"" + state.pendingRun + "\">quickstart · pending · command · java · ")
+                .doesNotContain("<option value=\"" + state.settledRun + "\"");
         for (GateResult g : s.gates()) {
             assertThat(html).contains("<td>" + g.name() + "</td>");
         }

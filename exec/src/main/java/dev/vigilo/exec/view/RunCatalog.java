@@ -333,6 +333,42 @@ public final class RunCatalog {
         return out;
     }
 
+    /**
+     * A run to compare with: another run of the same dataset, as a picker lists it.
+     *
+     * @param identity its name and agent, when recorded
+     */
+    public record Peer(
+            UUID runId, String status, Optional<String> verdict, Instant createdAt, Optional<Identity> identity) {}
+
+    /**
+     * The newest runs of dataset {@code datasetUploadId} other than {@code except}, newest first, at most {@code
+     * limit}: the control database only (no progress), for the run page's compare picker.
+     */
+    public List<Peer> peers(UUID datasetUploadId, UUID except, int limit) {
+        if (limit < 1 || limit > MAX_LIMIT) {
+            throw new InvalidInputException("page size " + limit + " is out of range; use 1.." + MAX_LIMIT);
+        }
+        return control
+                .withHandle(h -> h.createQuery("SELECT r.run_id, r.status, r.verdict, r.created_at,"
+                                + " p.profile_name, p.agent_kind, p.agent_model FROM runs r JOIN run_plans p USING"
+                                + " (run_id) WHERE p.dataset_upload_id = :d AND r.run_id <> :x"
+                                + " ORDER BY r.created_at DESC, r.run_id DESC LIMIT :n")
+                        .bind("d", datasetUploadId)
+                        .bind("x", except)
+                        .bind("n", limit)
+                        .mapToMap()
+                        .list())
+                .stream()
+                .map(m -> new Peer(
+                        (UUID) m.get("run_id"),
+                        (String) m.get("status"),
+                        Optional.ofNullable((String) m.get("verdict")),
+                        instant(m.get("created_at")),
+                        identityOf(m)))
+                .toList();
+    }
+
     /** @throws NotFoundException no such run */
     public PlanIdentity identity(UUID runId) {
         Objects.requireNonNull(runId, "runId");
