@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.common.errors.NotFoundException;
+import dev.vigilo.common.errors.VigiloException;
 import dev.vigilo.dataset.DatasetCatalog;
 import dev.vigilo.dataset.DatasetEntry;
 import dev.vigilo.dataset.DatasetReader;
@@ -21,9 +22,13 @@ import dev.vigilo.exec.view.RunTranscripts;
 import dev.vigilo.llm.Pricing;
 import dev.vigilo.plan.PlanShape;
 import dev.vigilo.plan.Profile;
+import dev.vigilo.plan.PublishedPlan;
 import dev.vigilo.plan.RunStatus;
 import dev.vigilo.plan.RunStatusReader;
 import dev.vigilo.stats.ProportionInterval;
+import dev.vigilo.storage.Deadline;
+import dev.vigilo.storage.ObjectStore;
+import dev.vigilo.storage.StoreBinding;
 import io.javalin.http.Context;
 import io.javalin.http.HttpStatus;
 import java.io.IOException;
@@ -79,6 +84,9 @@ final class RunPages {
         int limit = (int) Params.number(ctx, "limit", 1, RunCatalog.MAX_LIMIT, RUNS_PER_PAGE);
         return catalog.list(after, limit);
     }
+
+    /** How long reading a run's plan configuration for its page may take. */
+    private static final java.time.Duration PLAN_READ = java.time.Duration.ofSeconds(10);
 
     /** Runs offered by the compare picker. */
     static final int PEERS = 50;
@@ -258,7 +266,27 @@ final class RunPages {
             links.add(Map.of("outcome", o, "href", "/runs/" + id + "/cases?outcome=" + o));
         }
         m.put("case_links", links);
+        putProfile(m, id, identity);
         views.render(ctx, "run", m);
+    }
+
+    /**
+     * The run's profile in readable form ({@link ProfileView}), read from its published plan's configuration
+     * (verified through the plan root); a line saying why when it cannot be read (no plan yet, or the store fails).
+     */
+    private void putProfile(Map<String, Object> m, UUID id, RunCatalog.PlanIdentity identity) {
+        if (identity.root().isEmpty()) {
+            m.put("profile_missing", "The profile is shown once the plan is published.");
+            return;
+        }
+        try {
+            ObjectStore store = stores.forBinding(new StoreBinding(identity.storageBinding()));
+            JsonNode configuration = PublishedPlan.open(id, identity.root().get(), store, Deadline.after(PLAN_READ))
+                    .configuration(Deadline.after(PLAN_READ));
+            m.put("profile", ProfileView.of(configuration.path("profile")));
+        } catch (VigiloException e) {
+            m.put("profile_missing", "The profile cannot be read now: " + e.getMessage());
+        }
     }
 
     private static List<Map<String, Object>> shardCells(ExecutionStatus.Progress p) {

@@ -204,6 +204,16 @@ class DashboardHttpTest {
                 .contains("<h1>quickstart <span class=\"muted\">run</span>")
                 .contains("id=\"run-agent\">Agent <span class=\"mono\">command · java</span>");
         assertThat(run.at("/identity/name").asText()).isEqualTo("quickstart");
+        // The profile in readable form, from the plan's configuration.
+        assertThat(html)
+                .contains("<tr><th>kind</th><td class=\"mono\">command</td></tr>")
+                .contains("<tr><th>command</th><td class=\"mono\">[&quot;java&quot;,")
+                .contains("<tr><td>numeric</td><td>regex</td><td>tags_any math</td><td class=\"mono\">pattern: ")
+                .contains("<tr><td>exact</td><td>exact_match</td><td>every case</td>")
+                .contains("<tr><td>geography</td><td>mentions_answer</td><td>groups geography</td>"
+                        + "<td class=\"num\">75.0%</td><td>point</td></tr>")
+                .contains(
+                        "<span class=\"mono\">limits</span>: <span class=\"mono\">{&quot;max_cases&quot;:1000}</span>");
         // The compare picker offers the other run of the same dataset, not this one.
         assertThat(html)
                 .contains("<option value=\"" + state.pendingRun + "\">quickstart · pending · command · java · ")
