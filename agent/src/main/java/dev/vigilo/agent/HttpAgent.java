@@ -334,9 +334,6 @@ final class HttpAgent implements Agent {
                         sandbox,
                         set,
                         servers);
-            } catch (IllegalArgumentException e) {
-                // A listed inputSchema that is not a usable JSON Schema.
-                return failed(AgentErrorType.MCP_SERVER_FAILED, "an MCP server's tool: " + e.getMessage());
             }
         } finally {
             servers.forEach(McpServer::close);

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.vigilo.agent.sandbox.SandboxAttempt;
 import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.common.process.ProcessTree;
+import dev.vigilo.config.CompiledSchema;
 import dev.vigilo.llm.ChatTool;
 import io.modelcontextprotocol.client.McpAsyncClient;
 import io.modelcontextprotocol.client.McpClient;
@@ -218,6 +219,11 @@ final class McpServer implements AutoCloseable {
         } catch (IOException e) {
             throw new Failure("MCP server " + spec.name() + " listed tool " + Texts.oneLine(t.name(), 80)
                     + " with an unusable inputSchema: " + e.getMessage());
+        }
+        Optional<String> problem = CompiledSchema.problem(schema);
+        if (problem.isPresent()) {
+            throw new Failure("MCP server " + spec.name() + " listed tool " + Texts.oneLine(t.name(), 80)
+                    + " with an unusable inputSchema: " + problem.get());
         }
         ChatTool definition = new ChatTool(t.name(), Optional.ofNullable(t.description()), schema);
         return new Tool() {
