@@ -9,10 +9,20 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.agent.OpenAiTestServer.Reply;
+import dev.vigilo.agent.sandbox.SandboxAttempt;
+import dev.vigilo.agent.sandbox.SandboxKind;
+import dev.vigilo.agent.sandbox.SandboxSettings;
+import dev.vigilo.agent.sandbox.Sandboxes;
 import dev.vigilo.common.errors.InvalidInputException;
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -103,7 +113,7 @@ class McpToolsTest {
                 .doesNotContain("secret-value-7");
         // The tools were offered as functions from tools/list.
         ArrayNode offered = (ArrayNode) server.requests().get(0).body().get("tools");
-        assertThat(offered.findValuesAsText("name")).containsExactly("add", "fail", "crash");
+        assertThat(offered.findValuesAsText("name")).containsExactly("add", "fail", "pwd", "crash");
         assertThat(serverRunning()).isFalse();
     }
 
@@ -162,5 +172,64 @@ class McpToolsTest {
                 .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("agent.mcp_servers[1].name")
                 .hasMessageContaining("unique");
+    }
+
+    @Test
+    void inASandboxTheServerRunsInTheCasesWorkDirectoryAndIsGoneAfterTheAttempt() throws IOException {
+        SandboxSupport.requireBwrap();
+        // The sandbox sees its work directory at /work (hiding the checkout): the server's classpath is copied there.
+        Path task = Files.createDirectories(dir.resolve("task"));
+        List<String> entries = new ArrayList<>();
+        for (String e : System.getProperty("java.class.path").split(File.pathSeparator)) {
+            Path from = Path.of(e);
+            if (!Files.exists(from)) {
+                continue;
+            }
+            String name = "cp/" + entries.size() + "-" + from.getFileName();
+            try (Stream<Path> files = Files.walk(from)) {
+                for (Path f : (Iterable<Path>) files::iterator) {
+                    Path to = task.resolve(name).resolve(from.relativize(f).toString());
+                    if (Files.isDirectory(f)) {
+                        Files.createDirectories(to);
+                    } else {
+                        Files.createDirectories(to.getParent());
+                        Files.copy(f, to);
+                    }
+                }
+            }
+            entries.add(name);
+        }
+        ObjectNode c = config();
+        ArrayNode command = (ArrayNode) c.get("mcp_servers").get(0).get("command");
+        command.set(2, TestSupport.MAPPER.getNodeFactory().textNode(String.join(":", entries)));
+        server.answerWith(r -> "tool".equals(r.lastRole())
+                ? Reply.content("in "
+                        + r.messages()
+                                .get(r.messages().size() - 1)
+                                .path("content")
+                                .asText())
+                : Reply.toolCalls("c1", "pwd", "{}"));
+        try (Sandboxes sandboxes = Sandboxes.open(dir.resolve("sandboxes"), "t-" + UUID.randomUUID(), System.getenv());
+                SandboxAttempt attempt = sandboxes.start(
+                        new SandboxSettings(
+                                SandboxKind.BWRAP,
+                                false,
+                                Optional.of(task),
+                                Optional.empty(),
+                                Optional.empty(),
+                                List.of(),
+                                Optional.empty()),
+                        "case");
+                Agent agent = Agents.create(c, env)) {
+            AgentOutcome o = agent.run(new AgentCall(
+                    caseOf("c", "{\"id\":\"c\",\"input\":\"x\"}"),
+                    AgentObserver.NONE,
+                    1,
+                    CaseBudget.NONE,
+                    Optional.of(attempt)));
+            assertThat(o.error()).isEmpty();
+            assertThat(o.output()).contains("in /work");
+            assertThat(serverRunning()).isFalse();
+        }
     }
 }

@@ -10,7 +10,7 @@ import java.util.Map;
  * A real MCP server over stdio, written with the same SDK as the client, for the tests of {@code mcp_servers}: run
  * as a child JVM ({@code java -cp <test classpath> dev.vigilo.agent.TestMcpServer [marker]}; the marker only lets a
  * test find the process). Tools: {@code add} {a, b} answers the sum; {@code fail} answers an error result
- * ({@code isError}); {@code crash} prints to stderr and ends the process with status 3.
+ * ({@code isError}); {@code pwd} answers its working directory; {@code crash} prints to stderr and ends the process with status 3.
  */
 final class TestMcpServer {
     private TestMcpServer() {}
@@ -48,6 +48,15 @@ final class TestMcpServer {
                                 .addTextContent(
                                         "no such file: " + System.getenv().getOrDefault("FAIL_TEXT", "x"))
                                 .isError(true)
+                                .build())
+                .toolCall(
+                        McpSchema.Tool.builder()
+                                .name("pwd")
+                                .description("The server's working directory.")
+                                .inputSchema(mapper, "{\"type\":\"object\"}")
+                                .build(),
+                        (exchange, request) -> McpSchema.CallToolResult.builder()
+                                .addTextContent(System.getProperty("user.dir"))
                                 .build())
                 .toolCall(
                         McpSchema.Tool.builder()
