@@ -35,6 +35,12 @@ public enum AgentErrorType {
      * retried: another attempt would pay for as many turns again.
      */
     MAX_TURNS("max_turns", false),
+    /**
+     * An MCP server of an http agent's {@code mcp_servers} could not be started, failed initialize or tools/list,
+     * listed a tool name already offered, or exited during the attempt (the message quotes its stderr's end). Not
+     * retried: a server that fails this way usually fails again.
+     */
+    MCP_SERVER_FAILED("mcp_server_failed", false),
     /** The calling thread was interrupted; the child process was killed or the request aborted. Not retried. */
     CANCELLED("cancelled", false);
 

@@ -27,6 +27,8 @@ public final class Agents {
     public static final int MAX_TURNS = 1000;
     /** A tool's {@code timeout_seconds} when none is given. */
     public static final int DEFAULT_TOOL_TIMEOUT_SECONDS = 30;
+    /** An MCP server's {@code timeout_seconds} (per call) when none is given. */
+    public static final int DEFAULT_MCP_TIMEOUT_SECONDS = 60;
     /** A tool's name: what OpenAI-compatible endpoints accept as a function name. */
     static final java.util.regex.Pattern TOOL_NAME = java.util.regex.Pattern.compile("[A-Za-z0-9_-]{1,64}");
 
@@ -135,12 +137,40 @@ public final class Agents {
                 p.bool("seed_per_epoch", false),
                 p.bool("cache", false),
                 tools(p, keyed.env()),
-                p.integer("max_turns", 1, MAX_TURNS, DEFAULT_MAX_TURNS));
-        if (s.cache() && !s.tools().isEmpty()) {
+                p.integer("max_turns", 1, MAX_TURNS, DEFAULT_MAX_TURNS),
+                mcpServers(p));
+        if (s.cache() && !(s.tools().isEmpty() && s.mcpServers().isEmpty())) {
             s.tools().close();
             throw Params.bad("agent.cache", "cannot be used with tools");
         }
         return new HttpAgent(s, keyed.env());
+    }
+
+    /**
+     * An http agent's {@code mcp_servers} (empty without): each a unique name, its command, environment and
+     * per-call {@code timeout_seconds}. Their tools are known only once a server lists them, at an attempt's start.
+     */
+    private static List<McpServerSpec> mcpServers(Params p) {
+        Optional<List<Params>> list = p.objects("mcp_servers");
+        if (list.isEmpty()) {
+            return List.of();
+        }
+        List<McpServerSpec> out = new ArrayList<>();
+        for (Params m : list.get()) {
+            String name = m.text("name");
+            if (!TOOL_NAME.matcher(name).matches()) {
+                throw Params.bad(m.at() + ".name", "must be 1..64 letters, digits, '_' or '-'");
+            }
+            if (out.stream().anyMatch(x -> x.name().equals(name))) {
+                throw Params.bad(m.at() + ".name", "repeats \"" + name + "\"; MCP server names must be unique");
+            }
+            out.add(new McpServerSpec(
+                    name,
+                    m.argv("command"),
+                    m.env("env"),
+                    Duration.ofSeconds(m.integer("timeout_seconds", 1, 3600, DEFAULT_MCP_TIMEOUT_SECONDS))));
+        }
+        return List.copyOf(out);
     }
 
     /**
@@ -150,7 +180,8 @@ public final class Agents {
     private static ToolSet tools(Params p, AgentEnvironment env) {
         Optional<List<Params>> list = p.objects("tools");
         if (list.isEmpty()) {
-            return ToolSet.NONE;
+            // Without command tools the flag still matters for the tools of mcp_servers.
+            return p.bool("parallel_tool_calls", true) ? new ToolSet(List.of(), true) : ToolSet.NONE;
         }
         List<Tool> tools = new ArrayList<>();
         List<String> names = new ArrayList<>();

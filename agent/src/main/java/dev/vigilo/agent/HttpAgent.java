@@ -27,7 +27,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -71,6 +73,8 @@ final class HttpAgent implements Agent {
      *                     an answer to the identical request, and keep every answer used there
      * @param tools        the tools offered ({@link ToolSet#NONE}: one request per attempt, as without tools)
      * @param maxTurns     {@code max_turns}: the most model calls of one attempt with tools
+     * @param mcpServers   {@code mcp_servers}: servers started per attempt, whose tools are offered beside
+     *                     {@code tools}
      */
     record Settings(
             URI uri,
@@ -87,7 +91,8 @@ final class HttpAgent implements Agent {
             boolean seedPerEpoch,
             boolean cache,
             ToolSet tools,
-            int maxTurns) {
+            int maxTurns,
+            List<McpServerSpec> mcpServers) {
         @Override
         public String toString() {
             return "Settings[" + displayUrl(uri) + ", model=" + model + "]";
@@ -109,6 +114,7 @@ final class HttpAgent implements Agent {
     private final Duration maxRetryAfter;
     private final SecretValues secrets;
     private final AnswerCache answers;
+    private final AgentEnvironment env;
 
     /** {@code env}'s secrets must include the agent's own key (an endpoint may echo the request's headers). */
     HttpAgent(Settings settings, AgentEnvironment env) {
@@ -120,10 +126,20 @@ final class HttpAgent implements Agent {
         this.maxRetryAfter = env.maxRetryAfter();
         this.secrets = env.secrets();
         this.answers = settings.cache() ? env.answers() : AnswerCache.NONE;
+        this.env = env;
     }
 
     @Override
     public AgentOutcome run(AgentCall call) {
+        if (!settings.mcpServers().isEmpty()) {
+            List<ChatMessage> first = messages(call.caseRecord());
+            List<TokenUsage> spent = new ArrayList<>();
+            return attempts.run(
+                    call.observer(),
+                    call.budget(),
+                    (n, observer, left) ->
+                            withMcp(n, first, call.epoch(), observer, left, call.budget(), spent, call.sandbox()));
+        }
         if (!settings.tools().isEmpty()) {
             List<ChatMessage> first = messages(call.caseRecord());
             // Every model call of every attempt, for the per-case token and cost limits within an attempt.
@@ -131,8 +147,17 @@ final class HttpAgent implements Agent {
             return attempts.run(
                     call.observer(),
                     call.budget(),
-                    (n, observer, left) ->
-                            conversation(n, first, call.epoch(), observer, left, call.budget(), spent, call.sandbox()));
+                    (n, observer, left) -> conversation(
+                            n,
+                            first,
+                            call.epoch(),
+                            observer,
+                            left,
+                            call.budget(),
+                            spent,
+                            call.sandbox(),
+                            settings.tools(),
+                            List.of()));
         }
         // Built once per call: every attempt (retry) sends the same bytes, the same epoch's seed included.
         ObjectNode request = request(call.caseRecord(), call.epoch());
@@ -238,17 +263,81 @@ final class HttpAgent implements Agent {
     }
 
     private ObjectNode request(List<ChatMessage> messages, int epoch) {
+        return request(messages, epoch, settings.tools());
+    }
+
+    private ObjectNode request(List<ChatMessage> messages, int epoch, ToolSet tools) {
         ChatRequest r = ChatRequest.of(settings.model(), messages)
                 .withSampling(settings.maxTokens(), settings.temperature())
                 // Without seed_per_epoch no seed key at all: the bytes sent for such profiles stay what they were.
                 .withSeed(settings.seedPerEpoch() ? Optional.of((long) epoch) : Optional.empty());
-        if (!settings.tools().isEmpty()) {
-            r = r.withTools(settings.tools().definitions());
-            if (!settings.tools().parallel()) {
+        if (!tools.isEmpty()) {
+            r = r.withTools(tools.definitions());
+            if (!tools.parallel()) {
                 r = r.withParameters(JsonNodeFactory.instance.objectNode().put("parallel_tool_calls", false));
             }
         }
         return r.toJson();
+    }
+
+    /**
+     * One attempt of an agent with {@code mcp_servers}: the servers started (in the case's sandbox when there is
+     * one), their tools listed and offered beside the command tools for one {@link #conversation}, and the servers
+     * stopped with their process trees at the end. A server that cannot start, fails initialize or tools/list, or
+     * lists a tool name already offered, fails the attempt with {@link AgentErrorType#MCP_SERVER_FAILED}.
+     */
+    private Attempts.Result withMcp(
+            int n,
+            List<ChatMessage> first,
+            int epoch,
+            AgentObserver observer,
+            Duration left,
+            CaseBudget budget,
+            List<TokenUsage> spent,
+            Optional<SandboxAttempt> sandbox) {
+        long deadline = System.nanoTime() + left.toNanos();
+        List<McpServer> servers = new ArrayList<>();
+        try {
+            List<Tool> tools = new ArrayList<>(settings.tools().tools());
+            Map<String, String> offeredBy = new LinkedHashMap<>();
+            tools.forEach(t -> offeredBy.put(t.definition().name(), "agent.tools"));
+            for (McpServerSpec spec : settings.mcpServers()) {
+                McpServer server;
+                try {
+                    server = McpServer.start(
+                            spec, env, sandbox, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+                } catch (McpServer.Failure e) {
+                    return failed(AgentErrorType.MCP_SERVER_FAILED, e.getMessage());
+                }
+                servers.add(server);
+                for (Tool t : server.tools()) {
+                    String name = t.definition().name();
+                    String before = offeredBy.putIfAbsent(name, "MCP server " + spec.name());
+                    if (before != null) {
+                        return failed(
+                                AgentErrorType.MCP_SERVER_FAILED,
+                                "MCP server " + spec.name() + " lists tool \"" + Texts.oneLine(name, 80) + "\", which "
+                                        + before + " offers already; a tool name must be offered once");
+                    }
+                    tools.add(t);
+                }
+            }
+            try (ToolSet set = new ToolSet(tools, settings.tools().parallel())) {
+                return conversation(
+                        n,
+                        first,
+                        epoch,
+                        observer,
+                        Duration.ofNanos(deadline - System.nanoTime()),
+                        budget,
+                        spent,
+                        sandbox,
+                        set,
+                        servers);
+            }
+        } finally {
+            servers.forEach(McpServer::close);
+        }
     }
 
     /**
@@ -265,7 +354,9 @@ final class HttpAgent implements Agent {
             Duration left,
             CaseBudget budget,
             List<TokenUsage> spent,
-            Optional<SandboxAttempt> sandbox) {
+            Optional<SandboxAttempt> sandbox,
+            ToolSet tools,
+            List<McpServer> servers) {
         long deadline = System.nanoTime() + left.toNanos();
         List<ChatMessage> messages = new ArrayList<>(first);
         List<TokenUsage> usage = new ArrayList<>();
@@ -278,7 +369,7 @@ final class HttpAgent implements Agent {
                                 "the attempt ran out of time after " + (turn - 1) + " model calls")
                         .withUsage(usage);
             }
-            ObjectNode request = request(messages, epoch);
+            ObjectNode request = request(messages, epoch, tools);
             AtomicReference<JsonNode> answered = new AtomicReference<>();
             Attempts.Result r = attempt(
                     n,
@@ -325,7 +416,7 @@ final class HttpAgent implements Agent {
                     : Optional.empty();
             messages.add(new ChatMessage("assistant", text, calls, Optional.empty()));
             List<ToolResult> results =
-                    settings.tools().run(toRun, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())), sandbox);
+                    tools.run(toRun, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())), sandbox);
             for (int i = 0; i < toRun.size(); i++) {
                 ToolSet.Call c = toRun.get(i);
                 ToolResult res = results.get(i);
@@ -339,6 +430,14 @@ final class HttpAgent implements Agent {
                 observer.onToolResult(n, c.id(), c.name(), res.content(), res.isError());
                 messages.add(ChatMessage.toolResult(c.id(), res.content()));
                 made.add(new AgentToolCall(c.id(), c.name(), c.arguments()));
+            }
+            for (McpServer server : servers) {
+                Optional<String> died = server.failure();
+                if (died.isPresent()) {
+                    return failed(AgentErrorType.MCP_SERVER_FAILED, died.get())
+                            .withUsage(usage)
+                            .withToolCalls(made);
+                }
             }
         }
     }

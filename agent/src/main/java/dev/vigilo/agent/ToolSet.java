@@ -55,6 +55,11 @@ final class ToolSet implements AutoCloseable {
                 : null;
     }
 
+    /** The tools, in the profile's order. */
+    List<Tool> tools() {
+        return List.copyOf(tools.values());
+    }
+
     boolean isEmpty() {
         return tools.isEmpty();
     }

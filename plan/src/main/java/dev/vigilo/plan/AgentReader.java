@@ -31,6 +31,8 @@ final class AgentReader {
     private static final int MAX_MESSAGES = 64;
     /** The most tools of an agent. */
     private static final int MAX_TOOLS = 64;
+    /** The most MCP servers of an agent. */
+    private static final int MAX_MCP_SERVERS = 16;
     /** The most model calls of one attempt with tools. */
     private static final int MAX_TURNS = 1000;
     /** A tool's name: what OpenAI-compatible endpoints accept as a function name. */
@@ -109,7 +111,8 @@ final class AgentReader {
                         "cache",
                         "tools",
                         "max_turns",
-                        "parallel_tool_calls"));
+                        "parallel_tool_calls",
+                        "mcp_servers"));
         String url = fields.text(node.get("url"), AGENT.key("url"), true);
         if (url != null) {
             fields.endpointUrl(url, AGENT.key("url"));
@@ -158,22 +161,80 @@ final class AgentReader {
     }
 
     /**
-     * An http agent's {@code tools}, {@code max_turns} and {@code parallel_tool_calls} (docs/formats/agent-protocol.md,
-     * "Tools"), written only when tools are given (then all three, defaults filled in), so profiles without tools
+     * An http agent's {@code tools}, {@code mcp_servers}, {@code max_turns} and {@code parallel_tool_calls}
+     * (docs/formats/agent-protocol.md, "Tools"), written only when tools or MCP servers are given (then the turn keys
+     * too, defaults filled in), so profiles without tools
      * keep their canonical bytes and identity. Each tool: a unique function name, an optional description, the JSON
      * Schema of its arguments (an object schema, checked with the validator workers check arguments with, keys
      * sorted), its command, timeout and environment.
      */
     private void tools(JsonNode node, ObjectNode out) {
         JsonNode given = node.get("tools");
-        if (given == null) {
+        if (given == null && node.get("mcp_servers") == null) {
             for (String key : List.of("max_turns", "parallel_tool_calls")) {
                 if (node.get(key) != null) {
-                    reader.problem(AGENT.key(key), "is for an agent with tools; add tools or remove the key");
+                    reader.problem(
+                            AGENT.key(key), "is for an agent with tools; add tools (or mcp_servers) or remove the key");
                 }
             }
             return;
         }
+        if (given != null) {
+            commandTools(given, out);
+        }
+        if (node.get("mcp_servers") != null) {
+            out.set("mcp_servers", mcpServers(node.get("mcp_servers"), AGENT.key("mcp_servers")));
+        }
+        out.put("max_turns", reader.integer(node.get("max_turns"), AGENT.key("max_turns"), 1, MAX_TURNS, 10));
+        out.put(
+                "parallel_tool_calls",
+                reader.bool(node.get("parallel_tool_calls"), AGENT.key("parallel_tool_calls"), true));
+        if (node.get("cache") != null && node.get("cache").asBoolean(false)) {
+            reader.problem(
+                    AGENT.key("cache"),
+                    "cannot be used with tools: an attempt with tools is a conversation of several requests; remove"
+                            + " cache");
+        }
+    }
+
+    /**
+     * An http agent's {@code mcp_servers} (docs/formats/agent-protocol.md, "MCP servers"), written only when given:
+     * each a unique server name (its own namespace: the tools a server offers are named by the server, and a tool
+     * name offered twice is found when an attempt lists them), its command, environment and per-call
+     * {@code timeout_seconds} (default 60).
+     */
+    private ArrayNode mcpServers(JsonNode given, KeyPath at) {
+        ArrayNode servers = JsonNodeFactory.instance.arrayNode();
+        Optional<JsonNode> list = fields.entries(given, at, "MCP server", "mcp_servers", MAX_MCP_SERVERS);
+        Set<String> names = new HashSet<>();
+        for (int i = 0; list.isPresent() && i < list.get().size(); i++) {
+            JsonNode m = list.get().get(i);
+            KeyPath mAt = at.index(i);
+            if (reader.mapping(m, mAt).isEmpty()) {
+                continue;
+            }
+            reader.allowKeys(m, mAt, List.of("name", "command", "env", "timeout_seconds"));
+            String name = fields.text(m.get("name"), mAt.key("name"), true);
+            if (name != null && !TOOL_NAME.matcher(name).matches()) {
+                reader.problem(
+                        mAt.key("name"),
+                        "\"" + name + "\" is not a valid MCP server name: use 1..64 letters, digits, '_' or '-'");
+            } else if (name != null && !names.add(name)) {
+                reader.problem(
+                        mAt.key("name"), "duplicate MCP server name \"" + name + "\"; server names must be unique");
+            }
+            ObjectNode server = servers.addObject().put("name", name);
+            server.set("command", fields.argv(m.get("command"), mAt.key("command")));
+            server.set("env", fields.env(m.get("env"), mAt.key("env")));
+            server.put(
+                    "timeout_seconds",
+                    reader.integer(m.get("timeout_seconds"), mAt.key("timeout_seconds"), 1, 3600, 60));
+        }
+        return servers;
+    }
+
+    /** The command {@code tools} entries, into {@code out.tools}. */
+    private void commandTools(JsonNode given, ObjectNode out) {
         KeyPath at = AGENT.key("tools");
         ArrayNode tools = out.putArray("tools");
         Optional<JsonNode> list = fields.entries(given, at, "tool", "tools", MAX_TOOLS);
@@ -204,16 +265,6 @@ final class AgentReader {
                     "timeout_seconds",
                     reader.integer(t.get("timeout_seconds"), tAt.key("timeout_seconds"), 1, 3600, 30));
             tool.set("env", fields.env(t.get("env"), tAt.key("env")));
-        }
-        out.put("max_turns", reader.integer(node.get("max_turns"), AGENT.key("max_turns"), 1, MAX_TURNS, 10));
-        out.put(
-                "parallel_tool_calls",
-                reader.bool(node.get("parallel_tool_calls"), AGENT.key("parallel_tool_calls"), true));
-        if (node.get("cache") != null && node.get("cache").asBoolean(false)) {
-            reader.problem(
-                    AGENT.key("cache"),
-                    "cannot be used with tools: an attempt with tools is a conversation of several requests; remove"
-                            + " cache");
         }
     }
 

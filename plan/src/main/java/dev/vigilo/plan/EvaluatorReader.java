@@ -218,8 +218,8 @@ final class EvaluatorReader {
     /**
      * A {@code tool_use} evaluator: {@code require} (a list of {@code {name, arguments}}, arguments a mapping matched
      * as a subset, keys sorted), {@code forbid} (tool names), {@code max_calls} (0..{@value #MAX_TOOL_CALLS}, null when
-     * absent) and {@code ordered} (default false); at least one of the first three. With an http agent that has tools,
-     * every tool named must be one of them.
+     * absent) and {@code ordered} (default false); at least one of the first three. With an http agent that has tools
+     * (and no {@code mcp_servers}, whose tools are known only at run time), every tool named must be one of them.
      */
     private void toolUse(JsonNode e, KeyPath at, ObjectNode params) {
         reader.allowKeys(e, at, List.of("name", "kind", "applies_to", "require", "forbid", "max_calls", "ordered"));
@@ -227,6 +227,10 @@ final class EvaluatorReader {
         agent.parameters()
                 .path("tools")
                 .forEach(t -> agentTools.add(t.path("name").asText()));
+        if (agent.parameters().has("mcp_servers")) {
+            // An MCP server's tools are known only when an attempt lists them: no name can be refused here.
+            agentTools.clear();
+        }
         ArrayNode require = params.putArray("require");
         JsonNode r = e.get("require");
         if (r != null) {

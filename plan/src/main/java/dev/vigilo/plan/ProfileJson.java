@@ -16,7 +16,8 @@ import java.util.List;
  * mean the same thing (YAML or JSON, any key order, defaults explicit or not) encode to the same bytes, so the
  * SHA-256 of this encoding is the profile identity a repeated {@code run create} is compared by. Keys added after
  * version 1 was published ({@code epochs}, {@code confidence}, a gate's {@code decide}, an agent's {@code max_attempts}
- * and {@code seed_per_epoch}, an http agent's {@code tools} (with {@code max_turns} and {@code parallel_tool_calls}),
+ * and {@code seed_per_epoch}, an http agent's {@code tools} and {@code mcp_servers} (with {@code max_turns} and
+ * {@code parallel_tool_calls}),
  * {@code pricing}, the per-case {@code limits}, {@code sandbox}) are written only when they differ from
  * their defaults (or are given), so every profile written before
  * them keeps its identity and giving a default explicitly means the same profile.

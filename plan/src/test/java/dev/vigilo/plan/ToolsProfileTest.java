@@ -141,4 +141,43 @@ class ToolsProfileTest {
                 + "gates: [{name: g, required_evaluators: [e], min_pass_rate: 1}]\n";
         assertThat(canonical(command)).contains("\"forbid\":[\"rm\"],\"max_calls\":null,\"ordered\":true");
     }
+
+    static final String MCP = "  mcp_servers:\n"
+            + "    - name: files\n"
+            + "      command: [java, -jar, server.jar]\n"
+            + "      env: {ROOT: /data}\n";
+
+    @Test
+    void mcpServersAreWrittenOnlyWhenGivenWithTheirDefaults() {
+        assertThat(canonical(profile(MCP)))
+                .contains("\"mcp_servers\":[{\"name\":\"files\",\"command\":[\"java\",\"-jar\",\"server.jar\"],"
+                        + "\"env\":{\"ROOT\":\"/data\"},\"timeout_seconds\":60}],\"max_turns\":10,"
+                        + "\"parallel_tool_calls\":true")
+                .doesNotContain("\"tools\"");
+        assertThat(canonical(profile(TOOLS))).doesNotContain("mcp_servers");
+        assertThat(canonical(profile(TOOLS + MCP))).contains("\"tools\":[").contains("\"mcp_servers\":[");
+        // Its tools are known only at run time: a tool_use evaluator may name any.
+        assertThat(canonical(profile(TOOLS + MCP, "  - {name: e, kind: tool_use, forbid: [delete_file]}\n")))
+                .contains("\"forbid\":[\"delete_file\"]");
+    }
+
+    @Test
+    void badMcpServersAreProblemsAtTheirLocation() {
+        assertThat(problems(profile(MCP + "    - {name: files, command: [x]}\n")))
+                .singleElement()
+                .asString()
+                .contains("agent.mcp_servers[1].name: duplicate MCP server name \"files\"");
+        assertThat(problems(profile("  mcp_servers: [{name: 'a b', command: [x], timeout_seconds: 0, url: u}]\n")))
+                .anySatisfy(p -> assertThat(p).contains("agent.mcp_servers[0].name: \"a b\" is not a valid MCP server"))
+                .anySatisfy(p -> assertThat(p).contains("agent.mcp_servers[0].timeout_seconds"))
+                .anySatisfy(p -> assertThat(p).contains("agent.mcp_servers[0]").contains("url"));
+        assertThat(problems(profile("  mcp_servers: [{name: s}]\n")))
+                .singleElement()
+                .asString()
+                .contains("agent.mcp_servers[0].command");
+        assertThat(problems(profile("  mcp_servers: {name: s}\n")))
+                .singleElement()
+                .asString()
+                .contains("agent.mcp_servers");
+    }
 }
