@@ -52,8 +52,11 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The worker's {@link ChunkExecutor}: reads and verifies the claimed chunk file against its scheduling row, reads
@@ -70,6 +73,7 @@ import java.util.function.Function;
  * (agents' child processes are killed) and ends with {@link CancelledException}. Thread-safe.
  */
 final class ChunkExecution implements ChunkExecutor {
+    private static final Logger LOG = LoggerFactory.getLogger(ChunkExecution.class);
     private static final Duration READ = Duration.ofSeconds(120);
 
     private final ExecutorService cases;
@@ -517,9 +521,24 @@ final class ChunkExecution implements ChunkExecutor {
         return allPassed ? Receipt.GateOutcome.PASSED : Receipt.GateOutcome.FAILED;
     }
 
+    /** How long {@link #close} waits for interrupted case threads to finish reaping their agents' processes. */
+    private static final Duration CASES_STOP = Duration.ofSeconds(10);
+
+    /**
+     * Interrupts the case threads and waits (at most {@link #CASES_STOP}) until they end: an interrupted case thread
+     * still kills and reaps the processes its agent started ({@code ChildProcess}), and a worker that returned before
+     * it did would let the process exit (on SIGTERM, at once) and leave them running. Then closes the agents.
+     */
     @Override
     public void close() {
         cases.shutdownNow();
+        try {
+            if (!cases.awaitTermination(CASES_STOP.toMillis(), TimeUnit.MILLISECONDS)) {
+                LOG.warn("case threads still running {} after they were interrupted", CASES_STOP);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         synchronized (agents) {
             agents.values().forEach(a -> {
                 a.agent().close();
