@@ -3,8 +3,11 @@ package dev.vigilo.web;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.common.errors.VigiloException;
+import dev.vigilo.common.input.Ids;
+import dev.vigilo.common.input.Names;
 import dev.vigilo.dataset.DatasetCatalog;
 import dev.vigilo.dataset.DatasetEntry;
 import dev.vigilo.dataset.DatasetReader;
@@ -23,6 +26,7 @@ import dev.vigilo.llm.Pricing;
 import dev.vigilo.plan.PlanShape;
 import dev.vigilo.plan.Profile;
 import dev.vigilo.plan.PublishedPlan;
+import dev.vigilo.plan.RunState;
 import dev.vigilo.plan.RunStatus;
 import dev.vigilo.plan.RunStatusReader;
 import dev.vigilo.stats.ProportionInterval;
@@ -82,7 +86,40 @@ final class RunPages {
     private RunCatalog.Page runs(Context ctx) {
         Optional<RunCatalog.Cursor> after = Params.query(ctx, "after").map(RunCatalog.Cursor::parse);
         int limit = (int) Params.number(ctx, "limit", 1, RunCatalog.MAX_LIMIT, RUNS_PER_PAGE);
-        return catalog.list(after, limit);
+        return catalog.list(filter(ctx), after, limit);
+    }
+
+    /** The list's filter: {@code ?status=}, {@code ?dataset=} (an upload id), {@code ?name=} (a part of the name). */
+    private static RunCatalog.Filter filter(Context ctx) {
+        Optional<RunState> status = Params.query(ctx, "status")
+                .filter(x -> !x.isBlank())
+                .map(x -> {
+                    try {
+                        return RunState.fromSpelling(x.strip());
+                    } catch (IllegalArgumentException e) {
+                        throw new InvalidInputException(
+                                "status \"" + Names.printable(x) + "\" is not a run state; use one of "
+                                        + java.util.Arrays.stream(RunState.values())
+                                                .map(RunState::spelling)
+                                                .collect(java.util.stream.Collectors.joining(", ")));
+                    }
+                });
+        Optional<UUID> dataset = Params.query(ctx, "dataset")
+                .filter(x -> !x.isBlank())
+                .map(x -> Ids.uuid(x.strip(), "dataset", "dataset upload id", "see the datasets page for their ids"));
+        return new RunCatalog.Filter(status, dataset, Params.query(ctx, "name"));
+    }
+
+    /** The filter's query string for the list's links ({@code status=...&name=...&}), empty without one. */
+    private static String filterQuery(RunCatalog.Filter f) {
+        StringBuilder q = new StringBuilder();
+        f.status().ifPresent(s -> q.append("status=").append(s.spelling()).append('&'));
+        f.dataset().ifPresent(d -> q.append("dataset=").append(d).append('&'));
+        f.name()
+                .ifPresent(n -> q.append("name=")
+                        .append(java.net.URLEncoder.encode(n, java.nio.charset.StandardCharsets.UTF_8))
+                        .append('&'));
+        return q.toString();
     }
 
     /** How long reading a run's plan configuration for its page may take. */
@@ -136,7 +173,25 @@ final class RunPages {
         }
         m.put("runs", rows);
         m.put("empty", rows.isEmpty());
-        page.next().ifPresent(c -> m.put("next", "/runs?after=" + c));
+        RunCatalog.Filter f = filter(ctx);
+        boolean filtered = !f.equals(RunCatalog.Filter.ALL);
+        m.put("filtered", filtered);
+        m.put("filter_name", f.name().orElse(""));
+        m.put("filter_dataset", f.dataset().map(UUID::toString).orElse(""));
+        List<Map<String, Object>> states = new ArrayList<>();
+        states.add(Map.of(
+                "value", "", "label", "any status", "selected", f.status().isEmpty()));
+        for (RunState st : RunState.values()) {
+            states.add(Map.of(
+                    "value",
+                    st.spelling(),
+                    "label",
+                    st.spelling(),
+                    "selected",
+                    f.status().equals(Optional.of(st))));
+        }
+        m.put("states", states);
+        page.next().ifPresent(c -> m.put("next", "/runs?" + filterQuery(f) + "after=" + c));
         m.put("paged", Params.query(ctx, "after").isPresent());
         views.render(ctx, "runs", m);
     }

@@ -164,6 +164,30 @@ class DashboardHttpTest {
         assertThat(settled.path("tokens").isNull())
                 .as("a command agent reports no usage")
                 .isTrue();
+        // Filters: by status, by a part of the name (case-insensitive, LIKE's characters literal), by dataset.
+        assertThat(json("/api/runs?status=settled").path("runs"))
+                .extracting(r -> r.path("run_id").asText())
+                .containsExactly(state.settledRun.toString());
+        assertThat(json("/api/runs?status=pending").path("runs"))
+                .extracting(r -> r.path("run_id").asText())
+                .containsExactly(state.pendingRun.toString());
+        assertThat(json("/api/runs?name=QUICK").path("runs")).hasSize(2);
+        assertThat(json("/api/runs?name=quick%25").path("runs")).isEmpty();
+        assertThat(json("/api/runs?name=nothing-like-it").path("runs")).isEmpty();
+        assertThat(json("/api/runs?dataset=" + state.dataset.uploadId() + "&status=settled")
+                        .path("runs"))
+                .hasSize(1);
+        assertThat(json("/api/runs?dataset=" + UUID.randomUUID()).path("runs")).isEmpty();
+        HttpResponse<String> bad = Http.get(base + "/api/runs?status=sleeping");
+        assertThat(bad.statusCode()).isEqualTo(400);
+        assertThat(MAPPER.readTree(bad.body()).path("error").asText())
+                .startsWith("status \"sleeping\" is not a run state; use one of creating, pending");
+        assertThat(page("/runs?status=settled&name=quick"))
+                .contains("<option value=\"settled\" selected>settled</option>")
+                .contains("value=\"quick\"")
+                .contains("id=\"filter-clear\"")
+                .doesNotContain(state.pendingRun.toString());
+        assertThat(page("/runs?name=nothing-like-it")).contains("No run matches this filter.");
         String list = page("/runs");
         assertThat(list)
                 .contains(">quickstart</a> <span class=\"mono muted\">"

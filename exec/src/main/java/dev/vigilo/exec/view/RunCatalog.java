@@ -7,6 +7,7 @@ import dev.vigilo.exec.LocalTransactions;
 import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.plan.RunLifecycle;
+import dev.vigilo.plan.RunState;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
@@ -222,27 +223,71 @@ public final class RunCatalog {
             + " p.dataset_upload_id";
 
     /**
-     * A page of runs, newest first, each with its progress.
+     * Which runs a list shows: all of them, or those in one state, of one dataset, or whose name contains a text.
+     *
+     * @param status  a run state's spelling ({@code settled}, ...)
+     * @param dataset a dataset upload id
+     * @param name    a text the run's profile name contains (case-insensitive; runs without a recorded name never do)
+     */
+    public record Filter(Optional<RunState> status, Optional<UUID> dataset, Optional<String> name) {
+        public static final Filter ALL = new Filter(Optional.empty(), Optional.empty(), Optional.empty());
+
+        public Filter {
+            Objects.requireNonNull(status, "status");
+            Objects.requireNonNull(dataset, "dataset");
+            name = name.map(String::strip).filter(n -> !n.isEmpty());
+        }
+
+        /** The SQL conditions of this filter, bound by {@link #bind}; built from constants only. */
+        String where() {
+            StringBuilder w = new StringBuilder();
+            status.ifPresent(x -> w.append(" AND r.status = :fs"));
+            dataset.ifPresent(x -> w.append(" AND p.dataset_upload_id = :fd"));
+            // The name as a literal substring: LIKE's own characters escaped.
+            name.ifPresent(x -> w.append(" AND p.profile_name ILIKE :fn ESCAPE '\\'"));
+            return w.toString();
+        }
+
+        void bind(org.jdbi.v3.core.statement.Query q) {
+            status.ifPresent(x -> q.bind("fs", x.spelling()));
+            dataset.ifPresent(x -> q.bind("fd", x));
+            name.ifPresent(x -> q.bind(
+                    "fn", "%" + x.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"));
+        }
+    }
+
+    /** As {@link #list(Filter, Optional, int)} over every run. */
+    public Page list(Optional<Cursor> after, int limit) {
+        return list(Filter.ALL, after, limit);
+    }
+
+    /**
+     * A page of the runs {@code filter} selects, newest first, each with its progress.
      *
      * @param after where to start (the previous page's {@link Page#next()}); empty for the first page
      * @param limit 1..{@value #MAX_LIMIT}
      */
-    public Page list(Optional<Cursor> after, int limit) {
+    public Page list(Filter filter, Optional<Cursor> after, int limit) {
+        Objects.requireNonNull(filter, "filter");
         Objects.requireNonNull(after, "after");
         if (limit < 1 || limit > MAX_LIMIT) {
             throw new InvalidInputException("page size " + limit + " is out of range; use 1.." + MAX_LIMIT);
         }
-        List<Map<String, Object>> rows = control.withHandle(h -> h.createQuery(SUMMARY_COLUMNS
-                        + (after.isPresent() ? " WHERE (r.created_at, r.run_id) < (:at, :id)" : "")
-                        + " ORDER BY r.created_at DESC, r.run_id DESC LIMIT :n")
-                .bind(
-                        "at",
-                        after.map(c -> OffsetDateTime.ofInstant(c.createdAt(), java.time.ZoneOffset.UTC))
-                                .orElse(null))
-                .bind("id", after.map(Cursor::runId).orElse(null))
-                .bind("n", limit + 1)
-                .mapToMap()
-                .list());
+        List<Map<String, Object>> rows = control.withHandle(h -> {
+            var q = h.createQuery(SUMMARY_COLUMNS + " WHERE true"
+                    + (after.isPresent() ? " AND (r.created_at, r.run_id) < (:at, :id)" : "")
+                    + filter.where()
+                    + " ORDER BY r.created_at DESC, r.run_id DESC LIMIT :n");
+            filter.bind(q);
+            return q.bind(
+                            "at",
+                            after.map(c -> OffsetDateTime.ofInstant(c.createdAt(), java.time.ZoneOffset.UTC))
+                                    .orElse(null))
+                    .bind("id", after.map(Cursor::runId).orElse(null))
+                    .bind("n", limit + 1)
+                    .mapToMap()
+                    .list();
+        });
         boolean more = rows.size() > limit;
         List<Map<String, Object>> page = more ? rows.subList(0, limit) : rows;
         List<UUID> ids = page.stream().map(m -> (UUID) m.get("run_id")).toList();
