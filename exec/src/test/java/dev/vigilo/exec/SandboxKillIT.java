@@ -76,7 +76,20 @@ class SandboxKillIT {
                         Duration.ofMinutes(2),
                         "the sandboxed agent of case 7 running",
                         () -> running(root).isPresent());
-                deadOwner = root.relativize(running(root).orElseThrow()).getName(0);
+                // Looked up again until found: a walk that meets another case's attempt directory going away
+                // (its case just ended) finds nothing that time, while the blocked agent's marker stays.
+                java.util.concurrent.atomic.AtomicReference<Path> marker =
+                        new java.util.concurrent.atomic.AtomicReference<>();
+                RandomKills.await(
+                        Duration.ofMinutes(1),
+                        "the running marker found again",
+                        () -> running(root)
+                                .map(m -> {
+                                    marker.set(m);
+                                    return true;
+                                })
+                                .orElse(false));
+                deadOwner = root.relativize(marker.get()).getName(0);
                 sandboxed = first.toHandle().descendants().toList();
                 assertThat(sandboxed)
                         .as("bwrap and the agent run under the worker")
