@@ -78,8 +78,7 @@ class SandboxKillIT {
                         () -> running(root).isPresent());
                 // Looked up again until found: a walk that meets another case's attempt directory going away
                 // (its case just ended) finds nothing that time, while the blocked agent's marker stays.
-                java.util.concurrent.atomic.AtomicReference<Path> marker =
-                        new java.util.concurrent.atomic.AtomicReference<>();
+                AtomicReference<Path> marker = new AtomicReference<>();
                 RandomKills.await(
                         Duration.ofMinutes(1),
                         "the running marker found again",
