@@ -177,6 +177,15 @@ public final class ExecFixture implements AutoCloseable {
                         .one());
     }
 
+    /** The reason a failed run recorded (null while it has none), for assertion messages. */
+    public String failureReason(UUID run) {
+        return control.jdbi()
+                .withHandle(h -> h.createQuery("SELECT failure_reason FROM runs WHERE run_id = :r")
+                        .bind("r", run)
+                        .mapTo(String.class)
+                        .one());
+    }
+
     @Override
     public void close() {
         store.close();

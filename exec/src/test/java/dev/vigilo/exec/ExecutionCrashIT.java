@@ -225,7 +225,9 @@ class ExecutionCrashIT {
                         .as("a shard was moved while the run was executing")
                         .isTrue();
                 for (UUID run : runs) {
-                    assertThat(fx.runStatus(run)).as("run %s", run).isEqualTo("settled");
+                    assertThat(fx.runStatus(run))
+                            .as("run %s (failure: %s); %s", run, fx.failureReason(run), log)
+                            .isEqualTo("settled");
                     verify(fx, placements, run);
                 }
             }
