@@ -118,6 +118,42 @@ class McpToolsTest {
     }
 
     @Test
+    void theExampleServerIsListedAndCalledThroughTheSdk() {
+        Path root = Path.of("").toAbsolutePath();
+        while (!Files.exists(root.resolve("examples/tools/calc_mcp_server.py"))) {
+            root = root.getParent();
+            assertThat(root)
+                    .as("examples/tools/calc_mcp_server.py above the working directory")
+                    .isNotNull();
+        }
+        ObjectNode c = config();
+        ((ArrayNode) c.get("mcp_servers").get(0).get("command"))
+                .removeAll()
+                .add("python3")
+                .add(root.resolve("examples/tools/calc_mcp_server.py").toString());
+        server.enqueue(Reply.toolCalls(
+                "p",
+                "calculator",
+                "{\"op\":\"power\",\"a\":3,\"b\":5}",
+                "z",
+                "calculator",
+                "{\"op\":\"divide\",\"a\":1,\"b\":0}"));
+        server.answerWith(ToolLoopTest::answerAfterTools);
+        ToolLoopTest.Results results = new ToolLoopTest.Results();
+        try (Agent agent = Agents.create(c, env)) {
+            AgentOutcome o = agent.run(new AgentCall(caseOf("c", "What is 3 ^ 5?", null), results));
+            assertThat(o.error()).isEmpty();
+            assertThat(o.output()).contains("results: p=243 z=cannot compute: division by zero");
+        }
+        // The example's schema (from tools/list) is what the model was offered; its failure is an error result.
+        JsonNode offered = server.requests().get(0).body().get("tools").get(0).get("function");
+        assertThat(offered.path("name").asText()).isEqualTo("calculator");
+        assertThat(offered.path("parameters").path("required").toString()).isEqualTo("[\"op\",\"a\",\"b\"]");
+        assertThat(results.seen)
+                .containsExactly("p|calculator|ok|243", "z|calculator|error|cannot compute: division" + " by zero");
+    }
+
+    @Test
     void aServerThatDiesMidAttemptErrorsTheAttemptWithItsStderr() {
         server.answerWith(r -> Reply.toolCalls("c1", "crash", "{}"));
         try (Agent agent = Agents.create(config(), env)) {

@@ -58,6 +58,26 @@ class ToolsProfileTest {
     }
 
     @Test
+    void theMcpExampleProfileIsValid() {
+        Path root = Path.of("").toAbsolutePath();
+        while (!Files.exists(root.resolve("examples/mcp-profile.yaml"))) {
+            root = root.getParent();
+            assertThat(root)
+                    .as("examples/mcp-profile.yaml above the working directory")
+                    .isNotNull();
+        }
+        Profile p = ProfileInput.file(root.resolve("examples/mcp-profile.yaml")).parse();
+        assertThat(p.agent()
+                        .parameters()
+                        .path("mcp_servers")
+                        .get(0)
+                        .path("command")
+                        .toString())
+                .isEqualTo("[\"python3\",\"examples/tools/calc_mcp_server.py\"]");
+        assertThat(p.agent().parameters().has("tools")).isFalse();
+    }
+
+    @Test
     void toolsAreWrittenWithTheirDefaultsAndChangeTheIdentity() {
         assertThat(canonical(profile(TOOLS)))
                 .contains("\"tools\":[{\"name\":\"calculator\",\"description\":\"Adds two numbers.\","
