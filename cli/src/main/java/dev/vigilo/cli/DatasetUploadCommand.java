@@ -1,5 +1,6 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.dataset.CaseMap;
 import dev.vigilo.dataset.DatasetCatalog;
 import dev.vigilo.dataset.DatasetEntry;
 import dev.vigilo.dataset.UploadRequest;
@@ -19,10 +20,13 @@ import picocli.CommandLine.Spec;
         name = "upload",
         mixinStandardHelpOptions = true,
         description = {
-            "Upload a JSONL file (one case per line) as a finalized dataset and print its upload id.",
+            "Upload a file of cases as a finalized dataset and print its upload id: JSON lines (.jsonl, or compressed"
+                    + " .jsonl.gz, .jsonl.zst; one case per line) or CSV (.csv, a header row, one case per row).",
             "",
             "A case: {\"id\": string, \"input\": any JSON, \"expected\": any JSON (optional), "
                     + "\"group\": string (optional), \"tags\": [string] (optional), \"metadata\": object (optional)}.",
+            "A CSV file's columns are named like those fields (metadata.KEY for metadata) unless --map says which"
+                    + " column is which.",
             "The file is validated completely before anything is stored; the catalog entry appears only after "
                     + "every file is stored and verified."
         })
@@ -30,8 +34,19 @@ final class DatasetUploadCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(index = "0", paramLabel = "FILE", description = "The JSONL file to upload.")
+    @Parameters(
+            index = "0",
+            paramLabel = "FILE",
+            description = "The file to upload: .jsonl, .jsonl.gz, .jsonl.zst or .csv.")
     Path file;
+
+    @Option(
+            names = "--map",
+            paramLabel = "TARGET=SOURCE,...",
+            description = "Which column of a CSV file, or field of each JSON record of a JSON lines file, becomes"
+                    + " which case field: id=COL,input=COL[,expected=COL,group=COL,tags=COL,metadata.KEY=COL];"
+                    + " COL:json parses a CSV cell as JSON (docs/formats/dataset.md).")
+    String map;
 
     @Option(
             names = "--name",
@@ -60,7 +75,8 @@ final class DatasetUploadCommand implements Callable<Integer> {
         UploadRequest request = new UploadRequest(
                 file,
                 Optional.ofNullable(name),
-                Optional.ofNullable(uploadId).map(id -> CommandSupport.uploadId(id, "--upload-id")));
+                Optional.ofNullable(uploadId).map(id -> CommandSupport.uploadId(id, "--upload-id")),
+                Optional.ofNullable(map).map(m -> CaseMap.parse(m, "--map")));
         try (Connections connections = root.connections();
                 ProgressDisplay progress = ProgressDisplay.forTerminal(file)) {
             ObjectStore objectStore = connections.openStore(Optional.ofNullable(store));

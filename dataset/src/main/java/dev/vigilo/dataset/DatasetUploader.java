@@ -61,6 +61,14 @@ final class DatasetUploader {
     }
 
     DatasetEntry upload(UploadRequest request) {
+        try {
+            return uploadSource(request);
+        } catch (RecordProblem e) {
+            throw e.problem();
+        }
+    }
+
+    private DatasetEntry uploadSource(UploadRequest request) {
         Path file = request.file();
         String name = request.effectiveName();
         Names.label(name, request.name().isPresent() ? "--name" : file + ": the name taken from the file name");
@@ -68,12 +76,13 @@ final class DatasetUploader {
         if (requestedId.isPresent()) {
             Optional<DatasetEntry> existing = catalog.find(requestedId.get());
             if (existing.isPresent()) {
-                return sameUploadOrConflict(existing.get(), file, name);
+                return sameUploadOrConflict(existing.get(), UploadSource.of(request), name);
             }
         }
         long size = sizeOf(file);
-        ValidationPass.Result validated = validate(file, size);
-        Stored stored = store(file, size, validated);
+        UploadSource source = UploadSource.of(request);
+        ValidationPass.Result validated = validate(source, size);
+        Stored stored = store(source, size, validated);
         DatasetEntry entry = new DatasetEntry(
                 requestedId.orElseGet(UUID::randomUUID),
                 name,
@@ -91,7 +100,7 @@ final class DatasetUploader {
         if (!inserted) {
             // A concurrent upload with the same caller-chosen id committed first.
             DatasetEntry winner = catalog.find(entry.uploadId()).orElseThrow();
-            return sameUploadOrConflict(winner, file, name);
+            return sameUploadOrConflict(winner, UploadSource.of(request), name);
         }
         LOG.info(
                 "finalized dataset {} ({} cases, root {})",
@@ -101,8 +110,9 @@ final class DatasetUploader {
         return catalog.find(entry.uploadId()).orElseThrow();
     }
 
-    private DatasetEntry sameUploadOrConflict(DatasetEntry existing, Path file, String name) {
-        Sha256 source = hashFile(file);
+    private DatasetEntry sameUploadOrConflict(DatasetEntry existing, UploadSource from, String name) {
+        Path file = from.file();
+        Sha256 source = hashFile(from);
         if (existing.sourceSha256().equals(source) && existing.name().equals(name)) {
             return existing;
         }
@@ -114,17 +124,23 @@ final class DatasetUploader {
 
     private record Stored(IndexBuilder.Root root, Sha256 fold) {}
 
-    private ValidationPass.Result validate(Path file, long size) {
+    private ValidationPass.Result validate(UploadSource from, long size) {
+        Path file = from.file();
         try (DuplicateIdDetector ids = new DuplicateIdDetector(ID_BUFFER_ENTRIES);
-                SourceBatches source = batches(file)) {
-            ValidationPass.Result result = new ValidationPass(file, size, progress, ids).run(source);
+                SourceBatches source = batches(from)) {
+            ValidationPass.Result result;
+            try {
+                result = new ValidationPass(file, from.sizedByFile() ? size : 0, progress, ids).run(source);
+            } catch (InvalidDatasetException e) {
+                throw from.relocate(e);
+            }
             if (result.cases() == 0) {
                 throw new InvalidDatasetException(
                         file, 0, 0, "the file holds no cases (it is empty or blank); put one JSON case per line");
             }
             Set<Long> repeated = ids.repeatedFingerprints();
             if (!repeated.isEmpty()) {
-                Optional<InvalidDatasetException> duplicate = findDuplicate(file, repeated);
+                Optional<InvalidDatasetException> duplicate = findDuplicate(from, repeated);
                 if (duplicate.isPresent()) {
                     throw duplicate.get();
                 }
@@ -135,11 +151,20 @@ final class DatasetUploader {
         }
     }
 
-    private Stored store(Path file, long size, ValidationPass.Result validated) {
+    private Stored store(UploadSource from, long size, ValidationPass.Result validated) {
+        Path file = from.file();
         try (ObjectWriter writer = new ObjectWriter(store, WRITES_IN_FLIGHT, WRITE_BYTES_IN_FLIGHT);
-                SourceBatches source = batches(file)) {
+                SourceBatches source = batches(from)) {
             IndexBuilder index = new IndexBuilder(writer, layout.indexMaxEntries());
-            Sha256 fold = new StorePass(file, size, progress, layout, validated, writer, index).run(source);
+            Sha256 fold = new StorePass(
+                            file,
+                            from.sizedByFile() ? size : validated.bytes(),
+                            progress,
+                            layout,
+                            validated,
+                            writer,
+                            index)
+                    .run(source);
             IndexBuilder.Root root = index.finish();
             writer.awaitAll();
             // Read the root back through its reference: the store must return exactly the bytes we indexed.
@@ -180,11 +205,12 @@ final class DatasetUploader {
      * Re-reads the file to turn repeated fingerprints into the first real duplicate: the line whose id already
      * occurred, and the line where it first did. Only ids with a repeated fingerprint are remembered.
      */
-    private static Optional<InvalidDatasetException> findDuplicate(Path file, Set<Long> repeated) {
+    private static Optional<InvalidDatasetException> findDuplicate(UploadSource from, Set<Long> repeated) {
+        Path file = from.file();
         CaseLineParser parser = new CaseLineParser(DatasetLimits.MAX_CASE_BYTES);
         java.security.MessageDigest digest = Sha256.newDigest();
         Map<String, Long> firstLineOfId = new HashMap<>();
-        try (SourceLines lines = open(file)) {
+        try (SourceLines lines = new SourceLines(from.open(), DatasetLimits.MAX_CASE_BYTES)) {
             while (nextLine(lines, file)) {
                 if (lines.lineIsBlank()) {
                     continue;
@@ -195,12 +221,13 @@ final class DatasetUploader {
                 }
                 Long first = firstLineOfId.putIfAbsent(id, lines.lineNumber());
                 if (first != null) {
+                    long line = from.physicalLine(lines.lineNumber());
                     return Optional.of(new InvalidDatasetException(
                             file,
-                            lines.lineNumber(),
+                            line,
                             0,
                             "duplicate case id \""
-                                    + id + "\": line " + lines.lineNumber() + " repeats the id of line " + first
+                                    + id + "\": line " + line + " repeats the id of line " + from.physicalLine(first)
                                     + "; case ids must be unique within a dataset"));
                 }
             }
@@ -211,13 +238,8 @@ final class DatasetUploader {
         return Optional.empty();
     }
 
-    private static SourceLines open(Path file) throws IOException {
-        InputStream in = Files.newInputStream(file);
-        return new SourceLines(in, DatasetLimits.MAX_CASE_BYTES);
-    }
-
-    private static SourceBatches batches(Path file) throws IOException {
-        return new SourceBatches(Files.newInputStream(file), ValidationPass.BATCH_BYTES, DatasetLimits.MAX_CASE_BYTES);
+    private static SourceBatches batches(UploadSource from) throws IOException {
+        return new SourceBatches(from.open(), ValidationPass.BATCH_BYTES, DatasetLimits.MAX_CASE_BYTES);
     }
 
     private static long sizeOf(Path file) {
@@ -245,9 +267,11 @@ final class DatasetUploader {
         }
     }
 
-    private static Sha256 hashFile(Path file) {
+    /** The source hash of what {@code from} yields: the one the upload passes compute. */
+    private static Sha256 hashFile(UploadSource from) {
+        Path file = from.file();
         java.security.MessageDigest digest = Sha256.newDigest();
-        try (InputStream in = Files.newInputStream(file)) {
+        try (InputStream in = from.open()) {
             byte[] buffer = new byte[1 << 16];
             int n;
             while ((n = in.read(buffer)) > 0) {

@@ -1,6 +1,7 @@
 package dev.vigilo.dataset;
 
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
@@ -8,16 +9,25 @@ import java.util.UUID;
 /**
  * What to upload.
  *
- * @param file     a JSONL file, one case per line
+ * @param file     a JSON lines file, one case per line ({@code .jsonl}, or compressed: {@code .jsonl.gz}, {@code
+ *                 .jsonl.zst}), or a CSV file ({@code .csv}) with a header row
  * @param name     a label; defaults to the file name without {@code .jsonl}
  * @param uploadId a caller-chosen upload id for idempotent retries: uploading the same bytes under the same id
  *                 again returns the existing entry; defaults to a fresh random id
+ * @param map      how a CSV file's columns, or a JSON lines file's records, become cases (docs/formats/dataset.md);
+ *                 a CSV file without one is read by its header's column names
  */
-public record UploadRequest(Path file, Optional<String> name, Optional<UUID> uploadId) {
+public record UploadRequest(Path file, Optional<String> name, Optional<UUID> uploadId, Optional<CaseMap> map) {
     public UploadRequest {
         Objects.requireNonNull(file, "file");
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(uploadId, "uploadId");
+        Objects.requireNonNull(map, "map");
+    }
+
+    /** A JSON lines file of cases, or a CSV file read by its header. */
+    public UploadRequest(Path file, Optional<String> name, Optional<UUID> uploadId) {
+        this(file, name, uploadId, Optional.empty());
     }
 
     public static UploadRequest of(Path file) {
@@ -28,7 +38,12 @@ public record UploadRequest(Path file, Optional<String> name, Optional<UUID> upl
         return name.orElseGet(() -> {
             String fileName =
                     file.getFileName() == null ? "dataset" : file.getFileName().toString();
-            return fileName.endsWith(".jsonl") ? fileName.substring(0, fileName.length() - 6) : fileName;
+            for (String suffix : List.of(".jsonl.gz", ".jsonl.zst", ".jsonl", ".csv")) {
+                if (fileName.endsWith(suffix)) {
+                    return fileName.substring(0, fileName.length() - suffix.length());
+                }
+            }
+            return fileName;
         });
     }
 }

@@ -33,7 +33,8 @@ final class ValidationPass {
     static final long MAX_BATCH_BYTES = 16L << 20;
 
     /** What the pass found: the case count, the source hash, and the cases of each batch. */
-    record Result(long cases, Sha256 sourceSha256, int[] casesPerBatch) {}
+    /** @param bytes the bytes read: the file's, or the JSON lines a compressed or mapped source yields */
+    record Result(long cases, Sha256 sourceSha256, int[] casesPerBatch, long bytes) {}
 
     /** One batch's outcome: its line count and the fingerprints of its cases, or its first error. */
     private record Checked(
@@ -88,7 +89,7 @@ final class ValidationPass {
             work.finish(this::consume);
         }
         progress.update(UploadProgress.Phase.VALIDATE, bytesDone, size, cases);
-        return new Result(cases, source.sourceSha256(), Arrays.copyOf(casesPerBatch, batches));
+        return new Result(cases, source.sourceSha256(), Arrays.copyOf(casesPerBatch, batches), bytesDone);
     }
 
     /** On a worker thread: validates every line of one batch. */
