@@ -3,7 +3,10 @@ package dev.vigilo.cli;
 import dev.vigilo.common.input.Names;
 import dev.vigilo.dataset.DatasetCatalog;
 import dev.vigilo.dataset.DatasetEntry;
+import dev.vigilo.dataset.DatasetOrigin;
 import java.io.PrintWriter;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -25,10 +28,14 @@ final class DatasetShowCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         try (Connections connections = CommandSupport.root(spec).connections()) {
-            DatasetEntry e = new DatasetCatalog(connections.control().jdbi()).get(uploadId.id());
+            DatasetCatalog catalog = new DatasetCatalog(connections.control().jdbi());
+            DatasetEntry e = catalog.get(uploadId.id());
+            Optional<DatasetOrigin> origin = catalog.origin(e.uploadId());
             PrintWriter out = CommandSupport.out(spec);
             if (json.requested()) {
-                json.print(Json.dataset(e));
+                Map<String, Object> m = Json.dataset(e);
+                origin.ifPresent(o -> m.put("origin", Json.origin(o)));
+                json.print(m);
             } else {
                 out.printf("upload id:        %s%n", e.uploadId());
                 out.printf("name:             %s%n", Names.printable(e.name()));
@@ -40,6 +47,15 @@ final class DatasetShowCommand implements Callable<Integer> {
                         "index root:       %s (%d bytes, %d levels)%n",
                         e.indexRoot().key(), e.indexRoot().length(), e.indexLevels());
                 out.printf("created:          %s%n", e.createdAt());
+                origin.ifPresent(o -> out.printf(
+                        "made from:        datagen experiment %s of pipeline %s (%s, log version %d, %d items, map"
+                                + " %s)%n",
+                        Names.printable(o.experiment()),
+                        Names.printable(o.pipeline()),
+                        o.durableRoot(),
+                        o.logVersion(),
+                        o.items(),
+                        o.map()));
             }
         }
         return ExitCode.OK;

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.vigilo.common.json.StrictJson;
 import dev.vigilo.dataset.DatasetEntry;
+import dev.vigilo.dataset.DatasetOrigin;
 import java.io.IOException;
 import java.io.Writer;
 import java.util.LinkedHashMap;
@@ -39,6 +40,19 @@ final class Json {
     /** One JSON document another program wrote or that was persisted, read strictly. */
     static JsonNode read(String json) throws JsonProcessingException {
         return STRICT.readTree(json);
+    }
+
+    /** A dataset's origin: the datagen experiment it was exported from. */
+    static Map<String, Object> origin(DatasetOrigin o) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("kind", "datagen");
+        m.put("durable_root", o.durableRoot());
+        m.put("pipeline", o.pipeline());
+        m.put("experiment", o.experiment());
+        m.put("log_version", o.logVersion());
+        m.put("items", o.items());
+        m.put("map", o.map().toString());
+        return m;
     }
 
     static Map<String, Object> dataset(DatasetEntry e) {

@@ -348,27 +348,12 @@ public final class Experiments {
 
     /** As {@link #export(LogRoot, String, String, Path)}, replacing an existing {@code out} when {@code replace}. */
     public static long export(LogRoot durableRoot, String pipeline, String experiment, Path out, boolean replace) {
-        java.util.Objects.requireNonNull(durableRoot, "durableRoot");
         java.util.Objects.requireNonNull(out, "out");
-        Map<String, ItemState> all;
-        try (CheckpointLog log = CheckpointLog.open(new LogLocation(durableRoot, pipeline, experiment));
-                LogReader r = log.reader()) {
-            all = new TreeMap<>(r.foldAll());
-        }
-        java.util.Set<String> parents = new java.util.HashSet<>();
-        all.values().forEach(s -> {
-            if (s.item().parentItemId() != null) {
-                parents.add(s.item().parentItemId());
-            }
-        });
+        CompletedLeaves leaves = completedLeaves(durableRoot, pipeline, experiment);
         return OutputFiles.write(out, "--out", replace, file -> {
             Writer w = new OutputStreamWriter(file, StandardCharsets.UTF_8);
             long n = 0;
-            for (ItemState s : all.values()) {
-                if (statusOf(s) != ItemStatus.COMPLETED
-                        || parents.contains(s.item().itemId())) {
-                    continue;
-                }
+            for (ItemState s : leaves.items()) {
                 ObjectNode line =
                         Json.MAPPER.createObjectNode().put("id", s.item().itemId());
                 line.set("input", Json.fields(s.fields()));
@@ -384,5 +369,34 @@ public final class Experiments {
             w.flush();
             return n;
         });
+    }
+
+    /** The completed leaf items of one read snapshot, by id, and the log's base version that snapshot read. */
+    record CompletedLeaves(List<ItemState> items, long logVersion) {}
+
+    /** The completed items that have no children (what an export writes), sorted by id. */
+    static CompletedLeaves completedLeaves(LogRoot durableRoot, String pipeline, String experiment) {
+        java.util.Objects.requireNonNull(durableRoot, "durableRoot");
+        Map<String, ItemState> all;
+        long version;
+        try (CheckpointLog log = CheckpointLog.open(new LogLocation(durableRoot, pipeline, experiment));
+                LogReader r = log.reader()) {
+            all = new TreeMap<>(r.foldAll());
+            version = r.baseVersion();
+        }
+        java.util.Set<String> parents = new java.util.HashSet<>();
+        all.values().forEach(s -> {
+            if (s.item().parentItemId() != null) {
+                parents.add(s.item().parentItemId());
+            }
+        });
+        List<ItemState> leaves = new ArrayList<>();
+        for (ItemState s : all.values()) {
+            if (statusOf(s) == ItemStatus.COMPLETED
+                    && !parents.contains(s.item().itemId())) {
+                leaves.add(s);
+            }
+        }
+        return new CompletedLeaves(leaves, version);
     }
 }

@@ -43,8 +43,64 @@ final class CatalogRows {
      *
      * @return true when this call inserted it
      */
-    boolean insert(DatasetEntry e, int formatVersion) {
-        return jdbi.withHandle(h -> h.createUpdate("INSERT INTO dataset_uploads (" + COLUMNS + ", format_version) "
+    boolean insert(DatasetEntry e, int formatVersion, Optional<DatasetOrigin> origin) {
+        return jdbi.inTransaction(h -> {
+            boolean inserted = insertEntry(h, e, formatVersion);
+            if (inserted && origin.isPresent()) {
+                DatasetOrigin o = origin.get();
+                h.createUpdate("INSERT INTO dataset_origins (upload_id, kind, durable_root, pipeline, experiment,"
+                                + " log_version, items, case_map) VALUES (:id, 'datagen', :root, :pipeline,"
+                                + " :experiment, :version, :items, :map)")
+                        .bind("id", e.uploadId())
+                        .bind("root", o.durableRoot())
+                        .bind("pipeline", o.pipeline())
+                        .bind("experiment", o.experiment())
+                        .bind("version", o.logVersion())
+                        .bind("items", o.items())
+                        .bind("map", o.map().toString())
+                        .execute();
+            }
+            return inserted;
+        });
+    }
+
+    /** Where the entry came from, when Vigilo made it. */
+    Optional<DatasetOrigin> origin(UUID uploadId) {
+        return jdbi.withHandle(h -> h.createQuery("SELECT durable_root, pipeline, experiment, log_version, items,"
+                        + " case_map FROM dataset_origins WHERE upload_id = :id")
+                .bind("id", uploadId)
+                .map((rs, ctx) -> new DatasetOrigin(
+                        rs.getString("durable_root"),
+                        rs.getString("pipeline"),
+                        rs.getString("experiment"),
+                        rs.getLong("log_version"),
+                        rs.getLong("items"),
+                        CaseMap.parse(rs.getString("case_map"), "dataset_origins.case_map")))
+                .findOne());
+    }
+
+    /** The entries made from one experiment, newest first. */
+    List<DatasetEntry> madeFrom(String pipeline, String experiment) {
+        return jdbi.withHandle(h -> h.createQuery("SELECT " + prefixed("u.") + " FROM dataset_uploads u"
+                        + " JOIN dataset_origins o ON o.upload_id = u.upload_id"
+                        + " WHERE o.pipeline = :pipeline AND o.experiment = :experiment"
+                        + " ORDER BY u.created_at DESC, u.upload_id")
+                .bind("pipeline", pipeline)
+                .bind("experiment", experiment)
+                .map(MAPPER)
+                .list());
+    }
+
+    private static String prefixed(String alias) {
+        StringBuilder b = new StringBuilder();
+        for (String c : COLUMNS.split(", ")) {
+            b.append(b.length() == 0 ? "" : ", ").append(alias).append(c);
+        }
+        return b.toString();
+    }
+
+    private static boolean insertEntry(org.jdbi.v3.core.Handle handle, DatasetEntry e, int formatVersion) {
+        return handle.createUpdate("INSERT INTO dataset_uploads (" + COLUMNS + ", format_version) "
                                 + "VALUES (:id, :name, :src, :srcBytes, :membership, :count, :rootKey, :rootLen, :rootSha, "
                                 + ":levels, :binding, :created, :version) ON CONFLICT (upload_id) DO NOTHING")
                         .bind("id", e.uploadId())
@@ -60,7 +116,7 @@ final class CatalogRows {
                         .bind("binding", e.storage().value())
                         .bind("created", Timestamp.from(e.createdAt()))
                         .bind("version", formatVersion)
-                        .execute())
+                        .execute()
                 == 1;
     }
 

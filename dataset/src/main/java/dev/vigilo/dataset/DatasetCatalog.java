@@ -48,6 +48,17 @@ public final class DatasetCatalog {
                         "no finalized dataset has upload id " + uploadId + "; see `vigilo dataset list`"));
     }
 
+    /** Where the entry came from, when Vigilo made it from a datagen experiment; empty for an uploaded file. */
+    public Optional<DatasetOrigin> origin(UUID uploadId) {
+        return rows.origin(Objects.requireNonNull(uploadId, "uploadId"));
+    }
+
+    /** The entries made from one datagen experiment, newest first. */
+    public List<DatasetEntry> madeFrom(String pipeline, String experiment) {
+        return rows.madeFrom(
+                Objects.requireNonNull(pipeline, "pipeline"), Objects.requireNonNull(experiment, "experiment"));
+    }
+
     /** Every entry, newest first. */
     public List<DatasetEntry> list() {
         return rows.list();

@@ -95,7 +95,7 @@ final class DatasetUploader {
                 store.binding(),
                 Instant.now());
         CrashPoints.boundary("dataset.catalog-insert");
-        boolean inserted = catalog.insert(entry, IndexDocument.VERSION);
+        boolean inserted = catalog.insert(entry, IndexDocument.VERSION, request.origin());
         CrashPoints.boundary("dataset.catalog-insert.done");
         if (!inserted) {
             // A concurrent upload with the same caller-chosen id committed first.

@@ -16,18 +16,30 @@ import java.util.UUID;
  *                 again returns the existing entry; defaults to a fresh random id
  * @param map      how a CSV file's columns, or a JSON lines file's records, become cases (docs/formats/dataset.md);
  *                 a CSV file without one is read by its header's column names
+ * @param origin   the datagen experiment the file was exported from, recorded with the entry
  */
-public record UploadRequest(Path file, Optional<String> name, Optional<UUID> uploadId, Optional<CaseMap> map) {
+public record UploadRequest(
+        Path file,
+        Optional<String> name,
+        Optional<UUID> uploadId,
+        Optional<CaseMap> map,
+        Optional<DatasetOrigin> origin) {
     public UploadRequest {
         Objects.requireNonNull(file, "file");
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(uploadId, "uploadId");
         Objects.requireNonNull(map, "map");
+        Objects.requireNonNull(origin, "origin");
     }
 
     /** A JSON lines file of cases, or a CSV file read by its header. */
     public UploadRequest(Path file, Optional<String> name, Optional<UUID> uploadId) {
-        this(file, name, uploadId, Optional.empty());
+        this(file, name, uploadId, Optional.empty(), Optional.empty());
+    }
+
+    /** A file read by {@code map} (or, without one, as {@link #UploadRequest(Path, Optional, Optional)}). */
+    public UploadRequest(Path file, Optional<String> name, Optional<UUID> uploadId, Optional<CaseMap> map) {
+        this(file, name, uploadId, map, Optional.empty());
     }
 
     public static UploadRequest of(Path file) {

@@ -9,6 +9,8 @@ import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.datagen.ExperimentStatus;
 import dev.vigilo.datagen.Experiments;
 import dev.vigilo.datagen.ItemStatus;
+import dev.vigilo.dataset.DatasetCatalog;
+import dev.vigilo.dataset.DatasetEntry;
 import io.javalin.http.Context;
 import java.io.IOException;
 import java.net.URLEncoder;
@@ -31,10 +33,13 @@ final class DatagenPages {
 
     private final Optional<LogRoot> root;
     private final Views views;
+    /** The catalog, for the datasets made from an experiment; empty on a dashboard without databases. */
+    private final Optional<DatasetCatalog> catalog;
 
     DatagenPages(DashboardSources sources, Views views) {
         this.root = sources.datagenRoot();
         this.views = views;
+        this.catalog = sources.databases().map(d -> new DatasetCatalog(d.control()));
     }
 
     private LogRoot root() {
@@ -132,6 +137,16 @@ final class DatagenPages {
         }
         m.put("rows", rows);
         m.put("empty", rows.isEmpty());
+        List<Map<String, Object>> datasets = new ArrayList<>();
+        for (DatasetEntry d : catalog.map(c -> c.madeFrom(pipeline, experiment)).orElse(List.of())) {
+            datasets.add(Map.of(
+                    "name", d.name(),
+                    "href", "/datasets/" + d.uploadId(),
+                    "cases", Views.count(d.caseCount()),
+                    "created", d.createdAt().toString()));
+        }
+        m.put("datasets", datasets);
+        m.put("has_datasets", !datasets.isEmpty());
         page.next()
                 .ifPresent(n -> m.put(
                         "next",

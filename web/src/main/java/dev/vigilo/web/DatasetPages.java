@@ -7,9 +7,12 @@ import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.input.Ids;
 import dev.vigilo.dataset.DatasetCatalog;
 import dev.vigilo.dataset.DatasetEntry;
+import dev.vigilo.dataset.DatasetOrigin;
 import dev.vigilo.dataset.DatasetReader;
 import dev.vigilo.dataset.StoredCase;
 import io.javalin.http.Context;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -125,6 +128,7 @@ final class DatasetPages {
         Range r = range(ctx, e);
         Map<String, Object> m = views.page("Dataset " + e.name(), "datasets");
         m.putAll(row(e));
+        catalog.origin(id).ifPresent(o -> m.put("origin", origin(o)));
         List<Map<String, Object>> rows = new ArrayList<>();
         for (StoredCase c : cases(e, r)) {
             JsonNode j = StoredJson.datasetCase(c.caseJson());
@@ -149,8 +153,38 @@ final class DatasetPages {
         views.render(ctx, "dataset", m);
     }
 
+    /** A dataset's origin for the page: the experiment (linked), the log version read and the map. */
+    private static Map<String, Object> origin(DatasetOrigin o) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("pipeline", o.pipeline());
+        m.put("experiment", o.experiment());
+        m.put(
+                "href",
+                "/datagen/"
+                        + URLEncoder.encode(o.pipeline(), StandardCharsets.UTF_8)
+                                .replace("+", "%20") + "/"
+                        + URLEncoder.encode(o.experiment(), StandardCharsets.UTF_8)
+                                .replace("+", "%20"));
+        m.put("log_version", o.logVersion());
+        m.put("items", Views.count(o.items()));
+        m.put("map", o.map().toString());
+        m.put("root", o.durableRoot());
+        return m;
+    }
+
     void datasetApi(Context ctx) {
-        Dashboard.json(ctx, entryJson(catalog.get(Params.uploadId(ctx))));
+        UUID id = Params.uploadId(ctx);
+        ObjectNode o = entryJson(catalog.get(id));
+        catalog.origin(id)
+                .ifPresent(origin -> o.putObject("origin")
+                        .put("kind", "datagen")
+                        .put("durable_root", origin.durableRoot())
+                        .put("pipeline", origin.pipeline())
+                        .put("experiment", origin.experiment())
+                        .put("log_version", origin.logVersion())
+                        .put("items", origin.items())
+                        .put("map", origin.map().toString()));
+        Dashboard.json(ctx, o);
     }
 
     void casesApi(Context ctx) {

@@ -568,6 +568,33 @@ class DashboardHttpTest {
     }
 
     @Test
+    void aDatasetMadeFromAnExperimentLinksBothWays() throws IOException {
+        var entry = dev.vigilo.datagen.DatasetExport.toDataset(
+                state.datagenRoot,
+                "quiz",
+                "demo",
+                "quiz-export",
+                dev.vigilo.dataset.CaseMap.parse("id=item_id,input=item_id", "--map"),
+                Optional.empty(),
+                new dev.vigilo.dataset.DatasetCatalog(state.control.jdbi()),
+                state.store,
+                dev.vigilo.dataset.UploadProgress.NONE);
+        String dataset = page("/datasets/" + entry.uploadId());
+        assertThat(dataset)
+                .contains("id=\"dataset-origin\"")
+                .contains("<a href=\"/datagen/quiz/demo\">quiz / demo</a>")
+                .contains("mapped <span class=\"mono\">id&#61;item_id,input&#61;item_id</span>");
+        JsonNode api = json("/api/datasets/" + entry.uploadId());
+        assertThat(api.path("origin").path("experiment").asText()).isEqualTo("demo");
+        assertThat(api.path("origin").path("items").asLong()).isEqualTo(1);
+        assertThat(page("/datagen/quiz/demo"))
+                .contains("Datasets made from it")
+                .contains("<a href=\"/datasets/" + entry.uploadId() + "\">quiz-export</a>");
+        // A dataset uploaded from a file has no origin.
+        assertThat(page("/datasets/" + state.dataset.uploadId())).doesNotContain("dataset-origin");
+    }
+
+    @Test
     void everythingShownIsEscaped() throws IOException {
         String evil = "<img src=x onerror=alert(1)>";
         Path cases = home.resolve("evil.jsonl");
