@@ -98,6 +98,19 @@ class BadInputCliTest {
     }
 
     @Test
+    void badMapsAndCsvFilesAreOneLineErrorsThatStoreNothing() throws Exception {
+        String before = cli.run("dataset", "list", "--json").out();
+        assertThat(oneLine(cli.run("dataset", "upload", cases.toString(), "--map", "input=q"), ExitCode.INVALID_INPUT))
+                .isEqualTo("vigilo: error: --map: nothing is mapped onto \"id\"; add id=FIELD");
+        Path csv = home.resolve("qa.csv");
+        java.nio.file.Files.writeString(csv, "id,question\nq1,What?\n");
+        assertThat(oneLine(cli.run("dataset", "upload", csv.toString()), ExitCode.INVALID_INPUT))
+                .isEqualTo("vigilo: error: " + csv + ":1: column \"question\" is not a case field; name the columns"
+                        + " id, input, expected, group, tags, metadata.KEY, or map them with --map");
+        assertThat(cli.run("dataset", "list", "--json").out()).isEqualTo(before);
+    }
+
+    @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void uploadFromAFifoSaysARegularFileIsNeeded() throws Exception {
         Path fifo = home.resolve("cases.fifo");

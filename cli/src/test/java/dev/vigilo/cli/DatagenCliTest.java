@@ -182,6 +182,36 @@ class DatagenCliTest {
         CliRunner.Result upload = cli.run("dataset", "upload", export.toString(), "--json");
         assertThat(upload.exitCode()).as(upload.err()).isZero();
         assertThat(JSON.readTree(upload.out()).get("case_count").asLong()).isEqualTo(exportedItems);
+
+        // Straight into the catalog: the same items, mapped; the experiment is the dataset's origin.
+        String[] toDataset = {
+            "datagen", "export", "--pipeline", "quiz", "--experiment", "demo", "--durable-root", root.toString()
+        };
+        CliRunner.Result unmapped = cli.run(concat(toDataset, "--to-dataset"));
+        assertThat(unmapped.exitCode()).isEqualTo(ExitCode.USAGE);
+        assertThat(unmapped.err()).contains("--to-dataset needs --map");
+        CliRunner.Result missing =
+                cli.run(concat(toDataset, "--to-dataset", "--map", "id=item_id,input=question,expected=solution"));
+        assertThat(missing.exitCode()).isEqualTo(ExitCode.INVALID_INPUT);
+        assertThat(missing.err())
+                .startsWith("vigilo: error: experiment \"demo\" of pipeline \"quiz\": record \"")
+                .contains("no field \"solution\" (mapped onto expected)")
+                .hasLineCount(1);
+        CliRunner.Result stored = cli.run(concat(
+                toDataset, "--to-dataset", "--map", "id=item_id,input=question", "--name", "quiz-cases", "--json"));
+        assertThat(stored.exitCode()).as(stored.err()).isZero();
+        JsonNode entry = JSON.readTree(stored.out());
+        assertThat(entry.get("case_count").asLong()).isEqualTo(exportedItems);
+        assertThat(entry.get("name").asText()).isEqualTo("quiz-cases");
+        CliRunner.Result shown =
+                cli.run("dataset", "show", entry.get("upload_id").asText(), "--json");
+        JsonNode origin = JSON.readTree(shown.out()).get("origin");
+        assertThat(origin.get("pipeline").asText()).isEqualTo("quiz");
+        assertThat(origin.get("experiment").asText()).isEqualTo("demo");
+        assertThat(origin.get("items").asLong()).isEqualTo(exportedItems);
+        assertThat(origin.get("map").asText()).isEqualTo("id=item_id,input=question");
+        assertThat(cli.run("dataset", "show", entry.get("upload_id").asText()).out())
+                .contains("made from:        datagen experiment demo of pipeline quiz");
     }
 
     @Test
