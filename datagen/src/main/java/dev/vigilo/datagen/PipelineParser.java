@@ -10,6 +10,7 @@ import dev.vigilo.config.KeyPath;
 import dev.vigilo.config.Position;
 import dev.vigilo.config.ReadOptions;
 import java.io.IOException;
+import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -298,16 +299,44 @@ public final class PipelineParser {
                 at.toString());
     }
 
-    /** {@code {field: F[, equals: V]}}, required. */
+    /** {@code {field: F[, equals: V][, at_least: N][, at_most: N][, in: [V, ...]]}}, required. */
     private Condition condition(JsonNode c, KeyPath at) {
+        String shape = "a mapping {field: F[, equals: V][, at_least: N][, at_most: N][, in: [V, ...]]}";
         if (c == null || c.isNull()) {
-            throw reader.failure(at, "is required: a mapping {field: F[, equals: V]}");
+            throw reader.failure(at, "is required: " + shape);
         }
         if (!c.isObject()) {
-            throw reader.failure(at, "must be a mapping {field: F[, equals: V]}, got " + ConfigReader.typeOf(c));
+            throw reader.failure(at, "must be " + shape + ", got " + ConfigReader.typeOf(c));
         }
-        reader.allowKeys(c, at, List.of("field", "equals"));
-        return new Condition(reader.text(c.get("field"), at.key("field"), true).orElseThrow(), c.get("equals"));
+        reader.allowKeys(c, at, List.of("field", "equals", "at_least", "at_most", "in"));
+        BigDecimal atLeast = bound(c.get("at_least"), at.key("at_least"));
+        BigDecimal atMost = bound(c.get("at_most"), at.key("at_most"));
+        if (atLeast != null && atMost != null && atLeast.compareTo(atMost) > 0) {
+            throw reader.failure(
+                    at.key("at_most"),
+                    "must be >= at_least (" + atLeast.toPlainString() + "), got " + atMost.toPlainString());
+        }
+        List<JsonNode> in = new ArrayList<>();
+        JsonNode values = c.get("in");
+        if (values != null) {
+            if (!values.isArray() || values.isEmpty()) {
+                throw reader.failure(at.key("in"), "must be a non-empty list of values, got " + values);
+            }
+            values.forEach(in::add);
+        }
+        return new Condition(
+                reader.text(c.get("field"), at.key("field"), true).orElseThrow(), c.get("equals"), atLeast, atMost, in);
+    }
+
+    /** A bound of a condition: a number as written, or null when absent. */
+    private BigDecimal bound(JsonNode n, KeyPath at) {
+        if (n == null) {
+            return null;
+        }
+        if (!n.isNumber()) {
+            throw reader.failure(at, "must be a number, got " + n);
+        }
+        return n.decimalValue();
     }
 
     private static Map<String, StepKind> kinds() {

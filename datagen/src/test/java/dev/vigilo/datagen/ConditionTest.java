@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.math.BigDecimal;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class ConditionTest {
@@ -44,5 +46,29 @@ class ConditionTest {
         assertThat(c.test(fields("keep", F.numberNode(0L)))).isFalse();
         assertThat(c.test(fields("keep", F.textNode("")))).isFalse();
         assertThat(c.test(F.objectNode())).isFalse();
+    }
+
+    @Test
+    void boundsAndListsForJudgeThenFilter() {
+        Condition atLeast4 = new Condition("score", null, new BigDecimal("4"), null, List.of());
+        assertThat(atLeast4.test(fields("score", F.numberNode(4L)))).isTrue();
+        assertThat(atLeast4.test(fields("score", F.numberNode(4.5)))).isTrue();
+        assertThat(atLeast4.test(fields("score", F.numberNode(3.999)))).isFalse();
+        assertThat(atLeast4.test(fields("score", F.textNode("5"))))
+                .as("not a number")
+                .isFalse();
+        assertThat(atLeast4.test(F.objectNode())).as("missing").isFalse();
+
+        Condition between = new Condition("score", null, new BigDecimal("1"), new BigDecimal("2.5"), List.of());
+        assertThat(between.test(fields("score", F.numberNode(2.5)))).isTrue();
+        assertThat(between.test(fields("score", F.numberNode(2.51)))).isFalse();
+        assertThat(between.test(fields("score", F.numberNode(0L)))).isFalse();
+
+        Condition grades = new Condition("grade", null, null, null, List.of(F.textNode("A"), F.numberNode(1)));
+        assertThat(grades.test(fields("grade", F.textNode("A")))).isTrue();
+        assertThat(grades.test(fields("grade", F.numberNode(1.0))))
+                .as("numbers by value")
+                .isTrue();
+        assertThat(grades.test(fields("grade", F.textNode("B")))).isFalse();
     }
 }

@@ -100,7 +100,17 @@ class PipelineParserTest {
                 .hasMessage("p.yaml:3:5: steps[0].max_iterations: is required: the most iterations, an integer in"
                         + " [1, 10000]");
         assertThatThrownBy(() -> parse("input: a\nsteps:\n  - {name: f, kind: filter, keep_if: {field: a, eq: 1}}\n"))
-                .hasMessage("p.yaml:3:53: steps[0].keep_if.eq: unknown key; allowed here: field, equals");
+                .hasMessage("p.yaml:3:53: steps[0].keep_if.eq: unknown key; allowed here: field, equals, at_least,"
+                        + " at_most, in");
+        assertThatThrownBy(
+                        () -> parse(
+                                "input: a\nsteps:\n  - {name: f, kind: filter, keep_if: {field: s, at_least: 4, at_most: 2}}\n"))
+                .hasMessageContaining("steps[0].keep_if.at_most: must be >= at_least (4), got 2");
+        assertThatThrownBy(() ->
+                        parse("input: a\nsteps:\n  - {name: f, kind: filter, keep_if: {field: s, at_least: x}}\n"))
+                .hasMessageContaining("steps[0].keep_if.at_least: must be a number, got \"x\"");
+        assertThatThrownBy(() -> parse("input: a\nsteps:\n  - {name: f, kind: filter, keep_if: {field: s, in: []}}\n"))
+                .hasMessageContaining("steps[0].keep_if.in: must be a non-empty list of values, got []");
         assertThatThrownBy(
                         () -> parse("input: a\nname: \"a b\"\nsteps:\n  - {name: x, kind: command, command: [cat]}\n"))
                 .hasMessage("p.yaml:2:7: name: \"a b\" is not a valid pipeline name; use letters, digits, '.', '_'"
