@@ -212,6 +212,36 @@ class DatagenCliTest {
         assertThat(origin.get("map").asText()).isEqualTo("id=item_id,input=question");
         assertThat(cli.run("dataset", "show", entry.get("upload_id").asText()).out())
                 .contains("made from:        datagen experiment demo of pipeline quiz");
+
+        // The pillars meet: the generated dataset is evaluated by the example's profile (examples/README.md).
+        CliRunner.Result forEval = cli.run(concat(
+                toDataset,
+                "--to-dataset",
+                "--map",
+                "id=item_id,input=question,expected=answer,metadata.variant=variant",
+                "--name",
+                "quiz-generated"));
+        assertThat(forEval.exitCode()).as(forEval.err()).isZero();
+        String evalRun = java.util.UUID.randomUUID().toString();
+        Path profile = Path.of("..", "examples", "datagen", "eval-profile.yaml")
+                .toAbsolutePath()
+                .normalize();
+        CliRunner.Result created = cli.run(
+                "run",
+                "create",
+                "--profile-file",
+                profile.toString(),
+                "--dataset-upload-id",
+                forEval.out().trim(),
+                "--run-id",
+                evalRun);
+        assertThat(created.exitCode()).as(created.err()).isZero();
+        CliRunner.Result worker = cli.run("worker", "--exit-when-idle");
+        assertThat(worker.exitCode()).as(worker.err()).isZero();
+        JsonNode evaluated =
+                JSON.readTree(cli.run("run", "status", evalRun, "--json").out());
+        assertThat(evaluated.get("status").asText()).isEqualTo("settled");
+        assertThat(evaluated.get("verdict").asText()).as(evaluated.toString()).isEqualTo("passed");
     }
 
     @Test
