@@ -697,24 +697,17 @@ final class RunPages {
             List<Map<String, Object>> evals = new ArrayList<>();
             Map<String, List<Map<String, Object>>> judgeCalls = transcripts.judgeCalls(id, d);
             for (CaseResults.EvaluatorOutcome e : c.evaluators()) {
-                Map<String, Object> r = new LinkedHashMap<>();
-                r.put("name", e.name());
-                List<Map<String, Object>> calls = judgeCalls.getOrDefault(e.name(), List.of());
-                r.put("judge_calls", calls);
-                r.put("has_judge_calls", !calls.isEmpty());
-                r.put(
-                        "judge_calls_label",
-                        calls.size() == 1 ? "1 judge model call" : calls.size() + " judge model calls");
-                r.put("result", e.errorType().isPresent() ? "errored" : e.passed() ? "passed" : "failed");
-                r.put("score", e.score());
-                r.put("reason", e.reason().orElse(""));
-                r.put("time", Views.millis(e.millis()));
-                r.put(
-                        "error",
+                evals.add(Scoring.row(
+                        e.name(),
+                        e.errorType().isPresent() ? "errored" : e.passed() ? "passed" : "failed",
+                        Scoring.score(Optional.of(e.score())),
+                        "",
+                        e.reason().orElse(""),
+                        Views.millis(e.millis()),
                         e.errorType()
                                 .map(t -> t + ": " + e.errorMessage().orElse(""))
-                                .orElse(""));
-                evals.add(r);
+                                .orElse(""),
+                        judgeCalls.getOrDefault(e.name(), List.of())));
             }
             m.put("evaluators", evals);
             m.put("usage", c.usage().map(UsageSummary::line).orElse(null));
