@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.Function;
 
 /**
  * A run's case transcripts (docs/transcripts.md): the transcript of one attempt of a case, paged like the transcript
@@ -29,11 +30,20 @@ final class CaseTranscriptPages {
     private final CaseResults cases;
     private final RunTranscripts transcripts;
     private final Views views;
+    private final Function<UUID, Map<String, Double>> passScores;
 
-    CaseTranscriptPages(CaseResults cases, RunTranscripts transcripts, Views views) {
+    /**
+     * @param passScores each evaluator's pass score by name for a run (empty when its plan cannot be read)
+     */
+    CaseTranscriptPages(
+            CaseResults cases,
+            RunTranscripts transcripts,
+            Views views,
+            Function<UUID, Map<String, Double>> passScores) {
         this.cases = cases;
         this.transcripts = transcripts;
         this.views = views;
+        this.passScores = passScores;
     }
 
     /** A transcript page; {@code epoch} 0 for a run of one epoch (its links name no epoch). */
@@ -198,7 +208,7 @@ final class CaseTranscriptPages {
                 out -> transcripts.write(c.run(), c.attempt(), 0, out),
                 request,
                 new TranscriptPage.Address(path, fixed),
-                Map.of());
+                passScores.apply(c.run()));
         views.render(ctx, "case-transcript", m);
     }
 
