@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -113,6 +114,18 @@ class TranscriptBrowserTest {
         Chromium.screenshot(driver, "21-transcript-conversation");
         driver.executeScript("document.getElementById('scoring').scrollIntoView()");
         Chromium.screenshot(driver, "22-transcript-scoring");
+        // The dark theme follows the browser's preference, with the same layout.
+        driver.executeCdpCommand(
+                "Emulation.setEmulatedMedia",
+                Map.of("features", List.of(Map.of("name", "prefers-color-scheme", "value", "dark"))));
+        driver.navigate().refresh();
+        waiting().until(ExpectedConditions.presenceOfElementLocated(By.id("events")));
+        assertThat(driver.findElement(By.tagName("body")).getCssValue("background-color"))
+                .isEqualTo("rgba(20, 24, 31, 1)");
+        assertThat(driver.findElement(By.cssSelector("#events .turn")).getCssValue("background-color"))
+                .isEqualTo("rgba(28, 34, 43, 1)");
+        Chromium.screenshot(driver, "26-transcript-dark");
+        driver.executeCdpCommand("Emulation.setEmulatedMedia", Map.of("features", List.of()));
     }
 
     @Test
