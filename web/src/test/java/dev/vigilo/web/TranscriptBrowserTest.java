@@ -124,6 +124,10 @@ class TranscriptBrowserTest {
                 .isEqualTo("rgba(20, 24, 31, 1)");
         assertThat(driver.findElement(By.cssSelector("#events .turn")).getCssValue("background-color"))
                 .isEqualTo("rgba(28, 34, 43, 1)");
+        // Badges keep their contrast: a dark green badge under light green text, not the light theme's badge.
+        WebElement passed = driver.findElement(By.cssSelector("#evaluators .verdict-passed"));
+        assertThat(passed.getCssValue("background-color")).isEqualTo("rgba(22, 51, 34, 1)");
+        assertThat(passed.getCssValue("color")).isEqualTo("rgba(111, 208, 140, 1)");
         Chromium.screenshot(driver, "26-transcript-dark");
         driver.executeCdpCommand("Emulation.setEmulatedMedia", Map.of("features", List.of()));
     }
