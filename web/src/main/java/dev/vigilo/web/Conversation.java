@@ -3,11 +3,14 @@ package dev.vigilo.web;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -41,6 +44,9 @@ final class Conversation {
     /** Events shown in the scoring section, not in the conversation. */
     static final Set<String> SCORING =
             Set.of("vigilo/evaluator", "vigilo/gates", "vigilo/limit", JudgeCalls.REQUEST, JudgeCalls.RESPONSE);
+
+    private static final DateTimeFormatter CLOCK =
+            DateTimeFormatter.ofPattern("HH:mm:ss.SSS", Locale.ROOT).withZone(ZoneOffset.UTC);
 
     private Conversation() {}
 
@@ -394,7 +400,9 @@ final class Conversation {
             r.put("seq", seq);
             r.put("role", role);
             r.put("cls", cls);
-            r.put("time", time < 0 ? "" : Views.time(Instant.ofEpochMilli(time)));
+            // The clock to the millisecond beside each row (gaps are what a reader compares); the date on hover.
+            r.put("time", time < 0 ? "" : CLOCK.format(Instant.ofEpochMilli(time)));
+            r.put("date", time < 0 ? "" : Views.time(Instant.ofEpochMilli(time)));
             r.put("delta", delta);
             r.put("meta", List.of());
             r.put("blocks", List.of());
