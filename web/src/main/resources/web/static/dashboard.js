@@ -8,6 +8,9 @@
       if (!window.confirm(form.getAttribute("data-confirm"))) { e.preventDefault(); }
     });
   });
+  // A transcript opened at an event (?event=SEQ, a search hit): bring the marked event into view.
+  var target = document.querySelector(".conversation .target");
+  if (target && !window.location.hash) { target.scrollIntoView({ block: "center" }); }
   var run = document.getElementById("run");
   if (!run) { return; }
   var id = run.getAttribute("data-run");

@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.Function;
 
 /**
  * A run's case transcripts (docs/transcripts.md): the transcript of one attempt of a case, paged like the transcript
@@ -29,11 +30,20 @@ final class CaseTranscriptPages {
     private final CaseResults cases;
     private final RunTranscripts transcripts;
     private final Views views;
+    private final Function<UUID, Map<String, Double>> passScores;
 
-    CaseTranscriptPages(CaseResults cases, RunTranscripts transcripts, Views views) {
+    /**
+     * @param passScores each evaluator's pass score by name for a run (empty when its plan cannot be read)
+     */
+    CaseTranscriptPages(
+            CaseResults cases,
+            RunTranscripts transcripts,
+            Views views,
+            Function<UUID, Map<String, Double>> passScores) {
         this.cases = cases;
         this.transcripts = transcripts;
         this.views = views;
+        this.passScores = passScores;
     }
 
     /** A transcript page; {@code epoch} 0 for a run of one epoch (its links name no epoch). */
@@ -68,7 +78,7 @@ final class CaseTranscriptPages {
         m.put("last_epoch", epoch == 0 ? null : epoch);
         try {
             Transcript.Page page = read(run, last, 0, EMBEDDED_EVENTS);
-            m.put("events", SessionPages.rows(page.events()));
+            m.put("rows", Conversation.rows(page.events()));
             m.put("embedded_more", page.nextFrom().isPresent());
         } catch (DamagedException e) {
             m.put("transcript_damaged", e.getMessage());
@@ -153,8 +163,7 @@ final class CaseTranscriptPages {
 
     void page(Context ctx) {
         Chosen c = choose(ctx);
-        long from = Params.number(ctx, "from", 0, Long.MAX_VALUE / 2, 0);
-        Transcript.Page page = read(c.run(), c.attempt(), from, SessionPages.EVENTS_PER_PAGE);
+        TranscriptScan.Request request = TranscriptPage.request(ctx);
         String caseId = c.detail().result().caseId();
         Map<String, Object> m = views.page("Transcript of case " + c.ordinal() + " of run " + c.run(), "runs");
         m.put("id", c.run().toString());
@@ -187,14 +196,19 @@ final class CaseTranscriptPages {
         m.put("key", c.attempt().transcript().key().value());
         m.put("length", Views.bytes(c.attempt().transcript().length()));
         m.put("sha", c.attempt().transcript().sha256().toHex());
-        SessionPages.put(m, page);
-        page.nextFrom()
-                .ifPresent(n -> m.put(
-                        "next",
-                        href(c.run(), c.ordinal(), c.epoch(), c.attempt().attempt(), n)));
-        if (page.from() > 0) {
-            m.put("first", href(c.run(), c.ordinal(), c.epoch(), c.attempt().attempt(), 0));
+        Map<String, String> fixed = new LinkedHashMap<>();
+        if (c.epoch() > 0) {
+            fixed.put("epoch", Integer.toString(c.epoch()));
         }
+        fixed.put("attempt", Integer.toString(c.attempt().attempt()));
+        String path = "/runs/" + c.run() + "/cases/" + c.ordinal() + "/transcript";
+        m.put("api_href", new TranscriptPage.Address("/api" + path, fixed).href());
+        TranscriptPage.put(
+                m,
+                out -> transcripts.write(c.run(), c.attempt(), 0, out),
+                request,
+                new TranscriptPage.Address(path, fixed),
+                passScores.apply(c.run()));
         views.render(ctx, "case-transcript", m);
     }
 

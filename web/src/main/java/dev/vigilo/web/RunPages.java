@@ -3,6 +3,7 @@ package dev.vigilo.web;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.agent.Evaluators;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.common.errors.VigiloException;
@@ -72,8 +73,8 @@ final class RunPages {
         this.preparation = new RunStatusReader(sources.control());
         this.cases = new CaseResults(sources.placements(), sources.storage());
         this.datasets = new DatasetCatalog(sources.control());
-        this.transcripts =
-                new CaseTranscriptPages(cases, new RunTranscripts(sources.placements(), sources.storage()), views);
+        this.transcripts = new CaseTranscriptPages(
+                cases, new RunTranscripts(sources.placements(), sources.storage()), views, this::passScores);
     }
 
     /** A case's transcript pages (they share this reader of cases). */
@@ -335,12 +336,36 @@ final class RunPages {
             return;
         }
         try {
-            ObjectStore store = stores.forBinding(new StoreBinding(identity.storageBinding()));
-            JsonNode configuration = PublishedPlan.open(id, identity.root().get(), store, Deadline.after(PLAN_READ))
-                    .configuration(Deadline.after(PLAN_READ));
-            m.put("profile", ProfileView.of(configuration.path("profile")));
+            m.put("profile", ProfileView.of(configuration(id, identity).path("profile")));
         } catch (VigiloException e) {
             m.put("profile_missing", "The profile cannot be read now: " + e.getMessage());
+        }
+    }
+
+    /** The published plan's configuration, verified through the plan root (the plan must be published). */
+    private JsonNode configuration(UUID id, RunCatalog.PlanIdentity identity) {
+        ObjectStore store = stores.forBinding(new StoreBinding(identity.storageBinding()));
+        return PublishedPlan.open(id, identity.root().orElseThrow(), store, Deadline.after(PLAN_READ))
+                .configuration(Deadline.after(PLAN_READ));
+    }
+
+    /**
+     * Each evaluator's pass score by name, as the worker judges with it ({@link Evaluators#passScore} over the plan's
+     * evaluator plan); empty when the plan cannot be read now, and the pages then leave the column blank.
+     */
+    Map<String, Double> passScores(UUID id) {
+        try {
+            RunCatalog.PlanIdentity identity = catalog.identity(id);
+            if (identity.root().isEmpty()) {
+                return Map.of();
+            }
+            Map<String, Double> scores = new LinkedHashMap<>();
+            for (JsonNode e : configuration(id, identity).path("evaluator_plan")) {
+                scores.put(e.path("name").asText(), Evaluators.passScore(e));
+            }
+            return scores;
+        } catch (VigiloException e) {
+            return Map.of();
         }
     }
 
@@ -696,25 +721,19 @@ final class RunPages {
             m.put("output_length", Views.bytes(c.outputLength()));
             List<Map<String, Object>> evals = new ArrayList<>();
             Map<String, List<Map<String, Object>>> judgeCalls = transcripts.judgeCalls(id, d);
+            Map<String, Double> passScores = passScores(id);
             for (CaseResults.EvaluatorOutcome e : c.evaluators()) {
-                Map<String, Object> r = new LinkedHashMap<>();
-                r.put("name", e.name());
-                List<Map<String, Object>> calls = judgeCalls.getOrDefault(e.name(), List.of());
-                r.put("judge_calls", calls);
-                r.put("has_judge_calls", !calls.isEmpty());
-                r.put(
-                        "judge_calls_label",
-                        calls.size() == 1 ? "1 judge model call" : calls.size() + " judge model calls");
-                r.put("result", e.errorType().isPresent() ? "errored" : e.passed() ? "passed" : "failed");
-                r.put("score", e.score());
-                r.put("reason", e.reason().orElse(""));
-                r.put("time", Views.millis(e.millis()));
-                r.put(
-                        "error",
+                evals.add(Scoring.row(
+                        e.name(),
+                        e.errorType().isPresent() ? "errored" : e.passed() ? "passed" : "failed",
+                        Scoring.score(Optional.of(e.score())),
+                        Scoring.passScore(passScores.get(e.name())),
+                        e.reason().orElse(""),
+                        Views.millis(e.millis()),
                         e.errorType()
                                 .map(t -> t + ": " + e.errorMessage().orElse(""))
-                                .orElse(""));
-                evals.add(r);
+                                .orElse(""),
+                        judgeCalls.getOrDefault(e.name(), List.of())));
             }
             m.put("evaluators", evals);
             m.put("usage", c.usage().map(UsageSummary::line).orElse(null));

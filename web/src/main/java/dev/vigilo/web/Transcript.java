@@ -34,7 +34,7 @@ final class Transcript {
     private static final java.util.regex.Pattern SEQ = java.util.regex.Pattern.compile("\"seq0?\"\\s*:\\s*(\\d{1,18})");
 
     /** The seq of an event kept cut: its envelope's seq is near the start of the line. */
-    private static long seqOf(String prefix) {
+    static long seqOf(String prefix) {
         java.util.regex.Matcher m = SEQ.matcher(prefix.substring(0, Math.min(prefix.length(), 512)));
         return m.find() ? Long.parseLong(m.group(1)) : -1;
     }

@@ -8,16 +8,13 @@ import dev.vigilo.exec.view.ExecutionStatusReader;
 import java.io.IOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.logging.Level;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -25,14 +22,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
-import org.openqa.selenium.OutputType;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
-import org.openqa.selenium.chrome.ChromeDriverService;
-import org.openqa.selenium.chrome.ChromeOptions;
 import org.openqa.selenium.logging.LogEntry;
 import org.openqa.selenium.logging.LogType;
-import org.openqa.selenium.logging.LoggingPreferences;
 import org.openqa.selenium.support.ui.ExpectedConditions;
 import org.openqa.selenium.support.ui.WebDriverWait;
 
@@ -40,17 +33,11 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * A real headless Chromium (Debian's {@code chromium} and {@code chromium-driver}) against the dashboard on a
  * quickstart state: each page loads, shows the figures the modules compute, logs no console error, and leaves a
  * screenshot in {@code target/screenshots/} for review. Without a browser the tests are skipped, saying why, unless
- * the environment variable {@value #REQUIRE} is {@code 1} ({@code .ci/run} sets it): then a missing browser fails.
+ * the environment variable {@value Chromium#REQUIRE} is {@code 1} ({@code .ci/run} sets it): then a missing browser
+ * fails ({@link Chromium}).
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class DashboardBrowserTest {
-    private static final List<Path> BROWSERS = List.of(
-            Path.of("/usr/bin/chromium"), Path.of("/usr/bin/chromium-browser"), Path.of("/usr/bin/google-chrome"));
-    private static final Path DRIVER = Path.of("/usr/bin/chromedriver");
-    private static final Path SHOTS = Path.of("target", "screenshots");
-    /** Set to {@code 1} where a skipped browser test would hide a failure (CI). */
-    static final String REQUIRE = "VIGILO_REQUIRE_BROWSER";
-
     @TempDir
     static Path home;
 
@@ -64,46 +51,12 @@ class DashboardBrowserTest {
 
     @BeforeAll
     static void start() throws IOException {
-        Optional<Path> browser = BROWSERS.stream().filter(Files::isExecutable).findFirst();
-        String missing = browser.isEmpty() || !Files.isExecutable(DRIVER)
-                ? "no headless Chromium here (looked for " + BROWSERS + " and " + DRIVER + "): browser tests skipped;"
-                        + " install Debian's packages with `apt-get install -y chromium chromium-driver`"
-                : null;
-        if (missing != null && "1".equals(System.getenv(REQUIRE))) {
-            throw new AssertionError(missing + " (" + REQUIRE + "=1: the browser tests must run here)");
-        }
-        if (missing != null) {
-            System.err.println("DashboardBrowserTest: " + missing);
-        }
-        Assumptions.assumeTrue(missing == null, missing);
+        Path browser = Chromium.require("DashboardBrowserTest");
         state = new QuickstartState(home);
         dashboard =
                 Dashboard.start(new DashboardOptions(DashboardOptions.LOOPBACK, 0, Optional.empty()), state.sources());
         base = "http://127.0.0.1:" + dashboard.port();
-        ChromeOptions options = new ChromeOptions();
-        options.setBinary(browser.get().toFile());
-        options.addArguments(
-                "--headless=new",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-dev-shm-usage",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--disable-quic",
-                "--window-size=1400,1600",
-                "--user-data-dir=" + profile.toAbsolutePath());
-        LoggingPreferences logs = new LoggingPreferences();
-        logs.enable(LogType.BROWSER, Level.ALL);
-        options.setCapability("goog:loggingPrefs", logs);
-        ChromeDriverService service = new ChromeDriverService.Builder()
-                .usingDriverExecutable(DRIVER.toFile())
-                .usingAnyFreePort()
-                .build();
-        driver = new ChromeDriver(service, options);
-        driver.manage().timeouts().pageLoadTimeout(Duration.ofSeconds(60));
-        Files.createDirectories(SHOTS);
+        driver = Chromium.start(browser, profile);
     }
 
     @AfterAll
@@ -126,17 +79,11 @@ class DashboardBrowserTest {
     }
 
     private static void noConsoleErrors(String what) {
-        List<String> severe = new ArrayList<>();
-        for (LogEntry e : driver.manage().logs().get(LogType.BROWSER)) {
-            if (e.getLevel().intValue() >= Level.SEVERE.intValue()) {
-                severe.add(e.getMessage());
-            }
-        }
-        assertThat(severe).as("console errors on " + what).isEmpty();
+        Chromium.noConsoleErrors(driver, what);
     }
 
     private static void screenshot(String name) throws IOException {
-        Files.write(SHOTS.resolve(name + ".png"), driver.getScreenshotAs(OutputType.BYTES));
+        Chromium.screenshot(driver, name);
     }
 
     private static String text(By by) {
@@ -234,7 +181,7 @@ class DashboardBrowserTest {
                 .allSatisfy(td -> assertThat(td.getText()).isNotBlank());
         assertThat(text(By.id("receipt"))).contains("receipts/");
         // The case's transcript: the last attempt's events embedded, every attempt linked.
-        assertThat(driver.findElements(By.cssSelector("#events .event.kind-user")))
+        assertThat(driver.findElements(By.cssSelector("#events .turn.role-user")))
                 .hasSize(1);
         assertThat(text(By.id("events"))).contains("What is 17 + 25?");
         noConsoleErrors("a case");
@@ -242,9 +189,13 @@ class DashboardBrowserTest {
         driver.findElement(By.id("transcript-attempt-1")).click();
         new WebDriverWait(driver, Duration.ofSeconds(30))
                 .until(ExpectedConditions.presenceOfElementLocated(By.id("transcript-key")));
+        assertThat(text(By.id("verdict-badge"))).isEqualTo("ACCEPT");
+        assertThat(driver.findElements(By.cssSelector("#events .turn"))).isNotEmpty();
+        // Storage and verification are folded away below the conversation; opened, they show the object.
+        assertThat(driver.findElement(By.id("transcript-key")).isDisplayed()).isFalse();
+        driver.findElement(By.cssSelector("#storage > summary")).click();
         assertThat(text(By.id("transcript-key"))).contains("runs/" + state.settledRun + "/transcripts/");
         assertThat(text(By.id("verdict"))).isEqualTo("ACCEPT");
-        assertThat(driver.findElements(By.cssSelector("#events .event"))).isNotEmpty();
         noConsoleErrors("a case's transcript");
         screenshot("04-case-transcript");
     }
@@ -370,12 +321,16 @@ class DashboardBrowserTest {
         open(
                 "/sessions/view?path=" + URLEncoder.encode(state.sessionLog.toString(), StandardCharsets.UTF_8),
                 By.id("events"));
+        assertThat(text(By.id("verdict-badge"))).isEqualTo("ACCEPT");
+        // The torn tail is said above the conversation; the details are in the folded storage section.
+        assertThat(text(By.className("transcript-warning"))).contains("torn final frame");
+        driver.findElement(By.cssSelector("#storage > summary")).click();
         assertThat(text(By.id("verdict"))).isEqualTo("ACCEPT");
         assertThat(text(By.id("torn"))).contains("torn final frame");
         assertThat(text(By.id("hw"))).contains("seq ");
         String events = text(By.id("events"));
         assertThat(events)
-                .contains("Turn 1")
+                .contains("User")
                 .contains("What is 17 + 25? Check with a tool.")
                 .contains("Tool call calculator")
                 .contains("17 + 25 = 42.");
