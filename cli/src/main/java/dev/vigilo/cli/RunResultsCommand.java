@@ -1,6 +1,7 @@
 package dev.vigilo.cli;
 
 import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.exec.view.CaseResults;
 import dev.vigilo.exec.view.JunitReport;
 import dev.vigilo.exec.view.RunResults;
 import dev.vigilo.plan.RunStatusReader;
@@ -10,6 +11,7 @@ import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -47,30 +49,66 @@ final class RunResultsCommand implements Callable<Integer> {
             names = "--format",
             paramLabel = "FORMAT",
             defaultValue = JSONL,
-            description = "jsonl (one JSON line per executed case, the default) or junit (JUnit XML: one testsuite per"
-                    + " gate, one testcase per case it selects).")
+            description = "jsonl (one JSON line per executed case, the default), csv (the same keys as columns, nested"
+                    + " values as JSON text) or junit (JUnit XML: one testsuite per gate, one testcase per case it"
+                    + " selects).")
     String format;
+
+    @Option(
+            names = "--outcome",
+            paramLabel = "OUTCOME",
+            description = "Only cases with this outcome: passed, failed or errored (over every gate, or in --gate).")
+    String outcome;
+
+    @Option(
+            names = "--gate",
+            paramLabel = "GATE",
+            description = "Only the cases this gate selects (with --outcome: their outcome in this gate).")
+    String gate;
 
     @Mixin
     OutputFileOptions output;
 
     static final String JSONL = "jsonl";
+    static final String CSV = "csv";
     static final String JUNIT = "junit";
 
-    /** Whether {@code --format} asks for JUnit XML; anything but the two formats is refused (exit 3). */
+    /** Whether {@code --format} asks for JUnit XML; anything but the three formats is refused (exit 3). */
     private boolean junit() {
         return switch (format) {
-            case JSONL -> false;
+            case JSONL, CSV -> false;
             case JUNIT -> true;
             default ->
                 throw new InvalidInputException("--format: unknown format '" + CommandSupport.shown(format)
-                        + "'; use --format jsonl (one JSON line per case, the default) or --format junit (JUnit XML)");
+                        + "'; use --format jsonl (one JSON line per case, the default), csv, or junit (JUnit XML)");
         };
+    }
+
+    /** The cases asked for: every case, or those --outcome and --gate name (not with JUnit, which has all). */
+    private CaseResults.Filter filter(boolean junit) {
+        if (junit && (outcome != null || gate != null)) {
+            throw new InvalidInputException("--outcome and --gate select cases of --format jsonl or csv; a JUnit"
+                    + " report always has every gate's cases");
+        }
+        return new CaseResults.Filter(
+                Optional.ofNullable(outcome).map(o -> {
+                    try {
+                        return CaseResults.Outcome.parse(o);
+                    } catch (InvalidInputException e) {
+                        throw new InvalidInputException("--outcome: " + e.getMessage());
+                    }
+                }),
+                Optional.ofNullable(gate));
+    }
+
+    private RunResults.Format resultsFormat() {
+        return CSV.equals(format) ? RunResults.Format.CSV : RunResults.Format.JSONL;
     }
 
     @Override
     public Integer call() {
         boolean junit = junit();
+        CaseResults.Filter filter = filter(junit);
         UUID id = runId.id();
         output.check();
         try (Connections connections = CommandSupport.root(spec).connections()) {
@@ -82,13 +120,13 @@ final class RunResultsCommand implements Callable<Integer> {
             if (!output.given()) {
                 PrintWriter stdout = CommandSupport.out(spec);
                 try (LineWriter lines = new LineWriter(stdout)) {
-                    Interruptible.run(() -> results.write(id, lines));
+                    Interruptible.run(() -> results.write(id, lines, filter, resultsFormat()));
                 } catch (LineWriter.Closed e) {
                     // The reader went away (`| head`): what it wanted was written; stop quietly.
                 }
                 return ExitCode.OK;
             }
-            RunResults.Summary summary = writeFile(id, results);
+            RunResults.Summary summary = writeFile(id, results, filter);
             CommandSupport.out(spec)
                     .printf(
                             "wrote %d results of %d chunks of run %s to %s%n",
@@ -123,8 +161,8 @@ final class RunResultsCommand implements Callable<Integer> {
     }
 
     /** Writes crash-safely beside the target and publishes on success; the temporary file never outlives it. */
-    private RunResults.Summary writeFile(UUID id, RunResults results) {
-        return Interruptible.run(() -> output.write(file -> results.write(id, file)));
+    private RunResults.Summary writeFile(UUID id, RunResults results, CaseResults.Filter filter) {
+        return Interruptible.run(() -> output.write(file -> results.write(id, file, filter, resultsFormat())));
     }
 
     /**

@@ -79,6 +79,35 @@ class RunResultsJunitCliTest {
     }
 
     @Test
+    void resultsAreFilteredByOutcomeAndGateAsJsonLinesOrCsv() throws Exception {
+        CliRunner.Result failedInCore = cli.run("run", "results", run, "--gate", "core", "--outcome", "failed");
+        assertThat(failedInCore.exitCode()).as(failedInCore.err()).isZero();
+        List<String> lines =
+                failedInCore.out().lines().filter(l -> !l.isBlank()).toList();
+        assertThat(lines).hasSize(1);
+        assertThat(lines.get(0)).contains("\"case_id\":\"c2\"").contains("\"core\":\"failed\"");
+
+        CliRunner.Result csv = cli.run("run", "results", run, "--gate", "core", "--format", "csv");
+        assertThat(csv.exitCode()).as(csv.err()).isZero();
+        List<String> rows = csv.out().lines().toList();
+        assertThat(rows.get(0))
+                .isEqualTo("case_id,ordinal,shard,chunk,status,attempts,output,evaluators,gates,error,usage,"
+                        + "epoch_passes,epochs,kept_files");
+        assertThat(rows).hasSize(1 + 4); // the gate table: core planned 4
+
+        CliRunner.Result junitFiltered = cli.run("run", "results", run, "--format", "junit", "--outcome", "failed");
+        assertThat(junitFiltered.exitCode()).isEqualTo(ExitCode.INVALID_INPUT);
+        assertThat(junitFiltered.err())
+                .contains("--outcome and --gate select cases of --format jsonl or csv")
+                .hasLineCount(1);
+        CliRunner.Result bad = cli.run("run", "results", run, "--outcome", "great");
+        assertThat(bad.exitCode()).isEqualTo(ExitCode.INVALID_INPUT);
+        assertThat(bad.err())
+                .contains("--outcome: unknown case outcome \"great\"")
+                .hasLineCount(1);
+    }
+
+    @Test
     void theJunitReportHasOneSuitePerGateWithTheGateTablesCounts() throws Exception {
         Path out = home.resolve("results.xml");
         CliRunner.Result written = cli.run("run", "results", run, "--format", "junit", "--out", out.toString());

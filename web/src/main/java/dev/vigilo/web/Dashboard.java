@@ -110,6 +110,8 @@ public final class Dashboard implements AutoCloseable {
                 r.get("/runs", p::listPage);
                 r.get("/runs/{run}", p::runPage);
                 r.get("/runs/{run}/cases", p::casesPage);
+                r.get("/runs/{run}/results.jsonl", p::resultsDownload);
+                r.get("/runs/{run}/results.csv", p::resultsDownload);
                 r.get("/runs/{run}/cases/{ordinal}", p::casePage);
                 r.get("/runs/{run}/cases/{ordinal}/transcript", p.transcripts()::page);
                 r.get("/runs/{run}/cases/{ordinal}/files/{index}", p::keptFile);

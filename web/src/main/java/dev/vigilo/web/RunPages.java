@@ -22,6 +22,7 @@ import dev.vigilo.exec.settlement.RunPause;
 import dev.vigilo.exec.view.CaseResults;
 import dev.vigilo.exec.view.ExecutionStatusReader;
 import dev.vigilo.exec.view.RunCatalog;
+import dev.vigilo.exec.view.RunResults;
 import dev.vigilo.exec.view.RunTranscripts;
 import dev.vigilo.llm.Pricing;
 import dev.vigilo.plan.PlanShape;
@@ -61,6 +62,7 @@ final class RunPages {
     private final ExecutionStatusReader status;
     private final RunStatusReader preparation;
     private final CaseResults cases;
+    private final RunResults results;
     private final DatasetCatalog datasets;
     private final CaseTranscriptPages transcripts;
 
@@ -72,6 +74,7 @@ final class RunPages {
         this.status = new ExecutionStatusReader(sources.placements());
         this.preparation = new RunStatusReader(sources.control());
         this.cases = new CaseResults(sources.placements(), sources.storage());
+        this.results = new RunResults(sources.placements(), sources.storage());
         this.datasets = new DatasetCatalog(sources.control());
         this.transcripts = new CaseTranscriptPages(
                 cases, new RunTranscripts(sources.placements(), sources.storage()), views, this::passScores);
@@ -574,6 +577,9 @@ final class RunPages {
         m.put("cases", rows);
         m.put("empty", rows.isEmpty());
         m.put("receipts_read", page.receiptsRead());
+        m.put("download_jsonl", resultsHref(id, q.filter(), "jsonl"));
+        m.put("download_csv", resultsHref(id, q.filter(), "csv"));
+        m.put("download_command", resultsCommand(id, q.filter(), "jsonl"));
         page.nextAfter()
                 .ifPresent(n -> m.put("next", casesHref(id, outcome, q.filter().gate(), OptionalLong.of(n))));
         if (q.after() >= 0) {
@@ -587,6 +593,51 @@ final class RunPages {
                 new StringBuilder("/runs/").append(id).append("/cases?outcome=").append(outcome);
         gate.ifPresent(g -> b.append("&gate=").append(URLEncoder.encode(g, StandardCharsets.UTF_8)));
         after.ifPresent(a -> b.append("&after=").append(a));
+        return b.toString();
+    }
+
+    /**
+     * The filtered case list as a download: {@code /runs/ID/results.jsonl} or {@code .csv} with the list's {@code
+     * outcome} and {@code gate}: what {@code vigilo run results ID --format F --outcome O --gate G} prints, streamed.
+     */
+    void resultsDownload(Context ctx) {
+        UUID id = Params.runId(ctx);
+        preparation.status(id); // an unknown run: 404 before anything is streamed
+        CaseResults.Filter filter = casesQuery(ctx).filter();
+        boolean csv = ctx.path().endsWith(".csv");
+        ctx.contentType(csv ? "text/csv; charset=utf-8" : "application/x-ndjson; charset=utf-8");
+        ctx.header(
+                "Content-Disposition",
+                "attachment; filename=\"results-" + id
+                        + filter.outcome().map(o -> "-" + o.spelling()).orElse("") + (csv ? ".csv" : ".jsonl") + "\"");
+        try (java.io.OutputStream out = ctx.outputStream()) {
+            results.write(id, out, filter, csv ? RunResults.Format.CSV : RunResults.Format.JSONL);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /** The command that prints what a download of the list gives. */
+    private static String resultsCommand(UUID id, CaseResults.Filter filter, String format) {
+        StringBuilder b = new StringBuilder("vigilo run results ").append(id);
+        if (!format.equals("jsonl")) {
+            b.append(" --format ").append(format);
+        }
+        filter.outcome().ifPresent(o -> b.append(" --outcome ").append(o.spelling()));
+        filter.gate()
+                .ifPresent(g ->
+                        b.append(" --gate '").append(g.replace("'", "'\\''")).append('\''));
+        return b.toString();
+    }
+
+    private static String resultsHref(UUID id, CaseResults.Filter filter, String format) {
+        StringBuilder b = new StringBuilder("/runs/")
+                .append(id)
+                .append("/results.")
+                .append(format)
+                .append("?outcome=");
+        b.append(filter.outcome().map(CaseResults.Outcome::spelling).orElse("all"));
+        filter.gate().ifPresent(g -> b.append("&gate=").append(URLEncoder.encode(g, StandardCharsets.UTF_8)));
         return b.toString();
     }
 

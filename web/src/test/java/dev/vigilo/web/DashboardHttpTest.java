@@ -17,6 +17,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
@@ -565,6 +566,65 @@ class DashboardHttpTest {
         assertThat(shown.isTextual()).as(shown.toString()).isTrue();
         assertThat(shown.asText()).contains("first-value", "second-value");
         assertThat(page("/datasets/" + entry.uploadId())).contains("first-value", "second-value");
+    }
+
+    @Test
+    void theFilteredCaseListDownloadsAsJsonLinesAndCsv() throws IOException {
+        List<JsonNode> all = results();
+        for (String o : List.of("passed", "failed", "errored")) {
+            HttpResponse<String> r = Http.get(base + "/runs/" + state.settledRun + "/results.jsonl?outcome=" + o);
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(r.headers().firstValue("Content-Disposition").orElse(""))
+                    .startsWith("attachment; filename=\"results-" + state.settledRun + "-" + o + ".jsonl");
+            List<String> ids = new ArrayList<>();
+            for (String l : r.body().split("\n")) {
+                if (!l.isBlank()) {
+                    JsonNode line = MAPPER.readTree(l);
+                    assertThat(outcome(line)).isEqualTo(o);
+                    ids.add(line.path("case_id").asText());
+                }
+            }
+            assertThat(ids)
+                    .as(o)
+                    .containsExactlyElementsOf(all.stream()
+                            .filter(l -> outcome(l).equals(o))
+                            .map(l -> l.path("case_id").asText())
+                            .toList());
+        }
+        // One gate's cases only, as CSV: the header, then one row per case the gate selects.
+        HttpResponse<String> csv =
+                Http.get(base + "/runs/" + state.settledRun + "/results.csv?outcome=all&gate=geography");
+        assertThat(csv.headers().firstValue("Content-Type").orElse("")).startsWith("text/csv");
+        List<Map<String, String>> rows = new ArrayList<>();
+        try (var it = new com.fasterxml.jackson.dataformat.csv.CsvMapper()
+                .readerFor(Map.class)
+                .with(com.fasterxml.jackson.dataformat.csv.CsvSchema.emptySchema()
+                        .withHeader())
+                .<Map<String, String>>readValues(csv.body())) {
+            it.forEachRemaining(rows::add);
+        }
+        List<JsonNode> geography =
+                all.stream().filter(l -> l.path("gates").has("geography")).toList();
+        assertThat(rows).hasSize(geography.size()).isNotEmpty();
+        assertThat(rows.get(0).keySet()).containsExactlyElementsOf(RunResults.CSV_COLUMNS);
+        for (int i = 0; i < rows.size(); i++) {
+            assertThat(rows.get(i).get("case_id"))
+                    .isEqualTo(geography.get(i).path("case_id").asText());
+            assertThat(MAPPER.readTree(rows.get(i).get("gates")))
+                    .isEqualTo(geography.get(i).path("gates"));
+            assertThat(rows.get(i).get("output"))
+                    .isEqualTo(geography.get(i).path("output").asText());
+        }
+        // The list page offers both, with the command that prints the same.
+        assertThat(page("/runs/" + state.settledRun + "/cases?outcome=failed"))
+                .contains("/runs/" + state.settledRun + "/results.csv?outcome&#61;failed")
+                .contains("vigilo run results " + state.settledRun + " --outcome failed");
+        assertThat(Http.get(base + "/runs/" + UUID.randomUUID() + "/results.jsonl")
+                        .statusCode())
+                .isEqualTo(404);
+        assertThat(Http.get(base + "/runs/" + state.settledRun + "/results.jsonl?outcome=great")
+                        .statusCode())
+                .isEqualTo(400);
     }
 
     @Test

@@ -505,22 +505,36 @@ public final class CaseResults implements AutoCloseable {
         });
     }
 
+    /**
+     * A case's outcome as a filter sees it: in {@code gate} (empty when the gate does not select the case), or over
+     * every gate (errored when the agent or any gate errored, else failed when any gate failed, else passed).
+     */
+    static Optional<Outcome> outcome(Receipt.CaseResult c, Optional<String> gate) {
+        if (gate.isPresent()) {
+            return Optional.ofNullable(c.gates().get(gate.get())).map(CaseResults::of);
+        }
+        if (c.errored() || c.gates().containsValue(Receipt.GateOutcome.ERRORED)) {
+            return Optional.of(Outcome.ERRORED);
+        }
+        if (c.gates().containsValue(Receipt.GateOutcome.FAILED)) {
+            return Optional.of(Outcome.FAILED);
+        }
+        return Optional.of(Outcome.PASSED);
+    }
+
+    /** Whether {@code filter} lists the case. */
+    static boolean accepts(Filter filter, Receipt.CaseResult c) {
+        Optional<Outcome> o = outcome(c, filter.gate());
+        return o.isPresent() && filter.outcome().map(o.get()::equals).orElse(true);
+    }
+
     /** The case as a viewer shows it, or null when {@code gate} is given and does not select it. */
     private static ExecutedCase executed(ChunkRows.Row row, Receipt.CaseResult c, Optional<String> gate) {
-        Outcome outcome;
-        if (gate.isPresent()) {
-            Receipt.GateOutcome g = c.gates().get(gate.get());
-            if (g == null) {
-                return null;
-            }
-            outcome = of(g);
-        } else if (c.errored() || c.gates().containsValue(Receipt.GateOutcome.ERRORED)) {
-            outcome = Outcome.ERRORED;
-        } else if (c.gates().containsValue(Receipt.GateOutcome.FAILED)) {
-            outcome = Outcome.FAILED;
-        } else {
-            outcome = Outcome.PASSED;
+        Optional<Outcome> selected = outcome(c, gate);
+        if (selected.isEmpty()) {
+            return null;
         }
+        Outcome outcome = selected.get();
         List<EvaluatorOutcome> evaluators = new ArrayList<>();
         for (Receipt.EvaluatorResult e : c.evaluatorResults()) {
             evaluators.add(new EvaluatorOutcome(

@@ -3,9 +3,14 @@ package dev.vigilo.exec.view;
 import com.fasterxml.jackson.core.JsonEncoding;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SequenceWriter;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.util.TokenBuffer;
+import com.fasterxml.jackson.dataformat.csv.CsvMapper;
+import com.fasterxml.jackson.dataformat.csv.CsvSchema;
 import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.NotFoundException;
@@ -89,8 +94,48 @@ public final class RunResults {
      * @throws UnavailableException  an execution database or the store cannot be reached
      */
     public Summary write(UUID runId, OutputStream out) {
+        return write(runId, out, CaseResults.Filter.ALL, Format.JSONL);
+    }
+
+    /** How {@link #write(UUID, OutputStream, CaseResults.Filter, Format)} writes the cases. */
+    public enum Format {
+        /** One JSON object per line (the keys above). */
+        JSONL,
+        /**
+         * CSV with a header row: the columns {@link #CSV_COLUMNS}, the line's top-level keys; a key holding an object
+         * ({@code evaluators}, {@code gates}, {@code error}, {@code usage}) is its compact JSON text, an absent key an
+         * empty cell.
+         */
+        CSV
+    }
+
+    /** The CSV columns, in order. */
+    public static final List<String> CSV_COLUMNS = List.of(
+            "case_id",
+            "ordinal",
+            "shard",
+            "chunk",
+            "status",
+            "attempts",
+            "output",
+            "evaluators",
+            "gates",
+            "error",
+            "usage",
+            "epoch_passes",
+            "epochs",
+            "kept_files");
+
+    /**
+     * As {@link #write(UUID, OutputStream)}, only the cases {@code filter} lists (as the case list of the dashboard and
+     * {@link CaseResults} filter them: by outcome over every gate, or in one gate, which lists only the cases it
+     * selects), in {@code format}. {@link Summary#cases()} counts the cases written.
+     */
+    public Summary write(UUID runId, OutputStream out, CaseResults.Filter filter, Format format) {
         Objects.requireNonNull(runId, "runId");
         Objects.requireNonNull(out, "out");
+        Objects.requireNonNull(filter, "filter");
+        Objects.requireNonNull(format, "format");
         RunRecords.Run run = control.withHandle(h -> RunRecords.run(h, runId));
         List<RunRecords.Route> routes = control.withHandle(h -> RunRecords.routes(h, runId, ""));
         StoreSpec spec = storage.resolve(new StoreBinding(run.storageBinding()))
@@ -102,7 +147,8 @@ public final class RunResults {
         long chunks = 0;
         long cases = 0;
         try (ObjectStore store = ObjectStores.open(spec);
-                JsonGenerator g = JSON.createGenerator(out, JsonEncoding.UTF8)) {
+                JsonGenerator g = JSON.createGenerator(out, JsonEncoding.UTF8);
+                CsvCases csv = format == Format.CSV ? new CsvCases(out) : null) {
             g.disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET);
             // One object per line: no separator between root values besides the newline written after each.
             g.setRootValueSeparator(null);
@@ -110,11 +156,23 @@ public final class RunResults {
                 ChunkRows.Row row = rows.next();
                 Receipt r = ChunkRows.receipt(runId, store, row);
                 for (Receipt.CaseResult c : r.cases()) {
-                    writeCase(g, store, row, c);
+                    if (!CaseResults.accepts(filter, c)) {
+                        continue;
+                    }
+                    if (csv != null) {
+                        TokenBuffer line = new TokenBuffer(TREES, false);
+                        writeCase(line, store, row, c);
+                        csv.write(TREES.readTree(line.asParser()));
+                    } else {
+                        writeCase(g, store, row, c);
+                    }
+                    cases++;
                 }
                 g.flush();
+                if (csv != null) {
+                    csv.flush();
+                }
                 chunks++;
-                cases += r.cases().size();
             }
         } catch (IOException e) {
             throw new UncheckedIOException("writing the results of run " + runId + " failed: " + e.getMessage(), e);
@@ -147,7 +205,44 @@ public final class RunResults {
             g.writeEndArray();
         }
         g.writeEndObject();
-        g.writeRaw('\n');
+        if (!(g instanceof TokenBuffer)) {
+            g.writeRaw('\n');
+        }
+    }
+
+    /** The CSV writer of {@link Format#CSV}: one row per case line, nested values as compact JSON text. */
+    private static final class CsvCases implements AutoCloseable {
+        private static final CsvMapper CSV = new CsvMapper();
+        private final SequenceWriter rows;
+
+        CsvCases(OutputStream out) throws IOException {
+            CsvSchema.Builder schema = CsvSchema.builder().setUseHeader(true);
+            CSV_COLUMNS.forEach(schema::addColumn);
+            this.rows = CSV.writerFor(Map.class)
+                    .with(schema.build())
+                    .without(com.fasterxml.jackson.core.JsonGenerator.Feature.AUTO_CLOSE_TARGET)
+                    .writeValues(out);
+        }
+
+        void write(JsonNode line) throws IOException {
+            Map<String, String> row = new java.util.LinkedHashMap<>();
+            for (String column : CSV_COLUMNS) {
+                JsonNode v = line.get(column);
+                row.put(
+                        column,
+                        v == null || v.isNull() ? "" : v.isContainerNode() ? TREES.writeValueAsString(v) : v.asText());
+            }
+            rows.write(row);
+        }
+
+        void flush() throws IOException {
+            rows.flush();
+        }
+
+        @Override
+        public void close() throws IOException {
+            rows.close();
+        }
     }
 
     /**
