@@ -200,6 +200,55 @@ class RerunErrorsTest {
     }
 
     @Test
+    void withEpochsOnlyTheErroredEpochsRunAgain() {
+        Map<String, AtomicInteger> byEpoch = new ConcurrentHashMap<>();
+        AtomicBoolean down = new AtomicBoolean(true);
+        llm.answerWith(req -> {
+            Matcher m = CASE.matcher(req.lastUserMessage());
+            long n = m.find() ? Long.parseLong(m.group(1)) : -1;
+            int seed = req.body().path("seed").asInt(-1);
+            byEpoch.computeIfAbsent(n + "/" + seed, k -> new AtomicInteger()).incrementAndGet();
+            if (down.get() && n % 5 == 0 && seed == 2) {
+                return OpenAiTestServer.Reply.error(503, "overloaded");
+            }
+            return OpenAiTestServer.Reply.content(Long.toString(n * 2)).withUsage(10, 2);
+        });
+        UUID run = fx.prepare("""
+                name: rerun-epochs
+                agent: {kind: http, url: "%s", model: m, max_attempts: 1, seed_per_epoch: true}
+                epochs: {count: 3, reducer: majority}
+                evaluators: [{name: exact, kind: exact_match}]
+                gates: [{name: all, required_evaluators: [exact], min_pass_rate: 0.5}]
+                """.formatted(llm.chatUrl()));
+        new Admission(placements, fx.storage).admit(run);
+        work();
+        assertThat(gates(run).get(0).errored()).isEqualTo(6);
+        RunRerun rerun = new RunRerun(placements, fx.storage);
+        RunRerun.Plan plan = rerun.plan(run);
+        assertThat(plan.cases())
+                .hasSize(6)
+                .allSatisfy(c -> assertThat(c.epochs()).containsExactly(2));
+
+        down.set(false);
+        byEpoch.clear();
+        rerun.rerun(run);
+        work();
+        assertThat(fx.runStatus(run)).isEqualTo("settled");
+        assertThat(byEpoch.keySet()).containsExactlyInAnyOrder("0/2", "5/2", "10/2", "15/2", "20/2", "25/2");
+        assertThat(byEpoch.values()).allMatch(c -> c.get() == 1);
+        assertThat(gates(run).get(0).errored()).isZero();
+        assertThat(gates(run).get(0).passed()).isEqualTo(CASES);
+        assertThat(gates(run).get(0).passAtK()).isPresent();
+        for (Receipt r : TranscriptTest.receipts(fx, placements, run)) {
+            for (Receipt.CaseResult c : r.cases()) {
+                assertThat(c.epochs()).hasSize(3).noneMatch(Receipt::erroredExecution);
+            }
+        }
+        assertThat(new RunVerifier(placements, fx.storage).verify(run).problem())
+                .isEmpty();
+    }
+
+    @Test
     void badInputsAreRefusedAndChangeNothing() {
         RunRerun rerun = new RunRerun(placements, fx.storage);
         UUID unknown = UUID.randomUUID();
