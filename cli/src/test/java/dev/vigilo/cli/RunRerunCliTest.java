@@ -151,6 +151,16 @@ class RunRerunCliTest {
         assertThat(settled.path("verdict").asText()).isEqualTo("passed");
         assertThat(settled.path("gates").get(0).path("errored").asInt()).isZero();
         assertThat(settled.path("gates").get(0).path("passed").asInt()).isEqualTo(CASES);
+        assertThat(settled.path("reruns").get(0).path("generation").asInt()).isEqualTo(1);
+        assertThat(settled.path("reruns").get(0).path("verdict").asText()).isEqualTo("failed");
+        assertThat(settled.path("reruns")
+                        .get(0)
+                        .path("rerun_by_type")
+                        .path("nonzero_exit")
+                        .asInt())
+                .isEqualTo(4);
+        assertThat(cli.run("run", "status", run).out())
+                .contains("earlier settlement 1: settled, verdict failed; 4 errored cases run again (nonzero_exit 4)");
         CliRunner.Result verify = cli.run("verify", run);
         assertThat(verify.exitCode()).as(verify.out() + verify.err()).isZero();
 
