@@ -510,6 +510,32 @@ final class RunPages {
         } else {
             n.putNull("root");
         }
+        List<RunCatalog.EarlierSettlement> history = catalog.history(id);
+        if (!history.isEmpty()) {
+            // A run that reran its errors: its earlier settlements, oldest first (docs/execution.md, "Rerun errors").
+            var reruns = doc.putArray("reruns");
+            for (RunCatalog.EarlierSettlement e : history) {
+                ObjectNode x = reruns.addObject()
+                        .put("generation", e.generation())
+                        .put("status", e.status())
+                        .put("verdict", e.verdict().orElse(null))
+                        .put("finished_at", e.finishedAt().map(Object::toString).orElse(null))
+                        .put("reopened_at", e.reopenedAt().toString())
+                        .put("rerun_cases", e.rerunCases());
+                var gates = x.putArray("gates");
+                for (RunCatalog.EarlierGate g : e.gates()) {
+                    gates.addObject()
+                            .put("name", g.name())
+                            .put("planned", g.planned())
+                            .put("passed", g.passed())
+                            .put("failed", g.failed())
+                            .put("errored", g.errored())
+                            .put("decision", g.decision().orElse(null));
+                }
+                ObjectNode byType = x.putObject("rerun_by_type");
+                e.rerunByType().forEach((type, cases) -> cases.forEach(byType.withArray(type)::add));
+            }
+        }
         Dashboard.json(ctx, doc);
     }
 

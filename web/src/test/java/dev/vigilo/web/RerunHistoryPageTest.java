@@ -127,5 +127,12 @@ class RerunHistoryPageTest {
                 .contains("to run 2 errored cases again")
                 .contains("<td>all</td><td>6</td><td>4</td><td>0</td><td>2</td><td>failed</td>")
                 .contains("<span class=\"mono\">nonzero_exit</span> (2): c0, c3");
+        com.fasterxml.jackson.databind.JsonNode api = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(Http.get("http://127.0.0.1:" + dashboard.port() + "/api/runs/" + run)
+                        .body());
+        assertThat(api.path("verdict").asText()).isEqualTo("passed");
+        assertThat(api.at("/reruns/0/verdict").asText()).isEqualTo("failed");
+        assertThat(api.at("/reruns/0/gates/0/errored").asInt()).isEqualTo(2);
+        assertThat(api.at("/reruns/0/rerun_by_type/nonzero_exit/1").asText()).isEqualTo("c3");
     }
 }
