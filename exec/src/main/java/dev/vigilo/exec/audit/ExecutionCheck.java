@@ -79,6 +79,8 @@ final class ExecutionCheck {
      * settled on, recomputed from the receipts in effect then: [passed, failed, errored][gate].
      */
     final List<long[][]> earlier = new ArrayList<>();
+    /** Per earlier settlement generation, the chunks that had no receipt in effect then (failed, or never done). */
+    final List<long[]> earlierMissing = new ArrayList<>();
 
     ExecutionCheck(
             UUID runId,
@@ -194,7 +196,10 @@ final class ExecutionCheck {
                             + ", file " + row.seed().file().key() + ") is not the plan's chunk");
             switch (row.state()) {
                 case "done" -> checkDone(row, c.file());
-                case "failed" -> failedChunks++;
+                case "failed" -> {
+                    failedChunks++;
+                    earlierMissing.forEach(m -> m[0]++);
+                }
                 default ->
                     throw new VerificationFailure(
                             null, "chunk " + index + " is still " + row.state() + " in a run that ended");
@@ -221,8 +226,10 @@ final class ExecutionCheck {
         // The gate tables of earlier settlements: at generation g each chunk counted the newest receipt of its chain
         // written for a generation up to g (a first execution's is generation 1).
         for (int g = 1; g <= earlier.size(); g++) {
+            boolean found = false;
             for (Receipt x : chain) {
                 if (generation(x) <= g) {
+                    found = true;
                     long[][] t = earlier.get(g - 1);
                     List<Receipt.GateTally> tallies = x.tallies();
                     for (int i = 0; i < tallies.size(); i++) {
@@ -232,6 +239,9 @@ final class ExecutionCheck {
                     }
                     break;
                 }
+            }
+            if (!found) {
+                earlierMissing.get(g - 1)[0]++;
             }
         }
     }

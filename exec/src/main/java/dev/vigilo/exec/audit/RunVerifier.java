@@ -223,6 +223,7 @@ public final class RunVerifier {
         List<RerunRecords.Settled> history = control.withHandle(h -> RerunRecords.history(h, runId));
         for (int g = 0; g < history.size(); g++) {
             p.execution.earlier.add(new long[3][gates.size()]);
+            p.execution.earlierMissing.add(new long[1]);
         }
         p.execution.checkSnapshots(placements, routes, record.storageBinding());
         p.execution.checkChunks(ChunkRows.cursor(placements, runId, routes, false));
@@ -271,6 +272,45 @@ public final class RunVerifier {
                         null,
                         "settlement generation " + h.generation() + " of the rerun history records the gates "
                                 + h.gates() + "; the receipts in effect then give " + recomputed);
+            }
+            if (h.gates().isEmpty()) {
+                continue; // failed for damaged records: no table, no verdict to recompute
+            }
+            // Each gate decided by its frozen rule, and the outcome that follows, as settlement decided then.
+            List<GateResult> decided = new ArrayList<>();
+            for (int g = 0; g < gates.size(); g++) {
+                GateFile gf = gates.get(g);
+                GateResult r = GateResult.decided(
+                        gf.gate().name(),
+                        gf.selectedCases(),
+                        t[0][g],
+                        t[1][g],
+                        t[2][g],
+                        gf.gate().minPassRate(),
+                        gf.gate().decide(),
+                        Confidence.of(gf.gate().confidence()));
+                decided.add(r);
+                String recorded = h.gates().get(g).path("decision").asText("");
+                if (!recorded.equals(r.decision().map(GateDecision::spelling).orElse(""))) {
+                    throw new VerificationFailure(
+                            null,
+                            "settlement generation " + h.generation() + " of the rerun history records gate "
+                                    + gf.gate().name() + " " + recorded + "; its counts then decide "
+                                    + r.decision().map(GateDecision::spelling).orElse("nothing"));
+                }
+            }
+            boolean failed = ex.earlierMissing.get(i)[0] > 0;
+            String status = failed ? RunState.FAILED.spelling() : RunState.SETTLED.spelling();
+            Optional<String> verdict = failed
+                    ? Optional.empty()
+                    : Optional.of(GateResult.verdict(decided).spelling());
+            if (!h.status().equals(status) || !h.verdict().equals(verdict)) {
+                throw new VerificationFailure(
+                        null,
+                        "settlement generation " + h.generation() + " of the rerun history records status "
+                                + h.status() + " and verdict " + h.verdict().orElse("none") + "; "
+                                + ex.earlierMissing.get(i)[0] + " chunks without a receipt then and its gates give "
+                                + status + " and " + verdict.orElse("none"));
             }
         }
     }
