@@ -18,6 +18,7 @@ import dev.vigilo.exec.record.ReceiptParser;
 import dev.vigilo.exec.record.RerunRecords;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.UsageTable;
+import dev.vigilo.plan.PlanShape;
 import dev.vigilo.plan.RunLifecycle;
 import dev.vigilo.plan.RunState;
 import dev.vigilo.storage.ObjectStore;
@@ -266,7 +267,7 @@ public final class RunRerun {
             for (var group : RunRecords.byPlacement(routes).entrySet()) {
                 List<Long> mine = new ArrayList<>();
                 for (long chunk : plan.chunks()) {
-                    if (group.getValue().contains((int) (chunk % dev.vigilo.plan.PlanShape.SHARDS))) {
+                    if (group.getValue().contains((int) (chunk % PlanShape.SHARDS))) {
                         mine.add(chunk);
                     }
                 }

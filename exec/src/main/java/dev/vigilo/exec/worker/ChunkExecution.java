@@ -68,7 +68,10 @@ import org.slf4j.LoggerFactory;
  * evaluators run with the run's secrets ({@link AgentEnvironment#forRun}), so what they hand on, and so every
  * transcript, receipt and output written from it, has them masked. Every attempt of a
  * case's agent call is recorded as a transcript under the chunk's lease generation ({@link TranscriptRecorder},
- * docs/transcripts.md) and referenced from the case's receipt entry.
+ * docs/transcripts.md) and referenced from the case's receipt entry. A chunk queued again by {@code vigilo run
+ * rerun-errors} (its lease names a previous receipt) runs only that receipt's errored executions, carries the other
+ * case entries (and epochs) forward unchanged, and records in the receipt's {@code rerun} what it ran and the usage of
+ * what it replaced (docs/execution.md, "Rerun errors").
  *
  * <p>Bounds: at most {@code concurrency} cases run at once in the worker; a chunk keeps at most
  * {@link ChunkCases#DEFAULT_RESIDENT_BYTES} of case bytes in flight. Interruption cancels the chunk's running cases
