@@ -249,6 +249,33 @@ class RerunErrorsTest {
     }
 
     @Test
+    void aReopeningInterruptedAfterItsLocalCommitsIsFinishedByRepeatingIt() {
+        UUID run = runToTheEnd();
+        RunRerun rerun = new RunRerun(placements, fx.storage);
+        RunRerun.Plan plan = rerun.plan(run);
+        // As if the command died after the execution database's commit and before the control database's: the chunks
+        // are queued for generation 2, the run is still settled with its old gate table.
+        int queued = placements
+                .jdbi(ExecutionConfig.CONTROL)
+                .inTransaction(h -> RerunRecords.requeue(h, run, plan.chunks(), plan.generation()));
+        assertThat(queued).isEqualTo(plan.chunks().size());
+        assertThat(fx.runStatus(run)).isEqualTo("settled");
+
+        broken.set(false);
+        RunRerun.Plan again = rerun.plan(run);
+        assertThat(again.generation()).isEqualTo(2);
+        assertThat(again.cases()).isEqualTo(plan.cases());
+        RunRerun.Result result = rerun.rerun(run);
+        assertThat(result.outcome()).isEqualTo(RunRerun.Outcome.REOPENED);
+        assertThat(result.queued()).as("the rows were queued already").isZero();
+        work();
+        assertThat(fx.runStatus(run)).isEqualTo("settled");
+        assertThat(gates(run).get(0).errored()).isZero();
+        assertThat(new RunVerifier(placements, fx.storage).verify(run).problem())
+                .isEmpty();
+    }
+
+    @Test
     void badInputsAreRefusedAndChangeNothing() {
         RunRerun rerun = new RunRerun(placements, fx.storage);
         UUID unknown = UUID.randomUUID();
