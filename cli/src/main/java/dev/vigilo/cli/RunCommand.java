@@ -20,6 +20,7 @@ import picocli.CommandLine.Spec;
             RunCancelCommand.class,
             RunPauseCommand.Pause.class,
             RunPauseCommand.Resume.class,
+            RunRerunCommand.class,
             RunMoveShardCommand.class
         })
 final class RunCommand implements Runnable {

@@ -1,12 +1,16 @@
 package dev.vigilo.cli;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.exec.ExecutionStatus;
 import dev.vigilo.exec.view.ExecutionStatusReader;
+import dev.vigilo.exec.view.RunCatalog;
 import dev.vigilo.plan.PlanStatus;
 import dev.vigilo.plan.RunState;
 import dev.vigilo.plan.RunStatus;
 import dev.vigilo.plan.RunStatusReader;
 import java.io.PrintWriter;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -49,8 +53,15 @@ final class RunStatusCommand implements Callable<Integer> {
         return ExitCode.OK;
     }
 
-    /** One reading of a run: its preparation status and its execution status, read one after the other. */
-    record Reading(RunStatus run, ExecutionStatus execution, boolean executionRequested) {
+    /**
+     * One reading of a run: its preparation status and its execution status, read one after the other, and the
+     * earlier settlements of a run that reran its errors (docs/execution.md, "Rerun errors"; empty otherwise).
+     */
+    record Reading(
+            RunStatus run,
+            ExecutionStatus execution,
+            boolean executionRequested,
+            List<RunCatalog.EarlierSettlement> reruns) {
         /** The preparation status with the state read together with the execution fields. */
         RunStatus current() {
             return withState(run, RunState.fromSpelling(execution.status()));
@@ -58,13 +69,43 @@ final class RunStatusCommand implements Callable<Integer> {
 
         /** {@code run status --json}: the preparation keys, then the execution keys. */
         String json() {
-            return execution.mergeInto(run.toJson());
+            String merged = execution.mergeInto(run.toJson());
+            if (reruns.isEmpty()) {
+                return merged; // a run never rerun: the document is unchanged
+            }
+            try {
+                ObjectNode o = (ObjectNode) Json.read(merged);
+                ArrayNode a = o.putArray("reruns");
+                for (RunCatalog.EarlierSettlement e : reruns) {
+                    ObjectNode x = a.addObject()
+                            .put("generation", e.generation())
+                            .put("status", e.status())
+                            .put("verdict", e.verdict().orElse(null))
+                            .put("rerun_cases", e.rerunCases());
+                    ObjectNode byType = x.putObject("rerun_by_type");
+                    e.rerunByType().forEach((type, cases) -> byType.put(type, cases.size()));
+                }
+                return Json.write(o);
+            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                throw new IllegalStateException("cannot add the rerun history to the status document", e);
+            }
         }
 
         void print(PrintWriter out) {
             RunStatusCommand.print(out, current());
             if (run.creationProgress().planStatus() != PlanStatus.REJECTED) {
                 ExecutionView.print(out, execution, executionRequested);
+            }
+            for (RunCatalog.EarlierSettlement e : reruns) {
+                List<String> types = new java.util.ArrayList<>();
+                e.rerunByType().forEach((type, cases) -> types.add(type + " " + cases.size()));
+                out.printf(
+                        "earlier settlement %d: %s%s; %d errored cases run again (%s)%n",
+                        e.generation(),
+                        e.status(),
+                        e.verdict().map(v -> ", verdict " + v).orElse(""),
+                        e.rerunCases(),
+                        String.join(", ", types));
             }
         }
 
@@ -86,7 +127,7 @@ final class RunStatusCommand implements Callable<Integer> {
         RunStatus status = reader.status(id);
         boolean requested = reader.executionRequested(id);
         ExecutionStatus execution = new ExecutionStatusReader(connections.placements()).status(id);
-        return new Reading(status, execution, requested);
+        return new Reading(status, execution, requested, new RunCatalog(connections.placements()).history(id));
     }
 
     static RunStatus withState(RunStatus s, RunState state) {

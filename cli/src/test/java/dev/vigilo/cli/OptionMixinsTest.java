@@ -72,6 +72,7 @@ class OptionMixinsTest {
                         "run status",
                         "run transcript",
                         "run compare",
+                        "run rerun-errors",
                         "session verify",
                         "verify",
                         "worker");

@@ -34,11 +34,16 @@ import org.jdbi.v3.core.Handle;
  *       vigilo run pause}</td><td>the run row locked {@code FOR UPDATE}</td></tr>
  *   <tr><td>{@link #resume}</td><td>paused</td><td>the state it was paused from, dispatchable</td><td>{@code vigilo
  *       run resume}</td><td>the run row locked {@code FOR UPDATE}</td></tr>
+ *   <tr><td>{@link #reopen}</td><td>settled, failed</td><td>pending, dispatchable, verdict and reason
+ *       cleared</td><td>{@code vigilo run rerun-errors}</td><td>the run row locked {@code FOR UPDATE}, its outcome kept
+ *       in the rerun history, its errored chunks queued again</td></tr>
  *   <tr><td>{@link #cancel}</td><td>creating, pending, running, paused</td><td>cancelled</td><td>{@code vigilo run
  *       cancel}</td><td>the run row locked {@code FOR UPDATE}</td></tr>
  * </table>
  *
- * <p>Settled, failed and cancelled are terminal: no transition leaves them. Paused is executing but not dispatchable:
+ * <p>Settled, failed and cancelled are terminal: no transition leaves them but {@link #reopen}, which only
+ * {@code vigilo run rerun-errors} calls (a settled or failed run executes its errored cases again and settles anew;
+ * docs/execution.md, "Rerun errors"); a cancelled run is never reopened. Paused is executing but not dispatchable:
  * workers claim none of its chunks, finish those they hold, and settlement may still settle it (then nothing was left
  * to run). {@link #fail} also leaves paused. An inconclusive outcome is a {@link RunVerdict}, recorded next to
  * {@link RunState#SETTLED}, not a state.
@@ -205,6 +210,23 @@ public final class RunLifecycle {
                 "status = paused_from, pause_reason = NULL, paused_from = NULL, paused_at = NULL, dispatchable = true,"
                         + " updated_at = now()",
                 "status = " + quoted(RunState.PAUSED));
+    }
+
+    /**
+     * Settled or failed back to pending, to execute its errored cases again ({@code vigilo run rerun-errors}):
+     * dispatchable again, the verdict, failure reason and end time cleared (they are kept in the rerun history by
+     * the caller, in the same transaction). Call with the run row locked {@code FOR UPDATE} in the caller's
+     * transaction, after the caller queued the chunks to execute again.
+     *
+     * @return whether it applied; false when the run is neither settled nor failed (then nothing changed)
+     */
+    public static boolean reopen(Handle h, UUID runId) {
+        return update(
+                h,
+                runId,
+                "status = " + quoted(RunState.PENDING) + ", verdict = NULL, failure_reason = NULL, finished_at = NULL,"
+                        + " dispatchable = true, updated_at = now()",
+                "status IN (" + quoted(RunState.SETTLED) + ", " + quoted(RunState.FAILED) + ")");
     }
 
     /**

@@ -325,8 +325,44 @@ final class RunPages {
             links.add(Map.of("outcome", o, "href", "/runs/" + id + "/cases?outcome=" + o));
         }
         m.put("case_links", links);
+        List<Map<String, Object>> reruns = rerunRows(catalog.history(id));
+        m.put("reruns", reruns);
+        m.put("has_reruns", !reruns.isEmpty());
         putProfile(m, id, identity);
         views.render(ctx, "run", m);
+    }
+
+    /** The run's earlier settlements (docs/execution.md, "Rerun errors"), newest first, for the run page. */
+    static List<Map<String, Object>> rerunRows(List<RunCatalog.EarlierSettlement> history) {
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (RunCatalog.EarlierSettlement e : history) {
+            Map<String, Object> row = new java.util.HashMap<>();
+            row.put("generation", e.generation());
+            row.put("status", e.status());
+            row.put("verdict", e.verdict().orElse(null));
+            row.put("failure_reason", e.failureReason().orElse(null));
+            row.put("finished", e.finishedAt().map(Views::time).orElse(null));
+            row.put("reopened", Views.time(e.reopenedAt()));
+            row.put("rerun_cases", e.rerunCases());
+            List<Map<String, Object>> gates = new ArrayList<>();
+            for (RunCatalog.EarlierGate g : e.gates()) {
+                gates.add(Map.of(
+                        "name", g.name(),
+                        "planned", g.planned(),
+                        "passed", g.passed(),
+                        "failed", g.failed(),
+                        "errored", g.errored(),
+                        "decision", g.decision().orElse("")));
+            }
+            row.put("gates", gates);
+            List<Map<String, Object>> types = new ArrayList<>();
+            e.rerunByType()
+                    .forEach((type, cases) ->
+                            types.add(Map.of("type", type, "count", cases.size(), "cases", String.join(", ", cases))));
+            row.put("types", types);
+            out.add(0, row);
+        }
+        return out;
     }
 
     /**
@@ -501,6 +537,32 @@ final class RunPages {
                     .put("sha256", i.root().get().sha256().toHex());
         } else {
             n.putNull("root");
+        }
+        List<RunCatalog.EarlierSettlement> history = catalog.history(id);
+        if (!history.isEmpty()) {
+            // A run that reran its errors: its earlier settlements, oldest first (docs/execution.md, "Rerun errors").
+            var reruns = doc.putArray("reruns");
+            for (RunCatalog.EarlierSettlement e : history) {
+                ObjectNode x = reruns.addObject()
+                        .put("generation", e.generation())
+                        .put("status", e.status())
+                        .put("verdict", e.verdict().orElse(null))
+                        .put("finished_at", e.finishedAt().map(Object::toString).orElse(null))
+                        .put("reopened_at", e.reopenedAt().toString())
+                        .put("rerun_cases", e.rerunCases());
+                var gates = x.putArray("gates");
+                for (RunCatalog.EarlierGate g : e.gates()) {
+                    gates.addObject()
+                            .put("name", g.name())
+                            .put("planned", g.planned())
+                            .put("passed", g.passed())
+                            .put("failed", g.failed())
+                            .put("errored", g.errored())
+                            .put("decision", g.decision().orElse(null));
+                }
+                ObjectNode byType = x.putObject("rerun_by_type");
+                e.rerunByType().forEach((type, cases) -> cases.forEach(byType.withArray(type)::add));
+            }
         }
         Dashboard.json(ctx, doc);
     }

@@ -8,6 +8,7 @@ import dev.vigilo.exec.record.ChunkRows;
 import dev.vigilo.exec.record.ChunkSeed;
 import dev.vigilo.exec.record.EpochReduction;
 import dev.vigilo.exec.record.Receipt;
+import dev.vigilo.exec.record.ReceiptParser;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.RunSnapshot;
 import dev.vigilo.exec.record.RunSnapshotParser;
@@ -73,6 +74,13 @@ final class ExecutionCheck {
     long outputs;
     long casesWithoutTranscripts;
     long casesExecuted;
+    /**
+     * Per earlier settlement generation (1 first; as many as the run's rerun history holds), the gate counts it
+     * settled on, recomputed from the receipts in effect then: [passed, failed, errored][gate].
+     */
+    final List<long[][]> earlier = new ArrayList<>();
+    /** Per earlier settlement generation, the chunks that had no receipt in effect then (failed, or never done). */
+    final List<long[]> earlierMissing = new ArrayList<>();
 
     ExecutionCheck(
             UUID runId,
@@ -188,7 +196,10 @@ final class ExecutionCheck {
                             + ", file " + row.seed().file().key() + ") is not the plan's chunk");
             switch (row.state()) {
                 case "done" -> checkDone(row, c.file());
-                case "failed" -> failedChunks++;
+                case "failed" -> {
+                    failedChunks++;
+                    earlierMissing.forEach(m -> m[0]++);
+                }
                 default ->
                     throw new VerificationFailure(
                             null, "chunk " + index + " is still " + row.state() + " in a run that ended");
@@ -202,14 +213,80 @@ final class ExecutionCheck {
     private void checkDone(ChunkRows.Row row, ChunkFile chunk) {
         Receipt r = ChunkRows.receipt(runId, store, row);
         String key = row.receipt().orElseThrow().key().value();
-        receipts++;
         doneChunks++;
+        List<Receipt> chain = new ArrayList<>();
+        checkReceipt(key, r, chunk, chain);
+        for (Receipt.CaseResult c : r.cases()) {
+            count(c);
+        }
+        Map<String, List<Receipt.ModelUsage>> used = new java.util.TreeMap<>();
+        r.usageByScope().forEach((scope, u) -> used.put(scope, u.models()));
+        usage = UsageTallies.plus(usage, used);
+        agreement = AgreementTallies.plus(agreement, r.agreementByScope());
+        // The gate tables of earlier settlements: at generation g each chunk counted the newest receipt of its chain
+        // written for a generation up to g (a first execution's is generation 1).
+        for (int g = 1; g <= earlier.size(); g++) {
+            boolean found = false;
+            for (Receipt x : chain) {
+                if (generation(x) <= g) {
+                    found = true;
+                    long[][] t = earlier.get(g - 1);
+                    List<Receipt.GateTally> tallies = x.tallies();
+                    for (int i = 0; i < tallies.size(); i++) {
+                        t[0][i] += tallies.get(i).passed();
+                        t[1][i] += tallies.get(i).failed();
+                        t[2][i] += tallies.get(i).errored();
+                    }
+                    break;
+                }
+            }
+            if (!found) {
+                earlierMissing.get(g - 1)[0]++;
+            }
+        }
+    }
+
+    /** The settlement generation a receipt was written for: its rerun's, else 1 (a chunk's first execution). */
+    private static int generation(Receipt r) {
+        return r.rerun().map(Receipt.Rerun::generation).orElse(1);
+    }
+
+    /**
+     * Checks receipt {@code r} of {@code chunk} and, for a rerun's receipt, the receipts before it (read through the
+     * reference each names: an altered earlier receipt is damage); adds them to {@code chain}, newest first.
+     */
+    private void checkReceipt(String key, Receipt r, ChunkFile chunk, List<Receipt> chain) {
+        receipts++;
+        chain.add(r);
         List<String> gateNames = gates.stream().map(g -> g.gate().name()).toList();
         require(
                 key,
                 r.evaluators().equals(evaluators) && r.gates().equals(gateNames),
                 "receipt " + key + " names evaluators " + r.evaluators() + " and gates " + r.gates() + ", the plan "
                         + evaluators + " and " + gateNames);
+        Receipt previous = null;
+        if (r.rerun().isPresent() && r.rerun().get().previous().isPresent()) {
+            ObjectRef ref = r.rerun().get().previous().get();
+            String prevKey = ref.key().value();
+            previous = ReceiptParser.fromJson(
+                    ChunkRows.read(store, ref, "previous receipt " + prevKey + " of receipt " + key), prevKey);
+            require(
+                    prevKey,
+                    previous.runId().equals(runId)
+                            && previous.chunkIndex() == chunk.chunkIndex()
+                            && previous.chunkId().equals(chunk.chunkId())
+                            && previous.membership().equals(chunk.membership())
+                            && previous.cases().size() == r.cases().size()
+                            && previous.leaseGeneration() < r.leaseGeneration()
+                            && generation(previous) < generation(r),
+                    "receipt " + key + " names " + prevKey + " as its previous receipt, which is not an earlier"
+                            + " receipt of chunk " + chunk.chunkIndex());
+            checkReceipt(prevKey, previous, chunk, chain);
+        }
+        Map<String, Receipt.Usage> superseded = new java.util.LinkedHashMap<>();
+        if (previous != null) {
+            previous.rerun().ifPresent(x -> superseded.putAll(x.supersededUsage()));
+        }
         for (int i = 0; i < chunk.cases().size(); i++) {
             ChunkFile.Entry e = chunk.cases().get(i);
             Receipt.CaseResult c = r.cases().get(i);
@@ -220,16 +297,33 @@ final class ExecutionCheck {
                             && c.caseSha256().equals(e.sha256()),
                     "receipt " + key + " records case \"" + c.id() + "\" at ordinal " + c.ordinal() + " where chunk "
                             + chunk.chunkIndex() + " has \"" + e.id() + "\" at " + e.ordinal());
-            checkCase(key, r, c, e);
+            Receipt.CaseResult before =
+                    previous == null ? null : previous.cases().get(i);
+            Optional<Receipt.Executed> executed = r.rerun().flatMap(x -> x.of(c.ordinal()));
+            checkCase(key, r, c, e, before, executed, superseded);
         }
-        Map<String, List<Receipt.ModelUsage>> used = new java.util.TreeMap<>();
-        r.usageByScope().forEach((scope, u) -> used.put(scope, u.models()));
-        usage = UsageTallies.plus(usage, used);
-        agreement = AgreementTallies.plus(agreement, r.agreementByScope());
+        if (r.rerun().isPresent()) {
+            require(
+                    key,
+                    r.rerun().get().supersededUsage().equals(superseded),
+                    "receipt " + key + " records the usage of the executions it replaced as "
+                            + r.rerun().get().supersededUsage() + ", its previous receipts give " + superseded);
+        }
     }
 
-    private void checkCase(String key, Receipt r, Receipt.CaseResult c, ChunkFile.Entry e) {
-        casesExecuted++;
+    /**
+     * One case of a receipt: in a rerun's receipt, an entry carried forward must be its previous receipt's, and only
+     * executions that ended errored there may have run again (their usage is added to {@code superseded}); every
+     * execution this receipt ran is checked in full.
+     */
+    private void checkCase(
+            String key,
+            Receipt r,
+            Receipt.CaseResult c,
+            ChunkFile.Entry e,
+            Receipt.CaseResult before,
+            Optional<Receipt.Executed> executed,
+            Map<String, Receipt.Usage> superseded) {
         String what = "case \"" + c.id() + "\" in receipt " + key;
         int n = epochs();
         require(
@@ -237,24 +331,77 @@ final class ExecutionCheck {
                 n == 1 ? c.epochs().isEmpty() : c.epochs().size() == n,
                 what + " records " + Math.max(1, c.epochs().size()) + " epochs, the run executes every case " + n
                         + (n == 1 ? " time" : " times"));
-        if (n == 1) {
-            checkExecution(key, r, c, e, what, 0);
-        } else {
-            for (int i = 0; i < n; i++) {
-                checkExecution(key, r, c.epochs().get(i), e, what + ", epoch " + (i + 1), i + 1);
-            }
-            Receipt.CaseResult reduced;
-            try {
-                reduced = reduction.reduce(c.epochs());
-            } catch (IllegalArgumentException x) {
-                throw new VerificationFailure(key, what + ": its epochs cannot be reduced: " + x.getMessage());
-            }
+        if (r.rerun().isPresent() && before == null) {
+            // A failed chunk executed again whole: the rerun lists every case, every epoch.
             require(
                     key,
-                    reduced.equals(c),
-                    what + " records " + summary(c) + ", its epochs reduce ("
-                            + reduction.policy().reducer() + ") to " + summary(reduced));
+                    executed.isPresent() && executed.get().epochs().size() == (n == 1 ? 0 : n),
+                    what + " is not listed as executed, though the receipt has no previous receipt");
         }
+        if (before != null && executed.isEmpty()) {
+            require(
+                    key,
+                    c.equals(before),
+                    what + " was carried forward, and differs from the entry of its previous receipt");
+            return;
+        }
+        if (n == 1) {
+            if (before != null) {
+                require(
+                        key,
+                        Receipt.erroredExecution(before),
+                        what + " was executed again, but it had not errored in the previous receipt");
+                addSuperseded(superseded, before, before);
+            }
+            checkExecution(key, r, c, e, what, 0);
+            return;
+        }
+        List<Integer> ran = executed.map(Receipt.Executed::epochs).orElse(List.of());
+        for (int i = 0; i < n; i++) {
+            boolean again = before == null || ran.contains(i + 1);
+            if (!again) {
+                require(
+                        key,
+                        c.epochs().get(i).equals(before.epochs().get(i)),
+                        what + ", epoch " + (i + 1) + " was carried forward, and differs from its previous receipt's");
+                continue;
+            }
+            if (before != null) {
+                require(
+                        key,
+                        Receipt.erroredExecution(before.epochs().get(i)),
+                        what + ", epoch " + (i + 1) + " was executed again, but it had not errored before");
+                addSuperseded(superseded, before, before.epochs().get(i));
+            }
+            checkExecution(key, r, c.epochs().get(i), e, what + ", epoch " + (i + 1), i + 1);
+        }
+        Receipt.CaseResult reduced;
+        try {
+            reduced = reduction.reduce(c.epochs());
+        } catch (IllegalArgumentException x) {
+            throw new VerificationFailure(key, what + ": its epochs cannot be reduced: " + x.getMessage());
+        }
+        require(
+                key,
+                reduced.equals(c),
+                what + " records " + summary(c) + ", its epochs reduce ("
+                        + reduction.policy().reducer() + ") to " + summary(reduced));
+    }
+
+    /** The usage of {@code replaced}, an execution of case {@code c}, added to its scopes ("*" and its gates). */
+    private static void addSuperseded(
+            Map<String, Receipt.Usage> superseded, Receipt.CaseResult c, Receipt.CaseResult replaced) {
+        Receipt.Usage u = replaced.usage().orElse(Receipt.Usage.NONE);
+        superseded.merge(Receipt.ALL_CASES, u, Receipt.Usage::plus);
+        for (String g : c.gates().keySet()) {
+            superseded.merge(g, u, Receipt.Usage::plus);
+        }
+    }
+
+    /** Adds a counted (final) case's gate outcomes and epoch passes. */
+    private void count(Receipt.CaseResult c) {
+        casesExecuted++;
+        int n = epochs();
         for (int g = 0; g < gates.size(); g++) {
             Receipt.GateOutcome o = c.gates().get(gates.get(g).gate().name());
             if (o == null) {

@@ -17,6 +17,7 @@ import dev.vigilo.exec.record.EpochReduction;
 import dev.vigilo.exec.record.GateTable;
 import dev.vigilo.exec.record.PlanRecord;
 import dev.vigilo.exec.record.Receipt;
+import dev.vigilo.exec.record.RerunRecords;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.UsageTable;
 import dev.vigilo.exec.record.UsageTallies;
@@ -219,9 +220,99 @@ public final class RunVerifier {
                 EpochReduction.of(configuration),
                 pricing(configuration),
                 scratch);
+        List<RerunRecords.Settled> history = control.withHandle(h -> RerunRecords.history(h, runId));
+        for (int g = 0; g < history.size(); g++) {
+            p.execution.earlier.add(new long[3][gates.size()]);
+            p.execution.earlierMissing.add(new long[1]);
+        }
         p.execution.checkSnapshots(placements, routes, record.storageBinding());
         p.execution.checkChunks(ChunkRows.cursor(placements, runId, routes, false));
+        checkHistory(history, gates, p.execution);
         return settlement(run, gates, p.execution);
+    }
+
+    /**
+     * Each earlier settlement of a rerun run (its rerun history) must hold the gate counts the receipts in effect at
+     * its generation give: an altered earlier receipt fails its digest when read, an altered history row here.
+     */
+    private static void checkHistory(List<RerunRecords.Settled> history, List<GateFile> gates, ExecutionCheck ex) {
+        for (int i = 0; i < history.size(); i++) {
+            RerunRecords.Settled h = history.get(i);
+            if (h.generation() != i + 1) {
+                throw new VerificationFailure(
+                        null,
+                        "the rerun history lists generation " + h.generation() + " where " + (i + 1) + " was due");
+            }
+            long[][] t = ex.earlier.get(i);
+            StringBuilder recomputed = new StringBuilder("[");
+            for (int g = 0; g < gates.size(); g++) {
+                recomputed
+                        .append(g == 0 ? "" : ", ")
+                        .append(gates.get(g).gate().name())
+                        .append(": ")
+                        .append(t[0][g])
+                        .append(" passed, ")
+                        .append(t[1][g])
+                        .append(" failed, ")
+                        .append(t[2][g])
+                        .append(" errored");
+            }
+            recomputed.append(']');
+            boolean same = h.gates().size() == gates.size() || (h.gates().isEmpty() && "failed".equals(h.status()));
+            for (int g = 0; same && g < h.gates().size(); g++) {
+                var row = h.gates().get(g);
+                same = row.path("name").asText().equals(gates.get(g).gate().name())
+                        && row.path("planned").asLong(-1) == gates.get(g).selectedCases()
+                        && row.path("passed").asLong(-1) == t[0][g]
+                        && row.path("failed").asLong(-1) == t[1][g]
+                        && row.path("errored").asLong(-1) == t[2][g];
+            }
+            if (!same) {
+                throw new VerificationFailure(
+                        null,
+                        "settlement generation " + h.generation() + " of the rerun history records the gates "
+                                + h.gates() + "; the receipts in effect then give " + recomputed);
+            }
+            if (h.gates().isEmpty()) {
+                continue; // failed for damaged records: no table, no verdict to recompute
+            }
+            // Each gate decided by its frozen rule, and the outcome that follows, as settlement decided then.
+            List<GateResult> decided = new ArrayList<>();
+            for (int g = 0; g < gates.size(); g++) {
+                GateFile gf = gates.get(g);
+                GateResult r = GateResult.decided(
+                        gf.gate().name(),
+                        gf.selectedCases(),
+                        t[0][g],
+                        t[1][g],
+                        t[2][g],
+                        gf.gate().minPassRate(),
+                        gf.gate().decide(),
+                        Confidence.of(gf.gate().confidence()));
+                decided.add(r);
+                String recorded = h.gates().get(g).path("decision").asText("");
+                if (!recorded.equals(r.decision().map(GateDecision::spelling).orElse(""))) {
+                    throw new VerificationFailure(
+                            null,
+                            "settlement generation " + h.generation() + " of the rerun history records gate "
+                                    + gf.gate().name() + " " + recorded + "; its counts then decide "
+                                    + r.decision().map(GateDecision::spelling).orElse("nothing"));
+                }
+            }
+            boolean failed = ex.earlierMissing.get(i)[0] > 0;
+            String status = failed ? RunState.FAILED.spelling() : RunState.SETTLED.spelling();
+            Optional<String> verdict = failed
+                    ? Optional.empty()
+                    : Optional.of(GateResult.verdict(decided).spelling());
+            if (!h.status().equals(status) || !h.verdict().equals(verdict)) {
+                throw new VerificationFailure(
+                        null,
+                        "settlement generation " + h.generation() + " of the rerun history records status "
+                                + h.status() + " and verdict " + h.verdict().orElse("none") + "; "
+                                + ex.earlierMissing.get(i)[0] + " chunks without a receipt then and its gates give "
+                                + status + " and " + verdict.orElse("none"));
+            }
+        }
     }
 
     /**

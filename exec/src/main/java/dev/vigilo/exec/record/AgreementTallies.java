@@ -145,4 +145,11 @@ public final class AgreementTallies {
             throw new DamagedException("run " + runId + ": impossible agreement sums (" + e.getMessage() + ")", e);
         }
     }
+
+    /** Removes the settled sums when {@code vigilo run rerun-errors} reopens the run; the next settlement records them. */
+    public static void clearForRerun(Handle h, UUID runId) {
+        h.createUpdate("DELETE FROM run_agreement WHERE run_id = :r")
+                .bind("r", runId)
+                .execute();
+    }
 }

@@ -5,6 +5,7 @@ import dev.vigilo.storage.ObjectRef;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 import org.jdbi.v3.core.Handle;
@@ -21,8 +22,55 @@ public final class ChunkTables {
 
     private ChunkTables() {}
 
-    /** A held chunk lease: the row's identity plus the owner and generation every later write must match. */
-    public record Lease(UUID runId, long chunkIndex, UUID owner, long generation, int attempts, ChunkSeed seed) {}
+    /**
+     * A held chunk lease: the row's identity plus the owner and generation every later write must match, and, for a
+     * chunk queued again by {@code vigilo run rerun-errors}, what to execute again.
+     */
+    public record Lease(
+            UUID runId,
+            long chunkIndex,
+            UUID owner,
+            long generation,
+            int attempts,
+            ChunkSeed seed,
+            Optional<Rerun> rerun) {
+        public Lease {
+            Objects.requireNonNull(rerun, "rerun");
+        }
+
+        /** The lease of a chunk's first execution. */
+        public Lease(UUID runId, long chunkIndex, UUID owner, long generation, int attempts, ChunkSeed seed) {
+            this(runId, chunkIndex, owner, generation, attempts, seed, Optional.empty());
+        }
+    }
+
+    /**
+     * A chunk queued again for settlement generation {@code generation} (execution migration V6): the worker executes
+     * again the errored executions of {@code previous} and carries the other case entries forward; without a previous
+     * receipt (a failed chunk) it executes every case.
+     */
+    public record Rerun(int generation, Optional<ObjectRef> previous) {
+        public Rerun {
+            Objects.requireNonNull(previous, "previous");
+        }
+
+        /** The rerun columns of a chunk row, if it was queued again. */
+        static Optional<Rerun> of(java.sql.ResultSet rs) throws java.sql.SQLException {
+            int generation = rs.getInt("rerun_generation");
+            if (rs.wasNull()) {
+                return Optional.empty();
+            }
+            String key = rs.getString("previous_receipt_key");
+            return Optional.of(new Rerun(
+                    generation,
+                    key == null
+                            ? Optional.empty()
+                            : Optional.of(new ObjectRef(
+                                    dev.vigilo.storage.ObjectKey.of(key),
+                                    rs.getLong("previous_receipt_length"),
+                                    dev.vigilo.storage.Sha256.parseHex(rs.getString("previous_receipt_sha256"))))));
+        }
+    }
 
     /** A route a worker may claim from: the shard's chunks below the dispatch cursor. */
     public record Claimable(UUID runId, int shard, long dispatchCursor) {}
@@ -91,7 +139,8 @@ public final class ChunkTables {
                         owner,
                         rs.getLong("lease_generation"),
                         rs.getInt("attempts"),
-                        SeedTables.seed(rs)))
+                        SeedTables.seed(rs),
+                        Rerun.of(rs)))
                 .findOne()
                 .map(ChunkTables::claimed);
     }

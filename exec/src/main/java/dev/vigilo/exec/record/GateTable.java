@@ -112,4 +112,14 @@ public final class GateTable {
     public static List<GateResult> results(Handle h, UUID runId) {
         return read(h, runId).stream().map(Row::gate).toList();
     }
+
+    /**
+     * Removes the settled table when {@code vigilo run rerun-errors} reopens the run (its figures were kept in the
+     * rerun history first, in the same transaction); the next settlement inserts the new one.
+     */
+    public static void clearForRerun(Handle h, UUID runId) {
+        h.createUpdate("DELETE FROM run_gate_results WHERE run_id = :r")
+                .bind("r", runId)
+                .execute();
+    }
 }

@@ -33,6 +33,8 @@ import java.util.UUID;
  * @param evaluators      evaluator names in profile order
  * @param gates           gate names in profile order
  * @param cases           one entry per case, in ordinal order
+ * @param rerun           what a receipt written by {@code vigilo run rerun-errors} executed again and what it
+ *                        carried forward (version 6); empty for a chunk's first execution
  */
 public record Receipt(
         UUID runId,
@@ -46,7 +48,8 @@ public record Receipt(
         Instant finishedAt,
         List<String> evaluators,
         List<String> gates,
-        List<CaseResult> cases) {
+        List<CaseResult> cases,
+        Optional<Rerun> rerun) {
     /** Outputs up to this many UTF-8 bytes are stored in the receipt itself. */
     public static final int INLINE_OUTPUT_BYTES = 64 * 1024;
 
@@ -54,6 +57,87 @@ public record Receipt(
         evaluators = List.copyOf(evaluators);
         gates = List.copyOf(gates);
         cases = List.copyOf(cases);
+        Objects.requireNonNull(rerun, "rerun");
+    }
+
+    /** A receipt of a chunk's first execution. */
+    public Receipt(
+            UUID runId,
+            long chunkIndex,
+            UUID chunkId,
+            int shard,
+            long leaseGeneration,
+            UUID worker,
+            Sha256 membership,
+            Instant startedAt,
+            Instant finishedAt,
+            List<String> evaluators,
+            List<String> gates,
+            List<CaseResult> cases) {
+        this(
+                runId,
+                chunkIndex,
+                chunkId,
+                shard,
+                leaseGeneration,
+                worker,
+                membership,
+                startedAt,
+                finishedAt,
+                evaluators,
+                gates,
+                cases,
+                Optional.empty());
+    }
+
+    /**
+     * What a chunk's execution for a later settlement generation ({@code vigilo run rerun-errors}, docs/execution.md
+     * "Rerun errors") did: it executed again the errored executions of its previous receipt and carried every other
+     * case entry forward unchanged (its transcripts stay those of the previous receipt's generation).
+     *
+     * @param generation      the run's settlement generation this receipt executed for (2 for the first rerun)
+     * @param previous        the receipt the chunk was done with before (empty for a failed chunk executed again whole:
+     *                        then every case was executed)
+     * @param executed        the executions this receipt ran, in ordinal order: per case, its epochs executed again
+     *                        (1-based, ascending; empty in a run of one epoch, where the case is its execution)
+     * @param supersededUsage per scope ({@link #ALL_CASES} and each gate over the cases it selects), the usage of every
+     *                        execution this receipt and the previous ones replaced: their calls were paid, so they
+     *                        count once in the run's usage, beside the usage of the case entries
+     */
+    public record Rerun(
+            int generation, Optional<ObjectRef> previous, List<Executed> executed, Map<String, Usage> supersededUsage) {
+        public Rerun {
+            if (generation < 2) {
+                throw new IllegalArgumentException("a rerun executes for generation 2 or later, got " + generation);
+            }
+            Objects.requireNonNull(previous, "previous");
+            executed = List.copyOf(executed);
+            supersededUsage = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(supersededUsage));
+        }
+
+        /** The executed entry of the case at {@code ordinal}, if this receipt executed it (or some of its epochs). */
+        public Optional<Executed> of(long ordinal) {
+            return executed.stream().filter(e -> e.ordinal() == ordinal).findFirst();
+        }
+    }
+
+    /**
+     * A case a rerun executed again.
+     *
+     * @param epochs its epochs executed again (1-based, ascending); empty in a run of one epoch
+     */
+    public record Executed(long ordinal, List<Integer> epochs) {
+        public Executed {
+            epochs = List.copyOf(epochs);
+        }
+    }
+
+    /**
+     * Whether an execution (a case of one epoch, or one epoch) ended errored in the sense of {@code rerun-errors}: its
+     * agent errored (errors, limits, timeouts) or a gate selecting it errored (a required evaluator's or judge's error).
+     */
+    public static boolean erroredExecution(CaseResult execution) {
+        return execution.errored() || execution.gates().containsValue(GateOutcome.ERRORED);
     }
 
     /** A gate's outcome for one case. */
@@ -659,6 +743,8 @@ public record Receipt(
         }
         out.put(ALL_CASES, all);
         out.putAll(byGate);
+        // Executions a rerun replaced were paid for: they count once, here, beside the entries that replaced them.
+        rerun.ifPresent(r -> r.supersededUsage().forEach((scope, u) -> out.merge(scope, u, Usage::plus)));
         return java.util.Collections.unmodifiableMap(out);
     }
 

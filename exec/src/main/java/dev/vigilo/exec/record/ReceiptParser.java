@@ -78,20 +78,32 @@ public final class ReceiptParser {
          * profile's {@code keep_files}, stored as objects). Written only when an execution of the receipt kept a
          * file; every other receipt is version 4, byte for byte.
          */
-        V5(5, true, true, true, true);
+        V5(5, true, true, true, true),
+        /**
+         * Version 5 plus the header's {@code rerun} (the settlement generation, the previous receipt, the executions
+         * run again and the usage of those they replaced): written only for a chunk executed again by {@code vigilo
+         * run rerun-errors}; every other receipt is version 4 or 5, byte for byte.
+         */
+        V6(6, true, true, true, true, true);
 
         final int number;
         final boolean transcripts;
         final boolean epochs;
         final boolean usage;
         final boolean keptFiles;
+        final boolean rerun;
 
-        Version(int number, boolean transcripts, boolean epochs, boolean usage, boolean keptFiles) {
+        Version(int number, boolean transcripts, boolean epochs, boolean usage, boolean keptFiles, boolean rerun) {
             this.number = number;
             this.transcripts = transcripts;
             this.epochs = epochs;
             this.usage = usage;
             this.keptFiles = keptFiles;
+            this.rerun = rerun;
+        }
+
+        Version(int number, boolean transcripts, boolean epochs, boolean usage, boolean keptFiles) {
+            this(number, transcripts, epochs, usage, keptFiles, false);
         }
 
         Version(int number, boolean transcripts, boolean epochs, boolean usage) {
@@ -105,8 +117,14 @@ public final class ReceiptParser {
         /** The version receipts are written in when no execution kept a file. */
         static final Version WRITING = V4;
 
-        /** The version {@code r} is written in: {@link #V5} when an execution kept files, else {@link #WRITING}. */
+        /**
+         * The version {@code r} is written in: {@link #V6} for a rerun's receipt, {@link #V5} when an execution kept
+         * files, else {@link #WRITING}.
+         */
         static Version writing(Receipt r) {
+            if (r.rerun().isPresent()) {
+                return V6;
+            }
             for (CaseResult c : r.cases()) {
                 if (!c.keptFiles().isEmpty()
                         || c.epochs().stream().anyMatch(e -> !e.keptFiles().isEmpty())) {
@@ -136,6 +154,12 @@ public final class ReceiptParser {
     static final String GATES = "gates";
     static final String CASES = "cases";
     static final String TALLIES = "tallies";
+    // A rerun's header (version 6).
+    static final String RERUN = "rerun";
+    static final String GENERATION = "generation";
+    static final String PREVIOUS = "previous";
+    static final String EXECUTED = "executed";
+    static final String SUPERSEDED_USAGE = "superseded_usage";
     // A case.
     static final String ORDINAL = "ordinal";
     static final String ID = "id";
@@ -208,6 +232,9 @@ public final class ReceiptParser {
         r.gates().forEach(n.putArray(GATES)::add);
         if (version.epochs) {
             n.put(EPOCHS, r.epochCount());
+        }
+        if (version.rerun) {
+            putRerun(n.putObject(RERUN), r.rerun().orElseThrow());
         }
         ArrayNode a = n.putArray(CASES);
         for (CaseResult c : r.cases()) {
@@ -311,6 +338,63 @@ public final class ReceiptParser {
         }
     }
 
+    private static void putRerun(ObjectNode o, Receipt.Rerun rerun) {
+        o.put(GENERATION, rerun.generation());
+        if (rerun.previous().isPresent()) {
+            putRef(o.putObject(PREVIOUS), rerun.previous().get());
+        } else {
+            o.putNull(PREVIOUS);
+        }
+        ArrayNode executed = o.putArray(EXECUTED);
+        for (Receipt.Executed e : rerun.executed()) {
+            ObjectNode x = executed.addObject().put(ORDINAL, e.ordinal());
+            e.epochs().forEach(x.putArray(EPOCHS)::add);
+        }
+        ObjectNode superseded = o.putObject(SUPERSEDED_USAGE);
+        rerun.supersededUsage().forEach((scope, u) -> putUsage(superseded.putObject(scope), u));
+    }
+
+    private static Receipt.Rerun readRerun(JsonNode n) {
+        JsonNode o = object(n, RERUN, "");
+        String at = RERUN;
+        List<Receipt.Executed> executed = new ArrayList<>();
+        long last = -1;
+        for (JsonNode x : array(o, EXECUTED, at)) {
+            long ordinal = longValue(x, ORDINAL, at + ", executed");
+            if (ordinal <= last) {
+                throw new DamagedException(at + ": executed cases are not in ascending ordinal order");
+            }
+            last = ordinal;
+            List<Integer> epochs = new ArrayList<>();
+            for (JsonNode e : array(x, EPOCHS, at + ", executed case " + ordinal)) {
+                if (!e.isInt()
+                        || e.intValue() < 1
+                        || (!epochs.isEmpty() && e.intValue() <= epochs.get(epochs.size() - 1))) {
+                    throw new DamagedException(
+                            at + ", executed case " + ordinal + ": epochs must be ascending numbers >= 1");
+                }
+                epochs.add(e.intValue());
+            }
+            executed.add(new Receipt.Executed(ordinal, epochs));
+        }
+        Map<String, Receipt.Usage> superseded = new LinkedHashMap<>();
+        for (var f : object(o, SUPERSEDED_USAGE, at).properties()) {
+            if (!f.getValue().isObject()) {
+                throw new DamagedException(at + ", superseded_usage " + f.getKey() + " is not an object");
+            }
+            superseded.put(f.getKey(), usage(f.getValue(), at + ", superseded_usage " + f.getKey()));
+        }
+        try {
+            return new Receipt.Rerun(
+                    intValue(o, GENERATION, at),
+                    optionalObject(o, PREVIOUS, at).map(p -> JsonFields.ref(p, at + ", previous")),
+                    executed,
+                    superseded);
+        } catch (IllegalArgumentException e) {
+            throw new DamagedException(at + ": " + e.getMessage(), e);
+        }
+    }
+
     private static void putUsage(ObjectNode u, Receipt.Usage usage) {
         ArrayNode models = u.putArray(MODELS);
         for (Receipt.ModelUsage m : usage.models()) {
@@ -348,8 +432,10 @@ public final class ReceiptParser {
     }
 
     private static Receipt.Usage readUsage(JsonNode parent, String in) {
-        JsonNode u = object(parent, USAGE, in);
-        String at = in + ", usage";
+        return usage(object(parent, USAGE, in), in + ", usage");
+    }
+
+    private static Receipt.Usage usage(JsonNode u, String at) {
         List<Receipt.ModelUsage> models = new ArrayList<>();
         Receipt.Usage usage;
         try {
@@ -413,8 +499,12 @@ public final class ReceiptParser {
                 Instant.parse(text(n, FINISHED_AT, "")),
                 strings(n, EVALUATORS, ""),
                 strings(n, GATES, ""),
-                cases);
+                cases,
+                version.rerun ? Optional.of(readRerun(n)) : Optional.empty());
         checkTallies(r, object(n, TALLIES, ""));
+        if (r.rerun().isPresent()) {
+            checkExecuted(r, epochCount);
+        }
         return r;
     }
 
@@ -513,6 +603,24 @@ public final class ReceiptParser {
             out.add(new Receipt.KeptFileRef(text(k, PATH, at), JsonFields.ref(k, at)));
         }
         return out;
+    }
+
+    /** A rerun's executed cases are cases of the receipt, each naming epochs exactly when the run has several. */
+    private static void checkExecuted(Receipt r, int epochCount) {
+        java.util.Set<Long> ordinals = new java.util.HashSet<>();
+        r.cases().forEach(c -> ordinals.add(c.ordinal()));
+        for (Receipt.Executed e : r.rerun().orElseThrow().executed()) {
+            if (!ordinals.contains(e.ordinal())) {
+                throw new DamagedException("rerun: executed case " + e.ordinal() + " is not a case of the receipt");
+            }
+            boolean fits = epochCount == 1
+                    ? e.epochs().isEmpty()
+                    : !e.epochs().isEmpty() && e.epochs().get(e.epochs().size() - 1) <= epochCount;
+            if (!fits) {
+                throw new DamagedException("rerun: executed case " + e.ordinal() + " names epochs " + e.epochs()
+                        + " in a receipt of " + epochCount + " epochs");
+            }
+        }
     }
 
     private static void checkTallies(Receipt r, JsonNode t) {

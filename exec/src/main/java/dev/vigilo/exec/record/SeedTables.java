@@ -211,7 +211,7 @@ public final class SeedTables {
                 .execute();
     }
 
-    private static final String SEED_COLUMNS = "chunk_index, shard, shard_seq, chunk_id, first_ordinal, case_count,"
+    static final String SEED_COLUMNS = "chunk_index, shard, shard_seq, chunk_id, first_ordinal, case_count,"
             + " membership_sha256, chunk_key, chunk_length, chunk_sha256";
 
     private static List<ChunkSeed> readSeeds(Handle h, UUID runId, List<Long> indexes) {

@@ -69,4 +69,14 @@ public final class UsageTable {
         out.forEach((s, models) -> result.put(s, new ArrayList<>(models.values())));
         return result;
     }
+
+    /**
+     * Removes the settled sums when {@code vigilo run rerun-errors} reopens the run: the next settlement records the
+     * sums of the new receipts, which count the replaced executions' calls too ({@code superseded_usage}).
+     */
+    public static void clearForRerun(Handle h, UUID runId) {
+        h.createUpdate("DELETE FROM run_usage WHERE run_id = :r")
+                .bind("r", runId)
+                .execute();
+    }
 }

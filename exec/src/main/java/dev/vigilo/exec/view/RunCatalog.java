@@ -602,4 +602,80 @@ public final class RunCatalog {
         }
         throw new IllegalStateException("unexpected timestamp type " + o.getClass());
     }
+
+    /**
+     * One earlier settlement of a run that reran its errors ({@code vigilo run rerun-errors}, docs/execution.md
+     * "Rerun errors"), as the rerun history keeps it.
+     *
+     * @param generation  1 for the first settlement, one more per rerun
+     * @param status      settled or failed
+     * @param gates       the gate table then, in gate order
+     * @param rerunCases  how many cases (a failed chunk counting once) the reopening queued again
+     * @param rerunByType per error type (alphabetical), the cases queued again: their ids (with the epochs run again
+     *                    in a run of several), a failed chunk as {@code chunk N}
+     */
+    public record EarlierSettlement(
+            int generation,
+            String status,
+            Optional<String> verdict,
+            Optional<String> failureReason,
+            Optional<Instant> finishedAt,
+            Instant reopenedAt,
+            List<EarlierGate> gates,
+            int rerunCases,
+            Map<String, List<String>> rerunByType) {
+        public EarlierSettlement {
+            gates = List.copyOf(gates);
+            rerunByType = java.util.Collections.unmodifiableMap(new TreeMap<>(rerunByType));
+        }
+    }
+
+    /** One gate of an earlier settlement: its counts and what it decided ({@code decision} empty when undecided). */
+    public record EarlierGate(
+            String name, long planned, long passed, long failed, long errored, Optional<String> decision) {}
+
+    /** The run's earlier settlements, oldest first; empty for a run that never reran its errors. */
+    public List<EarlierSettlement> history(UUID runId) {
+        Objects.requireNonNull(runId, "runId");
+        List<EarlierSettlement> out = new ArrayList<>();
+        for (var h : control.withHandle(x -> dev.vigilo.exec.record.RerunRecords.history(x, runId))) {
+            List<EarlierGate> gates = new ArrayList<>();
+            for (var g : h.gates()) {
+                gates.add(new EarlierGate(
+                        g.path("name").asText(),
+                        g.path("planned").asLong(),
+                        g.path("passed").asLong(),
+                        g.path("failed").asLong(),
+                        g.path("errored").asLong(),
+                        g.path("decision").isTextual()
+                                ? Optional.of(g.path("decision").asText())
+                                : Optional.empty()));
+            }
+            Map<String, List<String>> byType = new TreeMap<>();
+            h.rerun().path("by_type").properties().forEach(t -> {
+                List<String> cases = new ArrayList<>();
+                for (var c : t.getValue()) {
+                    String label = c.path("id").asText().isEmpty()
+                            ? "chunk from ordinal " + c.path("ordinal").asLong()
+                            : c.path("id").asText();
+                    if (c.path("epochs").size() > 0) {
+                        label += " (epochs " + c.path("epochs") + ")";
+                    }
+                    cases.add(label);
+                }
+                byType.put(t.getKey(), cases);
+            });
+            out.add(new EarlierSettlement(
+                    h.generation(),
+                    h.status(),
+                    h.verdict(),
+                    h.failureReason(),
+                    h.finishedAt(),
+                    h.reopenedAt(),
+                    gates,
+                    h.rerun().path("cases").asInt(),
+                    byType));
+        }
+        return out;
+    }
 }

@@ -24,10 +24,12 @@ import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.dataset.DatasetReader;
 import dev.vigilo.dataset.StoredCase;
+import dev.vigilo.exec.record.ChunkRows;
 import dev.vigilo.exec.record.ChunkSeed;
 import dev.vigilo.exec.record.ChunkTables;
 import dev.vigilo.exec.record.EpochReduction;
 import dev.vigilo.exec.record.Receipt;
+import dev.vigilo.exec.record.ReceiptParser;
 import dev.vigilo.exec.record.TranscriptStore;
 import dev.vigilo.llm.Pricing;
 import dev.vigilo.plan.ChunkFile;
@@ -66,7 +68,10 @@ import org.slf4j.LoggerFactory;
  * evaluators run with the run's secrets ({@link AgentEnvironment#forRun}), so what they hand on, and so every
  * transcript, receipt and output written from it, has them masked. Every attempt of a
  * case's agent call is recorded as a transcript under the chunk's lease generation ({@link TranscriptRecorder},
- * docs/transcripts.md) and referenced from the case's receipt entry.
+ * docs/transcripts.md) and referenced from the case's receipt entry. A chunk queued again by {@code vigilo run
+ * rerun-errors} (its lease names a previous receipt) runs only that receipt's errored executions, carries the other
+ * case entries (and epochs) forward unchanged, and records in the receipt's {@code rerun} what it ran and the usage of
+ * what it replaced (docs/execution.md, "Rerun errors").
  *
  * <p>Bounds: at most {@code concurrency} cases run at once in the worker; a chunk keeps at most
  * {@link ChunkCases#DEFAULT_RESIDENT_BYTES} of case bytes in flight. Interruption cancels the chunk's running cases
@@ -234,11 +239,27 @@ final class ChunkExecution implements ChunkExecutor {
         // Per case, one future per epoch: the epochs of a case run side by side on the case pool like cases do, so a
         // small dataset of many epochs keeps the pool as busy as a large one. The case's bytes are charged once and
         // released when its last epoch ends.
+        Optional<Receipt> previous = lease.rerun()
+                .flatMap(ChunkTables.Rerun::previous)
+                .map(ref -> previousReceipt(run, seed, ref, chunk.cases().size()));
+        // Per case, the executions to run: every epoch on a first execution (or a failed chunk executed again whole);
+        // on a rerun only the errored executions of the previous receipt (docs/execution.md, "Rerun errors").
+        List<List<Integer>> toRun = new ArrayList<>();
+        for (int i = 0; i < chunk.cases().size(); i++) {
+            toRun.add(executionsToRun(previous.map(p -> p.cases()).orElse(null), i, epochs));
+        }
         List<List<Future<Receipt.CaseResult>>> futures = new ArrayList<>();
         try {
             int[] position = {0};
             verified.forEach(c -> {
-                ChunkFile.Entry entry = chunk.cases().get(position[0]++);
+                int index = position[0]++;
+                ChunkFile.Entry entry = chunk.cases().get(index);
+                List<Integer> runs = toRun.get(index);
+                List<Future<Receipt.CaseResult>> perCase = new ArrayList<>(runs.size());
+                if (runs.isEmpty()) {
+                    futures.add(perCase); // carried forward: nothing runs, no bytes are held
+                    return;
+                }
                 int charge = (int) Math.min(c.caseJson().length, ChunkCases.DEFAULT_RESIDENT_BYTES);
                 try {
                     inFlight.acquire(charge);
@@ -246,9 +267,8 @@ final class ChunkExecution implements ChunkExecutor {
                     Thread.currentThread().interrupt();
                     throw new CancelledException("chunk " + seed.chunkIndex() + " was cancelled");
                 }
-                AtomicInteger running = new AtomicInteger(epochs);
-                List<Future<Receipt.CaseResult>> perCase = new ArrayList<>(epochs);
-                for (int e = 1; e <= epochs; e++) {
+                AtomicInteger running = new AtomicInteger(runs.size());
+                for (int e : runs) {
                     int epoch = epochs > 1 ? e : 0; // a run of one epoch names none, as before epochs existed
                     perCase.add(cases.submit(() -> {
                         try {
@@ -263,16 +283,33 @@ final class ChunkExecution implements ChunkExecutor {
                 futures.add(perCase);
             });
             List<Receipt.CaseResult> results = new ArrayList<>(futures.size());
-            for (List<Future<Receipt.CaseResult>> perCase : futures) {
-                List<Receipt.CaseResult> executions = new ArrayList<>(perCase.size());
-                for (Future<Receipt.CaseResult> f : perCase) {
-                    executions.add(f.get());
+            for (int i = 0; i < futures.size(); i++) {
+                List<Future<Receipt.CaseResult>> perCase = futures.get(i);
+                Receipt.CaseResult before =
+                        previous.isPresent() ? previous.get().cases().get(i) : null;
+                if (perCase.isEmpty()) {
+                    results.add(before);
+                    continue;
+                }
+                List<Receipt.CaseResult> executions = new ArrayList<>(epochs);
+                if (before != null && epochs > 1) {
+                    executions.addAll(before.epochs());
+                }
+                List<Integer> runs = toRun.get(i);
+                for (int k = 0; k < perCase.size(); k++) {
+                    Receipt.CaseResult x = perCase.get(k).get();
+                    if (before != null && epochs > 1) {
+                        executions.set(runs.get(k) - 1, x);
+                    } else {
+                        executions.add(x);
+                    }
                 }
                 results.add(
                         executions.size() == 1
                                 ? executions.get(0)
                                 : ra.reduction().reduce(executions));
             }
+            Optional<Receipt.Rerun> rerun = lease.rerun().map(r -> rerunOf(r, previous, toRun, results, epochs));
             return new Receipt(
                     run.runId(),
                     seed.chunkIndex(),
@@ -285,7 +322,8 @@ final class ChunkExecution implements ChunkExecutor {
                     Instant.now(),
                     run.evaluatorNames(),
                     run.gateNames(),
-                    results);
+                    results,
+                    rerun);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new CancelledException("chunk " + seed.chunkIndex() + " of run " + run.runId() + " was cancelled");
@@ -294,6 +332,89 @@ final class ChunkExecution implements ChunkExecutor {
         } finally {
             futures.forEach(perCase -> perCase.forEach(f -> f.cancel(true)));
         }
+    }
+
+    /**
+     * The executions of case {@code index} to run (1-based epochs; {@code [1]} in a run of one epoch): all of them
+     * without a previous receipt, else those of the previous entry that ended errored ({@link
+     * Receipt#erroredExecution}); none for a case that passed or failed, which is carried forward.
+     */
+    static List<Integer> executionsToRun(List<Receipt.CaseResult> previous, int index, int epochs) {
+        List<Integer> out = new ArrayList<>();
+        if (previous == null) {
+            for (int e = 1; e <= epochs; e++) {
+                out.add(e);
+            }
+            return out;
+        }
+        Receipt.CaseResult before = previous.get(index);
+        if (epochs == 1) {
+            if (Receipt.erroredExecution(before)) {
+                out.add(1);
+            }
+            return out;
+        }
+        for (int e = 1; e <= epochs; e++) {
+            if (Receipt.erroredExecution(before.epochs().get(e - 1))) {
+                out.add(e);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The rerun header of the new receipt: the executions run, and the usage of the ones they replaced added to what
+     * the previous receipt had superseded already (each paid call counts once, in the receipt that replaced it).
+     */
+    private static Receipt.Rerun rerunOf(
+            ChunkTables.Rerun lease,
+            Optional<Receipt> previous,
+            List<List<Integer>> toRun,
+            List<Receipt.CaseResult> results,
+            int epochs) {
+        List<Receipt.Executed> executed = new ArrayList<>();
+        Map<String, Receipt.Usage> superseded = new LinkedHashMap<>();
+        previous.flatMap(Receipt::rerun).ifPresent(r -> superseded.putAll(r.supersededUsage()));
+        for (int i = 0; i < results.size(); i++) {
+            List<Integer> runs = toRun.get(i);
+            if (runs.isEmpty()) {
+                continue;
+            }
+            executed.add(new Receipt.Executed(results.get(i).ordinal(), epochs > 1 ? runs : List.of()));
+            if (previous.isEmpty()) {
+                continue;
+            }
+            Receipt.CaseResult before = previous.get().cases().get(i);
+            for (int e : runs) {
+                Receipt.CaseResult replaced = epochs > 1 ? before.epochs().get(e - 1) : before;
+                Receipt.Usage u = replaced.usage()
+                        .orElseThrow(
+                                () -> new DamagedException(
+                                        "case " + before.id()
+                                                + ": its previous receipt records no usage (written before version 4); it cannot be rerun"));
+                superseded.merge(Receipt.ALL_CASES, u, Receipt.Usage::plus);
+                for (String g : before.gates().keySet()) {
+                    superseded.merge(g, u, Receipt.Usage::plus);
+                }
+            }
+        }
+        return new Receipt.Rerun(lease.generation(), lease.previous(), executed, superseded);
+    }
+
+    /** The receipt a rerun's chunk was done with, read through its reference and checked to be this chunk's. */
+    private static Receipt previousReceipt(RunContext run, ChunkSeed seed, ObjectRef ref, int cases) {
+        String key = ref.key().value();
+        Receipt r = ReceiptParser.fromJson(
+                ChunkRows.read(run.reader(), ref, "previous receipt " + key + " of chunk " + seed.chunkIndex()), key);
+        if (!r.runId().equals(run.runId())
+                || r.chunkIndex() != seed.chunkIndex()
+                || !r.chunkId().equals(seed.chunkId())
+                || !r.membership().equals(seed.membership())
+                || r.cases().size() != cases) {
+            throw new DamagedException("previous receipt " + key + " of chunk " + seed.chunkIndex() + " of run "
+                    + run.runId() + " is not the receipt of this chunk; the execution records were altered");
+        }
+        return r;
     }
 
     /**

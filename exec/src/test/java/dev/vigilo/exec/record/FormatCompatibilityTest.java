@@ -1,11 +1,14 @@
 package dev.vigilo.exec.record;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -48,6 +51,51 @@ class FormatCompatibilityTest {
                 .as("an errored case's failed attempts count")
                 .isEqualTo(200);
         assertThat(r.cases().get(0).evaluatorResults().get(0).reason()).contains("matched `1400`");
+    }
+
+    @Test
+    void aRerunsReceiptIsVersion6AndCountsTheUsageOfWhatItReplaced() {
+        Receipt v4 = FormatSamples.usageReceipt();
+        Receipt.CaseResult replaced = v4.cases().get(2);
+        Receipt.Usage paid = replaced.usage().orElseThrow();
+        Map<String, Receipt.Usage> superseded = new java.util.LinkedHashMap<>();
+        superseded.put(Receipt.ALL_CASES, paid);
+        replaced.gates().keySet().forEach(g -> superseded.put(g, paid));
+        Receipt rerun = new Receipt(
+                v4.runId(),
+                v4.chunkIndex(),
+                v4.chunkId(),
+                v4.shard(),
+                v4.leaseGeneration() + 1,
+                v4.worker(),
+                v4.membership(),
+                v4.startedAt(),
+                v4.finishedAt(),
+                v4.evaluators(),
+                v4.gates(),
+                v4.cases(),
+                Optional.of(new Receipt.Rerun(
+                        2,
+                        Optional.of(FormatSamples.ref("runs/r/receipts/0000000007-g2.json", 99)),
+                        List.of(new Receipt.Executed(replaced.ordinal(), List.of())),
+                        superseded)));
+        byte[] written = ReceiptParser.toJson(rerun);
+        String text = new String(written, StandardCharsets.UTF_8);
+        assertThat(text).startsWith("{\"format\":\"vigilo.exec.receipt\",\"version\":6,");
+        assertThat(text).contains("\"rerun\":{\"generation\":2,\"previous\":{");
+        Receipt read = ReceiptParser.fromJson(written, "rerun");
+        assertThat(read).isEqualTo(rerun);
+        assertThat(ReceiptParser.toJson(read)).isEqualTo(written);
+        assertThat(read.usageByScope().get(Receipt.ALL_CASES))
+                .isEqualTo(v4.usageByScope().get(Receipt.ALL_CASES).plus(paid));
+        assertThat(ReceiptParser.toJson(v4))
+                .as("a first execution's receipt stays version 4")
+                .isEqualTo(ReceiptParser.toJson(FormatSamples.usageReceipt()));
+
+        String stray = text.replace("\"executed\":[{\"ordinal\":" + replaced.ordinal(), "\"executed\":[{\"ordinal\":1");
+        assertThatThrownBy(() -> ReceiptParser.fromJson(stray.getBytes(StandardCharsets.UTF_8), "stray"))
+                .isInstanceOf(dev.vigilo.common.errors.DamagedException.class)
+                .hasMessageContaining("executed case 1 is not a case of the receipt");
     }
 
     @Test
