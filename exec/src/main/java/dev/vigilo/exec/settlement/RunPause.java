@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
  * execution database this process reaches marks the run's shard rows paused, so claims there stop at once, also those
  * of a worker whose list of dispatchable runs predates the pause. Chunks already held run on and complete (renewals and
  * completions ignore the mark): a pause stops new work, it interrupts none. If those were the run's last chunks, the
- * run settles as usual.
+ * run settles as usual. A pause {@code now} (also a budget's) interrupts them too: workers give them back, nothing of
+ * them counts, no attempt is used.
  *
  * <p>Resume: the control transaction returns the run to the state it was paused from, dispatchable again; then each
  * execution database clears the marks. Both are repeatable: pausing a paused run, or resuming a running one, marks or
@@ -43,6 +44,8 @@ public final class RunPause {
     public static final String BY_COMMAND = "by vigilo run pause";
     /** The reason recorded for a pause asked for on the dashboard. */
     public static final String BY_DASHBOARD = "from the dashboard";
+    /** The reason recorded for an interrupting pause asked for with {@code vigilo run pause --now}. */
+    public static final String BY_COMMAND_NOW = "by vigilo run pause --now";
 
     /** What {@link #pause} or {@link #resume} found. */
     public enum Outcome {
@@ -92,15 +95,34 @@ public final class RunPause {
      * @throws ConflictException the run is being created (nothing runs yet), or it ended (settled, failed, cancelled)
      */
     public Result pause(UUID runId, String reason) {
+        return pause(runId, reason, false);
+    }
+
+    /**
+     * Pauses the run with {@code reason}; with {@code now} the pause also interrupts the chunks workers hold of the run:
+     * each worker's heartbeat sees it, interrupts them and gives them back with the attempt of their claim refunded
+     * (nothing of an interrupted chunk is committed; after resume they are claimed again). Pausing a run already
+     * paused without {@code now} makes its pause interrupt (its reason becomes {@code reason}); the outcome is then
+     * still {@link Outcome#ALREADY_PAUSED}.
+     *
+     * @throws NotFoundException no such run
+     * @throws ConflictException the run is being created (nothing runs yet), or it ended (settled, failed, cancelled)
+     */
+    public Result pause(UUID runId, String reason, boolean now) {
         Objects.requireNonNull(runId, "runId");
         Objects.requireNonNull(reason, "reason");
         Set<String> routed = new TreeSet<>();
         Outcome outcome = placements.control().inTransaction(h -> {
             RunRecords.Run run = RunRecords.lock(h, runId, true);
             Outcome o = switch (run.status()) {
-                case PAUSED -> Outcome.ALREADY_PAUSED;
+                case PAUSED -> {
+                    if (now) {
+                        RunLifecycle.interruptPause(h, runId, reason);
+                    }
+                    yield Outcome.ALREADY_PAUSED;
+                }
                 case PENDING, RUNNING -> {
-                    if (!RunLifecycle.pause(h, runId, reason)) {
+                    if (!RunLifecycle.pause(h, runId, reason, now)) {
                         throw new IllegalStateException("run " + runId + " changed while its pause held its row");
                     }
                     yield Outcome.PAUSED;
