@@ -1,11 +1,14 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.exec.settlement.RunPause;
 import dev.vigilo.plan.RunStatusReader;
 import java.io.PrintWriter;
+import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -51,7 +54,7 @@ final class RunPauseCommand {
 
         @Override
         public Integer call() {
-            return change(spec, runId.id(), true, now);
+            return change(spec, runId.id(), true, now, RunPause.Raise.NONE);
         }
     }
 
@@ -60,6 +63,9 @@ final class RunPauseCommand {
             mixinStandardHelpOptions = true,
             description = {
                 "Resume a paused run: workers claim its chunks again (start one with `vigilo worker` if none runs).",
+                "--budget-usd N and --budget-tokens N raise the run's budget to the new total N first; a run paused"
+                        + " for its budget resumes only with one (otherwise exit 4), and a total that does not exceed"
+                        + " the limit in force, or a run without a budget, exits 3.",
                 "Resuming a pending or running run changes nothing (exit 0); a run being created or already ended"
                         + " cannot be resumed (exit 4).",
                 "When an execution database cannot be reached, the command exits 5; repeat it to finish there."
@@ -71,13 +77,38 @@ final class RunPauseCommand {
         @Mixin
         IdParameters.Run runId;
 
+        @Option(
+                names = "--budget-usd",
+                paramLabel = "N",
+                description = "raise the run's cost budget to N USD (a total)")
+        BigDecimal budgetUsd;
+
+        @Option(
+                names = "--budget-tokens",
+                paramLabel = "N",
+                description = "raise the run's token budget to N tokens (a total)")
+        Long budgetTokens;
+
         @Override
         public Integer call() {
-            return change(spec, runId.id(), false, false);
+            if (budgetUsd != null && budgetUsd.signum() <= 0) {
+                throw new InvalidInputException(
+                        "--budget-usd " + budgetUsd.toPlainString() + ": a budget is a total greater than 0");
+            }
+            if (budgetTokens != null && budgetTokens <= 0) {
+                throw new InvalidInputException(
+                        "--budget-tokens " + budgetTokens + ": a budget is a total greater than 0");
+            }
+            return change(
+                    spec,
+                    runId.id(),
+                    false,
+                    false,
+                    new RunPause.Raise(Optional.ofNullable(budgetUsd), Optional.ofNullable(budgetTokens)));
         }
     }
 
-    private static int change(CommandSpec spec, UUID id, boolean pause, boolean now) {
+    private static int change(CommandSpec spec, UUID id, boolean pause, boolean now, RunPause.Raise raise) {
         String verb = pause ? "pause" : "resume";
         PrintWriter out = CommandSupport.out(spec);
         try (Connections connections = CommandSupport.root(spec).connections()) {
@@ -92,7 +123,7 @@ final class RunPauseCommand {
             RunPause runs = new RunPause(reach.placements().get());
             RunPause.Result r = pause
                     ? runs.pause(id, now ? RunPause.BY_COMMAND_NOW : RunPause.BY_COMMAND, now)
-                    : runs.resume(id);
+                    : runs.resume(id, raise);
             List<String> unreachable = new ArrayList<>(r.unreachable());
             reach.unreachable().forEach((alias, why) -> {
                 if (r.placements().contains(alias)) {
@@ -111,8 +142,7 @@ final class RunPauseCommand {
                 case ALREADY_PAUSED ->
                     out.printf(
                             "run %s is already paused%s%n",
-                            id,
-                            now ? "; workers interrupt the chunks they hold of it and give them back" : "");
+                            id, now ? "; workers interrupt the chunks they hold of it and give them back" : "");
                 case RESUMED ->
                     out.printf(
                             "run %s resumed (%s): workers claim its chunks again%n",

@@ -22,6 +22,7 @@ import dev.vigilo.exec.record.ChunkTables;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.ReceiptParser;
 import dev.vigilo.exec.record.UsageTallies;
+import dev.vigilo.exec.settlement.RunPause;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.StorageConfig;
@@ -217,6 +218,7 @@ public final class Worker {
     private final RunContexts contexts;
     private final ChunkExecutor executor;
     private final Coordinator coordinator;
+    private final RunBudgets budgets;
     private final UUID id = UUID.randomUUID();
     private final Map<ChunkTables.Held, Held> held = new ConcurrentHashMap<>();
     /** The claiming thread's probes: the control database, and each execution database by alias. */
@@ -314,6 +316,34 @@ public final class Worker {
                 options.concurrency(),
                 agentEnvironment.withSecrets(agentEnvironment.secrets().and(placements.credentials())));
         this.coordinator = new Coordinator(placements, storage, options.creationLease(), listener);
+        this.budgets = new RunBudgets(placements, id, options.lease(), this::budgetExhausted);
+        if (executor instanceof ChunkExecution ce) {
+            ce.useLimiters((run, pricing) -> budgets.limiter(run.runId(), run.configuration(), pricing));
+        }
+    }
+
+    /**
+     * A run's budget cannot cover its next model call (called on the thread of that call): the run is paused for its
+     * budget, interrupting, and this worker interrupts the chunks it holds of the run at once (other workers do at
+     * their heartbeat); they are given back with their attempts refunded.
+     */
+    private void budgetExhausted(UUID runId) {
+        // A case thread of a chunk already interrupted for the same reason must still be able to write the pause.
+        boolean interrupted = Thread.interrupted();
+        try {
+            new RunPause(placements).pause(runId, RunPause.BUDGET, true);
+        } catch (RuntimeException e) {
+            LOG.warn("run {}: cannot pause it for its budget: {}", runId, e.getMessage());
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        for (Held h : held.values()) {
+            if (h.lease().runId().equals(runId)) {
+                interrupt(h);
+            }
+        }
     }
 
     /**
@@ -423,6 +453,8 @@ public final class Worker {
                 Thread.currentThread().interrupt();
             }
             heartbeat.shutdownNow();
+            // What this worker's grants did not spend is free again for the other workers.
+            budgets.releaseAll();
             executor.close();
             contexts.close();
             board.close();
@@ -806,6 +838,7 @@ public final class Worker {
                 }
             }
             listener.heartbeat(holding, renewed);
+            budgets.heartbeat(new HashSet<>(runs));
             List<UUID> stopped;
             List<UUID> interrupted;
             try {
