@@ -74,7 +74,7 @@ class BudgetTest {
     }
 
     /** {@code reply} naming {@code model} as the model that answered (pricing is by that name). */
-    private static OpenAiTestServer.Reply answeredAs(String model, OpenAiTestServer.Reply reply) {
+    static OpenAiTestServer.Reply answeredAs(String model, OpenAiTestServer.Reply reply) {
         try {
             var mapper = new com.fasterxml.jackson.databind.ObjectMapper();
             var body = (com.fasterxml.jackson.databind.node.ObjectNode) mapper.readTree(reply.body());

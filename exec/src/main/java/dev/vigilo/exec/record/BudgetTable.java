@@ -205,10 +205,12 @@ public final class BudgetTable {
 
     /**
      * Ends {@code worker}'s grant: its settled use {@code used} becomes spent, the rest of the grant is free again.
-     * Call only with no call of the worker in flight on the run. Locks the budget row.
+     * Call only with no call of the worker in flight on the run. Also folds expired grants of other workers, as
+     * {@link #grant} does. Locks the budget row.
      */
     public static void release(Handle h, UUID runId, UUID worker, Amount used) {
         lock(h, runId);
+        foldExpired(h, runId, worker);
         int deleted = h.createUpdate("DELETE FROM run_budget_grants WHERE run_id = :r AND worker_id = :w")
                 .bind("r", runId)
                 .bind("w", worker)
