@@ -1,6 +1,7 @@
 package dev.vigilo.exec.worker;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.record.BudgetTable;
@@ -18,6 +19,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -27,9 +30,12 @@ import org.slf4j.LoggerFactory;
  * One worker's share of its runs' budgets (docs/execution.md, "Budget"): per run with a budget, a {@link ChatLimiter}
  * that every model call of the run's agent and judges on this worker reserves from before it is sent and settles
  * after it ended. Calls draw from a grant the worker holds in the control database ({@link BudgetTable}), so a call
- * costs no database round trip; a grant that cannot cover the next call is grown in one control transaction (on the
- * calling thread, one at a time per run), and when the budget cannot cover it the run is paused for its budget
- * ({@code onExhausted}) and the call is refused with a {@link CancelledException}: nothing is sent.
+ * costs no database round trip: a grant running low (fewer than {@link #AHEAD} calls of the size just taken left) is
+ * grown ahead on the worker's budget thread. Only a call the grant cannot cover waits on its own thread for one
+ * control transaction (one grower at a time per run): whether it may be sent must be decided before the client
+ * schedules it, since a limiter refuses by throwing from {@code reserve}. When the budget cannot cover it the run is
+ * paused for its budget ({@code onExhausted}) and the call is refused with a {@link CancelledException}: nothing is
+ * sent.
  *
  * <p>A call reserves its token estimate ({@link ChatCall#tokenEstimate()}, an upper bound when it has a {@code
  * max_tokens}) and that many tokens at the run's highest price per token; it is settled at what its answer reports
@@ -45,12 +51,16 @@ final class RunBudgets {
     private static final int BATCH_CALLS = 15;
     /** ... and at most this share of the limit, so many workers do not hold the whole budget between them. */
     private static final int BATCH_SHARE = 20;
+    /** A grant whose free part holds fewer calls than this is grown ahead, off the calls' threads. */
+    private static final int AHEAD = 4;
 
     private final Placements placements;
     private final UUID worker;
     private final Duration ttl;
     private final Consumer<UUID> onExhausted;
     private final Map<UUID, Budget> budgets = new ConcurrentHashMap<>();
+    /** Grows grants ahead of need, one at a time, off the calls' threads. */
+    private final ExecutorService ahead = Executors.newSingleThreadExecutor(Threads.daemonFactory("budget"));
 
     /**
      * @param ttl         how long a grant lives without renewal (the chunk lease's length): a dead worker's grant is
@@ -93,6 +103,7 @@ final class RunBudgets {
 
     /** Releases every grant without a call in flight (the worker stops). */
     void releaseAll() {
+        ahead.shutdownNow();
         heartbeat(Set.of());
     }
 
@@ -129,6 +140,11 @@ final class RunBudgets {
         public Duration reserve(ChatCall call) {
             Amount need = estimate(call);
             if (take(need)) {
+                if (running(need)) {
+                    // Fewer than a few calls of this size left: grow the grant beside the calls, so that the next
+                    // ones find room without waiting for the control database.
+                    ahead.execute(() -> growAhead(need));
+                }
                 return Duration.ZERO;
             }
             grants.lock();
@@ -169,6 +185,49 @@ final class RunBudgets {
             synchronized (this) {
                 inFlight = inFlight.minus(reserved);
                 used = used.plus(spent);
+            }
+        }
+
+        /** Whether the grant's free part holds fewer than {@link #AHEAD} more calls of {@code need}'s size. */
+        private synchronized boolean running(Amount need) {
+            Amount free = granted.minus(used).minus(inFlight);
+            BigDecimal ahead = BigDecimal.valueOf(AHEAD);
+            boolean cost = limits.maxCostUsd().isPresent()
+                    && free.costUsd().compareTo(need.costUsd().multiply(ahead)) < 0;
+            boolean tokens = limits.maxTokens().isPresent() && free.tokens() < need.tokens() * AHEAD;
+            return cost || tokens;
+        }
+
+        /**
+         * Grows the grant ahead of need, on the budget thread, unless a grower is at work; never shrinks it (calls
+         * take from the grant meanwhile) and never pauses the run (the call that does not fit decides that).
+         */
+        private void growAhead(Amount need) {
+            if (!grants.tryLock()) {
+                return;
+            }
+            try {
+                Amount want;
+                Amount usedNow;
+                synchronized (this) {
+                    Amount committed = used.plus(inFlight).plus(need);
+                    want = new Amount(
+                            committed.costUsd().max(granted.costUsd()), Math.max(committed.tokens(), granted.tokens()));
+                    usedNow = used;
+                }
+                Amount batch = batch(need);
+                placements
+                        .control()
+                        .inTransaction(h -> BudgetTable.grant(h, runId, worker, usedNow, want, batch, ttl))
+                        .ifPresent(g -> {
+                            synchronized (this) {
+                                granted = g;
+                            }
+                        });
+            } catch (RuntimeException e) {
+                LOG.debug("run {}: growing the budget grant ahead failed: {}", runId, e.getMessage());
+            } finally {
+                grants.unlock();
             }
         }
 
