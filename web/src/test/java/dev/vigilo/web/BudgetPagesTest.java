@@ -45,7 +45,9 @@ class BudgetPagesTest {
                         .contains("<p id=\"budget-line\">budget $25: $0 spent, $0 reserved; 50,000,000 tokens: 0 spent,"
                                 + " 0 reserved</p>")
                         .contains("its budget cannot cover its next model call")
-                        .contains("vigilo run resume " + run + " --budget-usd N");
+                        .contains("vigilo run resume " + run + " --budget-usd N")
+                        .as("the frozen budget among the profile's run-wide settings")
+                        .contains("{&quot;max_cost_usd&quot;:&quot;25&quot;,&quot;max_tokens&quot;:50000000}");
                 HttpResponse<String> api = Http.get(base + "/api/runs/" + run);
                 assertThat(api.body())
                         .contains("\"budget\":{\"max_cost_usd\":\"25\",\"max_tokens\":50000000,")
