@@ -21,6 +21,8 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -120,6 +122,8 @@ final class RunBudgets {
         final BigDecimal tokenPrice;
         /** Held while a grant is grown or released: one control transaction at a time per run. */
         final ReentrantLock grants = new ReentrantLock();
+        /** Whether a growth ahead of need is queued or running. */
+        final AtomicBoolean growing = new AtomicBoolean();
         // Guarded by this: the grant as the control database holds it, the settled use, the calls in flight.
         Amount granted = Amount.ZERO;
         Amount used = Amount.ZERO;
@@ -140,10 +144,14 @@ final class RunBudgets {
         public Duration reserve(ChatCall call) {
             Amount need = estimate(call);
             if (take(need)) {
-                if (running(need)) {
-                    // Fewer than a few calls of this size left: grow the grant beside the calls, so that the next
-                    // ones find room without waiting for the control database.
-                    ahead.execute(() -> growAhead(need));
+                if (running(need) && growing.compareAndSet(false, true)) {
+                    // Fewer than a few calls of this size left: grow the grant beside the calls (one growth queued at
+                    // a time), so that the next ones find room without waiting for the control database.
+                    try {
+                        ahead.execute(() -> growAhead(need));
+                    } catch (RejectedExecutionException stopped) {
+                        growing.set(false); // the worker stops: the call's own reservation stands
+                    }
                 }
                 return Duration.ZERO;
             }
@@ -153,7 +161,7 @@ final class RunBudgets {
                     Amount want;
                     Amount usedNow;
                     synchronized (this) {
-                        want = used.plus(inFlight).plus(need);
+                        want = atLeastGranted(need);
                         usedNow = used;
                     }
                     Amount batch = batch(need);
@@ -204,15 +212,14 @@ final class RunBudgets {
          */
         private void growAhead(Amount need) {
             if (!grants.tryLock()) {
+                growing.set(false);
                 return;
             }
             try {
                 Amount want;
                 Amount usedNow;
                 synchronized (this) {
-                    Amount committed = used.plus(inFlight).plus(need);
-                    want = new Amount(
-                            committed.costUsd().max(granted.costUsd()), Math.max(committed.tokens(), granted.tokens()));
+                    want = atLeastGranted(need);
                     usedNow = used;
                 }
                 Amount batch = batch(need);
@@ -228,7 +235,18 @@ final class RunBudgets {
                 LOG.debug("run {}: growing the budget grant ahead failed: {}", runId, e.getMessage());
             } finally {
                 grants.unlock();
+                growing.set(false);
             }
+        }
+
+        /**
+         * What a grown grant must cover: what is used and in flight plus {@code need}, and never less than the grant
+         * now in any dimension (calls keep taking from it while it grows, so it must not shrink). Call holding this.
+         */
+        private Amount atLeastGranted(Amount need) {
+            Amount committed = used.plus(inFlight).plus(need);
+            return new Amount(
+                    committed.costUsd().max(granted.costUsd()), Math.max(committed.tokens(), granted.tokens()));
         }
 
         /** Takes {@code need} from the grant when it covers it (every limited dimension). */

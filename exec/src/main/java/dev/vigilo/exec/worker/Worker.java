@@ -378,9 +378,8 @@ public final class Worker {
         return id;
     }
 
-    /** One claimed chunk being executed. */
     /**
-     * A chunk this worker executes. {@code lost}: its lease was taken over (its result is dropped); {@code
+     * One claimed chunk being executed. {@code lost}: its lease was taken over (its result is dropped); {@code
      * interrupted}: its run was paused by an interrupting pause (it is given back with its attempt refunded).
      */
     private record Held(
