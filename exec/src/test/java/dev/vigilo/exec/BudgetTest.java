@@ -21,6 +21,8 @@ import java.util.HashSet;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
@@ -29,7 +31,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A run's hard budget with a real worker (4 cases at once, so several model calls are in flight) over a local
+ * A run's hard budget with two real workers at once (4 cases each, so several model calls are in flight) over a local
  * OpenAI-compatible server that counts the tokens it answered: the run is paused for its budget before what the
  * server answered (agent and judge calls, priced as the profile prices them) exceeds the budget; resuming without a
  * raise is refused; with {@code --budget-usd} it continues and settles with one result per case.
@@ -97,7 +99,7 @@ class BudgetTest {
     }
 
     @Test
-    void theRunIsPausedForItsBudgetBeforeTheEndpointAnsweredMoreAndSettlesOnceRaised() {
+    void theRunIsPausedForItsBudgetBeforeTheEndpointAnsweredMoreAndSettlesOnceRaised() throws Exception {
         String url = llm.chatUrl().toString();
         UUID run = fx.prepare("""
                 name: budget
@@ -117,8 +119,11 @@ class BudgetTest {
         assertThat(before.budget().orElseThrow().maxCostUsd()).contains(new BigDecimal("0.02"));
         assertThat(before.toJson()).contains("\"budget\":{\"max_cost_usd\":\"0.02\",\"max_tokens\":null,");
 
-        // Each case costs two calls of $0.00014 (agent and judge): the run's 150 cases need $0.042.
-        Worker.Report first = worker().run();
+        // Each case costs two calls of $0.00014 (agent and judge): the run's 150 cases need $0.042. Two workers draw
+        // on the budget at once (each with its own grant, four calls at a time).
+        CompletableFuture<Worker.Report> other = CompletableFuture.supplyAsync(() -> worker().run());
+        Worker.Report mine = worker().run();
+        Worker.Report theirs = other.get(120, TimeUnit.SECONDS);
         ExecutionStatus paused = new ExecutionStatusReader(placements).status(run);
         assertThat(paused.status()).isEqualTo("paused");
         assertThat(paused.paused().orElseThrow().reason()).isEqualTo(RunPause.BUDGET);
@@ -131,7 +136,7 @@ class BudgetTest {
         assertThat(b.reservedCostUsd())
                 .as("the worker released its grant when it stopped")
                 .isZero();
-        assertThat(first.chunksRequeued()).isPositive();
+        assertThat(mine.chunksRequeued() + theirs.chunksRequeued()).isPositive();
 
         RunPause pauses = new RunPause(placements);
         assertThatThrownBy(() -> pauses.resume(run))
