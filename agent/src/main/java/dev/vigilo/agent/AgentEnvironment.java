@@ -2,6 +2,7 @@ package dev.vigilo.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.vigilo.common.errors.SecretValues;
+import dev.vigilo.llm.ChatLimiter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -22,6 +23,10 @@ import java.util.Objects;
  *                         observers see): the run's, see {@link #forRun}
  * @param answers          where an http agent with {@code cache: true} finds earlier answers to identical requests and
  *                         leaves its own ({@link AnswerCache#NONE} for nowhere)
+ * @param limiter          the {@link ChatLimiter} of every model call the agent (each turn of its tool loop) and the
+ *                         judges make: the worker's run budget, composed with any other limit ({@link
+ *                         ChatLimiter#all}); {@link ChatLimiter#NONE} for none. Each call reserves its token estimate
+ *                         (the request body's bytes plus its {@code max_tokens}) and is settled with its exchange
  */
 public record AgentEnvironment(
         Map<String, String> variables,
@@ -32,7 +37,32 @@ public record AgentEnvironment(
         Duration maxRetryAfter,
         Duration regexTimeLimit,
         SecretValues secrets,
-        AnswerCache answers) {
+        AnswerCache answers,
+        ChatLimiter limiter) {
+
+    /** An environment without a limiter. */
+    public AgentEnvironment(
+            Map<String, String> variables,
+            Path workingDirectory,
+            Path scratchDirectory,
+            Duration initialBackoff,
+            Duration maxBackoff,
+            Duration maxRetryAfter,
+            Duration regexTimeLimit,
+            SecretValues secrets,
+            AnswerCache answers) {
+        this(
+                variables,
+                workingDirectory,
+                scratchDirectory,
+                initialBackoff,
+                maxBackoff,
+                maxRetryAfter,
+                regexTimeLimit,
+                secrets,
+                answers,
+                ChatLimiter.NONE);
+    }
 
     /** An environment without an answer cache. */
     public AgentEnvironment(
@@ -67,6 +97,7 @@ public record AgentEnvironment(
 
     public AgentEnvironment {
         Objects.requireNonNull(answers, "answers");
+        Objects.requireNonNull(limiter, "limiter");
         variables = Map.copyOf(variables);
         workingDirectory = workingDirectory.toAbsolutePath();
         scratchDirectory = scratchDirectory.toAbsolutePath();
@@ -131,7 +162,8 @@ public record AgentEnvironment(
                 maxRetryAfter,
                 regexTimeLimit,
                 secrets,
-                answers);
+                answers,
+                limiter);
     }
 
     /** The same environment with another working directory. */
@@ -145,7 +177,8 @@ public record AgentEnvironment(
                 maxRetryAfter,
                 regexTimeLimit,
                 secrets,
-                answers);
+                answers,
+                limiter);
     }
 
     /** The same environment with other waits between attempts. */
@@ -159,7 +192,8 @@ public record AgentEnvironment(
                 retryAfterCap,
                 regexTimeLimit,
                 secrets,
-                answers);
+                answers,
+                limiter);
     }
 
     /** The same environment with another regex time limit. */
@@ -173,7 +207,8 @@ public record AgentEnvironment(
                 maxRetryAfter,
                 limit,
                 secrets,
-                answers);
+                answers,
+                limiter);
     }
 
     /** The same environment with other secrets. */
@@ -187,7 +222,8 @@ public record AgentEnvironment(
                 maxRetryAfter,
                 regexTimeLimit,
                 newSecrets,
-                answers);
+                answers,
+                limiter);
     }
 
     /** The same environment with another answer cache. */
@@ -201,6 +237,22 @@ public record AgentEnvironment(
                 maxRetryAfter,
                 regexTimeLimit,
                 secrets,
-                cache);
+                cache,
+                limiter);
+    }
+
+    /** The same environment with another limiter of model calls. */
+    public AgentEnvironment withLimiter(ChatLimiter newLimiter) {
+        return new AgentEnvironment(
+                variables,
+                workingDirectory,
+                scratchDirectory,
+                initialBackoff,
+                maxBackoff,
+                maxRetryAfter,
+                regexTimeLimit,
+                secrets,
+                answers,
+                newLimiter);
     }
 }

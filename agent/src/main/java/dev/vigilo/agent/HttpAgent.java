@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.vigilo.agent.sandbox.SandboxAttempt;
+import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.SecretValues;
 import dev.vigilo.common.json.CanonicalJson;
@@ -456,8 +457,20 @@ final class HttpAgent implements Agent {
             Duration limit,
             AtomicReference<JsonNode> answered) {
         observer.onRequest(n, request);
-        CompletableFuture<ChatExchange> future =
-                client.send(ChatCall.of(settings.uri(), body, settings.apiKey(), limit));
+        CompletableFuture<ChatExchange> future;
+        try {
+            future = client.send(new ChatCall(
+                    settings.uri(),
+                    body,
+                    Map.of(),
+                    settings.apiKey(),
+                    limit,
+                    CallEstimate.tokens(body, settings.maxTokens()),
+                    env.limiter()));
+        } catch (CancelledException refused) {
+            // The run's limiter refused the call (its budget cannot cover it): nothing was sent.
+            return failed(AgentErrorType.CANCELLED, "request to " + url + " was not sent: " + refused.getMessage());
+        }
         ChatExchange x;
         try {
             x = future.get();

@@ -13,6 +13,7 @@ import dev.vigilo.llm.ChatCall;
 import dev.vigilo.llm.ChatChoice;
 import dev.vigilo.llm.ChatCompletions;
 import dev.vigilo.llm.ChatExchange;
+import dev.vigilo.llm.ChatLimiter;
 import dev.vigilo.llm.ChatMessage;
 import dev.vigilo.llm.ChatRequest;
 import dev.vigilo.llm.EndpointText;
@@ -24,6 +25,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -88,6 +90,7 @@ final class JudgeEvaluator implements Evaluator {
     private final Duration maxRetryAfter;
     private final SecretValues secrets;
     private final String who;
+    private final ChatLimiter limiter;
 
     /** {@code env}'s secrets must include the judge's key. */
     JudgeEvaluator(int index, Settings settings, ChatCompletions client, AgentEnvironment env) {
@@ -101,6 +104,7 @@ final class JudgeEvaluator implements Evaluator {
                 e -> e instanceof Failed f && f.retryable);
         this.maxRetryAfter = env.maxRetryAfter();
         this.secrets = env.secrets();
+        this.limiter = env.limiter();
         this.who = "judge \"" + settings.name() + "\" (model " + settings.model() + " at "
                 + EndpointText.display(settings.uri()) + ")";
     }
@@ -184,8 +188,20 @@ final class JudgeEvaluator implements Evaluator {
         }
         observer.onModelRequest(index, settings.name(), n, observed);
         long t0 = System.nanoTime();
-        CompletableFuture<ChatExchange> future =
-                client.send(ChatCall.of(settings.uri(), body, settings.apiKey(), settings.timeout()));
+        CompletableFuture<ChatExchange> future;
+        try {
+            future = client.send(new ChatCall(
+                    settings.uri(),
+                    body,
+                    Map.of(),
+                    settings.apiKey(),
+                    settings.timeout(),
+                    CallEstimate.tokens(body, settings.maxTokens()),
+                    limiter));
+        } catch (CancelledException refused) {
+            // The run's limiter refused the call (its budget cannot cover it): nothing was sent.
+            throw new Failed(EvaluatorErrorType.CANCELLED, who + " was not asked: " + refused.getMessage(), false);
+        }
         ChatExchange x;
         try {
             x = future.get();

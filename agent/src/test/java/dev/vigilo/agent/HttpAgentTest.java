@@ -398,4 +398,49 @@ class HttpAgentTest {
         }
         assertThat(server.requestCount()).isEqualTo(64);
     }
+
+    /** Records each reservation's estimate and each settlement's outcome; refuses every call when {@code refuse}. */
+    static final class RecordingLimiter implements dev.vigilo.llm.ChatLimiter {
+        final boolean refuse;
+        final List<Long> reserved = new CopyOnWriteArrayList<>();
+        final List<dev.vigilo.llm.ChatExchange.Outcome> settled = new CopyOnWriteArrayList<>();
+
+        RecordingLimiter(boolean refuse) {
+            this.refuse = refuse;
+        }
+
+        @Override
+        public Duration reserve(dev.vigilo.llm.ChatCall call) {
+            if (refuse) {
+                throw new dev.vigilo.common.errors.CancelledException("the run's budget cannot cover this call");
+            }
+            reserved.add(call.tokenEstimate());
+            return Duration.ZERO;
+        }
+
+        @Override
+        public void settle(dev.vigilo.llm.ChatCall call, dev.vigilo.llm.ChatExchange exchange) {
+            settled.add(exchange.outcome());
+        }
+    }
+
+    @Test
+    void everyRequestReservesItsBodyAndMaxTokensFromTheRunsLimiterAndARefusedOneIsNeverSent() {
+        RecordingLimiter limiter = new RecordingLimiter(false);
+        env = env.withLimiter(limiter);
+        ObjectNode config = config();
+        config.put("max_tokens", 40);
+        server.enqueue(Reply.content("4").withUsage(10, 1));
+        AgentOutcome o = run(config, caseOf("q", "what is 2 + 2", null));
+        assertThat(o.error()).isEmpty();
+        long bodyBytes = server.requests().get(0).bodyText().getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        assertThat(limiter.reserved).containsExactly(bodyBytes + 40);
+        assertThat(limiter.settled).containsExactly(dev.vigilo.llm.ChatExchange.Outcome.ANSWERED);
+
+        env = env.withLimiter(new RecordingLimiter(true));
+        AgentOutcome refused = run(config, caseOf("q", "what is 2 + 2", null));
+        assertThat(refused.error().orElseThrow().type()).isEqualTo(AgentErrorType.CANCELLED);
+        assertThat(refused.error().orElseThrow().message()).contains("was not sent: the run's budget cannot cover");
+        assertThat(server.requestCount()).as("nothing sent").isEqualTo(1);
+    }
 }

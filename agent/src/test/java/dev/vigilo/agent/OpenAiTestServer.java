@@ -55,6 +55,10 @@ public final class OpenAiTestServer implements AutoCloseable {
     private final AtomicInteger count = new AtomicInteger();
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicInteger peakInFlight = new AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicLong answeredPromptTokens =
+            new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong answeredCompletionTokens =
+            new java.util.concurrent.atomic.AtomicLong();
     private volatile Function<Request, Reply> answerer = OpenAiTestServer::echo;
 
     private OpenAiTestServer(HttpServer server, ExecutorService executor) {
@@ -111,6 +115,19 @@ public final class OpenAiTestServer implements AutoCloseable {
     /** The most requests in flight at once so far, any path: what bounds a client's concurrency from outside. */
     public int peakInFlight() {
         return peakInFlight.get();
+    }
+
+    /**
+     * The prompt tokens of every answer this server gave so far (the {@code usage} of each 2xx reply it began to write,
+     * also one whose client had gone away): what an endpoint would charge for.
+     */
+    public long answeredPromptTokens() {
+        return answeredPromptTokens.get();
+    }
+
+    /** The completion tokens of every answer this server gave so far, counted as {@link #answeredPromptTokens}. */
+    public long answeredCompletionTokens() {
+        return answeredCompletionTokens.get();
     }
 
     /** The requests received so far, in arrival order. */
@@ -369,6 +386,20 @@ public final class OpenAiTestServer implements AutoCloseable {
         return s.isBlank() ? 0 : s.strip().split("\\s+").length;
     }
 
+    /** Counts the tokens a 2xx reply's {@code usage} reports. */
+    private void count(Reply reply) {
+        if (reply.status() / 100 != 2) {
+            return;
+        }
+        try {
+            JsonNode usage = MAPPER.readTree(reply.body()).path("usage");
+            answeredPromptTokens.addAndGet(usage.path("prompt_tokens").asLong(0));
+            answeredCompletionTokens.addAndGet(usage.path("completion_tokens").asLong(0));
+        } catch (IOException e) {
+            // Not JSON: nothing to count.
+        }
+    }
+
     private void handle(HttpExchange exchange) throws IOException {
         // In flight from arrival until the answer is written, its latency (and a blocking answerer) included.
         peakInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
@@ -406,6 +437,7 @@ public final class OpenAiTestServer implements AutoCloseable {
                     return; // the server is closing
                 }
             }
+            count(reply);
             reply.headers().forEach((k, v) -> exchange.getResponseHeaders().add(k, v));
             exchange.sendResponseHeaders(reply.status(), reply.body().length + (long) reply.missing());
             OutputStream out = exchange.getResponseBody();

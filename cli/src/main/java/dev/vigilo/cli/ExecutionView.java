@@ -3,6 +3,7 @@ package dev.vigilo.cli;
 import dev.vigilo.exec.ExecutionStatus;
 import dev.vigilo.exec.GateDecision;
 import dev.vigilo.exec.GateResult;
+import dev.vigilo.exec.settlement.RunPause;
 import dev.vigilo.plan.Profile;
 import dev.vigilo.stats.PassAtK;
 import dev.vigilo.stats.ProportionInterval;
@@ -62,7 +63,13 @@ final class ExecutionView {
             printGates(out, s.gates());
         }
         s.failureReason().ifPresent(r -> out.println("failure reason: " + r));
-        s.paused().ifPresent(x -> out.println(x.line() + "; `vigilo run resume " + s.runId() + "` continues it"));
+        s.budget().ifPresent(b -> out.println(b.line()));
+        s.paused()
+                .ifPresent(x -> out.println(x.line()
+                        + (x.reason().equals(RunPause.BUDGET)
+                                ? " (it cannot cover the next model call); `vigilo run resume " + s.runId()
+                                        + " --budget-usd N` raises it to N and continues it"
+                                : "; `vigilo run resume " + s.runId() + "` continues it")));
     }
 
     /**

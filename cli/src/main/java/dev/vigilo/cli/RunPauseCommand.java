@@ -1,16 +1,20 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.exec.settlement.RunPause;
 import dev.vigilo.plan.RunStatusReader;
 import java.io.PrintWriter;
+import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
@@ -27,6 +31,9 @@ final class RunPauseCommand {
             description = {
                 "Pause a pending or running run: workers claim none of its chunks until `vigilo run resume`; the chunks"
                         + " they hold finish and count. Committed results stay.",
+                "With --now, workers also interrupt the chunks they hold of the run (at their next heartbeat, within"
+                        + " 15 s) and give them back: nothing of them counts and no attempt is used; after resume they"
+                        + " run again. --now on a run already paused makes its pause interrupt.",
                 "Pausing again says it is already paused (exit 0); a run being created or already ended has nothing"
                         + " to pause (exit 4).",
                 "When an execution database cannot be reached, the run is still paused (no worker is dispatched to"
@@ -39,9 +46,15 @@ final class RunPauseCommand {
         @Mixin
         IdParameters.Run runId;
 
+        @Option(
+                names = "--now",
+                description = "interrupt the chunks workers hold of the run and give them back (they run again after"
+                        + " resume)")
+        boolean now;
+
         @Override
         public Integer call() {
-            return change(spec, runId.id(), true);
+            return change(spec, runId.id(), true, now, RunPause.Raise.NONE);
         }
     }
 
@@ -50,6 +63,9 @@ final class RunPauseCommand {
             mixinStandardHelpOptions = true,
             description = {
                 "Resume a paused run: workers claim its chunks again (start one with `vigilo worker` if none runs).",
+                "--budget-usd N and --budget-tokens N raise the run's budget to the new total N first; a run paused"
+                        + " for its budget resumes only with one (otherwise exit 4), and a total that does not exceed"
+                        + " the limit in force, or a run without a budget, exits 3.",
                 "Resuming a pending or running run changes nothing (exit 0); a run being created or already ended"
                         + " cannot be resumed (exit 4).",
                 "When an execution database cannot be reached, the command exits 5; repeat it to finish there."
@@ -61,13 +77,38 @@ final class RunPauseCommand {
         @Mixin
         IdParameters.Run runId;
 
+        @Option(
+                names = "--budget-usd",
+                paramLabel = "N",
+                description = "raise the run's cost budget to N USD (a total)")
+        BigDecimal budgetUsd;
+
+        @Option(
+                names = "--budget-tokens",
+                paramLabel = "N",
+                description = "raise the run's token budget to N tokens (a total)")
+        Long budgetTokens;
+
         @Override
         public Integer call() {
-            return change(spec, runId.id(), false);
+            if (budgetUsd != null && budgetUsd.signum() <= 0) {
+                throw new InvalidInputException(
+                        "--budget-usd " + budgetUsd.toPlainString() + ": a budget is a total greater than 0");
+            }
+            if (budgetTokens != null && budgetTokens <= 0) {
+                throw new InvalidInputException(
+                        "--budget-tokens " + budgetTokens + ": a budget is a total greater than 0");
+            }
+            return change(
+                    spec,
+                    runId.id(),
+                    false,
+                    false,
+                    new RunPause.Raise(Optional.ofNullable(budgetUsd), Optional.ofNullable(budgetTokens)));
         }
     }
 
-    private static int change(CommandSpec spec, UUID id, boolean pause) {
+    private static int change(CommandSpec spec, UUID id, boolean pause, boolean now, RunPause.Raise raise) {
         String verb = pause ? "pause" : "resume";
         PrintWriter out = CommandSupport.out(spec);
         try (Connections connections = CommandSupport.root(spec).connections()) {
@@ -80,7 +121,9 @@ final class RunPauseCommand {
                         + String.join("; ", reach.unreachable().values()) + "); check them and repeat the command");
             }
             RunPause runs = new RunPause(reach.placements().get());
-            RunPause.Result r = pause ? runs.pause(id, RunPause.BY_COMMAND) : runs.resume(id);
+            RunPause.Result r = pause
+                    ? runs.pause(id, now ? RunPause.BY_COMMAND_NOW : RunPause.BY_COMMAND, now)
+                    : runs.resume(id, raise);
             List<String> unreachable = new ArrayList<>(r.unreachable());
             reach.unreachable().forEach((alias, why) -> {
                 if (r.placements().contains(alias)) {
@@ -90,10 +133,16 @@ final class RunPauseCommand {
             switch (r.outcome()) {
                 case PAUSED ->
                     out.printf(
-                            "run %s paused: workers claim none of its chunks; those they hold finish. `vigilo run resume"
-                                    + " %s` continues it%n",
-                            id, id);
-                case ALREADY_PAUSED -> out.printf("run %s is already paused%n", id);
+                            "run %s paused: workers claim none of its chunks; %s. `vigilo run resume %s` continues it%n",
+                            id,
+                            now
+                                    ? "those they hold are interrupted and given back (they run again after resume)"
+                                    : "those they hold finish",
+                            id);
+                case ALREADY_PAUSED ->
+                    out.printf(
+                            "run %s is already paused%s%n",
+                            id, now ? "; workers interrupt the chunks they hold of it and give them back" : "");
                 case RESUMED ->
                     out.printf(
                             "run %s resumed (%s): workers claim its chunks again%n",

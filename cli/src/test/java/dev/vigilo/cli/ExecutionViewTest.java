@@ -62,6 +62,40 @@ class ExecutionViewTest {
                         + "verdict: not yet");
     }
 
+    /** A run paused for its budget: the budget line and the pause line saying how to raise it. */
+    @Test
+    void printsTheBudgetAndABudgetPauseWithTheCommandThatRaisesIt() {
+        UUID run = UUID.randomUUID();
+        ExecutionStatus s = new ExecutionStatus(
+                run,
+                "paused",
+                Optional.empty(),
+                Optional.empty(),
+                new ExecutionStatus.Progress(3, 1, 0, 250, 100, List.of(), List.of()),
+                List.of(),
+                false,
+                List.of(),
+                java.util.Map.of(),
+                java.util.Map.of(),
+                Optional.of(new ExecutionStatus.Paused("budget", Instant.parse("2026-01-02T03:04:05Z"))),
+                Optional.of(new ExecutionStatus.Budget(
+                        Optional.of(new java.math.BigDecimal("25.00")),
+                        Optional.of(50_000_000L),
+                        new java.math.BigDecimal("24.99120"),
+                        1_234_567,
+                        java.math.BigDecimal.ZERO,
+                        0)));
+        StringWriter text = new StringWriter();
+        ExecutionView.print(new PrintWriter(text, true), s, true);
+        assertThat(text.toString())
+                .contains("budget $25: $24.9912 spent, $0 reserved; 50,000,000 tokens: 1,234,567 spent, 0 reserved\n")
+                .contains("paused since 2026-01-02T03:04:05Z: budget (it cannot cover the next model call); `vigilo run"
+                        + " resume " + run + " --budget-usd N` raises it to N and continues it");
+        assertThat(s.toJson())
+                .contains("\"budget\":{\"max_cost_usd\":\"25\",\"max_tokens\":50000000,\"spent_cost_usd\":\"24.9912\","
+                        + "\"spent_tokens\":1234567,\"reserved_cost_usd\":\"0\",\"reserved_tokens\":0}");
+    }
+
     private static GateResult bound(String name, long passed, double min) {
         return GateResult.decided(name, 10, passed, 10 - passed, 0, min, Profile.Decide.BOUND, Confidence.DEFAULT);
     }

@@ -12,9 +12,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code vigilo run pause} and {@code vigilo run resume} as real processes: what each prints, that both are
- * repeatable (exit 0), what {@code run status} shows of a pause, and the documented exit codes for an unknown run (3)
- * and an ended one (4).
+ * {@code vigilo run pause [--now]} and {@code vigilo run resume [--budget-usd N]} as real processes: what each prints,
+ * that both are repeatable (exit 0), what {@code run status} shows of a pause and of a budget, and the documented exit
+ * codes for an unknown run (3), an ended one (4) and a budget raise that cannot apply (3).
  */
 class RunPauseIT {
     @TempDir
@@ -68,6 +68,19 @@ class RunPauseIT {
         VigiloProcess.Result notPaused = vigilo(db, "run", "resume", run);
         assertThat(notPaused.out().trim()).isEqualTo("run " + run + " is not paused (pending)");
 
+        // --now: an interrupting pause, said so and shown as its reason; a run without a budget cannot be raised.
+        VigiloProcess.Result now = vigilo(db, "run", "pause", run, "--now");
+        assertThat(now.exitCode()).as(now.err()).isZero();
+        assertThat(now.out()).contains("those they hold are interrupted and given back");
+        assertThat(vigilo(db, "run", "status", run).out()).contains(": by vigilo run pause --now; ");
+        VigiloProcess.Result noBudget = vigilo(db, "run", "resume", run, "--budget-usd", "10");
+        assertThat(noBudget.exitCode()).isEqualTo(3);
+        assertThat(noBudget.err()).contains("has no budget (its profile gives none)");
+        VigiloProcess.Result zero = vigilo(db, "run", "resume", run, "--budget-usd", "0");
+        assertThat(zero.exitCode()).isEqualTo(3);
+        assertThat(zero.err()).contains("--budget-usd 0: a budget is a total greater than 0");
+        assertThat(vigilo(db, "run", "resume", run).exitCode()).isZero();
+
         VigiloProcess.Result unknown =
                 vigilo(db, "run", "pause", UUID.randomUUID().toString());
         assertThat(unknown.exitCode()).isEqualTo(3);
@@ -77,5 +90,33 @@ class RunPauseIT {
         assertThat(ended.err())
                 .contains("is already cancelled; there is nothing to pause")
                 .doesNotContain("\n\t");
+
+        // A run with a budget: status shows it; a raise must exceed it, then it is in force.
+        Path budgeted = home.resolve("budget.yaml");
+        Files.writeString(budgeted, Files.readString(profile) + "budget: {max_cost_usd: 5.00}\n");
+        String run2 = UUID.randomUUID().toString();
+        assertThat(vigilo(
+                                db,
+                                "run",
+                                "create",
+                                "--profile-file",
+                                budgeted.toString(),
+                                "--dataset-upload-id",
+                                up.out().trim(),
+                                "--run-id",
+                                run2)
+                        .exitCode())
+                .isZero();
+        assertThat(vigilo(db, "run", "status", run2).out()).contains("budget $5: $0 spent, $0 reserved");
+        assertThat(vigilo(db, "run", "status", run2, "--json").out())
+                .contains("\"budget\":{\"max_cost_usd\":\"5\",\"max_tokens\":null,\"spent_cost_usd\":\"0\"");
+        VigiloProcess.Result lower = vigilo(db, "run", "resume", run2, "--budget-usd", "3");
+        assertThat(lower.exitCode()).isEqualTo(3);
+        assertThat(lower.err())
+                .contains("--budget-usd 3: run " + run2 + "'s budget is already $5; give a larger total");
+        VigiloProcess.Result raised = vigilo(db, "run", "resume", run2, "--budget-usd", "10");
+        assertThat(raised.exitCode()).as(raised.err()).isZero();
+        assertThat(raised.out().trim()).isEqualTo("run " + run2 + " is not paused (pending)");
+        assertThat(vigilo(db, "run", "status", run2).out()).contains("budget $10: $0 spent");
     }
 }

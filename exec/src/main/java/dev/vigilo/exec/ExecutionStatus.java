@@ -39,6 +39,7 @@ import java.util.UUID;
  *                      whose receipts carry no usage (written before usage was recorded) and before any chunk is done
  * @param agreement     the judges' agreement per scope (as {@code usage}) and panel evaluator, from the panel results
  *                      so far or as settlement recorded them; empty for runs without panels
+ * @param budget        the run's budget, what it spent and what workers hold reserved; empty without a budget
  */
 public record ExecutionStatus(
         UUID runId,
@@ -51,7 +52,8 @@ public record ExecutionStatus(
         List<Wait> waiting,
         Map<String, UsageSummary> usage,
         Map<String, Map<String, Agreement>> agreement,
-        Optional<Paused> paused) {
+        Optional<Paused> paused,
+        Optional<Budget> budget) {
     private static final ObjectMapper MAPPER = StrictJson.newMapper();
     /** The usage scope of every case of the run. */
     public static final String ALL_CASES = "*";
@@ -67,6 +69,87 @@ public record ExecutionStatus(
         usage = Map.copyOf(usage);
         agreement = Map.copyOf(agreement);
         Objects.requireNonNull(paused, "paused");
+        Objects.requireNonNull(budget, "budget");
+    }
+
+    /** A status of a run without a budget. */
+    public ExecutionStatus(
+            UUID runId,
+            String status,
+            Optional<String> verdict,
+            Optional<String> failureReason,
+            Progress execution,
+            List<GateResult> gates,
+            boolean gatesFinal,
+            List<Wait> waiting,
+            Map<String, UsageSummary> usage,
+            Map<String, Map<String, Agreement>> agreement,
+            Optional<Paused> paused) {
+        this(
+                runId,
+                status,
+                verdict,
+                failureReason,
+                execution,
+                gates,
+                gatesFinal,
+                waiting,
+                usage,
+                agreement,
+                paused,
+                Optional.empty());
+    }
+
+    /**
+     * A run's hard budget (docs/execution.md, "Budget"): the limits in force (empty: not limited), what its model calls
+     * spent (settled calls, and the whole grants of workers that died) and what live workers hold reserved (calls in
+     * flight and their local headroom).
+     */
+    public record Budget(
+            Optional<java.math.BigDecimal> maxCostUsd,
+            Optional<Long> maxTokens,
+            java.math.BigDecimal spentCostUsd,
+            long spentTokens,
+            java.math.BigDecimal reservedCostUsd,
+            long reservedTokens) {
+        public Budget {
+            Objects.requireNonNull(maxCostUsd, "maxCostUsd");
+            Objects.requireNonNull(maxTokens, "maxTokens");
+            Objects.requireNonNull(spentCostUsd, "spentCostUsd");
+            Objects.requireNonNull(reservedCostUsd, "reservedCostUsd");
+        }
+
+        /** {@code budget $25.00: $3.2 spent, $0.4 reserved; 50,000,000 tokens: 1,234 spent, 300 reserved}. */
+        public String line() {
+            StringBuilder b = new StringBuilder("budget");
+            maxCostUsd.ifPresent(m -> b.append(" $")
+                    .append(dev.vigilo.llm.Pricing.text(m))
+                    .append(": $")
+                    .append(dev.vigilo.llm.Pricing.text(spentCostUsd))
+                    .append(" spent, $")
+                    .append(dev.vigilo.llm.Pricing.text(reservedCostUsd))
+                    .append(" reserved"));
+            maxTokens.ifPresent(m -> b.append(maxCostUsd.isPresent() ? ";" : "")
+                    .append(String.format(" %,d tokens: %,d spent, %,d reserved", m, spentTokens, reservedTokens)));
+            return b.toString();
+        }
+
+        void putJson(ObjectNode o) {
+            if (maxCostUsd.isPresent()) {
+                o.put("max_cost_usd", dev.vigilo.llm.Pricing.text(maxCostUsd.get()));
+            } else {
+                o.putNull("max_cost_usd");
+            }
+            if (maxTokens.isPresent()) {
+                o.put("max_tokens", maxTokens.get());
+            } else {
+                o.putNull("max_tokens");
+            }
+            o.put("spent_cost_usd", dev.vigilo.llm.Pricing.text(spentCostUsd));
+            o.put("spent_tokens", spentTokens);
+            o.put("reserved_cost_usd", dev.vigilo.llm.Pricing.text(reservedCostUsd));
+            o.put("reserved_tokens", reservedTokens);
+        }
     }
 
     /**
@@ -354,6 +437,7 @@ public record ExecutionStatus(
         paused.ifPresent(x -> doc.putObject("paused")
                 .put("reason", x.reason())
                 .put("since", x.since().truncatedTo(ChronoUnit.SECONDS).toString()));
+        budget.ifPresent(x -> x.putJson(doc.putObject("budget")));
     }
 
     /**

@@ -25,7 +25,53 @@ public interface ChatLimiter {
         }
     };
 
-    /** Takes the capacity {@code call} needs; returns how long to wait before sending it (zero: at once). */
+    /**
+     * The limiters one after the other (e.g. a run's budget and a fleet's rate limit): {@link #reserve} reserves with
+     * each in order and waits the longest of their waits; {@link #settle} settles each. When one refuses (throws), the
+     * ones that already reserved are settled with a {@link ChatExchange.Outcome#CANCELLED} exchange (nothing was sent)
+     * and the refusal is rethrown.
+     */
+    static ChatLimiter all(ChatLimiter... limiters) {
+        java.util.List<ChatLimiter> list = java.util.List.of(limiters);
+        return new ChatLimiter() {
+            @Override
+            public Duration reserve(ChatCall call) {
+                Duration wait = Duration.ZERO;
+                for (int i = 0; i < list.size(); i++) {
+                    Duration w;
+                    try {
+                        w = list.get(i).reserve(call);
+                    } catch (RuntimeException refused) {
+                        ChatExchange none = ChatExchange.failed(ChatExchange.Outcome.CANCELLED, refused);
+                        for (int j = 0; j < i; j++) {
+                            list.get(j).settle(call, none);
+                        }
+                        throw refused;
+                    }
+                    if (w.compareTo(wait) > 0) {
+                        wait = w;
+                    }
+                }
+                return wait;
+            }
+
+            @Override
+            public void settle(ChatCall call, ChatExchange exchange) {
+                for (ChatLimiter l : list) {
+                    l.settle(call, exchange);
+                }
+            }
+
+            @Override
+            public String toString() {
+                return "ChatLimiter.all" + list;
+            }
+        };
+    }
+
+    /**
+     * Takes the capacity {@code call} needs (a limiter may refuse a call by throwing; the client then sends nothing and
+     * the exception reaches the sender); returns how long to wait before sending it (zero: at once). */
     Duration reserve(ChatCall call);
 
     /**

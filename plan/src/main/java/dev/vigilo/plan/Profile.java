@@ -25,6 +25,7 @@ import java.util.Optional;
  * @param pricing the prices of models per million tokens ({@code pricing}), by model name as endpoints report it;
  *                empty when the profile gives none
  * @param sandbox where the commands of a case run ({@code sandbox}); {@link Sandbox#NONE} when not given
+ * @param budget  the most the whole run may spend on model calls ({@code budget}); {@link Budget#NONE} when not given
  */
 public record Profile(
         int version,
@@ -36,7 +37,8 @@ public record Profile(
         Epochs epochs,
         double confidence,
         Pricing pricing,
-        Sandbox sandbox) {
+        Sandbox sandbox,
+        Budget budget) {
 
     /** The newest profile format version this build understands. */
     public static final int VERSION = 1;
@@ -62,9 +64,25 @@ public record Profile(
         Objects.requireNonNull(epochs, "epochs");
         Objects.requireNonNull(pricing, "pricing");
         Objects.requireNonNull(sandbox, "sandbox");
+        Objects.requireNonNull(budget, "budget");
         if (!(confidence >= MIN_CONFIDENCE && confidence <= MAX_CONFIDENCE)) {
             throw new IllegalArgumentException("confidence " + confidence + " is outside [0.5, 0.999]");
         }
+    }
+
+    /** A profile without a budget. */
+    public Profile(
+            int version,
+            String name,
+            Agent agent,
+            List<Evaluator> evaluators,
+            List<Gate> gates,
+            Limits limits,
+            Epochs epochs,
+            double confidence,
+            Pricing pricing,
+            Sandbox sandbox) {
+        this(version, name, agent, evaluators, gates, limits, epochs, confidence, pricing, sandbox, Budget.NONE);
     }
 
     /** A profile without a sandbox. */
@@ -344,6 +362,25 @@ public record Profile(
             groups = List.copyOf(groups);
             tagsAll = List.copyOf(tagsAll);
             tagsAny = List.copyOf(tagsAny);
+        }
+    }
+
+    /**
+     * A run's hard budget ({@code budget}, docs/execution.md "Budget"): the most its model calls may cost and the most
+     * tokens (input plus output, agent and judges) they may use, each absent when not limited.
+     */
+    public record Budget(Optional<BigDecimal> maxCostUsd, Optional<Long> maxTokens) {
+        /** No budget. */
+        public static final Budget NONE = new Budget(Optional.empty(), Optional.empty());
+
+        public Budget {
+            Objects.requireNonNull(maxCostUsd, "maxCostUsd");
+            Objects.requireNonNull(maxTokens, "maxTokens");
+        }
+
+        /** Whether the profile gives a budget. */
+        public boolean present() {
+            return maxCostUsd.isPresent() || maxTokens.isPresent();
         }
     }
 

@@ -75,6 +75,12 @@ final class ProfileJson {
                 }
             });
         }
+        if (p.budget().present()) {
+            // Written only with a budget: every profile without one keeps its canonical bytes and identity.
+            ObjectNode budget = root.putObject("budget");
+            p.budget().maxCostUsd().ifPresent(v -> budget.put("max_cost_usd", Pricing.text(v)));
+            p.budget().maxTokens().ifPresent(v -> budget.put("max_tokens", v));
+        }
         if (p.sandbox().kind() != Profile.SandboxKind.NONE) {
             // Written only with a sandbox: every profile without one keeps its identity.
             Profile.Sandbox s = p.sandbox();

@@ -194,7 +194,8 @@ public final class ProfileParser {
                             "epochs",
                             "confidence",
                             "pricing",
-                            "sandbox"));
+                            "sandbox",
+                            "budget"));
             int version = 1;
             JsonNode v = root.get("version");
             if (v != null) {
@@ -219,6 +220,9 @@ public final class ProfileParser {
             Profile.Limits limits = new LimitReader(reader).limits(root.get("limits"));
             Pricing pricing = new PricingReader(reader).pricing(root.get("pricing"));
             Profile.Sandbox sandbox = new SandboxReader(reader).sandbox(root.get("sandbox"));
+            BudgetReader budgetReader = new BudgetReader(reader);
+            Profile.Budget budget = budgetReader.budget(root.get("budget"));
+            budgetReader.check(budget, agent, evaluators, pricing);
             for (int i = 0; i < evaluators.size(); i++) {
                 if (evaluators.get(i).kind() == Profile.EvaluatorKind.COST) {
                     int index = i;
@@ -241,7 +245,8 @@ public final class ProfileParser {
             if (reader.hasProblems()) {
                 throw new ProfileException(reader.problemLines());
             }
-            return new Profile(version, name, agent, evaluators, gates, limits, epochs, confidence, pricing, sandbox);
+            return new Profile(
+                    version, name, agent, evaluators, gates, limits, epochs, confidence, pricing, sandbox, budget);
         }
 
         /** The model an http agent asks for; empty for a command agent (it names no model to price). */

@@ -32,6 +32,8 @@ import org.jdbi.v3.core.Handle;
  *       paused run's workers held completed, and they were its last</td></tr>
  *   <tr><td>{@link #pause}</td><td>pending, running</td><td>paused, not dispatchable, with a reason</td><td>{@code
  *       vigilo run pause}</td><td>the run row locked {@code FOR UPDATE}</td></tr>
+ *   <tr><td>{@link #interruptPause}</td><td>paused</td><td>paused, interrupting held chunks</td><td>{@code vigilo
+ *       run pause --now}, a budget that ran out</td><td>the run row locked {@code FOR UPDATE}</td></tr>
  *   <tr><td>{@link #resume}</td><td>paused</td><td>the state it was paused from, dispatchable</td><td>{@code vigilo
  *       run resume}</td><td>the run row locked {@code FOR UPDATE}</td></tr>
  *   <tr><td>{@link #reopen}</td><td>settled, failed</td><td>pending, dispatchable, verdict and reason
@@ -73,7 +75,8 @@ public final class RunLifecycle {
             "status IN (" + quotedList(EnumSet.complementOf(EnumSet.copyOf(TERMINAL))) + ")";
 
     /** The assignments that clear a pause's fields, for every transition that can leave paused. */
-    private static final String NOT_PAUSED = " pause_reason = NULL, paused_from = NULL, paused_at = NULL,";
+    private static final String NOT_PAUSED =
+            " pause_reason = NULL, paused_from = NULL, paused_at = NULL, pause_interrupts = false,";
 
     private RunLifecycle() {}
 
@@ -187,10 +190,41 @@ public final class RunLifecycle {
      * @return whether it applied; false when the run is neither pending nor running (then nothing changed)
      */
     public static boolean pause(Handle h, UUID runId, String reason) {
+        return pause(h, runId, reason, false);
+    }
+
+    /**
+     * Pending or running to paused with {@code reason}, as {@link #pause(Handle, UUID, String)}; with {@code
+     * interrupts} the pause also asks workers to interrupt the chunks they hold of the run and give them back
+     * ({@code runs.pause_interrupts}, read through {@link #interruptingPause}).
+     *
+     * @return whether it applied; false when the run is neither pending nor running (then nothing changed)
+     */
+    public static boolean pause(Handle h, UUID runId, String reason, boolean interrupts) {
         Objects.requireNonNull(reason, "reason");
         return h.createUpdate("UPDATE runs SET status = " + quoted(RunState.PAUSED)
                                 + ", pause_reason = :x, paused_from = status, paused_at = now(), dispatchable = false,"
-                                + " updated_at = now() WHERE run_id = :r AND status IN (" + quotedList(PAUSABLE) + ")")
+                                + " pause_interrupts = :i, updated_at = now() WHERE run_id = :r AND status IN ("
+                                + quotedList(PAUSABLE) + ")")
+                        .bind("x", reason)
+                        .bind("i", interrupts)
+                        .bind("r", runId)
+                        .execute()
+                == 1;
+    }
+
+    /**
+     * Paused to paused, interrupting: a pause that let held chunks finish becomes one that interrupts them (a later
+     * {@code vigilo run pause --now}, or a budget that ran out while the run was paused). The reason is replaced by
+     * {@code reason}. Call with the run row locked {@code FOR UPDATE} in the caller's transaction.
+     *
+     * @return whether it applied; false when the run is not paused, or its pause already interrupts (then nothing
+     *     changed)
+     */
+    public static boolean interruptPause(Handle h, UUID runId, String reason) {
+        Objects.requireNonNull(reason, "reason");
+        return h.createUpdate("UPDATE runs SET pause_interrupts = true, pause_reason = :x, updated_at = now()"
+                                + " WHERE run_id = :r AND NOT pause_interrupts AND status = " + quoted(RunState.PAUSED))
                         .bind("x", reason)
                         .bind("r", runId)
                         .execute()
@@ -207,8 +241,7 @@ public final class RunLifecycle {
         return update(
                 h,
                 runId,
-                "status = paused_from, pause_reason = NULL, paused_from = NULL, paused_at = NULL, dispatchable = true,"
-                        + " updated_at = now()",
+                "status = paused_from," + NOT_PAUSED + " dispatchable = true, updated_at = now()",
                 "status = " + quoted(RunState.PAUSED));
     }
 
@@ -243,6 +276,14 @@ public final class RunLifecycle {
      */
     public static String runnable(String column) {
         return column + " IN (" + quotedList(PAUSABLE) + ")";
+    }
+
+    /**
+     * A read-only predicate: the run whose columns are prefixed {@code prefix} (e.g. {@code r.}) is paused by a pause
+     * that interrupts its held chunks ({@link #pause(Handle, UUID, String, boolean)}).
+     */
+    public static String interruptingPause(String prefix) {
+        return prefix + "status = " + quoted(RunState.PAUSED) + " AND " + prefix + "pause_interrupts";
     }
 
     /**

@@ -13,13 +13,14 @@ import java.util.Set;
  * (docs/formats/plan-configuration.md, {@code profile}; the keys of docs/formats/plan-profile.md): the agent's
  * settings one per line (an http agent's {@code messages} and {@code tools} summarised), one row per evaluator (kind,
  * what it applies to, its other settings) and per gate (what it requires and selects, its minimum, what it decides
- * on), and the run-wide settings (epochs, confidence, limits, pricing, sandbox) when the profile has them.
+ * on), and the run-wide settings (epochs, confidence, limits, pricing, budget, sandbox) when the profile has them.
  */
 final class ProfileView {
     /** The longest a setting's shown value may be. */
     private static final int SHOWN = 300;
 
-    private static final Set<String> RUN_WIDE = Set.of("epochs", "confidence", "limits", "pricing", "sandbox");
+    private static final Set<String> RUN_WIDE =
+            Set.of("epochs", "confidence", "limits", "pricing", "budget", "sandbox");
 
     private ProfileView() {}
 

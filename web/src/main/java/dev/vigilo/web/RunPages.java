@@ -280,6 +280,10 @@ final class RunPages {
         m.put("pausable", List.of("pending", "running").contains(s.status()));
         m.put("resumable", s.status().equals("paused"));
         m.put("paused", s.paused().map(ExecutionStatus.Paused::line).orElse(null));
+        m.put(
+                "budget_paused",
+                s.paused().filter(x -> x.reason().equals(RunPause.BUDGET)).isPresent());
+        m.put("budget", s.budget().map(ExecutionStatus.Budget::line).orElse(null));
         m.put("plan_status", identity.planStatus());
         m.put("creation_cursor", prep.creationProgress().planChunkCursor() + " / " + prep.expectedChunks());
         ExecutionStatus.Progress p = s.execution();

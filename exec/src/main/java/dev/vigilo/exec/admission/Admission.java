@@ -10,6 +10,7 @@ import dev.vigilo.common.errors.NotFoundException;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.exec.LocalTransactions;
 import dev.vigilo.exec.Placements;
+import dev.vigilo.exec.record.BudgetTable;
 import dev.vigilo.exec.record.ChunkSeed;
 import dev.vigilo.exec.record.EpochReduction;
 import dev.vigilo.exec.record.RunRecords;
@@ -36,6 +37,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.UUID;
 import org.jdbi.v3.core.Handle;
@@ -206,11 +208,13 @@ public final class Admission {
                 PublishedPlan plan;
                 List<GateFile> gates;
                 int epochs;
+                Optional<BudgetTable.Limits> budget;
                 try {
                     plan = PublishedPlan.open(runId, claim.root(), store, Deadline.after(BLOB_DEADLINE));
                     gates = plan.gates(Deadline.after(BLOB_DEADLINE));
-                    epochs = EpochReduction.Policy.of(plan.configuration(Deadline.after(BLOB_DEADLINE)))
-                            .count();
+                    var configuration = plan.configuration(Deadline.after(BLOB_DEADLINE));
+                    epochs = EpochReduction.Policy.of(configuration).count();
+                    budget = BudgetTable.Limits.frozen(runId, configuration);
                 } catch (DamagedException e) {
                     throw fail(e);
                 }
@@ -219,7 +223,7 @@ public final class Admission {
                 Map<Integer, SeedTables.ShardSnapshot> shards = shardSnapshots(m, gates);
                 seed(plan, store, aliases, snapshot, shards);
                 verify(aliases, m);
-                activate(aliases, m);
+                activate(aliases, m, budget);
                 LOG.info("run {} admitted: {} chunks on {}", runId, m.chunks(), aliases);
                 return new Result(runId, Outcome.ACTIVATED, RunState.PENDING.spelling(), m.chunks());
             }
@@ -485,7 +489,7 @@ public final class Admission {
         }
 
         /** The one fenced control transaction that publishes routes and dispatch cursors and sets pending. */
-        private void activate(List<String> aliases, PlanManifest m) {
+        private void activate(List<String> aliases, PlanManifest m, Optional<BudgetTable.Limits> budget) {
             for (String alias : aliases) {
                 requireActive(alias);
             }
@@ -521,6 +525,8 @@ public final class Admission {
                 if (!RunLifecycle.admit(h, runId)) {
                     throw new FencedException("run " + runId + " left creating under this admission; it stopped");
                 }
+                // The run's budget, frozen in its profile, in force from its first claim (docs/execution.md, "Budget").
+                budget.ifPresent(b -> BudgetTable.create(h, runId, b));
                 lease.clear(h);
                 return null;
             });

@@ -63,6 +63,21 @@ public final class ShardRoutes {
         return out;
     }
 
+    /**
+     * Of {@code runs}, those paused by a pause that interrupts held chunks ({@code vigilo run pause --now}, a budget
+     * that ran out): their workers give back what they hold.
+     */
+    public static List<UUID> interrupted(Jdbi control, List<UUID> runs) {
+        if (runs.isEmpty()) {
+            return List.of();
+        }
+        return control.withHandle(h -> h.createQuery(
+                        "SELECT run_id FROM runs WHERE run_id = ANY(:r) AND " + RunLifecycle.interruptingPause(""))
+                .bindArray("r", UUID.class, runs)
+                .mapTo(UUID.class)
+                .list());
+    }
+
     /** Runs whose admission was requested and whose creator is gone (no live creation lease), oldest first. */
     public static List<UUID> admissionCandidates(Jdbi control, int limit) {
         return control.withHandle(h -> h.createQuery("SELECT r.run_id FROM runs r JOIN run_plans p USING (run_id)"

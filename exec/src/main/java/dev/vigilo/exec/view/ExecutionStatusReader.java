@@ -15,6 +15,7 @@ import dev.vigilo.exec.Service;
 import dev.vigilo.exec.UsageSummary;
 import dev.vigilo.exec.WaitBoard;
 import dev.vigilo.exec.record.AgreementTallies;
+import dev.vigilo.exec.record.BudgetTable;
 import dev.vigilo.exec.record.GateTable;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.RunRecords;
@@ -73,7 +74,8 @@ public final class ExecutionStatusReader {
             List<GateResult> recorded,
             List<ExecutionStatus.Wait> waiting,
             Map<String, List<Receipt.ModelUsage>> recordedUsage,
-            Map<String, Map<String, KrippendorffAlpha.Sums>> recordedAgreement) {}
+            Map<String, Map<String, KrippendorffAlpha.Sums>> recordedAgreement,
+            Optional<BudgetTable.State> budget) {}
 
     /**
      * Reads the run's execution status now.
@@ -171,7 +173,8 @@ public final class ExecutionStatusReader {
                 v.run()
                         .pauseReason()
                         .map(x ->
-                                new ExecutionStatus.Paused(x, v.run().pausedAt().orElseThrow())));
+                                new ExecutionStatus.Paused(x, v.run().pausedAt().orElseThrow())),
+                v.budget().map(BudgetTable.State::status));
     }
 
     /** Whether settlement recorded the run's tables (its agreement is then read from them). */
@@ -261,7 +264,8 @@ public final class ExecutionStatusReader {
                 recorded,
                 WaitBoard.forRun(h, runId),
                 UsageTable.read(h, runId),
-                AgreementTallies.recorded(h, runId));
+                AgreementTallies.recorded(h, runId),
+                BudgetTable.read(h, runId));
     }
 
     /** The gate table so far: counts of done chunks against the planned totals; no decision yet. */

@@ -31,6 +31,7 @@ import dev.vigilo.exec.record.EpochReduction;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.ReceiptParser;
 import dev.vigilo.exec.record.TranscriptStore;
+import dev.vigilo.llm.ChatLimiter;
 import dev.vigilo.llm.Pricing;
 import dev.vigilo.plan.ChunkFile;
 import dev.vigilo.plan.PublishedPlan;
@@ -113,6 +114,21 @@ final class ChunkExecution implements ChunkExecutor {
         this.environment = environment;
     }
 
+    /**
+     * The {@link ChatLimiter} of a run's model calls on this worker, asked once per run when its agent is built: the
+     * run's budget ({@link RunBudgets}); compose further limits with {@link ChatLimiter#all}.
+     */
+    interface Limiters {
+        ChatLimiter of(RunContext run, Pricing pricing);
+    }
+
+    private volatile Limiters limiters = (run, pricing) -> ChatLimiter.NONE;
+
+    /** Where every run's model calls get their limiter (the worker sets it before it claims). */
+    void useLimiters(Limiters l) {
+        this.limiters = l;
+    }
+
     /** Where the cases of runs with a sandbox get their attempt directories (docs/formats/agent-protocol.md). */
     @Override
     public void useSandboxes(Sandboxes root) {
@@ -160,9 +176,11 @@ final class ChunkExecution implements ChunkExecutor {
                                 .toString();
                 // The run's secrets (the values of its configuration's *_env keys) are masked in everything the
                 // agent and the evaluators hand on, so no transcript, receipt or message below can hold one.
-                AgentEnvironment runEnvironment =
-                        environment.forRun(run.configuration()).withAnswers(new StoreAnswerCache(run.store()));
                 Pricing pricing = pricing(run);
+                AgentEnvironment runEnvironment = environment
+                        .forRun(run.configuration())
+                        .withAnswers(new StoreAnswerCache(run.store()))
+                        .withLimiter(limiters.of(run, pricing));
                 // The one pricing of an agent call's tokens: for the cost evaluator and for limits.case_cost_usd.
                 Function<List<TokenUsage>, Optional<BigDecimal>> cost =
                         used -> Receipt.Usage.of(used, List.of(), pricing).costUsd();

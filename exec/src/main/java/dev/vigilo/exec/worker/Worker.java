@@ -22,6 +22,7 @@ import dev.vigilo.exec.record.ChunkTables;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.ReceiptParser;
 import dev.vigilo.exec.record.UsageTallies;
+import dev.vigilo.exec.settlement.RunPause;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.StorageConfig;
@@ -217,6 +218,7 @@ public final class Worker {
     private final RunContexts contexts;
     private final ChunkExecutor executor;
     private final Coordinator coordinator;
+    private final RunBudgets budgets;
     private final UUID id = UUID.randomUUID();
     private final Map<ChunkTables.Held, Held> held = new ConcurrentHashMap<>();
     /** The claiming thread's probes: the control database, and each execution database by alias. */
@@ -314,6 +316,34 @@ public final class Worker {
                 options.concurrency(),
                 agentEnvironment.withSecrets(agentEnvironment.secrets().and(placements.credentials())));
         this.coordinator = new Coordinator(placements, storage, options.creationLease(), listener);
+        this.budgets = new RunBudgets(placements, id, options.lease(), this::budgetExhausted);
+        if (executor instanceof ChunkExecution ce) {
+            ce.useLimiters((run, pricing) -> budgets.limiter(run.runId(), run.configuration(), pricing));
+        }
+    }
+
+    /**
+     * A run's budget cannot cover its next model call (called on the thread of that call): the run is paused for its
+     * budget, interrupting, and this worker interrupts the chunks it holds of the run at once (other workers do at
+     * their heartbeat); they are given back with their attempts refunded.
+     */
+    private void budgetExhausted(UUID runId) {
+        // A case thread of a chunk already interrupted for the same reason must still be able to write the pause.
+        boolean interrupted = Thread.interrupted();
+        try {
+            new RunPause(placements).pause(runId, RunPause.BUDGET, true);
+        } catch (RuntimeException e) {
+            LOG.warn("run {}: cannot pause it for its budget: {}", runId, e.getMessage());
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        for (Held h : held.values()) {
+            if (h.lease().runId().equals(runId)) {
+                interrupt(h);
+            }
+        }
     }
 
     /**
@@ -348,8 +378,16 @@ public final class Worker {
         return id;
     }
 
-    /** One claimed chunk being executed. */
-    private record Held(String placement, ChunkTables.Lease lease, Future<?> future, AtomicBoolean lost) {}
+    /**
+     * One claimed chunk being executed. {@code lost}: its lease was taken over (its result is dropped); {@code
+     * interrupted}: its run was paused by an interrupting pause (it is given back with its attempt refunded).
+     */
+    private record Held(
+            String placement,
+            ChunkTables.Lease lease,
+            Future<?> future,
+            AtomicBoolean lost,
+            AtomicBoolean interrupted) {}
 
     /**
      * Claims and executes chunks until {@link #stop} is called (or, with {@code exitWhenIdle}, until no work is
@@ -414,6 +452,8 @@ public final class Worker {
                 Thread.currentThread().interrupt();
             }
             heartbeat.shutdownNow();
+            // What this worker's grants did not spend is free again for the other workers.
+            budgets.releaseAll();
             executor.close();
             contexts.close();
             board.close();
@@ -444,6 +484,7 @@ public final class Worker {
             giveBack(
                     new Claimed(h.placement(), h.lease()),
                     h.lost(),
+                    h.interrupted(),
                     what,
                     new CancelledException(what + ": the worker" + " stopped before it started"));
             held.remove(e.getKey());
@@ -562,11 +603,12 @@ public final class Worker {
 
     private void start(ExecutorService pool, Claimed c) {
         AtomicBoolean lost = new AtomicBoolean();
+        AtomicBoolean interrupted = new AtomicBoolean();
         ChunkTables.Held key = new ChunkTables.Held(c.lease().runId(), c.lease().chunkIndex());
         FutureTask<Void> task = new FutureTask<>(
                 () -> {
                     try {
-                        execute(c, lost);
+                        execute(c, lost, interrupted);
                     } finally {
                         held.remove(key);
                         wake.release();
@@ -574,7 +616,7 @@ public final class Worker {
                 },
                 null);
         // Registered before it runs, so the heartbeat covers the lease from the start.
-        held.put(key, new Held(c.placement(), c.lease(), task, lost));
+        held.put(key, new Held(c.placement(), c.lease(), task, lost, interrupted));
         pool.execute(task);
     }
 
@@ -584,7 +626,7 @@ public final class Worker {
      * with the lease held: a completion whose commit was lost is replayed and recognised ({@link ChunkTables#complete}),
      * and one whose lease was taken over meanwhile is fenced.
      */
-    private void execute(Claimed c, AtomicBoolean lost) {
+    private void execute(Claimed c, AtomicBoolean lost, AtomicBoolean interrupted) {
         ChunkTables.Lease lease = c.lease();
         String what = "chunk " + lease.chunkIndex() + " of run " + lease.runId();
         try {
@@ -625,16 +667,36 @@ public final class Worker {
                 }
             }
         } catch (RuntimeException e) {
-            giveBack(c, lost, what, e);
+            giveBack(c, lost, interrupted, what, e);
         }
     }
 
-    private void giveBack(Claimed c, AtomicBoolean lost, String what, RuntimeException e) {
+    private void giveBack(Claimed c, AtomicBoolean lost, AtomicBoolean interrupted, String what, RuntimeException e) {
         ChunkTables.Lease lease = c.lease();
         if (lost.get()) {
             fenced.incrementAndGet();
             listener.chunkGivenBack(lease.runId(), lease.chunkIndex(), "fenced");
             LOG.info("{}: lease lost while executing; dropped", what);
+            return;
+        }
+        if (interrupted.get()) {
+            // An interrupting pause: the chunk did nothing wrong, so its claim's attempt is refunded, and it is
+            // claimable again as soon as the run is resumed (claims of a paused run wait anyway).
+            Thread.interrupted();
+            try {
+                boolean mine = giveBackWrite(
+                        c,
+                        "give-back of " + what,
+                        stopping.get(),
+                        h -> ChunkTables.requeue(h, lease, Duration.ZERO, "interrupted by a pause of its run", true));
+                if (mine) {
+                    requeued.incrementAndGet();
+                    listener.chunkGivenBack(lease.runId(), lease.chunkIndex(), "requeued");
+                    LOG.info("{}: interrupted by a pause of its run and given back (no attempt used)", what);
+                }
+            } catch (RuntimeException again) {
+                LOG.warn("{}: cannot give the chunk back ({}); its lease expires on its own", what, again.getMessage());
+            }
             return;
         }
         boolean cancelled = stopping.get() || Thread.currentThread().isInterrupted() || isCancellation(e);
@@ -721,8 +783,15 @@ public final class Worker {
         return false;
     }
 
+    /** Interrupts a held chunk whose run was paused by an interrupting pause; it is given back, its attempt refunded. */
+    private static void interrupt(Held h) {
+        h.interrupted().set(true);
+        h.future().cancel(true);
+    }
+
     /**
-     * Runs on the heartbeat thread: renews held leases; interrupts chunks whose lease was lost or run stopped. A
+     * Runs on the heartbeat thread: renews held leases; interrupts chunks whose lease was lost or run stopped, and gives
+     * back those whose run was paused by an interrupting pause ({@code pause --now}, a budget that ran out). A
      * database that is out is noted by its probe (logged once per outage); the other leases on it wait for the next
      * beat, and a chunk executing meanwhile keeps its lease unless another worker takes it over after it expired
      * (its completion is then fenced).
@@ -768,10 +837,13 @@ public final class Worker {
                 }
             }
             listener.heartbeat(holding, renewed);
+            budgets.heartbeat(new HashSet<>(runs));
             List<UUID> stopped;
+            List<UUID> interrupted;
             try {
-                stopped = ShardRoutes.stopped(
-                        placements.control(), runs.stream().distinct().toList());
+                List<UUID> distinct = runs.stream().distinct().toList();
+                stopped = ShardRoutes.stopped(placements.control(), distinct);
+                interrupted = ShardRoutes.interrupted(placements.control(), distinct);
                 heartbeatControlProbe.answered();
             } catch (RuntimeException e) {
                 if (!heartbeatControlProbe.failed(e)) {
@@ -782,6 +854,8 @@ public final class Worker {
             for (Held h : held.values()) {
                 if (stopped.contains(h.lease().runId())) {
                     h.future().cancel(true);
+                } else if (interrupted.contains(h.lease().runId())) {
+                    interrupt(h);
                 }
             }
         } catch (RuntimeException e) {

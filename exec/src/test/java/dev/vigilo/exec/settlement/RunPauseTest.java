@@ -162,6 +162,74 @@ class RunPauseTest {
     }
 
     @Test
+    void aPauseNowInterruptsTheHeldChunkGivesItBackUnchargedAndTheRunSettlesAfterResume() throws Exception {
+        open(150); // chunk 0 of 100 cases, chunk 1 of 50
+        UUID run = admitted();
+        RunPause pauses = new RunPause(placements);
+        CompletableFuture<Worker.Report> first = CompletableFuture.supplyAsync(() -> worker().run());
+        // The worker holds chunk 0: its first case waits at the agent (a slow endpoint) until the test lets it go.
+        assertThat(firstCall.await(60, TimeUnit.SECONDS)).isTrue();
+        RunPause.Result r = pauses.pause(run, RunPause.BY_COMMAND_NOW, true);
+        assertThat(r.outcome()).isEqualTo(RunPause.Outcome.PAUSED);
+        assertThat(status(run).paused().orElseThrow().reason()).isEqualTo(RunPause.BY_COMMAND_NOW);
+
+        // The worker's heartbeat interrupts the held chunk and gives it back; idle then, the worker exits, although
+        // the endpoint never answered: nothing of the chunk was committed and its claim's attempt was refunded.
+        Worker.Report report = first.get(60, TimeUnit.SECONDS);
+        assertThat(report.chunksCompleted()).isZero();
+        assertThat(report.chunksRequeued()).isEqualTo(1);
+        assertThat(status(run).status()).isEqualTo("paused");
+        assertThat(status(run).execution().chunksDone()).isZero();
+        assertThat(unclaimedChunks(run)).isEqualTo(2);
+        assertThat(TranscriptTest.receipts(fx, placements, run)).isEmpty();
+
+        // Resumed: both chunks are claimed again and the run settles with one result per case.
+        paused.countDown();
+        assertThat(pauses.resume(run).status().spelling()).isEqualTo("running");
+        worker().run();
+        assertThat(fx.runStatus(run)).isEqualTo("settled");
+        Set<Long> ordinals = new HashSet<>();
+        for (Receipt receipt : TranscriptTest.receipts(fx, placements, run)) {
+            for (Receipt.CaseResult c : receipt.cases()) {
+                assertThat(ordinals.add(c.ordinal()))
+                        .as("case %d once", c.ordinal())
+                        .isTrue();
+            }
+        }
+        assertThat(ordinals).hasSize(150);
+        assertThat(attempts(run)).isEqualTo(2); // one counted claim per chunk: the interrupted one was refunded
+    }
+
+    @Test
+    void pauseNowOnAPausedRunMakesItsPauseInterrupt() throws Exception {
+        open(5);
+        UUID run = admitted();
+        RunPause pauses = new RunPause(placements);
+        CompletableFuture<Worker.Report> running = CompletableFuture.supplyAsync(() -> worker().run());
+        assertThat(firstCall.await(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(pauses.pause(run, RunPause.BY_COMMAND).outcome()).isEqualTo(RunPause.Outcome.PAUSED);
+        assertThat(pauses.pause(run, RunPause.BY_COMMAND_NOW, true).outcome())
+                .isEqualTo(RunPause.Outcome.ALREADY_PAUSED);
+        assertThat(status(run).paused().orElseThrow().reason()).isEqualTo(RunPause.BY_COMMAND_NOW);
+        assertThat(running.get(60, TimeUnit.SECONDS).chunksRequeued()).isEqualTo(1);
+        assertThat(fx.runStatus(run)).isEqualTo("paused");
+        paused.countDown();
+        pauses.resume(run);
+        worker().run();
+        assertThat(fx.runStatus(run)).isEqualTo("settled");
+    }
+
+    /** The attempts the run's chunk rows count. */
+    private long attempts(UUID run) {
+        return placements
+                .jdbi(placements.aliases().iterator().next())
+                .withHandle(h -> h.createQuery("SELECT sum(attempts) FROM exec_chunks WHERE run_id = :r")
+                        .bind("r", run)
+                        .mapTo(Long.class)
+                        .one());
+    }
+
+    @Test
     void aPausedRunWhoseHeldChunkWasItsLastSettles() throws Exception {
         open(5); // one chunk
         UUID run = admitted();
