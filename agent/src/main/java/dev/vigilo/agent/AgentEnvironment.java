@@ -22,6 +22,8 @@ import java.util.Objects;
  *                         observers see): the run's, see {@link #forRun}
  * @param answers          where an http agent with {@code cache: true} finds earlier answers to identical requests and
  *                         leaves its own ({@link AnswerCache#NONE} for nowhere)
+ * @param limiters         the limiter of each model endpoint agents and judges call ({@link EndpointLimiters#NONE}:
+ *                         none)
  */
 public record AgentEnvironment(
         Map<String, String> variables,
@@ -32,7 +34,32 @@ public record AgentEnvironment(
         Duration maxRetryAfter,
         Duration regexTimeLimit,
         SecretValues secrets,
-        AnswerCache answers) {
+        AnswerCache answers,
+        EndpointLimiters limiters) {
+
+    /** An environment without limiters. */
+    public AgentEnvironment(
+            Map<String, String> variables,
+            Path workingDirectory,
+            Path scratchDirectory,
+            Duration initialBackoff,
+            Duration maxBackoff,
+            Duration maxRetryAfter,
+            Duration regexTimeLimit,
+            SecretValues secrets,
+            AnswerCache answers) {
+        this(
+                variables,
+                workingDirectory,
+                scratchDirectory,
+                initialBackoff,
+                maxBackoff,
+                maxRetryAfter,
+                regexTimeLimit,
+                secrets,
+                answers,
+                EndpointLimiters.NONE);
+    }
 
     /** An environment without an answer cache. */
     public AgentEnvironment(
@@ -67,6 +94,7 @@ public record AgentEnvironment(
 
     public AgentEnvironment {
         Objects.requireNonNull(answers, "answers");
+        Objects.requireNonNull(limiters, "limiters");
         variables = Map.copyOf(variables);
         workingDirectory = workingDirectory.toAbsolutePath();
         scratchDirectory = scratchDirectory.toAbsolutePath();
@@ -131,7 +159,8 @@ public record AgentEnvironment(
                 maxRetryAfter,
                 regexTimeLimit,
                 secrets,
-                answers);
+                answers,
+                limiters);
     }
 
     /** The same environment with another working directory. */
@@ -145,7 +174,8 @@ public record AgentEnvironment(
                 maxRetryAfter,
                 regexTimeLimit,
                 secrets,
-                answers);
+                answers,
+                limiters);
     }
 
     /** The same environment with other waits between attempts. */
@@ -159,7 +189,8 @@ public record AgentEnvironment(
                 retryAfterCap,
                 regexTimeLimit,
                 secrets,
-                answers);
+                answers,
+                limiters);
     }
 
     /** The same environment with another regex time limit. */
@@ -173,7 +204,8 @@ public record AgentEnvironment(
                 maxRetryAfter,
                 limit,
                 secrets,
-                answers);
+                answers,
+                limiters);
     }
 
     /** The same environment with other secrets. */
@@ -187,7 +219,8 @@ public record AgentEnvironment(
                 maxRetryAfter,
                 regexTimeLimit,
                 newSecrets,
-                answers);
+                answers,
+                limiters);
     }
 
     /** The same environment with another answer cache. */
@@ -201,6 +234,22 @@ public record AgentEnvironment(
                 maxRetryAfter,
                 regexTimeLimit,
                 secrets,
-                cache);
+                cache,
+                limiters);
+    }
+
+    /** The same environment with other endpoint limiters. */
+    public AgentEnvironment withLimiters(EndpointLimiters newLimiters) {
+        return new AgentEnvironment(
+                variables,
+                workingDirectory,
+                scratchDirectory,
+                initialBackoff,
+                maxBackoff,
+                maxRetryAfter,
+                regexTimeLimit,
+                secrets,
+                answers,
+                newLimiters);
     }
 }

@@ -13,6 +13,7 @@ import dev.vigilo.llm.ChatCall;
 import dev.vigilo.llm.ChatChoice;
 import dev.vigilo.llm.ChatCompletions;
 import dev.vigilo.llm.ChatExchange;
+import dev.vigilo.llm.ChatLimiter;
 import dev.vigilo.llm.ChatMessage;
 import dev.vigilo.llm.ChatRequest;
 import dev.vigilo.llm.EndpointText;
@@ -24,8 +25,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -84,6 +85,7 @@ final class JudgeEvaluator implements Evaluator {
     private final int index;
     private final Settings settings;
     private final ChatCompletions client;
+    private final ChatLimiter limiter;
     private final RetryPolicy policy;
     private final Duration maxRetryAfter;
     private final SecretValues secrets;
@@ -91,6 +93,12 @@ final class JudgeEvaluator implements Evaluator {
 
     /** {@code env}'s secrets must include the judge's key. */
     JudgeEvaluator(int index, Settings settings, ChatCompletions client, AgentEnvironment env) {
+        this(index, settings, client, env, ChatLimiter.NONE);
+    }
+
+    /** As above, every model call sent through {@code limiter} (the endpoint's, from {@link EndpointLimiters}). */
+    JudgeEvaluator(int index, Settings settings, ChatCompletions client, AgentEnvironment env, ChatLimiter limiter) {
+        this.limiter = limiter;
         this.index = index;
         this.settings = settings;
         this.client = client;
@@ -184,13 +192,18 @@ final class JudgeEvaluator implements Evaluator {
         }
         observer.onModelRequest(index, settings.name(), n, observed);
         long t0 = System.nanoTime();
-        CompletableFuture<ChatExchange> future =
-                client.send(ChatCall.of(settings.uri(), body, settings.apiKey(), settings.timeout()));
+        ChatCall call = new ChatCall(
+                settings.uri(),
+                body,
+                Map.of(),
+                settings.apiKey(),
+                settings.timeout(),
+                LimitedSend.tokenEstimate(body, settings.maxTokens()),
+                limiter);
         ChatExchange x;
         try {
-            x = future.get();
+            x = LimitedSend.send(client, call);
         } catch (InterruptedException e) {
-            future.cancel(true);
             Thread.currentThread().interrupt();
             throw new Failed(EvaluatorErrorType.CANCELLED, who + " was cancelled (the worker was interrupted)", false);
         } catch (ExecutionException e) {
