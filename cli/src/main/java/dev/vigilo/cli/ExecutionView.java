@@ -63,6 +63,7 @@ final class ExecutionView {
         }
         s.failureReason().ifPresent(r -> out.println("failure reason: " + r));
         s.paused().ifPresent(x -> out.println(x.line() + "; `vigilo run resume " + s.runId() + "` continues it"));
+        s.limiters().forEach(l -> out.println("limiter " + l.line()));
     }
 
     /**

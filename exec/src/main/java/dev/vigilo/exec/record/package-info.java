@@ -6,8 +6,9 @@
  * docs/formats/exec-receipt.md), run rows and routes ({@code RunRecords}), the run's plan row ({@code PlanRecord}),
  * shard tallies ({@code ShardTallies}), the settled gate table ({@code GateTable}, {@code run_gate_results}), usage
  * and judge agreement as chunk rows and settlement record them ({@code UsageTallies}, {@code UsageTable},
- * {@code AgreementTallies}), a case's epochs reduced ({@code EpochReduction}) and transcript keys
- * ({@code TranscriptStore}).
+ * {@code AgreementTallies}), a case's epochs reduced ({@code EpochReduction}), transcript keys
+ * ({@code TranscriptStore}) and the fleet limiters' rows with their one transition ({@code LimiterTable},
+ * {@code LimiterState}).
  *
  * <p>Internal to exec: nothing here is the module's API, though Java makes it public for the rooms. Uses only the
  * root package {@code dev.vigilo.exec}.

@@ -16,6 +16,8 @@ import dev.vigilo.exec.UsageSummary;
 import dev.vigilo.exec.WaitBoard;
 import dev.vigilo.exec.record.AgreementTallies;
 import dev.vigilo.exec.record.GateTable;
+import dev.vigilo.exec.record.LimiterState;
+import dev.vigilo.exec.record.LimiterTable;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.RunSnapshot;
@@ -73,7 +75,8 @@ public final class ExecutionStatusReader {
             List<GateResult> recorded,
             List<ExecutionStatus.Wait> waiting,
             Map<String, List<Receipt.ModelUsage>> recordedUsage,
-            Map<String, Map<String, KrippendorffAlpha.Sums>> recordedAgreement) {}
+            Map<String, Map<String, KrippendorffAlpha.Sums>> recordedAgreement,
+            List<ExecutionStatus.Limiter> limiters) {}
 
     /**
      * Reads the run's execution status now.
@@ -171,7 +174,8 @@ public final class ExecutionStatusReader {
                 v.run()
                         .pauseReason()
                         .map(x ->
-                                new ExecutionStatus.Paused(x, v.run().pausedAt().orElseThrow())));
+                                new ExecutionStatus.Paused(x, v.run().pausedAt().orElseThrow())),
+                v.limiters());
     }
 
     /** Whether settlement recorded the run's tables (its agreement is then read from them). */
@@ -261,7 +265,29 @@ public final class ExecutionStatusReader {
                 recorded,
                 WaitBoard.forRun(h, runId),
                 UsageTable.read(h, runId),
-                AgreementTallies.recorded(h, runId));
+                AgreementTallies.recorded(h, runId),
+                limiters(h, runId));
+    }
+
+    /** The fleet limiters of the run's endpoints, as the fleet shares them now. */
+    private static List<ExecutionStatus.Limiter> limiters(Handle h, UUID runId) {
+        List<ExecutionStatus.Limiter> out = new ArrayList<>();
+        for (LimiterTable.RunLimiter r : LimiterTable.forRun(h, runId)) {
+            LimiterState s = r.state();
+            out.add(new ExecutionStatus.Limiter(
+                    r.at(),
+                    s.endpoint(),
+                    s.limits().requestsPerMinute(),
+                    s.limits().tokensPerMinute(),
+                    s.limits().maxInFlight(),
+                    s.rateFactor(),
+                    s.rateReason(),
+                    s.rateChangedAt(),
+                    s.circuit().wire(),
+                    s.circuitSince(),
+                    s.circuitReason()));
+        }
+        return out;
     }
 
     /** The gate table so far: counts of done chunks against the planned totals; no decision yet. */

@@ -8,6 +8,7 @@ import dev.vigilo.agent.AgentOutcome;
 import dev.vigilo.agent.Agents;
 import dev.vigilo.agent.CaseBudget;
 import dev.vigilo.agent.CaseRecord;
+import dev.vigilo.agent.EndpointLimiters;
 import dev.vigilo.agent.EvaluationContext;
 import dev.vigilo.agent.EvaluatorResult;
 import dev.vigilo.agent.EvaluatorSet;
@@ -81,6 +82,8 @@ final class ChunkExecution implements ChunkExecutor {
     private final Map<UUID, RunAgent> agents = new HashMap<>();
     /** The worker's sandbox root, set when the worker starts; null until then (a run with a sandbox then fails). */
     private volatile Sandboxes sandboxes;
+    /** The worker's fleet limiters, set when the worker starts; null: model calls are not limited. */
+    private volatile FleetLimiters fleet;
 
     private final TranscriptStore transcripts = new TranscriptStore();
 
@@ -106,6 +109,24 @@ final class ChunkExecution implements ChunkExecutor {
     ChunkExecution(int concurrency, AgentEnvironment environment) {
         this.cases = Executors.newFixedThreadPool(concurrency, Threads.daemonFactory("case"));
         this.environment = environment;
+    }
+
+    @Override
+    public void useLimiters(FleetLimiters limiters) {
+        this.fleet = limiters;
+    }
+
+    /**
+     * What governs the model calls of {@code run}'s agent and judges: the fleet's rate limits and circuit breakers
+     * (docs/execution.md, "Fleet rate limit"), composed with any other source of limits in this list.
+     */
+    private EndpointLimiters limiters(RunContext run) {
+        List<EndpointLimiters> sources = new ArrayList<>();
+        FleetLimiters f = fleet;
+        if (f != null) {
+            sources.add(f.forRun(run.runId()));
+        }
+        return EndpointLimiters.all(sources);
     }
 
     /** Where the cases of runs with a sandbox get their attempt directories (docs/formats/agent-protocol.md). */
@@ -155,8 +176,10 @@ final class ChunkExecution implements ChunkExecutor {
                                 .toString();
                 // The run's secrets (the values of its configuration's *_env keys) are masked in everything the
                 // agent and the evaluators hand on, so no transcript, receipt or message below can hold one.
-                AgentEnvironment runEnvironment =
-                        environment.forRun(run.configuration()).withAnswers(new StoreAnswerCache(run.store()));
+                AgentEnvironment runEnvironment = environment
+                        .forRun(run.configuration())
+                        .withAnswers(new StoreAnswerCache(run.store()))
+                        .withLimiters(limiters(run));
                 Pricing pricing = pricing(run);
                 // The one pricing of an agent call's tokens: for the cost evaluator and for limits.case_cost_usd.
                 Function<List<TokenUsage>, Optional<BigDecimal>> cost =

@@ -237,6 +237,8 @@ public final class Worker {
     private final AtomicLong failed = new AtomicLong();
     private final AtomicLong fenced = new AtomicLong();
     private volatile Thread runner;
+    /** The fleet limiters of the running worker (null before {@link #run}). */
+    private volatile FleetLimiters fleetLimiters;
     /** Where this worker's sandbox attempt directories go ({@code <root>/<worker id>/}). */
     private final Path sandboxRoot;
     /** The environment sandbox programs are looked up in. */
@@ -358,6 +360,9 @@ public final class Worker {
     public Report run() {
         runner = Thread.currentThread();
         Sandboxes sandboxes = openSandboxes();
+        FleetLimiters limiters = new FleetLimiters(placements.control(), id);
+        executor.useLimiters(limiters);
+        fleetLimiters = limiters;
         board = new WaitBoard(placements.control(), id, waits::current);
         ExecutorService chunks = Executors.newFixedThreadPool(options.concurrency(), Threads.daemonFactory("chunk"));
         ScheduledExecutorService heartbeat =
@@ -415,6 +420,7 @@ public final class Worker {
             }
             heartbeat.shutdownNow();
             executor.close();
+            limiters.close();
             contexts.close();
             board.close();
             if (sandboxes != null) {
