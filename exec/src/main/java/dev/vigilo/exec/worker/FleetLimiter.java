@@ -34,6 +34,8 @@ final class FleetLimiter implements ChatLimiter {
     static final Duration MIN_LEASE_GAP = Duration.ofMillis(20);
     /** ... and a process that holds slots or has something to report leases at least this often. */
     static final Duration HEARTBEAT = Duration.ofSeconds(1);
+    /** While another process probes the circuit, leases are at least this far apart. */
+    static final Duration HALF_OPEN_POLL = Duration.ofMillis(200);
 
     final String key;
     final String endpoint;
@@ -255,6 +257,10 @@ final class FleetLimiter implements ChatLimiter {
             long at = Math.max(nextLease, earliest);
             if (circuit == Circuit.OPEN && openUntil - at > 0) {
                 at = openUntil;
+            }
+            if (circuit == Circuit.HALF_OPEN && probeCall == null && !probeGranted) {
+                // Another process probes: look again now and then, not at the permit pace.
+                at = Math.max(at, lastLease + HALF_OPEN_POLL.toNanos());
             }
             return at;
         }
