@@ -18,6 +18,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import org.jdbi.v3.core.Jdbi;
 import org.slf4j.Logger;
@@ -35,6 +36,7 @@ final class FleetLimiters implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(FleetLimiters.class);
 
     private final Jdbi control;
+    private final Consumer<Worker.LimiterReading> readings;
     private final UUID holder;
     private final LongSupplier nanos;
     private final Map<String, FleetLimiter> limiters = new ConcurrentHashMap<>();
@@ -47,11 +49,12 @@ final class FleetLimiters implements AutoCloseable {
 
     private record Registration(UUID runId, String at) {}
 
-    FleetLimiters(Jdbi control, UUID holder) {
-        this(control, holder, System::nanoTime);
+    FleetLimiters(Jdbi control, UUID holder, Consumer<Worker.LimiterReading> readings) {
+        this(control, holder, readings, System::nanoTime);
     }
 
-    FleetLimiters(Jdbi control, UUID holder, LongSupplier nanos) {
+    FleetLimiters(Jdbi control, UUID holder, Consumer<Worker.LimiterReading> readings, LongSupplier nanos) {
+        this.readings = readings;
         this.control = control;
         this.holder = holder;
         this.nanos = nanos;
@@ -160,6 +163,22 @@ final class FleetLimiters implements AutoCloseable {
                 });
             }
             l.apply(step);
+            LimiterState st = step.state();
+            try {
+                readings.accept(new Worker.LimiterReading(
+                        l.key,
+                        l.endpoint,
+                        st.limits().requestsPerMinute(),
+                        Math.round(st.limits().requestsPerMinute() * st.rateFactor()),
+                        st.rateFactor(),
+                        st.rateReason(),
+                        st.circuit().wire(),
+                        st.circuitReason(),
+                        l.inFlight(),
+                        l.waiting()));
+            } catch (RuntimeException e) {
+                LOG.debug("fleet limiter {}: a listener failed: {}", l.endpoint, e.toString());
+            }
         } catch (RuntimeException e) {
             LOG.warn("fleet limiter {}: lease failed, calls wait: {}", l.endpoint, e.getMessage());
             l.failed();
