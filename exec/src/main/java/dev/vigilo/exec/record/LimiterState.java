@@ -273,8 +273,9 @@ public record LimiterState(
             double leftTokens = Double.isInfinite(s.tokensPerSecond()) ? 0 : s.tokenPermits - tokens;
             s = s.withBuckets(leftRequests, leftTokens, s.refilledAt);
         }
+        // Without max_in_flight no slots are held (no holder row, no heartbeat for them).
         int inFlight = s.limits.maxInFlight() == 0
-                ? want.inFlight()
+                ? 0
                 : Math.min(want.inFlight(), Math.max(want.inUse(), s.limits.maxInFlight() - othersInFlight));
         Duration openFor = s.circuit == Circuit.OPEN && s.openUntil.isPresent() && now.isBefore(s.openUntil.get())
                 ? Duration.between(now, s.openUntil.get())

@@ -316,6 +316,7 @@ final class FleetLimiter implements ChatLimiter {
         answered = 0;
         successSeen = false;
         trailingFailures = 0;
+        lastFailure = "";
         rateLimited = 0;
         retryAfter = Duration.ZERO;
         latencyMillis = 0;

@@ -88,6 +88,13 @@ class LimiterStateTest {
                         .grant()
                         .inFlight())
                 .isEqualTo(2);
+        LimiterState unbounded = LimiterState.fresh("k", "e", RPM_600, T0);
+        assertThat(unbounded
+                        .step(T0, A, RPM_600, Report.NONE, new Want(1, 0, 5, 0), 0)
+                        .grant()
+                        .inFlight())
+                .as("without max_in_flight no slots are held")
+                .isZero();
         // B already has 5 in flight (others took slots since): it keeps them, gets no more.
         assertThat(state.step(T0, B, state.limits(), Report.NONE, new Want(0, 0, 9, 5), 8)
                         .grant()
