@@ -2,7 +2,6 @@ package dev.vigilo.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.vigilo.common.errors.SecretValues;
-import dev.vigilo.llm.ChatLimiter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -23,10 +22,8 @@ import java.util.Objects;
  *                         observers see): the run's, see {@link #forRun}
  * @param answers          where an http agent with {@code cache: true} finds earlier answers to identical requests and
  *                         leaves its own ({@link AnswerCache#NONE} for nowhere)
- * @param limiter          the {@link ChatLimiter} of every model call the agent (each turn of its tool loop) and the
- *                         judges make: the worker's run budget, composed with any other limit ({@link
- *                         ChatLimiter#all}); {@link ChatLimiter#NONE} for none. Each call reserves its token estimate
- *                         (the request body's bytes plus its {@code max_tokens}) and is settled with its exchange
+ * @param limiters         the limiter of each model endpoint agents and judges call ({@link EndpointLimiters#NONE}:
+ *                         none)
  */
 public record AgentEnvironment(
         Map<String, String> variables,
@@ -38,9 +35,9 @@ public record AgentEnvironment(
         Duration regexTimeLimit,
         SecretValues secrets,
         AnswerCache answers,
-        ChatLimiter limiter) {
+        EndpointLimiters limiters) {
 
-    /** An environment without a limiter. */
+    /** An environment without limiters. */
     public AgentEnvironment(
             Map<String, String> variables,
             Path workingDirectory,
@@ -61,7 +58,7 @@ public record AgentEnvironment(
                 regexTimeLimit,
                 secrets,
                 answers,
-                ChatLimiter.NONE);
+                EndpointLimiters.NONE);
     }
 
     /** An environment without an answer cache. */
@@ -97,7 +94,7 @@ public record AgentEnvironment(
 
     public AgentEnvironment {
         Objects.requireNonNull(answers, "answers");
-        Objects.requireNonNull(limiter, "limiter");
+        Objects.requireNonNull(limiters, "limiters");
         variables = Map.copyOf(variables);
         workingDirectory = workingDirectory.toAbsolutePath();
         scratchDirectory = scratchDirectory.toAbsolutePath();
@@ -163,7 +160,7 @@ public record AgentEnvironment(
                 regexTimeLimit,
                 secrets,
                 answers,
-                limiter);
+                limiters);
     }
 
     /** The same environment with another working directory. */
@@ -178,7 +175,7 @@ public record AgentEnvironment(
                 regexTimeLimit,
                 secrets,
                 answers,
-                limiter);
+                limiters);
     }
 
     /** The same environment with other waits between attempts. */
@@ -193,7 +190,7 @@ public record AgentEnvironment(
                 regexTimeLimit,
                 secrets,
                 answers,
-                limiter);
+                limiters);
     }
 
     /** The same environment with another regex time limit. */
@@ -208,7 +205,7 @@ public record AgentEnvironment(
                 limit,
                 secrets,
                 answers,
-                limiter);
+                limiters);
     }
 
     /** The same environment with other secrets. */
@@ -223,7 +220,7 @@ public record AgentEnvironment(
                 regexTimeLimit,
                 newSecrets,
                 answers,
-                limiter);
+                limiters);
     }
 
     /** The same environment with another answer cache. */
@@ -238,11 +235,11 @@ public record AgentEnvironment(
                 regexTimeLimit,
                 secrets,
                 cache,
-                limiter);
+                limiters);
     }
 
-    /** The same environment with another limiter of model calls. */
-    public AgentEnvironment withLimiter(ChatLimiter newLimiter) {
+    /** The same environment with other endpoint limiters. */
+    public AgentEnvironment withLimiters(EndpointLimiters newLimiters) {
         return new AgentEnvironment(
                 variables,
                 workingDirectory,
@@ -253,6 +250,6 @@ public record AgentEnvironment(
                 regexTimeLimit,
                 secrets,
                 answers,
-                newLimiter);
+                newLimiters);
     }
 }

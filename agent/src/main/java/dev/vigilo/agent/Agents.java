@@ -5,6 +5,7 @@ import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.config.AttemptLimits;
 import dev.vigilo.config.CasePlaceholders;
 import dev.vigilo.config.Template;
+import dev.vigilo.llm.ChatLimiter;
 import dev.vigilo.llm.ChatTool;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -143,7 +144,10 @@ public final class Agents {
             s.tools().close();
             throw Params.bad("agent.cache", "cannot be used with tools");
         }
-        return new HttpAgent(s, keyed.env());
+        ChatLimiter limiter = keyed.env()
+                .limiters()
+                .limiter(new EndpointLimiters.Endpoint("agent", uri, s.model(), s.apiKeyEnv(), p.node()));
+        return new HttpAgent(s, keyed.env(), limiter);
     }
 
     /**

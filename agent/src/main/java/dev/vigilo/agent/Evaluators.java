@@ -116,7 +116,7 @@ public final class Evaluators {
     private static Evaluator evaluator(
             int index, Params p, String name, String kind, AgentEnvironment env, ChatCompletions client) {
         return switch (kind) {
-            case "judge" -> new JudgeEvaluator(index, judge(p, name, env), client, env);
+            case "judge" -> judgeEvaluator(index, p, name, "evaluators." + name, env, client);
             case "panel" -> panel(index, p, name, env, client);
             case "exact_match" ->
                 TextEvaluator.exactMatch(name, p.bool("case_sensitive", true), p.bool("trim", true), env.secrets());
@@ -209,6 +209,18 @@ public final class Evaluators {
         return new ToolUseEvaluator(require, forbid, max, p.bool("ordered", false), env.secrets());
     }
 
+    /** A judge, its calls sent through its endpoint's limiter ({@code at}: where the configuration names it). */
+    private static JudgeEvaluator judgeEvaluator(
+            int index, Params p, String name, String at, AgentEnvironment env, ChatCompletions client) {
+        JudgeEvaluator.Settings s = judge(p, name, env);
+        return new JudgeEvaluator(
+                index,
+                s,
+                client,
+                env,
+                env.limiters().limiter(new EndpointLimiters.Endpoint(at, s.uri(), s.model(), s.apiKeyEnv(), p.node())));
+    }
+
     /** A judge's settings; its {@code api_key_env} variable must be set (as an http agent's). */
     private static JudgeEvaluator.Settings judge(Params p, String name, AgentEnvironment env) {
         URI uri;
@@ -296,7 +308,8 @@ public final class Evaluators {
                 throw Params.bad(jp.at() + ".name", "repeats \"" + judgeName + "\"; judges' names must be unique");
             }
             judgeNames.add(judgeName);
-            judges.add(new JudgeEvaluator(index, judge(jp, name + "/" + judgeName, env), client, env));
+            judges.add(judgeEvaluator(
+                    index, jp, name + "/" + judgeName, "evaluators." + name + ".judges." + judgeName, env, client));
         }
         String aggregate = p.text("aggregate");
         PanelEvaluator.Aggregate a = switch (aggregate) {

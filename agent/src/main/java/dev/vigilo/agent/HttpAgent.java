@@ -16,6 +16,7 @@ import dev.vigilo.llm.ChatCall;
 import dev.vigilo.llm.ChatChoice;
 import dev.vigilo.llm.ChatCompletions;
 import dev.vigilo.llm.ChatExchange;
+import dev.vigilo.llm.ChatLimiter;
 import dev.vigilo.llm.ChatMessage;
 import dev.vigilo.llm.ChatRequest;
 import dev.vigilo.llm.EndpointText;
@@ -32,7 +33,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -109,6 +109,7 @@ final class HttpAgent implements Agent {
     record Turn(String role, Template content) {}
 
     private final Settings settings;
+    private final ChatLimiter limiter;
     private final String url;
     private final ChatCompletions client;
     private final Attempts attempts;
@@ -119,6 +120,12 @@ final class HttpAgent implements Agent {
 
     /** {@code env}'s secrets must include the agent's own key (an endpoint may echo the request's headers). */
     HttpAgent(Settings settings, AgentEnvironment env) {
+        this(settings, env, ChatLimiter.NONE);
+    }
+
+    /** As above, every model call sent through {@code limiter} (the endpoint's, from {@link EndpointLimiters}). */
+    HttpAgent(Settings settings, AgentEnvironment env, ChatLimiter limiter) {
+        this.limiter = limiter;
         this.settings = settings;
         this.url = displayUrl(settings.uri());
         this.client = ChatCompletions.http(new HttpOptions(
@@ -457,25 +464,21 @@ final class HttpAgent implements Agent {
             Duration limit,
             AtomicReference<JsonNode> answered) {
         observer.onRequest(n, request);
-        CompletableFuture<ChatExchange> future;
+        ChatCall call = new ChatCall(
+                settings.uri(),
+                body,
+                Map.of(),
+                settings.apiKey(),
+                limit,
+                CallEstimate.tokens(body, settings.maxTokens()),
+                limiter);
+        ChatExchange x;
         try {
-            future = client.send(new ChatCall(
-                    settings.uri(),
-                    body,
-                    Map.of(),
-                    settings.apiKey(),
-                    limit,
-                    CallEstimate.tokens(body, settings.maxTokens()),
-                    env.limiter()));
+            x = LimitedSend.send(client, call);
         } catch (CancelledException refused) {
             // The run's limiter refused the call (its budget cannot cover it): nothing was sent.
             return failed(AgentErrorType.CANCELLED, "request to " + url + " was not sent: " + refused.getMessage());
-        }
-        ChatExchange x;
-        try {
-            x = future.get();
         } catch (InterruptedException e) {
-            future.cancel(true);
             Thread.currentThread().interrupt();
             return failed(
                     AgentErrorType.CANCELLED, "request to " + url + " was cancelled (the worker was interrupted)");

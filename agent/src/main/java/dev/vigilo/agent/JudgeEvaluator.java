@@ -27,7 +27,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -86,14 +85,20 @@ final class JudgeEvaluator implements Evaluator {
     private final int index;
     private final Settings settings;
     private final ChatCompletions client;
+    private final ChatLimiter limiter;
     private final RetryPolicy policy;
     private final Duration maxRetryAfter;
     private final SecretValues secrets;
     private final String who;
-    private final ChatLimiter limiter;
 
     /** {@code env}'s secrets must include the judge's key. */
     JudgeEvaluator(int index, Settings settings, ChatCompletions client, AgentEnvironment env) {
+        this(index, settings, client, env, ChatLimiter.NONE);
+    }
+
+    /** As above, every model call sent through {@code limiter} (the endpoint's, from {@link EndpointLimiters}). */
+    JudgeEvaluator(int index, Settings settings, ChatCompletions client, AgentEnvironment env, ChatLimiter limiter) {
+        this.limiter = limiter;
         this.index = index;
         this.settings = settings;
         this.client = client;
@@ -104,7 +109,6 @@ final class JudgeEvaluator implements Evaluator {
                 e -> e instanceof Failed f && f.retryable);
         this.maxRetryAfter = env.maxRetryAfter();
         this.secrets = env.secrets();
-        this.limiter = env.limiter();
         this.who = "judge \"" + settings.name() + "\" (model " + settings.model() + " at "
                 + EndpointText.display(settings.uri()) + ")";
     }
@@ -188,25 +192,21 @@ final class JudgeEvaluator implements Evaluator {
         }
         observer.onModelRequest(index, settings.name(), n, observed);
         long t0 = System.nanoTime();
-        CompletableFuture<ChatExchange> future;
+        ChatCall call = new ChatCall(
+                settings.uri(),
+                body,
+                Map.of(),
+                settings.apiKey(),
+                settings.timeout(),
+                CallEstimate.tokens(body, settings.maxTokens()),
+                limiter);
+        ChatExchange x;
         try {
-            future = client.send(new ChatCall(
-                    settings.uri(),
-                    body,
-                    Map.of(),
-                    settings.apiKey(),
-                    settings.timeout(),
-                    CallEstimate.tokens(body, settings.maxTokens()),
-                    limiter));
+            x = LimitedSend.send(client, call);
         } catch (CancelledException refused) {
             // The run's limiter refused the call (its budget cannot cover it): nothing was sent.
             throw new Failed(EvaluatorErrorType.CANCELLED, who + " was not asked: " + refused.getMessage(), false);
-        }
-        ChatExchange x;
-        try {
-            x = future.get();
         } catch (InterruptedException e) {
-            future.cancel(true);
             Thread.currentThread().interrupt();
             throw new Failed(EvaluatorErrorType.CANCELLED, who + " was cancelled (the worker was interrupted)", false);
         } catch (ExecutionException e) {

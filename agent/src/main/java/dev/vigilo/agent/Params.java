@@ -35,6 +35,11 @@ final class Params {
     }
 
     /** The raw value of {@code key}, null when absent. */
+    /** The whole object. */
+    JsonNode node() {
+        return node;
+    }
+
     JsonNode get(String key) {
         return node.get(key);
     }

@@ -427,7 +427,7 @@ class HttpAgentTest {
     @Test
     void everyRequestReservesItsBodyAndMaxTokensFromTheRunsLimiterAndARefusedOneIsNeverSent() {
         RecordingLimiter limiter = new RecordingLimiter(false);
-        env = env.withLimiter(limiter);
+        env = env.withLimiters(endpoint -> limiter);
         ObjectNode config = config();
         config.put("max_tokens", 40);
         server.enqueue(Reply.content("4").withUsage(10, 1));
@@ -437,7 +437,7 @@ class HttpAgentTest {
         assertThat(limiter.reserved).containsExactly(bodyBytes + 40);
         assertThat(limiter.settled).containsExactly(dev.vigilo.llm.ChatExchange.Outcome.ANSWERED);
 
-        env = env.withLimiter(new RecordingLimiter(true));
+        env = env.withLimiters(endpoint -> new RecordingLimiter(true));
         AgentOutcome refused = run(config, caseOf("q", "what is 2 + 2", null));
         assertThat(refused.error().orElseThrow().type()).isEqualTo(AgentErrorType.CANCELLED);
         assertThat(refused.error().orElseThrow().message()).contains("was not sent: the run's budget cannot cover");

@@ -54,6 +54,12 @@ record BothListeners(Worker.Listener first, Worker.Listener second) implements W
     }
 
     @Override
+    public void limiterLeased(Worker.LimiterReading limiter) {
+        first.limiterLeased(limiter);
+        second.limiterLeased(limiter);
+    }
+
+    @Override
     public void outageBegan(Service service, String target, Instant since, String error) {
         first.outageBegan(service, target, since, error);
         second.outageBegan(service, target, since, error);

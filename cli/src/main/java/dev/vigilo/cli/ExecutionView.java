@@ -70,6 +70,7 @@ final class ExecutionView {
                                 ? " (it cannot cover the next model call); `vigilo run resume " + s.runId()
                                         + " --budget-usd N` raises it to N and continues it"
                                 : "; `vigilo run resume " + s.runId() + "` continues it")));
+        s.limiters().forEach(l -> out.println("limiter " + l.line()));
     }
 
     /**

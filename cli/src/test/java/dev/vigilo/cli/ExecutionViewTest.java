@@ -84,7 +84,8 @@ class ExecutionViewTest {
                         new java.math.BigDecimal("24.99120"),
                         1_234_567,
                         java.math.BigDecimal.ZERO,
-                        0)));
+                        0)),
+                List.of());
         StringWriter text = new StringWriter();
         ExecutionView.print(new PrintWriter(text, true), s, true);
         assertThat(text.toString())

@@ -40,6 +40,8 @@ import java.util.UUID;
  * @param agreement     the judges' agreement per scope (as {@code usage}) and panel evaluator, from the panel results
  *                      so far or as settlement recorded them; empty for runs without panels
  * @param budget        the run's budget, what it spent and what workers hold reserved; empty without a budget
+ * @param limiters      the fleet limiters of the run's model endpoints (rate limits, circuit breakers) as the fleet
+ *                      shares them now; empty for runs without them
  */
 public record ExecutionStatus(
         UUID runId,
@@ -53,7 +55,8 @@ public record ExecutionStatus(
         Map<String, UsageSummary> usage,
         Map<String, Map<String, Agreement>> agreement,
         Optional<Paused> paused,
-        Optional<Budget> budget) {
+        Optional<Budget> budget,
+        List<Limiter> limiters) {
     private static final ObjectMapper MAPPER = StrictJson.newMapper();
     /** The usage scope of every case of the run. */
     public static final String ALL_CASES = "*";
@@ -70,9 +73,10 @@ public record ExecutionStatus(
         agreement = Map.copyOf(agreement);
         Objects.requireNonNull(paused, "paused");
         Objects.requireNonNull(budget, "budget");
+        limiters = List.copyOf(limiters);
     }
 
-    /** A status of a run without a budget. */
+    /** A status of a run without a budget and without fleet limiters. */
     public ExecutionStatus(
             UUID runId,
             String status,
@@ -97,7 +101,8 @@ public record ExecutionStatus(
                 usage,
                 agreement,
                 paused,
-                Optional.empty());
+                Optional.empty(),
+                List.of());
     }
 
     /**
@@ -149,6 +154,118 @@ public record ExecutionStatus(
             o.put("spent_tokens", spentTokens);
             o.put("reserved_cost_usd", dev.vigilo.llm.Pricing.text(reservedCostUsd));
             o.put("reserved_tokens", reservedTokens);
+        }
+    }
+
+    /**
+     * The fleet limiter of one of the run's model endpoints as the fleet shares it now (docs/execution.md, "Fleet
+     * rate limit", "Circuit breaker"): its configured and current rates, why the rate last changed, and its circuit.
+     *
+     * @param at                       where the run's configuration names the endpoint: {@code agent},
+     *                                 {@code evaluators.NAME}, {@code evaluators.NAME.judges.JUDGE}
+     * @param endpoint                 url, model and api-key variable name (never a key)
+     * @param requestsPerMinute        the configured request rate (0: none)
+     * @param tokensPerMinute          the configured token rate (0: none)
+     * @param maxInFlight              the configured bound of calls in flight (0: none)
+     * @param rateFactor               the fraction of the configured rates in use now (1: all)
+     * @param rateReason               why it last changed
+     * @param rateChangedAt            when
+     * @param circuit                  closed, open or half_open
+     * @param circuitSince             since when
+     * @param circuitReason            why
+     */
+    public record Limiter(
+            String at,
+            String endpoint,
+            int requestsPerMinute,
+            int tokensPerMinute,
+            int maxInFlight,
+            double rateFactor,
+            String rateReason,
+            Instant rateChangedAt,
+            String circuit,
+            Instant circuitSince,
+            String circuitReason) {
+        public Limiter {
+            Objects.requireNonNull(at, "at");
+            Objects.requireNonNull(endpoint, "endpoint");
+            Objects.requireNonNull(rateReason, "rateReason");
+            Objects.requireNonNull(rateChangedAt, "rateChangedAt");
+            Objects.requireNonNull(circuit, "circuit");
+            Objects.requireNonNull(circuitSince, "circuitSince");
+            Objects.requireNonNull(circuitReason, "circuitReason");
+        }
+
+        /** The request rate in use now (the configured one times the factor), 0 without a request limit. */
+        public long currentRequestsPerMinute() {
+            return Math.round(requestsPerMinute * rateFactor);
+        }
+
+        /** The token rate in use now, 0 without a token limit. */
+        public long currentTokensPerMinute() {
+            return Math.round(tokensPerMinute * rateFactor);
+        }
+
+        /**
+         * For people: {@code agent (http://h/v1 model m key $K): 300 of 600 requests/min since 2026-...Z (429 Too
+         * Many Requests: rate lowered); circuit open since 2026-...Z: 5 connection failures or 5xx in a row (...)}.
+         */
+        public String line() {
+            StringBuilder b =
+                    new StringBuilder(at).append(" (").append(endpoint).append("): ");
+            List<String> rates = new java.util.ArrayList<>();
+            if (requestsPerMinute > 0) {
+                rates.add(currentRequestsPerMinute() + " of " + requestsPerMinute + " requests/min");
+            }
+            if (tokensPerMinute > 0) {
+                rates.add(currentTokensPerMinute() + " of " + tokensPerMinute + " tokens/min");
+            }
+            if (maxInFlight > 0) {
+                rates.add("at most " + maxInFlight + " in flight");
+            }
+            b.append(rates.isEmpty() ? "no rate limit" : String.join(", ", rates));
+            if (requestsPerMinute > 0 || tokensPerMinute > 0) {
+                b.append(" since ")
+                        .append(rateChangedAt.truncatedTo(ChronoUnit.SECONDS))
+                        .append(" (")
+                        .append(rateReason)
+                        .append(")");
+            }
+            b.append("; circuit ").append(circuit.replace('_', '-'));
+            if (!circuit.equals("closed")) {
+                b.append(" since ")
+                        .append(circuitSince.truncatedTo(ChronoUnit.SECONDS))
+                        .append(": ")
+                        .append(circuitReason);
+            }
+            return b.toString();
+        }
+
+        void putJson(ObjectNode o) {
+            o.put("at", at).put("endpoint", endpoint);
+            putLimit(o, "requests_per_minute", requestsPerMinute);
+            putLimit(o, "current_requests_per_minute", currentRequestsPerMinute());
+            putLimit(o, "tokens_per_minute", tokensPerMinute);
+            putLimit(o, "current_tokens_per_minute", currentTokensPerMinute());
+            putLimit(o, "max_in_flight", maxInFlight);
+            o.put("rate_factor", rateFactor)
+                    .put("rate_reason", rateReason)
+                    .put(
+                            "rate_changed_at",
+                            rateChangedAt.truncatedTo(ChronoUnit.SECONDS).toString())
+                    .put("circuit", circuit)
+                    .put(
+                            "circuit_since",
+                            circuitSince.truncatedTo(ChronoUnit.SECONDS).toString())
+                    .put("circuit_reason", circuitReason);
+        }
+
+        private static void putLimit(ObjectNode o, String key, long value) {
+            if (value > 0) {
+                o.put(key, value);
+            } else {
+                o.putNull(key);
+            }
         }
     }
 
@@ -424,6 +541,11 @@ public record ExecutionStatus(
             }
         }
         doc.put("gates_final", gatesFinal);
+        // Only for runs whose endpoints have fleet limiters: other runs' documents keep their keys.
+        if (!limiters.isEmpty()) {
+            ArrayNode l = doc.putArray("limiters");
+            limiters.forEach(x -> x.putJson(l.addObject()));
+        }
         ArrayNode w = doc.putArray("waiting");
         for (Wait x : waiting) {
             w.addObject()

@@ -11,7 +11,8 @@ import java.util.concurrent.CompletableFuture;
  * {@link ChatExchange} for every ending, failures included, within the call's timeout after the limiter's wait;
  * the call's limiter has been {@linkplain ChatLimiter#settle settled} before it completes. It completes
  * exceptionally only with a {@link java.util.concurrent.CancellationException} when the caller cancels it, which
- * also aborts the exchange.
+ * also aborts the exchange, and with the limiter's refusal when {@link ChatLimiter#reserve} refuses the call by
+ * throwing (nothing sent, nothing to settle).
  */
 public interface ChatCompletions extends AutoCloseable {
     /** Sends {@code call} after its limiter's wait. */

@@ -49,12 +49,7 @@ final class HttpChatCompletions implements ChatCompletions {
     @Override
     public CompletableFuture<ChatExchange> send(ChatCall call) {
         Exchange x = new Exchange(call);
-        Duration wait = call.limiter().reserve(call);
-        if (wait.isNegative() || wait.isZero()) {
-            x.start();
-        } else {
-            x.schedule(timers.schedule(x::start, wait.toNanos(), TimeUnit.NANOSECONDS));
-        }
+        x.admit();
         return x.result;
     }
 
@@ -80,6 +75,38 @@ final class HttpChatCompletions implements ChatCompletions {
                     settle(ChatExchange.failed(ChatExchange.Outcome.CANCELLED, t));
                 }
             });
+        }
+
+        /** Asks the limiter to admit the call, again after each hold; then reserves and starts after the wait. */
+        void admit() {
+            if (result.isDone()) {
+                return;
+            }
+            Duration hold = call.limiter().admit(call);
+            if (!(hold.isNegative() || hold.isZero())) {
+                timer.set(timers.schedule(this::admit, hold.toNanos(), TimeUnit.NANOSECONDS));
+                if (result.isDone()) {
+                    // Cancelled while the hold was being scheduled.
+                    cancelTimer();
+                }
+                return;
+            }
+            timer.set(null);
+            Duration wait;
+            try {
+                wait = call.limiter().reserve(call);
+            } catch (RuntimeException refused) {
+                // The limiter refused the call (ChatLimiter#reserve): nothing is sent and nothing was reserved, so
+                // there is nothing to settle; the sender gets the refusal as the future's failure.
+                settled.set(true);
+                result.completeExceptionally(refused);
+                return;
+            }
+            if (wait.isNegative() || wait.isZero()) {
+                start();
+            } else {
+                schedule(timers.schedule(this::start, wait.toNanos(), TimeUnit.NANOSECONDS));
+            }
         }
 
         void schedule(ScheduledFuture<?> f) {

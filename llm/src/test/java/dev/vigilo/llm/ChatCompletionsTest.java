@@ -286,6 +286,76 @@ class ChatCompletionsTest {
         }
     }
 
+    @Test
+    void aHoldIsAskedAgainUntilItAdmitsAndAComposedLimiterAsksEachPartUntilItAdmits() throws Exception {
+        try (TestEndpoint ep = new TestEndpoint(x -> TestEndpoint.reply(x, 200, ANSWER))) {
+            HoldingLimiter first = new HoldingLimiter(2);
+            HoldingLimiter second = new HoldingLimiter(3);
+            RecordingLimiter third = new RecordingLimiter(Duration.ZERO);
+            ChatLimiter all = ChatLimiter.all(List.of(first, ChatLimiter.NONE, second, third));
+            ChatCall c = new ChatCall(ep.uri(), new byte[] {'{', '}'}, Map.of(), Optional.empty(), seconds(5), 5, all);
+            ChatExchange x = send(client, c);
+            assertThat(x.outcome()).isEqualTo(ChatExchange.Outcome.ANSWERED);
+            // A part that admitted is not asked again: its admission may have taken capacity.
+            assertThat(first.asked).hasValue(3);
+            assertThat(second.asked).hasValue(4);
+            assertThat(third.reserved).containsExactly(5L);
+            assertThat(ep.received()).hasSize(1);
+            assertThat(first.settled).hasValue(1);
+            assertThat(second.settled).hasValue(1);
+            assertThat(all.resend(c)).isFalse();
+            second.resendNext = true;
+            assertThat(all.resend(c)).as("any part may ask for a resend").isTrue();
+        }
+        assertThat(ChatLimiter.all(List.of())).isSameAs(ChatLimiter.NONE);
+        HoldingLimiter one = new HoldingLimiter(0);
+        assertThat(ChatLimiter.all(List.of(one, ChatLimiter.NONE))).isSameAs(one);
+    }
+
+    @Test
+    void cancellingAHeldCallSendsNothingAndSettlesItCancelled() throws Exception {
+        try (TestEndpoint ep = new TestEndpoint(x -> TestEndpoint.reply(x, 200, ANSWER))) {
+            HoldingLimiter held = new HoldingLimiter(Integer.MAX_VALUE);
+            CompletableFuture<ChatExchange> f = client.send(
+                    new ChatCall(ep.uri(), new byte[] {'{', '}'}, Map.of(), Optional.empty(), seconds(5), 0, held));
+            assertThat(f.cancel(true)).isTrue();
+            assertThat(held.settled).hasValue(1);
+            assertThat(ep.received()).isEmpty();
+        }
+    }
+
+    /** Holds a call for 10 ms {@code holds} times, then admits it; counts what it was asked. */
+    private static final class HoldingLimiter implements ChatLimiter {
+        final int holds;
+        final java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
+        final java.util.concurrent.atomic.AtomicInteger settled = new java.util.concurrent.atomic.AtomicInteger();
+        volatile boolean resendNext;
+
+        HoldingLimiter(int holds) {
+            this.holds = holds;
+        }
+
+        @Override
+        public Duration admit(ChatCall call) {
+            return asked.incrementAndGet() > holds ? Duration.ZERO : Duration.ofMillis(10);
+        }
+
+        @Override
+        public Duration reserve(ChatCall call) {
+            return Duration.ZERO;
+        }
+
+        @Override
+        public void settle(ChatCall call, ChatExchange exchange) {
+            settled.incrementAndGet();
+        }
+
+        @Override
+        public boolean resend(ChatCall call) {
+            return resendNext;
+        }
+    }
+
     /** Records what the client told it; waits {@code wait} before every call. */
     private static final class RecordingLimiter implements ChatLimiter {
         final Duration wait;

@@ -112,7 +112,9 @@ final class AgentReader {
                         "tools",
                         "max_turns",
                         "parallel_tool_calls",
-                        "mcp_servers"));
+                        "mcp_servers",
+                        "rate_limit",
+                        "circuit_breaker"));
         String url = fields.text(node.get("url"), AGENT.key("url"), true);
         if (url != null) {
             fields.endpointUrl(url, AGENT.key("url"));
@@ -157,6 +159,7 @@ final class AgentReader {
             out.put("cache", true);
         }
         tools(node, out);
+        new EndpointLimitReader(reader).read(node, AGENT, out);
         return new Profile.Agent(Profile.AgentKind.HTTP, out);
     }
 

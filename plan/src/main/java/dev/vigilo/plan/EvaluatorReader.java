@@ -52,7 +52,9 @@ final class EvaluatorReader {
             "timeout_seconds",
             "temperature",
             "max_tokens",
-            "allow_self_judge");
+            "allow_self_judge",
+            "rate_limit",
+            "circuit_breaker");
     /** A judge's (and a mean/min panel's) pass score when none is given: the middle of the normalised scale. */
     static final double JUDGE_PASS_SCORE = 0.5;
     /** A tool_use evaluator's largest {@code max_calls} (as agent's {@code Evaluators} checks it). */
@@ -356,6 +358,7 @@ final class EvaluatorReader {
         params.put("max_tokens", mt == null ? null : reader.integer(mt, at.key("max_tokens"), 1, 1_000_000, 1));
         boolean allowSelf = reader.bool(e.get("allow_self_judge"), at.key("allow_self_judge"), false);
         params.put("allow_self_judge", allowSelf);
+        new EndpointLimitReader(reader).read(e, at, params);
         if (!allowSelf
                 && url != null
                 && model != null

@@ -284,6 +284,13 @@ final class RunPages {
                 "budget_paused",
                 s.paused().filter(x -> x.reason().equals(RunPause.BUDGET)).isPresent());
         m.put("budget", s.budget().map(ExecutionStatus.Budget::line).orElse(null));
+        // Each fleet limiter of the run's endpoints: its rate and why it last changed, an open circuit and since when.
+        m.put("has_limiters", !s.limiters().isEmpty());
+        m.put(
+                "limiters",
+                s.limiters().stream()
+                        .map(l -> Map.of("line", l.line(), "open", !l.circuit().equals("closed")))
+                        .toList());
         m.put("plan_status", identity.planStatus());
         m.put("creation_cursor", prep.creationProgress().planChunkCursor() + " / " + prep.expectedChunks());
         ExecutionStatus.Progress p = s.execution();

@@ -3,12 +3,19 @@ package dev.vigilo.web;
 import dev.vigilo.exec.UsageSummary;
 import dev.vigilo.exec.worker.Worker;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A worker's metrics, kept where they happen: a {@link Worker.Listener} that counts into a Micrometer registry
@@ -22,7 +29,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@code vigilo_worker_agent_seconds}: the agent's time per case (a histogram with percentiles);
  *   <li>{@code vigilo_worker_heartbeats_total}, {@code vigilo_worker_leases_held} (as of the last heartbeat),
  *       {@code vigilo_worker_lease_renewals_total};
- *   <li>{@code vigilo_worker_runs_settled_total{status}}.
+ *   <li>{@code vigilo_worker_runs_settled_total{status}};
+ *   <li>per fleet limiter ({@code endpoint}: url, model and api-key variable name), as of its last lease:
+ *       {@code vigilo_worker_limiter_requests_per_minute} (the fleet's current rate),
+ *       {@code vigilo_worker_limiter_rate_factor}, {@code vigilo_worker_limiter_circuit_open} (1 open or half-open,
+ *       0 closed), {@code vigilo_worker_limiter_in_flight}, {@code vigilo_worker_limiter_waiting}, and
+ *       {@code vigilo_worker_limiter_info{endpoint, circuit, rate_reason}} (1; why the rate last changed).
  * </ul>
  *
  * Thread-safe (Micrometer's meters are).
@@ -37,6 +49,18 @@ public final class WorkerMetrics implements Worker.Listener {
     private final Counter heartbeats;
     private final Counter renewals;
     private final AtomicInteger held = new AtomicInteger();
+    private final Map<String, LimiterGauges> limiters = new ConcurrentHashMap<>();
+
+    /** One limiter's gauges and its current info meter (replaced when its labels change). */
+    private static final class LimiterGauges {
+        final AtomicLong rate = new AtomicLong();
+        final AtomicReference<Double> factor = new AtomicReference<>(1.0);
+        final AtomicInteger open = new AtomicInteger();
+        final AtomicInteger inFlight = new AtomicInteger();
+        final AtomicInteger waiting = new AtomicInteger();
+        Meter info;
+        String infoLabels = "";
+    }
 
     public WorkerMetrics(MeterRegistry registry) {
         this.registry = Objects.requireNonNull(registry, "registry");
@@ -127,6 +151,39 @@ public final class WorkerMetrics implements Worker.Listener {
         heartbeats.increment();
         renewals.increment(renewed);
         held.set(heldNow);
+    }
+
+    @Override
+    public void limiterLeased(Worker.LimiterReading r) {
+        LimiterGauges g = limiters.computeIfAbsent(r.key(), k -> {
+            LimiterGauges n = new LimiterGauges();
+            Tags t = Tags.of("endpoint", r.endpoint());
+            registry.gauge("vigilo_worker_limiter_requests_per_minute", t, n.rate);
+            Gauge.builder("vigilo_worker_limiter_rate_factor", n.factor, AtomicReference::get)
+                    .tags(t)
+                    .register(registry);
+            registry.gauge("vigilo_worker_limiter_circuit_open", t, n.open);
+            registry.gauge("vigilo_worker_limiter_in_flight", t, n.inFlight);
+            registry.gauge("vigilo_worker_limiter_waiting", t, n.waiting);
+            return n;
+        });
+        g.rate.set(r.currentRequestsPerMinute());
+        g.factor.set(r.rateFactor());
+        g.open.set(r.circuit().equals("closed") ? 0 : 1);
+        g.inFlight.set(r.inFlight());
+        g.waiting.set(r.waiting());
+        synchronized (g) {
+            String labels = r.circuit() + "\n" + r.rateReason();
+            if (!labels.equals(g.infoLabels)) {
+                if (g.info != null) {
+                    registry.remove(g.info);
+                }
+                g.info = Gauge.builder("vigilo_worker_limiter_info", () -> 1)
+                        .tags("endpoint", r.endpoint(), "circuit", r.circuit(), "rate_reason", r.rateReason())
+                        .register(registry);
+                g.infoLabels = labels;
+            }
+        }
     }
 
     @Override

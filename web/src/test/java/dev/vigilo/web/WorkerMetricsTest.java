@@ -146,4 +146,30 @@ class WorkerMetricsTest {
                     .isEqualTo(403);
         }
     }
+
+    @Test
+    void eachFleetLimiterShowsItsRateWhyItLastChangedAndItsCircuit() {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        WorkerMetrics metrics = new WorkerMetrics(registry);
+        String endpoint = "http://127.0.0.1:9/v1 model m key $K";
+        metrics.limiterLeased(new dev.vigilo.exec.worker.Worker.LimiterReading(
+                "k", endpoint, 600, 600, 1.0, "configured", "closed", "no failures", 3, 1));
+        metrics.limiterLeased(new dev.vigilo.exec.worker.Worker.LimiterReading(
+                "k", endpoint, 600, 300, 0.5, "429 Too Many Requests: rate lowered", "open", "5 in a row", 0, 7));
+        assertThat(registry.get("vigilo_worker_limiter_requests_per_minute")
+                        .tag("endpoint", endpoint)
+                        .gauge()
+                        .value())
+                .isEqualTo(300.0);
+        assertThat(registry.get("vigilo_worker_limiter_rate_factor").gauge().value())
+                .isEqualTo(0.5);
+        assertThat(registry.get("vigilo_worker_limiter_circuit_open").gauge().value())
+                .isEqualTo(1.0);
+        assertThat(registry.get("vigilo_worker_limiter_waiting").gauge().value())
+                .isEqualTo(7.0);
+        String scrape = registry.scrape();
+        assertThat(scrape)
+                .contains("rate_reason=\"429 Too Many Requests: rate lowered\"")
+                .doesNotContain("rate_reason=\"configured\"");
+    }
 }

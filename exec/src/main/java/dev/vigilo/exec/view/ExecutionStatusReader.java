@@ -17,6 +17,8 @@ import dev.vigilo.exec.WaitBoard;
 import dev.vigilo.exec.record.AgreementTallies;
 import dev.vigilo.exec.record.BudgetTable;
 import dev.vigilo.exec.record.GateTable;
+import dev.vigilo.exec.record.LimiterState;
+import dev.vigilo.exec.record.LimiterTable;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.RunSnapshot;
@@ -75,7 +77,8 @@ public final class ExecutionStatusReader {
             List<ExecutionStatus.Wait> waiting,
             Map<String, List<Receipt.ModelUsage>> recordedUsage,
             Map<String, Map<String, KrippendorffAlpha.Sums>> recordedAgreement,
-            Optional<BudgetTable.State> budget) {}
+            Optional<BudgetTable.State> budget,
+            List<ExecutionStatus.Limiter> limiters) {}
 
     /**
      * Reads the run's execution status now.
@@ -174,7 +177,8 @@ public final class ExecutionStatusReader {
                         .pauseReason()
                         .map(x ->
                                 new ExecutionStatus.Paused(x, v.run().pausedAt().orElseThrow())),
-                v.budget().map(BudgetTable.State::status));
+                v.budget().map(BudgetTable.State::status),
+                v.limiters());
     }
 
     /** Whether settlement recorded the run's tables (its agreement is then read from them). */
@@ -265,7 +269,29 @@ public final class ExecutionStatusReader {
                 WaitBoard.forRun(h, runId),
                 UsageTable.read(h, runId),
                 AgreementTallies.recorded(h, runId),
-                BudgetTable.read(h, runId));
+                BudgetTable.read(h, runId),
+                limiters(h, runId));
+    }
+
+    /** The fleet limiters of the run's endpoints, as the fleet shares them now. */
+    private static List<ExecutionStatus.Limiter> limiters(Handle h, UUID runId) {
+        List<ExecutionStatus.Limiter> out = new ArrayList<>();
+        for (LimiterTable.RunLimiter r : LimiterTable.forRun(h, runId)) {
+            LimiterState s = r.state();
+            out.add(new ExecutionStatus.Limiter(
+                    r.at(),
+                    s.endpoint(),
+                    s.limits().requestsPerMinute(),
+                    s.limits().tokensPerMinute(),
+                    s.limits().maxInFlight(),
+                    s.rateFactor(),
+                    s.rateReason(),
+                    s.rateChangedAt(),
+                    s.circuit().wire(),
+                    s.circuitSince(),
+                    s.circuitReason()));
+        }
+        return out;
     }
 
     /** The gate table so far: counts of done chunks against the planned totals; no decision yet. */

@@ -8,6 +8,7 @@ import dev.vigilo.agent.AgentOutcome;
 import dev.vigilo.agent.Agents;
 import dev.vigilo.agent.CaseBudget;
 import dev.vigilo.agent.CaseRecord;
+import dev.vigilo.agent.EndpointLimiters;
 import dev.vigilo.agent.EvaluationContext;
 import dev.vigilo.agent.EvaluatorResult;
 import dev.vigilo.agent.EvaluatorSet;
@@ -87,6 +88,8 @@ final class ChunkExecution implements ChunkExecutor {
     private final Map<UUID, RunAgent> agents = new HashMap<>();
     /** The worker's sandbox root, set when the worker starts; null until then (a run with a sandbox then fails). */
     private volatile Sandboxes sandboxes;
+    /** The worker's fleet limiters, set when the worker starts; null: model calls are not limited. */
+    private volatile FleetLimiters fleet;
 
     private final TranscriptStore transcripts = new TranscriptStore();
 
@@ -115,18 +118,39 @@ final class ChunkExecution implements ChunkExecutor {
     }
 
     /**
-     * The {@link ChatLimiter} of a run's model calls on this worker, asked once per run when its agent is built: the
-     * run's budget ({@link RunBudgets}); compose further limits with {@link ChatLimiter#all}.
+     * The {@link ChatLimiter} of a run's budget on this worker, asked once per run when its agent is built ({@link
+     * RunBudgets}); it governs every model call of the run, whatever the endpoint.
      */
-    interface Limiters {
+    interface Budgets {
         ChatLimiter of(RunContext run, Pricing pricing);
     }
 
-    private volatile Limiters limiters = (run, pricing) -> ChatLimiter.NONE;
+    private volatile Budgets budgets = (run, pricing) -> ChatLimiter.NONE;
 
-    /** Where every run's model calls get their limiter (the worker sets it before it claims). */
-    void useLimiters(Limiters l) {
-        this.limiters = l;
+    /** Where every run's model calls get their budget (the worker sets it before it claims). */
+    void useBudgets(Budgets b) {
+        this.budgets = b;
+    }
+
+    @Override
+    public void useLimiters(FleetLimiters limiters) {
+        this.fleet = limiters;
+    }
+
+    /**
+     * What governs the model calls of {@code run}'s agent and judges: the fleet's rate limits and circuit breakers
+     * (docs/execution.md, "Fleet rate limit"), then the run's budget (docs/execution.md, "Budget"), which every
+     * endpoint of the run shares.
+     */
+    private EndpointLimiters limiters(RunContext run, Pricing pricing) {
+        List<EndpointLimiters> sources = new ArrayList<>();
+        FleetLimiters f = fleet;
+        if (f != null) {
+            sources.add(f.forRun(run.runId()));
+        }
+        ChatLimiter budget = budgets.of(run, pricing);
+        sources.add(endpoint -> budget);
+        return EndpointLimiters.all(sources);
     }
 
     /** Where the cases of runs with a sandbox get their attempt directories (docs/formats/agent-protocol.md). */
@@ -180,7 +204,7 @@ final class ChunkExecution implements ChunkExecutor {
                 AgentEnvironment runEnvironment = environment
                         .forRun(run.configuration())
                         .withAnswers(new StoreAnswerCache(run.store()))
-                        .withLimiter(limiters.of(run, pricing));
+                        .withLimiters(limiters(run, pricing));
                 // The one pricing of an agent call's tokens: for the cost evaluator and for limits.case_cost_usd.
                 Function<List<TokenUsage>, Optional<BigDecimal>> cost =
                         used -> Receipt.Usage.of(used, List.of(), pricing).costUsd();

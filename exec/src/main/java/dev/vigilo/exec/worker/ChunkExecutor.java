@@ -16,6 +16,9 @@ interface ChunkExecutor extends AutoCloseable {
     /** The worker's sandbox root, opened when the worker starts (executors that run no commands ignore it). */
     default void useSandboxes(Sandboxes root) {}
 
+    /** The worker's fleet limiters, made when the worker starts (executors that call no model ignore them). */
+    default void useLimiters(FleetLimiters limiters) {}
+
     @Override
     void close();
 }

@@ -208,8 +208,40 @@ public final class Worker {
          */
         default void runSettled(UUID runId, String status, Duration took) {}
 
+        /**
+         * One of this worker's fleet limiters after a lease (docs/execution.md, "Fleet rate limit"): the fleet's
+         * current rate, why it last changed, the circuit, and this process's calls in flight and waiting.
+         */
+        default void limiterLeased(LimiterReading limiter) {}
+
         Listener NONE = new Listener() {};
     }
+
+    /**
+     * A fleet limiter as this worker sees it after a lease.
+     *
+     * @param key                      the limiter key (sha256 of url, model and api-key variable name)
+     * @param endpoint                 url, model and the key's variable name
+     * @param requestsPerMinute        the configured request rate (0: none)
+     * @param currentRequestsPerMinute the fleet's request rate now
+     * @param rateFactor               the fraction of the configured rates in use
+     * @param rateReason               why it last changed
+     * @param circuit                  closed, open or half_open
+     * @param circuitReason            why the circuit is in its state
+     * @param inFlight                 this process's calls in flight
+     * @param waiting                  this process's calls waiting for permits, slots or the circuit
+     */
+    public record LimiterReading(
+            String key,
+            String endpoint,
+            int requestsPerMinute,
+            long currentRequestsPerMinute,
+            double rateFactor,
+            String rateReason,
+            String circuit,
+            String circuitReason,
+            int inFlight,
+            int waiting) {}
 
     private final Placements placements;
     private final Options options;
@@ -239,6 +271,8 @@ public final class Worker {
     private final AtomicLong failed = new AtomicLong();
     private final AtomicLong fenced = new AtomicLong();
     private volatile Thread runner;
+    /** The fleet limiters of the running worker (null before {@link #run}). */
+    private volatile FleetLimiters fleetLimiters;
     /** Where this worker's sandbox attempt directories go ({@code <root>/<worker id>/}). */
     private final Path sandboxRoot;
     /** The environment sandbox programs are looked up in. */
@@ -318,7 +352,7 @@ public final class Worker {
         this.coordinator = new Coordinator(placements, storage, options.creationLease(), listener);
         this.budgets = new RunBudgets(placements, id, options.lease(), this::budgetExhausted);
         if (executor instanceof ChunkExecution ce) {
-            ce.useLimiters((run, pricing) -> budgets.limiter(run.runId(), run.configuration(), pricing));
+            ce.useBudgets((run, pricing) -> budgets.limiter(run.runId(), run.configuration(), pricing));
         }
     }
 
@@ -396,6 +430,9 @@ public final class Worker {
     public Report run() {
         runner = Thread.currentThread();
         Sandboxes sandboxes = openSandboxes();
+        FleetLimiters limiters = new FleetLimiters(placements.control(), id, listener::limiterLeased);
+        executor.useLimiters(limiters);
+        fleetLimiters = limiters;
         board = new WaitBoard(placements.control(), id, waits::current);
         ExecutorService chunks = Executors.newFixedThreadPool(options.concurrency(), Threads.daemonFactory("chunk"));
         ScheduledExecutorService heartbeat =
@@ -455,6 +492,7 @@ public final class Worker {
             // What this worker's grants did not spend is free again for the other workers.
             budgets.releaseAll();
             executor.close();
+            limiters.close();
             contexts.close();
             board.close();
             if (sandboxes != null) {
