@@ -1,6 +1,7 @@
 package dev.vigilo.cli;
 
 import dev.vigilo.exec.Service;
+import dev.vigilo.exec.UsageSummary;
 import dev.vigilo.exec.worker.Worker;
 import java.time.Duration;
 import java.time.Instant;
@@ -33,6 +34,12 @@ record BothListeners(Worker.Listener first, Worker.Listener second) implements W
     public void caseExecuted(UUID runId, Duration agentTime, boolean errored) {
         first.caseExecuted(runId, agentTime, errored);
         second.caseExecuted(runId, agentTime, errored);
+    }
+
+    @Override
+    public void modelUsage(UUID runId, UsageSummary usage) {
+        first.modelUsage(runId, usage);
+        second.modelUsage(runId, usage);
     }
 
     @Override
