@@ -81,7 +81,7 @@ final class RunPauseCommand {
                 names = "--budget-usd",
                 paramLabel = "N",
                 description = "raise the run's cost budget to N USD (a total)")
-        BigDecimal budgetUsd;
+        String budgetUsdText;
 
         @Option(
                 names = "--budget-tokens",
@@ -89,8 +89,22 @@ final class RunPauseCommand {
                 description = "raise the run's token budget to N tokens (a total)")
         Long budgetTokens;
 
+        /** {@code --budget-usd} as an exact decimal; anything else is a one-line error (exit 3). */
+        private BigDecimal budgetUsd() {
+            if (budgetUsdText == null) {
+                return null;
+            }
+            try {
+                return new BigDecimal(budgetUsdText.strip());
+            } catch (NumberFormatException e) {
+                throw new InvalidInputException("--budget-usd " + CommandSupport.shown(budgetUsdText)
+                        + ": not a number; give the new total in USD, e.g. --budget-usd 40");
+            }
+        }
+
         @Override
         public Integer call() {
+            BigDecimal budgetUsd = budgetUsd();
             if (budgetUsd != null && budgetUsd.signum() <= 0) {
                 throw new InvalidInputException(
                         "--budget-usd " + budgetUsd.toPlainString() + ": a budget is a total greater than 0");

@@ -62,6 +62,7 @@ class OptionMixinsTest {
         Set<String> descriptions = new TreeSet<>();
         assertThat(having("--json", descriptions))
                 .containsExactlyInAnyOrder(
+                        "datagen export",
                         "datagen status",
                         "dataset upload",
                         "dataset show",

@@ -136,7 +136,12 @@ class ServeCliTest {
         String url = view.await(Pattern.compile("Transcript viewer: (\\S+)"));
         HttpResponse<String> page = get(url);
         assertThat(page.statusCode()).isEqualTo(200);
-        assertThat(page.body()).contains("ACCEPT").contains("Turn 1");
+        // A log of one turn marker: nothing of the conversation to draw, the event listed under storage.
+        assertThat(page.body())
+                .contains("ACCEPT")
+                .contains("1 event")
+                .contains("Nothing of the conversation on this page")
+                .contains("turn/start");
         String base = url.substring(0, url.indexOf('/', "http://".length()));
         assertThat(get(base + "/runs").statusCode()).isEqualTo(404);
         assertThat(get(base + "/sessions/view?path=%2Fetc%2Fpasswd").statusCode())

@@ -219,6 +219,12 @@ final class RunBudgets {
                 Amount want;
                 Amount usedNow;
                 synchronized (this) {
+                    if (zero(granted)) {
+                        // Released (or never granted) since this growth was queued: growing ahead only extends a
+                        // grant this worker holds. Creating one here would leave a grant no call uses, reserved until
+                        // it expired and then counted as spent.
+                        return;
+                    }
                     want = atLeastGranted(need);
                     usedNow = used;
                 }
