@@ -1034,7 +1034,9 @@ final class RunPages {
 
     void pauseForm(Context ctx) {
         UUID id = Params.runId(ctx);
-        new RunPause(sources.placements()).pause(id, RunPause.BY_DASHBOARD);
+        // "Pause now" (vigilo run pause --now): the workers also give back the chunks they hold of the run.
+        boolean now = "true".equals(ctx.formParam("now"));
+        new RunPause(sources.placements()).pause(id, RunPause.BY_DASHBOARD, now);
         ctx.redirect("/runs/" + id, HttpStatus.SEE_OTHER);
     }
 
@@ -1045,7 +1047,8 @@ final class RunPages {
     }
 
     void pauseApi(Context ctx) {
-        pauseJson(ctx, new RunPause(sources.placements()).pause(Params.runId(ctx), RunPause.BY_DASHBOARD));
+        boolean now = "true".equals(ctx.queryParam("now"));
+        pauseJson(ctx, new RunPause(sources.placements()).pause(Params.runId(ctx), RunPause.BY_DASHBOARD, now));
     }
 
     void resumeApi(Context ctx) {

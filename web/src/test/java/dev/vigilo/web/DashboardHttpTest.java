@@ -493,15 +493,37 @@ class DashboardHttpTest {
                 .contains("id=\"paused-line\">Run paused since ")
                 .contains("id=\"resume-form\"")
                 .doesNotContain("id=\"pause-form\"");
+        assertThat(pauseInterrupts(run))
+                .as("a plain pause lets held chunks finish")
+                .isFalse();
         HttpResponse<String> resumed =
                 Http.post(base + "/api/runs/" + run + "/resume", "", AccessGuard.HEADER, dashboard.token());
         assertThat(MAPPER.readTree(resumed.body()).path("status").asText()).isEqualTo("pending");
         assertThat(json("/api/runs/" + run).path("status").asText()).isEqualTo("pending");
+        // Pause now: the page offers it beside the plain pause, and the API records an interrupting pause.
+        assertThat(page("/runs/" + run)).contains("id=\"pause-now-form\" data-confirm=\"Pause this run now?");
+        HttpResponse<String> now =
+                Http.post(base + "/api/runs/" + run + "/pause?now=true", "", AccessGuard.HEADER, dashboard.token());
+        assertThat(now.statusCode()).as(now.body()).isEqualTo(200);
+        assertThat(pauseInterrupts(run)).as("pause now interrupts held chunks").isTrue();
+        Http.post(base + "/api/runs/" + run + "/resume", "", AccessGuard.HEADER, dashboard.token());
+        assertThat(json("/api/runs/" + run).path("status").asText()).isEqualTo("pending");
+        assertThat(pauseInterrupts(run)).isFalse();
         // A settled run has nothing to pause: a conflict, said as such.
         HttpResponse<String> late =
                 Http.post(base + "/api/runs/" + state.settledRun + "/pause", "", AccessGuard.HEADER, dashboard.token());
         assertThat(late.statusCode()).isEqualTo(409);
         assertThat(late.body()).contains("there is nothing to pause");
+    }
+
+    /** Whether the run's pause interrupts the chunks workers hold (plan's {@code runs.pause_interrupts}). */
+    private static boolean pauseInterrupts(UUID run) {
+        return state.control
+                .jdbi()
+                .withHandle(h -> h.createQuery("SELECT pause_interrupts FROM runs WHERE run_id = :r")
+                        .bind("r", run)
+                        .mapTo(Boolean.class)
+                        .one());
     }
 
     @Test
