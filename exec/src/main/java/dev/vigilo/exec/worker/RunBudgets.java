@@ -22,6 +22,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
@@ -103,9 +104,17 @@ final class RunBudgets {
         }
     }
 
-    /** Releases every grant without a call in flight (the worker stops). */
+    /** How long a stopping worker waits for its cancelled calls to be settled before it releases its grants. */
+    private static final Duration STOP_WAIT = Duration.ofSeconds(10);
+
+    /**
+     * Releases every grant (the worker stops), once its calls in flight were settled (at most {@link #STOP_WAIT}); a
+     * grant that still has a call in flight then is left to expire, and is counted as spent whole.
+     */
     void releaseAll() {
         ahead.shutdownNow();
+        long deadline = System.nanoTime() + STOP_WAIT.toNanos();
+        budgets.values().forEach(b -> b.awaitIdle(deadline));
         heartbeat(Set.of());
     }
 
@@ -193,6 +202,33 @@ final class RunBudgets {
             synchronized (this) {
                 inFlight = inFlight.minus(reserved);
                 used = used.plus(spent);
+                notifyAll(); // a stopping worker may wait for its last calls before it releases (awaitIdle)
+            }
+        }
+
+        /**
+         * Waits until no call of this run is in flight on this worker, at most until {@code deadline} (System.nanoTime):
+         * a call cancelled as the worker stops is settled on the client's thread, possibly just after the chunks ended,
+         * and a grant with a call in flight cannot be released. Keeps the caller's interrupt status.
+         */
+        synchronized void awaitIdle(long deadline) {
+            boolean interrupted = Thread.interrupted();
+            try {
+                while (!zero(inFlight)) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        return;
+                    }
+                    try {
+                        wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    }
+                }
+            } finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
             }
         }
 
