@@ -90,10 +90,15 @@ class SandboxKillIT {
                                 })
                                 .orElse(false));
                 deadOwner = root.relativize(marker.get()).getName(0);
-                sandboxed = first.toHandle().descendants().toList();
-                assertThat(sandboxed)
-                        .as("bwrap and the agent run under the worker")
-                        .anyMatch(p -> p.info().command().orElse("").endsWith("sleep"));
+                // The agent writes its marker before it execs sleep, so the process tree is read again until the
+                // exec has happened (a read between the two sees sh in sleep's place).
+                AtomicReference<List<ProcessHandle>> tree = new AtomicReference<>();
+                RandomKills.await(Duration.ofMinutes(1), "bwrap and the sleeping agent under the worker", () -> {
+                    tree.set(first.toHandle().descendants().toList());
+                    return tree.get().stream()
+                            .anyMatch(p -> p.info().command().orElse("").endsWith("sleep"));
+                });
+                sandboxed = tree.get();
                 assertThat(RandomKills.killAfter(first, 0)).isTrue();
                 assertThat(first.waitFor()).isEqualTo(RandomKills.KILLED);
             } finally {
