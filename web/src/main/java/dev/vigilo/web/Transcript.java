@@ -77,7 +77,7 @@ final class Transcript {
     }
 
     /** Splits the cat output into lines and keeps what the page needs. */
-    private static final class Collector extends OutputStream {
+    private static final class Collector extends LineSplitter {
         private final int limit;
         private final Predicate<JsonNode> keep;
         private final List<Event> events = new ArrayList<>();
@@ -96,28 +96,7 @@ final class Transcript {
         }
 
         @Override
-        public void write(int b) {
-            write(new byte[] {(byte) b}, 0, 1);
-        }
-
-        @Override
-        public void write(byte[] b, int off, int len) {
-            int end = off + len;
-            int start = off;
-            for (int i = off; i < end; i++) {
-                if (b[i] == '\n') {
-                    append(b, start, i - start);
-                    endLine();
-                    start = i + 1;
-                }
-            }
-            append(b, start, end - start);
-        }
-
-        private void append(byte[] b, int off, int len) {
-            if (len <= 0) {
-                return;
-            }
+        void append(byte[] b, int off, int len) {
             lineBytes += len;
             if (full()) {
                 return;
@@ -126,7 +105,8 @@ final class Transcript {
             line.write(b, off, room);
         }
 
-        private void endLine() {
+        @Override
+        void endLine() {
             if (full()) {
                 more = true;
             } else {

@@ -147,7 +147,7 @@ final class TranscriptScan {
     }
 
     /** Splits the reader's output into lines and looks at each once. */
-    private static final class Collector extends OutputStream {
+    private static final class Collector extends LineSplitter {
         private final Request request;
         private final byte[] needle;
         private final String query;
@@ -179,28 +179,7 @@ final class TranscriptScan {
         }
 
         @Override
-        public void write(int b) {
-            write(new byte[] {(byte) b}, 0, 1);
-        }
-
-        @Override
-        public void write(byte[] b, int off, int len) {
-            int end = off + len;
-            int start = off;
-            for (int i = off; i < end; i++) {
-                if (b[i] == '\n') {
-                    append(b, start, i - start);
-                    endLine();
-                    start = i + 1;
-                }
-            }
-            append(b, start, end - start);
-        }
-
-        private void append(byte[] b, int off, int len) {
-            if (len <= 0) {
-                return;
-            }
+        void append(byte[] b, int off, int len) {
             lineBytes += len;
             int room = (int) Math.min(len, MAX_LINE_BYTES - lineLength);
             if (room <= 0) {
@@ -213,7 +192,8 @@ final class TranscriptScan {
             lineLength += room;
         }
 
-        private void endLine() {
+        @Override
+        void endLine() {
             long index = ordinal++;
             long page = index / PAGE_EVENTS + 1;
             String type = type();
