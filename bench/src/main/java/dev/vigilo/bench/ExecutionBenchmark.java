@@ -179,6 +179,10 @@ public final class ExecutionBenchmark {
                     args.length > 2 ? Integer.parseInt(args[2]) : 1);
             return;
         }
+        if (args.length > 0 && args[0].equals("redone")) {
+            redoneMain(args.length > 1 ? Integer.parseInt(args[1]) : 10_000);
+            return;
+        }
         if (args.length > 0 && args[0].equals("memory")) {
             memoryMain(args.length > 1 ? Integer.parseInt(args[1]) : 20_000);
             return;
@@ -237,6 +241,33 @@ public final class ExecutionBenchmark {
     /** The heap the {@code vigilo} launcher gives {@code vigilo worker --concurrency n} (docs/configuration.md). */
     static int launcherHeapMiB(int concurrency) {
         return 96 + 2 * concurrency;
+    }
+
+    /** The requests-redone phase of {@code bench/run exec} alone, over a run of {@code cases}. */
+    private static void redoneMain(int cases) throws Exception {
+        Path work = Files.createTempDirectory("vigilo-bench-exec-");
+        System.out.printf(
+                "%d cores, work dir %s, worker concurrency %d, worker heap -Xmx256m; %,d cases%n",
+                Runtime.getRuntime().availableProcessors(), work, CONCURRENCY, cases);
+        StorageConfig storage = StorageConfig.localDefault(work.resolve("objects"));
+        try (ControlDatabase control = ControlDatabase.open(new ControlSettings.Embedded(work.resolve("postgres")));
+                ObjectStore store = ObjectStores.open(storage.defaultStore());
+                Placements placements = Placements.open(control, ExecutionConfig.defaults())) {
+            ExecutionBenchmark b = new ExecutionBenchmark(work, control, store, placements);
+            DatasetEntry dataset = b.upload("redone", cases);
+            try (OpenAiTestServer llm = agent()) {
+                Redone r = b.redone(b.prepare(dataset, llm), llm, 0.50);
+                System.out.printf(
+                        "REDONE %,d requests redone of %,d cases (%.2f%%), launch to the first agent call %.2f s,"
+                                + " to the first claim %.2f s%n",
+                        r.requestsRedone(),
+                        r.cases(),
+                        100.0 * r.requestsRedone() / r.cases(),
+                        r.firstCallMillis() / 1000.0,
+                        r.firstClaimMillis() / 1000.0);
+            }
+        }
+        deleteTree(work);
     }
 
     private static void memoryMain(int cases) throws Exception {
