@@ -34,6 +34,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
@@ -68,8 +69,15 @@ import java.util.stream.Stream;
  *       times, one worker is started and the time from its launch to its first completed chunk (its first executed
  *       cases, counted once their chunk's receipt is recorded) is taken (median), split into JVM start, joining the
  *       control database, the first claim and the chunk's execution; the worker is killed again. Resume cost must
- *       not grow with completed work.
+ *       not grow with completed work. The killed workers' leases are taken at once (same machine: docs/execution.md,
+ *       "Resume after a kill").
+ *   <li>Requests redone: 4 workers over the {@code SMALL} dataset killed with SIGKILL at 50% of the chunks, then one
+ *       worker finishes the run; every request the agent's server received beyond one per case was redone (work a
+ *       killed worker did and lost), with the restarted worker's launch to its first agent call.
  * </ol>
+ *
+ * <p>Every worker reports its peak resident set ({@code VmHWM}) at exit; the summary line gives cases/s, worker CPU
+ * per case, peak RSS and requests redone, the figures issue 27 compares.
  *
  * <p>Beside the wall times: the CPU time per case of the workers, of the PostgreSQL server ({@link PostgresCpu}) and
  * of this JVM (the agent's server), and the load average, since the machine may be shared.
@@ -171,6 +179,14 @@ public final class ExecutionBenchmark {
                     args.length > 2 ? Integer.parseInt(args[2]) : 1);
             return;
         }
+        if (args.length > 0 && args[0].equals("redone")) {
+            redoneMain(args.length > 1 ? Integer.parseInt(args[1]) : 10_000);
+            return;
+        }
+        if (args.length > 0 && args[0].equals("memory")) {
+            memoryMain(args.length > 1 ? Integer.parseInt(args[1]) : 20_000);
+            return;
+        }
         if (args.length > 0 && args[0].equals("epochs")) {
             epochsMain(
                     args.length > 1 ? Integer.parseInt(args[1]) : 100_000,
@@ -187,8 +203,8 @@ public final class ExecutionBenchmark {
         if (leftAt90 < RESUME_CHUNKS_NEEDED) {
             System.out.printf(
                     "note: at 90%% only about %d chunks are left, fewer than the %d that 4 killed workers and 3"
-                            + " restarts can hold: restarts will wait for the killed workers' leases to expire, and"
-                            + " may find nothing left (use at least %,d cases to measure resume cost)%n",
+                            + " restarts can hold: a restart takes the killed workers' leases at once (same machine),"
+                            + " but may find nothing left (use at least %,d cases to measure resume cost)%n",
                     leftAt90, RESUME_CHUNKS_NEEDED, RESUME_CHUNKS_NEEDED * 1000);
         }
         StorageConfig storage = StorageConfig.localDefault(work.resolve("objects"));
@@ -220,6 +236,90 @@ public final class ExecutionBenchmark {
             new ExecutionBenchmark(work, control, store, placements).runEpochs(cases, epochs);
         }
         deleteTree(work);
+    }
+
+    /** The heap the {@code vigilo} launcher gives {@code vigilo worker --concurrency n} (docs/configuration.md). */
+    static int launcherHeapMiB(int concurrency) {
+        return 96 + 2 * concurrency;
+    }
+
+    /** The requests-redone phase of {@code bench/run exec} alone, over a run of {@code cases}. */
+    private static void redoneMain(int cases) throws Exception {
+        Path work = Files.createTempDirectory("vigilo-bench-exec-");
+        System.out.printf(
+                "%d cores, work dir %s, worker concurrency %d, worker heap -Xmx256m; %,d cases%n",
+                Runtime.getRuntime().availableProcessors(), work, CONCURRENCY, cases);
+        StorageConfig storage = StorageConfig.localDefault(work.resolve("objects"));
+        try (ControlDatabase control = ControlDatabase.open(new ControlSettings.Embedded(work.resolve("postgres")));
+                ObjectStore store = ObjectStores.open(storage.defaultStore());
+                Placements placements = Placements.open(control, ExecutionConfig.defaults())) {
+            ExecutionBenchmark b = new ExecutionBenchmark(work, control, store, placements);
+            DatasetEntry dataset = b.upload("redone", cases);
+            try (OpenAiTestServer llm = agent()) {
+                Redone r = b.redone(b.prepare(dataset, llm), llm, 0.50);
+                System.out.printf(
+                        "REDONE %,d requests redone of %,d cases (%.2f%%), launch to the first agent call %.2f s,"
+                                + " to the first claim %.2f s%n",
+                        r.requestsRedone(),
+                        r.cases(),
+                        100.0 * r.requestsRedone() / r.cases(),
+                        r.firstCallMillis() / 1000.0,
+                        r.firstClaimMillis() / 1000.0);
+            }
+        }
+        deleteTree(work);
+    }
+
+    private static void memoryMain(int cases) throws Exception {
+        Path work = Files.createTempDirectory("vigilo-bench-exec-");
+        System.out.printf(
+                "%d cores, work dir %s, worker concurrency %d; %,d cases: the JVM's default heap against the"
+                        + " launcher's -Xmx%dm and -Xmx256m%n",
+                Runtime.getRuntime().availableProcessors(), work, CONCURRENCY, cases, launcherHeapMiB(CONCURRENCY));
+        StorageConfig storage = StorageConfig.localDefault(work.resolve("objects"));
+        try (ControlDatabase control = ControlDatabase.open(new ControlSettings.Embedded(work.resolve("postgres")));
+                ObjectStore store = ObjectStores.open(storage.defaultStore());
+                Placements placements = Placements.open(control, ExecutionConfig.defaults())) {
+            new ExecutionBenchmark(work, control, store, placements).runMemory(cases);
+        }
+        deleteTree(work);
+    }
+
+    /**
+     * One worker over a run of {@code cases}, with each heap setting in turn, then again in the reverse order (A B C C
+     * B A): peak RSS (the kernel's {@code VmHWM}), worker CPU per case and cases/s of each, so a sizing rule is chosen
+     * from what it costs in memory and in speed.
+     */
+    private void runMemory(int cases) throws Exception {
+        DatasetEntry dataset = upload("memory", cases);
+        List<List<String>> heaps =
+                List.of(List.of(), List.of("-Xmx" + launcherHeapMiB(CONCURRENCY) + "m"), List.of("-Xmx256m"));
+        Map<List<String>, List<Execution>> runs = new java.util.LinkedHashMap<>();
+        List<List<String>> order = new ArrayList<>(heaps);
+        List<List<String>> reversed = new ArrayList<>(heaps);
+        java.util.Collections.reverse(reversed);
+        order.addAll(reversed);
+        for (List<String> heap : order) {
+            try (OpenAiTestServer llm = agent()) {
+                System.out.println("heap " + (heap.isEmpty() ? "default" : heap.get(0)) + ":");
+                runs.computeIfAbsent(heap, k -> new ArrayList<>()).add(execute(prepare(dataset, llm), 1, 0, heap));
+            }
+        }
+        System.out.printf("%nMEMORY %,d cases, 1 worker, concurrency %d, 2 cores (A B C C B A)%n", cases, CONCURRENCY);
+        System.out.printf("%-24s %22s %26s %22s%n", "heap", "peak RSS (MiB)", "worker CPU ms per case", "cases/s");
+        for (var e : runs.entrySet()) {
+            List<Execution> ex = e.getValue();
+            System.out.printf(
+                    "%-24s %22s %26s %22s%n",
+                    e.getKey().isEmpty() ? "JVM default" : e.getKey().get(0),
+                    ex.stream().map(x -> String.format("%.1f", x.peakRssMiB())).toList(),
+                    ex.stream()
+                            .map(x -> String.format("%.3f", x.cpu().workers() / (double) x.cases()))
+                            .toList(),
+                    ex.stream()
+                            .map(x -> String.format("%,.0f", x.casesPerSecond()))
+                            .toList());
+        }
     }
 
     private static void judgeMain(int cases, int epochs) throws Exception {
@@ -456,7 +556,8 @@ public final class ExecutionBenchmark {
             double peakHeapMiB,
             long steadyCases,
             Cpu cpu,
-            long settleMicros) {
+            long settleMicros,
+            double peakRssMiB) {
         double casesPerSecond() {
             return cases / seconds;
         }
@@ -541,6 +642,10 @@ public final class ExecutionBenchmark {
         try (OpenAiTestServer llm = agent()) {
             at90 = resume(prepare(large, llm), 0.90);
         }
+        Redone redone;
+        try (OpenAiTestServer llm = agent()) {
+            redone = redone(prepare(smallSet, llm), llm, 0.50);
+        }
 
         long chunks = (cases + 99) / 100;
         System.out.printf(
@@ -579,6 +684,11 @@ public final class ExecutionBenchmark {
                 "%-44s %18s %18s%n",
                 "raw CPU ms/case: - / postgres / loops", rawCpu1.perCase(cases), rawCpu4.perCase(cases));
         System.out.printf(
+                "%-44s %18s %18s%n",
+                "peak RSS of a worker (MiB)",
+                String.format("%.1f", vigilo1.peakRssMiB()),
+                String.format("%.1f", vigilo4.peakRssMiB()));
+        System.out.printf(
                 "HEAP   one worker, peak live heap (full GC every %d s): %,d cases %.1f MiB, %,d cases %.1f MiB,"
                         + " ratio %.2f%n",
                 HEAP_PROBE_SECONDS,
@@ -598,6 +708,86 @@ public final class ExecutionBenchmark {
                 at10.length, r10 / 1000.0, r90 / 1000.0, (double) r90 / r10, c10 / 1000.0, c90 / 1000.0);
         System.out.println("       10%: " + restarts(at10));
         System.out.println("       90%: " + restarts(at90));
+        System.out.printf(
+                "REDONE 4 workers killed at %.0f%% of %,d cases, one restarted worker to the end: %,d requests redone"
+                        + " (%.2f%% of the run's cases; requests the agent's server received beyond one per case),"
+                        + " launch to its first agent call %.2f s, to its first claim %.2f s%n",
+                redone.fraction() * 100,
+                redone.cases(),
+                redone.requestsRedone(),
+                100.0 * redone.requestsRedone() / redone.cases(),
+                redone.firstCallMillis() / 1000.0,
+                redone.firstClaimMillis() / 1000.0);
+        System.out.printf(
+                "SUMMARY %,d cases, 1 worker: %,.0f cases/s (launch to last chunk), %.3f worker CPU ms per case,"
+                        + " peak RSS %.1f MiB; after a kill of every worker: %,d requests redone of %,d cases%n",
+                cases,
+                vigilo1.casesPerSecond(),
+                vigilo1.cpu().workers() / (double) vigilo1.cases(),
+                vigilo1.peakRssMiB(),
+                redone.requestsRedone(),
+                redone.cases());
+    }
+
+    /**
+     * What a kill of every worker costs in requests: the agent's server received {@code cases + requestsRedone}
+     * requests for a run whose every case needs exactly one (one attempt, no errors), so every request beyond one per
+     * case is work a killed worker did and lost. {@code firstCallMillis} and {@code firstClaimMillis}: from the
+     * restarted worker's launch to the first request the server received from it and to its first claim.
+     */
+    private record Redone(
+            double fraction, long cases, long requestsRedone, long firstCallMillis, long firstClaimMillis) {}
+
+    /**
+     * Runs 4 workers until {@code fraction} of the run's chunks are done, kills them all with SIGKILL, then starts
+     * one worker that finishes the run (it exits once the run is settled), and counts the requests the agent's server
+     * received beyond one per case.
+     */
+    private Redone redone(CreateResult run, OpenAiTestServer llm, double fraction) throws Exception {
+        java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
+        AtomicLong firstCall = new AtomicLong();
+        llm.answerWith(request -> {
+            if (armed.get()) {
+                firstCall.compareAndSet(0, System.currentTimeMillis());
+            }
+            return answer(request);
+        });
+        AtomicLong done = new AtomicLong();
+        List<WorkerProcess> ws = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            ws.add(startWorker(done, 0));
+        }
+        long target = (long) Math.ceil(run.expectedChunks() * fraction);
+        long until = System.nanoTime() + Duration.ofHours(1).toNanos();
+        while (done.get() < target && System.nanoTime() < until) {
+            Thread.sleep(5);
+        }
+        for (WorkerProcess w : ws) {
+            w.kill();
+        }
+        long killedAt = done.get();
+        armed.set(true);
+        WorkerProcess w = startWorker(done, 0);
+        if (!w.awaitExit(3600) || w.exitValue() != 0) {
+            kill(w);
+            throw new IllegalStateException("the restarted worker did not finish the run; logs in " + work);
+        }
+        ExecutionStatus status = new ExecutionStatusReader(placements).status(run.runId());
+        if (!status.status().equals("settled") || status.execution().casesDone() != run.cases()) {
+            throw new IllegalStateException("run " + run.runId() + " ended " + status.status() + " with "
+                    + status.execution().casesDone() + " of " + run.cases() + " cases done");
+        }
+        long redone = llm.requestCount() - run.cases();
+        System.out.printf(
+                "killed 4 workers with %,d of %,d chunks done; the restarted worker finished the run: %,d requests"
+                        + " for %,d cases; load average %s%n",
+                killedAt, run.expectedChunks(), llm.requestCount(), run.cases(), loadAverage());
+        return new Redone(
+                fraction,
+                run.cases(),
+                redone,
+                firstCall.get() == 0 ? -1 : firstCall.get() - w.launchedAt(),
+                w.claimAt() == 0 ? -1 : w.claimAt() - w.launchedAt());
     }
 
     private static String rate(double perSecond, double seconds) {
@@ -683,8 +873,13 @@ public final class ExecutionBenchmark {
     }
 
     private WorkerProcess startWorker(AtomicLong runChunks, long heapProbeSeconds) throws IOException {
+        return startWorker(runChunks, heapProbeSeconds, List.of("-Xmx256m"));
+    }
+
+    private WorkerProcess startWorker(AtomicLong runChunks, long heapProbeSeconds, List<String> heap)
+            throws IOException {
         Path log = work.resolve("worker-" + ++logs + ".log");
-        return WorkerProcess.start(postgres, storeRoot, CONCURRENCY, heapProbeSeconds, log, runChunks);
+        return WorkerProcess.start(postgres, storeRoot, CONCURRENCY, heapProbeSeconds, log, runChunks, heap);
     }
 
     /** Milliseconds from {@code from} to {@code at}, or "-" when {@code at} never happened (0). */
@@ -712,13 +907,19 @@ public final class ExecutionBenchmark {
      * {@code heapProbeSeconds > 0} they measure their peak live heap.
      */
     private Execution execute(CreateResult run, int workers, long heapProbeSeconds) throws Exception {
+        return execute(run, workers, heapProbeSeconds, List.of("-Xmx256m"));
+    }
+
+    /** As above, the workers started with the heap options {@code heap} (empty: the JVM's default). */
+    private Execution execute(CreateResult run, int workers, long heapProbeSeconds, List<String> heap)
+            throws Exception {
         AtomicLong done = new AtomicLong();
         List<WorkerProcess> ws = new ArrayList<>();
         String load = loadAverage();
         long benchCpu = ExecutionWorkerMain.cpuMillis();
         long pg0 = pgCpu.millis().orElse(-1L);
         for (int i = 0; i < workers; i++) {
-            ws.add(startWorker(done, heapProbeSeconds));
+            ws.add(startWorker(done, heapProbeSeconds, heap));
         }
         for (WorkerProcess w : ws) {
             if (!w.awaitExit(3600)) {
@@ -748,6 +949,7 @@ public final class ExecutionBenchmark {
         long firstCases = run.cases() / run.expectedChunks(); // cases completed at the first completion, about
         double peak = ws.stream().mapToLong(WorkerProcess::peakHeapBytes).max().orElseThrow() / 1048576.0;
         long settle = ws.stream().mapToLong(WorkerProcess::settledMicros).max().orElse(-1);
+        double rss = ws.stream().mapToLong(WorkerProcess::peakRssBytes).max().orElseThrow() / 1048576.0;
         Execution e = new Execution(
                 run.cases(),
                 (last - launched) / 1000.0,
@@ -755,11 +957,13 @@ public final class ExecutionBenchmark {
                 peak,
                 run.cases() - firstCases,
                 cpu,
-                settle);
+                settle,
+                rss);
         System.out.printf(
                 "%d worker(s)%s: %,d cases in %.1f s from launch (%,.0f cases/s), %,.0f cases/s from the first"
                         + " completed chunk to the last; verdict %s; load average %s -> %s; CPU: workers %.1f s,"
-                        + " postgres %.1f s, this JVM (the agent's server, reading lines) %.1f s%n",
+                        + " postgres %.1f s, this JVM (the agent's server, reading lines) %.1f s; peak RSS of a"
+                        + " worker %.1f MiB%n",
                 workers,
                 heapProbeSeconds > 0 ? String.format(" (peak live heap %.1f MiB)", peak) : "",
                 run.cases(),
@@ -771,7 +975,8 @@ public final class ExecutionBenchmark {
                 loadAverage(),
                 cpu.workers() / 1000.0,
                 cpu.postgres() / 1000.0,
-                cpu.bench() / 1000.0);
+                cpu.bench() / 1000.0,
+                rss);
         for (WorkerProcess w : ws) {
             long at = w.launchedAt();
             System.out.printf(

@@ -28,6 +28,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * bench-worker agent CASES AGENT_MS CPU_MS  cases executed, the agent's wall time summed over them, process CPU
  *                                         time (at exit)
  * bench-worker settled MICROSECONDS CPU_MS         (when this worker settled the run: how long settlement took)
+ * bench-worker rss PEAK_RSS_BYTES             the process's peak resident set ({@code VmHWM}, -1 where unknown)
  * bench-worker exit PEAK_LIVE_HEAP_BYTES REPORT
  * </pre>
  *
@@ -93,8 +94,26 @@ public final class ExecutionWorkerMain {
         }
         System.out.println(
                 "bench-worker agent " + executed.get() + " " + agentNanos.get() / 1_000_000 + " " + cpuMillis());
+        System.out.println("bench-worker rss " + peakRssBytes());
         System.out.println("bench-worker exit " + peak.get() + " " + report);
         System.exit(0);
+    }
+
+    /**
+     * The peak resident set of this process so far, from the kernel ({@code VmHWM} in {@code /proc/self/status}):
+     * heap, metaspace, code, thread stacks and native buffers together, what the machine must give the worker.
+     */
+    static long peakRssBytes() {
+        try {
+            for (String line : java.nio.file.Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith("VmHWM:")) {
+                    return Long.parseLong(line.substring(6).trim().split("\\s+")[0]) * 1024;
+                }
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            // not Linux: unknown
+        }
+        return -1;
     }
 
     private static void mark(String what) {

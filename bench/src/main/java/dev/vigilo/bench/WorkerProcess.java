@@ -12,7 +12,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * One {@link ExecutionWorkerMain} child process, as {@link ExecutionBenchmark} starts it: {@code java -Xmx256m}, the
+ * One {@link ExecutionWorkerMain} child process, as {@link ExecutionBenchmark} starts it: {@code java -Xmx256m} (or
+ * the heap options of a memory comparison), the
  * benchmark's own class path, standard error to a log file. A thread reads its timing lines; completed chunks are
  * also added to a counter shared by the workers of a run. Times are epoch milliseconds.
  */
@@ -34,6 +35,7 @@ final class WorkerProcess {
     private volatile long lastChunkAt;
     private volatile long settledMicros = -1;
     private volatile long peakHeapBytes = -1;
+    private volatile long peakRssBytes = -1;
     private volatile String report = "";
 
     private WorkerProcess(Process process, long launchedAt, AtomicLong runChunks) {
@@ -52,9 +54,22 @@ final class WorkerProcess {
     static WorkerProcess start(
             Path postgres, Path storeRoot, int concurrency, long heapProbeSeconds, Path log, AtomicLong runChunks)
             throws IOException {
+        return start(postgres, storeRoot, concurrency, heapProbeSeconds, log, runChunks, List.of("-Xmx256m"));
+    }
+
+    /** As above with {@code heap} for the heap options ({@code -Xmx256m} above; empty: the JVM's default). */
+    static WorkerProcess start(
+            Path postgres,
+            Path storeRoot,
+            int concurrency,
+            long heapProbeSeconds,
+            Path log,
+            AtomicLong runChunks,
+            List<String> heap)
+            throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.add("-Xmx256m");
+        cmd.addAll(heap);
         String extra = System.getenv("BENCH_WORKER_OPTS"); // e.g. -XX:StartFlightRecording=... to profile
         if (extra != null && !extra.isBlank()) {
             cmd.addAll(List.of(extra.trim().split("\\s+")));
@@ -106,6 +121,7 @@ final class WorkerProcess {
                         firstChunk.countDown();
                     }
                     case "settled" -> settledMicros = Long.parseLong(f[2]);
+                    case "rss" -> peakRssBytes = Long.parseLong(f[2]);
                     case "exit" -> {
                         peakHeapBytes = Long.parseLong(f[2]);
                         report = f.length > 3 ? f[3] : "";
@@ -176,6 +192,11 @@ final class WorkerProcess {
     /** Peak live heap from the exit line; -1 without a heap probe or when the worker did not exit normally. */
     long peakHeapBytes() {
         return peakHeapBytes;
+    }
+
+    /** Peak resident set of the process from its exit lines; -1 when unknown or it did not exit normally. */
+    long peakRssBytes() {
+        return peakRssBytes;
     }
 
     String report() {

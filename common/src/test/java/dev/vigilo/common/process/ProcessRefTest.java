@@ -56,4 +56,19 @@ class ProcessRefTest {
         assertThat(LocalHost.name())
                 .hasValueSatisfying(name -> assertThat(name).isNotBlank().doesNotContain("\n"));
     }
+
+    @Test
+    void theProcessNamespaceIsThisBootsAndThisPidNamespaces() throws Exception {
+        String boot = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/kernel/random/boot_id"))
+                .strip();
+        assertThat(LocalHost.processNamespace())
+                .hasValueSatisfying(
+                        id -> assertThat(id).startsWith(boot + "/pid:[").endsWith("]"));
+        // A child process of the same namespace reports the same identity: what its holder rows would record.
+        Process child = new ProcessBuilder("readlink", "/proc/self/ns/pid").start();
+        String childNamespace =
+                new String(child.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).strip();
+        assertThat(child.waitFor()).isZero();
+        assertThat(LocalHost.processNamespace()).hasValue(boot + "/" + childNamespace);
+    }
 }

@@ -1,6 +1,7 @@
 /**
  * The durable records exec's rooms share, each class with the SQL of the table or the format it owns: chunk leases
- * and states ({@code ChunkTables}), chunk rows and their receipts read back ({@code ChunkRows}), the seed tables
+ * and states ({@code ChunkTables}), the processes holding them ({@code LeaseHolders}: a dead holder of this machine's
+ * leases ends at once), chunk rows and their receipts read back ({@code ChunkRows}), the seed tables
  * admission writes ({@code SeedTables}, {@code ChunkSeed}, {@code RunSnapshot} with its format's
  * {@code RunSnapshotParser}, docs/formats/exec-snapshot.md), receipts ({@code Receipt} with {@code ReceiptParser},
  * docs/formats/exec-receipt.md), run rows and routes ({@code RunRecords}), the run's plan row ({@code PlanRecord}),

@@ -19,6 +19,7 @@ import dev.vigilo.exec.UsageSummary;
 import dev.vigilo.exec.WaitBoard;
 import dev.vigilo.exec.placement.ShardRoutes;
 import dev.vigilo.exec.record.ChunkTables;
+import dev.vigilo.exec.record.LeaseHolders;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.ReceiptParser;
 import dev.vigilo.exec.record.UsageTallies;
@@ -257,6 +258,12 @@ public final class Worker {
     private final OutageWaits.Probe controlProbe;
 
     private final Map<String, OutageWaits.Probe> claimProbes = new HashMap<>();
+    /**
+     * The claiming thread's next refresh of its lease-holder row per execution database ({@link System#nanoTime}),
+     * absent before the first: the first claim in a database refreshes first, so a worker restarted after a kill
+     * takes its dead predecessor's leases with its first claims.
+     */
+    private final Map<String, Long> holderRefreshDue = new HashMap<>();
     /** The heartbeat thread's probes, likewise. */
     private final OutageWaits.Probe heartbeatControlProbe;
 
@@ -489,6 +496,7 @@ public final class Worker {
                 Thread.currentThread().interrupt();
             }
             heartbeat.shutdownNow();
+            forgetHolder();
             // What this worker's grants did not spend is free again for the other workers.
             budgets.releaseAll();
             executor.close();
@@ -560,6 +568,7 @@ public final class Worker {
                 continue;
             }
             OutageWaits.Probe probe = claimProbes.computeIfAbsent(alias, a -> waits.probe(Service.DATABASE, a));
+            refreshHolder(alias);
             Optional<ChunkTables.Lease> lease;
             try {
                 lease = LocalTransactions.inTransaction(
@@ -581,6 +590,54 @@ public final class Worker {
             }
         }
         return Optional.empty();
+    }
+
+    /**
+     * Records this worker as a lease holder of execution database {@code alias} when due (first, then every
+     * coordination interval), ending at once the leases of holders of this machine's pid space that no longer run
+     * (docs/execution.md, "Resume after a kill"). A failure is left to the claim that follows, whose probe reports an
+     * outage; the dead holders' leases then expire as before.
+     */
+    private void refreshHolder(String alias) {
+        long now = System.nanoTime();
+        Long due = holderRefreshDue.get(alias);
+        if (due != null && now - due < 0) {
+            return;
+        }
+        List<LeaseHolders.Ended> ended;
+        try {
+            ended = LocalTransactions.inTransaction(
+                    placements.jdbi(alias),
+                    "lease holder refresh in execution database \"" + alias + "\"",
+                    h -> LeaseHolders.refresh(h, LeaseHolders.Holder.current(id)));
+        } catch (RuntimeException e) {
+            LOG.debug("cannot refresh the lease holder row in execution database \"{}\": {}", alias, e.getMessage());
+            return;
+        }
+        holderRefreshDue.put(alias, now + options.coordination().toNanos());
+        for (LeaseHolders.Ended dead : ended) {
+            LOG.info(
+                    "execution database \"{}\": worker pid {} on this machine no longer runs; its {} chunk lease(s)"
+                            + " end now instead of at their expiry",
+                    alias,
+                    dead.holder().process().pid(),
+                    dead.leases());
+        }
+    }
+
+    /** Removes this worker's lease-holder rows at its stop (best effort: a row left behind is removed later). */
+    private void forgetHolder() {
+        for (String alias : holderRefreshDue.keySet()) {
+            try {
+                LocalTransactions.inTransaction(
+                        placements.jdbi(alias), "lease holder removal in execution database \"" + alias + "\"", h -> {
+                            LeaseHolders.forget(h, id);
+                            return null;
+                        });
+            } catch (RuntimeException e) {
+                LOG.debug("cannot remove the lease holder row in execution database \"{}\": {}", alias, e.getMessage());
+            }
+        }
     }
 
     /** The most consecutive outage failures of the claiming thread's probes (0 when every database answered). */

@@ -1,0 +1,115 @@
+package dev.vigilo.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The repository's {@code vigilo} launcher sizes a worker's heap from its concurrency (docs/configuration.md, "Worker
+ * heap"): the real script runs from a copy of the repository layout whose CLI jar is up to date, with a {@code java}
+ * first on its PATH that prints the command line it was given instead of starting a JVM, so the test sees exactly
+ * what the launcher would run.
+ */
+class LauncherHeapTest {
+    @TempDir
+    Path root;
+
+    private Path bin;
+
+    @BeforeEach
+    void layout() throws IOException {
+        Path script = Path.of("..", "vigilo").toAbsolutePath().normalize();
+        Files.copy(script, root.resolve("vigilo"));
+        root.resolve("vigilo").toFile().setExecutable(true);
+        Path target = Files.createDirectories(root.resolve("cli/target"));
+        Files.writeString(target.resolve("vigilo-cli.jar"), "");
+        // The build stamp is newer than every source of this (source-less) copy: the launcher does not build.
+        Files.writeString(target.resolve(".vigilo-build-stamp"), "");
+        bin = Files.createDirectories(root.resolve("bin"));
+        Path java = bin.resolve("java");
+        Files.writeString(java, "#!/bin/sh\nfor a in \"$@\"; do echo \"$a\"; done\n");
+        Files.setPosixFilePermissions(java, PosixFilePermissions.fromString("rwxr-xr-x"));
+    }
+
+    private record Launch(int exit, List<String> javaArguments, String stderr) {
+        /** The -Xmx options of the command line, in order (the JVM takes the last). */
+        List<String> heaps() {
+            return javaArguments.stream().filter(a -> a.startsWith("-Xmx")).toList();
+        }
+    }
+
+    private Launch launch(Map<String, String> env, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(root.resolve("vigilo").toString()));
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd).directory(root.toFile());
+        pb.environment().remove("VIGILO_JAVA_OPTS");
+        pb.environment().remove("VIGILO_WORKER_HEAP_MB");
+        pb.environment().put("PATH", bin + ":" + System.getenv("PATH"));
+        pb.environment().put("VIGILO_CDS", "off");
+        pb.environment().putAll(env);
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        return new Launch(p.exitValue(), out.lines().toList(), err);
+    }
+
+    @Test
+    void aWorkersHeapIs96MiBPlus2MiBPerCaseRunAtOnce() throws Exception {
+        assertThat(launch(Map.of(), "worker").heaps()).containsExactly("-Xmx104m");
+        assertThat(launch(Map.of(), "worker", "--concurrency", "64", "--exit-when-idle")
+                        .heaps())
+                .containsExactly("-Xmx224m");
+        assertThat(launch(Map.of(), "--control-db", "jdbc:postgresql://h/db", "worker", "--concurrency=256")
+                        .heaps())
+                .containsExactly("-Xmx608m");
+        // The command's own arguments reach it unchanged.
+        Launch l = launch(Map.of(), "worker", "--concurrency", "8");
+        assertThat(l.javaArguments())
+                .endsWith("-jar", root.resolve("cli/target/vigilo-cli.jar").toString(), "worker", "--concurrency", "8");
+    }
+
+    @Test
+    void otherCommandsKeepTheJvmsDefault() throws Exception {
+        assertThat(launch(Map.of(), "run", "list").heaps()).isEmpty();
+        // An option's value that reads "worker" is not the command.
+        assertThat(launch(Map.of(), "--storage-config", "worker", "dataset", "list")
+                        .heaps())
+                .isEmpty();
+    }
+
+    @Test
+    void aBadConcurrencyIsLeftToTheCommandAndSizedForTheDefault() throws Exception {
+        assertThat(launch(Map.of(), "worker", "--concurrency", "many").heaps()).containsExactly("-Xmx104m");
+        assertThat(launch(Map.of(), "worker", "--concurrency", "100000").heaps())
+                .containsExactly("-Xmx104m");
+    }
+
+    @Test
+    void theSizeCanBeOverridden() throws Exception {
+        assertThat(launch(Map.of("VIGILO_WORKER_HEAP_MB", "300"), "worker").heaps())
+                .containsExactly("-Xmx300m");
+        assertThat(launch(Map.of("VIGILO_WORKER_HEAP_MB", "off"), "worker").heaps())
+                .isEmpty();
+        // An -Xmx of VIGILO_JAVA_OPTS comes last, so the JVM takes it.
+        assertThat(launch(Map.of("VIGILO_JAVA_OPTS", "-Xmx1g"), "worker").heaps())
+                .containsExactly("-Xmx104m", "-Xmx1g");
+        Launch bad = launch(Map.of("VIGILO_WORKER_HEAP_MB", "lots"), "worker");
+        assertThat(bad.exit()).isEqualTo(3);
+        assertThat(bad.javaArguments()).isEmpty();
+        assertThat(bad.stderr().strip())
+                .isEqualTo("vigilo: VIGILO_WORKER_HEAP_MB must be a number of MiB or off, got 'lots'; unset it or"
+                        + " fix it");
+    }
+}
