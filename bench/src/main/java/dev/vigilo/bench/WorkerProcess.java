@@ -206,6 +206,11 @@ final class WorkerProcess {
         return true;
     }
 
+    /** Whether the process still runs. */
+    boolean alive() {
+        return process.isAlive();
+    }
+
     int exitValue() {
         return process.exitValue();
     }
