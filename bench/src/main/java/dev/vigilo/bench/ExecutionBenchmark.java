@@ -173,6 +173,13 @@ public final class ExecutionBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].equals("claims")) {
+            claimsMain(
+                    args.length > 1 ? Integer.parseInt(args[1]) : 200_000,
+                    args.length > 2 ? Integer.parseInt(args[2]) : 4,
+                    args.length > 3 ? Integer.parseInt(args[3]) : 16);
+            return;
+        }
         if (args.length > 0 && args[0].equals("judge")) {
             judgeMain(
                     args.length > 1 ? Integer.parseInt(args[1]) : 2_000,
@@ -335,6 +342,100 @@ public final class ExecutionBenchmark {
             new ExecutionBenchmark(work, control, store, placements).runJudge(cases, epochs);
         }
         deleteTree(work);
+    }
+
+    private static void claimsMain(int cases, int workers, int concurrency) throws Exception {
+        Path work = Files.createTempDirectory("vigilo-bench-exec-");
+        System.out.printf(
+                "%d cores, work dir %s; %,d cases, %d worker processes x concurrency %d (%d claimers), trivial agent%n",
+                Runtime.getRuntime().availableProcessors(), work, cases, workers, concurrency, workers * concurrency);
+        StorageConfig storage = StorageConfig.localDefault(work.resolve("objects"));
+        try (ControlDatabase control = ControlDatabase.open(new ControlSettings.Embedded(work.resolve("postgres")));
+                ObjectStore store = ObjectStores.open(storage.defaultStore());
+                Placements placements = Placements.open(control, ExecutionConfig.defaults())) {
+            new ExecutionBenchmark(work, control, store, placements).runClaims(cases, workers, concurrency);
+        }
+        deleteTree(work);
+    }
+
+    /**
+     * {@code bench/run exec claims}: one run of {@code cases} cases executed by {@code workers} processes of
+     * {@code concurrency} each, the agent answering at once, so the workers' database bookkeeping (claim, renewals,
+     * completion, coordination) is what is measured: PostgreSQL's CPU time per completed chunk, read at every
+     * {@code window} chunks from the first to the last, beside chunks/s in that window, then the chunk table's dead
+     * row versions, HOT updates, autovacuum runs and index sizes.
+     */
+    private void runClaims(int cases, int workers, int concurrency) throws Exception {
+        DatasetEntry dataset = upload("claims", cases);
+        try (OpenAiTestServer llm = agent()) {
+            CreateResult run = prepare(dataset, llm);
+            long chunks = run.expectedChunks();
+            long window = Math.max(100, Math.min(1_000, chunks / 10));
+            AtomicLong done = new AtomicLong();
+            List<WorkerProcess> ws = new ArrayList<>();
+            String load = loadAverage();
+            long pg0 = pgCpu.millis().orElse(-1L);
+            for (int i = 0; i < workers; i++) {
+                Path log = work.resolve("worker-" + ++logs + ".log");
+                ws.add(WorkerProcess.start(postgres, storeRoot, concurrency, 0, log, done));
+            }
+            System.out.printf("%n%-24s %28s %14s%n", "chunks completed", "postgres CPU ms per chunk", "chunks/s");
+            long mark = 0;
+            long cpuAt = pg0;
+            long wallAt = System.nanoTime();
+            List<Double> perChunk = new ArrayList<>();
+            while (ws.stream().anyMatch(WorkerProcess::alive) || done.get() >= mark + window) {
+                if (done.get() >= mark + window) {
+                    long cpu = pgCpu.millis().orElse(-1L);
+                    long now = System.nanoTime();
+                    long n = done.get() - mark;
+                    double ms = (cpu - cpuAt) / (double) n;
+                    perChunk.add(ms);
+                    System.out.printf(
+                            "%-24s %28.2f %14.0f%n",
+                            String.format("%,d - %,d", mark, done.get()), ms, n / ((now - wallAt) / 1e9));
+                    mark = done.get();
+                    cpuAt = cpu;
+                    wallAt = now;
+                } else {
+                    Thread.sleep(2);
+                }
+            }
+            for (WorkerProcess w : ws) {
+                if (!w.awaitExit(60) || w.exitValue() != 0) {
+                    throw new IllegalStateException("a worker exited " + w.exitValue() + "; logs in " + work);
+                }
+            }
+            ExecutionStatus status = new ExecutionStatusReader(placements).status(run.runId());
+            if (!status.status().equals("settled") || status.execution().casesDone() != run.cases()) {
+                throw new IllegalStateException("run " + run.runId() + " ended " + status.status() + " with "
+                        + status.execution().casesDone() + " of " + run.cases() + " cases done");
+            }
+            long total = delta(pg0);
+            System.out.printf(
+                    "%n%,d chunks; postgres CPU %.1f s in all, %.2f ms per chunk; first window %.2f, last window %.2f"
+                            + " ms per chunk (ratio last / first %.2f); load average %s -> %s (CPU time, not wall"
+                            + " time: the machine is shared)%n",
+                    chunks,
+                    total / 1000.0,
+                    total / (double) chunks,
+                    perChunk.get(0),
+                    perChunk.get(perChunk.size() - 1),
+                    perChunk.get(perChunk.size() - 1) / perChunk.get(0),
+                    load,
+                    loadAverage());
+            control.jdbi().useHandle(h -> {
+                h.createQuery("SELECT n_live_tup, n_dead_tup, n_tup_upd, n_tup_hot_upd, autovacuum_count,"
+                                + " pg_relation_size(relid) AS heap_bytes FROM pg_stat_user_tables"
+                                + " WHERE relname = 'exec_chunks'")
+                        .mapToMap()
+                        .forEach(m -> System.out.println("exec_chunks: " + m));
+                h.createQuery("SELECT indexrelname, pg_relation_size(indexrelid) AS bytes, idx_scan, idx_tup_read"
+                                + " FROM pg_stat_user_indexes WHERE relname = 'exec_chunks' ORDER BY indexrelname")
+                        .mapToMap()
+                        .forEach(m -> System.out.println("  index: " + m));
+            });
+        }
     }
 
     /** A judged run: its execution, and what the judge server saw of it. */

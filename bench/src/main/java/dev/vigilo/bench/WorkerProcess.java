@@ -227,6 +227,11 @@ final class WorkerProcess {
         return true;
     }
 
+    /** Whether the process still runs. */
+    boolean alive() {
+        return process.isAlive();
+    }
+
     int exitValue() {
         return process.exitValue();
     }

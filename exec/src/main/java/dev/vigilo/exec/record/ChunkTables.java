@@ -94,18 +94,24 @@ public final class ChunkTables {
         if (routes.isEmpty()) {
             return Optional.empty();
         }
+        // One ordered scan of the claimable index (run, chunk order) that stops at the first claimable chunk. The
+        // routes are looked up per scanned row by a scalar subquery, not joined: joined, the planner drove the scan
+        // from the routes (one index scan per shard, 128 for a run, each reading every claimable chunk of the run),
+        // so a claim cost grew with the run's size (docs/execution.md, "Claims at scale"). Held chunks are a filter
+        // for the same reason (an anti-join could be planned as a sort of the whole claimable set).
         return h.createQuery("WITH r AS (SELECT * FROM unnest(:runs::uuid[], :shards::int[], :cursors::bigint[])"
                         + " AS r(run_id, shard, cursor)),"
                         + " next AS (SELECT c.run_id, c.chunk_index FROM exec_chunks c"
-                        + " JOIN r ON r.run_id = c.run_id AND r.shard = c.shard AND c.shard_seq < r.cursor"
-                        + " JOIN exec_run_shards s ON s.run_id = c.run_id AND s.shard = c.shard AND s.state = 'open'"
-                        + " AND NOT s.paused" // a paused run's chunks are not claimed, whatever the caller's routes say
-                        + " WHERE (c.state = 'queued' OR (c.state = 'leased' AND c.lease_expires_at < clock_timestamp()))"
+                        + " WHERE c.run_id = ANY(:run_ids::uuid[]) AND c.state IN ('queued', 'leased')"
+                        + " AND (c.state = 'queued' OR (c.state = 'leased' AND c.lease_expires_at < clock_timestamp()))"
                         + " AND (c.not_before IS NULL OR c.not_before <= clock_timestamp())"
                         + " AND c.attempts < :max"
-                        + " AND NOT EXISTS (SELECT 1 FROM unnest(:held_runs::uuid[], :held_chunks::bigint[])"
-                        + " AS held(run_id, chunk_index) WHERE held.run_id = c.run_id"
-                        + " AND held.chunk_index = c.chunk_index)"
+                        // below its shard's dispatch cursor; shard open and not paused (a paused run's chunks are
+                        // not claimed, whatever the caller's routes say)
+                        + " AND c.shard_seq < coalesce((SELECT max(r.cursor) FROM r JOIN exec_run_shards s"
+                        + " ON s.run_id = r.run_id AND s.shard = r.shard AND s.state = 'open' AND NOT s.paused"
+                        + " WHERE r.run_id = c.run_id AND r.shard = c.shard), -1)"
+                        + " AND NOT (c.run_id::text || '/' || c.chunk_index = ANY(:held::text[]))"
                         + " ORDER BY c.run_id, c.chunk_index LIMIT 1 FOR UPDATE OF c SKIP LOCKED)"
                         + " UPDATE exec_chunks c SET state = 'leased', lease_owner = :o,"
                         + " lease_generation = c.lease_generation + 1, attempts = c.attempts + 1,"
@@ -117,6 +123,10 @@ public final class ChunkTables {
                         UUID.class,
                         routes.stream().map(Claimable::runId).toList())
                 .bindArray(
+                        "run_ids",
+                        UUID.class,
+                        routes.stream().map(Claimable::runId).distinct().toList())
+                .bindArray(
                         "shards",
                         Integer.class,
                         routes.stream().map(Claimable::shard).toList())
@@ -125,11 +135,9 @@ public final class ChunkTables {
                         Long.class,
                         routes.stream().map(Claimable::dispatchCursor).toList())
                 .bindArray(
-                        "held_runs", UUID.class, held.stream().map(Held::runId).toList())
-                .bindArray(
-                        "held_chunks",
-                        Long.class,
-                        held.stream().map(Held::chunkIndex).toList())
+                        "held",
+                        String.class,
+                        held.stream().map(x -> x.runId() + "/" + x.chunkIndex()).toList())
                 .bind("max", MAX_ATTEMPTS)
                 .bind("o", owner)
                 .bind("s", (double) lease.toMillis() / 1000.0)
