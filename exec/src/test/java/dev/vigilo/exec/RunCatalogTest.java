@@ -106,6 +106,7 @@ class RunCatalogTest {
         assertThat(counts.casesDone()).isEqualTo(400);
         assertThat(counts.casesPlanned()).isEqualTo(1_000);
         assertThat(counts.unreachable()).isEmpty();
+        assertThat(counts.queuedByRun()).containsExactly(java.util.Map.entry(r, 6L));
 
         // A run nothing executed yet has no throughput.
         UUID idle = fx.prepare();

@@ -36,6 +36,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code vigilo_runs{status}}: runs by status;
  *   <li>{@code vigilo_active_run_chunks{state}}, {@code vigilo_active_run_cases_done},
  *       {@code vigilo_active_run_cases_planned}: chunks and cases of the runs still executing;
+ *   <li>{@code vigilo_run_pending_chunks{run}}: the queued chunks of each run still executing (what a worker
+ *       autoscaler follows, docs/deployment.md);
  *   <li>{@code vigilo_workers_leasing}: workers holding a live chunk lease (their heartbeats keep it);
  *   <li>{@code vigilo_execution_databases_unreachable};
  *   <li>{@code vigilo_datagen_items{pipeline,experiment,status}}, {@code
@@ -56,6 +58,7 @@ final class DashboardMetrics implements AutoCloseable {
     private final Optional<LogRoot> datagenRoot;
     private final MultiGauge runsByStatus;
     private final MultiGauge chunksByState;
+    private final MultiGauge pendingByRun;
     private final MultiGauge datagenItems;
     private final MultiGauge datagenFailures;
     private final AtomicLong casesDone = new AtomicLong();
@@ -73,6 +76,10 @@ final class DashboardMetrics implements AutoCloseable {
                 MultiGauge.builder("vigilo_runs").description("Runs by status").register(registry);
         chunksByState = MultiGauge.builder("vigilo_active_run_chunks")
                 .description("Chunks of the runs still executing (pending or running), by state")
+                .register(registry);
+        pendingByRun = MultiGauge.builder("vigilo_run_pending_chunks")
+                .description("Queued chunks (claimable, not leased) of each run still executing: the pending work"
+                        + " workers scale on")
                 .register(registry);
         datagenItems = MultiGauge.builder("vigilo_datagen_items")
                 .description("Datagen items by experiment and status")
@@ -113,6 +120,10 @@ final class DashboardMetrics implements AutoCloseable {
             List<MultiGauge.Row<?>> chunks = new ArrayList<>();
             c.chunksByState().forEach((s, n) -> chunks.add(MultiGauge.Row.of(Tags.of("state", s), n)));
             chunksByState.register(chunks, true);
+            List<MultiGauge.Row<?>> pending = new ArrayList<>();
+            c.queuedByRun().forEach((run, n) -> pending.add(MultiGauge.Row.of(Tags.of("run", run.toString()), n)));
+            // Overwrite: a run that stopped executing disappears from the scrape.
+            pendingByRun.register(pending, true);
             casesDone.set(c.casesDone());
             casesPlanned.set(c.casesPlanned());
             workers.set(c.workersLeasing());

@@ -340,6 +340,9 @@ class DashboardHttpTest {
                 .contains("vigilo_runs{status=\"settled\"} 1.0")
                 .contains("vigilo_runs{status=\"pending\"} 1.0")
                 .contains("vigilo_active_run_chunks{state=\"queued\"}")
+                // The pending run was admitted and nothing executed it: all its chunks are queued.
+                .containsPattern("vigilo_run_pending_chunks\\{run=\"" + state.pendingRun + "\"} [1-9][0-9]*\\.0")
+                .doesNotContain("vigilo_run_pending_chunks{run=\"" + state.settledRun + "\"}")
                 .contains("vigilo_datagen_items{experiment=\"demo\",pipeline=\"quiz\",status=\"failed\"} 1.0")
                 .contains(
                         "vigilo_datagen_failures{error_type=\"CommandExitError\",experiment=\"demo\",pipeline=\"quiz\"}")

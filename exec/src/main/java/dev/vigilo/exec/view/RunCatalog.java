@@ -193,16 +193,20 @@ public final class RunCatalog {
      * @param casesPlanned     cases of all their chunks
      * @param workersLeasing   distinct workers holding an unexpired lease
      * @param unreachable      execution databases that could not be read (their aliases)
+     * @param queuedByRun      each executing run's queued chunks (claimable now: pending work, what autoscaling
+     *     follows), 0 for a run with none; a run whose databases are all unreachable counts 0
      */
     public record ActiveCounts(
             Map<String, Long> chunksByState,
             long casesDone,
             long casesPlanned,
             long workersLeasing,
-            List<String> unreachable) {
+            List<String> unreachable,
+            Map<UUID, Long> queuedByRun) {
         public ActiveCounts {
             chunksByState = java.util.Collections.unmodifiableMap(new TreeMap<>(chunksByState));
             unreachable = List.copyOf(unreachable);
+            queuedByRun = java.util.Collections.unmodifiableMap(new TreeMap<>(queuedByRun));
         }
     }
 
@@ -556,22 +560,26 @@ public final class RunCatalog {
         }
         long[] cases = new long[3];
         List<String> unreachable = new ArrayList<>();
+        Map<UUID, Long> queued = new TreeMap<>();
+        active.forEach(r -> queued.put(r, 0L));
         if (!active.isEmpty()) {
             for (String alias : placements.aliases()) {
                 try {
                     LocalTransactions.inSnapshot(
                             placements.jdbi(alias), "chunk counts in execution database \"" + alias + "\"", h -> {
-                                h.createQuery("SELECT c.state, count(*) AS n, sum(c.case_count) AS cases FROM"
-                                                + " exec_chunks c JOIN exec_run_shards s USING (run_id, shard) WHERE"
-                                                + " c.run_id = ANY(:ids) AND s.state <> 'moved' GROUP BY c.state")
+                                h.createQuery("SELECT c.run_id, c.state, count(*) AS n, sum(c.case_count) AS cases"
+                                                + " FROM exec_chunks c JOIN exec_run_shards s USING (run_id, shard)"
+                                                + " WHERE c.run_id = ANY(:ids) AND s.state <> 'moved'"
+                                                + " GROUP BY c.run_id, c.state")
                                         .bindArray("ids", UUID.class, active)
                                         .mapToMap()
                                         .forEach(m -> {
                                             long c = ((Number) m.get("cases")).longValue();
-                                            byState.merge(
-                                                    (String) m.get("state"),
-                                                    ((Number) m.get("n")).longValue(),
-                                                    Long::sum);
+                                            long n = ((Number) m.get("n")).longValue();
+                                            byState.merge((String) m.get("state"), n, Long::sum);
+                                            if ("queued".equals(m.get("state"))) {
+                                                queued.merge((UUID) m.get("run_id"), n, Long::sum);
+                                            }
                                             cases[1] += c;
                                             if ("done".equals(m.get("state"))) {
                                                 cases[0] += c;
@@ -590,7 +598,7 @@ public final class RunCatalog {
                 }
             }
         }
-        return new ActiveCounts(byState, cases[0], cases[1], cases[2], unreachable);
+        return new ActiveCounts(byState, cases[0], cases[1], cases[2], unreachable, queued);
     }
 
     private static Instant instant(Object o) {

@@ -1,0 +1,338 @@
+package dev.vigilo.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.jar.JarFile;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The image of deploy/Containerfile, built the documented way (deploy/build-image) from the repository's built
+ * distribution on a base made here from the host's Debian packages (deploy/local-base-image.sh: no registry is
+ * reachable from test machines), run in real podman containers: the quickstart settles in a container without a
+ * network, and SIGTERM of a worker container holding a chunk ends it with exit 130 within its grace period, the chunk
+ * given back (the worker's summary counts it, and a later worker settles the run).
+ *
+ * <p>Skipped without podman, runc's companions or the Debian JRE package, saying why; with {@code
+ * VIGILO_REQUIRE_PODMAN=1} (CI) it fails instead.
+ */
+class ImageIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** deploy/k8s/worker.yaml's terminationGracePeriodSeconds and compose's stop_grace_period. */
+    private static final int STOP_GRACE_SECONDS = 60;
+
+    private static final String ID = UUID.randomUUID().toString().substring(0, 8);
+    private static final String BASE = "localhost/vigilo-it-base:" + ID;
+    private static final String IMAGE = "localhost/vigilo-it:" + ID;
+
+    @TempDir
+    static Path dir;
+
+    private static final Map<String, String> ENV = new HashMap<>(System.getenv());
+    /** podman run's resource flags: its default ulimits are above what runc may set on the test hosts. */
+    private static final List<String> LIMITS = new ArrayList<>();
+
+    private static final List<String> volumes = new ArrayList<>();
+    private static final List<String> containers = new ArrayList<>();
+
+    @BeforeAll
+    static void buildImage() throws Exception {
+        require("podman");
+        require("busybox");
+        require("dpkg");
+        Result jre = run(List.of("dpkg", "-s", "openjdk-17-jre-headless"), Duration.ofMinutes(1));
+        need(jre.code() == 0, "openjdk-17-jre-headless is not installed (the local base image is made from it)");
+        if (onPath("runc")) {
+            // crun, podman's default on Debian, cannot start containers on cgroup v1 hosts such as the test machines.
+            Path conf = dir.resolve("containers.conf");
+            Files.writeString(conf, "[engine]\nruntime = \"runc\"\ncgroup_manager = \"cgroupfs\"\n");
+            ENV.put("CONTAINERS_CONF", conf.toString());
+        }
+        String nofile = run(List.of("sh", "-c", "ulimit -Hn"), Duration.ofMinutes(1))
+                .out()
+                .strip();
+        LIMITS.addAll(List.of("--ulimit", "nofile=" + nofile + ":" + nofile, "--ulimit", "nproc=4096:4096"));
+
+        Path repository = Manifests.repository();
+        Path dist = copyDistribution(repository.resolve("cli/target"), dir.resolve("dist"));
+        check(run(List.of(repository.resolve("deploy/local-base-image.sh").toString(), BASE), Duration.ofMinutes(10)));
+        Map<String, String> build = new HashMap<>(ENV);
+        build.put("VIGILO_DIST", dist.toString());
+        build.put("VIGILO_IMAGE_BUILD_ARGS", String.join(" ", LIMITS) + " --build-arg BASE_IMAGE=" + BASE);
+        check(run(List.of(repository.resolve("deploy/build-image").toString(), IMAGE), build, Duration.ofMinutes(10)));
+    }
+
+    @AfterAll
+    static void removeAll() throws Exception {
+        if (!onPath("podman")) {
+            return;
+        }
+        for (String c : containers) {
+            run(List.of("podman", "rm", "-f", c), Duration.ofMinutes(2));
+        }
+        for (String v : volumes) {
+            run(List.of("podman", "volume", "rm", "-f", v), Duration.ofMinutes(2));
+        }
+        run(List.of("podman", "rmi", "-f", IMAGE, BASE), Duration.ofMinutes(2));
+    }
+
+    @Test
+    void theQuickstartSettlesInAContainerWithoutANetworkAsANonRootUser() throws Exception {
+        Result user = check(run(
+                List.of("podman", "image", "inspect", "--format", "{{.Config.User}}", IMAGE), Duration.ofMinutes(1)));
+        assertThat(user.out().strip()).isEqualTo("10001:10001");
+        String home = volume();
+        Result quickstart = check(run(
+                podmanRun(List.of("--rm", "--network", "none", "-v", home + ":/var/lib/vigilo"), "quickstart"),
+                Duration.ofMinutes(10)));
+        assertThat(quickstart.out())
+                .contains("embedded PostgreSQL")
+                .containsPattern("Run [0-9a-f-]{36}: settled, verdict (passed|failed|inconclusive)")
+                .contains("overall");
+    }
+
+    @Test
+    void sigtermGivesAWorkersChunkBackAndItExitsWithinItsGracePeriod() throws Exception {
+        Path data = Files.createDirectories(dir.resolve("data"));
+        Files.setPosixFilePermissions(data, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Files.writeString(
+                data.resolve("cases.jsonl"),
+                "{\"id\":\"a\",\"input\":\"x\",\"expected\":\"42\"}\n{\"id\":\"b\",\"input\":\"y\",\"expected\":\"42\"}\n");
+        // The agent marks that it started, then holds its chunk until the file `go` exists.
+        Files.writeString(data.resolve("profile.yaml"), """
+                name: hold
+                agent:
+                  kind: command
+                  command: [sh, -c, "cat > /dev/null; touch /var/lib/vigilo/started; \
+                while [ ! -f /var/lib/vigilo/go ]; do sleep 1; done; echo 42"]
+                  timeout_seconds: 600
+                evaluators:
+                  - name: exact
+                    kind: exact_match
+                gates:
+                  - name: overall
+                    required_evaluators: [exact]
+                    min_pass_rate: 1.0
+                """);
+        for (Path f : List.of(data.resolve("cases.jsonl"), data.resolve("profile.yaml"))) {
+            Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rw-r--r--"));
+        }
+        String home = volume();
+        String worker = "vigilo-it-worker-" + ID;
+        containers.add(worker);
+        check(run(
+                podmanRun(
+                        List.of(
+                                "-d",
+                                "--name",
+                                worker,
+                                "--network",
+                                "none",
+                                "-v",
+                                home + ":/var/lib/vigilo",
+                                "-v",
+                                data + ":/data:ro"),
+                        "worker",
+                        "--concurrency",
+                        "2",
+                        "--json"),
+                Duration.ofMinutes(2)));
+        // The worker's own container holds the embedded PostgreSQL: the other commands run beside it (podman exec).
+        JsonNode upload = JSON.readTree(check(exec(worker, "dataset", "upload", "/data/cases.jsonl", "--json"))
+                .out());
+        JsonNode created = JSON.readTree(check(exec(
+                        worker,
+                        "run",
+                        "create",
+                        "--profile-file",
+                        "/data/profile.yaml",
+                        "--dataset-upload-id",
+                        upload.get("upload_id").asText(),
+                        "--json"))
+                .out());
+        String runId = created.get("run_id").asText();
+        waitFor(
+                () -> run(
+                                        List.of("podman", "exec", worker, "test", "-f", "/var/lib/vigilo/started"),
+                                        Duration.ofMinutes(1))
+                                .code()
+                        == 0,
+                Duration.ofMinutes(5),
+                "the agent to start in " + worker);
+
+        // podman stop sends SIGTERM, waits up to the grace period, then SIGKILL (exit 137).
+        check(run(
+                List.of("podman", "stop", "--time", Integer.toString(STOP_GRACE_SECONDS), worker),
+                Duration.ofSeconds(STOP_GRACE_SECONDS + 60)));
+        Result exit = check(
+                run(List.of("podman", "inspect", "--format", "{{.State.ExitCode}}", worker), Duration.ofMinutes(1)));
+        assertThat(exit.out().strip()).as("exit code of the signalled worker").isEqualTo("130");
+        Result logs = check(run(List.of("podman", "logs", worker), Duration.ofMinutes(1)));
+        JsonNode summary = JSON.readTree(logs.out()
+                .lines()
+                .filter(l -> l.startsWith("{"))
+                .reduce((a, b) -> b)
+                .orElseThrow(() -> new AssertionError("no summary in the worker's output: " + logs.out())));
+        assertThat(summary.get("stopped").asText()).isEqualTo("signal");
+        assertThat(summary.get("chunks_requeued").asLong()).isPositive();
+        assertThat(summary.get("chunks_completed").asLong()).isZero();
+
+        // The chunk is queued again: a new worker (a new container on the same Vigilo home) settles the run.
+        check(run(
+                podmanRun(
+                        List.of("--rm", "--network", "none", "-v", home + ":/var/lib/vigilo", "--entrypoint", "touch"),
+                        "/var/lib/vigilo/go"),
+                Duration.ofMinutes(1)));
+        check(run(
+                podmanRun(
+                        List.of("--rm", "--network", "none", "-v", home + ":/var/lib/vigilo"),
+                        "worker",
+                        "--exit-when-idle"),
+                Duration.ofMinutes(10)));
+        JsonNode status = JSON.readTree(check(run(
+                        podmanRun(
+                                List.of("--rm", "--network", "none", "-v", home + ":/var/lib/vigilo"),
+                                "run",
+                                "status",
+                                runId,
+                                "--json"),
+                        Duration.ofMinutes(5)))
+                .out());
+        assertThat(status.get("status").asText()).isEqualTo("settled");
+        assertThat(status.at("/execution/cases_done").asLong()).isEqualTo(2);
+        assertThat(status.get("verdict").asText()).isEqualTo("passed");
+    }
+
+    private static List<String> podmanRun(List<String> options, String... command) {
+        List<String> argv = new ArrayList<>(List.of("podman", "run"));
+        argv.addAll(LIMITS);
+        argv.addAll(options);
+        argv.add(IMAGE);
+        argv.addAll(List.of(command));
+        return argv;
+    }
+
+    private static Result exec(String container, String... command) throws Exception {
+        List<String> argv = new ArrayList<>(List.of("podman", "exec", container, "/opt/vigilo/bin/vigilo"));
+        argv.addAll(List.of(command));
+        return run(argv, Duration.ofMinutes(5));
+    }
+
+    private static String volume() throws Exception {
+        String name = "vigilo-it-" + ID + "-" + volumes.size();
+        volumes.add(name);
+        check(run(List.of("podman", "volume", "create", name), Duration.ofMinutes(1)));
+        return name;
+    }
+
+    /**
+     * cli/target's vigilo-cli.jar and lib/, copied first (another module's build may rewrite them later) and checked:
+     * every jar the manifest's Class-Path names is there.
+     */
+    private static Path copyDistribution(Path target, Path to) throws IOException {
+        Path jar = target.resolve("vigilo-cli.jar");
+        if (!Files.isRegularFile(jar)) {
+            fail(jar + " is missing: build it first (mvn -pl deploy -am verify builds cli before deploy)");
+        }
+        Files.createDirectories(to.resolve("lib"));
+        Files.copy(jar, to.resolve("vigilo-cli.jar"));
+        try (Stream<Path> libs = Files.list(target.resolve("lib"))) {
+            for (Path p : libs.toList()) {
+                Files.copy(p, to.resolve("lib").resolve(p.getFileName()));
+            }
+        }
+        try (JarFile copied = new JarFile(to.resolve("vigilo-cli.jar").toFile())) {
+            String classPath = copied.getManifest().getMainAttributes().getValue("Class-Path");
+            for (String entry : classPath.trim().split(" +")) {
+                assertThat(to.resolve(entry))
+                        .as("the manifest's Class-Path entry %s", entry)
+                        .isRegularFile();
+            }
+        }
+        return to;
+    }
+
+    private record Result(int code, String out) {}
+
+    private static Result run(List<String> argv, Duration limit) throws Exception {
+        return run(argv, ENV, limit);
+    }
+
+    private static Result run(List<String> argv, Map<String, String> env, Duration limit) throws Exception {
+        Path out = Files.createTempFile(dir, "out", ".txt");
+        ProcessBuilder b = new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(out.toFile());
+        b.environment().clear();
+        b.environment().putAll(env);
+        Process p = b.start();
+        if (!p.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS)) {
+            p.destroyForcibly();
+            fail(argv + " did not end within " + limit + ": " + Files.readString(out, StandardCharsets.UTF_8));
+        }
+        return new Result(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8));
+    }
+
+    private static Result check(Result r) {
+        assertThat(r.code()).as("exit code; output:%n%s", r.out()).isZero();
+        return r;
+    }
+
+    private interface Condition {
+        boolean holds() throws Exception;
+    }
+
+    /** Polls a condition (an event: a file a container wrote), failing after {@code bound}. */
+    private static void waitFor(Condition c, Duration bound, String what) throws Exception {
+        Instant end = Instant.now().plus(bound);
+        while (!c.holds()) {
+            if (Instant.now().isAfter(end)) {
+                fail("gave up waiting for " + what + " after " + bound);
+            }
+            Thread.sleep(500);
+        }
+    }
+
+    private static boolean onPath(String program) {
+        String path = System.getenv().getOrDefault("PATH", "");
+        for (String d : path.split(":")) {
+            if (!d.isEmpty() && Files.isExecutable(Path.of(d, program))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static void require(String program) {
+        need(onPath(program), program + " is not on the PATH");
+    }
+
+    private static void need(boolean present, String why) {
+        if (!present && "1".equals(System.getenv("VIGILO_REQUIRE_PODMAN"))) {
+            fail(why + " and VIGILO_REQUIRE_PODMAN=1: install it (apt-get install podman runc busybox-static"
+                    + " openjdk-17-jre-headless)");
+        }
+        assumeTrue(
+                present,
+                why + ": the image tests are skipped (apt-get install podman runc busybox-static"
+                        + " openjdk-17-jre-headless; set VIGILO_REQUIRE_PODMAN=1 to fail instead)");
+    }
+}
