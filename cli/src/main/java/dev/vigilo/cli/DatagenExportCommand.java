@@ -1,5 +1,6 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.datagen.DatasetExport;
 import dev.vigilo.datagen.Experiments;
 import dev.vigilo.dataset.CaseMap;
@@ -16,8 +17,9 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code vigilo datagen export --out FILE.jsonl}: completed items, ready for {@code vigilo dataset upload}; or, with
- * {@code --to-dataset}, straight into the dataset catalog.
+ * {@code vigilo datagen export --out FILE.jsonl}: completed items, ready for {@code vigilo dataset upload}; with
+ * {@code --format parquet} the same items as the rows of a Parquet file; or, with {@code --to-dataset}, straight into
+ * the dataset catalog.
  */
 @Command(
         name = "export",
@@ -25,7 +27,9 @@ import picocli.CommandLine.Spec;
         description = {
             "Write an experiment's completed items as JSONL cases, ready for `vigilo dataset upload`, to --out FILE;"
                     + " or, with --to-dataset and --map, store them as a finalized dataset at once and print its"
-                    + " upload id."
+                    + " upload id.",
+            "With --format parquet: one Parquet row per item instead (item_id, then one typed column per field), for"
+                    + " DuckDB, pandas or `vigilo dataset upload --map`."
         })
 final class DatagenExportCommand implements Callable<Integer> {
     @Spec
@@ -36,6 +40,13 @@ final class DatagenExportCommand implements Callable<Integer> {
 
     @Mixin
     OutputFileOptions output;
+
+    @Option(
+            names = "--format",
+            paramLabel = "jsonl|parquet",
+            description = "With --out: jsonl (one JSON case per line, the default) or parquet (one row per item,"
+                    + " item_id and a typed column per field).")
+    String format;
 
     @Option(
             names = "--to-dataset",
@@ -70,6 +81,18 @@ final class DatagenExportCommand implements Callable<Integer> {
     @Mixin
     JsonOption json;
 
+    /** Whether {@code --format} asks for Parquet; anything but the two formats is refused (exit 3). */
+    private boolean parquet() {
+        if (format == null || format.equals("jsonl")) {
+            return false;
+        }
+        if (format.equals("parquet")) {
+            return true;
+        }
+        throw new InvalidInputException("--format: unknown format '" + CommandSupport.shown(format)
+                + "'; use --format jsonl (one JSON case per line, the default) or parquet (one row per item)");
+    }
+
     @Override
     public Integer call() {
         if (!toDataset) {
@@ -79,6 +102,16 @@ final class DatagenExportCommand implements Callable<Integer> {
             }
             output.required();
             output.check();
+            if (parquet()) {
+                long rows = DatasetExport.toParquet(
+                        experiment.root(spec),
+                        experiment.pipeline(),
+                        experiment.experiment(),
+                        output.path(),
+                        output.force());
+                CommandSupport.out(spec).printf("exported %d items to %s%n", rows, CommandSupport.shown(output.path()));
+                return ExitCode.OK;
+            }
             long n = Experiments.export(
                     experiment.root(spec),
                     experiment.pipeline(),
@@ -90,6 +123,11 @@ final class DatagenExportCommand implements Callable<Integer> {
         }
         if (output.given()) {
             throw new ParameterException(spec.commandLine(), "give --out or --to-dataset, not both");
+        }
+        if (format != null) {
+            throw new ParameterException(
+                    spec.commandLine(),
+                    "--format chooses the --out file's format; --to-dataset" + " stores cases, not a file");
         }
         if (map == null) {
             throw new ParameterException(

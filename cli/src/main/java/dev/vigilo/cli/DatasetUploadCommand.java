@@ -21,12 +21,14 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         description = {
             "Upload a file of cases as a finalized dataset and print its upload id: JSON lines (.jsonl, or compressed"
-                    + " .jsonl.gz, .jsonl.zst; one case per line) or CSV (.csv, a header row, one case per row).",
+                    + " .jsonl.gz, .jsonl.zst; one case per line), CSV (.csv, a header row, one case per row) or"
+                    + " Parquet (.parquet, or a directory of .parquet shards such as a Hugging Face dataset's; one"
+                    + " case per row).",
             "",
             "A case: {\"id\": string, \"input\": any JSON, \"expected\": any JSON (optional), "
                     + "\"group\": string (optional), \"tags\": [string] (optional), \"metadata\": object (optional)}.",
-            "A CSV file's columns are named like those fields (metadata.KEY for metadata) unless --map says which"
-                    + " column is which.",
+            "A CSV or Parquet file's columns are named like those fields (metadata.KEY for metadata in CSV) unless"
+                    + " --map says which column is which.",
             "The file is validated completely before anything is stored; the catalog entry appears only after "
                     + "every file is stored and verified."
         })
@@ -37,14 +39,15 @@ final class DatasetUploadCommand implements Callable<Integer> {
     @Parameters(
             index = "0",
             paramLabel = "FILE",
-            description = "The file to upload: .jsonl, .jsonl.gz, .jsonl.zst or .csv.")
+            description = "The file to upload: .jsonl, .jsonl.gz, .jsonl.zst, .csv or .parquet, or a directory of"
+                    + " .parquet shards.")
     Path file;
 
     @Option(
             names = "--map",
             paramLabel = "TARGET=SOURCE,...",
-            description = "Which column of a CSV file, or field of each JSON record of a JSON lines file, becomes"
-                    + " which case field: id=COL,input=COL[,expected=COL,group=COL,tags=COL,metadata.KEY=COL];"
+            description = "Which column of a CSV or Parquet file, or field of each JSON record of a JSON lines file,"
+                    + " becomes which case field: id=COL,input=COL[,expected=COL,group=COL,tags=COL,metadata.KEY=COL];"
                     + " COL:json parses a CSV cell as JSON (docs/formats/dataset.md).")
     String map;
 

@@ -5,6 +5,7 @@ import dev.vigilo.checkpoint.ItemState;
 import dev.vigilo.checkpoint.LogRoot;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.UnavailableException;
+import dev.vigilo.common.input.OutputFiles;
 import dev.vigilo.dataset.CaseMap;
 import dev.vigilo.dataset.DatasetCatalog;
 import dev.vigilo.dataset.DatasetEntry;
@@ -34,6 +35,21 @@ import java.util.UUID;
  */
 public final class DatasetExport {
     private DatasetExport() {}
+
+    /**
+     * {@code vigilo datagen export --format parquet}: the same completed leaf items as {@link #toDataset} maps, as the
+     * records of one Parquet file at {@code out} (typed columns from the field kinds: docs/datagen.md, "Parquet
+     * export"), written crash-safely: an existing {@code out} is kept ({@code InvalidInputException}) unless {@code
+     * replace}, and a failed export leaves no file.
+     *
+     * @return the rows (items) written
+     */
+    public static long toParquet(LogRoot durableRoot, String pipeline, String experiment, Path out, boolean replace) {
+        Objects.requireNonNull(out, "out");
+        Experiments.CompletedLeaves leaves = Experiments.completedLeaves(durableRoot, pipeline, experiment);
+        return OutputFiles.write(
+                out, "--out", replace, file -> ParquetExport.write(leaves.items(), pipeline, experiment, file));
+    }
 
     /**
      * Exports the completed leaf items of {@code pipeline}/{@code experiment} under {@code durableRoot} as a dataset

@@ -79,8 +79,8 @@ final class DatasetUploader {
                 return sameUploadOrConflict(existing.get(), UploadSource.of(request), name);
             }
         }
-        long size = sizeOf(file);
         UploadSource source = UploadSource.of(request);
+        long size = sizeOf(source);
         ValidationPass.Result validated = validate(source, size);
         Stored stored = store(source, size, validated);
         DatasetEntry entry = new DatasetEntry(
@@ -220,6 +220,14 @@ final class DatasetUploader {
                     continue;
                 }
                 Long first = firstLineOfId.putIfAbsent(id, lines.lineNumber());
+                if (first != null && from.format() == UploadSource.Format.PARQUET) {
+                    return Optional.of(from.relocate(new InvalidDatasetException(
+                            file,
+                            lines.lineNumber(),
+                            0,
+                            "duplicate case id \"" + id + "\": it repeats the id of " + from.where(first)
+                                    + "; case ids must be unique within a dataset")));
+                }
                 if (first != null) {
                     long line = from.physicalLine(lines.lineNumber());
                     return Optional.of(new InvalidDatasetException(
@@ -242,6 +250,18 @@ final class DatasetUploader {
         return new SourceBatches(from.open(), ValidationPass.BATCH_BYTES, DatasetLimits.MAX_CASE_BYTES);
     }
 
+    private static long sizeOf(UploadSource from) {
+        Path file = from.file();
+        if (from.format() != UploadSource.Format.PARQUET || !Files.isDirectory(file)) {
+            return sizeOf(file);
+        }
+        long size = 0;
+        for (Path shard : ParquetRecords.shards(file)) {
+            size += sizeOf(shard);
+        }
+        return size;
+    }
+
     private static long sizeOf(Path file) {
         // The input-file rule, before anything opens the file: a pipe or a device can be read only once (an upload
         // reads the file twice, validate then store), and opening a FIFO blocks until a writer appears.
@@ -250,7 +270,7 @@ final class DatasetUploader {
                 throw new InvalidDatasetException(file, 0, 0, "no such file; check the path");
             }
             String hint = Files.isDirectory(file)
-                    ? "give a JSONL file"
+                    ? "give a JSONL file, or a directory of .parquet shards"
                     : Files.isRegularFile(file)
                             ? "check the file's permissions"
                             : "upload reads the file twice, so save the data to a file first";

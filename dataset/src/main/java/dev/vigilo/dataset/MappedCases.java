@@ -41,7 +41,7 @@ final class MappedCases extends InputStream {
     private static final byte[] BLANK = {'\n'};
 
     /** Yields the next record's JSON line (with its {@code \n}), or null after the last. */
-    private interface Lines extends AutoCloseable {
+    interface Lines extends AutoCloseable {
         byte[] next() throws IOException;
 
         @Override
@@ -60,6 +60,11 @@ final class MappedCases extends InputStream {
     /** The rows of a CSV file as cases: by {@code map}, or by the header's column names without one. */
     static InputStream ofCsv(Path file, InputStream in, Optional<CaseMap> map) throws IOException {
         return new MappedCases(new CsvLines(file, in, map));
+    }
+
+    /** The rows of Parquet files ({@link ParquetRecords}) as JSON lines. */
+    static InputStream ofParquet(ParquetRecords records) {
+        return new MappedCases(records);
     }
 
     /** The JSON objects of a JSON lines file as cases, by {@code map}. */
@@ -141,7 +146,7 @@ final class MappedCases extends InputStream {
     }
 
     /** A case from a record's values, by the map; {@code value} gives a source field's value or throws. */
-    private static byte[] caseLine(CaseMap map, java.util.function.Function<CaseMap.Entry, JsonNode> value)
+    static byte[] caseLine(CaseMap map, java.util.function.Function<CaseMap.Entry, JsonNode> value)
             throws JsonProcessingException {
         ObjectNode c = NODES.objectNode();
         ObjectNode metadata = null;

@@ -10,7 +10,8 @@ import java.util.UUID;
  * What to upload.
  *
  * @param file     a JSON lines file, one case per line ({@code .jsonl}, or compressed: {@code .jsonl.gz}, {@code
- *                 .jsonl.zst}), or a CSV file ({@code .csv}) with a header row
+ *                 .jsonl.zst}), a CSV file ({@code .csv}) with a header row, or a Parquet file ({@code .parquet}) or
+ *                 directory of Parquet shards
  * @param name     a label; defaults to the file name without {@code .jsonl}
  * @param uploadId a caller-chosen upload id for idempotent retries: uploading the same bytes under the same id
  *                 again returns the existing entry; defaults to a fresh random id
@@ -50,7 +51,7 @@ public record UploadRequest(
         return name.orElseGet(() -> {
             String fileName =
                     file.getFileName() == null ? "dataset" : file.getFileName().toString();
-            for (String suffix : List.of(".jsonl.gz", ".jsonl.zst", ".jsonl", ".csv")) {
+            for (String suffix : List.of(".jsonl.gz", ".jsonl.zst", ".jsonl", ".csv", ".parquet")) {
                 if (fileName.endsWith(suffix)) {
                     return fileName.substring(0, fileName.length() - suffix.length());
                 }

@@ -22,12 +22,14 @@ import java.util.zip.ZipException;
  *   <li>{@code .jsonl} (or any other name): the file's bytes, one case per line, as always;</li>
  *   <li>{@code .jsonl.gz}, {@code .jsonl.zst}: the decompressed bytes (gzip, zstd), one case per line;</li>
  *   <li>{@code .csv}: one case per row ({@link MappedCases}), the header row naming the columns;</li>
+ *   <li>{@code .parquet}, or a directory of {@code .parquet} shards: one case per row ({@link ParquetRecords});</li>
  *   <li>a JSON lines file with a {@link CaseMap}: one record (a JSON object) per line, mapped onto a case.</li>
  * </ul>
  *
  * <p>Line numbers: the JSON lines a mapped source yields keep the source's numbering (a blank line stays blank;
  * a CSV's header is line 1 as a blank line), so an error's line is the file's line, except after a CSV row whose
- * cells span several lines: {@link #relocate} then finds the row's real line by reading the file again.
+ * cells span several lines: {@link #relocate} then finds the row's real line by reading the file again. A Parquet
+ * source's line N is its N-th row over every shard; {@link #relocate} names the shard, row group and row.
  */
 final class UploadSource {
     /** The formats an upload reads. */
@@ -35,7 +37,8 @@ final class UploadSource {
         JSONL,
         JSONL_GZIP,
         JSONL_ZSTD,
-        CSV
+        CSV,
+        PARQUET
     }
 
     private final Path file;
@@ -53,15 +56,13 @@ final class UploadSource {
         Path file = request.file();
         String name =
                 file.getFileName() == null ? "" : file.getFileName().toString().toLowerCase(Locale.ROOT);
-        if (name.endsWith(".parquet")) {
-            throw new InvalidDatasetException(
-                    file, 0, 0, "Parquet files are not read yet; convert it to JSON lines or CSV first");
-        }
-        Format format = name.endsWith(".gz")
-                ? Format.JSONL_GZIP
-                : name.endsWith(".zst") || name.endsWith(".zstd")
-                        ? Format.JSONL_ZSTD
-                        : name.endsWith(".csv") ? Format.CSV : Format.JSONL;
+        Format format = name.endsWith(".parquet") || Files.isDirectory(file)
+                ? Format.PARQUET
+                : name.endsWith(".gz")
+                        ? Format.JSONL_GZIP
+                        : name.endsWith(".zst") || name.endsWith(".zstd")
+                                ? Format.JSONL_ZSTD
+                                : name.endsWith(".csv") ? Format.CSV : Format.JSONL;
         return new UploadSource(file, format, request.map());
     }
 
@@ -80,10 +81,13 @@ final class UploadSource {
 
     /** The cases as JSON lines, from the start. The caller closes it. */
     InputStream open() throws IOException {
+        if (format == Format.PARQUET) {
+            return MappedCases.ofParquet(new ParquetRecords(file, map));
+        }
         InputStream raw = Files.newInputStream(file);
         try {
             InputStream lines = switch (format) {
-                case JSONL, CSV -> raw;
+                case JSONL, CSV, PARQUET -> raw; // PARQUET never gets here: it is read above
                 case JSONL_GZIP -> new Decompressed(new GZIPInputStream(raw, 1 << 16), "gzip");
                 case JSONL_ZSTD -> new Decompressed(new ZstdInputStream(raw), "zstd");
             };
@@ -108,17 +112,33 @@ final class UploadSource {
      * line its row starts on.
      */
     InvalidDatasetException relocate(InvalidDatasetException e) {
-        if (format != Format.CSV || e.line() <= 0) {
-            return e;
-        }
-        long line = physicalLine(e.line());
-        if (line == e.line()) {
+        if ((format != Format.CSV && format != Format.PARQUET) || e.line() <= 0) {
             return e;
         }
         String message = e.getMessage();
         String prefix = file + ":" + e.line() + (e.column() > 0 ? ":" + e.column() : "") + ": ";
         String problem = message.startsWith(prefix) ? message.substring(prefix.length()) : message;
+        if (format == Format.PARQUET) {
+            // The column of a generated JSON line means nothing in the file: the row is the place.
+            return ParquetRecords.locate(file, e.line())
+                    .map(at -> at.error(problem))
+                    .orElse(e);
+        }
+        long line = physicalLine(e.line());
+        if (line == e.line()) {
+            return e;
+        }
         return new InvalidDatasetException(file, line, 0, problem);
+    }
+
+    /** Where the record yielded as JSON line {@code line} is, in words: {@code line N}, or a Parquet row. */
+    String where(long line) {
+        if (format == Format.PARQUET) {
+            return ParquetRecords.locate(file, line)
+                    .map(at -> at.shard() + " " + at.words())
+                    .orElse("row " + line);
+        }
+        return "line " + physicalLine(line);
     }
 
     /** The line of the file where the record yielded as JSON line {@code line} starts. */
