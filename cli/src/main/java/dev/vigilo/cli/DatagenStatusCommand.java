@@ -39,6 +39,7 @@ final class DatagenStatusCommand implements Callable<Integer> {
                     "items %d  completed %d  filtered %d  failed %d  running %d  progress %.0f%%%n",
                     s.items(), s.completed(), s.filtered(), s.failed(), s.running(), 100 * s.progress());
             s.failuresByType().forEach((type, n) -> out.printf("failed[%s] %d%n", type, n));
+            s.filteredByStep().forEach((step, n) -> out.printf("filtered[%s] %d%n", step, n));
             if (s.usage().requests() > 0 || s.usage().cachedAnswers() > 0) {
                 out.println("usage " + usage(s.usage()));
                 s.usageByStep().forEach((step, u) -> out.println("usage[" + step + "] " + usage(u)));

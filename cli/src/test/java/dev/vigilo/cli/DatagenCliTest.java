@@ -260,7 +260,7 @@ class DatagenCliTest {
         assertThat(r.exitCode()).isEqualTo(ExitCode.INVALID_INPUT);
         assertThat(r.err())
                 .contains(bad + ":5:11: steps[0].kind: unknown step kind \"teleport\"; use command, http, chat,"
-                        + " template, filter, expand or loop");
+                        + " template, filter, expand, loop or dedup");
 
         CliRunner.Result missing = cli.run(
                 "datagen",

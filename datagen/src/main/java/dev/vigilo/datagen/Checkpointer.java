@@ -115,6 +115,27 @@ final class Checkpointer {
     }
 
     /**
+     * A dedup step decided: STEP_COMPLETED with the decision's tags, plus TERMINAL filtered for a duplicate, or
+     * TERMINAL completed if a kept item's step is the pipeline's {@code last}.
+     */
+    void dedupDecided(RunItem item, StepRef step, DedupDecision decision, boolean last) {
+        CheckpointBatch.Builder b = batch(step);
+        var ie = b.item(item.ref, item.next()).stepCompleted(Json.canonical(decision.tags()));
+        boolean keep = !decision.duplicate();
+        if (!keep) {
+            ie.terminal(Terminal.FILTERED);
+        } else if (last) {
+            ie.terminal(Terminal.COMPLETED);
+        }
+        write(
+                b,
+                item,
+                ie.nextSeq(),
+                step,
+                keep ? (last ? ItemStatus.COMPLETED : ItemStatus.RUNNING) : ItemStatus.FILTERED);
+    }
+
+    /**
      * A loop step ended after {@code iterations} body iterations: sets {@code __<loop>_iterations},
      * STEP_COMPLETED (+ TERMINAL completed if it is the pipeline's {@code last} step).
      */

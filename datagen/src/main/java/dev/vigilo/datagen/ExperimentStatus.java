@@ -10,7 +10,8 @@ import java.util.Map;
  * attempts; {@code failures_by_type} counts FAILED events (attempts) by error type; {@code
  * progress} is (completed + filtered + failed) / items, 0 when empty; {@code usage} and {@code usage_by_step} sum
  * what chat steps used ({@link ChatUsage}); {@code processes} lists the writers (process slots) that worked on the
- * experiment ({@link ProcessStatus}).
+ * experiment ({@link ProcessStatus}); {@code filtered_by_step} counts the filtered items by the step that filtered them
+ * (a filter step's condition, or a dedup step: a duplicate).
  */
 public record ExperimentStatus(
         String pipeline,
@@ -24,8 +25,10 @@ public record ExperimentStatus(
         double progress,
         ChatUsage usage,
         Map<String, ChatUsage> usageByStep,
-        java.util.List<ProcessStatus> processes) {
+        java.util.List<ProcessStatus> processes,
+        Map<String, Long> filteredByStep) {
     public ExperimentStatus {
+        filteredByStep = java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(filteredByStep));
         failuresByType = java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(failuresByType));
         usageByStep = java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(usageByStep));
         processes = java.util.List.copyOf(processes);
@@ -53,6 +56,8 @@ public record ExperimentStatus(
         usageByStep.forEach((step, x) -> u.set(step, x.toJson()));
         com.fasterxml.jackson.databind.node.ArrayNode ps = o.putArray("processes");
         processes.forEach(p -> ps.add(p.toJson()));
+        com.fasterxml.jackson.databind.node.ObjectNode fb = o.putObject("filtered_by_step");
+        filteredByStep.forEach(fb::put);
         return Json.canonical(o);
     }
 }

@@ -1,5 +1,6 @@
 package dev.vigilo.datagen;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.checkpoint.CheckpointEvent;
@@ -183,6 +184,7 @@ public final class Experiments {
         long items = 0, completed = 0, filtered = 0, failed = 0, running = 0;
         Map<String, Long> byType = new TreeMap<>();
         Map<String, ChatUsage> usageByStep = new TreeMap<>();
+        Map<String, Long> filteredByStep = new TreeMap<>();
         Map<String, long[]> byWriter = new TreeMap<>(); // writer -> {items finished, steps completed}
         try (LogReader r = log.reader()) {
             for (ItemState s : r.foldAll().values()) {
@@ -198,7 +200,10 @@ public final class Experiments {
                 ItemStatus st = statusOf(s);
                 switch (st) {
                     case COMPLETED -> completed++;
-                    case FILTERED -> filtered++;
+                    case FILTERED -> {
+                        filtered++;
+                        s.cursor().ifPresent(c -> filteredByStep.merge(c.stepName(), 1L, Long::sum));
+                    }
                     case FAILED -> failed++;
                     case RUNNING -> running++;
                 }
@@ -221,7 +226,8 @@ public final class Experiments {
                 progress,
                 total,
                 usageByStep,
-                processes(log, byWriter));
+                processes(log, byWriter),
+                filteredByStep);
     }
 
     private static void addUsage(Map<String, ChatUsage> byStep, String step, String tags) {
@@ -275,6 +281,24 @@ public final class Experiments {
         }
     }
 
+    /** A dedup step's decision as its tags record it, without the (long, internal) key. */
+    private static Optional<ObjectNode> dedupTag(CompletedStep c) {
+        if (c.queryTagsJson() == null || !c.queryTagsJson().contains("\"dedup\"")) {
+            return Optional.empty();
+        }
+        try {
+            JsonNode d = Json.parse(c.queryTagsJson()).path("dedup");
+            if (!d.isObject()) {
+                return Optional.empty();
+            }
+            ObjectNode out = ((ObjectNode) d).deepCopy();
+            out.remove("key");
+            return Optional.of(out);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            return Optional.empty(); // tags are not the item's state; an unreadable one is simply not shown
+        }
+    }
+
     private static ObjectNode toJson(Trajectory t) {
         ItemState s = t.state();
         ObjectNode o = Json.MAPPER.createObjectNode();
@@ -284,13 +308,27 @@ public final class Experiments {
         o.put("status", statusOf(s).name().toLowerCase(java.util.Locale.ROOT));
         o.set("fields", Json.fields(s.fields()));
         ArrayNode steps = o.putArray("completed_steps");
-        s.completedSteps()
-                .forEach(c -> steps.addObject()
-                        .put("step", c.stepName())
-                        .put("step_index", c.stepIndex())
-                        .put("iteration", c.iteration())
-                        .put("attempt", c.attempt())
-                        .put("item_seq", c.itemSeq().value()));
+        for (CompletedStep c : s.completedSteps()) {
+            ObjectNode step = steps.addObject()
+                    .put("step", c.stepName())
+                    .put("step_index", c.stepIndex())
+                    .put("iteration", c.iteration())
+                    .put("attempt", c.attempt())
+                    .put("item_seq", c.itemSeq().value());
+            dedupTag(c).ifPresent(d -> step.set("dedup", d));
+        }
+        if (statusOf(s) == ItemStatus.FILTERED && s.cursor().isPresent()) {
+            // Why the item ended: the step that filtered it, and for a dedup step the item it duplicates.
+            CompletedStep by = s.cursor().get();
+            ObjectNode f = o.putObject("filtered_by").put("step", by.stepName());
+            dedupTag(by)
+                    .ifPresent(d -> f.put("reason", "duplicate")
+                            .put("duplicate_of", d.path("duplicate_of").asText())
+                            .put("similarity", d.path("similarity").asText()));
+            if (!f.has("reason")) {
+                f.put("reason", "condition");
+            }
+        }
         ArrayNode fails = o.putArray("failures");
         s.failures()
                 .forEach(f -> fails.addObject()

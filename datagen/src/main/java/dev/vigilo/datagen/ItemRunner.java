@@ -12,7 +12,8 @@ import java.util.List;
  * instance the log records as completed is skipped, a failed attempt is retried up to the step's
  * {@code retries}, and every outcome is written through {@link Checkpointer} before the next step
  * starts. Stops at the item's end: completed, filtered, failed, or split by an expand step (whose
- * children it returns for scheduling).
+ * children it returns for scheduling), or at a dedup step not decided yet (the item is parked: {@link
+ * RunItem#parkedAt}).
  *
  * <p>Runs on a worker thread, for an item that worker owns; shared by all workers (it holds no
  * per-item state).
@@ -47,6 +48,16 @@ final class ItemRunner {
                     return expand(item, step, ref);
                 }
                 case LOOP -> runLoop(item, step, i, last);
+                case DEDUP -> {
+                    DedupDecision d = item.dedupDecision(i);
+                    if (d == null) {
+                        // Decided in item order by the step's DedupGate on the coordinator: wait there, not here,
+                        // so the worker is free for the earlier items the decision waits for.
+                        item.park(i);
+                        return List.of();
+                    }
+                    checkpointer.dedupDecided(item, ref, d, last);
+                }
                 default -> runAttempts(item, step, i, null, last);
             }
         }

@@ -50,7 +50,19 @@ final class ItemScheduler {
     @FunctionalInterface
     interface Source<T> {
         List<T> more(int pending);
+
+        /**
+         * Whether the source holds items back that it will hand out later (datagen's dedup steps park items until
+         * their turn): with nothing pending, the run then waits and asks again instead of ending.
+         */
+        default boolean holding() {
+            return false;
+        }
     }
+
+    /** How long a run whose only items are held back by its source waits before asking it again (as long as a run
+     * with nothing to claim waits between looks at the other runs' buckets: each ask may scan them). */
+    private static final long HOLD_POLL_MILLIS = 500;
 
     private record Done<T>(T item, List<T> spawned) {}
 
@@ -88,7 +100,11 @@ final class ItemScheduler {
                     }
                 }
                 if (pending == 0) {
-                    break;
+                    if (!source.holding()) {
+                        break;
+                    }
+                    Thread.sleep(HOLD_POLL_MILLIS);
+                    continue;
                 }
                 Done<T> d = result(done.take());
                 pending--;

@@ -43,7 +43,9 @@ public final class PipelineParser {
             StepKind.FILTER, List.of("keep_if"),
             StepKind.EXPAND, List.of("field", "as"),
             StepKind.LOOP, List.of("body", "until", "max_iterations"),
-            StepKind.CHAT, ChatParser.KEYS);
+            StepKind.CHAT, ChatParser.KEYS,
+            StepKind.DEDUP, List.of("field", "method", "threshold"));
+    private static final Map<String, DedupSpec.Method> DEDUP_METHODS = dedupMethods();
 
     private final String file;
     /** Stops at the first problem, throwing it as a {@link PipelineDefinitionException}. */
@@ -180,6 +182,7 @@ public final class PipelineParser {
         StepSpec body = null;
         int maxIter = 0;
         ChatSpec chat = null;
+        DedupSpec dedup = null;
         switch (kind) {
             case CHAT -> chat = new ChatParser(this, reader).chat(n, at, name);
             case COMMAND -> command = command(n.get("command"), at.key("command"));
@@ -198,6 +201,7 @@ public final class PipelineParser {
                 listField = required(n, at, "field");
                 childField = reader.text(n.get("as"), at.key("as"), false).orElse("element");
             }
+            case DEDUP -> dedup = dedup(n, at);
             case LOOP -> {
                 KeyPath bodyAt = at.key("body");
                 JsonNode b = n.get("body");
@@ -205,7 +209,10 @@ public final class PipelineParser {
                     throw reader.failure(bodyAt, "is required: one command, http, chat or template step");
                 }
                 body = step(b, bodyAt);
-                if (body.kind() == StepKind.LOOP || body.kind() == StepKind.EXPAND || body.kind() == StepKind.FILTER) {
+                if (body.kind() == StepKind.LOOP
+                        || body.kind() == StepKind.EXPAND
+                        || body.kind() == StepKind.FILTER
+                        || body.kind() == StepKind.DEDUP) {
                     throw reader.failure(
                             bodyAt.key("kind"),
                             "a loop body must be a command, http, chat or template step, not "
@@ -235,7 +242,31 @@ public final class PipelineParser {
                 retries,
                 timeout,
                 concurrency,
-                chat);
+                chat,
+                dedup);
+    }
+
+    /** A dedup step's field, method (default exact) and, for minhash only, threshold in (0, 1] (default 0.85). */
+    private DedupSpec dedup(JsonNode n, KeyPath at) {
+        String field = required(n, at, "field");
+        DedupSpec.Method method = reader.oneOf(n.get("method"), at.key("method"), false, "dedup method", DEDUP_METHODS)
+                .orElse(DedupSpec.Method.EXACT);
+        JsonNode t = n.get("threshold");
+        KeyPath tAt = at.key("threshold");
+        if (method == DedupSpec.Method.EXACT) {
+            if (t != null && !t.isNull()) {
+                throw reader.failure(tAt, "applies to method minhash only; remove it or set method: minhash");
+            }
+            return new DedupSpec(field, method, null);
+        }
+        if (t == null || t.isNull()) {
+            return new DedupSpec(field, method, DedupSpec.DEFAULT_THRESHOLD);
+        }
+        BigDecimal threshold = reader.decimal(t, tAt, true, BigDecimal.ZERO).orElseThrow();
+        if (threshold.signum() <= 0 || threshold.compareTo(BigDecimal.ONE) > 0) {
+            throw reader.failure(tAt, "must be a number in (0, 1], got " + threshold.toPlainString());
+        }
+        return new DedupSpec(field, method, threshold);
     }
 
     /** A required string under {@code key} of the step at {@code at}. */
@@ -337,6 +368,14 @@ public final class PipelineParser {
             throw reader.failure(at, "must be a number, got " + n);
         }
         return n.decimalValue();
+    }
+
+    /** In the order the message lists them. */
+    private static Map<String, DedupSpec.Method> dedupMethods() {
+        Map<String, DedupSpec.Method> methods = new LinkedHashMap<>();
+        methods.put("exact", DedupSpec.Method.EXACT);
+        methods.put("minhash", DedupSpec.Method.MINHASH);
+        return methods;
     }
 
     private static Map<String, StepKind> kinds() {

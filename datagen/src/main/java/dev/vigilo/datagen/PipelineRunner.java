@@ -240,13 +240,23 @@ public final class PipelineRunner {
             Map<String, String> keys,
             ResponseCache cache) {
         Checkpointer checkpointer = new Checkpointer(writer, UUID.randomUUID().toString());
+        DedupGates gates = new DedupGates(
+                spec.steps(),
+                seeds.stream().map(SeedReader.Seed::id).toList(),
+                opts.retryFailed(),
+                log,
+                writer,
+                System::nanoTime);
         WorkFeed feed = new WorkFeed(
                 log,
                 assignment,
                 checkpointer,
                 seeds,
                 opts.retryFailed(),
-                st -> preload(cache, st),
+                st -> {
+                    preload(cache, st);
+                    gates.observe(st);
+                },
                 System::nanoTime,
                 opts.workers());
         Tally tally = new Tally(opts.progress());
@@ -258,7 +268,29 @@ public final class PipelineRunner {
             StepExecutor executor = new StepExecutor(chat ? new ChatStep(client, cache, keys) : null);
             ItemRunner runner = new ItemRunner(spec.steps(), executor, new StepLimits(spec.steps()), checkpointer);
             while (true) {
-                ItemScheduler.runAll(opts.workers(), List.of(), runner::run, tally::finished, feed);
+                ItemScheduler.runAll(
+                        opts.workers(),
+                        List.of(),
+                        runner::run,
+                        (item, spawned) -> {
+                            gates.returned(item, spawned);
+                            if (item.parkedAt() == null) {
+                                tally.finished(item, spawned);
+                            }
+                        },
+                        new ItemScheduler.Source<RunItem>() {
+                            @Override
+                            public List<RunItem> more(int pending) {
+                                List<RunItem> out = new ArrayList<>(gates.ready(feed::elsewhere));
+                                out.addAll(feed.more(pending + out.size()));
+                                return out;
+                            }
+
+                            @Override
+                            public boolean holding() {
+                                return gates.holding();
+                            }
+                        });
                 // Our buckets are finished: make them visible, then let the others know.
                 writer.flush();
                 assignment.release(feed.claimed(), true);

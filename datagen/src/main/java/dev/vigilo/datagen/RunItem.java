@@ -37,6 +37,10 @@ final class RunItem {
     private final Map<String, Integer> failures = new HashMap<>();
     /** Per step instance: the failures up to its newest final attempt (a later run's budget starts after them). */
     private final Map<String, Integer> budgetStart = new HashMap<>();
+    /** The dedup step (index) this item waits at for its decision; null when it does not wait. */
+    private Integer parkedAt;
+    /** Dedup decisions by step index, handed over by the step's {@link DedupGate} before the item runs on. */
+    private final Map<Integer, DedupDecision> dedup = new HashMap<>();
 
     private RunItem(ItemRef ref, ObjectNode fields, ItemSeq next, Long createdBy, ItemStatus status) {
         this.ref = ref;
@@ -130,6 +134,27 @@ final class RunItem {
             completed.add(completedInstance);
         }
         this.status = status;
+    }
+
+    /** The item stops at dedup step {@code index} until its gate decides it (its worker returns it). */
+    void park(int index) {
+        parkedAt = index;
+    }
+
+    /** The dedup step it waits at, or null. */
+    Integer parkedAt() {
+        return parkedAt;
+    }
+
+    /** Its gate decided dedup step {@code index}: the item runs on (rescheduled) and records the decision. */
+    void decide(int index, DedupDecision decision) {
+        dedup.put(index, decision);
+        parkedAt = null;
+    }
+
+    /** The decision for dedup step {@code index}, null while not decided. */
+    DedupDecision dedupDecision(int index) {
+        return dedup.get(index);
     }
 
     /** A FAILED event for an attempt of {@code stepInstance} is durable. */

@@ -18,5 +18,10 @@ public enum StepKind {
     /** Creates one child item per element of a list field; the parent completes. */
     EXPAND,
     /** Runs a body step repeatedly until a condition holds or max_iterations is reached. */
-    LOOP
+    LOOP,
+    /**
+     * Ends an item as filtered when its field duplicates that of an item earlier in item order (exactly, or by
+     * MinHash similarity); the decision waits until every earlier item passed the step's input or ended.
+     */
+    DEDUP
 }

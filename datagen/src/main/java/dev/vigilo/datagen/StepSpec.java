@@ -24,6 +24,7 @@ import java.util.Objects;
  * @param timeout per-attempt timeout
  * @param concurrency at most this many concurrent executions of this step (0 = unlimited)
  * @param chat what a chat step sends and keeps (null for other kinds)
+ * @param dedup what a dedup step compares (null for other kinds)
  */
 public record StepSpec(
         String name,
@@ -41,7 +42,8 @@ public record StepSpec(
         int retries,
         Duration timeout,
         int concurrency,
-        ChatSpec chat) {
+        ChatSpec chat,
+        DedupSpec dedup) {
     public StepSpec {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(kind, "kind");

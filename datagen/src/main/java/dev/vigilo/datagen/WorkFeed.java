@@ -48,6 +48,8 @@ final class WorkFeed implements ItemScheduler.Source<RunItem> {
     private final TreeSet<Integer> pending = new TreeSet<>();
     /** Buckets this process claimed and has not released. */
     private final Set<Integer> claimed = new TreeSet<>();
+    /** Pending buckets the last claim found held by another live run. */
+    private final Set<Integer> heldElsewhere = new HashSet<>();
 
     private final Deque<RunItem> ready = new ArrayDeque<>();
     private long lastFruitlessScan = Long.MIN_VALUE;
@@ -95,6 +97,14 @@ final class WorkFeed implements ItemScheduler.Source<RunItem> {
     /** Whether some bucket still has work (ours, or another process's not known to be finished). */
     boolean hasPending() {
         return !pending.isEmpty();
+    }
+
+    /**
+     * Whether bucket {@code b}'s items are written by another run (it holds the bucket, or finished it), so that
+     * only a new fold of the log tells how they stand; false for our buckets and for those we may still claim.
+     */
+    boolean elsewhere(int b) {
+        return !claimed.contains(b) && (!pending.contains(b) || heldElsewhere.contains(b));
     }
 
     /** Buckets claimed and not yet released. */
@@ -190,9 +200,13 @@ final class WorkFeed implements ItemScheduler.Source<RunItem> {
             }
             Assignment.Claim c = assignment.claim(b, snapshot);
             switch (c.outcome()) {
-                case DONE_ELSEWHERE -> pending.remove(b);
-                case HELD -> {}
+                case DONE_ELSEWHERE -> {
+                    pending.remove(b);
+                    heldElsewhere.remove(b);
+                }
+                case HELD -> heldElsewhere.add(b);
                 case CLAIMED -> {
+                    heldElsewhere.remove(b);
                     if (!c.foldCurrent()) {
                         fold(false);
                     }

@@ -34,4 +34,26 @@ class ExamplePipelineTest {
             assertThat(n.path("input").path("question").asText()).startsWith("Explain ");
         });
     }
+
+    @Test
+    void dedupExampleKeepsTheFirstOfEachDuplicate() {
+        PipelineSpec spec = PipelineParser.parse(Path.of("..", "examples", "datagen", "dedup.yaml"));
+        ExperimentStatus s = PipelineRunner.run(
+                spec, new PipelineRunner.Options(LogRoot.local(dir), "demo", 3, DatagenProgress.NONE));
+        assertThat(s.completed()).isEqualTo(4); // t1, t3, t5, t6
+        assertThat(s.filteredByStep())
+                .containsExactlyInAnyOrderEntriesOf(java.util.Map.of("good", 1L, "unique", 1L, "near_unique", 1L));
+        assertThat(Experiments.item(LogRoot.local(dir), "questions", "demo", "t2")
+                        .orElseThrow()
+                        .path("filtered_by")
+                        .path("duplicate_of")
+                        .asText())
+                .isEqualTo("t1");
+        assertThat(Experiments.item(LogRoot.local(dir), "questions", "demo", "t4")
+                        .orElseThrow()
+                        .path("filtered_by")
+                        .path("duplicate_of")
+                        .asText())
+                .isEqualTo("t3");
+    }
 }

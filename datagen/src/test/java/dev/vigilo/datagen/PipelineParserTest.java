@@ -59,7 +59,7 @@ class PipelineParserTest {
         assertThatThrownBy(() -> parse("input: a\nsteps:\n  - name: x\n    kind: teleport\n"))
                 .isInstanceOf(PipelineDefinitionException.class)
                 .hasMessage("p.yaml:4:11: steps[0].kind: unknown step kind \"teleport\"; use command, http, chat,"
-                        + " template, filter, expand or loop")
+                        + " template, filter, expand, loop or dedup")
                 .satisfies(e -> {
                     PipelineDefinitionException p = (PipelineDefinitionException) e;
                     assertThat(p.line()).isEqualTo(4);

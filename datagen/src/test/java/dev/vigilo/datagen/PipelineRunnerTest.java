@@ -223,7 +223,7 @@ class PipelineRunnerTest {
                         "{\"pipeline\":\"failing\",\"experiment\":\"f1\",\"items\":3,\"completed\":1,\"filtered\":0,\"failed\":2,"
                                 + "\"running\":0,\"progress\":1.0,\"failures_by_type\":{\"CommandExitError\":2,\"InvalidJsonOutput\":2},"
                                 + "\"usage\":{\"cached\":0,\"completion_tokens\":0,\"cost\":null,\"prompt_tokens\":0,\"requests\":0,"
-                                + "\"retries\":0},\"usage_by_step\":{}}"));
+                                + "\"retries\":0},\"usage_by_step\":{},\"filtered_by_step\":{}}"));
         assertThat(progress.finishedItems())
                 .extracting(RecordingProgress.Call::itemId, RecordingProgress.Call::status)
                 .containsExactlyInAnyOrder(

@@ -42,7 +42,7 @@ class S3RunTest {
             Files.writeString(storage, S3ProxyFixture.storageToml("shared", s3.endpoint(), "team"));
             String expected =
                     "{\"completed\":2,\"experiment\":\"e\",\"failed\":0,\"failures_by_type\":{},\"filtered\":0,"
-                            + "\"items\":2,\"pipeline\":\"s3p\",";
+                            + "\"filtered_by_step\":{},\"items\":2,\"pipeline\":\"s3p\",";
             assertThat(run(yaml, "s3://" + S3ProxyFixture.BUCKET + "/team/dg", storage))
                     .anyMatch(l -> l.startsWith("DONE " + expected) && l.contains("\"progress\":1.0"));
             List<String> second = run(yaml, "store:shared/dg", storage);
