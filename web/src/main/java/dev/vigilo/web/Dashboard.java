@@ -135,6 +135,11 @@ public final class Dashboard implements AutoCloseable {
                 r.get("/api/runs/{run}/reviews", p::listApi);
             });
             // ---- end of human review
+            // ---- the compare page's downloads of its flipped cases (docs/web.md)
+            comparisons.ifPresent(p -> {
+                r.get("/runs/{run}/compare/{other}/flips.jsonl", p::flipsDownload);
+                r.get("/runs/{run}/compare/{other}/flips.csv", p::flipsDownload);
+            });
             comparisons.ifPresent(p -> {
                 r.get("/runs/{run}/compare", p::form);
                 r.get("/runs/{run}/compare/{other}", p::page);
