@@ -21,6 +21,8 @@ import picocli.CommandLine.Spec;
             RunPauseCommand.Pause.class,
             RunPauseCommand.Resume.class,
             RunRerunCommand.class,
+            RunReviewCommand.Review.class,
+            RunReviewCommand.Reviews.class,
             RunMoveShardCommand.class
         })
 final class RunCommand implements Runnable {

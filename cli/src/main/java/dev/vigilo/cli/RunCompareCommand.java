@@ -3,6 +3,7 @@ package dev.vigilo.cli;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.input.Names;
 import dev.vigilo.exec.GateDecision;
 import dev.vigilo.exec.GateResult;
@@ -21,10 +22,11 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-/** {@code vigilo run compare RUN_A RUN_B [--json]}. */
+/** {@code vigilo run compare RUN_A RUN_B [--json | --flips [--format jsonl|csv]]}. */
 @Command(
         name = "compare",
         mixinStandardHelpOptions = true,
@@ -50,13 +52,47 @@ final class RunCompareCommand implements Callable<Integer> {
     @Mixin
     JsonOption json;
 
+    @Option(
+            names = "--flips",
+            description = "Print only the flipped cases, for a spreadsheet or a script: --format jsonl (one line per"
+                    + " case, the default) or csv (one row per changed gate); the dashboard's compare downloads.")
+    boolean flips;
+
+    @Option(names = "--format", paramLabel = "FORMAT", description = "With --flips: jsonl (the default) or csv.")
+    String format;
+
+    private RunComparison.FlipFormat flipFormat() {
+        if (format != null && !flips) {
+            throw new InvalidInputException("--format applies to --flips; add --flips, or drop --format");
+        }
+        if (flips && json.requested()) {
+            throw new InvalidInputException("--flips prints its own format (--format jsonl or csv); drop --json");
+        }
+        return switch (format == null ? "jsonl" : format) {
+            case "jsonl" -> RunComparison.FlipFormat.JSONL;
+            case "csv" -> RunComparison.FlipFormat.CSV;
+            default ->
+                throw new InvalidInputException("--format: unknown format '" + CommandSupport.shown(format)
+                        + "'; use --format jsonl (one JSON line per flipped case, the default) or csv");
+        };
+    }
+
     @Override
     public Integer call() {
         UUID a = CommandSupport.runId(runA, "RUN_A");
         UUID b = CommandSupport.runId(runB, "RUN_B");
+        RunComparison.FlipFormat flipFormat = flipFormat();
         PrintWriter out = CommandSupport.out(spec);
         try (Connections connections = CommandSupport.root(spec).connections()) {
             RunComparison comparison = new RunComparison(connections.placements(), connections.storage());
+            if (flips) {
+                try (RunResultsCommand.LineWriter lines = new RunResultsCommand.LineWriter(out)) {
+                    Interruptible.run(() -> comparison.writeFlips(a, b, lines, flipFormat));
+                } catch (RunResultsCommand.LineWriter.Closed e) {
+                    // The reader went away (`| head`): stop quietly.
+                }
+                return ExitCode.OK;
+            }
             if (json.requested()) {
                 json(comparison, a, b, out);
             } else {

@@ -3,6 +3,7 @@ package dev.vigilo.cli;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.exec.ExecutionStatus;
+import dev.vigilo.exec.review.RunReviews;
 import dev.vigilo.exec.view.ExecutionStatusReader;
 import dev.vigilo.exec.view.RunCatalog;
 import dev.vigilo.plan.PlanStatus;
@@ -11,6 +12,7 @@ import dev.vigilo.plan.RunStatus;
 import dev.vigilo.plan.RunStatusReader;
 import java.io.PrintWriter;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -61,7 +63,8 @@ final class RunStatusCommand implements Callable<Integer> {
             RunStatus run,
             ExecutionStatus execution,
             boolean executionRequested,
-            List<RunCatalog.EarlierSettlement> reruns) {
+            List<RunCatalog.EarlierSettlement> reruns,
+            Optional<RunReviews.Reviewed> reviewed) {
         /** The preparation status with the state read together with the execution fields. */
         RunStatus current() {
             return withState(run, RunState.fromSpelling(execution.status()));
@@ -70,11 +73,17 @@ final class RunStatusCommand implements Callable<Integer> {
         /** {@code run status --json}: the preparation keys, then the execution keys. */
         String json() {
             String merged = execution.mergeInto(run.toJson());
-            if (reruns.isEmpty()) {
-                return merged; // a run never rerun: the document is unchanged
+            if (reruns.isEmpty() && reviewed.isEmpty()) {
+                return merged; // a run never rerun nor reviewed: the document is unchanged
             }
             try {
                 ObjectNode o = (ObjectNode) Json.read(merged);
+                if (reviewed.isPresent()) {
+                    o.set("reviewed", Json.read(Json.write(RunReviewCommand.json(reviewed.get()))));
+                }
+                if (reruns.isEmpty()) {
+                    return Json.write(o);
+                }
                 ArrayNode a = o.putArray("reruns");
                 for (RunCatalog.EarlierSettlement e : reruns) {
                     ObjectNode x = a.addObject()
@@ -96,6 +105,7 @@ final class RunStatusCommand implements Callable<Integer> {
             if (run.creationProgress().planStatus() != PlanStatus.REJECTED) {
                 ExecutionView.print(out, execution, executionRequested);
             }
+            reviewed.ifPresent(r -> RunReviewCommand.printReviewed(out, r));
             for (RunCatalog.EarlierSettlement e : reruns) {
                 List<String> types = new java.util.ArrayList<>();
                 e.rerunByType().forEach((type, cases) -> types.add(type + " " + cases.size()));
@@ -127,7 +137,12 @@ final class RunStatusCommand implements Callable<Integer> {
         RunStatus status = reader.status(id);
         boolean requested = reader.executionRequested(id);
         ExecutionStatus execution = new ExecutionStatusReader(connections.placements()).status(id);
-        return new Reading(status, execution, requested, new RunCatalog(connections.placements()).history(id));
+        Optional<RunReviews.Reviewed> reviewed;
+        try (RunReviews reviews = new RunReviews(connections.placements(), connections.storage())) {
+            reviewed = reviews.gates(id, execution.gates());
+        }
+        return new Reading(
+                status, execution, requested, new RunCatalog(connections.placements()).history(id), reviewed);
     }
 
     static RunStatus withState(RunStatus s, RunState state) {

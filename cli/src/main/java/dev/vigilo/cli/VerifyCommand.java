@@ -80,6 +80,14 @@ final class VerifyCommand implements Callable<Integer> {
                         g.decide() == Profile.Decide.POINT ? "point rate" : "bound",
                         g.decision().orElseThrow().spelling()));
             }
+            if (r.reviews().overrides() > 0) {
+                text.add(String.format(
+                        "  review: %d override records verified (%d in force)%s",
+                        r.reviews().overrides(),
+                        r.reviews().current(),
+                        r.reviews().stale().isEmpty() ? "" : "; stale (not applied):"));
+                r.reviews().stale().forEach(line -> text.add("    " + Names.printable(line)));
+            }
             if (c.casesWithoutTranscripts() > 0) {
                 text.add(String.format(
                         "  %d cases have no transcript (receipts written before transcripts were recorded)",
@@ -106,6 +114,11 @@ final class VerifyCommand implements Callable<Integer> {
         checked.put("transcripts", c.transcripts());
         checked.put("cases_without_transcripts", c.casesWithoutTranscripts());
         m.put("checked", checked);
+        Map<String, Object> reviews = new LinkedHashMap<>();
+        reviews.put("overrides", r.reviews().overrides());
+        reviews.put("current", r.reviews().current());
+        reviews.put("stale", r.reviews().stale());
+        m.put("reviews", reviews);
         m.put("damaged_key", r.damagedKey().orElse(null));
         m.put("problem", r.problem().orElse(null));
         List<Map<String, Object>> gates = new ArrayList<>();

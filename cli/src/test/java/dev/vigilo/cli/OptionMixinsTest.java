@@ -74,6 +74,8 @@ class OptionMixinsTest {
                         "run transcript",
                         "run compare",
                         "run rerun-errors",
+                        "run review",
+                        "run reviews",
                         "session verify",
                         "verify",
                         "worker");

@@ -92,7 +92,7 @@ class RunResultsJunitCliTest {
         List<String> rows = csv.out().lines().toList();
         assertThat(rows.get(0))
                 .isEqualTo("case_id,ordinal,shard,chunk,status,attempts,output,evaluators,gates,error,usage,"
-                        + "epoch_passes,epochs,kept_files");
+                        + "epoch_passes,epochs,kept_files,override");
         assertThat(rows).hasSize(1 + 4); // the gate table: core planned 4
 
         CliRunner.Result junitFiltered = cli.run("run", "results", run, "--format", "junit", "--outcome", "failed");

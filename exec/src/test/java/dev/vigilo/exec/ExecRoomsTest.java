@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test;
 class ExecRoomsTest {
     private static final String ROOT = "dev.vigilo.exec";
     private static final List<String> ROOMS =
-            List.of("admission", "settlement", "placement", "view", "audit", "worker", "record");
+            List.of("admission", "settlement", "placement", "review", "view", "audit", "worker", "record");
 
     private static JavaClasses classes;
 
@@ -101,7 +101,7 @@ class ExecRoomsTest {
 
     @Test
     void onlyTheWorkerReachesIntoOtherRooms() {
-        for (String room : List.of("admission", "settlement", "placement")) {
+        for (String room : List.of("admission", "settlement", "placement", "review")) {
             noClasses()
                     .that()
                     .resideInAPackage(ROOT + "." + room + "..")

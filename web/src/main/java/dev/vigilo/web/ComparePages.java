@@ -346,4 +346,23 @@ final class ComparePages {
         }
         x.put("decision", r.decision().map(GateDecision::spelling).orElse(null));
     }
+
+    /**
+     * {@code GET /runs/A/compare/B/flips.jsonl} and {@code .csv}: every flipped case of the comparison, streamed as
+     * {@code vigilo run compare A B --flips [--format csv]} prints it (an attachment).
+     */
+    void flipsDownload(Context ctx) {
+        UUID a = Params.runId(ctx);
+        UUID b = other(ctx);
+        boolean csv = ctx.path().endsWith(".csv");
+        ctx.contentType(csv ? "text/csv; charset=utf-8" : "application/x-ndjson; charset=utf-8");
+        ctx.header(
+                "Content-Disposition",
+                "attachment; filename=\"flips-" + a + "-" + b + (csv ? ".csv" : ".jsonl") + "\"");
+        try (java.io.OutputStream out = ctx.outputStream()) {
+            comparison.writeFlips(a, b, out, csv ? RunComparison.FlipFormat.CSV : RunComparison.FlipFormat.JSONL);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
 }

@@ -128,6 +128,18 @@ public final class Dashboard implements AutoCloseable {
                 r.post("/api/runs/{run}/pause", p::pauseApi);
                 r.post("/api/runs/{run}/resume", p::resumeApi);
             });
+            // ---- human review (docs/web.md, "Human review"): the case page's form, its API, the run's overrides
+            runs.map(RunPages::reviews).ifPresent(p -> {
+                r.post("/runs/{run}/cases/{ordinal}/review", p::form);
+                r.post("/api/runs/{run}/cases/{ordinal}/review", p::api);
+                r.get("/api/runs/{run}/reviews", p::listApi);
+            });
+            // ---- end of human review
+            // ---- the compare page's downloads of its flipped cases (docs/web.md)
+            comparisons.ifPresent(p -> {
+                r.get("/runs/{run}/compare/{other}/flips.jsonl", p::flipsDownload);
+                r.get("/runs/{run}/compare/{other}/flips.csv", p::flipsDownload);
+            });
             comparisons.ifPresent(p -> {
                 r.get("/runs/{run}/compare", p::form);
                 r.get("/runs/{run}/compare/{other}", p::page);

@@ -65,6 +65,7 @@ final class RunPages {
     private final RunResults results;
     private final DatasetCatalog datasets;
     private final CaseTranscriptPages transcripts;
+    private final ReviewPages reviews;
 
     RunPages(DashboardSources.Databases sources, Stores stores, Views views) {
         this.sources = sources;
@@ -78,6 +79,12 @@ final class RunPages {
         this.datasets = new DatasetCatalog(sources.control());
         this.transcripts = new CaseTranscriptPages(
                 cases, new RunTranscripts(sources.placements(), sources.storage()), views, this::passScores);
+        this.reviews = new ReviewPages(sources);
+    }
+
+    /** Human review: the case page's form and the reviewed gate table (their routes are its own). */
+    ReviewPages reviews() {
+        return reviews;
     }
 
     /** A case's transcript pages (they share this reader of cases). */
@@ -340,6 +347,7 @@ final class RunPages {
         m.put("reruns", reruns);
         m.put("has_reruns", !reruns.isEmpty());
         putProfile(m, id, identity);
+        reviews.putGates(m, id, s.gates(), s.finished());
         views.render(ctx, "run", m);
     }
 
@@ -878,6 +886,7 @@ final class RunPages {
             m.put("kept_files", kept);
             m.put("has_kept_files", !kept.isEmpty());
         }
+        reviews.putCase(m, id, ordinal, detail.isPresent());
         views.render(ctx, "case", m);
     }
 
@@ -1144,5 +1153,6 @@ final class RunPages {
     /** Closes the case reader's stores. */
     void close() {
         cases.close();
+        reviews.close();
     }
 }

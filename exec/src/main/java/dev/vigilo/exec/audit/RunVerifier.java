@@ -18,6 +18,7 @@ import dev.vigilo.exec.record.GateTable;
 import dev.vigilo.exec.record.PlanRecord;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.RerunRecords;
+import dev.vigilo.exec.record.ReviewRecords;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.UsageTable;
 import dev.vigilo.exec.record.UsageTallies;
@@ -93,6 +94,7 @@ public final class RunVerifier {
      * @param problem    what the first failed check found (figures included); empty when intact
      * @param checked    what was read before the end (everything, when intact)
      * @param gates      the gate table recomputed from the receipts (empty when a check failed before)
+     * @param reviews    the human review records checked (docs/execution.md, "Human review")
      */
     public record Report(
             UUID runId,
@@ -102,9 +104,29 @@ public final class RunVerifier {
             Optional<String> damagedKey,
             Optional<String> problem,
             Checked checked,
-            List<GateResult> gates) {
+            List<GateResult> gates,
+            Reviews reviews) {
         public Report {
             gates = List.copyOf(gates);
+            Objects.requireNonNull(reviews, "reviews");
+        }
+    }
+
+    /**
+     * The review overrides checked: every row against the object it references, and each override in force against
+     * the case's execution now.
+     *
+     * @param overrides override rows checked (superseded ones included)
+     * @param current   overrides in force (the latest of each case)
+     * @param stale     the overrides in force whose case was executed again after them (not applied by the reviewed
+     *                  gate table: review those cases again), one line each: {@code case ORDINAL (ID): override SEQ
+     *                  ...}; stale is not damage
+     */
+    public record Reviews(long overrides, long current, List<String> stale) {
+        public static final Reviews NONE = new Reviews(0, 0, List.of());
+
+        public Reviews {
+            stale = List.copyOf(stale);
         }
     }
 
@@ -147,6 +169,7 @@ public final class RunVerifier {
         try (ObjectStore store = ObjectStores.open(record.store(storage))) {
             scratch = Files.createTempDirectory("vigilo-verify-");
             List<GateResult> gates = check(run, record, store, scratch, p);
+            Reviews reviews = checkReviews(runId, store);
             return new Report(
                     runId,
                     run.status().spelling(),
@@ -155,7 +178,8 @@ public final class RunVerifier {
                     Optional.empty(),
                     Optional.empty(),
                     p.checked(),
-                    gates);
+                    gates,
+                    reviews);
         } catch (DamagedException e) {
             return new Report(
                     runId,
@@ -165,7 +189,8 @@ public final class RunVerifier {
                     VerificationFailure.keyOf(e),
                     Optional.of(e.getMessage()),
                     p.checked(),
-                    List.of());
+                    List.of(),
+                    Reviews.NONE);
         } catch (IOException e) {
             throw new UnavailableException(
                     "cannot create a temporary directory for verification: " + e.getMessage(), e);
@@ -388,6 +413,72 @@ public final class RunVerifier {
                             + verdict.orElse("none"));
         }
         return table;
+    }
+
+    /**
+     * The review overrides (docs/formats/review-override.md): each row's object is read through the row's reference
+     * (a missing or altered object is damage naming it), parsed, and must say what the row says; a superseding
+     * override must name the object of the override it supersedes, of the same case, and only the latest of a case
+     * may be unsuperseded. The overrides in force are compared with the cases' executions now: a case executed again
+     * makes its override stale, reported but not damage.
+     */
+    private Reviews checkReviews(UUID runId, ObjectStore store) {
+        List<ReviewRecords.Row> rows = control.withHandle(h -> ReviewRecords.rows(h, runId));
+        if (rows.isEmpty()) {
+            return Reviews.NONE;
+        }
+        Map<Long, ReviewRecords.Row> latest = new java.util.TreeMap<>();
+        for (ReviewRecords.Row r : rows) {
+            String key = r.record().key().value();
+            byte[] bytes = ChunkRows.read(store, r.record(), "review override " + key);
+            ReviewRecords.Document d = ReviewRecords.parse(key, bytes);
+            Optional<String> diff = ReviewRecords.difference(runId, r, d);
+            if (diff.isPresent()) {
+                throw new VerificationFailure(
+                        key, "review override " + r.seq() + " (" + key + ") disagrees with its row: " + diff.get());
+            }
+            ReviewRecords.Row previous = latest.get(r.ordinal());
+            Optional<Long> expected = Optional.ofNullable(previous).map(ReviewRecords.Row::seq);
+            if (!r.supersedes().equals(expected)) {
+                throw new VerificationFailure(
+                        null,
+                        "review override " + r.seq() + " of case " + r.ordinal() + " supersedes "
+                                + r.supersedes().map(String::valueOf).orElse("nothing") + "; the case's previous"
+                                + " override is "
+                                + expected.map(String::valueOf).orElse("none"));
+            }
+            Optional<String> named =
+                    Optional.ofNullable(previous).map(x -> x.record().sha256().toHex());
+            if (!d.supersedes().equals(named)) {
+                throw new VerificationFailure(
+                        key,
+                        "review override " + r.seq() + " (" + key + ") names the superseded record "
+                                + d.supersedes().orElse("none") + "; the case's previous override's record is "
+                                + named.orElse("none"));
+            }
+            latest.put(r.ordinal(), r);
+        }
+        List<RunRecords.Route> routes = control.withHandle(h -> RunRecords.routes(h, runId, ""));
+        Map<Long, ReviewRecords.Machine> now =
+                ReviewRecords.machines(placements, runId, routes, store, latest.keySet());
+        List<String> stale = new ArrayList<>();
+        for (ReviewRecords.Row r : latest.values()) {
+            ReviewRecords.Machine m = now.get(r.ordinal());
+            if (m == null) {
+                stale.add("case " + r.ordinal() + " (" + r.caseId() + "): override " + r.seq()
+                        + " judged an execution the run no longer holds");
+            } else if (!m.executionSha256().equals(r.executionSha256())) {
+                stale.add("case " + r.ordinal() + " (" + r.caseId() + "): override " + r.seq() + " overrode "
+                        + r.original() + "; the case was executed again since and is now " + m.outcome()
+                        + "; review it again");
+            } else if (!m.outcome().equals(r.original())) {
+                throw new VerificationFailure(
+                        r.record().key().value(),
+                        "review override " + r.seq() + " of case " + r.ordinal() + " says it overrode " + r.original()
+                                + "; the receipt it judged records " + m.outcome());
+            }
+        }
+        return new Reviews(rows.size(), latest.size(), stale);
     }
 
     private static Pricing pricing(JsonNode configuration) {

@@ -226,6 +226,106 @@ public final class RunComparison {
         }
     }
 
+    /** How {@link #writeFlips} writes the flipped cases. */
+    public enum FlipFormat {
+        /**
+         * One JSON object per flipped case: {@code case_id}, {@code ordinal_a}, {@code ordinal_b}, {@code changes}
+         * ({@code [{gate, a, b, change}]}, one per changed gate).
+         */
+        JSONL,
+        /** CSV with a header row of {@link #FLIP_CSV_COLUMNS}: one row per changed gate of a flipped case. */
+        CSV
+    }
+
+    /** The CSV columns of the flipped cases, in order. */
+    public static final List<String> FLIP_CSV_COLUMNS =
+            List.of("case_id", "ordinal_a", "ordinal_b", "gate", "a", "b", "change");
+
+    /**
+     * Writes every flipped case of the comparison of {@code runA} with {@code runB} to {@code out} (UTF-8, flushed,
+     * not closed), in the comparison's order, streamed: what the dashboard's compare downloads and {@code vigilo run
+     * compare --flips} write.
+     *
+     * @return the comparison's summary (its {@code flipped} is the number of cases written)
+     */
+    public Summary writeFlips(UUID runA, UUID runB, java.io.OutputStream out, FlipFormat format) {
+        Objects.requireNonNull(out, "out");
+        Objects.requireNonNull(format, "format");
+        com.fasterxml.jackson.databind.ObjectMapper mapper = new com.fasterxml.jackson.databind.ObjectMapper();
+        com.fasterxml.jackson.dataformat.csv.CsvMapper csvMapper = new com.fasterxml.jackson.dataformat.csv.CsvMapper();
+        try (java.io.Writer w = new java.io.BufferedWriter(new java.io.OutputStreamWriter(
+                        new java.io.FilterOutputStream(out) {
+                            @Override
+                            public void close() throws IOException {
+                                flush(); // the caller's stream stays open
+                            }
+                        },
+                        java.nio.charset.StandardCharsets.UTF_8));
+                com.fasterxml.jackson.databind.SequenceWriter rows = format == FlipFormat.CSV
+                        ? csvMapper
+                                .writerFor(List.class)
+                                .with(com.fasterxml.jackson.dataformat.csv.CsvSchema.builder()
+                                        .addColumns(
+                                                FLIP_CSV_COLUMNS,
+                                                com.fasterxml.jackson.dataformat.csv.CsvSchema.ColumnType.STRING)
+                                        .setUseHeader(false)
+                                        .build())
+                                .without(com.fasterxml.jackson.core.JsonGenerator.Feature.AUTO_CLOSE_TARGET)
+                                .writeValues(w)
+                        : null) {
+            if (rows != null) {
+                // The header row even when nothing flipped (the CSV writer would write it only with a first row).
+                w.write(String.join(",", FLIP_CSV_COLUMNS) + "\r\n");
+            }
+            Summary s = compare(runA, runB, new Listener() {
+                @Override
+                public void start(Header header) {}
+
+                @Override
+                public void flip(Flip f) {
+                    try {
+                        if (rows != null) {
+                            for (GateChange c : f.changes()) {
+                                rows.write(List.of(
+                                        f.caseId(),
+                                        Long.toString(f.ordinalA()),
+                                        Long.toString(f.ordinalB()),
+                                        c.gate(),
+                                        c.a(),
+                                        c.b(),
+                                        c.change().wire()));
+                            }
+                        } else {
+                            ObjectNode n = mapper.createObjectNode()
+                                    .put("case_id", f.caseId())
+                                    .put("ordinal_a", f.ordinalA())
+                                    .put("ordinal_b", f.ordinalB());
+                            com.fasterxml.jackson.databind.node.ArrayNode changes = n.putArray("changes");
+                            for (GateChange c : f.changes()) {
+                                changes.addObject()
+                                        .put("gate", c.gate())
+                                        .put("a", c.a())
+                                        .put("b", c.b())
+                                        .put("change", c.change().wire());
+                            }
+                            w.write(mapper.writeValueAsString(n));
+                            w.write('\n');
+                        }
+                    } catch (IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                }
+            });
+            if (rows != null) {
+                rows.flush();
+            }
+            return s;
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(
+                    "writing the flipped cases of runs " + runA + " and " + runB + " failed: " + e.getMessage(), e);
+        }
+    }
+
     private final Placements placements;
     private final StorageConfig storage;
     private final Jdbi control;

@@ -19,6 +19,7 @@ import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.UsageSummary;
 import dev.vigilo.exec.record.ChunkRows;
 import dev.vigilo.exec.record.Receipt;
+import dev.vigilo.exec.record.ReviewRecords;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.UsageTallies;
 import dev.vigilo.storage.ObjectRef;
@@ -124,7 +125,8 @@ public final class RunResults {
             "usage",
             "epoch_passes",
             "epochs",
-            "kept_files");
+            "kept_files",
+            "override");
 
     /**
      * As {@link #write(UUID, OutputStream)}, only the cases {@code filter} lists (as the case list of the dashboard and
@@ -143,6 +145,9 @@ public final class RunResults {
                         + run.storageBinding() + ", which the storage configuration (" + storage.source()
                         + ") does not resolve; set VIGILO_STORAGE_CONFIG or --storage-config to a configuration"
                         + " with that store"));
+        // The overrides in force, one entry per overridden case (review is by hand, so they are few).
+        Map<Long, ReviewRecords.Row> overrides =
+                ReviewRecords.current(control.withHandle(h -> ReviewRecords.rows(h, runId)));
         Iterator<ChunkRows.Row> rows = ChunkRows.cursor(placements, runId, routes, true);
         long chunks = 0;
         long cases = 0;
@@ -161,10 +166,10 @@ public final class RunResults {
                     }
                     if (csv != null) {
                         TokenBuffer line = new TokenBuffer(TREES, false);
-                        writeCase(line, store, row, c);
+                        writeCase(line, store, row, c, overrides.get(c.ordinal()));
                         csv.write(TREES.readTree(line.asParser()));
                     } else {
-                        writeCase(g, store, row, c);
+                        writeCase(g, store, row, c, overrides.get(c.ordinal()));
                     }
                     cases++;
                 }
@@ -180,7 +185,8 @@ public final class RunResults {
         return new Summary(runId, chunks, cases);
     }
 
-    private static void writeCase(JsonGenerator g, ObjectStore store, ChunkRows.Row row, Receipt.CaseResult c)
+    private static void writeCase(
+            JsonGenerator g, ObjectStore store, ChunkRows.Row row, Receipt.CaseResult c, ReviewRecords.Row override)
             throws IOException {
         g.writeStartObject();
         g.writeStringField("case_id", c.id());
@@ -204,10 +210,31 @@ public final class RunResults {
             }
             g.writeEndArray();
         }
+        if (override != null) {
+            writeOverride(g, c, override);
+        }
         g.writeEndObject();
         if (!(g instanceof TokenBuffer)) {
             g.writeRaw('\n');
         }
+    }
+
+    /**
+     * {@code override}: the human review in force for the case (docs/execution.md, "Human review"), only on lines of
+     * overridden cases, so every other line stays as it was. {@code stale} when the case was executed again after it
+     * (the override is then not applied).
+     */
+    private static void writeOverride(JsonGenerator g, Receipt.CaseResult c, ReviewRecords.Row o) throws IOException {
+        g.writeObjectFieldStart("override");
+        g.writeStringField("outcome", o.outcome());
+        g.writeStringField("original", o.original());
+        g.writeStringField("reviewer", o.reviewer());
+        g.writeStringField("note", o.note());
+        g.writeStringField("at", o.createdAt().toString());
+        g.writeNumberField("seq", o.seq());
+        g.writeBooleanField("stale", !ReviewRecords.executionDigest(c).equals(o.executionSha256()));
+        g.writeStringField("record_key", o.record().key().value());
+        g.writeEndObject();
     }
 
     /** The CSV writer of {@link Format#CSV}: one row per case line, nested values as compact JSON text. */
