@@ -128,6 +128,10 @@ public final class Dashboard implements AutoCloseable {
                 r.post("/api/runs/{run}/pause", p::pauseApi);
                 r.post("/api/runs/{run}/resume", p::resumeApi);
             });
+            // ---- the results explorer (issue 28): case URLs by case id; the list itself keeps /runs/{run}/cases.
+            runs.ifPresent(p -> {
+                r.get("/runs/{run}/case", p.explorer()::caseById);
+            });
             comparisons.ifPresent(p -> {
                 r.get("/runs/{run}/compare", p::form);
                 r.get("/runs/{run}/compare/{other}", p::page);

@@ -96,6 +96,22 @@ class LargeRunTest {
                 new String[] {"errored cases", r + "/cases?outcome=errored", "verdict-errored"},
                 new String[] {"passed cases", r + "/cases?outcome=passed", "verdict-passed"},
                 new String[] {"cases (API, 500)", "/api" + r + "/cases?limit=500", "\"next_after\":499"},
+                // The results explorer (its index was built by the first cases page above; warm figures read it).
+                new String[] {"explorer: search", r + "/cases?q=CASE-" + (CASES - 7), "case-" + (CASES - 7) + "<"},
+                new String[] {
+                    "explorer: failed, by time", r + "/cases?outcome=failed&sort=time&order=desc", "verdict-failed"
+                },
+                new String[] {
+                    "explorer: by score, page at 90%", r + "/cases?sort=score&after=" + (CASES * 9 / 10), "Next page"
+                },
+                new String[] {
+                    "explorer: search + filter (API, 500)",
+                    "/api" + r + "/cases?q=case-1&outcome=passed&sort=cost&order=desc&limit=500",
+                    "\"total\":"
+                },
+                new String[] {
+                    "explorer: a case in a filtered list", r + "/cases/" + CASES / 2 + "?sort=time", "id=\"list-place\""
+                },
                 new String[] {"first case", r + "/cases/0", "id=\"case-input\""},
                 new String[] {"middle case", r + "/cases/" + CASES / 2, "case-" + CASES / 2},
                 new String[] {"last case", r + "/cases/" + last, "case-" + last},
