@@ -208,6 +208,57 @@ final class CaseIndex {
         return i < 0 ? OptionalInt.empty() : OptionalInt.of(i);
     }
 
+    /**
+     * What the matrix needs of a run, without the texts: per executed case (ordinal order) its ordinal, outcome, mean
+     * evaluator score (NaN without one) and id. About 20 bytes a case; shares the index's arrays, which are immutable.
+     */
+    static final class Column {
+        private final long[] ordinals;
+        private final byte[] outcome;
+        private final float[] scores;
+        private final Texts ids;
+
+        private Column(long[] ordinals, byte[] outcome, float[] scores, Texts ids) {
+            this.ordinals = ordinals;
+            this.outcome = outcome;
+            this.scores = scores;
+            this.ids = ids;
+        }
+
+        int size() {
+            return ordinals.length;
+        }
+
+        long ordinalAt(int i) {
+            return ordinals[i];
+        }
+
+        CaseResults.Outcome outcomeAt(int i) {
+            return OUTCOMES[outcome[i]];
+        }
+
+        double scoreAt(int i) {
+            return scores[i];
+        }
+
+        String idAt(int i) {
+            return ids.get(i);
+        }
+
+        long bytes() {
+            return 256L + 13L * ordinals.length + ids.bytes.length + 4L * ids.start.length;
+        }
+    }
+
+    /** The matrix's column of this run. */
+    Column column() {
+        float[] s = new float[n];
+        for (int i = 0; i < n; i++) {
+            s[i] = (float) score(i, -1);
+        }
+        return new Column(ordinals, outcome, s, ids);
+    }
+
     /** The ordinal of the executed case whose id is {@code caseId}. */
     OptionalLong ordinalOf(String caseId) {
         byte[] id = caseId.getBytes(StandardCharsets.UTF_8);

@@ -81,9 +81,7 @@ final class ResultsExplorer {
 
     /** The run's index, from the cache while the run's progress has not moved, else built now. */
     CaseIndex index(UUID runId) {
-        ExecutionStatus s = status.status(runId);
-        String version = s.status() + ":" + s.execution().chunksDone() + ":"
-                + s.execution().chunksFailed();
+        String version = version(runId);
         Object lock = building.computeIfAbsent(runId, k -> new Object());
         synchronized (lock) {
             synchronized (this) {
@@ -111,6 +109,50 @@ final class ResultsExplorer {
         }
     }
 
+    /** Heap the matrix's cached columns may hold together (about 2 MiB per 100,000 cases). */
+    static final long COLUMN_BUDGET_BYTES = 32L * 1024 * 1024;
+
+    private final LinkedHashMap<UUID, CachedColumn> columns = new LinkedHashMap<>(16, 0.75f, true);
+    private long columnBytes;
+
+    private record CachedColumn(String version, CaseIndex.Column column) {}
+
+    /**
+     * The run's matrix column (outcomes and scores without texts), cached apart from the indexes and under its own
+     * budget, so a matrix of 8 runs of 100,000 cases keeps every column while the indexes come and go.
+     */
+    CaseIndex.Column column(UUID runId) {
+        String version = version(runId);
+        synchronized (this) {
+            CachedColumn c = columns.get(runId);
+            if (c != null && c.version().equals(version)) {
+                return c.column();
+            }
+        }
+        CaseIndex.Column column = index(runId).column();
+        synchronized (this) {
+            CachedColumn old = columns.put(runId, new CachedColumn(version, column));
+            if (old != null) {
+                columnBytes -= old.column().bytes();
+            }
+            columnBytes += column.bytes();
+            var eldest = columns.entrySet().iterator();
+            while (columnBytes > COLUMN_BUDGET_BYTES && eldest.hasNext()) {
+                var e = eldest.next();
+                columnBytes -= e.getValue().column().bytes();
+                eldest.remove();
+            }
+        }
+        return column;
+    }
+
+    /** What a cached index or column of the run was built from: its status and counts of done and failed chunks. */
+    private String version(UUID runId) {
+        ExecutionStatus s = status.status(runId);
+        return s.status() + ":" + s.execution().chunksDone() + ":"
+                + s.execution().chunksFailed();
+    }
+
     /** Bytes the cached indexes hold (for the tests of the budget). */
     synchronized long cachedBytes() {
         return cachedBytes;
@@ -121,6 +163,11 @@ final class ResultsExplorer {
      * batch of consecutive cases reads the case files of its range once.
      */
     private CaseIndex build(UUID runId) {
+        return build(runId, cases, catalog, datasets, stores);
+    }
+
+    /** Builds the index of a run (see {@link #index}); also {@link ResultLists}' one pass for the CLI. */
+    static CaseIndex build(UUID runId, CaseResults cases, RunCatalog catalog, DatasetCatalog datasets, Stores stores) {
         RunCatalog.PlanIdentity identity = catalog.identity(runId);
         DatasetEntry entry = datasets.get(identity.datasetUploadId());
         DatasetReader reader = DatasetReader.open(entry, stores.forBinding(entry.storage()));
@@ -438,12 +485,7 @@ final class ResultsExplorer {
         q.group().ifPresent(g -> b.append(" --group ").append(shell(g)));
         q.tag().ifPresent(g -> b.append(" --tag ").append(shell(g)));
         q.text().ifPresent(g -> b.append(" --search ").append(shell(g)));
-        if (q.sort() != CaseIndex.Sort.ORDINAL) {
-            b.append(" --sort ").append(q.sort().spelling());
-        }
-        if (q.descending()) {
-            b.append(" --desc");
-        }
+        // Downloads and the command list the cases in ordinal order whatever the table's sort.
         return b.toString();
     }
 

@@ -64,6 +64,7 @@ final class RunPages {
     private final DatasetCatalog datasets;
     private final CaseTranscriptPages transcripts;
     private final ResultsExplorer explorer;
+    private final MatrixPages matrix;
 
     RunPages(DashboardSources.Databases sources, Stores stores, Views views) {
         this.sources = sources;
@@ -78,6 +79,12 @@ final class RunPages {
         this.transcripts = new CaseTranscriptPages(
                 cases, new RunTranscripts(sources.placements(), sources.storage()), views, this::passScores);
         this.explorer = new ResultsExplorer(cases, status, catalog, datasets, stores, views);
+        this.matrix = new MatrixPages(explorer, catalog, status, views);
+    }
+
+    /** The matrix of several runs of one dataset. */
+    MatrixPages matrix() {
+        return matrix;
     }
 
     /** The results explorer: the case list, its API and case URLs by id. */
