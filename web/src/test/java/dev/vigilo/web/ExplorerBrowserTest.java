@@ -144,4 +144,38 @@ class ExplorerBrowserTest {
         Chromium.noConsoleErrors(driver, "a case of the list");
         Chromium.screenshot(driver, "explorer-05-keyboard-back");
     }
+
+    @Test
+    void theRunListOpensTheChosenRunsAsAMatrix() throws IOException {
+        driver.get(base + "/runs");
+        waitFor(By.id("matrix-form"));
+        driver.findElement(By.cssSelector("#runs tr[data-run='" + state.settledRun + "'] input[name=run]"))
+                .click();
+        driver.findElement(By.cssSelector("#runs tr[data-run='" + state.pendingRun + "'] input[name=run]"))
+                .click();
+        driver.findElement(By.id("matrix-button")).click();
+        waitFor(By.id("matrix"));
+        // Every executed case of the settled run, the pending run's cells "not run"; its gate rates per run.
+        // The columns follow the run list's order (newest first): find the settled run's.
+        List<String> columns = new ArrayList<>();
+        driver.findElements(By.cssSelector("#matrix thead th.mono")).forEach(th -> columns.add(th.getText()));
+        int settled = columns.indexOf(state.settledRun.toString().substring(0, 8));
+        assertThat(settled).isBetween(0, 1);
+        List<WebElement> rows = driver.findElements(By.cssSelector("#matrix tbody tr"));
+        assertThat(rows).hasSize(apiIds("").size());
+        for (WebElement row : rows) {
+            List<WebElement> cells = row.findElements(By.cssSelector("td.cell-outcome"));
+            assertThat(cells).hasSize(2);
+            assertThat(cells.get(settled).getText()).matches("(passed|failed|errored).*");
+            assertThat(cells.get(1 - settled).getText()).isEqualTo("not run");
+        }
+        assertThat(driver.findElement(By.id("matrix-runs")).getText()).contains("overall");
+        Chromium.noConsoleErrors(driver, "the matrix");
+        Chromium.screenshot(driver, "explorer-06-matrix");
+        // Different only: a case the second run has not executed is no difference.
+        driver.findElement(By.cssSelector("#matrix-show a[data-show='different']"))
+                .click();
+        waitFor(By.id("no-rows"));
+        Chromium.screenshot(driver, "explorer-07-matrix-different");
+    }
 }
