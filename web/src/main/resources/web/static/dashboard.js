@@ -11,6 +11,15 @@
   // A transcript opened at an event (?event=SEQ, a search hit): bring the marked event into view.
   var target = document.querySelector(".conversation .target");
   if (target && !window.location.hash) { target.scrollIntoView({ block: "center" }); }
+  // A case page: j or the right arrow opens the next case of its list, k or the left arrow the previous one.
+  document.addEventListener("keydown", function (e) {
+    var t = e.target;
+    if (e.altKey || e.ctrlKey || e.metaKey || (t && /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName))) { return; }
+    var link = null;
+    if (e.key === "j" || e.key === "ArrowRight") { link = document.getElementById("next-case"); }
+    if (e.key === "k" || e.key === "ArrowLeft") { link = document.getElementById("prev-case"); }
+    if (link) { e.preventDefault(); window.location.href = link.getAttribute("href"); }
+  });
   var run = document.getElementById("run");
   if (!run) { return; }
   var id = run.getAttribute("data-run");

@@ -5,6 +5,8 @@ import dev.vigilo.exec.view.CaseResults;
 import dev.vigilo.exec.view.JunitReport;
 import dev.vigilo.exec.view.RunResults;
 import dev.vigilo.plan.RunStatusReader;
+import dev.vigilo.web.DashboardSources;
+import dev.vigilo.web.ResultLists;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -14,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.Callable;
+import java.util.function.LongPredicate;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -66,6 +69,31 @@ final class RunResultsCommand implements Callable<Integer> {
             description = "Only the cases this gate selects (with --outcome: their outcome in this gate).")
     String gate;
 
+    @Option(
+            names = "--evaluator",
+            paramLabel = "EVALUATOR",
+            description = "Only the cases this evaluator scored (with --outcome: its own result).")
+    String evaluator;
+
+    @Option(
+            names = "--error-type",
+            paramLabel = "TYPE",
+            description = "Only the cases with this error type (the agent's, else the first evaluator's that errored).")
+    String errorType;
+
+    @Option(names = "--group", paramLabel = "GROUP", description = "Only the cases of this dataset group.")
+    String group;
+
+    @Option(names = "--tag", paramLabel = "TAG", description = "Only the cases with this dataset tag.")
+    String tag;
+
+    @Option(
+            names = "--search",
+            paramLabel = "TEXT",
+            description = "Only the cases whose id, input, output or reason holds this text (case-insensitive; the"
+                    + " first 200 bytes of each, as the dashboard's results explorer searches).")
+    String search;
+
     @Mixin
     OutputFileOptions output;
 
@@ -86,9 +114,9 @@ final class RunResultsCommand implements Callable<Integer> {
 
     /** The cases asked for: every case, or those --outcome and --gate name (not with JUnit, which has all). */
     private CaseResults.Filter filter(boolean junit) {
-        if (junit && (outcome != null || gate != null)) {
-            throw new InvalidInputException("--outcome and --gate select cases of --format jsonl or csv; a JUnit"
-                    + " report always has every gate's cases");
+        if (junit && (outcome != null || gate != null || lists().any())) {
+            throw new InvalidInputException("--outcome, --gate, --evaluator, --error-type, --group, --tag and --search"
+                    + " select cases of --format jsonl or csv; a JUnit report always has every gate's cases");
         }
         return new CaseResults.Filter(
                 Optional.ofNullable(outcome).map(o -> {
@@ -99,6 +127,16 @@ final class RunResultsCommand implements Callable<Integer> {
                     }
                 }),
                 Optional.ofNullable(gate));
+    }
+
+    /** The results explorer's filters beyond outcome and gate. */
+    private ResultLists.Filter lists() {
+        return new ResultLists.Filter(
+                Optional.ofNullable(evaluator),
+                Optional.ofNullable(errorType),
+                Optional.ofNullable(group),
+                Optional.ofNullable(tag),
+                Optional.ofNullable(search).map(String::strip).filter(x -> !x.isEmpty()));
     }
 
     private RunResults.Format resultsFormat() {
@@ -117,16 +155,25 @@ final class RunResultsCommand implements Callable<Integer> {
                 return junitReport(id, connections);
             }
             RunResults results = new RunResults(connections.placements(), connections.storage());
+            // The explorer's filters read the run's index (one pass over receipts and case files) before streaming.
+            LongPredicate listed = lists().any()
+                    ? ResultLists.listed(
+                            new DashboardSources.Databases(
+                                    connections.control().jdbi(), connections.placements(), connections.storage()),
+                            id,
+                            filter,
+                            lists())
+                    : ordinal -> true;
             if (!output.given()) {
                 PrintWriter stdout = CommandSupport.out(spec);
                 try (LineWriter lines = new LineWriter(stdout)) {
-                    Interruptible.run(() -> results.write(id, lines, filter, resultsFormat()));
+                    Interruptible.run(() -> results.write(id, lines, filter, resultsFormat(), listed));
                 } catch (LineWriter.Closed e) {
                     // The reader went away (`| head`): what it wanted was written; stop quietly.
                 }
                 return ExitCode.OK;
             }
-            RunResults.Summary summary = writeFile(id, results, filter);
+            RunResults.Summary summary = writeFile(id, results, filter, listed);
             CommandSupport.out(spec)
                     .printf(
                             "wrote %d results of %d chunks of run %s to %s%n",
@@ -161,8 +208,8 @@ final class RunResultsCommand implements Callable<Integer> {
     }
 
     /** Writes crash-safely beside the target and publishes on success; the temporary file never outlives it. */
-    private RunResults.Summary writeFile(UUID id, RunResults results, CaseResults.Filter filter) {
-        return Interruptible.run(() -> output.write(file -> results.write(id, file, filter, resultsFormat())));
+    private RunResults.Summary writeFile(UUID id, RunResults results, CaseResults.Filter filter, LongPredicate listed) {
+        return Interruptible.run(() -> output.write(file -> results.write(id, file, filter, resultsFormat(), listed)));
     }
 
     /**

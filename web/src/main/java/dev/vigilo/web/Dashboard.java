@@ -140,6 +140,12 @@ public final class Dashboard implements AutoCloseable {
                 r.get("/runs/{run}/compare/{other}/flips.jsonl", p::flipsDownload);
                 r.get("/runs/{run}/compare/{other}/flips.csv", p::flipsDownload);
             });
+            // ---- the results explorer (issue 28): case URLs by case id; the list itself keeps /runs/{run}/cases.
+            runs.ifPresent(p -> {
+                r.get("/runs/{run}/case", p.explorer()::caseById);
+                r.get("/matrix", p.matrix()::page);
+                r.get("/api/matrix", p.matrix()::api);
+            });
             comparisons.ifPresent(p -> {
                 r.get("/runs/{run}/compare", p::form);
                 r.get("/runs/{run}/compare/{other}", p::page);

@@ -38,8 +38,6 @@ import dev.vigilo.storage.StoreBinding;
 import io.javalin.http.Context;
 import io.javalin.http.HttpStatus;
 import java.io.IOException;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -66,6 +64,8 @@ final class RunPages {
     private final DatasetCatalog datasets;
     private final CaseTranscriptPages transcripts;
     private final ReviewPages reviews;
+    private final ResultsExplorer explorer;
+    private final MatrixPages matrix;
 
     RunPages(DashboardSources.Databases sources, Stores stores, Views views) {
         this.sources = sources;
@@ -80,11 +80,23 @@ final class RunPages {
         this.transcripts = new CaseTranscriptPages(
                 cases, new RunTranscripts(sources.placements(), sources.storage()), views, this::passScores);
         this.reviews = new ReviewPages(sources);
+        this.explorer = new ResultsExplorer(cases, status, catalog, datasets, stores, views);
+        this.matrix = new MatrixPages(explorer, catalog, status, views);
     }
 
     /** Human review: the case page's form and the reviewed gate table (their routes are its own). */
     ReviewPages reviews() {
         return reviews;
+    }
+
+    /** The matrix of several runs of one dataset. */
+    MatrixPages matrix() {
+        return matrix;
+    }
+
+    /** The results explorer: the case list, its API and case URLs by id. */
+    ResultsExplorer explorer() {
+        return explorer;
     }
 
     /** A case's transcript pages (they share this reader of cases). */
@@ -617,64 +629,7 @@ final class RunPages {
     }
 
     void casesPage(Context ctx) {
-        UUID id = Params.runId(ctx);
-        CasesQuery q = casesQuery(ctx);
-        CaseResults.Page page = cases.page(id, q.filter(), q.after(), q.limit());
-        Map<String, Object> m = views.page("Cases of run " + id, "runs");
-        m.put("id", id.toString());
-        String outcome = q.filter().outcome().map(CaseResults.Outcome::spelling).orElse("all");
-        m.put("outcome", outcome);
-        m.put("gate", q.filter().gate().orElse(""));
-        List<Map<String, Object>> tabs = new ArrayList<>();
-        for (String o : new String[] {"all", "failed", "errored", "passed"}) {
-            tabs.add(Map.of(
-                    "label",
-                    o,
-                    "href",
-                    casesHref(id, o, q.filter().gate(), OptionalLong.empty()),
-                    "current",
-                    o.equals(outcome)));
-        }
-        m.put("tabs", tabs);
-        List<Map<String, Object>> rows = new ArrayList<>();
-        for (CaseResults.ExecutedCase c : page.cases()) {
-            Map<String, Object> r = new LinkedHashMap<>();
-            r.put("ordinal", c.ordinal());
-            r.put("href", "/runs/" + id + "/cases/" + c.ordinal());
-            r.put("case_id", c.caseId());
-            r.put("outcome", c.outcome().spelling());
-            List<Map<String, Object>> gates = new ArrayList<>();
-            c.gates().forEach((g, v) -> gates.add(Map.of("name", g, "outcome", v)));
-            r.put("gates", gates);
-            r.put("attempts", c.attempts());
-            r.put("agent_time", Views.millis(c.agentMillis()));
-            r.put(
-                    "error",
-                    c.errorType()
-                            .map(t -> t + ": " + Views.cut(c.errorMessage().orElse(""), 200))
-                            .orElseGet(() -> why(c)));
-            rows.add(r);
-        }
-        m.put("cases", rows);
-        m.put("empty", rows.isEmpty());
-        m.put("receipts_read", page.receiptsRead());
-        m.put("download_jsonl", resultsHref(id, q.filter(), "jsonl"));
-        m.put("download_csv", resultsHref(id, q.filter(), "csv"));
-        m.put("download_command", resultsCommand(id, q.filter(), "jsonl"));
-        page.nextAfter()
-                .ifPresent(n -> m.put("next", casesHref(id, outcome, q.filter().gate(), OptionalLong.of(n))));
-        if (q.after() >= 0) {
-            m.put("first", casesHref(id, outcome, q.filter().gate(), OptionalLong.empty()));
-        }
-        views.render(ctx, "cases", m);
-    }
-
-    private static String casesHref(UUID id, String outcome, Optional<String> gate, OptionalLong after) {
-        StringBuilder b =
-                new StringBuilder("/runs/").append(id).append("/cases?outcome=").append(outcome);
-        gate.ifPresent(g -> b.append("&gate=").append(URLEncoder.encode(g, StandardCharsets.UTF_8)));
-        after.ifPresent(a -> b.append("&after=").append(a));
-        return b.toString();
+        explorer.casesPage(ctx, CASES_PER_PAGE);
     }
 
     /**
@@ -685,6 +640,9 @@ final class RunPages {
         UUID id = Params.runId(ctx);
         preparation.status(id); // an unknown run: 404 before anything is streamed
         CaseResults.Filter filter = casesQuery(ctx).filter();
+        // The explorer's further filters (evaluator, error type, group, tag, search) narrow the same stream.
+        java.util.function.LongPredicate listed =
+                ResultsExplorer.namesList(ctx) ? explorer.ordinals(id, ResultsExplorer.query(ctx)) : ordinal -> true;
         boolean csv = ctx.path().endsWith(".csv");
         ctx.contentType(csv ? "text/csv; charset=utf-8" : "application/x-ndjson; charset=utf-8");
         ctx.header(
@@ -692,50 +650,14 @@ final class RunPages {
                 "attachment; filename=\"results-" + id
                         + filter.outcome().map(o -> "-" + o.spelling()).orElse("") + (csv ? ".csv" : ".jsonl") + "\"");
         try (java.io.OutputStream out = ctx.outputStream()) {
-            results.write(id, out, filter, csv ? RunResults.Format.CSV : RunResults.Format.JSONL);
+            results.write(id, out, filter, csv ? RunResults.Format.CSV : RunResults.Format.JSONL, listed);
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
     }
 
-    /** The command that prints what a download of the list gives. */
-    private static String resultsCommand(UUID id, CaseResults.Filter filter, String format) {
-        StringBuilder b = new StringBuilder("vigilo run results ").append(id);
-        if (!format.equals("jsonl")) {
-            b.append(" --format ").append(format);
-        }
-        filter.outcome().ifPresent(o -> b.append(" --outcome ").append(o.spelling()));
-        filter.gate()
-                .ifPresent(g ->
-                        b.append(" --gate '").append(g.replace("'", "'\\''")).append('\''));
-        return b.toString();
-    }
-
-    private static String resultsHref(UUID id, CaseResults.Filter filter, String format) {
-        StringBuilder b = new StringBuilder("/runs/")
-                .append(id)
-                .append("/results.")
-                .append(format)
-                .append("?outcome=");
-        b.append(filter.outcome().map(CaseResults.Outcome::spelling).orElse("all"));
-        filter.gate().ifPresent(g -> b.append("&gate=").append(URLEncoder.encode(g, StandardCharsets.UTF_8)));
-        return b.toString();
-    }
-
     void casesApi(Context ctx) {
-        UUID id = Params.runId(ctx);
-        CasesQuery q = casesQuery(ctx);
-        CaseResults.Page page = cases.page(id, q.filter(), q.after(), q.limit());
-        ObjectNode o = Dashboard.JSON.createObjectNode().put("run_id", id.toString());
-        ArrayNode a = o.putArray("cases");
-        page.cases().forEach(c -> a.add(caseJson(c)));
-        if (page.nextAfter().isPresent()) {
-            o.put("next_after", page.nextAfter().getAsLong());
-        } else {
-            o.putNull("next_after");
-        }
-        o.put("receipts_read", page.receiptsRead());
-        Dashboard.json(ctx, o);
+        explorer.casesApi(ctx, CASES_PER_PAGE);
     }
 
     private static ObjectNode caseJson(CaseResults.ExecutedCase c) {
@@ -830,11 +752,16 @@ final class RunPages {
         m.put("expected", caseJson.has("expected") ? Views.cut(pretty(caseJson.path("expected")), SHOWN_CHARS) : null);
         m.put("group", input.fields().group().orElse(""));
         m.put("tags", String.join(", ", input.fields().tags()));
-        if (ordinal > 0) {
-            m.put("prev", "/runs/" + id + "/cases/" + (ordinal - 1));
-        }
-        if (ordinal + 1 < identity.datasetCaseCount()) {
-            m.put("next", "/runs/" + id + "/cases/" + (ordinal + 1));
+        if (ResultsExplorer.namesList(ctx)) {
+            // Opened from a filtered or sorted list: previous and next within it.
+            explorer.neighbours(ctx, id, ordinal).ifPresent(m::putAll);
+        } else {
+            if (ordinal > 0) {
+                m.put("prev", "/runs/" + id + "/cases/" + (ordinal - 1));
+            }
+            if (ordinal + 1 < identity.datasetCaseCount()) {
+                m.put("next", "/runs/" + id + "/cases/" + (ordinal + 1));
+            }
         }
         if (detail.isPresent()) {
             CaseResults.CaseDetail d = detail.get();

@@ -53,6 +53,7 @@ final class Views {
             "case",
             "case-transcript",
             "compare",
+            "matrix",
             "datasets",
             "dataset",
             "datagen",

@@ -42,6 +42,22 @@ public final class LargeRun implements AutoCloseable {
         return new LargeRun(fx, placements, run);
     }
 
+    /**
+     * Prepares, executes (the same simulated worker, so the same outcomes) and settles one more run of the same dataset
+     * in the same databases, for the matrix; prints how long it took.
+     */
+    public UUID addRun() {
+        long t0 = System.nanoTime();
+        UUID run = fixture.prepare();
+        new Admission(placements, fixture.storage).admit(run);
+        int chunks = new SimulatedWorker(placements, fixture.store, run).run(Integer.MAX_VALUE);
+        new Settlement(placements).settleIfComplete(run);
+        System.out.printf(
+                "another run: %d chunks prepared, executed and settled in %.1f s%n",
+                chunks, (System.nanoTime() - t0) / 1e9);
+        return run;
+    }
+
     public UUID runId() {
         return runId;
     }

@@ -429,6 +429,39 @@ public final class CaseResults implements AutoCloseable {
         return out;
     }
 
+    /**
+     * One executed case as {@link #scan} gives it: what a page shows, its output and the gates' names.
+     *
+     * @param result the case (outcome over every gate)
+     * @param output its output (read and verified when stored apart); empty when its agent errored
+     */
+    public record ScannedCase(ExecutedCase result, Optional<String> output) {}
+
+    /**
+     * Every executed case of the run (the cases of its done chunks), in ordinal order, each with its output: one pass
+     * over the done chunks' receipts (verified as {@link RunResults} reads them), one receipt and one output at a
+     * time. For indexes built once per run (the dashboard's results explorer); a page reads through {@link #page}.
+     *
+     * @return the run's gate names, in gate order
+     * @throws NotFoundException     no such run
+     * @throws DamagedException      a receipt or output is missing or altered
+     * @throws UnavailableException  an execution database or the store cannot be reached
+     */
+    public List<String> scan(UUID runId, java.util.function.Consumer<ScannedCase> each) {
+        Objects.requireNonNull(runId, "runId");
+        Objects.requireNonNull(each, "each");
+        RunView run = view(runId);
+        Iterator<ChunkRows.Row> rows = ChunkRows.cursor(placements, runId, run.routes(), true);
+        while (rows.hasNext()) {
+            ChunkRows.Row row = rows.next();
+            Receipt r = ChunkRows.receipt(runId, run.store(), row);
+            for (Receipt.CaseResult c : r.cases()) {
+                each.accept(new ScannedCase(executed(row, c, Optional.empty()), output(run.store(), c)));
+            }
+        }
+        return run.gates();
+    }
+
     /** The output of one execution, read and verified when stored apart; empty when its agent errored. */
     private static Optional<String> output(ObjectStore store, Receipt.CaseResult c) {
         return c.output().isPresent() ? c.output() : c.outputRef().map(x -> RunResults.output(store, c));

@@ -134,6 +134,20 @@ public final class RunResults {
      * selects), in {@code format}. {@link Summary#cases()} counts the cases written.
      */
     public Summary write(UUID runId, OutputStream out, CaseResults.Filter filter, Format format) {
+        return write(runId, out, filter, format, ordinal -> true);
+    }
+
+    /**
+     * As {@link #write(UUID, OutputStream, CaseResults.Filter, Format)}, only the cases whose ordinal {@code ordinals}
+     * also accepts (the dashboard's download of a list its results explorer filtered further).
+     */
+    public Summary write(
+            UUID runId,
+            OutputStream out,
+            CaseResults.Filter filter,
+            Format format,
+            java.util.function.LongPredicate ordinals) {
+        Objects.requireNonNull(ordinals, "ordinals");
         Objects.requireNonNull(runId, "runId");
         Objects.requireNonNull(out, "out");
         Objects.requireNonNull(filter, "filter");
@@ -161,7 +175,7 @@ public final class RunResults {
                 ChunkRows.Row row = rows.next();
                 Receipt r = ChunkRows.receipt(runId, store, row);
                 for (Receipt.CaseResult c : r.cases()) {
-                    if (!CaseResults.accepts(filter, c)) {
+                    if (!CaseResults.accepts(filter, c) || !ordinals.test(c.ordinal())) {
                         continue;
                     }
                     if (csv != null) {
