@@ -208,16 +208,18 @@ class MultiHostIT {
     private void startPostgres() throws Exception {
         Path bin = postgresBinaries();
         Path data = dir.resolve("pgdata");
-        Process init = new ProcessBuilder(
-                        bin.resolve("initdb").toString(),
-                        "-A",
-                        "trust",
-                        "-U",
-                        "postgres",
-                        "-D",
-                        data.toString(),
-                        "-E",
-                        "UTF-8")
+        List<String> initdb = new ArrayList<>(asUser());
+        initdb.addAll(List.of(
+                bin.resolve("initdb").toString(),
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "-D",
+                data.toString(),
+                "-E",
+                "UTF-8"));
+        Process init = new ProcessBuilder(initdb)
                 .redirectErrorStream(true)
                 .redirectOutput(dir.resolve("initdb.log").toFile())
                 .start();
@@ -230,26 +232,25 @@ class MultiHostIT {
                 "host all all " + NetworkHosts.SUBNET + "0/24 trust\n",
                 java.nio.file.StandardOpenOption.APPEND);
         String pg = net.address("pg");
-        Process postgres = start(
-                "pg",
-                List.of(
-                        bin.resolve("postgres").toString(),
-                        "-D",
-                        data.toString(),
-                        "-p",
-                        Integer.toString(PG_PORT),
-                        "-F",
-                        "-c",
-                        "listen_addresses=" + pg,
-                        "-c",
-                        "unix_socket_directories=" + data,
-                        "-c",
-                        "max_connections=200",
-                        "-c",
-                        "synchronous_commit=off",
-                        "-c",
-                        "timezone=UTC"),
-                "postgres");
+        List<String> server = new ArrayList<>(asUser());
+        server.addAll(List.of(
+                bin.resolve("postgres").toString(),
+                "-D",
+                data.toString(),
+                "-p",
+                Integer.toString(PG_PORT),
+                "-F",
+                "-c",
+                "listen_addresses=" + pg,
+                "-c",
+                "unix_socket_directories=" + data,
+                "-c",
+                "max_connections=200",
+                "-c",
+                "synchronous_commit=off",
+                "-c",
+                "timezone=UTC"));
+        Process postgres = start("pg", server, "postgres");
         String admin = "jdbc:postgresql://" + pg + ":" + PG_PORT + "/postgres?user=postgres&connectTimeout=5";
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
         while (true) {
@@ -273,6 +274,14 @@ class MultiHostIT {
                     .as("host %s reaches PostgreSQL at %s over the bridge (a firewall's FORWARD policy?)", w, pg)
                     .isTrue();
         }
+    }
+
+    /**
+     * What runs PostgreSQL's programs, which refuse to run as root: as root, in a user namespace of their own where they
+     * are not root ({@code unshare -U}, as zonky's embedded server does).
+     */
+    private static List<String> asUser() {
+        return "root".equals(System.getProperty("user.name")) ? List.of("unshare", "-U") : List.of();
     }
 
     /**
