@@ -177,12 +177,21 @@ final class NetworkHosts implements AutoCloseable {
             String ns = line.strip().split("\\s+")[0];
             if (ns.startsWith(PREFIX)) {
                 killAll(ns);
+                run(List.of("ip", "link", "del", ns)); // its veth pair, at once (the host side has its name)
                 run(List.of("ip", "netns", "del", ns));
             }
         }
-        // Deleting a namespace deletes its veth pairs; the bridge is in this namespace.
-        if (run(List.of("ip", "link", "show", BRIDGE)).exit == 0) {
-            sh("ip", "link", "del", BRIDGE);
+        // The kernel destroys a deleted namespace, and with it the veth pairs, asynchronously (seconds to minutes on
+        // a loaded machine): delete this namespace's ends, the bridge and any veth of an earlier run now, so the names
+        // are free when this method returns.
+        for (String line : run(List.of("ip", "-o", "link", "show")).output.split("\n")) {
+            String[] fields = line.split(":\\s+", 3);
+            if (fields.length >= 2) {
+                String name = fields[1].split("@")[0].strip();
+                if (name.startsWith(PREFIX)) {
+                    run(List.of("ip", "link", "del", name));
+                }
+            }
         }
     }
 
