@@ -68,10 +68,18 @@ public final class OpenAiTestServer implements AutoCloseable {
 
     /** Starts a server on 127.0.0.1 and an ephemeral port. */
     public static OpenAiTestServer start() {
+        return start(InetAddress.getLoopbackAddress());
+    }
+
+    /**
+     * Starts a server on {@code address} and an ephemeral port: for agents in other network namespaces, which reach
+     * this machine only at such an address (MultiHostIT).
+     */
+    public static OpenAiTestServer start(InetAddress address) {
         // Without TCP_NODELAY the JDK server's separate header and body writes meet delayed ACKs: ~40 ms per answer.
         System.setProperty("sun.net.httpserver.nodelay", "true");
         try {
-            HttpServer s = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
+            HttpServer s = HttpServer.create(new InetSocketAddress(address, 0), 64);
             ExecutorService ex = Executors.newCachedThreadPool(r -> {
                 Thread t = new Thread(r, "openai-test-server");
                 t.setDaemon(true);
@@ -87,9 +95,10 @@ public final class OpenAiTestServer implements AutoCloseable {
         }
     }
 
-    /** {@code http://127.0.0.1:<port>/v1/chat/completions}. */
+    /** {@code http://127.0.0.1:<port>/v1/chat/completions} (the address it listens on). */
     public URI chatUrl() {
-        return URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/v1/chat/completions");
+        return URI.create("http://" + server.getAddress().getAddress().getHostAddress() + ":"
+                + server.getAddress().getPort() + "/v1/chat/completions");
     }
 
     /** The next requests get these replies, in order (after any queued earlier). */

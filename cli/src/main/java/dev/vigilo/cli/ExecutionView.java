@@ -43,6 +43,15 @@ final class ExecutionView {
                     p.casesDone(),
                     p.cases());
         }
+        if (p.chunksRequeuedAfterExpiry() > 0) {
+            // A worker that died, was cut off from the database or stalled: its chunks ran again elsewhere.
+            out.printf(
+                    "requeued after a lease expiry: %d chunk%s (claimed again after the worker holding %s stopped"
+                            + " renewing its lease)%n",
+                    p.chunksRequeuedAfterExpiry(),
+                    p.chunksRequeuedAfterExpiry() == 1 ? "" : "s",
+                    p.chunksRequeuedAfterExpiry() == 1 ? "it" : "them");
+        }
         if (!p.unreachable().isEmpty()) {
             long unknown = p.shards().stream().filter(x -> !x.known()).count();
             out.printf(

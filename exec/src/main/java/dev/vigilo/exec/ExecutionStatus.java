@@ -418,6 +418,9 @@ public record ExecutionStatus(
      * @param shards       routed shards in ascending order (empty before admission)
      * @param unreachable  execution databases of the run that could not be read now (sorted): the done and failed
      *                     counts above leave out their shards, whose own counts are unknown ({@code -1})
+     * @param chunksRequeuedAfterExpiry chunks claimed again after a lease of theirs expired (a worker that died, was
+     *                     cut off or stalled; execution migration V9), whatever their state now; unreachable execution
+     *                     databases' chunks left out as above
      */
     public record Progress(
             long chunks,
@@ -426,10 +429,23 @@ public record ExecutionStatus(
             long cases,
             long casesDone,
             List<ShardProgress> shards,
-            List<String> unreachable) {
+            List<String> unreachable,
+            long chunksRequeuedAfterExpiry) {
         public Progress {
             shards = List.copyOf(shards);
             unreachable = List.copyOf(unreachable);
+        }
+
+        /** Progress of a run none of whose chunks was requeued after a lease expiry. */
+        public Progress(
+                long chunks,
+                long chunksDone,
+                long chunksFailed,
+                long cases,
+                long casesDone,
+                List<ShardProgress> shards,
+                List<String> unreachable) {
+            this(chunks, chunksDone, chunksFailed, cases, casesDone, shards, unreachable, 0);
         }
     }
 
@@ -472,6 +488,7 @@ public record ExecutionStatus(
         e.put("chunks", execution.chunks())
                 .put("chunks_done", execution.chunksDone())
                 .put("chunks_failed", execution.chunksFailed())
+                .put("chunks_requeued_after_expiry", execution.chunksRequeuedAfterExpiry())
                 .put("cases", execution.cases())
                 .put("cases_done", execution.casesDone());
         ArrayNode unreachable = e.putArray("unreachable");

@@ -130,6 +130,42 @@ class ChunkTablesTest {
     }
 
     @Test
+    void onlyTakingOverAnExpiredLeaseCountsAsARequeueAfterExpiry() {
+        ChunkTables.Lease given = claim(UUID.randomUUID(), List.of());
+        assertThat(requeue(given, false)).isTrue(); // given back by its worker: not an expiry
+        ChunkTables.Lease again = claim(UUID.randomUUID(), List.of());
+        assertThat(again.chunkIndex()).isEqualTo(given.chunkIndex());
+        assertThat(expiredChunks()).isZero();
+        expire(again.chunkIndex()); // its worker stopped renewing (died, or cut off from the database)
+        ChunkTables.Lease takenOver = claim(UUID.randomUUID(), List.of());
+        assertThat(takenOver.chunkIndex()).isEqualTo(again.chunkIndex());
+        assertThat(expiredChunks()).isEqualTo(1);
+        expire(takenOver.chunkIndex()); // a second expiry of the same chunk: still one chunk
+        claim(UUID.randomUUID(), List.of());
+        assertThat(expiredChunks()).isEqualTo(1);
+        int expiries = jdbi.withHandle(
+                h -> h.createQuery("SELECT lease_expiries FROM exec_chunks WHERE run_id = :r AND chunk_index = :c")
+                        .bind("r", run)
+                        .bind("c", again.chunkIndex())
+                        .mapTo(Integer.class)
+                        .one());
+        assertThat(expiries).isEqualTo(2);
+    }
+
+    /** The status's count of chunks requeued after a lease expiry, summed over the run's shards. */
+    private long expiredChunks() {
+        return jdbi.withHandle(h -> {
+            List<Integer> shards = h.createQuery("SELECT DISTINCT shard FROM exec_chunks WHERE run_id = :r")
+                    .bind("r", run)
+                    .mapTo(Integer.class)
+                    .list();
+            return dev.vigilo.exec.record.ShardTallies.read(h, run, shards, 2, 1).values().stream()
+                    .mapToLong(dev.vigilo.exec.record.ShardTallies.Tally::chunksExpired)
+                    .sum();
+        });
+    }
+
+    @Test
     void aRequeueForAnOutageRefundsTheAttemptAndOtherRequeuesKeepIt() {
         ChunkTables.Lease l = claim(UUID.randomUUID(), List.of());
         assertThat(attempts(l.chunkIndex())).isEqualTo(1);

@@ -66,11 +66,23 @@ public final class S3ProxyFixture implements AutoCloseable {
         return start(new FilesystemNio2BlobStore(root.toAbsolutePath().toString()));
     }
 
+    /**
+     * Starts s3proxy in memory listening on {@code host} at {@code port} (0: a free one), for clients in other network
+     * namespaces that reach this one only at such an address (MultiHostIT); otherwise as {@link #start()}.
+     */
+    public static S3ProxyFixture startAt(String host, int port) {
+        return start(new TransientNio2BlobStore(), host, port);
+    }
+
     private static S3ProxyFixture start(BlobStore blobStore) {
+        return start(blobStore, "127.0.0.1", 0);
+    }
+
+    private static S3ProxyFixture start(BlobStore blobStore, String host, int port) {
         blobStore.createContainer(BUCKET);
         S3Proxy proxy = S3Proxy.builder()
                 .blobStore(blobStore)
-                .endpoint(URI.create("http://127.0.0.1:0"))
+                .endpoint(URI.create("http://" + host + ":" + port))
                 .awsAuthentication(AuthenticationType.AWS_V2_OR_V4, ACCESS_KEY, SECRET_KEY)
                 // Tests finish their requests before closing; do not wait for idle keep-alive connections.
                 .stopTimeout(0)
@@ -95,7 +107,7 @@ public final class S3ProxyFixture implements AutoCloseable {
         System.setProperty("aws.accessKeyId", ACCESS_KEY);
         System.setProperty("aws.secretAccessKey", SECRET_KEY);
         System.setProperty("aws.region", REGION);
-        return new S3ProxyFixture(proxy, blobStore, URI.create("http://127.0.0.1:" + proxy.getPort()));
+        return new S3ProxyFixture(proxy, blobStore, URI.create("http://" + host + ":" + proxy.getPort()));
     }
 
     /** A spec for {@link #BUCKET} under {@code prefix} (empty for the bucket root), path-style, named {@code s3}. */
@@ -150,7 +162,7 @@ public final class S3ProxyFixture implements AutoCloseable {
         env.put("AWS_EC2_METADATA_DISABLED", "true");
     }
 
-    /** The service endpoint, {@code http://127.0.0.1:<port>}. */
+    /** The service endpoint, {@code http://127.0.0.1:<port>} (or the address given to {@link #startAt}). */
     public URI endpoint() {
         return endpoint;
     }

@@ -160,7 +160,7 @@ final class ShardCopy {
                         + " lease_generation, lease_expires_at, attempts, not_before, last_error, receipt_key,"
                         + " receipt_length, receipt_sha256, cases_executed, cases_errored, gate_passed, gate_failed,"
                         + " gate_errored, gate_epoch_passes, usage, agreement, finished_at, rerun_generation,"
-                        + " previous_receipt_key, previous_receipt_length, previous_receipt_sha256)"
+                        + " previous_receipt_key, previous_receipt_length, previous_receipt_sha256, lease_expiries)"
                         + " SELECT x.run_id, x.chunk_index, x.shard, x.shard_seq, x.chunk_id, x.first_ordinal,"
                         + " x.case_count, x.membership_sha256, x.chunk_key, x.chunk_length, x.chunk_sha256,"
                         + " CASE WHEN x.state = 'leased' THEN 'queued' ELSE x.state END, NULL,"
@@ -170,7 +170,9 @@ final class ShardCopy {
                         + " x.gate_errored, x.gate_epoch_passes, x.usage, x.agreement, x.finished_at,"
                         // a chunk queued again by rerun-errors keeps what it reruns (execution migration V6)
                         + " x.rerun_generation, x.previous_receipt_key, x.previous_receipt_length,"
-                        + " x.previous_receipt_sha256"
+                        + " x.previous_receipt_sha256,"
+                        // a source migrated before V9 has no such field
+                        + " coalesce(x.lease_expiries, 0)"
                         + " FROM jsonb_populate_recordset(NULL::exec_chunks, :j::jsonb) AS x WHERE x.run_id = :r"
                         + " ON CONFLICT (run_id, chunk_index) DO UPDATE SET state = EXCLUDED.state,"
                         + " lease_owner = NULL, lease_generation = EXCLUDED.lease_generation, lease_expires_at = NULL,"
@@ -184,7 +186,8 @@ final class ShardCopy {
                         + " finished_at = EXCLUDED.finished_at, rerun_generation = EXCLUDED.rerun_generation,"
                         + " previous_receipt_key = EXCLUDED.previous_receipt_key,"
                         + " previous_receipt_length = EXCLUDED.previous_receipt_length,"
-                        + " previous_receipt_sha256 = EXCLUDED.previous_receipt_sha256"
+                        + " previous_receipt_sha256 = EXCLUDED.previous_receipt_sha256,"
+                        + " lease_expiries = EXCLUDED.lease_expiries"
                         + " WHERE (exec_chunks." + IDENTITY.replace(", ", ", exec_chunks.") + ") = (EXCLUDED."
                         + IDENTITY.replace(", ", ", EXCLUDED.") + ")")
                 .bind("j", page.rows())

@@ -88,7 +88,8 @@ public final class ChunkTables {
      * backoff; below its shard's dispatch cursor; shard open and not paused), in run and chunk order, skipping rows other workers
      * hold locked and the chunks in {@code held} (this worker still executes them: a lease of its own that expired
      * while a database was out is renewed or completed by the thread holding it, never taken over by its own claim).
-     * The claim increments the lease generation and the attempt count.
+     * The claim increments the lease generation and the attempt count, and, when it takes over an expired lease, the
+     * chunk's count of lease expiries (what {@code run status} reports as chunks requeued after a lease expiry).
      */
     public static Optional<Lease> claim(Handle h, List<Claimable> routes, UUID owner, Duration lease, List<Held> held) {
         if (routes.isEmpty()) {
@@ -115,6 +116,8 @@ public final class ChunkTables {
                         + " ORDER BY c.run_id, c.chunk_index LIMIT 1 FOR UPDATE OF c SKIP LOCKED)"
                         + " UPDATE exec_chunks c SET state = 'leased', lease_owner = :o,"
                         + " lease_generation = c.lease_generation + 1, attempts = c.attempts + 1,"
+                        // a leased row here is an expired lease taken over (execution migration V9)
+                        + " lease_expiries = c.lease_expiries + CASE WHEN c.state = 'leased' THEN 1 ELSE 0 END,"
                         + " lease_expires_at = clock_timestamp() + make_interval(secs => :s)"
                         + " FROM next WHERE c.run_id = next.run_id AND c.chunk_index = next.chunk_index"
                         + " RETURNING c.*")

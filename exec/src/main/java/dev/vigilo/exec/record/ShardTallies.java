@@ -33,6 +33,8 @@ public final class ShardTallies {
      *                     count of cases with c passing epochs at {@code g * (n + 1) + c}); empty with one epoch
      * @param malformed    done rows whose tallies cannot be right (wrong lengths, counts beyond the chunk's cases, a
      *                     histogram that does not count the gate's passed and failed cases)
+     * @param chunksExpired chunks claimed again after a lease of theirs expired (execution migration V9), whatever
+     *                     their state now
      */
     public record Tally(
             int shard,
@@ -47,7 +49,8 @@ public final class ShardTallies {
             long[] failed,
             long[] errored,
             long[] epochPasses,
-            long malformed) {}
+            long malformed,
+            long chunksExpired) {}
 
     /** One gate's outcomes summed over shards. */
     public record GateSum(long passed, long failed, long errored) {}
@@ -99,7 +102,8 @@ public final class ShardTallies {
                         + " AND array_position(gate_passed, NULL) IS NULL AND array_position(gate_failed, NULL) IS NULL"
                         + " AND array_position(gate_errored, NULL) IS NULL"
                         + " AND coalesce(cardinality(gate_epoch_passes), 0) = :h"
-                        + " AND array_position(gate_epoch_passes, NULL) IS NULL, false)) AS malformed"
+                        + " AND array_position(gate_epoch_passes, NULL) IS NULL, false)) AS malformed,"
+                        + " count(*) FILTER (WHERE lease_expiries > 0) AS expired"
                         + " FROM exec_chunks WHERE run_id = :r AND shard = ANY(:s) GROUP BY shard")
                 .bind("r", runId)
                 .bind("g", gates)
@@ -123,7 +127,8 @@ public final class ShardTallies {
                                     new long[gates],
                                     new long[gates],
                                     new long[histogram],
-                                    num(m, "malformed")));
+                                    num(m, "malformed"),
+                                    num(m, "expired")));
                 });
         // Per gate: sums, and rows where one gate's outcomes exceed the chunk's cases (counted as malformed).
         h.createQuery("SELECT c.shard, g.i, sum(g.p) AS p, sum(g.f) AS f, sum(g.e) AS e,"
@@ -202,7 +207,8 @@ public final class ShardTallies {
                 t.failed(),
                 t.errored(),
                 t.epochPasses(),
-                t.malformed() + more);
+                t.malformed() + more,
+                t.chunksExpired());
     }
 
     private static long num(Map<String, Object> m, String column) {

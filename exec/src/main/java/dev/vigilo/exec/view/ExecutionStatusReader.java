@@ -140,6 +140,7 @@ public final class ExecutionStatusReader {
         long done = 0;
         long failed = 0;
         long casesDone = 0;
+        long expired = 0;
         for (RunRecords.Route r : v.routes()) {
             long[] totals = v.shardTotals().getOrDefault(r.shard(), new long[2]);
             if (unreachable.contains(r.placement())) {
@@ -156,10 +157,11 @@ public final class ExecutionStatusReader {
             done += d;
             failed += f;
             casesDone += c;
+            expired += t == null ? 0 : t.chunksExpired();
         }
         long cases = v.shardTotals().values().stream().mapToLong(x -> x[0]).sum();
-        ExecutionStatus.Progress progress =
-                new ExecutionStatus.Progress(v.expectedChunks(), done, failed, cases, casesDone, shards, unreachable);
+        ExecutionStatus.Progress progress = new ExecutionStatus.Progress(
+                v.expectedChunks(), done, failed, cases, casesDone, shards, unreachable, expired);
         boolean recorded = !v.recorded().isEmpty();
         List<GateResult> gates = recorded ? v.recorded() : partial(v, tallies, snapshot);
         return new ExecutionStatus(
