@@ -76,7 +76,10 @@ import org.slf4j.LoggerFactory;
  * docs/transcripts.md) and referenced from the case's receipt entry. A chunk queued again by {@code vigilo run
  * rerun-errors} (its lease names a previous receipt) runs only that receipt's errored executions, carries the other
  * case entries (and epochs) forward unchanged, and records in the receipt's {@code rerun} what it ran and the usage of
- * what it replaced (docs/execution.md, "Rerun errors").
+ * what it replaced (docs/execution.md, "Rerun errors"). While it runs, finished case entries are written as partial
+ * receipts ({@link PartialWriter}); a chunk whose row references an earlier holder's partial receipt chain carries the
+ * chain's entries forward and runs only its other cases, writing a version 7 receipt (docs/execution.md, "Resume from
+ * partial receipts"); a chain that does not verify is logged and the chunk executed whole.
  *
  * <p>Bounds: at most {@code concurrency} cases run at once in the worker; a chunk keeps at most
  * {@link ChunkCases#DEFAULT_RESIDENT_BYTES} of case bytes in flight. Interruption cancels the chunk's running cases
