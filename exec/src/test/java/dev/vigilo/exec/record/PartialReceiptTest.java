@@ -233,4 +233,57 @@ class PartialReceiptTest {
                 .isInstanceOf(DamagedException.class)
                 .hasMessageContaining("carried case 700 of lease generation 2");
     }
+
+    /** The version 7 sample: {@link FormatSamples#usageReceipt()} resumed, case 700 carried from generation 1. */
+    static Receipt resumedSample() {
+        Receipt r = FormatSamples.usageReceipt();
+        return new Receipt(
+                r.runId(),
+                r.chunkIndex(),
+                r.chunkId(),
+                r.shard(),
+                r.leaseGeneration(),
+                r.worker(),
+                r.membership(),
+                r.startedAt(),
+                r.finishedAt(),
+                r.evaluators(),
+                r.gates(),
+                r.cases(),
+                Optional.empty(),
+                Optional.of(new Receipt.Resumed(
+                        FormatSamples.ref("runs/" + r.runId() + "/receipts/partial/0000000007-g1-p1.json", 2048),
+                        List.of(new Receipt.Carried(700, 1)))));
+    }
+
+    /** The partial receipt sample: link 2 of generation 1, cases 701 and 702 of the usage receipt. */
+    static PartialReceipt partialSample() {
+        Receipt r = FormatSamples.usageReceipt();
+        return new PartialReceipt(
+                r.runId(),
+                r.chunkIndex(),
+                r.chunkId(),
+                r.shard(),
+                1,
+                r.worker(),
+                r.membership(),
+                1,
+                1,
+                2,
+                Optional.of(FormatSamples.ref("runs/" + r.runId() + "/receipts/partial/0000000007-g1-p1.json", 2048)),
+                Instant.parse("2026-12-03T01:00:00.5Z"),
+                r.cases().subList(1, 3));
+    }
+
+    @Test
+    void theBytesOfVersion7AndOfAPartialReceiptArePinned() throws Exception {
+        byte[] receipt = FormatCompatibilityTest.resource("receipt-v7.json");
+        assertThat(ReceiptParser.fromJson(receipt, "receipt-v7.json")).isEqualTo(resumedSample());
+        assertThat(ReceiptParser.toJson(resumedSample())).isEqualTo(receipt);
+        byte[] partial = FormatCompatibilityTest.resource("partial-receipt-v1.json");
+        assertThat(PartialReceiptParser.fromJson(partial, "partial-receipt-v1.json")
+                        .receipt())
+                .isEqualTo(partialSample());
+        assertThat(PartialReceiptParser.toJson(partialSample())).isEqualTo(partial);
+    }
 }
