@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterEach;
@@ -175,5 +176,69 @@ class ChunkTablesTest {
         assertThat(again.chunkIndex()).isEqualTo(l.chunkIndex());
         assertThat(requeue(again, false)).isTrue();
         assertThat(attempts(l.chunkIndex())).isEqualTo(1);
+    }
+
+    private boolean reference(ChunkTables.Lease l, ObjectRef ref, int cases) {
+        return jdbi.inTransaction(h -> ChunkTables.referencePartial(h, l, new ChunkTables.Partial(ref, cases)));
+    }
+
+    private ObjectRef partial(ChunkTables.Lease l, int sequence) {
+        return fx.store.create(
+                dev.vigilo.exec.record.PartialReceipt.key(run, l.chunkIndex(), l.generation(), sequence),
+                ("{\"partial\":" + sequence + "}").getBytes(StandardCharsets.UTF_8),
+                Deadline.after(Duration.ofSeconds(10)));
+    }
+
+    private Optional<ChunkTables.Partial> partialOf(long chunk) {
+        return jdbi.withHandle(h -> h.createQuery("SELECT partial_key, partial_length, partial_sha256, partial_cases"
+                        + " FROM exec_chunks WHERE run_id = :r AND chunk_index = :c")
+                .bind("r", run)
+                .bind("c", chunk)
+                .map((rs, ctx) -> rs.getString("partial_key") == null
+                        ? Optional.<ChunkTables.Partial>empty()
+                        : Optional.of(new ChunkTables.Partial(
+                                new ObjectRef(
+                                        dev.vigilo.storage.ObjectKey.of(rs.getString("partial_key")),
+                                        rs.getLong("partial_length"),
+                                        dev.vigilo.storage.Sha256.parseHex(rs.getString("partial_sha256"))),
+                                rs.getInt("partial_cases"))))
+                .one());
+    }
+
+    @Test
+    void aPartialReferenceIsFencedByOwnerAndGenerationCarriedToTheNextClaimAndClearedAtCompletion() {
+        ChunkTables.Lease first = claim(UUID.randomUUID(), List.of());
+        ObjectRef p1 = partial(first, 1);
+        assertThat(reference(first, p1, 16)).isTrue();
+        assertThat(partialOf(first.chunkIndex())).contains(new ChunkTables.Partial(p1, 16));
+
+        // The holder died; its lease is taken over: the claim hands the reference to the new holder.
+        expire(first.chunkIndex());
+        ChunkTables.Lease second = claim(UUID.randomUUID(), List.of());
+        assertThat(second.chunkIndex()).isEqualTo(first.chunkIndex());
+        assertThat(second.generation()).isEqualTo(first.generation() + 1);
+        assertThat(second.partial()).contains(new ChunkTables.Partial(p1, 16));
+
+        // The stale holder's update (an older generation) is refused and changes nothing.
+        ObjectRef stale = new ObjectRef(p1.key(), p1.length() + 1, p1.sha256());
+        assertThat(reference(first, stale, 32)).isFalse();
+        assertThat(partialOf(first.chunkIndex())).contains(new ChunkTables.Partial(p1, 16));
+        // The same owner with a stale generation is refused too.
+        ChunkTables.Lease sameOwnerOldGeneration = new ChunkTables.Lease(
+                second.runId(),
+                second.chunkIndex(),
+                second.owner(),
+                first.generation(),
+                second.attempts(),
+                second.seed());
+        assertThat(reference(sameOwnerOldGeneration, stale, 32)).isFalse();
+
+        ObjectRef p2 = partial(second, 2);
+        assertThat(reference(second, p2, 32)).isTrue();
+        assertThat(partialOf(first.chunkIndex())).contains(new ChunkTables.Partial(p2, 32));
+        assertThat(complete(second, receipt(second, "{\"receipt\":2}"))).isEqualTo(ChunkTables.Completion.COMPLETED);
+        assertThat(partialOf(first.chunkIndex())).isEmpty();
+        // After completion, no holder references anything any more.
+        assertThat(reference(second, p2, 32)).isFalse();
     }
 }

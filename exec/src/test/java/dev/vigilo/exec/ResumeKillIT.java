@@ -128,7 +128,7 @@ class ResumeKillIT {
             long firstCall = arrivedAfter(arrivals, restart);
             System.out.printf(
                     "ResumeKillIT: the restarted worker's first agent call came %d ms after its start (JVM start-up"
-                            + " included); %d requests before the restart, %d after (%d cases, whole chunks redone)%n",
+                            + " included); %d requests before the restart, %d after (%d cases; partial receipts carried)%n",
                     TimeUnit.NANOSECONDS.toMillis(firstCall - restart),
                     answeredBefore,
                     llm.requestCount() - answeredBefore,

@@ -7,6 +7,7 @@ import dev.vigilo.exec.record.AgreementTallies;
 import dev.vigilo.exec.record.ChunkRows;
 import dev.vigilo.exec.record.ChunkSeed;
 import dev.vigilo.exec.record.EpochReduction;
+import dev.vigilo.exec.record.PartialChain;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.ReceiptParser;
 import dev.vigilo.exec.record.RunRecords;
@@ -43,7 +44,9 @@ import java.util.UUID;
  * chunk's, a done row's receipt is read through its reference and checked against the row and against the chunk file
  * (cases, evaluators of each mask, gates, each gate outcome recomputed from the evaluator results), and every output
  * and transcript it references is read through its reference (length and SHA-256); a transcript must also be an
- * accepted session log whose writer epoch is the receipt's lease generation. The per-gate outcomes are summed from
+ * accepted session log whose writer epoch is the lease generation that executed the case (the receipt's, or for an
+ * entry a resumed receipt carried from a partial receipt, that partial's). A resumed receipt's partial receipt chain
+ * is read and verified, and each carried entry compared with its partial's byte for byte. The per-gate outcomes are summed from
  * the receipts themselves. Memory: one page of rows per database, one chunk file, one receipt and one transcript.
  * Owned by one thread.
  */
@@ -287,6 +290,9 @@ final class ExecutionCheck {
         if (previous != null) {
             previous.rerun().ifPresent(x -> superseded.putAll(x.supersededUsage()));
         }
+        if (r.resumed().isPresent()) {
+            checkResumed(key, r, chunk);
+        }
         for (int i = 0; i < chunk.cases().size(); i++) {
             ChunkFile.Entry e = chunk.cases().get(i);
             Receipt.CaseResult c = r.cases().get(i);
@@ -309,6 +315,74 @@ final class ExecutionCheck {
                     "receipt " + key + " records the usage of the executions it replaced as "
                             + r.rerun().get().supersededUsage() + ", its previous receipts give " + superseded);
         }
+    }
+
+    /**
+     * A resumed receipt's (version 7) {@code resumed_from}: the partial receipt chain it names is read from its head
+     * and verified link by link ({@link PartialChain}); it carried exactly the chain's entries, each under the lease
+     * generation of the link that lists it, and each carried entry is the link's entry byte for byte. The carried
+     * entries' executions (their transcripts under their own generation) are checked with the other cases.
+     */
+    private void checkResumed(String key, Receipt r, ChunkFile chunk) {
+        Receipt.Resumed resumed = r.resumed().orElseThrow();
+        String head = resumed.head().key().value();
+        List<PartialChain.Case> cases = new ArrayList<>();
+        for (ChunkFile.Entry e : chunk.cases()) {
+            cases.add(new PartialChain.Case(e.ordinal(), e.id(), e.sha256()));
+        }
+        PartialChain.Chain chain;
+        try {
+            chain = PartialChain.read(
+                    store,
+                    resumed.head(),
+                    new PartialChain.Expected(
+                            runId,
+                            chunk.chunkIndex(),
+                            chunk.chunkId(),
+                            chunk.membership(),
+                            generation(r),
+                            epochs(),
+                            r.leaseGeneration(),
+                            cases));
+        } catch (dev.vigilo.common.errors.DamagedException e) {
+            throw new VerificationFailure(
+                    VerificationFailure.keyOf(e).orElse(head),
+                    "receipt " + key + " resumed from partial receipt " + head + ", whose chain does not verify: "
+                            + e.getMessage());
+        }
+        List<Long> listed =
+                resumed.carried().stream().map(Receipt.Carried::ordinal).toList();
+        require(
+                key,
+                listed.equals(new ArrayList<>(chain.entries().keySet())),
+                "receipt " + key + " carried cases " + listed + ", its partial receipt chain from " + head + " holds "
+                        + chain.entries().keySet());
+        for (Receipt.Carried carried : resumed.carried()) {
+            PartialChain.Entry entry = chain.entries().get(carried.ordinal());
+            Receipt.CaseResult c = r.cases().stream()
+                    .filter(x -> x.ordinal() == carried.ordinal())
+                    .findFirst()
+                    .orElseThrow();
+            require(
+                    key,
+                    entry.generation() == carried.generation(),
+                    "receipt " + key + " carried case \"" + c.id() + "\" as executed under lease generation "
+                            + carried.generation() + ", its partial receipt was written under "
+                            + entry.generation());
+            require(
+                    key,
+                    java.util.Arrays.equals(ReceiptParser.caseBytes(c), entry.bytes()),
+                    "case \"" + c.id() + "\" in receipt " + key + " was carried forward from partial receipt chain "
+                            + head + ", and differs from the entry there");
+        }
+    }
+
+    /** The lease generation that executed case {@code c} of {@code r}: a carried entry's, else the receipt's. */
+    private static long executedUnder(Receipt r, Receipt.CaseResult c) {
+        return r.resumed()
+                .flatMap(x -> x.of(c.ordinal()))
+                .map(Receipt.Carried::generation)
+                .orElse(r.leaseGeneration());
     }
 
     /**
@@ -353,7 +427,7 @@ final class ExecutionCheck {
                         what + " was executed again, but it had not errored in the previous receipt");
                 addSuperseded(superseded, before, before);
             }
-            checkExecution(key, r, c, e, what, 0);
+            checkExecution(key, r, c, e, what, 0, executedUnder(r, c));
             return;
         }
         List<Integer> ran = executed.map(Receipt.Executed::epochs).orElse(List.of());
@@ -373,7 +447,7 @@ final class ExecutionCheck {
                         what + ", epoch " + (i + 1) + " was executed again, but it had not errored before");
                 addSuperseded(superseded, before, before.epochs().get(i));
             }
-            checkExecution(key, r, c.epochs().get(i), e, what + ", epoch " + (i + 1), i + 1);
+            checkExecution(key, r, c.epochs().get(i), e, what + ", epoch " + (i + 1), i + 1, executedUnder(r, c));
         }
         Receipt.CaseResult reduced;
         try {
@@ -442,7 +516,7 @@ final class ExecutionCheck {
      * its transcripts.
      */
     private void checkExecution(
-            String key, Receipt r, Receipt.CaseResult c, ChunkFile.Entry e, String what, int epoch) {
+            String key, Receipt r, Receipt.CaseResult c, ChunkFile.Entry e, String what, int epoch, long generation) {
         List<String> applied = new ArrayList<>();
         for (int i = 0; i < evaluators.size(); i++) {
             if ((e.evaluators() & (1L << i)) != 0) {
@@ -489,7 +563,7 @@ final class ExecutionCheck {
                 what + " has outcomes for gates that do not select it");
         checkOutput(key, what, c);
         checkKeptFiles(what, c);
-        checkTranscripts(r, c, what, epoch);
+        checkTranscripts(r, c, what, epoch, generation);
         for (Receipt.ModelUsage m : c.usage().map(Receipt.Usage::models).orElse(List.of())) {
             require(
                     key,
@@ -535,7 +609,12 @@ final class ExecutionCheck {
         }
     }
 
-    private void checkTranscripts(Receipt r, Receipt.CaseResult c, String what, int epoch) {
+    /**
+     * The transcripts of one execution: one per attempt, each under the key of its attempt and of {@code generation}
+     * (the lease generation that executed it: the receipt's, or a carried entry's), an accepted session log of that
+     * writer epoch.
+     */
+    private void checkTranscripts(Receipt r, Receipt.CaseResult c, String what, int epoch, long generation) {
         if (c.transcripts().isEmpty()) {
             casesWithoutTranscripts++; // a version 1 receipt: written before transcripts were recorded
             return;
@@ -547,14 +626,13 @@ final class ExecutionCheck {
                         + c.transcripts().size() + " transcripts");
         for (int a = 0; a < c.transcripts().size(); a++) {
             Receipt.TranscriptRef t = c.transcripts().get(a);
-            String expectedKey = TranscriptStore.key(
-                            runId, r.chunkIndex(), c.ordinal(), epoch, a + 1, r.leaseGeneration())
+            String expectedKey = TranscriptStore.key(runId, r.chunkIndex(), c.ordinal(), epoch, a + 1, generation)
                     .value();
             require(
                     t.ref().key().value(),
                     t.attempt() == a + 1 && t.ref().key().value().equals(expectedKey),
                     what + ": transcript " + t.ref().key() + " is listed as attempt " + t.attempt()
-                            + ", the key of attempt " + (a + 1) + " under lease generation " + r.leaseGeneration()
+                            + ", the key of attempt " + (a + 1) + " under lease generation " + generation
                             + " is " + expectedKey);
             byte[] bytes =
                     ChunkRows.read(store, t.ref(), "transcript " + t.ref().key() + " of " + what);
@@ -562,11 +640,11 @@ final class ExecutionCheck {
             VerifyReport v = sessionLog(bytes);
             require(
                     t.ref().key().value(),
-                    v.accepted() && v.maxEpoch() != null && v.maxEpoch() == r.leaseGeneration(),
+                    v.accepted() && v.maxEpoch() != null && v.maxEpoch() == generation,
                     "transcript " + t.ref().key() + " of " + what + " is "
                             + (v.accepted()
                                     ? "written under writer epoch " + v.maxEpoch() + ", not lease generation "
-                                            + r.leaseGeneration()
+                                            + generation
                                     : "not a readable session log: " + v.error()));
         }
     }

@@ -33,14 +33,55 @@ public final class ChunkTables {
             long generation,
             int attempts,
             ChunkSeed seed,
-            Optional<Rerun> rerun) {
+            Optional<Rerun> rerun,
+            Optional<Partial> partial) {
         public Lease {
             Objects.requireNonNull(rerun, "rerun");
+            Objects.requireNonNull(partial, "partial");
+        }
+
+        /** A lease of a chunk without a partial receipt. */
+        public Lease(
+                UUID runId,
+                long chunkIndex,
+                UUID owner,
+                long generation,
+                int attempts,
+                ChunkSeed seed,
+                Optional<Rerun> rerun) {
+            this(runId, chunkIndex, owner, generation, attempts, seed, rerun, Optional.empty());
         }
 
         /** The lease of a chunk's first execution. */
         public Lease(UUID runId, long chunkIndex, UUID owner, long generation, int attempts, ChunkSeed seed) {
-            this(runId, chunkIndex, owner, generation, attempts, seed, Optional.empty());
+            this(runId, chunkIndex, owner, generation, attempts, seed, Optional.empty(), Optional.empty());
+        }
+    }
+
+    /**
+     * The newest partial receipt of a chunk's chain as its row references it (execution migration V10): the object
+     * and how many case entries the chain holds. Docs: docs/formats/exec-partial-receipt.md.
+     */
+    public record Partial(ObjectRef ref, int cases) {
+        public Partial {
+            Objects.requireNonNull(ref, "ref");
+            if (cases < 1) {
+                throw new IllegalArgumentException("a partial receipt chain holds at least one case, got " + cases);
+            }
+        }
+
+        /** The partial columns of a chunk row, if it references one. */
+        static Optional<Partial> of(java.sql.ResultSet rs) throws java.sql.SQLException {
+            String key = rs.getString("partial_key");
+            if (key == null) {
+                return Optional.empty();
+            }
+            return Optional.of(new Partial(
+                    new ObjectRef(
+                            dev.vigilo.storage.ObjectKey.of(key),
+                            rs.getLong("partial_length"),
+                            dev.vigilo.storage.Sha256.parseHex(rs.getString("partial_sha256"))),
+                    rs.getInt("partial_cases")));
         }
     }
 
@@ -151,7 +192,8 @@ public final class ChunkTables {
                         rs.getLong("lease_generation"),
                         rs.getInt("attempts"),
                         SeedTables.seed(rs),
-                        Rerun.of(rs)))
+                        Rerun.of(rs),
+                        Partial.of(rs)))
                 .findOne()
                 .map(ChunkTables::claimed);
     }
@@ -198,6 +240,13 @@ public final class ChunkTables {
     private static final String HELD =
             " WHERE run_id = :r AND chunk_index = :c AND state = 'leased' AND lease_owner = :o AND lease_generation = :g";
 
+    /**
+     * Clears a row's partial receipt reference (a SET list item): a chunk that ended needs none, and a chunk queued
+     * again by rerun-errors executes for a new settlement generation, never from an earlier one's partials.
+     */
+    public static final String PARTIAL_CLEARED =
+            " partial_key = NULL, partial_length = NULL, partial_sha256 = NULL, partial_cases = NULL,";
+
     /** The values of {@link #HELD}'s parameters for lease {@code l}. */
     private static Map<String, Object> held(Lease l) {
         return Map.of("r", l.runId(), "c", l.chunkIndex(), "o", l.owner(), "g", l.generation());
@@ -216,6 +265,27 @@ public final class ChunkTables {
                                         + " AND EXISTS (SELECT 1 FROM exec_run_shards s"
                                         + " WHERE s.run_id = c.run_id AND s.shard = c.shard AND s.state = 'open')")
                         .bind("s", (double) lease.toMillis() / 1000.0)
+                        .bindMap(held(l))
+                        .execute()
+                == 1;
+    }
+
+    /**
+     * References {@code partial} as the newest partial receipt of the held chunk (docs/execution.md, "Resume from
+     * partial receipts"): one update fenced like a renewal, in the caller's short transaction of its own.
+     *
+     * @return false when the lease is no longer this worker's: nothing changed, and the holder writes no further
+     *     partial receipt for the chunk
+     */
+    public static boolean referencePartial(Handle h, Lease l, Partial partial) {
+        CrashPoints.boundary("exec.partial");
+        return h.createUpdate("UPDATE exec_chunks SET partial_key = :pk, partial_length = :pl, partial_sha256 = :ps,"
+                                + " partial_cases = :pc"
+                                + HELD)
+                        .bind("pk", partial.ref().key().value())
+                        .bind("pl", partial.ref().length())
+                        .bind("ps", partial.ref().sha256().toHex())
+                        .bind("pc", partial.cases())
                         .bindMap(held(l))
                         .execute()
                 == 1;
@@ -298,6 +368,7 @@ public final class ChunkTables {
                                 + " cases_errored = :cer, gate_passed = :gp, gate_failed = :gf, gate_errored = :ge,"
                                 + " gate_epoch_passes = :gh, usage = CAST(:u AS jsonb),"
                                 + " agreement = CAST(:a AS jsonb),"
+                                + PARTIAL_CLEARED
                                 + " last_error = NULL, finished_at = now()"
                                 + HELD)
                 .bind("k", receipt.key().value())
@@ -359,6 +430,7 @@ public final class ChunkTables {
     public static boolean fail(Handle h, Lease l, String error) {
         CrashPoints.boundary("exec.fail");
         return h.createUpdate("UPDATE exec_chunks SET state = 'failed', lease_owner = NULL, lease_expires_at = NULL,"
+                                + PARTIAL_CLEARED
                                 + " last_error = :e, finished_at = now()"
                                 + HELD)
                         .bind("e", error)

@@ -35,6 +35,8 @@ import java.util.UUID;
  * @param cases           one entry per case, in ordinal order
  * @param rerun           what a receipt written by {@code vigilo run rerun-errors} executed again and what it
  *                        carried forward (version 6); empty for a chunk's first execution
+ * @param resumed         the partial receipt chain a resumed chunk carried case entries from (version 7); empty when
+ *                        the chunk was executed from its start
  */
 public record Receipt(
         UUID runId,
@@ -49,7 +51,8 @@ public record Receipt(
         List<String> evaluators,
         List<String> gates,
         List<CaseResult> cases,
-        Optional<Rerun> rerun) {
+        Optional<Rerun> rerun,
+        Optional<Resumed> resumed) {
     /** Outputs up to this many UTF-8 bytes are stored in the receipt itself. */
     public static final int INLINE_OUTPUT_BYTES = 64 * 1024;
 
@@ -58,6 +61,81 @@ public record Receipt(
         gates = List.copyOf(gates);
         cases = List.copyOf(cases);
         Objects.requireNonNull(rerun, "rerun");
+        Objects.requireNonNull(resumed, "resumed");
+    }
+
+    /** A receipt of a chunk executed from its start (no partial receipt carried forward). */
+    public Receipt(
+            UUID runId,
+            long chunkIndex,
+            UUID chunkId,
+            int shard,
+            long leaseGeneration,
+            UUID worker,
+            Sha256 membership,
+            Instant startedAt,
+            Instant finishedAt,
+            List<String> evaluators,
+            List<String> gates,
+            List<CaseResult> cases,
+            Optional<Rerun> rerun) {
+        this(
+                runId,
+                chunkIndex,
+                chunkId,
+                shard,
+                leaseGeneration,
+                worker,
+                membership,
+                startedAt,
+                finishedAt,
+                evaluators,
+                gates,
+                cases,
+                rerun,
+                Optional.empty());
+    }
+
+    /**
+     * What a resumed chunk's receipt carried forward from the partial receipts of earlier lease holders
+     * (docs/execution.md, "Resume from partial receipts"; version 7): the chain it verified and carried, and per
+     * carried case entry the lease generation that executed it (its transcripts are that generation's).
+     *
+     * @param head    the newest partial receipt of the chain, as the chunk row referenced it at the claim
+     * @param carried the carried case entries, in ascending ordinal order
+     */
+    public record Resumed(ObjectRef head, List<Carried> carried) {
+        public Resumed {
+            Objects.requireNonNull(head, "head");
+            carried = List.copyOf(carried);
+            if (carried.isEmpty()) {
+                throw new IllegalArgumentException("a resumed receipt carries at least one case entry");
+            }
+            for (int i = 1; i < carried.size(); i++) {
+                if (carried.get(i).ordinal() <= carried.get(i - 1).ordinal()) {
+                    throw new IllegalArgumentException("carried case entries must be in ascending ordinal order");
+                }
+            }
+        }
+
+        /** The carried entry of the case at {@code ordinal}, if this receipt carried it. */
+        public Optional<Carried> of(long ordinal) {
+            return carried.stream().filter(c -> c.ordinal() == ordinal).findFirst();
+        }
+    }
+
+    /**
+     * A case entry carried forward from a partial receipt.
+     *
+     * @param ordinal    the case
+     * @param generation the lease generation whose holder executed it (a partial receipt of that generation lists it)
+     */
+    public record Carried(long ordinal, long generation) {
+        public Carried {
+            if (generation < 1) {
+                throw new IllegalArgumentException("a lease generation is at least 1, got " + generation);
+            }
+        }
     }
 
     /** A receipt of a chunk's first execution. */
@@ -87,6 +165,7 @@ public record Receipt(
                 evaluators,
                 gates,
                 cases,
+                Optional.empty(),
                 Optional.empty());
     }
 

@@ -84,7 +84,14 @@ public final class ReceiptParser {
          * run again and the usage of those they replaced): written only for a chunk executed again by {@code vigilo
          * run rerun-errors}; every other receipt is version 4 or 5, byte for byte.
          */
-        V6(6, true, true, true, true, true);
+        V6(6, true, true, true, true, true),
+        /**
+         * Version 6 plus the header's {@code resumed_from} (the partial receipt chain a resumed chunk carried case
+         * entries from, and the lease generation of each carried entry); its {@code rerun} is an object for a rerun's
+         * chunk, else null. Written only for a chunk that carried entries from partial receipts; every other receipt
+         * is version 4, 5 or 6, byte for byte.
+         */
+        V7(7, true, true, true, true, true, true);
 
         final int number;
         final boolean transcripts;
@@ -92,14 +99,27 @@ public final class ReceiptParser {
         final boolean usage;
         final boolean keptFiles;
         final boolean rerun;
+        final boolean resumed;
 
-        Version(int number, boolean transcripts, boolean epochs, boolean usage, boolean keptFiles, boolean rerun) {
+        Version(
+                int number,
+                boolean transcripts,
+                boolean epochs,
+                boolean usage,
+                boolean keptFiles,
+                boolean rerun,
+                boolean resumed) {
             this.number = number;
             this.transcripts = transcripts;
             this.epochs = epochs;
             this.usage = usage;
             this.keptFiles = keptFiles;
             this.rerun = rerun;
+            this.resumed = resumed;
+        }
+
+        Version(int number, boolean transcripts, boolean epochs, boolean usage, boolean keptFiles, boolean rerun) {
+            this(number, transcripts, epochs, usage, keptFiles, rerun, false);
         }
 
         Version(int number, boolean transcripts, boolean epochs, boolean usage, boolean keptFiles) {
@@ -122,6 +142,9 @@ public final class ReceiptParser {
          * files, else {@link #WRITING}.
          */
         static Version writing(Receipt r) {
+            if (r.resumed().isPresent()) {
+                return V7;
+            }
             if (r.rerun().isPresent()) {
                 return V6;
             }
@@ -160,6 +183,10 @@ public final class ReceiptParser {
     static final String PREVIOUS = "previous";
     static final String EXECUTED = "executed";
     static final String SUPERSEDED_USAGE = "superseded_usage";
+    // A resumed chunk's header (version 7).
+    static final String RESUMED_FROM = "resumed_from";
+    static final String HEAD = "head";
+    static final String CARRIED = "carried";
     // A case.
     static final String ORDINAL = "ordinal";
     static final String ID = "id";
@@ -234,25 +261,18 @@ public final class ReceiptParser {
             n.put(EPOCHS, r.epochCount());
         }
         if (version.rerun) {
-            putRerun(n.putObject(RERUN), r.rerun().orElseThrow());
+            if (r.rerun().isPresent()) {
+                putRerun(n.putObject(RERUN), r.rerun().get());
+            } else {
+                n.putNull(RERUN); // version 7 of a chunk's first execution
+            }
+        }
+        if (version.resumed) {
+            putResumed(n.putObject(RESUMED_FROM), r.resumed().orElseThrow());
         }
         ArrayNode a = n.putArray(CASES);
         for (CaseResult c : r.cases()) {
-            ObjectNode o = a.addObject();
-            o.put(ORDINAL, c.ordinal());
-            o.put(ID, c.id());
-            o.put(CASE_SHA256, c.caseSha256().toHex());
-            putExecution(o, c, version);
-            if (version.epochs) {
-                ObjectNode passes = o.putObject(EPOCH_PASSES);
-                c.epochPasses().forEach(passes::put);
-                ArrayNode epochs = o.putArray(EPOCHS);
-                for (int i = 0; i < c.epochs().size(); i++) {
-                    ObjectNode e = epochs.addObject();
-                    e.put(EPOCH, i + 1);
-                    putExecution(e, c.epochs().get(i), version);
-                }
-            }
+            putCase(a.addObject(), c, version);
         }
         ObjectNode t = n.putObject(TALLIES);
         t.put(CASES_EXECUTED, r.cases().size());
@@ -273,6 +293,76 @@ public final class ReceiptParser {
             return out;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /** One case entry in {@code version}: identity, its execution's fields and, with epochs, its epochs. */
+    private static void putCase(ObjectNode o, CaseResult c, Version version) {
+        o.put(ORDINAL, c.ordinal());
+        o.put(ID, c.id());
+        o.put(CASE_SHA256, c.caseSha256().toHex());
+        putExecution(o, c, version);
+        if (version.epochs) {
+            ObjectNode passes = o.putObject(EPOCH_PASSES);
+            c.epochPasses().forEach(passes::put);
+            ArrayNode epochs = o.putArray(EPOCHS);
+            for (int i = 0; i < c.epochs().size(); i++) {
+                ObjectNode e = epochs.addObject();
+                e.put(EPOCH, i + 1);
+                putExecution(e, c.epochs().get(i), version);
+            }
+        }
+    }
+
+    /**
+     * A case entry as a version 7 receipt and a partial receipt write it ({@code vigilo.exec.partial-receipt}): the
+     * one case format both share, so a carried entry is compared byte for byte.
+     */
+    static ObjectNode caseNode(CaseResult c) {
+        ObjectNode o = MAPPER.createObjectNode();
+        putCase(o, c, Version.V7);
+        return o;
+    }
+
+    /** The compact bytes of a case entry node (as {@link #caseNode} builds it, or as read from a document). */
+    public static byte[] caseBytes(JsonNode entry) {
+        try {
+            return MAPPER.writeValueAsBytes(entry);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The bytes of {@code c} as a version 7 receipt's case entry. */
+    public static byte[] caseBytes(CaseResult c) {
+        return caseBytes(caseNode(c));
+    }
+
+    /** Reads a case entry in the version 7 case format, of a document listing {@code epochCount} epochs per case. */
+    static CaseResult readCaseEntry(JsonNode c, int epochCount) {
+        return readCase(c, Version.V7, epochCount);
+    }
+
+    private static void putResumed(ObjectNode o, Receipt.Resumed resumed) {
+        putRef(o.putObject(HEAD), resumed.head());
+        ArrayNode carried = o.putArray(CARRIED);
+        for (Receipt.Carried c : resumed.carried()) {
+            carried.addObject().put(ORDINAL, c.ordinal()).put(LEASE_GENERATION, c.generation());
+        }
+    }
+
+    private static Receipt.Resumed readResumed(JsonNode n) {
+        JsonNode o = object(n, RESUMED_FROM, "");
+        String at = RESUMED_FROM;
+        List<Receipt.Carried> carried = new ArrayList<>();
+        for (JsonNode x : array(o, CARRIED, at)) {
+            carried.add(new Receipt.Carried(
+                    longValue(x, ORDINAL, at + ", carried"), longValue(x, LEASE_GENERATION, at + ", carried")));
+        }
+        try {
+            return new Receipt.Resumed(JsonFields.ref(object(o, HEAD, at), at + ", head"), carried);
+        } catch (IllegalArgumentException e) {
+            throw new DamagedException(at + ": " + e.getMessage(), e);
         }
     }
 
@@ -500,10 +590,18 @@ public final class ReceiptParser {
                 strings(n, EVALUATORS, ""),
                 strings(n, GATES, ""),
                 cases,
-                version.rerun ? Optional.of(readRerun(n)) : Optional.empty());
+                !version.rerun
+                                || (version.resumed
+                                        && JsonFields.field(n, RERUN, "").isNull())
+                        ? Optional.empty()
+                        : Optional.of(readRerun(n)),
+                version.resumed ? Optional.of(readResumed(n)) : Optional.empty());
         checkTallies(r, object(n, TALLIES, ""));
         if (r.rerun().isPresent()) {
             checkExecuted(r, epochCount);
+        }
+        if (r.resumed().isPresent()) {
+            checkCarried(r);
         }
         return r;
     }
@@ -619,6 +717,19 @@ public final class ReceiptParser {
             if (!fits) {
                 throw new DamagedException("rerun: executed case " + e.ordinal() + " names epochs " + e.epochs()
                         + " in a receipt of " + epochCount + " epochs");
+            }
+        }
+    }
+
+    /** A resumed receipt's carried entries are cases of the receipt, executed under an earlier lease generation. */
+    private static void checkCarried(Receipt r) {
+        java.util.Set<Long> ordinals = new java.util.HashSet<>();
+        r.cases().forEach(c -> ordinals.add(c.ordinal()));
+        for (Receipt.Carried c : r.resumed().orElseThrow().carried()) {
+            if (!ordinals.contains(c.ordinal()) || c.generation() >= r.leaseGeneration()) {
+                throw new DamagedException("resumed_from: carried case " + c.ordinal() + " of lease generation "
+                        + c.generation() + " is not a case of the receipt executed before its generation "
+                        + r.leaseGeneration());
             }
         }
     }

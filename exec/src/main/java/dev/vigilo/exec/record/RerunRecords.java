@@ -84,6 +84,7 @@ public final class RerunRecords {
                         + " receipt_sha256 = NULL, cases_executed = NULL, cases_errored = NULL, gate_passed = NULL,"
                         + " gate_failed = NULL, gate_errored = NULL, gate_epoch_passes = NULL, usage = NULL,"
                         + " agreement = NULL, attempts = 0, not_before = NULL, last_error = NULL, finished_at = NULL,"
+                        + ChunkTables.PARTIAL_CLEARED
                         + " lease_owner = NULL, lease_expires_at = NULL"
                         + " WHERE run_id = :r AND chunk_index = ANY(:c) AND state IN ('done', 'failed')")
                 .bind("r", runId)

@@ -29,6 +29,7 @@ import dev.vigilo.exec.record.ChunkRows;
 import dev.vigilo.exec.record.ChunkSeed;
 import dev.vigilo.exec.record.ChunkTables;
 import dev.vigilo.exec.record.EpochReduction;
+import dev.vigilo.exec.record.PartialChain;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.ReceiptParser;
 import dev.vigilo.exec.record.TranscriptStore;
@@ -55,6 +56,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -73,7 +76,10 @@ import org.slf4j.LoggerFactory;
  * docs/transcripts.md) and referenced from the case's receipt entry. A chunk queued again by {@code vigilo run
  * rerun-errors} (its lease names a previous receipt) runs only that receipt's errored executions, carries the other
  * case entries (and epochs) forward unchanged, and records in the receipt's {@code rerun} what it ran and the usage of
- * what it replaced (docs/execution.md, "Rerun errors").
+ * what it replaced (docs/execution.md, "Rerun errors"). While it runs, finished case entries are written as partial
+ * receipts ({@link PartialWriter}); a chunk whose row references an earlier holder's partial receipt chain carries the
+ * chain's entries forward and runs only its other cases, writing a version 7 receipt (docs/execution.md, "Resume from
+ * partial receipts"); a chain that does not verify is logged and the chunk executed whole.
  *
  * <p>Bounds: at most {@code concurrency} cases run at once in the worker; a chunk keeps at most
  * {@link ChunkCases#DEFAULT_RESIDENT_BYTES} of case bytes in flight. Interruption cancels the chunk's running cases
@@ -92,6 +98,9 @@ final class ChunkExecution implements ChunkExecutor {
     private volatile FleetLimiters fleet;
 
     private final TranscriptStore transcripts = new TranscriptStore();
+    /** One thread writing the partial receipts whose entries waited a second (docs/execution.md). */
+    private final ScheduledExecutorService flushes =
+            Executors.newSingleThreadScheduledExecutor(Threads.daemonFactory("partial-flush"));
 
     /**
      * The agent and evaluators of one run, built once per worker, and what its transcripts name as the model's
@@ -253,7 +262,7 @@ final class ChunkExecution implements ChunkExecutor {
     }
 
     @Override
-    public Receipt execute(ChunkTables.Lease lease, UUID worker, RunContext run) {
+    public Receipt execute(ChunkTables.Lease lease, UUID worker, RunContext run, PartialLink link) {
         Instant started = Instant.now();
         ChunkSeed seed = lease.seed();
         ChunkFile chunk = PublishedPlan.readChunk(
@@ -286,10 +295,29 @@ final class ChunkExecution implements ChunkExecutor {
                 .map(ref -> previousReceipt(run, seed, ref, chunk.cases().size()));
         // Per case, the executions to run: every epoch on a first execution (or a failed chunk executed again whole);
         // on a rerun only the errored executions of the previous receipt (docs/execution.md, "Rerun errors").
+        List<List<Integer>> planned = new ArrayList<>();
+        for (int i = 0; i < chunk.cases().size(); i++) {
+            planned.add(executionsToRun(previous.map(p -> p.cases()).orElse(null), i, epochs));
+        }
+        // A resumed chunk (its row references a partial receipt chain of an earlier holder) carries the chain's
+        // entries forward and executes only the other cases (docs/execution.md, "Resume from partial receipts").
+        int settlementGeneration =
+                lease.rerun().map(ChunkTables.Rerun::generation).orElse(1);
+        Optional<PartialChain.Chain> carried =
+                lease.partial().flatMap(p -> carriedChain(run, lease, chunk, p, settlementGeneration, epochs, planned));
         List<List<Integer>> toRun = new ArrayList<>();
         for (int i = 0; i < chunk.cases().size(); i++) {
-            toRun.add(executionsToRun(previous.map(p -> p.cases()).orElse(null), i, epochs));
+            boolean done = carried.isPresent()
+                    && carried.get().entries().containsKey(chunk.cases().get(i).ordinal());
+            toRun.add(done ? List.of() : planned.get(i));
         }
+        PartialWriter partials = link == PartialLink.NONE
+                ? null
+                : new PartialWriter(run, lease, worker, settlementGeneration, epochs, carried, link);
+        ScheduledFuture<?> ticker = partials == null
+                ? null
+                : flushes.scheduleWithFixedDelay(
+                        () -> tick(partials, seed), TICK.toMillis(), TICK.toMillis(), TimeUnit.MILLISECONDS);
         List<List<Future<Receipt.CaseResult>>> futures = new ArrayList<>();
         try {
             int[] position = {0};
@@ -310,11 +338,24 @@ final class ChunkExecution implements ChunkExecutor {
                     throw new CancelledException("chunk " + seed.chunkIndex() + " was cancelled");
                 }
                 AtomicInteger running = new AtomicInteger(runs.size());
-                for (int e : runs) {
+                AtomicInteger finished = new AtomicInteger();
+                Receipt.CaseResult before =
+                        previous.isPresent() ? previous.get().cases().get(index) : null;
+                Receipt.CaseResult[] ran = new Receipt.CaseResult[runs.size()];
+                for (int k = 0; k < runs.size(); k++) {
+                    int e = runs.get(k);
+                    int slot = k;
                     int epoch = epochs > 1 ? e : 0; // a run of one epoch names none, as before epochs existed
                     perCase.add(cases.submit(() -> {
                         try {
-                            return runCase(run, ra, scope, c, entry, epoch);
+                            Receipt.CaseResult x = runCase(run, ra, scope, c, entry, epoch);
+                            ran[slot] = x;
+                            // The case's last execution hands the whole entry to the partial receipts, holding
+                            // its case slot until the entry is accepted (at most 16 wait unreferenced).
+                            if (finished.incrementAndGet() == runs.size() && partials != null) {
+                                partials.finished(assemble(ra, before, runs, List.of(ran), epochs));
+                            }
+                            return x;
                         } finally {
                             if (running.decrementAndGet() == 0) {
                                 inFlight.release(charge);
@@ -329,29 +370,27 @@ final class ChunkExecution implements ChunkExecutor {
                 List<Future<Receipt.CaseResult>> perCase = futures.get(i);
                 Receipt.CaseResult before =
                         previous.isPresent() ? previous.get().cases().get(i) : null;
+                long ordinal = chunk.cases().get(i).ordinal();
+                if (carried.isPresent() && carried.get().entries().containsKey(ordinal)) {
+                    results.add(carried.get().entries().get(ordinal).result());
+                    continue;
+                }
                 if (perCase.isEmpty()) {
                     results.add(before);
                     continue;
                 }
-                List<Receipt.CaseResult> executions = new ArrayList<>(epochs);
-                if (before != null && epochs > 1) {
-                    executions.addAll(before.epochs());
+                List<Receipt.CaseResult> ran = new ArrayList<>(perCase.size());
+                for (Future<Receipt.CaseResult> f : perCase) {
+                    ran.add(f.get());
                 }
-                List<Integer> runs = toRun.get(i);
-                for (int k = 0; k < perCase.size(); k++) {
-                    Receipt.CaseResult x = perCase.get(k).get();
-                    if (before != null && epochs > 1) {
-                        executions.set(runs.get(k) - 1, x);
-                    } else {
-                        executions.add(x);
-                    }
-                }
-                results.add(
-                        executions.size() == 1
-                                ? executions.get(0)
-                                : ra.reduction().reduce(executions));
+                results.add(assemble(ra, before, toRun.get(i), ran, epochs));
             }
-            Optional<Receipt.Rerun> rerun = lease.rerun().map(r -> rerunOf(r, previous, toRun, results, epochs));
+            Optional<Receipt.Rerun> rerun = lease.rerun().map(r -> rerunOf(r, previous, planned, results, epochs));
+            Optional<Receipt.Resumed> resumed = carried.map(ch -> new Receipt.Resumed(
+                    ch.head(),
+                    ch.entries().values().stream()
+                            .map(x -> new Receipt.Carried(x.result().ordinal(), x.generation()))
+                            .toList()));
             return new Receipt(
                     run.runId(),
                     seed.chunkIndex(),
@@ -365,14 +404,109 @@ final class ChunkExecution implements ChunkExecutor {
                     run.evaluatorNames(),
                     run.gateNames(),
                     results,
-                    rerun);
+                    rerun,
+                    resumed);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new CancelledException("chunk " + seed.chunkIndex() + " of run " + run.runId() + " was cancelled");
         } catch (ExecutionException e) {
             throw Futures.unwrap(e);
         } finally {
+            if (ticker != null) {
+                ticker.cancel(false);
+                partials.stop();
+            }
             futures.forEach(perCase -> perCase.forEach(f -> f.cancel(true)));
+        }
+    }
+
+    /** How often the flush ticker looks for partial receipt entries that waited {@link PartialWriter#INTERVAL}. */
+    private static final Duration TICK = Duration.ofMillis(200);
+
+    private static void tick(PartialWriter partials, ChunkSeed seed) {
+        try {
+            partials.tick();
+        } catch (RuntimeException e) {
+            // A failing tick must not cancel the ticker (a scheduled task that throws is never run again).
+            LOG.warn("chunk {}: partial receipt flush failed: {}", seed.chunkIndex(), e.getMessage());
+        }
+    }
+
+    /**
+     * A case's entry from the executions just run ({@code ran}, for the epochs {@code runs}): the execution itself in
+     * a run of one epoch, else the reduction of its epochs, those not run now carried from {@code before} (a rerun's
+     * previous entry; null on a first execution).
+     */
+    private static Receipt.CaseResult assemble(
+            RunAgent ra, Receipt.CaseResult before, List<Integer> runs, List<Receipt.CaseResult> ran, int epochs) {
+        List<Receipt.CaseResult> executions = new ArrayList<>(epochs);
+        if (before != null && epochs > 1) {
+            executions.addAll(before.epochs());
+        }
+        for (int k = 0; k < ran.size(); k++) {
+            Receipt.CaseResult x = ran.get(k);
+            if (before != null && epochs > 1) {
+                executions.set(runs.get(k) - 1, x);
+            } else {
+                executions.add(x);
+            }
+        }
+        return executions.size() == 1 ? executions.get(0) : ra.reduction().reduce(executions);
+    }
+
+    /**
+     * The partial receipt chain the chunk row references, verified against the chunk, the lease and what this
+     * execution would run ({@code planned}: a rerun's chain may hold only cases it executes again); empty, logged,
+     * when it does not verify: damage of a record nobody counted yet, so the chunk is executed whole instead.
+     */
+    private static Optional<PartialChain.Chain> carriedChain(
+            RunContext run,
+            ChunkTables.Lease lease,
+            ChunkFile chunk,
+            ChunkTables.Partial partial,
+            int settlementGeneration,
+            int epochs,
+            List<List<Integer>> planned) {
+        List<PartialChain.Case> listed = new ArrayList<>();
+        for (int i = 0; i < chunk.cases().size(); i++) {
+            ChunkFile.Entry e = chunk.cases().get(i);
+            if (!planned.get(i).isEmpty()) {
+                listed.add(new PartialChain.Case(e.ordinal(), e.id(), e.sha256()));
+            }
+        }
+        try {
+            PartialChain.Chain chain = PartialChain.read(
+                    run.reader(),
+                    partial.ref(),
+                    new PartialChain.Expected(
+                            run.runId(),
+                            chunk.chunkIndex(),
+                            chunk.chunkId(),
+                            chunk.membership(),
+                            settlementGeneration,
+                            epochs,
+                            lease.generation(),
+                            listed));
+            if (chain.entries().size() != partial.cases()) {
+                throw new DamagedException(
+                        "the chain holds " + chain.entries().size() + " cases, its chunk row says " + partial.cases());
+            }
+            LOG.info(
+                    "chunk {} of run {}: resumed from partial receipt {}: {} cases carried forward, {} to execute",
+                    chunk.chunkIndex(),
+                    run.runId(),
+                    partial.ref().key(),
+                    chain.entries().size(),
+                    listed.size() - chain.entries().size());
+            return Optional.of(chain);
+        } catch (DamagedException e) {
+            LOG.warn(
+                    "chunk {} of run {}: partial receipt chain {} ignored, the chunk is executed whole: {}",
+                    chunk.chunkIndex(),
+                    run.runId(),
+                    partial.ref().key(),
+                    e.getMessage());
+            return Optional.empty();
         }
     }
 
@@ -694,6 +828,7 @@ final class ChunkExecution implements ChunkExecutor {
      */
     @Override
     public void close() {
+        flushes.shutdownNow();
         cases.shutdownNow();
         try {
             if (!cases.awaitTermination(CASES_STOP.toMillis(), TimeUnit.MILLISECONDS)) {

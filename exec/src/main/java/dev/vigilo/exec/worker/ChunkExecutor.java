@@ -11,7 +11,16 @@ import java.util.UUID;
  * {@link dev.vigilo.common.errors.CancelledException}. Thread-safe: chunk threads call it concurrently.
  */
 interface ChunkExecutor extends AutoCloseable {
-    Receipt execute(ChunkTables.Lease lease, UUID worker, RunContext run);
+    /**
+     * Executes the chunk of {@code lease}, writing its partial receipts (docs/execution.md, "Resume from partial
+     * receipts") and referencing each through {@code partials} ({@link PartialLink#NONE}: none are written).
+     */
+    Receipt execute(ChunkTables.Lease lease, UUID worker, RunContext run, PartialLink partials);
+
+    /** Executes the chunk without partial receipts. */
+    default Receipt execute(ChunkTables.Lease lease, UUID worker, RunContext run) {
+        return execute(lease, worker, run, PartialLink.NONE);
+    }
 
     /** The worker's sandbox root, opened when the worker starts (executors that run no commands ignore it). */
     default void useSandboxes(Sandboxes root) {}

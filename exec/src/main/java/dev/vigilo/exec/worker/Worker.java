@@ -726,7 +726,13 @@ public final class Worker {
         String what = "chunk " + lease.chunkIndex() + " of run " + lease.runId();
         try {
             RunContext ctx = contexts.get(lease.runId(), c.placement());
-            Receipt receipt = executor.execute(lease, id, ctx);
+            // Each partial receipt is referenced by one fenced update in a short transaction of its own; an outage
+            // is not waited out here (the writer logs it, and the next link's reference covers this one's cases).
+            PartialLink partials = partial -> LocalTransactions.inTransaction(
+                    placements.jdbi(c.placement()),
+                    "partial receipt of " + what,
+                    h -> ChunkTables.referencePartial(h, lease, partial));
+            Receipt receipt = executor.execute(lease, id, ctx, partials);
             ObjectRef ref = ctx.store()
                     .create(
                             Receipt.key(lease.runId(), lease.chunkIndex(), lease.generation()),

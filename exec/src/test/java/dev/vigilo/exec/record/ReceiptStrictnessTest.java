@@ -51,9 +51,9 @@ class ReceiptStrictnessTest {
 
     @Test
     void aNewerVersionIsRefusedAsUnsupported() throws IOException {
-        String newer = replaceOnce(written(), "\"version\":2,", "\"version\":7,");
+        String newer = replaceOnce(written(), "\"version\":2,", "\"version\":8,");
         assertThat(damage(newer))
-                .hasMessageContaining("version 7 is not one this build reads [1, 2, 3, 4, 5, 6]")
+                .hasMessageContaining("version 8 is not one this build reads [1, 2, 3, 4, 5, 6, 7]")
                 .hasMessageContaining("a newer Vigilo wrote it");
     }
 
