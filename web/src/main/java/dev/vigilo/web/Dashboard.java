@@ -78,7 +78,7 @@ public final class Dashboard implements AutoCloseable {
         DashboardMetrics metrics = new DashboardMetrics(sources);
         Views views = new Views(
                 guard.csrf(), databases.isPresent(), sources.datagenRoot().isPresent());
-        Optional<RunPages> runs = databases.map(d -> new RunPages(d, stores, views));
+        Optional<RunPages> runs = databases.map(d -> new RunPages(d, stores, views, sources.workerCommand()));
         Optional<ComparePages> comparisons = runs.map(p -> new ComparePages(databases.get(), p.cases(), views));
         Optional<DatasetPages> datasets = databases.map(d -> new DatasetPages(d, stores, views));
         DatagenPages datagen = new DatagenPages(sources, views);

@@ -66,9 +66,11 @@ final class RunPages {
     private final ReviewPages reviews;
     private final ResultsExplorer explorer;
     private final MatrixPages matrix;
+    private final String workerCommand;
 
-    RunPages(DashboardSources.Databases sources, Stores stores, Views views) {
+    RunPages(DashboardSources.Databases sources, Stores stores, Views views, String workerCommand) {
         this.sources = sources;
+        this.workerCommand = workerCommand;
         this.stores = stores;
         this.views = views;
         this.catalog = new RunCatalog(sources.placements());
@@ -332,6 +334,7 @@ final class RunPages {
         m.put("gate_usage", gateUsage(s));
         m.put("peers", peers(id, identity));
         m.put("has_pass_at_k", s.gates().stream().anyMatch(g -> g.passAtK().isPresent()));
+        putLive(m, s, s.finished() ? Optional.empty() : Optional.of(catalog.live(id)));
         m.put("gates_final", s.gatesFinal());
         m.put("gates_undecided", !s.gatesFinal() && s.finished());
         // Plan identity
@@ -498,6 +501,7 @@ final class RunPages {
             r.put("failed", Views.count(g.failed()));
             r.put("errored", Views.count(g.errored()));
             r.put("pass_rate", Views.percent(g.passRate()));
+            r.put("executed_pass_rate", executedRate(g).map(Views::percent).orElse("–"));
             r.put("min_pass_rate", Views.percent(g.minPassRate()));
             ProportionInterval i = g.interval();
             r.put("ci", "[" + Views.percent(i.low()) + ", " + Views.percent(i.high()) + "]");
@@ -536,10 +540,89 @@ final class RunPages {
         return String.join(" · ", parts);
     }
 
+    /** A gate's pass rate over the cases executed so far (passed / executed); empty before any executed. */
+    static Optional<Double> executedRate(GateResult g) {
+        return g.executed() == 0 ? Optional.empty() : Optional.of((double) g.passed() / g.executed());
+    }
+
+    /** The smoothed throughput now as the page shows it: {@code 0.52 cases/s}, {@code 34.1 cases/s}. */
+    static String rate(double casesPerSecond) {
+        return String.format(java.util.Locale.ROOT, casesPerSecond < 10 ? "%.2f" : "%.1f", casesPerSecond) + " cases/s";
+    }
+
+    /**
+     * Seconds until the run's remaining cases are done at the smoothed rate; empty unless it is running with a rate
+     * above 0 and cases left.
+     */
+    static OptionalLong etaSeconds(ExecutionStatus s, RunCatalog.Live live) {
+        long left = s.execution().cases() - s.execution().casesDone();
+        if (!s.status().equals("running") || live.casesPerSecond() <= 0 || left <= 0) {
+            return OptionalLong.empty();
+        }
+        return OptionalLong.of((long) Math.ceil(left / live.casesPerSecond()));
+    }
+
+    /**
+     * The live lines of an executing run's page (docs/web.md, "Live runs"): the smoothed throughput, the ETA, and
+     * while no worker works on it, how to start one.
+     */
+    private void putLive(Map<String, Object> m, ExecutionStatus s, Optional<RunCatalog.Live> live) {
+        m.put("worker_command", workerCommand);
+        if (live.isEmpty()) {
+            return;
+        }
+        RunCatalog.Live l = live.get();
+        m.put("rate_now", rate(l.casesPerSecond()));
+        OptionalLong eta = etaSeconds(s, l);
+        m.put(
+                "eta",
+                eta.isPresent()
+                        ? Views.duration(java.time.Duration.ofSeconds(eta.getAsLong())) + " (about "
+                                + Views.time(java.time.Instant.now().plusSeconds(eta.getAsLong())) + ")"
+                        : "unknown");
+        m.put("no_worker", noWorker(s, l));
+    }
+
+    /** Whether the page says how to start a worker: a pending or running run no live worker works on. */
+    private static boolean noWorker(ExecutionStatus s, RunCatalog.Live l) {
+        return List.of("pending", "running").contains(s.status()) && l.noWorker();
+    }
+
     void runApi(Context ctx) {
         UUID id = Params.runId(ctx);
         ObjectNode doc = (ObjectNode) read(preparation.status(id).toJson());
-        status.status(id).addTo(doc);
+        ExecutionStatus es = status.status(id);
+        es.addTo(doc);
+        // Each gate's pass rate over its executed cases beside the one over its planned cases.
+        for (int g = 0; g < es.gates().size() && g < doc.path("gates").size(); g++) {
+            ObjectNode gate = (ObjectNode) doc.path("gates").get(g);
+            gate.put("executed_pass_rate", executedRate(es.gates().get(g)).orElse(null));
+        }
+        ObjectNode liveNode = doc.putObject("live");
+        if (es.finished()) {
+            liveNode.putNull("cases_per_second").putNull("eta_seconds").putNull("workers_leasing");
+            liveNode.putNull("workers_seen").put("no_worker", false).putNull("worker_command");
+        } else {
+            RunCatalog.Live l = catalog.live(id);
+            OptionalLong eta = etaSeconds(es, l);
+            liveNode.put("cases_per_second", l.casesPerSecond());
+            if (eta.isPresent()) {
+                liveNode.put("eta_seconds", eta.getAsLong())
+                        .put(
+                                "eta_at",
+                                java.time.Instant.now()
+                                        .plusSeconds(eta.getAsLong())
+                                        .toString());
+            } else {
+                liveNode.putNull("eta_seconds").putNull("eta_at");
+            }
+            liveNode.put("workers_leasing", l.leasingWorkers())
+                    .put("workers_seen", l.seenWorkers())
+                    .put("no_worker", noWorker(es, l))
+                    .put("worker_command", workerCommand);
+            ArrayNode u = liveNode.putArray("unreachable");
+            l.unreachable().forEach(u::add);
+        }
         RunCatalog.PlanIdentity i = catalog.identity(id);
         ObjectNode n = doc.putObject("identity")
                 .put("dataset_upload_id", i.datasetUploadId().toString())
@@ -605,12 +688,20 @@ final class RunPages {
         ObjectNode o = Dashboard.JSON.createObjectNode().put("run_id", id.toString());
         o.put("bucket_seconds", points.isEmpty() ? 0 : points.get(0).width().toMillis() / 1000.0);
         ArrayNode a = o.putArray("points");
+        // The smoothed series: an exponentially weighted mean of the buckets' rates with the live rate's time constant
+        // (a bucket of width w keeps exp(-w / 60 s) of the mean before it), so chunk-sized spikes read as a rate.
+        double tau = RunCatalog.RATE_TIME_CONSTANT.toMillis() / 1000.0;
+        double smoothed = Double.NaN;
         for (RunCatalog.ThroughputPoint p : points) {
             double w = Math.max(0.001, p.width().toMillis() / 1000.0);
+            double r = p.cases() / w;
+            double keep = Math.exp(-w / tau);
+            smoothed = Double.isNaN(smoothed) ? r : keep * smoothed + (1 - keep) * r;
             a.addObject()
                     .put("t", p.start().toEpochMilli() / 1000.0)
                     .put("cases", p.cases())
-                    .put("cases_per_second", p.cases() / w);
+                    .put("cases_per_second", r)
+                    .put("smoothed_cases_per_second", smoothed);
         }
         Dashboard.json(ctx, o);
     }
