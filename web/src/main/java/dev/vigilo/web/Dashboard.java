@@ -146,6 +146,11 @@ public final class Dashboard implements AutoCloseable {
                 r.get("/matrix", p.matrix()::page);
                 r.get("/api/matrix", p.matrix()::api);
             });
+            // ---- run groups (docs/web.md, "Run groups"): a group opens as the matrix of its runs
+            runs.ifPresent(p -> {
+                r.get("/groups/{group}", p::groupPage);
+                r.get("/api/groups/{group}", p::groupApi);
+            });
             comparisons.ifPresent(p -> {
                 r.get("/runs/{run}/compare", p::form);
                 r.get("/runs/{run}/compare/{other}", p::page);

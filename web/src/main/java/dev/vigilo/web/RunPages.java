@@ -28,6 +28,7 @@ import dev.vigilo.llm.Pricing;
 import dev.vigilo.plan.PlanShape;
 import dev.vigilo.plan.Profile;
 import dev.vigilo.plan.PublishedPlan;
+import dev.vigilo.plan.RunGroups;
 import dev.vigilo.plan.RunState;
 import dev.vigilo.plan.RunStatus;
 import dev.vigilo.plan.RunStatusReader;
@@ -67,6 +68,7 @@ final class RunPages {
     private final ResultsExplorer explorer;
     private final MatrixPages matrix;
     private final String workerCommand;
+    private final RunGroups groups;
 
     RunPages(DashboardSources.Databases sources, Stores stores, Views views, String workerCommand) {
         this.sources = sources;
@@ -83,7 +85,8 @@ final class RunPages {
                 cases, new RunTranscripts(sources.placements(), sources.storage()), views, this::passScores);
         this.reviews = new ReviewPages(sources);
         this.explorer = new ResultsExplorer(cases, status, catalog, datasets, stores, views);
-        this.matrix = new MatrixPages(explorer, catalog, status, views);
+        this.groups = new RunGroups(sources.control());
+        this.matrix = new MatrixPages(explorer, catalog, status, views, groups);
     }
 
     /** Human review: the case page's form and the reviewed gate table (their routes are its own). */
@@ -157,9 +160,17 @@ final class RunPages {
         RunCatalog.Page page = runs(ctx);
         Map<String, Object> m = views.page("Runs", "runs");
         List<Map<String, Object>> rows = new ArrayList<>();
+        Map<UUID, RunGroups.Membership> member = groups.membershipOf(
+                page.runs().stream().map(RunCatalog.RunSummary::runId).toList());
         for (RunCatalog.RunSummary r : page.runs()) {
             Map<String, Object> row = new LinkedHashMap<>();
             row.put("id", r.runId().toString());
+            RunGroups.Membership inGroup = member.get(r.runId());
+            if (inGroup != null) {
+                row.put("group_id", inGroup.groupId().toString());
+                row.put("group_name", inGroup.groupName());
+                row.put("group_agent", inGroup.agentName());
+            }
             row.put("status", r.status());
             row.put("verdict", r.verdict().orElse(""));
             row.put("dataset", r.datasetName());
@@ -234,6 +245,8 @@ final class RunPages {
         RunCatalog.Page page = runs(ctx);
         ObjectNode o = Dashboard.JSON.createObjectNode();
         ArrayNode a = o.putArray("runs");
+        Map<UUID, RunGroups.Membership> member = groups.membershipOf(
+                page.runs().stream().map(RunCatalog.RunSummary::runId).toList());
         for (RunCatalog.RunSummary r : page.runs()) {
             ObjectNode n = a.addObject()
                     .put("run_id", r.runId().toString())
@@ -267,6 +280,15 @@ final class RunPages {
                 n.putNull("tokens");
             }
             n.put("cost_usd", r.outcome().costUsd().orElse(null));
+            RunGroups.Membership inGroup = member.get(r.runId());
+            if (inGroup == null) {
+                n.putNull("group");
+            } else {
+                n.putObject("group")
+                        .put("group_id", inGroup.groupId().toString())
+                        .put("name", inGroup.groupName())
+                        .put("agent", inGroup.agentName());
+            }
             if (r.casesDone() >= 0) {
                 n.put("chunks_done", r.chunksDone())
                         .put("chunks_failed", r.chunksFailed())
@@ -277,6 +299,69 @@ final class RunPages {
         }
         o.put("next", page.next().map(Object::toString).orElse(null));
         Dashboard.json(ctx, o);
+    }
+
+    // ---- run groups
+
+    /** The most runs a matrix shows; a larger group opens with its first ones. */
+    static final int GROUP_MATRIX_RUNS = 8;
+
+    /**
+     * {@code GET /groups/{group}} (its id or name): 303 to the matrix of its member runs that exist, in the group's
+     * order (the first {@link #GROUP_MATRIX_RUNS}); to the run's page when only one exists; 404 when none does yet.
+     */
+    void groupPage(Context ctx) {
+        RunGroups.Group g = groups.get(ctx.pathParam("group"));
+        List<UUID> existing = existingRuns(g);
+        if (existing.isEmpty()) {
+            throw new NotFoundException("run group " + Names.quote(g.name()) + " has no run yet (its creation was"
+                    + " interrupted); repeat the `vigilo run create --agents` command that made it");
+        }
+        if (existing.size() == 1) {
+            ctx.redirect("/runs/" + existing.get(0), HttpStatus.SEE_OTHER);
+            return;
+        }
+        StringBuilder q = new StringBuilder("/matrix?");
+        for (int i = 0; i < existing.size() && i < GROUP_MATRIX_RUNS; i++) {
+            q.append(i == 0 ? "" : "&").append("run=").append(existing.get(i));
+        }
+        ctx.redirect(q.toString(), HttpStatus.SEE_OTHER);
+    }
+
+    /** {@code GET /api/groups/{group}}: the group, its members and whether each one's run exists. */
+    void groupApi(Context ctx) {
+        RunGroups.Group g = groups.get(ctx.pathParam("group"));
+        List<UUID> existing = existingRuns(g);
+        ObjectNode o = Dashboard.JSON
+                .createObjectNode()
+                .put("group_id", g.groupId().toString())
+                .put("name", g.name())
+                .put("dataset_upload_id", g.datasetUploadId().toString())
+                .put("created_at", g.createdAt().toString())
+                .put("completed_at", g.completedAt().map(Object::toString).orElse(null));
+        ArrayNode a = o.putArray("members");
+        for (RunGroups.Member mem : g.members()) {
+            a.addObject()
+                    .put("position", mem.position())
+                    .put("agent", mem.agentName())
+                    .put("run_id", mem.runId().toString())
+                    .put("created", existing.contains(mem.runId()));
+        }
+        Dashboard.json(ctx, o);
+    }
+
+    /** The group's member runs that exist, in order (an interrupted creation may have left some to do). */
+    private List<UUID> existingRuns(RunGroups.Group g) {
+        List<UUID> out = new ArrayList<>();
+        for (RunGroups.Member mem : g.members()) {
+            try {
+                catalog.identity(mem.runId());
+                out.add(mem.runId());
+            } catch (NotFoundException e) {
+                // not created yet
+            }
+        }
+        return out;
     }
 
     // ---- one run
