@@ -26,7 +26,7 @@ import java.util.regex.Pattern;
 /**
  * The profiles of a run group (docs/run-preparation.md, "Run groups"): a base profile and an agents file
  * ({@code agents: [{name, agent}]}) give one profile per agent definition, the base with its {@code agent} section
- * replaced by the definition's and its {@code name} made {@code BASE:AGENT}. Everything is read and validated before
+ * replaced by the definition's and its {@code name} made {@code BASE:AGENT}. The base profile must be valid on its own. Everything is read and validated before
  * anything is written: a missing or malformed agents file, a repeated or invalid agent name, or an agent whose
  * profile does not validate is one {@link InvalidInputException} naming the file, line and agent.
  */
@@ -172,6 +172,9 @@ public final class GroupProfiles {
             bytes = ((ProfileInput.Inline) base).text().getBytes(StandardCharsets.UTF_8);
             source = "--profile";
         }
+        // The base is a whole profile, valid on its own (its encoding, syntax and every section checked as for any
+        // run), whose agent section each member then replaces.
+        ProfileParser.parse(bytes, source);
         ConfigDocument doc;
         try {
             doc = ConfigDocument.yamlOrJson(bytes, source, READ);

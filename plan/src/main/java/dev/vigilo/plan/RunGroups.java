@@ -154,6 +154,12 @@ public final class RunGroups {
      * @throws NotFoundException no such group
      */
     public Group get(String nameOrId) {
+        Objects.requireNonNull(nameOrId, "nameOrId");
+        if (!NAME.matcher(nameOrId).matches()) {
+            // Neither a name nor an id (ids match the name pattern too): nothing to look up.
+            throw new NotFoundException(
+                    "no run group " + Names.quote(nameOrId) + "; see `vigilo run groups` for the groups");
+        }
         return jdbi.withHandle(h -> {
             Optional<Group> byId = Optional.empty();
             try {
