@@ -93,12 +93,13 @@ final class ServeCommand implements Callable<Integer> {
      * The command line that starts a worker for this installation, shown on a run page while no worker works on its
      * run: this build's launcher ({@code ./vigilo} when the server runs in the launcher's directory, else its absolute
      * path; {@code vigilo} when the jar does not sit in a checkout beside one), {@code worker --exit-when-idle}, and
-     * the global options this server was given ({@code --control-db} with any password replaced by {@code ***}).
+     * the global options this server was given ({@code --control-db} with its credentials masked by {@link
+     * dev.vigilo.common.errors.Secrets#mask}).
      */
     static String workerCommand(VigiloCommand root) {
         StringBuilder b = new StringBuilder(launcher()).append(" worker --exit-when-idle");
         if (root.controlDb != null) {
-            b.append(" --control-db ").append(root.controlDb.replaceAll("(?i)(password=)[^&;]*", "$1***"));
+            b.append(" --control-db ").append(dev.vigilo.common.errors.Secrets.mask(root.controlDb));
         }
         if (root.storageConfig != null) {
             b.append(" --storage-config ").append(root.storageConfig.toAbsolutePath());
