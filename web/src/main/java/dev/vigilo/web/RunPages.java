@@ -376,6 +376,12 @@ final class RunPages {
         Map<String, Object> m = views.page(name.isEmpty() ? "Run " + id : name + " · run " + id, "runs");
         m.put("name", name.isEmpty() ? null : name);
         m.put("agent", identity.runIdentity().map(RunCatalog.Identity::agent).orElse(null));
+        RunGroups.Membership inGroup = groups.membershipOf(List.of(id)).get(id);
+        if (inGroup != null) {
+            m.put("group_id", inGroup.groupId().toString());
+            m.put("group_name", inGroup.groupName());
+            m.put("group_agent", inGroup.agentName());
+        }
         m.put("id", id.toString());
         m.put("status", s.status());
         m.put("verdict", s.verdict().orElse(""));
@@ -709,6 +715,15 @@ final class RunPages {
             l.unreachable().forEach(u::add);
         }
         RunCatalog.PlanIdentity i = catalog.identity(id);
+        RunGroups.Membership inGroup = groups.membershipOf(List.of(id)).get(id);
+        if (inGroup == null) {
+            doc.putNull("group");
+        } else {
+            doc.putObject("group")
+                    .put("group_id", inGroup.groupId().toString())
+                    .put("name", inGroup.groupName())
+                    .put("agent", inGroup.agentName());
+        }
         ObjectNode n = doc.putObject("identity")
                 .put("dataset_upload_id", i.datasetUploadId().toString())
                 .put("dataset_name", i.datasetName())

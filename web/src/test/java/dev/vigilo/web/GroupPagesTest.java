@@ -114,6 +114,14 @@ class GroupPagesTest {
             // The first agent passes every case, the second none: 100.0% and 0.0% (-100.0 points) on the gate.
             assertThat(page.body()).contains("100.0%").contains("0.0%");
         }
+        // Each member's page names its group and agent.
+        String runPage = Http.get(base + "/runs/" + g.members().get(1).runId()).body();
+        assertThat(runPage)
+                .contains("<p id=\"run-group\">Agent <strong>zero</strong> of run group <a href=\"/groups/"
+                        + g.groupId() + "\"");
+        JsonNode runApi = JSON.readTree(
+                Http.get(base + "/api/runs/" + g.members().get(1).runId()).body());
+        assertThat(runApi.path("group").path("agent").asText()).isEqualTo("zero");
         JsonNode members = JSON.readTree(Http.get(base + "/api/groups/trio").body());
         assertThat(members.path("members")).hasSize(3);
         assertThat(members.path("members").get(1).path("agent").asText()).isEqualTo("zero");
