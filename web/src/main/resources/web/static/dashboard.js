@@ -54,22 +54,29 @@
       if (!box || t.points.length === 0 || typeof uPlot === "undefined") { return; }
       var xs = t.points.map(function (p) { return p.t; });
       var ys = t.points.map(function (p) { return p.cases_per_second; });
+      // The smoothed rate (exponentially weighted, one-minute time constant) is the line to read; the buckets' own
+      // rates, which spike as whole chunks complete, stay as a faint step shape behind it.
+      var sm = t.points.map(function (p) { return p.smoothed_cases_per_second; });
       // Zero before the first bucket and after the last, so even one bucket draws as a shape on a sane time axis.
       var w = t.bucket_seconds || 1;
       xs.unshift(xs[0] - w);
       ys.unshift(0);
+      sm.unshift(null);
       xs.push(xs[xs.length - 1] + w);
       ys.push(0);
+      sm.push(null);
       var empty = document.getElementById("throughput-empty");
       if (empty) { empty.remove(); }
-      if (plot) { plot.setData([xs, ys]); return; }
+      if (plot) { plot.setData([xs, sm, ys]); return; }
       plot = new uPlot({
         width: Math.min(860, box.clientWidth - 16 || 860),
         height: 220,
-        series: [{}, { label: "cases/s", stroke: "#1f4e79", fill: "rgba(31,78,121,0.12)",
-          paths: uPlot.paths.stepped({ align: 1 }) }],
+        series: [{},
+          { label: "cases/s (smoothed)", stroke: "#1f4e79", width: 2 },
+          { label: "per bucket", stroke: "rgba(31,78,121,0.35)", fill: "rgba(31,78,121,0.08)",
+            paths: uPlot.paths.stepped({ align: 1 }) }],
         axes: [{}, { label: "cases/s" }]
-      }, [xs, ys], box);
+      }, [xs, sm, ys], box);
     });
   }
 
@@ -88,6 +95,7 @@
       if (fill) { fill.className = "fill " + level(f); }
       showWaits(s.waiting || []);
       showGates(s.gates || []);
+      showLive(s.live || {});
       e.shards.forEach(function (sh) {
         var cell = document.getElementById("shard-" + sh.shard);
         if (!cell) { return; }
@@ -127,6 +135,8 @@
       cell("failed", count(g.failed));
       cell("errored", count(g.errored));
       cell("pass-rate", percent(g.pass_rate));
+      cell("executed-rate", g.executed_pass_rate === null || g.executed_pass_rate === undefined ? "\u2013" :
+        percent(g.executed_pass_rate));
       cell("ci", String(+(g.confidence * 100).toFixed(4)) + "% CI [" + percent(g.ci_low) + ", " +
         percent(g.ci_high) + "]");
       var ci = row.querySelector("td.ci");
@@ -139,6 +149,26 @@
         }).join(" \u00b7 "));
       }
     });
+  }
+
+  // The smoothed throughput, the ETA and the no-worker hint, as the page renders them (RunPages.putLive).
+  function showLive(l) {
+    if (l.cases_per_second !== null && l.cases_per_second !== undefined) {
+      var r = l.cases_per_second;
+      text("rate-now", (r < 10 ? r.toFixed(2) : r.toFixed(1)) + " cases/s");
+    }
+    text("eta", l.eta_seconds === null || l.eta_seconds === undefined ? "unknown" :
+      duration(l.eta_seconds) + " (about " + l.eta_at.replace("T", " ").replace(/\.\d+/, "").replace("Z", " UTC") + ")");
+    var hint = document.getElementById("no-worker");
+    if (hint) { hint.hidden = !l.no_worker; }
+  }
+
+  // A duration as Views.duration writes it: 42 s, 3 min 5 s, 2 h 10 min.
+  function duration(seconds) {
+    var s = Math.floor(seconds);
+    if (s < 60) { return s + " s"; }
+    if (s < 3600) { return Math.floor(s / 60) + " min " + (s % 60) + " s"; }
+    return Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min";
   }
 
   // The k the page shows for n epochs (GateResult.shownK): every k up to 5, else 1, 2, 5, 10, ... below n, and n.

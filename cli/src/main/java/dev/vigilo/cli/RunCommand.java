@@ -13,6 +13,7 @@ import picocli.CommandLine.Spec;
         subcommands = {
             RunCreateCommand.class,
             RunStatusCommand.class,
+            RunGroupsCommand.class,
             RunWatchCommand.class,
             RunResultsCommand.class,
             RunTranscriptCommand.class,

@@ -7,6 +7,7 @@ import dev.vigilo.exec.review.RunReviews;
 import dev.vigilo.exec.view.ExecutionStatusReader;
 import dev.vigilo.exec.view.RunCatalog;
 import dev.vigilo.plan.PlanStatus;
+import dev.vigilo.plan.RunGroups;
 import dev.vigilo.plan.RunState;
 import dev.vigilo.plan.RunStatus;
 import dev.vigilo.plan.RunStatusReader;
@@ -28,7 +29,9 @@ import picocli.CommandLine.Spec;
             "Show a run's status, creation progress, planned shards and, once admitted, its execution progress,"
                     + " verdict and gate table.",
             "--json keeps the preparation keys and adds execution, verdict, gates, gates_final and failure_reason"
-                    + " (docs/cli.md)."
+                    + " (docs/cli.md).",
+            "Given a run group's name or id instead (`run create --agents`), one line per member run: agent, run,"
+                    + " status, verdict, each gate's pass rate and cost."
         })
 final class RunStatusCommand implements Callable<Integer> {
     @Spec
@@ -42,15 +45,47 @@ final class RunStatusCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        UUID id = runId.id();
+        String text = runId.text;
+        boolean looksLikeId = text != null && CANONICAL.matcher(text).matches();
         try (Connections connections = CommandSupport.root(spec).connections()) {
-            Reading r = read(connections, id);
+            RunGroups groups = new RunGroups(connections.control().jdbi());
+            if (!looksLikeId) {
+                // Not a run id: a run group's name (docs/cli.md, "run status GROUP").
+                return group(connections, groups.get(text));
+            }
+            UUID id = runId.id();
+            Reading r;
+            try {
+                r = read(connections, id);
+            } catch (dev.vigilo.common.errors.NotFoundException e) {
+                // No run of that id: perhaps a group's id.
+                if (groups.exists(text)) {
+                    return group(connections, groups.get(text));
+                }
+                throw e;
+            }
             PrintWriter out = CommandSupport.out(spec);
             if (json.requested()) {
                 json.printDocument(r.json());
             } else {
                 r.print(out);
             }
+        }
+        return ExitCode.OK;
+    }
+
+    private static final java.util.regex.Pattern CANONICAL =
+            java.util.regex.Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
+
+    /** A run group's summary: one line per member, or its document with {@code --json}. */
+    private int group(Connections connections, RunGroups.Group g) {
+        List<GroupStatus.Line> lines = GroupStatus.read(connections, g);
+        if (json.requested()) {
+            json.print(GroupStatus.json(g, lines));
+        } else {
+            PrintWriter out = CommandSupport.out(spec);
+            GroupStatus.print(out, g, lines);
+            out.flush();
         }
         return ExitCode.OK;
     }

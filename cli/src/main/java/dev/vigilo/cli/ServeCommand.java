@@ -62,12 +62,13 @@ final class ServeCommand implements Callable<Integer> {
         PrintWriter out = CommandSupport.out(spec);
         try (Connections c = root.connections()) {
             DashboardSources sources = DashboardSources.all(
-                    c.control().jdbi(),
-                    c.placements(),
-                    c.storage(),
-                    Optional.of(datagen),
-                    List.of(),
-                    List.of(root.environment().vigiloHome()));
+                            c.control().jdbi(),
+                            c.placements(),
+                            c.storage(),
+                            Optional.of(datagen),
+                            List.of(),
+                            List.of(root.environment().vigiloHome()))
+                    .withWorkerCommand(workerCommand(root));
             try (Dashboard dashboard = Dashboard.start(options, sources)) {
                 out.println("Vigilo dashboard: " + dashboard.url("/"));
                 if (dashboard.tokenRequired()) {
@@ -86,6 +87,55 @@ final class ServeCommand implements Callable<Integer> {
             }
         }
         return ExitCode.OK;
+    }
+
+    /**
+     * The command line that starts a worker for this installation, shown on a run page while no worker works on its
+     * run: this build's launcher ({@code ./vigilo} when the server runs in the launcher's directory, else its absolute
+     * path; {@code vigilo} when the jar does not sit in a checkout beside one), {@code worker --exit-when-idle}, and
+     * the global options this server was given ({@code --control-db} with its credentials masked by {@link
+     * dev.vigilo.common.errors.Secrets#mask}).
+     */
+    static String workerCommand(VigiloCommand root) {
+        StringBuilder b = new StringBuilder(launcher()).append(" worker --exit-when-idle");
+        if (root.controlDb != null) {
+            b.append(" --control-db ").append(dev.vigilo.common.errors.Secrets.mask(root.controlDb));
+        }
+        if (root.storageConfig != null) {
+            b.append(" --storage-config ").append(root.storageConfig.toAbsolutePath());
+        }
+        if (root.executionConfig != null) {
+            b.append(" --execution-config ").append(root.executionConfig.toAbsolutePath());
+        }
+        return b.toString();
+    }
+
+    /** The {@code vigilo} launcher of this build: the script two directories above {@code cli/target/vigilo-cli.jar}. */
+    private static String launcher() {
+        try {
+            java.nio.file.Path jar = java.nio.file.Path.of(ServeCommand.class
+                            .getProtectionDomain()
+                            .getCodeSource()
+                            .getLocation()
+                            .toURI())
+                    .toAbsolutePath();
+            java.nio.file.Path target = jar.getParent();
+            if (target != null
+                    && target.getParent() != null
+                    && target.getParent().getParent() != null) {
+                java.nio.file.Path script = target.getParent().getParent().resolve("vigilo");
+                if (java.nio.file.Files.isExecutable(script)) {
+                    java.nio.file.Path cwd =
+                            java.nio.file.Path.of("").toAbsolutePath().normalize();
+                    return script.getParent().normalize().equals(cwd)
+                            ? "./vigilo"
+                            : script.normalize().toString();
+                }
+            }
+        } catch (java.net.URISyntaxException | RuntimeException e) {
+            // No code source to go by: the command's own name.
+        }
+        return "vigilo";
     }
 
     /** Serves until Ctrl-C (or the calling thread is interrupted); then the dashboard closes. */

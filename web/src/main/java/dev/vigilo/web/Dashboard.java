@@ -78,7 +78,7 @@ public final class Dashboard implements AutoCloseable {
         DashboardMetrics metrics = new DashboardMetrics(sources);
         Views views = new Views(
                 guard.csrf(), databases.isPresent(), sources.datagenRoot().isPresent());
-        Optional<RunPages> runs = databases.map(d -> new RunPages(d, stores, views));
+        Optional<RunPages> runs = databases.map(d -> new RunPages(d, stores, views, sources.workerCommand()));
         Optional<ComparePages> comparisons = runs.map(p -> new ComparePages(databases.get(), p.cases(), views));
         Optional<DatasetPages> datasets = databases.map(d -> new DatasetPages(d, stores, views));
         DatagenPages datagen = new DatagenPages(sources, views);
@@ -145,6 +145,11 @@ public final class Dashboard implements AutoCloseable {
                 r.get("/runs/{run}/case", p.explorer()::caseById);
                 r.get("/matrix", p.matrix()::page);
                 r.get("/api/matrix", p.matrix()::api);
+            });
+            // ---- run groups (docs/web.md, "Run groups"): a group opens as the matrix of its runs
+            runs.ifPresent(p -> {
+                r.get("/groups/{group}", p::groupPage);
+                r.get("/api/groups/{group}", p::groupApi);
             });
             comparisons.ifPresent(p -> {
                 r.get("/runs/{run}/compare", p::form);

@@ -18,17 +18,39 @@ import org.jdbi.v3.core.Jdbi;
  * @param sessionFiles  session logs named on the command line ({@code vigilo session view FILE}): always viewable
  * @param sessionRoots  directories whose session logs may be opened by path (Vigilo home); nothing outside them or
  *                      {@code sessionFiles} is ever read
+ * @param workerCommand the command line that starts a worker for this installation, which a run page shows while no
+ *                      worker works on its run ({@code vigilo serve} gives its own launcher and options;
+ *                      {@link #DEFAULT_WORKER_COMMAND} otherwise)
  */
 public record DashboardSources(
         Optional<Databases> databases,
         Optional<LogRoot> datagenRoot,
         List<Path> sessionFiles,
-        List<Path> sessionRoots) {
+        List<Path> sessionRoots,
+        String workerCommand) {
+    /** The worker command shown when the caller gives none. */
+    public static final String DEFAULT_WORKER_COMMAND = "vigilo worker --exit-when-idle";
+
     public DashboardSources {
         Objects.requireNonNull(databases, "databases");
         Objects.requireNonNull(datagenRoot, "datagenRoot");
+        Objects.requireNonNull(workerCommand, "workerCommand");
         sessionFiles = List.copyOf(sessionFiles);
         sessionRoots = List.copyOf(sessionRoots);
+    }
+
+    /** As the canonical constructor, with {@link #DEFAULT_WORKER_COMMAND}. */
+    public DashboardSources(
+            Optional<Databases> databases,
+            Optional<LogRoot> datagenRoot,
+            List<Path> sessionFiles,
+            List<Path> sessionRoots) {
+        this(databases, datagenRoot, sessionFiles, sessionRoots, DEFAULT_WORKER_COMMAND);
+    }
+
+    /** These sources with another worker command line. */
+    public DashboardSources withWorkerCommand(String command) {
+        return new DashboardSources(databases, datagenRoot, sessionFiles, sessionRoots, command);
     }
 
     /**

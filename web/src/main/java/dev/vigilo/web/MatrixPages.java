@@ -60,7 +60,15 @@ final class MatrixPages {
     private final ExecutionStatusReader status;
     private final Views views;
 
-    MatrixPages(ResultsExplorer explorer, RunCatalog catalog, ExecutionStatusReader status, Views views) {
+    private final dev.vigilo.plan.RunGroups groups;
+
+    MatrixPages(
+            ResultsExplorer explorer,
+            RunCatalog catalog,
+            ExecutionStatusReader status,
+            Views views,
+            dev.vigilo.plan.RunGroups groups) {
+        this.groups = groups;
         this.explorer = explorer;
         this.catalog = catalog;
         this.status = status;
@@ -266,6 +274,25 @@ final class MatrixPages {
                         "/runs/" + x.runs().get(0) + "/compare/" + x.runs().get(r));
             }
             runs.add(run);
+        }
+        // The runs of one run group (every one a member of the same group): the page is the group's, each run headed by
+        // its agent's name.
+        Map<UUID, dev.vigilo.plan.RunGroups.Membership> member = groups.membershipOf(x.runs());
+        if (member.size() == x.runs().size()
+                && member.values().stream()
+                                .map(dev.vigilo.plan.RunGroups.Membership::groupId)
+                                .distinct()
+                                .count()
+                        == 1) {
+            dev.vigilo.plan.RunGroups.Membership first = member.get(x.runs().get(0));
+            m.put("group", first.groupName());
+            m.put("group_id", first.groupId().toString());
+            m.put(
+                    "title",
+                    "Group " + first.groupName() + " · matrix of " + x.runs().size() + " runs");
+            for (int r = 0; r < runs.size(); r++) {
+                runs.get(r).put("agent_name", member.get(x.runs().get(r)).agentName());
+            }
         }
         m.put("runs", runs);
         m.put("gates", gates(x));

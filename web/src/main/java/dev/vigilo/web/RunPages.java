@@ -28,6 +28,7 @@ import dev.vigilo.llm.Pricing;
 import dev.vigilo.plan.PlanShape;
 import dev.vigilo.plan.Profile;
 import dev.vigilo.plan.PublishedPlan;
+import dev.vigilo.plan.RunGroups;
 import dev.vigilo.plan.RunState;
 import dev.vigilo.plan.RunStatus;
 import dev.vigilo.plan.RunStatusReader;
@@ -66,9 +67,12 @@ final class RunPages {
     private final ReviewPages reviews;
     private final ResultsExplorer explorer;
     private final MatrixPages matrix;
+    private final String workerCommand;
+    private final RunGroups groups;
 
-    RunPages(DashboardSources.Databases sources, Stores stores, Views views) {
+    RunPages(DashboardSources.Databases sources, Stores stores, Views views, String workerCommand) {
         this.sources = sources;
+        this.workerCommand = workerCommand;
         this.stores = stores;
         this.views = views;
         this.catalog = new RunCatalog(sources.placements());
@@ -81,7 +85,8 @@ final class RunPages {
                 cases, new RunTranscripts(sources.placements(), sources.storage()), views, this::passScores);
         this.reviews = new ReviewPages(sources);
         this.explorer = new ResultsExplorer(cases, status, catalog, datasets, stores, views);
-        this.matrix = new MatrixPages(explorer, catalog, status, views);
+        this.groups = new RunGroups(sources.control());
+        this.matrix = new MatrixPages(explorer, catalog, status, views, groups);
     }
 
     /** Human review: the case page's form and the reviewed gate table (their routes are its own). */
@@ -155,9 +160,17 @@ final class RunPages {
         RunCatalog.Page page = runs(ctx);
         Map<String, Object> m = views.page("Runs", "runs");
         List<Map<String, Object>> rows = new ArrayList<>();
+        Map<UUID, RunGroups.Membership> member = groups.membershipOf(
+                page.runs().stream().map(RunCatalog.RunSummary::runId).toList());
         for (RunCatalog.RunSummary r : page.runs()) {
             Map<String, Object> row = new LinkedHashMap<>();
             row.put("id", r.runId().toString());
+            RunGroups.Membership inGroup = member.get(r.runId());
+            if (inGroup != null) {
+                row.put("group_id", inGroup.groupId().toString());
+                row.put("group_name", inGroup.groupName());
+                row.put("group_agent", inGroup.agentName());
+            }
             row.put("status", r.status());
             row.put("verdict", r.verdict().orElse(""));
             row.put("dataset", r.datasetName());
@@ -232,6 +245,8 @@ final class RunPages {
         RunCatalog.Page page = runs(ctx);
         ObjectNode o = Dashboard.JSON.createObjectNode();
         ArrayNode a = o.putArray("runs");
+        Map<UUID, RunGroups.Membership> member = groups.membershipOf(
+                page.runs().stream().map(RunCatalog.RunSummary::runId).toList());
         for (RunCatalog.RunSummary r : page.runs()) {
             ObjectNode n = a.addObject()
                     .put("run_id", r.runId().toString())
@@ -265,6 +280,15 @@ final class RunPages {
                 n.putNull("tokens");
             }
             n.put("cost_usd", r.outcome().costUsd().orElse(null));
+            RunGroups.Membership inGroup = member.get(r.runId());
+            if (inGroup == null) {
+                n.putNull("group");
+            } else {
+                n.putObject("group")
+                        .put("group_id", inGroup.groupId().toString())
+                        .put("name", inGroup.groupName())
+                        .put("agent", inGroup.agentName());
+            }
             if (r.casesDone() >= 0) {
                 n.put("chunks_done", r.chunksDone())
                         .put("chunks_failed", r.chunksFailed())
@@ -275,6 +299,69 @@ final class RunPages {
         }
         o.put("next", page.next().map(Object::toString).orElse(null));
         Dashboard.json(ctx, o);
+    }
+
+    // ---- run groups
+
+    /** The most runs a matrix shows; a larger group opens with its first ones. */
+    static final int GROUP_MATRIX_RUNS = 8;
+
+    /**
+     * {@code GET /groups/{group}} (its id or name): 303 to the matrix of its member runs that exist, in the group's
+     * order (the first {@link #GROUP_MATRIX_RUNS}); to the run's page when only one exists; 404 when none does yet.
+     */
+    void groupPage(Context ctx) {
+        RunGroups.Group g = groups.get(ctx.pathParam("group"));
+        List<UUID> existing = existingRuns(g);
+        if (existing.isEmpty()) {
+            throw new NotFoundException("run group " + Names.quote(g.name()) + " has no run yet (its creation was"
+                    + " interrupted); repeat the `vigilo run create --agents` command that made it");
+        }
+        if (existing.size() == 1) {
+            ctx.redirect("/runs/" + existing.get(0), HttpStatus.SEE_OTHER);
+            return;
+        }
+        StringBuilder q = new StringBuilder("/matrix?");
+        for (int i = 0; i < existing.size() && i < GROUP_MATRIX_RUNS; i++) {
+            q.append(i == 0 ? "" : "&").append("run=").append(existing.get(i));
+        }
+        ctx.redirect(q.toString(), HttpStatus.SEE_OTHER);
+    }
+
+    /** {@code GET /api/groups/{group}}: the group, its members and whether each one's run exists. */
+    void groupApi(Context ctx) {
+        RunGroups.Group g = groups.get(ctx.pathParam("group"));
+        List<UUID> existing = existingRuns(g);
+        ObjectNode o = Dashboard.JSON
+                .createObjectNode()
+                .put("group_id", g.groupId().toString())
+                .put("name", g.name())
+                .put("dataset_upload_id", g.datasetUploadId().toString())
+                .put("created_at", g.createdAt().toString())
+                .put("completed_at", g.completedAt().map(Object::toString).orElse(null));
+        ArrayNode a = o.putArray("members");
+        for (RunGroups.Member mem : g.members()) {
+            a.addObject()
+                    .put("position", mem.position())
+                    .put("agent", mem.agentName())
+                    .put("run_id", mem.runId().toString())
+                    .put("created", existing.contains(mem.runId()));
+        }
+        Dashboard.json(ctx, o);
+    }
+
+    /** The group's member runs that exist, in order (an interrupted creation may have left some to do). */
+    private List<UUID> existingRuns(RunGroups.Group g) {
+        List<UUID> out = new ArrayList<>();
+        for (RunGroups.Member mem : g.members()) {
+            try {
+                catalog.identity(mem.runId());
+                out.add(mem.runId());
+            } catch (NotFoundException e) {
+                // not created yet
+            }
+        }
+        return out;
     }
 
     // ---- one run
@@ -289,6 +376,12 @@ final class RunPages {
         Map<String, Object> m = views.page(name.isEmpty() ? "Run " + id : name + " · run " + id, "runs");
         m.put("name", name.isEmpty() ? null : name);
         m.put("agent", identity.runIdentity().map(RunCatalog.Identity::agent).orElse(null));
+        RunGroups.Membership inGroup = groups.membershipOf(List.of(id)).get(id);
+        if (inGroup != null) {
+            m.put("group_id", inGroup.groupId().toString());
+            m.put("group_name", inGroup.groupName());
+            m.put("group_agent", inGroup.agentName());
+        }
         m.put("id", id.toString());
         m.put("status", s.status());
         m.put("verdict", s.verdict().orElse(""));
@@ -332,6 +425,7 @@ final class RunPages {
         m.put("gate_usage", gateUsage(s));
         m.put("peers", peers(id, identity));
         m.put("has_pass_at_k", s.gates().stream().anyMatch(g -> g.passAtK().isPresent()));
+        putLive(m, s, s.finished() ? Optional.empty() : Optional.of(catalog.live(id)));
         m.put("gates_final", s.gatesFinal());
         m.put("gates_undecided", !s.gatesFinal() && s.finished());
         // Plan identity
@@ -498,6 +592,7 @@ final class RunPages {
             r.put("failed", Views.count(g.failed()));
             r.put("errored", Views.count(g.errored()));
             r.put("pass_rate", Views.percent(g.passRate()));
+            r.put("executed_pass_rate", executedRate(g).map(Views::percent).orElse("–"));
             r.put("min_pass_rate", Views.percent(g.minPassRate()));
             ProportionInterval i = g.interval();
             r.put("ci", "[" + Views.percent(i.low()) + ", " + Views.percent(i.high()) + "]");
@@ -536,11 +631,99 @@ final class RunPages {
         return String.join(" · ", parts);
     }
 
+    /** A gate's pass rate over the cases executed so far (passed / executed); empty before any executed. */
+    static Optional<Double> executedRate(GateResult g) {
+        return g.executed() == 0 ? Optional.empty() : Optional.of((double) g.passed() / g.executed());
+    }
+
+    /** The smoothed throughput now as the page shows it: {@code 0.52 cases/s}, {@code 34.1 cases/s}. */
+    static String rate(double casesPerSecond) {
+        return String.format(java.util.Locale.ROOT, casesPerSecond < 10 ? "%.2f" : "%.1f", casesPerSecond) + " cases/s";
+    }
+
+    /**
+     * Seconds until the run's remaining cases are done at the smoothed rate; empty unless it is running with a rate
+     * above 0 and cases left.
+     */
+    static OptionalLong etaSeconds(ExecutionStatus s, RunCatalog.Live live) {
+        long left = s.execution().cases() - s.execution().casesDone();
+        if (!s.status().equals("running") || live.casesPerSecond() <= 0 || left <= 0) {
+            return OptionalLong.empty();
+        }
+        return OptionalLong.of((long) Math.ceil(left / live.casesPerSecond()));
+    }
+
+    /**
+     * The live lines of an executing run's page (docs/web.md, "Live runs"): the smoothed throughput, the ETA, and
+     * while no worker works on it, how to start one.
+     */
+    private void putLive(Map<String, Object> m, ExecutionStatus s, Optional<RunCatalog.Live> live) {
+        m.put("worker_command", workerCommand);
+        if (live.isEmpty()) {
+            return;
+        }
+        RunCatalog.Live l = live.get();
+        m.put("rate_now", rate(l.casesPerSecond()));
+        OptionalLong eta = etaSeconds(s, l);
+        m.put(
+                "eta",
+                eta.isPresent()
+                        ? Views.duration(java.time.Duration.ofSeconds(eta.getAsLong())) + " (about "
+                                + Views.time(java.time.Instant.now().plusSeconds(eta.getAsLong())) + ")"
+                        : "unknown");
+        m.put("no_worker", noWorker(s, l));
+    }
+
+    /** Whether the page says how to start a worker: a pending or running run no live worker works on. */
+    private static boolean noWorker(ExecutionStatus s, RunCatalog.Live l) {
+        return List.of("pending", "running").contains(s.status()) && l.noWorker();
+    }
+
     void runApi(Context ctx) {
         UUID id = Params.runId(ctx);
         ObjectNode doc = (ObjectNode) read(preparation.status(id).toJson());
-        status.status(id).addTo(doc);
+        ExecutionStatus es = status.status(id);
+        es.addTo(doc);
+        // Each gate's pass rate over its executed cases beside the one over its planned cases.
+        for (int g = 0; g < es.gates().size() && g < doc.path("gates").size(); g++) {
+            ObjectNode gate = (ObjectNode) doc.path("gates").get(g);
+            gate.put("executed_pass_rate", executedRate(es.gates().get(g)).orElse(null));
+        }
+        ObjectNode liveNode = doc.putObject("live");
+        if (es.finished()) {
+            liveNode.putNull("cases_per_second").putNull("eta_seconds").putNull("workers_leasing");
+            liveNode.putNull("workers_seen").put("no_worker", false).putNull("worker_command");
+        } else {
+            RunCatalog.Live l = catalog.live(id);
+            OptionalLong eta = etaSeconds(es, l);
+            liveNode.put("cases_per_second", l.casesPerSecond());
+            if (eta.isPresent()) {
+                liveNode.put("eta_seconds", eta.getAsLong())
+                        .put(
+                                "eta_at",
+                                java.time.Instant.now()
+                                        .plusSeconds(eta.getAsLong())
+                                        .toString());
+            } else {
+                liveNode.putNull("eta_seconds").putNull("eta_at");
+            }
+            liveNode.put("workers_leasing", l.leasingWorkers())
+                    .put("workers_seen", l.seenWorkers())
+                    .put("no_worker", noWorker(es, l))
+                    .put("worker_command", workerCommand);
+            ArrayNode u = liveNode.putArray("unreachable");
+            l.unreachable().forEach(u::add);
+        }
         RunCatalog.PlanIdentity i = catalog.identity(id);
+        RunGroups.Membership inGroup = groups.membershipOf(List.of(id)).get(id);
+        if (inGroup == null) {
+            doc.putNull("group");
+        } else {
+            doc.putObject("group")
+                    .put("group_id", inGroup.groupId().toString())
+                    .put("name", inGroup.groupName())
+                    .put("agent", inGroup.agentName());
+        }
         ObjectNode n = doc.putObject("identity")
                 .put("dataset_upload_id", i.datasetUploadId().toString())
                 .put("dataset_name", i.datasetName())
@@ -605,12 +788,20 @@ final class RunPages {
         ObjectNode o = Dashboard.JSON.createObjectNode().put("run_id", id.toString());
         o.put("bucket_seconds", points.isEmpty() ? 0 : points.get(0).width().toMillis() / 1000.0);
         ArrayNode a = o.putArray("points");
+        // The smoothed series: an exponentially weighted mean of the buckets' rates with the live rate's time constant
+        // (a bucket of width w keeps exp(-w / 60 s) of the mean before it), so chunk-sized spikes read as a rate.
+        double tau = RunCatalog.RATE_TIME_CONSTANT.toMillis() / 1000.0;
+        double smoothed = Double.NaN;
         for (RunCatalog.ThroughputPoint p : points) {
             double w = Math.max(0.001, p.width().toMillis() / 1000.0);
+            double r = p.cases() / w;
+            double keep = Math.exp(-w / tau);
+            smoothed = Double.isNaN(smoothed) ? r : keep * smoothed + (1 - keep) * r;
             a.addObject()
                     .put("t", p.start().toEpochMilli() / 1000.0)
                     .put("cases", p.cases())
-                    .put("cases_per_second", p.cases() / w);
+                    .put("cases_per_second", r)
+                    .put("smoothed_cases_per_second", smoothed);
         }
         Dashboard.json(ctx, o);
     }

@@ -125,13 +125,16 @@ class DashboardBrowserTest {
             assertThat(cells.get(0).getText()).isEqualTo(g.name());
             assertThat(cells.get(1).getText()).isEqualTo(Long.toString(g.planned()));
             assertThat(cells.get(3).getText()).isEqualTo(Long.toString(g.passed()));
+            // Pass rate over executed beside the one over planned (docs/web.md, "Live runs").
             assertThat(cells.get(7).getText())
+                    .isEqualTo(String.format(java.util.Locale.ROOT, "%.1f%%", 100.0 * g.passed() / g.executed()));
+            assertThat(cells.get(8).getText())
                     .isEqualTo(String.format(
                             java.util.Locale.ROOT,
                             "95%% CI [%.1f%%, %.1f%%]",
                             g.interval().low() * 100,
                             g.interval().high() * 100));
-            assertThat(cells.get(10).getText()).isEqualTo(g.passedGate().orElseThrow() ? "passed" : "failed");
+            assertThat(cells.get(11).getText()).isEqualTo(g.passedGate().orElseThrow() ? "passed" : "failed");
         }
         assertThat(text(By.id("run-verdict"))).contains(s.verdict().orElseThrow());
         // The quickstart's agent is a command: no model calls, cost $0 (known, not unknown).

@@ -539,6 +539,114 @@ public final class RunCatalog {
         return out;
     }
 
+    /** How long the live rate's exponential weights last: a completion counts e^-1 of its weight after this long. */
+    public static final Duration RATE_TIME_CONSTANT = Duration.ofSeconds(60);
+
+    /**
+     * A worker that polls an execution database records itself there ({@code exec_lease_holders.refreshed_at}) at
+     * every coordination interval (5 s by default); one not seen for this long is not counted as working.
+     */
+    public static final Duration WORKER_SEEN_WITHIN = Duration.ofSeconds(60);
+
+    /**
+     * What a running run's page needs beyond its counts (docs/web.md, "Live runs").
+     *
+     * @param casesPerSecond  the smoothed throughput now: each completed chunk's cases weighted by {@code exp(-age /
+     *                        60 s)}, divided by 60 s and by the weight an unbroken rate would have had since the plan
+     *                        was published ({@code 1 - exp(-elapsed / 60 s)}), so a steady rate reads as itself,
+     *                        chunk spikes are spread over the minute, and a stalled run decays towards 0
+     * @param leasingWorkers  distinct workers holding an unexpired lease on the run's chunks (their heartbeats renew
+     *                        it)
+     * @param seenWorkers     workers that recorded themselves as lease holders in one of the run's execution databases
+     *                        within {@link #WORKER_SEEN_WITHIN} (a live worker looking for work there)
+     * @param unreachable     execution databases of the run that could not be read (their aliases)
+     */
+    public record Live(double casesPerSecond, long leasingWorkers, long seenWorkers, List<String> unreachable) {
+        public Live {
+            unreachable = List.copyOf(unreachable);
+        }
+
+        /**
+         * Whether no live worker is working on the run or looking for its work: no unexpired lease on its chunks and no
+         * worker seen in its execution databases lately. Unknown (false) while one of them cannot be read.
+         */
+        public boolean noWorker() {
+            return leasingWorkers == 0 && seenWorkers == 0 && unreachable.isEmpty();
+        }
+    }
+
+    /**
+     * The run's smoothed throughput and the workers on it now ({@link Live}). Bounded: one control query and per
+     * execution database one snapshot of three aggregates (done chunks of the last 10 minutes, leased chunks, lease
+     * holders).
+     *
+     * @throws NotFoundException no such run
+     */
+    public Live live(UUID runId) {
+        Objects.requireNonNull(runId, "runId");
+        Optional<Instant> published = control.withHandle(h -> {
+            RunRecords.run(h, runId);
+            return h.createQuery("SELECT published_at FROM run_plans WHERE run_id = :r")
+                    .bind("r", runId)
+                    .mapToMap()
+                    .findOne()
+                    .flatMap(m -> Optional.ofNullable(m.get("published_at")).map(RunCatalog::instant));
+        });
+        Map<String, List<Integer>> byAlias =
+                RunRecords.byPlacement(control.withHandle(h -> RunRecords.routes(h, runId, "")));
+        double tau = RATE_TIME_CONSTANT.toMillis() / 1000.0;
+        double[] weighted = new double[1];
+        long[] workers = new long[2];
+        double[] dbNow = {Double.NaN};
+        List<String> unreachable = new ArrayList<>();
+        for (var e : byAlias.entrySet()) {
+            try {
+                LocalTransactions.inSnapshot(
+                        placements.jdbi(e.getKey()),
+                        "live view of run " + runId + " in execution database \"" + e.getKey() + "\"",
+                        h -> {
+                            weighted[0] += h.createQuery("SELECT coalesce(sum(c.case_count * exp(-extract(epoch FROM"
+                                            + " now() - c.finished_at)::float8 / :tau)), 0)::float8 FROM exec_chunks c"
+                                            + " JOIN exec_run_shards s USING (run_id, shard) WHERE c.run_id = :r AND"
+                                            + " c.shard = ANY(:s) AND c.state = 'done' AND s.state <> 'moved' AND"
+                                            + " c.finished_at > now() - interval '10 minutes'")
+                                    .bind("r", runId)
+                                    .bind("tau", tau)
+                                    .bindArray("s", Integer.class, e.getValue())
+                                    .mapTo(Double.class)
+                                    .one();
+                            workers[0] += h.createQuery("SELECT count(DISTINCT lease_owner) FROM exec_chunks WHERE"
+                                            + " run_id = :r AND shard = ANY(:s) AND state = 'leased' AND"
+                                            + " lease_expires_at > now()")
+                                    .bind("r", runId)
+                                    .bindArray("s", Integer.class, e.getValue())
+                                    .mapTo(Long.class)
+                                    .one();
+                            workers[1] += h.createQuery("SELECT count(*) FROM exec_lease_holders WHERE refreshed_at >"
+                                            + " now() - make_interval(secs => :within)")
+                                    .bind("within", (double) WORKER_SEEN_WITHIN.toSeconds())
+                                    .mapTo(Long.class)
+                                    .one();
+                            if (Double.isNaN(dbNow[0])) {
+                                dbNow[0] = h.createQuery("SELECT extract(epoch FROM now())::float8")
+                                        .mapTo(Double.class)
+                                        .one();
+                            }
+                            return null;
+                        });
+            } catch (UnavailableException x) {
+                unreachable.add(e.getKey());
+            }
+        }
+        java.util.Collections.sort(unreachable);
+        double rate = 0;
+        if (weighted[0] > 0 && published.isPresent() && !Double.isNaN(dbNow[0])) {
+            double elapsed = Math.max(1.0, dbNow[0] - published.get().toEpochMilli() / 1000.0);
+            rate = weighted[0] / tau / (1 - Math.exp(-elapsed / tau));
+        }
+        return new Live(rate, workers[0], workers[1], unreachable);
+    }
+
     /** Runs by status (every status present in the control database). */
     public Map<String, Long> countByStatus() {
         Map<String, Long> out = new LinkedHashMap<>();
