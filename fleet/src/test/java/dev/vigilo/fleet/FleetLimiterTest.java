@@ -1,9 +1,8 @@
-package dev.vigilo.exec.worker;
+package dev.vigilo.fleet;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.vigilo.exec.record.LimiterState;
-import dev.vigilo.exec.record.LimiterState.Circuit;
+import dev.vigilo.fleet.LimiterState.Circuit;
 import dev.vigilo.llm.ChatCall;
 import dev.vigilo.llm.ChatExchange;
 import java.net.URI;
