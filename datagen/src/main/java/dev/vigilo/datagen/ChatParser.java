@@ -119,6 +119,12 @@ final class ChatParser {
         number(n, at, "top_p", 0, 1, params);
         if (n.has("max_tokens")) {
             params.put("max_tokens", reader.integer(n.get("max_tokens"), at.key("max_tokens"), 1, 10_000_000, 0));
+        } else if (p.budget() != null) {
+            // The reservation of a call must bound its cost: its answer is bounded only by max_tokens.
+            throw reader.failure(
+                    at.key("max_tokens"),
+                    "is required with budget (it bounds what each call may cost); add max_tokens to step \"" + name
+                            + "\"");
         }
         if (n.has("seed")) {
             JsonNode seed = n.get("seed");
