@@ -21,6 +21,19 @@ public record PipelineSpec(String name, Path input, String idField, List<StepSpe
         this(name, input, idField, steps, null);
     }
 
+    /** Whether a chat step (or a loop's chat body) has a {@code rate_limit}: one the fleet may share. */
+    public boolean rateLimited() {
+        for (StepSpec s : steps) {
+            if (s.chat() != null && s.chat().rateLimit() != null) {
+                return true;
+            }
+            if (s.body() != null && s.body().chat() != null && s.body().chat().rateLimit() != null) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /**
      * {@code budget: {max_cost}}: what an experiment's model calls may cost, over all its runs and processes, at the
      * pipeline's {@code prices} (docs/datagen.md, "Fleet limits and budget").
