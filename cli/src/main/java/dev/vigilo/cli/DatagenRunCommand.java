@@ -82,7 +82,7 @@ final class DatagenRunCommand implements Callable<Integer> {
     @Option(
             names = "--local-limits",
             description = "Apply each chat step's rate_limit per process, without the control database (with N"
-                    + " processes the endpoint sees up to N times the limit). Not with a pipeline budget.")
+                    + " processes the endpoint sees up to N times the limit). Not with a budget or a circuit_breaker.")
     boolean localLimits;
 
     /** More workers than this only multiply threads; the checkpoint log is the bottleneck well before. */
@@ -108,9 +108,13 @@ final class DatagenRunCommand implements Callable<Integer> {
             throw new InvalidInputException("--local-limits: pipeline " + spec.name() + " has a budget, which is kept"
                     + " in the control database; drop --local-limits (or the budget)");
         }
+        if (localLimits && spec.hasCircuitBreaker()) {
+            throw new InvalidInputException("--local-limits: pipeline " + spec.name() + " has a circuit_breaker, which"
+                    + " is the fleet's (kept in the control database); drop --local-limits (or the circuit_breaker)");
+        }
         // The control database only when the pipeline needs it: opening it costs a datagen run without rate limits
         // or budget nothing.
-        boolean control = spec.budget() != null || (!localLimits && spec.rateLimited());
+        boolean control = spec.budget() != null || (!localLimits && spec.fleetLimited());
         PrintWriter out = CommandSupport.out(this.spec);
         ExperimentStatus status;
         try (Connections connections = control ? CommandSupport.root(this.spec).connections() : null;

@@ -239,6 +239,11 @@ public final class PipelineRunner {
     }
 
     private ExperimentStatus run() {
+        if (opts.control() == null && spec.hasCircuitBreaker()) {
+            throw new InvalidInputException("pipeline " + spec.name() + " has a circuit_breaker, which is the fleet's"
+                    + " (kept in the control database); run it with one (vigilo datagen run opens it), or remove"
+                    + " circuit_breaker");
+        }
         if (spec.budget() != null && opts.control() == null) {
             throw new InvalidInputException("pipeline " + spec.name() + " has a budget, which is kept in the control"
                     + " database; run it with one (vigilo datagen run opens it), or remove budget");
@@ -416,7 +421,7 @@ public final class PipelineRunner {
      * {@code rate_limit}; else null (each process limits itself).
      */
     private ProcessLimiters fleetLimiters() {
-        if (opts.control() == null || chatSpecs().stream().noneMatch(c -> c.rateLimit() != null)) {
+        if (opts.control() == null || !spec.fleetLimited()) {
             return null;
         }
         return new ProcessLimiters(opts.control(), UUID.randomUUID(), new ProcessLimiters.Listener() {});
@@ -432,19 +437,23 @@ public final class PipelineRunner {
             return c -> Optional.empty();
         }
         return c -> {
-            if (c.rateLimit() == null) {
+            if (!c.fleetLimited()) {
                 return Optional.empty();
             }
             Optional<String> keyEnv = Optional.ofNullable(c.apiKeyEnv());
             String key = ProcessLimiters.key(c.url().toString(), c.model(), keyEnv);
             String display = EndpointText.display(c.url()) + " model " + c.model()
                     + keyEnv.map(v -> " key $" + v).orElse("");
+            ChatSpec.CircuitBreaker breaker = c.circuitBreaker() != null
+                    ? c.circuitBreaker()
+                    : new ChatSpec.CircuitBreaker(
+                            LimiterState.Limits.DEFAULT_FAILURES, LimiterState.Limits.DEFAULT_COOL_DOWN_SECONDS);
             LimiterState.Limits limits = new LimiterState.Limits(
-                    c.rateLimit().requestsPerMinute(),
-                    c.rateLimit().tokensPerMinute(),
+                    c.rateLimit() == null ? 0 : c.rateLimit().requestsPerMinute(),
+                    c.rateLimit() == null ? 0 : c.rateLimit().tokensPerMinute(),
                     0,
-                    LimiterState.Limits.DEFAULT_FAILURES,
-                    Duration.ofSeconds(LimiterState.Limits.DEFAULT_COOL_DOWN_SECONDS));
+                    breaker.failures(),
+                    Duration.ofSeconds(breaker.coolDownSeconds()));
             return Optional.of(fleet.limiter(key, display, limits));
         };
     }

@@ -21,13 +21,29 @@ public record PipelineSpec(String name, Path input, String idField, List<StepSpe
         this(name, input, idField, steps, null);
     }
 
-    /** Whether a chat step (or a loop's chat body) has a {@code rate_limit}: one the fleet may share. */
-    public boolean rateLimited() {
+    /**
+     * Whether a chat step (or a loop's chat body) has a {@code rate_limit} or a {@code circuit_breaker}: limits the
+     * fleet shares.
+     */
+    public boolean fleetLimited() {
         for (StepSpec s : steps) {
-            if (s.chat() != null && s.chat().rateLimit() != null) {
+            if (s.chat() != null && s.chat().fleetLimited()) {
                 return true;
             }
-            if (s.body() != null && s.body().chat() != null && s.body().chat().rateLimit() != null) {
+            if (s.body() != null && s.body().chat() != null && s.body().chat().fleetLimited()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether a chat step (or a loop's chat body) has a {@code circuit_breaker}, which only the fleet has. */
+    public boolean hasCircuitBreaker() {
+        for (StepSpec s : steps) {
+            if (s.chat() != null && s.chat().circuitBreaker() != null) {
+                return true;
+            }
+            if (s.body() != null && s.body().chat() != null && s.body().chat().circuitBreaker() != null) {
                 return true;
             }
         }

@@ -137,6 +137,60 @@ class FleetLimitsTest {
         assertThat(span).isGreaterThanOrEqualTo((double) ITEMS / PER_SECOND - 2 - 1);
     }
 
+    @Test
+    void anOpenCircuitHoldsTheCallsWithoutUsingAttemptsAndTheRunCompletes() throws Exception {
+        StringBuilder seeds = new StringBuilder();
+        for (int i = 0; i < 10; i++) {
+            seeds.append("{\"id\": \"c").append(i).append("\"}\n");
+        }
+        Files.writeString(dir.resolve("seeds.jsonl"), seeds);
+        List<Long> arrivals = new CopyOnWriteArrayList<>();
+        try (ControlDatabase db = ControlDatabase.open(new ControlSettings.Jdbc(TestPostgres.newDatabaseUrl()));
+                OpenAiTestServer server = OpenAiTestServer.start()) {
+            // The first six requests find the endpoint down.
+            server.answerWith(r -> {
+                arrivals.add(System.nanoTime());
+                return arrivals.size() <= 6 ? Reply.error(503, "down") : Reply.content("ok");
+            });
+            Path yaml = dir.resolve("circuit.yaml");
+            Files.writeString(yaml, """
+            name: circuit
+            input: seeds.jsonl
+            id_field: id
+            steps:
+              - name: ask
+                kind: chat
+                url: %s
+                model: m
+                retries: 0
+                messages: [{role: user, content: "hello {{id}}"}]
+                circuit_breaker: {failures: 2, cool_down_seconds: 1}
+            """.formatted(server.chatUrl()));
+            ExperimentStatus s = PipelineRunner.run(
+                    PipelineParser.parse(yaml),
+                    new PipelineRunner.Options(LogRoot.local(root(dir)), "exp", 4, DatagenProgress.NONE)
+                            .withControl(db.jdbi()));
+            assertThat(s.completed()).isEqualTo(10);
+            assertThat(s.failed()).isZero();
+            assertThat(s.failuresByType()).isEmpty();
+            assertThat(server.requestCount()).isEqualTo(16);
+            // The first calls went out together and failed; the circuit opened, and from then on one probe per
+            // cool-down (1 s) went out: the fifth and the sixth request (both failing), then the seventh (answered)
+            // closed it. Re-sends without the breaker would follow each other within the back-off (0.25-0.5 s).
+            assertThat((arrivals.get(5) - arrivals.get(4)) / 1e6)
+                    .as("ms between the two failing probes")
+                    .isGreaterThanOrEqualTo(900);
+            assertThat((arrivals.get(6) - arrivals.get(5)) / 1e6)
+                    .as("ms between the failing probe and the next")
+                    .isGreaterThanOrEqualTo(900);
+            String reason = db.jdbi()
+                    .withHandle(h -> h.createQuery("SELECT circuit || ': ' || circuit_reason FROM endpoint_limiters")
+                            .mapTo(String.class)
+                            .one());
+            assertThat(reason).startsWith("closed");
+        }
+    }
+
     private static Path root(Path dir) {
         return dir.resolve("root");
     }
