@@ -101,6 +101,7 @@ final class ChatClient implements AutoCloseable {
      * @param tokenEstimate tokens the request is expected to use (for a tokens-per-minute limit)
      * @param timeout bound of one request
      * @throws StepFailure the attempt failed; its {@code requests} say how many requests it sent
+     * @throws BudgetReachedException the experiment's budget refused a request (nothing more was sent)
      */
     Answer send(ChatSpec chat, byte[] body, String apiKey, SecretValues secrets, long tokenEstimate, Duration timeout)
             throws StepFailure, InterruptedException {

@@ -436,26 +436,32 @@ public final class PipelineRunner {
         if (fleet == null) {
             return c -> Optional.empty();
         }
-        return c -> {
-            if (!c.fleetLimited()) {
-                return Optional.empty();
-            }
-            Optional<String> keyEnv = Optional.ofNullable(c.apiKeyEnv());
-            String key = ProcessLimiters.key(c.url().toString(), c.model(), keyEnv);
-            String display = EndpointText.display(c.url()) + " model " + c.model()
-                    + keyEnv.map(v -> " key $" + v).orElse("");
-            ChatSpec.CircuitBreaker breaker = c.circuitBreaker() != null
-                    ? c.circuitBreaker()
-                    : new ChatSpec.CircuitBreaker(
-                            LimiterState.Limits.DEFAULT_FAILURES, LimiterState.Limits.DEFAULT_COOL_DOWN_SECONDS);
-            LimiterState.Limits limits = new LimiterState.Limits(
-                    c.rateLimit() == null ? 0 : c.rateLimit().requestsPerMinute(),
-                    c.rateLimit() == null ? 0 : c.rateLimit().tokensPerMinute(),
-                    0,
-                    breaker.failures(),
-                    Duration.ofSeconds(breaker.coolDownSeconds()));
-            return Optional.of(fleet.limiter(key, display, limits));
-        };
+        // Asked before every request: looked up once per step's spec (asking the process's limiters makes a lease due),
+        // by identity (a step's spec is one object; its hash would walk its JSON).
+        Map<ChatSpec, Optional<ChatLimiter>> known =
+                java.util.Collections.synchronizedMap(new java.util.IdentityHashMap<>());
+        return c -> known.computeIfAbsent(c, spec -> limiterOf(fleet, spec));
+    }
+
+    private static Optional<ChatLimiter> limiterOf(ProcessLimiters fleet, ChatSpec c) {
+        if (!c.fleetLimited()) {
+            return Optional.empty();
+        }
+        Optional<String> keyEnv = Optional.ofNullable(c.apiKeyEnv());
+        String key = ProcessLimiters.key(c.url().toString(), c.model(), keyEnv);
+        String display = EndpointText.display(c.url()) + " model " + c.model()
+                + keyEnv.map(v -> " key $" + v).orElse("");
+        ChatSpec.CircuitBreaker breaker = c.circuitBreaker() != null
+                ? c.circuitBreaker()
+                : new ChatSpec.CircuitBreaker(
+                        LimiterState.Limits.DEFAULT_FAILURES, LimiterState.Limits.DEFAULT_COOL_DOWN_SECONDS);
+        LimiterState.Limits limits = new LimiterState.Limits(
+                c.rateLimit() == null ? 0 : c.rateLimit().requestsPerMinute(),
+                c.rateLimit() == null ? 0 : c.rateLimit().tokensPerMinute(),
+                0,
+                breaker.failures(),
+                Duration.ofSeconds(breaker.coolDownSeconds()));
+        return Optional.of(fleet.limiter(key, display, limits));
     }
 
     /** The experiment's budget in the control database; null without {@code budget}. */
