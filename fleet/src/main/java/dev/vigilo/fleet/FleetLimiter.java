@@ -54,6 +54,9 @@ public final class FleetLimiter implements ChatLimiter {
     private final Set<ChatCall> resends = Collections.newSetFromMap(new IdentityHashMap<>());
     private Circuit circuit = Circuit.CLOSED;
     private long openUntil;
+    /** When this process last opened its circuit itself (its own failures, or a failed probe). */
+    private long openedLocallyAt = Long.MIN_VALUE / 2;
+
     private boolean probeGranted;
     private ChatCall probeCall;
     private int localFailures;
@@ -191,6 +194,7 @@ public final class FleetLimiter implements ChatLimiter {
                     probe = LimiterState.Probe.FAILED;
                     lastFailure = describe(x);
                     circuit = Circuit.OPEN;
+                    openedLocallyAt = now;
                     openUntil = now + limits.coolDown().toNanos();
                     resends.add(call);
                 }
@@ -204,6 +208,7 @@ public final class FleetLimiter implements ChatLimiter {
                     resends.add(call);
                 } else if (localFailures >= limits.failures()) {
                     circuit = Circuit.OPEN;
+                    openedLocallyAt = now;
                     openUntil = now + limits.coolDown().toNanos();
                     resends.add(call);
                     urgent = true;
@@ -339,7 +344,10 @@ public final class FleetLimiter implements ChatLimiter {
         slots = g.inFlight();
         switch (g.circuit()) {
             case CLOSED -> {
-                if (probeCall == null && circuit != Circuit.CLOSED) {
+                // A circuit this process opened after the lease's request was taken stays open: the row has not
+                // heard of the failures that opened it yet (the next lease, due at once, reports them).
+                boolean openedSinceRequest = circuit == Circuit.OPEN && openedLocallyAt - lastLease > 0;
+                if (probeCall == null && circuit != Circuit.CLOSED && !openedSinceRequest) {
                     circuit = Circuit.CLOSED;
                     localFailures = 0;
                 }

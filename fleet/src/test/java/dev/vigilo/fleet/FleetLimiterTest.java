@@ -112,6 +112,32 @@ class FleetLimiterTest {
     }
 
     @Test
+    void aLeaseTakenBeforeTheFailuresThatOpenedTheCircuitDoesNotCloseIt() {
+        grant(10, 2, Circuit.CLOSED, false);
+        ChatCall a = call();
+        ChatCall b = call();
+        limiter.admit(a);
+        limiter.admit(b);
+        limiter.settle(a, refused());
+        FleetLimiter.Request before = limiter.take();
+        assertThat(before.report().trailingFailures()).isEqualTo(1);
+        nanos.addAndGet(1_000_000);
+        limiter.settle(b, refused());
+        assertThat(limiter.resend(b)).as("the second opened the circuit").isTrue();
+        // The lease whose request was taken before that failure answers with the row's closed circuit.
+        grant(10, 2, Circuit.CLOSED, false);
+        assertThat(limiter.admit(b))
+                .as("still open: the row has not heard of it")
+                .isPositive();
+        nanos.addAndGet(1_000_000);
+        FleetLimiter.Request after = limiter.take();
+        assertThat(after.report().trailingFailures()).isEqualTo(1);
+        // A lease taken after it that still finds the row closed (another process's probe was answered) closes it.
+        grant(10, 2, Circuit.CLOSED, false);
+        assertThat(limiter.admit(b)).isZero();
+    }
+
+    @Test
     void onlyAGrantedProbeGoesOutAndItsAnswerClosesTheCircuit() {
         grant(10, 2, Circuit.CLOSED, false);
         ChatCall a = call();
