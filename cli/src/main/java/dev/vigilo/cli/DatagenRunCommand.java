@@ -28,8 +28,12 @@ import picocli.CommandLine.Spec;
                     + "never run again. Safe to kill at any point; run the same command again to resume.",
             "Several runs of one experiment (on one machine or many sharing the durable root) divide its items "
                     + "between them; the items of a run that dies are finished by the others.",
+            "Chat steps with rate_limit share the fleet-wide limiter of their endpoint with every process that calls "
+                    + "it (through the control database: --control-db, VIGILO_CONTROL_DB, else the embedded one under "
+                    + "Vigilo home); a pipeline's budget is kept there too.",
             "A progress bar on a terminal, one JSON line per finished item otherwise; the final status as one "
-                    + "JSON line. Exit 0 when every item completed or was filtered, 1 when some failed."
+                    + "JSON line. Exit 0 when every item completed or was filtered, 1 when some failed, 4 when the "
+                    + "budget stopped the run (raise budget.max_cost and run it again)."
         })
 final class DatagenRunCommand implements Callable<Integer> {
     @Spec
@@ -75,6 +79,12 @@ final class DatagenRunCommand implements Callable<Integer> {
                     + " its items over (default ${DEFAULT-VALUE}).")
     int leaseSeconds;
 
+    @Option(
+            names = "--local-limits",
+            description = "Apply each chat step's rate_limit per process, without the control database (with N"
+                    + " processes the endpoint sees up to N times the limit). Not with a budget or a circuit_breaker.")
+    boolean localLimits;
+
     /** More workers than this only multiply threads; the checkpoint log is the bottleneck well before. */
     private static final int MAX_WORKERS = 1024;
 
@@ -94,13 +104,29 @@ final class DatagenRunCommand implements Callable<Integer> {
         }
         PipelineSpec spec = PipelineParser.parse(pipeline);
         LogRoot root = DatagenCommand.durableRoot(durableRoot, store, CommandSupport.root(this.spec));
+        if (localLimits && spec.budget() != null) {
+            throw new InvalidInputException("--local-limits: pipeline " + spec.name() + " has a budget, which is kept"
+                    + " in the control database; drop --local-limits (or the budget)");
+        }
+        if (localLimits && spec.hasCircuitBreaker()) {
+            throw new InvalidInputException("--local-limits: pipeline " + spec.name() + " has a circuit_breaker, which"
+                    + " is the fleet's (kept in the control database); drop --local-limits (or the circuit_breaker)");
+        }
+        // The control database only when the pipeline needs it: opening it costs a datagen run without rate limits
+        // or budget nothing.
+        boolean control = spec.budget() != null || (!localLimits && spec.fleetLimited());
         PrintWriter out = CommandSupport.out(this.spec);
         ExperimentStatus status;
-        try (DatagenProgressDisplay progress = DatagenProgressDisplay.of(System.console() != null, experiment, out)) {
+        try (Connections connections = control ? CommandSupport.root(this.spec).connections() : null;
+                DatagenProgressDisplay progress =
+                        DatagenProgressDisplay.of(System.console() != null, experiment, out)) {
             PipelineRunner.Options options = new PipelineRunner.Options(root, experiment, workers, progress)
                     .withRetryFailed(retryFailed)
                     .withCacheFrom(cacheFrom)
                     .withLeaseTtl(Duration.ofSeconds(leaseSeconds));
+            if (connections != null) {
+                options = options.withControl(connections.control().jdbi());
+            }
             status = PipelineRunner.run(spec, options);
         } catch (FencedException e) {
             // Another run took this run's slot over (its lease was not renewed in time) and fenced its writer.

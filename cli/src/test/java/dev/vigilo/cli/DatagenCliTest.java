@@ -401,6 +401,65 @@ class DatagenCliTest {
         }
     }
 
+    @Test
+    void aBudgetStopsTheRunWithExit4AndALargerBudgetFinishesIt() throws Exception {
+        CliRunner cli = new CliRunner(home, Map.of(), List.of("--control-db", TestPostgres.newDatabaseUrl()));
+        try (dev.vigilo.agent.OpenAiTestServer server = dev.vigilo.agent.OpenAiTestServer.start()) {
+            // 0.015 a call: 50 prompt + 100 completion tokens at 100 per million.
+            server.answerWith(
+                    r -> dev.vigilo.agent.OpenAiTestServer.Reply.content("ok").withUsage(50, 100));
+            Path dir = Files.createDirectories(home.resolve("budget"));
+            StringBuilder seeds = new StringBuilder();
+            for (int i = 0; i < 6; i++) {
+                seeds.append("{\"id\": \"s")
+                        .append(i)
+                        .append("\", \"q\": \"q")
+                        .append(i)
+                        .append("\"}\n");
+            }
+            Files.writeString(dir.resolve("seeds.jsonl"), seeds);
+            String yaml = """
+                    name: spend
+                    input: seeds.jsonl
+                    id_field: id
+                    prices:
+                      m: {prompt_per_million: 100, completion_per_million: 100}
+                    budget: {max_cost: %s}
+                    steps:
+                      - name: ask
+                        kind: chat
+                        url: %s
+                        model: m
+                        max_tokens: 100
+                        rate_limit: {requests_per_minute: 6000}
+                        messages: [{role: user, content: "{{q}}"}]
+                    """;
+            Path pipeline = Files.writeString(dir.resolve("spend.yaml"), yaml.formatted("0.04", server.chatUrl()));
+            String root = dir.resolve("durable").toString();
+            String[] run = {
+                "datagen", "run", pipeline.toString(), "--experiment", "e", "--durable-root", root, "--workers", "1"
+            };
+            CliRunner.Result stopped = cli.run(run);
+            assertThat(stopped.exitCode()).as(stopped.err()).isEqualTo(ExitCode.CONFLICT);
+            assertThat(stopped.err().trim())
+                    .doesNotContain("\n")
+                    .contains("experiment e of pipeline spend stopped at its budget: 0.045 charged (0.045 spent, 0"
+                            + " reserved) of budget.max_cost 0.04; raise budget.max_cost in " + pipeline);
+            assertThat(server.requestCount()).isEqualTo(3);
+            CliRunner.Result local = cli.run(concat(run, "--local-limits"));
+            assertThat(local.exitCode()).isEqualTo(ExitCode.INVALID_INPUT);
+            assertThat(local.err()).contains("--local-limits: pipeline spend has a budget");
+
+            Files.writeString(pipeline, yaml.formatted("1", server.chatUrl()));
+            CliRunner.Result done = cli.run(run);
+            assertThat(done.exitCode()).as(done.err()).isZero();
+            assertThat(server.requestCount()).isEqualTo(6);
+            CliRunner.Result status =
+                    cli.run("datagen", "status", "--pipeline", "spend", "--experiment", "e", "--durable-root", root);
+            assertThat(status.out()).contains("items 6  completed 6").contains("usage requests 6");
+        }
+    }
+
     private static String[] concat(String[] head, String... tail) {
         String[] all = java.util.Arrays.copyOf(head, head.length + tail.length);
         System.arraycopy(tail, 0, all, head.length, tail.length);

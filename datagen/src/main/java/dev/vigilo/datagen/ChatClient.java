@@ -3,12 +3,17 @@ package dev.vigilo.datagen;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.vigilo.common.errors.SecretValues;
 import dev.vigilo.common.retry.RetryPolicy;
+import dev.vigilo.fleet.BudgetReachedException;
+import dev.vigilo.fleet.CostBudget;
 import dev.vigilo.llm.ChatCall;
 import dev.vigilo.llm.ChatCompletions;
 import dev.vigilo.llm.ChatExchange;
+import dev.vigilo.llm.ChatLimiter;
 import dev.vigilo.llm.EndpointText;
 import dev.vigilo.llm.HttpOptions;
+import dev.vigilo.llm.Usage;
 import java.io.IOException;
+import java.math.BigDecimal;
 import java.net.ConnectException;
 import java.net.URI;
 import java.time.Duration;
@@ -19,6 +24,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLHandshakeException;
@@ -50,19 +56,41 @@ final class ChatClient implements AutoCloseable {
     private final RetryPolicy backoff;
     private final LongSupplier clock;
     private final Map<String, EndpointLimiter> endpoints = new ConcurrentHashMap<>();
+    private final Function<ChatSpec, Optional<ChatLimiter>> fleet;
+    private final CostBudget budget;
 
     /** {@code backoff} bounds the sleeps between re-sends without a Retry-After (its attempts are not used). */
     ChatClient(RetryPolicy backoff, LongSupplier clock) {
+        this(backoff, clock, chat -> Optional.empty(), null);
+    }
+
+    /**
+     * As {@link #ChatClient(RetryPolicy, LongSupplier)}, with the fleet's limiter of a step's endpoint where {@code
+     * fleet} gives one (instead of the per-process limiter) and the experiment's {@code budget} (null: none).
+     */
+    ChatClient(
+            RetryPolicy backoff,
+            LongSupplier clock,
+            Function<ChatSpec, Optional<ChatLimiter>> fleet,
+            CostBudget budget) {
         // Oversized answers are read to the end (not kept) so their failure can say how large they were.
         this.http = ChatCompletions.http(new HttpOptions(
                 Duration.ofSeconds(30), MAX_RESPONSE_BYTES, HttpOptions.Oversized.DRAIN, "datagen-chat"));
         this.backoff = backoff;
         this.clock = clock;
+        this.fleet = fleet;
+        this.budget = budget;
     }
 
     /** The default: re-sends after 0.5 s, doubling up to 30 s. */
     static ChatClient standard() {
-        return new ChatClient(RetryPolicy.of(2, Duration.ofMillis(500), Duration.ofSeconds(30)), System::nanoTime);
+        return standard(chat -> Optional.empty(), null);
+    }
+
+    /** The default back-off, with the fleet's limiters and a budget (see the constructor). */
+    static ChatClient standard(Function<ChatSpec, Optional<ChatLimiter>> fleet, CostBudget budget) {
+        return new ChatClient(
+                RetryPolicy.of(2, Duration.ofMillis(500), Duration.ofSeconds(30)), System::nanoTime, fleet, budget);
     }
 
     /**
@@ -73,14 +101,16 @@ final class ChatClient implements AutoCloseable {
      * @param tokenEstimate tokens the request is expected to use (for a tokens-per-minute limit)
      * @param timeout bound of one request
      * @throws StepFailure the attempt failed; its {@code requests} say how many requests it sent
+     * @throws BudgetReachedException the experiment's budget refused a request (nothing more was sent)
      */
     Answer send(ChatSpec chat, byte[] body, String apiKey, SecretValues secrets, long tokenEstimate, Duration timeout)
             throws StepFailure, InterruptedException {
         SecretValues masked = secrets.and(apiKey);
-        EndpointLimiter ep = endpoints.computeIfAbsent(
-                chat.url().toString(), u -> new EndpointLimiter(chat.rateLimit(), clock, MAX_RETRY_AFTER));
-        ChatCall call =
-                new ChatCall(chat.url(), body, chat.headers(), Optional.ofNullable(apiKey), timeout, tokenEstimate, ep);
+        ChatLimiter limiter = fleet.apply(chat)
+                .orElseGet(() -> endpoints.computeIfAbsent(
+                        chat.url().toString(), u -> new EndpointLimiter(chat.rateLimit(), clock, MAX_RETRY_AFTER)));
+        ChatCall call = new ChatCall(
+                chat.url(), body, chat.headers(), Optional.ofNullable(apiKey), timeout, tokenEstimate, limiter);
         String url = display(chat.url());
         int requests = 0;
         String lastProblem = null;
@@ -93,7 +123,13 @@ final class ChatClient implements AutoCloseable {
                         requests);
             }
             requests++;
-            ChatExchange x = await(http.send(call));
+            ChatExchange x = exchange(chat, call);
+            if (limiter.resend(call)) {
+                // The fleet's circuit is open (this failure opened or met it): the call waits in the limiter's admit
+                // and goes again, which is neither an attempt nor one of the re-sends.
+                resend--;
+                continue;
+            }
             int status = x.status();
             switch (x.outcome()) {
                 case TIMEOUT, CONNECT_TIMEOUT ->
@@ -151,6 +187,58 @@ final class ChatClient implements AutoCloseable {
             }
             return new Answer(parsed.get(), requests);
         }
+    }
+
+    /**
+     * One exchange, within the budget when there is one: the call's reservation is charged before it is sent
+     * ({@link BudgetReachedException} when the budget is reached: nothing is sent) and replaced by its cost when it
+     * ended.
+     */
+    private ChatExchange exchange(ChatSpec chat, ChatCall call) throws InterruptedException {
+        if (budget == null) {
+            return await(http.send(call));
+        }
+        CostBudget.Charge charge = budget.reserve(reservation(chat, call.body().length));
+        ChatExchange x;
+        try {
+            x = await(http.send(call));
+        } catch (InterruptedException | RuntimeException e) {
+            // It may have been answered: charged whole.
+            budget.settle(charge, charge.reserved());
+            throw e;
+        }
+        budget.settle(charge, cost(chat, x, charge.reserved()));
+        return x;
+    }
+
+    /**
+     * What a call may cost at most: its body's bytes (a bound on its prompt tokens: a token of a byte-level
+     * tokenizer covers at least one byte, and the JSON around the messages more than covers a chat template's extra
+     * tokens) plus {@code max_tokens} for each choice, at the model's higher price per token.
+     */
+    static BigDecimal reservation(ChatSpec chat, int bodyBytes) {
+        long answer = chat.parameters().path("max_tokens").asLong(ChatStep.DEFAULT_ANSWER_TOKENS) * chat.choices();
+        long tokens = bodyBytes + answer;
+        BigDecimal perMillion = chat.price().promptPerMillion().max(chat.price().completionPerMillion());
+        return perMillion.multiply(BigDecimal.valueOf(tokens)).movePointLeft(6).stripTrailingZeros();
+    }
+
+    /**
+     * What an exchange cost: an answer's usage at the model's prices; nothing for a call that surely was not
+     * answered (no connection, or a status without usage that is not 2xx); the whole reservation for one that may
+     * have been answered without our learning its usage (a timeout, a broken connection, a cancelled exchange, a
+     * 2xx without usage).
+     */
+    static BigDecimal cost(ChatSpec chat, ChatExchange x, BigDecimal reserved) {
+        Optional<Usage> usage = x.json().filter(JsonNode::isObject).flatMap(j -> Usage.of(j.get("usage")));
+        if (usage.isPresent()) {
+            return chat.price().cost(usage.get().promptTokens(), usage.get().completionTokens());
+        }
+        return switch (x.outcome()) {
+            case CONNECT_FAILED, CONNECT_TIMEOUT, INVALID_CALL -> BigDecimal.ZERO;
+            case RATE_LIMITED, RETRYABLE_STATUS, REJECTED -> x.status() / 100 == 2 ? reserved : BigDecimal.ZERO;
+            default -> reserved;
+        };
     }
 
     private static ChatExchange await(CompletableFuture<ChatExchange> f) throws InterruptedException {

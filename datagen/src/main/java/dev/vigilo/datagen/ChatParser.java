@@ -48,6 +48,7 @@ final class ChatParser {
             "finish_reason_field",
             "usage_field",
             "rate_limit",
+            "circuit_breaker",
             "cache");
 
     private static final Map<String, String> ROLES = choices("system", "user", "assistant");
@@ -119,6 +120,12 @@ final class ChatParser {
         number(n, at, "top_p", 0, 1, params);
         if (n.has("max_tokens")) {
             params.put("max_tokens", reader.integer(n.get("max_tokens"), at.key("max_tokens"), 1, 10_000_000, 0));
+        } else if (p.budget() != null) {
+            // The reservation of a call must bound its cost: its answer is bounded only by max_tokens.
+            throw reader.failure(
+                    at.key("max_tokens"),
+                    "is required with budget (it bounds what each call may cost); add max_tokens to step \"" + name
+                            + "\"");
         }
         if (n.has("seed")) {
             JsonNode seed = n.get("seed");
@@ -144,6 +151,7 @@ final class ChatParser {
         if (limit != null) {
             p.rateLimit(url.toString(), limit, at.key("rate_limit"));
         }
+        ChatSpec.CircuitBreaker breaker = circuitBreaker(n.get("circuit_breaker"), at.key("circuit_breaker"));
         boolean cache = reader.bool(n.get("cache"), at.key("cache"), false);
         ChatSpec.Price price = null;
         Map<String, ChatSpec.Price> prices = p.prices();
@@ -171,6 +179,7 @@ final class ChatParser {
                 fieldMap,
                 outputs,
                 limit,
+                breaker,
                 cache,
                 price);
     }
@@ -368,6 +377,29 @@ final class ChatParser {
         return new ChatSpec.RateLimit(
                 reader.integer(r.get("requests_per_minute"), at.key("requests_per_minute"), 1, 100_000_000, 0),
                 reader.integer(r.get("tokens_per_minute"), at.key("tokens_per_minute"), 1, 2_000_000_000, 0));
+    }
+
+    private ChatSpec.CircuitBreaker circuitBreaker(JsonNode r, KeyPath at) {
+        if (r == null) {
+            return null;
+        }
+        if (!r.isObject()) {
+            throw reader.failure(at, "must be a mapping {failures, cool_down_seconds}");
+        }
+        reader.allowKeys(r, at, List.of("failures", "cool_down_seconds"));
+        return new ChatSpec.CircuitBreaker(
+                reader.integer(
+                        r.get("failures"),
+                        at.key("failures"),
+                        1,
+                        1000,
+                        dev.vigilo.fleet.LimiterState.Limits.DEFAULT_FAILURES),
+                reader.integer(
+                        r.get("cool_down_seconds"),
+                        at.key("cool_down_seconds"),
+                        1,
+                        3600,
+                        dev.vigilo.fleet.LimiterState.Limits.DEFAULT_COOL_DOWN_SECONDS));
     }
 
     private static Map<String, String> choices(String... names) {

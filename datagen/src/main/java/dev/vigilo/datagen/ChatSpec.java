@@ -25,6 +25,8 @@ import java.util.Objects;
  * @param fieldMap with a schema: answer property -> item field
  * @param outputs which item fields receive the content, reasoning, finish reason and usage
  * @param rateLimit the endpoint's limits (shared by every step with this url), or null for none
+ * @param circuitBreaker the endpoint's circuit breaker (fleet-wide, with a control database), or null: the default
+ *     one when there is a {@code rate_limit}, none otherwise
  * @param cache whether identical requests are answered from earlier responses
  * @param price the model's price, or null when the pipeline gives no prices
  */
@@ -42,6 +44,7 @@ public record ChatSpec(
         Map<String, String> fieldMap,
         Outputs outputs,
         RateLimit rateLimit,
+        CircuitBreaker circuitBreaker,
         boolean cache,
         Price price) {
     public ChatSpec {
@@ -86,6 +89,18 @@ public record ChatSpec(
      *     answer's usage)
      */
     public record RateLimit(int requestsPerMinute, int tokensPerMinute) {}
+
+    /**
+     * {@code circuit_breaker}: the fleet's circuit of the endpoint opens after {@code failures} connection failures or
+     * 5xx answers in a row and lets one probe through after {@code coolDownSeconds} (docs/execution.md, "Circuit
+     * breaker").
+     */
+    public record CircuitBreaker(int failures, int coolDownSeconds) {}
+
+    /** Whether the step sends under a fleet limiter when the run has a control database. */
+    public boolean fleetLimited() {
+        return rateLimit != null || circuitBreaker != null;
+    }
 
     /** A model's price per million prompt and completion tokens (exact decimals, any currency). */
     public record Price(BigDecimal promptPerMillion, BigDecimal completionPerMillion) {

@@ -3,6 +3,7 @@ package dev.vigilo.datagen;
 import dev.vigilo.common.concurrent.Futures;
 import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.common.errors.CancelledException;
+import dev.vigilo.fleet.BudgetReachedException;
 import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CompletionService;
@@ -24,7 +25,9 @@ import java.util.concurrent.TimeUnit;
  * coordinator with a happens-before edge, so items need no locks.
  *
  * <p>The first task that throws stops the run: queued items are dropped, running workers are
- * interrupted (and awaited, bounded), and the exception is rethrown on the coordinator.
+ * interrupted (and awaited, bounded), and the exception is rethrown on the coordinator. A task that throws {@link
+ * BudgetReachedException} (the experiment's budget refused a model call) stops it gently instead: no more items are
+ * taken, the running ones are let finish, then the refusal is rethrown.
  */
 final class ItemScheduler {
     /** How long a stopping run waits for interrupted workers to return. */
@@ -92,21 +95,36 @@ final class ItemScheduler {
                 done.submit(() -> new Done<>(item, task.run(item)));
                 pending++;
             }
+            // A budget that is reached stops the run gently: no new items; the running ones end (their calls are
+            // refused or answered, what they completed is checkpointed), then the refusal is thrown.
+            BudgetReachedException stopping = null;
             while (true) {
-                if (pending < 2 * workers) {
+                if (stopping == null && pending < 2 * workers) {
                     for (T item : source.more(pending)) {
                         done.submit(() -> new Done<>(item, task.run(item)));
                         pending++;
                     }
                 }
                 if (pending == 0) {
+                    if (stopping != null) {
+                        throw stopping;
+                    }
                     if (!source.holding()) {
                         break;
                     }
                     Thread.sleep(HOLD_POLL_MILLIS);
                     continue;
                 }
-                Done<T> d = result(done.take());
+                Done<T> d;
+                try {
+                    d = result(done.take());
+                } catch (BudgetReachedException e) {
+                    pending--;
+                    if (stopping == null) {
+                        stopping = e;
+                    }
+                    continue;
+                }
                 pending--;
                 for (T child : d.spawned()) {
                     done.submit(() -> new Done<>(child, task.run(child)));

@@ -33,7 +33,7 @@ import java.util.regex.Pattern;
 public final class PipelineParser {
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}");
     private static final KeyPath ROOT = KeyPath.root();
-    private static final List<String> TOP_KEYS = List.of("name", "input", "id_field", "prices", "steps");
+    private static final List<String> TOP_KEYS = List.of("name", "input", "id_field", "prices", "budget", "steps");
     private static final List<String> COMMON = List.of("name", "kind", "retries", "timeout_seconds", "concurrency");
     private static final Map<String, StepKind> KINDS = kinds();
     private static final Map<StepKind, List<String>> KIND_KEYS = Map.of(
@@ -52,6 +52,8 @@ public final class PipelineParser {
     private ConfigReader reader;
     /** The pipeline's {@code prices} by model; null when it gives none. */
     private Map<String, ChatSpec.Price> prices;
+    /** The pipeline's {@code budget}; null when it gives none. */
+    private PipelineSpec.Budget budget;
     /** Rate limit per chat url and the path of the step's rate_limit that set it: one endpoint, one limit. */
     private final Map<String, Map.Entry<ChatSpec.RateLimit, KeyPath>> limits = new HashMap<>();
 
@@ -133,6 +135,7 @@ public final class PipelineParser {
         String idField =
                 reader.text(root.get("id_field"), ROOT.key("id_field"), false).orElse(null);
         prices = new ChatParser(this, reader).prices(root.get("prices"), ROOT.key("prices"));
+        budget = budget(root.get("budget"), ROOT.key("budget"), file);
         KeyPath stepsAt = ROOT.key("steps");
         JsonNode steps = root.get("steps");
         if (steps == null || steps.isNull()) {
@@ -159,7 +162,33 @@ public final class PipelineParser {
             out.add(s);
         }
         return new PipelineSpec(
-                name, baseDir == null ? Path.of(input) : baseDir.resolve(input).normalize(), idField, out);
+                name, baseDir == null ? Path.of(input) : baseDir.resolve(input).normalize(), idField, out, budget);
+    }
+
+    /** {@code budget: {max_cost: D}}; null when absent. A budget needs prices: a call's cost comes from them. */
+    private PipelineSpec.Budget budget(JsonNode n, KeyPath at, String file) {
+        if (n == null || n.isNull()) {
+            return null;
+        }
+        if (!n.isObject()) {
+            throw reader.failure(at, "must be a mapping {max_cost}, got " + ConfigReader.typeOf(n));
+        }
+        reader.allowKeys(n, at, List.of("max_cost"));
+        java.math.BigDecimal max = reader.decimal(
+                        n.get("max_cost"), at.key("max_cost"), true, java.math.BigDecimal.ZERO)
+                .orElseThrow();
+        if (prices == null) {
+            throw reader.failure(
+                    at,
+                    "needs prices (the cost of each model call comes from them); add prices with"
+                            + " {prompt_per_million, completion_per_million} for every chat model");
+        }
+        return new PipelineSpec.Budget(max, file);
+    }
+
+    /** The pipeline's budget (null: none), known before its steps are read. */
+    PipelineSpec.Budget budget() {
+        return budget;
     }
 
     private StepSpec step(JsonNode n, KeyPath at) {

@@ -10,15 +10,25 @@ import dev.vigilo.checkpoint.LogRoot;
 import dev.vigilo.checkpoint.LogWriter;
 import dev.vigilo.checkpoint.WriterOptions;
 import dev.vigilo.common.errors.CancelledException;
+import dev.vigilo.common.errors.ConflictException;
 import dev.vigilo.common.errors.FencedException;
+import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.fleet.BudgetReachedException;
+import dev.vigilo.fleet.CostBudget;
+import dev.vigilo.fleet.LimiterState;
+import dev.vigilo.fleet.ProcessLimiters;
+import dev.vigilo.llm.ChatLimiter;
+import dev.vigilo.llm.EndpointText;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.function.Function;
+import org.jdbi.v3.core.Jdbi;
 
 /**
  * Runs a pipeline over its experiment's checkpoint log, resuming where the log says: a step whose
@@ -62,6 +72,9 @@ public final class PipelineRunner {
      * @param environment where api_key_env variables are looked up (System::getenv)
      * @param groupCommit whether concurrent items' checkpoint batches share durable puts (on by default; off
      *     writes one put per batch, for measurements)
+     * @param control the control database (null: none): with it, chat steps with {@code rate_limit} send under
+     *     the fleet-wide limiter of their endpoint and a pipeline's {@code budget} is kept there; without it, rate
+     *     limits are per process and a budget is refused
      */
     public record Options(
             LogRoot durableRoot,
@@ -72,7 +85,8 @@ public final class PipelineRunner {
             List<String> cacheFrom,
             Duration leaseTtl,
             Function<String, String> environment,
-            boolean groupCommit) {
+            boolean groupCommit,
+            Jdbi control) {
         /** The default lease duration on S3 roots. */
         public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(30);
 
@@ -93,13 +107,32 @@ public final class PipelineRunner {
 
         /** Defaults: no retry of failed items, no other cache, 30 s leases, the process environment. */
         public Options(LogRoot durableRoot, String experiment, int workers, DatagenProgress progress) {
-            this(durableRoot, experiment, workers, progress, false, List.of(), DEFAULT_LEASE_TTL, System::getenv, true);
+            this(
+                    durableRoot,
+                    experiment,
+                    workers,
+                    progress,
+                    false,
+                    List.of(),
+                    DEFAULT_LEASE_TTL,
+                    System::getenv,
+                    true,
+                    null);
         }
 
         /** With {@code --retry-failed}. */
         public Options withRetryFailed(boolean retry) {
             return new Options(
-                    durableRoot, experiment, workers, progress, retry, cacheFrom, leaseTtl, environment, groupCommit);
+                    durableRoot,
+                    experiment,
+                    workers,
+                    progress,
+                    retry,
+                    cacheFrom,
+                    leaseTtl,
+                    environment,
+                    groupCommit,
+                    control);
         }
 
         /** With {@code --cache-from} experiments. */
@@ -113,25 +146,71 @@ public final class PipelineRunner {
                     experiments,
                     leaseTtl,
                     environment,
-                    groupCommit);
+                    groupCommit,
+                    control);
         }
 
         /** With another lease duration. */
         public Options withLeaseTtl(Duration ttl) {
             return new Options(
-                    durableRoot, experiment, workers, progress, retryFailed, cacheFrom, ttl, environment, groupCommit);
+                    durableRoot,
+                    experiment,
+                    workers,
+                    progress,
+                    retryFailed,
+                    cacheFrom,
+                    ttl,
+                    environment,
+                    groupCommit,
+                    control);
         }
 
         /** With another environment (api_key_env lookups). */
         public Options withEnvironment(Function<String, String> env) {
             return new Options(
-                    durableRoot, experiment, workers, progress, retryFailed, cacheFrom, leaseTtl, env, groupCommit);
+                    durableRoot,
+                    experiment,
+                    workers,
+                    progress,
+                    retryFailed,
+                    cacheFrom,
+                    leaseTtl,
+                    env,
+                    groupCommit,
+                    control);
+        }
+
+        /**
+         * With the control database: chat steps with {@code rate_limit} share the fleet's limiter of their endpoint
+         * with every other process (datagen runs and evaluation workers alike), and {@code budget} is kept there.
+         */
+        public Options withControl(Jdbi db) {
+            return new Options(
+                    durableRoot,
+                    experiment,
+                    workers,
+                    progress,
+                    retryFailed,
+                    cacheFrom,
+                    leaseTtl,
+                    environment,
+                    groupCommit,
+                    db);
         }
 
         /** With group commit on or off. */
         public Options withGroupCommit(boolean on) {
             return new Options(
-                    durableRoot, experiment, workers, progress, retryFailed, cacheFrom, leaseTtl, environment, on);
+                    durableRoot,
+                    experiment,
+                    workers,
+                    progress,
+                    retryFailed,
+                    cacheFrom,
+                    leaseTtl,
+                    environment,
+                    on,
+                    control);
         }
     }
 
@@ -160,6 +239,34 @@ public final class PipelineRunner {
     }
 
     private ExperimentStatus run() {
+        if (opts.control() == null && spec.hasCircuitBreaker()) {
+            throw new InvalidInputException("pipeline " + spec.name() + " has a circuit_breaker, which is the fleet's"
+                    + " (kept in the control database); run it with one (vigilo datagen run opens it), or remove"
+                    + " circuit_breaker");
+        }
+        if (spec.budget() != null && opts.control() == null) {
+            throw new InvalidInputException("pipeline " + spec.name() + " has a budget, which is kept in the control"
+                    + " database; run it with one (vigilo datagen run opens it), or remove budget");
+        }
+        try {
+            return runWithinBudget();
+        } catch (BudgetReachedException e) {
+            CostBudget.State st = e.state();
+            throw new ConflictException(
+                    "experiment " + opts.experiment() + " of pipeline " + spec.name() + " stopped at its budget: "
+                            + plain(st.charged()) + " charged (" + plain(st.settled()) + " spent, "
+                            + plain(st.reserved()) + " reserved) of budget.max_cost " + plain(st.maxCost())
+                            + "; raise budget.max_cost in " + spec.budget().source()
+                            + " and run the same command again to continue (completed steps are kept)",
+                    e);
+        }
+    }
+
+    private static String plain(java.math.BigDecimal d) {
+        return d.signum() == 0 ? "0" : d.stripTrailingZeros().toPlainString();
+    }
+
+    private ExperimentStatus runWithinBudget() {
         // Validates the whole input, and every key variable, before anything is written.
         List<SeedReader.Seed> seeds = SeedReader.read(spec.input(), spec.idField());
         Map<String, String> keys = apiKeys();
@@ -264,7 +371,9 @@ public final class PipelineRunner {
         boolean chat = spec.steps().stream()
                 .anyMatch(s -> s.kind() == StepKind.CHAT
                         || (s.body() != null && s.body().kind() == StepKind.CHAT));
-        try (ChatClient client = chat ? ChatClient.standard() : null) {
+        CostBudget budget = budget();
+        try (ProcessLimiters fleet = fleetLimiters();
+                ChatClient client = chat ? ChatClient.standard(fleetLimiter(fleet), budget) : null) {
             StepExecutor executor = new StepExecutor(chat ? new ChatStep(client, cache, keys) : null);
             ItemRunner runner = new ItemRunner(spec.steps(), executor, new StepLimits(spec.steps()), checkpointer);
             while (true) {
@@ -305,6 +414,86 @@ public final class PipelineRunner {
                 sleep(POLL);
             }
         }
+    }
+
+    /**
+     * The process's fleet limiters, when a control database is given and a chat step (or a loop's chat body) has a
+     * {@code rate_limit}; else null (each process limits itself).
+     */
+    private ProcessLimiters fleetLimiters() {
+        if (opts.control() == null || !spec.fleetLimited()) {
+            return null;
+        }
+        return new ProcessLimiters(opts.control(), UUID.randomUUID(), new ProcessLimiters.Listener() {});
+    }
+
+    /**
+     * The fleet's limiter of a chat step's endpoint (its url, model and api_key_env name: the key run evaluation's
+     * endpoints use too), limited to the step's {@code rate_limit} with the default circuit breaker; empty for a step
+     * without one, or without fleet limiters.
+     */
+    private static Function<ChatSpec, Optional<ChatLimiter>> fleetLimiter(ProcessLimiters fleet) {
+        if (fleet == null) {
+            return c -> Optional.empty();
+        }
+        // Asked before every request: looked up once per step's spec (asking the process's limiters makes a lease due),
+        // by identity (a step's spec is one object; its hash would walk its JSON).
+        Map<ChatSpec, Optional<ChatLimiter>> known =
+                java.util.Collections.synchronizedMap(new java.util.IdentityHashMap<>());
+        return c -> known.computeIfAbsent(c, spec -> limiterOf(fleet, spec));
+    }
+
+    private static Optional<ChatLimiter> limiterOf(ProcessLimiters fleet, ChatSpec c) {
+        if (!c.fleetLimited()) {
+            return Optional.empty();
+        }
+        Optional<String> keyEnv = Optional.ofNullable(c.apiKeyEnv());
+        String key = ProcessLimiters.key(c.url().toString(), c.model(), keyEnv);
+        String display = EndpointText.display(c.url()) + " model " + c.model()
+                + keyEnv.map(v -> " key $" + v).orElse("");
+        ChatSpec.CircuitBreaker breaker = c.circuitBreaker() != null
+                ? c.circuitBreaker()
+                : new ChatSpec.CircuitBreaker(
+                        LimiterState.Limits.DEFAULT_FAILURES, LimiterState.Limits.DEFAULT_COOL_DOWN_SECONDS);
+        LimiterState.Limits limits = new LimiterState.Limits(
+                c.rateLimit() == null ? 0 : c.rateLimit().requestsPerMinute(),
+                c.rateLimit() == null ? 0 : c.rateLimit().tokensPerMinute(),
+                0,
+                breaker.failures(),
+                Duration.ofSeconds(breaker.coolDownSeconds()));
+        return Optional.of(fleet.limiter(key, display, limits));
+    }
+
+    /** The experiment's budget in the control database; null without {@code budget}. */
+    private CostBudget budget() {
+        PipelineSpec.Budget b = spec.budget();
+        if (b == null) {
+            return null;
+        }
+        return new CostBudget(
+                opts.control(),
+                budgetKey(opts.durableRoot(), spec.name(), opts.experiment()),
+                "experiment " + opts.experiment() + " of pipeline " + spec.name(),
+                b.maxCost());
+    }
+
+    /** The budget key of an experiment: its durable root, pipeline and experiment. */
+    static String budgetKey(LogRoot root, String pipeline, String experiment) {
+        return CostBudget.key("datagen", root.uri(), pipeline, experiment);
+    }
+
+    /** Every chat step's spec, loop bodies included. */
+    private List<ChatSpec> chatSpecs() {
+        List<ChatSpec> out = new ArrayList<>();
+        for (StepSpec s : spec.steps()) {
+            if (s.chat() != null) {
+                out.add(s.chat());
+            }
+            if (s.body() != null && s.body().chat() != null) {
+                out.add(s.body().chat());
+            }
+        }
+        return out;
     }
 
     private static void sleep(Duration d) {

@@ -142,6 +142,26 @@ class ChatParserTest {
     }
 
     @Test
+    void aCircuitBreakerIsParsedWithItsDefaultsAndBadOnesAreErrorsAtTheirPlace() {
+        ChatSpec chat = parse(step("    circuit_breaker: {failures: 3}\n"))
+                .steps()
+                .get(0)
+                .chat();
+        assertThat(chat.circuitBreaker()).isEqualTo(new ChatSpec.CircuitBreaker(3, 30));
+        assertThat(chat.fleetLimited()).isTrue();
+        assertThat(parse(step("")).fleetLimited()).isFalse();
+        assertThat(parse(step("    circuit_breaker: {failures: 3}\n")).hasCircuitBreaker())
+                .isTrue();
+        assertThatThrownBy(() -> parse(step("    circuit_breaker: {failures: 0}\n")))
+                .hasMessage("p.yaml:8:33: steps[0].circuit_breaker.failures: must be an integer in [1, 1000], got 0");
+        assertThatThrownBy(() -> parse(step("    circuit_breaker: {cool: 1}\n")))
+                .hasMessage("p.yaml:8:29: steps[0].circuit_breaker.cool: unknown key; allowed here: failures,"
+                        + " cool_down_seconds");
+        assertThatThrownBy(() -> parse(step("    circuit_breaker: 5\n")))
+                .hasMessage("p.yaml:8:22: steps[0].circuit_breaker: must be a mapping {failures, cool_down_seconds}");
+    }
+
+    @Test
     void aUrlCarryingCredentialsIsAnErrorAtTheUrlThatDoesNotEchoIt() {
         for (String url : new String[] {
             "http://user:pw@127.0.0.1:1/v1/chat/completions",

@@ -8,8 +8,8 @@
  * shard tallies ({@code ShardTallies}), the settled gate table ({@code GateTable}, {@code run_gate_results}), usage
  * and judge agreement as chunk rows and settlement record them ({@code UsageTallies}, {@code UsageTable},
  * {@code AgreementTallies}), a run's budget and its workers' grants ({@code BudgetTable}), a case's epochs reduced
- * ({@code EpochReduction}), transcript keys ({@code TranscriptStore}), the fleet limiters' rows with their one
- * transition ({@code LimiterTable}, {@code LimiterState}), and the records of {@code vigilo run rerun-errors}: chunks
+ * ({@code EpochReduction}), transcript keys ({@code TranscriptStore}), which fleet limiter each endpoint of a
+ * run uses ({@code RunLimiters}; the limiters themselves are the fleet module's), and the records of {@code vigilo run rerun-errors}: chunks
  * queued again and the rerun history ({@code RerunRecords}).
  *
  * <p>Internal to exec: nothing here is the module's API, though Java makes it public for the rooms. Uses only the

@@ -17,15 +17,15 @@ import dev.vigilo.exec.WaitBoard;
 import dev.vigilo.exec.record.AgreementTallies;
 import dev.vigilo.exec.record.BudgetTable;
 import dev.vigilo.exec.record.GateTable;
-import dev.vigilo.exec.record.LimiterState;
-import dev.vigilo.exec.record.LimiterTable;
 import dev.vigilo.exec.record.Receipt;
+import dev.vigilo.exec.record.RunLimiters;
 import dev.vigilo.exec.record.RunRecords;
 import dev.vigilo.exec.record.RunSnapshot;
 import dev.vigilo.exec.record.RunSnapshotParser;
 import dev.vigilo.exec.record.ShardTallies;
 import dev.vigilo.exec.record.UsageTable;
 import dev.vigilo.exec.record.UsageTallies;
+import dev.vigilo.fleet.LimiterState;
 import dev.vigilo.stats.KrippendorffAlpha;
 import dev.vigilo.stats.PassAtK;
 import java.io.IOException;
@@ -278,7 +278,7 @@ public final class ExecutionStatusReader {
     /** The fleet limiters of the run's endpoints, as the fleet shares them now. */
     private static List<ExecutionStatus.Limiter> limiters(Handle h, UUID runId) {
         List<ExecutionStatus.Limiter> out = new ArrayList<>();
-        for (LimiterTable.RunLimiter r : LimiterTable.forRun(h, runId)) {
+        for (RunLimiters.RunLimiter r : RunLimiters.forRun(h, runId)) {
             LimiterState s = r.state();
             out.add(new ExecutionStatus.Limiter(
                     r.at(),

@@ -2,50 +2,40 @@ package dev.vigilo.exec.worker;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.vigilo.agent.EndpointLimiters;
-import dev.vigilo.common.concurrent.Threads;
-import dev.vigilo.exec.record.LimiterState;
-import dev.vigilo.exec.record.LimiterTable;
+import dev.vigilo.exec.record.RunLimiters;
+import dev.vigilo.fleet.FleetLimiter;
+import dev.vigilo.fleet.LimiterState;
+import dev.vigilo.fleet.ProcessLimiters;
 import dev.vigilo.llm.ChatLimiter;
 import dev.vigilo.llm.EndpointText;
-import dev.vigilo.storage.Sha256;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
+import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
- * A worker process's fleet limiters (docs/execution.md, "Fleet rate limit"): one {@link FleetLimiter} per limiter
- * key, shared by every run of the process that names the endpoint, and one lease thread ({@code vigilo-limiter})
- * that makes each due lease, one short transaction of the control database per lease ({@link LimiterTable#lease}).
- * {@link #forRun} is what the worker hands agents and judges (through {@link dev.vigilo.agent.AgentEnvironment});
- * an endpoint without {@code rate_limit} and {@code circuit_breaker} gets no limiter. Thread-safe; {@link #close}
- * stops the thread and gives this process's in-flight slots back.
+ * A worker process's fleet limiters (docs/execution.md, "Fleet rate limit"): the fleet module's {@link
+ * ProcessLimiters} (one {@link FleetLimiter} per limiter key, shared by every run of the process that names the
+ * endpoint, and the lease thread), plus what exec adds: the limits read from a run's frozen endpoint settings, the
+ * record of which run's endpoints use which limiter ({@code run_endpoint_limiters}, written in the lease's
+ * transaction) and the readings for {@code /metrics}. {@link #forRun} is what the worker hands agents and judges
+ * (through {@link dev.vigilo.agent.AgentEnvironment}); an endpoint without {@code rate_limit} and {@code
+ * circuit_breaker} gets no limiter. Thread-safe; {@link #close} stops the thread and gives this process's in-flight
+ * slots back.
  */
 final class FleetLimiters implements AutoCloseable {
-    private static final Logger LOG = LoggerFactory.getLogger(FleetLimiters.class);
-
-    private final Jdbi control;
-    private final Consumer<Worker.LimiterReading> readings;
-    private final UUID holder;
-    private final LongSupplier nanos;
-    private final Map<String, FleetLimiter> limiters = new ConcurrentHashMap<>();
+    private final ProcessLimiters limiters;
     /** Registrations of a run's endpoint not yet written ({@code run_endpoint_limiters}), by limiter key. */
     private final Map<String, List<Registration>> registrations = new ConcurrentHashMap<>();
-
-    private final Semaphore kick = new Semaphore(0);
-    private volatile boolean closed;
-    private final Thread thread;
+    /** The registrations the lease in progress wrote, by key (only the lease thread touches it). */
+    private final Map<String, List<Registration>> writing = new ConcurrentHashMap<>();
 
     private record Registration(UUID runId, String at) {}
 
@@ -54,11 +44,50 @@ final class FleetLimiters implements AutoCloseable {
     }
 
     FleetLimiters(Jdbi control, UUID holder, Consumer<Worker.LimiterReading> readings, LongSupplier nanos) {
-        this.readings = readings;
-        this.control = control;
-        this.holder = holder;
-        this.nanos = nanos;
-        this.thread = Threads.startDaemon("limiter", this::loop);
+        this.limiters = new ProcessLimiters(
+                control,
+                holder,
+                new ProcessLimiters.Listener() {
+                    @Override
+                    public void inLease(Handle h, String key) {
+                        List<Registration> pending = registrations.get(key);
+                        if (pending == null) {
+                            return;
+                        }
+                        List<Registration> now = List.copyOf(pending);
+                        for (Registration reg : now) {
+                            RunLimiters.register(h, reg.runId(), reg.at(), key);
+                        }
+                        writing.put(key, now);
+                    }
+
+                    @Override
+                    public void committed(String key) {
+                        List<Registration> written = writing.remove(key);
+                        if (written != null) {
+                            registrations.computeIfPresent(key, (k, list) -> {
+                                list.removeAll(written);
+                                return list.isEmpty() ? null : list;
+                            });
+                        }
+                    }
+
+                    @Override
+                    public void leased(FleetLimiter l, LimiterState st) {
+                        readings.accept(new Worker.LimiterReading(
+                                l.key(),
+                                l.endpoint(),
+                                st.limits().requestsPerMinute(),
+                                Math.round(st.limits().requestsPerMinute() * st.rateFactor()),
+                                st.rateFactor(),
+                                st.rateReason(),
+                                st.circuit().wire(),
+                                st.circuitReason(),
+                                l.inFlight(),
+                                l.waiting()));
+                    }
+                },
+                nanos);
     }
 
     /**
@@ -66,8 +95,7 @@ final class FleetLimiters implements AutoCloseable {
      * key's value is never part of it, so a key rotated under the same variable keeps its limiter.
      */
     static String key(EndpointLimiters.Endpoint e) {
-        String text = e.url() + "\n" + e.model() + "\n" + e.apiKeyEnv().orElse("");
-        return Sha256.of(text.getBytes(StandardCharsets.UTF_8)).toHex();
+        return ProcessLimiters.key(e.url().toString(), e.model(), e.apiKeyEnv());
     }
 
     /** The limits an endpoint's frozen settings ask for; empty without {@code rate_limit} and {@code circuit_breaker}. */
@@ -86,9 +114,9 @@ final class FleetLimiters implements AutoCloseable {
     }
 
     /** {@code circuit_breaker.failures} without the key (docs/formats/plan-profile.md). */
-    static final int DEFAULT_FAILURES = 5;
+    static final int DEFAULT_FAILURES = LimiterState.Limits.DEFAULT_FAILURES;
     /** {@code circuit_breaker.cool_down_seconds} without the key. */
-    static final int DEFAULT_COOL_DOWN_SECONDS = 30;
+    static final int DEFAULT_COOL_DOWN_SECONDS = LimiterState.Limits.DEFAULT_COOL_DOWN_SECONDS;
 
     /** The limiters of one run's endpoints: each endpoint's is recorded for the run's status at the next lease. */
     EndpointLimiters forRun(UUID runId) {
@@ -100,106 +128,21 @@ final class FleetLimiters implements AutoCloseable {
             String key = key(endpoint);
             String display = EndpointText.display(endpoint.url()) + " model " + endpoint.model()
                     + endpoint.apiKeyEnv().map(v -> " key $" + v).orElse("");
-            // The first run of this process to name the key sets this process's limits for it.
-            FleetLimiter limiter = limiters.computeIfAbsent(
-                    key, k -> new FleetLimiter(k, display, limits.get(), nanos, kick::release));
             registrations
-                    .computeIfAbsent(key, k -> new java.util.concurrent.CopyOnWriteArrayList<>())
+                    .computeIfAbsent(key, k -> new CopyOnWriteArrayList<>())
                     .add(new Registration(runId, endpoint.at()));
-            limiter.markUrgent();
-            kick.release();
-            return limiter;
+            // The first run of this process to name the key sets this process's limits for it.
+            return limiters.limiter(key, display, limits.get());
         };
     }
 
     /** This process's limiters, for {@code /metrics}. */
     List<FleetLimiter> limiters() {
-        return new ArrayList<>(limiters.values());
-    }
-
-    private void loop() {
-        while (!closed) {
-            long now = nanos.getAsLong();
-            long next = now + FleetLimiter.HEARTBEAT.toNanos();
-            for (FleetLimiter l : limiters.values()) {
-                long due = l.dueAt(now);
-                if (due - now <= 0) {
-                    lease(l);
-                    due = l.dueAt(nanos.getAsLong());
-                }
-                if (due - next < 0) {
-                    next = due;
-                }
-            }
-            long wait = next - nanos.getAsLong();
-            if (wait > 0) {
-                try {
-                    kick.tryAcquire(wait, TimeUnit.NANOSECONDS);
-                    kick.drainPermits();
-                } catch (InterruptedException e) {
-                    return;
-                }
-            }
-        }
-    }
-
-    private void lease(FleetLimiter l) {
-        FleetLimiter.Request r = l.take();
-        List<Registration> pending = registrations.get(l.key);
-        try {
-            LimiterState.Step step = control.inTransaction(h -> {
-                LimiterState.Step s = LimiterTable.lease(h, l.key, l.endpoint, holder, l.limits, r.report(), r.want());
-                if (pending != null) {
-                    for (Registration reg : pending) {
-                        LimiterTable.register(h, reg.runId(), reg.at(), l.key);
-                    }
-                }
-                return s;
-            });
-            if (pending != null) {
-                registrations.computeIfPresent(l.key, (k, list) -> {
-                    list.removeAll(pending);
-                    return list.isEmpty() ? null : list;
-                });
-            }
-            l.apply(step);
-            LimiterState st = step.state();
-            try {
-                readings.accept(new Worker.LimiterReading(
-                        l.key,
-                        l.endpoint,
-                        st.limits().requestsPerMinute(),
-                        Math.round(st.limits().requestsPerMinute() * st.rateFactor()),
-                        st.rateFactor(),
-                        st.rateReason(),
-                        st.circuit().wire(),
-                        st.circuitReason(),
-                        l.inFlight(),
-                        l.waiting()));
-            } catch (RuntimeException e) {
-                LOG.debug("fleet limiter {}: a listener failed: {}", l.endpoint, e.toString());
-            }
-        } catch (RuntimeException e) {
-            LOG.warn("fleet limiter {}: lease failed, calls wait: {}", l.endpoint, e.getMessage());
-            l.failed();
-        }
+        return limiters.limiters();
     }
 
     @Override
     public void close() {
-        closed = true;
-        kick.release();
-        try {
-            thread.join(5000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        for (FleetLimiter l : limiters.values()) {
-            try {
-                control.useHandle(h -> LimiterTable.release(h, l.key, holder));
-            } catch (RuntimeException e) {
-                LOG.debug("fleet limiter {}: slots not given back (they lapse): {}", l.endpoint, e.getMessage());
-            }
-        }
+        limiters.close();
     }
 }

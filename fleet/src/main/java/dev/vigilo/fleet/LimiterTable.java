@@ -1,20 +1,21 @@
-package dev.vigilo.exec.record;
+package dev.vigilo.fleet;
 
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import org.jdbi.v3.core.Handle;
 
 /**
- * The one owner of {@code endpoint_limiters}, {@code endpoint_limiter_holders} and {@code run_endpoint_limiters}
- * (control migration V18): a lease is one short transaction of the caller's handle that locks the limiter's row,
- * applies {@link LimiterState#step} at the database's clock (one clock for every machine), writes the row back and
- * the caller's in-flight slots; status reads the limiters of a run.
+ * The one owner of {@code endpoint_limiters} and {@code endpoint_limiter_holders} (created by exec's control migration
+ * V18 before this module existed, and by this module's V27 where V18 did not run): a lease is one short transaction
+ * of the caller's handle that locks the limiter's row, applies {@link LimiterState#step} at the database's clock (one
+ * clock for every machine), writes the row back and the caller's in-flight slots. Callers that record which of their
+ * endpoints use a limiter (exec's {@code run_endpoint_limiters}) join the row through {@link #columns} and {@link
+ * #read}.
  */
 public final class LimiterTable {
     /** A holder row's lifetime: a process renews it every second while it holds slots; a crashed one's lapse. */
@@ -27,23 +28,10 @@ public final class LimiterTable {
 
     private LimiterTable() {}
 
-    /** A run's endpoint and the state of its limiter. */
-    public record RunLimiter(String at, LimiterState state) {}
-
     /** Creates the limiter's row if it is missing (full buckets, closed circuit); the caller commits. */
     public static void ensure(Handle h, String key, String endpoint, LimiterState.Limits limits) {
         Instant now = now(h);
         write(h, LimiterState.fresh(key, endpoint, limits, now), now, true);
-    }
-
-    /** Records that the run's endpoint at {@code at} uses limiter {@code key} (which must exist); idempotent. */
-    public static void register(Handle h, UUID runId, String at, String key) {
-        h.createUpdate("INSERT INTO run_endpoint_limiters (run_id, at, limiter_key) VALUES (:r, :at, :k)"
-                        + " ON CONFLICT (run_id, at) DO NOTHING")
-                .bind("r", runId)
-                .bind("at", at)
-                .bind("k", key)
-                .execute();
     }
 
     /**
@@ -99,16 +87,6 @@ public final class LimiterTable {
                 .execute();
     }
 
-    /** The limiters of a run's endpoints, in the order of where the configuration names them. */
-    public static List<RunLimiter> forRun(Handle h, UUID runId) {
-        return h.createQuery("SELECT r.at, " + prefixed("l") + " FROM run_endpoint_limiters r"
-                        + " JOIN endpoint_limiters l ON l.limiter_key = r.limiter_key WHERE r.run_id = :r"
-                        + " ORDER BY r.at")
-                .bind("r", runId)
-                .map((rs, ctx) -> new RunLimiter(rs.getString("at"), state(rs)))
-                .list();
-    }
-
     /** The fleet's in-flight slots of a limiter held by live holders. */
     public static int inFlight(Handle h, String key) {
         return h.createQuery("SELECT COALESCE(SUM(in_flight), 0) FROM endpoint_limiter_holders"
@@ -118,7 +96,8 @@ public final class LimiterTable {
                 .one();
     }
 
-    private static String prefixed(String alias) {
+    /** The limiter row's columns, each prefixed with {@code alias.}, for a caller's join; read with {@link #read}. */
+    public static String columns(String alias) {
         StringBuilder b = new StringBuilder();
         for (String c : COLUMNS.split(",\\s*")) {
             if (b.length() > 0) {
@@ -139,7 +118,7 @@ public final class LimiterTable {
     private static Optional<LimiterState> locked(Handle h, String key) {
         return h.createQuery("SELECT " + COLUMNS + " FROM endpoint_limiters WHERE limiter_key = :k FOR UPDATE")
                 .bind("k", key)
-                .map((rs, ctx) -> state(rs))
+                .map((rs, ctx) -> read(rs))
                 .findOne();
     }
 
@@ -185,7 +164,8 @@ public final class LimiterTable {
                 .execute();
     }
 
-    private static LimiterState state(ResultSet rs) throws SQLException {
+    /** A limiter row of a query selecting {@link #columns}. */
+    public static LimiterState read(ResultSet rs) throws SQLException {
         Double baseline = rs.getObject("latency_baseline_ms", Double.class);
         return new LimiterState(
                 rs.getString("limiter_key"),

@@ -1,14 +1,14 @@
-package dev.vigilo.exec.record;
+package dev.vigilo.fleet;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
-import dev.vigilo.exec.record.LimiterState.Circuit;
-import dev.vigilo.exec.record.LimiterState.Grant;
-import dev.vigilo.exec.record.LimiterState.Limits;
-import dev.vigilo.exec.record.LimiterState.Probe;
-import dev.vigilo.exec.record.LimiterState.Report;
-import dev.vigilo.exec.record.LimiterState.Want;
+import dev.vigilo.fleet.LimiterState.Circuit;
+import dev.vigilo.fleet.LimiterState.Grant;
+import dev.vigilo.fleet.LimiterState.Limits;
+import dev.vigilo.fleet.LimiterState.Probe;
+import dev.vigilo.fleet.LimiterState.Report;
+import dev.vigilo.fleet.LimiterState.Want;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.UUID;

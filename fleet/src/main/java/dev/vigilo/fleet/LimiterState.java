@@ -1,4 +1,4 @@
-package dev.vigilo.exec.record;
+package dev.vigilo.fleet;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -98,6 +98,11 @@ public record LimiterState(
      * @param coolDown          {@code circuit_breaker.cool_down_seconds}
      */
     public record Limits(int requestsPerMinute, int tokensPerMinute, int maxInFlight, int failures, Duration coolDown) {
+        /** {@code circuit_breaker.failures} when not given. */
+        public static final int DEFAULT_FAILURES = 5;
+        /** {@code circuit_breaker.cool_down_seconds} when not given. */
+        public static final int DEFAULT_COOL_DOWN_SECONDS = 30;
+
         public Limits {
             if (requestsPerMinute < 0 || tokensPerMinute < 0 || maxInFlight < 0 || failures < 1) {
                 throw new IllegalArgumentException("limits must be >= 0 and failures >= 1");

@@ -1,9 +1,8 @@
-package dev.vigilo.exec.worker;
+package dev.vigilo.fleet;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.vigilo.exec.record.LimiterState;
-import dev.vigilo.exec.record.LimiterState.Circuit;
+import dev.vigilo.fleet.LimiterState.Circuit;
 import dev.vigilo.llm.ChatCall;
 import dev.vigilo.llm.ChatExchange;
 import java.net.URI;
@@ -110,6 +109,32 @@ class FleetLimiterTest {
         assertThat(r.report().trailingFailures()).isEqualTo(2);
         assertThat(r.report().lastFailure()).isEqualTo("connection refused or failed");
         assertThat(r.want().requests()).as("a waiter asks for the probe").isEqualTo(1);
+    }
+
+    @Test
+    void aLeaseTakenBeforeTheFailuresThatOpenedTheCircuitDoesNotCloseIt() {
+        grant(10, 2, Circuit.CLOSED, false);
+        ChatCall a = call();
+        ChatCall b = call();
+        limiter.admit(a);
+        limiter.admit(b);
+        limiter.settle(a, refused());
+        FleetLimiter.Request before = limiter.take();
+        assertThat(before.report().trailingFailures()).isEqualTo(1);
+        nanos.addAndGet(1_000_000);
+        limiter.settle(b, refused());
+        assertThat(limiter.resend(b)).as("the second opened the circuit").isTrue();
+        // The lease whose request was taken before that failure answers with the row's closed circuit.
+        grant(10, 2, Circuit.CLOSED, false);
+        assertThat(limiter.admit(b))
+                .as("still open: the row has not heard of it")
+                .isPositive();
+        nanos.addAndGet(1_000_000);
+        FleetLimiter.Request after = limiter.take();
+        assertThat(after.report().trailingFailures()).isEqualTo(1);
+        // A lease taken after it that still finds the row closed (another process's probe was answered) closes it.
+        grant(10, 2, Circuit.CLOSED, false);
+        assertThat(limiter.admit(b)).isZero();
     }
 
     @Test

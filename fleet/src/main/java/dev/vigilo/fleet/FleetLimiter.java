@@ -1,7 +1,6 @@
-package dev.vigilo.exec.worker;
+package dev.vigilo.fleet;
 
-import dev.vigilo.exec.record.LimiterState;
-import dev.vigilo.exec.record.LimiterState.Circuit;
+import dev.vigilo.fleet.LimiterState.Circuit;
 import dev.vigilo.llm.ChatCall;
 import dev.vigilo.llm.ChatExchange;
 import dev.vigilo.llm.ChatLimiter;
@@ -16,14 +15,14 @@ import java.util.function.LongSupplier;
 
 /**
  * This process's side of one fleet limiter (docs/execution.md, "Fleet rate limit", "Circuit breaker"): calls are
- * admitted from permits and in-flight slots leased in batches from the limiter's row by {@link FleetLimiters}'s
+ * admitted from permits and in-flight slots leased in batches from the limiter's row by {@link ProcessLimiters}'s
  * lease thread, never by a database round trip of their own; a call finding none is held ({@link #admit} answers a
  * short hold, the client asks again) and makes a lease due. How calls end is gathered into the next lease's {@link
  * LimiterState.Report}. The breaker acts at once locally (the failure that opens it, and every failure meeting it, is
  * {@linkplain #resend sent again} rather than charged to an attempt) and follows the fleet's circuit at each lease;
  * only the process the row names sends the half-open probe. Thread-safe; never blocks (one monitor, short sections).
  */
-final class FleetLimiter implements ChatLimiter {
+public final class FleetLimiter implements ChatLimiter {
     /** How long a held call waits before asking again. */
     static final Duration POLL = Duration.ofMillis(25);
     /** Permits leased and not used within this long are dropped (never stockpiled: the overshoot bound). */
@@ -55,6 +54,9 @@ final class FleetLimiter implements ChatLimiter {
     private final Set<ChatCall> resends = Collections.newSetFromMap(new IdentityHashMap<>());
     private Circuit circuit = Circuit.CLOSED;
     private long openUntil;
+    /** When this process last opened its circuit itself (its own failures, or a failed probe). */
+    private long openedLocallyAt = Long.MIN_VALUE / 2;
+
     private boolean probeGranted;
     private ChatCall probeCall;
     private int localFailures;
@@ -192,6 +194,7 @@ final class FleetLimiter implements ChatLimiter {
                     probe = LimiterState.Probe.FAILED;
                     lastFailure = describe(x);
                     circuit = Circuit.OPEN;
+                    openedLocallyAt = now;
                     openUntil = now + limits.coolDown().toNanos();
                     resends.add(call);
                 }
@@ -205,6 +208,7 @@ final class FleetLimiter implements ChatLimiter {
                     resends.add(call);
                 } else if (localFailures >= limits.failures()) {
                     circuit = Circuit.OPEN;
+                    openedLocallyAt = now;
                     openUntil = now + limits.coolDown().toNanos();
                     resends.add(call);
                     urgent = true;
@@ -340,7 +344,10 @@ final class FleetLimiter implements ChatLimiter {
         slots = g.inFlight();
         switch (g.circuit()) {
             case CLOSED -> {
-                if (probeCall == null && circuit != Circuit.CLOSED) {
+                // A circuit this process opened after the lease's request was taken stays open: the row has not
+                // heard of the failures that opened it yet (the next lease, due at once, reports them).
+                boolean openedSinceRequest = circuit == Circuit.OPEN && openedLocallyAt - lastLease > 0;
+                if (probeCall == null && circuit != Circuit.CLOSED && !openedSinceRequest) {
                     circuit = Circuit.CLOSED;
                     localFailures = 0;
                 }
@@ -371,18 +378,33 @@ final class FleetLimiter implements ChatLimiter {
     }
 
     /** The fleet's state as of the last lease, if any. */
-    synchronized Optional<LimiterState> lastState() {
+    public synchronized Optional<LimiterState> lastState() {
         return last;
     }
 
     /** Calls held now (waiting for permits, slots or the circuit). */
-    synchronized int waiting() {
+    public synchronized int waiting() {
         return held.size();
     }
 
     /** This process's calls in flight now. */
-    synchronized int inFlight() {
+    public synchronized int inFlight() {
         return admitted.size();
+    }
+
+    /** The limiter key ({@link ProcessLimiters#key}). */
+    public String key() {
+        return key;
+    }
+
+    /** What the key stands for, for people (url, model, the key's variable name). */
+    public String endpoint() {
+        return endpoint;
+    }
+
+    /** The limits this process applies at its leases (those of the first caller that named the key). */
+    public LimiterState.Limits limits() {
+        return limits;
     }
 
     @Override
