@@ -47,7 +47,7 @@ class ExecutionCliTest {
         cli = new CliRunner(home, Map.of(), List.of("--control-db", controlDb));
         // Eight cases; the agent answers input.answer, which is wrong for cases 2 and 5. Cases 0..3 are "core".
         uploadId = upload("cases.jsonl", "c", 8);
-        answer = Files.writeString(home.resolve("answer.sh"), "sed -n 's/.*\"answer\":\"\\([^\"]*\\)\".*/\\1/p'\n");
+        answer = Files.writeString(home.resolve("answer.sh"), ExecutedRun.ECHO_ANSWER);
     }
 
     private String upload(String name, String idPrefix, int n) throws IOException {

@@ -54,8 +54,7 @@ class RunGroupCliTest {
         CliRunner.Result up = cli.run("dataset", "upload", file.toString());
         assertThat(up.exitCode()).as(up.err()).isZero();
         String dataset = up.out().trim();
-        Path answer =
-                Files.writeString(home.resolve("answer.sh"), "sed -n 's/.*\"answer\":\"\\([^\"]*\\)\".*/\\1/p'\n");
+        Path answer = Files.writeString(home.resolve("answer.sh"), ExecutedRun.ECHO_ANSWER);
         Path right = Files.writeString(home.resolve("right.sh"), "sed -n 's/.*\"n\":\"\\([^\"]*\\)\".*/\\1/p'\n");
         Path profile = Files.writeString(home.resolve("profile.yaml"), """
                 name: trio

@@ -5,12 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.vigilo.control.TestPostgres;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -50,13 +48,6 @@ class RunResultsFiltersCliTest {
                     .append(i % 2 == 1 ? ",\"tags\":[\"odd\"]" : "")
                     .append("}\n");
         }
-        Path file = Files.writeString(home.resolve("cases.jsonl"), cases);
-        CliRunner.Result up = cli.run("dataset", "upload", file.toString());
-        assertThat(up.exitCode()).as(up.err()).isZero();
-        Path answer = Files.writeString(
-                home.resolve("answer.sh"),
-                "a=$(sed -n 's/.*\"answer\":\"\\([^\"]*\\)\".*/\\1/p')\n"
-                        + "if [ \"$a\" = crash ]; then echo boom >&2; exit 3; fi\necho \"$a\"\n");
         String profile = """
                 name: filters
                 agent: {kind: command, command: [sh, "%s"], max_attempts: 1, timeout_seconds: 30}
@@ -64,20 +55,14 @@ class RunResultsFiltersCliTest {
                   - {name: exact, kind: exact_match}
                 gates:
                   - {name: all, required_evaluators: [exact], min_pass_rate: 0.5}
-                """.formatted(answer);
-        run = UUID.randomUUID().toString();
-        CliRunner.Result created = cli.run(
-                "run",
-                "create",
-                "--profile",
-                profile,
-                "--dataset-upload-id",
-                up.out().trim(),
-                "--run-id",
-                run);
-        assertThat(created.exitCode()).as(created.err()).isZero();
-        CliRunner.Result worker = cli.run("worker", "--exit-when-idle");
-        assertThat(worker.exitCode()).as(worker.err()).isZero();
+                """;
+        run = ExecutedRun.execute(
+                cli,
+                home,
+                cases,
+                "a=$(sed -n 's/.*\"answer\":\"\\([^\"]*\\)\".*/\\1/p')\n"
+                        + "if [ \"$a\" = crash ]; then echo boom >&2; exit 3; fi\necho \"$a\"\n",
+                profile);
     }
 
     private List<String> ids(String... options) throws IOException {

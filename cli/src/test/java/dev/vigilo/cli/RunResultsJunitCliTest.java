@@ -9,7 +9,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.stream.Stream;
 import javax.xml.parsers.DocumentBuilderFactory;
 import org.junit.jupiter.api.BeforeAll;
@@ -49,11 +48,6 @@ class RunResultsJunitCliTest {
                     .append(i < 4 ? ",\"group\":\"core\"" : "")
                     .append("}\n");
         }
-        Path file = Files.writeString(home.resolve("cases.jsonl"), cases);
-        CliRunner.Result up = cli.run("dataset", "upload", file.toString());
-        assertThat(up.exitCode()).as(up.err()).isZero();
-        Path answer =
-                Files.writeString(home.resolve("answer.sh"), "sed -n 's/.*\"answer\":\"\\([^\"]*\\)\".*/\\1/p'\n");
         String profile = """
                 name: junit
                 agent: {kind: command, command: [sh, "%s"], max_attempts: 1, timeout_seconds: 30}
@@ -62,20 +56,8 @@ class RunResultsJunitCliTest {
                 gates:
                   - {name: all, required_evaluators: [exact], min_pass_rate: 0.7}
                   - {name: core, required_evaluators: [exact], groups: [core], min_pass_rate: 1.0}
-                """.formatted(answer);
-        run = UUID.randomUUID().toString();
-        CliRunner.Result created = cli.run(
-                "run",
-                "create",
-                "--profile",
-                profile,
-                "--dataset-upload-id",
-                up.out().trim(),
-                "--run-id",
-                run);
-        assertThat(created.exitCode()).as(created.err()).isZero();
-        CliRunner.Result worker = cli.run("worker", "--exit-when-idle");
-        assertThat(worker.exitCode()).as(worker.err()).isZero();
+                """;
+        run = ExecutedRun.execute(cli, home, cases, ExecutedRun.ECHO_ANSWER, profile);
     }
 
     @Test

@@ -6,11 +6,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.vigilo.control.TestPostgres;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -47,11 +45,6 @@ class RunReviewCliTest {
                     .append(i)
                     .append("\"}\n");
         }
-        Path file = Files.writeString(home.resolve("cases.jsonl"), cases);
-        CliRunner.Result up = cli.run("dataset", "upload", file.toString());
-        assertThat(up.exitCode()).as(up.err()).isZero();
-        Path answer =
-                Files.writeString(home.resolve("answer.sh"), "sed -n 's/.*\"answer\":\"\\([^\"]*\\)\".*/\\1/p'\n");
         String profile = """
                 name: review
                 agent: {kind: command, command: [sh, "%s"], max_attempts: 1, timeout_seconds: 30}
@@ -59,20 +52,8 @@ class RunReviewCliTest {
                   - {name: exact, kind: exact_match}
                 gates:
                   - {name: all, required_evaluators: [exact], min_pass_rate: 0.8}
-                """.formatted(answer);
-        run = UUID.randomUUID().toString();
-        CliRunner.Result created = cli.run(
-                "run",
-                "create",
-                "--profile",
-                profile,
-                "--dataset-upload-id",
-                up.out().trim(),
-                "--run-id",
-                run);
-        assertThat(created.exitCode()).as(created.err()).isZero();
-        CliRunner.Result worker = cli.run("worker", "--exit-when-idle");
-        assertThat(worker.exitCode()).as(worker.err()).isZero();
+                """;
+        run = ExecutedRun.execute(cli, home, cases, ExecutedRun.ECHO_ANSWER, profile);
     }
 
     private JsonNode reviews() throws IOException {
