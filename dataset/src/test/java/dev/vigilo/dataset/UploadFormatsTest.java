@@ -5,78 +5,23 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.github.luben.zstd.ZstdOutputStream;
 import dev.vigilo.common.errors.InvalidInputException;
-import dev.vigilo.control.ControlDatabase;
-import dev.vigilo.control.ControlSettings;
-import dev.vigilo.control.TestPostgres;
-import dev.vigilo.storage.Deadline;
-import dev.vigilo.storage.ObjectStore;
-import dev.vigilo.storage.ObjectStores;
 import dev.vigilo.storage.Sha256;
-import dev.vigilo.storage.StoreSpec;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.zip.GZIPOutputStream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Datasets from compressed JSON lines, CSV and mapped JSON records: the same stored cases as the JSON lines a user
  * would have written by hand, errors at the file's own lines, nothing stored when the file is rejected.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class UploadFormatsTest {
-    ControlDatabase control;
-    DatasetCatalog catalog;
-    ObjectStore store;
-
-    @TempDir
-    Path dir;
-
-    @BeforeAll
-    void openControl() {
-        control = ControlDatabase.open(new ControlSettings.Jdbc(TestPostgres.newDatabaseUrl()));
-        catalog = new DatasetCatalog(control.jdbi());
-    }
-
-    @AfterAll
-    void closeControl() {
-        control.close();
-    }
-
-    @BeforeEach
-    void freshStore() throws IOException {
-        store = ObjectStores.open(new StoreSpec.Local("local", Files.createTempDirectory(dir, "objects")));
-    }
-
-    @AfterEach
-    void closeStore() {
-        store.close();
-    }
-
-    DatasetEntry upload(Path file, Optional<CaseMap> map) {
-        return catalog.upload(
-                new UploadRequest(file, Optional.empty(), Optional.empty(), map), store, UploadProgress.NONE);
-    }
-
-    List<String> storedCases(DatasetEntry entry) {
-        List<String> cases = new ArrayList<>();
-        DatasetReader.open(entry, store).forEachCase(c -> cases.add(new String(c.caseJson(), StandardCharsets.UTF_8)));
-        return cases;
-    }
-
+class UploadFormatsTest extends UploadFixture {
     Path write(String name, String text) throws IOException {
         Path file = dir.resolve(name);
         Files.writeString(file, text);
@@ -235,17 +180,9 @@ class UploadFormatsTest {
     }
 
     void rejected(Path file, Optional<CaseMap> map, long line, String message) {
-        int before = catalog.list().size();
-        assertThatThrownBy(() -> upload(file, map))
-                .isInstanceOf(InvalidDatasetException.class)
-                .hasMessageContaining(message)
-                .satisfies(e -> {
-                    assertThat(((InvalidDatasetException) e).line())
-                            .as("line of %s", e.getMessage())
-                            .isEqualTo(line);
-                    assertThat(e.getMessage()).startsWith(file.toString());
-                });
-        assertThat(catalog.list()).hasSize(before);
-        assertThat(store.list("", Deadline.after(Duration.ofSeconds(30)))).isEmpty();
+        rejected(file, map, message, e -> {
+            assertThat(e.line()).as("line of %s", e.getMessage()).isEqualTo(line);
+            assertThat(e.getMessage()).startsWith(file.toString());
+        });
     }
 }

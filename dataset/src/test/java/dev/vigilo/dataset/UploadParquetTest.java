@@ -1,34 +1,15 @@
 package dev.vigilo.dataset;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.vigilo.control.ControlDatabase;
-import dev.vigilo.control.ControlSettings;
-import dev.vigilo.control.TestPostgres;
-import dev.vigilo.storage.Deadline;
-import dev.vigilo.storage.ObjectStore;
-import dev.vigilo.storage.ObjectStores;
-import dev.vigilo.storage.StoreSpec;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Optional;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Datasets from Parquet files written by an independent writer (DuckDB, as a Hugging Face dataset would be: typed
@@ -36,8 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
  * same rows (DuckDB's own JSON export), typed values as docs/formats/dataset.md says, errors at their shard, row group
  * and row, nothing stored when the file is rejected.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class UploadParquetTest {
+class UploadParquetTest extends UploadFixture {
     /** 3000 cases, every column a case field; no nulls, so DuckDB's JSON lines hold the same fields. */
     static final String CASES = "SELECT 'c' || i AS id, 'q ' || i AS input, i * 7 AS expected,"
             + " 'g' || (i % 5) AS \"group\", ['t' || (i % 3), 'all'] AS tags,"
@@ -46,34 +26,6 @@ class UploadParquetTest {
     /** Records as a Hugging Face dataset has them: other names, a raw bytes column no case needs. */
     static final String RECORDS = "SELECT 'r' || i AS item_id, 'what is ' || i AS question, i % 10 AS answer,"
             + " 'topic' || (i % 4) AS topic, ['x', 'y' || i] AS labels, 'img'::BLOB AS image FROM range(2500) t(i)";
-
-    ControlDatabase control;
-    DatasetCatalog catalog;
-    ObjectStore store;
-
-    @TempDir
-    Path dir;
-
-    @BeforeAll
-    void openControl() {
-        control = ControlDatabase.open(new ControlSettings.Jdbc(TestPostgres.newDatabaseUrl()));
-        catalog = new DatasetCatalog(control.jdbi());
-    }
-
-    @AfterAll
-    void closeControl() {
-        control.close();
-    }
-
-    @BeforeEach
-    void freshStore() throws IOException {
-        store = ObjectStores.open(new StoreSpec.Local("local", Files.createTempDirectory(dir, "objects")));
-    }
-
-    @AfterEach
-    void closeStore() {
-        store.close();
-    }
 
     /** Runs {@code sql} statements in an in-memory DuckDB. */
     static void duck(String... sql) throws SQLException {
@@ -87,17 +39,6 @@ class UploadParquetTest {
 
     static String copy(String query, Path to, String options) {
         return "COPY (" + query + ") TO '" + to + "' (" + options + ")";
-    }
-
-    DatasetEntry upload(Path file, Optional<CaseMap> map) {
-        return catalog.upload(
-                new UploadRequest(file, Optional.empty(), Optional.empty(), map), store, UploadProgress.NONE);
-    }
-
-    List<String> storedCases(DatasetEntry entry) {
-        List<String> cases = new ArrayList<>();
-        DatasetReader.open(entry, store).forEachCase(c -> cases.add(new String(c.caseJson(), StandardCharsets.UTF_8)));
-        return cases;
     }
 
     @Test
@@ -234,13 +175,6 @@ class UploadParquetTest {
     }
 
     void rejected(Path file, Optional<CaseMap> map, Path named, String message) {
-        int before = catalog.list().size();
-        int objects = store.list("", Deadline.after(Duration.ofSeconds(30))).size();
-        assertThatThrownBy(() -> upload(file, map))
-                .isInstanceOf(InvalidDatasetException.class)
-                .hasMessageContaining(message)
-                .satisfies(e -> assertThat(e.getMessage()).startsWith(named + ": "));
-        assertThat(catalog.list()).hasSize(before);
-        assertThat(store.list("", Deadline.after(Duration.ofSeconds(30)))).hasSize(objects);
+        rejected(file, map, message, e -> assertThat(e.getMessage()).startsWith(named + ": "));
     }
 }
