@@ -5,6 +5,9 @@
 -- creates them where V18 did not run (a process built without exec, such as datagen's tests): IF NOT EXISTS, the same
 -- definitions. Every Vigilo binary (the CLI, the server, the benchmarks) ships exec too, so V18 always runs first on
 -- a database they create. Written only by fleet's LimiterTable.
+-- Where V18 did run, IF NOT EXISTS makes PostgreSQL send a notice per table, which Flyway logs as a warning on every
+-- new database: this transaction does not report notices.
+SET LOCAL client_min_messages = warning;
 CREATE TABLE IF NOT EXISTS endpoint_limiters (
     limiter_key text PRIMARY KEY,
     endpoint text NOT NULL,

@@ -30,6 +30,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -177,7 +178,8 @@ public final class ExecutionBenchmark {
             claimsMain(
                     args.length > 1 ? Integer.parseInt(args[1]) : 200_000,
                     args.length > 2 ? Integer.parseInt(args[2]) : 4,
-                    args.length > 3 ? Integer.parseInt(args[3]) : 16);
+                    args.length > 3 ? Integer.parseInt(args[3]) : 16,
+                    args.length > 4 ? Integer.parseInt(args[4]) : 0);
             return;
         }
         if (args.length > 0 && args[0].equals("judge")) {
@@ -344,58 +346,163 @@ public final class ExecutionBenchmark {
         deleteTree(work);
     }
 
-    private static void claimsMain(int cases, int workers, int concurrency) throws Exception {
+    private static void claimsMain(int cases, int workers, int concurrency, int executionDatabases) throws Exception {
         Path work = Files.createTempDirectory("vigilo-bench-exec-");
         System.out.printf(
-                "%d cores, work dir %s; %,d cases, %d worker processes x concurrency %d (%d claimers), trivial agent%n",
-                Runtime.getRuntime().availableProcessors(), work, cases, workers, concurrency, workers * concurrency);
+                "%d cores, work dir %s; %,d cases, %d worker processes x concurrency %d (%d claimers), trivial agent,"
+                        + " %s%n",
+                Runtime.getRuntime().availableProcessors(),
+                work,
+                cases,
+                workers,
+                concurrency,
+                workers * concurrency,
+                executionDatabases == 0
+                        ? "execution records in the control database"
+                        : executionDatabases + " execution database(s), each on its own embedded PostgreSQL server");
         StorageConfig storage = StorageConfig.localDefault(work.resolve("objects"));
+        List<ControlDatabase> servers = new ArrayList<>();
         try (ControlDatabase control = ControlDatabase.open(new ControlSettings.Embedded(work.resolve("postgres")));
-                ObjectStore store = ObjectStores.open(storage.defaultStore());
-                Placements placements = Placements.open(control, ExecutionConfig.defaults())) {
-            new ExecutionBenchmark(work, control, store, placements).runClaims(cases, workers, concurrency);
+                ObjectStore store = ObjectStores.open(storage.defaultStore())) {
+            List<ExecutionServer> executionServers = new ArrayList<>();
+            ExecutionConfig config = ExecutionConfig.defaults();
+            Optional<Path> configFile = Optional.empty();
+            if (executionDatabases == 0) {
+                executionServers.add(new ExecutionServer(
+                        ExecutionConfig.CONTROL,
+                        new PostgresCpu(work.resolve("postgres").resolve("data")),
+                        control));
+            } else {
+                // Each execution database on a server of its own, as a deployment that spreads the bookkeeping
+                // would have them; the embedded server is the same PostgreSQL as the control database's.
+                Map<String, ExecutionConfig.Placement> placements = new java.util.TreeMap<>();
+                StringBuilder toml = new StringBuilder("version = 1\n");
+                for (int i = 1; i <= executionDatabases; i++) {
+                    String alias = "x" + i;
+                    Path dir = work.resolve("execution-" + i);
+                    ControlDatabase server = ControlDatabase.open(new ControlSettings.Embedded(dir));
+                    servers.add(server);
+                    String url = server.jdbi()
+                            .withHandle(h -> h.getConnection().getMetaData().getURL());
+                    placements.put(
+                            alias, new ExecutionConfig.Placement(alias, Optional.of(url), Optional.empty(), POOL));
+                    toml.append("[placements.")
+                            .append(alias)
+                            .append("]\njdbc_url = \"")
+                            .append(url)
+                            .append("\"\npool_size = ")
+                            .append(POOL)
+                            .append('\n');
+                    executionServers.add(new ExecutionServer(alias, new PostgresCpu(dir.resolve("data")), server));
+                    System.out.println("execution database " + alias + ": " + url);
+                }
+                config = new ExecutionConfig("benchmark", placements);
+                configFile = Optional.of(Files.writeString(work.resolve("execution.toml"), toml));
+            }
+            try (Placements placements = Placements.open(control, config)) {
+                new ExecutionBenchmark(work, control, store, placements)
+                        .runClaims(cases, workers, concurrency, executionServers, configFile);
+            }
+        } finally {
+            servers.forEach(ControlDatabase::close);
+        }
+        // The embedded servers stop after their last client leaves, writing their statistics as they go: their data
+        // directories can be deleted once their postmasters are gone.
+        for (String server : List.of("postgres", "execution-1", "execution-2", "execution-3", "execution-4")) {
+            Path pid = work.resolve(server).resolve("data").resolve("postmaster.pid");
+            for (int i = 0; i < 600 && Files.exists(pid); i++) {
+                Thread.sleep(100);
+            }
         }
         deleteTree(work);
+    }
+
+    /** Connections each worker process may open to each execution database of the claims benchmark. */
+    private static final int POOL = 8;
+
+    /**
+     * One execution database of the claims benchmark: its placement alias, its server's CPU, and a connection to the
+     * server for the chunk counts and table statistics.
+     */
+    private record ExecutionServer(String alias, PostgresCpu cpu, ControlDatabase server) {
+        long doneChunks(UUID run) {
+            return server.jdbi()
+                    .withHandle(h -> h.createQuery("SELECT count(*) FROM " + ExecutionConfig.SCHEMA
+                                    + ".exec_chunks WHERE run_id = :r AND state = 'done'")
+                            .bind("r", run)
+                            .mapTo(Long.class)
+                            .one());
+        }
     }
 
     /**
      * {@code bench/run exec claims}: one run of {@code cases} cases executed by {@code workers} processes of
      * {@code concurrency} each, the agent answering at once, so the workers' database bookkeeping (claim, renewals,
-     * completion, coordination) is what is measured: PostgreSQL's CPU time per completed chunk, read at every
-     * {@code window} chunks from the first to the last, beside chunks/s in that window, then the chunk table's dead
-     * row versions, HOT updates, autovacuum runs and index sizes.
+     * completion, coordination) is what is measured: per execution database, its PostgreSQL's CPU time per chunk it
+     * completed, read at every {@code window} chunks from the first to the last, beside chunks/s in that window, then
+     * each chunk table's dead row versions, HOT updates, autovacuum runs and index sizes.
      */
-    private void runClaims(int cases, int workers, int concurrency) throws Exception {
+    private void runClaims(
+            int cases, int workers, int concurrency, List<ExecutionServer> servers, Optional<Path> executionConfig)
+            throws Exception {
+        Instant admissionStart = Instant.now();
         DatasetEntry dataset = upload("claims", cases);
+        Instant uploaded = Instant.now();
         try (OpenAiTestServer llm = agent()) {
             CreateResult run = prepare(dataset, llm);
+            Instant admitted = Instant.now();
+            System.out.printf(
+                    "upload %.1f s, run create (preparation and admission) %.1f s%n",
+                    Duration.between(admissionStart, uploaded).toMillis() / 1000.0,
+                    Duration.between(uploaded, admitted).toMillis() / 1000.0);
             long chunks = run.expectedChunks();
             long window = Math.max(100, Math.min(1_000, chunks / 10));
             AtomicLong done = new AtomicLong();
             List<WorkerProcess> ws = new ArrayList<>();
             String load = loadAverage();
-            long pg0 = pgCpu.millis().orElse(-1L);
+            long[] cpu0 = new long[servers.size()];
+            for (int s = 0; s < servers.size(); s++) {
+                cpu0[s] = servers.get(s).cpu().millis().orElse(-1L);
+            }
+            long launched = System.nanoTime();
             for (int i = 0; i < workers; i++) {
                 Path log = work.resolve("worker-" + ++logs + ".log");
-                ws.add(WorkerProcess.start(postgres, storeRoot, concurrency, 0, log, done));
+                ws.add(WorkerProcess.start(
+                        postgres, storeRoot, concurrency, 0, log, done, List.of("-Xmx256m"), executionConfig));
             }
-            System.out.printf("%n%-24s %28s %14s%n", "chunks completed", "postgres CPU ms per chunk", "chunks/s");
+            StringBuilder header = new StringBuilder(String.format("%n%-20s", "chunks completed"));
+            for (ExecutionServer s : servers) {
+                header.append(String.format(" %14s %10s", s.alias() + " CPU ms/ch", s.alias() + " ch/s"));
+            }
+            System.out.println(header.append(String.format(" %10s", "all ch/s")));
             long mark = 0;
-            long cpuAt = pg0;
+            long[] cpuAt = cpu0.clone();
+            long[] doneAt = new long[servers.size()];
             long wallAt = System.nanoTime();
-            List<Double> perChunk = new ArrayList<>();
+            List<double[]> perChunk = new ArrayList<>();
             while (ws.stream().anyMatch(WorkerProcess::alive) || done.get() >= mark + window) {
                 if (done.get() >= mark + window) {
-                    long cpu = pgCpu.millis().orElse(-1L);
                     long now = System.nanoTime();
+                    double seconds = (now - wallAt) / 1e9;
                     long n = done.get() - mark;
-                    double ms = (cpu - cpuAt) / (double) n;
+                    StringBuilder line =
+                            new StringBuilder(String.format("%-20s", String.format("%,d - %,d", mark, done.get())));
+                    double[] ms = new double[servers.size()];
+                    for (int s = 0; s < servers.size(); s++) {
+                        long cpu = servers.get(s).cpu().millis().orElse(-1L);
+                        long d = servers.get(s).doneChunks(run.runId());
+                        // a server that completed few chunks in the window has no meaningful CPU per chunk in it
+                        long inWindow = d - doneAt[s];
+                        ms[s] = inWindow >= n / 10 && inWindow > 0 ? (cpu - cpuAt[s]) / (double) inWindow : Double.NaN;
+                        line.append(String.format(
+                                " %14s %10.0f",
+                                Double.isNaN(ms[s]) ? "-" : String.format("%.2f", ms[s]), inWindow / seconds));
+                        cpuAt[s] = cpu;
+                        doneAt[s] = d;
+                    }
                     perChunk.add(ms);
-                    System.out.printf(
-                            "%-24s %28.2f %14.0f%n",
-                            String.format("%,d - %,d", mark, done.get()), ms, n / ((now - wallAt) / 1e9));
+                    System.out.println(line.append(String.format(" %10.0f", n / seconds)));
                     mark = done.get();
-                    cpuAt = cpu;
                     wallAt = now;
                 } else {
                     Thread.sleep(2);
@@ -406,35 +513,50 @@ public final class ExecutionBenchmark {
                     throw new IllegalStateException("a worker exited " + w.exitValue() + "; logs in " + work);
                 }
             }
+            double wall = (System.nanoTime() - launched) / 1e9;
             ExecutionStatus status = new ExecutionStatusReader(placements).status(run.runId());
             if (!status.status().equals("settled") || status.execution().casesDone() != run.cases()) {
                 throw new IllegalStateException("run " + run.runId() + " ended " + status.status() + " with "
                         + status.execution().casesDone() + " of " + run.cases() + " cases done");
             }
-            long total = delta(pg0);
             System.out.printf(
-                    "%n%,d chunks; postgres CPU %.1f s in all, %.2f ms per chunk; first window %.2f, last window %.2f"
-                            + " ms per chunk (ratio last / first %.2f); load average %s -> %s (CPU time, not wall"
-                            + " time: the machine is shared)%n",
-                    chunks,
-                    total / 1000.0,
-                    total / (double) chunks,
-                    perChunk.get(0),
-                    perChunk.get(perChunk.size() - 1),
-                    perChunk.get(perChunk.size() - 1) / perChunk.get(0),
-                    load,
-                    loadAverage());
-            control.jdbi().useHandle(h -> {
-                h.createQuery("SELECT n_live_tup, n_dead_tup, n_tup_upd, n_tup_hot_upd, autovacuum_count,"
-                                + " pg_relation_size(relid) AS heap_bytes FROM pg_stat_user_tables"
-                                + " WHERE relname = 'exec_chunks'")
-                        .mapToMap()
-                        .forEach(m -> System.out.println("exec_chunks: " + m));
-                h.createQuery("SELECT indexrelname, pg_relation_size(indexrelid) AS bytes, idx_scan, idx_tup_read"
-                                + " FROM pg_stat_user_indexes WHERE relname = 'exec_chunks' ORDER BY indexrelname")
-                        .mapToMap()
-                        .forEach(m -> System.out.println("  index: " + m));
-            });
+                    "%n%,d chunks settled in %.1f s from the workers' launch: %.0f chunks/s (%.0f cases/s) in all;"
+                            + " load average %s -> %s%n",
+                    chunks, wall, chunks / wall, run.cases() / wall, load, loadAverage());
+            for (int s = 0; s < servers.size(); s++) {
+                ExecutionServer server = servers.get(s);
+                long total = server.cpu().millis().orElse(-1L) - cpu0[s];
+                long mine = server.doneChunks(run.runId());
+                int column = s;
+                double[] windows = perChunk.stream()
+                        .mapToDouble(w -> w[column])
+                        .filter(v -> !Double.isNaN(v))
+                        .toArray();
+                double first = windows.length > 0 ? windows[0] : Double.NaN;
+                double last = windows.length > 0 ? windows[windows.length - 1] : Double.NaN;
+                System.out.printf(
+                        "%s: %,d chunks (%.0f chunks/s); postgres CPU %.1f s, %.2f ms per chunk; first window %.2f,"
+                                + " last window %.2f ms per chunk (ratio last / first %.2f)%n",
+                        server.alias(),
+                        mine,
+                        mine / wall,
+                        total / 1000.0,
+                        total / (double) mine,
+                        first,
+                        last,
+                        last / first);
+                server.server().jdbi().useHandle(h -> {
+                    h.createQuery("SELECT n_live_tup, n_dead_tup, n_tup_upd, n_tup_hot_upd, autovacuum_count,"
+                                    + " pg_relation_size(relid) AS heap_bytes FROM pg_stat_user_tables"
+                                    + " WHERE relname = 'exec_chunks'")
+                            .mapToMap()
+                            .forEach(m -> System.out.println("  exec_chunks: " + m));
+                    h.createQuery("SELECT indexrelname, pg_relation_size(indexrelid) AS bytes, idx_scan, idx_tup_read"
+                                    + " FROM pg_stat_user_indexes WHERE relname = 'exec_chunks' ORDER BY indexrelname")
+                            .mapToMap()
+                            .forEach(m -> System.out.println("    index: " + m));
+                });
+            }
         }
     }
 
@@ -953,7 +1075,8 @@ public final class ExecutionBenchmark {
                         ProfileInput.inline(profile.formatted(llm.chatUrl())),
                         dataset.uploadId(),
                         Optional.of(UUID.randomUUID()),
-                        false));
+                        false,
+                        placements.config().aliases()));
         long t1 = System.nanoTime();
         Admission.Result a = new Admission(placements, storage).admit(r.runId());
         if (!a.status().equals("pending")) {
@@ -980,7 +1103,8 @@ public final class ExecutionBenchmark {
     private WorkerProcess startWorker(AtomicLong runChunks, long heapProbeSeconds, List<String> heap)
             throws IOException {
         Path log = work.resolve("worker-" + ++logs + ".log");
-        return WorkerProcess.start(postgres, storeRoot, CONCURRENCY, heapProbeSeconds, log, runChunks, heap);
+        return WorkerProcess.start(
+                postgres, storeRoot, CONCURRENCY, heapProbeSeconds, log, runChunks, heap, Optional.empty());
     }
 
     /** Milliseconds from {@code from} to {@code at}, or "-" when {@code at} never happened (0). */

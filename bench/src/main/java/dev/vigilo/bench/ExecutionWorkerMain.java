@@ -45,6 +45,9 @@ public final class ExecutionWorkerMain {
         StorageConfig storage = StorageConfig.localDefault(Path.of(args[1]));
         int concurrency = Integer.parseInt(args[2]);
         long probeSeconds = args.length > 3 ? Long.parseLong(args[3]) : 0;
+        // an execution.toml: the benchmark's execution databases when they are not the control database
+        ExecutionConfig execution =
+                args.length > 4 ? ExecutionConfig.parse(Path.of(args[4])) : ExecutionConfig.defaults();
         AtomicLong peak = new AtomicLong(-1);
         AtomicBoolean running = new AtomicBoolean(true);
         Thread probe = new Thread(() -> probe(probeSeconds, peak, running), "heap-probe");
@@ -57,7 +60,7 @@ public final class ExecutionWorkerMain {
         AtomicLong agentNanos = new AtomicLong();
         Worker.Report report;
         try (ControlDatabase control = ControlDatabase.open(new ControlSettings.Embedded(postgres));
-                Placements placements = Placements.open(control, ExecutionConfig.defaults())) {
+                Placements placements = Placements.open(control, execution)) {
             Worker.Listener listener = new Worker.Listener() {
                 @Override
                 public void chunkClaimed(UUID runId, long chunkIndex) {

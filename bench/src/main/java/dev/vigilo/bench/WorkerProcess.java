@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -54,10 +55,21 @@ final class WorkerProcess {
     static WorkerProcess start(
             Path postgres, Path storeRoot, int concurrency, long heapProbeSeconds, Path log, AtomicLong runChunks)
             throws IOException {
-        return start(postgres, storeRoot, concurrency, heapProbeSeconds, log, runChunks, List.of("-Xmx256m"));
+        return start(
+                postgres,
+                storeRoot,
+                concurrency,
+                heapProbeSeconds,
+                log,
+                runChunks,
+                List.of("-Xmx256m"),
+                Optional.empty());
     }
 
-    /** As above with {@code heap} for the heap options ({@code -Xmx256m} above; empty: the JVM's default). */
+    /**
+     * As above with {@code heap} for the heap options ({@code -Xmx256m} above; empty: the JVM's default) and the
+     * execution databases of {@code executionConfig} (an {@code execution.toml}; empty: the control database).
+     */
     static WorkerProcess start(
             Path postgres,
             Path storeRoot,
@@ -65,7 +77,8 @@ final class WorkerProcess {
             long heapProbeSeconds,
             Path log,
             AtomicLong runChunks,
-            List<String> heap)
+            List<String> heap,
+            Optional<Path> executionConfig)
             throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -82,6 +95,7 @@ final class WorkerProcess {
                 storeRoot.toString(),
                 Integer.toString(concurrency),
                 Long.toString(heapProbeSeconds)));
+        executionConfig.ifPresent(file -> cmd.add(file.toString()));
         long launched = System.currentTimeMillis();
         Process p = new ProcessBuilder(cmd)
                 .redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()))

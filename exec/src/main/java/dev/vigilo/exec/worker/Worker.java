@@ -30,6 +30,7 @@ import dev.vigilo.storage.StorageConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -254,6 +255,9 @@ public final class Worker {
     private final RunBudgets budgets;
     private final UUID id = UUID.randomUUID();
     private final Map<ChunkTables.Held, Held> held = new ConcurrentHashMap<>();
+    /** Claims tried so far; only the claiming thread uses it (which execution database a claim starts at). */
+    private int claimRounds;
+
     /** The claiming thread's probes: the control database, and each execution database by alias. */
     private final OutageWaits.Probe controlProbe;
 
@@ -562,7 +566,14 @@ public final class Worker {
             return Optional.empty();
         }
         List<ChunkTables.Held> executing = List.copyOf(held.keySet());
-        for (var entry : routes.entrySet()) {
+        // Each claim starts at the next execution database: in a fixed order every worker would drain the first
+        // database's chunks before touching the second's, and only one database's bookkeeping would work at a time
+        // (docs/execution.md, "Workers").
+        List<Map.Entry<String, List<ChunkTables.Claimable>>> order = new ArrayList<>(routes.entrySet());
+        if (!order.isEmpty()) {
+            Collections.rotate(order, -Math.floorMod(claimRounds++, order.size()));
+        }
+        for (var entry : order) {
             String alias = entry.getKey();
             if (!placements.has(alias)) {
                 continue;
