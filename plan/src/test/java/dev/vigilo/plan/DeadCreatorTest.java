@@ -119,12 +119,28 @@ class DeadCreatorTest {
         }
 
         // The same dead pid recorded on another host: this host cannot check it, so the lease is waited out.
-        jdbi().useHandle(h ->
-                h.execute("UPDATE runs SET creation_holder_host = 'build-elsewhere' WHERE run_id = ?", run));
+        String ours = LocalHost.processNamespace().orElseThrow();
+        String otherSpace = "00000000-0000-4000-8000-000000000001/pid:[4026531836]";
+        jdbi().useHandle(h -> h.execute(
+                "UPDATE runs SET creation_holder_host = 'build-elsewhere', creation_holder_pid_space = ?"
+                        + " WHERE run_id = ?",
+                otherSpace,
+                run));
         assertThat(refusal(run))
                 .contains("another creator holds the creation lease (pid " + pid
                         + " on host build-elsewhere; reclaimable in ")
                 .endsWith("); wait for it to finish or, if it stopped answering, repeat the command then");
+
+        // This host's name but another pid space (a container sharing the host's network, or before a reboot): its
+        // pid means nothing in this process table, so the lease is waited out too.
+        jdbi().useHandle(h -> h.execute("UPDATE runs SET creation_holder_host = ? WHERE run_id = ?", host, run));
+        assertThat(refusal(run))
+                .contains("another creator holds the creation lease (pid " + pid + " in another pid space of host "
+                        + host + " (another container, or before a reboot); reclaimable in ");
+
+        // Recorded before control migration V28, without a pid space: not judged either.
+        jdbi().useHandle(h -> h.execute("UPDATE runs SET creation_holder_pid_space = NULL WHERE run_id = ?", run));
+        assertThat(refusal(run)).contains("in another pid space of host " + host);
 
         // A lease an earlier version took over (it records no holder, so the one recorded belongs to an older claim).
         jdbi().useHandle(h -> h.execute(
@@ -135,9 +151,11 @@ class DeadCreatorTest {
                 .contains("another creator holds the creation lease (reclaimable in ")
                 .endsWith("); wait for that creator to finish or, if it crashed, repeat the command then");
 
-        // Recorded for the current claim again, on this host and dead: taken over.
-        jdbi().useHandle(
-                        h -> h.execute("UPDATE runs SET creation_holder_owner = creation_owner WHERE run_id = ?", run));
+        // Recorded for the current claim again, in this pid space and dead: taken over.
+        jdbi().useHandle(h -> h.execute(
+                "UPDATE runs SET creation_holder_owner = creation_owner, creation_holder_pid_space = ? WHERE run_id = ?",
+                ours,
+                run));
         assertThat(fx.preparation(PlanFixture.fast()).create(request(run)).planStatus())
                 .isEqualTo(PlanStatus.READY);
     }
