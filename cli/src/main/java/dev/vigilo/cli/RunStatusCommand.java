@@ -51,7 +51,17 @@ final class RunStatusCommand implements Callable<Integer> {
             RunGroups groups = new RunGroups(connections.control().jdbi());
             if (!looksLikeId) {
                 // Not a run id: a run group's name (docs/cli.md, "run status GROUP").
-                return group(connections, groups.get(text));
+                if (groups.exists(text) || !ID_LIKE.matcher(text).matches()) {
+                    return group(connections, groups.get(text));
+                }
+                // Hex digits and dashes but not a canonical run id, nor a group: the run id's own refusal says what a
+                // run id looks like; it also names the other choice.
+                try {
+                    runId.id();
+                } catch (dev.vigilo.common.errors.InvalidInputException e) {
+                    throw new dev.vigilo.common.errors.InvalidInputException(
+                            e.getMessage() + "; or give the name of a run group (`vigilo run groups` lists them)");
+                }
             }
             UUID id = runId.id();
             Reading r;
@@ -73,6 +83,9 @@ final class RunStatusCommand implements Callable<Integer> {
         }
         return ExitCode.OK;
     }
+
+    /** What a mistyped run id looks like: hex digits and dashes only. */
+    private static final java.util.regex.Pattern ID_LIKE = java.util.regex.Pattern.compile("[0-9a-fA-F-]+");
 
     private static final java.util.regex.Pattern CANONICAL =
             java.util.regex.Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");

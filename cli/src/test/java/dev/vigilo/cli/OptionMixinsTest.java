@@ -73,6 +73,7 @@ class OptionMixinsTest {
                         "run status",
                         "run transcript",
                         "run compare",
+                        "run groups",
                         "run rerun-errors",
                         "run review",
                         "run reviews",

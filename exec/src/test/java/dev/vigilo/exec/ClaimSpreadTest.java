@@ -83,7 +83,8 @@ class ClaimSpreadTest {
             Worker.Report report = new Worker(p, fx.storage, oneAtATime, listener).run();
             assertThat(report.chunksCompleted()).isEqualTo(6);
         }
-        // 6 chunks of 100 cases, chunk s in shard s, shard s in "a" when s is even (round-robin placement): the database of each
+        // 6 chunks of 100 cases, chunk s in shard s, shard s in "a" when s is even (round-robin placement): the
+        // database of each
         // claim differs from the previous one's.
         assertThat(claims).hasSize(6).doesNotHaveDuplicates();
         for (int i = 1; i < claims.size(); i++) {

@@ -7,6 +7,7 @@ import dev.vigilo.exec.worker.Worker;
 import dev.vigilo.storage.StorageConfig;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.UUID;
 
 /**
@@ -33,8 +34,11 @@ public final class ExecWorkloadMain {
 
     /** One worker, one chunk at a time, until no run is left; coordination (admission, settlement) included. */
     static Worker.Report worker(Placements placements, StorageConfig storage, Duration lease) {
+        // Partial receipts per full batch only: a link written when the clock says so would make the durable steps
+        // of one run differ from the next, and the crash sweep halts each child at a step numbered in a traced run.
         Worker.Options options = new Worker.Options(
-                1, true, lease, lease.dividedBy(4), Duration.ofMillis(50), Duration.ofMillis(200), lease);
+                        1, true, lease, lease.dividedBy(4), Duration.ofMillis(50), Duration.ofMillis(200), lease)
+                .withPartialFlush(Optional.empty());
         return new Worker(placements, storage, options, Worker.Listener.NONE).run();
     }
 }

@@ -50,6 +50,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
@@ -90,6 +91,9 @@ final class ChunkExecution implements ChunkExecutor {
     private static final Duration READ = Duration.ofSeconds(120);
 
     private final ExecutorService cases;
+    /** See {@link #flushPartialsAfter}; read by the chunk threads after the worker set it. */
+    private volatile Optional<Duration> partialFlush = Optional.of(Worker.Options.DEFAULT_PARTIAL_FLUSH);
+
     private final AgentEnvironment environment;
     private final Map<UUID, RunAgent> agents = new HashMap<>();
     /** The worker's sandbox root, set when the worker starts; null until then (a run with a sandbox then fails). */
@@ -124,6 +128,14 @@ final class ChunkExecution implements ChunkExecutor {
     ChunkExecution(int concurrency, AgentEnvironment environment) {
         this.cases = Executors.newFixedThreadPool(concurrency, Threads.daemonFactory("case"));
         this.environment = environment;
+    }
+
+    /**
+     * The longest a finished case entry waits for its partial receipt link ({@link Worker.Options#partialFlush});
+     * empty: links per full batch only. Set before the first chunk.
+     */
+    void flushPartialsAfter(Optional<Duration> partialFlush) {
+        this.partialFlush = Objects.requireNonNull(partialFlush, "partialFlush");
     }
 
     /**
@@ -313,8 +325,8 @@ final class ChunkExecution implements ChunkExecutor {
         }
         PartialWriter partials = link == PartialLink.NONE
                 ? null
-                : new PartialWriter(run, lease, worker, settlementGeneration, epochs, carried, link);
-        ScheduledFuture<?> ticker = partials == null
+                : new PartialWriter(run, lease, worker, settlementGeneration, epochs, carried, link, partialFlush);
+        ScheduledFuture<?> ticker = partials == null || partialFlush.isEmpty()
                 ? null
                 : flushes.scheduleWithFixedDelay(
                         () -> tick(partials, seed), TICK.toMillis(), TICK.toMillis(), TimeUnit.MILLISECONDS);
@@ -420,7 +432,7 @@ final class ChunkExecution implements ChunkExecutor {
         }
     }
 
-    /** How often the flush ticker looks for partial receipt entries that waited {@link PartialWriter#INTERVAL}. */
+    /** How often the flush ticker looks for partial receipt entries that waited their longest ({@link #partialFlush}). */
     private static final Duration TICK = Duration.ofMillis(200);
 
     private static void tick(PartialWriter partials, ChunkSeed seed) {

@@ -21,7 +21,7 @@ import org.slf4j.LoggerFactory;
  * Writes one held chunk's partial receipt chain (docs/execution.md, "Resume from partial receipts"): case threads
  * hand it each finished case entry ({@link #finished}); a link is written and referenced from the chunk row when
  * {@value #BATCH} entries wait (by the case thread that made them {@value #BATCH}) or when entries waited for a
- * second (by the executor's flush ticker, {@link #tick}). At most {@value #BATCH} finished entries are ever not yet
+ * second (the worker's {@code partialFlush}; by the executor's flush ticker, {@link #tick}). At most {@value #BATCH} finished entries are ever not yet
  * referenced by the row: a case thread that would make them more waits until the link being written is referenced,
  * holding its case slot, so a kill redoes at most the cases holding a slot plus {@value #BATCH}.
  *
@@ -34,8 +34,6 @@ final class PartialWriter {
     private static final Logger LOG = LoggerFactory.getLogger(PartialWriter.class);
     /** Finished entries per link at most, and the bound of entries not yet referenced. */
     static final int BATCH = 16;
-    /** The longest a finished entry waits for its link (checked by the ticker). */
-    static final Duration INTERVAL = Duration.ofSeconds(1);
 
     private static final Duration WRITE = Duration.ofSeconds(120);
 
@@ -45,6 +43,9 @@ final class PartialWriter {
     private final int settlementGeneration;
     private final int epochs;
     private final PartialLink link;
+    /** The longest a finished entry waits for its link (checked by the ticker); empty: full batches only. */
+    private final Optional<Duration> interval;
+
     private final Object lock = new Object();
     /** Finished entries not yet referenced (in finishing order); those of the link being written come first. */
     private final List<Receipt.CaseResult> pending = new ArrayList<>();
@@ -69,13 +70,15 @@ final class PartialWriter {
             int settlementGeneration,
             int epochs,
             Optional<dev.vigilo.exec.record.PartialChain.Chain> carried,
-            PartialLink link) {
+            PartialLink link,
+            Optional<Duration> interval) {
         this.run = run;
         this.lease = lease;
         this.worker = worker;
         this.settlementGeneration = settlementGeneration;
         this.epochs = epochs;
         this.link = link;
+        this.interval = interval;
         this.head = carried.map(dev.vigilo.exec.record.PartialChain.Chain::head);
         this.sequence =
                 carried.map(dev.vigilo.exec.record.PartialChain.Chain::sequence).orElse(0);
@@ -110,10 +113,14 @@ final class PartialWriter {
         flushWhileDue();
     }
 
-    /** The ticker's check: writes a link when entries waited for {@link #INTERVAL}. */
+    /** The ticker's check: writes a link when entries waited for the interval. */
     void tick() {
         synchronized (lock) {
-            if (flushing || stopped || pending.isEmpty() || System.nanoTime() - lastFlush < INTERVAL.toNanos()) {
+            if (flushing
+                    || stopped
+                    || pending.isEmpty()
+                    || interval.isEmpty()
+                    || System.nanoTime() - lastFlush < interval.get().toNanos()) {
                 return;
             }
             flushing = true;

@@ -85,6 +85,9 @@ public final class Worker {
      *                     used: a chunk has 8 attempts)
      * @param outageWait   the back-off between tries of an operation waiting out an outage (only its back-off bounds
      *                     are used: such waits last as long as the outage)
+     * @param partialFlush the longest a finished case entry waits for its partial receipt link (1 s, {@link
+     *                     #DEFAULT_PARTIAL_FLUSH}); empty: links are written per full batch only, so a run makes the
+     *                     same durable steps whatever the clock says (the crash sweep needs that)
      */
     public record Options(
             int concurrency,
@@ -95,7 +98,10 @@ public final class Worker {
             Duration coordination,
             Duration creationLease,
             RetryPolicy chunkRetry,
-            RetryPolicy outageWait) {
+            RetryPolicy outageWait,
+            Optional<Duration> partialFlush) {
+        /** The longest a finished case entry waits for its partial receipt link by default. */
+        public static final Duration DEFAULT_PARTIAL_FLUSH = Duration.ofSeconds(1);
         /** A chunk's back-off: 1 s after its first failed attempt, doubling, at most 60 s. */
         public static final RetryPolicy CHUNK_RETRY =
                 RetryPolicy.of(ChunkTables.MAX_ATTEMPTS, Duration.ofSeconds(1), Duration.ofSeconds(60));
@@ -124,6 +130,30 @@ public final class Worker {
                     OUTAGE_WAIT);
         }
 
+        /** Options with the default {@code partialFlush} ({@link #DEFAULT_PARTIAL_FLUSH}). */
+        public Options(
+                int concurrency,
+                boolean exitWhenIdle,
+                Duration lease,
+                Duration heartbeat,
+                Duration poll,
+                Duration coordination,
+                Duration creationLease,
+                RetryPolicy chunkRetry,
+                RetryPolicy outageWait) {
+            this(
+                    concurrency,
+                    exitWhenIdle,
+                    lease,
+                    heartbeat,
+                    poll,
+                    coordination,
+                    creationLease,
+                    chunkRetry,
+                    outageWait,
+                    Optional.of(DEFAULT_PARTIAL_FLUSH));
+        }
+
         public Options {
             if (concurrency < 1 || concurrency > 256) {
                 throw new IllegalArgumentException("concurrency must be in 1..256, got " + concurrency);
@@ -135,6 +165,7 @@ public final class Worker {
             Objects.requireNonNull(creationLease, "creationLease");
             Objects.requireNonNull(chunkRetry, "chunkRetry");
             Objects.requireNonNull(outageWait, "outageWait");
+            Objects.requireNonNull(partialFlush, "partialFlush");
         }
 
         /** These options with other back-offs (tests shorten them). */
@@ -148,7 +179,23 @@ public final class Worker {
                     coordination,
                     creationLease,
                     chunkRetry,
-                    outageWait);
+                    outageWait,
+                    partialFlush);
+        }
+
+        /** These options with another {@code partialFlush} (empty: partial receipt links per full batch only). */
+        public Options withPartialFlush(Optional<Duration> partialFlush) {
+            return new Options(
+                    concurrency,
+                    exitWhenIdle,
+                    lease,
+                    heartbeat,
+                    poll,
+                    coordination,
+                    creationLease,
+                    chunkRetry,
+                    outageWait,
+                    partialFlush);
         }
 
         /** Defaults: 60 s leases renewed every 15 s, 1 s polling, coordination every 5 s. */
@@ -363,6 +410,7 @@ public final class Worker {
         this.coordinator = new Coordinator(placements, storage, options.creationLease(), listener);
         this.budgets = new RunBudgets(placements, id, options.lease(), this::budgetExhausted);
         if (executor instanceof ChunkExecution ce) {
+            ce.flushPartialsAfter(options.partialFlush());
             ce.useBudgets((run, pricing) -> budgets.limiter(run.runId(), run.configuration(), pricing));
         }
     }
