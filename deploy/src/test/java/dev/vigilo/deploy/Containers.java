@@ -11,9 +11,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.jar.JarFile;
 import java.util.stream.Stream;
@@ -54,19 +56,53 @@ final class Containers {
         ENV.put("CONTAINERS_CONF", file.toString());
     }
 
+    private static final String ID = UUID.randomUUID().toString().substring(0, 8);
+    /** The local base image (deploy/local-base-image.sh) the tests build on. */
+    static final String BASE = "localhost/vigilo-it-base:" + ID;
+    /** deploy/Containerfile's image, built on {@link #BASE} by deploy/build-image. */
+    static final String IMAGE = "localhost/vigilo-it:" + ID;
+
+    private static Path dist;
+
     /**
-     * Builds the local base (deploy/local-base-image.sh) as {@code base} and on it deploy/Containerfile's image as
-     * {@code image} (deploy/build-image) from a checked copy of cli/target's distribution, which it returns.
+     * Builds {@link #BASE} and {@link #IMAGE} from a checked copy of cli/target's distribution, which it returns, once
+     * per test JVM: the image test classes run one after another in failsafe's JVM and share them (the build is
+     * minutes on a loaded test machine). A shutdown hook removes both images and the copy.
      */
-    static Path buildImages(String base, String image) throws Exception {
+    static synchronized Path buildImages() throws Exception {
+        if (dist != null) {
+            return dist;
+        }
         Path repository = Manifests.repository();
-        Path dist = copyDistribution(repository.resolve("cli/target"), dir.resolve("dist"));
-        check(run(List.of(repository.resolve("deploy/local-base-image.sh").toString(), base), Duration.ofMinutes(10)));
+        Path copy = copyDistribution(repository.resolve("cli/target"), Files.createTempDirectory("vigilo-it-dist"));
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> removeImages(copy), "remove-test-images"));
+        check(run(List.of(repository.resolve("deploy/local-base-image.sh").toString(), BASE), Duration.ofMinutes(10)));
         Map<String, String> build = new HashMap<>(ENV);
-        build.put("VIGILO_DIST", dist.toString());
-        build.put("VIGILO_IMAGE_BUILD_ARGS", String.join(" ", LIMITS) + " --build-arg BASE_IMAGE=" + base);
-        check(run(List.of(repository.resolve("deploy/build-image").toString(), image), build, Duration.ofMinutes(10)));
+        build.put("VIGILO_DIST", copy.toString());
+        build.put("VIGILO_IMAGE_BUILD_ARGS", String.join(" ", LIMITS) + " --build-arg BASE_IMAGE=" + BASE);
+        check(run(List.of(repository.resolve("deploy/build-image").toString(), IMAGE), build, Duration.ofMinutes(10)));
+        dist = copy;
         return dist;
+    }
+
+    private static void removeImages(Path copy) {
+        try {
+            // Not run(): the test classes' directories are gone by now.
+            new ProcessBuilder("podman", "rmi", "-f", IMAGE, BASE)
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .start()
+                    .waitFor(2, TimeUnit.MINUTES);
+            try (Stream<Path> files = Files.walk(copy)) {
+                for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
+                    Files.deleteIfExists(p);
+                }
+            }
+        } catch (IOException e) {
+            System.err.println("could not remove the test images or " + copy + ": " + e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /**

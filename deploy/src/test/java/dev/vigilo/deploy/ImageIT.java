@@ -40,8 +40,7 @@ class ImageIT {
     private static final int STOP_GRACE_SECONDS = 60;
 
     private static final String ID = UUID.randomUUID().toString().substring(0, 8);
-    private static final String BASE = "localhost/vigilo-it-base:" + ID;
-    private static final String IMAGE = "localhost/vigilo-it:" + ID;
+    private static final String IMAGE = Containers.IMAGE;
 
     @TempDir
     static Path dir;
@@ -57,7 +56,7 @@ class ImageIT {
         Containers.configure(dir);
         Result jre = run(List.of("dpkg", "-s", "openjdk-17-jre-headless"), Duration.ofMinutes(1));
         need(jre.code() == 0, "openjdk-17-jre-headless is not installed (the local base image is made from it)");
-        Containers.buildImages(BASE, IMAGE);
+        Containers.buildImages();
     }
 
     @AfterAll
@@ -71,7 +70,6 @@ class ImageIT {
         for (String v : volumes) {
             run(List.of("podman", "volume", "rm", "-f", v), Duration.ofMinutes(2));
         }
-        run(List.of("podman", "rmi", "-f", IMAGE, BASE), Duration.ofMinutes(2));
     }
 
     @Test
