@@ -89,6 +89,7 @@
       text("chunks-done", count(e.chunks_done));
       text("chunks-total", count(e.chunks));
       text("chunks-failed", count(e.chunks_failed));
+      text("chunks-requeued-after-expiry", count(e.chunks_requeued_after_expiry));
       var f = e.cases ? e.cases_done / e.cases : 0;
       text("percent", (f * 100).toFixed(1) + "%");
       var fill = document.getElementById("progress-fill");

@@ -8,7 +8,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.config.CompiledSchema;
 import java.io.InputStream;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
@@ -18,7 +17,7 @@ import org.junit.jupiter.api.Test;
  * deploy/compose.yaml checked against the Compose Specification's JSON Schema (compose-spec/compose-spec,
  * schema/compose-spec.json at a08f8d5, vendored as a test resource: tests fetch nothing), after the YAML merge keys
  * are resolved as compose resolves them; and what the walk-through in docs/deployment.md relies on. `compose up`
- * itself is not run here: no compose implementation and no registry for its images are on the test machines.
+ * itself runs in {@link ComposeIT}; {@link #theLocalOverrideChangesOnlyTheThirdPartyImages} checks the override it uses.
  */
 class ComposeTest {
     private static CompiledSchema schema;
@@ -71,10 +70,14 @@ class ComposeTest {
                 .contains("${VIGILO_DB_PASSWORD");
         assertThat(services.at("/serve/environment/VIGILO_SERVE_TOKEN").asText())
                 .startsWith("${");
-        Path storage = Manifests.repository()
-                .resolve("deploy")
-                .resolve(compose.at("/configs/storage/file").asText());
-        assertThat(storage).isRegularFile();
+        // storage.toml is read from the read-only bind mount of deploy/compose (podman-compose 1.0 does not mount
+        // compose `configs`).
+        assertThat(worker.at("/environment/VIGILO_STORAGE_CONFIG").asText()).isEqualTo("/compose/storage.toml");
+        List<String> mounts = new ArrayList<>();
+        worker.get("volumes").forEach(v -> mounts.add(v.asText()));
+        assertThat(mounts).contains("./compose:/compose:ro");
+        assertThat(Manifests.repository().resolve("deploy/compose/storage.toml"))
+                .isRegularFile();
         assertThat(Manifests.repository().resolve("deploy/compose/quickstart-profile.yaml"))
                 .isRegularFile();
     }
@@ -106,5 +109,27 @@ class ComposeTest {
                         "postgres:POSTGRES_PASSWORD");
         assertThat(Files.readString(Manifests.repository().resolve("deploy/compose/storage.toml")))
                 .doesNotContainPattern("(?im)^\\s*(access_key|secret)");
+    }
+
+    @Test
+    void theLocalOverrideChangesOnlyTheThirdPartyImages() throws Exception {
+        JsonNode local = Manifests.documents(Manifests.repository().resolve("deploy/compose.local.yaml"))
+                .get(0);
+        assertThat(schema.violations(local)).isEmpty();
+        List<String> services = new ArrayList<>();
+        local.get("services").fieldNames().forEachRemaining(services::add);
+        // The Vigilo services (worker, serve, cli) run exactly as compose.yaml has them.
+        assertThat(services).containsExactlyInAnyOrder("postgres", "s3", "s3-bucket");
+        local.get("services").properties().forEach(service -> {
+            List<String> keys = new ArrayList<>();
+            service.getValue().fieldNames().forEachRemaining(keys::add);
+            assertThat(keys).as(service.getKey()).isSubsetOf("image", "volumes");
+            assertThat(service.getValue().get("image").asText())
+                    .as(service.getKey())
+                    .startsWith("${VIGILO_")
+                    .contains(":-localhost/");
+        });
+        assertThat(local.at("/services/s3-bucket/volumes/0").asText()).isEqualTo("objects:/data");
+        assertThat(compose.at("/volumes").has("objects")).isTrue();
     }
 }

@@ -1,26 +1,24 @@
 package dev.vigilo.deploy;
 
+import static dev.vigilo.deploy.Containers.LIMITS;
+import static dev.vigilo.deploy.Containers.check;
+import static dev.vigilo.deploy.Containers.onPath;
+import static dev.vigilo.deploy.Containers.run;
+import static dev.vigilo.deploy.Containers.waitFor;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
+import dev.vigilo.deploy.Containers.Result;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
-import java.util.jar.JarFile;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -42,15 +40,10 @@ class ImageIT {
     private static final int STOP_GRACE_SECONDS = 60;
 
     private static final String ID = UUID.randomUUID().toString().substring(0, 8);
-    private static final String BASE = "localhost/vigilo-it-base:" + ID;
-    private static final String IMAGE = "localhost/vigilo-it:" + ID;
+    private static final String IMAGE = Containers.IMAGE;
 
     @TempDir
     static Path dir;
-
-    private static final Map<String, String> ENV = new HashMap<>(System.getenv());
-    /** podman run's resource flags: its default ulimits are above what runc may set on the test hosts. */
-    private static final List<String> LIMITS = new ArrayList<>();
 
     private static final List<String> volumes = new ArrayList<>();
     private static final List<String> containers = new ArrayList<>();
@@ -60,26 +53,10 @@ class ImageIT {
         require("podman");
         require("busybox");
         require("dpkg");
+        Containers.configure(dir);
         Result jre = run(List.of("dpkg", "-s", "openjdk-17-jre-headless"), Duration.ofMinutes(1));
         need(jre.code() == 0, "openjdk-17-jre-headless is not installed (the local base image is made from it)");
-        if (onPath("runc")) {
-            // crun, podman's default on Debian, cannot start containers on cgroup v1 hosts such as the test machines.
-            Path conf = dir.resolve("containers.conf");
-            Files.writeString(conf, "[engine]\nruntime = \"runc\"\ncgroup_manager = \"cgroupfs\"\n");
-            ENV.put("CONTAINERS_CONF", conf.toString());
-        }
-        String nofile = run(List.of("sh", "-c", "ulimit -Hn"), Duration.ofMinutes(1))
-                .out()
-                .strip();
-        LIMITS.addAll(List.of("--ulimit", "nofile=" + nofile + ":" + nofile, "--ulimit", "nproc=4096:4096"));
-
-        Path repository = Manifests.repository();
-        Path dist = copyDistribution(repository.resolve("cli/target"), dir.resolve("dist"));
-        check(run(List.of(repository.resolve("deploy/local-base-image.sh").toString(), BASE), Duration.ofMinutes(10)));
-        Map<String, String> build = new HashMap<>(ENV);
-        build.put("VIGILO_DIST", dist.toString());
-        build.put("VIGILO_IMAGE_BUILD_ARGS", String.join(" ", LIMITS) + " --build-arg BASE_IMAGE=" + BASE);
-        check(run(List.of(repository.resolve("deploy/build-image").toString(), IMAGE), build, Duration.ofMinutes(10)));
+        Containers.buildImages();
     }
 
     @AfterAll
@@ -93,7 +70,6 @@ class ImageIT {
         for (String v : volumes) {
             run(List.of("podman", "volume", "rm", "-f", v), Duration.ofMinutes(2));
         }
-        run(List.of("podman", "rmi", "-f", IMAGE, BASE), Duration.ofMinutes(2));
     }
 
     @Test
@@ -243,82 +219,6 @@ class ImageIT {
         volumes.add(name);
         check(run(List.of("podman", "volume", "create", name), Duration.ofMinutes(1)));
         return name;
-    }
-
-    /**
-     * cli/target's vigilo-cli.jar and lib/, copied first (another module's build may rewrite them later) and checked:
-     * every jar the manifest's Class-Path names is there.
-     */
-    private static Path copyDistribution(Path target, Path to) throws IOException {
-        Path jar = target.resolve("vigilo-cli.jar");
-        if (!Files.isRegularFile(jar)) {
-            fail(jar + " is missing: build it first (mvn -pl deploy -am verify builds cli before deploy)");
-        }
-        Files.createDirectories(to.resolve("lib"));
-        Files.copy(jar, to.resolve("vigilo-cli.jar"));
-        try (Stream<Path> libs = Files.list(target.resolve("lib"))) {
-            for (Path p : libs.toList()) {
-                Files.copy(p, to.resolve("lib").resolve(p.getFileName()));
-            }
-        }
-        try (JarFile copied = new JarFile(to.resolve("vigilo-cli.jar").toFile())) {
-            String classPath = copied.getManifest().getMainAttributes().getValue("Class-Path");
-            for (String entry : classPath.trim().split(" +")) {
-                assertThat(to.resolve(entry))
-                        .as("the manifest's Class-Path entry %s", entry)
-                        .isRegularFile();
-            }
-        }
-        return to;
-    }
-
-    private record Result(int code, String out) {}
-
-    private static Result run(List<String> argv, Duration limit) throws Exception {
-        return run(argv, ENV, limit);
-    }
-
-    private static Result run(List<String> argv, Map<String, String> env, Duration limit) throws Exception {
-        Path out = Files.createTempFile(dir, "out", ".txt");
-        ProcessBuilder b = new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(out.toFile());
-        b.environment().clear();
-        b.environment().putAll(env);
-        Process p = b.start();
-        if (!p.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS)) {
-            p.destroyForcibly();
-            fail(argv + " did not end within " + limit + ": " + Files.readString(out, StandardCharsets.UTF_8));
-        }
-        return new Result(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8));
-    }
-
-    private static Result check(Result r) {
-        assertThat(r.code()).as("exit code; output:%n%s", r.out()).isZero();
-        return r;
-    }
-
-    private interface Condition {
-        boolean holds() throws Exception;
-    }
-
-    /** Polls a condition (an event: a file a container wrote), failing after {@code bound}. */
-    private static void waitFor(Condition c, Duration bound, String what) throws Exception {
-        Instant end = Instant.now().plus(bound);
-        while (!c.holds()) {
-            if (Instant.now().isAfter(end)) {
-                fail("gave up waiting for " + what + " after " + bound);
-            }
-            Thread.sleep(500);
-        }
-    }
-
-    private static boolean onPath(String program) {
-        String path = System.getenv().getOrDefault("PATH", "");
-        for (String d : path.split(":")) {
-            if (!d.isEmpty() && Files.isExecutable(Path.of(d, program))) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private static void require(String program) {

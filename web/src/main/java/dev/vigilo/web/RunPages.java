@@ -410,6 +410,9 @@ final class RunPages {
         m.put("chunks", Views.count(p.chunks()));
         m.put("chunks_done", Views.count(p.chunksDone()));
         m.put("chunks_failed", Views.count(p.chunksFailed()));
+        // Chunks claimed again after a lease of theirs expired (a worker died, was cut off or stalled; docs/cli.md,
+        // "run status"): a give-back at SIGTERM does not count.
+        m.put("chunks_requeued_after_expiry", Views.count(p.chunksRequeuedAfterExpiry()));
         m.put("cases", Views.count(p.cases()));
         m.put("cases_done", Views.count(p.casesDone()));
         m.put("percent", Views.percent(f));
