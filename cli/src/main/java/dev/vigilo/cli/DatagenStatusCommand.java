@@ -21,8 +21,8 @@ import picocli.CommandLine.Spec;
         name = "status",
         mixinStandardHelpOptions = true,
         description = "Show an experiment's items by state, its failures by error type, its progress, what its chat"
-                + " steps used (requests, tokens, cost), its budget when it has one (max_cost, charged, spent, reserved,"
-                + " remaining; read from the control database) and the processes that worked on it.")
+                + " steps used (requests, tokens, cost), its budget when it has one (max_cost, charged, spent,"
+                + " reserved, remaining; read from the control database) and the processes that worked on it.")
 final class DatagenStatusCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;

@@ -7,10 +7,10 @@ import java.util.Optional;
 
 /**
  * The record beside an experiment's log that says its runs have a budget, and the last limit a run applied: {@code
- * <experiment>/budget/budget.json}, {@code {"max_cost": "0.1", "version": 1}} (an {@link ExperimentRecords} record). The budget
- * itself lives in the control database; this record only lets {@code datagen status}, which reads no pipeline file,
- * know that it should open that database and read it (and leaves a status of an experiment without a budget free of
- * any database).
+ * <experiment>/budget/budget.json}, {@code {"max_cost": "0.1", "version": 1}} (an {@link ExperimentRecords}
+ * record). The budget itself lives in the control database; this record only lets {@code datagen status}, which reads
+ * no pipeline file, know that it should open that database and read it (and leaves a status of an experiment without
+ * a budget free of any database).
  */
 final class BudgetRecord {
     static final String DIR = "budget";

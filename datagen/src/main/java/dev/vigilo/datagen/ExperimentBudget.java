@@ -41,7 +41,10 @@ public record ExperimentBudget(BigDecimal maxCost, BigDecimal spent, BigDecimal 
         return r.signum() < 0 ? BigDecimal.ZERO : r;
     }
 
-    /** One line of {@code datagen status}: {@code budget max_cost M  charged C  spent S  reserved R  remaining X  calls N}. */
+    /**
+     * One line of {@code datagen status}: {@code budget max_cost M  charged C  spent S  reserved R  remaining X  calls
+     * N}.
+     */
     public String toText() {
         return "budget max_cost " + plain(maxCost) + "  charged " + plain(charged()) + "  spent " + plain(spent)
                 + "  reserved " + plain(reserved) + "  remaining " + plain(remaining()) + "  calls " + calls;
