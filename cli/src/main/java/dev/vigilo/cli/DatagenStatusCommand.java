@@ -1,10 +1,14 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.checkpoint.LogRoot;
 import dev.vigilo.datagen.ChatUsage;
+import dev.vigilo.datagen.ExperimentBudget;
 import dev.vigilo.datagen.ExperimentStatus;
 import dev.vigilo.datagen.Experiments;
 import dev.vigilo.datagen.ProcessStatus;
 import java.io.PrintWriter;
+import java.math.BigDecimal;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -17,7 +21,8 @@ import picocli.CommandLine.Spec;
         name = "status",
         mixinStandardHelpOptions = true,
         description = "Show an experiment's items by state, its failures by error type, its progress, what its chat"
-                + " steps used (requests, tokens, cost) and the processes that worked on it.")
+                + " steps used (requests, tokens, cost), its budget when it has one (max_cost, charged, spent,"
+                + " reserved, remaining; read from the control database) and the processes that worked on it.")
 final class DatagenStatusCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -30,10 +35,12 @@ final class DatagenStatusCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        ExperimentStatus s = Experiments.status(experiment.root(spec), experiment.pipeline(), experiment.experiment());
+        LogRoot root = experiment.root(spec);
+        ExperimentStatus s = Experiments.status(root, experiment.pipeline(), experiment.experiment());
+        ExperimentBudget budget = budget(root);
         PrintWriter out = CommandSupport.out(spec);
         if (json.requested()) {
-            json.printDocument(s.toJson());
+            json.printDocument(s.toJson(budget));
         } else {
             out.printf(
                     "items %d  completed %d  filtered %d  failed %d  running %d  progress %.0f%%%n",
@@ -43,6 +50,9 @@ final class DatagenStatusCommand implements Callable<Integer> {
             if (s.usage().requests() > 0 || s.usage().cachedAnswers() > 0) {
                 out.println("usage " + usage(s.usage()));
                 s.usageByStep().forEach((step, u) -> out.println("usage[" + step + "] " + usage(u)));
+            }
+            if (budget != null) {
+                out.println(budget.toText());
             }
             for (ProcessStatus p : s.processes()) {
                 out.printf(
@@ -56,6 +66,22 @@ final class DatagenStatusCommand implements Callable<Integer> {
             }
         }
         return ExitCode.OK;
+    }
+
+    /**
+     * The experiment's budget from the control database, when a run of it had one (recorded beside its log): only then
+     * is the database opened, as {@code datagen run} opens it only for a pipeline that needs it.
+     */
+    private ExperimentBudget budget(LogRoot root) {
+        Optional<BigDecimal> recorded =
+                Experiments.recordedBudget(root, experiment.pipeline(), experiment.experiment());
+        if (recorded.isEmpty()) {
+            return null;
+        }
+        try (Connections connections = CommandSupport.root(spec).connections()) {
+            return Experiments.budget(
+                    connections.control().jdbi(), root, experiment.pipeline(), experiment.experiment(), recorded.get());
+        }
     }
 
     private static String usage(ChatUsage u) {

@@ -76,6 +76,21 @@ class DatagenCliTest {
                 "--json");
         assertThat(status.exitCode()).as(status.err()).isZero();
         JsonNode s = JSON.readTree(status.out());
+        // No budget: no budget key, and the control database is not opened (an unreachable one does not matter).
+        assertThat(s.has("budget")).isFalse();
+        CliRunner.Result noDatabase = new CliRunner(
+                        home, Map.of(), List.of("--control-db", "jdbc:postgresql://127.0.0.1:1/nothing"))
+                .run(
+                        "datagen",
+                        "status",
+                        "--pipeline",
+                        "quiz",
+                        "--experiment",
+                        "demo",
+                        "--durable-root",
+                        root.toString());
+        assertThat(noDatabase.exitCode()).as(noDatabase.err()).isZero();
+        assertThat(noDatabase.out()).doesNotContain("budget");
         for (String key : List.of("items", "completed", "filtered", "failed", "running")) {
             assertThat(s.has(key)).as(key).isTrue();
         }
@@ -446,6 +461,21 @@ class DatagenCliTest {
                     .contains("experiment e of pipeline spend stopped at its budget: 0.045 charged (0.045 spent, 0"
                             + " reserved) of budget.max_cost 0.04; raise budget.max_cost in " + pipeline);
             assertThat(server.requestCount()).isEqualTo(3);
+            String[] status = {"datagen", "status", "--pipeline", "spend", "--experiment", "e", "--durable-root", root};
+            CliRunner.Result atBudget = cli.run(status);
+            assertThat(atBudget.exitCode()).as(atBudget.err()).isZero();
+            assertThat(atBudget.out())
+                    .contains("budget max_cost 0.04  charged 0.045  spent 0.045  reserved 0  remaining 0  calls 3");
+            JsonNode atBudgetJson =
+                    JSON.readTree(cli.run(concat(status, "--json")).out());
+            assertThat(atBudgetJson.get("budget").toString())
+                    .isEqualTo("{\"calls\":3,\"charged\":\"0.045\",\"max_cost\":\"0.04\",\"remaining\":\"0\","
+                            + "\"reserved\":\"0\",\"spent\":\"0.045\"}");
+            // The budget is read from the control database: one that cannot be reached is exit 5, not a guess.
+            CliRunner.Result unreachable = new CliRunner(
+                            home, Map.of(), List.of("--control-db", "jdbc:postgresql://127.0.0.1:1/nothing"))
+                    .run(status);
+            assertThat(unreachable.exitCode()).as(unreachable.err()).isEqualTo(ExitCode.UNAVAILABLE);
             CliRunner.Result local = cli.run(concat(run, "--local-limits"));
             assertThat(local.exitCode()).isEqualTo(ExitCode.INVALID_INPUT);
             assertThat(local.err()).contains("--local-limits: pipeline spend has a budget");
@@ -454,9 +484,11 @@ class DatagenCliTest {
             CliRunner.Result done = cli.run(run);
             assertThat(done.exitCode()).as(done.err()).isZero();
             assertThat(server.requestCount()).isEqualTo(6);
-            CliRunner.Result status =
-                    cli.run("datagen", "status", "--pipeline", "spend", "--experiment", "e", "--durable-root", root);
-            assertThat(status.out()).contains("items 6  completed 6").contains("usage requests 6");
+            CliRunner.Result finished = cli.run(status);
+            assertThat(finished.out())
+                    .contains("items 6  completed 6")
+                    .contains("usage requests 6")
+                    .contains("budget max_cost 1  charged 0.09  spent 0.09  reserved 0  remaining 0.91  calls 6");
         }
     }
 

@@ -39,6 +39,14 @@ public record ExperimentStatus(
      * sorted.
      */
     public String toJson() {
+        return toJson(null);
+    }
+
+    /**
+     * The {@code --json} rendering with the experiment's {@code budget} ({@link ExperimentBudget}'s keys) when it has
+     * one (null: none, and no {@code budget} key).
+     */
+    public String toJson(ExperimentBudget budget) {
         com.fasterxml.jackson.databind.node.ObjectNode o = Json.MAPPER
                 .createObjectNode()
                 .put("pipeline", pipeline)
@@ -58,6 +66,9 @@ public record ExperimentStatus(
         processes.forEach(p -> ps.add(p.toJson()));
         com.fasterxml.jackson.databind.node.ObjectNode fb = o.putObject("filtered_by_step");
         filteredByStep.forEach(fb::put);
+        if (budget != null) {
+            o.set("budget", budget.toJson());
+        }
         return Json.canonical(o);
     }
 }

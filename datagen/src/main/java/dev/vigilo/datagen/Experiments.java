@@ -180,6 +180,42 @@ public final class Experiments {
         }
     }
 
+    /**
+     * The limit of the experiment's budget as its last run with one recorded it beside the log (docs/datagen.md,
+     * "Fleet limits and budget"); empty when no run of it had a budget, so that its budget need not be read (nor the
+     * control database opened). {@link dev.vigilo.common.errors.NotFoundException} if it has no log.
+     */
+    public static Optional<java.math.BigDecimal> recordedBudget(
+            LogRoot durableRoot, String pipeline, String experiment) {
+        java.util.Objects.requireNonNull(durableRoot, "durableRoot");
+        try (CheckpointLog log = CheckpointLog.open(new LogLocation(durableRoot, pipeline, experiment))) {
+            return BudgetRecord.read(log);
+        }
+    }
+
+    /**
+     * The experiment's budget as every process charges it: its row of the control database's {@code fleet_budgets}
+     * ({@link dev.vigilo.fleet.CostBudget#read}), or nothing charged under {@code recordedMax} before the first call.
+     *
+     * @throws dev.vigilo.common.errors.UnavailableException the control database is unavailable
+     */
+    public static ExperimentBudget budget(
+            org.jdbi.v3.core.Jdbi control,
+            LogRoot durableRoot,
+            String pipeline,
+            String experiment,
+            java.math.BigDecimal recordedMax) {
+        String key = PipelineRunner.budgetKey(durableRoot, pipeline, experiment);
+        try {
+            return ExperimentBudget.of(dev.vigilo.fleet.CostBudget.read(control, key), recordedMax);
+        } catch (RuntimeException e) {
+            throw dev.vigilo.common.errors.DatabaseErrors.unavailable(
+                            e, "control database", "run the same command again")
+                    .map(RuntimeException.class::cast)
+                    .orElseThrow(() -> e);
+        }
+    }
+
     static ExperimentStatus status(CheckpointLog log, String pipeline, String experiment) {
         long items = 0, completed = 0, filtered = 0, failed = 0, running = 0;
         Map<String, Long> byType = new TreeMap<>();

@@ -279,6 +279,10 @@ public final class PipelineRunner {
         }
         LogLocation loc = new LogLocation(opts.durableRoot(), spec.name(), opts.experiment());
         try (CheckpointLog log = CheckpointLog.openOrCreate(loc)) {
+            if (spec.budget() != null) {
+                // Lets datagen status (which reads no pipeline file) know to read the budget from the control database.
+                BudgetRecord.write(log, spec.budget().maxCost());
+            }
             try (Assignment assignment = Assignment.join(log, opts.leaseTtl())) {
                 LogWriter writer = log.openWriter(
                         assignment.writerName(),

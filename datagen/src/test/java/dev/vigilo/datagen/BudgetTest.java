@@ -201,7 +201,11 @@ class BudgetTest {
                             .length);
             BigDecimal spent = CALL_COST.multiply(BigDecimal.valueOf(server.requestCount()));
             assertThat(spent).isLessThanOrEqualTo(new BigDecimal("0.5").add(reservation));
-            assertThat(spent).isGreaterThanOrEqualTo(new BigDecimal("0.5"));
+            // The run that stopped first was refused while charged reached 0.5, which counted the calls then in
+            // flight (at most 2 processes x 4 workers) at their reservations; they settled at their (lower) cost
+            // afterwards, and the processes had stopped: spent may end below 0.5 by that much, never more.
+            BigDecimal settleGap = reservation.subtract(CALL_COST).multiply(BigDecimal.valueOf(2 * 4));
+            assertThat(spent).isGreaterThanOrEqualTo(new BigDecimal("0.5").subtract(settleGap));
             try (ControlDatabase db = ControlDatabase.open(new ControlSettings.Jdbc(control))) {
                 CostBudget.State st = CostBudget.read(
                                 db.jdbi(), PipelineRunner.budgetKey(LogRoot.local(root), "budget", "exp"))
