@@ -258,6 +258,37 @@ class DashboardBrowserTest {
         new WebDriverWait(driver, Duration.ofSeconds(15)).until(ExpectedConditions.textToBe(firstCi, ci));
         assertThat(text(firstExecuted)).isEqualTo(Long.toString(first.executed()));
         screenshot("05-run-pending");
+        // Pause and resume ask first too: dismissed, nothing is posted; accepted, the run pauses, then resumes.
+        driver.findElement(By.id("pause-button")).click();
+        org.openqa.selenium.Alert pause =
+                new WebDriverWait(driver, Duration.ofSeconds(10)).until(ExpectedConditions.alertIsPresent());
+        assertThat(pause.getText()).startsWith("Pause this run?");
+        pause.dismiss();
+        assertThat(Http.get(base + "/api/runs/" + state.pendingRun).body()).contains("\"status\":\"pending\"");
+        assertThat(text(By.id("run-status"))).isEqualTo("pending");
+        driver.findElement(By.id("pause-button")).click();
+        new WebDriverWait(driver, Duration.ofSeconds(10))
+                .until(ExpectedConditions.alertIsPresent())
+                .accept();
+        new WebDriverWait(driver, Duration.ofSeconds(30))
+                .until(ExpectedConditions.textToBe(By.id("run-status"), "paused"));
+        assertThat(driver.findElements(By.id("pause-button"))).isEmpty();
+        noConsoleErrors("the paused run");
+        screenshot("05-run-paused");
+        driver.findElement(By.id("resume-button")).click();
+        org.openqa.selenium.Alert resume =
+                new WebDriverWait(driver, Duration.ofSeconds(10)).until(ExpectedConditions.alertIsPresent());
+        assertThat(resume.getText()).startsWith("Resume this run?");
+        resume.accept();
+        new WebDriverWait(driver, Duration.ofSeconds(30))
+                .until(ExpectedConditions.textToBe(By.id("run-status"), "pending"));
+        assertThat(driver.findElements(By.id("resume-button"))).isEmpty();
+        // A dismissed cancel leaves the run as it is.
+        driver.findElement(By.id("cancel-button")).click();
+        new WebDriverWait(driver, Duration.ofSeconds(10))
+                .until(ExpectedConditions.alertIsPresent())
+                .dismiss();
+        assertThat(Http.get(base + "/api/runs/" + state.pendingRun).body()).contains("\"status\":\"pending\"");
         driver.findElement(By.id("cancel-button")).click();
         // The page asks first.
         org.openqa.selenium.Alert ask =
@@ -356,6 +387,28 @@ class DashboardBrowserTest {
 
     @Test
     @Order(9)
+    void anAddressNoPageAnswersGetsTheDashboardsOwnNotFoundPage() throws IOException {
+        // Styled like every page (its header and navigation, the stylesheet), never the framework's plain text.
+        open("/no/such/page", By.id("error-message"));
+        assertThat(driver.getTitle()).isEqualTo("404 Not Found · Vigilo");
+        assertThat(text(By.cssSelector("h1.error-title"))).isEqualTo("404 Not Found");
+        assertThat(text(By.id("error-message"))).isEqualTo("no such page: /no/such/page; the runs are listed at /runs");
+        assertThat(driver.findElements(By.cssSelector("header.top nav a"))).isNotEmpty();
+        Object rules = driver.executeScript(
+                "return document.styleSheets.length > 0 ? document.styleSheets[0].cssRules.length : 0;");
+        assertThat(((Number) rules).longValue())
+                .as("the dashboard's stylesheet applies")
+                .isPositive();
+        screenshot("15-not-found");
+        driver.findElement(By.linkText("Back to the dashboard")).click();
+        new WebDriverWait(driver, Duration.ofSeconds(30))
+                .until(ExpectedConditions.presenceOfElementLocated(By.id("runs")));
+        // The 404 left its console error; the check below reads the log afresh.
+        driver.manage().logs().get(LogType.BROWSER);
+    }
+
+    @Test
+    @Order(10)
     void theConsoleCheckSeesErrors() {
         // The check above can fail: a page that answers 404 leaves a console error, and it is seen.
         driver.manage().logs().get(LogType.BROWSER);
