@@ -333,6 +333,8 @@ class DashboardBrowserTest {
                 .contains("1 filtered")
                 .contains("1 failed");
         assertThat(text(By.id("failure-types"))).contains("CommandExitError");
+        // No chat step, no model usage: no usage table.
+        assertThat(driver.findElements(By.id("experiment-usage"))).isEmpty();
         noConsoleErrors("an experiment");
         screenshot("10-experiment");
         open("/datagen/quiz/demo/item?id=gamma", By.id("trajectory"));
