@@ -200,6 +200,26 @@ class ExplorerBrowserTest {
                         .map(l -> l.split(",", -1)[column])
                         .toList())
                 .isEqualTo(inOrdinalOrder);
+
+        // The table itself walks with the keyboard: j and the down arrow mark the next row, k the previous one, and
+        // Enter opens the marked case within the list.
+        driver.get(base + "/runs/" + state.settledRun + "/cases?sort=time&order=desc");
+        waitFor(By.id("cases"));
+        List<String> all = apiIds("sort=time&order=desc");
+        org.openqa.selenium.interactions.Actions keys = new org.openqa.selenium.interactions.Actions(driver);
+        keys.sendKeys("j").perform();
+        keys.sendKeys(Keys.ARROW_DOWN).perform();
+        keys.sendKeys("j").perform();
+        keys.sendKeys("k").perform();
+        List<WebElement> marked = driver.findElements(By.cssSelector("#cases tr.selected a.case-link"));
+        assertThat(marked).hasSize(1);
+        assertThat(marked.get(0).getText()).isEqualTo(all.get(1));
+        Chromium.screenshot(driver, "explorer-09-keyboard-table");
+        keys.sendKeys(Keys.ENTER).perform();
+        waitFor(By.id("list-place"));
+        assertThat(driver.findElement(By.id("list-place")).getText()).isEqualTo("2 of " + all.size());
+        assertThat(driver.getPageSource()).contains(all.get(1));
+        Chromium.noConsoleErrors(driver, "the keyboard in the table");
     }
 
     /** The one finished download whose name ends with {@code suffix}, once Chromium has written it whole. */
@@ -240,6 +260,7 @@ class ExplorerBrowserTest {
             assertThat(cells.get(1 - settled).getText()).isEqualTo("not run");
         }
         assertThat(driver.findElement(By.id("matrix-runs")).getText()).contains("overall");
+        assertThat(driver.getTitle()).startsWith("quickstart vs quickstart · matrix of 2 runs");
         Chromium.noConsoleErrors(driver, "the matrix");
         Chromium.screenshot(driver, "explorer-06-matrix");
         // Different only: a case the second run has not executed is no difference.
