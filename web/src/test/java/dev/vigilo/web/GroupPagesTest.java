@@ -45,7 +45,9 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * /groups/NAME} and {@code /groups/ID} open the matrix of its runs headed by the group and the agents, the API lists
  * the members, and an unknown group or a group without runs is a 404; in Chromium, the runs list's group link opens
  * the group's matrix (screenshot {@code 44-group-matrix}) and the runs page's link opens the list of groups ({@code /groups},
- * each member's status and pass rate; screenshot {@code 45-groups}), from which a group opens too.
+ * each member's status and pass rate; screenshot {@code 45-groups}), from which a group opens too; from the group's
+ * matrix the comparison of two agents downloads its flipped cases as JSON lines and CSV (parsed; screenshot {@code
+ * 46-group-compare}).
  */
 class GroupPagesTest {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -320,5 +322,60 @@ class GroupPagesTest {
                 .contains("/matrix?run=" + g.members().get(0).runId());
         Chromium.noConsoleErrors(driver, "a group's matrix");
         Chromium.screenshot(driver, "44-group-matrix");
+
+        // From the matrix, the comparison of the first agent with the second: every case flipped (right passes all,
+        // zero none), and both downloads of the flipped cases as real Chromium downloads, parsed.
+        driver.findElements(By.cssSelector("#matrix-runs a.compare-link"))
+                .get(0)
+                .click();
+        wait.until(ExpectedConditions.presenceOfElementLocated(By.id("flips")));
+        assertThat(driver.getCurrentUrl())
+                .endsWith("/runs/" + g.members().get(0).runId() + "/compare/"
+                        + g.members().get(1).runId());
+        assertThat(driver.findElements(By.cssSelector("#flips tbody tr"))).hasSize(6);
+        Path downloads = Files.createDirectories(home.resolve("downloads"));
+        driver.executeCdpCommand(
+                "Browser.setDownloadBehavior",
+                java.util.Map.of(
+                        "behavior",
+                        "allow",
+                        "downloadPath",
+                        downloads.toAbsolutePath().toString()));
+        List<String> expected = List.of("c0", "c1", "c2", "c3", "c4", "c5");
+        driver.findElement(By.id("flips-jsonl")).click();
+        List<String> jsonl = Files.readAllLines(downloaded(wait, downloads, ".jsonl"));
+        assertThat(jsonl.stream().map(l -> readTree(l).path("case_id").asText()).toList())
+                .isEqualTo(expected);
+        assertThat(readTree(jsonl.get(0)).path("changes").toString()).contains("all");
+        driver.findElement(By.id("flips-csv")).click();
+        List<String> csv = Files.readAllLines(downloaded(wait, downloads, ".csv"));
+        assertThat(csv.get(0)).isEqualTo("case_id,ordinal_a,ordinal_b,gate,a,b,change");
+        assertThat(csv.subList(1, csv.size()).stream()
+                        .map(l -> l.split(",")[0] + " " + l.split(",")[3])
+                        .toList())
+                .isEqualTo(expected.stream().map(c -> c + " all").toList());
+        Chromium.noConsoleErrors(driver, "the comparison of two agents");
+        Chromium.screenshot(driver, "46-group-compare");
+    }
+
+    private static JsonNode readTree(String line) {
+        try {
+            return JSON.readTree(line);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /** The finished download whose name ends with {@code suffix} (Chromium renames it once written whole). */
+    private static Path downloaded(WebDriverWait wait, Path dir, String suffix) {
+        return wait.until(d -> {
+            try (var files = Files.list(dir)) {
+                return files.filter(f -> f.getFileName().toString().endsWith(suffix))
+                        .findFirst()
+                        .orElse(null);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
     }
 }
