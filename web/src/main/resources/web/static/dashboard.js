@@ -20,6 +20,24 @@
     if (e.key === "k" || e.key === "ArrowLeft") { link = document.getElementById("prev-case"); }
     if (link) { e.preventDefault(); window.location.href = link.getAttribute("href"); }
   });
+  // The results explorer's table: j or the down arrow moves to the next case, k or the up arrow to the previous one
+  // (the row is marked and its case link focused, so Enter opens it, keeping the list).
+  var caseLinks = document.querySelectorAll("#cases a.case-link");
+  if (caseLinks.length > 0) {
+    var current = -1;
+    document.addEventListener("keydown", function (e) {
+      var t = e.target;
+      if (e.altKey || e.ctrlKey || e.metaKey || (t && /^(INPUT|TEXTAREA|SELECT|SUMMARY)$/.test(t.tagName))) { return; }
+      var step = (e.key === "j" || e.key === "ArrowDown") ? 1 : (e.key === "k" || e.key === "ArrowUp") ? -1 : 0;
+      if (step === 0) { return; }
+      e.preventDefault();
+      var next = Math.max(0, Math.min(caseLinks.length - 1, current + step));
+      if (current >= 0) { caseLinks[current].closest("tr").classList.remove("selected"); }
+      current = next;
+      caseLinks[current].closest("tr").classList.add("selected");
+      caseLinks[current].focus();
+    });
+  }
   var run = document.getElementById("run");
   if (!run) { return; }
   var id = run.getAttribute("data-run");

@@ -114,10 +114,13 @@ final class ChatClient implements AutoCloseable {
         String url = display(chat.url());
         int requests = 0;
         String lastProblem = null;
+        // The type of the last problem, so running out of re-sends is labelled by its cause: a connection that kept
+        // failing is an HttpError (as a request that cannot be sent at all), not an HttpStatusError.
+        String lastType = "HttpStatusError";
         for (int resend = 0; ; resend++) {
             if (resend > MAX_RESENDS) {
                 throw failure(
-                        "HttpStatusError",
+                        lastType,
                         "POST " + url + " still failed after " + MAX_RESENDS + " re-sends: " + lastProblem,
                         masked,
                         requests);
@@ -142,6 +145,7 @@ final class ChatClient implements AutoCloseable {
                 case CONNECT_FAILED, CONNECTION_BROKEN, CANCELLED -> {
                     lastProblem = "the connection failed before the answer was complete ("
                             + asSent(x.cause().orElse(null)) + ")";
+                    lastType = "HttpError";
                     sleep(backoffNanos(resend));
                     continue;
                 }
@@ -156,6 +160,7 @@ final class ChatClient implements AutoCloseable {
             }
             if (EndpointLimiter.resendable(status)) {
                 lastProblem = "HTTP " + status + tail(x.body(), masked);
+                lastType = "HttpStatusError";
                 Optional<Duration> after = retryAfter(x);
                 sleep(after.isPresent() ? after.get().toNanos() : backoffNanos(resend));
                 continue;

@@ -35,11 +35,15 @@ final class CaseTranscriptPages {
     /**
      * @param passScores each evaluator's pass score by name for a run (empty when its plan cannot be read)
      */
+    private final RunNames names;
+
     CaseTranscriptPages(
             CaseResults cases,
             RunTranscripts transcripts,
             Views views,
-            Function<UUID, Map<String, Double>> passScores) {
+            Function<UUID, Map<String, Double>> passScores,
+            RunNames names) {
+        this.names = names;
         this.cases = cases;
         this.transcripts = transcripts;
         this.views = views;
@@ -136,8 +140,9 @@ final class CaseTranscriptPages {
             RunTranscripts.Attempt attempt) {}
 
     private Chosen choose(Context ctx) {
-        UUID run = Params.runId(ctx);
-        long ordinal = Params.ordinal(ctx, "ordinal");
+        Params.CaseRef ref = Params.caseRef(ctx);
+        UUID run = ref.run();
+        long ordinal = ref.ordinal();
         CaseResults.CaseDetail d = cases.find(run, ordinal)
                 .orElseThrow(() -> new NotFoundException("case " + ordinal + " of run " + run + " has not been"
                         + " executed (its chunk is queued, running or failed, or the run has no such case)"));
@@ -165,7 +170,8 @@ final class CaseTranscriptPages {
         Chosen c = choose(ctx);
         TranscriptScan.Request request = TranscriptPage.request(ctx);
         String caseId = c.detail().result().caseId();
-        Map<String, Object> m = views.page("Transcript of case " + c.ordinal() + " of run " + c.run(), "runs");
+        Map<String, Object> m =
+                views.page(names.of(c.run()) + " · transcript of case " + c.ordinal() + " · run " + c.run(), "runs");
         m.put("id", c.run().toString());
         m.put("ordinal", c.ordinal());
         m.put("case_id", caseId);

@@ -35,11 +35,13 @@ final class ComparePages {
     static final int MAX_LIMIT = 500;
 
     private final RunComparison comparison;
+    private final RunNames names;
     private final CaseResults cases;
     private final Views views;
 
     ComparePages(DashboardSources.Databases sources, CaseResults cases, Views views) {
         this.comparison = new RunComparison(sources.placements(), sources.storage());
+        this.names = new RunNames(new dev.vigilo.exec.view.RunCatalog(sources.placements()));
         this.cases = cases;
         this.views = views;
     }
@@ -167,7 +169,8 @@ final class ComparePages {
         UUID b = other(ctx);
         Page p = read(ctx, a, b);
         RunComparison.Header h = p.header();
-        Map<String, Object> m = views.page("Run " + a + " compared with " + b, "runs");
+        Map<String, Object> m =
+                views.page(names.of(a) + " vs " + names.of(b) + " · run " + a + " compared with " + b, "runs");
         m.put("a", a.toString());
         m.put("b", b.toString());
         m.put("status_a", h.statusA());

@@ -146,8 +146,10 @@ public final class Dashboard implements AutoCloseable {
                 r.get("/matrix", p.matrix()::page);
                 r.get("/api/matrix", p.matrix()::api);
             });
-            // ---- run groups (docs/web.md, "Run groups"): a group opens as the matrix of its runs
+            // ---- run groups (docs/web.md, "Run groups"): their list; a group opens as the matrix of its runs
             runs.ifPresent(p -> {
+                r.get("/groups", p.groupList()::listPage);
+                r.get("/api/groups", p.groupList()::listApi);
                 r.get("/groups/{group}", p::groupPage);
                 r.get("/api/groups/{group}", p::groupApi);
             });

@@ -116,6 +116,7 @@ final class DatagenPages {
         s.failuresByType().forEach((t, n) -> types.add(Map.of("type", t, "count", n)));
         m.put("failure_types", types);
         m.put("has_failure_types", !types.isEmpty());
+        putUsage(m, s, pipeline, experiment);
         String current = q.status().map(x -> x.name().toLowerCase(Locale.ROOT)).orElse("all");
         List<Map<String, Object>> tabs = new ArrayList<>();
         for (String t : new String[] {"all", "running", "completed", "filtered", "failed"}) {
@@ -152,6 +153,40 @@ final class DatagenPages {
                         "next",
                         base + "?status=" + current + "&after=" + URLEncoder.encode(n, StandardCharsets.UTF_8)));
         views.render(ctx, "experiment", m);
+    }
+
+    /**
+     * The experiment's model usage, as {@code vigilo datagen status} prints it: all chat steps, then each step (requests,
+     * re-sends, answers from the cache, tokens, cost at the pipeline's prices). Nothing for a pipeline without chat
+     * steps, or before any chat attempt.
+     */
+    private static void putUsage(Map<String, Object> m, ExperimentStatus s, String pipeline, String experiment) {
+        if (s.usage().requests() == 0 && s.usage().cachedAnswers() == 0) {
+            return;
+        }
+        List<Map<String, Object>> rows = new ArrayList<>();
+        rows.add(usageRow("all chat steps", s.usage(), true));
+        s.usageByStep().forEach((step, u) -> rows.add(usageRow(step, u, false)));
+        m.put("usage", rows);
+        m.put("has_usage", true);
+        m.put("usage_cli", "vigilo datagen status --pipeline " + pipeline + " --experiment " + experiment);
+    }
+
+    private static Map<String, Object> usageRow(String step, dev.vigilo.datagen.ChatUsage u, boolean total) {
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("step", step);
+        r.put("total", total);
+        r.put("requests", Views.count(u.requests()));
+        r.put("retries", Views.count(u.retries()));
+        r.put("cached", Views.count(u.cachedAnswers()));
+        r.put("prompt_tokens", Views.count(u.promptTokens()));
+        r.put("completion_tokens", Views.count(u.completionTokens()));
+        r.put("tokens", Views.count(u.promptTokens() + u.completionTokens()));
+        // In the prices' currency (the pipeline's `prices` name none); without prices the cost is not known.
+        r.put(
+                "cost",
+                u.cost() == null ? "no prices" : u.cost().stripTrailingZeros().toPlainString());
+        return r;
     }
 
     void experimentApi(Context ctx) {

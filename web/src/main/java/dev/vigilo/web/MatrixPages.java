@@ -255,7 +255,13 @@ final class MatrixPages {
     /** {@code GET /matrix?run=A&run=B...&show=all|different|regressions&after=}. */
     void page(Context ctx) {
         Matrix x = matrix(ctx);
-        Map<String, Object> m = views.page("Matrix of " + x.runs().size() + " runs", "runs");
+        // The title leads with the runs' names (the first three; "+N" for the rest).
+        List<String> names = x.identities().stream()
+                .map(i -> i.runIdentity().map(RunCatalog.Identity::profileName).orElse("(unnamed)"))
+                .toList();
+        String lead = String.join(" vs ", names.subList(0, Math.min(3, names.size())))
+                + (names.size() > 3 ? " +" + (names.size() - 3) : "");
+        Map<String, Object> m = views.page(lead + " · matrix of " + x.runs().size() + " runs", "runs");
         List<Map<String, Object>> runs = new ArrayList<>();
         for (int r = 0; r < x.runs().size(); r++) {
             RunCatalog.PlanIdentity i = x.identities().get(r);

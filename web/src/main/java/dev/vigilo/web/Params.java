@@ -18,6 +18,22 @@ final class Params {
         return Ids.uuid(ctx.pathParam("run"), "run", "run id", "see the runs page for run ids");
     }
 
+    /**
+     * A case of a run as the path names it ({@code /runs/{run}/cases/{ordinal}...}): the one parser of that pair for
+     * the case, transcript, kept-file and review routes, so they read and refuse it alike.
+     */
+    record CaseRef(UUID run, long ordinal) {
+        /** The case page's path. */
+        String path() {
+            return "/runs/" + run + "/cases/" + ordinal;
+        }
+    }
+
+    /** The run id and ordinal of a case route ({@code {run}}, {@code {ordinal}}): malformed ones are 400s. */
+    static CaseRef caseRef(Context ctx) {
+        return new CaseRef(runId(ctx), ordinal(ctx, "ordinal"));
+    }
+
     static UUID uploadId(Context ctx) {
         return Ids.uuid(ctx.pathParam("dataset"), "dataset", "upload id", "see the datasets page for upload ids");
     }

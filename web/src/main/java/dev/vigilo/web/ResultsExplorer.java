@@ -317,7 +317,7 @@ final class ResultsExplorer {
         int limit = (int) Params.number(ctx, "limit", 1, CaseResults.MAX_LIMIT, defaultLimit);
         CaseIndex index = index(id);
         CaseIndex.Page page = index.page(q, after, limit);
-        Map<String, Object> m = views.page("Cases of run " + id, "runs");
+        Map<String, Object> m = views.page(new RunNames(catalog).of(id) + " · cases · run " + id, "runs");
         m.put("id", id.toString());
         String outcome = q.outcome().map(CaseResults.Outcome::spelling).orElse("all");
         m.put("outcome", outcome);

@@ -103,10 +103,9 @@ final class ReviewPages {
 
     /** {@code POST /runs/RUN/cases/ORDINAL/review}: records the form's override, then shows the case again. */
     void form(Context ctx) {
-        UUID id = Params.runId(ctx);
-        long ordinal = Params.ordinal(ctx, "ordinal");
-        record(ctx, id, ordinal);
-        ctx.redirect("/runs/" + id + "/cases/" + ordinal + "#review", HttpStatus.SEE_OTHER);
+        Params.CaseRef ref = Params.caseRef(ctx);
+        record(ctx, ref);
+        ctx.redirect(ref.path() + "#review", HttpStatus.SEE_OTHER);
     }
 
     /**
@@ -114,16 +113,14 @@ final class ReviewPages {
      * note} and {@code reviewer}: the override recorded, as JSON.
      */
     void api(Context ctx) {
-        UUID id = Params.runId(ctx);
-        long ordinal = Params.ordinal(ctx, "ordinal");
-        Dashboard.json(ctx, json(record(ctx, id, ordinal)));
+        Dashboard.json(ctx, json(record(ctx, Params.caseRef(ctx))));
     }
 
-    private RunReviews.CaseOverride record(Context ctx, UUID id, long ordinal) {
+    private RunReviews.CaseOverride record(Context ctx, Params.CaseRef ref) {
         // The dashboard's token identifies no person: the reviewer names themself (required, like the note).
         return reviews.record(
-                id,
-                ordinal,
+                ref.run(),
+                ref.ordinal(),
                 RunReviews.Verdict.parse(String.valueOf(ctx.formParam("outcome"))),
                 ctx.formParam("reviewer"),
                 ctx.formParam("note"));

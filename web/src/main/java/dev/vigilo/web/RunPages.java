@@ -69,6 +69,7 @@ final class RunPages {
     private final MatrixPages matrix;
     private final String workerCommand;
     private final RunGroups groups;
+    private final GroupPages groupList;
 
     RunPages(DashboardSources.Databases sources, Stores stores, Views views, String workerCommand) {
         this.sources = sources;
@@ -82,11 +83,16 @@ final class RunPages {
         this.results = new RunResults(sources.placements(), sources.storage());
         this.datasets = new DatasetCatalog(sources.control());
         this.transcripts = new CaseTranscriptPages(
-                cases, new RunTranscripts(sources.placements(), sources.storage()), views, this::passScores);
+                cases,
+                new RunTranscripts(sources.placements(), sources.storage()),
+                views,
+                this::passScores,
+                new RunNames(catalog));
         this.reviews = new ReviewPages(sources);
         this.explorer = new ResultsExplorer(cases, status, catalog, datasets, stores, views);
         this.groups = new RunGroups(sources.control());
         this.matrix = new MatrixPages(explorer, catalog, status, views, groups);
+        this.groupList = new GroupPages(groups, status, datasets, views);
     }
 
     /** Human review: the case page's form and the reviewed gate table (their routes are its own). */
@@ -97,6 +103,11 @@ final class RunPages {
     /** The matrix of several runs of one dataset. */
     MatrixPages matrix() {
         return matrix;
+    }
+
+    /** The list of run groups ({@code /groups}). */
+    GroupPages groupList() {
+        return groupList;
     }
 
     /** The results explorer: the case list, its API and case URLs by id. */
@@ -932,12 +943,14 @@ final class RunPages {
     }
 
     void casePage(Context ctx) {
-        UUID id = Params.runId(ctx);
-        long ordinal = Params.ordinal(ctx, "ordinal");
+        Params.CaseRef ref = Params.caseRef(ctx);
+        UUID id = ref.run();
+        long ordinal = ref.ordinal();
         RunCatalog.PlanIdentity identity = catalog.identity(id);
         StoredCase input = runCase(id, ordinal, identity);
         Optional<CaseResults.CaseDetail> detail = cases.find(id, ordinal);
-        Map<String, Object> m = views.page("Case " + ordinal + " of run " + id, "runs");
+        Map<String, Object> m =
+                views.page(new RunNames(catalog).of(id) + " · case " + ordinal + " · run " + id, "runs");
         m.put("id", id.toString());
         m.put("ordinal", ordinal);
         JsonNode caseJson = StoredJson.datasetCase(input.caseJson());
@@ -1073,8 +1086,9 @@ final class RunPages {
      * reference, as a download named by the file's own name (never rendered: it is what a sandboxed agent wrote).
      */
     void keptFile(Context ctx) {
-        UUID id = Params.runId(ctx);
-        long ordinal = Params.ordinal(ctx, "ordinal");
+        Params.CaseRef ref = Params.caseRef(ctx);
+        UUID id = ref.run();
+        long ordinal = ref.ordinal();
         int index = (int) Params.number(ctx.pathParam("index"), "index", 0, Integer.MAX_VALUE);
         byte[] bytes = cases.keptFile(id, ordinal, index);
         String path =
@@ -1086,8 +1100,9 @@ final class RunPages {
     }
 
     void caseApi(Context ctx) {
-        UUID id = Params.runId(ctx);
-        long ordinal = Params.ordinal(ctx, "ordinal");
+        Params.CaseRef ref = Params.caseRef(ctx);
+        UUID id = ref.run();
+        long ordinal = ref.ordinal();
         RunCatalog.PlanIdentity identity = catalog.identity(id);
         StoredCase input = runCase(id, ordinal, identity);
         ObjectNode o = Dashboard.JSON.createObjectNode().put("run_id", id.toString());

@@ -68,6 +68,75 @@ final class SessionFiles {
         return List.copyOf(roots);
     }
 
+    /** A session log found below a root: its path as {@link #resolve} takes it, its size and last change. */
+    record Listed(Path path, long bytes, java.time.Instant modified) {}
+
+    /**
+     * What {@link #list} found: the newest session logs first, and whether the look stopped at its bound of entries
+     * (then older or deeper logs may exist beyond those listed).
+     */
+    record Found(List<Listed> logs, boolean stopped, long looked) {}
+
+    /**
+     * The session logs below the roots (Vigilo home), newest first, at most {@code max}: a walk that follows no
+     * symbolic link (a link in home could point anywhere; {@link #resolve} would refuse what it reaches outside anyway)
+     * and looks at no more than {@code lookAt} entries in all, so a home holding a large local object store costs a
+     * bounded time per request. Unreadable directories are skipped.
+     */
+    Found list(int max, long lookAt) {
+        List<Listed> out = new ArrayList<>();
+        long[] looked = {0};
+        boolean[] stopped = {false};
+        for (Path root : roots) {
+            if (stopped[0] || !Files.isDirectory(root)) {
+                continue;
+            }
+            try {
+                Files.walkFileTree(
+                        root,
+                        java.util.EnumSet.noneOf(java.nio.file.FileVisitOption.class),
+                        32,
+                        new java.nio.file.SimpleFileVisitor<>() {
+                            @Override
+                            public java.nio.file.FileVisitResult preVisitDirectory(
+                                    Path dir, java.nio.file.attribute.BasicFileAttributes attrs) {
+                                return count();
+                            }
+
+                            @Override
+                            public java.nio.file.FileVisitResult visitFile(
+                                    Path file, java.nio.file.attribute.BasicFileAttributes attrs) {
+                                if (attrs.isRegularFile()
+                                        && file.getFileName().toString().endsWith(SUFFIX)) {
+                                    out.add(new Listed(
+                                            file,
+                                            attrs.size(),
+                                            attrs.lastModifiedTime().toInstant()));
+                                }
+                                return count();
+                            }
+
+                            @Override
+                            public java.nio.file.FileVisitResult visitFileFailed(Path file, IOException e) {
+                                return count();
+                            }
+
+                            private java.nio.file.FileVisitResult count() {
+                                if (++looked[0] >= lookAt) {
+                                    stopped[0] = true;
+                                    return java.nio.file.FileVisitResult.TERMINATE;
+                                }
+                                return java.nio.file.FileVisitResult.CONTINUE;
+                            }
+                        });
+            } catch (IOException e) {
+                // The root itself cannot be read: nothing listed from it.
+            }
+        }
+        out.sort(java.util.Comparator.comparing(Listed::modified).reversed().thenComparing(Listed::path));
+        return new Found(out.size() > max ? List.copyOf(out.subList(0, max)) : List.copyOf(out), stopped[0], looked[0]);
+    }
+
     /** Whether {@code p} is one of {@code files}, or a session log by name below one of {@code roots}. */
     private static boolean allowed(Path p, List<Path> files, List<Path> roots) {
         if (files.contains(p)) {

@@ -27,6 +27,11 @@ final class SessionPages {
     private final SessionFiles files;
     private final Views views;
 
+    /** The most session logs the list shows (the newest). */
+    static final int LISTED = 200;
+    /** The most entries (files and directories) the list looks at under Vigilo home per request. */
+    static final long LOOK_AT = 20_000;
+
     SessionPages(SessionFiles files, Views views) {
         this.files = files;
         this.views = views;
@@ -39,7 +44,31 @@ final class SessionPages {
             rows.add(Map.of("path", f.toString(), "href", href(f.toString(), 0)));
         }
         m.put("files", rows);
+        m.put("has_files", !rows.isEmpty());
         m.put("roots", files.roots().stream().map(Path::toString).toList());
+        // The session logs under Vigilo home, so a person picks one rather than typing its path.
+        SessionFiles.Found found = files.list(LISTED, LOOK_AT);
+        List<Map<String, Object>> logs = new ArrayList<>();
+        for (SessionFiles.Listed l : found.logs()) {
+            // Shown below its root (the heading names it); the link carries the whole path.
+            Path shown = files.roots().stream()
+                    .filter(r -> l.path().startsWith(r))
+                    .findFirst()
+                    .map(r -> r.relativize(l.path()))
+                    .orElse(l.path());
+            logs.add(Map.of(
+                    "path", shown.toString(),
+                    "href", href(l.path().toString(), 0),
+                    "bytes", Views.bytes(l.bytes()),
+                    "modified", Views.time(l.modified())));
+        }
+        m.put("logs", logs);
+        m.put("has_logs", !logs.isEmpty());
+        m.put("has_roots", !files.roots().isEmpty());
+        m.put("listed", Views.count(logs.size()));
+        if (found.stopped()) {
+            m.put("stopped", Views.count(found.looked()));
+        }
         views.render(ctx, "sessions", m);
     }
 

@@ -54,6 +54,7 @@ final class Views {
             "case-transcript",
             "compare",
             "matrix",
+            "groups",
             "datasets",
             "dataset",
             "datagen",

@@ -6,8 +6,6 @@ import dev.vigilo.exec.ExecutionStatus;
 import dev.vigilo.exec.GateResult;
 import dev.vigilo.exec.view.ExecutionStatusReader;
 import java.io.IOException;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -110,6 +108,23 @@ class DashboardBrowserTest {
         assertThat(text(By.id("runs"))).contains("settled").contains("pending");
         noConsoleErrors("/runs");
         screenshot("01-runs");
+        // The filter form: by status, then by a part of the name; the list keeps the choice.
+        new org.openqa.selenium.support.ui.Select(driver.findElement(By.id("filter-status"))).selectByValue("pending");
+        driver.findElement(By.id("filter-button")).click();
+        new WebDriverWait(driver, Duration.ofSeconds(30)).until(ExpectedConditions.urlContains("status=pending"));
+        assertThat(rows("runs")).isEqualTo(1);
+        assertThat(driver.findElement(By.cssSelector("#runs tbody tr")).getAttribute("data-run"))
+                .isEqualTo(state.pendingRun.toString());
+        driver.findElement(By.id("filter-clear")).click();
+        new WebDriverWait(driver, Duration.ofSeconds(30))
+                .until(ExpectedConditions.presenceOfElementLocated(By.id("runs")));
+        driver.findElement(By.id("filter-name")).sendKeys("no-such-name");
+        driver.findElement(By.id("filter-button")).click();
+        new WebDriverWait(driver, Duration.ofSeconds(30))
+                .until(ExpectedConditions.presenceOfElementLocated(By.id("no-runs")));
+        assertThat(driver.findElement(By.id("filter-name")).getAttribute("value"))
+                .isEqualTo("no-such-name");
+        noConsoleErrors("the filtered runs");
     }
 
     @Test
@@ -144,6 +159,14 @@ class DashboardBrowserTest {
         assertThat(driver.findElements(By.cssSelector("#shard-map span"))).hasSize(128);
         assertThat(text(By.id("cases-done"))).isEqualTo("12");
         assertThat(text(By.id("profile-sha"))).hasSize(64);
+        // The title leads with the run's name; the profile is shown in readable form.
+        assertThat(driver.getTitle()).startsWith("quickstart · run " + state.settledRun);
+        assertThat(text(By.id("profile-agent"))).contains("command");
+        assertThat(text(By.id("profile-gates")))
+                .contains("overall")
+                .contains("math")
+                .contains("geography");
+        assertThat(rows("profile-evaluators")).isPositive();
         // The throughput chart is drawn by uPlot from the API.
         new WebDriverWait(driver, Duration.ofSeconds(30))
                 .until(ExpectedConditions.presenceOfElementLocated(By.cssSelector("#throughput .uplot canvas")));
@@ -166,6 +189,7 @@ class DashboardBrowserTest {
         }
         for (String o : new String[] {"failed", "passed"}) {
             open("/runs/" + state.settledRun + "/cases?outcome=" + o, By.cssSelector("p.tabs"));
+            assertThat(driver.getTitle()).startsWith("quickstart · cases · run ");
             long expected = counts.getOrDefault(o, 0L);
             if (expected == 0) {
                 assertThat(driver.findElements(By.id("no-cases"))).hasSize(1);
@@ -176,6 +200,7 @@ class DashboardBrowserTest {
             screenshot("03-cases-" + o);
         }
         open("/runs/" + state.settledRun + "/cases/0", By.id("case-input"));
+        assertThat(driver.getTitle()).startsWith("quickstart · case 0 · run ");
         assertThat(text(By.id("case-input"))).contains("What is 17 + 25?");
         assertThat(text(By.id("case-expected"))).isEqualTo("42");
         assertThat(rows("evaluators")).isGreaterThan(0);
@@ -192,6 +217,7 @@ class DashboardBrowserTest {
         driver.findElement(By.id("transcript-attempt-1")).click();
         new WebDriverWait(driver, Duration.ofSeconds(30))
                 .until(ExpectedConditions.presenceOfElementLocated(By.id("transcript-key")));
+        assertThat(driver.getTitle()).startsWith("quickstart · transcript of case 0 · run ");
         assertThat(text(By.id("verdict-badge"))).isEqualTo("ACCEPT");
         assertThat(driver.findElements(By.cssSelector("#events .turn"))).isNotEmpty();
         // Storage and verification are folded away below the conversation; opened, they show the object.
@@ -207,11 +233,19 @@ class DashboardBrowserTest {
     @Order(3)
     void aRunComparedWithItself() throws IOException {
         open("/runs/" + state.settledRun, By.id("compare-form"));
+        // The picker offers the other runs of the dataset by name, status and agent.
+        List<WebElement> peers = driver.findElements(By.cssSelector("#compare-runs option"));
+        assertThat(peers.stream().map(o -> o.getAttribute("value")).toList())
+                .containsExactly(state.pendingRun.toString());
+        assertThat(peers.get(0).getAttribute("textContent"))
+                .contains("quickstart")
+                .contains("pending");
         driver.findElement(By.id("compare-with")).sendKeys(state.settledRun.toString());
         driver.findElement(By.id("compare-button")).click();
         new WebDriverWait(driver, Duration.ofSeconds(30))
                 .until(ExpectedConditions.presenceOfElementLocated(By.id("gate-deltas")));
         assertThat(rows("gate-deltas")).isEqualTo(3);
+        assertThat(driver.getTitle()).startsWith("quickstart vs quickstart · run ");
         assertThat(driver.findElements(By.cssSelector("#gate-deltas .delta-same")))
                 .hasSize(3);
         assertThat(driver.findElements(By.id("no-flips"))).hasSize(1);
@@ -258,6 +292,37 @@ class DashboardBrowserTest {
         new WebDriverWait(driver, Duration.ofSeconds(15)).until(ExpectedConditions.textToBe(firstCi, ci));
         assertThat(text(firstExecuted)).isEqualTo(Long.toString(first.executed()));
         screenshot("05-run-pending");
+        // Pause and resume ask first too: dismissed, nothing is posted; accepted, the run pauses, then resumes.
+        driver.findElement(By.id("pause-button")).click();
+        org.openqa.selenium.Alert pause =
+                new WebDriverWait(driver, Duration.ofSeconds(10)).until(ExpectedConditions.alertIsPresent());
+        assertThat(pause.getText()).startsWith("Pause this run?");
+        pause.dismiss();
+        assertThat(Http.get(base + "/api/runs/" + state.pendingRun).body()).contains("\"status\":\"pending\"");
+        assertThat(text(By.id("run-status"))).isEqualTo("pending");
+        driver.findElement(By.id("pause-button")).click();
+        new WebDriverWait(driver, Duration.ofSeconds(10))
+                .until(ExpectedConditions.alertIsPresent())
+                .accept();
+        new WebDriverWait(driver, Duration.ofSeconds(30))
+                .until(ExpectedConditions.textToBe(By.id("run-status"), "paused"));
+        assertThat(driver.findElements(By.id("pause-button"))).isEmpty();
+        noConsoleErrors("the paused run");
+        screenshot("05-run-paused");
+        driver.findElement(By.id("resume-button")).click();
+        org.openqa.selenium.Alert resume =
+                new WebDriverWait(driver, Duration.ofSeconds(10)).until(ExpectedConditions.alertIsPresent());
+        assertThat(resume.getText()).startsWith("Resume this run?");
+        resume.accept();
+        new WebDriverWait(driver, Duration.ofSeconds(30))
+                .until(ExpectedConditions.textToBe(By.id("run-status"), "pending"));
+        assertThat(driver.findElements(By.id("resume-button"))).isEmpty();
+        // A dismissed cancel leaves the run as it is.
+        driver.findElement(By.id("cancel-button")).click();
+        new WebDriverWait(driver, Duration.ofSeconds(10))
+                .until(ExpectedConditions.alertIsPresent())
+                .dismiss();
+        assertThat(Http.get(base + "/api/runs/" + state.pendingRun).body()).contains("\"status\":\"pending\"");
         driver.findElement(By.id("cancel-button")).click();
         // The page asks first.
         org.openqa.selenium.Alert ask =
@@ -302,6 +367,8 @@ class DashboardBrowserTest {
                 .contains("1 filtered")
                 .contains("1 failed");
         assertThat(text(By.id("failure-types"))).contains("CommandExitError");
+        // No chat step, no model usage: no usage table.
+        assertThat(driver.findElements(By.id("experiment-usage"))).isEmpty();
         noConsoleErrors("an experiment");
         screenshot("10-experiment");
         open("/datagen/quiz/demo/item?id=gamma", By.id("trajectory"));
@@ -319,11 +386,23 @@ class DashboardBrowserTest {
     void transcript() throws IOException {
         open("/sessions", By.id("session-files"));
         assertThat(text(By.id("session-files"))).contains(state.sessionLog.toString());
+        // The logs under Vigilo home are listed, newest first, to be picked rather than typed; the path box is folded.
+        List<WebElement> listed = driver.findElements(By.cssSelector("#session-list tbody td a"));
+        // Shown below Vigilo home (the heading names it).
+        String real = "sessions/demo/session.jsonl.zstd";
+        assertThat(listed.stream().map(WebElement::getText).toList()).contains(real);
+        assertThat(driver.findElement(By.cssSelector("#open-by-path input[name=path]"))
+                        .isDisplayed())
+                .isFalse();
         noConsoleErrors("/sessions");
         screenshot("12-sessions");
-        open(
-                "/sessions/view?path=" + URLEncoder.encode(state.sessionLog.toString(), StandardCharsets.UTF_8),
-                By.id("events"));
+        listed.stream()
+                .filter(a -> a.getText().equals(real))
+                .findFirst()
+                .orElseThrow()
+                .click();
+        new WebDriverWait(driver, Duration.ofSeconds(30))
+                .until(ExpectedConditions.presenceOfElementLocated(By.id("events")));
         assertThat(text(By.id("verdict-badge"))).isEqualTo("ACCEPT");
         // The torn tail is said above the conversation; the details are in the folded storage section.
         assertThat(text(By.className("transcript-warning"))).contains("torn final frame");
@@ -356,6 +435,28 @@ class DashboardBrowserTest {
 
     @Test
     @Order(9)
+    void anAddressNoPageAnswersGetsTheDashboardsOwnNotFoundPage() throws IOException {
+        // Styled like every page (its header and navigation, the stylesheet), never the framework's plain text.
+        open("/no/such/page", By.id("error-message"));
+        assertThat(driver.getTitle()).isEqualTo("404 Not Found · Vigilo");
+        assertThat(text(By.cssSelector("h1.error-title"))).isEqualTo("404 Not Found");
+        assertThat(text(By.id("error-message"))).isEqualTo("no such page: /no/such/page; the runs are listed at /runs");
+        assertThat(driver.findElements(By.cssSelector("header.top nav a"))).isNotEmpty();
+        Object rules = driver.executeScript(
+                "return document.styleSheets.length > 0 ? document.styleSheets[0].cssRules.length : 0;");
+        assertThat(((Number) rules).longValue())
+                .as("the dashboard's stylesheet applies")
+                .isPositive();
+        screenshot("15-not-found");
+        driver.findElement(By.linkText("Back to the dashboard")).click();
+        new WebDriverWait(driver, Duration.ofSeconds(30))
+                .until(ExpectedConditions.presenceOfElementLocated(By.id("runs")));
+        // The 404 left its console error; the check below reads the log afresh.
+        driver.manage().logs().get(LogType.BROWSER);
+    }
+
+    @Test
+    @Order(10)
     void theConsoleCheckSeesErrors() {
         // The check above can fail: a page that answers 404 leaves a console error, and it is seen.
         driver.manage().logs().get(LogType.BROWSER);

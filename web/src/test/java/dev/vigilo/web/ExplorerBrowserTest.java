@@ -25,7 +25,8 @@ import org.openqa.selenium.support.ui.WebDriverWait;
 /**
  * The results explorer in a real headless Chromium on the quickstart's settled run: the filter form (outcome tab,
  * search, evaluator, sort), a case opened from the filtered list, and the keyboard's next and previous case within
- * that list; each step checked against the explorer's API and kept as a screenshot in {@code target/screenshots/}.
+ * that list, a gate's filter with its counts and both downloads of the filtered list (real downloads, parsed); each
+ * step checked against the explorer's API and kept as a screenshot in {@code target/screenshots/}.
  * Skipped, saying why, without a browser unless {@value Chromium#REQUIRE} is {@code 1}.
  */
 class ExplorerBrowserTest {
@@ -146,6 +147,95 @@ class ExplorerBrowserTest {
     }
 
     @Test
+    void aGateFilterWithItsCountsAndTheFilteredListDownloadedAsJsonLinesAndCsv() throws Exception {
+        driver.get(base + "/runs/" + state.settledRun + "/cases");
+        waitFor(By.id("cases"));
+        // The gate menu shows each gate's counts, as the API has them.
+        JsonNode counts = MAPPER.readTree(Http.get(base + "/api/runs/" + state.settledRun + "/cases?limit=1")
+                        .body())
+                .path("gate_counts")
+                .path("geography");
+        String label = "geography (" + counts.path("passed").asInt() + " passed, "
+                + counts.path("failed").asInt() + " failed, "
+                + counts.path("errored").asInt() + " errored)";
+        Select gate = new Select(driver.findElement(By.id("gate")));
+        assertThat(gate.getOptions().stream().map(WebElement::getText).toList()).contains(label);
+        gate.selectByValue("geography");
+        apply();
+        assertThat(listedIds()).isEqualTo(apiIds("gate=geography"));
+        driver.findElement(By.cssSelector("p.tabs a[data-outcome='passed']")).click();
+        waitFor(By.id("explore"));
+        List<String> passed = apiIds("gate=geography&outcome=passed");
+        assertThat(passed).hasSize(counts.path("passed").asInt()).isNotEmpty();
+        assertThat(listedIds()).isEqualTo(passed);
+        Chromium.noConsoleErrors(driver, "the explorer filtered by a gate");
+        Chromium.screenshot(driver, "explorer-08-gate");
+
+        // Both download links fetch this filtered list (every page, ordinal order): real downloads, parsed.
+        Path downloads = java.nio.file.Files.createDirectories(home.resolve("downloads"));
+        driver.executeCdpCommand(
+                "Browser.setDownloadBehavior",
+                java.util.Map.of(
+                        "behavior",
+                        "allow",
+                        "downloadPath",
+                        downloads.toAbsolutePath().toString()));
+        List<String> inOrdinalOrder = apiIds("gate=geography&outcome=passed&sort=ordinal&order=asc");
+        driver.findElement(By.cssSelector("#downloads a[href*='results.jsonl']"))
+                .click();
+        Path jsonl = downloaded(downloads, ".jsonl");
+        List<String> fromJsonl = new ArrayList<>();
+        for (String line : java.nio.file.Files.readAllLines(jsonl)) {
+            fromJsonl.add(MAPPER.readTree(line).path("case_id").asText());
+        }
+        assertThat(fromJsonl).isEqualTo(inOrdinalOrder);
+        driver.findElement(By.cssSelector("#downloads a[href*='results.csv']")).click();
+        Path csv = downloaded(downloads, ".csv");
+        List<String> lines = java.nio.file.Files.readAllLines(csv);
+        List<String> header = List.of(lines.get(0).split(","));
+        int column = header.indexOf("case_id");
+        assertThat(column).as("the CSV's case_id column in %s", header).isNotNegative();
+        // Case ids of the quickstart hold no comma or quote: the column is the field as written.
+        assertThat(lines.subList(1, lines.size()).stream()
+                        .map(l -> l.split(",", -1)[column])
+                        .toList())
+                .isEqualTo(inOrdinalOrder);
+
+        // The table itself walks with the keyboard: j and the down arrow mark the next row, k the previous one, and
+        // Enter opens the marked case within the list.
+        driver.get(base + "/runs/" + state.settledRun + "/cases?sort=time&order=desc");
+        waitFor(By.id("cases"));
+        List<String> all = apiIds("sort=time&order=desc");
+        org.openqa.selenium.interactions.Actions keys = new org.openqa.selenium.interactions.Actions(driver);
+        keys.sendKeys("j").perform();
+        keys.sendKeys(Keys.ARROW_DOWN).perform();
+        keys.sendKeys("j").perform();
+        keys.sendKeys("k").perform();
+        List<WebElement> marked = driver.findElements(By.cssSelector("#cases tr.selected a.case-link"));
+        assertThat(marked).hasSize(1);
+        assertThat(marked.get(0).getText()).isEqualTo(all.get(1));
+        Chromium.screenshot(driver, "explorer-09-keyboard-table");
+        keys.sendKeys(Keys.ENTER).perform();
+        waitFor(By.id("list-place"));
+        assertThat(driver.findElement(By.id("list-place")).getText()).isEqualTo("2 of " + all.size());
+        assertThat(driver.getPageSource()).contains(all.get(1));
+        Chromium.noConsoleErrors(driver, "the keyboard in the table");
+    }
+
+    /** The one finished download whose name ends with {@code suffix}, once Chromium has written it whole. */
+    private static Path downloaded(Path dir, String suffix) {
+        return new WebDriverWait(driver, Duration.ofSeconds(30)).until(d -> {
+            try (var files = java.nio.file.Files.list(dir)) {
+                return files.filter(f -> f.getFileName().toString().endsWith(suffix))
+                        .findFirst()
+                        .orElse(null);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+    }
+
+    @Test
     void theRunListOpensTheChosenRunsAsAMatrix() throws IOException {
         driver.get(base + "/runs");
         waitFor(By.id("matrix-form"));
@@ -170,6 +260,7 @@ class ExplorerBrowserTest {
             assertThat(cells.get(1 - settled).getText()).isEqualTo("not run");
         }
         assertThat(driver.findElement(By.id("matrix-runs")).getText()).contains("overall");
+        assertThat(driver.getTitle()).startsWith("quickstart vs quickstart · matrix of 2 runs");
         Chromium.noConsoleErrors(driver, "the matrix");
         Chromium.screenshot(driver, "explorer-06-matrix");
         // Different only: a case the second run has not executed is no difference.

@@ -44,7 +44,10 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * prepared and admitted) and executed by a real worker; the runs list shows each run's group and agent, {@code
  * /groups/NAME} and {@code /groups/ID} open the matrix of its runs headed by the group and the agents, the API lists
  * the members, and an unknown group or a group without runs is a 404; in Chromium, the runs list's group link opens
- * the group's matrix (screenshot {@code 44-group-matrix}).
+ * the group's matrix (screenshot {@code 44-group-matrix}) and the runs page's link opens the list of groups ({@code /groups},
+ * each member's status and pass rate; screenshot {@code 45-groups}), from which a group opens too; from the group's
+ * matrix the comparison of two agents downloads its flipped cases as JSON lines and CSV (parsed; screenshot {@code
+ * 46-group-compare}).
  */
 class GroupPagesTest {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -126,6 +129,51 @@ class GroupPagesTest {
         assertThat(members.path("members")).hasSize(3);
         assertThat(members.path("members").get(1).path("agent").asText()).isEqualTo("zero");
         assertThat(members.path("members").get(1).path("created").asBoolean()).isTrue();
+
+        // The list of groups: newest first (the empty group was recorded after trio), each member's status and
+        // pass rate over planned, the empty group marked incomplete; its API as `run status GROUP --json` has members.
+        String groupsPage = Http.get(base + "/groups").body();
+        assertThat(groupsPage)
+                .contains("<title>Run groups · Vigilo</title>")
+                .contains("<a href=\"/groups/" + g.groupId() + "\" title=\"open the group as a matrix\">trio</a>")
+                .contains("incomplete: 1 of 1 runs not created yet")
+                .contains("<a href=\"/runs/" + g.members().get(1).runId() + "\" class=\"agent\">zero</a>")
+                .contains("all 100.0%")
+                .contains("all 0.0%");
+        assertThat(groupsPage.indexOf(">empty</a>")).isLessThan(groupsPage.indexOf(">trio</a>"));
+        assertThat(list).contains("<a href=\"/groups\" id=\"groups-link\">Run groups</a>");
+        JsonNode groupsApi = JSON.readTree(Http.get(base + "/api/groups").body());
+        assertThat(groupsApi.path("groups")).hasSize(2);
+        assertThat(groupsApi.path("groups").get(0).path("name").asText()).isEqualTo("empty");
+        assertThat(groupsApi
+                        .path("groups")
+                        .get(0)
+                        .path("members")
+                        .get(0)
+                        .path("status")
+                        .asText())
+                .isEqualTo("not_created");
+        JsonNode trio = groupsApi.path("groups").get(1);
+        assertThat(trio.path("group_id").asText()).isEqualTo(g.groupId().toString());
+        assertThat(trio.path("members").findValuesAsText("agent")).containsExactly("right", "zero", "again");
+        assertThat(trio.path("members").findValuesAsText("status")).containsOnly("settled");
+        assertThat(trio.path("members")
+                        .get(0)
+                        .path("gates")
+                        .get(0)
+                        .path("pass_rate")
+                        .asDouble())
+                .isEqualTo(1.0);
+        assertThat(trio.path("members")
+                        .get(1)
+                        .path("gates")
+                        .get(0)
+                        .path("pass_rate")
+                        .asDouble())
+                .isEqualTo(0.0);
+        assertThat(trio.path("members").get(1).path("verdict").asText()).isEqualTo("failed");
+        assertThat(Http.get(base + "/api/groups?limit=1").body()).doesNotContain("trio");
+        assertThat(Http.get(base + "/groups?limit=0").statusCode()).isEqualTo(400);
 
         assertThat(Http.get(base + "/groups/no-such").statusCode()).isEqualTo(404);
         HttpResponse<String> empty = Http.get(base + "/groups/empty");
@@ -229,6 +277,34 @@ class GroupPagesTest {
         String base = "http://127.0.0.1:" + dashboard.port();
         driver = Chromium.start(browser, profileDir);
         WebDriverWait wait = new WebDriverWait(driver, Duration.ofSeconds(30));
+        // The runs page links the list of groups; the list shows each member and opens a group's matrix.
+        driver.get(base + "/runs");
+        wait.until(ExpectedConditions.presenceOfElementLocated(By.id("runs")));
+        driver.findElement(By.id("groups-link")).click();
+        wait.until(ExpectedConditions.presenceOfElementLocated(By.id("groups")));
+        assertThat(driver.getTitle()).startsWith("Run groups");
+        List<WebElement> rows = driver.findElements(By.cssSelector("#groups tbody tr"));
+        assertThat(rows).hasSize(2);
+        assertThat(rows.get(0).findElement(By.cssSelector(".group-name")).getText())
+                .startsWith("empty")
+                .contains("incomplete");
+        WebElement trioRow = rows.get(1);
+        assertThat(trioRow.findElements(By.cssSelector("ul.members a.agent")).stream()
+                        .map(WebElement::getText)
+                        .toList())
+                .containsExactly("right", "zero", "again");
+        assertThat(trioRow.findElements(By.cssSelector("ul.members .pass-rates")).stream()
+                        .map(WebElement::getText)
+                        .toList())
+                .containsExactly("all 100.0%", "all 0.0%", "all 100.0%");
+        Chromium.noConsoleErrors(driver, "the run groups list");
+        Chromium.screenshot(driver, "45-groups");
+        trioRow.findElement(By.cssSelector(".group-name a")).click();
+        wait.until(ExpectedConditions.presenceOfElementLocated(By.id("group-heading")));
+        assertThat(driver.findElement(By.id("group-heading")).getText()).startsWith("Group trio");
+        driver.navigate().back();
+        wait.until(ExpectedConditions.presenceOfElementLocated(By.id("groups")));
+
         driver.get(base + "/runs");
         wait.until(ExpectedConditions.presenceOfElementLocated(By.id("runs")));
         List<WebElement> links = driver.findElements(By.cssSelector("#runs td.group a"));
@@ -246,5 +322,60 @@ class GroupPagesTest {
                 .contains("/matrix?run=" + g.members().get(0).runId());
         Chromium.noConsoleErrors(driver, "a group's matrix");
         Chromium.screenshot(driver, "44-group-matrix");
+
+        // From the matrix, the comparison of the first agent with the second: every case flipped (right passes all,
+        // zero none), and both downloads of the flipped cases as real Chromium downloads, parsed.
+        driver.findElements(By.cssSelector("#matrix-runs a.compare-link"))
+                .get(0)
+                .click();
+        wait.until(ExpectedConditions.presenceOfElementLocated(By.id("flips")));
+        assertThat(driver.getCurrentUrl())
+                .endsWith("/runs/" + g.members().get(0).runId() + "/compare/"
+                        + g.members().get(1).runId());
+        assertThat(driver.findElements(By.cssSelector("#flips tbody tr"))).hasSize(6);
+        Path downloads = Files.createDirectories(home.resolve("downloads"));
+        driver.executeCdpCommand(
+                "Browser.setDownloadBehavior",
+                java.util.Map.of(
+                        "behavior",
+                        "allow",
+                        "downloadPath",
+                        downloads.toAbsolutePath().toString()));
+        List<String> expected = List.of("c0", "c1", "c2", "c3", "c4", "c5");
+        driver.findElement(By.id("flips-jsonl")).click();
+        List<String> jsonl = Files.readAllLines(downloaded(wait, downloads, ".jsonl"));
+        assertThat(jsonl.stream().map(l -> readTree(l).path("case_id").asText()).toList())
+                .isEqualTo(expected);
+        assertThat(readTree(jsonl.get(0)).path("changes").toString()).contains("all");
+        driver.findElement(By.id("flips-csv")).click();
+        List<String> csv = Files.readAllLines(downloaded(wait, downloads, ".csv"));
+        assertThat(csv.get(0)).isEqualTo("case_id,ordinal_a,ordinal_b,gate,a,b,change");
+        assertThat(csv.subList(1, csv.size()).stream()
+                        .map(l -> l.split(",")[0] + " " + l.split(",")[3])
+                        .toList())
+                .isEqualTo(expected.stream().map(c -> c + " all").toList());
+        Chromium.noConsoleErrors(driver, "the comparison of two agents");
+        Chromium.screenshot(driver, "46-group-compare");
+    }
+
+    private static JsonNode readTree(String line) {
+        try {
+            return JSON.readTree(line);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /** The finished download whose name ends with {@code suffix} (Chromium renames it once written whole). */
+    private static Path downloaded(WebDriverWait wait, Path dir, String suffix) {
+        return wait.until(d -> {
+            try (var files = Files.list(dir)) {
+                return files.filter(f -> f.getFileName().toString().endsWith(suffix))
+                        .findFirst()
+                        .orElse(null);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
     }
 }

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A large run (20,000 cases in 200 chunks with real receipts by default; {@code -Dvigilo.web.largeRunCases=100000}
- * for the benchmark of docs/benchmarks.md, "Dashboard") served by the dashboard in its own JVM with {@code -Xmx256m}:
+ * for the benchmark of docs/benchmarks.md, "Dashboard" and "Results explorer and matrix", whose table it prints last) served by the dashboard in its own JVM with {@code -Xmx256m}:
  * every page and API call answers with the right figures and the server's heap stays within its limit; with
  * 4 runs of the dataset in its matrix by default ({@code -Dvigilo.web.largeRunMatrixRuns=N}). Every page
  * reads a bounded amount whatever the run's size (keyset pages, per-chunk aggregates), so the smaller default checks
@@ -37,8 +37,11 @@ class LargeRunTest {
     @TempDir
     Path dir;
 
-    /** One timed request: the first answer and the median of the warm repeats. */
-    record Timing(String what, int status, double firstMillis, double warmMillis, int bytes) {}
+    /**
+     * One timed request: the first answer and the median of the warm repeats; {@code doc} its row's label in
+     * docs/benchmarks.md, "Results explorer and matrix" (null for the rows only this test prints).
+     */
+    record Timing(String what, String doc, int status, double firstMillis, double warmMillis, int bytes) {}
 
     @Test
     void everyPageOfALargeRunAnswersUnderASmallHeap() throws Exception {
@@ -71,7 +74,7 @@ class LargeRunTest {
                 assertThat(line).as("the server's port line").isNotNull();
                 String base = "http://127.0.0.1:" + line.substring(5).trim();
                 List<Timing> timings = measure(base, run.runId(), run.datasetId(), matrix);
-                print(timings);
+                print(timings, matrix.size());
                 assertThat(timings).allMatch(t -> t.status() == 200, "every answer is 200");
                 String metrics = Http.get(base + "/metrics").body();
                 double used = heap(metrics, "jvm_memory_used_bytes");
@@ -90,45 +93,86 @@ class LargeRunTest {
 
     private static List<Timing> measure(String base, UUID run, UUID dataset, List<UUID> matrixRuns) {
         long last = CASES - 1;
+        int n = matrixRuns.size();
+        String deep = String.format(Locale.ROOT, "page after ordinal %,d", CASES * 9 / 10);
         String r = "/runs/" + run;
         StringBuilder mx = new StringBuilder("/matrix?");
         matrixRuns.forEach(x -> mx.append("run=").append(x).append('&'));
+        // {label, path, what the answer must hold, its row in docs/benchmarks.md or null}; the matrix first, so its
+        // first answer builds every run's results explorer index.
         List<String[]> pages = List.of(
-                new String[] {"matrix of " + matrixRuns.size() + " runs, first page", mx + "show=all", "id=\"matrix\""},
-                new String[] {"matrix, page at 90%", mx + "show=all&after=" + (CASES * 9 / 10), "Next page"},
-                new String[] {"matrix, different only", mx + "show=different", "id=\"matrix-runs\""},
-                new String[] {"run list", "/runs", "settled"},
-                new String[] {"run list (API)", "/api/runs", "\"cases_done\":" + CASES},
-                new String[] {"run page", r, "id=\"gates\""},
-                new String[] {"run status (API)", "/api/runs/" + run, "\"cases_done\":" + CASES},
-                new String[] {"throughput (API)", "/api/runs/" + run + "/throughput", "\"points\""},
-                new String[] {"cases, first page", r + "/cases", "case-0<"},
-                new String[] {"cases, page at 90%", r + "/cases?after=" + (CASES * 9 / 10), "Next page"},
-                new String[] {"failed cases", r + "/cases?outcome=failed", "verdict-failed"},
-                new String[] {"errored cases", r + "/cases?outcome=errored", "verdict-errored"},
-                new String[] {"passed cases", r + "/cases?outcome=passed", "verdict-passed"},
-                new String[] {"cases (API, 500)", "/api" + r + "/cases?limit=500", "\"next_after\":499"},
-                // The results explorer (its index was built by the first cases page above; warm figures read it).
-                new String[] {"explorer: search", r + "/cases?q=CASE-" + (CASES - 7), "case-" + (CASES - 7) + "<"},
                 new String[] {
-                    "explorer: failed, by time", r + "/cases?outcome=failed&sort=time&order=desc", "verdict-failed"
+                    "matrix of " + n + " runs, first page",
+                    mx + "show=all",
+                    "id=\"matrix\"",
+                    "matrix of " + n + " runs, first page (builds " + n + " indexes)"
                 },
                 new String[] {
-                    "explorer: by score, page at 90%", r + "/cases?sort=score&after=" + (CASES * 9 / 10), "Next page"
+                    "matrix, page at 90%", mx + "show=all&after=" + (CASES * 9 / 10), "Next page", "matrix, " + deep
+                },
+                new String[] {
+                    "matrix, different only",
+                    mx + "show=different",
+                    "id=\"matrix-runs\"",
+                    "matrix, different only (scans every row: none differ)"
+                },
+                new String[] {"run list", "/runs", "settled", null},
+                new String[] {"run list (API)", "/api/runs", "\"cases_done\":" + CASES, null},
+                new String[] {"run page", r, "id=\"gates\"", null},
+                new String[] {"run status (API)", "/api/runs/" + run, "\"cases_done\":" + CASES, null},
+                new String[] {"throughput (API)", "/api/runs/" + run + "/throughput", "\"points\"", null},
+                new String[] {"cases, first page", r + "/cases", "case-0<", "cases, first page (explorer)"},
+                new String[] {
+                    "cases, page at 90%", r + "/cases?after=" + (CASES * 9 / 10), "Next page", "cases, " + deep
+                },
+                new String[] {"failed cases", r + "/cases?outcome=failed", "verdict-failed", "failed cases"},
+                new String[] {"errored cases", r + "/cases?outcome=errored", "verdict-errored", null},
+                new String[] {"passed cases", r + "/cases?outcome=passed", "verdict-passed", null},
+                new String[] {"cases (API, 500)", "/api" + r + "/cases?limit=500", "\"next_after\":499", null},
+                // The results explorer (its index was built by the matrix above; warm figures read it).
+                new String[] {
+                    "explorer: search",
+                    r + "/cases?q=CASE-" + (CASES - 7),
+                    "case-" + (CASES - 7) + "<",
+                    "explorer: search for one id"
+                },
+                new String[] {
+                    "explorer: failed, by time",
+                    r + "/cases?outcome=failed&sort=time&order=desc",
+                    "verdict-failed",
+                    "explorer: failed, by agent time, descending"
+                },
+                new String[] {
+                    "explorer: one gate's failures",
+                    r + "/cases?gate=all&outcome=failed",
+                    "verdict-failed",
+                    "explorer: one gate's failed cases (gate filter, with its counts)"
+                },
+                new String[] {
+                    "explorer: by score, page at 90%",
+                    r + "/cases?sort=score&after=" + (CASES * 9 / 10),
+                    "Next page",
+                    "explorer: by score, " + deep
                 },
                 new String[] {
                     "explorer: search + filter (API, 500)",
                     "/api" + r + "/cases?q=case-1&outcome=passed&sort=cost&order=desc&limit=500",
-                    "\"total\":"
+                    "\"total\":",
+                    "explorer: search + outcome + sort by cost (API, 500 a page)"
                 },
                 new String[] {
-                    "explorer: a case in a filtered list", r + "/cases/" + CASES / 2 + "?sort=time", "id=\"list-place\""
+                    "explorer: a case in a filtered list",
+                    r + "/cases/" + CASES / 2 + "?sort=time",
+                    "id=\"list-place\"",
+                    "explorer: a case with its place in a sorted list"
                 },
-                new String[] {"first case", r + "/cases/0", "id=\"case-input\""},
-                new String[] {"middle case", r + "/cases/" + CASES / 2, "case-" + CASES / 2},
-                new String[] {"last case", r + "/cases/" + last, "case-" + last},
-                new String[] {"dataset, last page", "/datasets/" + dataset + "?from=" + (CASES - 50), "case-" + last},
-                new String[] {"metrics", "/metrics", "vigilo_runs{status=\"settled\"} " + matrixRuns.size() + ".0"});
+                new String[] {"first case", r + "/cases/0", "id=\"case-input\"", null},
+                new String[] {"middle case", r + "/cases/" + CASES / 2, "case-" + CASES / 2, null},
+                new String[] {"last case", r + "/cases/" + last, "case-" + last, null},
+                new String[] {
+                    "dataset, last page", "/datasets/" + dataset + "?from=" + (CASES - 50), "case-" + last, null
+                },
+                new String[] {"metrics", "/metrics", "vigilo_runs{status=\"settled\"} " + n + ".0", null});
         List<Timing> out = new ArrayList<>();
         for (String[] p : pages) {
             long t0 = System.nanoTime();
@@ -144,6 +188,7 @@ class LargeRunTest {
             java.util.Arrays.sort(warm);
             out.add(new Timing(
                     p[0],
+                    p[3],
                     first.statusCode(),
                     firstMs,
                     warm[WARM_REPEATS / 2],
@@ -176,13 +221,33 @@ class LargeRunTest {
         }
     }
 
-    private static void print(List<Timing> timings) {
+    /**
+     * Prints every request's figures, then the rows of docs/benchmarks.md, "Results explorer and matrix", in its
+     * order and with its labels, ready to paste there.
+     */
+    private static void print(List<Timing> timings, int matrixRuns) {
         System.out.printf(Locale.ROOT, "dashboard on a %,d-case run, server -Xmx%s:%n", CASES, HEAP);
+        table(timings, false);
+        System.out.printf(
+                Locale.ROOT,
+                "docs/benchmarks.md, \"Results explorer and matrix\": %,d cases, %d runs in the matrix, server -Xmx%s:%n",
+                CASES,
+                matrixRuns,
+                HEAP);
+        table(timings.stream().filter(t -> t.doc() != null).toList(), true);
+    }
+
+    private static void table(List<Timing> timings, boolean doc) {
         System.out.println("| page | first (ms) | warm median (ms) | bytes |");
         System.out.println("|---|---:|---:|---:|");
         for (Timing t : timings) {
             System.out.printf(
-                    Locale.ROOT, "| %s | %.0f | %.0f | %,d |%n", t.what(), t.firstMillis(), t.warmMillis(), t.bytes());
+                    Locale.ROOT,
+                    "| %s | %,.0f | %,.0f | %,d |%n",
+                    doc ? t.doc() : t.what(),
+                    t.firstMillis(),
+                    t.warmMillis(),
+                    t.bytes());
         }
     }
 

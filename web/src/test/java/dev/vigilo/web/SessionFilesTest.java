@@ -99,4 +99,32 @@ class SessionFilesTest {
         assertThat(linked.resolve(inside.toString())).isEqualTo(inside.toRealPath());
         assertThatThrownBy(() -> linked.resolve(root + "/missing.jsonl.zstd")).isInstanceOf(NotFoundException.class);
     }
+
+    @Test
+    void theListShowsTheLogsBelowTheRootNewestFirstFollowsNoLinkAndIsBounded() throws IOException {
+        Path deep = Files.createDirectories(root.resolve("sessions/demo"));
+        Path newer = Files.writeString(deep.resolve("session.jsonl.zstd"), "newer log");
+        Files.setLastModifiedTime(inside, java.nio.file.attribute.FileTime.fromMillis(1_000_000_000_000L));
+        Files.setLastModifiedTime(newer, java.nio.file.attribute.FileTime.fromMillis(1_700_000_000_000L));
+        Files.writeString(root.resolve("notes.txt"), "not a log");
+        Files.writeString(outside.resolve("far.jsonl.zstd"), "outside");
+        Files.createSymbolicLink(root.resolve("link"), outside);
+        SessionFiles.Found found = files.list(10, 1_000);
+        assertThat(found.logs().stream().map(SessionFiles.Listed::path).toList())
+                .as("newest first; the link to outside is not followed; other names are not logs")
+                .containsExactly(
+                        root.toRealPath().resolve("sessions/demo/session.jsonl.zstd"),
+                        root.toRealPath().resolve("a.jsonl.zstd"));
+        assertThat(found.logs().get(0).bytes()).isEqualTo("newer log".length());
+        assertThat(found.stopped()).isFalse();
+        // Each listed path opens.
+        for (SessionFiles.Listed l : found.logs()) {
+            assertThat(files.resolve(l.path().toString())).isEqualTo(l.path().toRealPath());
+        }
+        // At most max, the newest; a bound on the entries looked at stops the walk and says so.
+        assertThat(files.list(1, 1_000).logs()).hasSize(1);
+        SessionFiles.Found bounded = files.list(10, 2);
+        assertThat(bounded.stopped()).isTrue();
+        assertThat(bounded.looked()).isEqualTo(2);
+    }
 }
