@@ -2,6 +2,7 @@ package dev.vigilo.cli;
 
 import dev.vigilo.agent.sandbox.Sandboxes;
 import dev.vigilo.common.errors.InvalidInputException;
+import dev.vigilo.common.input.Names;
 import dev.vigilo.dataset.DatasetCatalog;
 import dev.vigilo.exec.admission.Admission;
 import dev.vigilo.plan.CreateRequest;
@@ -85,6 +86,13 @@ final class RunCreateCommand implements Callable<Integer> {
                     + " to finish a group whose creation was interrupted.")
     String group;
 
+    @Option(
+            names = "--label",
+            paramLabel = "TEXT",
+            description = "A label shown after the profile's name wherever the run is named (runs list, run page,"
+                    + " titles, matrix), printable characters only; a repeat may leave it out but not change it.")
+    String label;
+
     @Mixin
     JsonOption json;
 
@@ -92,8 +100,13 @@ final class RunCreateCommand implements Callable<Integer> {
     public Integer call() {
         ProfileInput input = profile.file != null ? ProfileInput.file(profile.file) : ProfileInput.inline(profile.text);
         if (agents != null) {
+            if (label != null) {
+                throw new InvalidInputException(
+                        "--label names one run; a run group's runs are named by their agents (--group NAME names the group)");
+            }
             return createGroup(input);
         }
+        Optional<String> runLabel = Optional.ofNullable(label).map(l -> Names.label(l, "--label"));
         if (group != null) {
             throw new InvalidInputException("--group names a run group: give it with --agents FILE");
         }
@@ -103,7 +116,8 @@ final class RunCreateCommand implements Callable<Integer> {
                     input,
                     CommandSupport.uploadId(datasetUploadId, "--dataset-upload-id"),
                     Optional.ofNullable(runId).map(id -> CommandSupport.runId(id, "--run-id")),
-                    prepareOnly);
+                    prepareOnly,
+                    runLabel);
             PrintWriter out = CommandSupport.out(spec);
             if (json.requested()) {
                 json.printDocument(result.toJson());
@@ -141,8 +155,19 @@ final class RunCreateCommand implements Callable<Integer> {
      */
     static CreateResult create(
             Connections connections, ProfileInput input, UUID dataset, Optional<UUID> runId, boolean prepareOnly) {
+        return create(connections, input, dataset, runId, prepareOnly, Optional.empty());
+    }
+
+    /** As above, the run labelled {@code label} ({@code --label}). */
+    static CreateResult create(
+            Connections connections,
+            ProfileInput input,
+            UUID dataset,
+            Optional<UUID> runId,
+            boolean prepareOnly,
+            Optional<String> label) {
         CreateRequest request = new CreateRequest(
-                input, dataset, runId, prepareOnly, connections.execution().aliases());
+                input, dataset, runId, prepareOnly, connections.execution().aliases(), label);
         RunPreparation preparation = new RunPreparation(connections.control().jdbi(), connections.storage());
         CreateResult prepared = Interruptible.run(() -> preparation.create(request));
         if (!(prepared.executionRequested() && prepared.status() == RunState.CREATING)) {

@@ -14,13 +14,16 @@ import java.util.UUID;
  * @param prepareOnly     hold the published run in creating (plan ready, execution not requested)
  * @param placements      the execution database aliases a new run's shards are spread over (shard {@code s} on
  *                        {@code placements[s mod n]}); frozen at the run's first claim, ignored by later repeats
+ * @param label           a label for people, shown after the profile's name (printable, at most 256 characters);
+ *                        recorded at the run's first claim; a repeat may omit it but not change it
  */
 public record CreateRequest(
         ProfileInput profile,
         UUID datasetUploadId,
         Optional<UUID> runId,
         boolean prepareOnly,
-        List<String> placements) {
+        List<String> placements,
+        Optional<String> label) {
     /** The placement of a process without an execution configuration: the control database. */
     public static final List<String> CONTROL_PLACEMENT = List.of("control");
 
@@ -28,10 +31,21 @@ public record CreateRequest(
         Objects.requireNonNull(profile, "profile");
         Objects.requireNonNull(datasetUploadId, "datasetUploadId");
         Objects.requireNonNull(runId, "runId");
+        Objects.requireNonNull(label, "label");
         placements = List.copyOf(placements);
         if (placements.isEmpty()) {
             throw new IllegalArgumentException("at least one placement");
         }
+    }
+
+    /** A request without a label. */
+    public CreateRequest(
+            ProfileInput profile,
+            UUID datasetUploadId,
+            Optional<UUID> runId,
+            boolean prepareOnly,
+            List<String> placements) {
+        this(profile, datasetUploadId, runId, prepareOnly, placements, Optional.empty());
     }
 
     /** A request placing the run in the control database. */

@@ -1,5 +1,6 @@
 package dev.vigilo.plan;
 
+import dev.vigilo.common.input.Names;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -40,8 +41,16 @@ record FrozenInputs(
      * What a run is, for people: the profile's name, its agent's kind, and its model (an http agent's {@code model},
      * a command agent's program: the file name of its first argument), when there is one.
      */
-    record Identity(String profileName, String agentKind, java.util.Optional<String> agentModel) {
+    record Identity(
+            String profileName,
+            String agentKind,
+            java.util.Optional<String> agentModel,
+            java.util.Optional<String> label) {
         static Identity of(Profile profile) {
+            return of(profile, java.util.Optional.empty());
+        }
+
+        static Identity of(Profile profile, java.util.Optional<String> label) {
             Profile.Agent a = profile.agent();
             com.fasterxml.jackson.databind.JsonNode p = a.parameters();
             java.util.Optional<String> model = p.path("model").isTextual()
@@ -52,7 +61,7 @@ record FrozenInputs(
                                     .getFileName()
                                     .toString())
                             : java.util.Optional.empty();
-            return new Identity(profile.name(), a.kind().wire(), model);
+            return new Identity(profile.name(), a.kind().wire(), model, label);
         }
     }
 
@@ -64,8 +73,8 @@ record FrozenInputs(
         h.createUpdate("INSERT INTO run_plans (run_id, dataset_upload_id, dataset_source_sha256,"
                         + " dataset_membership_uuid, dataset_case_count, storage_binding, profile_sha256, limits,"
                         + " evaluator_artifacts, initial_placement, plan_format_version, plan_generation,"
-                        + " plan_status, expected_chunks, profile_name, agent_kind, agent_model) VALUES (:r, :d, :src,"
-                        + " :m, :n, :b, :p, :l, :e, :ip, :v, 1, :ps, :x, :pn, :ak, :am)")
+                        + " plan_status, expected_chunks, profile_name, agent_kind, agent_model, run_label)"
+                        + " VALUES (:r, :d, :src, :m, :n, :b, :p, :l, :e, :ip, :v, 1, :ps, :x, :pn, :ak, :am, :lb)")
                 .bind("r", runId)
                 .bind("d", datasetUploadId)
                 .bind("src", sourceSha256)
@@ -82,6 +91,7 @@ record FrozenInputs(
                 .bind("pn", identity.profileName())
                 .bind("ak", identity.agentKind())
                 .bind("am", identity.agentModel().orElse(null))
+                .bind("lb", identity.label().orElse(null))
                 .execute();
     }
 
@@ -135,6 +145,16 @@ record FrozenInputs(
                 (String) recorded.get("evaluator_artifacts"),
                 evaluatorArtifacts,
                 "pass the same profile (or create a new run)");
+        // A repeat may leave the label out; given, it must be the one recorded (a run's label does not change).
+        if (identity.label().isPresent()) {
+            Object label = recorded.get("run_label");
+            diff(
+                    problems,
+                    "label",
+                    label == null ? "(none)" : Names.quote((String) label),
+                    Names.quote(identity.label().get()),
+                    "pass the same --label, or none");
+        }
         if (!problems.isEmpty()) {
             throw PlanErrors.invalid(runId, problems);
         }

@@ -116,7 +116,7 @@ public final class RunPreparation {
                 evaluatorArtifacts(profile),
                 request.initialPlacement(),
                 expectedChunks,
-                FrozenInputs.Identity.of(profile));
+                FrozenInputs.Identity.of(profile, request.label()));
         // Claim before opening the storage adapter or reading anything of the plan.
         Authority.Claimed claimed;
         try {

@@ -257,7 +257,7 @@ final class MatrixPages {
         Matrix x = matrix(ctx);
         // The title leads with the runs' names (the first three; "+N" for the rest).
         List<String> names = x.identities().stream()
-                .map(i -> i.runIdentity().map(RunCatalog.Identity::profileName).orElse("(unnamed)"))
+                .map(i -> i.runIdentity().map(RunCatalog.Identity::name).orElse("(unnamed)"))
                 .toList();
         String lead = String.join(" vs ", names.subList(0, Math.min(3, names.size())))
                 + (names.size() > 3 ? " +" + (names.size() - 3) : "");
@@ -268,9 +268,7 @@ final class MatrixPages {
             Map<String, Object> run = new LinkedHashMap<>();
             run.put("id", x.runs().get(r).toString());
             run.put("short_id", x.runs().get(r).toString().substring(0, 8));
-            run.put(
-                    "name",
-                    i.runIdentity().map(RunCatalog.Identity::profileName).orElse("(unnamed)"));
+            run.put("name", i.runIdentity().map(RunCatalog.Identity::name).orElse("(unnamed)"));
             run.put("agent", i.runIdentity().map(RunCatalog.Identity::agent).orElse(""));
             run.put("status", i.status());
             run.put("verdict", i.verdict().orElse(""));

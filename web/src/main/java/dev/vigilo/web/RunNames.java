@@ -5,7 +5,7 @@ import dev.vigilo.exec.view.RunCatalog;
 import java.util.UUID;
 
 /**
- * A run's name for page titles, which lead with it (docs/web.md, "Presentation rules"): its profile's name as
+ * A run's name for page titles, which lead with it (docs/web.md, "Presentation rules"): its name (the profile's name, and its label when it has one) as
  * preparation recorded it, else {@code run 1a2b3c4d} (a run created before names were recorded, or one not found:
  * the page itself says that, with its own status).
  */
@@ -20,7 +20,7 @@ final class RunNames {
         try {
             return catalog.identity(run)
                     .runIdentity()
-                    .map(RunCatalog.Identity::profileName)
+                    .map(RunCatalog.Identity::name)
                     .filter(n -> !n.isBlank())
                     .orElseGet(() -> shortId(run));
         } catch (NotFoundException e) {

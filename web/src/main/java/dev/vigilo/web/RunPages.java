@@ -201,7 +201,7 @@ final class RunPages {
             }
             row.put("chunks", Views.count(r.chunksDone()) + " / " + Views.count(r.expectedChunks()));
             row.put("failed_chunks", r.chunksFailed() > 0 ? r.chunksFailed() : null);
-            row.put("name", r.identity().map(RunCatalog.Identity::profileName).orElse("(unnamed)"));
+            row.put("name", r.identity().map(RunCatalog.Identity::name).orElse("(unnamed)"));
             row.put("short_id", r.runId().toString().substring(0, 8));
             row.put("agent", r.identity().map(RunCatalog.Identity::agent).orElse(""));
             row.put(
@@ -272,11 +272,12 @@ final class RunPages {
                     .put("cases", r.cases());
             if (r.identity().isPresent()) {
                 RunCatalog.Identity i = r.identity().get();
-                n.put("name", i.profileName())
+                n.put("name", i.name())
+                        .put("label", i.label().orElse(null))
                         .put("agent_kind", i.agentKind())
                         .put("agent_model", i.agentModel().orElse(null));
             } else {
-                n.putNull("name").putNull("agent_kind").putNull("agent_model");
+                n.putNull("name").putNull("label").putNull("agent_kind").putNull("agent_model");
             }
             r.outcome()
                     .firstGate()
@@ -382,8 +383,7 @@ final class RunPages {
         RunCatalog.PlanIdentity identity = catalog.identity(id);
         ExecutionStatus s = status.status(id);
         RunStatus prep = preparation.status(id);
-        String name =
-                identity.runIdentity().map(RunCatalog.Identity::profileName).orElse("");
+        String name = identity.runIdentity().map(RunCatalog.Identity::name).orElse("");
         Map<String, Object> m = views.page(name.isEmpty() ? "Run " + id : name + " · run " + id, "runs");
         m.put("name", name.isEmpty() ? null : name);
         m.put("agent", identity.runIdentity().map(RunCatalog.Identity::agent).orElse(null));
@@ -749,9 +749,10 @@ final class RunPages {
                 .put("created_at", i.createdAt().toString())
                 .put("published_at", i.publishedAt().map(Object::toString).orElse(null))
                 .put("finished_at", i.finishedAt().map(Object::toString).orElse(null))
+                .put("name", i.runIdentity().map(RunCatalog.Identity::name).orElse(null))
                 .put(
-                        "name",
-                        i.runIdentity().map(RunCatalog.Identity::profileName).orElse(null))
+                        "label",
+                        i.runIdentity().flatMap(RunCatalog.Identity::label).orElse(null))
                 .put(
                         "agent_kind",
                         i.runIdentity().map(RunCatalog.Identity::agentKind).orElse(null))
@@ -1268,7 +1269,7 @@ final class RunPages {
     private List<Map<String, Object>> peers(UUID id, RunCatalog.PlanIdentity identity) {
         List<Map<String, Object>> out = new ArrayList<>();
         for (RunCatalog.Peer p : catalog.peers(identity.datasetUploadId(), id, PEERS)) {
-            String name = p.identity().map(RunCatalog.Identity::profileName).orElse("(unnamed)");
+            String name = p.identity().map(RunCatalog.Identity::name).orElse("(unnamed)");
             out.add(Map.of(
                     "id",
                     p.runId().toString(),

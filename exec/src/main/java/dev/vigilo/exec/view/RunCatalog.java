@@ -116,9 +116,14 @@ public final class RunCatalog {
 
     /**
      * What a run is, for people: its profile's name, its agent's kind and model (an http agent's model, a command
-     * agent's program), as preparation recorded them.
+     * agent's program) and its label ({@code run create --label}), as preparation recorded them.
      */
-    public record Identity(String profileName, String agentKind, Optional<String> agentModel) {
+    public record Identity(String profileName, String agentKind, Optional<String> agentModel, Optional<String> label) {
+        /** The run's name: {@code quiz · baseline} with a label, else the profile's name. */
+        public String name() {
+            return label.map(l -> profileName + " · " + l).orElse(profileName);
+        }
+
         /** {@code http · gpt-x}, or the kind alone. */
         public String agent() {
             return agentModel.map(m -> agentKind + " · " + m).orElse(agentKind);
@@ -212,7 +217,7 @@ public final class RunCatalog {
 
     private static final String SUMMARY_COLUMNS = "SELECT r.run_id, r.status, r.verdict, r.created_at,"
             + " r.finished_at, p.dataset_upload_id, d.name AS dataset_name, p.plan_status, p.expected_chunks,"
-            + " p.profile_name, p.agent_kind, p.agent_model,"
+            + " p.profile_name, p.agent_kind, p.agent_model, p.run_label,"
             + " (SELECT coalesce(sum(s.cases), 0) FROM run_plan_shards s WHERE s.run_id = r.run_id) AS cases,"
             // The settled figures: the first gate's recorded counts, and the usage over every case (scope '*'),
             // whose cost is unknown when any model's is (a sum would drop the unknown ones).
@@ -231,7 +236,8 @@ public final class RunCatalog {
      *
      * @param status  a run state's spelling ({@code settled}, ...)
      * @param dataset a dataset upload id
-     * @param name    a text the run's profile name contains (case-insensitive; runs without a recorded name never do)
+     * @param name    a text the run's name contains ({@link Identity#name}: its profile's name and label;
+     *                case-insensitive)
      */
     public record Filter(Optional<RunState> status, Optional<UUID> dataset, Optional<String> name) {
         public static final Filter ALL = new Filter(Optional.empty(), Optional.empty(), Optional.empty());
@@ -248,7 +254,8 @@ public final class RunCatalog {
             status.ifPresent(x -> w.append(" AND r.status = :fs"));
             dataset.ifPresent(x -> w.append(" AND p.dataset_upload_id = :fd"));
             // The name as a literal substring: LIKE's own characters escaped.
-            name.ifPresent(x -> w.append(" AND p.profile_name ILIKE :fn ESCAPE '\\'"));
+            // Matched against the name as shown (profile name, then " · " and the label when there is one).
+            name.ifPresent(x -> w.append(" AND concat_ws(' · ', p.profile_name, p.run_label) ILIKE :fn ESCAPE '\\'"));
             return w.toString();
         }
 
@@ -400,7 +407,8 @@ public final class RunCatalog {
         }
         return control
                 .withHandle(h -> h.createQuery("SELECT r.run_id, r.status, r.verdict, r.created_at,"
-                                + " p.profile_name, p.agent_kind, p.agent_model FROM runs r JOIN run_plans p USING"
+                                + " p.profile_name, p.agent_kind, p.agent_model, p.run_label FROM runs r JOIN run_plans p"
+                                + " USING"
                                 + " (run_id) WHERE p.dataset_upload_id = :d AND r.run_id <> :x"
                                 + " ORDER BY r.created_at DESC, r.run_id DESC LIMIT :n")
                         .bind("d", datasetUploadId)
@@ -426,7 +434,8 @@ public final class RunCatalog {
                                 + " dataset_name, p.dataset_source_sha256, p.dataset_membership_uuid,"
                                 + " p.dataset_case_count, p.profile_sha256, p.storage_binding, p.plan_status,"
                                 + " p.expected_chunks, p.root_key, p.root_length, p.root_sha256, p.initial_placement,"
-                                + " p.published_at, p.rejection, p.profile_name, p.agent_kind, p.agent_model FROM runs r"
+                                + " p.published_at, p.rejection, p.profile_name, p.agent_kind, p.agent_model, p.run_label"
+                                + " FROM runs r"
                                 + " JOIN run_plans p USING (run_id) JOIN"
                                 + " dataset_uploads d ON d.upload_id = p.dataset_upload_id WHERE r.run_id = :r")
                         .bind("r", runId)
@@ -464,7 +473,10 @@ public final class RunCatalog {
     private static Optional<Identity> identityOf(Map<String, Object> m) {
         return Optional.ofNullable((String) m.get("profile_name"))
                 .map(n -> new Identity(
-                        n, (String) m.get("agent_kind"), Optional.ofNullable((String) m.get("agent_model"))));
+                        n,
+                        (String) m.get("agent_kind"),
+                        Optional.ofNullable((String) m.get("agent_model")),
+                        Optional.ofNullable((String) m.get("run_label"))));
     }
 
     /**
