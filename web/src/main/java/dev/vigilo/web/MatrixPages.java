@@ -116,13 +116,13 @@ final class MatrixPages {
         Show show = Params.query(ctx, "show").map(Show::parse).orElse(Show.ALL);
         long after = Params.number(ctx, "after", -1, Long.MAX_VALUE, -1);
         int limit = (int) Params.number(ctx, "limit", 1, CaseResults.MAX_LIMIT, ROWS_PER_PAGE);
+        // Each run's status read once: for the page's gate rates and as the version of its cached column.
+        List<ExecutionStatus> statuses = new ArrayList<>();
         List<CaseIndex.Column> indexes = new ArrayList<>();
         for (UUID id : ids) {
-            indexes.add(explorer.column(id));
-        }
-        List<ExecutionStatus> statuses = new ArrayList<>();
-        for (UUID id : ids) {
-            statuses.add(status.status(id));
+            ExecutionStatus current = status.status(id);
+            statuses.add(current);
+            indexes.add(explorer.column(id, current));
         }
         // Walk every run's positions in ordinal order together (each index holds its executed cases by ordinal).
         int[] at = new int[ids.size()];

@@ -122,7 +122,15 @@ final class ResultsExplorer {
      * budget, so a matrix of 8 runs of 100,000 cases keeps every column while the indexes come and go.
      */
     CaseIndex.Column column(UUID runId) {
-        String version = version(runId);
+        return column(runId, status.status(runId));
+    }
+
+    /**
+     * As {@link #column(UUID)}, with the run's status as the caller just read it ({@code current}): a page that needs
+     * the statuses anyway (the matrix) reads each once, not once for itself and once for the cache's version.
+     */
+    CaseIndex.Column column(UUID runId, ExecutionStatus current) {
+        String version = version(current);
         synchronized (this) {
             CachedColumn c = columns.get(runId);
             if (c != null && c.version().equals(version)) {
@@ -148,7 +156,10 @@ final class ResultsExplorer {
 
     /** What a cached index or column of the run was built from: its status and counts of done and failed chunks. */
     private String version(UUID runId) {
-        ExecutionStatus s = status.status(runId);
+        return version(status.status(runId));
+    }
+
+    private static String version(ExecutionStatus s) {
         return s.status() + ":" + s.execution().chunksDone() + ":"
                 + s.execution().chunksFailed();
     }
