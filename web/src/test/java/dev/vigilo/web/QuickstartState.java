@@ -52,6 +52,9 @@ final class QuickstartState implements AutoCloseable {
     final ObjectStore store;
     final DatasetEntry dataset;
     final UUID settledRun;
+    /** The {@link ExtraRun}s' runs, in the order given: executed and settled by the same worker as the settled run. */
+    final List<UUID> extraRuns;
+
     final UUID pendingRun;
     final Path sessionLog;
     final LogRoot datagenRoot;
@@ -62,6 +65,11 @@ final class QuickstartState implements AutoCloseable {
 
     /** As above, the worker reporting to {@code listener}. */
     QuickstartState(Path home, Worker.Listener listener) throws IOException {
+        this(home, listener, List.of());
+    }
+
+    /** As above, with more runs of the example dataset executed beside the settled run. */
+    QuickstartState(Path home, Worker.Listener listener, List<ExtraRun> extras) throws IOException {
         this.home = home;
         control = ControlDatabase.open(new ControlSettings.Jdbc(TestPostgres.newDatabaseUrl()));
         placements = Placements.open(control, ExecutionConfig.defaults());
@@ -75,7 +83,8 @@ final class QuickstartState implements AutoCloseable {
                         store,
                         UploadProgress.NONE);
         String profile = new String(resource("examples/quickstart-profile.yaml"), StandardCharsets.UTF_8);
-        settledRun = prepare(profile);
+        settledRun = prepare(profile, Optional.empty());
+        extraRuns = extras.stream().map(e -> prepare(e.profile(), e.label())).toList();
         Worker.Options fast = new Worker.Options(
                 2,
                 true,
@@ -90,16 +99,25 @@ final class QuickstartState implements AutoCloseable {
         Files.createDirectories(agent.getParent());
         Files.write(agent, resource("examples/agent/QuickAgent.java"));
         new Worker(placements, storage, fast, listener, home).run();
-        pendingRun = prepare(profile);
+        pendingRun = prepare(profile, Optional.empty());
         sessionLog = writeSessionLog(home.resolve("sessions/demo/session.jsonl.zstd"));
         datagenRoot = LogRoot.local(home);
         runDatagen(home.resolve("datagen"));
     }
 
-    private UUID prepare(String profile) {
+    /** A run of the example dataset with its own profile text and {@code run create --label}. */
+    record ExtraRun(String profile, Optional<String> label) {}
+
+    private UUID prepare(String profile, Optional<String> label) {
         UUID run = UUID.randomUUID();
         new RunPreparation(control.jdbi(), storage)
-                .create(new CreateRequest(ProfileInput.inline(profile), dataset.uploadId(), Optional.of(run), false));
+                .create(new CreateRequest(
+                        ProfileInput.inline(profile),
+                        dataset.uploadId(),
+                        Optional.of(run),
+                        false,
+                        CreateRequest.CONTROL_PLACEMENT,
+                        label));
         new Admission(placements, storage).admit(run);
         return run;
     }
