@@ -12,18 +12,18 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code vigilo run pause [--now]} and {@code vigilo run resume [--budget-usd N]} as real processes: what each prints,
- * that both are repeatable (exit 0), what {@code run status} shows of a pause and of a budget, and the documented exit
- * codes for an unknown run (3), an ended one (4) and a budget raise that cannot apply (3).
+ * {@code vigilo run pause [--now]} and {@code vigilo run resume [--budget-usd N]}: what each prints, that both are
+ * repeatable (exit 0), what {@code run status} shows of a pause and of a budget, and the documented exit codes for an
+ * unknown run (3), an ended one (4) and a budget raise that cannot apply (3). The CLI runs in-process (the exit code
+ * is what {@code Cli.run} hands the launcher), and the ended run's refusal once more as a real process, whose exit
+ * status must be the same.
  */
-class RunPauseIT {
+class RunPauseCliTest {
     @TempDir
     Path home;
 
-    private VigiloProcess.Result vigilo(String db, String... args) throws Exception {
-        List<String> all = new java.util.ArrayList<>(List.of("--control-db", db));
-        all.addAll(List.of(args));
-        return VigiloProcess.run(home, Map.of(), List.of(), 120, all.toArray(String[]::new));
+    private CliRunner.Result vigilo(String db, String... args) {
+        return new CliRunner(home, Map.of(), List.of("--control-db", db)).run(args);
     }
 
     @Test
@@ -31,7 +31,7 @@ class RunPauseIT {
         String db = TestPostgres.newDatabaseUrl();
         Path cases = home.resolve("cases.jsonl");
         Files.writeString(cases, "{\"id\":\"a\",\"input\":\"1\",\"expected\":\"1\"}\n");
-        VigiloProcess.Result up = vigilo(db, "dataset", "upload", cases.toString());
+        CliRunner.Result up = vigilo(db, "dataset", "upload", cases.toString());
         assertThat(up.exitCode()).as(up.err()).isZero();
         Path profile = home.resolve("profile.yaml");
         Files.writeString(profile, """
@@ -41,7 +41,7 @@ class RunPauseIT {
                 gates: [{name: all, required_evaluators: [exact], min_pass_rate: 0.5}]
                 """);
         String run = UUID.randomUUID().toString();
-        VigiloProcess.Result created = vigilo(
+        CliRunner.Result created = vigilo(
                 db,
                 "run",
                 "create",
@@ -53,43 +53,46 @@ class RunPauseIT {
                 run);
         assertThat(created.exitCode()).as(created.err()).isZero();
 
-        VigiloProcess.Result paused = vigilo(db, "run", "pause", run);
+        CliRunner.Result paused = vigilo(db, "run", "pause", run);
         assertThat(paused.exitCode()).as(paused.err()).isZero();
         assertThat(paused.out()).startsWith("run " + run + " paused: workers claim none of its chunks");
-        VigiloProcess.Result again = vigilo(db, "run", "pause", run);
+        CliRunner.Result again = vigilo(db, "run", "pause", run);
         assertThat(again.exitCode()).as(again.err()).isZero();
         assertThat(again.out().trim()).isEqualTo("run " + run + " is already paused");
-        VigiloProcess.Result status = vigilo(db, "run", "status", run);
+        CliRunner.Result status = vigilo(db, "run", "status", run);
         assertThat(status.out()).contains("paused since ").contains(": by vigilo run pause; `vigilo run resume " + run);
 
-        VigiloProcess.Result resumed = vigilo(db, "run", "resume", run);
+        CliRunner.Result resumed = vigilo(db, "run", "resume", run);
         assertThat(resumed.exitCode()).as(resumed.err()).isZero();
         assertThat(resumed.out()).startsWith("run " + run + " resumed (pending)");
-        VigiloProcess.Result notPaused = vigilo(db, "run", "resume", run);
+        CliRunner.Result notPaused = vigilo(db, "run", "resume", run);
         assertThat(notPaused.out().trim()).isEqualTo("run " + run + " is not paused (pending)");
 
         // --now: an interrupting pause, said so and shown as its reason; a run without a budget cannot be raised.
-        VigiloProcess.Result now = vigilo(db, "run", "pause", run, "--now");
+        CliRunner.Result now = vigilo(db, "run", "pause", run, "--now");
         assertThat(now.exitCode()).as(now.err()).isZero();
         assertThat(now.out()).contains("those they hold are interrupted and given back");
         assertThat(vigilo(db, "run", "status", run).out()).contains(": by vigilo run pause --now; ");
-        VigiloProcess.Result noBudget = vigilo(db, "run", "resume", run, "--budget-usd", "10");
+        CliRunner.Result noBudget = vigilo(db, "run", "resume", run, "--budget-usd", "10");
         assertThat(noBudget.exitCode()).isEqualTo(3);
         assertThat(noBudget.err()).contains("has no budget (its profile gives none)");
-        VigiloProcess.Result zero = vigilo(db, "run", "resume", run, "--budget-usd", "0");
+        CliRunner.Result zero = vigilo(db, "run", "resume", run, "--budget-usd", "0");
         assertThat(zero.exitCode()).isEqualTo(3);
         assertThat(zero.err()).contains("--budget-usd 0: a budget is a total greater than 0");
         assertThat(vigilo(db, "run", "resume", run).exitCode()).isZero();
 
-        VigiloProcess.Result unknown =
-                vigilo(db, "run", "pause", UUID.randomUUID().toString());
+        CliRunner.Result unknown = vigilo(db, "run", "pause", UUID.randomUUID().toString());
         assertThat(unknown.exitCode()).isEqualTo(3);
         assertThat(vigilo(db, "run", "cancel", run).exitCode()).isZero();
-        VigiloProcess.Result ended = vigilo(db, "run", "pause", run);
+        CliRunner.Result ended = vigilo(db, "run", "pause", run);
         assertThat(ended.exitCode()).isEqualTo(4);
         assertThat(ended.err())
                 .contains("is already cancelled; there is nothing to pause")
                 .doesNotContain("\n\t");
+        VigiloProcess.Result endedProcess =
+                VigiloProcess.run(home, Map.of(), List.of(), 120, "--control-db", db, "run", "pause", run);
+        assertThat(endedProcess.exitCode()).isEqualTo(4);
+        assertThat(endedProcess.err()).contains("is already cancelled; there is nothing to pause");
 
         // A run with a budget: status shows it; a raise must exceed it, then it is in force.
         Path budgeted = home.resolve("budget.yaml");
@@ -110,11 +113,11 @@ class RunPauseIT {
         assertThat(vigilo(db, "run", "status", run2).out()).contains("budget $5: $0 spent, $0 reserved");
         assertThat(vigilo(db, "run", "status", run2, "--json").out())
                 .contains("\"budget\":{\"max_cost_usd\":\"5\",\"max_tokens\":null,\"spent_cost_usd\":\"0\"");
-        VigiloProcess.Result lower = vigilo(db, "run", "resume", run2, "--budget-usd", "3");
+        CliRunner.Result lower = vigilo(db, "run", "resume", run2, "--budget-usd", "3");
         assertThat(lower.exitCode()).isEqualTo(3);
         assertThat(lower.err())
                 .contains("--budget-usd 3: run " + run2 + "'s budget is already $5; give a larger total");
-        VigiloProcess.Result raised = vigilo(db, "run", "resume", run2, "--budget-usd", "10");
+        CliRunner.Result raised = vigilo(db, "run", "resume", run2, "--budget-usd", "10");
         assertThat(raised.exitCode()).as(raised.err()).isZero();
         assertThat(raised.out().trim()).isEqualTo("run " + run2 + " is not paused (pending)");
         assertThat(vigilo(db, "run", "status", run2).out()).contains("budget $10: $0 spent");
