@@ -1,10 +1,13 @@
 package dev.vigilo.web;
 
 import dev.vigilo.control.ControlDatabase;
+import dev.vigilo.control.ControlSettings;
+import dev.vigilo.control.TestPostgres;
 import dev.vigilo.dataset.DatasetCatalog;
 import dev.vigilo.dataset.DatasetEntry;
 import dev.vigilo.dataset.UploadProgress;
 import dev.vigilo.dataset.UploadRequest;
+import dev.vigilo.exec.ExecutionConfig;
 import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.admission.Admission;
 import dev.vigilo.exec.worker.Worker;
@@ -12,11 +15,13 @@ import dev.vigilo.plan.CreateRequest;
 import dev.vigilo.plan.ProfileInput;
 import dev.vigilo.plan.RunPreparation;
 import dev.vigilo.storage.ObjectStore;
+import dev.vigilo.storage.ObjectStores;
 import dev.vigilo.storage.StorageConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -25,19 +30,27 @@ import java.util.UUID;
  * 100, a command agent answering {@code ok} (right) except for every fourth case ({@code wrong}), one gate {@code all}
  * on exact match at 0.5. The first case of whichever chunk starts second waits until {@link #release()} (a file the
  * agent looks for), so after the first chunk the run stays running, with 100 cases executed (75 passed), for as long
- * as the test looks. Admitted, pending, with no worker until {@link #startWorker()}.
+ * as the test looks. Admitted, pending, with no worker until {@link #startWorker()}; in a control database and a
+ * local store of its own, closed with it.
  */
 final class LiveRun implements AutoCloseable {
     final UUID run;
+    /** A fresh control database (its run's placement), the local store under the home; closed with the run. */
+    final ControlDatabase control;
+
+    final Placements placements;
+    final StorageConfig storage;
+    final ObjectStore store;
+    private final Path home;
     private final Path gate;
-    private final Placements placements;
-    private final StorageConfig storage;
     private Thread worker;
 
-    LiveRun(Path home, ControlDatabase control, Placements placements, StorageConfig storage, ObjectStore store)
-            throws IOException {
-        this.placements = placements;
-        this.storage = storage;
+    LiveRun(Path home) throws IOException {
+        this.home = home;
+        control = ControlDatabase.open(new ControlSettings.Jdbc(TestPostgres.newDatabaseUrl()));
+        placements = Placements.open(control, ExecutionConfig.defaults());
+        storage = StorageConfig.localDefault(home.resolve("objects"));
+        store = ObjectStores.open(storage.defaultStore());
         StringBuilder lines = new StringBuilder();
         for (int i = 0; i < 200; i++) {
             lines.append("{\"id\":\"c")
@@ -76,6 +89,11 @@ final class LiveRun implements AutoCloseable {
         new Admission(placements, storage).admit(run);
     }
 
+    /** What a dashboard over this run's databases and store reads, the home's transcripts listed. */
+    DashboardSources sources() {
+        return DashboardSources.all(control.jdbi(), placements, storage, Optional.empty(), List.of(), List.of(home));
+    }
+
     /** Starts a real worker (one case at a time, exits once idle) on a thread of its own. */
     void startWorker() {
         Worker.Options fast = new Worker.Options(
@@ -101,10 +119,14 @@ final class LiveRun implements AutoCloseable {
     }
 
     @Override
-    public void close() throws IOException, InterruptedException {
-        if (worker != null && worker.isAlive()) {
-            release();
-            worker.join(Duration.ofMinutes(1).toMillis());
+    public void close() throws Exception {
+        try (control;
+                placements;
+                store) {
+            if (worker != null && worker.isAlive()) {
+                release();
+                worker.join(Duration.ofMinutes(1).toMillis());
+            }
         }
     }
 }

@@ -4,18 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.vigilo.control.ControlDatabase;
-import dev.vigilo.control.ControlSettings;
-import dev.vigilo.control.TestPostgres;
-import dev.vigilo.exec.ExecutionConfig;
-import dev.vigilo.exec.Placements;
-import dev.vigilo.storage.ObjectStore;
-import dev.vigilo.storage.ObjectStores;
-import dev.vigilo.storage.StorageConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
 import java.util.Optional;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
@@ -35,9 +26,6 @@ class LiveRunApiTest {
     @TempDir
     Path home;
 
-    ControlDatabase control;
-    Placements placements;
-    ObjectStore store;
     Dashboard dashboard;
     LiveRun live;
 
@@ -49,28 +37,14 @@ class LiveRunApiTest {
         if (dashboard != null) {
             dashboard.close();
         }
-        if (store != null) {
-            store.close();
-        }
-        if (placements != null) {
-            placements.close();
-        }
-        if (control != null) {
-            control.close();
-        }
     }
 
     @Test
     void theApiFollowsARunningRunAndSaysWhenNoWorkerWorksOnIt() throws Exception {
-        control = ControlDatabase.open(new ControlSettings.Jdbc(TestPostgres.newDatabaseUrl()));
-        placements = Placements.open(control, ExecutionConfig.defaults());
-        StorageConfig storage = StorageConfig.localDefault(home.resolve("objects"));
-        store = ObjectStores.open(storage.defaultStore());
-        live = new LiveRun(home, control, placements, storage, store);
+        live = new LiveRun(home);
         dashboard = Dashboard.start(
                 new DashboardOptions(DashboardOptions.LOOPBACK, 0, Optional.empty()),
-                DashboardSources.all(control.jdbi(), placements, storage, Optional.empty(), List.of(), List.of(home))
-                        .withWorkerCommand(COMMAND));
+                live.sources().withWorkerCommand(COMMAND));
         String api = "http://127.0.0.1:" + dashboard.port() + "/api/runs/" + live.run;
 
         JsonNode pending = get(api);

@@ -2,17 +2,8 @@ package dev.vigilo.web;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.vigilo.control.ControlDatabase;
-import dev.vigilo.control.ControlSettings;
-import dev.vigilo.control.TestPostgres;
-import dev.vigilo.exec.ExecutionConfig;
-import dev.vigilo.exec.Placements;
-import dev.vigilo.storage.ObjectStore;
-import dev.vigilo.storage.ObjectStores;
-import dev.vigilo.storage.StorageConfig;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -39,9 +30,6 @@ class LiveRunBrowserTest {
     @TempDir
     Path profile;
 
-    ControlDatabase control;
-    Placements placements;
-    ObjectStore store;
     Dashboard dashboard;
     ChromeDriver driver;
     LiveRun live;
@@ -57,29 +45,15 @@ class LiveRunBrowserTest {
         if (dashboard != null) {
             dashboard.close();
         }
-        if (store != null) {
-            store.close();
-        }
-        if (placements != null) {
-            placements.close();
-        }
-        if (control != null) {
-            control.close();
-        }
     }
 
     @Test
     void theRunPageFollowsAWorkerAndSaysHowToStartOne() throws Exception {
         Path browser = Chromium.require("LiveRunBrowserTest");
-        control = ControlDatabase.open(new ControlSettings.Jdbc(TestPostgres.newDatabaseUrl()));
-        placements = Placements.open(control, ExecutionConfig.defaults());
-        StorageConfig storage = StorageConfig.localDefault(home.resolve("objects"));
-        store = ObjectStores.open(storage.defaultStore());
-        live = new LiveRun(home, control, placements, storage, store);
+        live = new LiveRun(home);
         dashboard = Dashboard.start(
                 new DashboardOptions(DashboardOptions.LOOPBACK, 0, Optional.empty()),
-                DashboardSources.all(control.jdbi(), placements, storage, Optional.empty(), List.of(), List.of(home))
-                        .withWorkerCommand(COMMAND));
+                live.sources().withWorkerCommand(COMMAND));
         String base = "http://127.0.0.1:" + dashboard.port();
         driver = Chromium.start(browser, profile);
         WebDriverWait wait = new WebDriverWait(driver, Duration.ofSeconds(90));
