@@ -17,8 +17,6 @@ import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeEach;
@@ -128,38 +126,10 @@ class DedupPipelineTest {
         long seed = Long.getLong("vigilo.crash.seed", System.nanoTime());
         System.out.println("DedupPipelineTest: seed " + seed + " (-Dvigilo.crash.seed=" + seed + " repeats it)");
         Random rnd = new Random(seed);
-        ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
-        int kills = 0;
-        boolean done = false;
-        try {
-            for (int round = 0; round < killsWanted + 6 && !done; round++) {
-                Process p = new ProcessBuilder(ChildJvm.command(
-                                dir, RunMain.class.getName(), yaml.toString(), root.toString(), "killed", "4"))
-                        .redirectError(ProcessBuilder.Redirect.DISCARD)
-                        .start();
-                boolean scheduled = false;
-                try (BufferedReader out =
-                        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-                    String line;
-                    while ((line = out.readLine()) != null) {
-                        if (line.startsWith("DONE")) {
-                            done = true;
-                        }
-                        if (!scheduled && line.contains("item_finished") && round < killsWanted) {
-                            scheduled = true;
-                            ProcessHandle child = p.toHandle();
-                            timer.schedule(child::destroyForcibly, 20 + rnd.nextInt(400), TimeUnit.MILLISECONDS);
-                        }
-                    }
-                }
-                p.waitFor(60, TimeUnit.SECONDS);
-                if (!done) {
-                    kills++;
-                }
-            }
-        } finally {
-            timer.shutdownNow();
-        }
+        RunKills.Outcome outcome = RunKills.run(
+                dir, List.of(yaml.toString(), root.toString(), "killed", "4"), killsWanted, 6, 20, 400, rnd);
+        boolean done = outcome.finished();
+        int kills = outcome.killed();
         assertThat(done).as("a run finished").isTrue();
         assertThat(kills).as("runs killed (seed %d)", seed).isGreaterThanOrEqualTo(killsWanted / 2);
         assertThat(decisions("killed")).isEqualTo(expected());

@@ -4,17 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.vigilo.checkpoint.LogRoot;
-import dev.vigilo.common.crash.ChildJvm;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -65,41 +60,10 @@ class KillResumeTest {
         System.out.println(
                 "KillResumeTest: " + KILLS + " kills, seed " + seed + " (-Dvigilo.crash.seed=" + seed + " repeats it)");
         Random rnd = new Random(seed);
-        int kills = 0;
-        boolean done = false;
-        ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
-        try {
-            for (int round = 0; round < KILLS + 8 && !done; round++) {
-                Process p = new ProcessBuilder(ChildJvm.command(
-                                dir, RunMain.class.getName(), yaml.toString(), root.toString(), "exp", "2"))
-                        .redirectError(ProcessBuilder.Redirect.DISCARD)
-                        .start();
-                boolean scheduled = false;
-                try (BufferedReader out =
-                        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-                    String line;
-                    while ((line = out.readLine()) != null) {
-                        if (line.startsWith("DONE")) {
-                            done = true;
-                        }
-                        if (!scheduled && line.contains("item_finished") && round < KILLS) {
-                            scheduled = true;
-                            // SIGKILL mid-work through the process handle: Process.destroyForcibly also closes
-                            // the child's stdout under this reader ("Stream closed"); the handle only kills, and the
-                            // reader sees the end of the stream as the child dies.
-                            ProcessHandle child = p.toHandle();
-                            timer.schedule(child::destroyForcibly, 50 + rnd.nextInt(300), TimeUnit.MILLISECONDS);
-                        }
-                    }
-                }
-                p.waitFor(60, TimeUnit.SECONDS);
-                if (!done) {
-                    kills++;
-                }
-            }
-        } finally {
-            timer.shutdownNow();
-        }
+        RunKills.Outcome outcome =
+                RunKills.run(dir, List.of(yaml.toString(), root.toString(), "exp", "2"), KILLS, 8, 50, 300, rnd);
+        boolean done = outcome.finished();
+        int kills = outcome.killed();
         assertThat(done).as("a run finished").isTrue();
         assertThat(kills).as("runs killed (seed %d)", seed).isGreaterThanOrEqualTo(KILLS * 3 / 4);
 
