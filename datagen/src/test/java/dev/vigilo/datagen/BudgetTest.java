@@ -13,8 +13,6 @@ import dev.vigilo.control.ControlDatabase;
 import dev.vigilo.control.ControlSettings;
 import dev.vigilo.control.TestPostgres;
 import dev.vigilo.fleet.CostBudget;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -179,7 +177,7 @@ class BudgetTest {
                 pb.environment().put("VIGILO_CONTROL_DB", control);
                 Process proc = pb.start();
                 procs.add(proc);
-                outputs.add(CompletableFuture.supplyAsync(() -> lines(proc)));
+                outputs.add(CompletableFuture.supplyAsync(() -> ChildJvm.outputLines(proc)));
             }
             for (int p = 0; p < procs.size(); p++) {
                 assertThat(procs.get(p).waitFor(300, TimeUnit.SECONDS)).isTrue();
@@ -216,19 +214,5 @@ class BudgetTest {
             ExperimentStatus s = Experiments.status(LogRoot.local(root), "budget", "exp");
             assertThat(s.completed()).isEqualTo(server.requestCount());
         }
-    }
-
-    private static List<String> lines(Process proc) {
-        List<String> lines = new ArrayList<>();
-        try (BufferedReader r =
-                new BufferedReader(new InputStreamReader(proc.getInputStream(), StandardCharsets.UTF_8))) {
-            String l;
-            while ((l = r.readLine()) != null) {
-                lines.add(l);
-            }
-        } catch (java.io.IOException e) {
-            lines.add("READ FAILED " + e);
-        }
-        return lines;
     }
 }

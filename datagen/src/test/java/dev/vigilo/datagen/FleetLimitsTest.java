@@ -9,9 +9,6 @@ import dev.vigilo.common.crash.ChildJvm;
 import dev.vigilo.control.ControlDatabase;
 import dev.vigilo.control.ControlSettings;
 import dev.vigilo.control.TestPostgres;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -90,7 +87,7 @@ class FleetLimitsTest {
                 pb.environment().put("FLEET_KEY", "key-of-process-" + p);
                 Process proc = pb.start();
                 procs.add(proc);
-                outputs.add(CompletableFuture.supplyAsync(() -> lines(proc)));
+                outputs.add(CompletableFuture.supplyAsync(() -> ChildJvm.outputLines(proc)));
             }
             for (int p = 0; p < procs.size(); p++) {
                 assertThat(procs.get(p).waitFor(300, TimeUnit.SECONDS)).isTrue();
@@ -199,19 +196,5 @@ class FleetLimitsTest {
 
     private static Path root(Path dir) {
         return dir.resolve("root");
-    }
-
-    private static List<String> lines(Process proc) {
-        List<String> lines = new ArrayList<>();
-        try (BufferedReader r =
-                new BufferedReader(new InputStreamReader(proc.getInputStream(), StandardCharsets.UTF_8))) {
-            String l;
-            while ((l = r.readLine()) != null) {
-                lines.add(l);
-            }
-        } catch (java.io.IOException e) {
-            lines.add("READ FAILED " + e);
-        }
-        return lines;
     }
 }

@@ -1,7 +1,10 @@
 package dev.vigilo.common.crash;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -43,5 +46,23 @@ public final class ChildJvm {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /**
+     * Every line the child prints on its standard output, read to its end (the child's exit, or its death); a read
+     * that fails ends the list with a line {@code READ FAILED <the exception>}, for the test's message.
+     */
+    public static List<String> outputLines(Process child) {
+        List<String> lines = new ArrayList<>();
+        try (BufferedReader r =
+                new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+            String l;
+            while ((l = r.readLine()) != null) {
+                lines.add(l);
+            }
+        } catch (IOException e) {
+            lines.add("READ FAILED " + e);
+        }
+        return lines;
     }
 }
