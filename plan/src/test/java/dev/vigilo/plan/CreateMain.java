@@ -1,6 +1,7 @@
 package dev.vigilo.plan;
 
 import dev.vigilo.common.errors.ConflictException;
+import dev.vigilo.common.errors.FencedException;
 import dev.vigilo.control.ControlDatabase;
 import dev.vigilo.control.ControlSettings;
 import dev.vigilo.storage.StorageConfig;
@@ -12,7 +13,8 @@ import java.util.UUID;
 /**
  * A real {@code run create} process for crash tests: {@code CreateMain JDBC_URL STORE_ROOT UPLOAD_ID RUN_ID
  * PROFILE_FILE LEASE_MILLIS GROUP_FILES PAUSE_MILLIS}; the pause after each registration and acknowledgement
- * stretches preparation so that kills land inside it (it changes no bytes). Exit 0 with the root on stdout, 3 on a lease conflict, 1 otherwise.
+ * stretches preparation so that kills land inside it (it changes no bytes). Exit 0 with the root on stdout, 3 on a lease conflict, 5 when
+ * this creator's own lease ran out before it renewed it (fenced: a stalled machine), 1 otherwise.
  */
 public final class CreateMain {
     private CreateMain() {}
@@ -58,6 +60,9 @@ public final class CreateMain {
         } catch (ConflictException e) {
             System.err.println(e.getMessage());
             System.exit(3);
+        } catch (FencedException e) {
+            System.err.println(e.getMessage());
+            System.exit(5);
         } catch (RuntimeException e) {
             e.printStackTrace();
             System.exit(1);
