@@ -29,6 +29,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *                                         time (at exit)
  * bench-worker settled MICROSECONDS CPU_MS         (when this worker settled the run: how long settlement took)
  * bench-worker rss PEAK_RSS_BYTES             the process's peak resident set ({@code VmHWM}, -1 where unknown)
+ * bench-worker threads PEAK LIVE              the process's peak and final live thread counts
  * bench-worker exit PEAK_LIVE_HEAP_BYTES REPORT
  * </pre>
  *
@@ -98,6 +99,9 @@ public final class ExecutionWorkerMain {
         System.out.println(
                 "bench-worker agent " + executed.get() + " " + agentNanos.get() / 1_000_000 + " " + cpuMillis());
         System.out.println("bench-worker rss " + peakRssBytes());
+        System.out.println("bench-worker threads "
+                + ManagementFactory.getThreadMXBean().getPeakThreadCount() + " "
+                + ManagementFactory.getThreadMXBean().getThreadCount());
         System.out.println("bench-worker exit " + peak.get() + " " + report);
         System.exit(0);
     }

@@ -37,6 +37,7 @@ final class WorkerProcess {
     private volatile long settledMicros = -1;
     private volatile long peakHeapBytes = -1;
     private volatile long peakRssBytes = -1;
+    private volatile long peakThreads = -1;
     private volatile String report = "";
 
     private WorkerProcess(Process process, long launchedAt, AtomicLong runChunks) {
@@ -136,6 +137,7 @@ final class WorkerProcess {
                     }
                     case "settled" -> settledMicros = Long.parseLong(f[2]);
                     case "rss" -> peakRssBytes = Long.parseLong(f[2]);
+                    case "threads" -> peakThreads = Long.parseLong(f[2]);
                     case "exit" -> {
                         peakHeapBytes = Long.parseLong(f[2]);
                         report = f.length > 3 ? f[3] : "";
@@ -146,6 +148,11 @@ final class WorkerProcess {
         } catch (IOException e) {
             // the process was killed
         }
+    }
+
+    /** The worker's peak live thread count (from its exit lines; -1 when it did not exit normally). */
+    long peakThreads() {
+        return peakThreads;
     }
 
     /** Microseconds this worker's settlement of the run took; -1 when another worker settled it. */
