@@ -201,7 +201,13 @@ public final class ExecutionBenchmark {
                                     .map(String::trim)
                                     .mapToInt(Integer::parseInt)
                                     .toArray()
-                            : new int[] {64, 1024, 4096});
+                            : new int[] {64, 1024, 4096},
+                    args.length > 4
+                            ? java.util.Arrays.stream(args[4].split(","))
+                                    .map(String::trim)
+                                    .mapToInt(Integer::parseInt)
+                                    .toArray()
+                            : new int[0]);
             return;
         }
         if (args.length > 0 && args[0].equals("memory")) {
@@ -350,7 +356,8 @@ public final class ExecutionBenchmark {
      * worker's peak thread count, its peak live heap (after a full GC every 2 s), its peak RSS and its CPU per case.
      * The worker gets a 2 GiB heap ceiling so that what it needs shows, not what a rule allowed.
      */
-    private static void inflightMain(int cases, int latencyMs, int[] concurrencies) throws Exception {
+    private static void inflightMain(int cases, int latencyMs, int[] concurrencies, int[] workThreads)
+            throws Exception {
         Path work = Files.createTempDirectory("vigilo-bench-exec-");
         System.out.printf(
                 "%d cores, work dir %s; endpoint latency %d ms, concurrency %s, %s cases per run%n",
@@ -363,56 +370,70 @@ public final class ExecutionBenchmark {
         try (ControlDatabase control = ControlDatabase.open(new ControlSettings.Embedded(work.resolve("postgres")));
                 ObjectStore store = ObjectStores.open(storage.defaultStore());
                 Placements placements = Placements.open(control, ExecutionConfig.defaults())) {
-            new ExecutionBenchmark(work, control, store, placements).runInflight(cases, latencyMs, concurrencies);
+            new ExecutionBenchmark(work, control, store, placements)
+                    .runInflight(cases, latencyMs, concurrencies, workThreads);
         }
         deleteTree(work);
     }
 
-    private void runInflight(int cases, int latencyMs, int[] concurrencies) throws Exception {
+    /**
+     * {@code workThreads} empty: the worker's own work pool; otherwise each concurrency once per work pool size
+     * ({@code -Dvigilo.worker.workThreads}), side by side.
+     */
+    private void runInflight(int cases, int latencyMs, int[] concurrencies, int[] workThreads) throws Exception {
         List<String> rows = new ArrayList<>();
+        int[] pools = workThreads.length == 0 ? new int[] {0} : workThreads;
         for (int c : concurrencies) {
             int n = cases > 0 ? cases : 4 * c;
             DatasetEntry dataset = upload("inflight-" + c, n);
-            OpenAiTestServer llm = OpenAiTestServer.start();
-            Duration latency = Duration.ofMillis(latencyMs);
-            llm.answerWith(r -> answer(r).withLatency(latency));
-            try (llm) {
-                CreateResult run = prepare(dataset, llm);
-                String load = loadAverage();
-                Path log = work.resolve("worker-" + ++logs + ".log");
-                WorkerProcess w = WorkerProcess.start(
-                        postgres, storeRoot, c, 2, log, new AtomicLong(), List.of("-Xmx2g"), Optional.empty());
-                if (!w.awaitExit(3600) || w.exitValue() != 0) {
-                    kill(w);
-                    throw new IllegalStateException("the worker did not end well; its log: " + log);
+            for (int pool : pools) {
+                List<String> jvm = new ArrayList<>(List.of("-Xmx2g"));
+                if (pool > 0) {
+                    jvm.add("-Dvigilo.worker.workThreads=" + pool);
                 }
-                double seconds = (w.lastChunkAt() - w.claimAt()) / 1000.0;
-                double rate = n / seconds;
-                double bound = c / (latencyMs / 1000.0);
-                String row = String.format(
-                        "%,6d %,8d %,10d %,10.0f %,10.0f %6.0f%% %8d %12.1f %10.1f %10.3f   %s -> %s",
-                        c,
-                        n,
-                        llm.peakInFlight(),
-                        rate,
-                        bound,
-                        100 * rate / bound,
-                        w.peakThreads(),
-                        w.peakHeapBytes() / 1048576.0,
-                        w.peakRssBytes() / 1048576.0,
-                        (double) (w.cpuMillis() - w.readyCpu()) / n,
-                        load,
-                        loadAverage());
-                System.out.println(row);
-                rows.add(row);
+                OpenAiTestServer llm = OpenAiTestServer.start();
+                Duration latency = Duration.ofMillis(latencyMs);
+                llm.answerWith(r -> answer(r).withLatency(latency));
+                try (llm) {
+                    CreateResult run = prepare(dataset, llm);
+                    String load = loadAverage();
+                    Path log = work.resolve("worker-" + ++logs + ".log");
+                    WorkerProcess w = WorkerProcess.start(
+                            postgres, storeRoot, c, 2, log, new AtomicLong(), jvm, Optional.empty());
+                    if (!w.awaitExit(3600) || w.exitValue() != 0) {
+                        kill(w);
+                        throw new IllegalStateException("the worker did not end well; its log: " + log);
+                    }
+                    double seconds = (w.lastChunkAt() - w.claimAt()) / 1000.0;
+                    double rate = n / seconds;
+                    double bound = c / (latencyMs / 1000.0);
+                    String row = String.format(
+                            "%,6d %6s %,8d %,10d %,10.0f %,10.0f %6.0f%% %8d %12.1f %10.1f %10.3f   %s -> %s",
+                            c,
+                            pool > 0 ? Integer.toString(pool) : "-",
+                            n,
+                            llm.peakInFlight(),
+                            rate,
+                            bound,
+                            100 * rate / bound,
+                            w.peakThreads(),
+                            w.peakHeapBytes() / 1048576.0,
+                            w.peakRssBytes() / 1048576.0,
+                            (double) (w.cpuMillis() - w.readyCpu()) / n,
+                            load,
+                            loadAverage());
+                    System.out.println(row);
+                    rows.add(row);
+                }
             }
         }
         System.out.printf(
                 "%nINFLIGHT endpoint latency %d ms, 1 worker (-Xmx2g ceiling), %d cores%n",
                 latencyMs, Runtime.getRuntime().availableProcessors());
         System.out.printf(
-                "%6s %8s %10s %10s %10s %7s %8s %12s %10s %10s   %s%n",
+                "%6s %6s %8s %10s %10s %10s %7s %8s %12s %10s %10s   %s%n",
                 "conc",
+                "work",
                 "cases",
                 "peak req",
                 "cases/s",

@@ -14,6 +14,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -73,7 +74,7 @@ class CallsInFlightTest {
     void aThousandCallsInFlightOnABoundedNumberOfThreadsAndEveryCaseSettlesOnce() throws Exception {
         UUID run = fx.prepare("""
                 name: in-flight
-                agent: {kind: http, url: "%s", model: test, max_attempts: 1, timeout_seconds: 180}
+                agent: {kind: http, url: "%s", model: test, max_attempts: 1, timeout_seconds: 180, connect_timeout_seconds: 120}
                 evaluators:
                   - {name: exact, kind: exact_match}
                 gates:
@@ -90,8 +91,17 @@ class CallsInFlightTest {
         try (Placements p = Placements.open(fx.control, ExecutionConfig.defaults())) {
             new Admission(p, fx.storage).admit(run);
             int before = liveThreadsBesidesTheServer();
-            CompletableFuture<Worker.Report> worker = CompletableFuture.supplyAsync(
-                    () -> new Worker(p, fx.storage, options, Worker.Listener.NONE).run(), r -> {
+            AtomicInteger errored = new AtomicInteger();
+            Worker.Listener listener = new Worker.Listener() {
+                @Override
+                public void caseExecuted(UUID runId, Duration agentTime, boolean error) {
+                    if (error) {
+                        errored.incrementAndGet();
+                    }
+                }
+            };
+            CompletableFuture<Worker.Report> worker =
+                    CompletableFuture.supplyAsync(() -> new Worker(p, fx.storage, options, listener).run(), r -> {
                         Thread t = new Thread(r, "worker-under-test");
                         t.setDaemon(true);
                         t.start();
@@ -117,6 +127,7 @@ class CallsInFlightTest {
                     .as("threads the worker added with %d calls in flight", inFlight)
                     .isLessThanOrEqualTo(MAX_ADDED_THREADS);
             assertThat(report.casesExecuted()).isEqualTo(CASES);
+            assertThat(errored).as("cases whose agent call errored").hasValue(0);
             assertThat(report.chunksFailed()).isZero();
             assertThat(fx.runStatus(run)).isEqualTo("settled");
         }

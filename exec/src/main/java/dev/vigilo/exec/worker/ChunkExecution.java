@@ -101,10 +101,13 @@ final class ChunkExecution implements ChunkExecutor {
     private static final Duration READ = Duration.ofSeconds(120);
 
     /**
-     * The short steps of every execution: the machine's cores, at least 2 and at most 8 (the steps wait for the
-     * object store too: transcripts, large outputs, partial receipt links).
+     * The short steps of every execution: 32 threads, whatever the concurrency (the system property {@code
+     * vigilo.worker.workThreads} sets another number, for measurements). Not the cores alone: the steps also wait for
+     * the object store (each transcript and partial receipt link is a create with fsync, 5-50 ms on a busy disk), so
+     * a pool of 2 on a 2-core machine held 1,024 calls' answers in its queue and reached 6% of the latency bound
+     * (docs/benchmarks.md, "Calls in flight").
      */
-    static final int WORK_THREADS = Math.max(2, Math.min(8, Runtime.getRuntime().availableProcessors()));
+    static final int WORK_THREADS = Math.max(1, Integer.getInteger("vigilo.worker.workThreads", 32));
     /** The default bound of the blocking pool (command agents' processes, agents with tools, judges). */
     static final int DEFAULT_PROCESSES = 256;
 
