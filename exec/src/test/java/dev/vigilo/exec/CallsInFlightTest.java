@@ -32,11 +32,12 @@ class CallsInFlightTest {
     private static final int CASES = 2048;
     /**
      * The most threads the worker may add while 1,024 calls are in flight. Its threads: the chunk pool (at most
-     * {@code Worker.chunksHeld(1024)} = 38, here 21: the run's 21 chunks), the executor's work pool (at most 8), the
-     * HTTP client's executor (the cores, at least 2) with its selector and timer threads, the heartbeat, the partial
-     * flush ticker, the database pools' and the object store's threads, the JIT and GC threads the load wakes: about
-     * 70 on this machine. A thread per call in flight (the case pool and the cached HTTP executor before) would add
-     * over 1,024; 160 leaves room for the fixed ones on a larger machine and fails long before a thread per call.
+     * {@code Worker.chunksHeld(1024)} = 38, here 21: the run's 21 chunks), the executor's work pool (32, created as
+     * answers come), the HTTP client's executor (the cores, at least 2) with its selector and timer threads, the
+     * heartbeat, the partial flush ticker, the database pools' and the object store's threads, and the JIT and GC
+     * threads the load wakes: about 100 at most, 31-35 measured while every answer is held. A thread per call in
+     * flight (the case pool and the cached HTTP executor before) would add over 1,024; 160 leaves room for a larger
+     * machine's fixed threads and fails long before a thread per call.
      */
     private static final int MAX_ADDED_THREADS = 160;
 
