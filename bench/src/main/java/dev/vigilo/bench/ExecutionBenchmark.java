@@ -267,7 +267,7 @@ public final class ExecutionBenchmark {
 
     /** The heap the {@code vigilo} launcher gives {@code vigilo worker --concurrency n} (docs/configuration.md). */
     static int launcherHeapMiB(int concurrency) {
-        return 96 + 2 * concurrency;
+        return concurrency <= 64 ? 96 + 2 * concurrency : 224 + (concurrency - 64) / 4;
     }
 
     /** The requests-redone phase of {@code bench/run exec} alone, over a run of {@code cases}. */
@@ -423,6 +423,7 @@ public final class ExecutionBenchmark {
                             load,
                             loadAverage());
                     System.out.println(row);
+                    System.out.println("  threads at the probes' peak: " + w.threadNames());
                     rows.add(row);
                 }
             }

@@ -102,6 +102,7 @@ public final class ExecutionWorkerMain {
         System.out.println("bench-worker threads "
                 + ManagementFactory.getThreadMXBean().getPeakThreadCount() + " "
                 + ManagementFactory.getThreadMXBean().getThreadCount());
+        System.out.println("bench-worker threadnames " + sampledThreads + " " + threadNames);
         System.out.println("bench-worker exit " + peak.get() + " " + report);
         System.exit(0);
     }
@@ -143,6 +144,24 @@ public final class ExecutionWorkerMain {
             }
             System.gc();
             peak.accumulateAndGet(heapUsed(), Math::max);
+            sampleThreads();
+        }
+    }
+
+    /** The most live threads a probe saw, and their names without numbers, counted: what the threads are. */
+    private static int sampledThreads;
+
+    private static volatile String threadNames = "";
+
+    private static void sampleThreads() {
+        java.util.Map<String, Integer> names = new java.util.TreeMap<>();
+        Thread.getAllStackTraces()
+                .keySet()
+                .forEach(t -> names.merge(t.getName().replaceAll("[0-9]+", "#"), 1, Integer::sum));
+        int n = names.values().stream().mapToInt(Integer::intValue).sum();
+        if (n > sampledThreads) {
+            sampledThreads = n;
+            threadNames = names.toString().replace(" ", "");
         }
     }
 

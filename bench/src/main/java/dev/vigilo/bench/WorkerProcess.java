@@ -38,6 +38,7 @@ final class WorkerProcess {
     private volatile long peakHeapBytes = -1;
     private volatile long peakRssBytes = -1;
     private volatile long peakThreads = -1;
+    private volatile String threadNames = "";
     private volatile String report = "";
 
     private WorkerProcess(Process process, long launchedAt, AtomicLong runChunks) {
@@ -138,6 +139,7 @@ final class WorkerProcess {
                     case "settled" -> settledMicros = Long.parseLong(f[2]);
                     case "rss" -> peakRssBytes = Long.parseLong(f[2]);
                     case "threads" -> peakThreads = Long.parseLong(f[2]);
+                    case "threadnames" -> threadNames = f.length > 3 ? f[2] + " " + f[3] : f[2];
                     case "exit" -> {
                         peakHeapBytes = Long.parseLong(f[2]);
                         report = f.length > 3 ? f[3] : "";
@@ -148,6 +150,11 @@ final class WorkerProcess {
         } catch (IOException e) {
             // the process was killed
         }
+    }
+
+    /** The most threads a heap probe saw and their names without numbers, counted (empty without probes). */
+    String threadNames() {
+        return threadNames;
     }
 
     /** The worker's peak live thread count (from its exit lines; -1 when it did not exit normally). */
