@@ -205,9 +205,8 @@ public final class ExecutionBenchmark {
                     args.length > 4
                             ? java.util.Arrays.stream(args[4].split(","))
                                     .map(String::trim)
-                                    .mapToInt(Integer::parseInt)
-                                    .toArray()
-                            : new int[0]);
+                                    .toList()
+                            : List.of());
             return;
         }
         if (args.length > 0 && args[0].equals("memory")) {
@@ -356,7 +355,7 @@ public final class ExecutionBenchmark {
      * worker's peak thread count, its peak live heap (after a full GC every 2 s), its peak RSS and its CPU per case.
      * The worker gets a 2 GiB heap ceiling so that what it needs shows, not what a rule allowed.
      */
-    private static void inflightMain(int cases, int latencyMs, int[] concurrencies, int[] workThreads)
+    private static void inflightMain(int cases, int latencyMs, int[] concurrencies, List<String> variants)
             throws Exception {
         Path work = Files.createTempDirectory("vigilo-bench-exec-");
         System.out.printf(
@@ -371,31 +370,37 @@ public final class ExecutionBenchmark {
                 ObjectStore store = ObjectStores.open(storage.defaultStore());
                 Placements placements = Placements.open(control, ExecutionConfig.defaults())) {
             new ExecutionBenchmark(work, control, store, placements)
-                    .runInflight(cases, latencyMs, concurrencies, workThreads);
+                    .runInflight(cases, latencyMs, concurrencies, variants);
         }
         deleteTree(work);
     }
 
     /**
-     * {@code workThreads} empty: the worker's own work pool; otherwise each concurrency once per work pool size
-     * ({@code -Dvigilo.worker.workThreads}), side by side.
+     * {@code variants} empty: the worker as it is; otherwise each concurrency once per variant, side by side: a number
+     * is a work pool size ({@code -Dvigilo.worker.workThreads}), {@code jdkpool} the JVM's default common pool (a
+     * thread per async task on 2 cores) instead of the one the {@code vigilo} command sets.
      */
-    private void runInflight(int cases, int latencyMs, int[] concurrencies, int[] workThreads) throws Exception {
+    private void runInflight(int cases, int latencyMs, int[] concurrencies, List<String> variants) throws Exception {
         List<String> rows = new ArrayList<>();
-        int[] pools = workThreads.length == 0 ? new int[] {0} : workThreads;
+        List<String> pools = variants.isEmpty() ? List.of("-") : variants;
         for (int c : concurrencies) {
             int n = cases > 0 ? cases : 4 * c;
             DatasetEntry dataset = upload("inflight-" + c, n);
-            for (int pool : pools) {
+            for (String pool : pools) {
                 List<String> jvm = new ArrayList<>(List.of("-Xmx2g"));
-                if (pool > 0) {
-                    jvm.add("-Dvigilo.worker.workThreads=" + pool);
+                if (pool.equals("jdkpool")) {
+                    jvm.add("-Dvigilo.bench.asyncPool=default");
+                } else if (!pool.equals("-")) {
+                    jvm.add("-Dvigilo.worker.workThreads=" + Integer.parseInt(pool));
                 }
                 OpenAiTestServer llm = OpenAiTestServer.start();
                 Duration latency = Duration.ofMillis(latencyMs);
                 llm.answerWith(r -> answer(r).withLatency(latency));
                 try (llm) {
-                    CreateResult run = prepare(dataset, llm);
+                    // A timeout well above the latency: a call the worker gave up on would stay in flight at the
+                    // endpoint beside the one replacing it, and its case would end errored.
+                    CreateResult run =
+                            prepare(dataset, llm, PROFILE.replace("timeout_seconds: 30", "timeout_seconds: 600"));
                     String load = loadAverage();
                     Path log = work.resolve("worker-" + ++logs + ".log");
                     WorkerProcess w = WorkerProcess.start(
@@ -408,9 +413,9 @@ public final class ExecutionBenchmark {
                     double rate = n / seconds;
                     double bound = c / (latencyMs / 1000.0);
                     String row = String.format(
-                            "%,6d %6s %,8d %,10d %,10.0f %,10.0f %6.0f%% %8d %12.1f %10.1f %10.3f   %s -> %s",
+                            "%,6d %7s %,8d %,10d %,10.0f %,10.0f %6.0f%% %8d %12.1f %10.1f %10.3f   %s -> %s",
                             c,
-                            pool > 0 ? Integer.toString(pool) : "-",
+                            pool,
                             n,
                             llm.peakInFlight(),
                             rate,
@@ -423,7 +428,8 @@ public final class ExecutionBenchmark {
                             load,
                             loadAverage());
                     System.out.println(row);
-                    System.out.println("  threads at the probes' peak: " + w.threadNames());
+                    System.out.println("  errored cases " + w.erroredCases() + "; threads at the probes' peak: "
+                            + w.threadNames());
                     rows.add(row);
                 }
             }
@@ -432,9 +438,9 @@ public final class ExecutionBenchmark {
                 "%nINFLIGHT endpoint latency %d ms, 1 worker (-Xmx2g ceiling), %d cores%n",
                 latencyMs, Runtime.getRuntime().availableProcessors());
         System.out.printf(
-                "%6s %6s %8s %10s %10s %10s %7s %8s %12s %10s %10s   %s%n",
+                "%6s %7s %8s %10s %10s %10s %7s %8s %12s %10s %10s   %s%n",
                 "conc",
-                "work",
+                "variant",
                 "cases",
                 "peak req",
                 "cases/s",
