@@ -441,14 +441,20 @@ final class ChunkExecution implements ChunkExecutor {
                         Thread.currentThread().interrupt();
                         throw new CancelledException("chunk " + seed.chunkIndex() + " was cancelled");
                     }
-                    CompletableFuture<Receipt.CaseResult> f = startCase(run, ra, scope, c, entry, epoch, x -> {
-                        ran[slot] = x;
-                        // The case's last execution hands the whole entry to the partial receipts, holding its
-                        // case slot until the entry is accepted (at most 16 wait unreferenced).
-                        if (finished.incrementAndGet() == runs.size() && partials != null) {
-                            partials.finished(assemble(ra, before, runs, List.of(ran), epochs));
-                        }
-                    });
+                    CompletableFuture<Receipt.CaseResult> f;
+                    try {
+                        f = startCase(run, ra, scope, c, entry, epoch, x -> {
+                            ran[slot] = x;
+                            // The case's last execution hands the whole entry to the partial receipts, holding its
+                            // case slot until the entry is accepted (at most 16 wait unreferenced).
+                            if (finished.incrementAndGet() == runs.size() && partials != null) {
+                                partials.finished(assemble(ra, before, runs, List.of(ran), epochs));
+                            }
+                        });
+                    } catch (RuntimeException | Error failure) {
+                        slots.release(); // a worker-wide slot must not leak with the failed chunk
+                        throw failure;
+                    }
                     f.whenComplete((x, t) -> {
                         slots.release();
                         if (running.decrementAndGet() == 0) {
