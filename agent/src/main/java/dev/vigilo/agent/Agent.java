@@ -1,5 +1,10 @@
 package dev.vigilo.agent;
 
+import dev.vigilo.common.concurrent.Futures;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+
 /**
  * The agent under evaluation: a local command or an OpenAI-compatible chat completions endpoint, built from a run
  * configuration's {@code agent} object by {@link Agents#create}. The wire protocols are in
@@ -25,6 +30,21 @@ public interface Agent extends AutoCloseable {
      *     {@code input} (http agents parse it; stored cases were verified, so this means damage)
      */
     AgentOutcome run(AgentCall call);
+
+    /**
+     * Starts the agent on one case without the caller waiting (docs/execution.md, "Calls in flight"): the outcome
+     * {@link #run} would return, as a future. An agent that can wait for its model without a thread (an http agent
+     * without tools) holds none while its request is in flight and handles each answer on {@code work}; any other
+     * (a command, an http agent with tools) runs {@link #run} on {@code blocking}, a bounded pool, so at most that
+     * pool's threads of such calls run at once and the others queue. Cancelling the future stops the call (a
+     * command's process tree is killed, a request aborted); the future then ends cancelled.
+     *
+     * @param blocking where calls that block a thread run (their threads are interrupted on cancellation)
+     * @param work     where an asynchronous call's short steps run (answers, retries, the observer's callbacks)
+     */
+    default CompletableFuture<AgentOutcome> start(AgentCall call, ExecutorService blocking, Executor work) {
+        return Futures.supplyInterruptibly(blocking, () -> run(call));
+    }
 
     /** Releases shared resources. Idempotent. */
     @Override

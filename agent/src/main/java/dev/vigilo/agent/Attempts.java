@@ -1,5 +1,6 @@
 package dev.vigilo.agent;
 
+import dev.vigilo.common.concurrent.Futures;
 import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.SecretValues;
 import dev.vigilo.common.retry.RetryPolicy;
@@ -8,7 +9,11 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The retry loop shared by both agent kinds: runs attempts under a {@link RetryPolicy} (full-jitter exponential
@@ -168,6 +173,134 @@ final class Attempts {
                                     + last.message()),
                     attempts,
                     start);
+        }
+    }
+
+    /**
+     * One attempt that does not hold a thread while it waits (an HTTP request in flight): as {@link Body}, its result
+     * a future. Cancelling the future must stop what the attempt has in flight.
+     */
+    @FunctionalInterface
+    interface AsyncBody {
+        CompletableFuture<Result> attempt(int attempt, AgentObserver observer, Duration timeLeft);
+    }
+
+    /**
+     * As {@link #run(AgentObserver, CaseBudget, Body)}, without holding a thread between attempts or while one is in
+     * flight (docs/execution.md, "Calls in flight"): each attempt's result is handled on {@code work} (masking, the
+     * observer's attempt end, which writes its transcript), the wait before a retry is a timer. Cancelling the
+     * returned future cancels the attempt in flight (the future then ends cancelled, not with an outcome). An
+     * attempt whose body throws fails the future with that exception, as {@link #run} would throw it.
+     */
+    CompletableFuture<AgentOutcome> runAsync(
+            AgentObserver callObserver, CaseBudget budget, Executor work, AsyncBody body) {
+        AsyncRun r = new AsyncRun(MaskingObserver.of(callObserver, secrets), budget, work, body);
+        r.next(1);
+        return r.outcome;
+    }
+
+    /** The state of one {@link #runAsync} call; its attempts run one after another, so its lists need no lock. */
+    private final class AsyncRun {
+        final CompletableFuture<AgentOutcome> outcome = new CompletableFuture<>();
+        final AtomicReference<CompletableFuture<Result>> inFlight = new AtomicReference<>();
+        final AgentObserver observer;
+        final CaseBudget budget;
+        final Executor work;
+        final AsyncBody body;
+        final long start = System.nanoTime();
+        final List<AgentAttempt> attempts = new ArrayList<>();
+        final List<TokenUsage> used = new ArrayList<>();
+
+        AsyncRun(AgentObserver observer, CaseBudget budget, Executor work, AsyncBody body) {
+            this.observer = observer;
+            this.budget = budget;
+            this.work = work;
+            this.body = body;
+            outcome.whenComplete((o, t) -> {
+                CompletableFuture<Result> f = inFlight.get();
+                if (outcome.isCancelled() && f != null) {
+                    f.cancel(true);
+                }
+            });
+        }
+
+        void next(int n) {
+            if (outcome.isDone()) {
+                return;
+            }
+            try {
+                Instant started = Instant.now();
+                long t0 = System.nanoTime();
+                observer.onAttemptStart(n);
+                Duration left = budget.time().map(t -> t.minus(since(start))).orElse(UNLIMITED);
+                CompletableFuture<Result> f = left.isNegative() || left.isZero()
+                        ? CompletableFuture.completedFuture(Result.failed(budget.timeExceeded(since(start), n)))
+                        : body.attempt(n, observer, left);
+                inFlight.set(f);
+                if (outcome.isCancelled()) {
+                    f.cancel(true);
+                    return;
+                }
+                f.whenCompleteAsync(
+                        (r, failure) -> {
+                            if (outcome.isDone()) {
+                                return;
+                            }
+                            if (failure != null) {
+                                outcome.completeExceptionally(Futures.cause(failure));
+                                return;
+                            }
+                            try {
+                                ended(n, started, t0, r);
+                            } catch (RuntimeException | Error e) {
+                                outcome.completeExceptionally(e);
+                            }
+                        },
+                        work);
+            } catch (RuntimeException | Error e) {
+                outcome.completeExceptionally(e);
+            }
+        }
+
+        private void ended(int n, Instant started, long t0, Result result) {
+            Result r = limited(masked(result), budget, start, n, used);
+            AgentAttempt a =
+                    new AgentAttempt(n, started, Duration.ofNanos(System.nanoTime() - t0), r.error(), r.usage());
+            attempts.add(a);
+            observer.onAttemptEnd(a);
+            if (r.error().isEmpty()) {
+                outcome.complete(new AgentOutcome(
+                        AgentOutcome.Status.OK,
+                        r.output(),
+                        Optional.empty(),
+                        attempts,
+                        since(start),
+                        r.lastUsage(),
+                        r.cached(),
+                        r.toolCalls()));
+                return;
+            }
+            AgentError e = r.error().get();
+            if (!e.retryable() || n >= policy.maxAttempts()) {
+                outcome.complete(new AgentOutcome(
+                        AgentOutcome.Status.ERROR,
+                        Optional.empty(),
+                        Optional.of(e),
+                        attempts,
+                        since(start),
+                        Optional.empty()));
+                return;
+            }
+            // As the blocking loop: the server's retry-after hint, then the policy's full-jitter back-off; a timer.
+            long bound = policy.backoffBound(n + 1).toNanos();
+            long wait = r.retryAfter().toNanos()
+                    + (bound == 0 ? 0 : ThreadLocalRandom.current().nextLong(bound + 1));
+            if (wait <= 0) {
+                work.execute(() -> next(n + 1));
+            } else {
+                CompletableFuture.delayedExecutor(wait, TimeUnit.NANOSECONDS, work)
+                        .execute(() -> next(n + 1));
+            }
         }
     }
 

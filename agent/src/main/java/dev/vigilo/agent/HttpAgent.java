@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.vigilo.agent.sandbox.SandboxAttempt;
+import dev.vigilo.common.concurrent.Futures;
 import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.SecretValues;
@@ -33,7 +34,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -177,6 +181,35 @@ final class HttpAgent implements Agent {
                 call.observer(),
                 call.budget(),
                 (n, observer, left) -> attempt(
+                        n,
+                        request,
+                        body,
+                        observer,
+                        left.compareTo(settings.timeout()) < 0 ? left : settings.timeout()));
+    }
+
+    /**
+     * Without tools, MCP servers or the answer cache (whose reads and writes block), a call holds no thread while its
+     * request is in flight: the request is built on the caller's thread, sent asynchronously, and each answer handled
+     * on {@code work} ({@link Attempts#runAsync}). Otherwise {@link #run} on {@code blocking}.
+     */
+    @Override
+    public CompletableFuture<AgentOutcome> start(AgentCall call, ExecutorService blocking, Executor work) {
+        if (!settings.mcpServers().isEmpty() || !settings.tools().isEmpty() || settings.cache()) {
+            return Agent.super.start(call, blocking, work);
+        }
+        ObjectNode request;
+        try {
+            request = request(call.caseRecord(), call.epoch());
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        byte[] body = Json.bytes(request);
+        return attempts.runAsync(
+                call.observer(),
+                call.budget(),
+                work,
+                (n, observer, left) -> attemptAsync(
                         n,
                         request,
                         body,
@@ -464,17 +497,10 @@ final class HttpAgent implements Agent {
             Duration limit,
             AtomicReference<JsonNode> answered) {
         observer.onRequest(n, request);
-        ChatCall call = new ChatCall(
-                settings.uri(),
-                body,
-                Map.of(),
-                settings.apiKey(),
-                limit,
-                CallEstimate.tokens(body, settings.maxTokens()),
-                limiter);
+        ChatCall chatCall = chatCall(body, limit);
         ChatExchange x;
         try {
-            x = LimitedSend.send(client, call);
+            x = LimitedSend.send(client, chatCall);
         } catch (CancelledException refused) {
             // The run's limiter refused the call (its budget cannot cover it): nothing was sent.
             return failed(AgentErrorType.CANCELLED, "request to " + url + " was not sent: " + refused.getMessage());
@@ -486,6 +512,55 @@ final class HttpAgent implements Agent {
             // The client completes every ending normally; this is only a guard.
             return brokenConnection(e.getCause());
         }
+        return exchanged(n, x, observer, answered);
+    }
+
+    private ChatCall chatCall(byte[] body, Duration limit) {
+        return new ChatCall(
+                settings.uri(),
+                body,
+                Map.of(),
+                settings.apiKey(),
+                limit,
+                CallEstimate.tokens(body, settings.maxTokens()),
+                limiter);
+    }
+
+    /** As {@link #attempt}, the request in flight without a thread; the answer is handled where it completes. */
+    private CompletableFuture<Attempts.Result> attemptAsync(
+            int n, ObjectNode request, byte[] body, AgentObserver observer, Duration limit) {
+        observer.onRequest(n, request);
+        CompletableFuture<ChatExchange> sent = LimitedSend.sendAsync(client, chatCall(body, limit));
+        CompletableFuture<Attempts.Result> out = new CompletableFuture<>();
+        out.whenComplete((r, t) -> {
+            if (out.isCancelled()) {
+                sent.cancel(true);
+            }
+        });
+        sent.whenComplete((x, t) -> {
+            if (t == null) {
+                try {
+                    out.complete(exchanged(n, x, observer, new AtomicReference<>()));
+                } catch (RuntimeException e) {
+                    out.completeExceptionally(e);
+                }
+                return;
+            }
+            Throwable cause = Futures.cause(t);
+            if (cause instanceof CancelledException refused) {
+                // The run's limiter refused the call (its budget cannot cover it): nothing was sent.
+                out.complete(failed(
+                        AgentErrorType.CANCELLED, "request to " + url + " was not sent: " + refused.getMessage()));
+            } else {
+                out.completeExceptionally(cause);
+            }
+        });
+        return out;
+    }
+
+    /** What an attempt's exchange {@code x} makes of it; a 2xx JSON answer is left in {@code answered}. */
+    private Attempts.Result exchanged(
+            int n, ChatExchange x, AgentObserver observer, AtomicReference<JsonNode> answered) {
         Optional<Attempts.Result> failure = transportFailure(x);
         if (failure.isPresent()) {
             return failure.get();

@@ -79,7 +79,9 @@ public final class OpenAiTestServer implements AutoCloseable {
         // Without TCP_NODELAY the JDK server's separate header and body writes meet delayed ACKs: ~40 ms per answer.
         System.setProperty("sun.net.httpserver.nodelay", "true");
         try {
-            HttpServer s = HttpServer.create(new InetSocketAddress(address, 0), 64);
+            // A backlog for thousands of connections opened at once (CallsInFlightTest, bench/run exec inflight): with
+            // 64, connections beyond it were refused under load and their cases errored without a request.
+            HttpServer s = HttpServer.create(new InetSocketAddress(address, 0), 4096);
             ExecutorService ex = Executors.newCachedThreadPool(r -> {
                 Thread t = new Thread(r, "openai-test-server");
                 t.setDaemon(true);

@@ -192,6 +192,23 @@ public final class ExecutionBenchmark {
             redoneMain(args.length > 1 ? Integer.parseInt(args[1]) : 10_000);
             return;
         }
+        if (args.length > 0 && args[0].equals("inflight")) {
+            inflightMain(
+                    args.length > 1 ? Integer.parseInt(args[1]) : 0,
+                    args.length > 2 ? Integer.parseInt(args[2]) : 2_000,
+                    args.length > 3
+                            ? java.util.Arrays.stream(args[3].split(","))
+                                    .map(String::trim)
+                                    .mapToInt(Integer::parseInt)
+                                    .toArray()
+                            : new int[] {64, 1024, 4096},
+                    args.length > 4
+                            ? java.util.Arrays.stream(args[4].split(","))
+                                    .map(String::trim)
+                                    .toList()
+                            : List.of());
+            return;
+        }
         if (args.length > 0 && args[0].equals("memory")) {
             memoryMain(args.length > 1 ? Integer.parseInt(args[1]) : 20_000);
             return;
@@ -249,7 +266,7 @@ public final class ExecutionBenchmark {
 
     /** The heap the {@code vigilo} launcher gives {@code vigilo worker --concurrency n} (docs/configuration.md). */
     static int launcherHeapMiB(int concurrency) {
-        return 96 + 2 * concurrency;
+        return concurrency <= 64 ? 96 + 2 * concurrency : 224 + (concurrency - 64) / 4;
     }
 
     /** The requests-redone phase of {@code bench/run exec} alone, over a run of {@code cases}. */
@@ -329,6 +346,112 @@ public final class ExecutionBenchmark {
                             .map(x -> String.format("%,.0f", x.casesPerSecond()))
                             .toList());
         }
+    }
+
+    /**
+     * {@code bench/run exec inflight}: one worker process per concurrency, each over a run of {@code cases} cases (0:
+     * four times the concurrency, four waves of calls) against an endpoint answering after {@code latencyMs}: the
+     * peak of requests in flight at the endpoint, cases/s against the latency bound (concurrency / latency), the
+     * worker's peak thread count, its peak live heap (after a full GC every 2 s), its peak RSS and its CPU per case.
+     * The worker gets a 2 GiB heap ceiling so that what it needs shows, not what a rule allowed.
+     */
+    private static void inflightMain(int cases, int latencyMs, int[] concurrencies, List<String> variants)
+            throws Exception {
+        Path work = Files.createTempDirectory("vigilo-bench-exec-");
+        System.out.printf(
+                "%d cores, work dir %s; endpoint latency %d ms, concurrency %s, %s cases per run%n",
+                Runtime.getRuntime().availableProcessors(),
+                work,
+                latencyMs,
+                java.util.Arrays.toString(concurrencies),
+                cases > 0 ? String.format("%,d", cases) : "4 x concurrency");
+        StorageConfig storage = StorageConfig.localDefault(work.resolve("objects"));
+        try (ControlDatabase control = ControlDatabase.open(new ControlSettings.Embedded(work.resolve("postgres")));
+                ObjectStore store = ObjectStores.open(storage.defaultStore());
+                Placements placements = Placements.open(control, ExecutionConfig.defaults())) {
+            new ExecutionBenchmark(work, control, store, placements)
+                    .runInflight(cases, latencyMs, concurrencies, variants);
+        }
+        deleteTree(work);
+    }
+
+    /**
+     * {@code variants} empty: the worker as it is; otherwise each concurrency once per variant, side by side: a number
+     * is a work pool size ({@code -Dvigilo.worker.workThreads}), {@code jdkpool} the JVM's default common pool (a
+     * thread per async task on 2 cores) instead of the one the {@code vigilo} command sets.
+     */
+    private void runInflight(int cases, int latencyMs, int[] concurrencies, List<String> variants) throws Exception {
+        List<String> rows = new ArrayList<>();
+        List<String> pools = variants.isEmpty() ? List.of("-") : variants;
+        for (int c : concurrencies) {
+            int n = cases > 0 ? cases : 4 * c;
+            DatasetEntry dataset = upload("inflight-" + c, n);
+            for (String pool : pools) {
+                List<String> jvm = new ArrayList<>(List.of("-Xmx2g"));
+                if (pool.equals("jdkpool")) {
+                    jvm.add("-Dvigilo.bench.asyncPool=default");
+                } else if (!pool.equals("-")) {
+                    jvm.add("-Dvigilo.worker.workThreads=" + Integer.parseInt(pool));
+                }
+                OpenAiTestServer llm = OpenAiTestServer.start();
+                Duration latency = Duration.ofMillis(latencyMs);
+                llm.answerWith(r -> answer(r).withLatency(latency));
+                try (llm) {
+                    // A timeout well above the latency: a call the worker gave up on would stay in flight at the
+                    // endpoint beside the one replacing it, and its case would end errored.
+                    CreateResult run =
+                            prepare(dataset, llm, PROFILE.replace("timeout_seconds: 30", "timeout_seconds: 600"));
+                    String load = loadAverage();
+                    Path log = work.resolve("worker-" + ++logs + ".log");
+                    WorkerProcess w = WorkerProcess.start(
+                            postgres, storeRoot, c, 2, log, new AtomicLong(), jvm, Optional.empty());
+                    if (!w.awaitExit(3600) || w.exitValue() != 0) {
+                        kill(w);
+                        throw new IllegalStateException("the worker did not end well; its log: " + log);
+                    }
+                    double seconds = (w.lastChunkAt() - w.claimAt()) / 1000.0;
+                    double rate = n / seconds;
+                    double bound = c / (latencyMs / 1000.0);
+                    String row = String.format(
+                            "%,6d %7s %,8d %,10d %,10.0f %,10.0f %6.0f%% %8d %12.1f %10.1f %10.3f   %s -> %s",
+                            c,
+                            pool,
+                            n,
+                            llm.peakInFlight(),
+                            rate,
+                            bound,
+                            100 * rate / bound,
+                            w.peakThreads(),
+                            w.peakHeapBytes() / 1048576.0,
+                            w.peakRssBytes() / 1048576.0,
+                            (double) (w.cpuMillis() - w.readyCpu()) / n,
+                            load,
+                            loadAverage());
+                    System.out.println(row);
+                    System.out.println("  errored cases " + w.erroredCases() + "; threads at the probes' peak: "
+                            + w.threadNames());
+                    rows.add(row);
+                }
+            }
+        }
+        System.out.printf(
+                "%nINFLIGHT endpoint latency %d ms, 1 worker (-Xmx2g ceiling), %d cores%n",
+                latencyMs, Runtime.getRuntime().availableProcessors());
+        System.out.printf(
+                "%6s %7s %8s %10s %10s %10s %7s %8s %12s %10s %10s   %s%n",
+                "conc",
+                "variant",
+                "cases",
+                "peak req",
+                "cases/s",
+                "bound/s",
+                "of bnd",
+                "threads",
+                "live heap MiB",
+                "RSS MiB",
+                "CPU ms/case",
+                "load before -> after");
+        rows.forEach(System.out::println);
     }
 
     private static void judgeMain(int cases, int epochs) throws Exception {

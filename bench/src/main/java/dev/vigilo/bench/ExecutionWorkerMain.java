@@ -29,6 +29,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *                                         time (at exit)
  * bench-worker settled MICROSECONDS CPU_MS         (when this worker settled the run: how long settlement took)
  * bench-worker rss PEAK_RSS_BYTES             the process's peak resident set ({@code VmHWM}, -1 where unknown)
+ * bench-worker errored CASES                  executed cases that ended errored
+ * bench-worker threads PEAK LIVE              the process's peak and final live thread counts
  * bench-worker exit PEAK_LIVE_HEAP_BYTES REPORT
  * </pre>
  *
@@ -40,6 +42,10 @@ public final class ExecutionWorkerMain {
     private ExecutionWorkerMain() {}
 
     public static void main(String[] args) throws Exception {
+        // As the vigilo command does; -Dvigilo.bench.asyncPool=default leaves the JVM's default (an A/B of it).
+        if (!"default".equals(System.getProperty("vigilo.bench.asyncPool"))) {
+            dev.vigilo.common.concurrent.Threads.asyncPoolOfAtLeastTwo();
+        }
         mark("main");
         Path postgres = Path.of(args[0]);
         StorageConfig storage = StorageConfig.localDefault(Path.of(args[1]));
@@ -57,6 +63,7 @@ public final class ExecutionWorkerMain {
         }
         AtomicBoolean claimed = new AtomicBoolean();
         AtomicLong executed = new AtomicLong();
+        AtomicLong erroredCases = new AtomicLong();
         AtomicLong agentNanos = new AtomicLong();
         Worker.Report report;
         try (ControlDatabase control = ControlDatabase.open(new ControlSettings.Embedded(postgres));
@@ -82,6 +89,9 @@ public final class ExecutionWorkerMain {
                 @Override
                 public void caseExecuted(UUID runId, Duration agentTime, boolean errored) {
                     executed.incrementAndGet();
+                    if (errored) {
+                        erroredCases.incrementAndGet();
+                    }
                     agentNanos.addAndGet(agentTime.toNanos());
                 }
             };
@@ -98,6 +108,11 @@ public final class ExecutionWorkerMain {
         System.out.println(
                 "bench-worker agent " + executed.get() + " " + agentNanos.get() / 1_000_000 + " " + cpuMillis());
         System.out.println("bench-worker rss " + peakRssBytes());
+        System.out.println("bench-worker errored " + erroredCases.get());
+        System.out.println("bench-worker threads "
+                + ManagementFactory.getThreadMXBean().getPeakThreadCount() + " "
+                + ManagementFactory.getThreadMXBean().getThreadCount());
+        System.out.println("bench-worker threadnames " + sampledThreads + " " + threadNames);
         System.out.println("bench-worker exit " + peak.get() + " " + report);
         System.exit(0);
     }
@@ -139,6 +154,35 @@ public final class ExecutionWorkerMain {
             }
             System.gc();
             peak.accumulateAndGet(heapUsed(), Math::max);
+            sampleThreads();
+        }
+    }
+
+    /** The most live threads a probe saw, and their names without numbers, counted: what the threads are. */
+    private static int sampledThreads;
+
+    private static volatile String threadNames = "";
+
+    private static int unnamedShown;
+
+    private static void sampleThreads() {
+        java.util.Map<String, Integer> names = new java.util.TreeMap<>();
+        java.util.Map<Thread, StackTraceElement[]> all = Thread.getAllStackTraces();
+        all.keySet().forEach(t -> names.merge(t.getName().replaceAll("[0-9]+", "#"), 1, Integer::sum));
+        // What an unnamed thread runs (a library's thread per task shows here): its stack, once, on standard error.
+        all.forEach((t, stack) -> {
+            if (unnamedShown < 3 && t.getName().matches("Thread-[0-9]+") && stack.length > 0) {
+                unnamedShown++;
+                System.err.println("unnamed thread " + t.getName() + ":");
+                for (StackTraceElement e : stack) {
+                    System.err.println("    at " + e);
+                }
+            }
+        });
+        int n = names.values().stream().mapToInt(Integer::intValue).sum();
+        if (n > sampledThreads) {
+            sampledThreads = n;
+            threadNames = names.toString().replace(" ", "");
         }
     }
 

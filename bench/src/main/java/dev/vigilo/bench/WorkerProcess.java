@@ -37,6 +37,9 @@ final class WorkerProcess {
     private volatile long settledMicros = -1;
     private volatile long peakHeapBytes = -1;
     private volatile long peakRssBytes = -1;
+    private volatile long peakThreads = -1;
+    private volatile long erroredCases = -1;
+    private volatile String threadNames = "";
     private volatile String report = "";
 
     private WorkerProcess(Process process, long launchedAt, AtomicLong runChunks) {
@@ -136,6 +139,9 @@ final class WorkerProcess {
                     }
                     case "settled" -> settledMicros = Long.parseLong(f[2]);
                     case "rss" -> peakRssBytes = Long.parseLong(f[2]);
+                    case "threads" -> peakThreads = Long.parseLong(f[2]);
+                    case "errored" -> erroredCases = Long.parseLong(f[2]);
+                    case "threadnames" -> threadNames = f.length > 3 ? f[2] + " " + f[3] : f[2];
                     case "exit" -> {
                         peakHeapBytes = Long.parseLong(f[2]);
                         report = f.length > 3 ? f[3] : "";
@@ -146,6 +152,21 @@ final class WorkerProcess {
         } catch (IOException e) {
             // the process was killed
         }
+    }
+
+    /** The most threads a heap probe saw and their names without numbers, counted (empty without probes). */
+    String threadNames() {
+        return threadNames;
+    }
+
+    /** Executed cases that ended errored (from the exit lines; -1 when it did not exit normally). */
+    long erroredCases() {
+        return erroredCases;
+    }
+
+    /** The worker's peak live thread count (from its exit lines; -1 when it did not exit normally). */
+    long peakThreads() {
+        return peakThreads;
     }
 
     /** Microseconds this worker's settlement of the run took; -1 when another worker settled it. */

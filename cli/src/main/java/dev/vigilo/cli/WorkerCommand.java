@@ -49,7 +49,8 @@ final class WorkerCommand implements Callable<Integer> {
             names = "--concurrency",
             paramLabel = "N",
             defaultValue = "" + DEFAULT_CONCURRENCY,
-            description = "Cases (and chunks) executed at once, 1..256 (default ${DEFAULT-VALUE}).")
+            description = "Case executions in flight at once, 1..4096 (default ${DEFAULT-VALUE}); an http agent"
+                    + " without tools waits for its model without a thread.")
     int concurrency;
 
     @Option(names = "--exit-when-idle", description = "Exit 0 once no run has claimable or leased work left.")
@@ -57,6 +58,13 @@ final class WorkerCommand implements Callable<Integer> {
 
     @Mixin
     JsonOption json;
+
+    @Option(
+            names = "--processes",
+            paramLabel = "N",
+            description = "Blocking calls run at once, 1..4096 (default: the concurrency, at most 256): command"
+                    + " agents' processes, http agents with tools, judges and command evaluators; the rest queue.")
+    Integer processes;
 
     @Option(
             names = "--metrics-port",
@@ -74,9 +82,13 @@ final class WorkerCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        if (concurrency < 1 || concurrency > 256) {
-            throw new InvalidInputException("--concurrency must be between 1 and 256, got " + concurrency
-                    + "; for example --concurrency " + DEFAULT_CONCURRENCY);
+        if (concurrency < 1 || concurrency > Worker.Options.MAX_CONCURRENCY) {
+            throw new InvalidInputException("--concurrency must be between 1 and " + Worker.Options.MAX_CONCURRENCY
+                    + ", got " + concurrency + "; for example --concurrency " + DEFAULT_CONCURRENCY);
+        }
+        if (processes != null && (processes < 1 || processes > Worker.Options.MAX_CONCURRENCY)) {
+            throw new InvalidInputException("--processes must be between 1 and " + Worker.Options.MAX_CONCURRENCY
+                    + ", got " + processes + "; for example --processes 64");
         }
         Optional<DashboardOptions> metrics = metricsOptions();
         PrintWriter out = CommandSupport.out(spec);
@@ -103,6 +115,9 @@ final class WorkerCommand implements Callable<Integer> {
                         listener,
                         AgentEnvironment.system(),
                         CommandSupport.root(spec).environment().vigiloHome().resolve("sandboxes"));
+                if (processes != null) {
+                    worker.limitProcesses(processes);
+                }
                 Worker stoppable = worker;
                 signal.onSignal(() -> {
                     readiness.stopping();

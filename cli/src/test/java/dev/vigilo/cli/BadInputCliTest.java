@@ -46,6 +46,14 @@ class BadInputCliTest {
     }
 
     @Test
+    void aWorkersConcurrencyAndProcessesOutOfRangeAreInputErrors() {
+        assertThat(oneLine(cli.run("worker", "--concurrency", "4097"), ExitCode.INVALID_INPUT))
+                .contains("--concurrency must be between 1 and 4096, got 4097");
+        assertThat(oneLine(cli.run("worker", "--processes", "0"), ExitCode.INVALID_INPUT))
+                .contains("--processes must be between 1 and 4096, got 0");
+    }
+
+    @Test
     void badExperimentAndPipelineNamesAreInputErrors() {
         String line = oneLine(
                 cli.run(

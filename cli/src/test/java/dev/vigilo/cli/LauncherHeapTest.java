@@ -66,14 +66,16 @@ class LauncherHeapTest {
     }
 
     @Test
-    void aWorkersHeapIs96MiBPlus2MiBPerCaseRunAtOnce() throws Exception {
+    void aWorkersHeapIs96MiBPlus2MiBPerCaseInFlightUpTo64ThenAQuarterMiB() throws Exception {
         assertThat(launch(Map.of(), "worker").heaps()).containsExactly("-Xmx104m");
         assertThat(launch(Map.of(), "worker", "--concurrency", "64", "--exit-when-idle")
                         .heaps())
                 .containsExactly("-Xmx224m");
         assertThat(launch(Map.of(), "--control-db", "jdbc:postgresql://h/db", "worker", "--concurrency=256")
                         .heaps())
-                .containsExactly("-Xmx608m");
+                .containsExactly("-Xmx272m");
+        assertThat(launch(Map.of(), "worker", "--concurrency", "1024").heaps()).containsExactly("-Xmx464m");
+        assertThat(launch(Map.of(), "worker", "--concurrency=4096").heaps()).containsExactly("-Xmx1232m");
         // The command's own arguments reach it unchanged.
         Launch l = launch(Map.of(), "worker", "--concurrency", "8");
         assertThat(l.javaArguments())
@@ -94,6 +96,7 @@ class LauncherHeapTest {
         assertThat(launch(Map.of(), "worker", "--concurrency", "many").heaps()).containsExactly("-Xmx104m");
         assertThat(launch(Map.of(), "worker", "--concurrency", "100000").heaps())
                 .containsExactly("-Xmx104m");
+        assertThat(launch(Map.of(), "worker", "--concurrency", "4097").heaps()).containsExactly("-Xmx104m");
     }
 
     @Test

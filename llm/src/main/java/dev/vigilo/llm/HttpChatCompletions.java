@@ -24,9 +24,15 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * {@link ChatCompletions} over the JDK HTTP/1.1 client: asynchronous end to end (a limiter's wait and each call's
- * timeout are timers, not sleeping threads), one connection pool for every call.
+ * timeout are timers, not sleeping threads), one connection pool for every call. The client's executor is a fixed
+ * set of {@link #THREADS} threads, however many calls are in flight (docs/execution.md, "Calls in flight"): the
+ * client's selector thread does the socket I/O, these threads only hand on what it read and complete the calls'
+ * futures, so a thread per call (a cached pool grows one under load) buys nothing and costs a stack per call.
  */
 final class HttpChatCompletions implements ChatCompletions {
+    /** The client executor's threads: the machine's cores, at least 2. */
+    static final int THREADS = Math.max(2, Runtime.getRuntime().availableProcessors());
+
     private final HttpOptions options;
     private final ExecutorService executor;
     private final ScheduledThreadPoolExecutor timers;
@@ -34,7 +40,7 @@ final class HttpChatCompletions implements ChatCompletions {
 
     HttpChatCompletions(HttpOptions options) {
         this.options = options;
-        this.executor = Executors.newCachedThreadPool(Threads.daemonFactory(options.threadName()));
+        this.executor = Executors.newFixedThreadPool(THREADS, Threads.daemonFactory(options.threadName()));
         this.timers = new ScheduledThreadPoolExecutor(1, Threads.daemonFactory(options.threadName() + "-timer"));
         // A finished call's timeout must not stay queued until it would have fired.
         this.timers.setRemoveOnCancelPolicy(true);

@@ -17,6 +17,24 @@ public final class Threads {
 
     private Threads() {}
 
+    /** The JDK's property of the common fork-join pool's parallelism. */
+    static final String COMMON_PARALLELISM = "java.util.concurrent.ForkJoinPool.common.parallelism";
+
+    /**
+     * Gives the JVM's common fork-join pool at least 2 threads on a machine of 1 or 2 cores (where its default is 1),
+     * unless the property is set already; call first thing in {@code main}, before anything uses a {@code
+     * CompletableFuture}. Why: with a parallelism below 2, {@code CompletableFuture}'s default async executor starts a
+     * new thread per task, and the JDK HTTP client completes every {@code sendAsync} through that executor, so each
+     * model call's answer started a thread (issue 27: 100,063 thread starts in one run; docs/execution.md, "Calls in
+     * flight"). With 2 the common pool serves them on 2 threads.
+     */
+    public static void asyncPoolOfAtLeastTwo() {
+        if (System.getProperty(COMMON_PARALLELISM) == null
+                && Runtime.getRuntime().availableProcessors() <= 2) {
+            System.setProperty(COMMON_PARALLELISM, "2");
+        }
+    }
+
     /** A factory of daemon threads named {@code vigilo-<role>-1}, {@code vigilo-<role>-2}, ... */
     public static ThreadFactory daemonFactory(String role) {
         String prefix = "vigilo-" + checked(role) + "-";

@@ -53,15 +53,19 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -82,15 +86,39 @@ import org.slf4j.LoggerFactory;
  * chain's entries forward and runs only its other cases, writing a version 7 receipt (docs/execution.md, "Resume from
  * partial receipts"); a chain that does not verify is logged and the chunk executed whole.
  *
- * <p>Bounds: at most {@code concurrency} cases run at once in the worker; a chunk keeps at most
- * {@link ChunkCases#DEFAULT_RESIDENT_BYTES} of case bytes in flight. Interruption cancels the chunk's running cases
- * (agents' child processes are killed) and ends with {@link CancelledException}. Thread-safe.
+ * <p>Bounds (docs/execution.md, "Calls in flight"): at most {@code concurrency} executions are in flight in the
+ * worker (a worker-wide semaphore the chunk threads take a slot of before they start one); a chunk keeps at most
+ * {@link ChunkCases#DEFAULT_RESIDENT_BYTES} of case bytes in flight. An execution holds no thread while its agent
+ * waits for a model ({@link Agent#start}): the short steps (answers, evaluators that do not block, transcripts,
+ * receipt entries) run on a fixed pool of {@link #WORK_THREADS} threads, and what blocks (command agents, agents
+ * with tools, the answer cache, judges and command evaluators, sandboxed executions) on a bounded pool of
+ * {@code processes} threads, so threads do not grow with the calls in flight. Interruption cancels the chunk's
+ * running cases (agents' child processes are killed, requests aborted) and ends with {@link CancelledException}.
+ * Thread-safe.
  */
 final class ChunkExecution implements ChunkExecutor {
     private static final Logger LOG = LoggerFactory.getLogger(ChunkExecution.class);
     private static final Duration READ = Duration.ofSeconds(120);
 
-    private final ExecutorService cases;
+    /**
+     * The short steps of every execution: 32 threads, whatever the concurrency (the system property {@code
+     * vigilo.worker.workThreads} sets another number, for measurements). Not the cores alone: the steps also wait for
+     * the object store (each transcript and partial receipt link is a create with fsync, 5-50 ms on a busy disk), so
+     * a pool of 2 on a 2-core machine held 1,024 calls' answers in its queue and reached 6% of the latency bound
+     * (docs/benchmarks.md, "Calls in flight").
+     */
+    static final int WORK_THREADS = Math.max(1, Integer.getInteger("vigilo.worker.workThreads", 32));
+    /** The default bound of the blocking pool (command agents' processes, agents with tools, judges). */
+    static final int DEFAULT_PROCESSES = 256;
+
+    /** The executions in flight in the worker, at most {@code concurrency}. */
+    private final Semaphore slots;
+
+    private final int slotsTotal;
+    /** See {@link #WORK_THREADS}. */
+    private final ExecutorService work;
+    /** What blocks a thread, at most {@code processes} at once; idle threads end after a while. */
+    private final ThreadPoolExecutor blocking;
     /** See {@link #flushPartialsAfter}; read by the chunk threads after the worker set it. */
     private volatile Optional<Duration> partialFlush = Optional.of(Worker.Options.DEFAULT_PARTIAL_FLUSH);
 
@@ -119,15 +147,59 @@ final class ChunkExecution implements ChunkExecutor {
             CaseBudget budget,
             String provider,
             String defaultModel,
-            SandboxSettings sandbox) {}
+            SandboxSettings sandbox,
+            boolean evaluatorsBlock) {}
+
+    /** Evaluator kinds that wait for a model or a process: run on the blocking pool. */
+    private static final java.util.Set<String> BLOCKING_EVALUATORS = java.util.Set.of("judge", "panel", "command");
+
+    private static boolean blocks(EvaluatorSet evaluators) {
+        for (int i = 0; i < evaluators.size(); i++) {
+            if (BLOCKING_EVALUATORS.contains(evaluators.kind(i))) {
+                return true;
+            }
+        }
+        return false;
+    }
 
     ChunkExecution(int concurrency) {
         this(concurrency, AgentEnvironment.system());
     }
 
     ChunkExecution(int concurrency, AgentEnvironment environment) {
-        this.cases = Executors.newFixedThreadPool(concurrency, Threads.daemonFactory("case"));
+        this(concurrency, Math.min(concurrency, DEFAULT_PROCESSES), environment);
+    }
+
+    /**
+     * @param concurrency executions in flight at once in the worker
+     * @param processes   the blocking pool's threads: command agents' processes, calls of agents with tools, judges
+     *                    and command evaluators run at most this many at once (the others queue)
+     */
+    ChunkExecution(int concurrency, int processes, AgentEnvironment environment) {
+        if (concurrency < 1 || processes < 1) {
+            throw new IllegalArgumentException(
+                    "concurrency and processes must be at least 1, got " + concurrency + " and " + processes);
+        }
+        this.slots = new Semaphore(concurrency);
+        this.slotsTotal = concurrency;
+        this.work = Executors.newFixedThreadPool(WORK_THREADS, Threads.daemonFactory("case-work"));
+        int threads = Math.min(concurrency, processes);
+        this.blocking = new ThreadPoolExecutor(
+                threads, threads, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), Threads.daemonFactory("case"));
+        this.blocking.allowCoreThreadTimeOut(true);
         this.environment = environment;
+    }
+
+    /** The blocking pool's threads from now on, at most the concurrency ({@link Worker#limitProcesses}). */
+    void limitProcesses(int processes) {
+        int threads = Math.min(processes, slotsTotal);
+        if (threads > blocking.getMaximumPoolSize()) {
+            blocking.setMaximumPoolSize(threads);
+            blocking.setCorePoolSize(threads);
+        } else {
+            blocking.setCorePoolSize(threads);
+            blocking.setMaximumPoolSize(threads);
+        }
     }
 
     /**
@@ -229,16 +301,19 @@ final class ChunkExecution implements ChunkExecutor {
                 // The one pricing of an agent call's tokens: for the cost evaluator and for limits.case_cost_usd.
                 Function<List<TokenUsage>, Optional<BigDecimal>> cost =
                         used -> Receipt.Usage.of(used, List.of(), pricing).costUsd();
+                EvaluatorSet evaluators =
+                        Evaluators.fromPlan(run.configuration().path("evaluator_plan"), runEnvironment);
                 return new RunAgent(
                         Agents.create(agent, runEnvironment),
-                        Evaluators.fromPlan(run.configuration().path("evaluator_plan"), runEnvironment),
+                        evaluators,
                         EpochReduction.of(run.configuration()),
                         pricing,
                         cost,
                         budget(run, cost),
                         http ? AttemptTranscript.HTTP_PROVIDER : AttemptTranscript.COMMAND_PROVIDER,
                         model.isEmpty() ? "agent" : model,
-                        sandbox);
+                        sandbox,
+                        blocks(evaluators));
             });
         }
     }
@@ -330,14 +405,14 @@ final class ChunkExecution implements ChunkExecutor {
                 ? null
                 : flushes.scheduleWithFixedDelay(
                         () -> tick(partials, seed), TICK.toMillis(), TICK.toMillis(), TimeUnit.MILLISECONDS);
-        List<List<Future<Receipt.CaseResult>>> futures = new ArrayList<>();
+        List<List<CompletableFuture<Receipt.CaseResult>>> futures = new ArrayList<>();
         try {
             int[] position = {0};
             verified.forEach(c -> {
                 int index = position[0]++;
                 ChunkFile.Entry entry = chunk.cases().get(index);
                 List<Integer> runs = toRun.get(index);
-                List<Future<Receipt.CaseResult>> perCase = new ArrayList<>(runs.size());
+                List<CompletableFuture<Receipt.CaseResult>> perCase = new ArrayList<>(runs.size());
                 if (runs.isEmpty()) {
                     futures.add(perCase); // carried forward: nothing runs, no bytes are held
                     return;
@@ -358,28 +433,41 @@ final class ChunkExecution implements ChunkExecutor {
                     int e = runs.get(k);
                     int slot = k;
                     int epoch = epochs > 1 ? e : 0; // a run of one epoch names none, as before epochs existed
-                    perCase.add(cases.submit(() -> {
-                        try {
-                            Receipt.CaseResult x = runCase(run, ra, scope, c, entry, epoch);
+                    // A worker-wide slot per execution in flight, taken here (the chunk thread waits for one)
+                    // and given back when the execution ended, its entry handed to the partial receipts.
+                    try {
+                        slots.acquire();
+                    } catch (InterruptedException ie) {
+                        Thread.currentThread().interrupt();
+                        throw new CancelledException("chunk " + seed.chunkIndex() + " was cancelled");
+                    }
+                    CompletableFuture<Receipt.CaseResult> f;
+                    try {
+                        f = startCase(run, ra, scope, c, entry, epoch, x -> {
                             ran[slot] = x;
-                            // The case's last execution hands the whole entry to the partial receipts, holding
-                            // its case slot until the entry is accepted (at most 16 wait unreferenced).
+                            // The case's last execution hands the whole entry to the partial receipts, holding its
+                            // case slot until the entry is accepted (at most 16 wait unreferenced).
                             if (finished.incrementAndGet() == runs.size() && partials != null) {
                                 partials.finished(assemble(ra, before, runs, List.of(ran), epochs));
                             }
-                            return x;
-                        } finally {
-                            if (running.decrementAndGet() == 0) {
-                                inFlight.release(charge);
-                            }
+                        });
+                    } catch (RuntimeException | Error failure) {
+                        slots.release(); // a worker-wide slot must not leak with the failed chunk
+                        throw failure;
+                    }
+                    f.whenComplete((x, t) -> {
+                        slots.release();
+                        if (running.decrementAndGet() == 0) {
+                            inFlight.release(charge);
                         }
-                    }));
+                    });
+                    perCase.add(f);
                 }
                 futures.add(perCase);
             });
             List<Receipt.CaseResult> results = new ArrayList<>(futures.size());
             for (int i = 0; i < futures.size(); i++) {
-                List<Future<Receipt.CaseResult>> perCase = futures.get(i);
+                List<CompletableFuture<Receipt.CaseResult>> perCase = futures.get(i);
                 Receipt.CaseResult before =
                         previous.isPresent() ? previous.get().cases().get(i) : null;
                 long ordinal = chunk.cases().get(i).ordinal();
@@ -392,7 +480,7 @@ final class ChunkExecution implements ChunkExecutor {
                     continue;
                 }
                 List<Receipt.CaseResult> ran = new ArrayList<>(perCase.size());
-                for (Future<Receipt.CaseResult> f : perCase) {
+                for (CompletableFuture<Receipt.CaseResult> f : perCase) {
                     ran.add(f.get());
                 }
                 results.add(assemble(ra, before, toRun.get(i), ran, epochs));
@@ -606,28 +694,94 @@ final class ChunkExecution implements ChunkExecutor {
     }
 
     /**
-     * Runs on a case thread: one execution of the case (its epoch {@code epoch}, 0 in a run of one epoch): the agent
-     * (recorded as transcripts), then the evaluators of the mask, then the gate outcomes; the transcripts end with the
-     * output, the evaluators' results and the gate outcomes.
+     * Starts one execution of the case (its epoch {@code epoch}, 0 in a run of one epoch): the agent (recorded as
+     * transcripts), then the evaluators of the mask, then the gate outcomes; the transcripts end with the output, the
+     * evaluators' results and the gate outcomes; then {@code done} is given the result, before the future completes.
+     * The agent waits without a thread where it can ({@link Agent#start}); the steps after it run on the work pool, or
+     * on the blocking pool when the run's evaluators block. A sandboxed execution runs whole on the blocking pool.
+     * Cancelling the future cancels the step running (interrupting a blocking one, aborting a request).
      */
-    private Receipt.CaseResult runCase(
+    private CompletableFuture<Receipt.CaseResult> startCase(
             RunContext run,
             RunAgent ra,
             TranscriptRecorder.Scope scope,
             StoredCase c,
             ChunkFile.Entry entry,
-            int epoch) {
+            int epoch,
+            java.util.function.Consumer<Receipt.CaseResult> done) {
         TranscriptRecorder recorder = new TranscriptRecorder(scope, c, epoch, transcripts);
-        if (!ra.sandbox().sandboxed()) {
-            Evaluated e = evaluate(run, ra, recorder, c, entry, Math.max(1, epoch), Optional.empty());
-            return e.result().withTranscripts(recorder.finish(e.result(), e.output(), e.judged(), e.stopped()));
+        if (ra.sandbox().sandboxed()) {
+            // One sandbox per execution: the agent's attempts (each from a fresh copy of the workdir) and then the
+            // command evaluators, which see what the agent left. Its directory and processes go when it closes.
+            return Futures.supplyInterruptibly(blocking, () -> {
+                try (SandboxAttempt sandbox = sandboxes.start(ra.sandbox(), c.id() + (epoch > 0 ? "-e" + epoch : ""))) {
+                    CaseRecord record = new CaseRecord(c.id(), c.ordinal(), c.caseJson());
+                    AgentOutcome outcome = ra.agent()
+                            .run(new AgentCall(
+                                    record, recorder, Math.max(1, epoch), ra.budget(), Optional.of(sandbox)));
+                    Evaluated e = evaluated(run, ra, recorder, c, entry, record, outcome, Optional.of(sandbox));
+                    Receipt.CaseResult result = e.result().withKeptFiles(keep(run, sandbox.keptFiles()));
+                    result = result.withTranscripts(recorder.finish(result, e.output(), e.judged(), e.stopped()));
+                    done.accept(result);
+                    return result;
+                }
+            });
         }
-        // One sandbox per execution: the agent's attempts (each from a fresh copy of the workdir) and then the
-        // command evaluators, which see what the agent left. Its directory and processes go when it closes.
-        try (SandboxAttempt sandbox = sandboxes.start(ra.sandbox(), c.id() + (epoch > 0 ? "-e" + epoch : ""))) {
-            Evaluated e = evaluate(run, ra, recorder, c, entry, Math.max(1, epoch), Optional.of(sandbox));
-            Receipt.CaseResult result = e.result().withKeptFiles(keep(run, sandbox.keptFiles()));
-            return result.withTranscripts(recorder.finish(result, e.output(), e.judged(), e.stopped()));
+        CaseRecord record = new CaseRecord(c.id(), c.ordinal(), c.caseJson());
+        Steps steps = new Steps();
+        CompletableFuture<AgentOutcome> agent;
+        try {
+            agent = ra.agent().start(new AgentCall(record, recorder, Math.max(1, epoch), ra.budget()), blocking, work);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        steps.track(agent);
+        agent.whenComplete((outcome, failure) -> {
+            if (failure != null) {
+                steps.result.completeExceptionally(Futures.cause(failure));
+                return;
+            }
+            steps.track(Futures.supplyInterruptibly(ra.evaluatorsBlock() ? blocking : work, () -> {
+                        Evaluated e = evaluated(run, ra, recorder, c, entry, record, outcome, Optional.empty());
+                        Receipt.CaseResult result = e.result()
+                                .withTranscripts(recorder.finish(e.result(), e.output(), e.judged(), e.stopped()));
+                        done.accept(result);
+                        return result;
+                    }))
+                    .whenComplete((result, t) -> {
+                        if (t != null) {
+                            steps.result.completeExceptionally(Futures.cause(t));
+                        } else {
+                            steps.result.complete(result);
+                        }
+                    });
+        });
+        return steps.result;
+    }
+
+    /**
+     * The steps of one execution, one after another: cancelling its {@link #result} cancels the step in flight
+     * (a dependent future's cancellation does not reach the future it depends on).
+     */
+    private static final class Steps {
+        final CompletableFuture<Receipt.CaseResult> result = new CompletableFuture<>();
+        private final AtomicReference<Future<?>> step = new AtomicReference<>();
+
+        Steps() {
+            result.whenComplete((r, t) -> {
+                Future<?> f = step.get();
+                if (result.isCancelled() && f != null) {
+                    f.cancel(true);
+                }
+            });
+        }
+
+        <F extends Future<?>> F track(F f) {
+            step.set(f);
+            if (result.isCancelled()) {
+                f.cancel(true);
+            }
+            return f;
         }
     }
 
@@ -653,16 +807,16 @@ final class ChunkExecution implements ChunkExecutor {
         }
     }
 
-    private Evaluated evaluate(
+    /** What the evaluators and gates make of the agent's {@code outcome}. */
+    private Evaluated evaluated(
             RunContext run,
             RunAgent ra,
             TranscriptRecorder recorder,
             StoredCase c,
             ChunkFile.Entry entry,
-            int epoch,
+            CaseRecord record,
+            AgentOutcome outcome,
             Optional<SandboxAttempt> sandbox) {
-        CaseRecord record = new CaseRecord(c.id(), c.ordinal(), c.caseJson());
-        AgentOutcome outcome = ra.agent().run(new AgentCall(record, recorder, epoch, ra.budget(), sandbox));
         if (outcome.cancelled()) {
             throw new CancelledException("case " + c.id() + " was cancelled");
         }
@@ -841,9 +995,13 @@ final class ChunkExecution implements ChunkExecutor {
     @Override
     public void close() {
         flushes.shutdownNow();
-        cases.shutdownNow();
+        work.shutdownNow();
+        blocking.shutdownNow();
         try {
-            if (!cases.awaitTermination(CASES_STOP.toMillis(), TimeUnit.MILLISECONDS)) {
+            long until = System.nanoTime() + CASES_STOP.toNanos();
+            boolean ended = blocking.awaitTermination(CASES_STOP.toMillis(), TimeUnit.MILLISECONDS)
+                    && work.awaitTermination(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS);
+            if (!ended) {
                 LOG.warn("case threads still running {} after they were interrupted", CASES_STOP);
             }
         } catch (InterruptedException e) {

@@ -57,9 +57,10 @@ import org.slf4j.LoggerFactory;
  * its receipt under the lease (docs/execution.md, "Workers"). Also coordinates: resumes requested admissions whose
  * creator is gone and settles runs whose chunks all ended.
  *
- * <p>Threads: the thread calling {@link #run} claims chunks and coordinates; a pool of {@code concurrency} threads
- * executes claimed chunks (each chunk's cases go to a shared case pool of the same size, so at most
- * {@code concurrency} cases run at once); one heartbeat thread renews every held lease and interrupts the execution
+ * <p>Threads: the thread calling {@link #run} claims chunks and coordinates; a pool of {@link #chunksHeld} threads
+ * executes claimed chunks (enough chunks to keep {@code concurrency} cases busy, not one per case: docs/execution.md,
+ * "Calls in flight"); their cases share the executor's bounded pools and at most {@code concurrency} executions are
+ * in flight at once, waiting for models without threads; one heartbeat thread renews every held lease and interrupts the execution
  * of a chunk whose lease was lost or whose run stopped. {@link #stop} may be called from any thread (a signal
  * handler): it stops claiming, interrupts running agents and gives held chunks back.
  *
@@ -73,7 +74,7 @@ public final class Worker {
     private static final Logger LOG = LoggerFactory.getLogger(Worker.class);
 
     /**
-     * @param concurrency  cases (and chunks) executed at once, 1..256
+     * @param concurrency  executions in flight at once, 1..{@value #MAX_CONCURRENCY}
      * @param exitWhenIdle return from {@link #run} once no run has work left that this worker could do
      * @param lease        a chunk lease's length
      * @param heartbeat    how often held leases are renewed (well below {@code lease})
@@ -100,6 +101,8 @@ public final class Worker {
             RetryPolicy chunkRetry,
             RetryPolicy outageWait,
             Optional<Duration> partialFlush) {
+        /** The most executions a worker holds in flight (docs/execution.md, "Calls in flight"). */
+        public static final int MAX_CONCURRENCY = 4096;
         /** The longest a finished case entry waits for its partial receipt link by default. */
         public static final Duration DEFAULT_PARTIAL_FLUSH = Duration.ofSeconds(1);
         /** A chunk's back-off: 1 s after its first failed attempt, doubling, at most 60 s. */
@@ -155,8 +158,9 @@ public final class Worker {
         }
 
         public Options {
-            if (concurrency < 1 || concurrency > 256) {
-                throw new IllegalArgumentException("concurrency must be in 1..256, got " + concurrency);
+            if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
+                throw new IllegalArgumentException(
+                        "concurrency must be in 1.." + MAX_CONCURRENCY + ", got " + concurrency);
             }
             Objects.requireNonNull(lease, "lease");
             Objects.requireNonNull(heartbeat, "heartbeat");
@@ -416,6 +420,22 @@ public final class Worker {
     }
 
     /**
+     * Bounds the threads of blocking calls ({@code vigilo worker --processes}): command agents' processes, calls of
+     * http agents with tools, the answer cache, judges and command evaluators run at most {@code processes} at once,
+     * the others of the {@code concurrency} in flight queue (docs/execution.md, "Calls in flight"). Default
+     * {@code min(concurrency, 256)}. Call before {@link #run}.
+     */
+    public void limitProcesses(int processes) {
+        if (processes < 1 || processes > Options.MAX_CONCURRENCY) {
+            throw new IllegalArgumentException(
+                    "processes must be in 1.." + Options.MAX_CONCURRENCY + ", got " + processes);
+        }
+        if (executor instanceof ChunkExecution ce) {
+            ce.limitProcesses(processes);
+        }
+    }
+
+    /**
      * A run's budget cannot cover its next model call (called on the thread of that call): the run is paused for its
      * budget, interrupting, and this worker interrupts the chunks it holds of the run at once (other workers do at
      * their heartbeat); they are given back with their attempts refunded.
@@ -493,7 +513,8 @@ public final class Worker {
         executor.useLimiters(limiters);
         fleetLimiters = limiters;
         board = new WaitBoard(placements.control(), id, waits::current);
-        ExecutorService chunks = Executors.newFixedThreadPool(options.concurrency(), Threads.daemonFactory("chunk"));
+        ExecutorService chunks =
+                Executors.newFixedThreadPool(chunksHeld(options.concurrency()), Threads.daemonFactory("chunk"));
         ScheduledExecutorService heartbeat =
                 Executors.newSingleThreadScheduledExecutor(Threads.daemonFactory("heartbeat"));
         long beat = options.heartbeat().toMillis();
@@ -513,7 +534,7 @@ public final class Worker {
                     nextCoordination = lastCoordination + options.coordination().toNanos();
                 }
                 int outageFailures = 0;
-                if (held.size() < options.concurrency()) {
+                if (wantsChunk()) {
                     Optional<Claimed> c = claimOne();
                     if (c.isPresent()) {
                         start(chunks, c.get());
@@ -587,6 +608,37 @@ public final class Worker {
                     new CancelledException(what + ": the worker" + " stopped before it started"));
             held.remove(e.getKey());
         }
+    }
+
+    /**
+     * The most chunks a worker of {@code concurrency} holds at once: all of them up to 16 (as many chunks as cases, as
+     * before 4,096 calls in flight), beyond that 16 plus two chunks of 100 cases (the largest a plan makes) per 100
+     * cases in flight: a chunk's tail keeps few cases in flight, so twice what {@code concurrency}
+     * needs keeps it busy while chunks end, and a chunk thread per case (4,096 threads) is not held. 256: 22 chunks;
+     * 1,024: 38; 4,096: 98.
+     */
+    static int chunksHeld(int concurrency) {
+        return Math.min(concurrency, 16 + 2 * ((concurrency + 99) / 100));
+    }
+
+    /**
+     * Whether to claim another chunk: fewer than {@link #chunksHeld} held and, beyond 16, fewer cases in the held
+     * chunks than twice the concurrency (chunks of few cases need more of them; many large ones are enough).
+     */
+    private boolean wantsChunk() {
+        int n = held.size();
+        int concurrency = options.concurrency();
+        if (n >= chunksHeld(concurrency)) {
+            return false;
+        }
+        if (n < 16) {
+            return true;
+        }
+        long cases = 0;
+        for (Held h : held.values()) {
+            cases += h.lease().seed().caseCount();
+        }
+        return cases < 2L * concurrency;
     }
 
     /** Stops claiming and gives held chunks back; {@link #run} returns soon after. Callable from any thread. */
