@@ -350,7 +350,7 @@ public final class DatasetReader {
             if (!bytesMatch(inRange, decoder.digest())) {
                 // A retained case's bytes changed in memory: forget the file and decode it again from the store.
                 decoded.discard(key);
-                inRange = decodeFile(file, decoder).subList(from, to);
+                inRange = decoded.caseFile(key, () -> decodeFile(file, decoder)).subList(from, to);
             }
         }
         CaseFold.Batch batch = null;
