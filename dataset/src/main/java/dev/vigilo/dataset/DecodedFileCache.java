@@ -12,7 +12,7 @@ import java.util.function.Supplier;
 /**
  * Decoded, completely verified dataset files (case files and index documents) that {@link DatasetReader}s opened
  * with this cache share, so that a worker decodes each file once while it is retained instead of once per chunk
- * that touches it (docs/execution-reads.md, "Decoded files").
+ * that touches it (docs/execution.md, "Decoded files").
  *
  * <p>Contract:
  * <ul>

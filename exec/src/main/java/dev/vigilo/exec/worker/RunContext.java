@@ -41,7 +41,7 @@ record RunContext(
 
     /**
      * A new reader of the run's dataset through {@link #reader} and the worker's decoded files: each case file a
-     * chunk touches is decoded once while the worker retains it (docs/execution-reads.md, "Decoded files").
+     * chunk touches is decoded once while the worker retains it (docs/execution.md, "Decoded files").
      */
     DatasetReader datasetReader() {
         return DatasetReader.open(dataset, reader, decoded);
