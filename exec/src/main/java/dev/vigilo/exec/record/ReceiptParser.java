@@ -16,7 +16,6 @@ import static dev.vigilo.exec.record.JsonFields.uuid;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.common.json.StrictJson;
 import dev.vigilo.exec.record.Receipt.CaseResult;
@@ -373,19 +372,7 @@ public final class ReceiptParser {
         g.writeEndObject();
     }
 
-    /**
-     * A case entry as a version 7 receipt and a partial receipt write it ({@code vigilo.exec.partial-receipt}): the
-     * one case format both share, so a carried entry is compared byte for byte.
-     */
-    static ObjectNode caseNode(CaseResult c) {
-        try {
-            return (ObjectNode) MAPPER.readTree(caseBytes(c));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    /** The compact bytes of a case entry node (as {@link #caseNode} builds it, or as read from a document). */
+    /** The compact bytes of a case entry node as read from a document (the bytes {@link #caseBytes(CaseResult)} wrote). */
     public static byte[] caseBytes(JsonNode entry) {
         try {
             return MAPPER.writeValueAsBytes(entry);
@@ -394,7 +381,11 @@ public final class ReceiptParser {
         }
     }
 
-    /** The bytes of {@code c} as a version 7 receipt's case entry. */
+    /**
+     * The bytes of {@code c} as a version 7 receipt's case entry, which a partial receipt also writes
+     * ({@code vigilo.exec.partial-receipt}): the one case format both share, so a carried entry is compared byte for
+     * byte.
+     */
     public static byte[] caseBytes(CaseResult c) {
         return write(g -> writeCase(g, c, Version.V7));
     }
