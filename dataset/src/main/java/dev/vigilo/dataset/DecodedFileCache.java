@@ -1,11 +1,16 @@
 package dev.vigilo.dataset;
 
+import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.StoreBinding;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 
@@ -31,8 +36,9 @@ import java.util.function.Supplier;
  *       used first out. A case file is charged its encoded length plus {@link #CASE_CHARGE} per case (the decoded
  *       objects around each case's bytes); an index document its encoded length plus {@link #INDEX_CHARGE}. A file
  *       charged more than half the bound is not retained.</li>
- *   <li><b>Concurrency.</b> Thread-safe; decoding happens outside the lock, so concurrent misses of one file may
- *       each decode it (one outcome is retained).</li>
+ *   <li><b>Concurrency.</b> Thread-safe; decoding happens outside the lock. Concurrent misses of one file wait for
+ *       the first one's decoding (a worker's chunks reach a new case file together); when it fails, each decodes on
+ *       its own.</li>
  * </ul>
  */
 public final class DecodedFileCache {
@@ -47,6 +53,9 @@ public final class DecodedFileCache {
 
     private final long maxChargedBytes;
     private final LinkedHashMap<Object, Retained> map = new LinkedHashMap<>(64, 0.75f, true);
+    /** Decodings under way, so that concurrent misses of one key decode it once. */
+    private final Map<Object, Future<Retained>> inFlight = new HashMap<>();
+
     private long charged;
     private long evictions;
     private final LongAdder hits = new LongAdder();
@@ -88,28 +97,82 @@ public final class DecodedFileCache {
      */
     @SuppressWarnings("unchecked")
     List<StoredCase> caseFile(CaseKey key, Supplier<List<StoredCase>> decode) {
-        Object kept = get(key);
-        if (kept != null) {
-            hits.increment();
-            return (List<StoredCase>) kept;
-        }
-        misses.increment();
-        List<StoredCase> cases = List.copyOf(decode.get());
-        put(key, cases, key.ref().length() + (long) CASE_CHARGE * cases.size());
-        return cases;
+        return (List<StoredCase>) getOrDecode(key, () -> {
+            List<StoredCase> cases = List.copyOf(decode.get());
+            return new Retained(cases, key.ref().length() + (long) CASE_CHARGE * cases.size());
+        });
     }
 
     /** The index document {@code key} names: a retained one, or {@code decode}'s, retained when it fits. */
     IndexDocument index(IndexKey key, Supplier<IndexDocument> decode) {
-        Object kept = get(key);
-        if (kept != null) {
-            hits.increment();
-            return (IndexDocument) kept;
+        return (IndexDocument)
+                getOrDecode(key, () -> new Retained(decode.get(), key.ref().length() + INDEX_CHARGE));
+    }
+
+    /**
+     * The retained value of {@code key}, or the one {@code decode} gives, retained when it fits. A worker's chunks
+     * reach a new case file at about the same time (up to its concurrency of them claimed in order): concurrent misses
+     * of one key wait for the first one's decoding instead of each decoding the file. When that decoding fails, each
+     * waiting caller decodes on its own (and fails or succeeds as its own read does).
+     */
+    private Object getOrDecode(Object key, Supplier<Retained> decode) {
+        FutureTask<Retained> mine = null;
+        Future<Retained> running;
+        synchronized (this) {
+            Retained r = map.get(key);
+            if (r != null) {
+                hits.increment();
+                return r.value();
+            }
+            running = inFlight.get(key);
+            if (running == null) {
+                mine = new FutureTask<>(decode::get);
+                inFlight.put(key, mine);
+                running = mine;
+            }
+        }
+        if (mine == null) {
+            try {
+                Retained r = running.get();
+                hits.increment();
+                return r.value();
+            } catch (ExecutionException e) {
+                misses.increment();
+                Retained own = decode.get();
+                put(key, own);
+                return own.value();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new CancelledException(
+                        "interrupted while waiting for another reader's decoding of a dataset file");
+            }
         }
         misses.increment();
-        IndexDocument doc = decode.get();
-        put(key, doc, key.ref().length() + INDEX_CHARGE);
-        return doc;
+        try {
+            mine.run();
+            Retained r;
+            try {
+                r = mine.get();
+            } catch (ExecutionException e) {
+                Throwable cause = e.getCause();
+                if (cause instanceof RuntimeException re) {
+                    throw re;
+                }
+                if (cause instanceof Error err) {
+                    throw err;
+                }
+                throw new IllegalStateException(cause);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new CancelledException("interrupted while decoding a dataset file");
+            }
+            put(key, r);
+            return r.value();
+        } finally {
+            synchronized (this) {
+                inFlight.remove(key, mine);
+            }
+        }
     }
 
     /** Drops {@code key}'s entry (a retained case that no longer verified). */
@@ -121,16 +184,12 @@ public final class DecodedFileCache {
         }
     }
 
-    private synchronized Object get(Object key) {
-        Retained r = map.get(key);
-        return r == null ? null : r.value();
-    }
-
-    private synchronized void put(Object key, Object value, long charge) {
+    private synchronized void put(Object key, Retained r) {
+        long charge = r.charge();
         if (charge > maxChargedBytes / 2 || map.containsKey(key)) {
             return; // too large to share the bound, or a concurrent miss retained it first (same key, same outcome)
         }
-        map.put(key, new Retained(value, charge));
+        map.put(key, r);
         charged += charge;
         Iterator<Map.Entry<Object, Retained>> eldest = map.entrySet().iterator();
         while (map.size() > MAX_FILES || charged > maxChargedBytes) {
