@@ -99,6 +99,11 @@ import java.util.stream.Stream;
  * (its settled usage) beside those the server answered; and the worker's peak live heap of each (two more runs with
  * the probe).
  *
+ * <p>CPU ({@code bench/run exec cpu [CASES PAIRS]}, default 20,000 and 2): one worker over a run of {@code CASES}
+ * cases with a baseline build's classes ({@code BENCH_BASELINE_CP}, A) and this build's (B), in the order A B B A
+ * ({@code PAIRS} pairs): worker CPU per case over the whole run and in steady state (from the completion of the
+ * worker's chunk at a tenth of its chunks to its last: start-up and JIT warm-up left out), cases/s and load.
+ *
  * <p>Run: {@code bench/run exec [CASES SMALL]}. {@code BENCH_WORKER_OPTS} adds JVM options to the workers (e.g. a
  * flight recording).
  */
@@ -209,6 +214,12 @@ public final class ExecutionBenchmark {
                             : List.of());
             return;
         }
+        if (args.length > 0 && args[0].equals("cpu")) {
+            cpuMain(
+                    args.length > 1 ? Integer.parseInt(args[1]) : 20_000,
+                    args.length > 2 ? Integer.parseInt(args[2]) : 2);
+            return;
+        }
         if (args.length > 0 && args[0].equals("memory")) {
             memoryMain(args.length > 1 ? Integer.parseInt(args[1]) : 20_000);
             return;
@@ -294,6 +305,83 @@ public final class ExecutionBenchmark {
             }
         }
         deleteTree(work);
+    }
+
+    /** Environment variable naming the baseline build's classpath for {@code bench/run exec cpu}. */
+    static final String BASELINE_CLASSPATH = "BENCH_BASELINE_CP";
+
+    private static void cpuMain(int cases, int pairs) throws Exception {
+        String baseline = System.getenv(BASELINE_CLASSPATH);
+        if (baseline == null || baseline.isBlank()) {
+            System.err.println("bench/run exec cpu compares with a baseline build: set " + BASELINE_CLASSPATH
+                    + " to its bench classpath (DIR/bench/target/vigilo-bench-0.1.0-SNAPSHOT.jar:DIR/bench/target/lib/*"
+                    + " of a checkout of the baseline commit built with `mvn -DskipTests package -pl bench -am`)");
+            System.exit(2);
+        }
+        Path work = Files.createTempDirectory("vigilo-bench-exec-");
+        System.out.printf(
+                "%d cores, work dir %s, worker concurrency %d, -Xmx256m; %,d cases, baseline (A) against this build (B),"
+                        + " %d pair(s) A B B A ...%n",
+                Runtime.getRuntime().availableProcessors(), work, CONCURRENCY, cases, pairs);
+        StorageConfig storage = StorageConfig.localDefault(work.resolve("objects"));
+        try (ControlDatabase control = ControlDatabase.open(new ControlSettings.Embedded(work.resolve("postgres")));
+                ObjectStore store = ObjectStores.open(storage.defaultStore());
+                Placements placements = Placements.open(control, ExecutionConfig.defaults())) {
+            new ExecutionBenchmark(work, control, store, placements).runCpu(cases, pairs, baseline);
+        }
+        deleteTree(work);
+    }
+
+    /**
+     * One worker over a run of {@code cases}, alternately with the baseline's classes (A) and this build's (B), in
+     * the order A B B A (repeated {@code pairs / 2} times, an odd last pair A B): worker CPU per case over the whole
+     * run and in steady state ({@link WorkerProcess#steadyCpu}), cases/s and the load average of each, so that a
+     * change's CPU saving is measured against its baseline under the same load.
+     */
+    private void runCpu(int cases, int pairs, String baseline) throws Exception {
+        DatasetEntry dataset = upload("cpu", cases);
+        String current = System.getProperty("java.class.path");
+        List<String> order = new ArrayList<>();
+        for (int i = 0; i < pairs; i++) {
+            order.addAll(i % 2 == 0 ? List.of("A", "B") : List.of("B", "A"));
+        }
+        Map<String, List<Execution>> runs = new java.util.TreeMap<>();
+        for (String build : order) {
+            try (OpenAiTestServer llm = agent()) {
+                System.out.println(build.equals("A") ? "A (baseline):" : "B (this build):");
+                runs.computeIfAbsent(build, k -> new ArrayList<>())
+                        .add(execute(
+                                prepare(dataset, llm),
+                                1,
+                                0,
+                                List.of("-Xmx256m"),
+                                build.equals("A") ? baseline : current));
+            }
+        }
+        System.out.printf("%nCPU %,d cases, 1 worker, concurrency %d, order %s%n", cases, CONCURRENCY, order);
+        System.out.printf(
+                "%-16s %30s %30s %22s %30s%n",
+                "build",
+                "worker CPU ms per case",
+                "steady-state CPU ms per case",
+                "cases/s",
+                "load average (start -> end)");
+        for (var e : runs.entrySet()) {
+            List<Execution> ex = e.getValue();
+            System.out.printf(
+                    "%-16s %30s %30s %22s %30s%n",
+                    e.getKey().equals("A") ? "A baseline" : "B this build",
+                    ex.stream()
+                            .map(x -> String.format("%.3f", x.cpu().workers() / (double) x.cases()))
+                            .toList(),
+                    ex.stream()
+                            .map(x -> String.format("%.3f", x.steadyCpuPerCase()))
+                            .toList(),
+                    ex.stream()
+                            .map(x -> String.format("%,.0f", x.casesPerSecond()))
+                            .toList(),
+                    ex.stream().map(Execution::load).toList());
+        }
     }
 
     private static void memoryMain(int cases) throws Exception {
@@ -903,7 +991,9 @@ public final class ExecutionBenchmark {
             long steadyCases,
             Cpu cpu,
             long settleMicros,
-            double peakRssMiB) {
+            double peakRssMiB,
+            double steadyCpuPerCase,
+            String load) {
         double casesPerSecond() {
             return cases / seconds;
         }
@@ -1065,11 +1155,12 @@ public final class ExecutionBenchmark {
                 redone.firstCallMillis() / 1000.0,
                 redone.firstClaimMillis() / 1000.0);
         System.out.printf(
-                "SUMMARY %,d cases, 1 worker: %,.0f cases/s (launch to last chunk), %.3f worker CPU ms per case,"
-                        + " peak RSS %.1f MiB; after a kill of every worker: %,d requests redone of %,d cases%n",
+                "SUMMARY %,d cases, 1 worker: %,.0f cases/s (launch to last chunk), %.3f worker CPU ms per case"
+                        + " (steady state %.3f), peak RSS %.1f MiB; after a kill of every worker: %,d requests redone of %,d cases%n",
                 cases,
                 vigilo1.casesPerSecond(),
                 vigilo1.cpu().workers() / (double) vigilo1.cases(),
+                vigilo1.steadyCpuPerCase(),
                 vigilo1.peakRssMiB(),
                 redone.requestsRedone(),
                 redone.cases());
@@ -1261,13 +1352,21 @@ public final class ExecutionBenchmark {
     /** As above, the workers started with the heap options {@code heap} (empty: the JVM's default). */
     private Execution execute(CreateResult run, int workers, long heapProbeSeconds, List<String> heap)
             throws Exception {
+        return execute(run, workers, heapProbeSeconds, heap, System.getProperty("java.class.path"));
+    }
+
+    /** As above, the workers' classes from {@code classpath}. */
+    private Execution execute(CreateResult run, int workers, long heapProbeSeconds, List<String> heap, String classpath)
+            throws Exception {
         AtomicLong done = new AtomicLong();
         List<WorkerProcess> ws = new ArrayList<>();
         String load = loadAverage();
         long benchCpu = ExecutionWorkerMain.cpuMillis();
         long pg0 = pgCpu.millis().orElse(-1L);
         for (int i = 0; i < workers; i++) {
-            ws.add(startWorker(done, heapProbeSeconds, heap));
+            Path log = work.resolve("worker-" + ++logs + ".log");
+            ws.add(WorkerProcess.start(
+                    postgres, storeRoot, CONCURRENCY, heapProbeSeconds, log, done, heap, Optional.empty(), classpath));
         }
         for (WorkerProcess w : ws) {
             if (!w.awaitExit(3600)) {
@@ -1298,6 +1397,15 @@ public final class ExecutionBenchmark {
         double peak = ws.stream().mapToLong(WorkerProcess::peakHeapBytes).max().orElseThrow() / 1048576.0;
         long settle = ws.stream().mapToLong(WorkerProcess::settledMicros).max().orElse(-1);
         double rss = ws.stream().mapToLong(WorkerProcess::peakRssBytes).max().orElseThrow() / 1048576.0;
+        long steadyCpu = 0;
+        long steadyChunks = 0;
+        for (WorkerProcess w : ws) {
+            long[] s = w.steadyCpu();
+            steadyCpu += s[0];
+            steadyChunks += s[1];
+        }
+        double casesPerChunk = run.cases() / (double) run.expectedChunks();
+        String endLoad = loadAverage();
         Execution e = new Execution(
                 run.cases(),
                 (last - launched) / 1000.0,
@@ -1306,12 +1414,14 @@ public final class ExecutionBenchmark {
                 run.cases() - firstCases,
                 cpu,
                 settle,
-                rss);
+                rss,
+                steadyChunks == 0 ? Double.NaN : steadyCpu / (steadyChunks * casesPerChunk),
+                load + " -> " + endLoad);
         System.out.printf(
                 "%d worker(s)%s: %,d cases in %.1f s from launch (%,.0f cases/s), %,.0f cases/s from the first"
                         + " completed chunk to the last; verdict %s; load average %s -> %s; CPU: workers %.1f s,"
                         + " postgres %.1f s, this JVM (the agent's server, reading lines) %.1f s; peak RSS of a"
-                        + " worker %.1f MiB%n",
+                        + " worker %.1f MiB; steady-state worker CPU %.3f ms per case%n",
                 workers,
                 heapProbeSeconds > 0 ? String.format(" (peak live heap %.1f MiB)", peak) : "",
                 run.cases(),
@@ -1320,11 +1430,12 @@ public final class ExecutionBenchmark {
                 e.steadyCasesPerSecond(),
                 status.verdict().orElse("-"),
                 load,
-                loadAverage(),
+                endLoad,
                 cpu.workers() / 1000.0,
                 cpu.postgres() / 1000.0,
                 cpu.bench() / 1000.0,
-                rss);
+                rss,
+                e.steadyCpuPerCase());
         for (WorkerProcess w : ws) {
             long at = w.launchedAt();
             System.out.printf(

@@ -41,6 +41,8 @@ final class WorkerProcess {
     private volatile long erroredCases = -1;
     private volatile String threadNames = "";
     private volatile String report = "";
+    /** The process CPU milliseconds at each completed chunk, in completion order. */
+    private final List<Long> chunkCpu = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private WorkerProcess(Process process, long launchedAt, AtomicLong runChunks) {
         this.process = process;
@@ -83,6 +85,33 @@ final class WorkerProcess {
             List<String> heap,
             Optional<Path> executionConfig)
             throws IOException {
+        return start(
+                postgres,
+                storeRoot,
+                concurrency,
+                heapProbeSeconds,
+                log,
+                runChunks,
+                heap,
+                executionConfig,
+                System.getProperty("java.class.path"));
+    }
+
+    /**
+     * As above, the worker's classes from {@code classpath} (another build of the benchmark, such as a baseline
+     * built from an earlier commit, for an A/B comparison in one invocation).
+     */
+    static WorkerProcess start(
+            Path postgres,
+            Path storeRoot,
+            int concurrency,
+            long heapProbeSeconds,
+            Path log,
+            AtomicLong runChunks,
+            List<String> heap,
+            Optional<Path> executionConfig,
+            String classpath)
+            throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.addAll(heap);
@@ -92,7 +121,7 @@ final class WorkerProcess {
         }
         cmd.addAll(List.of(
                 "-cp",
-                System.getProperty("java.class.path"),
+                classpath,
                 ExecutionWorkerMain.class.getName(),
                 postgres.toString(),
                 storeRoot.toString(),
@@ -134,6 +163,7 @@ final class WorkerProcess {
                             firstChunkAt = at;
                         }
                         lastChunkAt = at;
+                        chunkCpu.add(Long.parseLong(f[3]));
                         runChunks.incrementAndGet();
                         firstChunk.countDown();
                     }
@@ -167,6 +197,21 @@ final class WorkerProcess {
     /** The worker's peak live thread count (from its exit lines; -1 when it did not exit normally). */
     long peakThreads() {
         return peakThreads;
+    }
+
+    /**
+     * Steady-state CPU: {@code {cpu ms, chunks}} from the completion of the chunk at a tenth of this worker's
+     * completed chunks to its last (start-up, JIT warm-up and the first claims left out); {@code {0, 0}} with fewer
+     * than 10 chunks.
+     */
+    long[] steadyCpu() {
+        List<Long> marks = List.copyOf(chunkCpu);
+        int n = marks.size();
+        if (n < 10) {
+            return new long[] {0, 0};
+        }
+        int k = n / 10;
+        return new long[] {marks.get(n - 1) - marks.get(k), n - 1 - k};
     }
 
     /** Microseconds this worker's settlement of the run took; -1 when another worker settled it. */

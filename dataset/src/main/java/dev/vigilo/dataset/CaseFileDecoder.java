@@ -32,6 +32,11 @@ final class CaseFileDecoder {
         this.caseParser = caseParser;
     }
 
+    /** This decoder's SHA-256 digest, for a caller on the decoder's thread between decodes (reset after each use). */
+    MessageDigest digest() {
+        return digest;
+    }
+
     /**
      * Decodes and checks a whole case file.
      *

@@ -9,9 +9,11 @@ import dev.vigilo.storage.ObjectNotFoundException;
 import dev.vigilo.storage.ObjectReader;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.ObjectStore;
+import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Deque;
 import java.util.List;
 import java.util.Objects;
@@ -47,15 +49,19 @@ public final class DatasetReader {
     private final DatasetEntry entry;
     private final ObjectReader store;
     private final int readAhead;
+    /** Decoded, verified files shared with other readers of the same worker; null: every file is decoded. */
+    private final DecodedFileCache decoded;
+
     private final CaseFileDecoder decoder = newDecoder();
     private long caseFiles;
     private long indexDocuments;
     private long bytesRead;
 
-    private DatasetReader(DatasetEntry entry, ObjectReader store, int readAhead) {
+    private DatasetReader(DatasetEntry entry, ObjectReader store, int readAhead, DecodedFileCache decoded) {
         this.entry = entry;
         this.store = store;
         this.readAhead = readAhead;
+        this.decoded = decoded;
     }
 
     /**
@@ -73,7 +79,7 @@ public final class DatasetReader {
             throw new IllegalArgumentException(
                     "read-ahead must be 0.." + MAX_READ_AHEAD + " case files, got " + caseFiles);
         }
-        return new DatasetReader(entry, store, caseFiles);
+        return new DatasetReader(entry, store, caseFiles, decoded);
     }
 
     /**
@@ -99,7 +105,22 @@ public final class DatasetReader {
                     + ", but the configured store is " + reader.binding()
                     + "; point --storage-config at a configuration with a store bound to " + entry.storage());
         }
-        return new DatasetReader(entry, reader, 0);
+        return new DatasetReader(entry, reader, 0, null);
+    }
+
+    /**
+     * Opens a reader of {@code entry}'s files through {@code reader} that takes decoded case files and index
+     * documents from {@code decoded} and retains what it decodes there, so that readers sharing the cache (a
+     * worker's chunks) decode each file once while it is retained. Every check is still made once per retained
+     * outcome, and each case served from the cache has its bytes hashed again before it is passed on
+     * ({@link DecodedFileCache}).
+     *
+     * @throws InvalidInputException when {@code reader}'s binding is not the store the dataset was written to
+     */
+    public static DatasetReader open(DatasetEntry entry, ObjectReader reader, DecodedFileCache decoded) {
+        Objects.requireNonNull(decoded, "decoded");
+        DatasetReader r = open(entry, reader);
+        return new DatasetReader(r.entry, r.store, 0, decoded);
     }
 
     /** The catalog entry this reader reads. */
@@ -316,20 +337,46 @@ public final class DatasetReader {
 
     private DecodedFile decode(
             CaseFileSpan file, CaseFileDecoder decoder, long firstOrdinal, long count, boolean foldEntries) {
-        byte[] bytes = read(file.ref());
-        List<StoredCase> all = decoder.decode(file.ref().key(), bytes, file.firstOrdinal(), file.caseCount());
-        long end = firstOrdinal + count;
-        List<StoredCase> inRange = new ArrayList<>(all.size());
-        CaseFold.Batch batch = foldEntries ? new CaseFold.Batch() : null;
-        for (StoredCase c : all) {
-            if (c.ordinal() >= firstOrdinal && c.ordinal() < end) {
-                inRange.add(c);
-                if (batch != null) {
-                    batch.add(c.ordinal(), c.id(), c.sha256());
-                }
+        // The decoded file holds exactly the ordinals [file.firstOrdinal, file.endOrdinal) in order: the range's
+        // cases are one contiguous run of it.
+        int from = (int) (Math.max(firstOrdinal, file.firstOrdinal()) - file.firstOrdinal());
+        int to = (int) (Math.min(firstOrdinal + count, file.endOrdinal()) - file.firstOrdinal());
+        List<StoredCase> inRange;
+        if (decoded == null) {
+            inRange = decodeFile(file, decoder).subList(from, to);
+        } else {
+            var key = new DecodedFileCache.CaseKey(store.binding(), file.ref(), file.firstOrdinal(), file.caseCount());
+            inRange = decoded.caseFile(key, () -> decodeFile(file, decoder)).subList(from, to);
+            if (!bytesMatch(inRange, decoder.digest())) {
+                // A retained case's bytes changed in memory: forget the file and decode it again from the store.
+                decoded.discard(key);
+                inRange = decoded.caseFile(key, () -> decodeFile(file, decoder)).subList(from, to);
             }
         }
-        return new DecodedFile(bytes.length, inRange, batch);
+        CaseFold.Batch batch = null;
+        if (foldEntries) {
+            batch = new CaseFold.Batch();
+            for (StoredCase c : inRange) {
+                batch.add(c.ordinal(), c.id(), c.sha256());
+            }
+        }
+        return new DecodedFile((int) file.ref().length(), inRange, batch);
+    }
+
+    private List<StoredCase> decodeFile(CaseFileSpan file, CaseFileDecoder decoder) {
+        byte[] bytes = read(file.ref());
+        return decoder.decode(file.ref().key(), bytes, file.firstOrdinal(), file.caseCount());
+    }
+
+    /** Whether every case's bytes still hash to its SHA-256 (cases served from the shared cache). */
+    private static boolean bytesMatch(List<StoredCase> cases, MessageDigest digest) {
+        for (StoredCase c : cases) {
+            digest.update(c.caseJson());
+            if (!Arrays.equals(digest.digest(), c.sha256().toBytes())) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static CaseFileDecoder newDecoder() {
@@ -358,10 +405,14 @@ public final class DatasetReader {
                     "index document of " + ref.length() + " bytes exceeds the format's bound of "
                             + DatasetLimits.INDEX_MAX_BYTES);
         }
-        byte[] bytes = read(ref);
         indexDocuments++;
-        bytesRead += bytes.length;
-        return IndexDocument.decode(ref.key(), bytes, expectedLevel, firstOrdinal, count);
+        bytesRead += ref.length();
+        if (decoded == null) {
+            return IndexDocument.decode(ref.key(), read(ref), expectedLevel, firstOrdinal, count);
+        }
+        return decoded.index(
+                new DecodedFileCache.IndexKey(store.binding(), ref, expectedLevel, firstOrdinal, count),
+                () -> IndexDocument.decode(ref.key(), read(ref), expectedLevel, firstOrdinal, count));
     }
 
     private byte[] read(ObjectRef ref) {

@@ -260,6 +260,89 @@ class DatasetRangeReadTest {
     }
 
     @Test
+    void readersSharingADecodedCacheReadAndDecodeEachFileOnce() {
+        DecodedFileCache decoded = new DecodedFileCache(DecodedFileCache.DEFAULT_MAX_CHARGED_BYTES);
+        List<StoredCase> first = new ArrayList<>();
+        DatasetReader.open(entry, recording, decoded).forEachCaseInRange(25, 10, first::add);
+        assertCases(first, 25, 10);
+        assertThat(recording.caseFileReads()).hasSize(2);
+        assertThat(recording.indexReads()).hasSize(4); // root, one level-1 document, two level-0 documents
+
+        // Other readers of the same cache (the worker's next chunks) read nothing: every file is retained decoded.
+        recording.clear();
+        for (long[] r : new long[][] {{25, 10}, {20, 3}, {33, 7}}) {
+            List<StoredCase> again = new ArrayList<>();
+            DatasetReader.open(entry, recording, decoded).forEachCaseInRange(r[0], r[1], again::add);
+            assertCases(again, r[0], r[1]);
+            assertThat(DatasetReader.open(entry, recording, decoded).caseFilesInRange(r[0], r[1]))
+                    .isEqualTo(reader().caseFilesInRange(r[0], r[1]));
+        }
+        assertThat(recording.caseFileReads()).isEmpty();
+        DecodedFileCache.Stats stats = decoded.stats();
+        assertThat(stats.files()).isEqualTo(6); // 4 index documents, 2 case files
+        assertThat(stats.misses()).isEqualTo(6);
+        assertThat(stats.hits()).isPositive();
+        assertThat(stats.chargedBytes()).isPositive();
+
+        // A full traversal through the cache gives what the reader without one gives.
+        List<StoredCase> all = new ArrayList<>();
+        DatasetReader.open(entry, recording, decoded).withReadAhead(3).forEachCase(all::add);
+        assertCases(all, 0, CASES);
+    }
+
+    @Test
+    void aCachedCaseWhoseBytesChangedInMemoryIsDetectedAndItsFileReadAgain() {
+        DecodedFileCache decoded = new DecodedFileCache(DecodedFileCache.DEFAULT_MAX_CHARGED_BYTES);
+        List<StoredCase> first = new ArrayList<>();
+        DatasetReader.open(entry, recording, decoded).forEachCaseInRange(40, 5, first::add);
+        first.get(2).caseJson()[3] ^= 0x01; // a caller broke the rule: the shared bytes changed
+
+        recording.clear();
+        List<StoredCase> again = new ArrayList<>();
+        DatasetReader.open(entry, recording, decoded).forEachCaseInRange(40, 5, again::add);
+        assertCases(again, 40, 5);
+        assertThat(recording.caseFileReads()).hasSize(1); // the file was read and decoded again
+        assertThat(decoded.stats().evictions()).isEqualTo(1);
+
+        // The fresh decoding is retained in place of the damaged one.
+        recording.clear();
+        List<StoredCase> third = new ArrayList<>();
+        DatasetReader.open(entry, recording, decoded).forEachCaseInRange(40, 5, third::add);
+        assertCases(third, 40, 5);
+        assertThat(recording.caseFileReads()).isEmpty();
+    }
+
+    @Test
+    void aFileThatFailsItsCheckIsNeverRetained_andAZeroBoundRetainsNothing() throws IOException {
+        DecodedFileCache decoded = new DecodedFileCache(DecodedFileCache.DEFAULT_MAX_CHARGED_BYTES);
+        CaseFileSpan victim = reader().caseFilesInRange(50, 1).get(0);
+        Path path = root.resolve(victim.ref().key().value());
+        byte[] intact = Files.readAllBytes(path);
+        byte[] bytes = intact.clone();
+        bytes[bytes.length - 10] ^= 0x01;
+        Files.write(path, bytes);
+        for (int i = 0; i < 2; i++) {
+            assertThatThrownBy(
+                            () -> DatasetReader.open(entry, recording, decoded).forEachCaseInRange(50, 1, c -> {}))
+                    .isInstanceOf(DatasetDamagedException.class);
+        }
+        assertThat(recording.caseFileReads())
+                .containsExactly(victim.ref().key(), victim.ref().key());
+        Files.write(path, intact);
+
+        DecodedFileCache none = new DecodedFileCache(0);
+        recording.clear();
+        for (int i = 0; i < 2; i++) {
+            List<StoredCase> got = new ArrayList<>();
+            DatasetReader.open(entry, recording, none).forEachCaseInRange(50, 3, got::add);
+            assertCases(got, 50, 3);
+        }
+        assertThat(recording.caseFileReads()).hasSize(2);
+        assertThat(recording.indexReads()).hasSize(6);
+        assertThat(none.stats().files()).isZero();
+    }
+
+    @Test
     void aReaderWithAnotherBindingIsRefused() {
         ObjectReader elsewhere = new ObjectReader() {
             @Override

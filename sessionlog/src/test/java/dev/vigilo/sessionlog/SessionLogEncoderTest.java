@@ -30,7 +30,9 @@ class SessionLogEncoderTest {
                     .putObject("chunk")
                     .put("type", "text-delta")
                     .put("index", 0)
-                    .put("text", "piece " + i);
+                    // escapes and non-ASCII as the writer renders them (one generator per batch must
+                    // write each line as a serialization of its own would)
+                    .put("text", "piece " + i + (i == 0 ? " \u00e9 \ud83d\ude00 \u2028 \u0001 </script> \"q\"" : ""));
             events.add(c);
         }
         for (WriterOptions opts :

@@ -13,10 +13,12 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.util.RawValue;
 import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.common.json.StrictJson;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -26,7 +28,7 @@ import java.util.List;
  * The one writer and reader of format {@code vigilo.exec.partial-receipt} (docs/formats/exec-partial-receipt.md),
  * strict like {@link ReceiptParser}: a key given twice, a missing or mistyped field, or a version this build does not
  * read is damage. The case entries are written in the version 7 receipt's case format ({@link
- * ReceiptParser#caseNode}), so a final receipt's carried entry can be compared with its partial's byte for byte.
+ * ReceiptParser#caseBytes(Receipt.CaseResult)}), so a final receipt's carried entry can be compared with its partial's byte for byte.
  */
 public final class PartialReceiptParser {
     private PartialReceiptParser() {}
@@ -81,7 +83,11 @@ public final class PartialReceiptParser {
         }
         n.put(WRITTEN_AT, p.writtenAt().toString());
         ArrayNode cases = n.putArray(ReceiptParser.CASES);
-        p.cases().forEach(c -> cases.add(ReceiptParser.caseNode(c)));
+        // Each entry is written as the bytes a receipt's case entry has (ReceiptParser.caseBytes, streamed), not
+        // as a node tree built only to be serialized.
+        p.cases()
+                .forEach(c -> cases.addRawValue(
+                        new RawValue(new String(ReceiptParser.caseBytes(c), StandardCharsets.UTF_8))));
         try {
             byte[] json = MAPPER.writeValueAsBytes(n);
             byte[] out = Arrays.copyOf(json, json.length + 1);

@@ -8,16 +8,14 @@ import static dev.vigilo.exec.record.JsonFields.longValue;
 import static dev.vigilo.exec.record.JsonFields.object;
 import static dev.vigilo.exec.record.JsonFields.optionalObject;
 import static dev.vigilo.exec.record.JsonFields.optionalText;
-import static dev.vigilo.exec.record.JsonFields.putRef;
 import static dev.vigilo.exec.record.JsonFields.sha256;
 import static dev.vigilo.exec.record.JsonFields.strings;
 import static dev.vigilo.exec.record.JsonFields.text;
 import static dev.vigilo.exec.record.JsonFields.uuid;
 
+import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.common.json.StrictJson;
 import dev.vigilo.exec.record.Receipt.CaseResult;
@@ -26,13 +24,14 @@ import dev.vigilo.exec.record.Receipt.GateOutcome;
 import dev.vigilo.exec.record.Receipt.GateTally;
 import dev.vigilo.exec.record.Receipt.TranscriptRef;
 import dev.vigilo.llm.Pricing;
+import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.math.BigDecimal;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -245,86 +244,135 @@ public final class ReceiptParser {
      */
     public static byte[] toJson(Receipt r) {
         Version version = Version.writing(r);
-        ObjectNode n = JsonFields.document(FORMAT, version.number);
-        n.put(RUN_ID, r.runId().toString());
-        n.put(CHUNK_INDEX, r.chunkIndex());
-        n.put(CHUNK_ID, r.chunkId().toString());
-        n.put(SHARD, r.shard());
-        n.put(LEASE_GENERATION, r.leaseGeneration());
-        n.put(WORKER, r.worker().toString());
-        n.put(MEMBERSHIP_SHA256, r.membership().toHex());
-        n.put(STARTED_AT, r.startedAt().toString());
-        n.put(FINISHED_AT, r.finishedAt().toString());
-        r.evaluators().forEach(n.putArray(EVALUATORS)::add);
-        r.gates().forEach(n.putArray(GATES)::add);
-        if (version.epochs) {
-            n.put(EPOCHS, r.epochCount());
-        }
-        if (version.rerun) {
-            if (r.rerun().isPresent()) {
-                putRerun(n.putObject(RERUN), r.rerun().get());
-            } else {
-                n.putNull(RERUN); // version 7 of a chunk's first execution
+        // Streamed straight into the bytes in the documented key order: a tree of nodes per case entry, built only
+        // to be serialized, was a large share of a worker's CPU per case (docs/benchmarks.md, "Execution").
+        return write(g -> {
+            g.writeStartObject();
+            g.writeStringField(JsonFields.FORMAT, FORMAT);
+            g.writeNumberField(JsonFields.VERSION, version.number);
+            g.writeStringField(RUN_ID, r.runId().toString());
+            g.writeNumberField(CHUNK_INDEX, r.chunkIndex());
+            g.writeStringField(CHUNK_ID, r.chunkId().toString());
+            g.writeNumberField(SHARD, r.shard());
+            g.writeNumberField(LEASE_GENERATION, r.leaseGeneration());
+            g.writeStringField(WORKER, r.worker().toString());
+            g.writeStringField(MEMBERSHIP_SHA256, r.membership().toHex());
+            g.writeStringField(STARTED_AT, r.startedAt().toString());
+            g.writeStringField(FINISHED_AT, r.finishedAt().toString());
+            writeStrings(g, EVALUATORS, r.evaluators());
+            writeStrings(g, GATES, r.gates());
+            if (version.epochs) {
+                g.writeNumberField(EPOCHS, r.epochCount());
             }
-        }
-        if (version.resumed) {
-            putResumed(n.putObject(RESUMED_FROM), r.resumed().orElseThrow());
-        }
-        ArrayNode a = n.putArray(CASES);
-        for (CaseResult c : r.cases()) {
-            putCase(a.addObject(), c, version);
-        }
-        ObjectNode t = n.putObject(TALLIES);
-        t.put(CASES_EXECUTED, r.cases().size());
-        t.put(CASES_ERRORED, r.casesErrored());
-        ArrayNode ta = t.putArray(GATES);
-        for (GateTally gt : r.tallies()) {
-            ta.addObject()
-                    .put(NAME, gt.name())
-                    .put(SELECTED, gt.selected())
-                    .put(PASSED, gt.passed())
-                    .put(FAILED, gt.failed())
-                    .put(ERRORED, gt.errored());
-        }
-        try {
-            byte[] json = MAPPER.writeValueAsBytes(n);
-            byte[] out = Arrays.copyOf(json, json.length + 1);
-            out[json.length] = '\n';
-            return out;
+            if (version.rerun) {
+                g.writeFieldName(RERUN);
+                if (r.rerun().isPresent()) {
+                    writeRerun(g, r.rerun().get());
+                } else {
+                    g.writeNull(); // version 7 of a chunk's first execution
+                }
+            }
+            if (version.resumed) {
+                g.writeFieldName(RESUMED_FROM);
+                writeResumed(g, r.resumed().orElseThrow());
+            }
+            g.writeArrayFieldStart(CASES);
+            for (CaseResult c : r.cases()) {
+                writeCase(g, c, version);
+            }
+            g.writeEndArray();
+            g.writeObjectFieldStart(TALLIES);
+            g.writeNumberField(CASES_EXECUTED, r.cases().size());
+            g.writeNumberField(CASES_ERRORED, r.casesErrored());
+            g.writeArrayFieldStart(GATES);
+            for (GateTally gt : r.tallies()) {
+                g.writeStartObject();
+                g.writeStringField(NAME, gt.name());
+                g.writeNumberField(SELECTED, gt.selected());
+                g.writeNumberField(PASSED, gt.passed());
+                g.writeNumberField(FAILED, gt.failed());
+                g.writeNumberField(ERRORED, gt.errored());
+                g.writeEndObject();
+            }
+            g.writeEndArray();
+            g.writeEndObject();
+            g.writeEndObject();
+            g.writeRaw('\n');
+        });
+    }
+
+    /** Writes one JSON document through {@code body}: compact, as the mapper would serialize the same tree. */
+    private static byte[] write(GeneratorBody body) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(4096);
+        try (JsonGenerator g = MAPPER.getFactory().createGenerator(out)) {
+            body.write(g);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+        return out.toByteArray();
+    }
+
+    @FunctionalInterface
+    private interface GeneratorBody {
+        void write(JsonGenerator g) throws IOException;
+    }
+
+    private static void writeStrings(JsonGenerator g, String name, List<String> values) throws IOException {
+        g.writeArrayFieldStart(name);
+        for (String v : values) {
+            g.writeString(v);
+        }
+        g.writeEndArray();
+    }
+
+    private static void writeRef(JsonGenerator g, ObjectRef ref) throws IOException {
+        g.writeStringField(JsonFields.KEY, ref.key().value());
+        g.writeNumberField(JsonFields.LENGTH, ref.length());
+        g.writeStringField(JsonFields.SHA256, ref.sha256().toHex());
+    }
+
+    private static void writeRefObject(JsonGenerator g, ObjectRef ref) throws IOException {
+        g.writeStartObject();
+        writeRef(g, ref);
+        g.writeEndObject();
+    }
+
+    /** Writes {@code value} as a string, or null when absent. */
+    private static void writeOptional(JsonGenerator g, String name, Optional<String> value) throws IOException {
+        g.writeFieldName(name);
+        if (value.isPresent()) {
+            g.writeString(value.get());
+        } else {
+            g.writeNull();
         }
     }
 
     /** One case entry in {@code version}: identity, its execution's fields and, with epochs, its epochs. */
-    private static void putCase(ObjectNode o, CaseResult c, Version version) {
-        o.put(ORDINAL, c.ordinal());
-        o.put(ID, c.id());
-        o.put(CASE_SHA256, c.caseSha256().toHex());
-        putExecution(o, c, version);
+    private static void writeCase(JsonGenerator g, CaseResult c, Version version) throws IOException {
+        g.writeStartObject();
+        g.writeNumberField(ORDINAL, c.ordinal());
+        g.writeStringField(ID, c.id());
+        g.writeStringField(CASE_SHA256, c.caseSha256().toHex());
+        writeExecution(g, c, version);
         if (version.epochs) {
-            ObjectNode passes = o.putObject(EPOCH_PASSES);
-            c.epochPasses().forEach(passes::put);
-            ArrayNode epochs = o.putArray(EPOCHS);
-            for (int i = 0; i < c.epochs().size(); i++) {
-                ObjectNode e = epochs.addObject();
-                e.put(EPOCH, i + 1);
-                putExecution(e, c.epochs().get(i), version);
+            g.writeObjectFieldStart(EPOCH_PASSES);
+            for (Map.Entry<String, Integer> e : c.epochPasses().entrySet()) {
+                g.writeNumberField(e.getKey(), e.getValue());
             }
+            g.writeEndObject();
+            g.writeArrayFieldStart(EPOCHS);
+            for (int i = 0; i < c.epochs().size(); i++) {
+                g.writeStartObject();
+                g.writeNumberField(EPOCH, i + 1);
+                writeExecution(g, c.epochs().get(i), version);
+                g.writeEndObject();
+            }
+            g.writeEndArray();
         }
+        g.writeEndObject();
     }
 
-    /**
-     * A case entry as a version 7 receipt and a partial receipt write it ({@code vigilo.exec.partial-receipt}): the
-     * one case format both share, so a carried entry is compared byte for byte.
-     */
-    static ObjectNode caseNode(CaseResult c) {
-        ObjectNode o = MAPPER.createObjectNode();
-        putCase(o, c, Version.V7);
-        return o;
-    }
-
-    /** The compact bytes of a case entry node (as {@link #caseNode} builds it, or as read from a document). */
+    /** The compact bytes of a case entry node as read from a document (the bytes {@link #caseBytes(CaseResult)} wrote). */
     public static byte[] caseBytes(JsonNode entry) {
         try {
             return MAPPER.writeValueAsBytes(entry);
@@ -333,9 +381,13 @@ public final class ReceiptParser {
         }
     }
 
-    /** The bytes of {@code c} as a version 7 receipt's case entry. */
+    /**
+     * The bytes of {@code c} as a version 7 receipt's case entry, which a partial receipt also writes
+     * ({@code vigilo.exec.partial-receipt}): the one case format both share, so a carried entry is compared byte for
+     * byte.
+     */
     public static byte[] caseBytes(CaseResult c) {
-        return caseBytes(caseNode(c));
+        return write(g -> writeCase(g, c, Version.V7));
     }
 
     /** Reads a case entry in the version 7 case format, of a document listing {@code epochCount} epochs per case. */
@@ -343,12 +395,19 @@ public final class ReceiptParser {
         return readCase(c, Version.V7, epochCount);
     }
 
-    private static void putResumed(ObjectNode o, Receipt.Resumed resumed) {
-        putRef(o.putObject(HEAD), resumed.head());
-        ArrayNode carried = o.putArray(CARRIED);
+    private static void writeResumed(JsonGenerator g, Receipt.Resumed resumed) throws IOException {
+        g.writeStartObject();
+        g.writeFieldName(HEAD);
+        writeRefObject(g, resumed.head());
+        g.writeArrayFieldStart(CARRIED);
         for (Receipt.Carried c : resumed.carried()) {
-            carried.addObject().put(ORDINAL, c.ordinal()).put(LEASE_GENERATION, c.generation());
+            g.writeStartObject();
+            g.writeNumberField(ORDINAL, c.ordinal());
+            g.writeNumberField(LEASE_GENERATION, c.generation());
+            g.writeEndObject();
         }
+        g.writeEndArray();
+        g.writeEndObject();
     }
 
     private static Receipt.Resumed readResumed(JsonNode n) {
@@ -367,81 +426,110 @@ public final class ReceiptParser {
     }
 
     /** One execution's fields, shared by a case entry and an epoch entry. */
-    private static void putExecution(ObjectNode o, CaseResult c, Version version) {
-        o.put(STATUS, c.errored() ? STATUS_ERRORED : STATUS_OK);
-        o.put(OUTPUT, c.output().orElse(null));
+    private static void writeExecution(JsonGenerator g, CaseResult c, Version version) throws IOException {
+        g.writeStringField(STATUS, c.errored() ? STATUS_ERRORED : STATUS_OK);
+        writeOptional(g, OUTPUT, c.output());
+        g.writeFieldName(OUTPUT_REF);
         if (c.outputRef().isPresent()) {
-            putRef(o.putObject(OUTPUT_REF), c.outputRef().get());
+            writeRefObject(g, c.outputRef().get());
         } else {
-            o.putNull(OUTPUT_REF);
+            g.writeNull();
         }
-        o.put(OUTPUT_LENGTH, c.outputLength());
-        o.put(OUTPUT_SHA256, c.outputSha256().map(Sha256::toHex).orElse(null));
-        o.put(ATTEMPTS, c.attempts());
-        o.put(AGENT_MS, c.agentMillis());
-        putError(o, c.error());
-        ArrayNode ev = o.putArray(EVALUATORS);
+        g.writeNumberField(OUTPUT_LENGTH, c.outputLength());
+        writeOptional(g, OUTPUT_SHA256, c.outputSha256().map(Sha256::toHex));
+        g.writeNumberField(ATTEMPTS, c.attempts());
+        g.writeNumberField(AGENT_MS, c.agentMillis());
+        writeError(g, c.error());
+        g.writeArrayFieldStart(EVALUATORS);
         for (EvaluatorResult e : c.evaluatorResults()) {
-            ObjectNode x = ev.addObject();
-            x.put(NAME, e.name());
-            x.put(PASSED, e.passed());
-            x.put(SCORE, e.score());
-            putError(x, e.error());
-            x.put(MS, e.millis());
+            g.writeStartObject();
+            g.writeStringField(NAME, e.name());
+            g.writeBooleanField(PASSED, e.passed());
+            g.writeNumberField(SCORE, e.score());
+            writeError(g, e.error());
+            g.writeNumberField(MS, e.millis());
             if (version.usage) {
-                x.put(REASON, e.reason().orElse(null));
-                ArrayNode votes = x.putArray(VOTES);
+                writeOptional(g, REASON, e.reason());
+                g.writeArrayFieldStart(VOTES);
                 for (Receipt.Vote v : e.votes()) {
-                    ObjectNode vo = votes.addObject().put(JUDGE, v.judge());
+                    g.writeStartObject();
+                    g.writeStringField(JUDGE, v.judge());
+                    g.writeFieldName(SCORE);
                     if (v.score().isPresent()) {
-                        vo.put(SCORE, v.score().get());
+                        g.writeNumber(v.score().get());
                     } else {
-                        vo.putNull(SCORE);
+                        g.writeNull();
                     }
-                    vo.put(REASON, v.reason().orElse(null));
+                    writeOptional(g, REASON, v.reason());
+                    g.writeEndObject();
                 }
+                g.writeEndArray();
             }
+            g.writeEndObject();
         }
-        ObjectNode g = o.putObject(GATES);
-        c.gates().forEach((name, outcome) -> g.put(name, outcome.wire));
-        ArrayNode tr = o.putArray(TRANSCRIPTS);
+        g.writeEndArray();
+        g.writeObjectFieldStart(GATES);
+        for (Map.Entry<String, GateOutcome> e : c.gates().entrySet()) {
+            g.writeStringField(e.getKey(), e.getValue().wire);
+        }
+        g.writeEndObject();
+        g.writeArrayFieldStart(TRANSCRIPTS);
         for (TranscriptRef t : c.transcripts()) {
-            ObjectNode x = tr.addObject();
-            x.put(ATTEMPT, t.attempt());
-            putRef(x, t.ref());
+            g.writeStartObject();
+            g.writeNumberField(ATTEMPT, t.attempt());
+            writeRef(g, t.ref());
+            g.writeEndObject();
         }
+        g.writeEndArray();
         if (version.usage) {
             // Unknown usage is not written as none: only results read from older receipts lack it.
-            putUsage(
-                    o.putObject(USAGE),
+            g.writeFieldName(USAGE);
+            writeUsage(
+                    g,
                     c.usage()
                             .orElseThrow(() -> new IllegalArgumentException("case " + c.id() + ": a version "
                                     + version.number + " receipt records every execution's usage")));
         }
         if (version.keptFiles) {
-            ArrayNode kept = o.putArray(KEPT_FILES);
+            g.writeArrayFieldStart(KEPT_FILES);
             for (Receipt.KeptFileRef k : c.keptFiles()) {
-                ObjectNode x = kept.addObject();
-                x.put(PATH, k.path());
-                putRef(x, k.ref());
+                g.writeStartObject();
+                g.writeStringField(PATH, k.path());
+                writeRef(g, k.ref());
+                g.writeEndObject();
             }
+            g.writeEndArray();
         }
     }
 
-    private static void putRerun(ObjectNode o, Receipt.Rerun rerun) {
-        o.put(GENERATION, rerun.generation());
+    private static void writeRerun(JsonGenerator g, Receipt.Rerun rerun) throws IOException {
+        g.writeStartObject();
+        g.writeNumberField(GENERATION, rerun.generation());
+        g.writeFieldName(PREVIOUS);
         if (rerun.previous().isPresent()) {
-            putRef(o.putObject(PREVIOUS), rerun.previous().get());
+            writeRefObject(g, rerun.previous().get());
         } else {
-            o.putNull(PREVIOUS);
+            g.writeNull();
         }
-        ArrayNode executed = o.putArray(EXECUTED);
+        g.writeArrayFieldStart(EXECUTED);
         for (Receipt.Executed e : rerun.executed()) {
-            ObjectNode x = executed.addObject().put(ORDINAL, e.ordinal());
-            e.epochs().forEach(x.putArray(EPOCHS)::add);
+            g.writeStartObject();
+            g.writeNumberField(ORDINAL, e.ordinal());
+            g.writeArrayFieldStart(EPOCHS);
+            for (int epoch : e.epochs()) {
+                g.writeNumber(epoch);
+            }
+            g.writeEndArray();
+            g.writeEndObject();
         }
-        ObjectNode superseded = o.putObject(SUPERSEDED_USAGE);
-        rerun.supersededUsage().forEach((scope, u) -> putUsage(superseded.putObject(scope), u));
+        g.writeEndArray();
+        g.writeObjectFieldStart(SUPERSEDED_USAGE);
+        for (Map.Entry<String, Receipt.Usage> e : rerun.supersededUsage().entrySet()) {
+            g.writeFieldName(e.getKey());
+            writeUsage(g, e.getValue());
+        }
+        g.writeEndObject();
+        g.writeEndObject();
     }
 
     private static Receipt.Rerun readRerun(JsonNode n) {
@@ -485,20 +573,24 @@ public final class ReceiptParser {
         }
     }
 
-    private static void putUsage(ObjectNode u, Receipt.Usage usage) {
-        ArrayNode models = u.putArray(MODELS);
+    private static void writeUsage(JsonGenerator g, Receipt.Usage usage) throws IOException {
+        g.writeStartObject();
+        g.writeArrayFieldStart(MODELS);
         for (Receipt.ModelUsage m : usage.models()) {
-            models.addObject()
-                    .put(ROLE, m.role().wire)
-                    .put(MODEL, m.model())
-                    .put(CALLS, m.calls())
-                    .put(INPUT_TOKENS, m.inputTokens())
-                    .put(CACHED_INPUT_TOKENS, m.cachedInputTokens())
-                    .put(OUTPUT_TOKENS, m.outputTokens())
-                    .put(COST_USD, m.costUsd().map(Pricing::text).orElse(null));
+            g.writeStartObject();
+            g.writeStringField(ROLE, m.role().wire);
+            g.writeStringField(MODEL, m.model());
+            g.writeNumberField(CALLS, m.calls());
+            g.writeNumberField(INPUT_TOKENS, m.inputTokens());
+            g.writeNumberField(CACHED_INPUT_TOKENS, m.cachedInputTokens());
+            g.writeNumberField(OUTPUT_TOKENS, m.outputTokens());
+            writeOptional(g, COST_USD, m.costUsd().map(Pricing::text));
+            g.writeEndObject();
         }
-        u.put(CACHED_ANSWERS, usage.cachedAnswers());
-        u.put(COST_USD, usage.costUsd().map(Pricing::text).orElse(null));
+        g.writeEndArray();
+        g.writeNumberField(CACHED_ANSWERS, usage.cachedAnswers());
+        writeOptional(g, COST_USD, usage.costUsd().map(Pricing::text));
+        g.writeEndObject();
     }
 
     private static List<Receipt.Vote> votes(JsonNode e, String at) {
@@ -758,13 +850,15 @@ public final class ReceiptParser {
         }
     }
 
-    private static void putError(ObjectNode o, Optional<Receipt.Error> error) {
+    private static void writeError(JsonGenerator g, Optional<Receipt.Error> error) throws IOException {
+        g.writeFieldName(ERROR);
         if (error.isPresent()) {
-            o.putObject(ERROR)
-                    .put(ERROR_TYPE, error.get().type())
-                    .put(ERROR_MESSAGE, error.get().message());
+            g.writeStartObject();
+            g.writeStringField(ERROR_TYPE, error.get().type());
+            g.writeStringField(ERROR_MESSAGE, error.get().message());
+            g.writeEndObject();
         } else {
-            o.putNull(ERROR);
+            g.writeNull();
         }
     }
 

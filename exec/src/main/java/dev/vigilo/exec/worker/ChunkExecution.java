@@ -23,7 +23,6 @@ import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.common.errors.InvalidInputException;
-import dev.vigilo.dataset.DatasetReader;
 import dev.vigilo.dataset.StoredCase;
 import dev.vigilo.exec.record.ChunkRows;
 import dev.vigilo.exec.record.ChunkSeed;
@@ -367,8 +366,7 @@ final class ChunkExecution implements ChunkExecutor {
         }
         ChunkMembership membership =
                 new ChunkMembership(chunk.chunkIndex(), chunk.chunkId(), listed, chunk.membership());
-        ChunkCases verified = ChunkCases.open(
-                membership, DatasetReader.open(run.dataset(), run.reader()), ChunkCases.DEFAULT_RESIDENT_BYTES);
+        ChunkCases verified = ChunkCases.open(membership, run.datasetReader(), ChunkCases.DEFAULT_RESIDENT_BYTES);
         RunAgent ra = agentOf(run);
         TranscriptRecorder.Scope scope = new TranscriptRecorder.Scope(
                 run, seed.chunkIndex(), lease.generation(), ra.provider(), ra.defaultModel());

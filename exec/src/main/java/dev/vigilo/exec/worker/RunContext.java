@@ -2,6 +2,8 @@ package dev.vigilo.exec.worker;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.vigilo.dataset.DatasetEntry;
+import dev.vigilo.dataset.DatasetReader;
+import dev.vigilo.dataset.DecodedFileCache;
 import dev.vigilo.exec.WaitingReader;
 import dev.vigilo.exec.WaitingStore;
 import dev.vigilo.exec.record.RunSnapshot;
@@ -24,6 +26,7 @@ import java.util.UUID;
  * @param reader         the worker's verified immutable-byte cache over {@code store}, likewise waiting
  *                       ({@link WaitingReader})
  * @param dataset        the finalized dataset's catalog entry
+ * @param decoded        the worker's decoded, verified dataset files, shared by every run's chunks
  */
 record RunContext(
         UUID runId,
@@ -33,7 +36,16 @@ record RunContext(
         List<int[]> requiredByGate,
         ObjectStore store,
         ObjectReader reader,
-        DatasetEntry dataset) {
+        DatasetEntry dataset,
+        DecodedFileCache decoded) {
+
+    /**
+     * A new reader of the run's dataset through {@link #reader} and the worker's decoded files: each case file a
+     * chunk touches is decoded once while the worker retains it (docs/execution.md, "Decoded files").
+     */
+    DatasetReader datasetReader() {
+        return DatasetReader.open(dataset, reader, decoded);
+    }
 
     List<String> gateNames() {
         return snapshot.gates().stream().map(RunSnapshot.Gate::name).toList();

@@ -5,6 +5,7 @@ import dev.vigilo.common.errors.DamagedException;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.dataset.DatasetCatalog;
 import dev.vigilo.dataset.DatasetEntry;
+import dev.vigilo.dataset.DecodedFileCache;
 import dev.vigilo.exec.ExecutionConfig;
 import dev.vigilo.exec.LocalTransactions;
 import dev.vigilo.exec.OutageWaits;
@@ -34,7 +35,7 @@ import java.util.UUID;
  * A worker's per-run contexts, loaded on the first chunk of a run and kept while the worker lives: the snapshot from
  * the execution database, the configuration read and verified through the plan's manifest, the dataset's catalog
  * entry, and one open store per physical binding. One immutable-byte cache serves every run (the spec's per-worker
- * cache). Every read of a load, and every store and cache access of a context, waits out outages of the database or
+ * cache), and one cache of decoded, verified dataset files beside it ({@link DecodedFileCache}). Every read of a load, and every store and cache access of a context, waits out outages of the database or
  * store it calls ({@link OutageWaits}). Thread-safe; loading holds the lock only for the map, never over I/O (two
  * threads may load one run at once; the first stored wins).
  */
@@ -47,6 +48,8 @@ final class RunContexts implements AutoCloseable {
     private final Map<UUID, RunContext> runs = new HashMap<>();
     private final Map<String, ObjectStore> stores = new HashMap<>();
     private CachingObjectReader cache;
+    /** Decoded case files and index documents, one bound for the worker like {@link #cache}. */
+    private final DecodedFileCache decoded = new DecodedFileCache(DecodedFileCache.DEFAULT_MAX_CHARGED_BYTES);
 
     RunContexts(Placements placements, StorageConfig storage, OutageWaits waits) {
         this.placements = placements;
@@ -111,7 +114,7 @@ final class RunContexts implements AutoCloseable {
                         attempt -> new DatasetCatalog(placements.control()).find(snapshot.datasetUploadId()))
                 .orElseThrow(() -> new DamagedException(
                         "run " + runId + ": its dataset " + snapshot.datasetUploadId() + " is not in the catalog"));
-        return new RunContext(runId, snapshot, configuration, evaluators, required, store, reader, dataset);
+        return new RunContext(runId, snapshot, configuration, evaluators, required, store, reader, dataset, decoded);
     }
 
     private synchronized CachingObjectReader cacheFor(ObjectStore store) {
@@ -134,6 +137,11 @@ final class RunContexts implements AutoCloseable {
             stores.put(binding, s);
         }
         return s;
+    }
+
+    /** The decoded-file cache's counters. */
+    DecodedFileCache.Stats decodedStats() {
+        return decoded.stats();
     }
 
     /** The cache's counters (for metrics), or null before the first run was loaded. */

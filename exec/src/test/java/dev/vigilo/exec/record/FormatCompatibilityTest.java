@@ -98,6 +98,31 @@ class FormatCompatibilityTest {
                 .hasMessageContaining("executed case 1 is not a case of the receipt");
     }
 
+    /**
+     * Versions 5 (kept files) and 6 (a rerun) pinned byte for byte: written by the tree-building writer before
+     * receipts were streamed (2026-12-03), so the streaming writer is held to the same bytes.
+     */
+    @Test
+    void versions5And6AreWrittenByteForByteAsTheWriterBeforeStreamingWroteThem() throws IOException {
+        byte[] v5 = resource("receipt-v5.json");
+        Receipt kept = ReceiptParser.fromJson(v5, "receipt-v5.json");
+        assertThat(kept.cases().get(0).keptFiles()).hasSize(1);
+        assertThat(ReceiptParser.toJson(kept)).isEqualTo(v5);
+
+        byte[] v6 = resource("receipt-v6.json");
+        Receipt rerun = ReceiptParser.fromJson(v6, "receipt-v6.json");
+        assertThat(rerun.rerun()).isPresent();
+        assertThat(ReceiptParser.toJson(rerun)).isEqualTo(v6);
+
+        com.fasterxml.jackson.databind.JsonNode entries =
+                new com.fasterxml.jackson.databind.ObjectMapper().readTree(v6).get("cases");
+        for (int i = 0; i < rerun.cases().size(); i++) {
+            assertThat(ReceiptParser.caseBytes(rerun.cases().get(i)))
+                    .as("a case entry's bytes are the document's entry")
+                    .isEqualTo(ReceiptParser.caseBytes(entries.get(i)));
+        }
+    }
+
     @Test
     void aVersion4ReceiptOfEpochsSumsItsEpochsUsage() throws IOException {
         byte[] written = resource("receipt-v4-epochs.json");
