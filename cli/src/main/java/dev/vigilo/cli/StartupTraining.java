@@ -99,8 +99,9 @@ final class StartupTraining {
             try {
                 Class.forName(name, false, loader);
                 loaded++;
-            } catch (ClassNotFoundException | LinkageError e) {
-                // renamed, removed, or needs a class this build does not ship: not archived, loaded as before
+            } catch (ClassNotFoundException | LinkageError | RuntimeException e) {
+                // renamed, removed, or needs a class this build does not ship: not archived, loaded as before (one
+                // such class must not cost the archive of all the others)
             }
         }
         return loaded;
