@@ -21,7 +21,11 @@ import java.util.stream.Stream;
  * {@code -XX:ArchiveClassesAtExit}; docs/configuration.md): the classes a short command loads, so later commands
  * map them from the archive instead of loading them from the jars. It builds the whole command tree, writes a small
  * session log with the real writer into a temporary directory under Vigilo home, verifies it through the command
- * line with the output discarded, and deletes the directory. Nothing durable changes.
+ * line with the output discarded, and deletes the directory. Then it loads, without initializing them, the classes
+ * that an evaluation's commands load ({@code dataset upload}, {@code run create}, {@code worker}, {@code run
+ * status}: the list {@value #CLASS_LIST}, recorded from those commands), since their database, migration and
+ * execution code cannot run here without a database; the JVM links them when it writes the archive. Nothing durable
+ * changes.
  *
  * <p>Exit 0 when the workload ran as expected, 1 otherwise (the launcher then keeps no archive).
  */
@@ -35,6 +39,9 @@ final class StartupTraining {
             "{\"type\":\"step/start\",\"time\":1760000000003,\"data\":{\"turn\":1,\"step\":1}}",
             "{\"type\":\"todo/write\",\"time\":1760000000004,\"data\":{\"todos\":[\"t1\"]}}",
             "{\"type\":\"step/end\",\"time\":1760000000005,\"data\":{\"turn\":1,\"step\":1}}");
+
+    /** The resource listing the classes an evaluation's commands load, one binary name a line ({@code #}: comment). */
+    static final String CLASS_LIST = "startup-classes.txt";
 
     private StartupTraining() {}
 
@@ -69,11 +76,48 @@ final class StartupTraining {
                 writer.append(events);
             }
             PrintWriter discard = new PrintWriter(OutputStream.nullOutputStream());
-            return Cli.run(environment, discard, discard, "session", "verify", log.toString()) == ExitCode.OK ? 0 : 1;
+            if (Cli.run(environment, discard, discard, "session", "verify", log.toString()) != ExitCode.OK) {
+                return 1;
+            }
+            preload(StartupTraining.class.getClassLoader());
+            return 0;
         } catch (IOException | RuntimeException e) {
             return 1;
         } finally {
             delete(directory);
+        }
+    }
+
+    /**
+     * Loads every class of {@link #CLASS_LIST} that this build has, without running its static initializers (which
+     * could start threads or touch files); returns how many were loaded. A name this build no longer has (the list
+     * was recorded from an older one) only costs its place in the archive.
+     */
+    static int preload(ClassLoader loader) throws IOException {
+        int loaded = 0;
+        for (String name : classList()) {
+            try {
+                Class.forName(name, false, loader);
+                loaded++;
+            } catch (ClassNotFoundException | LinkageError | RuntimeException e) {
+                // renamed, removed, or needs a class this build does not ship: not archived, loaded as before (one
+                // such class must not cost the archive of all the others)
+            }
+        }
+        return loaded;
+    }
+
+    /** The names of {@link #CLASS_LIST}. */
+    static List<String> classList() throws IOException {
+        try (var in = StartupTraining.class.getResourceAsStream(CLASS_LIST)) {
+            if (in == null) {
+                throw new IOException("resource " + CLASS_LIST + " is missing from the build");
+            }
+            return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8)
+                    .lines()
+                    .map(String::strip)
+                    .filter(l -> !l.isEmpty() && !l.startsWith("#"))
+                    .toList();
         }
     }
 
