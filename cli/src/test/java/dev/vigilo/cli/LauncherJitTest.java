@@ -108,4 +108,48 @@ class LauncherJitTest {
         assertThat(args.indexOf("-XX:Tier4InvocationThreshold=5000"))
                 .isGreaterThan(args.indexOf("-XX:Tier4InvocationThreshold=50000"));
     }
+
+    @Test
+    void aFlightRecordingOrAnAgentTurnsTheClassArchiveOff() throws Exception {
+        // A java that "records" the archive it is asked for, so the launcher finds one and maps it.
+        Files.writeString(bin.resolve("java"), """
+                #!/bin/sh
+                for a in "$@"; do
+                  case "$a" in -XX:ArchiveClassesAtExit=*) echo archive > "${a#-XX:ArchiveClassesAtExit=}" ;; esac
+                  echo "$a"
+                done
+                """);
+        // What the archive's key is made of: the jars and the Java installation's modules (here beside bin/java).
+        Files.writeString(
+                Files.createDirectories(root.resolve("cli/target/lib")).resolve("a.jar"), "");
+        Files.writeString(Files.createDirectories(root.resolve("lib")).resolve("modules"), "");
+        Path home = Files.createDirectories(root.resolve("home"));
+        assertThat(javaArguments(Map.of("VIGILO_HOME", home.toString())))
+                .anyMatch(a -> a.startsWith("-XX:SharedArchiveFile="));
+        for (String opts : List.of(
+                "-XX:StartFlightRecording=filename=w.jfr",
+                "-javaagent:/x/agent.jar",
+                "-agentlib:jdwp=transport=dt_socket")) {
+            assertThat(javaArguments(Map.of("VIGILO_HOME", home.toString(), "VIGILO_JAVA_OPTS", opts)))
+                    .as(opts)
+                    .noneMatch(a -> a.startsWith("-XX:SharedArchiveFile="))
+                    .contains(opts);
+        }
+    }
+
+    /** Every argument of the java command line the launcher runs for {@code dataset list}, the archive on. */
+    private List<String> javaArguments(Map<String, String> env) throws Exception {
+        ProcessBuilder pb =
+                new ProcessBuilder(root.resolve("vigilo").toString(), "dataset", "list").directory(root.toFile());
+        pb.environment().remove("VIGILO_JAVA_OPTS");
+        pb.environment().remove("VIGILO_CDS");
+        pb.environment().put("PATH", bin + ":" + System.getenv("PATH"));
+        pb.environment().putAll(env);
+        Process p = pb.start();
+        List<String> args = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8)
+                .lines()
+                .toList();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        return args;
+    }
 }
