@@ -2,6 +2,8 @@ package dev.vigilo.cli;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.vigilo.common.errors.NotFoundException;
+import dev.vigilo.common.input.Names;
 import dev.vigilo.exec.ExecutionStatus;
 import dev.vigilo.exec.review.RunReviews;
 import dev.vigilo.exec.view.ExecutionStatusReader;
@@ -51,8 +53,14 @@ final class RunStatusCommand implements Callable<Integer> {
             RunGroups groups = new RunGroups(connections.control().jdbi());
             if (!looksLikeId) {
                 // Not a run id: a run group's name (docs/cli.md, "run status GROUP").
-                if (groups.exists(text) || !ID_LIKE.matcher(text).matches()) {
+                if (groups.exists(text)) {
                     return group(connections, groups.get(text));
+                }
+                if (!ID_LIKE.matcher(text).matches()) {
+                    throw new NotFoundException(
+                            "no run group "
+                                    + Names.quote(text) + ", and it is not a run id; give a run id"
+                                    + " (printed by `vigilo run create`) or a run group's name (`vigilo run groups` lists them)");
                 }
                 // Hex digits and dashes but not a canonical run id, nor a group: the run id's own refusal says what a
                 // run id looks like; it also names the other choice.
