@@ -24,23 +24,17 @@ final class LimitedSend {
      * @throws ExecutionException only as a guard: the client completes every other ending normally
      */
     static ChatExchange send(ChatCompletions client, ChatCall call) throws InterruptedException, ExecutionException {
-        while (true) {
-            CompletableFuture<ChatExchange> future = client.send(call);
-            ChatExchange x;
-            try {
-                x = future.get();
-            } catch (InterruptedException e) {
-                future.cancel(true);
-                throw e;
-            } catch (ExecutionException e) {
-                if (e.getCause() instanceof RuntimeException refused) {
-                    throw refused;
-                }
-                throw e;
+        CompletableFuture<ChatExchange> future = sendAsync(client, call);
+        try {
+            return future.get();
+        } catch (InterruptedException e) {
+            future.cancel(true);
+            throw e;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException refused) {
+                throw refused;
             }
-            if (!call.limiter().resend(call)) {
-                return x;
-            }
+            throw e;
         }
     }
 
