@@ -152,15 +152,7 @@ final class Attempts {
                 }
                 return r;
             });
-            return new AgentOutcome(
-                    AgentOutcome.Status.OK,
-                    ok.output(),
-                    Optional.empty(),
-                    attempts,
-                    since(start),
-                    ok.lastUsage(),
-                    ok.cached(),
-                    ok.toolCalls());
+            return succeeded(ok, attempts, start);
         } catch (Failed f) {
             return failure(f.error, attempts, start);
         } catch (CancelledException c) {
@@ -269,26 +261,13 @@ final class Attempts {
             attempts.add(a);
             observer.onAttemptEnd(a);
             if (r.error().isEmpty()) {
-                outcome.complete(new AgentOutcome(
-                        AgentOutcome.Status.OK,
-                        r.output(),
-                        Optional.empty(),
-                        attempts,
-                        since(start),
-                        r.lastUsage(),
-                        r.cached(),
-                        r.toolCalls()));
+                outcome.complete(succeeded(r, attempts, start));
                 return;
             }
             AgentError e = r.error().get();
             if (!e.retryable() || n >= policy.maxAttempts()) {
-                outcome.complete(new AgentOutcome(
-                        AgentOutcome.Status.ERROR,
-                        Optional.empty(),
-                        Optional.of(e),
-                        attempts,
-                        since(start),
-                        Optional.empty()));
+                // Not failure(): a cancelled outcome must not interrupt the work pool's thread.
+                outcome.complete(failed(e, attempts, start));
                 return;
             }
             // As the blocking loop: the server's retry-after hint, then the policy's full-jitter back-off; a timer.
@@ -372,6 +351,11 @@ final class Attempts {
         if (error.type() == AgentErrorType.CANCELLED) {
             Thread.currentThread().interrupt();
         }
+        return failed(error, attempts, start);
+    }
+
+    /** The outcome of a call whose last attempt ended with {@code error}. */
+    private static AgentOutcome failed(AgentError error, List<AgentAttempt> attempts, long start) {
         return new AgentOutcome(
                 AgentOutcome.Status.ERROR,
                 Optional.empty(),
@@ -379,6 +363,19 @@ final class Attempts {
                 attempts,
                 since(start),
                 Optional.empty());
+    }
+
+    /** The outcome of a call whose attempt {@code ok} gave an output. */
+    private static AgentOutcome succeeded(Result ok, List<AgentAttempt> attempts, long start) {
+        return new AgentOutcome(
+                AgentOutcome.Status.OK,
+                ok.output(),
+                Optional.empty(),
+                attempts,
+                since(start),
+                ok.lastUsage(),
+                ok.cached(),
+                ok.toolCalls());
     }
 
     private static Duration since(long start) {
