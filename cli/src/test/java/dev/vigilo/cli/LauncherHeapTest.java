@@ -2,15 +2,10 @@ package dev.vigilo.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.vigilo.cli.LauncherCopy.Launch;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -25,44 +20,15 @@ class LauncherHeapTest {
     @TempDir
     Path root;
 
-    private Path bin;
+    private LauncherCopy launcher;
 
     @BeforeEach
     void layout() throws IOException {
-        Path script = Path.of("..", "vigilo").toAbsolutePath().normalize();
-        Files.copy(script, root.resolve("vigilo"));
-        root.resolve("vigilo").toFile().setExecutable(true);
-        Path target = Files.createDirectories(root.resolve("cli/target"));
-        Files.writeString(target.resolve("vigilo-cli.jar"), "");
-        // The build stamp is newer than every source of this (source-less) copy: the launcher does not build.
-        Files.writeString(target.resolve(".vigilo-build-stamp"), "");
-        bin = Files.createDirectories(root.resolve("bin"));
-        Path java = bin.resolve("java");
-        Files.writeString(java, "#!/bin/sh\nfor a in \"$@\"; do echo \"$a\"; done\n");
-        Files.setPosixFilePermissions(java, PosixFilePermissions.fromString("rwxr-xr-x"));
-    }
-
-    private record Launch(int exit, List<String> javaArguments, String stderr) {
-        /** The -Xmx options of the command line, in order (the JVM takes the last). */
-        List<String> heaps() {
-            return javaArguments.stream().filter(a -> a.startsWith("-Xmx")).toList();
-        }
+        launcher = new LauncherCopy(root);
     }
 
     private Launch launch(Map<String, String> env, String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(root.resolve("vigilo").toString()));
-        cmd.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(cmd).directory(root.toFile());
-        pb.environment().remove("VIGILO_JAVA_OPTS");
-        pb.environment().remove("VIGILO_WORKER_HEAP_MB");
-        pb.environment().put("PATH", bin + ":" + System.getenv("PATH"));
-        pb.environment().put("VIGILO_CDS", "off");
-        pb.environment().putAll(env);
-        Process p = pb.start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        return new Launch(p.exitValue(), out.lines().toList(), err);
+        return launcher.launch(env, args);
     }
 
     @Test

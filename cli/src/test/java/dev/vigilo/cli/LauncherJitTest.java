@@ -3,14 +3,10 @@ package dev.vigilo.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -32,40 +28,20 @@ class LauncherJitTest {
     @TempDir
     Path root;
 
-    private Path bin;
+    private LauncherCopy launcher;
 
     @BeforeEach
     void layout() throws IOException {
-        Path script = Path.of("..", "vigilo").toAbsolutePath().normalize();
-        Files.copy(script, root.resolve("vigilo"));
-        root.resolve("vigilo").toFile().setExecutable(true);
-        Path target = Files.createDirectories(root.resolve("cli/target"));
-        Files.writeString(target.resolve("vigilo-cli.jar"), "");
-        Files.writeString(target.resolve(".vigilo-build-stamp"), "");
-        bin = Files.createDirectories(root.resolve("bin"));
-        Path java = bin.resolve("java");
-        Files.writeString(java, "#!/bin/sh\nfor a in \"$@\"; do echo \"$a\"; done\n");
-        Files.setPosixFilePermissions(java, PosixFilePermissions.fromString("rwxr-xr-x"));
+        launcher = new LauncherCopy(root);
     }
 
     /** The JIT options of the java command line the launcher runs for {@code args}. */
     private List<String> jit(Map<String, String> env, String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(root.resolve("vigilo").toString()));
-        cmd.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(cmd).directory(root.toFile());
-        pb.environment().remove("VIGILO_JAVA_OPTS");
-        pb.environment().put("PATH", bin + ":" + System.getenv("PATH"));
-        pb.environment().put("VIGILO_CDS", "off");
-        pb.environment().putAll(env);
-        Process p = pb.start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(p.exitValue()).as(err).isZero();
-        List<String> javaArguments = out.lines().toList();
+        LauncherCopy.Launch l = launcher.launch(env, args);
+        assertThat(l.exit()).as(l.stderr()).isZero();
         // the command's own arguments reach it unchanged, after the jar
-        assertThat(javaArguments).endsWith(args);
-        return javaArguments.stream().filter(a -> a.startsWith("-XX:Tier")).toList();
+        assertThat(l.javaArguments()).endsWith(args);
+        return l.javaArguments().stream().filter(a -> a.startsWith("-XX:Tier")).toList();
     }
 
     @Test
@@ -95,16 +71,9 @@ class LauncherJitTest {
 
     @Test
     void javaOptionsComeAfterAndWin() throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(root.resolve("vigilo").toString(), "dataset", "list"));
-        ProcessBuilder pb = new ProcessBuilder(cmd).directory(root.toFile());
-        pb.environment().put("PATH", bin + ":" + System.getenv("PATH"));
-        pb.environment().put("VIGILO_CDS", "off");
-        pb.environment().put("VIGILO_JAVA_OPTS", "-XX:Tier4InvocationThreshold=5000");
-        Process p = pb.start();
-        List<String> args = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8)
-                .lines()
-                .toList();
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        List<String> args = launcher.launch(
+                        Map.of("VIGILO_JAVA_OPTS", "-XX:Tier4InvocationThreshold=5000"), "dataset", "list")
+                .javaArguments();
         assertThat(args.indexOf("-XX:Tier4InvocationThreshold=5000"))
                 .isGreaterThan(args.indexOf("-XX:Tier4InvocationThreshold=50000"));
     }
@@ -112,7 +81,7 @@ class LauncherJitTest {
     @Test
     void aFlightRecordingOrAnAgentTurnsTheClassArchiveOff() throws Exception {
         // A java that "records" the archive it is asked for, so the launcher finds one and maps it.
-        Files.writeString(bin.resolve("java"), """
+        launcher.javaScript("""
                 #!/bin/sh
                 for a in "$@"; do
                   case "$a" in -XX:ArchiveClassesAtExit=*) echo archive > "${a#-XX:ArchiveClassesAtExit=}" ;; esac
@@ -139,17 +108,8 @@ class LauncherJitTest {
 
     /** Every argument of the java command line the launcher runs for {@code dataset list}, the archive on. */
     private List<String> javaArguments(Map<String, String> env) throws Exception {
-        ProcessBuilder pb =
-                new ProcessBuilder(root.resolve("vigilo").toString(), "dataset", "list").directory(root.toFile());
-        pb.environment().remove("VIGILO_JAVA_OPTS");
-        pb.environment().remove("VIGILO_CDS");
-        pb.environment().put("PATH", bin + ":" + System.getenv("PATH"));
-        pb.environment().putAll(env);
-        Process p = pb.start();
-        List<String> args = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8)
-                .lines()
-                .toList();
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        return args;
+        Map<String, String> on = new java.util.HashMap<>(env);
+        on.put("VIGILO_CDS", "on");
+        return launcher.launch(on, "dataset", "list").javaArguments();
     }
 }
