@@ -34,10 +34,12 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.ToLongFunction;
 import java.util.regex.Matcher;
@@ -408,7 +410,7 @@ public final class ExecutionBenchmark {
         DatasetEntry dataset = upload("memory", cases);
         List<List<String>> heaps =
                 List.of(List.of(), List.of("-Xmx" + launcherHeapMiB(CONCURRENCY) + "m"), List.of("-Xmx256m"));
-        Map<List<String>, List<Execution>> runs = new java.util.LinkedHashMap<>();
+        Map<List<String>, List<Execution>> runs = new LinkedHashMap<>();
         List<List<String>> order = new ArrayList<>(heaps);
         List<List<String>> reversed = new ArrayList<>(heaps);
         java.util.Collections.reverse(reversed);
@@ -470,6 +472,7 @@ public final class ExecutionBenchmark {
      */
     private void runInflight(int cases, int latencyMs, int[] concurrencies, List<String> variants) throws Exception {
         List<String> rows = new ArrayList<>();
+        Map<String, FullFlight> histograms = new LinkedHashMap<>();
         List<String> pools = variants.isEmpty() ? List.of("-") : variants;
         for (int c : concurrencies) {
             int n = cases > 0 ? cases : 4 * c;
@@ -493,10 +496,13 @@ public final class ExecutionBenchmark {
                     Path log = work.resolve("worker-" + ++logs + ".log");
                     WorkerProcess w = WorkerProcess.start(
                             postgres, storeRoot, c, 2, log, new AtomicLong(), jvm, Optional.empty());
+                    CompletableFuture<Optional<FullFlight>> flight =
+                            CompletableFuture.supplyAsync(() -> fullFlight(w, llm, c));
                     if (!w.awaitExit(3600) || w.exitValue() != 0) {
                         kill(w);
                         throw new IllegalStateException("the worker did not end well; its log: " + log);
                     }
+                    flight.join().ifPresent(f -> histograms.put(c + " " + pool, f));
                     double seconds = (w.lastChunkAt() - w.claimAt()) / 1000.0;
                     double rate = n / seconds;
                     double bound = c / (latencyMs / 1000.0);
@@ -540,6 +546,74 @@ public final class ExecutionBenchmark {
                 "CPU ms/case",
                 "load before -> after");
         rows.forEach(System.out::println);
+        printHeapPerCall(histograms);
+    }
+
+    /** A worker's live objects at a moment when (nearly) all its calls were in flight at the endpoint. */
+    private record FullFlight(int inFlight, ClassHistogram histogram) {}
+
+    /**
+     * Waits until the endpoint has answered two waves of calls (so start-up is behind) and holds at least 90% of the
+     * most calls it has held so far, then takes the worker's class histogram (a full collection: live objects only);
+     * empty when the worker ended first or {@code jcmd} failed (said on standard error).
+     */
+    private static Optional<FullFlight> fullFlight(WorkerProcess w, OpenAiTestServer llm, int concurrency) {
+        try {
+            while (w.isAlive()) {
+                int now = llm.inFlight();
+                if (llm.requestCount() >= 2 * concurrency && now > 0 && now >= 0.9 * llm.peakInFlight()) {
+                    ClassHistogram h = ClassHistogram.of(w.pid());
+                    return Optional.of(new FullFlight(Math.min(now, llm.inFlight()), h));
+                }
+                Thread.sleep(50);
+            }
+        } catch (IOException e) {
+            System.err.println("no class histogram of the worker: " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * The live heap per call in flight: each histogram against the one with the fewest calls in flight, divided by
+     * the difference in calls, with the classes that make most of it. The worker's decoded-file cache and held chunks
+     * ({@code dev.vigilo.dataset.*}) grow with the cases read, not with the calls, so they are given apart.
+     */
+    private static void printHeapPerCall(Map<String, FullFlight> histograms) {
+        if (histograms.size() < 2) {
+            return;
+        }
+        Map.Entry<String, FullFlight> least = histograms.entrySet().stream()
+                .min(Comparator.comparingInt(e -> e.getValue().inFlight()))
+                .orElseThrow();
+        System.out.printf(
+                "%nLIVE HEAP AT FULL FLIGHT (jcmd GC.class_histogram): %s: %,d calls in flight, %.1f MiB%n",
+                least.getKey(),
+                least.getValue().inFlight(),
+                least.getValue().histogram().totalBytes() / 1048576.0);
+        for (Map.Entry<String, FullFlight> e : histograms.entrySet()) {
+            int calls = e.getValue().inFlight() - least.getValue().inFlight();
+            if (calls <= 0) {
+                continue;
+            }
+            ClassHistogram small = least.getValue().histogram();
+            ClassHistogram large = e.getValue().histogram();
+            double perCall = (double) (large.totalBytes() - small.totalBytes()) / calls;
+            double dataset = 0;
+            for (ClassHistogram.PerCall row : ClassHistogram.perCall(small, large, calls, Integer.MAX_VALUE)) {
+                if (row.className().startsWith("dev.vigilo.dataset.")) {
+                    dataset += row.bytes();
+                }
+            }
+            System.out.printf(
+                    "%s: %,d calls in flight, %.1f MiB; %,.0f bytes per further call (dev.vigilo.dataset.* %,.0f);"
+                            + " the largest classes per call:%n",
+                    e.getKey(), e.getValue().inFlight(), large.totalBytes() / 1048576.0, perCall, dataset);
+            for (ClassHistogram.PerCall row : ClassHistogram.perCall(small, large, calls, 16)) {
+                System.out.printf("  %,9.0f B %7.1f objects  %s%n", row.bytes(), row.instances(), row.className());
+            }
+        }
     }
 
     private static void judgeMain(int cases, int epochs) throws Exception {

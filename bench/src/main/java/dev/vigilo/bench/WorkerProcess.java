@@ -44,6 +44,16 @@ final class WorkerProcess {
     /** The process CPU milliseconds at each completed chunk, in completion order. */
     private final List<Long> chunkCpu = new java.util.concurrent.CopyOnWriteArrayList<>();
 
+    /** The worker's process id. */
+    long pid() {
+        return process.pid();
+    }
+
+    /** Whether the worker is still running. */
+    boolean isAlive() {
+        return process.isAlive();
+    }
+
     private WorkerProcess(Process process, long launchedAt, AtomicLong runChunks) {
         this.process = process;
         this.launchedAt = launchedAt;
