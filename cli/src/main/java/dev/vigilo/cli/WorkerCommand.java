@@ -107,17 +107,15 @@ final class WorkerCommand implements Callable<Integer> {
                 Worker.Listener listener = endpoint == null
                         ? progress
                         : new BothListeners(progress, new WorkerMetrics(endpoint.registry()));
+                Worker.Options options = Worker.Options.defaults(concurrency, exitWhenIdle);
                 // Sandboxed cases get their directories under VIGILO_HOME/sandboxes/<worker id>/.
                 worker = new Worker(
                         placements,
                         connections.storage(),
-                        Worker.Options.defaults(concurrency, exitWhenIdle),
+                        processes == null ? options : options.withProcesses(processes),
                         listener,
                         AgentEnvironment.system(),
                         CommandSupport.root(spec).environment().vigiloHome().resolve("sandboxes"));
-                if (processes != null) {
-                    worker.limitProcesses(processes);
-                }
                 Worker stoppable = worker;
                 signal.onSignal(() -> {
                     readiness.stopping();

@@ -113,7 +113,6 @@ final class ChunkExecution implements ChunkExecutor {
     /** The executions in flight in the worker, at most {@code concurrency}. */
     private final Semaphore slots;
 
-    private final int slotsTotal;
     /** See {@link #WORK_THREADS}. */
     private final ExecutorService work;
     /** What blocks a thread, at most {@code processes} at once; idle threads end after a while. */
@@ -180,7 +179,6 @@ final class ChunkExecution implements ChunkExecutor {
                     "concurrency and processes must be at least 1, got " + concurrency + " and " + processes);
         }
         this.slots = new Semaphore(concurrency);
-        this.slotsTotal = concurrency;
         this.work = Executors.newFixedThreadPool(WORK_THREADS, Threads.daemonFactory("case-work"));
         int threads = Math.min(concurrency, processes);
         this.blocking = new ThreadPoolExecutor(
@@ -189,23 +187,12 @@ final class ChunkExecution implements ChunkExecutor {
         this.environment = environment;
     }
 
-    /** The blocking pool's threads from now on, at most the concurrency ({@link Worker#limitProcesses}). */
-    void limitProcesses(int processes) {
-        int threads = Math.min(processes, slotsTotal);
-        if (threads > blocking.getMaximumPoolSize()) {
-            blocking.setMaximumPoolSize(threads);
-            blocking.setCorePoolSize(threads);
-        } else {
-            blocking.setCorePoolSize(threads);
-            blocking.setMaximumPoolSize(threads);
-        }
-    }
-
     /**
      * The longest a finished case entry waits for its partial receipt link ({@link Worker.Options#partialFlush});
      * empty: links per full batch only. Set before the first chunk.
      */
-    void flushPartialsAfter(Optional<Duration> partialFlush) {
+    @Override
+    public void flushPartialsAfter(Optional<Duration> partialFlush) {
         this.partialFlush = Objects.requireNonNull(partialFlush, "partialFlush");
     }
 
@@ -220,7 +207,8 @@ final class ChunkExecution implements ChunkExecutor {
     private volatile Budgets budgets = (run, pricing) -> ChatLimiter.NONE;
 
     /** Where every run's model calls get their budget (the worker sets it before it claims). */
-    void useBudgets(Budgets b) {
+    @Override
+    public void useBudgets(Budgets b) {
         this.budgets = b;
     }
 

@@ -89,6 +89,11 @@ public final class Worker {
      * @param partialFlush the longest a finished case entry waits for its partial receipt link (1 s, {@link
      *                     #DEFAULT_PARTIAL_FLUSH}); empty: links are written per full batch only, so a run makes the
      *                     same durable steps whatever the clock says (the crash sweep needs that)
+     * @param processes    the threads of blocking calls ({@code vigilo worker --processes}), 1..{@value
+     *                     #MAX_CONCURRENCY}: command agents' processes, calls of http agents with tools, the answer
+     *                     cache, judges and command evaluators run at most this many at once, the others of the
+     *                     {@code concurrency} in flight queue (docs/execution.md, "Calls in flight"); at most the
+     *                     concurrency is used. Default {@code min(concurrency, 256)} ({@link #defaultProcesses})
      */
     public record Options(
             int concurrency,
@@ -100,7 +105,8 @@ public final class Worker {
             Duration creationLease,
             RetryPolicy chunkRetry,
             RetryPolicy outageWait,
-            Optional<Duration> partialFlush) {
+            Optional<Duration> partialFlush,
+            int processes) {
         /** The most executions a worker holds in flight (docs/execution.md, "Calls in flight"). */
         public static final int MAX_CONCURRENCY = 4096;
         /** The longest a finished case entry waits for its partial receipt link by default. */
@@ -154,7 +160,13 @@ public final class Worker {
                     creationLease,
                     chunkRetry,
                     outageWait,
-                    Optional.of(DEFAULT_PARTIAL_FLUSH));
+                    Optional.of(DEFAULT_PARTIAL_FLUSH),
+                    defaultProcesses(concurrency));
+        }
+
+        /** The blocking threads a worker of {@code concurrency} has unless told: {@code min(concurrency, 256)}. */
+        public static int defaultProcesses(int concurrency) {
+            return Math.min(concurrency, ChunkExecution.DEFAULT_PROCESSES);
         }
 
         public Options {
@@ -170,6 +182,9 @@ public final class Worker {
             Objects.requireNonNull(chunkRetry, "chunkRetry");
             Objects.requireNonNull(outageWait, "outageWait");
             Objects.requireNonNull(partialFlush, "partialFlush");
+            if (processes < 1 || processes > MAX_CONCURRENCY) {
+                throw new IllegalArgumentException("processes must be in 1.." + MAX_CONCURRENCY + ", got " + processes);
+            }
         }
 
         /** These options with other back-offs (tests shorten them). */
@@ -184,7 +199,8 @@ public final class Worker {
                     creationLease,
                     chunkRetry,
                     outageWait,
-                    partialFlush);
+                    partialFlush,
+                    processes);
         }
 
         /** These options with another {@code partialFlush} (empty: partial receipt links per full batch only). */
@@ -199,7 +215,24 @@ public final class Worker {
                     creationLease,
                     chunkRetry,
                     outageWait,
-                    partialFlush);
+                    partialFlush,
+                    processes);
+        }
+
+        /** These options with another {@code processes} (the blocking threads, {@code vigilo worker --processes}). */
+        public Options withProcesses(int processes) {
+            return new Options(
+                    concurrency,
+                    exitWhenIdle,
+                    lease,
+                    heartbeat,
+                    poll,
+                    coordination,
+                    creationLease,
+                    chunkRetry,
+                    outageWait,
+                    partialFlush,
+                    processes);
         }
 
         /** Defaults: 60 s leases renewed every 15 s, 1 s polling, coordination every 5 s. */
@@ -410,29 +443,12 @@ public final class Worker {
         // The databases' own credentials are in the environment agents inherit: masked like a run's secrets.
         this.executor = new ChunkExecution(
                 options.concurrency(),
+                options.processes(),
                 agentEnvironment.withSecrets(agentEnvironment.secrets().and(placements.credentials())));
         this.coordinator = new Coordinator(placements, storage, options.creationLease(), listener);
         this.budgets = new RunBudgets(placements, id, options.lease(), this::budgetExhausted);
-        if (executor instanceof ChunkExecution ce) {
-            ce.flushPartialsAfter(options.partialFlush());
-            ce.useBudgets((run, pricing) -> budgets.limiter(run.runId(), run.configuration(), pricing));
-        }
-    }
-
-    /**
-     * Bounds the threads of blocking calls ({@code vigilo worker --processes}): command agents' processes, calls of
-     * http agents with tools, the answer cache, judges and command evaluators run at most {@code processes} at once,
-     * the others of the {@code concurrency} in flight queue (docs/execution.md, "Calls in flight"). Default
-     * {@code min(concurrency, 256)}. Call before {@link #run}.
-     */
-    public void limitProcesses(int processes) {
-        if (processes < 1 || processes > Options.MAX_CONCURRENCY) {
-            throw new IllegalArgumentException(
-                    "processes must be in 1.." + Options.MAX_CONCURRENCY + ", got " + processes);
-        }
-        if (executor instanceof ChunkExecution ce) {
-            ce.limitProcesses(processes);
-        }
+        executor.flushPartialsAfter(options.partialFlush());
+        executor.useBudgets((run, pricing) -> budgets.limiter(run.runId(), run.configuration(), pricing));
     }
 
     /**
