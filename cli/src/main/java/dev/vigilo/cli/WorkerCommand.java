@@ -150,12 +150,14 @@ final class WorkerCommand implements Callable<Integer> {
                 json.print(summary(worker, stopped, report));
             } else {
                 out.printf(
-                        "worker %s stopped (%s): %d chunks completed, %d cases executed, %d chunks requeued,"
+                        "worker %s stopped (%s): %d chunks completed, %d cases executed, %d carried from partial"
+                                + " receipts, %d chunks requeued,"
                                 + " %d chunks failed, %d results fenced, %d admissions resumed, %d runs settled%n",
                         worker.id(),
                         stopped,
                         report.chunksCompleted(),
                         report.casesExecuted(),
+                        report.casesCarried(),
                         report.chunksRequeued(),
                         report.chunksFailed(),
                         report.chunksFenced(),
@@ -201,6 +203,7 @@ final class WorkerCommand implements Callable<Integer> {
         m.put("stopped", stopped);
         m.put("chunks_completed", r.chunksCompleted());
         m.put("cases_executed", r.casesExecuted());
+        m.put("cases_carried", r.casesCarried());
         m.put("chunks_requeued", r.chunksRequeued());
         m.put("chunks_failed", r.chunksFailed());
         m.put("chunks_fenced", r.chunksFenced());

@@ -49,6 +49,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -248,7 +249,14 @@ public final class Worker {
         }
     }
 
-    /** What a worker did, for its exit summary and metrics. */
+    /**
+     * What a worker did, for its exit summary and metrics.
+     *
+     * @param casesExecuted the cases of its completed chunks this worker executed
+     * @param casesCarried  the cases of its completed chunks it carried forward from a partial receipt chain (an
+     *                      earlier holder executed them; docs/execution.md, "Resume from partial receipts"): in no
+     *                      other count, so cases per second and CPU per case count only work done here
+     */
     public record Report(
             long chunksCompleted,
             long casesExecuted,
@@ -256,7 +264,8 @@ public final class Worker {
             long chunksFailed,
             long chunksFenced,
             long admissions,
-            long settlements) {}
+            long settlements,
+            long casesCarried) {}
 
     /**
      * Receives progress from the worker's threads (implementations must be thread-safe and quick: they run on the
@@ -267,14 +276,26 @@ public final class Worker {
         /** A chunk lease was claimed. */
         default void chunkClaimed(UUID runId, long chunkIndex) {}
 
-        /** A chunk was completed with its receipt under the lease. */
+        /**
+         * A chunk was completed with its receipt under the lease; {@code cases}: those of its cases this worker
+         * executed (not those carried forward from a partial receipt chain, {@link #casesCarried}).
+         */
         default void chunkCompleted(UUID runId, long chunkIndex, int cases) {}
 
         /**
-         * One case of a completed chunk, as its receipt records it: the agent's wall time over its attempts and
-         * whether it ended in an error. Called after {@link #chunkCompleted}, once per case.
+         * One case of a completed chunk this worker executed, as its receipt records it: the agent's wall time over
+         * its attempts and whether it ended in an error. Called after {@link #chunkCompleted}, once per executed
+         * case; never for a case carried forward ({@link #casesCarried}).
          */
         default void caseExecuted(UUID runId, Duration agentTime, boolean errored) {}
+
+        /**
+         * The cases of a completed chunk this worker carried forward from the partial receipt chain of an earlier
+         * holder (docs/execution.md, "Resume from partial receipts") instead of executing them: in the receipt, but
+         * not counted as executed, so rates and CPU per case count only work done here. Called after {@link
+         * #chunkCompleted}, once per chunk that carried any.
+         */
+        default void casesCarried(UUID runId, long chunkIndex, int cases) {}
 
         /**
          * The model calls of a completed chunk's cases (agent and judges, as its receipt records them), once per
@@ -362,6 +383,9 @@ public final class Worker {
     private final Semaphore wake = new Semaphore(0);
     private final AtomicLong completed = new AtomicLong();
     private final AtomicLong cases = new AtomicLong();
+    /** Cases of completed chunks carried forward from partial receipt chains (not in {@link #cases}). */
+    private final AtomicLong carried = new AtomicLong();
+
     private final AtomicLong requeued = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
     private final AtomicLong fenced = new AtomicLong();
@@ -603,7 +627,8 @@ public final class Worker {
                 failed.get(),
                 fenced.get(),
                 coordinator.admissions(),
-                coordinator.settlements());
+                coordinator.settlements(),
+                carried.get());
     }
 
     /**
@@ -876,11 +901,23 @@ public final class Worker {
             switch (outcome) {
                 case COMPLETED -> {
                     completed.incrementAndGet();
-                    cases.addAndGet(receipt.cases().size());
-                    listener.chunkCompleted(
-                            lease.runId(), lease.chunkIndex(), receipt.cases().size());
+                    // Entries carried from a partial chain were executed by an earlier holder: counted apart.
+                    Set<Long> carriedHere = receipt.resumed()
+                            .map(r -> r.carried().stream()
+                                    .map(Receipt.Carried::ordinal)
+                                    .collect(Collectors.toSet()))
+                            .orElse(Set.of());
+                    int executedHere = receipt.cases().size() - carriedHere.size();
+                    cases.addAndGet(executedHere);
+                    carried.addAndGet(carriedHere.size());
+                    listener.chunkCompleted(lease.runId(), lease.chunkIndex(), executedHere);
+                    if (!carriedHere.isEmpty()) {
+                        listener.casesCarried(lease.runId(), lease.chunkIndex(), carriedHere.size());
+                    }
                     for (Receipt.CaseResult rc : receipt.cases()) {
-                        listener.caseExecuted(lease.runId(), Duration.ofMillis(rc.agentMillis()), rc.errored());
+                        if (!carriedHere.contains(rc.ordinal())) {
+                            listener.caseExecuted(lease.runId(), Duration.ofMillis(rc.agentMillis()), rc.errored());
+                        }
                     }
                     Receipt.Usage used = receipt.usageByScope().get(Receipt.ALL_CASES);
                     if (used != null) {
