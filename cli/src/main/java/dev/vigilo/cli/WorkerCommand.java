@@ -150,8 +150,8 @@ final class WorkerCommand implements Callable<Integer> {
                 json.print(summary(worker, stopped, report));
             } else {
                 out.printf(
-                        "worker %s stopped (%s): %d chunks completed, %d cases executed, %d carried from partial"
-                                + " receipts, %d chunks requeued,"
+                        "worker %s stopped (%s): %d chunks completed, %d cases executed, %d carried forward,"
+                                + " %d chunks requeued,"
                                 + " %d chunks failed, %d results fenced, %d admissions resumed, %d runs settled%n",
                         worker.id(),
                         stopped,

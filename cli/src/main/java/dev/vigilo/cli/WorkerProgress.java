@@ -26,7 +26,7 @@ final class WorkerProgress implements Worker.Listener, AutoCloseable {
     private final ExecutionStatusReader reader;
     private final AtomicLong chunks = new AtomicLong();
     private final AtomicLong cases = new AtomicLong();
-    /** Cases carried forward from partial receipt chains: finished by an earlier holder, not executed here. */
+    /** Cases carried forward (partial receipt chains, a rerun's kept cases): not executed here. */
     private final AtomicLong carried = new AtomicLong();
 
     private final AtomicLong reported = new AtomicLong();
@@ -97,8 +97,8 @@ final class WorkerProgress implements Worker.Listener, AutoCloseable {
     }
 
     /**
-     * {@code worker: 12 chunks, 1100 cases executed so far} (and {@code , 100 carried from partial receipts} once a
-     * resumed chunk carried some), or null when no chunk completed since the last line.
+     * {@code worker: 12 chunks, 1100 cases executed so far} (and {@code , 100 carried forward} once a chunk carried
+     * some: a resumed chunk's partial receipts, a rerun's kept cases), or null when no chunk completed since.
      */
     String summaryLine() {
         long done = cases.get() + carried.get();
@@ -107,7 +107,7 @@ final class WorkerProgress implements Worker.Listener, AutoCloseable {
         }
         long c = carried.get();
         return "worker: " + chunks.get() + " chunks, " + cases.get() + " cases executed"
-                + (c == 0 ? "" : ", " + c + " carried from partial receipts") + " so far";
+                + (c == 0 ? "" : ", " + c + " carried forward") + " so far";
     }
 
     @Override

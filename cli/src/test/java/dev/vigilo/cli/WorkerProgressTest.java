@@ -23,8 +23,7 @@ class WorkerProgressTest {
             assertThat(p.summaryLine()).as("nothing new").isNull();
             p.chunkCompleted(run, 1, 36);
             p.casesCarried(run, 1, 64);
-            assertThat(p.summaryLine())
-                    .isEqualTo("worker: 2 chunks, 136 cases executed, 64 carried from partial receipts so far");
+            assertThat(p.summaryLine()).isEqualTo("worker: 2 chunks, 136 cases executed, 64 carried forward so far");
         }
     }
 }

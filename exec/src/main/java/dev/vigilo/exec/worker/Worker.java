@@ -253,9 +253,11 @@ public final class Worker {
      * What a worker did, for its exit summary and metrics.
      *
      * @param casesExecuted the cases of its completed chunks this worker executed
-     * @param casesCarried  the cases of its completed chunks it carried forward from a partial receipt chain (an
-     *                      earlier holder executed them; docs/execution.md, "Resume from partial receipts"): in no
-     *                      other count, so cases per second and CPU per case count only work done here
+     * @param casesCarried  the cases of its completed chunks it carried forward instead of executing them: from a
+     *                      partial receipt chain (an earlier holder executed them; docs/execution.md, "Resume from
+     *                      partial receipts") and, in a chunk {@code rerun-errors} queued again, the cases the rerun
+     *                      kept from the earlier receipt; in no other count, so cases per second and CPU per case count
+     *                      only work done here
      */
     public record Report(
             long chunksCompleted,
@@ -278,7 +280,7 @@ public final class Worker {
 
         /**
          * A chunk was completed with its receipt under the lease; {@code cases}: those of its cases this worker
-         * executed (not those carried forward from a partial receipt chain, {@link #casesCarried}).
+         * executed (not those carried forward, {@link #casesCarried}).
          */
         default void chunkCompleted(UUID runId, long chunkIndex, int cases) {}
 
@@ -290,9 +292,10 @@ public final class Worker {
         default void caseExecuted(UUID runId, Duration agentTime, boolean errored) {}
 
         /**
-         * The cases of a completed chunk this worker carried forward from the partial receipt chain of an earlier
-         * holder (docs/execution.md, "Resume from partial receipts") instead of executing them: in the receipt, but
-         * not counted as executed, so rates and CPU per case count only work done here. Called after {@link
+         * The cases of a completed chunk this worker carried forward instead of executing them: from the partial
+         * receipt chain of an earlier holder (docs/execution.md, "Resume from partial receipts") and, in a chunk
+         * {@code rerun-errors} queued again, those the rerun kept from the earlier receipt. In the receipt, but not
+         * counted as executed, so rates and CPU per case count only work done here. Called after {@link
          * #chunkCompleted}, once per chunk that carried any.
          */
         default void casesCarried(UUID runId, long chunkIndex, int cases) {}
@@ -901,12 +904,19 @@ public final class Worker {
             switch (outcome) {
                 case COMPLETED -> {
                     completed.incrementAndGet();
-                    // Entries carried from a partial chain were executed by an earlier holder: counted apart.
-                    Set<Long> carriedHere = receipt.resumed()
-                            .map(r -> r.carried().stream()
-                                    .map(Receipt.Carried::ordinal)
-                                    .collect(Collectors.toSet()))
-                            .orElse(Set.of());
+                    // Not executed here, counted apart: entries carried from a partial chain (an earlier holder
+                    // executed them) and, in a chunk rerun-errors queued again, the cases kept from its receipt.
+                    Set<Long> carriedHere = new HashSet<>();
+                    receipt.resumed().ifPresent(r -> r.carried().forEach(x -> carriedHere.add(x.ordinal())));
+                    receipt.rerun().ifPresent(r -> {
+                        Set<Long> rerun = r.executed().stream()
+                                .map(Receipt.Executed::ordinal)
+                                .collect(Collectors.toSet());
+                        receipt.cases().stream()
+                                .map(Receipt.CaseResult::ordinal)
+                                .filter(o -> !rerun.contains(o))
+                                .forEach(carriedHere::add);
+                    });
                     int executedHere = receipt.cases().size() - carriedHere.size();
                     cases.addAndGet(executedHere);
                     carried.addAndGet(carriedHere.size());
