@@ -1,7 +1,6 @@
 package dev.vigilo.agent;
 
 import dev.vigilo.common.concurrent.Futures;
-import dev.vigilo.common.errors.CancelledException;
 import dev.vigilo.common.errors.SecretValues;
 import dev.vigilo.common.retry.RetryPolicy;
 import java.time.Duration;
@@ -10,7 +9,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -27,8 +28,8 @@ final class Attempts {
     private final SecretValues secrets;
 
     Attempts(int maxAttempts, AgentEnvironment env) {
-        this.policy = new RetryPolicy(
-                maxAttempts, env.initialBackoff(), env.maxBackoff(), e -> e instanceof Failed f && f.error.retryable());
+        // Only the attempt count and the back-off bounds are used: the retry decision is the attempt's error's.
+        this.policy = RetryPolicy.of(maxAttempts, env.initialBackoff(), env.maxBackoff());
         this.secrets = env.secrets();
     }
 
@@ -116,55 +117,72 @@ final class Attempts {
      * by what is left (an attempt stopped by it ends {@link AgentErrorType#LIMIT_EXCEEDED}), and the calls' tokens
      * and cost are checked after every attempt (an attempt that takes them over ends the call the same way, its
      * output, if any, dropped).
+     *
+     * <p>This is {@link #runAsync} with the calling thread as its work pool: every attempt's body, its result's
+     * handling and the retry decision run on the calling thread, which waits for the retry timer in between. So both
+     * loops are one sequence. An interrupted calling thread cancels the call: an attempt that sees the interrupt ends
+     * {@link AgentErrorType#CANCELLED} (a child process is killed, a request aborted), no further attempt starts, an
+     * interrupt while waiting to retry ends the call cancelled with the last attempt's error named, and the thread's
+     * interrupt status is set again whenever the call ends cancelled. A body that throws throws out of this method.
      */
     AgentOutcome run(AgentObserver callObserver, CaseBudget budget, Body body) {
-        AgentObserver observer = MaskingObserver.of(callObserver, secrets);
-        long start = System.nanoTime();
-        List<AgentAttempt> attempts = new ArrayList<>();
-        List<TokenUsage> used = new ArrayList<>();
+        CallerRuns here = new CallerRuns();
+        AsyncRun r = new AsyncRun(MaskingObserver.of(callObserver, secrets), budget, here, (n, observer, left) -> {
+            try {
+                return CompletableFuture.completedFuture(body.attempt(n, observer, left));
+            } catch (RuntimeException | Error e) {
+                return CompletableFuture.failedFuture(e);
+            }
+        });
+        r.next(1);
         try {
-            Result ok = policy.run(n -> {
-                Instant started = Instant.now();
-                long t0 = System.nanoTime();
-                observer.onAttemptStart(n);
-                Duration left = budget.time().map(t -> t.minus(since(start))).orElse(UNLIMITED);
-                Result r;
-                if (Thread.currentThread().isInterrupted()) {
-                    r = Result.failed(
-                            AgentError.of(AgentErrorType.CANCELLED, "not started: the worker was interrupted"));
-                } else if (left.isNegative() || left.isZero()) {
-                    r = Result.failed(budget.timeExceeded(since(start), n));
-                } else {
-                    r = limited(masked(body.attempt(n, observer, left)), budget, start, n, used);
-                }
-                AgentAttempt a =
-                        new AgentAttempt(n, started, Duration.ofNanos(System.nanoTime() - t0), r.error(), r.usage());
-                attempts.add(a);
-                observer.onAttemptEnd(a);
-                if (r.error().isPresent()) {
-                    AgentError e = r.error().get();
-                    if (e.retryable()
-                            && n < policy.maxAttempts()
-                            && !r.retryAfter().isZero()) {
-                        waitRetryAfter(r.retryAfter(), e);
-                    }
-                    throw new Failed(e);
-                }
-                return r;
-            });
-            return succeeded(ok, attempts, start);
-        } catch (Failed f) {
-            return failure(f.error, attempts, start);
-        } catch (CancelledException c) {
-            // Interrupted while waiting between attempts; RetryPolicy has set the interrupt status again.
-            AgentError last = attempts.get(attempts.size() - 1).error().orElseThrow();
-            return failure(
-                    AgentError.of(
-                            AgentErrorType.CANCELLED,
-                            "cancelled while waiting to retry (the worker was interrupted); the last attempt failed: "
-                                    + last.message()),
-                    attempts,
-                    start);
+            here.runUntil(r.outcome);
+        } catch (InterruptedException e) {
+            // Only the wait before a retry takes no task at once: the interrupt came while waiting to retry.
+            r.cancelWaiting();
+        }
+        AgentOutcome outcome;
+        try {
+            outcome = r.outcome.getNow(null);
+        } catch (CompletionException e) {
+            Throwable cause = Futures.cause(e);
+            if (cause instanceof RuntimeException re) {
+                throw re;
+            }
+            if (cause instanceof Error err) {
+                throw err;
+            }
+            throw e;
+        }
+        if (outcome.error().map(er -> er.type() == AgentErrorType.CANCELLED).orElse(false)) {
+            // The interrupt (or the refusal) that cancelled the call is for the caller to see.
+            Thread.currentThread().interrupt();
+        }
+        return outcome;
+    }
+
+    /**
+     * The blocking loop's "work pool": the calling thread of {@link #run} runs its tasks, in order, until the call's
+     * outcome is done. The retry timer hands the next attempt here from its own thread.
+     */
+    private static final class CallerRuns implements Executor {
+        private final LinkedBlockingQueue<Runnable> tasks = new LinkedBlockingQueue<>();
+
+        @Override
+        public void execute(Runnable task) {
+            tasks.add(task);
+        }
+
+        /**
+         * Runs tasks until {@code done}. A task already queued runs even if the thread was interrupted (an attempt's
+         * result is recorded as it was before); only waiting for a task that is not there yet (a retry timer) is
+         * interrupted.
+         */
+        void runUntil(CompletableFuture<?> done) throws InterruptedException {
+            while (!done.isDone()) {
+                Runnable task = tasks.poll();
+                (task != null ? task : tasks.take()).run();
+            }
         }
     }
 
@@ -225,9 +243,16 @@ final class Attempts {
                 long t0 = System.nanoTime();
                 observer.onAttemptStart(n);
                 Duration left = budget.time().map(t -> t.minus(since(start))).orElse(UNLIMITED);
-                CompletableFuture<Result> f = left.isNegative() || left.isZero()
-                        ? CompletableFuture.completedFuture(Result.failed(budget.timeExceeded(since(start), n)))
-                        : body.attempt(n, observer, left);
+                CompletableFuture<Result> f;
+                if (Thread.currentThread().isInterrupted()) {
+                    // Only the blocking loop's thread is ever interrupted (the work pool's never are).
+                    f = CompletableFuture.completedFuture(Result.failed(
+                            AgentError.of(AgentErrorType.CANCELLED, "not started: the worker was interrupted")));
+                } else if (left.isNegative() || left.isZero()) {
+                    f = CompletableFuture.completedFuture(Result.failed(budget.timeExceeded(since(start), n)));
+                } else {
+                    f = body.attempt(n, observer, left);
+                }
                 inFlight.set(f);
                 if (outcome.isCancelled()) {
                     f.cancel(true);
@@ -254,6 +279,22 @@ final class Attempts {
             }
         }
 
+        /** The calling thread of the blocking loop was interrupted while waiting to retry: the call ends cancelled. */
+        void cancelWaiting() {
+            String last = attempts.isEmpty()
+                    ? ""
+                    : attempts.get(attempts.size() - 1)
+                            .error()
+                            .map(e -> "; the last attempt failed: " + e.message())
+                            .orElse("");
+            outcome.complete(failed(
+                    AgentError.of(
+                            AgentErrorType.CANCELLED,
+                            "cancelled while waiting to retry (the worker was interrupted)" + last),
+                    attempts,
+                    start));
+        }
+
         private void ended(int n, Instant started, long t0, Result result) {
             Result r = limited(masked(result), budget, start, n, used);
             AgentAttempt a =
@@ -266,11 +307,11 @@ final class Attempts {
             }
             AgentError e = r.error().get();
             if (!e.retryable() || n >= policy.maxAttempts()) {
-                // Not failure(): a cancelled outcome must not interrupt the work pool's thread.
                 outcome.complete(failed(e, attempts, start));
                 return;
             }
-            // As the blocking loop: the server's retry-after hint, then the policy's full-jitter back-off; a timer.
+            // The server's retry-after hint, then the policy's full-jitter back-off; a timer (the blocking loop's
+            // thread waits for it).
             long bound = policy.backoffBound(n + 1).toNanos();
             long wait = r.retryAfter().toNanos()
                     + (bound == 0 ? 0 : ThreadLocalRandom.current().nextLong(bound + 1));
@@ -335,25 +376,6 @@ final class Attempts {
         return new Result(Optional.of(masked), r.usage(), Optional.empty(), r.retryAfter(), r.cached(), r.toolCalls());
     }
 
-    private static void waitRetryAfter(Duration wait, AgentError error) {
-        try {
-            TimeUnit.NANOSECONDS.sleep(wait.toNanos());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new Failed(AgentError.of(
-                    AgentErrorType.CANCELLED,
-                    "cancelled while waiting to retry (the worker was interrupted); the last attempt failed: "
-                            + error.message()));
-        }
-    }
-
-    private static AgentOutcome failure(AgentError error, List<AgentAttempt> attempts, long start) {
-        if (error.type() == AgentErrorType.CANCELLED) {
-            Thread.currentThread().interrupt();
-        }
-        return failed(error, attempts, start);
-    }
-
     /** The outcome of a call whose last attempt ended with {@code error}. */
     private static AgentOutcome failed(AgentError error, List<AgentAttempt> attempts, long start) {
         return new AgentOutcome(
@@ -380,16 +402,5 @@ final class Attempts {
 
     private static Duration since(long start) {
         return Duration.ofNanos(System.nanoTime() - start);
-    }
-
-    /** Carries an attempt's error through {@link RetryPolicy#run}. */
-    private static final class Failed extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-        final transient AgentError error;
-
-        Failed(AgentError error) {
-            super(error.message(), null, false, false);
-            this.error = error;
-        }
     }
 }

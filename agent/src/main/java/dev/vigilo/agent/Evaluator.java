@@ -3,6 +3,8 @@ package dev.vigilo.agent;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 
 /** One evaluator of an evaluator plan; package-private: {@link EvaluatorSet} is the public face. Thread-safe. */
 interface Evaluator {
@@ -21,6 +23,22 @@ interface Evaluator {
      */
     default Verdict evaluate(CaseRecord caseRecord, JsonNode caseTree, String output, EvaluationContext context) {
         return evaluate(caseRecord, caseTree, output);
+    }
+
+    /**
+     * As {@link #evaluate(CaseRecord, JsonNode, String, EvaluationContext)}, without holding a thread while a model
+     * answers (docs/execution.md, "Calls in flight"): evaluators that call a model (judges, panels) send
+     * asynchronously and handle the answer on {@code work}; the others judge on the calling thread, which must then
+     * be one that may run them ({@link EvaluatorSet#waitsWithoutThreads}). Cancelling the future cancels the model
+     * call in flight. A verdict that threw fails the future with it.
+     */
+    default CompletableFuture<Verdict> evaluateAsync(
+            CaseRecord caseRecord, JsonNode caseTree, String output, EvaluationContext context, Executor work) {
+        try {
+            return CompletableFuture.completedFuture(evaluate(caseRecord, caseTree, output, context));
+        } catch (RuntimeException | Error e) {
+            return CompletableFuture.failedFuture(e);
+        }
     }
 
     /**

@@ -10,6 +10,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The evaluators of a run, in evaluator-plan order (index {@code i} is bit {@code i} of a chunk's evaluator mask),
@@ -77,6 +80,105 @@ public final class EvaluatorSet implements AutoCloseable {
         return kinds.get(index);
     }
 
+    /** Evaluator kinds that hold their thread while they run (a process): the others may run on a short-step pool. */
+    private static final java.util.Set<String> HOLDING_A_THREAD = java.util.Set.of("command");
+
+    /**
+     * Whether {@link #evaluateAsync} needs no thread that may block: true unless an evaluator runs a process
+     * ({@code command}). Judges and panels wait for their models without a thread; the other kinds are short steps.
+     */
+    public boolean waitsWithoutThreads() {
+        return kinds.stream().noneMatch(HOLDING_A_THREAD::contains);
+    }
+
+    /**
+     * As {@link #evaluate(long, CaseRecord, String, EvaluationContext)}, without holding a thread while a judge's
+     * model answers (docs/execution.md, "Calls in flight"): the evaluators run one after another, each judge's
+     * attempts sent asynchronously and their answers handled on {@code work}, the other evaluators on the thread
+     * that completed the one before (the caller's or {@code work}'s). Only for a set that {@link
+     * #waitsWithoutThreads}. Cancelling the future cancels the judge call in flight; an evaluation that threw fails
+     * it.
+     */
+    public CompletableFuture<List<EvaluatorResult>> evaluateAsync(
+            long mask, CaseRecord caseRecord, String output, EvaluationContext context, Executor work) {
+        Objects.requireNonNull(context, "context");
+        Objects.requireNonNull(work, "work");
+        if (size() < 64 && (mask >>> size()) != 0) {
+            throw new IllegalArgumentException("evaluator mask " + Long.toHexString(mask)
+                    + " selects evaluators the plan (" + size() + " evaluators) does not have");
+        }
+        Objects.requireNonNull(output, "output");
+        JsonNode tree = tree(caseRecord);
+        CompletableFuture<List<EvaluatorResult>> out = new CompletableFuture<>();
+        AtomicReference<CompletableFuture<?>> inFlight = new AtomicReference<>();
+        out.whenComplete((r, t) -> {
+            CompletableFuture<?> f = inFlight.get();
+            if (out.isCancelled() && f != null) {
+                f.cancel(true);
+            }
+        });
+        nextAsync(0, mask, caseRecord, tree, output, context, work, new ArrayList<>(), out, inFlight);
+        return out;
+    }
+
+    /** Runs the selected evaluators from {@code from} on, appending to {@code results}; one at a time. */
+    private void nextAsync(
+            int from,
+            long mask,
+            CaseRecord caseRecord,
+            JsonNode tree,
+            String output,
+            EvaluationContext context,
+            Executor work,
+            List<EvaluatorResult> results,
+            CompletableFuture<List<EvaluatorResult>> out,
+            AtomicReference<CompletableFuture<?>> inFlight) {
+        int i = from;
+        while (i < size() && (mask & (1L << i)) == 0) {
+            i++;
+        }
+        if (i >= size() || out.isDone()) {
+            out.complete(results);
+            return;
+        }
+        int index = i;
+        long start = System.nanoTime();
+        CompletableFuture<Evaluator.Verdict> f;
+        try {
+            f = evaluators.get(index).evaluateAsync(caseRecord, tree, output, context, work);
+        } catch (RuntimeException | Error e) {
+            out.completeExceptionally(e);
+            return;
+        }
+        inFlight.set(f);
+        if (out.isCancelled()) {
+            f.cancel(true);
+            return;
+        }
+        f.whenComplete((v, t) -> {
+            if (out.isDone()) {
+                return;
+            }
+            if (t != null) {
+                out.completeExceptionally(dev.vigilo.common.concurrent.Futures.cause(t));
+                return;
+            }
+            EvaluatorResult r;
+            try {
+                r = result(index, v, start);
+            } catch (RuntimeException | Error e) {
+                out.completeExceptionally(e);
+                return;
+            }
+            results.add(r);
+            if (r.cancelled()) {
+                out.complete(results);
+                return;
+            }
+            nextAsync(index + 1, mask, caseRecord, tree, output, context, work, results, out, inFlight);
+        });
+    }
+
     /**
      * Runs exactly the evaluators whose bits are set in {@code mask}, in index order, on one output. Stops after a
      * cancelled evaluation (which is then the last result).
@@ -135,6 +237,11 @@ public final class EvaluatorSet implements AutoCloseable {
         } else {
             v = evaluators.get(index).evaluate(caseRecord, tree, output, context);
         }
+        return result(index, v, start);
+    }
+
+    /** Evaluator {@code index}'s verdict, begun at {@code start}, stamped, its texts masked and bounded. */
+    private EvaluatorResult result(int index, Evaluator.Verdict v, long start) {
         List<JudgeVote> votes = v.votes().stream()
                 .map(vote ->
                         new JudgeVote(vote.judge(), vote.score(), vote.reason().map(r -> Reasons.bound(r, secrets))))

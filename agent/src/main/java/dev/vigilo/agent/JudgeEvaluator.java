@@ -27,8 +27,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * {@code judge}: a model grades the output by a rubric over an OpenAI-compatible chat completions endpoint
@@ -149,6 +153,107 @@ final class JudgeEvaluator implements Evaluator {
     }
 
     /**
+     * As {@link #evaluate(CaseRecord, JsonNode, String, EvaluationContext)}, without a thread while the model answers
+     * (docs/execution.md, "Calls in flight"): each attempt is sent with the client's asynchronous send, its answer
+     * handled on {@code work} by the same steps as a blocking attempt's, and the wait before a retry (the 429's
+     * {@code Retry-After}, then the policy's full-jitter back-off) is a timer. Cancelling the future cancels the
+     * request in flight; a call the run's limiter refuses ends {@code cancelled}, as in the blocking path.
+     */
+    @Override
+    public CompletableFuture<Verdict> evaluateAsync(
+            CaseRecord caseRecord, JsonNode caseTree, String output, EvaluationContext context, Executor work) {
+        Optional<String> expected = Evaluator.expectedText(caseTree);
+        if (settings.rubric().uses("expected") && expected.isEmpty()) {
+            return CompletableFuture.completedFuture(evaluate(caseRecord, caseTree, output, context));
+        }
+        ObjectNode request = request(caseRecord, caseTree, output, expected.orElse(""));
+        AsyncJudging j = new AsyncJudging(Json.bytes(request), secrets.mask(request), context.observer(), work);
+        j.attempt(1);
+        return j.out;
+    }
+
+    /** One asynchronous evaluation; its attempts run one after another, so its usage list needs no lock. */
+    private final class AsyncJudging {
+        final CompletableFuture<Verdict> out = new CompletableFuture<>();
+        final AtomicReference<CompletableFuture<ChatExchange>> inFlight = new AtomicReference<>();
+        final List<TokenUsage> usage = new ArrayList<>();
+        final byte[] body;
+        final JsonNode observed;
+        final EvaluatorObserver observer;
+        final Executor work;
+
+        AsyncJudging(byte[] body, JsonNode observed, EvaluatorObserver observer, Executor work) {
+            this.body = body;
+            this.observed = observed;
+            this.observer = observer;
+            this.work = work;
+            out.whenComplete((v, t) -> {
+                CompletableFuture<ChatExchange> f = inFlight.get();
+                if (out.isCancelled() && f != null) {
+                    f.cancel(true);
+                }
+            });
+        }
+
+        void attempt(int n) {
+            if (out.isDone()) {
+                return;
+            }
+            try {
+                observer.onModelRequest(index, settings.name(), n, observed);
+                long t0 = System.nanoTime();
+                CompletableFuture<ChatExchange> f = LimitedSend.sendAsync(client, call(body));
+                inFlight.set(f);
+                if (out.isCancelled()) {
+                    f.cancel(true);
+                    return;
+                }
+                f.whenCompleteAsync((x, t) -> answered(n, t0, x, t), work);
+            } catch (RuntimeException | Error e) {
+                out.completeExceptionally(e);
+            }
+        }
+
+        private void answered(int n, long t0, ChatExchange x, Throwable t) {
+            if (out.isDone()) {
+                return;
+            }
+            try {
+                if (t != null) {
+                    Throwable cause = dev.vigilo.common.concurrent.Futures.cause(t);
+                    if (cause instanceof CancelledException refused) {
+                        // The run's limiter refused the call (its budget cannot cover it): nothing was sent.
+                        throw new Failed(
+                                EvaluatorErrorType.CANCELLED, who + " was not asked: " + refused.getMessage(), false);
+                    }
+                    // The client completes every ending normally; this is only a guard.
+                    throw failed(n, "the connection failed (" + cause + ")", true);
+                }
+                out.complete(
+                        JudgeEvaluator.this.answered(n, t0, x, usage, observer).withUsage(usage));
+            } catch (Failed f) {
+                if (!f.retryable || n >= settings.maxAttempts()) {
+                    out.complete(Verdict.error(f.type, f.getMessage()).withUsage(usage));
+                    return;
+                }
+                // As the blocking loop: the server's retry-after hint, then the policy's full-jitter back-off.
+                long bound = policy.backoffBound(n + 1).toNanos();
+                long wait = f.retryAfter.toNanos()
+                        + (bound == 0 ? 0 : ThreadLocalRandom.current().nextLong(bound + 1));
+                Runnable next = () -> attempt(n + 1);
+                if (wait <= 0) {
+                    work.execute(next);
+                } else {
+                    CompletableFuture.delayedExecutor(wait, TimeUnit.NANOSECONDS, work)
+                            .execute(next);
+                }
+            } catch (RuntimeException | Error e) {
+                out.completeExceptionally(e);
+            }
+        }
+    }
+
+    /**
      * The request: a system message saying how to answer, and the rendered rubric as the user message, followed by
      * the output when the rubric does not place {@code {{output}}} itself.
      */
@@ -192,17 +297,9 @@ final class JudgeEvaluator implements Evaluator {
         }
         observer.onModelRequest(index, settings.name(), n, observed);
         long t0 = System.nanoTime();
-        ChatCall call = new ChatCall(
-                settings.uri(),
-                body,
-                Map.of(),
-                settings.apiKey(),
-                settings.timeout(),
-                CallEstimate.tokens(body, settings.maxTokens()),
-                limiter);
         ChatExchange x;
         try {
-            x = LimitedSend.send(client, call);
+            x = LimitedSend.send(client, call(body));
         } catch (CancelledException refused) {
             // The run's limiter refused the call (its budget cannot cover it): nothing was sent.
             throw new Failed(EvaluatorErrorType.CANCELLED, who + " was not asked: " + refused.getMessage(), false);
@@ -213,6 +310,33 @@ final class JudgeEvaluator implements Evaluator {
             // The client completes every ending normally; this is only a guard.
             throw failed(n, "the connection failed (" + e.getCause() + ")", true);
         }
+        try {
+            return answered(n, t0, x, usage, observer);
+        } catch (Failed f) {
+            if (n < settings.maxAttempts() && !f.retryAfter.isZero()) {
+                waitRetryAfter(f.retryAfter);
+            }
+            throw f;
+        }
+    }
+
+    /** One attempt's request, through the endpoint's limiter. */
+    private ChatCall call(byte[] body) {
+        return new ChatCall(
+                settings.uri(),
+                body,
+                Map.of(),
+                settings.apiKey(),
+                settings.timeout(),
+                CallEstimate.tokens(body, settings.maxTokens()),
+                limiter);
+    }
+
+    /**
+     * What attempt {@code n}'s exchange, sent at {@code t0}, comes to (both paths): the observer's response, the
+     * usage, and the verdict, or the attempt's failure (a 429 carrying its capped {@code Retry-After}).
+     */
+    private Verdict answered(int n, long t0, ChatExchange x, List<TokenUsage> usage, EvaluatorObserver observer) {
         long millis = (System.nanoTime() - t0) / 1_000_000;
         JsonNode parsed = x.json().orElse(null);
         if (x.status() != 0) {
@@ -242,11 +366,8 @@ final class JudgeEvaluator implements Evaluator {
                 Duration wait = x.retryAfter(Instant.now())
                         .map(d -> d.compareTo(maxRetryAfter) > 0 ? maxRetryAfter : d)
                         .orElse(Duration.ZERO);
-                Failed f = failed(n, "answered 429 Too Many Requests" + detail(parsed, x.body()), true);
-                if (n < settings.maxAttempts() && !wait.isZero()) {
-                    waitRetryAfter(wait);
-                }
-                throw f;
+                throw failed(n, "answered 429 Too Many Requests" + detail(parsed, x.body()), true)
+                        .after(wait);
             }
             case RETRYABLE_STATUS -> throw failed(n, "answered HTTP " + x.status() + detail(parsed, x.body()), true);
             case REJECTED ->
@@ -384,11 +505,23 @@ final class JudgeEvaluator implements Evaluator {
         private static final long serialVersionUID = 1L;
         final transient EvaluatorErrorType type;
         final boolean retryable;
+        /** The server's hint to wait before the next attempt (a 429's capped {@code Retry-After}); zero: none. */
+        final transient Duration retryAfter;
 
         Failed(EvaluatorErrorType type, String message, boolean retryable) {
+            this(type, message, retryable, Duration.ZERO);
+        }
+
+        private Failed(EvaluatorErrorType type, String message, boolean retryable, Duration retryAfter) {
             super(message, null, false, false);
             this.type = type;
             this.retryable = retryable;
+            this.retryAfter = retryAfter;
+        }
+
+        /** This failure with the server's wait hint. */
+        Failed after(Duration wait) {
+            return new Failed(type, getMessage(), retryable, wait);
         }
     }
 }

@@ -6,6 +6,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalDouble;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * {@code panel}: two or more judges grade the same output, one after another, and their normalised scores
@@ -52,14 +55,109 @@ final class PanelEvaluator implements Evaluator {
             com.fasterxml.jackson.databind.JsonNode caseTree,
             String output,
             EvaluationContext context) {
+        List<Verdict> verdicts = new ArrayList<>();
+        for (JudgeEvaluator judge : judges) {
+            Verdict v = judge.evaluate(caseRecord, caseTree, output, context);
+            verdicts.add(v);
+            if (cancelled(v)) {
+                break;
+            }
+        }
+        return combine(verdicts);
+    }
+
+    /**
+     * As {@link #evaluate(CaseRecord, com.fasterxml.jackson.databind.JsonNode, String, EvaluationContext)}, the
+     * judges one after another without a thread while their models answer ({@link
+     * JudgeEvaluator#evaluateAsync}); cancelling the future cancels the judge call in flight.
+     */
+    @Override
+    public CompletableFuture<Verdict> evaluateAsync(
+            CaseRecord caseRecord,
+            com.fasterxml.jackson.databind.JsonNode caseTree,
+            String output,
+            EvaluationContext context,
+            Executor work) {
+        CompletableFuture<Verdict> out = new CompletableFuture<>();
+        AtomicReference<CompletableFuture<Verdict>> inFlight = new AtomicReference<>();
+        out.whenComplete((v, t) -> {
+            CompletableFuture<Verdict> f = inFlight.get();
+            if (out.isCancelled() && f != null) {
+                f.cancel(true);
+            }
+        });
+        judgeAsync(0, caseRecord, caseTree, output, context, work, new ArrayList<>(), out, inFlight);
+        return out;
+    }
+
+    private void judgeAsync(
+            int j,
+            CaseRecord caseRecord,
+            com.fasterxml.jackson.databind.JsonNode caseTree,
+            String output,
+            EvaluationContext context,
+            Executor work,
+            List<Verdict> verdicts,
+            CompletableFuture<Verdict> out,
+            AtomicReference<CompletableFuture<Verdict>> inFlight) {
+        if (out.isDone()) {
+            return;
+        }
+        if (j >= judges.size()) {
+            complete(out, verdicts);
+            return;
+        }
+        CompletableFuture<Verdict> f;
+        try {
+            f = judges.get(j).evaluateAsync(caseRecord, caseTree, output, context, work);
+        } catch (RuntimeException | Error e) {
+            out.completeExceptionally(e);
+            return;
+        }
+        inFlight.set(f);
+        if (out.isCancelled()) {
+            f.cancel(true);
+            return;
+        }
+        f.whenComplete((v, t) -> {
+            if (t != null) {
+                out.completeExceptionally(dev.vigilo.common.concurrent.Futures.cause(t));
+                return;
+            }
+            verdicts.add(v);
+            if (cancelled(v)) {
+                complete(out, verdicts);
+                return;
+            }
+            judgeAsync(j + 1, caseRecord, caseTree, output, context, work, verdicts, out, inFlight);
+        });
+    }
+
+    private void complete(CompletableFuture<Verdict> out, List<Verdict> verdicts) {
+        try {
+            out.complete(combine(verdicts));
+        } catch (RuntimeException | Error e) {
+            out.completeExceptionally(e);
+        }
+    }
+
+    private static boolean cancelled(Verdict v) {
+        return v.error().map(e -> e.type() == EvaluatorErrorType.CANCELLED).orElse(false);
+    }
+
+    /**
+     * The panel's verdict from its judges' verdicts, in judge order (the last one cancelled when the panel was
+     * cancelled before its other judges ran).
+     */
+    private Verdict combine(List<Verdict> verdicts) {
         List<JudgeVote> votes = new ArrayList<>();
         List<TokenUsage> usage = new ArrayList<>();
         List<Double> scores = new ArrayList<>();
         int passed = 0;
         Optional<EvaluatorError> firstOther = Optional.empty();
         List<String> problems = new ArrayList<>();
-        for (int j = 0; j < judges.size(); j++) {
-            Verdict v = judges.get(j).evaluate(caseRecord, caseTree, output, context);
+        for (int j = 0; j < verdicts.size(); j++) {
+            Verdict v = verdicts.get(j);
             usage.addAll(v.usage());
             String judge = judgeNames.get(j);
             if (v.error().isPresent()) {

@@ -37,6 +37,12 @@ record BothListeners(Worker.Listener first, Worker.Listener second) implements W
     }
 
     @Override
+    public void casesCarried(UUID runId, long chunkIndex, int cases) {
+        first.casesCarried(runId, chunkIndex, cases);
+        second.casesCarried(runId, chunkIndex, cases);
+    }
+
+    @Override
     public void modelUsage(UUID runId, UsageSummary usage) {
         first.modelUsage(runId, usage);
         second.modelUsage(runId, usage);

@@ -107,17 +107,15 @@ final class WorkerCommand implements Callable<Integer> {
                 Worker.Listener listener = endpoint == null
                         ? progress
                         : new BothListeners(progress, new WorkerMetrics(endpoint.registry()));
+                Worker.Options options = Worker.Options.defaults(concurrency, exitWhenIdle);
                 // Sandboxed cases get their directories under VIGILO_HOME/sandboxes/<worker id>/.
                 worker = new Worker(
                         placements,
                         connections.storage(),
-                        Worker.Options.defaults(concurrency, exitWhenIdle),
+                        processes == null ? options : options.withProcesses(processes),
                         listener,
                         AgentEnvironment.system(),
                         CommandSupport.root(spec).environment().vigiloHome().resolve("sandboxes"));
-                if (processes != null) {
-                    worker.limitProcesses(processes);
-                }
                 Worker stoppable = worker;
                 signal.onSignal(() -> {
                     readiness.stopping();
@@ -152,12 +150,14 @@ final class WorkerCommand implements Callable<Integer> {
                 json.print(summary(worker, stopped, report));
             } else {
                 out.printf(
-                        "worker %s stopped (%s): %d chunks completed, %d cases executed, %d chunks requeued,"
+                        "worker %s stopped (%s): %d chunks completed, %d cases executed, %d carried forward,"
+                                + " %d chunks requeued,"
                                 + " %d chunks failed, %d results fenced, %d admissions resumed, %d runs settled%n",
                         worker.id(),
                         stopped,
                         report.chunksCompleted(),
                         report.casesExecuted(),
+                        report.casesCarried(),
                         report.chunksRequeued(),
                         report.chunksFailed(),
                         report.chunksFenced(),
@@ -203,6 +203,7 @@ final class WorkerCommand implements Callable<Integer> {
         m.put("stopped", stopped);
         m.put("chunks_completed", r.chunksCompleted());
         m.put("cases_executed", r.casesExecuted());
+        m.put("cases_carried", r.casesCarried());
         m.put("chunks_requeued", r.chunksRequeued());
         m.put("chunks_failed", r.chunksFailed());
         m.put("chunks_fenced", r.chunksFenced());

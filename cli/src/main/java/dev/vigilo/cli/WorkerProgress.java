@@ -26,6 +26,9 @@ final class WorkerProgress implements Worker.Listener, AutoCloseable {
     private final ExecutionStatusReader reader;
     private final AtomicLong chunks = new AtomicLong();
     private final AtomicLong cases = new AtomicLong();
+    /** Cases carried forward (partial receipt chains, a rerun's kept cases): not executed here. */
+    private final AtomicLong carried = new AtomicLong();
+
     private final AtomicLong reported = new AtomicLong();
     private final ScheduledExecutorService summary;
 
@@ -45,6 +48,11 @@ final class WorkerProgress implements Worker.Listener, AutoCloseable {
     public void chunkCompleted(UUID runId, long chunkIndex, int caseCount) {
         chunks.incrementAndGet();
         cases.addAndGet(caseCount);
+    }
+
+    @Override
+    public void casesCarried(UUID runId, long chunkIndex, int count) {
+        carried.addAndGet(count);
     }
 
     @Override
@@ -78,14 +86,28 @@ final class WorkerProgress implements Worker.Listener, AutoCloseable {
     }
 
     private void summarize() {
-        long done = cases.get();
-        if (done == reported.getAndSet(done)) {
+        String line = summaryLine();
+        if (line == null) {
             return; // nothing new: stay quiet
         }
         synchronized (err) {
-            err.printf("worker: %d chunks, %d cases executed so far%n", chunks.get(), done);
+            err.println(line);
             err.flush();
         }
+    }
+
+    /**
+     * {@code worker: 12 chunks, 1100 cases executed so far} (and {@code , 100 carried forward} once a chunk carried
+     * some: a resumed chunk's partial receipts, a rerun's kept cases), or null when no chunk completed since.
+     */
+    String summaryLine() {
+        long done = cases.get() + carried.get();
+        if (done == reported.getAndSet(done)) {
+            return null;
+        }
+        long c = carried.get();
+        return "worker: " + chunks.get() + " chunks, " + cases.get() + " cases executed"
+                + (c == 0 ? "" : ", " + c + " carried forward") + " so far";
     }
 
     @Override

@@ -139,6 +139,86 @@ class CallsInFlightTest {
         assertThat(asked).hasSize(CASES);
     }
 
+    /**
+     * An http agent's cases judged by a {@code kind: judge} evaluator hold no blocking-pool thread while the judge's
+     * model answers: with a blocking pool of one thread ({@code --processes 1}), all 64 executions in flight have
+     * their judge call at the judge's endpoint at once (the blocking path held one), and every case settles once.
+     */
+    @Test
+    @Timeout(value = 240, unit = TimeUnit.SECONDS)
+    void judgeCallsWaitWithoutABlockingThread() throws Exception {
+        int concurrency = 64;
+        int cases = 128;
+        answer.countDown(); // the agent answers at once; the judge holds its answers
+        fx.close();
+        fx = new ExecFixture(java.nio.file.Files.createDirectories(dir.resolve("judged")), cases);
+        CountDownLatch judged = new CountDownLatch(1);
+        try (OpenAiTestServer judge = OpenAiTestServer.start()) {
+            judge.answerWith(req -> {
+                try {
+                    judged.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return OpenAiTestServer.Reply.judgement(9, "right");
+            });
+            UUID run = fx.prepare("""
+                    name: judged-in-flight
+                    agent: {kind: http, url: "%s", model: test, max_attempts: 1, timeout_seconds: 180}
+                    evaluators:
+                      - name: quality
+                        kind: judge
+                        url: "%s"
+                        model: judge-model
+                        rubric: "Is {{output}} the answer to {{input}}?"
+                        scale: {min: 0, max: 10}
+                        max_attempts: 1
+                        timeout_seconds: 180
+                    gates:
+                      - {name: all, required_evaluators: [quality], min_pass_rate: 0.5}
+                    """.formatted(llm.chatUrl(), judge.chatUrl()));
+            Worker.Options options = new Worker.Options(
+                            concurrency,
+                            true,
+                            Duration.ofSeconds(60),
+                            Duration.ofSeconds(5),
+                            Duration.ofMillis(100),
+                            Duration.ofMillis(500),
+                            Duration.ofSeconds(5))
+                    .withProcesses(1);
+            try (Placements p = Placements.open(fx.control, ExecutionConfig.defaults())) {
+                new Admission(p, fx.storage).admit(run);
+                CompletableFuture<Worker.Report> worker = CompletableFuture.supplyAsync(
+                        () -> new Worker(p, fx.storage, options, Worker.Listener.NONE).run(), r -> {
+                            Thread t = new Thread(r, "worker-under-test");
+                            t.setDaemon(true);
+                            t.start();
+                        });
+                while (judge.inFlight() < concurrency) {
+                    assertThat(worker)
+                            .as("the worker ended before %d judge calls were in flight", concurrency)
+                            .isNotDone();
+                    Thread.sleep(20);
+                }
+                int inFlight = judge.inFlight();
+                judged.countDown();
+                Worker.Report report = worker.get(180, TimeUnit.SECONDS);
+                System.out.printf("judge calls in flight %d on a blocking pool of 1 thread%n", inFlight);
+                assertThat(inFlight).isEqualTo(concurrency);
+                assertThat(report.casesExecuted()).isEqualTo(cases);
+                assertThat(report.chunksFailed()).isZero();
+                assertThat(fx.runStatus(run)).isEqualTo("settled");
+                assertThat(new dev.vigilo.exec.view.ExecutionStatusReader(p)
+                                .status(run)
+                                .gates()
+                                .get(0)
+                                .passed())
+                        .isEqualTo(cases);
+            }
+            assertThat(judge.requestCount()).isEqualTo(cases);
+        }
+    }
+
     /** Live threads of this JVM, without the test endpoint's (a thread per request it holds). */
     private static int liveThreadsBesidesTheServer() {
         ThreadGroup root = Thread.currentThread().getThreadGroup();

@@ -10,9 +10,11 @@ import dev.vigilo.common.crash.RandomKills;
 import dev.vigilo.control.TestPostgres;
 import dev.vigilo.exec.admission.Admission;
 import dev.vigilo.exec.audit.RunVerifier;
+import dev.vigilo.exec.placement.ShardMover;
 import dev.vigilo.exec.record.ChunkRows;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.view.ExecutionStatusReader;
+import dev.vigilo.plan.PlanShape;
 import dev.vigilo.storage.Deadline;
 import dev.vigilo.storage.ObjectKey;
 import dev.vigilo.storage.ObjectRef;
@@ -82,7 +84,10 @@ class PartialResumeKillIT {
         }
     }
 
-    /** One run on its own execution database "a", admitted and ready for workers. */
+    /**
+     * One run on its own execution database "a", admitted and ready for workers; with {@code spare}, a second
+     * execution database "b" (on another server) is registered too, holding nothing until a shard moves there.
+     */
     private final class Scenario implements AutoCloseable {
         final Calls calls = new Calls();
         final Path config;
@@ -91,12 +96,21 @@ class PartialResumeKillIT {
         final Placements placements;
         final OpenAiTestServer llm;
         final UUID run;
+        /** Where the run's chunks are routed (they all are in one placement). */
+        volatile String home = "a";
 
         Scenario(String name) throws IOException {
+            this(name, false);
+        }
+
+        Scenario(String name, boolean spare) throws IOException {
             Path root = dir.resolve(name);
             Files.createDirectories(root);
             config = root.resolve("execution.toml");
-            Files.writeString(config, "[placements.a]\njdbc_url = \"" + TestPostgres.newDatabaseUrl() + "\"\n");
+            Files.writeString(
+                    config,
+                    "[placements.a]\njdbc_url = \"" + TestPostgres.newDatabaseUrl() + "\"\n"
+                            + (spare ? "[placements.b]\njdbc_url = \"" + TestPostgres.newDatabaseUrl(1) + "\"\n" : ""));
             exec = ExecutionConfig.parse(config);
             fx = new ExecFixture(root, CASES);
             placements = Placements.open(fx.control, exec);
@@ -110,12 +124,18 @@ class PartialResumeKillIT {
                     gates:
                       - {name: all, required_evaluators: [exact], min_pass_rate: 0.5}
                     """.formatted(llm.chatUrl()));
-            fx.placeOn(run, exec);
+            // Every shard starts in "a" (with a spare "b", round robin would spread them).
+            fx.control
+                    .jdbi()
+                    .useHandle(h -> h.createUpdate("UPDATE run_plans SET initial_placement = :p WHERE run_id = :r")
+                            .bind("p", PlanShape.placementRule(List.of("a")))
+                            .bind("r", run)
+                            .execute());
             new Admission(placements, fx.storage).admit(run);
         }
 
         <T> T sql(org.jdbi.v3.core.HandleCallback<T, RuntimeException> f) {
-            return placements.jdbi("a").withHandle(f);
+            return placements.jdbi(home).withHandle(f);
         }
 
         /** Per chunk, the number of case entries its row's partial receipt chain holds (0: none referenced). */
@@ -196,7 +216,7 @@ class PartialResumeKillIT {
         }
 
         ChunkRows.Row row(long chunk) {
-            return ChunkRows.one(placements, run, "a", chunk).orElseThrow();
+            return ChunkRows.one(placements, run, home, chunk).orElseThrow();
         }
 
         /** The reference of chunk 0's final receipt, as its row holds it. */
@@ -295,6 +315,56 @@ class PartialResumeKillIT {
             assertThat(report.problem().orElseThrow())
                     .contains("was carried forward from partial receipt chain")
                     .contains("differs from the entry there");
+        }
+    }
+
+    @Test
+    @Timeout(value = 10, unit = TimeUnit.MINUTES)
+    void killedBetweenPartialReceiptsThenMovedTheChainsAreCarriedAtTheNewPlacement() throws Exception {
+        try (Scenario s = new Scenario("moved", true)) {
+            s.calls.hold = n -> n == 60 || n == 160;
+            Process first = worker(s);
+            Map<Integer, Integer> before = s.killWhen(first, "two partial receipts in each chunk", () -> {
+                Map<Long, Integer> p = s.partialCases();
+                return s.calls.asked.containsKey(60)
+                        && s.calls.asked.containsKey(160)
+                        && p.getOrDefault(0L, 0) >= 2 * BATCH
+                        && p.getOrDefault(1L, 0) >= 2 * BATCH;
+            });
+            Map<Long, Integer> referenced = s.partialCases();
+            List<Integer> shards = s.sql(h -> h.createQuery("SELECT DISTINCT shard FROM exec_chunks WHERE run_id = :r"
+                            + " AND chunk_index IN (0, 1) ORDER BY 1")
+                    .bind("r", s.run)
+                    .mapTo(Integer.class)
+                    .list());
+            // The dead worker's 10-minute leases do not hold the move up: its leased rows arrive queued.
+            for (int shard : shards) {
+                assertThat(new ShardMover(s.placements).move(s.run, shard, "b").outcome())
+                        .isEqualTo(ShardMover.Outcome.MOVED);
+            }
+            s.home = "b";
+            assertThat(s.partialCases())
+                    .as("the chunk rows at the new placement reference the same chains")
+                    .containsEntry(0L, referenced.get(0L))
+                    .containsEntry(1L, referenced.get(1L));
+            Set<Integer> again = s.restartAndSettle(before, CONCURRENCY + 2 * BATCH);
+            assertThat(again).contains(60, 160);
+            for (long chunk = 0; chunk < 2; chunk++) {
+                long c = chunk;
+                assertThat(again.stream().filter(n -> n / 100 == c).count())
+                        .as("cases of chunk %d asked again", chunk)
+                        .isLessThanOrEqualTo(CONCURRENCY + BATCH);
+                Receipt r = s.receipt(chunk);
+                assertThat(r.resumed())
+                        .as("chunk %d resumed at the new placement", chunk)
+                        .isPresent();
+                assertThat(r.resumed().get().carried()).hasSize(referenced.get(chunk));
+                // Claimed at generation 1 in "a"; the move advanced it to 2; the claim in "b" is generation 3.
+                assertThat(r.leaseGeneration()).isEqualTo(3);
+                assertThat(r.resumed().get().carried())
+                        .allSatisfy(x -> assertThat(x.generation()).isEqualTo(1));
+                r.resumed().get().carried().forEach(x -> assertThat(again).doesNotContain((int) x.ordinal()));
+            }
         }
     }
 

@@ -25,7 +25,10 @@ import java.util.concurrent.atomic.AtomicReference;
  * <ul>
  *   <li>{@code vigilo_worker_chunks_claimed_total}, {@code vigilo_worker_chunks_completed_total},
  *       {@code vigilo_worker_chunks_given_back_total{outcome=requeued|failed|fenced}};
- *   <li>{@code vigilo_worker_cases_executed_total{status=ok|errored}};
+ *   <li>{@code vigilo_worker_cases_executed_total{status=ok|errored}}: cases this worker executed;
+ *   <li>{@code vigilo_worker_cases_carried_total}: cases of completed chunks carried forward instead of executed: from
+ *       an earlier holder's partial receipt chain (docs/execution.md, "Resume from partial receipts") or kept by a
+ *       rerun from the earlier receipt; in no other case count;
  *   <li>{@code vigilo_worker_agent_seconds}: the agent's time per case (a histogram with percentiles);
  *   <li>{@code vigilo_worker_heartbeats_total}, {@code vigilo_worker_leases_held} (as of the last heartbeat),
  *       {@code vigilo_worker_lease_renewals_total};
@@ -45,6 +48,7 @@ public final class WorkerMetrics implements Worker.Listener {
     private final Counter completed;
     private final Counter ok;
     private final Counter errored;
+    private final Counter carried;
     private final Timer agent;
     private final Counter heartbeats;
     private final Counter renewals;
@@ -70,6 +74,9 @@ public final class WorkerMetrics implements Worker.Listener {
         errored = Counter.builder("vigilo_worker_cases_executed")
                 .tag("status", "errored")
                 .register(registry);
+        carried = Counter.builder("vigilo_worker_cases_carried")
+                .description("cases carried forward (a partial receipt chain, a rerun's kept cases), not executed here")
+                .register(registry);
         agent = Timer.builder("vigilo_worker_agent")
                 .description("The agent's time per case, over its attempts")
                 .publishPercentileHistogram()
@@ -94,6 +101,11 @@ public final class WorkerMetrics implements Worker.Listener {
     public void caseExecuted(UUID runId, Duration agentTime, boolean erroredCase) {
         (erroredCase ? errored : ok).increment();
         agent.record(agentTime);
+    }
+
+    @Override
+    public void casesCarried(UUID runId, long chunkIndex, int cases) {
+        carried.increment(cases);
     }
 
     /**

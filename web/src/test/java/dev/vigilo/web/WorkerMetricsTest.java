@@ -30,6 +30,9 @@ class WorkerMetricsTest {
                     .counter()
                     .count();
             assertThat(ok + errored).isEqualTo(12.0);
+            // Nothing was resumed from a partial receipt chain: nothing carried.
+            assertThat(registry.get("vigilo_worker_cases_carried").counter().count())
+                    .isZero();
             assertThat(registry.get("vigilo_worker_agent").timer().count()).isEqualTo(12);
             assertThat(registry.get("vigilo_worker_runs_settled")
                             .tag("status", "settled")
@@ -40,6 +43,27 @@ class WorkerMetricsTest {
                     .contains("vigilo_worker_agent_seconds_bucket")
                     .contains("vigilo_worker_cases_executed_total{status=\"ok\"}");
         }
+    }
+
+    @Test
+    void casesCarriedFromAPartialChainAreCountedApartFromCasesExecuted() {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        WorkerMetrics metrics = new WorkerMetrics(registry);
+        java.util.UUID run = java.util.UUID.randomUUID();
+        // A resumed chunk of 100 cases: 64 carried from the chain, 36 executed here (as the worker reports it).
+        metrics.chunkCompleted(run, 0, 36);
+        metrics.casesCarried(run, 0, 64);
+        for (int i = 0; i < 36; i++) {
+            metrics.caseExecuted(run, java.time.Duration.ofMillis(10), false);
+        }
+        assertThat(registry.get("vigilo_worker_cases_carried").counter().count())
+                .isEqualTo(64.0);
+        assertThat(registry.get("vigilo_worker_cases_executed")
+                        .tag("status", "ok")
+                        .counter()
+                        .count())
+                .isEqualTo(36.0);
+        assertThat(registry.scrape()).contains("vigilo_worker_cases_carried_total 64.0");
     }
 
     @Test

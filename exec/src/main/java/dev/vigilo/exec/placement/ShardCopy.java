@@ -19,6 +19,12 @@ import org.jdbi.v3.core.Handle;
  * points at the target until the move's last step. A leased chunk arrives queued without owner, and every unfinished
  * chunk's lease generation is advanced by one, so no claim at the target can share a generation (and so a receipt
  * key) with a worker that claimed at the source, even one whose claim raced the freeze.
+ *
+ * <p>An unfinished chunk's partial receipt reference travels too (docs/execution.md, "Resume from partial receipts"):
+ * the chain's links are immutable objects of the store the placements share, each written under a generation below
+ * the target's, so a claim at the target verifies and carries the chain as a claim at the source would. A holder at
+ * the source that keeps writing links after the copy only adds links nobody references: the target resumes from the
+ * head the copy took, and the source's completion is refused.
  */
 final class ShardCopy {
     /** Chunk rows per copy statement. */
@@ -160,7 +166,8 @@ final class ShardCopy {
                         + " lease_generation, lease_expires_at, attempts, not_before, last_error, receipt_key,"
                         + " receipt_length, receipt_sha256, cases_executed, cases_errored, gate_passed, gate_failed,"
                         + " gate_errored, gate_epoch_passes, usage, agreement, finished_at, rerun_generation,"
-                        + " previous_receipt_key, previous_receipt_length, previous_receipt_sha256, lease_expiries)"
+                        + " previous_receipt_key, previous_receipt_length, previous_receipt_sha256, lease_expiries,"
+                        + " partial_key, partial_length, partial_sha256, partial_cases)"
                         + " SELECT x.run_id, x.chunk_index, x.shard, x.shard_seq, x.chunk_id, x.first_ordinal,"
                         + " x.case_count, x.membership_sha256, x.chunk_key, x.chunk_length, x.chunk_sha256,"
                         + " CASE WHEN x.state = 'leased' THEN 'queued' ELSE x.state END, NULL,"
@@ -172,7 +179,10 @@ final class ShardCopy {
                         + " x.rerun_generation, x.previous_receipt_key, x.previous_receipt_length,"
                         + " x.previous_receipt_sha256,"
                         // a source migrated before V9 has no such field
-                        + " coalesce(x.lease_expiries, 0)"
+                        + " coalesce(x.lease_expiries, 0),"
+                        // the partial receipt chain's head travels with the row: its links are objects of the
+                        // shared store, so a resume at the target carries them (execution migration V10)
+                        + " x.partial_key, x.partial_length, x.partial_sha256, x.partial_cases"
                         + " FROM jsonb_populate_recordset(NULL::exec_chunks, :j::jsonb) AS x WHERE x.run_id = :r"
                         + " ON CONFLICT (run_id, chunk_index) DO UPDATE SET state = EXCLUDED.state,"
                         + " lease_owner = NULL, lease_generation = EXCLUDED.lease_generation, lease_expires_at = NULL,"
@@ -187,7 +197,9 @@ final class ShardCopy {
                         + " previous_receipt_key = EXCLUDED.previous_receipt_key,"
                         + " previous_receipt_length = EXCLUDED.previous_receipt_length,"
                         + " previous_receipt_sha256 = EXCLUDED.previous_receipt_sha256,"
-                        + " lease_expiries = EXCLUDED.lease_expiries"
+                        + " lease_expiries = EXCLUDED.lease_expiries, partial_key = EXCLUDED.partial_key,"
+                        + " partial_length = EXCLUDED.partial_length, partial_sha256 = EXCLUDED.partial_sha256,"
+                        + " partial_cases = EXCLUDED.partial_cases"
                         + " WHERE (exec_chunks." + IDENTITY.replace(", ", ", exec_chunks.") + ") = (EXCLUDED."
                         + IDENTITY.replace(", ", ", EXCLUDED.") + ")")
                 .bind("j", page.rows())

@@ -113,7 +113,6 @@ final class ChunkExecution implements ChunkExecutor {
     /** The executions in flight in the worker, at most {@code concurrency}. */
     private final Semaphore slots;
 
-    private final int slotsTotal;
     /** See {@link #WORK_THREADS}. */
     private final ExecutorService work;
     /** What blocks a thread, at most {@code processes} at once; idle threads end after a while. */
@@ -149,16 +148,12 @@ final class ChunkExecution implements ChunkExecutor {
             SandboxSettings sandbox,
             boolean evaluatorsBlock) {}
 
-    /** Evaluator kinds that wait for a model or a process: run on the blocking pool. */
-    private static final java.util.Set<String> BLOCKING_EVALUATORS = java.util.Set.of("judge", "panel", "command");
-
+    /**
+     * Whether a run's evaluators hold a thread (a command evaluator's process): then they run on the blocking pool.
+     * Judges and panels wait for their models without one ({@link EvaluatorSet#evaluateAsync}).
+     */
     private static boolean blocks(EvaluatorSet evaluators) {
-        for (int i = 0; i < evaluators.size(); i++) {
-            if (BLOCKING_EVALUATORS.contains(evaluators.kind(i))) {
-                return true;
-            }
-        }
-        return false;
+        return !evaluators.waitsWithoutThreads();
     }
 
     ChunkExecution(int concurrency) {
@@ -180,7 +175,6 @@ final class ChunkExecution implements ChunkExecutor {
                     "concurrency and processes must be at least 1, got " + concurrency + " and " + processes);
         }
         this.slots = new Semaphore(concurrency);
-        this.slotsTotal = concurrency;
         this.work = Executors.newFixedThreadPool(WORK_THREADS, Threads.daemonFactory("case-work"));
         int threads = Math.min(concurrency, processes);
         this.blocking = new ThreadPoolExecutor(
@@ -189,23 +183,12 @@ final class ChunkExecution implements ChunkExecutor {
         this.environment = environment;
     }
 
-    /** The blocking pool's threads from now on, at most the concurrency ({@link Worker#limitProcesses}). */
-    void limitProcesses(int processes) {
-        int threads = Math.min(processes, slotsTotal);
-        if (threads > blocking.getMaximumPoolSize()) {
-            blocking.setMaximumPoolSize(threads);
-            blocking.setCorePoolSize(threads);
-        } else {
-            blocking.setCorePoolSize(threads);
-            blocking.setMaximumPoolSize(threads);
-        }
-    }
-
     /**
      * The longest a finished case entry waits for its partial receipt link ({@link Worker.Options#partialFlush});
      * empty: links per full batch only. Set before the first chunk.
      */
-    void flushPartialsAfter(Optional<Duration> partialFlush) {
+    @Override
+    public void flushPartialsAfter(Optional<Duration> partialFlush) {
         this.partialFlush = Objects.requireNonNull(partialFlush, "partialFlush");
     }
 
@@ -220,7 +203,8 @@ final class ChunkExecution implements ChunkExecutor {
     private volatile Budgets budgets = (run, pricing) -> ChatLimiter.NONE;
 
     /** Where every run's model calls get their budget (the worker sets it before it claims). */
-    void useBudgets(Budgets b) {
+    @Override
+    public void useBudgets(Budgets b) {
         this.budgets = b;
     }
 
@@ -739,20 +723,35 @@ final class ChunkExecution implements ChunkExecutor {
                 steps.result.completeExceptionally(Futures.cause(failure));
                 return;
             }
-            steps.track(Futures.supplyInterruptibly(ra.evaluatorsBlock() ? blocking : work, () -> {
-                        Evaluated e = evaluated(run, ra, recorder, c, entry, record, outcome, Optional.empty());
-                        Receipt.CaseResult result = e.result()
-                                .withTranscripts(recorder.finish(e.result(), e.output(), e.judged(), e.stopped()));
-                        done.accept(result);
-                        return result;
-                    }))
-                    .whenComplete((result, t) -> {
-                        if (t != null) {
-                            steps.result.completeExceptionally(Futures.cause(t));
-                        } else {
-                            steps.result.complete(result);
-                        }
-                    });
+            CompletableFuture<Receipt.CaseResult> finished;
+            if (ra.evaluatorsBlock()) {
+                finished = steps.track(Futures.supplyInterruptibly(blocking, () -> {
+                    Evaluated e = evaluated(run, ra, recorder, c, entry, record, outcome, Optional.empty());
+                    Receipt.CaseResult result = e.result()
+                            .withTranscripts(recorder.finish(e.result(), e.output(), e.judged(), e.stopped()));
+                    done.accept(result);
+                    return result;
+                }));
+            } else {
+                // Judges wait for their models without a thread; the rest are short steps on the work pool.
+                CompletableFuture<Evaluated> judged =
+                        steps.track(evaluatedAsync(run, ra, recorder, c, entry, record, outcome));
+                finished = steps.track(judged.thenApplyAsync(
+                        e -> {
+                            Receipt.CaseResult result = e.result()
+                                    .withTranscripts(recorder.finish(e.result(), e.output(), e.judged(), e.stopped()));
+                            done.accept(result);
+                            return result;
+                        },
+                        work));
+            }
+            finished.whenComplete((result, t) -> {
+                if (t != null) {
+                    steps.result.completeExceptionally(Futures.cause(t));
+                } else {
+                    steps.result.complete(result);
+                }
+            });
         });
         return steps.result;
     }
@@ -815,41 +814,9 @@ final class ChunkExecution implements ChunkExecutor {
             CaseRecord record,
             AgentOutcome outcome,
             Optional<SandboxAttempt> sandbox) {
-        if (outcome.cancelled()) {
-            throw new CancelledException("case " + c.id() + " was cancelled");
-        }
-        long agentMillis = outcome.elapsed().toMillis();
-        int attempts = outcome.attempts().size();
-        List<TokenUsage> agentUsage =
-                outcome.attempts().stream().flatMap(a -> a.usage().stream()).toList();
-        Map<String, Receipt.GateOutcome> gates = new LinkedHashMap<>();
-        List<String> gateNames = run.gateNames();
-        if (outcome.status() == AgentOutcome.Status.ERROR) {
-            for (int g = 0; g < gateNames.size(); g++) {
-                if ((entry.gates() & (1L << g)) != 0) {
-                    gates.put(gateNames.get(g), Receipt.GateOutcome.ERRORED);
-                }
-            }
-            var err = outcome.error().orElseThrow();
-            return new Evaluated(
-                    new Receipt.CaseResult(
-                            c.ordinal(),
-                            c.id(),
-                            c.sha256(),
-                            true,
-                            Optional.empty(),
-                            Optional.empty(),
-                            0,
-                            Optional.empty(),
-                            attempts,
-                            agentMillis,
-                            Optional.of(new Receipt.Error(err.type().code(), err.message())),
-                            List.of(),
-                            gates,
-                            List.of(),
-                            List.of(),
-                            Optional.of(cached(outcome, Receipt.Usage.of(agentUsage, List.of(), ra.pricing())))),
-                    null);
+        Evaluated unevaluated = unevaluated(run, ra, c, entry, outcome);
+        if (unevaluated != null) {
+            return unevaluated;
         }
         String output = outcome.output().orElseThrow();
         EvaluationContext context = EvaluationContext.of(outcome, ra.cost(), recorder);
@@ -859,6 +826,102 @@ final class ChunkExecution implements ChunkExecutor {
                         record,
                         output,
                         sandbox.map(context::inSandbox).orElse(context));
+        return evaluated(run, ra, c, entry, outcome, output, results);
+    }
+
+    /**
+     * As {@link #evaluated(RunContext, RunAgent, TranscriptRecorder, StoredCase, ChunkFile.Entry, CaseRecord,
+     * AgentOutcome, Optional)} without a sandbox and without a thread while judges wait for their models: the
+     * evaluators' steps and the result's on the work pool. Cancelling the future cancels the judge call in flight.
+     */
+    private CompletableFuture<Evaluated> evaluatedAsync(
+            RunContext run,
+            RunAgent ra,
+            TranscriptRecorder recorder,
+            StoredCase c,
+            ChunkFile.Entry entry,
+            CaseRecord record,
+            AgentOutcome outcome) {
+        try {
+            Evaluated unevaluated = unevaluated(run, ra, c, entry, outcome);
+            if (unevaluated != null) {
+                return CompletableFuture.completedFuture(unevaluated);
+            }
+            String output = outcome.output().orElseThrow();
+            EvaluationContext context = EvaluationContext.of(outcome, ra.cost(), recorder);
+            CompletableFuture<List<EvaluatorResult>> results =
+                    ra.evaluators().evaluateAsync(entry.evaluators(), record, output, context, work);
+            CompletableFuture<Evaluated> out =
+                    results.thenApplyAsync(r -> evaluated(run, ra, c, entry, outcome, output, r), work);
+            // Cancelling the result cancels the evaluators' call in flight.
+            out.whenComplete((e, t) -> {
+                if (out.isCancelled()) {
+                    results.cancel(true);
+                }
+            });
+            return out;
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** The result of a case whose agent errored (no evaluator runs), or null when its output is to be evaluated. */
+    private Evaluated unevaluated(
+            RunContext run, RunAgent ra, StoredCase c, ChunkFile.Entry entry, AgentOutcome outcome) {
+        if (outcome.cancelled()) {
+            throw new CancelledException("case " + c.id() + " was cancelled");
+        }
+        if (outcome.status() != AgentOutcome.Status.ERROR) {
+            return null;
+        }
+        long agentMillis = outcome.elapsed().toMillis();
+        int attempts = outcome.attempts().size();
+        List<TokenUsage> agentUsage =
+                outcome.attempts().stream().flatMap(a -> a.usage().stream()).toList();
+        Map<String, Receipt.GateOutcome> gates = new LinkedHashMap<>();
+        List<String> gateNames = run.gateNames();
+        for (int g = 0; g < gateNames.size(); g++) {
+            if ((entry.gates() & (1L << g)) != 0) {
+                gates.put(gateNames.get(g), Receipt.GateOutcome.ERRORED);
+            }
+        }
+        var err = outcome.error().orElseThrow();
+        return new Evaluated(
+                new Receipt.CaseResult(
+                        c.ordinal(),
+                        c.id(),
+                        c.sha256(),
+                        true,
+                        Optional.empty(),
+                        Optional.empty(),
+                        0,
+                        Optional.empty(),
+                        attempts,
+                        agentMillis,
+                        Optional.of(new Receipt.Error(err.type().code(), err.message())),
+                        List.of(),
+                        gates,
+                        List.of(),
+                        List.of(),
+                        Optional.of(cached(outcome, Receipt.Usage.of(agentUsage, List.of(), ra.pricing())))),
+                null);
+    }
+
+    /** What the gates make of the evaluators' {@code results} on the agent's {@code output}. */
+    private Evaluated evaluated(
+            RunContext run,
+            RunAgent ra,
+            StoredCase c,
+            ChunkFile.Entry entry,
+            AgentOutcome outcome,
+            String output,
+            List<EvaluatorResult> results) {
+        long agentMillis = outcome.elapsed().toMillis();
+        int attempts = outcome.attempts().size();
+        List<TokenUsage> agentUsage =
+                outcome.attempts().stream().flatMap(a -> a.usage().stream()).toList();
+        Map<String, Receipt.GateOutcome> gates = new LinkedHashMap<>();
+        List<String> gateNames = run.gateNames();
         Map<Integer, EvaluatorResult> byIndex = new HashMap<>();
         List<Receipt.EvaluatorResult> evaluated = new ArrayList<>();
         List<TokenUsage> judgeUsage = new ArrayList<>();

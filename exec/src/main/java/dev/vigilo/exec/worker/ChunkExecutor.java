@@ -3,6 +3,8 @@ package dev.vigilo.exec.worker;
 import dev.vigilo.agent.sandbox.Sandboxes;
 import dev.vigilo.exec.record.ChunkTables;
 import dev.vigilo.exec.record.Receipt;
+import java.time.Duration;
+import java.util.Optional;
 import java.util.UUID;
 
 /**
@@ -27,6 +29,18 @@ interface ChunkExecutor extends AutoCloseable {
 
     /** The worker's fleet limiters, made when the worker starts (executors that call no model ignore them). */
     default void useLimiters(FleetLimiters limiters) {}
+
+    /**
+     * Where every run's model calls get their budget ({@link RunBudgets}), set by the worker before it claims
+     * (executors that call no model ignore it).
+     */
+    default void useBudgets(ChunkExecution.Budgets budgets) {}
+
+    /**
+     * The longest a finished case entry waits for its partial receipt link ({@link Worker.Options#partialFlush});
+     * empty: links per full batch only. Set before the first chunk (executors that write no partials ignore it).
+     */
+    default void flushPartialsAfter(Optional<Duration> partialFlush) {}
 
     @Override
     void close();

@@ -49,6 +49,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -89,6 +90,11 @@ public final class Worker {
      * @param partialFlush the longest a finished case entry waits for its partial receipt link (1 s, {@link
      *                     #DEFAULT_PARTIAL_FLUSH}); empty: links are written per full batch only, so a run makes the
      *                     same durable steps whatever the clock says (the crash sweep needs that)
+     * @param processes    the threads of blocking calls ({@code vigilo worker --processes}), 1..{@value
+     *                     #MAX_CONCURRENCY}: command agents' processes, calls of http agents with tools, the answer
+     *                     cache, judges and command evaluators run at most this many at once, the others of the
+     *                     {@code concurrency} in flight queue (docs/execution.md, "Calls in flight"); at most the
+     *                     concurrency is used. Default {@code min(concurrency, 256)} ({@link #defaultProcesses})
      */
     public record Options(
             int concurrency,
@@ -100,7 +106,8 @@ public final class Worker {
             Duration creationLease,
             RetryPolicy chunkRetry,
             RetryPolicy outageWait,
-            Optional<Duration> partialFlush) {
+            Optional<Duration> partialFlush,
+            int processes) {
         /** The most executions a worker holds in flight (docs/execution.md, "Calls in flight"). */
         public static final int MAX_CONCURRENCY = 4096;
         /** The longest a finished case entry waits for its partial receipt link by default. */
@@ -154,7 +161,13 @@ public final class Worker {
                     creationLease,
                     chunkRetry,
                     outageWait,
-                    Optional.of(DEFAULT_PARTIAL_FLUSH));
+                    Optional.of(DEFAULT_PARTIAL_FLUSH),
+                    defaultProcesses(concurrency));
+        }
+
+        /** The blocking threads a worker of {@code concurrency} has unless told: {@code min(concurrency, 256)}. */
+        public static int defaultProcesses(int concurrency) {
+            return Math.min(concurrency, ChunkExecution.DEFAULT_PROCESSES);
         }
 
         public Options {
@@ -170,6 +183,9 @@ public final class Worker {
             Objects.requireNonNull(chunkRetry, "chunkRetry");
             Objects.requireNonNull(outageWait, "outageWait");
             Objects.requireNonNull(partialFlush, "partialFlush");
+            if (processes < 1 || processes > MAX_CONCURRENCY) {
+                throw new IllegalArgumentException("processes must be in 1.." + MAX_CONCURRENCY + ", got " + processes);
+            }
         }
 
         /** These options with other back-offs (tests shorten them). */
@@ -184,7 +200,8 @@ public final class Worker {
                     creationLease,
                     chunkRetry,
                     outageWait,
-                    partialFlush);
+                    partialFlush,
+                    processes);
         }
 
         /** These options with another {@code partialFlush} (empty: partial receipt links per full batch only). */
@@ -199,7 +216,24 @@ public final class Worker {
                     creationLease,
                     chunkRetry,
                     outageWait,
-                    partialFlush);
+                    partialFlush,
+                    processes);
+        }
+
+        /** These options with another {@code processes} (the blocking threads, {@code vigilo worker --processes}). */
+        public Options withProcesses(int processes) {
+            return new Options(
+                    concurrency,
+                    exitWhenIdle,
+                    lease,
+                    heartbeat,
+                    poll,
+                    coordination,
+                    creationLease,
+                    chunkRetry,
+                    outageWait,
+                    partialFlush,
+                    processes);
         }
 
         /** Defaults: 60 s leases renewed every 15 s, 1 s polling, coordination every 5 s. */
@@ -215,7 +249,16 @@ public final class Worker {
         }
     }
 
-    /** What a worker did, for its exit summary and metrics. */
+    /**
+     * What a worker did, for its exit summary and metrics.
+     *
+     * @param casesExecuted the cases of its completed chunks this worker executed
+     * @param casesCarried  the cases of its completed chunks it carried forward instead of executing them: from a
+     *                      partial receipt chain (an earlier holder executed them; docs/execution.md, "Resume from
+     *                      partial receipts") and, in a chunk {@code rerun-errors} queued again, the cases the rerun
+     *                      kept from the earlier receipt; in no other count, so cases per second and CPU per case count
+     *                      only work done here
+     */
     public record Report(
             long chunksCompleted,
             long casesExecuted,
@@ -223,7 +266,8 @@ public final class Worker {
             long chunksFailed,
             long chunksFenced,
             long admissions,
-            long settlements) {}
+            long settlements,
+            long casesCarried) {}
 
     /**
      * Receives progress from the worker's threads (implementations must be thread-safe and quick: they run on the
@@ -234,14 +278,27 @@ public final class Worker {
         /** A chunk lease was claimed. */
         default void chunkClaimed(UUID runId, long chunkIndex) {}
 
-        /** A chunk was completed with its receipt under the lease. */
+        /**
+         * A chunk was completed with its receipt under the lease; {@code cases}: those of its cases this worker
+         * executed (not those carried forward, {@link #casesCarried}).
+         */
         default void chunkCompleted(UUID runId, long chunkIndex, int cases) {}
 
         /**
-         * One case of a completed chunk, as its receipt records it: the agent's wall time over its attempts and
-         * whether it ended in an error. Called after {@link #chunkCompleted}, once per case.
+         * One case of a completed chunk this worker executed, as its receipt records it: the agent's wall time over
+         * its attempts and whether it ended in an error. Called after {@link #chunkCompleted}, once per executed
+         * case; never for a case carried forward ({@link #casesCarried}).
          */
         default void caseExecuted(UUID runId, Duration agentTime, boolean errored) {}
+
+        /**
+         * The cases of a completed chunk this worker carried forward instead of executing them: from the partial
+         * receipt chain of an earlier holder (docs/execution.md, "Resume from partial receipts") and, in a chunk
+         * {@code rerun-errors} queued again, those the rerun kept from the earlier receipt. In the receipt, but not
+         * counted as executed, so rates and CPU per case count only work done here. Called after {@link
+         * #chunkCompleted}, once per chunk that carried any.
+         */
+        default void casesCarried(UUID runId, long chunkIndex, int cases) {}
 
         /**
          * The model calls of a completed chunk's cases (agent and judges, as its receipt records them), once per
@@ -329,6 +386,9 @@ public final class Worker {
     private final Semaphore wake = new Semaphore(0);
     private final AtomicLong completed = new AtomicLong();
     private final AtomicLong cases = new AtomicLong();
+    /** Cases of completed chunks carried forward from partial receipt chains (not in {@link #cases}). */
+    private final AtomicLong carried = new AtomicLong();
+
     private final AtomicLong requeued = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
     private final AtomicLong fenced = new AtomicLong();
@@ -410,29 +470,12 @@ public final class Worker {
         // The databases' own credentials are in the environment agents inherit: masked like a run's secrets.
         this.executor = new ChunkExecution(
                 options.concurrency(),
+                options.processes(),
                 agentEnvironment.withSecrets(agentEnvironment.secrets().and(placements.credentials())));
         this.coordinator = new Coordinator(placements, storage, options.creationLease(), listener);
         this.budgets = new RunBudgets(placements, id, options.lease(), this::budgetExhausted);
-        if (executor instanceof ChunkExecution ce) {
-            ce.flushPartialsAfter(options.partialFlush());
-            ce.useBudgets((run, pricing) -> budgets.limiter(run.runId(), run.configuration(), pricing));
-        }
-    }
-
-    /**
-     * Bounds the threads of blocking calls ({@code vigilo worker --processes}): command agents' processes, calls of
-     * http agents with tools, the answer cache, judges and command evaluators run at most {@code processes} at once,
-     * the others of the {@code concurrency} in flight queue (docs/execution.md, "Calls in flight"). Default
-     * {@code min(concurrency, 256)}. Call before {@link #run}.
-     */
-    public void limitProcesses(int processes) {
-        if (processes < 1 || processes > Options.MAX_CONCURRENCY) {
-            throw new IllegalArgumentException(
-                    "processes must be in 1.." + Options.MAX_CONCURRENCY + ", got " + processes);
-        }
-        if (executor instanceof ChunkExecution ce) {
-            ce.limitProcesses(processes);
-        }
+        executor.flushPartialsAfter(options.partialFlush());
+        executor.useBudgets((run, pricing) -> budgets.limiter(run.runId(), run.configuration(), pricing));
     }
 
     /**
@@ -587,7 +630,8 @@ public final class Worker {
                 failed.get(),
                 fenced.get(),
                 coordinator.admissions(),
-                coordinator.settlements());
+                coordinator.settlements(),
+                carried.get());
     }
 
     /**
@@ -860,11 +904,30 @@ public final class Worker {
             switch (outcome) {
                 case COMPLETED -> {
                     completed.incrementAndGet();
-                    cases.addAndGet(receipt.cases().size());
-                    listener.chunkCompleted(
-                            lease.runId(), lease.chunkIndex(), receipt.cases().size());
+                    // Not executed here, counted apart: entries carried from a partial chain (an earlier holder
+                    // executed them) and, in a chunk rerun-errors queued again, the cases kept from its receipt.
+                    Set<Long> carriedHere = new HashSet<>();
+                    receipt.resumed().ifPresent(r -> r.carried().forEach(x -> carriedHere.add(x.ordinal())));
+                    receipt.rerun().ifPresent(r -> {
+                        Set<Long> rerun = r.executed().stream()
+                                .map(Receipt.Executed::ordinal)
+                                .collect(Collectors.toSet());
+                        receipt.cases().stream()
+                                .map(Receipt.CaseResult::ordinal)
+                                .filter(o -> !rerun.contains(o))
+                                .forEach(carriedHere::add);
+                    });
+                    int executedHere = receipt.cases().size() - carriedHere.size();
+                    cases.addAndGet(executedHere);
+                    carried.addAndGet(carriedHere.size());
+                    listener.chunkCompleted(lease.runId(), lease.chunkIndex(), executedHere);
+                    if (!carriedHere.isEmpty()) {
+                        listener.casesCarried(lease.runId(), lease.chunkIndex(), carriedHere.size());
+                    }
                     for (Receipt.CaseResult rc : receipt.cases()) {
-                        listener.caseExecuted(lease.runId(), Duration.ofMillis(rc.agentMillis()), rc.errored());
+                        if (!carriedHere.contains(rc.ordinal())) {
+                            listener.caseExecuted(lease.runId(), Duration.ofMillis(rc.agentMillis()), rc.errored());
+                        }
                     }
                     Receipt.Usage used = receipt.usageByScope().get(Receipt.ALL_CASES);
                     if (used != null) {

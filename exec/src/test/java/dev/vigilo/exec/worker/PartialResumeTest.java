@@ -83,8 +83,12 @@ class PartialResumeTest {
         fx.close();
     }
 
-    private void work() {
-        new Worker(placements, fx.storage, TranscriptTest.fast(4), Worker.Listener.NONE).run();
+    private Worker.Report work() {
+        return work(Worker.Listener.NONE);
+    }
+
+    private Worker.Report work(Worker.Listener listener) {
+        return new Worker(placements, fx.storage, TranscriptTest.fast(4), listener).run();
     }
 
     @Test
@@ -130,9 +134,28 @@ class PartialResumeTest {
                 .bind("c", first.chunkIndex())
                 .execute());
 
-        // The worker taking the chunk over asks only for the rerun's cases not carried.
+        // The worker taking the chunk over asks only for the rerun's cases not carried, and counts the carried ones
+        // apart from those it executed (docs/execution.md, "Resume from partial receipts"; its metrics).
         calls.clear();
-        work();
+        AtomicInteger executedCases = new AtomicInteger();
+        AtomicInteger completedCases = new AtomicInteger();
+        AtomicInteger carriedCases = new AtomicInteger();
+        Worker.Report report2 = work(new Worker.Listener() {
+            @Override
+            public void chunkCompleted(UUID runId, long chunkIndex, int cases) {
+                completedCases.addAndGet(cases);
+            }
+
+            @Override
+            public void caseExecuted(UUID runId, Duration agentTime, boolean errored) {
+                executedCases.incrementAndGet();
+            }
+
+            @Override
+            public void casesCarried(UUID runId, long chunkIndex, int cases) {
+                carriedCases.addAndGet(cases);
+            }
+        });
         assertThat(fx.runStatus(run)).isEqualTo("settled");
         assertThat(calls.values().stream().mapToInt(AtomicInteger::get).sum()).isEqualTo(10 - carried);
         calls.keySet().forEach(n -> assertThat(n % 3).as("case %d asked", n).isZero());
@@ -144,6 +167,12 @@ class PartialResumeTest {
         assertThat(r.resumed().get().carried())
                 .allSatisfy(c -> assertThat(c.generation()).isEqualTo(first.generation()));
         assertThat(r.cases()).allSatisfy(c -> assertThat(c.errored()).isFalse());
+        // Executed here: the rerun's 10 cases less those carried; carried forward: those and the 20 the rerun kept.
+        assertThat(report2.casesExecuted()).isEqualTo(10 - carried);
+        assertThat(completedCases.get()).isEqualTo(10 - carried);
+        assertThat(executedCases.get()).isEqualTo(10 - carried);
+        assertThat(report2.casesCarried()).isEqualTo(CASES - 10 + carried);
+        assertThat(carriedCases.get()).isEqualTo(CASES - 10 + carried);
         RunVerifier.Report report = new RunVerifier(placements, fx.storage).verify(run);
         assertThat(report.problem()).isEmpty();
         assertThat(report.intact()).isTrue();
