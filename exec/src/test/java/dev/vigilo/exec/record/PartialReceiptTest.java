@@ -177,9 +177,9 @@ class PartialReceiptTest {
     void aPartialReceiptIsReadStrictly() {
         String json = new String(PartialReceiptParser.toJson(link(1, 1, Optional.empty(), 0)), StandardCharsets.UTF_8);
         assertThatThrownBy(() -> PartialReceiptParser.fromJson(
-                        json.replace("\"version\":1", "\"version\":2").getBytes(StandardCharsets.UTF_8), "p"))
+                        json.replace("\"version\":1", "\"version\":3").getBytes(StandardCharsets.UTF_8), "p"))
                 .isInstanceOf(DamagedException.class)
-                .hasMessageContaining("not one this build reads [1]");
+                .hasMessageContaining("not one this build reads [1, 2]");
         assertThatThrownBy(() -> PartialReceiptParser.fromJson(
                         json.replace(",\"sequence\":1", "").getBytes(StandardCharsets.UTF_8), "p"))
                 .isInstanceOf(DamagedException.class)
