@@ -610,9 +610,10 @@ final class ExecutionCheck {
     }
 
     /**
-     * The transcripts of one execution: one per attempt, each under the key of its attempt and of {@code generation}
-     * (the lease generation that executed it: the receipt's, or a carried entry's), an accepted session log of that
-     * writer epoch.
+     * The transcripts of one execution: one per attempt, each a slice of a transcript container of the chunk under
+     * {@code generation} (receipt version 8) or an object under the key of its attempt and of {@code generation}
+     * (versions 2-7), where {@code generation} is the lease generation that executed it (the receipt's, or a carried
+     * entry's); read through its reference (a slice by a ranged read), an accepted session log of that writer epoch.
      */
     private void checkTranscripts(Receipt r, Receipt.CaseResult c, String what, int epoch, long generation) {
         if (c.transcripts().isEmpty()) {

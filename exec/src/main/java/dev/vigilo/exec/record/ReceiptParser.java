@@ -161,8 +161,9 @@ public final class ReceiptParser {
         static final Version WRITING = V4;
 
         /**
-         * The version {@code r} is written in: {@link #V6} for a rerun's receipt, {@link #V5} when an execution kept
-         * files, else {@link #WRITING}.
+         * The version {@code r} is written in: {@link #V8} when a transcript reference is a slice, {@link #V7} for a
+         * resumed chunk's, {@link #V6} for a rerun's receipt, {@link #V5} when an execution kept files, else {@link
+         * #WRITING}.
          */
         static Version writing(Receipt r) {
             for (CaseResult c : r.cases()) {
@@ -286,7 +287,8 @@ public final class ReceiptParser {
     private static final ObjectMapper MAPPER = StrictJson.newMapper();
 
     /**
-     * The receipt in the current version ({@link Version#writing}: version 5 when an execution kept files, else 4):
+     * The receipt in the current version ({@link Version#writing}: 8 when a transcript is a slice of a container, 7
+     * for a resumed chunk, 6 for a rerun's, 5 when an execution kept files, else 4):
      * compact JSON in the documented key order, ending in a newline.
      */
     public static byte[] toJson(Receipt r) {

@@ -17,9 +17,11 @@ import java.util.UUID;
 /**
  * Writes transcripts (docs/transcripts.md): each attempt's events are encoded as a session log by the session-log
  * writer's encoder ({@link SessionLogEncoder}: the writer's exact bytes, in memory) under the chunk's lease generation
- * as its writer epoch (P1 commit records, so every batch names the generation), and created as an immutable object
- * under a key that names the run, chunk, case ordinal, attempt and lease generation. Objects are create-only, so a
- * transcript can be neither extended nor replaced; it counts only once a fenced receipt references it.
+ * as its writer epoch (P1 commit records, so every batch names the generation). A worker appends it to its chunk's
+ * transcript container ({@link #containerKey}, receipt version 8; the worker's {@code TranscriptContainers}), or, on
+ * the path of receipt versions 2-7, creates it as an immutable object under a key that names the run, chunk, case
+ * ordinal, attempt and lease generation ({@link #write}). Objects are create-only, so a transcript can be neither
+ * extended nor replaced; it counts only once a fenced receipt references it.
  *
  * <p>The object store's create is the durability point: a transcript is written once, whole, so a local log file and
  * its fsyncs would only add cost. Stateless and thread-safe.
