@@ -138,6 +138,9 @@ class RunAuditCliTest {
         assertThat(t.exitCode()).as(t.err()).isZero();
         assertThat(t.out())
                 .contains("case \"case-3\" (ordinal 3, chunk 0) of run " + runA + ": attempt 1 of 1, answered")
+                // a slice of one of chunk 0's transcript containers
+                .containsPattern("transcript runs/" + runA
+                        + "/transcripts/0000000000/g1-c[0-9]+\\.jsonl\\.zstd at byte [0-9]+ \\(")
                 .contains("user: what is 3 * 2")
                 .contains("assistant (agent.sh) reasoning: Doubling 3.\n  Carefully.")
                 .contains("assistant (agent.sh) calls double [c1]: {\"n\":3}")
