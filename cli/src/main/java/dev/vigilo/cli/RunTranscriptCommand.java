@@ -92,9 +92,14 @@ final class RunTranscriptCommand implements Callable<Integer> {
                     + " attempt " + n + " of "
                     + chosen.attempts().size() + ", "
                     + (chosen.errored() ? "errored" : "answered") + ", lease generation " + c.leaseGeneration()));
-            out.println(
-                    "transcript " + a.transcript().key() + " (" + a.transcript().length() + " bytes, SHA-256 "
-                            + a.transcript().sha256().toHex() + ")");
+            out.println("transcript " + a.transcript().key()
+                    // a slice of a transcript container (receipt version 8) starts at its offset
+                    + a.offset().stream()
+                            .mapToObj(o -> " at byte " + o)
+                            .findFirst()
+                            .orElse("")
+                    + " (" + a.transcript().length() + " bytes, SHA-256 "
+                    + a.transcript().sha256().toHex() + ")");
             TranscriptRenderer renderer = new TranscriptRenderer(out);
             try (LineSink lines = new LineSink(line -> {
                 try {

@@ -138,6 +138,9 @@ class RunAuditCliTest {
         assertThat(t.exitCode()).as(t.err()).isZero();
         assertThat(t.out())
                 .contains("case \"case-3\" (ordinal 3, chunk 0) of run " + runA + ": attempt 1 of 1, answered")
+                // a slice of one of chunk 0's transcript containers
+                .containsPattern("transcript runs/" + runA
+                        + "/transcripts/0000000000/g1-c[0-9]+\\.jsonl\\.zstd at byte [0-9]+ \\(")
                 .contains("user: what is 3 * 2")
                 .contains("assistant (agent.sh) reasoning: Doubling 3.\n  Carefully.")
                 .contains("assistant (agent.sh) calls double [c1]: {\"n\":3}")
@@ -314,7 +317,15 @@ class RunAuditCliTest {
 
     @Test
     void verifyNamesATamperedTranscript() throws Exception {
-        String transcript = onlyFile("runs/" + runA + "/transcripts/0000000000", "7-a1-g");
+        // A transcript container of chunk 0 (its cases' transcripts back to back): the first one written.
+        String transcript;
+        try (var files = Files.walk(objects().resolve("runs/" + runA + "/transcripts/0000000000"))) {
+            transcript = files.filter(Files::isRegularFile)
+                    .filter(f -> f.getFileName().toString().startsWith("g1-c1."))
+                    .map(f -> objects().relativize(f).toString())
+                    .findFirst()
+                    .orElseThrow();
+        }
         assertThat(transcript).endsWith(".jsonl.zstd");
         assertTamperedObjectIsNamed(transcript);
     }

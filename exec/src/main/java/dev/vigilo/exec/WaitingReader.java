@@ -32,6 +32,11 @@ public final class WaitingReader implements ObjectReader {
     }
 
     @Override
+    public byte[] readSlice(ObjectRef slice, long offset, Deadline deadline) {
+        return await(waits, binding(), deadline, d -> reader.readSlice(slice, offset, d));
+    }
+
+    @Override
     public byte[] read(ObjectRef ref, Deadline deadline) {
         return await(waits, binding(), deadline, d -> reader.read(ref, d));
     }

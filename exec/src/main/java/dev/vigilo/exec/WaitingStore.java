@@ -37,6 +37,11 @@ public final class WaitingStore implements ObjectStore {
     }
 
     @Override
+    public byte[] readSlice(ObjectRef slice, long offset, Deadline deadline) {
+        return WaitingReader.await(waits, binding(), deadline, d -> store.readSlice(slice, offset, d));
+    }
+
+    @Override
     public byte[] read(ObjectRef ref, Deadline deadline) {
         return WaitingReader.await(waits, binding(), deadline, d -> store.read(ref, d));
     }

@@ -284,14 +284,35 @@ class SecretMaskingTest {
                 .message();
     }
 
-    /** The decompressed transcript of attempt {@code attempt} of case {@code ordinal}. */
+    /**
+     * The decompressed transcript of attempt {@code attempt} of case {@code ordinal}: its lines in the chunk's
+     * transcript containers (several transcripts back to back, each from its session header on).
+     */
     private String transcriptEvents(Map<String, String> stored, UUID run, long ordinal, int attempt) {
-        String prefix = "runs/" + run + "/transcripts/0000000000/" + ordinal + "-a" + attempt + "-g";
-        return stored.entrySet().stream()
-                .filter(e -> e.getKey().startsWith(prefix))
-                .map(Map.Entry::getValue)
-                .findFirst()
-                .orElseThrow(() -> new AssertionError("no transcript " + prefix + " in " + stored.keySet()));
+        String prefix = "runs/" + run + "/transcripts/0000000000/g";
+        String id = "-chunk-0-case-" + ordinal + "-a" + attempt + "-g";
+        for (Map.Entry<String, String> e : stored.entrySet()) {
+            if (!e.getKey().startsWith(prefix)) {
+                continue;
+            }
+            StringBuilder out = null;
+            for (String line : e.getValue().split("\n")) {
+                boolean header = line.startsWith("{\"type\":\"session\"");
+                if (header && out != null) {
+                    break; // the next transcript
+                }
+                if (header && line.contains(id)) {
+                    out = new StringBuilder();
+                }
+                if (out != null) {
+                    out.append(line).append('\n');
+                }
+            }
+            if (out != null) {
+                return out.toString();
+            }
+        }
+        throw new AssertionError("no transcript " + id + " in the containers among " + stored.keySet());
     }
 
     private String transcriptJson(UUID run, String caseId) {

@@ -85,6 +85,12 @@ public final class CachingObjectReader implements ObjectReader {
         return binding;
     }
 
+    /** Not retained: slices are read once each (a transcript shown or verified), so they go to the store. */
+    @Override
+    public byte[] readSlice(ObjectRef slice, long offset, Deadline deadline) {
+        return delegate.readSlice(slice, offset, deadline);
+    }
+
     @Override
     public byte[] read(ObjectRef ref, Deadline deadline) {
         Objects.requireNonNull(ref, "ref");

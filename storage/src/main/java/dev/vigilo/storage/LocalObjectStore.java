@@ -138,6 +138,33 @@ final class LocalObjectStore implements ObjectStore {
     }
 
     @Override
+    public byte[] readSlice(ObjectRef slice, long offset, Deadline deadline) {
+        Objects.requireNonNull(slice, "slice");
+        Objects.requireNonNull(deadline, "deadline");
+        if (offset < 0) {
+            throw new IllegalArgumentException("offset must be >= 0, got " + offset);
+        }
+        checkOpen();
+        String what = "read " + slice.length() + " bytes at " + offset + " of " + slice.key() + " from " + binding();
+        deadline.check(what);
+        Path file = path(slice.key());
+        if (!isRegularFile(file)) {
+            throw new ObjectNotFoundException(slice.key());
+        }
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+            long size = channel.size();
+            long available = Math.max(0, Math.min(slice.length(), size - offset));
+            channel.position(Math.min(offset, size));
+            byte[] bytes = readFully(channel, slice.key(), available, deadline, what);
+            return ObjectReader.verifiedSlice(slice, offset, bytes);
+        } catch (NoSuchFileException e) {
+            throw new ObjectNotFoundException(slice.key());
+        } catch (IOException e) {
+            throw failure("cannot read " + file, e);
+        }
+    }
+
+    @Override
     public Optional<ObjectInfo> head(ObjectKey key, Deadline deadline) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(deadline, "deadline");

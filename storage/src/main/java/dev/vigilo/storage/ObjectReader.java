@@ -31,4 +31,43 @@ public interface ObjectReader {
      * @throws CancelledException       when the thread was interrupted
      */
     byte[] read(ObjectRef ref, Deadline deadline);
+
+    /**
+     * Reads {@code slice.length()} bytes at {@code offset} of the object at {@code slice.key()} (a ranged read: the
+     * rest of the object is not read) and verifies them against the slice's length and SHA-256. Used for the
+     * transcripts a transcript container holds back to back (docs/formats/transcript.md).
+     *
+     * @return the slice's bytes; the caller owns the array
+     * @throws ObjectNotFoundException  when no object exists at the key
+     * @throws ObjectIntegrityException when the object ends before the slice does, or the slice's digest differs
+     * @throws UnavailableException     on timeout or an unavailable store
+     * @throws CancelledException       when the thread was interrupted
+     * @throws UnsupportedOperationException when this reader has no ranged reads (test doubles)
+     */
+    default byte[] readSlice(ObjectRef slice, long offset, Deadline deadline) {
+        throw new UnsupportedOperationException(getClass().getName() + " has no ranged reads");
+    }
+
+    /**
+     * Checks a slice read by {@link #readSlice}: its length and SHA-256 against the reference's.
+     *
+     * @return {@code bytes}
+     * @throws ObjectIntegrityException when they differ
+     */
+    static byte[] verifiedSlice(ObjectRef slice, long offset, byte[] bytes) {
+        if (bytes.length != slice.length()) {
+            throw new ObjectIntegrityException(
+                    slice.key(),
+                    "the object ends " + bytes.length + " bytes into the slice at offset " + offset + ", expected "
+                            + slice.length());
+        }
+        Sha256 actual = Sha256.of(bytes);
+        if (!actual.equals(slice.sha256())) {
+            throw new ObjectIntegrityException(
+                    slice.key(),
+                    "SHA-256 of the " + slice.length() + " bytes at offset " + offset + " is " + actual + ", expected "
+                            + slice.sha256());
+        }
+        return bytes;
+    }
 }

@@ -168,6 +168,33 @@ final class S3ObjectStore implements ObjectStore {
     }
 
     @Override
+    public byte[] readSlice(ObjectRef slice, long offset, Deadline deadline) {
+        Objects.requireNonNull(slice, "slice");
+        Objects.requireNonNull(deadline, "deadline");
+        if (offset < 0) {
+            throw new IllegalArgumentException("offset must be >= 0, got " + offset);
+        }
+        checkOpen();
+        if (slice.length() == 0) {
+            return ObjectReader.verifiedSlice(slice, offset, new byte[0]); // no range names zero bytes
+        }
+        Body body = get(
+                        slice.key(),
+                        offset,
+                        slice.length(),
+                        deadline,
+                        "read " + slice.length() + " bytes at " + offset + " of " + slice.key() + " from " + binding())
+                .orElseThrow(() -> new ObjectNotFoundException(slice.key()));
+        if (body.bytes().isEmpty()) {
+            throw new ObjectIntegrityException(
+                    slice.key(),
+                    "the object ends " + body.length() + " bytes into the slice at offset " + offset + ", expected "
+                            + slice.length());
+        }
+        return ObjectReader.verifiedSlice(slice, offset, body.bytes().get());
+    }
+
+    @Override
     public Optional<ObjectInfo> head(ObjectKey key, Deadline deadline) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(deadline, "deadline");
@@ -258,6 +285,16 @@ final class S3ObjectStore implements ObjectStore {
      * @return empty when the object does not exist
      */
     private Optional<Body> get(ObjectKey key, long expectedLength, Deadline deadline, String what) {
+        return get(key, -1, expectedLength, deadline, what);
+    }
+
+    /**
+     * GETs {@code expectedLength} bytes at {@code offset} of {@code key} (the whole object when {@code offset} is
+     * negative), reading the body only when its length is {@code expectedLength}.
+     *
+     * @return empty when the object does not exist
+     */
+    private Optional<Body> get(ObjectKey key, long offset, long expectedLength, Deadline deadline, String what) {
         deadline.check(what);
         if (expectedLength > MAX_ARRAY) {
             throw new InvalidInputException(
@@ -271,13 +308,21 @@ final class S3ObjectStore implements ObjectStore {
                     what,
                     deadline,
                     () -> client.getObject(
-                            b -> b.bucket(spec.bucket()).key(s3Key(key)).overrideConfiguration(timeout(deadline)),
+                            b -> {
+                                b.bucket(spec.bucket()).key(s3Key(key)).overrideConfiguration(timeout(deadline));
+                                if (offset >= 0) {
+                                    b.range("bytes=" + offset + "-" + (offset + expectedLength - 1));
+                                }
+                            },
                             readIfExpected)));
         } catch (NoSuchKeyException e) {
             return Optional.empty();
         } catch (S3Exception e) {
             if ("NoSuchKey".equals(errorCode(e))) {
                 return Optional.empty();
+            }
+            if (offset >= 0 && e.statusCode() == 416) {
+                return Optional.of(new Body(0, Optional.empty())); // the object ends before the slice starts
             }
             throw failure(what, e);
         } catch (SdkException e) {

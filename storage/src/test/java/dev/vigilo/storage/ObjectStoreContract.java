@@ -77,6 +77,29 @@ public abstract class ObjectStoreContract {
     }
 
     @Test
+    void readSliceReadsAndVerifiesARange() {
+        byte[] whole = "first|second slice|third".getBytes(UTF_8);
+        ObjectKey k = key("container");
+        store.create(k, whole, soon());
+        byte[] middle = "second slice".getBytes(UTF_8);
+        ObjectRef slice = ObjectRef.of(k, middle);
+
+        assertThat(store.readSlice(slice, 6, soon())).isEqualTo(middle);
+        // the same length at another offset: other bytes, so the digest differs
+        assertThatThrownBy(() -> store.readSlice(slice, 5, soon()))
+                .isInstanceOf(ObjectIntegrityException.class)
+                .hasMessageContaining("offset 5");
+        // a slice running past the object's end, and one starting past it
+        assertThatThrownBy(() -> store.readSlice(slice, whole.length - 4, soon()))
+                .isInstanceOf(ObjectIntegrityException.class)
+                .hasMessageContaining("ends 4 bytes into the slice");
+        assertThatThrownBy(() -> store.readSlice(slice, whole.length + 10, soon()))
+                .isInstanceOf(ObjectIntegrityException.class);
+        assertThatThrownBy(() -> store.readSlice(ObjectRef.of(key("absent"), middle), 0, soon()))
+                .isInstanceOf(ObjectNotFoundException.class);
+    }
+
+    @Test
     void createThenRead() {
         byte[] bytes = "hello, objects".getBytes(UTF_8);
         ObjectRef ref = store.create(key("a/b/hello.txt"), bytes, soon());

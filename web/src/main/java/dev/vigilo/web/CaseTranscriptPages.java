@@ -199,7 +199,14 @@ final class CaseTranscriptPages {
                         c.epoch(),
                         c.attempts(),
                         c.attempt().attempt()));
-        m.put("key", c.attempt().transcript().key().value());
+        // A slice of a transcript container names where it starts (receipt version 8); a whole object only its key.
+        m.put(
+                "key",
+                c.attempt().transcript().key().value()
+                        + c.attempt().offset().stream()
+                                .mapToObj(o -> " at byte " + o)
+                                .findFirst()
+                                .orElse(""));
         m.put("length", Views.bytes(c.attempt().transcript().length()));
         m.put("sha", c.attempt().transcript().sha256().toHex());
         Map<String, String> fixed = new LinkedHashMap<>();
@@ -261,5 +268,6 @@ final class CaseTranscriptPages {
         n.put("key", t.transcript().key().value())
                 .put("length", t.transcript().length())
                 .put("sha256", t.transcript().sha256().toHex());
+        t.offset().ifPresent(o -> n.put("offset", o)); // a slice of a transcript container
     }
 }

@@ -194,16 +194,25 @@ class EpochPagesTest {
 
     @Test
     void theTranscriptPageTakesAnEpoch() throws IOException {
+        // Each epoch's transcript is its own slice of the chunk's transcript containers: the page names its key and
+        // where it starts, as the case's API lists them per epoch.
+        JsonNode c = json("/api/runs/" + epochs + "/cases/0");
+        JsonNode t1 = c.at("/result/epochs/0/transcripts/0");
+        JsonNode t2 = c.at("/result/epochs/1/transcripts/0");
+        assertThat(t1.get("offset").asLong()).isNotEqualTo(t2.get("offset").asLong());
         String second = page("/runs/" + epochs + "/cases/0/transcript?epoch=2");
         assertThat(second)
                 .contains("<span id=\"transcript-epoch\">epoch 2 of 3</span>")
-                .contains("-e2-a1-g")
+                .contains(
+                        t2.get("key").asText() + " at byte " + t2.get("offset").asLong())
                 .contains("class=\"current\" id=\"epoch-2\"");
         assertThat(page("/runs/" + epochs + "/cases/0/transcript")).contains("epoch 3 of 3");
         JsonNode api = json("/api/runs/" + epochs + "/cases/0/transcript?epoch=1");
         assertThat(api.get("epoch").asInt()).isEqualTo(1);
         assertThat(api.get("epochs").asInt()).isEqualTo(3);
-        assertThat(api.at("/transcript/key").asText()).contains("-e1-a1-g");
+        assertThat(api.at("/transcript/key").asText()).isEqualTo(t1.get("key").asText());
+        assertThat(api.at("/transcript/offset").asLong())
+                .isEqualTo(t1.get("offset").asLong());
         HttpResponse<String> beyond = Http.get(base + "/runs/" + epochs + "/cases/0/transcript?epoch=4");
         assertThat(beyond.statusCode()).isEqualTo(400);
         assertThat(beyond.body()).contains("ran each case 3 times (epochs); choose 1 to 3");

@@ -13,13 +13,11 @@ import dev.vigilo.exec.view.RunTranscripts;
 import dev.vigilo.exec.worker.LongTranscript;
 import dev.vigilo.exec.worker.TranscriptTest;
 import dev.vigilo.exec.worker.Worker;
-import dev.vigilo.storage.Deadline;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -120,8 +118,11 @@ final class ToolRun implements AutoCloseable {
             Files.createDirectories(caseLog.getParent());
             Files.write(
                     caseLog,
-                    fx.store.read(
-                            attempts.get(attempts.size() - 1).transcript(), Deadline.after(Duration.ofSeconds(30))));
+                    dev.vigilo.exec.record.ChunkRows.readTranscript(
+                            fx.store,
+                            attempts.get(attempts.size() - 1).transcript(),
+                            attempts.get(attempts.size() - 1).offset(),
+                            "transcript"));
         }
         dashboard = Dashboard.start(
                 new DashboardOptions(DashboardOptions.LOOPBACK, 0, Optional.empty()),

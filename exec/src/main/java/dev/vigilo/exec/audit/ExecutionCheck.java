@@ -610,9 +610,10 @@ final class ExecutionCheck {
     }
 
     /**
-     * The transcripts of one execution: one per attempt, each under the key of its attempt and of {@code generation}
-     * (the lease generation that executed it: the receipt's, or a carried entry's), an accepted session log of that
-     * writer epoch.
+     * The transcripts of one execution: one per attempt, each a slice of a transcript container of the chunk under
+     * {@code generation} (receipt version 8) or an object under the key of its attempt and of {@code generation}
+     * (versions 2-7), where {@code generation} is the lease generation that executed it (the receipt's, or a carried
+     * entry's); read through its reference (a slice by a ranged read), an accepted session log of that writer epoch.
      */
     private void checkTranscripts(Receipt r, Receipt.CaseResult c, String what, int epoch, long generation) {
         if (c.transcripts().isEmpty()) {
@@ -626,22 +627,37 @@ final class ExecutionCheck {
                         + c.transcripts().size() + " transcripts");
         for (int a = 0; a < c.transcripts().size(); a++) {
             Receipt.TranscriptRef t = c.transcripts().get(a);
-            String expectedKey = TranscriptStore.key(runId, r.chunkIndex(), c.ordinal(), epoch, a + 1, generation)
-                    .value();
-            require(
-                    t.ref().key().value(),
-                    t.attempt() == a + 1 && t.ref().key().value().equals(expectedKey),
-                    what + ": transcript " + t.ref().key() + " is listed as attempt " + t.attempt()
-                            + ", the key of attempt " + (a + 1) + " under lease generation " + generation
-                            + " is " + expectedKey);
-            byte[] bytes =
-                    ChunkRows.read(store, t.ref(), "transcript " + t.ref().key() + " of " + what);
+            String name;
+            if (t.offset().isPresent()) {
+                // A slice of a transcript container (receipt version 8): the container must be one of this chunk's
+                // under the generation that executed the case; the slice names the case in its header.
+                name = "transcript " + t.ref().key() + " at offset "
+                        + t.offset().getAsLong() + " (attempt " + t.attempt() + ")";
+                require(
+                        t.ref().key().value(),
+                        t.attempt() == a + 1
+                                && TranscriptStore.isContainerKey(t.ref().key(), runId, r.chunkIndex(), generation),
+                        what + ": " + name + " is listed as attempt " + t.attempt() + " of attempt " + (a + 1)
+                                + ", or is not a transcript container of chunk " + r.chunkIndex()
+                                + " under lease generation " + generation);
+            } else {
+                name = "transcript " + t.ref().key();
+                String expectedKey = TranscriptStore.key(runId, r.chunkIndex(), c.ordinal(), epoch, a + 1, generation)
+                        .value();
+                require(
+                        t.ref().key().value(),
+                        t.attempt() == a + 1 && t.ref().key().value().equals(expectedKey),
+                        what + ": transcript " + t.ref().key() + " is listed as attempt " + t.attempt()
+                                + ", the key of attempt " + (a + 1) + " under lease generation " + generation
+                                + " is " + expectedKey);
+            }
+            byte[] bytes = ChunkRows.readTranscript(store, t, name + " of " + what);
             transcripts++;
             VerifyReport v = sessionLog(bytes);
             require(
                     t.ref().key().value(),
                     v.accepted() && v.maxEpoch() != null && v.maxEpoch() == generation,
-                    "transcript " + t.ref().key() + " of " + what + " is "
+                    name + " of " + what + " is "
                             + (v.accepted()
                                     ? "written under writer epoch " + v.maxEpoch() + ", not lease generation "
                                             + generation

@@ -411,4 +411,29 @@ public final class ChunkRows {
             throw new DamagedException(what + " was altered (" + e.getMessage() + ")", e);
         }
     }
+
+    /**
+     * Reads a transcript through its receipt reference: the whole object, or the slice at its {@code offset} of a
+     * transcript container (a ranged read, checked against the slice's length and SHA-256).
+     *
+     * @throws DamagedException     when the object is missing, or the bytes differ from the reference
+     * @throws dev.vigilo.common.errors.UnavailableException when the store fails
+     */
+    public static byte[] readTranscript(ObjectReader store, Receipt.TranscriptRef t, String what) {
+        return readTranscript(store, t.ref(), t.offset(), what);
+    }
+
+    /** As {@link #readTranscript(ObjectReader, Receipt.TranscriptRef, String)}, by reference and offset. */
+    public static byte[] readTranscript(ObjectReader store, ObjectRef ref, java.util.OptionalLong offset, String what) {
+        if (offset.isEmpty()) {
+            return read(store, ref, what);
+        }
+        try {
+            return store.readSlice(ref, offset.getAsLong(), Deadline.after(READ_DEADLINE));
+        } catch (ObjectNotFoundException e) {
+            throw new DamagedException(what + " is missing from " + store.binding() + "; it is lost", e);
+        } catch (ObjectIntegrityException e) {
+            throw new DamagedException(what + " was altered (" + e.getMessage() + ")", e);
+        }
+    }
 }

@@ -38,7 +38,13 @@ public final class PartialReceiptParser {
     /** The versions this build reads; the last is the one it writes. */
     enum Version {
         /** The first partial receipt: the chunk's identity, the previous link and case entries. */
-        V1(1);
+        V1(1),
+        /**
+         * Version 1 whose case entries' transcript references may be slices of transcript containers ({@code
+         * offset}, as in receipt version 8). Written when an entry references a slice; otherwise version 1, byte for
+         * byte.
+         */
+        V2(2);
 
         final int number;
 
@@ -65,7 +71,8 @@ public final class PartialReceiptParser {
 
     /** The partial receipt as compact JSON in the documented key order, ending in a newline. */
     public static byte[] toJson(PartialReceipt p) {
-        ObjectNode n = JsonFields.document(FORMAT, Version.V1.number);
+        boolean slices = p.cases().stream().anyMatch(ReceiptParser.Version::hasSlice);
+        ObjectNode n = JsonFields.document(FORMAT, (slices ? Version.V2 : Version.V1).number);
         n.put(ReceiptParser.RUN_ID, p.runId().toString());
         n.put(ReceiptParser.CHUNK_INDEX, p.chunkIndex());
         n.put(ReceiptParser.CHUNK_ID, p.chunkId().toString());
@@ -107,7 +114,7 @@ public final class PartialReceiptParser {
     public static Read fromJson(byte[] bytes, String where) {
         try {
             JsonNode n = MAPPER.readTree(bytes);
-            JsonFields.header(n, FORMAT, Version.values(), v -> v.number);
+            Version version = JsonFields.header(n, FORMAT, Version.values(), v -> v.number);
             int epochs = intValue(n, ReceiptParser.EPOCHS, "");
             if (epochs < 1 || epochs > 100) {
                 throw new DamagedException("epochs " + epochs + " is not 1..100");
@@ -115,7 +122,7 @@ public final class PartialReceiptParser {
             List<Receipt.CaseResult> cases = new ArrayList<>();
             List<byte[]> raw = new ArrayList<>();
             for (JsonNode c : array(n, ReceiptParser.CASES, "")) {
-                cases.add(ReceiptParser.readCaseEntry(c, epochs));
+                cases.add(ReceiptParser.readCaseEntry(c, epochs, version == Version.V2));
                 raw.add(ReceiptParser.caseBytes(c));
             }
             PartialReceipt p = new PartialReceipt(

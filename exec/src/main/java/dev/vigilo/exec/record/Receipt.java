@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.UUID;
 
@@ -482,17 +483,34 @@ public record Receipt(
     }
 
     /**
-     * The transcript of one attempt of a case's agent call: a session log object (docs/transcripts.md).
+     * The transcript of one attempt of a case's agent call: a session log (docs/transcripts.md), either a whole object
+     * (receipt versions 2-7, and version 8 without {@code offset}) or a slice of a transcript container (version 8).
      *
      * @param attempt the 1-based attempt number
-     * @param ref     the transcript object's reference (key, length, SHA-256)
+     * @param ref     the transcript's reference: the object's key, and the length and SHA-256 of the transcript's
+     *                bytes (the whole object's, or the slice's)
+     * @param offset  where the slice starts in the container at {@code ref.key()}; empty: the whole object
      */
-    public record TranscriptRef(int attempt, ObjectRef ref) {
+    public record TranscriptRef(int attempt, ObjectRef ref, OptionalLong offset) {
         public TranscriptRef {
             Objects.requireNonNull(ref, "ref");
+            Objects.requireNonNull(offset, "offset");
             if (attempt < 1) {
                 throw new IllegalArgumentException("attempt must be >= 1, got " + attempt);
             }
+            if (offset.isPresent() && offset.getAsLong() < 0) {
+                throw new IllegalArgumentException("offset must be >= 0, got " + offset.getAsLong());
+            }
+        }
+
+        /** A transcript that is a whole object (receipt versions 2-7). */
+        public TranscriptRef(int attempt, ObjectRef ref) {
+            this(attempt, ref, OptionalLong.empty());
+        }
+
+        /** A transcript that is the slice {@code ref} at {@code offset} of a container (receipt version 8). */
+        public static TranscriptRef slice(int attempt, ObjectRef ref, long offset) {
+            return new TranscriptRef(attempt, ref, OptionalLong.of(offset));
         }
     }
 

@@ -36,6 +36,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * The one writer and reader of format {@code vigilo.exec.receipt} (docs/formats/exec-receipt.md), as Apache Iceberg's
@@ -90,7 +91,15 @@ public final class ReceiptParser {
          * chunk, else null. Written only for a chunk that carried entries from partial receipts; every other receipt
          * is version 4, 5 or 6, byte for byte.
          */
-        V7(7, true, true, true, true, true, true);
+        V7(7, true, true, true, true, true, true),
+        /**
+         * Version 7's fields plus transcript slices: a transcript reference may carry {@code offset}, the slice's
+         * start in a transcript container (docs/formats/transcript.md; its {@code length} and {@code sha256} are the
+         * slice's; a reference without it is a whole object, as before), and {@code resumed_from} is an object for
+         * a chunk that carried partial receipt entries, else null. Written for every receipt that references a
+         * slice; every other receipt is version 4, 5, 6 or 7, byte for byte.
+         */
+        V8(8, true, true, true, true, true, true, true);
 
         final int number;
         final boolean transcripts;
@@ -99,6 +108,27 @@ public final class ReceiptParser {
         final boolean keptFiles;
         final boolean rerun;
         final boolean resumed;
+        /** Transcript references may be slices ({@code offset}); {@code resumed_from} may be null. */
+        final boolean slices;
+
+        Version(
+                int number,
+                boolean transcripts,
+                boolean epochs,
+                boolean usage,
+                boolean keptFiles,
+                boolean rerun,
+                boolean resumed,
+                boolean slices) {
+            this.number = number;
+            this.transcripts = transcripts;
+            this.epochs = epochs;
+            this.usage = usage;
+            this.keptFiles = keptFiles;
+            this.rerun = rerun;
+            this.resumed = resumed;
+            this.slices = slices;
+        }
 
         Version(
                 int number,
@@ -108,13 +138,7 @@ public final class ReceiptParser {
                 boolean keptFiles,
                 boolean rerun,
                 boolean resumed) {
-            this.number = number;
-            this.transcripts = transcripts;
-            this.epochs = epochs;
-            this.usage = usage;
-            this.keptFiles = keptFiles;
-            this.rerun = rerun;
-            this.resumed = resumed;
+            this(number, transcripts, epochs, usage, keptFiles, rerun, resumed, false);
         }
 
         Version(int number, boolean transcripts, boolean epochs, boolean usage, boolean keptFiles, boolean rerun) {
@@ -137,10 +161,16 @@ public final class ReceiptParser {
         static final Version WRITING = V4;
 
         /**
-         * The version {@code r} is written in: {@link #V6} for a rerun's receipt, {@link #V5} when an execution kept
-         * files, else {@link #WRITING}.
+         * The version {@code r} is written in: {@link #V8} when a transcript reference is a slice, {@link #V7} for a
+         * resumed chunk's, {@link #V6} for a rerun's receipt, {@link #V5} when an execution kept files, else {@link
+         * #WRITING}.
          */
         static Version writing(Receipt r) {
+            for (CaseResult c : r.cases()) {
+                if (hasSlice(c)) {
+                    return V8;
+                }
+            }
             if (r.resumed().isPresent()) {
                 return V7;
             }
@@ -154,6 +184,21 @@ public final class ReceiptParser {
                 }
             }
             return WRITING;
+        }
+
+        /** Whether an execution of {@code c} (or of one of its epochs) references a transcript slice. */
+        static boolean hasSlice(CaseResult c) {
+            for (TranscriptRef t : c.transcripts()) {
+                if (t.offset().isPresent()) {
+                    return true;
+                }
+            }
+            for (CaseResult e : c.epochs()) {
+                if (hasSlice(e)) {
+                    return true;
+                }
+            }
+            return false;
         }
 
         /** The fewest epochs a receipt of this version lists. */
@@ -199,6 +244,9 @@ public final class ReceiptParser {
     static final String AGENT_MS = "agent_ms";
     static final String ERROR = "error";
     static final String TRANSCRIPTS = "transcripts";
+    /** A transcript slice's start in its container (version 8). */
+    static final String OFFSET = "offset";
+
     static final String EPOCH_PASSES = "epoch_passes";
     static final String EPOCHS = "epochs";
     static final String EPOCH = "epoch";
@@ -239,7 +287,8 @@ public final class ReceiptParser {
     private static final ObjectMapper MAPPER = StrictJson.newMapper();
 
     /**
-     * The receipt in the current version ({@link Version#writing}: version 5 when an execution kept files, else 4):
+     * The receipt in the current version ({@link Version#writing}: 8 when a transcript is a slice of a container, 7
+     * for a resumed chunk, 6 for a rerun's, 5 when an execution kept files, else 4):
      * compact JSON in the documented key order, ending in a newline.
      */
     public static byte[] toJson(Receipt r) {
@@ -274,7 +323,11 @@ public final class ReceiptParser {
             }
             if (version.resumed) {
                 g.writeFieldName(RESUMED_FROM);
-                writeResumed(g, r.resumed().orElseThrow());
+                if (r.resumed().isPresent()) {
+                    writeResumed(g, r.resumed().get());
+                } else {
+                    g.writeNull(); // version 8 of a chunk that carried nothing
+                }
             }
             g.writeArrayFieldStart(CASES);
             for (CaseResult c : r.cases()) {
@@ -387,12 +440,24 @@ public final class ReceiptParser {
      * byte.
      */
     public static byte[] caseBytes(CaseResult c) {
-        return write(g -> writeCase(g, c, Version.V7));
+        // Version 8's case format is version 7's plus transcript slices' offsets: without a slice the bytes are
+        // version 7's, so a partial receipt of version 1 and its carried entries are unchanged.
+        return write(g -> writeCase(g, c, Version.V8));
     }
 
-    /** Reads a case entry in the version 7 case format, of a document listing {@code epochCount} epochs per case. */
-    static CaseResult readCaseEntry(JsonNode c, int epochCount) {
-        return readCase(c, Version.V7, epochCount);
+    /**
+     * Reads a case entry in the version 7 case format ({@code slices}: version 8's, whose transcript references may
+     * be slices), of a document listing {@code epochCount} epochs per case.
+     */
+    static CaseResult readCaseEntry(JsonNode c, int epochCount, boolean slices) {
+        return readCase(c, slices ? Version.V8 : Version.V7, epochCount);
+    }
+
+    private static long nonNegative(long value, String name, String in) {
+        if (value < 0) {
+            throw new DamagedException(in + ": field \"" + name + "\" is " + value + ", not a byte offset");
+        }
+        return value;
     }
 
     private static void writeResumed(JsonGenerator g, Receipt.Resumed resumed) throws IOException {
@@ -478,6 +543,13 @@ public final class ReceiptParser {
             g.writeStartObject();
             g.writeNumberField(ATTEMPT, t.attempt());
             writeRef(g, t.ref());
+            if (t.offset().isPresent()) {
+                if (!version.slices) {
+                    throw new IllegalArgumentException("case " + c.id() + ": a version " + version.number
+                            + " document cannot reference a transcript slice");
+                }
+                g.writeNumberField(OFFSET, t.offset().getAsLong());
+            }
             g.writeEndObject();
         }
         g.writeEndArray();
@@ -687,7 +759,11 @@ public final class ReceiptParser {
                                         && JsonFields.field(n, RERUN, "").isNull())
                         ? Optional.empty()
                         : Optional.of(readRerun(n)),
-                version.resumed ? Optional.of(readResumed(n)) : Optional.empty());
+                version.resumed
+                                && !(version.slices
+                                        && JsonFields.field(n, RESUMED_FROM, "").isNull())
+                        ? Optional.of(readResumed(n))
+                        : Optional.empty());
         checkTallies(r, object(n, TALLIES, ""));
         if (r.rerun().isPresent()) {
             checkExecuted(r, epochCount);
@@ -759,7 +835,12 @@ public final class ReceiptParser {
         if (version.transcripts) {
             for (JsonNode t : array(c, TRANSCRIPTS, in)) {
                 String at = in + ", transcript";
-                transcripts.add(new TranscriptRef(intValue(t, ATTEMPT, at), JsonFields.ref(t, at)));
+                transcripts.add(new TranscriptRef(
+                        intValue(t, ATTEMPT, at),
+                        JsonFields.ref(t, at),
+                        version.slices && t.has(OFFSET)
+                                ? OptionalLong.of(nonNegative(longValue(t, OFFSET, at), OFFSET, at))
+                                : OptionalLong.empty()));
             }
         }
         String status = text(c, STATUS, in);

@@ -116,7 +116,10 @@ public final class ReviewRecords {
         ObjectNode gates = n.putObject("gates");
         c.gates().forEach((g, o) -> gates.put(g, o.wire));
         ArrayNode transcripts = n.putArray("transcripts");
-        c.transcripts().forEach(t -> transcripts.add(t.ref().key().value()));
+        // A slice names its offset too (several cases share a container); a whole object's key alone, as before.
+        c.transcripts()
+                .forEach(t -> transcripts.add(t.ref().key().value()
+                        + t.offset().stream().mapToObj(o -> "@" + o).findFirst().orElse("")));
         ArrayNode epochs = n.putArray("epochs");
         c.epochs().forEach(e -> epochs.add(execution(e)));
         return n;

@@ -17,9 +17,11 @@ import java.util.UUID;
 /**
  * Writes transcripts (docs/transcripts.md): each attempt's events are encoded as a session log by the session-log
  * writer's encoder ({@link SessionLogEncoder}: the writer's exact bytes, in memory) under the chunk's lease generation
- * as its writer epoch (P1 commit records, so every batch names the generation), and created as an immutable object
- * under a key that names the run, chunk, case ordinal, attempt and lease generation. Objects are create-only, so a
- * transcript can be neither extended nor replaced; it counts only once a fenced receipt references it.
+ * as its writer epoch (P1 commit records, so every batch names the generation). A worker appends it to its chunk's
+ * transcript container ({@link #containerKey}, receipt version 8; the worker's {@code TranscriptContainers}), or, on
+ * the path of receipt versions 2-7, creates it as an immutable object under a key that names the run, chunk, case
+ * ordinal, attempt and lease generation ({@link #write}). Objects are create-only, so a transcript can be neither
+ * extended nor replaced; it counts only once a fenced receipt references it.
  *
  * <p>The object store's create is the durability point: a transcript is written once, whole, so a local log file and
  * its fsyncs would only add cost. Stateless and thread-safe.
@@ -47,6 +49,31 @@ public final class TranscriptStore {
                 + caseName(ordinal, epoch, attempt, generation) + ".jsonl.zstd");
     }
 
+    /**
+     * The object key of a transcript container (receipt version 8, docs/formats/transcript.md): the {@code sequence}th
+     * (from 1) container of the transcripts of chunk {@code chunkIndex} executed under lease generation {@code
+     * generation}: {@code runs/<run>/transcripts/<chunk, 10 digits>/g<gen>-c<sequence>.jsonl.zstd}. A stale holder
+     * writes under its own generation, so containers of two holders never share a key.
+     */
+    public static ObjectKey containerKey(UUID runId, long chunkIndex, long generation, int sequence) {
+        return ObjectKey.of(containerPrefix(runId, chunkIndex, generation) + sequence + ".jsonl.zstd");
+    }
+
+    /** Whether {@code key} names a container of chunk {@code chunkIndex}'s transcripts of lease generation {@code generation}. */
+    public static boolean isContainerKey(ObjectKey key, UUID runId, long chunkIndex, long generation) {
+        String prefix = containerPrefix(runId, chunkIndex, generation);
+        String k = key.value();
+        if (!k.startsWith(prefix) || !k.endsWith(".jsonl.zstd")) {
+            return false;
+        }
+        String sequence = k.substring(prefix.length(), k.length() - ".jsonl.zstd".length());
+        return sequence.matches("[1-9][0-9]{0,9}");
+    }
+
+    private static String containerPrefix(UUID runId, long chunkIndex, long generation) {
+        return "runs/" + runId + "/transcripts/" + String.format("%010d", chunkIndex) + "/g" + generation + "-c";
+    }
+
     /** The session id in a transcript's header: names the same things as its key (epoch 0: a run of one epoch). */
     public static String sessionId(UUID runId, long chunkIndex, long ordinal, int epoch, int attempt, long generation) {
         return "vigilo-run-" + runId + "-chunk-" + chunkIndex + "-case-"
@@ -57,8 +84,8 @@ public final class TranscriptStore {
         return ordinal + (epoch > 0 ? "-e" + epoch : "") + "-a" + attempt + "-g" + generation;
     }
 
-    /** The session log of {@code events} under writer epoch {@code generation}. */
-    static byte[] encode(SessionHeader header, long generation, List<ObjectNode> events) {
+    /** The session log of {@code events} under writer epoch {@code generation}: one transcript's bytes. */
+    public static byte[] encode(SessionHeader header, long generation, List<ObjectNode> events) {
         SessionLogEncoder log = new SessionLogEncoder(header, new Epoch(generation), OPTIONS);
         for (int from = 0; from < events.size(); from += BATCH_EVENTS) {
             log.append(events.subList(from, Math.min(events.size(), from + BATCH_EVENTS)));

@@ -379,7 +379,7 @@ public final class CaseResults implements AutoCloseable {
                                 r.finishedAt(),
                                 c.caseSha256().toHex(),
                                 c.transcripts().stream()
-                                        .map(t -> new RunTranscripts.Attempt(t.attempt(), t.ref()))
+                                        .map(RunTranscripts.Attempt::of)
                                         .toList(),
                                 epochs,
                                 kept));

@@ -29,6 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.UUID;
 import org.jdbi.v3.core.Jdbi;
 
@@ -38,7 +39,8 @@ import org.jdbi.v3.core.Jdbi;
  * <p>{@link #find} locates the case's chunk by its id in the plan's chunk files ({@link CaseLocator}: no index by id
  * exists, so a lookup reads the chunk files in chunk order up to the case's, eight at a time), reads the chunk's row in
  * the execution database its shard is routed to, and the receipt the row references (verified, and checked against
- * the row). {@link #write} reads one transcript through its reference (length and SHA-256), then streams its
+ * the row). {@link #write} reads one transcript through its reference (length and SHA-256; a slice of a transcript
+ * container by a ranged read of the slice alone), then streams its
  * committed events with the session-log reader. Memory: eight chunk files during the lookup; one transcript object
  * (bounded by the agent protocol's limits) and one frame of it while streaming. Thread-safe.
  */
@@ -49,9 +51,26 @@ public final class RunTranscripts {
      * One attempt's transcript.
      *
      * @param attempt    1-based attempt number
-     * @param transcript the transcript object's reference (key, length, SHA-256), as the receipt records it
+     * @param transcript the transcript's reference (key, length, SHA-256), as the receipt records it
+     * @param offset     the slice's start in the transcript container at the key (receipt version 8); empty: the
+     *                   transcript is the whole object
      */
-    public record Attempt(int attempt, ObjectRef transcript) {}
+    public record Attempt(int attempt, ObjectRef transcript, OptionalLong offset) {
+        public Attempt {
+            Objects.requireNonNull(transcript, "transcript");
+            Objects.requireNonNull(offset, "offset");
+        }
+
+        /** A transcript that is a whole object. */
+        public Attempt(int attempt, ObjectRef transcript) {
+            this(attempt, transcript, OptionalLong.empty());
+        }
+
+        /** The attempt of a receipt's transcript reference. */
+        public static Attempt of(Receipt.TranscriptRef t) {
+            return new Attempt(t.attempt(), t.ref(), t.offset());
+        }
+    }
 
     /**
      * One epoch of a case of a run of several epochs, with its own attempts and their transcripts.
@@ -204,9 +223,7 @@ public final class RunTranscripts {
                     shard,
                     receipt.leaseGeneration(),
                     c.errored(),
-                    c.transcripts().stream()
-                            .map(t -> new Attempt(t.attempt(), t.ref()))
-                            .toList(),
+                    c.transcripts().stream().map(Attempt::of).toList(),
                     gates,
                     epochs(c));
         }
@@ -220,9 +237,7 @@ public final class RunTranscripts {
             out.add(new Epoch(
                     i + 1,
                     e.errored(),
-                    e.transcripts().stream()
-                            .map(t -> new Attempt(t.attempt(), t.ref()))
-                            .toList()));
+                    e.transcripts().stream().map(Attempt::of).toList()));
         }
         return out;
     }
@@ -260,7 +275,15 @@ public final class RunTranscripts {
         String key = attempt.transcript().key().value();
         byte[] bytes;
         try (ObjectStore store = ObjectStores.open(record.store(storage))) {
-            bytes = ChunkRows.read(store, attempt.transcript(), "transcript " + key + " of run " + runId);
+            bytes = ChunkRows.readTranscript(
+                    store,
+                    attempt.transcript(),
+                    attempt.offset(),
+                    "transcript " + key
+                            + attempt.offset().stream()
+                                    .mapToObj(o -> " at " + o)
+                                    .findFirst()
+                                    .orElse("") + " of run " + runId);
         }
         Path dir = null;
         try {

@@ -128,6 +128,15 @@ final class ChunkExecution implements ChunkExecutor {
     private volatile FleetLimiters fleet;
 
     private final TranscriptStore transcripts = new TranscriptStore();
+    /**
+     * Each transcript as its own object, as receipt versions 2-7 reference them (system property {@code
+     * vigilo.worker.transcriptObjects}): the path before transcript containers, kept so that a benchmark can compare
+     * both in one build (docs/benchmarks.md, "Worker CPU per case") and tests can write runs as older builds did.
+     * Read when the execution is built.
+     */
+    static final String TRANSCRIPT_OBJECTS = "vigilo.worker.transcriptObjects";
+
+    private final boolean transcriptObjects = Boolean.getBoolean(TRANSCRIPT_OBJECTS);
     /** One thread writing the partial receipts whose entries waited a second (docs/execution.md). */
     private final ScheduledExecutorService flushes =
             Executors.newSingleThreadScheduledExecutor(Threads.daemonFactory("partial-flush"));
@@ -352,8 +361,12 @@ final class ChunkExecution implements ChunkExecutor {
                 new ChunkMembership(chunk.chunkIndex(), chunk.chunkId(), listed, chunk.membership());
         ChunkCases verified = ChunkCases.open(membership, run.datasetReader(), ChunkCases.DEFAULT_RESIDENT_BYTES);
         RunAgent ra = agentOf(run);
+        Optional<TranscriptContainers> containers = transcriptObjects
+                ? Optional.empty()
+                : Optional.of(
+                        new TranscriptContainers(run.store(), run.runId(), seed.chunkIndex(), lease.generation()));
         TranscriptRecorder.Scope scope = new TranscriptRecorder.Scope(
-                run, seed.chunkIndex(), lease.generation(), ra.provider(), ra.defaultModel());
+                run, seed.chunkIndex(), lease.generation(), ra.provider(), ra.defaultModel(), containers);
         Semaphore inFlight = new Semaphore((int) Math.min(Integer.MAX_VALUE, ChunkCases.DEFAULT_RESIDENT_BYTES));
         int epochs = ra.reduction().policy().count();
         // Per case, one future per epoch: the epochs of a case run side by side on the case pool like cases do, so a
@@ -382,7 +395,8 @@ final class ChunkExecution implements ChunkExecutor {
         }
         PartialWriter partials = link == PartialLink.NONE
                 ? null
-                : new PartialWriter(run, lease, worker, settlementGeneration, epochs, carried, link, partialFlush);
+                : new PartialWriter(
+                        run, lease, worker, settlementGeneration, epochs, carried, link, partialFlush, containers);
         ScheduledFuture<?> ticker = partials == null || partialFlush.isEmpty()
                 ? null
                 : flushes.scheduleWithFixedDelay(
@@ -473,7 +487,7 @@ final class ChunkExecution implements ChunkExecutor {
                     ch.entries().values().stream()
                             .map(x -> new Receipt.Carried(x.result().ordinal(), x.generation()))
                             .toList()));
-            return new Receipt(
+            Receipt receipt = new Receipt(
                     run.runId(),
                     seed.chunkIndex(),
                     seed.chunkId(),
@@ -488,6 +502,9 @@ final class ChunkExecution implements ChunkExecutor {
                     results,
                     rerun,
                     resumed);
+            // Whatever transcripts no link's flush wrote: before the receipt that references them.
+            containers.ifPresent(TranscriptContainers::flush);
+            return receipt;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new CancelledException("chunk " + seed.chunkIndex() + " of run " + run.runId() + " was cancelled");

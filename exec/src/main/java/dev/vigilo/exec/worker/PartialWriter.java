@@ -25,7 +25,9 @@ import org.slf4j.LoggerFactory;
  * referenced by the row: a case thread that would make them more waits until the link being written is referenced,
  * holding its case slot, so a kill redoes at most the cases holding a slot plus {@value #BATCH}.
  *
- * <p>A link that cannot be written or referenced (an outage, a store error) is logged and its entries are left out
+ * <p>Before a link, the chunk's transcript containers are flushed ({@link TranscriptContainers#flush}), so every
+ * transcript slice a link's entries reference exists. A link that cannot be written (its containers included) or
+ * referenced (an outage, a store error) is logged and its entries are left out
  * of the chain (they are still in the final receipt; a resume would only execute them again); a referenced link
  * whose update found the lease gone ends the writer (its holder is fenced anyway). Thread-safe; one link is written
  * at a time.
@@ -45,6 +47,8 @@ final class PartialWriter {
     private final PartialLink link;
     /** The longest a finished entry waits for its link (checked by the ticker); empty: full batches only. */
     private final Optional<Duration> interval;
+    /** The chunk's transcript containers: flushed before each link, so a link references only written slices. */
+    private final Optional<TranscriptContainers> containers;
 
     private final Object lock = new Object();
     /** Finished entries not yet referenced (in finishing order); those of the link being written come first. */
@@ -71,7 +75,8 @@ final class PartialWriter {
             int epochs,
             Optional<dev.vigilo.exec.record.PartialChain.Chain> carried,
             PartialLink link,
-            Optional<Duration> interval) {
+            Optional<Duration> interval,
+            Optional<TranscriptContainers> containers) {
         this.run = run;
         this.lease = lease;
         this.worker = worker;
@@ -79,6 +84,7 @@ final class PartialWriter {
         this.epochs = epochs;
         this.link = link;
         this.interval = interval;
+        this.containers = containers;
         this.head = carried.map(dev.vigilo.exec.record.PartialChain.Chain::head);
         this.sequence =
                 carried.map(dev.vigilo.exec.record.PartialChain.Chain::sequence).orElse(0);
@@ -169,6 +175,9 @@ final class PartialWriter {
         int next = sequence + 1;
         ObjectRef ref;
         try {
+            // The entries' transcripts first: a link never references a slice of a container not yet created. A
+            // container that cannot be written stays buffered for the next link or the final receipt.
+            containers.ifPresent(TranscriptContainers::flush);
             PartialReceipt p = new PartialReceipt(
                     lease.runId(),
                     lease.chunkIndex(),

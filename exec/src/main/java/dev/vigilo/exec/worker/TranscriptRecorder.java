@@ -25,7 +25,8 @@ import java.util.Optional;
 
 /**
  * Records one case's agent call as transcripts, one per attempt (docs/transcripts.md): watches the call as its
- * {@link AgentObserver}, builds each attempt's events ({@link AttemptTranscript}), writes a finished attempt when the
+ * {@link AgentObserver}, builds each attempt's events ({@link AttemptTranscript}), writes a finished attempt (to the
+ * chunk's {@link TranscriptContainers}, or as its own object) when the
  * next one starts, and the last one, with the output, the judges' model calls (watched as the evaluators' {@link
  * EvaluatorObserver}, kept until then), the evaluators' results and the gate outcomes, in {@link #finish}. A cancelled
  * attempt is not written.
@@ -41,8 +42,17 @@ final class TranscriptRecorder implements AgentObserver, EvaluatorObserver {
      *
      * @param provider     {@link AttemptTranscript#HTTP_PROVIDER} or {@link AttemptTranscript#COMMAND_PROVIDER}
      * @param defaultModel the configured model, or a command's program name
+     * @param containers   the chunk's transcript containers, which every attempt's transcript is appended to (receipt
+     *                     version 8); empty: each transcript is its own object (versions 2-7; {@code
+     *                     vigilo.worker.transcriptObjects}, kept for measurements)
      */
-    record Scope(RunContext run, long chunkIndex, long generation, String provider, String defaultModel) {}
+    record Scope(
+            RunContext run,
+            long chunkIndex,
+            long generation,
+            String provider,
+            String defaultModel,
+            Optional<TranscriptContainers> containers) {}
 
     private final Scope scope;
     private final StoredCase storedCase;
@@ -246,6 +256,11 @@ final class TranscriptRecorder implements AgentObserver, EvaluatorObserver {
                 null,
                 currentStart,
                 0);
+        if (scope.containers().isPresent()) {
+            byte[] bytes = TranscriptStore.encode(header, scope.generation(), t.events());
+            written.add(scope.containers().get().add(t.attempt(), bytes));
+            return;
+        }
         ObjectRef ref = store.write(
                 run.store(),
                 TranscriptStore.key(run.runId(), scope.chunkIndex(), ordinal, epoch, t.attempt(), scope.generation()),

@@ -90,6 +90,69 @@ class PartialReceiptTest {
     }
 
     @Test
+    void transcriptSlicesMakeAVersion8ReceiptAndAVersion2LinkThatReadBackEqual() {
+        // Every case's transcripts as slices of a container, as a worker with transcript containers writes them.
+        List<Receipt.CaseResult> sliced = sample.cases().stream()
+                .map(c -> c.withTranscripts(c.transcripts().stream()
+                        .map(t -> Receipt.TranscriptRef.slice(t.attempt(), t.ref(), 1000L * c.ordinal() + t.attempt()))
+                        .toList()))
+                .toList();
+        Receipt r = new Receipt(
+                sample.runId(),
+                sample.chunkIndex(),
+                sample.chunkId(),
+                sample.shard(),
+                sample.leaseGeneration(),
+                sample.worker(),
+                sample.membership(),
+                sample.startedAt(),
+                sample.finishedAt(),
+                sample.evaluators(),
+                sample.gates(),
+                sliced,
+                Optional.empty(),
+                Optional.empty());
+        String json = new String(ReceiptParser.toJson(r), StandardCharsets.UTF_8);
+        assertThat(json)
+                .startsWith("{\"format\":\"vigilo.exec.receipt\",\"version\":8,")
+                .contains("\"rerun\":null,\"resumed_from\":null,")
+                .contains("\"offset\":700001}");
+        Receipt read = ReceiptParser.fromJson(json.getBytes(StandardCharsets.UTF_8), "r");
+        assertThat(read.cases()).isEqualTo(sliced);
+        assertThat(read.resumed()).isEmpty();
+        assertThat(read.rerun()).isEmpty();
+        // The same receipt without slices is written as before (no offset, an older version).
+        assertThat(new String(ReceiptParser.toJson(sample), StandardCharsets.UTF_8))
+                .doesNotContain("\"offset\"")
+                .doesNotContain("\"version\":8");
+
+        PartialReceipt p = new PartialReceipt(
+                sample.runId(),
+                sample.chunkIndex(),
+                sample.chunkId(),
+                sample.shard(),
+                2,
+                sample.worker(),
+                sample.membership(),
+                1,
+                1,
+                1,
+                Optional.empty(),
+                Instant.parse("2026-12-03T01:00:00Z"),
+                sliced);
+        byte[] bytes = PartialReceiptParser.toJson(p);
+        assertThat(new String(bytes, StandardCharsets.UTF_8))
+                .startsWith("{\"format\":\"vigilo.exec.partial-receipt\",\"version\":2,");
+        PartialReceiptParser.Read back = PartialReceiptParser.fromJson(bytes, "p");
+        assertThat(back.receipt().cases()).isEqualTo(sliced);
+        for (int i = 0; i < sliced.size(); i++) {
+            assertThat(back.entryBytes().get(i)).isEqualTo(ReceiptParser.caseBytes(sliced.get(i)));
+        }
+        assertThat(new String(PartialReceiptParser.toJson(link(2, 1, Optional.empty(), 0)), StandardCharsets.UTF_8))
+                .contains("\"version\":1,");
+    }
+
+    @Test
     void aChainIsWrittenReadBackAndVerifiedFromItsHead() {
         ObjectRef p1 = write(link(1, 1, Optional.empty(), 0));
         ObjectRef p2 = write(link(1, 2, Optional.of(p1), 2));
@@ -177,9 +240,9 @@ class PartialReceiptTest {
     void aPartialReceiptIsReadStrictly() {
         String json = new String(PartialReceiptParser.toJson(link(1, 1, Optional.empty(), 0)), StandardCharsets.UTF_8);
         assertThatThrownBy(() -> PartialReceiptParser.fromJson(
-                        json.replace("\"version\":1", "\"version\":2").getBytes(StandardCharsets.UTF_8), "p"))
+                        json.replace("\"version\":1", "\"version\":3").getBytes(StandardCharsets.UTF_8), "p"))
                 .isInstanceOf(DamagedException.class)
-                .hasMessageContaining("not one this build reads [1]");
+                .hasMessageContaining("not one this build reads [1, 2]");
         assertThatThrownBy(() -> PartialReceiptParser.fromJson(
                         json.replace(",\"sequence\":1", "").getBytes(StandardCharsets.UTF_8), "p"))
                 .isInstanceOf(DamagedException.class)

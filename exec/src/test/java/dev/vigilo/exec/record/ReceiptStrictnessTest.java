@@ -51,9 +51,9 @@ class ReceiptStrictnessTest {
 
     @Test
     void aNewerVersionIsRefusedAsUnsupported() throws IOException {
-        String newer = replaceOnce(written(), "\"version\":2,", "\"version\":8,");
+        String newer = replaceOnce(written(), "\"version\":2,", "\"version\":9,");
         assertThat(damage(newer))
-                .hasMessageContaining("version 8 is not one this build reads [1, 2, 3, 4, 5, 6, 7]")
+                .hasMessageContaining("version 9 is not one this build reads [1, 2, 3, 4, 5, 6, 7, 8]")
                 .hasMessageContaining("a newer Vigilo wrote it");
     }
 

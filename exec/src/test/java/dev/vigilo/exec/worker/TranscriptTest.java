@@ -15,6 +15,7 @@ import dev.vigilo.exec.Placements;
 import dev.vigilo.exec.admission.Admission;
 import dev.vigilo.exec.audit.RunVerifier;
 import dev.vigilo.exec.placement.ShardRoutes;
+import dev.vigilo.exec.record.ChunkRows;
 import dev.vigilo.exec.record.ChunkTables;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.ReceiptParser;
@@ -152,6 +153,24 @@ public class TranscriptTest {
         return f;
     }
 
+    /**
+     * The transcript's bytes, read through its receipt reference (a whole object, or its slice of a transcript
+     * container), in a file named like a session log: what the published reader judges.
+     */
+    Path local(Receipt.TranscriptRef t) throws IOException {
+        return local(t.ref(), t.offset());
+    }
+
+    Path local(RunTranscripts.Attempt a) throws IOException {
+        return local(a.transcript(), a.offset());
+    }
+
+    private Path local(ObjectRef ref, java.util.OptionalLong offset) throws IOException {
+        Path f = Files.createTempDirectory(dir, "t").resolve("session.jsonl.zstd");
+        Files.write(f, ChunkRows.readTranscript(fx.store, ref, offset, "transcript " + ref.key()));
+        return f;
+    }
+
     /** The committed events of a transcript file, as Vigilo's reader streams them. */
     static List<JsonNode> events(Path log) throws IOException {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -180,6 +199,8 @@ public class TranscriptTest {
         List<Receipt> receipts = receipts(fx, placements, run);
         assertThat(receipts).isNotEmpty();
         List<Path> judged = new ArrayList<>();
+        java.util.Set<ObjectKey> containers = new java.util.HashSet<>();
+        List<Long> judgedOffsets = new ArrayList<>();
         int cases = 0;
         for (Receipt r : receipts) {
             for (Receipt.CaseResult c : r.cases()) {
@@ -191,10 +212,13 @@ public class TranscriptTest {
                 for (int a = 0; a < c.transcripts().size(); a++) {
                     Receipt.TranscriptRef t = c.transcripts().get(a);
                     assertThat(t.attempt()).isEqualTo(a + 1);
-                    assertThat(t.ref().key())
-                            .isEqualTo(
-                                    TranscriptStore.key(run, r.chunkIndex(), c.ordinal(), a + 1, r.leaseGeneration()));
-                    Path log = local(t.ref());
+                    // A slice of one of the chunk's transcript containers under the receipt's generation.
+                    assertThat(t.offset()).isPresent();
+                    assertThat(TranscriptStore.isContainerKey(t.ref().key(), run, r.chunkIndex(), r.leaseGeneration()))
+                            .as(t.ref().key().value())
+                            .isTrue();
+                    containers.add(t.ref().key());
+                    Path log = local(t);
                     VerifyReport v = SessionVerifier.verify(log);
                     assertThat(v.accepted()).as(v.toText()).isTrue();
                     assertThat(v.maxEpoch()).isEqualTo(r.leaseGeneration());
@@ -260,12 +284,15 @@ public class TranscriptTest {
                 }
                 if (i < 3) {
                     for (Receipt.TranscriptRef t : c.transcripts()) {
-                        judged.add(local(t.ref()));
+                        judged.add(local(t));
+                        judgedOffsets.add(t.offset().orElseThrow());
                     }
                 }
             }
         }
         assertThat(cases).isEqualTo(24);
+        // 32 transcripts in a few containers per chunk (one per partial receipt link and one for the final receipt).
+        assertThat(containers.size()).isBetween(receipts.size(), 31);
 
         // Found by case id, streamed as the committed events.
         RunTranscripts reader = new RunTranscripts(placements, fx.storage);
@@ -277,9 +304,7 @@ public class TranscriptTest {
         VerifyReport streamed = reader.write(run, found.attempt(2).orElseThrow(), jsonl);
         assertThat(streamed.accepted()).isTrue();
         List<String> lines = List.of(jsonl.toString(StandardCharsets.UTF_8).split("\n"));
-        assertThat(lines)
-                .hasSize(events(local(found.attempt(2).orElseThrow().transcript()))
-                        .size());
+        assertThat(lines).hasSize(events(local(found.attempt(2).orElseThrow())).size());
         assertThat(JSON.readTree(lines.get(0)).at("/data/case_id").asText()).isEqualTo("case-17");
         // A case page finds the same transcripts by ordinal.
         try (CaseResults pages = new CaseResults(placements, fx.storage)) {
@@ -298,6 +323,8 @@ public class TranscriptTest {
                 .hasMessageContaining("no case with id \"case-999\"");
         // The published reader accepts them, with the same event count as Vigilo's reader.
         assertThat(judged).hasSize(4);
+        // Slices cut out of containers, not only a container's first transcript.
+        assertThat(judgedOffsets).anyMatch(o -> o > 0);
         for (Path log : judged) {
             JsonNode verdict = Referee.get().judge(log);
             VerifyReport ours = SessionVerifier.verify(log);
@@ -305,6 +332,94 @@ public class TranscriptTest {
             assertThat(verdict.path("events").asLong()).isEqualTo(ours.events());
             assertThat(verdict.path("closers").asLong()).isZero();
         }
+    }
+
+    @Test
+    void aRunWrittenWithOneObjectPerTranscriptStillReadsAndVerifies() throws Exception {
+        // The path before transcript containers (receipt versions 2-7): each transcript its own object, referenced
+        // without an offset. A build with containers reads, shows and verifies such a run as before.
+        UUID run = fx.prepare(httpProfile());
+        new Admission(placements, fx.storage).admit(run);
+        System.setProperty(ChunkExecution.TRANSCRIPT_OBJECTS, "true");
+        try {
+            new Worker(placements, fx.storage, fast(2), Worker.Listener.NONE).run();
+        } finally {
+            System.clearProperty(ChunkExecution.TRANSCRIPT_OBJECTS);
+        }
+        assertThat(fx.runStatus(run)).isEqualTo("settled");
+        int transcripts = 0;
+        for (Receipt r : receipts(fx, placements, run)) {
+            assertThat(new String(ReceiptParser.toJson(r), StandardCharsets.UTF_8))
+                    .contains("\"version\":4,");
+            for (Receipt.CaseResult c : r.cases()) {
+                for (int a = 0; a < c.transcripts().size(); a++) {
+                    Receipt.TranscriptRef t = c.transcripts().get(a);
+                    transcripts++;
+                    assertThat(t.offset()).isEmpty();
+                    assertThat(t.ref().key())
+                            .isEqualTo(
+                                    TranscriptStore.key(run, r.chunkIndex(), c.ordinal(), a + 1, r.leaseGeneration()));
+                    assertThat(SessionVerifier.verify(local(t)).maxEpoch()).isEqualTo(r.leaseGeneration());
+                }
+            }
+        }
+        assertThat(transcripts).isEqualTo(24 + 8);
+        RunTranscripts reader = new RunTranscripts(placements, fx.storage);
+        RunTranscripts.CaseTranscripts found = reader.find(run, "case-17");
+        assertThat(found.attempts()).allMatch(a -> a.offset().isEmpty());
+        ByteArrayOutputStream jsonl = new ByteArrayOutputStream();
+        assertThat(reader.write(run, found.attempt(2).orElseThrow(), jsonl).accepted())
+                .isTrue();
+        assertThat(jsonl.toString(StandardCharsets.UTF_8)).contains("\"case_id\":\"case-17\"");
+        RunVerifier.Report report = new RunVerifier(placements, fx.storage).verify(run);
+        assertThat(report.problem()).isEmpty();
+        assertThat(report.checked().transcripts()).isEqualTo(24 + 8);
+    }
+
+    @Test
+    void aByteFlippedInOneSliceOfAContainerIsReportedForThatTranscriptOnly() throws Exception {
+        UUID run = fx.prepare(httpProfile());
+        new Admission(placements, fx.storage).admit(run);
+        new Worker(placements, fx.storage, fast(2), Worker.Listener.NONE).run();
+        assertThat(fx.runStatus(run)).isEqualTo("settled");
+        // A container holding several cases' slices; the case whose slice comes second in it.
+        Map<ObjectKey, List<Map.Entry<Receipt.CaseResult, Receipt.TranscriptRef>>> byContainer =
+                new java.util.TreeMap<>(java.util.Comparator.comparing(ObjectKey::value));
+        for (Receipt r : receipts(fx, placements, run)) {
+            for (Receipt.CaseResult c : r.cases()) {
+                for (Receipt.TranscriptRef t : c.transcripts()) {
+                    byContainer
+                            .computeIfAbsent(t.ref().key(), k -> new ArrayList<>())
+                            .add(Map.entry(c, t));
+                }
+            }
+        }
+        List<Map.Entry<Receipt.CaseResult, Receipt.TranscriptRef>> slices = byContainer.values().stream()
+                .filter(l -> l.size() >= 2)
+                .findFirst()
+                .orElseThrow();
+        slices.sort(
+                java.util.Comparator.comparingLong(x -> x.getValue().offset().orElseThrow()));
+        Receipt.TranscriptRef first = slices.get(0).getValue();
+        Receipt.TranscriptRef second = slices.get(1).getValue();
+        Receipt.CaseResult tampered = slices.get(1).getKey();
+        long at = second.offset().orElseThrow() + second.ref().length() / 2;
+        Path file = fx.storeRoot.resolve(second.ref().key().value());
+        byte[] bytes = Files.readAllBytes(file);
+        bytes[(int) at] ^= 0x01;
+        Files.write(file, bytes);
+
+        RunVerifier.Report report = new RunVerifier(placements, fx.storage).verify(run);
+        assertThat(report.intact()).isFalse();
+        assertThat(report.problem().orElseThrow())
+                .contains("at offset " + second.offset().orElseThrow())
+                .contains("case \"" + tampered.id() + "\"")
+                .contains("altered");
+        // The other slices of the same container still read and verify.
+        assertThat(SessionVerifier.verify(local(first)).accepted()).isTrue();
+        assertThatThrownBy(() -> local(second))
+                .isInstanceOf(dev.vigilo.common.errors.DamagedException.class)
+                .hasMessageContaining("SHA-256");
     }
 
     @Test
@@ -341,7 +456,7 @@ public class TranscriptTest {
         Receipt r = receipts(fx, placements, run).get(0);
         Receipt.CaseResult c = r.cases().get(5);
         assertThat(c.gates()).containsEntry("all", Receipt.GateOutcome.PASSED);
-        Path log = local(c.transcripts().get(0).ref());
+        Path log = local(c.transcripts().get(0));
         List<JsonNode> ev = events(log);
         assertThat(types(ev))
                 .containsExactly(
@@ -436,15 +551,15 @@ public class TranscriptTest {
             for (Receipt.CaseResult c : late.cases()) {
                 for (Receipt.TranscriptRef t : c.transcripts()) {
                     assertThat(countedKeys).doesNotContain(t.ref().key());
-                    assertThat(t.ref().key().value()).endsWith("-g" + stale.generation() + ".jsonl.zstd");
-                    assertThat(SessionVerifier.verify(local(t.ref())).maxEpoch())
-                            .isEqualTo(stale.generation());
+                    assertThat(TranscriptStore.isContainerKey(
+                                    t.ref().key(), run, stale.chunkIndex(), stale.generation()))
+                            .isTrue();
+                    assertThat(SessionVerifier.verify(local(t)).maxEpoch()).isEqualTo(stale.generation());
                 }
             }
             Receipt.TranscriptRef currentFirst =
                     counted.cases().get(0).transcripts().get(0);
-            assertThat(SessionVerifier.verify(local(currentFirst.ref())).maxEpoch())
-                    .isEqualTo(current.generation());
+            assertThat(SessionVerifier.verify(local(currentFirst)).maxEpoch()).isEqualTo(current.generation());
 
             // A stale writer cannot replace the current generation's transcript: objects are create-only.
             TranscriptStore staleStore = new TranscriptStore();
@@ -458,11 +573,14 @@ public class TranscriptTest {
                                     .put("ignorable", true)
                                     .set("data", JSON.createObjectNode()))))
                     .isInstanceOf(ObjectConflictException.class);
-            assertThat(fx.store.read(currentFirst.ref(), Deadline.after(Duration.ofSeconds(10))))
+            assertThat(fx.store.readSlice(
+                            currentFirst.ref(),
+                            currentFirst.offset().orElseThrow(),
+                            Deadline.after(Duration.ofSeconds(10))))
                     .hasSize((int) currentFirst.ref().length());
             // Nor extend it: the log's batches carry the current generation, and a writer under the stale one is
             // refused (the readers would skip its batch as stale-writer residue anyway).
-            Path copy = local(currentFirst.ref());
+            Path copy = local(currentFirst);
             assertThatThrownBy(() -> SessionLogWriter.open(
                             copy, EpochSource.fixed(new Epoch(stale.generation())), TranscriptStore.OPTIONS))
                     .isInstanceOf(FencedException.class);
