@@ -45,6 +45,10 @@ import java.util.stream.Stream;
  * -Dvigilo.launchers=A,B}, e.g. the base build's next to this one) the repetitions alternate A B B A ..., so both
  * see the same machine.
  *
+ * <p>Each repetition then also runs a later evaluation as one command, {@code vigilo eval --profile-file P --dataset
+ * FILE --concurrency C} (row {@code eval}, in turns before and after the three-command one): one JVM and one join of
+ * the embedded server; its start is launch to first request (upload and create included).
+ *
  * <p>Run: {@code bench/run exec endtoend [CASES=2000] [LATENCY_MS=50] [CONCURRENCY=64] [REPETITIONS=3]}.
  */
 public final class EndToEndBenchmark {
@@ -145,8 +149,14 @@ public final class EndToEndBenchmark {
                 Path home = work.resolve("home-" + label + "-" + r);
                 all.add(bench.evaluate(label, names.get(i), home, dataset, "new"));
                 bench.awaitServerStopped(home);
-                all.add(bench.evaluate(label, names.get(i), home, dataset, "again"));
-                bench.awaitServerStopped(home);
+                // A later evaluation both ways, in turns: three commands, and `vigilo eval` (one command, one JVM).
+                for (String kind : r % 2 == 0 ? List.of("again", "eval") : List.of("eval", "again")) {
+                    all.add(
+                            kind.equals("eval")
+                                    ? bench.evaluateInOne(label, names.get(i), home, dataset)
+                                    : bench.evaluate(label, names.get(i), home, dataset, kind));
+                    bench.awaitServerStopped(home);
+                }
                 deleteTree(home);
             }
         }
@@ -242,6 +252,70 @@ public final class EndToEndBenchmark {
         }
     }
 
+    /**
+     * A later evaluation as one command in the same home: {@code vigilo eval --profile-file P --dataset FILE
+     * --concurrency C --json}; its start is launch to first request (upload and create included), its end last
+     * answer to exit (settlement and the status print).
+     */
+    private Evaluation evaluateInOne(String label, String launcher, Path home, Path dataset) throws Exception {
+        AtomicLong first = new AtomicLong(Long.MAX_VALUE);
+        AtomicLong last = new AtomicLong(Long.MIN_VALUE);
+        try (OpenAiTestServer llm = OpenAiTestServer.start()) {
+            Duration latency = Duration.ofMillis(latencyMillis);
+            llm.answerWith(request -> {
+                long now = System.nanoTime();
+                first.accumulateAndGet(now, Math::min);
+                last.accumulateAndGet(now, Math::max);
+                Matcher m = QUESTION.matcher(request.lastUserMessage());
+                return Reply.content(m.find() ? Long.toString(Long.parseLong(m.group(1)) * 2) : "unknown")
+                        .withLatency(latency);
+            });
+            Path profile = Files.writeString(home.resolve("profile.yaml"), PROFILE.formatted(llm.chatUrl()));
+            Map<String, String> env = Map.of("VIGILO_HOME", home.toString());
+            long t0 = System.nanoTime();
+            Command eval = run(
+                    "eval",
+                    env,
+                    launcher,
+                    "eval",
+                    "--profile-file",
+                    profile.toString(),
+                    "--dataset",
+                    dataset.toString(),
+                    "--name",
+                    "endtoend",
+                    "--concurrency",
+                    Integer.toString(concurrency),
+                    "--json");
+            long end = System.nanoTime();
+            double hostCpu = hostCpuSeconds(home);
+            double pgCpu =
+                    new PostgresCpu(home.resolve("postgres/data")).millis().orElse(0L) / 1000.0;
+            String load = loadAverage();
+            if (llm.requestCount() < cases) {
+                throw new IllegalStateException("the agent answered " + llm.requestCount() + " of " + cases
+                        + " cases; eval said: " + eval.output());
+            }
+            if (!json(eval).path("status").asText().equals("settled")) {
+                throw new IllegalStateException("eval did not settle its run: " + eval.output());
+            }
+            long lastAnswer = last.get() + latency.toNanos();
+            Evaluation e = new Evaluation(
+                    label,
+                    "eval",
+                    List.of(eval),
+                    (end - t0) / 1e9,
+                    (lastAnswer - first.get()) / 1e9,
+                    (first.get() - t0) / 1e9,
+                    (end - lastAnswer) / 1e9,
+                    hostCpu,
+                    pgCpu,
+                    load);
+            print(e);
+            return e;
+        }
+    }
+
     private static void print(Evaluation e) {
         StringBuilder line = new StringBuilder(String.format("%s %-5s", e.launcher(), e.home()));
         for (Command c : e.commands()) {
@@ -271,13 +345,28 @@ public final class EndToEndBenchmark {
                 "%nEND TO END %,d cases: medians of each launcher and home (per command wall s / cpu s)%n", cases);
         System.out.printf(
                 "%-9s %13s %13s %13s %8s %8s %8s %10s %9s %9s %7s  %s%n",
-                "", "upload", "create", "worker", "w.start", "exec", "w.end", "host+pg", "cmd cpu", "e2e", "ratio",
+                "",
+                "upload|eval",
+                "create",
+                "worker",
+                "w.start",
+                "exec",
+                "w.end",
+                "host+pg",
+                "cmd cpu",
+                "e2e",
+                "ratio",
                 "loads");
         for (var g : groups.entrySet()) {
             List<Evaluation> es = g.getValue();
             StringBuilder line = new StringBuilder(String.format("%-9s", g.getKey()));
             for (int i = 0; i < 3; i++) {
                 int k = i;
+                if (es.get(0).commands().size() <= k) {
+                    // `eval`: one command, its figures in the first column (upload, create and execute)
+                    line.append(String.format(" %13s", "-"));
+                    continue;
+                }
                 line.append(String.format(
                         " %6.2f/%-6.2f",
                         median(es, e -> e.commands().get(k).wallSeconds()),

@@ -201,8 +201,9 @@ final class QuickstartCommand implements Callable<Integer> {
         }
         out.println();
         out.println("Every case's output and evaluator results: `./vigilo run results " + runId + "`.");
-        out.println("Next: `./vigilo run status " + runId + "`, `./vigilo dataset upload YOUR.jsonl`, then `./vigilo"
-                + " run create --profile-file YOUR-profile.yaml --dataset-upload-id ID` and `./vigilo worker`.");
+        out.println(
+                "Next: your own evaluation in one command: `./vigilo eval --profile-file YOUR-profile.yaml --dataset"
+                        + " YOUR.jsonl` (or `./vigilo dataset upload`, `./vigilo run create` and `./vigilo worker` one by one).");
         out.println("Dashboard: `./vigilo serve`, then open http://127.0.0.1:7070/runs/" + runId);
         if (execution.status().equals("failed")) {
             err.println("vigilo: the example run failed: "

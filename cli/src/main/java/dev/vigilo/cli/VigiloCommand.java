@@ -35,6 +35,7 @@ final class VigiloCommand implements Runnable {
      */
     static final List<Class<?>> SUBCOMMANDS = List.of(
             QuickstartCommand.class,
+            EvalCommand.class,
             DatasetCommand.class,
             RunCommand.class,
             WorkerCommand.class,

@@ -61,6 +61,9 @@ class LauncherJitTest {
                 .isEmpty();
         assertThat(jit(Map.of(), "--storage-config", "s.toml", "worker")).isEmpty();
         assertThat(jit(Map.of(), "serve", "--port", "0")).isEmpty();
+        // eval uploads and creates, then executes the run in the same process: a long command.
+        assertThat(jit(Map.of(), "eval", "--profile-file", "p.yaml", "--dataset", "cases.jsonl"))
+                .isEmpty();
     }
 
     @Test

@@ -21,6 +21,9 @@ final class Migrations {
     /** Where every module's migrations live. */
     static final String DEFAULT_LOCATION = "classpath:db/migration";
 
+    /** Flyway's schema history table, in the connection's schema. */
+    static final String HISTORY = "flyway_schema_history";
+
     private Migrations() {}
 
     /**
@@ -29,6 +32,9 @@ final class Migrations {
      */
     static int migrate(DataSource dataSource, List<String> locations) {
         Objects.requireNonNull(dataSource, "dataSource");
+        if (SchemaCurrency.current(dataSource, HISTORY, locations, Migrations.class.getClassLoader())) {
+            return 0; // nothing to apply and nothing to refuse: Flyway is not started (docs/configuration.md)
+        }
         MigrateResult result = Flyway.configure(Migrations.class.getClassLoader())
                 .dataSource(dataSource)
                 .locations(locations.toArray(String[]::new))

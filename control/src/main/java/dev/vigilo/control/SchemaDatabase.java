@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.vigilo.common.errors.Causes;
 import dev.vigilo.common.errors.Secrets;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Pattern;
@@ -79,6 +80,15 @@ public final class SchemaDatabase implements AutoCloseable {
                     e);
         }
         try {
+            if (SchemaCurrency.current(
+                    pool,
+                    schema + "." + Migrations.HISTORY,
+                    List.of(migrationLocation),
+                    SchemaDatabase.class.getClassLoader())) {
+                // Nothing to apply and nothing to refuse: Flyway is not started. Its failOnMissingLocations is
+                // implied: a current schema was found with migrations at the location.
+                return new SchemaDatabase(pool, name + " at " + where + " (schema " + schema + ")");
+            }
             Flyway.configure(SchemaDatabase.class.getClassLoader())
                     .dataSource(pool)
                     .schemas(schema)

@@ -566,9 +566,14 @@ public final class Worker {
         long nextCoordination = lastCoordination;
         try {
             while (!stopping.get() && !Thread.currentThread().isInterrupted()) {
+                // Wake-ups from here on (a chunk ending while this round claims or coordinates) cut the pause below
+                // short: draining them just before the pause instead lost those, and the freed slot or the ended
+                // chunk's settlement waited a whole poll interval.
+                wake.drainPermits();
                 long now = System.nanoTime();
                 // A chunk that just ended may complete its run: settle it after one poll interval rather than at
-                // the next scheduled round, so a run's verdict (and --exit-when-idle) follows its last chunk.
+                // the next scheduled round, so a run's verdict (and --exit-when-idle) follows its last chunk; while
+                // other chunks still end, the interval batches their checks into one.
                 boolean settleDue = coordinator.settlementRequested()
                         && now - lastCoordination >= options.poll().toNanos();
                 if (now - nextCoordination >= 0 || settleDue) {
@@ -577,6 +582,7 @@ public final class Worker {
                     nextCoordination = lastCoordination + options.coordination().toNanos();
                 }
                 int outageFailures = 0;
+                boolean noneClaimable = false;
                 if (wantsChunk()) {
                     Optional<Claimed> c = claimOne();
                     if (c.isPresent()) {
@@ -584,6 +590,15 @@ public final class Worker {
                         continue;
                     }
                     outageFailures = claimOutageFailures();
+                    noneClaimable = outageFailures == 0;
+                }
+                // This worker's last chunk ended and nothing is left to claim: nothing else would batch with its
+                // settlement check, so settle now rather than a poll interval later (the end of an evaluation,
+                // with --exit-when-idle its exit, follows the last chunk at once).
+                if (noneClaimable && held.isEmpty() && coordinator.settlementRequested()) {
+                    coordinator.coordinate();
+                    lastCoordination = System.nanoTime();
+                    nextCoordination = lastCoordination + options.coordination().toNanos();
                 }
                 if (options.exitWhenIdle() && held.isEmpty() && idle()) {
                     break;
@@ -593,7 +608,6 @@ public final class Worker {
                 if (outageFailures > 0) {
                     pause = Math.max(pause, waits.backoff(outageFailures).toMillis());
                 }
-                wake.drainPermits();
                 wake.tryAcquire(pause, TimeUnit.MILLISECONDS);
             }
         } catch (InterruptedException e) {

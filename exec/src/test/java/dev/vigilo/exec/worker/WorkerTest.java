@@ -392,4 +392,50 @@ class WorkerTest {
         assertThat(r.chunksCompleted()).isEqualTo(30);
         assertThat(Optional.of(r.casesExecuted())).contains(3_000L);
     }
+
+    /**
+     * A chunk's end wakes the claiming thread at once and the worker's last chunk is settled at once: with poll and
+     * coordination intervals of an hour, the worker executes the whole run, settles it and exits when idle without
+     * ever sleeping through an interval (it would hang for an hour if a wake-up were lost or the settlement waited
+     * for its poll interval).
+     */
+    @Test
+    void theLastChunkSettlesAndExitsWithoutWaitingAPollInterval() throws Exception {
+        UUID run = fx.prepare(httpProfile());
+        new Admission(placements, fx.storage).admit(run);
+        Worker.Options hourly = new Worker.Options(
+                4,
+                true,
+                Duration.ofSeconds(20),
+                Duration.ofSeconds(2),
+                Duration.ofHours(1),
+                Duration.ofHours(1),
+                Duration.ofSeconds(5));
+        List<String> events = new CopyOnWriteArrayList<>();
+        Worker worker = new Worker(placements, fx.storage, hourly, new Worker.Listener() {
+            @Override
+            public void chunkCompleted(UUID runId, long chunkIndex, int cases) {
+                events.add("completed");
+            }
+
+            @Override
+            public void runSettled(UUID runId, String status, Duration took) {
+                events.add("settled " + status);
+            }
+        });
+        java.util.concurrent.CompletableFuture<Worker.Report> done =
+                java.util.concurrent.CompletableFuture.supplyAsync(worker::run);
+        Worker.Report report;
+        try {
+            // A failure bound only: a worker pacing its end by its poll interval would take an hour.
+            report = done.get(5, TimeUnit.MINUTES);
+        } finally {
+            worker.stop();
+        }
+        assertThat(report.chunksCompleted()).isEqualTo(30);
+        assertThat(report.settlements()).isEqualTo(1);
+        assertThat(fx.runStatus(run)).isEqualTo("settled");
+        assertThat(events).hasSize(31).endsWith("settled settled");
+        assertThat(events.subList(0, 30)).containsOnly("completed");
+    }
 }
