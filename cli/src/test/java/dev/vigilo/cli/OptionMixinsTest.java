@@ -68,6 +68,7 @@ class OptionMixinsTest {
                         "dataset show",
                         "dataset list",
                         "dataset verify",
+                        "eval",
                         "placement list",
                         "run create",
                         "run status",
