@@ -1,7 +1,6 @@
 package dev.vigilo.cli;
 
 import dev.vigilo.agent.AgentEnvironment;
-import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.input.Names;
 import dev.vigilo.dataset.CaseMap;
@@ -213,32 +212,13 @@ final class EvalCommand implements Callable<Integer> {
                     AgentEnvironment.system(),
                     environment.vigiloHome().resolve("sandboxes"));
             signal.onSignal(worker[0]::stop);
-            Thread watcher = stopWhenEnded(reader, run, worker[0]);
+            Thread watcher = RunEndWatch.stopWhenEnded(reader, run, worker[0], "eval-watch", 1_000);
             try {
                 worker[0].run();
             } finally {
                 watcher.interrupt();
             }
         }
-    }
-
-    /** Stops {@code worker} once the run ended, whoever ended it (another worker, {@code run cancel}). */
-    private static Thread stopWhenEnded(ExecutionStatusReader reader, UUID run, Worker worker) {
-        return Threads.startDaemon("eval-watch", () -> {
-            while (!Thread.currentThread().isInterrupted()) {
-                try {
-                    Thread.sleep(1_000);
-                    if (reader.status(run).finished()) {
-                        worker.stop();
-                        return;
-                    }
-                } catch (InterruptedException e) {
-                    return;
-                } catch (RuntimeException e) {
-                    // Unreadable for a moment: the worker goes on; look again.
-                }
-            }
-        });
     }
 
     private static int interrupted(PrintWriter err, UUID run) {

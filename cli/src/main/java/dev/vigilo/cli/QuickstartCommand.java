@@ -1,7 +1,6 @@
 package dev.vigilo.cli;
 
 import dev.vigilo.agent.AgentEnvironment;
-import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.common.io.AtomicFiles;
 import dev.vigilo.dataset.DatasetCatalog;
@@ -175,7 +174,7 @@ final class QuickstartCommand implements Callable<Integer> {
                     AgentEnvironment.system().withWorkingDirectory(agentDirectory),
                     environment.vigiloHome().resolve("sandboxes"));
             signal.onSignal(worker::stop);
-            Thread watcher = stopWhenFinished(reader, runId, worker);
+            Thread watcher = RunEndWatch.stopWhenEnded(reader, runId, worker, "quickstart-watch", 500);
             try {
                 worker.run();
             } finally {
@@ -211,28 +210,6 @@ final class QuickstartCommand implements Callable<Integer> {
             return ExitCode.FAILED;
         }
         return ExitCode.OK;
-    }
-
-    /**
-     * Stops {@code worker} once the run ended, whoever settled it (this worker, or another one sharing the control
-     * database), so the in-process worker never outlives the example.
-     */
-    private static Thread stopWhenFinished(ExecutionStatusReader reader, UUID runId, Worker worker) {
-        return Threads.startDaemon("quickstart-watch", () -> {
-            while (!Thread.currentThread().isInterrupted()) {
-                try {
-                    Thread.sleep(500);
-                    if (reader.status(runId).finished()) {
-                        worker.stop();
-                        return;
-                    }
-                } catch (InterruptedException e) {
-                    return;
-                } catch (RuntimeException e) {
-                    // Unreadable for a moment: the worker goes on; look again.
-                }
-            }
-        });
     }
 
     /**
