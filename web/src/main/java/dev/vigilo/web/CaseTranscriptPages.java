@@ -207,7 +207,9 @@ final class CaseTranscriptPages {
                                 .mapToObj(o -> " at byte " + o)
                                 .findFirst()
                                 .orElse(""));
-        m.put("length", Views.bytes(c.attempt().transcript().length()));
+        // Not "length": inside the template's {{#key}} section the key string is the context, and Mustache would
+        // find String.length() (the key's character count) before this value.
+        m.put("transcript_length", Views.bytes(c.attempt().transcript().length()));
         m.put("sha", c.attempt().transcript().sha256().toHex());
         Map<String, String> fixed = new LinkedHashMap<>();
         if (c.epoch() > 0) {

@@ -127,6 +127,8 @@ class TranscriptPageTest {
         assertThat(answer).isLessThan(scoring);
         assertThat(scoring).isLessThan(storage);
         assertThat(html.substring(storage)).contains("Commit high watermark").contains("transcript-key");
+        // The slice's length in bytes, not the key's character count (the template's section is over the key).
+        assertThat(html.substring(storage)).containsPattern("<tr><th>Length</th><td>[0-9.,]+ (bytes|KiB)");
         String scored = html.substring(scoring, storage);
         assertThat(scored)
                 // result, score and the pass score the worker judged with (read from the run's plan)
