@@ -127,7 +127,7 @@ class DedupPipelineTest {
         System.out.println("DedupPipelineTest: seed " + seed + " (-Dvigilo.crash.seed=" + seed + " repeats it)");
         Random rnd = new Random(seed);
         RunKills.Outcome outcome = RunKills.run(
-                dir, List.of(yaml.toString(), root.toString(), "killed", "4"), killsWanted, 6, 20, 400, rnd);
+                dir, List.of(yaml.toString(), root.toString(), "killed", "4"), killsWanted, 6, 2, 0, 100, rnd);
         boolean done = outcome.finished();
         int kills = outcome.killed();
         assertThat(done).as("a run finished").isTrue();

@@ -61,7 +61,7 @@ class KillResumeTest {
                 "KillResumeTest: " + KILLS + " kills, seed " + seed + " (-Dvigilo.crash.seed=" + seed + " repeats it)");
         Random rnd = new Random(seed);
         RunKills.Outcome outcome =
-                RunKills.run(dir, List.of(yaml.toString(), root.toString(), "exp", "2"), KILLS, 8, 50, 300, rnd);
+                RunKills.run(dir, List.of(yaml.toString(), root.toString(), "exp", "2"), KILLS, 8, 1, 50, 300, rnd);
         boolean done = outcome.finished();
         int kills = outcome.killed();
         assertThat(done).as("a run finished").isTrue();
