@@ -34,6 +34,9 @@ final class HttpChatCompletions implements ChatCompletions {
     static final int THREADS = Math.max(2, Runtime.getRuntime().availableProcessors());
 
     private final HttpOptions options;
+    /** How long {@link #close} waits for the selector thread to end after its interrupt (it ends in microseconds). */
+    private static final Duration SELECTOR_STOP_WAIT = Duration.ofSeconds(1);
+
     private final ExecutorService executor;
     private final ScheduledThreadPoolExecutor timers;
     private final HttpClient client;
@@ -254,6 +257,12 @@ final class HttpChatCompletions implements ChatCompletions {
     public void close() {
         timers.shutdownNow();
         executor.shutdownNow();
+        try {
+            // Without this the JVM's exit waits 300 ms for the client's selector thread (SelectorThread).
+            SelectorThread.stop(client, SELECTOR_STOP_WAIT);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     @Override
