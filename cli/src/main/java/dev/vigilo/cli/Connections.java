@@ -1,5 +1,7 @@
 package dev.vigilo.cli;
 
+import dev.vigilo.common.concurrent.Futures;
+import dev.vigilo.common.concurrent.Threads;
 import dev.vigilo.common.errors.InvalidInputException;
 import dev.vigilo.common.errors.UnavailableException;
 import dev.vigilo.control.ControlDatabase;
@@ -17,7 +19,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Opens, lazily, what a command needs (the control database, the storage configuration, object stores) from the
@@ -31,6 +35,9 @@ final class Connections implements AutoCloseable {
     private final Optional<Path> storageConfigOption;
     private final Optional<Path> executionConfigOption;
     private ControlDatabase controlDatabase;
+    /** The control database being opened on a thread of its own ({@link #openControlInBackground}), until taken. */
+    private CompletableFuture<ControlDatabase> openingControl;
+
     private StorageConfig storageConfig;
     private ExecutionConfig executionConfig;
     private Placements placements;
@@ -126,15 +133,51 @@ final class Connections implements AutoCloseable {
         }
     }
 
-    /** {@code --control-db}, else {@code VIGILO_CONTROL_DB}, else the embedded server under Vigilo home. */
+    /**
+     * {@code --control-db}, else {@code VIGILO_CONTROL_DB}, else the embedded server under Vigilo home. After {@link
+     * #openControlInBackground}, waits for that opening and fails as it failed.
+     */
     ControlDatabase control() {
         if (controlDatabase == null) {
-            Optional<String> url = controlDbOption.or(() -> environment.get(Environment.CONTROL_DB_VARIABLE));
-            ControlSettings settings = url.<ControlSettings>map(ControlSettings.Jdbc::new)
-                    .orElseGet(() -> new ControlSettings.Embedded(environment.embeddedPostgresDirectory()));
-            controlDatabase = ControlDatabase.open(settings);
+            if (openingControl != null) {
+                // On failure (or an interrupt) the opening stays here, for close() to wait for and close.
+                controlDatabase = Futures.join(openingControl, "interrupted while the control database was opening");
+                openingControl = null;
+            } else {
+                StartupWarmup.start(Set.of(StartupWarmup.Item.JDBI_STATEMENT_EVENTS));
+                controlDatabase = openControl();
+            }
         }
         return controlDatabase;
+    }
+
+    /**
+     * Starts opening the control database on a thread of its own (joining or starting the embedded server, connecting,
+     * checking the schema: a second or more), so that the calling thread can do work that does not need it meanwhile
+     * (read and store a dataset's cases); {@link #control()} then waits for it. Only the opening runs on that thread:
+     * this object stays confined to its caller's thread. Does nothing when the database is open or opening.
+     */
+    void openControlInBackground() {
+        if (controlDatabase != null || openingControl != null) {
+            return;
+        }
+        CompletableFuture<ControlDatabase> opening = new CompletableFuture<>();
+        openingControl = opening;
+        StartupWarmup.start(Set.of(StartupWarmup.Item.JDBI_STATEMENT_EVENTS));
+        Threads.startDaemon("control-open", () -> {
+            try {
+                opening.complete(openControl());
+            } catch (Throwable t) {
+                opening.completeExceptionally(t);
+            }
+        });
+    }
+
+    private ControlDatabase openControl() {
+        Optional<String> url = controlDbOption.or(() -> environment.get(Environment.CONTROL_DB_VARIABLE));
+        ControlSettings settings = url.<ControlSettings>map(ControlSettings.Jdbc::new)
+                .orElseGet(() -> new ControlSettings.Embedded(environment.embeddedPostgresDirectory()));
+        return ControlDatabase.open(settings);
     }
 
     /** {@code --storage-config}, else {@code VIGILO_STORAGE_CONFIG}, else a local store under Vigilo home. */
@@ -182,6 +225,14 @@ final class Connections implements AutoCloseable {
         if (placements != null) {
             placements.close();
             placements = null;
+        }
+        if (openingControl != null) {
+            // Opened for a command that ended before it needed the database: wait, so that nothing opened stays open.
+            ControlDatabase opened = openingControl.handle((db, failure) -> db).join();
+            openingControl = null;
+            if (opened != null) {
+                opened.close();
+            }
         }
         if (controlDatabase != null) {
             controlDatabase.close();

@@ -83,7 +83,11 @@ final class DatasetUploadCommand implements Callable<Integer> {
         try (Connections connections = root.connections();
                 ProgressDisplay progress = ProgressDisplay.forTerminal(file)) {
             ObjectStore objectStore = connections.openStore(Optional.ofNullable(store));
-            DatasetCatalog catalog = new DatasetCatalog(connections.control().jdbi());
+            // The control database opens while the cases are read and stored; the upload needs it only at the end
+            // (with --upload-id, first).
+            connections.openControlInBackground();
+            DatasetCatalog catalog =
+                    new DatasetCatalog(() -> connections.control().jdbi());
             DatasetEntry entry = catalog.upload(request, objectStore, progress);
             progress.close();
             if (json.requested()) {

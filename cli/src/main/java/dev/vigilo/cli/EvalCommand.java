@@ -16,6 +16,7 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
@@ -138,13 +139,17 @@ final class EvalCommand implements Callable<Integer> {
         try (SignalStop signal = SignalStop.install();
                 Connections connections = root.connections()) {
             signal.onSignal(main::interrupt);
+            // The embedded server's join (or start) and the upload's reading and storing of the cases overlap: the
+            // upload needs the control database only to record its entry.
+            connections.openControlInBackground();
+            StartupWarmup.start(Set.of(StartupWarmup.Item.TLS_CONTEXT)); // the worker's agent client needs it
             UUID run = null;
             try {
                 UUID uploadId;
                 if (upload.isPresent()) {
                     DatasetEntry entry;
                     try (ProgressDisplay progress = ProgressDisplay.forTerminal(dataset.file)) {
-                        entry = new DatasetCatalog(connections.control().jdbi())
+                        entry = new DatasetCatalog(() -> connections.control().jdbi())
                                 .upload(upload.get(), connections.openStore(Optional.empty()), progress);
                     }
                     uploadId = entry.uploadId();

@@ -12,6 +12,7 @@ import java.io.PrintWriter;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -93,6 +94,8 @@ final class WorkerCommand implements Callable<Integer> {
         Optional<DashboardOptions> metrics = metricsOptions();
         PrintWriter out = CommandSupport.out(spec);
         PrintWriter err = CommandSupport.err(spec);
+        // The agents' HTTP client needs the TLS context at the first chunk; build it while the databases open.
+        StartupWarmup.start(Set.of(StartupWarmup.Item.TLS_CONTEXT));
         try (SignalStop signal = SignalStop.install();
                 Connections connections = CommandSupport.root(spec).connections()) {
             Placements placements = connections.placements();

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Supplier;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.mapper.RowMapper;
 
@@ -32,10 +33,11 @@ final class CatalogRows {
             new StoreBinding(rs.getString("storage_binding")),
             rs.getTimestamp("created_at").toInstant());
 
-    private final Jdbi jdbi;
+    private final Supplier<Jdbi> database;
 
-    CatalogRows(Jdbi jdbi) {
-        this.jdbi = Objects.requireNonNull(jdbi, "jdbi");
+    /** @param database the control database, asked for on each use (so it may still be opening when this is made) */
+    CatalogRows(Supplier<Jdbi> database) {
+        this.database = Objects.requireNonNull(database, "database");
     }
 
     /**
@@ -44,7 +46,7 @@ final class CatalogRows {
      * @return true when this call inserted it
      */
     boolean insert(DatasetEntry e, int formatVersion, Optional<DatasetOrigin> origin) {
-        return jdbi.inTransaction(h -> {
+        return database.get().inTransaction(h -> {
             boolean inserted = insertEntry(h, e, formatVersion);
             if (inserted && origin.isPresent()) {
                 DatasetOrigin o = origin.get();
@@ -66,29 +68,31 @@ final class CatalogRows {
 
     /** Where the entry came from, when Vigilo made it. */
     Optional<DatasetOrigin> origin(UUID uploadId) {
-        return jdbi.withHandle(h -> h.createQuery("SELECT durable_root, pipeline, experiment, log_version, items,"
-                        + " case_map FROM dataset_origins WHERE upload_id = :id")
-                .bind("id", uploadId)
-                .map((rs, ctx) -> new DatasetOrigin(
-                        rs.getString("durable_root"),
-                        rs.getString("pipeline"),
-                        rs.getString("experiment"),
-                        rs.getLong("log_version"),
-                        rs.getLong("items"),
-                        CaseMap.parse(rs.getString("case_map"), "dataset_origins.case_map")))
-                .findOne());
+        return database.get()
+                .withHandle(h -> h.createQuery("SELECT durable_root, pipeline, experiment, log_version, items,"
+                                + " case_map FROM dataset_origins WHERE upload_id = :id")
+                        .bind("id", uploadId)
+                        .map((rs, ctx) -> new DatasetOrigin(
+                                rs.getString("durable_root"),
+                                rs.getString("pipeline"),
+                                rs.getString("experiment"),
+                                rs.getLong("log_version"),
+                                rs.getLong("items"),
+                                CaseMap.parse(rs.getString("case_map"), "dataset_origins.case_map")))
+                        .findOne());
     }
 
     /** The entries made from one experiment, newest first. */
     List<DatasetEntry> madeFrom(String pipeline, String experiment) {
-        return jdbi.withHandle(h -> h.createQuery("SELECT " + prefixed("u.") + " FROM dataset_uploads u"
-                        + " JOIN dataset_origins o ON o.upload_id = u.upload_id"
-                        + " WHERE o.pipeline = :pipeline AND o.experiment = :experiment"
-                        + " ORDER BY u.created_at DESC, u.upload_id")
-                .bind("pipeline", pipeline)
-                .bind("experiment", experiment)
-                .map(MAPPER)
-                .list());
+        return database.get()
+                .withHandle(h -> h.createQuery("SELECT " + prefixed("u.") + " FROM dataset_uploads u"
+                                + " JOIN dataset_origins o ON o.upload_id = u.upload_id"
+                                + " WHERE o.pipeline = :pipeline AND o.experiment = :experiment"
+                                + " ORDER BY u.created_at DESC, u.upload_id")
+                        .bind("pipeline", pipeline)
+                        .bind("experiment", experiment)
+                        .map(MAPPER)
+                        .list());
     }
 
     private static String prefixed(String alias) {
@@ -121,28 +125,35 @@ final class CatalogRows {
     }
 
     Optional<DatasetEntry> find(UUID uploadId) {
-        return jdbi.withHandle(h -> h.createQuery("SELECT " + COLUMNS + " FROM dataset_uploads WHERE upload_id = :id")
-                .bind("id", uploadId)
-                .map(MAPPER)
-                .findOne());
+        return database.get()
+                .withHandle(h -> h.createQuery("SELECT " + COLUMNS + " FROM dataset_uploads WHERE upload_id = :id")
+                        .bind("id", uploadId)
+                        .map(MAPPER)
+                        .findOne());
     }
 
     List<DatasetEntry> list() {
-        return jdbi.withHandle(h -> h.createQuery(
-                        "SELECT " + COLUMNS + " FROM dataset_uploads " + "ORDER BY created_at DESC, upload_id")
-                .map(MAPPER)
-                .list());
+        return database.get()
+                .withHandle(h -> h.createQuery(
+                                "SELECT " + COLUMNS + " FROM dataset_uploads " + "ORDER BY created_at DESC, upload_id")
+                        .map(MAPPER)
+                        .list());
     }
 
     /** Entries after {@code after} in list order (newest first, then by upload id), at most {@code limit}. */
     List<DatasetEntry> page(Optional<DatasetEntry> after, int limit) {
-        return jdbi.withHandle(h -> h.createQuery("SELECT " + COLUMNS + " FROM dataset_uploads"
-                        + (after.isPresent() ? " WHERE created_at < :at OR (created_at = :at AND upload_id > :id)" : "")
-                        + " ORDER BY created_at DESC, upload_id LIMIT :n")
-                .bind("at", after.map(e -> Timestamp.from(e.createdAt())).orElse(null))
-                .bind("id", after.map(DatasetEntry::uploadId).orElse(null))
-                .bind("n", limit)
-                .map(MAPPER)
-                .list());
+        return database.get()
+                .withHandle(h -> h.createQuery("SELECT " + COLUMNS + " FROM dataset_uploads"
+                                + (after.isPresent()
+                                        ? " WHERE created_at < :at OR (created_at = :at AND upload_id > :id)"
+                                        : "")
+                                + " ORDER BY created_at DESC, upload_id LIMIT :n")
+                        .bind(
+                                "at",
+                                after.map(e -> Timestamp.from(e.createdAt())).orElse(null))
+                        .bind("id", after.map(DatasetEntry::uploadId).orElse(null))
+                        .bind("n", limit)
+                        .map(MAPPER)
+                        .list());
     }
 }

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Supplier;
 import org.jdbi.v3.core.Jdbi;
 
 /**
@@ -22,7 +23,18 @@ public final class DatasetCatalog {
     private final CatalogRows rows;
 
     public DatasetCatalog(Jdbi jdbi) {
-        this.rows = new CatalogRows(Objects.requireNonNull(jdbi, "jdbi"));
+        Objects.requireNonNull(jdbi, "jdbi");
+        this.rows = new CatalogRows(() -> jdbi);
+    }
+
+    /**
+     * A catalog over a control database that may still be opening: {@code database} is called on each use of the
+     * database and may block until it is open (its failure is the failing call's). An upload without a caller-chosen
+     * id uses the database only to record its entry, after its cases were validated and stored, so the two can
+     * overlap ({@code vigilo eval} joins the embedded server while it reads the file).
+     */
+    public DatasetCatalog(Supplier<Jdbi> database) {
+        this.rows = new CatalogRows(Objects.requireNonNull(database, "database"));
     }
 
     /**

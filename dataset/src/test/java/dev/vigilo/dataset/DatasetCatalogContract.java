@@ -153,7 +153,7 @@ abstract class DatasetCatalogContract {
         Path file = writeCases("deep.jsonl", 200);
         DatasetUploader uploader = new DatasetUploader(
                 store,
-                new CatalogRows(control.jdbi()),
+                new CatalogRows(control::jdbi),
                 UploadProgress.NONE,
                 new UploadLayout(1, DatasetLimits.CASE_FILE_TARGET_BYTES, 2));
         DatasetEntry entry = uploader.upload(UploadRequest.of(file));
@@ -167,7 +167,7 @@ abstract class DatasetCatalogContract {
         Path tooDeep = writeCases("too-deep.jsonl", 300);
         DatasetUploader narrow = new DatasetUploader(
                 store,
-                new CatalogRows(control.jdbi()),
+                new CatalogRows(control::jdbi),
                 UploadProgress.NONE,
                 new UploadLayout(1, DatasetLimits.CASE_FILE_TARGET_BYTES, 2));
         assertThatThrownBy(() -> narrow.upload(UploadRequest.of(tooDeep)))

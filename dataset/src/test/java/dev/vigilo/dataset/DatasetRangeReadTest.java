@@ -74,7 +74,7 @@ class DatasetRangeReadTest {
         Files.writeString(file, lines);
         entry = new DatasetUploader(
                         store,
-                        new CatalogRows(control.jdbi()),
+                        new CatalogRows(control::jdbi),
                         UploadProgress.NONE,
                         new UploadLayout(PER_FILE, DatasetLimits.CASE_FILE_TARGET_BYTES, 3))
                 .upload(UploadRequest.of(file));
