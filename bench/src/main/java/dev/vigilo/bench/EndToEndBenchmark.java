@@ -47,7 +47,10 @@ import java.util.stream.Stream;
  *
  * <p>Each repetition then also runs a later evaluation as one command, {@code vigilo eval --profile-file P --dataset
  * FILE --concurrency C} (row {@code eval}, in turns before and after the three-command one): one JVM and one join of
- * the embedded server; its start is launch to first request (upload and create included).
+ * the embedded server; its start is launch to first request (upload and create included). Right after it, without
+ * waiting for the server to stop, the same again (row {@code eval-up}): an evaluation that finds the embedded server
+ * running, as one within the server's idle grace or against a PostgreSQL server of one's own does (the host's and
+ * PostgreSQL's CPU are then what grew during the evaluation).
  *
  * <p>Run: {@code bench/run exec endtoend [CASES=2000] [LATENCY_MS=50] [CONCURRENCY=64] [REPETITIONS=3]}.
  */
@@ -149,13 +152,20 @@ public final class EndToEndBenchmark {
                 Path home = work.resolve("home-" + label + "-" + r);
                 all.add(bench.evaluate(label, names.get(i), home, dataset, "new"));
                 bench.awaitServerStopped(home);
-                // A later evaluation both ways, in turns: three commands, and `vigilo eval` (one command, one JVM).
-                for (String kind : r % 2 == 0 ? List.of("again", "eval") : List.of("eval", "again")) {
+                // A later evaluation both ways, in turns: three commands, and `vigilo eval` (one command, one JVM);
+                // `eval` is followed at once by `eval-up`, another while the embedded server still runs (as with a
+                // PostgreSQL server of one's own, or evaluations within the server's idle grace).
+                List<String> kinds =
+                        r % 2 == 0 ? List.of("again", "eval", "eval-up") : List.of("eval", "eval-up", "again");
+                for (int k = 0; k < kinds.size(); k++) {
+                    String kind = kinds.get(k);
                     all.add(
-                            kind.equals("eval")
-                                    ? bench.evaluateInOne(label, names.get(i), home, dataset)
+                            kind.startsWith("eval")
+                                    ? bench.evaluateInOne(label, names.get(i), home, dataset, kind)
                                     : bench.evaluate(label, names.get(i), home, dataset, kind));
-                    bench.awaitServerStopped(home);
+                    if (k + 1 == kinds.size() || !kinds.get(k + 1).equals("eval-up")) {
+                        bench.awaitServerStopped(home);
+                    }
                 }
                 deleteTree(home);
             }
@@ -257,7 +267,8 @@ public final class EndToEndBenchmark {
      * --concurrency C --json}; its start is launch to first request (upload and create included), its end last
      * answer to exit (settlement and the status print).
      */
-    private Evaluation evaluateInOne(String label, String launcher, Path home, Path dataset) throws Exception {
+    private Evaluation evaluateInOne(String label, String launcher, Path home, Path dataset, String kind)
+            throws Exception {
         AtomicLong first = new AtomicLong(Long.MAX_VALUE);
         AtomicLong last = new AtomicLong(Long.MIN_VALUE);
         try (OpenAiTestServer llm = OpenAiTestServer.start()) {
@@ -272,6 +283,10 @@ public final class EndToEndBenchmark {
             });
             Path profile = Files.writeString(home.resolve("profile.yaml"), PROFILE.formatted(llm.chatUrl()));
             Map<String, String> env = Map.of("VIGILO_HOME", home.toString());
+            // With the server already running (eval-up), its CPU so far is not this evaluation's.
+            double hostCpuBefore = hostCpuSeconds(home);
+            double pgCpuBefore =
+                    new PostgresCpu(home.resolve("postgres/data")).millis().orElse(0L) / 1000.0;
             long t0 = System.nanoTime();
             Command eval = run(
                     "eval",
@@ -288,9 +303,9 @@ public final class EndToEndBenchmark {
                     Integer.toString(concurrency),
                     "--json");
             long end = System.nanoTime();
-            double hostCpu = hostCpuSeconds(home);
+            double hostCpu = hostCpuSeconds(home) - hostCpuBefore;
             double pgCpu =
-                    new PostgresCpu(home.resolve("postgres/data")).millis().orElse(0L) / 1000.0;
+                    new PostgresCpu(home.resolve("postgres/data")).millis().orElse(0L) / 1000.0 - pgCpuBefore;
             String load = loadAverage();
             if (llm.requestCount() < cases) {
                 throw new IllegalStateException("the agent answered " + llm.requestCount() + " of " + cases
@@ -302,7 +317,7 @@ public final class EndToEndBenchmark {
             long lastAnswer = last.get() + latency.toNanos();
             Evaluation e = new Evaluation(
                     label,
-                    "eval",
+                    kind,
                     List.of(eval),
                     (end - t0) / 1e9,
                     (lastAnswer - first.get()) / 1e9,
@@ -317,7 +332,7 @@ public final class EndToEndBenchmark {
     }
 
     private static void print(Evaluation e) {
-        StringBuilder line = new StringBuilder(String.format("%s %-5s", e.launcher(), e.home()));
+        StringBuilder line = new StringBuilder(String.format("%s %-7s", e.launcher(), e.home()));
         for (Command c : e.commands()) {
             line.append(String.format("  %s %.2f s (cpu %.2f)", c.name(), c.wallSeconds(), c.cpuSeconds()));
         }
@@ -344,7 +359,7 @@ public final class EndToEndBenchmark {
         System.out.printf(
                 "%nEND TO END %,d cases: medians of each launcher and home (per command wall s / cpu s)%n", cases);
         System.out.printf(
-                "%-9s %13s %13s %13s %8s %8s %8s %10s %9s %9s %7s  %s%n",
+                "%-11s %13s %13s %13s %8s %8s %8s %10s %9s %9s %7s  %s%n",
                 "",
                 "upload|eval",
                 "create",
@@ -359,7 +374,7 @@ public final class EndToEndBenchmark {
                 "loads");
         for (var g : groups.entrySet()) {
             List<Evaluation> es = g.getValue();
-            StringBuilder line = new StringBuilder(String.format("%-9s", g.getKey()));
+            StringBuilder line = new StringBuilder(String.format("%-11s", g.getKey()));
             for (int i = 0; i < 3; i++) {
                 int k = i;
                 if (es.get(0).commands().size() <= k) {

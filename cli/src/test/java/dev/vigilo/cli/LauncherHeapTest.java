@@ -49,6 +49,17 @@ class LauncherHeapTest {
     }
 
     @Test
+    void evalGetsTheWorkersHeapButAtLeast256MiBForItsUploadAndPlan() throws Exception {
+        assertThat(launch(Map.of(), "eval", "--profile-file", "p.yaml", "--dataset", "d.jsonl")
+                        .heaps())
+                .containsExactly("-Xmx256m");
+        assertThat(launch(Map.of(), "eval", "--concurrency", "64").heaps()).containsExactly("-Xmx256m");
+        assertThat(launch(Map.of(), "eval", "--concurrency=1024").heaps()).containsExactly("-Xmx464m");
+        assertThat(launch(Map.of("VIGILO_WORKER_HEAP_MB", "off"), "eval").heaps())
+                .isEmpty();
+    }
+
+    @Test
     void otherCommandsKeepTheJvmsDefault() throws Exception {
         assertThat(launch(Map.of(), "run", "list").heaps()).isEmpty();
         // An option's value that reads "worker" is not the command.
