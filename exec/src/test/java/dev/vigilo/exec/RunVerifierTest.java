@@ -14,6 +14,8 @@ import dev.vigilo.exec.worker.TranscriptTest;
 import dev.vigilo.exec.worker.Worker;
 import dev.vigilo.plan.PublishedPlan;
 import dev.vigilo.storage.Deadline;
+import dev.vigilo.storage.ObjectRef;
+import dev.vigilo.storage.Sha256;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -172,6 +174,90 @@ class RunVerifierTest {
         assertThat(r.intact()).isFalse();
         assertThat(r.damagedKey()).contains(key);
         assertThat(r.problem().orElseThrow()).contains(key + " at offset ").contains("altered");
+    }
+
+    @Test
+    void transcriptsSwappedBetweenTwoCasesWithTheirReferencesAreReportedForTheFirstOfThem() throws IOException {
+        // Two cases of one transcript container, each with one attempt: their slices' references (offset, length,
+        // SHA-256) swapped in the receipt, which is written again with the chunk row's reference to it. Every digest
+        // matches and both slices are intact session logs of the right lease generation; only what each slice
+        // names (its vigilo/case event) shows that it is the other case's.
+        ObjectRef receiptRef = receipts().get(1);
+        Receipt r =
+                ReceiptParser.fromJson(fx.store.read(receiptRef, Deadline.after(Duration.ofSeconds(10))), "receipt");
+        List<Integer> single = new ArrayList<>();
+        for (int i = 0; i < r.cases().size() && single.size() < 2; i++) {
+            Receipt.CaseResult c = r.cases().get(i);
+            boolean sameContainer = single.isEmpty()
+                    || r.cases()
+                            .get(single.get(0))
+                            .transcripts()
+                            .get(0)
+                            .ref()
+                            .key()
+                            .equals(c.transcripts().get(0).ref().key());
+            if (c.transcripts().size() == 1 && sameContainer) {
+                single.add(i);
+            }
+        }
+        assertThat(single).hasSize(2);
+        Receipt.CaseResult a = r.cases().get(single.get(0));
+        Receipt.CaseResult b = r.cases().get(single.get(1));
+        Receipt.TranscriptRef ta = a.transcripts().get(0);
+        Receipt.TranscriptRef tb = b.transcripts().get(0);
+        assertThat(ta.offset()).isPresent();
+        List<Receipt.CaseResult> cases = new ArrayList<>(r.cases());
+        cases.set(single.get(0), a.withTranscripts(List.of(tb)));
+        cases.set(single.get(1), b.withTranscripts(List.of(ta)));
+        Receipt swapped = new Receipt(
+                r.runId(),
+                r.chunkIndex(),
+                r.chunkId(),
+                r.shard(),
+                r.leaseGeneration(),
+                r.worker(),
+                r.membership(),
+                r.startedAt(),
+                r.finishedAt(),
+                r.evaluators(),
+                r.gates(),
+                cases,
+                r.rerun(),
+                r.resumed());
+        byte[] bytes = ReceiptParser.toJson(swapped);
+        Path file = fx.storeRoot.resolve(receiptRef.key().value());
+        byte[] original = Files.readAllBytes(file);
+        file.toFile().setWritable(true);
+        Files.write(file, bytes);
+        pointRowAt(r.chunkIndex(), bytes.length, Sha256.of(bytes));
+        try {
+            RunVerifier.Report report = verify();
+            assertThat(report.intact()).isFalse();
+            assertThat(report.damagedKey()).contains(tb.ref().key().value());
+            assertThat(report.problem().orElseThrow())
+                    .contains("case \"" + a.id() + "\" in receipt")
+                    .contains(
+                            tb.ref().key().value() + " at offset " + tb.offset().orElseThrow())
+                    .contains("names case \"" + b.id() + "\"")
+                    .doesNotContain("\n");
+        } finally {
+            Files.write(file, original);
+            pointRowAt(r.chunkIndex(), receiptRef.length(), receiptRef.sha256());
+        }
+        assertThat(verify().intact()).isTrue();
+    }
+
+    /** Sets the done chunk row's receipt length and SHA-256 (its key stays the receipt's). */
+    private void pointRowAt(long chunk, long length, Sha256 sha256) {
+        placements
+                .jdbi(ExecutionConfig.CONTROL)
+                .useHandle(h -> h.createUpdate("UPDATE exec_chunks SET receipt_length = :len, receipt_sha256 = :sha"
+                                + " WHERE run_id = :r AND chunk_index = :c")
+                        .bind("len", length)
+                        .bind("sha", sha256.toHex())
+                        .bind("r", run)
+                        .bind("c", chunk)
+                        .execute());
     }
 
     @Test
