@@ -44,9 +44,10 @@ import java.util.UUID;
  * (cases, evaluators of each mask, gates, each gate outcome recomputed from the evaluator results), and every output
  * and transcript it references is read through its reference (length and SHA-256); a transcript must also be an
  * accepted session log whose writer epoch is the lease generation that executed the case (the receipt's, or for an
- * entry a resumed receipt carried from a partial receipt, that partial's). A resumed receipt's partial receipt chain
- * is read and verified, and each carried entry compared with its partial's byte for byte. The per-gate outcomes are summed from
- * the receipts themselves. Memory: one page of rows per database, one chunk file, one receipt and one transcript.
+ * entry a resumed receipt carried from a partial receipt, that partial's) and whose {@code vigilo/case} event names
+ * the case, attempt, epoch and generation that reference it ({@link TranscriptIdentity}). A resumed receipt's partial
+ * receipt chain is read and verified, and each carried entry compared with its partial's byte for byte. The per-gate
+ * outcomes are summed from the receipts themselves. Memory: one page of rows per database, one chunk file, one receipt and one transcript.
  * Owned by one thread.
  */
 final class ExecutionCheck {
