@@ -12,7 +12,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The evaluators of a run, in evaluator-plan order (index {@code i} is bit {@code i} of a chunk's evaluator mask),
@@ -109,73 +108,38 @@ public final class EvaluatorSet implements AutoCloseable {
         }
         Objects.requireNonNull(output, "output");
         JsonNode tree = tree(caseRecord);
-        CompletableFuture<List<EvaluatorResult>> out = new CompletableFuture<>();
-        AtomicReference<CompletableFuture<?>> inFlight = new AtomicReference<>();
-        out.whenComplete((r, t) -> {
-            CompletableFuture<?> f = inFlight.get();
-            if (out.isCancelled() && f != null) {
-                f.cancel(true);
-            }
-        });
-        nextAsync(0, mask, caseRecord, tree, output, context, work, new ArrayList<>(), out, inFlight);
-        return out;
-    }
+        List<EvaluatorResult> results = new ArrayList<>();
+        return SequentialAsync.run(new SequentialAsync.Steps<Evaluator.Verdict, List<EvaluatorResult>>() {
+            /** The evaluator of the step in flight, and when it started. */
+            private int index = -1;
 
-    /** Runs the selected evaluators from {@code from} on, appending to {@code results}; one at a time. */
-    private void nextAsync(
-            int from,
-            long mask,
-            CaseRecord caseRecord,
-            JsonNode tree,
-            String output,
-            EvaluationContext context,
-            Executor work,
-            List<EvaluatorResult> results,
-            CompletableFuture<List<EvaluatorResult>> out,
-            AtomicReference<CompletableFuture<?>> inFlight) {
-        int i = from;
-        while (i < size() && (mask & (1L << i)) == 0) {
-            i++;
-        }
-        if (i >= size() || out.isDone()) {
-            out.complete(results);
-            return;
-        }
-        int index = i;
-        long start = System.nanoTime();
-        CompletableFuture<Evaluator.Verdict> f;
-        try {
-            f = evaluators.get(index).evaluateAsync(caseRecord, tree, output, context, work);
-        } catch (RuntimeException | Error e) {
-            out.completeExceptionally(e);
-            return;
-        }
-        inFlight.set(f);
-        if (out.isCancelled()) {
-            f.cancel(true);
-            return;
-        }
-        f.whenComplete((v, t) -> {
-            if (out.isDone()) {
-                return;
+            private long start;
+
+            @Override
+            public CompletableFuture<Evaluator.Verdict> next() {
+                int i = index + 1;
+                while (i < size() && (mask & (1L << i)) == 0) {
+                    i++;
+                }
+                if (i >= size()) {
+                    return null;
+                }
+                index = i;
+                start = System.nanoTime();
+                return evaluators.get(i).evaluateAsync(caseRecord, tree, output, context, work);
             }
-            if (t != null) {
-                out.completeExceptionally(dev.vigilo.common.concurrent.Futures.cause(t));
-                return;
+
+            @Override
+            public boolean accept(Evaluator.Verdict v) {
+                EvaluatorResult r = EvaluatorSet.this.result(index, v, start);
+                results.add(r);
+                return !r.cancelled(); // a cancelled evaluation is the last result
             }
-            EvaluatorResult r;
-            try {
-                r = result(index, v, start);
-            } catch (RuntimeException | Error e) {
-                out.completeExceptionally(e);
-                return;
+
+            @Override
+            public List<EvaluatorResult> result() {
+                return results;
             }
-            results.add(r);
-            if (r.cancelled()) {
-                out.complete(results);
-                return;
-            }
-            nextAsync(index + 1, mask, caseRecord, tree, output, context, work, results, out, inFlight);
         });
     }
 

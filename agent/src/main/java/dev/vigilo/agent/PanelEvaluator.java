@@ -8,7 +8,6 @@ import java.util.Optional;
 import java.util.OptionalDouble;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * {@code panel}: two or more judges grade the same output, one after another, and their normalised scores
@@ -78,67 +77,27 @@ final class PanelEvaluator implements Evaluator {
             String output,
             EvaluationContext context,
             Executor work) {
-        CompletableFuture<Verdict> out = new CompletableFuture<>();
-        AtomicReference<CompletableFuture<Verdict>> inFlight = new AtomicReference<>();
-        out.whenComplete((v, t) -> {
-            CompletableFuture<Verdict> f = inFlight.get();
-            if (out.isCancelled() && f != null) {
-                f.cancel(true);
+        List<Verdict> verdicts = new ArrayList<>();
+        return SequentialAsync.run(new SequentialAsync.Steps<Verdict, Verdict>() {
+            @Override
+            public CompletableFuture<Verdict> next() {
+                int j = verdicts.size();
+                return j < judges.size()
+                        ? judges.get(j).evaluateAsync(caseRecord, caseTree, output, context, work)
+                        : null;
+            }
+
+            @Override
+            public boolean accept(Verdict v) {
+                verdicts.add(v);
+                return !cancelled(v); // the judges after a cancelled one do not run
+            }
+
+            @Override
+            public Verdict result() {
+                return combine(verdicts);
             }
         });
-        judgeAsync(0, caseRecord, caseTree, output, context, work, new ArrayList<>(), out, inFlight);
-        return out;
-    }
-
-    private void judgeAsync(
-            int j,
-            CaseRecord caseRecord,
-            com.fasterxml.jackson.databind.JsonNode caseTree,
-            String output,
-            EvaluationContext context,
-            Executor work,
-            List<Verdict> verdicts,
-            CompletableFuture<Verdict> out,
-            AtomicReference<CompletableFuture<Verdict>> inFlight) {
-        if (out.isDone()) {
-            return;
-        }
-        if (j >= judges.size()) {
-            complete(out, verdicts);
-            return;
-        }
-        CompletableFuture<Verdict> f;
-        try {
-            f = judges.get(j).evaluateAsync(caseRecord, caseTree, output, context, work);
-        } catch (RuntimeException | Error e) {
-            out.completeExceptionally(e);
-            return;
-        }
-        inFlight.set(f);
-        if (out.isCancelled()) {
-            f.cancel(true);
-            return;
-        }
-        f.whenComplete((v, t) -> {
-            if (t != null) {
-                out.completeExceptionally(dev.vigilo.common.concurrent.Futures.cause(t));
-                return;
-            }
-            verdicts.add(v);
-            if (cancelled(v)) {
-                complete(out, verdicts);
-                return;
-            }
-            judgeAsync(j + 1, caseRecord, caseTree, output, context, work, verdicts, out, inFlight);
-        });
-    }
-
-    private void complete(CompletableFuture<Verdict> out, List<Verdict> verdicts) {
-        try {
-            out.complete(combine(verdicts));
-        } catch (RuntimeException | Error e) {
-            out.completeExceptionally(e);
-        }
     }
 
     private static boolean cancelled(Verdict v) {

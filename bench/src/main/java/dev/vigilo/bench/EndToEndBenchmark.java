@@ -185,23 +185,27 @@ public final class EndToEndBenchmark {
         return file;
     }
 
+    /**
+     * What an evaluation's commands did: the commands measured, when the command that executes the cases was
+     * launched and when the last one ended ({@link System#nanoTime()}), the command whose output explains unanswered
+     * cases, and the check that the run settled.
+     */
+    private record Phase(List<Command> commands, long launched, long end, Command executing, SettledCheck settled) {}
+
+    /** Throws when the evaluation's run did not settle. */
+    private interface SettledCheck {
+        void check() throws Exception;
+    }
+
+    /** Runs an evaluation's commands against the profile in {@code env}'s home; {@code t0} is when they start. */
+    private interface Commands {
+        Phase run(Path profile, Map<String, String> env, long t0) throws Exception;
+    }
+
+    /** A new or later evaluation as three commands: upload, run create, worker --exit-when-idle. */
     private Evaluation evaluate(String label, String launcher, Path home, Path dataset, String kind) throws Exception {
         Files.createDirectories(home);
-        AtomicLong first = new AtomicLong(Long.MAX_VALUE);
-        AtomicLong last = new AtomicLong(Long.MIN_VALUE);
-        try (OpenAiTestServer llm = OpenAiTestServer.start()) {
-            Duration latency = Duration.ofMillis(latencyMillis);
-            llm.answerWith(request -> {
-                long now = System.nanoTime();
-                first.accumulateAndGet(now, Math::min);
-                last.accumulateAndGet(now, Math::max);
-                Matcher m = QUESTION.matcher(request.lastUserMessage());
-                return Reply.content(m.find() ? Long.toString(Long.parseLong(m.group(1)) * 2) : "unknown")
-                        .withLatency(latency);
-            });
-            Path profile = Files.writeString(home.resolve("profile.yaml"), PROFILE.formatted(llm.chatUrl()));
-            Map<String, String> env = Map.of("VIGILO_HOME", home.toString());
-            long t0 = System.nanoTime();
+        return measure(label, kind, home, (profile, env, t0) -> {
             List<Command> commands = new ArrayList<>();
             Command upload = run(
                     "upload", env, launcher, "dataset", "upload", dataset.toString(), "--name", "endtoend", "--json");
@@ -231,35 +235,14 @@ public final class EndToEndBenchmark {
                     "--exit-when-idle");
             long end = System.nanoTime();
             commands.add(worker);
-            // Read before the server's idle grace ends: the host and PostgreSQL stop soon after the last client.
-            double hostCpu = hostCpuSeconds(home);
-            double pgCpu =
-                    new PostgresCpu(home.resolve("postgres/data")).millis().orElse(0L) / 1000.0;
-            String load = loadAverage();
-            if (llm.requestCount() < cases) {
-                throw new IllegalStateException("the agent answered " + llm.requestCount() + " of " + cases
-                        + " cases; worker said: " + worker.output());
-            }
-            Command status = run("status", env, launcher, "run", "status", runId, "--json");
-            JsonNode s = json(status);
-            if (!s.path("status").asText().equals("settled")) {
-                throw new IllegalStateException("run " + runId + " is not settled: " + status.output());
-            }
-            long lastAnswer = last.get() + latency.toNanos();
-            Evaluation e = new Evaluation(
-                    label,
-                    kind,
-                    commands,
-                    (end - t0) / 1e9,
-                    (lastAnswer - first.get()) / 1e9,
-                    (first.get() - workerLaunch) / 1e9,
-                    (end - lastAnswer) / 1e9,
-                    hostCpu,
-                    pgCpu,
-                    load);
-            print(e);
-            return e;
-        }
+            return new Phase(commands, workerLaunch, end, worker, () -> {
+                Command status = run("status", env, launcher, "run", "status", runId, "--json");
+                JsonNode s = json(status);
+                if (!s.path("status").asText().equals("settled")) {
+                    throw new IllegalStateException("run " + runId + " is not settled: " + status.output());
+                }
+            });
+        });
     }
 
     /**
@@ -269,25 +252,7 @@ public final class EndToEndBenchmark {
      */
     private Evaluation evaluateInOne(String label, String launcher, Path home, Path dataset, String kind)
             throws Exception {
-        AtomicLong first = new AtomicLong(Long.MAX_VALUE);
-        AtomicLong last = new AtomicLong(Long.MIN_VALUE);
-        try (OpenAiTestServer llm = OpenAiTestServer.start()) {
-            Duration latency = Duration.ofMillis(latencyMillis);
-            llm.answerWith(request -> {
-                long now = System.nanoTime();
-                first.accumulateAndGet(now, Math::min);
-                last.accumulateAndGet(now, Math::max);
-                Matcher m = QUESTION.matcher(request.lastUserMessage());
-                return Reply.content(m.find() ? Long.toString(Long.parseLong(m.group(1)) * 2) : "unknown")
-                        .withLatency(latency);
-            });
-            Path profile = Files.writeString(home.resolve("profile.yaml"), PROFILE.formatted(llm.chatUrl()));
-            Map<String, String> env = Map.of("VIGILO_HOME", home.toString());
-            // With the server already running (eval-up), its CPU so far is not this evaluation's.
-            double hostCpuBefore = hostCpuSeconds(home);
-            double pgCpuBefore =
-                    new PostgresCpu(home.resolve("postgres/data")).millis().orElse(0L) / 1000.0;
-            long t0 = System.nanoTime();
+        return measure(label, kind, home, (profile, env, t0) -> {
             Command eval = run(
                     "eval",
                     env,
@@ -303,26 +268,59 @@ public final class EndToEndBenchmark {
                     Integer.toString(concurrency),
                     "--json");
             long end = System.nanoTime();
+            return new Phase(List.of(eval), t0, end, eval, () -> {
+                if (!json(eval).path("status").asText().equals("settled")) {
+                    throw new IllegalStateException("eval did not settle its run: " + eval.output());
+                }
+            });
+        });
+    }
+
+    /**
+     * The measurement both paths share: an agent answering after the benchmark's latency (first and last request
+     * noted), the profile written in {@code home}, the commands run, then (before the server's idle grace ends: the
+     * host and PostgreSQL stop soon after the last client) the host's and PostgreSQL's CPU and the load; every case
+     * answered and the run settled, or the benchmark fails. Prints the evaluation's line.
+     */
+    private Evaluation measure(String label, String kind, Path home, Commands commands) throws Exception {
+        AtomicLong first = new AtomicLong(Long.MAX_VALUE);
+        AtomicLong last = new AtomicLong(Long.MIN_VALUE);
+        try (OpenAiTestServer llm = OpenAiTestServer.start()) {
+            Duration latency = Duration.ofMillis(latencyMillis);
+            llm.answerWith(request -> {
+                long now = System.nanoTime();
+                first.accumulateAndGet(now, Math::min);
+                last.accumulateAndGet(now, Math::max);
+                Matcher m = QUESTION.matcher(request.lastUserMessage());
+                return Reply.content(m.find() ? Long.toString(Long.parseLong(m.group(1)) * 2) : "unknown")
+                        .withLatency(latency);
+            });
+            Path profile = Files.writeString(home.resolve("profile.yaml"), PROFILE.formatted(llm.chatUrl()));
+            Map<String, String> env = Map.of("VIGILO_HOME", home.toString());
+            // A server already running (eval-up) has CPU of its own from before: not this evaluation's.
+            double hostCpuBefore = hostCpuSeconds(home);
+            double pgCpuBefore =
+                    new PostgresCpu(home.resolve("postgres/data")).millis().orElse(0L) / 1000.0;
+            long t0 = System.nanoTime();
+            Phase p = commands.run(profile, env, t0);
             double hostCpu = hostCpuSeconds(home) - hostCpuBefore;
             double pgCpu =
                     new PostgresCpu(home.resolve("postgres/data")).millis().orElse(0L) / 1000.0 - pgCpuBefore;
             String load = loadAverage();
             if (llm.requestCount() < cases) {
-                throw new IllegalStateException("the agent answered " + llm.requestCount() + " of " + cases
-                        + " cases; eval said: " + eval.output());
+                throw new IllegalStateException("the agent answered " + llm.requestCount() + " of " + cases + " cases; "
+                        + p.executing().name() + " said: " + p.executing().output());
             }
-            if (!json(eval).path("status").asText().equals("settled")) {
-                throw new IllegalStateException("eval did not settle its run: " + eval.output());
-            }
+            p.settled().check();
             long lastAnswer = last.get() + latency.toNanos();
             Evaluation e = new Evaluation(
                     label,
                     kind,
-                    List.of(eval),
-                    (end - t0) / 1e9,
+                    p.commands(),
+                    (p.end() - t0) / 1e9,
                     (lastAnswer - first.get()) / 1e9,
-                    (first.get() - t0) / 1e9,
-                    (end - lastAnswer) / 1e9,
+                    (first.get() - p.launched()) / 1e9,
+                    (p.end() - lastAnswer) / 1e9,
                     hostCpu,
                     pgCpu,
                     load);

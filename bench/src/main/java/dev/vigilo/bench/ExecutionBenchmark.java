@@ -373,17 +373,19 @@ public final class ExecutionBenchmark {
             System.out.printf(
                     "%-16s %30s %30s %22s %30s%n",
                     e.getKey().equals("A") ? "A baseline" : "B this build",
-                    ex.stream()
-                            .map(x -> String.format("%.3f", x.cpu().workers() / (double) x.cases()))
-                            .toList(),
-                    ex.stream()
-                            .map(x -> String.format("%.3f", x.steadyCpuPerCase()))
-                            .toList(),
-                    ex.stream()
-                            .map(x -> String.format("%,.0f", x.casesPerSecond()))
-                            .toList(),
+                    each(ex, "%.3f", Execution::cpuPerCase),
+                    each(ex, "%.3f", Execution::steadyCpuPerCase),
+                    each(ex, "%,.0f", Execution::casesPerSecond),
                     ex.stream().map(Execution::load).toList());
         }
+    }
+
+    /** One figure of each execution, formatted: a cell of the cpu and memory tables (one value per run). */
+    private static List<String> each(
+            List<Execution> executions, String format, java.util.function.ToDoubleFunction<Execution> figure) {
+        return executions.stream()
+                .map(x -> String.format(format, figure.applyAsDouble(x)))
+                .toList();
     }
 
     private static void memoryMain(int cases) throws Exception {
@@ -403,8 +405,9 @@ public final class ExecutionBenchmark {
 
     /**
      * One worker over a run of {@code cases}, with each heap setting in turn, then again in the reverse order (A B C C
-     * B A): peak RSS (the kernel's {@code VmHWM}), worker CPU per case and cases/s of each, so a sizing rule is chosen
-     * from what it costs in memory and in speed.
+     * B A): peak RSS (the kernel's {@code VmHWM}), worker CPU per case over the whole run and in steady state (as
+     * {@link #runCpu} reports it), cases/s and the load average of each, so a sizing rule is chosen from what it costs
+     * in memory and in speed.
      */
     private void runMemory(int cases) throws Exception {
         DatasetEntry dataset = upload("memory", cases);
@@ -422,19 +425,24 @@ public final class ExecutionBenchmark {
             }
         }
         System.out.printf("%nMEMORY %,d cases, 1 worker, concurrency %d, 2 cores (A B C C B A)%n", cases, CONCURRENCY);
-        System.out.printf("%-24s %22s %26s %22s%n", "heap", "peak RSS (MiB)", "worker CPU ms per case", "cases/s");
+        System.out.printf(
+                "%-24s %22s %26s %30s %22s %30s%n",
+                "heap",
+                "peak RSS (MiB)",
+                "worker CPU ms per case",
+                "steady-state CPU ms per case",
+                "cases/s",
+                "load average (start -> end)");
         for (var e : runs.entrySet()) {
             List<Execution> ex = e.getValue();
             System.out.printf(
-                    "%-24s %22s %26s %22s%n",
+                    "%-24s %22s %26s %30s %22s %30s%n",
                     e.getKey().isEmpty() ? "JVM default" : e.getKey().get(0),
-                    ex.stream().map(x -> String.format("%.1f", x.peakRssMiB())).toList(),
-                    ex.stream()
-                            .map(x -> String.format("%.3f", x.cpu().workers() / (double) x.cases()))
-                            .toList(),
-                    ex.stream()
-                            .map(x -> String.format("%,.0f", x.casesPerSecond()))
-                            .toList());
+                    each(ex, "%.1f", Execution::peakRssMiB),
+                    each(ex, "%.3f", Execution::cpuPerCase),
+                    each(ex, "%.3f", Execution::steadyCpuPerCase),
+                    each(ex, "%,.0f", Execution::casesPerSecond),
+                    ex.stream().map(Execution::load).toList());
         }
     }
 
@@ -1070,6 +1078,11 @@ public final class ExecutionBenchmark {
             String load) {
         double casesPerSecond() {
             return cases / seconds;
+        }
+
+        /** Worker CPU milliseconds per case over the whole run (start-up included). */
+        double cpuPerCase() {
+            return cpu.workers() / (double) cases;
         }
 
         double steadyCasesPerSecond() {

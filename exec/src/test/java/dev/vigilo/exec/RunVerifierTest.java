@@ -14,6 +14,8 @@ import dev.vigilo.exec.worker.TranscriptTest;
 import dev.vigilo.exec.worker.Worker;
 import dev.vigilo.plan.PublishedPlan;
 import dev.vigilo.storage.Deadline;
+import dev.vigilo.storage.ObjectRef;
+import dev.vigilo.storage.Sha256;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -172,6 +174,175 @@ class RunVerifierTest {
         assertThat(r.intact()).isFalse();
         assertThat(r.damagedKey()).contains(key);
         assertThat(r.problem().orElseThrow()).contains(key + " at offset ").contains("altered");
+    }
+
+    @Test
+    void transcriptsSwappedBetweenTwoCasesWithTheirReferencesAreReportedForTheFirstOfThem() throws IOException {
+        // Two cases of one transcript container, each with one attempt: their slices' references (offset, length,
+        // SHA-256) swapped in the receipt, which is written again with the chunk row's reference to it. Every digest
+        // matches and both slices are intact session logs of the right lease generation; only what each slice
+        // names (its vigilo/case event) shows that it is the other case's.
+        ObjectRef receiptRef = receipts().get(1);
+        Receipt r =
+                ReceiptParser.fromJson(fx.store.read(receiptRef, Deadline.after(Duration.ofSeconds(10))), "receipt");
+        // Cases of one attempt by container, in ordinal order; the first container holding two of them.
+        java.util.Map<String, List<Integer>> byContainer = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < r.cases().size(); i++) {
+            Receipt.CaseResult c = r.cases().get(i);
+            if (c.transcripts().size() == 1) {
+                byContainer
+                        .computeIfAbsent(c.transcripts().get(0).ref().key().value(), k -> new ArrayList<>())
+                        .add(i);
+            }
+        }
+        List<Integer> single = byContainer.values().stream()
+                .filter(l -> l.size() >= 2)
+                .findFirst()
+                .orElseThrow()
+                .subList(0, 2);
+        assertThat(single).hasSize(2);
+        Receipt.CaseResult a = r.cases().get(single.get(0));
+        Receipt.CaseResult b = r.cases().get(single.get(1));
+        Receipt.TranscriptRef ta = a.transcripts().get(0);
+        Receipt.TranscriptRef tb = b.transcripts().get(0);
+        assertThat(ta.offset()).isPresent();
+        List<Receipt.CaseResult> cases = new ArrayList<>(r.cases());
+        cases.set(single.get(0), a.withTranscripts(List.of(tb)));
+        cases.set(single.get(1), b.withTranscripts(List.of(ta)));
+        Receipt swapped = new Receipt(
+                r.runId(),
+                r.chunkIndex(),
+                r.chunkId(),
+                r.shard(),
+                r.leaseGeneration(),
+                r.worker(),
+                r.membership(),
+                r.startedAt(),
+                r.finishedAt(),
+                r.evaluators(),
+                r.gates(),
+                cases,
+                r.rerun(),
+                r.resumed());
+        byte[] bytes = ReceiptParser.toJson(swapped);
+        Path file = fx.storeRoot.resolve(receiptRef.key().value());
+        byte[] original = Files.readAllBytes(file);
+        file.toFile().setWritable(true);
+        Files.write(file, bytes);
+        pointRowAt(r.chunkIndex(), bytes.length, Sha256.of(bytes));
+        try {
+            RunVerifier.Report report = verify();
+            assertThat(report.intact()).isFalse();
+            assertThat(report.damagedKey()).contains(tb.ref().key().value());
+            assertThat(report.problem().orElseThrow())
+                    .contains("case \"" + a.id() + "\" in receipt")
+                    .contains(
+                            tb.ref().key().value() + " at offset " + tb.offset().orElseThrow())
+                    .contains("names case \"" + b.id() + "\"")
+                    .doesNotContain("\n");
+        } finally {
+            Files.write(file, original);
+            pointRowAt(r.chunkIndex(), receiptRef.length(), receiptRef.sha256());
+        }
+        assertThat(verify().intact()).isTrue();
+    }
+
+    @Test
+    void wholeTranscriptObjectsSwappedBetweenTwoCasesAreReportedAsInReceiptsBeforeVersion8() throws IOException {
+        // A run written with one object per transcript (receipt versions 2-7): the bytes of two cases' objects
+        // swapped, their references' lengths and SHA-256 swapped with them; each key is still its case's.
+        UUID old = fx.prepare("""
+                name: objects
+                agent: {kind: http, url: "%s", model: m, max_attempts: 2}
+                evaluators:
+                  - {name: exact, kind: exact_match}
+                gates:
+                  - {name: all, required_evaluators: [exact], min_pass_rate: 0.5}
+                """.formatted(llm.chatUrl()));
+        new Admission(placements, fx.storage).admit(old);
+        System.setProperty("vigilo.worker.transcriptObjects", "true");
+        try {
+            new Worker(placements, fx.storage, TranscriptTest.fast(4), Worker.Listener.NONE).run();
+        } finally {
+            System.clearProperty("vigilo.worker.transcriptObjects");
+        }
+        assertThat(fx.runStatus(old)).isEqualTo("settled");
+        assertThat(new RunVerifier(placements, fx.storage).verify(old).intact()).isTrue();
+        Receipt r = TranscriptTest.receipts(fx, placements, old).get(0);
+        assertThat(new String(ReceiptParser.toJson(r), java.nio.charset.StandardCharsets.UTF_8))
+                .contains("\"version\":4,");
+        Receipt.CaseResult a = r.cases().get(1);
+        Receipt.CaseResult b = r.cases().get(2);
+        assertThat(a.transcripts()).hasSize(1);
+        assertThat(b.transcripts()).hasSize(1);
+        Receipt.TranscriptRef ta = a.transcripts().get(0);
+        Receipt.TranscriptRef tb = b.transcripts().get(0);
+        Path fa = fx.storeRoot.resolve(ta.ref().key().value());
+        Path fb = fx.storeRoot.resolve(tb.ref().key().value());
+        byte[] ba = Files.readAllBytes(fa);
+        byte[] bb = Files.readAllBytes(fb);
+        fa.toFile().setWritable(true);
+        fb.toFile().setWritable(true);
+        Files.write(fa, bb);
+        Files.write(fb, ba);
+        List<Receipt.CaseResult> cases = new ArrayList<>(r.cases());
+        cases.set(
+                1,
+                a.withTranscripts(List.of(
+                        new Receipt.TranscriptRef(1, new ObjectRef(ta.ref().key(), bb.length, Sha256.of(bb))))));
+        cases.set(
+                2,
+                b.withTranscripts(List.of(
+                        new Receipt.TranscriptRef(1, new ObjectRef(tb.ref().key(), ba.length, Sha256.of(ba))))));
+        Receipt swapped = new Receipt(
+                r.runId(),
+                r.chunkIndex(),
+                r.chunkId(),
+                r.shard(),
+                r.leaseGeneration(),
+                r.worker(),
+                r.membership(),
+                r.startedAt(),
+                r.finishedAt(),
+                r.evaluators(),
+                r.gates(),
+                cases,
+                r.rerun(),
+                r.resumed());
+        byte[] bytes = ReceiptParser.toJson(swapped);
+        Path file = fx.storeRoot.resolve(
+                Receipt.key(old, r.chunkIndex(), r.leaseGeneration()).value());
+        file.toFile().setWritable(true);
+        Files.write(file, bytes);
+        placements
+                .jdbi(ExecutionConfig.CONTROL)
+                .useHandle(h -> h.createUpdate("UPDATE exec_chunks SET receipt_length = :len, receipt_sha256 = :sha"
+                                + " WHERE run_id = :r AND chunk_index = :c")
+                        .bind("len", (long) bytes.length)
+                        .bind("sha", Sha256.of(bytes).toHex())
+                        .bind("r", old)
+                        .bind("c", r.chunkIndex())
+                        .execute());
+        RunVerifier.Report report = new RunVerifier(placements, fx.storage).verify(old);
+        assertThat(report.intact()).isFalse();
+        assertThat(report.damagedKey()).contains(ta.ref().key().value());
+        assertThat(report.problem().orElseThrow())
+                .contains("case \"" + a.id() + "\" in receipt")
+                .contains("transcript " + ta.ref().key().value())
+                .contains("names case \"" + b.id() + "\"");
+    }
+
+    /** Sets the done chunk row's receipt length and SHA-256 (its key stays the receipt's). */
+    private void pointRowAt(long chunk, long length, Sha256 sha256) {
+        placements
+                .jdbi(ExecutionConfig.CONTROL)
+                .useHandle(h -> h.createUpdate("UPDATE exec_chunks SET receipt_length = :len, receipt_sha256 = :sha"
+                                + " WHERE run_id = :r AND chunk_index = :c")
+                        .bind("len", length)
+                        .bind("sha", sha256.toHex())
+                        .bind("r", run)
+                        .bind("c", chunk)
+                        .execute());
     }
 
     @Test

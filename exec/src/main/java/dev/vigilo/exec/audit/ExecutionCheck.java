@@ -20,7 +20,6 @@ import dev.vigilo.plan.ChunkFile;
 import dev.vigilo.plan.GateFile;
 import dev.vigilo.plan.PlanManifest;
 import dev.vigilo.plan.PublishedPlan;
-import dev.vigilo.sessionlog.SessionVerifier;
 import dev.vigilo.sessionlog.VerifyReport;
 import dev.vigilo.stats.KrippendorffAlpha;
 import dev.vigilo.storage.ObjectReader;
@@ -45,9 +44,10 @@ import java.util.UUID;
  * (cases, evaluators of each mask, gates, each gate outcome recomputed from the evaluator results), and every output
  * and transcript it references is read through its reference (length and SHA-256); a transcript must also be an
  * accepted session log whose writer epoch is the lease generation that executed the case (the receipt's, or for an
- * entry a resumed receipt carried from a partial receipt, that partial's). A resumed receipt's partial receipt chain
- * is read and verified, and each carried entry compared with its partial's byte for byte. The per-gate outcomes are summed from
- * the receipts themselves. Memory: one page of rows per database, one chunk file, one receipt and one transcript.
+ * entry a resumed receipt carried from a partial receipt, that partial's) and whose {@code vigilo/case} event names
+ * the case, attempt, epoch and generation that reference it ({@link TranscriptIdentity}). A resumed receipt's partial
+ * receipt chain is read and verified, and each carried entry compared with its partial's byte for byte. The per-gate
+ * outcomes are summed from the receipts themselves. Memory: one page of rows per database, one chunk file, one receipt and one transcript.
  * Owned by one thread.
  */
 final class ExecutionCheck {
@@ -563,7 +563,7 @@ final class ExecutionCheck {
                 what + " has outcomes for gates that do not select it");
         checkOutput(key, what, c);
         checkKeptFiles(what, c);
-        checkTranscripts(r, c, what, epoch, generation);
+        checkTranscripts(r, c, e, what, epoch, generation);
         for (Receipt.ModelUsage m : c.usage().map(Receipt.Usage::models).orElse(List.of())) {
             require(
                     key,
@@ -613,9 +613,13 @@ final class ExecutionCheck {
      * The transcripts of one execution: one per attempt, each a slice of a transcript container of the chunk under
      * {@code generation} (receipt version 8) or an object under the key of its attempt and of {@code generation}
      * (versions 2-7), where {@code generation} is the lease generation that executed it (the receipt's, or a carried
-     * entry's); read through its reference (a slice by a ranged read), an accepted session log of that writer epoch.
+     * entry's); read through its reference (a slice by a ranged read), an accepted session log of that writer epoch
+     * whose {@code vigilo/case} event names this case (chunk file entry {@code e}), epoch, attempt and generation: a
+     * transcript moved to another case's reference, with the reference's length and SHA-256 made to match, is
+     * caught only by what it names itself.
      */
-    private void checkTranscripts(Receipt r, Receipt.CaseResult c, String what, int epoch, long generation) {
+    private void checkTranscripts(
+            Receipt r, Receipt.CaseResult c, ChunkFile.Entry e, String what, int epoch, long generation) {
         if (c.transcripts().isEmpty()) {
             casesWithoutTranscripts++; // a version 1 receipt: written before transcripts were recorded
             return;
@@ -653,7 +657,8 @@ final class ExecutionCheck {
             }
             byte[] bytes = ChunkRows.readTranscript(store, t, name + " of " + what);
             transcripts++;
-            VerifyReport v = sessionLog(bytes);
+            TranscriptIdentity read = sessionLog(bytes);
+            VerifyReport v = read.report();
             require(
                     t.ref().key().value(),
                     v.accepted() && v.maxEpoch() != null && v.maxEpoch() == generation,
@@ -662,14 +667,21 @@ final class ExecutionCheck {
                                     ? "written under writer epoch " + v.maxEpoch() + ", not lease generation "
                                             + generation
                                     : "not a readable session log: " + v.error()));
+            Optional<String> other = read.mismatch(
+                    runId, r.chunkIndex(), e.ordinal(), e.id(), e.sha256().toHex(), epoch, a + 1, generation);
+            if (other.isPresent()) {
+                throw new VerificationFailure(
+                        t.ref().key().value(),
+                        name + " of " + what + " " + other.get() + "; the transcript was moved or altered");
+            }
         }
     }
 
-    private VerifyReport sessionLog(byte[] bytes) {
+    private TranscriptIdentity sessionLog(byte[] bytes) {
         Path file = scratch.resolve("transcript.jsonl.zstd");
         try {
             Files.write(file, bytes);
-            return SessionVerifier.verify(file);
+            return TranscriptIdentity.read(file);
         } catch (IOException e) {
             throw new UnavailableException("cannot stage a transcript in " + scratch + ": " + e.getMessage(), e);
         }

@@ -123,6 +123,61 @@ class FormatCompatibilityTest {
         }
     }
 
+    /**
+     * Version 8 (transcript slices) and partial receipt version 2 pinned byte for byte: written once by the writer
+     * of 2026-12-03 ({@link FormatSamples#sliceReceipt()}, {@link FormatSamples#slicePartialReceipt()}) and kept, so
+     * a later writer is held to the same bytes and a later reader to the same values.
+     */
+    @Test
+    void version8AndPartialVersion2AreReadAndWrittenByteForByte() throws IOException {
+        byte[] v8 = resource("receipt-v8.json");
+        String text = new String(v8, StandardCharsets.UTF_8);
+        assertThat(text)
+                .startsWith("{\"format\":\"vigilo.exec.receipt\",\"version\":8,")
+                .contains("\"rerun\":null,\"resumed_from\":null");
+        Receipt r = ReceiptParser.fromJson(v8, "receipt-v8.json");
+        assertThat(r).isEqualTo(FormatSamples.sliceReceipt());
+        assertThat(ReceiptParser.toJson(r)).isEqualTo(v8);
+        assertThat(r.rerun()).isEmpty();
+        assertThat(r.resumed()).isEmpty();
+        String container = "runs/" + FormatSamples.RUN + "/transcripts/0000000007/g2-c1.jsonl.zstd";
+        List<Receipt.TranscriptRef> slices = r.cases().get(0).transcripts();
+        assertThat(slices).hasSize(2);
+        assertThat(slices.get(0).attempt()).isEqualTo(1);
+        assertThat(slices.get(0).ref().key().value()).isEqualTo(container);
+        assertThat(slices.get(0).offset()).hasValue(0);
+        assertThat(slices.get(0).ref().length()).isEqualTo(1234);
+        assertThat(slices.get(0).ref().sha256()).isEqualTo(FormatSamples.sha(container + "@0"));
+        assertThat(slices.get(1).attempt()).isEqualTo(2);
+        assertThat(slices.get(1).offset()).hasValue(1234);
+        assertThat(slices.get(1).ref().length()).isEqualTo(987);
+        assertThat(text)
+                .contains("{\"attempt\":2,\"key\":\"" + container + "\",\"length\":987,\"sha256\":\""
+                        + FormatSamples.sha(container + "@1234").toHex() + "\",\"offset\":1234}");
+        // A whole object beside the slices (an older build's entry a resumed chunk carried): no offset.
+        Receipt.TranscriptRef whole = r.cases().get(1).transcripts().get(0);
+        assertThat(whole.offset()).isEmpty();
+        assertThat(whole.ref().key().value()).endsWith("/0000000007/701-a1-g2.jsonl.zstd");
+        assertThat(r.cases().get(2).transcripts()).isEmpty();
+        assertThat(r.cases().get(0).usage().orElseThrow().costUsd()).contains(new java.math.BigDecimal("0.0017458"));
+
+        byte[] p2 = resource("partial-receipt-v2.json");
+        assertThat(new String(p2, StandardCharsets.UTF_8))
+                .startsWith("{\"format\":\"vigilo.exec.partial-receipt\",\"version\":2,");
+        PartialReceipt partial =
+                PartialReceiptParser.fromJson(p2, "partial-receipt-v2.json").receipt();
+        assertThat(partial).isEqualTo(FormatSamples.slicePartialReceipt());
+        assertThat(PartialReceiptParser.toJson(partial)).isEqualTo(p2);
+        assertThat(partial.sequence()).isEqualTo(2);
+        assertThat(partial.leaseGeneration()).isEqualTo(1);
+        assertThat(partial.previous().orElseThrow().key().value()).endsWith("/receipts/partial/0000000007-g1-p1.json");
+        Receipt.TranscriptRef s = partial.cases().get(0).transcripts().get(0);
+        assertThat(s.ref().key().value()).endsWith("/0000000007/g1-c2.jsonl.zstd");
+        assertThat(s.offset()).hasValue(4096);
+        assertThat(s.ref().length()).isEqualTo(55);
+        assertThat(partial.cases().stream().map(Receipt.CaseResult::ordinal)).containsExactly(701L, 702L);
+    }
+
     @Test
     void aVersion4ReceiptOfEpochsSumsItsEpochsUsage() throws IOException {
         byte[] written = resource("receipt-v4-epochs.json");

@@ -268,6 +268,67 @@ final class FormatSamples {
                 cases);
     }
 
+    /** A slice of transcript container {@code container} of chunk 7: {@code length} bytes at {@code offset}. */
+    static Receipt.TranscriptRef slice(int attempt, String container, long offset, long length) {
+        String key = "runs/" + RUN + "/transcripts/0000000007/" + container + ".jsonl.zstd";
+        return new Receipt.TranscriptRef(
+                attempt,
+                new ObjectRef(ObjectKey.of(key), length, sha(key + "@" + offset)),
+                java.util.OptionalLong.of(offset));
+    }
+
+    /**
+     * A version 8 receipt: {@link #usageReceipt()} whose case 700's two attempts are slices of container
+     * {@code g2-c1} (back to back from offset 0), case 701's transcript a whole object (an entry of an older build,
+     * as a resumed chunk may carry) and case 702 (errored, no transcripts) unchanged; no rerun, not resumed.
+     */
+    static Receipt sliceReceipt() {
+        Receipt r = usageReceipt();
+        List<Receipt.CaseResult> cases = List.of(
+                r.cases().get(0).withTranscripts(List.of(slice(1, "g2-c1", 0, 1234), slice(2, "g2-c1", 1234, 987))),
+                r.cases().get(1),
+                r.cases().get(2));
+        return new Receipt(
+                r.runId(),
+                r.chunkIndex(),
+                r.chunkId(),
+                r.shard(),
+                r.leaseGeneration(),
+                r.worker(),
+                r.membership(),
+                r.startedAt(),
+                r.finishedAt(),
+                r.evaluators(),
+                r.gates(),
+                cases,
+                Optional.empty(),
+                Optional.empty());
+    }
+
+    /**
+     * A version 2 partial receipt: link 2 of generation 1's chain, cases 701 and 702 of {@link #usageReceipt()}, 701's
+     * transcript a slice of container {@code g1-c2} at offset 4096.
+     */
+    static PartialReceipt slicePartialReceipt() {
+        Receipt r = usageReceipt();
+        return new PartialReceipt(
+                r.runId(),
+                r.chunkIndex(),
+                r.chunkId(),
+                r.shard(),
+                1,
+                r.worker(),
+                r.membership(),
+                1,
+                1,
+                2,
+                Optional.of(ref("runs/" + r.runId() + "/receipts/partial/0000000007-g1-p1.json", 2048)),
+                Instant.parse("2026-12-03T01:00:00.5Z"),
+                List.of(
+                        r.cases().get(1).withTranscripts(List.of(slice(1, "g1-c2", 4096, 55))),
+                        r.cases().get(2)));
+    }
+
     /** A version 4 receipt of epochs: {@link #epochReceipt()}'s, each epoch with its agent's tokens. */
     static Receipt usageEpochReceipt() {
         EpochReduction reduction = new EpochReduction(
