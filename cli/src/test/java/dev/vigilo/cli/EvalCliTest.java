@@ -174,6 +174,33 @@ class EvalCliTest {
         assertThat(llm.requestCount()).isZero();
     }
 
+    @Test
+    void anUnreachableControlDatabaseOpenedBesideTheUploadIsReportedInOneLine() throws Exception {
+        // eval and dataset upload open the control database on a thread of their own while the file is read: its
+        // failure still reaches the user as the command's one-line error with the exit code for an outage.
+        Path file = cases(20);
+        CliRunner away =
+                new CliRunner(home, Map.of(), List.of("--control-db", "jdbc:postgresql://127.0.0.1:1/nothing"));
+        for (List<String> args : List.of(
+                List.of("eval", "--profile-file", profile(0.5).toString(), "--dataset", file.toString()),
+                List.of("dataset", "upload", file.toString()))) {
+            CliRunner.Result r = away.run(args.toArray(String[]::new));
+            assertThat(r.exitCode()).as(args + ": " + r.err()).isEqualTo(ExitCode.UNAVAILABLE);
+            assertThat(r.err().strip())
+                    .as(args.toString())
+                    .startsWith("vigilo: ")
+                    .doesNotContain("\n");
+            assertThat(r.err()).doesNotContain("\tat ");
+        }
+        // A bad file is refused as bad input: the file is read before the database is needed.
+        Path badCases = home.resolve("bad.jsonl");
+        Files.writeString(badCases, "not json\n");
+        CliRunner.Result r = away.run("dataset", "upload", badCases.toString());
+        assertThat(r.exitCode()).as(r.err()).isEqualTo(ExitCode.INVALID_INPUT);
+        assertThat(r.err()).contains("bad.jsonl:1");
+        assertThat(llm.requestCount()).isZero();
+    }
+
     private static String runId(String out) {
         Matcher m = Pattern.compile("^run ([0-9a-f-]{36})$", Pattern.MULTILINE).matcher(out);
         assertThat(m.find()).as(out).isTrue();
