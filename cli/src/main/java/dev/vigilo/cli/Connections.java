@@ -37,6 +37,8 @@ final class Connections implements AutoCloseable {
     private ControlDatabase controlDatabase;
     /** The control database being opened on a thread of its own ({@link #openControlInBackground}), until taken. */
     private CompletableFuture<ControlDatabase> openingControl;
+    /** The execution databases being opened after it ({@link #openAllInBackground}), until taken. */
+    private CompletableFuture<Placements> openingPlacements;
 
     private StorageConfig storageConfig;
     private ExecutionConfig executionConfig;
@@ -86,7 +88,13 @@ final class Connections implements AutoCloseable {
     /** The execution databases of {@link #execution()}, opened, migrated and registered. */
     Placements placements() {
         if (placements == null) {
-            placements = Placements.open(control(), execution());
+            if (openingPlacements != null) {
+                // On failure (or an interrupt) the opening stays here, for close() to wait for and close.
+                placements = Futures.join(openingPlacements, "interrupted while the execution databases were opening");
+                openingPlacements = null;
+            } else {
+                placements = Placements.open(control(), execution());
+            }
         }
         return placements;
     }
@@ -158,17 +166,47 @@ final class Connections implements AutoCloseable {
      * this object stays confined to its caller's thread. Does nothing when the database is open or opening.
      */
     void openControlInBackground() {
+        openInBackground(false);
+    }
+
+    /**
+     * As {@link #openControlInBackground}, and then, on the same thread, the execution databases of {@link
+     * #execution()} (connected, their schema checked): {@link #placements()} waits for them. For a command that will
+     * need both ({@code eval}).
+     */
+    void openAllInBackground() {
+        openInBackground(true);
+    }
+
+    private void openInBackground(boolean placementsToo) {
         if (controlDatabase != null || openingControl != null) {
             return;
         }
-        CompletableFuture<ControlDatabase> opening = new CompletableFuture<>();
-        openingControl = opening;
+        // Read on this thread: the configuration stays this object's, confined to its caller.
+        ExecutionConfig config = placementsToo ? execution() : null;
+        CompletableFuture<ControlDatabase> control = new CompletableFuture<>();
+        CompletableFuture<Placements> all = placementsToo && placements == null ? new CompletableFuture<>() : null;
+        openingControl = control;
+        openingPlacements = all;
         StartupWarmup.start(Set.of(StartupWarmup.Item.JDBI_STATEMENT_EVENTS));
-        Threads.startDaemon("control-open", () -> {
+        Threads.startDaemon("databases-open", () -> {
+            ControlDatabase db;
             try {
-                opening.complete(openControl());
+                db = openControl();
             } catch (Throwable t) {
-                opening.completeExceptionally(t);
+                control.completeExceptionally(t);
+                if (all != null) {
+                    all.completeExceptionally(t);
+                }
+                return;
+            }
+            control.complete(db);
+            if (all != null) {
+                try {
+                    all.complete(Placements.open(db, config));
+                } catch (Throwable t) {
+                    all.completeExceptionally(t);
+                }
             }
         });
     }
@@ -222,6 +260,14 @@ final class Connections implements AutoCloseable {
             store.close();
         }
         openStores.clear();
+        if (openingPlacements != null) {
+            // Opened for a command that ended before it needed them: wait, so that nothing opened stays open.
+            Placements opened = openingPlacements.handle((p, failure) -> p).join();
+            openingPlacements = null;
+            if (opened != null) {
+                opened.close();
+            }
+        }
         if (placements != null) {
             placements.close();
             placements = null;

@@ -139,9 +139,9 @@ final class EvalCommand implements Callable<Integer> {
         try (SignalStop signal = SignalStop.install();
                 Connections connections = root.connections()) {
             signal.onSignal(main::interrupt);
-            // The embedded server's join (or start) and the upload's reading and storing of the cases overlap: the
-            // upload needs the control database only to record its entry.
-            connections.openControlInBackground();
+            // The embedded server's join (or start), then the execution schema's opening, overlap the upload's
+            // reading and storing of the cases: the upload needs the control database only to record its entry.
+            connections.openAllInBackground();
             StartupWarmup.start(Set.of(StartupWarmup.Item.TLS_CONTEXT)); // the worker's agent client needs it
             UUID run = null;
             try {
