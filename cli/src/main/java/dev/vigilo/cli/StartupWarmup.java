@@ -23,8 +23,9 @@ final class StartupWarmup {
          */
         JDBI_STATEMENT_EVENTS,
         /**
-         * The JDK HTTP client builds the default TLS context when a client is made (about 0.25 s: the trust store's
-         * certificates), even for plain http endpoints: the worker's first chunk makes its agent's client.
+         * The JDK HTTP client builds the default TLS context and its default parameters when a client is made (about
+         * 0.3 s: the trust store's certificates, the handshake classes), even for plain http endpoints: the worker's
+         * first chunk makes its agent's client.
          */
         TLS_CONTEXT
     }
@@ -49,7 +50,9 @@ final class StartupWarmup {
             switch (item) {
                 case JDBI_STATEMENT_EVENTS ->
                     Class.forName(JDBI_EVENTS_CLASS, true, StartupWarmup.class.getClassLoader());
-                case TLS_CONTEXT -> SSLContext.getDefault();
+                // the client asks the context for its default parameters, which makes an engine (the handshake
+                // classes) the first time
+                case TLS_CONTEXT -> SSLContext.getDefault().getDefaultSSLParameters();
             }
         } catch (ClassNotFoundException | NoSuchAlgorithmException | RuntimeException | LinkageError e) {
             // Ignored on purpose (see the class comment).
