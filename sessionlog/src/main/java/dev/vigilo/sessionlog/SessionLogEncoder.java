@@ -28,7 +28,9 @@ public final class SessionLogEncoder {
     private final WriterOptions options;
     private final Epoch epoch;
     private final int batchEvents;
-    private final ByteArrayOutputStream out = new ByteArrayOutputStream(256);
+    /** sized as written (a transcript's log lives as long as its call: no room to spare per call in flight) */
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream(0);
+
     private final SurfaceFold surface = new SurfaceFold(8, 8);
     private long nextSeq;
     /** the open batch's lines, or null when no batch is open */
@@ -175,7 +177,7 @@ public final class SessionLogEncoder {
     /** Serializes rows (numbered, all in the open batch) into the open batch, opening it when none is. */
     private void write(List<ObjectNode> rows) {
         if (batch == null) {
-            batch = new ByteArrayOutputStream(1024);
+            batch = new ByteArrayOutputStream(0); // the first lines fill it exactly, then it doubles
         }
         // One generator per call rather than a serialization per line (whose set-up cost more than the line for a
         // transcript's small events); no separator between root values, each line ends in '\n'.
