@@ -312,14 +312,21 @@ public final class ExecutionBenchmark {
     /** Environment variable naming the baseline build's classpath for {@code bench/run exec cpu}. */
     static final String BASELINE_CLASSPATH = "BENCH_BASELINE_CP";
 
-    private static void cpuMain(int cases, int pairs) throws Exception {
+    /** The baseline build's bench classpath ({@value #BASELINE_CLASSPATH}); exits with 2 when it is not set. */
+    private static String baselineClasspath() {
         String baseline = System.getenv(BASELINE_CLASSPATH);
         if (baseline == null || baseline.isBlank()) {
-            System.err.println("bench/run exec cpu compares with a baseline build: set " + BASELINE_CLASSPATH
+            System.err.println("bench/run exec cpu (and the inflight variant base) compares with a baseline build: set "
+                    + BASELINE_CLASSPATH
                     + " to its bench classpath (DIR/bench/target/vigilo-bench-0.1.0-SNAPSHOT.jar:DIR/bench/target/lib/*"
                     + " of a checkout of the baseline commit built with `mvn -DskipTests package -pl bench -am`)");
             System.exit(2);
         }
+        return baseline;
+    }
+
+    private static void cpuMain(int cases, int pairs) throws Exception {
+        String baseline = baselineClasspath();
         Path work = Files.createTempDirectory("vigilo-bench-exec-");
         System.out.printf(
                 "%d cores, work dir %s, worker concurrency %d, -Xmx256m; %,d cases, baseline (A) against this build (B),"
@@ -476,7 +483,8 @@ public final class ExecutionBenchmark {
     /**
      * {@code variants} empty: the worker as it is; otherwise each concurrency once per variant, side by side: a number
      * is a work pool size ({@code -Dvigilo.worker.workThreads}), {@code jdkpool} the JVM's default common pool (a
-     * thread per async task on 2 cores) instead of the one the {@code vigilo} command sets.
+     * thread per async task on 2 cores) instead of the one the {@code vigilo} command sets, {@code base} the worker
+     * of the baseline build named by {@code BENCH_BASELINE_CP} (as {@code exec cpu}), {@code -} this build as it is.
      */
     private void runInflight(int cases, int latencyMs, int[] concurrencies, List<String> variants) throws Exception {
         List<String> rows = new ArrayList<>();
@@ -487,8 +495,11 @@ public final class ExecutionBenchmark {
             DatasetEntry dataset = upload("inflight-" + c, n);
             for (String pool : pools) {
                 List<String> jvm = new ArrayList<>(List.of("-Xmx2g"));
+                String classpath = System.getProperty("java.class.path");
                 if (pool.equals("jdkpool")) {
                     jvm.add("-Dvigilo.bench.asyncPool=default");
+                } else if (pool.equals("base")) {
+                    classpath = baselineClasspath();
                 } else if (!pool.equals("-")) {
                     jvm.add("-Dvigilo.worker.workThreads=" + Integer.parseInt(pool));
                 }
@@ -503,7 +514,7 @@ public final class ExecutionBenchmark {
                     String load = loadAverage();
                     Path log = work.resolve("worker-" + ++logs + ".log");
                     WorkerProcess w = WorkerProcess.start(
-                            postgres, storeRoot, c, 2, log, new AtomicLong(), jvm, Optional.empty());
+                            postgres, storeRoot, c, 2, log, new AtomicLong(), jvm, Optional.empty(), classpath);
                     CompletableFuture<Optional<FullFlight>> flight =
                             CompletableFuture.supplyAsync(() -> fullFlight(w, llm, c));
                     if (!w.awaitExit(3600) || w.exitValue() != 0) {

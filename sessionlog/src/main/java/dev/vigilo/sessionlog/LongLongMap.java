@@ -19,10 +19,18 @@ final class LongLongMap {
     private int mask;
 
     LongLongMap() {
-        keys = new long[64];
-        values = new long[64];
+        this(64);
+    }
+
+    /** @param capacity the initial table size, a power of two of at least 4 */
+    LongLongMap(int capacity) {
+        if (capacity < 4 || Integer.bitCount(capacity) != 1) {
+            throw new IllegalArgumentException("capacity must be a power of two >= 4, got " + capacity);
+        }
+        keys = new long[capacity];
+        values = new long[capacity];
         Arrays.fill(keys, FREE);
-        mask = 63;
+        mask = capacity - 1;
     }
 
     int size() {

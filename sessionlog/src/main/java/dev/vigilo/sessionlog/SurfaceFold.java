@@ -30,13 +30,13 @@ final class SurfaceFold {
         JsonNode event(long locator);
     }
 
-    private long[] nodes = new long[256];
+    private long[] nodes;
     private int size;
     /**
      * seq of a current tool/result surface node -> where its facts are: a locator (>= 0) of the stored event, read
      * back through the {@link Resolver} only when a replace targets the node, or -(i + 1) for {@link #known}[i]
      */
-    private final LongLongMap toolResults = new LongLongMap();
+    private final LongLongMap toolResults;
     /** facts of tool/result nodes folded from a built event */
     private final List<ToolResult> known = new ArrayList<>();
 
@@ -53,6 +53,22 @@ final class SurfaceFold {
 
     /** non-null while the writer validates a batch: one entry per applied surface event */
     private List<Undo> undo;
+
+    SurfaceFold() {
+        this(256, 64);
+    }
+
+    /**
+     * The room made at first (both grow): small for the many short logs a worker encodes at once (a transcript per
+     * call in flight: 3 KiB each with a log file's room), large for a log file.
+     *
+     * @param nodes       surface nodes
+     * @param toolResults tool results' table size, a power of two of at least 4
+     */
+    SurfaceFold(int nodes, int toolResults) {
+        this.nodes = new long[nodes];
+        this.toolResults = new LongLongMap(toolResults);
+    }
 
     /** Sets how locators given to {@link #appendFast} are read back. */
     void resolver(Resolver r) {

@@ -80,4 +80,59 @@ class SessionLogEncoderTest {
         assertThatThrownBy(() -> new SessionLogEncoder(WriterTest.HEADER, new Epoch(1), WriterOptions.defaults()))
                 .isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void eventsAddedAsTheyHappenGiveTheBytesOfBatchAppends() throws Exception {
+        // surface turns, then runs of text deltas the packer joins, added in uneven bursts across batches of 5
+        List<ObjectNode> events = new java.util.ArrayList<>(WriterTest.parse(LogBuilder.turns(6, 3, false)));
+        for (int i = 0; i < 13; i++) {
+            ObjectNode c = Json.MAPPER
+                    .createObjectNode()
+                    .put("type", "assistant/chunk")
+                    .put("time", 1_760_000_100_000L + i);
+            c.putObject("data")
+                    .put("turn", 3)
+                    .put("step", 1)
+                    .putObject("chunk")
+                    .put("type", "text-delta")
+                    .put("index", 0)
+                    .put("text", "piece " + i);
+            events.add(c);
+        }
+        events.add(WriterTest.todo(9));
+        for (WriterOptions opts :
+                List.of(new WriterOptions(true, false, false, true), new WriterOptions(false, false, true, false))) {
+            for (int batch : new int[] {1, 5, 256}) {
+                SessionLogEncoder appended = new SessionLogEncoder(WriterTest.HEADER, new Epoch(3), opts);
+                for (int i = 0; i < events.size(); i += batch) {
+                    appended.append(events.subList(i, Math.min(events.size(), i + batch)));
+                }
+                SessionLogEncoder added = new SessionLogEncoder(WriterTest.HEADER, new Epoch(3), opts, batch);
+                int[] bursts = {1, 3, 0, 7, 2, 4};
+                for (int i = 0, k = 0; i < events.size(); k++) {
+                    int to = Math.min(events.size(), i + bursts[k % bursts.length]);
+                    added.add(events.subList(i, to));
+                    i = to;
+                }
+                assertThat(added.toByteArray())
+                        .as("%s, batches of %d", opts, batch)
+                        .isEqualTo(appended.toByteArray());
+            }
+        }
+    }
+
+    @Test
+    void anAddTheRulesRefuseEncodesNothingOfIt() {
+        SessionLogEncoder e = new SessionLogEncoder(WriterTest.HEADER, new Epoch(1), WriterOptions.plain(), 4);
+        e.add(List.of(WriterTest.todo(1), WriterTest.todo(2), WriterTest.todo(3)));
+        ObjectNode bad = Json.MAPPER.createObjectNode().put("type", "no/such-type");
+        bad.putObject("data");
+        assertThatThrownBy(() -> e.add(List.of(WriterTest.todo(4), WriterTest.todo(5), bad)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("no/such-type");
+        e.add(List.of(WriterTest.todo(4)));
+        SessionLogEncoder same = new SessionLogEncoder(WriterTest.HEADER, new Epoch(1), WriterOptions.plain());
+        same.append(List.of(WriterTest.todo(1), WriterTest.todo(2), WriterTest.todo(3), WriterTest.todo(4)));
+        assertThat(e.toByteArray()).isEqualTo(same.toByteArray());
+    }
 }

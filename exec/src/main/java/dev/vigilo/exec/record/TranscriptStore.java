@@ -30,7 +30,7 @@ public final class TranscriptStore {
     /** P1 commit records (the epoch is in the object), no sidecar manifest, chunk runs packed as the writer does. */
     public static final WriterOptions OPTIONS = new WriterOptions(true, false, false, true);
     /** Events per batch (one zstd frame each). */
-    static final int BATCH_EVENTS = 256;
+    public static final int BATCH_EVENTS = 256;
 
     private static final Duration WRITE = Duration.ofSeconds(120);
 
@@ -94,6 +94,15 @@ public final class TranscriptStore {
     }
 
     /**
+     * An encoder of one transcript under writer epoch {@code generation} that takes the events as they are recorded
+     * ({@link SessionLogEncoder#add}) and gives, at the end, {@link #encode}'s bytes for the same events: the worker
+     * keeps an attempt's events as JSON lines while its call is in flight, not as trees.
+     */
+    public static SessionLogEncoder encoder(SessionHeader header, long generation) {
+        return new SessionLogEncoder(header, new Epoch(generation), OPTIONS, BATCH_EVENTS);
+    }
+
+    /**
      * Encodes {@code events} as a session log with epoch {@code generation} and creates it at {@code key}.
      *
      * @return the created object's reference
@@ -102,6 +111,17 @@ public final class TranscriptStore {
      */
     public ObjectRef write(
             ObjectStore store, ObjectKey key, SessionHeader header, long generation, List<ObjectNode> events) {
-        return store.create(key, encode(header, generation, events), Deadline.after(WRITE));
+        return write(store, key, encode(header, generation, events));
+    }
+
+    /**
+     * Creates the encoded transcript {@code bytes} (from {@link #encoder} or {@link #encode}) at {@code key}.
+     *
+     * @return the created object's reference
+     * @throws UnavailableException when the store fails
+     * @throws dev.vigilo.storage.ObjectConflictException when {@code key} already holds other bytes
+     */
+    public ObjectRef write(ObjectStore store, ObjectKey key, byte[] bytes) {
+        return store.create(key, bytes, Deadline.after(WRITE));
     }
 }

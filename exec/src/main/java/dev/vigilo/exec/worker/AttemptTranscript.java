@@ -9,6 +9,7 @@ import dev.vigilo.agent.AgentError;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /**
  * The events of one attempt's transcript, in the published session-log vocabulary (docs/formats/transcript.md): the
@@ -18,9 +19,13 @@ import java.util.Map;
  * outcomes).
  *
  * <p>Events carry {@code type}, {@code time} and {@code data} (and {@code surfaceOp} or {@code ignorable} where the
- * format needs them); the session-log writer gives them their seqs. Memory: the attempt's events, bounded by the agent
- * protocol's limits (an HTTP answer of at most 8 MiB, at most 10,000 command events from at most 8 MiB). Owned by the
- * thread running the case.
+ * format needs them); the session-log encoder gives them their seqs. With a sink (the worker's: the transcript's
+ * {@code SessionLogEncoder}), the events recorded are handed over at each {@link #flush}, which the recorder calls
+ * after every callback: no event tree outlives the callback that built it, and while the call is in flight the
+ * attempt holds its events as encoded JSON lines (about a quarter of their trees' heap; docs/benchmarks.md, "Calls in
+ * flight"). Without one, the events are kept ({@link #events}, for tests). Memory: the attempt's events, bounded by
+ * the agent protocol's limits (an HTTP answer of at most 8 MiB, at most 10,000 command events from at most 8 MiB).
+ * Owned by the thread running the case.
  */
 final class AttemptTranscript {
     /** The version of Vigilo's transcript vocabulary, in the {@code vigilo/case} event's {@code data.v}. */
@@ -54,7 +59,13 @@ final class AttemptTranscript {
     private final int attempt;
     private final String defaultModel;
     private final String userText;
+    /** the events recorded since the last flush (with a sink), or all of them (without) */
     private final List<ObjectNode> events = new ArrayList<>();
+    /** takes the events at each flush; null: they are kept */
+    private final Consumer<List<ObjectNode>> sink;
+    /** events recorded so far (message ids number them) */
+    private int recorded;
+
     private int step;
     private boolean stepOpen;
     /** the open step's model part has been written (a tool result followed it): the next model part opens a step */
@@ -76,7 +87,23 @@ final class AttemptTranscript {
      * @param defaultModel the model recorded when the agent names none (the configured model, or the command's program)
      */
     AttemptTranscript(int attempt, ObjectNode caseEvent, String userText, String provider, String defaultModel) {
+        this(attempt, caseEvent, userText, provider, defaultModel, null);
+    }
+
+    /**
+     * @param sink takes the events recorded since the previous {@link #flush} at each flush, in order (it may keep
+     *             the events, not the list, which is cleared after), e.g. a session-log encoder's {@code add}; null:
+     *             the events are kept, see {@link #events}
+     */
+    AttemptTranscript(
+            int attempt,
+            ObjectNode caseEvent,
+            String userText,
+            String provider,
+            String defaultModel,
+            Consumer<List<ObjectNode>> sink) {
         this.attempt = attempt;
+        this.sink = sink;
         this.provider = provider;
         this.defaultModel = defaultModel;
         this.userText = userText;
@@ -94,9 +121,35 @@ final class AttemptTranscript {
         return attempt;
     }
 
-    /** The events so far (the caller must not modify them). */
+    /**
+     * The events so far (the caller must not modify them); only without a sink.
+     *
+     * @throws IllegalStateException when the events go to a sink
+     */
     List<ObjectNode> events() {
+        if (sink != null) {
+            throw new IllegalStateException("the events of this transcript go to its sink");
+        }
         return events;
+    }
+
+    /**
+     * Hands the events recorded since the last flush to the sink (nothing without one). Events are recorded in bursts
+     * (a request's route and header, an answer's message and step end, the attempt's end): one flush per burst lets
+     * the sink serialize them together.
+     *
+     * @throws IllegalArgumentException from the sink: an event it refuses (the encoder's envelope, vocabulary and
+     *                                  surface checks)
+     */
+    void flush() {
+        if (sink == null || events.isEmpty()) {
+            return;
+        }
+        try {
+            sink.accept(events);
+        } finally {
+            events.clear();
+        }
     }
 
     // ------------------------------------------------------------------ HTTP agents
@@ -271,7 +324,7 @@ final class AttemptTranscript {
                 if (e.path("text").isTextual() && role.equals("user")) {
                     closeStep();
                     ObjectNode user = F.objectNode()
-                            .put("id", "vigilo-user-a" + attempt + "-" + events.size())
+                            .put("id", "vigilo-user-a" + attempt + "-" + recorded)
                             .put("role", "user");
                     user.putObject("source").put("kind", "user");
                     user.putArray("content")
@@ -354,7 +407,7 @@ final class AttemptTranscript {
             block.put("isError", true);
         }
         ObjectNode message = F.objectNode()
-                .put("id", "vigilo-tool-a" + attempt + "-" + events.size())
+                .put("id", "vigilo-tool-a" + attempt + "-" + recorded)
                 .put("role", "user");
         message.putObject("source").put("kind", "tool").put("callId", callId);
         message.putArray("content").add(block);
@@ -501,7 +554,7 @@ final class AttemptTranscript {
             return;
         }
         ObjectNode message = F.objectNode()
-                .put("id", "vigilo-assistant-a" + attempt + "-s" + step + "-" + events.size())
+                .put("id", "vigilo-assistant-a" + attempt + "-s" + step + "-" + recorded)
                 .put("role", "assistant");
         message.putObject("source")
                 .put("kind", "model")
@@ -538,6 +591,7 @@ final class AttemptTranscript {
     private void add(ObjectNode e, long time) {
         e.put("time", time);
         events.add(e);
+        recorded++;
     }
 
     private static ObjectNode event(String type, ObjectNode data) {

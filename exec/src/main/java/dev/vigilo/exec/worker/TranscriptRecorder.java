@@ -13,6 +13,7 @@ import dev.vigilo.dataset.StoredCase;
 import dev.vigilo.exec.record.Receipt;
 import dev.vigilo.exec.record.TranscriptStore;
 import dev.vigilo.sessionlog.SessionHeader;
+import dev.vigilo.sessionlog.SessionLogEncoder;
 import dev.vigilo.storage.ObjectRef;
 import dev.vigilo.storage.Sha256;
 import java.io.IOException;
@@ -61,7 +62,9 @@ final class TranscriptRecorder implements AgentObserver, EvaluatorObserver {
     private final String userText;
     private final List<Receipt.TranscriptRef> written = new ArrayList<>();
     private AttemptTranscript current;
-    private long currentStart;
+    /** the current attempt's transcript, encoded as its events are recorded */
+    private SessionLogEncoder currentLog;
+
     private RuntimeException failure;
     /** The judges' model calls, as event data, in order: recorded in the last attempt's transcript by finish. */
     private final List<String> judgeTypes = new ArrayList<>();
@@ -109,8 +112,16 @@ final class TranscriptRecorder implements AgentObserver, EvaluatorObserver {
                 c.put("epoch", epoch);
             }
             c.put("attempt", attempt).put("lease_generation", scope.generation());
-            currentStart = System.currentTimeMillis();
-            current = new AttemptTranscript(attempt, c, userText, scope.provider(), scope.defaultModel());
+            RunContext run = scope.run();
+            SessionHeader header = new SessionHeader(
+                    TranscriptStore.sessionId(
+                            run.runId(), scope.chunkIndex(), storedCase.ordinal(), epoch, attempt, scope.generation()),
+                    null,
+                    System.currentTimeMillis(),
+                    0);
+            SessionLogEncoder log = TranscriptStore.encoder(header, scope.generation());
+            currentLog = log;
+            current = new AttemptTranscript(attempt, c, userText, scope.provider(), scope.defaultModel(), log::add);
         });
     }
 
@@ -144,6 +155,7 @@ final class TranscriptRecorder implements AgentObserver, EvaluatorObserver {
         guard(() -> {
             if (attempt.error().map(e -> e.type() == AgentErrorType.CANCELLED).orElse(false)) {
                 current = null; // not a result of the case: nothing is recorded
+                currentLog = null;
                 return;
             }
             current.end(attempt);
@@ -180,13 +192,20 @@ final class TranscriptRecorder implements AgentObserver, EvaluatorObserver {
         });
     }
 
-    /** Runs a callback's work unless an earlier one failed; keeps the first failure for {@link #finish}. */
+    /**
+     * Runs a callback's work unless an earlier one failed, then encodes the events it recorded (no tree is kept past
+     * the callback: while the call is in flight its transcript is JSON lines); keeps the first failure for {@link
+     * #finish}.
+     */
     private void guard(Runnable work) {
         if (failure != null) {
             return;
         }
         try {
             work.run();
+            if (current != null) {
+                current.flush();
+            }
         } catch (RuntimeException e) {
             failure = e;
         }
@@ -247,26 +266,21 @@ final class TranscriptRecorder implements AgentObserver, EvaluatorObserver {
             return;
         }
         AttemptTranscript t = current;
+        SessionLogEncoder log = currentLog;
         current = null;
-        RunContext run = scope.run();
-        long ordinal = storedCase.ordinal();
-        SessionHeader header = new SessionHeader(
-                TranscriptStore.sessionId(
-                        run.runId(), scope.chunkIndex(), ordinal, epoch, t.attempt(), scope.generation()),
-                null,
-                currentStart,
-                0);
+        currentLog = null;
+        t.flush();
+        byte[] bytes = log.toByteArray();
         if (scope.containers().isPresent()) {
-            byte[] bytes = TranscriptStore.encode(header, scope.generation(), t.events());
             written.add(scope.containers().get().add(t.attempt(), bytes));
             return;
         }
+        RunContext run = scope.run();
         ObjectRef ref = store.write(
                 run.store(),
-                TranscriptStore.key(run.runId(), scope.chunkIndex(), ordinal, epoch, t.attempt(), scope.generation()),
-                header,
-                scope.generation(),
-                t.events());
+                TranscriptStore.key(
+                        run.runId(), scope.chunkIndex(), storedCase.ordinal(), epoch, t.attempt(), scope.generation()),
+                bytes);
         written.add(new Receipt.TranscriptRef(t.attempt(), ref));
     }
 }
