@@ -22,6 +22,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import org.slf4j.LoggerFactory;
 
 /**
  * Opens, lazily, what a command needs (the control database, the storage configuration, object stores) from the
@@ -184,6 +185,9 @@ final class Connections implements AutoCloseable {
         }
         // Read on this thread: the configuration stays this object's, confined to its caller.
         ExecutionConfig config = placementsToo ? execution() : null;
+        // Logging starts here, before a second thread can log: SLF4J initialized by two threads at once parks the
+        // calls of one and then warns on stderr that it replayed them.
+        LoggerFactory.getILoggerFactory();
         CompletableFuture<ControlDatabase> control = new CompletableFuture<>();
         CompletableFuture<Placements> all = placementsToo && placements == null ? new CompletableFuture<>() : null;
         openingControl = control;

@@ -46,8 +46,15 @@ class FleetBreakerProcessesTest {
     @TempDir
     Path dir;
 
-    /** One request: when it arrived, from which process (its key) and whether it was failed. */
-    private record Arrival(long nanos, String process, boolean failed) {}
+    /**
+     * One request: when it arrived, from which process (its key), whether it was failed, and the fleet's circuit as it
+     * arrived ({@code half_open}: a probe; {@code open}: a call admitted before its process heard of the open circuit).
+     */
+    private record Arrival(long nanos, String process, boolean failed, String circuit) {
+        boolean probe() {
+            return "half_open".equals(circuit);
+        }
+    }
 
     @Test
     @Timeout(value = 5, unit = TimeUnit.MINUTES)
@@ -72,7 +79,10 @@ class FleetBreakerProcessesTest {
                     mode.compareAndSet(0, 1); // every process is sending: the endpoint goes down
                 }
                 boolean down = mode.get() == 1;
-                arrivals.add(new Arrival(System.nanoTime(), process, down));
+                long now = System.nanoTime();
+                // A probe is sent in the circuit's half-open state, which lasts until its answer is settled; a call
+                // admitted before the circuit opened can arrive late on a loaded machine, while it is open.
+                arrivals.add(new Arrival(now, process, down, down ? circuit(db) : ""));
                 if (down) {
                     return Reply.error(500, "down").withLatency(Duration.ofMillis(300));
                 }
@@ -121,11 +131,11 @@ class FleetBreakerProcessesTest {
                 await("the endpoint goes down with all processes sending", () -> mode.get() == 1);
                 await("the fleet's circuit opens", () -> "open".equals(circuit(db)));
                 long opened = System.nanoTime();
-                // Calls admitted before a process heard of the open circuit may still arrive for a moment; after that
-                // only probes: wait for two of them (the first fails and re-opens the circuit for a cool-down).
+                // Calls admitted before a process heard of the open circuit may still arrive for a moment; then only
+                // probes: wait for two of them (the first fails and re-opens the circuit for a cool-down).
                 long settled = opened + TimeUnit.SECONDS.toNanos(1);
-                await("two half-open probes", () -> after(arrivals, settled).size() >= 2);
-                List<Arrival> probes = after(arrivals, settled);
+                await("two half-open probes", () -> probes(arrivals).size() >= 2);
+                List<Arrival> probes = probes(arrivals);
                 mode.set(2); // the endpoint is back: the next probe closes the circuit
                 long failingUntilOpen = arrivals.stream()
                         .filter(a -> a.failed() && a.nanos() < settled)
@@ -173,8 +183,8 @@ class FleetBreakerProcessesTest {
         }
     }
 
-    private static List<Arrival> after(List<Arrival> arrivals, long nanos) {
-        return arrivals.stream().filter(a -> a.nanos() - nanos >= 0).toList();
+    private static List<Arrival> probes(List<Arrival> arrivals) {
+        return arrivals.stream().filter(Arrival::probe).toList();
     }
 
     private static String circuit(ControlDatabase db) {
