@@ -357,9 +357,15 @@ public final class FleetLimiter implements ChatLimiter {
                 openUntil = now + g.openFor().toNanos();
             }
             case HALF_OPEN -> {
-                circuit = Circuit.HALF_OPEN;
-                if (g.probe() && probeCall == null) {
-                    probeGranted = true;
+                // Likewise a probe that failed here after the lease's request was taken: the row still grants this
+                // process the probe it has already used; a second one now would be a second probe in one cool-down.
+                // The next lease, due at once, reports the failure and the row opens again.
+                boolean openedSinceRequest = circuit == Circuit.OPEN && openedLocallyAt - lastLease > 0;
+                if (!openedSinceRequest) {
+                    circuit = Circuit.HALF_OPEN;
+                    if (g.probe() && probeCall == null) {
+                        probeGranted = true;
+                    }
                 }
             }
         }

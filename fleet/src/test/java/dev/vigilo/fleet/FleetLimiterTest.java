@@ -146,6 +146,8 @@ class FleetLimiterTest {
         limiter.admit(b);
         limiter.settle(a, refused());
         limiter.settle(b, refused());
+        nanos.addAndGet(1_000_000);
+        limiter.take(); // the lease that reports the failures; its grant follows
         grant(0, 2, Circuit.HALF_OPEN, false);
         assertThat(limiter.admit(a)).isPositive();
         grant(0, 2, Circuit.HALF_OPEN, true);
@@ -156,6 +158,24 @@ class FleetLimiterTest {
         assertThat(limiter.take().report().probe()).isEqualTo(LimiterState.Probe.ANSWERED);
         grant(10, 2, Circuit.CLOSED, false);
         assertThat(limiter.admit(b)).isZero();
+    }
+
+    @Test
+    void aLeaseTakenBeforeTheProbeFailedGrantsNoSecondProbe() {
+        grant(0, 2, Circuit.HALF_OPEN, true);
+        ChatCall a = call();
+        ChatCall b = call();
+        assertThat(limiter.admit(a)).as("the probe").isZero();
+        limiter.take(); // a lease's request, before the probe's answer
+        nanos.addAndGet(1_000_000);
+        limiter.settle(a, refused());
+        assertThat(limiter.resend(a)).isTrue();
+        // That lease answers with the row as it was: half open, the probe this process's.
+        grant(0, 2, Circuit.HALF_OPEN, true);
+        assertThat(limiter.admit(b)).as("no second probe in one cool-down").isPositive();
+        assertThat(limiter.admit(a)).isPositive();
+        nanos.addAndGet(1_000_000);
+        assertThat(limiter.take().report().probe()).isEqualTo(LimiterState.Probe.FAILED);
     }
 
     @Test
