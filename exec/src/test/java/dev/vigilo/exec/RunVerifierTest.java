@@ -209,21 +209,7 @@ class RunVerifierTest {
         List<Receipt.CaseResult> cases = new ArrayList<>(r.cases());
         cases.set(single.get(0), a.withTranscripts(List.of(tb)));
         cases.set(single.get(1), b.withTranscripts(List.of(ta)));
-        Receipt swapped = new Receipt(
-                r.runId(),
-                r.chunkIndex(),
-                r.chunkId(),
-                r.shard(),
-                r.leaseGeneration(),
-                r.worker(),
-                r.membership(),
-                r.startedAt(),
-                r.finishedAt(),
-                r.evaluators(),
-                r.gates(),
-                cases,
-                r.rerun(),
-                r.resumed());
+        Receipt swapped = r.withCases(cases);
         byte[] bytes = ReceiptParser.toJson(swapped);
         Path file = fx.storeRoot.resolve(receiptRef.key().value());
         byte[] original = Files.readAllBytes(file);
@@ -294,21 +280,7 @@ class RunVerifierTest {
                 2,
                 b.withTranscripts(List.of(
                         new Receipt.TranscriptRef(1, new ObjectRef(tb.ref().key(), ba.length, Sha256.of(ba))))));
-        Receipt swapped = new Receipt(
-                r.runId(),
-                r.chunkIndex(),
-                r.chunkId(),
-                r.shard(),
-                r.leaseGeneration(),
-                r.worker(),
-                r.membership(),
-                r.startedAt(),
-                r.finishedAt(),
-                r.evaluators(),
-                r.gates(),
-                cases,
-                r.rerun(),
-                r.resumed());
+        Receipt swapped = r.withCases(cases);
         byte[] bytes = ReceiptParser.toJson(swapped);
         Path file = fx.storeRoot.resolve(
                 Receipt.key(old, r.chunkIndex(), r.leaseGeneration()).value());

@@ -65,6 +65,25 @@ public record Receipt(
         Objects.requireNonNull(resumed, "resumed");
     }
 
+    /** This receipt with the given case results instead of its own. */
+    public Receipt withCases(List<CaseResult> results) {
+        return new Receipt(
+                runId,
+                chunkIndex,
+                chunkId,
+                shard,
+                leaseGeneration,
+                worker,
+                membership,
+                startedAt,
+                finishedAt,
+                evaluators,
+                gates,
+                results,
+                rerun,
+                resumed);
+    }
+
     /** A receipt of a chunk executed from its start (no partial receipt carried forward). */
     public Receipt(
             UUID runId,
