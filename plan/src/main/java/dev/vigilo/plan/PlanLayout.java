@@ -25,15 +25,15 @@ final class PlanLayout {
     }
 
     static ObjectKey chunk(UUID runId, long chunkIndex) {
-        return ObjectKey.of(prefix(runId) + "chunks/" + zeroPadded(chunkIndex, 10) + ".json");
+        return ObjectKey.of(prefix(runId) + "chunks/" + ObjectKey.zeroPadded(chunkIndex, 10) + ".json");
     }
 
     static ObjectKey index(UUID runId, int level, long seq) {
-        return ObjectKey.of(prefix(runId) + "index/" + level + "-" + zeroPadded(seq, 10) + ".json");
+        return ObjectKey.of(prefix(runId) + "index/" + level + "-" + ObjectKey.zeroPadded(seq, 10) + ".json");
     }
 
     static ObjectKey gate(UUID runId, int gateIndex) {
-        return ObjectKey.of(prefix(runId) + "gates/" + zeroPadded(gateIndex, 2) + ".json");
+        return ObjectKey.of(prefix(runId) + "gates/" + ObjectKey.zeroPadded(gateIndex, 2) + ".json");
     }
 
     static ObjectKey configuration(UUID runId) {
@@ -42,17 +42,5 @@ final class PlanLayout {
 
     static ObjectKey manifest(UUID runId) {
         return ObjectKey.of(prefix(runId) + "manifest.json");
-    }
-
-    /**
-     * {@code value} in decimal, with leading zeros up to {@code width} digits: what {@code String.format("%0<width>d")}
-     * gives for a non-negative value, without a formatter per key (ten thousand chunk keys per million cases).
-     */
-    static String zeroPadded(long value, int width) {
-        if (value < 0) {
-            return String.format("%0" + width + "d", value);
-        }
-        String digits = Long.toString(value);
-        return digits.length() >= width ? digits : "0".repeat(width - digits.length()) + digits;
     }
 }

@@ -63,7 +63,7 @@ public record PartialReceipt(
 
     /** The object key of link {@code sequence} of a chunk's chain written under {@code leaseGeneration}. */
     public static ObjectKey key(UUID runId, long chunkIndex, long leaseGeneration, int sequence) {
-        return ObjectKey.of("runs/" + runId + "/receipts/partial/" + String.format("%010d", chunkIndex) + "-g"
+        return ObjectKey.of("runs/" + runId + "/receipts/partial/" + ObjectKey.zeroPadded(chunkIndex, 10) + "-g"
                 + leaseGeneration + "-p" + sequence + ".json");
     }
 }

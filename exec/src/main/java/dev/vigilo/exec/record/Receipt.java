@@ -925,8 +925,8 @@ public record Receipt(
 
     /** The object key of a receipt written under {@code leaseGeneration}. */
     public static ObjectKey key(UUID runId, long chunkIndex, long leaseGeneration) {
-        return ObjectKey.of(
-                "runs/" + runId + "/receipts/" + String.format("%010d", chunkIndex) + "-g" + leaseGeneration + ".json");
+        return ObjectKey.of("runs/" + runId + "/receipts/" + ObjectKey.zeroPadded(chunkIndex, 10) + "-g"
+                + leaseGeneration + ".json");
     }
 
     /** The content-addressed key of an output too long to inline. */

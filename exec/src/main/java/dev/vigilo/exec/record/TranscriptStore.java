@@ -45,7 +45,7 @@ public final class TranscriptStore {
      * none.
      */
     public static ObjectKey key(UUID runId, long chunkIndex, long ordinal, int epoch, int attempt, long generation) {
-        return ObjectKey.of("runs/" + runId + "/transcripts/" + String.format("%010d", chunkIndex) + "/"
+        return ObjectKey.of("runs/" + runId + "/transcripts/" + ObjectKey.zeroPadded(chunkIndex, 10) + "/"
                 + caseName(ordinal, epoch, attempt, generation) + ".jsonl.zstd");
     }
 
@@ -71,7 +71,7 @@ public final class TranscriptStore {
     }
 
     private static String containerPrefix(UUID runId, long chunkIndex, long generation) {
-        return "runs/" + runId + "/transcripts/" + String.format("%010d", chunkIndex) + "/g" + generation + "-c";
+        return "runs/" + runId + "/transcripts/" + ObjectKey.zeroPadded(chunkIndex, 10) + "/g" + generation + "-c";
     }
 
     /** The session id in a transcript's header: names the same things as its key (epoch 0: a run of one epoch). */
