@@ -363,28 +363,51 @@ public final class ExecutionBenchmark {
                                 prepare(dataset, llm),
                                 1,
                                 0,
-                                List.of("-Xmx256m"),
+                                workerOptions(build),
                                 build.equals("A") ? baseline : current));
             }
         }
         System.out.printf("%nCPU %,d cases, 1 worker, concurrency %d, order %s%n", cases, CONCURRENCY, order);
         System.out.printf(
-                "%-16s %30s %30s %22s %30s%n",
+                "%-16s %24s %24s %30s %30s %22s %30s%n",
                 "build",
                 "worker CPU ms per case",
-                "steady-state CPU ms per case",
+                "steady-state ms per case",
+                "second half: all / JIT ms/case",
+                "of the whole: JIT / GC ms/case",
                 "cases/s",
                 "load average (start -> end)");
         for (var e : runs.entrySet()) {
             List<Execution> ex = e.getValue();
             System.out.printf(
-                    "%-16s %30s %30s %22s %30s%n",
+                    "%-16s %24s %24s %30s %30s %22s %30s%n",
                     e.getKey().equals("A") ? "A baseline" : "B this build",
                     each(ex, "%.3f", Execution::cpuPerCase),
                     each(ex, "%.3f", Execution::steadyCpuPerCase),
+                    ex.stream()
+                            .map(x -> String.format("%.3f / %.3f", x.lateCpuPerCase(), x.lateJitPerCase()))
+                            .toList(),
+                    ex.stream()
+                            .map(x -> String.format(
+                                    "%.3f / %.3f",
+                                    x.cpu().jit() / (double) x.cases(), x.cpu().gc() / (double) x.cases()))
+                            .toList(),
                     each(ex, "%,.0f", Execution::casesPerSecond),
                     ex.stream().map(Execution::load).toList());
         }
+    }
+
+    /**
+     * The worker JVM's options for build {@code A} or {@code B} of {@code exec cpu}: {@code -Xmx256m} and what
+     * {@code BENCH_WORKER_OPTS_A} or {@code _B} adds (e.g. a JIT setting tried on one side only).
+     */
+    private static List<String> workerOptions(String build) {
+        List<String> options = new ArrayList<>(List.of("-Xmx256m"));
+        String extra = System.getenv("BENCH_WORKER_OPTS_" + build);
+        if (extra != null && !extra.isBlank()) {
+            options.addAll(List.of(extra.trim().split("\\s+")));
+        }
+        return options;
     }
 
     /** One figure of each execution, formatted: a cell of the cpu and memory tables (one value per run). */
@@ -1086,6 +1109,8 @@ public final class ExecutionBenchmark {
             long settleMicros,
             double peakRssMiB,
             double steadyCpuPerCase,
+            double lateCpuPerCase,
+            double lateJitPerCase,
             String load) {
         double casesPerSecond() {
             return cases / seconds;
@@ -1110,7 +1135,15 @@ public final class ExecutionBenchmark {
      * CPU milliseconds spent over one measured phase: by the worker processes, by the PostgreSQL server (-1 when it
      * could not be read) and by this JVM (the agent's server and the line readers; for the raw baseline, the loops).
      */
-    private record Cpu(long workers, long postgres, long bench) {
+    /**
+     * CPU milliseconds of a measurement: the workers (all their threads), PostgreSQL, this JVM; and of the workers'
+     * CPU, their compiler threads' ({@code jit}) and garbage collectors' ({@code gc}), -1 when unknown.
+     */
+    private record Cpu(long workers, long postgres, long bench, long jit, long gc) {
+        Cpu(long workers, long postgres, long bench) {
+            this(workers, postgres, bench, -1, -1);
+        }
+
         String perCase(long cases) {
             return String.format(
                     "%.2f / %s / %.2f",
@@ -1478,7 +1511,9 @@ public final class ExecutionBenchmark {
         Cpu cpu = new Cpu(
                 ws.stream().mapToLong(WorkerProcess::cpuMillis).sum(),
                 delta(pg0),
-                ExecutionWorkerMain.cpuMillis() - benchCpu);
+                ExecutionWorkerMain.cpuMillis() - benchCpu,
+                ws.stream().mapToLong(WorkerProcess::jitMillis).sum(),
+                ws.stream().mapToLong(WorkerProcess::gcMillis).sum());
         ExecutionStatus status = new ExecutionStatusReader(placements).status(run.runId());
         if (!status.status().equals("settled") || status.execution().casesDone() != run.cases()) {
             throw new IllegalStateException("run " + run.runId() + " ended " + status.status() + " with "
@@ -1503,6 +1538,15 @@ public final class ExecutionBenchmark {
             steadyChunks += s[1];
         }
         double casesPerChunk = run.cases() / (double) run.expectedChunks();
+        long lateCpu = 0;
+        long lateJit = 0;
+        long lateChunks = 0;
+        for (WorkerProcess w : ws) { // the second half of each worker's chunks
+            long[] l = w.windowCpu(w.chunksCompleted() / 2);
+            lateCpu += l[0];
+            lateJit += l[1];
+            lateChunks += l[2];
+        }
         String endLoad = loadAverage();
         Execution e = new Execution(
                 run.cases(),
@@ -1514,12 +1558,15 @@ public final class ExecutionBenchmark {
                 settle,
                 rss,
                 steadyChunks == 0 ? Double.NaN : steadyCpu / (steadyChunks * casesPerChunk),
+                lateChunks == 0 ? Double.NaN : lateCpu / (lateChunks * casesPerChunk),
+                lateChunks == 0 ? Double.NaN : lateJit / (lateChunks * casesPerChunk),
                 load + " -> " + endLoad);
         System.out.printf(
                 "%d worker(s)%s: %,d cases in %.1f s from launch (%,.0f cases/s), %,.0f cases/s from the first"
                         + " completed chunk to the last; verdict %s; load average %s -> %s; CPU: workers %.1f s,"
                         + " postgres %.1f s, this JVM (the agent's server, reading lines) %.1f s; peak RSS of a"
-                        + " worker %.1f MiB; steady-state worker CPU %.3f ms per case%n",
+                        + " worker %.1f MiB; steady-state worker CPU %.3f ms per case; second half of the chunks %.3f ms per"
+                        + " case, of which JIT compiler threads %.3f%n",
                 workers,
                 heapProbeSeconds > 0 ? String.format(" (peak live heap %.1f MiB)", peak) : "",
                 run.cases(),
@@ -1533,13 +1580,15 @@ public final class ExecutionBenchmark {
                 cpu.postgres() / 1000.0,
                 cpu.bench() / 1000.0,
                 rss,
-                e.steadyCpuPerCase());
+                e.steadyCpuPerCase(),
+                e.lateCpuPerCase(),
+                e.lateJitPerCase());
         for (WorkerProcess w : ws) {
             long at = w.launchedAt();
             System.out.printf(
                     "  worker: jvm start %d ms, join control db %d ms (cpu %d ms), first claim %s ms and first chunk"
-                            + " %s ms after launch (cpu %d ms), last chunk %s ms; cpu %.1f s; agent time %.2f ms per"
-                            + " case; %s%n",
+                            + " %s ms after launch (cpu %d ms), last chunk %s ms; cpu %.1f s (JIT compiler threads"
+                            + " %.1f s, GC threads %.1f s); agent time %.2f ms per case; %s%n",
                     w.mainAt() - at,
                     w.readyAt() - w.mainAt(),
                     w.readyCpu(),
@@ -1548,6 +1597,8 @@ public final class ExecutionBenchmark {
                     w.firstChunkCpu(),
                     since(at, w.lastChunkAt()),
                     w.cpuMillis() / 1000.0,
+                    w.jitMillis() / 1000.0,
+                    w.gcMillis() / 1000.0,
                     w.casesExecuted() == 0 ? 0.0 : (double) w.agentMillis() / w.casesExecuted(),
                     w.report());
         }

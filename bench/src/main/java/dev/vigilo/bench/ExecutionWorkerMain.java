@@ -62,6 +62,7 @@ public final class ExecutionWorkerMain {
             probe.start();
         }
         AtomicBoolean claimed = new AtomicBoolean();
+        AtomicLong completed = new AtomicLong();
         AtomicLong executed = new AtomicLong();
         AtomicLong erroredCases = new AtomicLong();
         AtomicLong agentNanos = new AtomicLong();
@@ -79,6 +80,10 @@ public final class ExecutionWorkerMain {
                 @Override
                 public void chunkCompleted(UUID runId, long chunkIndex, int cases) {
                     mark("chunk");
+                    if (completed.incrementAndGet() % 20 == 0) {
+                        // The compiler threads' CPU so far, every 20 chunks: how much of a window is JIT warm-up.
+                        System.out.println("bench-worker jit " + completed.get() + " " + vmThreadCpuMillis()[0]);
+                    }
                 }
 
                 @Override
@@ -108,6 +113,8 @@ public final class ExecutionWorkerMain {
         System.out.println(
                 "bench-worker agent " + executed.get() + " " + agentNanos.get() / 1_000_000 + " " + cpuMillis());
         System.out.println("bench-worker rss " + peakRssBytes());
+        long[] vm = vmThreadCpuMillis();
+        System.out.println("bench-worker vmcpu " + vm[0] + " " + vm[1]);
         System.out.println("bench-worker errored " + erroredCases.get());
         System.out.println("bench-worker threads "
                 + ManagementFactory.getThreadMXBean().getPeakThreadCount() + " "
@@ -132,6 +139,40 @@ public final class ExecutionWorkerMain {
             // not Linux: unknown
         }
         return -1;
+    }
+
+    /**
+     * CPU milliseconds of the JVM's compiler threads and of its garbage collector's threads so far, {@code {jit, gc}}
+     * (from {@code /proc/self/task}: these threads are not Java threads, so the thread MX bean does not see them);
+     * {@code {-1, -1}} when unknown (not Linux).
+     */
+    static long[] vmThreadCpuMillis() {
+        long jit = 0;
+        long gc = 0;
+        long ticksPerMs = 10; // USER_HZ is 100 on Linux: a tick is 10 ms
+        try (var tasks = java.nio.file.Files.list(Path.of("/proc/self/task"))) {
+            for (Path task : tasks.toList()) {
+                String name;
+                String stat;
+                try {
+                    name = java.nio.file.Files.readString(task.resolve("comm")).trim();
+                    stat = java.nio.file.Files.readString(task.resolve("stat"));
+                } catch (java.io.IOException gone) {
+                    continue; // the thread ended meanwhile
+                }
+                // Fields after the command's closing parenthesis: state is field 3, utime 14, stime 15.
+                String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                long ms = (Long.parseLong(f[11]) + Long.parseLong(f[12])) * ticksPerMs;
+                if (name.startsWith("C1 Compiler") || name.startsWith("C2 Compiler")) {
+                    jit += ms;
+                } else if (name.startsWith("GC Thread") || name.startsWith("G1 ")) {
+                    gc += ms;
+                }
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            return new long[] {-1, -1};
+        }
+        return new long[] {jit, gc};
     }
 
     private static void mark(String what) {

@@ -31,6 +31,12 @@ final class WorkerProcess {
     private volatile long casesExecuted;
     private volatile long agentMillis;
     private volatile long cpuMillis;
+    private volatile long jitMillis = -1;
+    /** The compiler threads' CPU milliseconds after every 20th completed chunk, by completed chunks. */
+    private final java.util.concurrent.ConcurrentSkipListMap<Integer, Long> jitAtChunks =
+            new java.util.concurrent.ConcurrentSkipListMap<>();
+
+    private volatile long gcMillis = -1;
     private volatile long firstChunkAt;
     private volatile long firstChunkCpu;
     private volatile long lastChunkAt;
@@ -179,6 +185,11 @@ final class WorkerProcess {
                     }
                     case "settled" -> settledMicros = Long.parseLong(f[2]);
                     case "rss" -> peakRssBytes = Long.parseLong(f[2]);
+                    case "jit" -> jitAtChunks.put(Integer.parseInt(f[2]), Long.parseLong(f[3]));
+                    case "vmcpu" -> {
+                        jitMillis = Long.parseLong(f[2]);
+                        gcMillis = Long.parseLong(f[3]);
+                    }
                     case "threads" -> peakThreads = Long.parseLong(f[2]);
                     case "errored" -> erroredCases = Long.parseLong(f[2]);
                     case "threadnames" -> threadNames = f.length > 3 ? f[2] + " " + f[3] : f[2];
@@ -224,6 +235,27 @@ final class WorkerProcess {
         return new long[] {marks.get(n - 1) - marks.get(k), n - 1 - k};
     }
 
+    /**
+     * CPU milliseconds of the window from the {@code from}-th to the last completed chunk ({@code from} counted
+     * from 1): {@code {all threads, compiler threads, chunks}}, the compiler's from the marks every 20 chunks (the mark
+     * at or before {@code from}, the last one); {@code {0, 0, 0}} when there are not enough chunks.
+     */
+    long[] windowCpu(int from) {
+        List<Long> marks = List.copyOf(chunkCpu);
+        int n = marks.size();
+        var jitFrom = jitAtChunks.floorEntry(from);
+        var jitTo = jitAtChunks.lastEntry();
+        if (n < 2 || from < 1 || from >= n || jitFrom == null || jitTo == null) {
+            return new long[] {0, 0, 0};
+        }
+        return new long[] {marks.get(n - 1) - marks.get(from - 1), jitTo.getValue() - jitFrom.getValue(), n - from};
+    }
+
+    /** Chunks this worker completed (from its chunk lines). */
+    int chunksCompleted() {
+        return chunkCpu.size();
+    }
+
     /** Microseconds this worker's settlement of the run took; -1 when another worker settled it. */
     long settledMicros() {
         return settledMicros;
@@ -254,6 +286,16 @@ final class WorkerProcess {
     /** The agent's wall time summed over the executed cases, milliseconds (from the exit lines). */
     long agentMillis() {
         return agentMillis;
+    }
+
+    /** CPU of the worker JVM's compiler threads over its life, milliseconds (from the exit lines; -1: unknown). */
+    long jitMillis() {
+        return jitMillis;
+    }
+
+    /** CPU of the worker JVM's garbage collector threads over its life, milliseconds (-1: unknown). */
+    long gcMillis() {
+        return gcMillis;
     }
 
     /** The worker's process CPU time at exit, milliseconds (from the exit lines). */
