@@ -13,8 +13,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The repository's {@code vigilo} launcher chooses the JIT options of each command (docs/configuration.md,
- * "Start-up"): short commands delay the optimizing compiler, the long-running worker and dashboard keep the JVM's
- * default, the session log batch commands use the quick compiler alone. As in {@link LauncherHeapTest}, the real
+ * "Start-up"): short commands delay the optimizing compiler, the worker (and an eval of a large dataset) inlines
+ * less, the dashboard keeps the JVM's default, the session log batch commands and an eval of a small dataset file use
+ * the quick compiler alone. As in {@link LauncherHeapTest}, the real
  * script runs from a copy of the repository layout with a {@code java} first on its PATH that prints its arguments.
  */
 class LauncherJitTest {
@@ -24,6 +25,9 @@ class LauncherJitTest {
             "-XX:Tier4MinInvocationThreshold=6000",
             "-XX:Tier4CompileThreshold=150000",
             "-XX:Tier4BackEdgeThreshold=400000");
+    /** The options that make C2 inline less (the worker's and a large eval's). */
+    private static final List<String> LEAN_C2 =
+            List.of("-XX:FreqInlineSize=100", "-XX:InlineSmallCode=1000", "-XX:MaxInlineLevel=6");
 
     @TempDir
     Path root;
@@ -41,7 +45,12 @@ class LauncherJitTest {
         assertThat(l.exit()).as(l.stderr()).isZero();
         // the command's own arguments reach it unchanged, after the jar
         assertThat(l.javaArguments()).endsWith(args);
-        return l.javaArguments().stream().filter(a -> a.startsWith("-XX:Tier")).toList();
+        return l.javaArguments().stream()
+                .filter(a -> a.startsWith("-XX:Tier")
+                        || a.startsWith("-XX:FreqInlineSize")
+                        || a.startsWith("-XX:InlineSmallCode")
+                        || a.startsWith("-XX:MaxInlineLevel"))
+                .toList();
     }
 
     @Test
@@ -56,14 +65,44 @@ class LauncherJitTest {
     }
 
     @Test
-    void longRunningCommandsKeepTheJvmsDefault() throws Exception {
+    void theWorkerInlinesLessAndTheDashboardKeepsTheJvmsDefault() throws Exception {
         assertThat(jit(Map.of(), "worker", "--concurrency", "64", "--exit-when-idle"))
-                .isEmpty();
-        assertThat(jit(Map.of(), "--storage-config", "s.toml", "worker")).isEmpty();
+                .isEqualTo(LEAN_C2);
+        assertThat(jit(Map.of(), "--storage-config", "s.toml", "worker")).isEqualTo(LEAN_C2);
         assertThat(jit(Map.of(), "serve", "--port", "0")).isEmpty();
-        // eval uploads and creates, then executes the run in the same process: a long command.
-        assertThat(jit(Map.of(), "eval", "--profile-file", "p.yaml", "--dataset", "cases.jsonl"))
-                .isEmpty();
+    }
+
+    @Test
+    void anEvalOfASmallDatasetFileUsesTheQuickCompilerAlone() throws Exception {
+        Path small = Files.writeString(root.resolve("small.jsonl"), "{\"id\":\"a\",\"input\":\"x\"}\n");
+        Path limit = sized("limit.jsonl", 16L << 20);
+        Path large = sized("large.jsonl", (16L << 20) + 1);
+        assertThat(jit(Map.of(), "eval", "--profile-file", "p.yaml", "--dataset", small.toString()))
+                .containsExactly("-XX:TieredStopAtLevel=1");
+        assertThat(jit(Map.of(), "eval", "--dataset=" + limit, "--profile-file", "p.yaml"))
+                .containsExactly("-XX:TieredStopAtLevel=1");
+        // Larger, a dataset already uploaded, or a file that is not there (eval refuses it): C2, inlining less.
+        assertThat(jit(Map.of(), "eval", "--profile-file", "p.yaml", "--dataset", large.toString()))
+                .isEqualTo(LEAN_C2);
+        assertThat(jit(Map.of(), "eval", "--profile-file", "p.yaml", "--dataset-upload-id", "x"))
+                .isEqualTo(LEAN_C2);
+        assertThat(jit(
+                        Map.of(),
+                        "eval",
+                        "--profile-file",
+                        "p.yaml",
+                        "--dataset",
+                        root.resolve("none").toString()))
+                .isEqualTo(LEAN_C2);
+    }
+
+    /** A sparse file of {@code bytes} bytes (the launcher reads only its size). */
+    private Path sized(String name, long bytes) throws IOException {
+        Path file = root.resolve(name);
+        try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(file.toFile(), "rw")) {
+            f.setLength(bytes);
+        }
+        return file;
     }
 
     @Test
