@@ -1127,17 +1127,10 @@ public final class ExecutionBenchmark {
     }
 
     /**
-     * Resume timings of one restarted worker: wall milliseconds from its launch to main, to ready (control database
-     * joined), to its first claimed chunk lease and to its first completed chunk (its first durably executed cases),
-     * and its process CPU milliseconds at ready and at the first chunk.
-     */
-    /**
-     * CPU milliseconds spent over one measured phase: by the worker processes, by the PostgreSQL server (-1 when it
-     * could not be read) and by this JVM (the agent's server and the line readers; for the raw baseline, the loops).
-     */
-    /**
-     * CPU milliseconds of a measurement: the workers (all their threads), PostgreSQL, this JVM; and of the workers'
-     * CPU, their compiler threads' ({@code jit}) and garbage collectors' ({@code gc}), -1 when unknown.
+     * CPU milliseconds spent over one measured phase: by the worker processes (all their threads), by the PostgreSQL
+     * server (-1 when it could not be read) and by this JVM (the agent's server and the line readers; for the raw
+     * baseline, the loops); and of the workers' CPU, their compiler threads' ({@code jit}) and garbage collector
+     * threads' ({@code gc}), -1 when unknown.
      */
     private record Cpu(long workers, long postgres, long bench, long jit, long gc) {
         Cpu(long workers, long postgres, long bench) {
@@ -1153,6 +1146,11 @@ public final class ExecutionBenchmark {
         }
     }
 
+    /**
+     * Resume timings of one restarted worker: wall milliseconds from its launch to main, to ready (control database
+     * joined), to its first claimed chunk lease and to its first completed chunk (its first durably executed cases),
+     * and its process CPU milliseconds at ready and at the first chunk.
+     */
     private record Restart(long main, long ready, long claim, long firstChunk, long readyCpu, long firstChunkCpu) {}
 
     private void run(int cases, int small) throws Exception {
@@ -1544,7 +1542,7 @@ public final class ExecutionBenchmark {
         for (WorkerProcess w : ws) { // the second half of each worker's chunks
             long[] l = w.windowCpu(w.chunksCompleted() / 2);
             lateCpu += l[0];
-            lateJit += l[1];
+            lateJit = lateJit < 0 || l[1] < 0 ? -1 : lateJit + l[1];
             lateChunks += l[2];
         }
         String endLoad = loadAverage();
@@ -1559,7 +1557,7 @@ public final class ExecutionBenchmark {
                 rss,
                 steadyChunks == 0 ? Double.NaN : steadyCpu / (steadyChunks * casesPerChunk),
                 lateChunks == 0 ? Double.NaN : lateCpu / (lateChunks * casesPerChunk),
-                lateChunks == 0 ? Double.NaN : lateJit / (lateChunks * casesPerChunk),
+                lateChunks == 0 || lateJit < 0 ? Double.NaN : lateJit / (lateChunks * casesPerChunk),
                 load + " -> " + endLoad);
         System.out.printf(
                 "%d worker(s)%s: %,d cases in %.1f s from launch (%,.0f cases/s), %,.0f cases/s from the first"

@@ -80,9 +80,10 @@ public final class ExecutionWorkerMain {
                 @Override
                 public void chunkCompleted(UUID runId, long chunkIndex, int cases) {
                     mark("chunk");
-                    if (completed.incrementAndGet() % 20 == 0) {
+                    long chunks = completed.incrementAndGet(); // chunk threads complete concurrently
+                    if (chunks % 20 == 0) {
                         // The compiler threads' CPU so far, every 20 chunks: how much of a window is JIT warm-up.
-                        System.out.println("bench-worker jit " + completed.get() + " " + vmThreadCpuMillis()[0]);
+                        System.out.println("bench-worker jit " + chunks + " " + vmThreadCpuMillis()[0]);
                     }
                 }
 
@@ -149,7 +150,7 @@ public final class ExecutionWorkerMain {
     static long[] vmThreadCpuMillis() {
         long jit = 0;
         long gc = 0;
-        long ticksPerMs = 10; // USER_HZ is 100 on Linux: a tick is 10 ms
+        long msPerTick = 10; // USER_HZ is 100 on Linux: a tick is 10 ms
         try (var tasks = java.nio.file.Files.list(Path.of("/proc/self/task"))) {
             for (Path task : tasks.toList()) {
                 String name;
@@ -162,7 +163,7 @@ public final class ExecutionWorkerMain {
                 }
                 // Fields after the command's closing parenthesis: state is field 3, utime 14, stime 15.
                 String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-                long ms = (Long.parseLong(f[11]) + Long.parseLong(f[12])) * ticksPerMs;
+                long ms = (Long.parseLong(f[11]) + Long.parseLong(f[12])) * msPerTick;
                 if (name.startsWith("C1 Compiler") || name.startsWith("C2 Compiler")) {
                     jit += ms;
                 } else if (name.startsWith("GC Thread") || name.startsWith("G1 ")) {

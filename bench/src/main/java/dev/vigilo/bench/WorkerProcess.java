@@ -32,11 +32,11 @@ final class WorkerProcess {
     private volatile long agentMillis;
     private volatile long cpuMillis;
     private volatile long jitMillis = -1;
+    private volatile long gcMillis = -1;
     /** The compiler threads' CPU milliseconds after every 20th completed chunk, by completed chunks. */
     private final java.util.concurrent.ConcurrentSkipListMap<Integer, Long> jitAtChunks =
             new java.util.concurrent.ConcurrentSkipListMap<>();
 
-    private volatile long gcMillis = -1;
     private volatile long firstChunkAt;
     private volatile long firstChunkCpu;
     private volatile long lastChunkAt;
@@ -238,17 +238,19 @@ final class WorkerProcess {
     /**
      * CPU milliseconds of the window from the {@code from}-th to the last completed chunk ({@code from} counted
      * from 1): {@code {all threads, compiler threads, chunks}}, the compiler's from the marks every 20 chunks (the mark
-     * at or before {@code from}, the last one); {@code {0, 0, 0}} when there are not enough chunks.
+     * at or before {@code from}, the last one) or -1 without marks (a baseline build that prints none);
+     * {@code {0, 0, 0}} when there are not enough chunks.
      */
     long[] windowCpu(int from) {
         List<Long> marks = List.copyOf(chunkCpu);
         int n = marks.size();
-        var jitFrom = jitAtChunks.floorEntry(from);
-        var jitTo = jitAtChunks.lastEntry();
-        if (n < 2 || from < 1 || from >= n || jitFrom == null || jitTo == null) {
+        if (n < 2 || from < 1 || from >= n) {
             return new long[] {0, 0, 0};
         }
-        return new long[] {marks.get(n - 1) - marks.get(from - 1), jitTo.getValue() - jitFrom.getValue(), n - from};
+        var jitFrom = jitAtChunks.floorEntry(from);
+        var jitTo = jitAtChunks.lastEntry();
+        long jit = jitFrom == null || jitTo == null ? -1 : jitTo.getValue() - jitFrom.getValue();
+        return new long[] {marks.get(n - 1) - marks.get(from - 1), jit, n - from};
     }
 
     /** Chunks this worker completed (from its chunk lines). */
