@@ -86,6 +86,10 @@ class LauncherJitTest {
                 .isEqualTo(LEAN_C2);
         assertThat(jit(Map.of(), "eval", "--profile-file", "p.yaml", "--dataset-upload-id", "x"))
                 .isEqualTo(LEAN_C2);
+        // A symbolic link counts as the file it names.
+        Path link = Files.createSymbolicLink(root.resolve("link.jsonl"), large);
+        assertThat(jit(Map.of(), "eval", "--profile-file", "p.yaml", "--dataset", link.toString()))
+                .isEqualTo(LEAN_C2);
         assertThat(jit(
                         Map.of(),
                         "eval",
